@@ -1,0 +1,48 @@
+# embtrain_add_test(NAME SOURCES a.cpp b.cpp LIBS emb_x [RANKS 1 2 3 4] [LABELS l])
+# Builds one Boost.Test executable and registers it with ctest, once per rank count
+# (under mpirun --oversubscribe when RANKS is given), with the MPI settings MACHINE.md asks for.
+set(EMBTRAIN_MPI_ENV
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
+
+function(embtrain_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;RANKS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} Boost::unit_test_framework)
+  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  if(T_RANKS)
+    foreach(n IN LISTS T_RANKS)
+      add_test(NAME ${name}_np${n}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} --oversubscribe
+                       $<TARGET_FILE:${name}>)
+      set_tests_properties(${name}_np${n} PROPERTIES ENVIRONMENT "${EMBTRAIN_MPI_ENV}"
+                           TIMEOUT ${T_TIMEOUT} LABELS "mpi;${T_LABELS}"
+                           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    endforeach()
+  else()
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${EMBTRAIN_MPI_ENV}"
+                         TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+                         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  endif()
+endfunction()
+
+# embtrain_add_layer(NAME DIR PUBLIC_LIBS...): a static library of every .cpp in DIR.
+# Headers are included from the repository root ("kernels/cpu/gemm.hpp") or src/ ("core/error.hpp").
+function(embtrain_add_layer name dir)
+  file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  if(sources)
+    add_library(${name} STATIC ${sources})
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${name} PUBLIC ${ARGN})
+  else()  # a layer with headers only so far
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${name} INTERFACE ${ARGN})
+  endif()
+endfunction()

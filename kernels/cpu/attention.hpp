@@ -1,0 +1,46 @@
+// Varlen multi-head attention on packed sequences, flash style: query tiles stream over key
+// tiles with an online softmax, so no [T, T] matrix is ever stored, and tiles whose pairs are
+// all masked are skipped from per-tile summaries of seq/blk/grp. The forward saves the
+// log-sum-exp per (token, head); the backward recomputes the probabilities from it.
+//
+// Masks (MODEL.md, "Packed batch"), for query i and key j:
+//   full          seq_i = seq_j
+//   block_causal  seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
+//                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
+//   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
+//   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
+// Padding: a token with seq < 0 is padding (packing = off). Padding rows may have no allowed
+// key; their output is 0 and they contribute no gradient. A real row with no allowed key is
+// an error (MODEL.md calls it a bug).
+#pragma once
+#include <cstdint>
+
+namespace emb::cpu {
+
+enum class AttnMask { full, block_causal, prefix, cross };
+
+struct AttnIndex {
+  AttnMask mask = AttnMask::full;
+  const int32_t* q_seq = nullptr;  // [Tq]
+  const int32_t* q_blk = nullptr;  // [Tq] (block_causal)
+  const int32_t* q_grp = nullptr;  // [Tq] (block_causal, prefix)
+  const int32_t* k_seq = nullptr;  // [Tk] (the context's cseq for cross)
+  const int32_t* k_blk = nullptr;  // [Tk]
+  const int32_t* k_grp = nullptr;  // [Tk]
+};
+
+// True iff query i may attend key j under `idx` (the scalar definition the tiles must match).
+bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j);
+
+// q [Tq, H*hd], k, v [Tk, H*hd] -> out [Tq, H*hd], lse [Tq, H]. Scale 1/sqrt(hd).
+void attention_forward(const float* q, const float* k, const float* v, float* out, float* lse, int64_t Tq,
+                       int64_t Tk, int H, int hd, const AttnIndex& idx);
+// dq += ..., dk += ..., dv += ... (accumulating, like every backward).
+void attention_backward(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, int64_t Tq, int64_t Tk, int H, int hd,
+                        const AttnIndex& idx);
+
+// Counts allowed (query, key) pairs: the FLOP model of --plan and the tile-skipping benchmark.
+int64_t attn_allowed_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk);
+
+}  // namespace emb::cpu

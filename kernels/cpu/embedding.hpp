@@ -1,0 +1,12 @@
+// Sinusoidal embeddings (MODEL.md `sinus(t, n)`): for k < n/2, f_k = exp(-ln(10000)·k/(n/2)),
+// out = [cos(t·f), sin(t·f)], cos half first. The input is a timestep, never a learned
+// tensor, so there is no backward.
+#pragma once
+#include <cstdint>
+
+namespace emb::cpu {
+
+// out[i, 0:n] = sinus(t[i], n)
+void sinus_embedding(const float* t, float* out, int64_t rows, int n);
+
+}  // namespace emb::cpu

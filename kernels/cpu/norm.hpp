@@ -1,0 +1,22 @@
+// LayerNorm and RMSNorm over the last dim, eps 1e-6 (MODEL.md). The forward saves the
+// per-row statistics the backward needs, so the backward never recomputes reductions.
+#pragma once
+#include <cstdint>
+
+namespace emb::cpu {
+
+constexpr float kNormEps = 1e-6f;
+
+// y = (x - mean) * rstd * weight + bias; weight/bias null means no affine.
+// mean[N], rstd[N] are saved for the backward.
+void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
+                       int64_t N, int C);
+void layernorm_backward(const float* x, const float* weight, const float* mean, const float* rstd, const float* dy,
+                        float* dx, float* dweight, float* dbias, int64_t N, int C);
+
+// y = x * rstd * weight, rstd = 1/sqrt(mean(x²) + eps); saves rstd[N].
+void rmsnorm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t N, int C);
+void rmsnorm_backward(const float* x, const float* weight, const float* rstd, const float* dy, float* dx,
+                      float* dweight, int64_t N, int C);
+
+}  // namespace emb::cpu

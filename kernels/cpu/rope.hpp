@@ -1,0 +1,17 @@
+// Rotary position embedding, in place, exactly as MODEL.md: the hd/2 adjacent pairs of each
+// head are split over axes (f, h, w) with c_h = c_w = (hd/2)/3 and c_f = hd/2 − 2·c_h (3d),
+// or all on f (1d). Pair k of an axis with c pairs rotates by p·10000^(−k/c).
+// The backward of a rotation is the inverse rotation of the gradient.
+#pragma once
+#include <cstdint>
+
+namespace emb::cpu {
+
+enum class RopeMode { none, d1, d3 };
+
+// x [T, H*hd] rotated in place by the positions pos [T, 3] (f, h, w).
+void rope_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode);
+// dx [T, H*hd]: gradient w.r.t. the rotated tensor in, gradient w.r.t. the input out (in place).
+void rope_backward(float* dx, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode);
+
+}  // namespace emb::cpu

@@ -1,0 +1,47 @@
+// Errors that reach the user. Every failure a user can cause (bad deck, bad data, missing
+// file, shape mismatch, non-finite loss) is thrown as emb::Error whose message is already
+// one complete line naming where it happened ("deck.in:12: ...", "data.h5:/steps/state: ...").
+// main() prints it once and exits non-zero on every rank.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace emb {
+
+// Exit codes: 2 for input the user must fix (deck, command line), 1 for everything else.
+constexpr int kExitInput = 2;
+constexpr int kExitFailure = 1;
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, int exit_code = kExitFailure)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// Concatenates anything streamable: str("expected ", n, " rows") .
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+}  // namespace emb
+
+// User-facing check: throws emb::Error with the streamed message.
+#define EMB_CHECK(cond, ...)                                  \
+  do {                                                        \
+    if (!(cond)) throw ::emb::Error(::emb::str(__VA_ARGS__)); \
+  } while (0)
+
+// Internal invariant: a failure is a bug in embtrain, reported with the source location.
+#define EMB_ASSERT(cond)                                                                  \
+  do {                                                                                    \
+    if (!(cond))                                                                          \
+      throw ::emb::Error(::emb::str(__FILE__, ":", __LINE__, ": internal error: ", #cond)); \
+  } while (0)

@@ -1,0 +1,61 @@
+// Phase timers (DESIGN.md "Timers and outputs"). Each rank accumulates wall seconds per
+// phase within a step; phases nest (fwd contains comm_exposed), so each phase's time is
+// its own wall time and phases are not additive. Cheap enough to leave on: one
+// steady_clock read at each boundary, no allocation in the steady state.
+#pragma once
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace emb {
+
+enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, count };
+constexpr int kNumPhases = int(Phase::count);
+const char* phase_name(Phase p);
+
+struct StepTimes {
+  int64_t step = 0;
+  std::array<double, kNumPhases> seconds{};
+};
+
+class PhaseTimers {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  PhaseTimers() { records_.reserve(1024); }
+  void start(Phase p);
+  void stop(Phase p);
+  // Adds time measured elsewhere (e.g. a collective's issue-to-completion time).
+  void add(Phase p, double seconds) { current_.seconds[int(p)] += seconds; }
+  double current(Phase p) const { return current_.seconds[int(p)]; }
+  // Closes the step: records its times under `step` and starts a fresh one.
+  void end_step(int64_t step);
+  const std::vector<StepTimes>& records() const { return records_; }
+
+ private:
+  std::array<Clock::time_point, kNumPhases> started_{};
+  std::array<int, kNumPhases> depth_{};
+  StepTimes current_;
+  std::vector<StepTimes> records_;
+};
+
+// RAII: times a scope as phase `p`.
+class ScopedPhase {
+ public:
+  ScopedPhase(PhaseTimers& t, Phase p) : timers_(t), phase_(p) { timers_.start(p); }
+  ~ScopedPhase() { timers_.stop(phase_); }
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+
+ private:
+  PhaseTimers& timers_;
+  Phase phase_;
+};
+
+inline double seconds_since(PhaseTimers::Clock::time_point t0) {
+  return std::chrono::duration<double>(PhaseTimers::Clock::now() - t0).count();
+}
+
+}  // namespace emb
