@@ -1,0 +1,55 @@
+// The input deck (DESIGN.md "src/config"): `[section]` headers, `key = value` lines, `#`
+// comments, `include = other.in` (relative to the including file) for shared settings,
+// then `--set section.key=value` overrides from the command line. Every key is checked
+// against the one schema (schema.cpp): type, default, unit, range or allowed set, doc.
+// Errors are one line "FILE:LINE: message" thrown as emb::Error with exit code 2.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace emb {
+
+class Deck {
+ public:
+  // Typed access by full key "section.key". Asking for a key that is not in the schema, or
+  // with the wrong type, is an internal error (EMB_ASSERT), never a user error.
+  int64_t get_int(const std::string& key) const;
+  double get_double(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  std::string get_string(const std::string& key) const;  // strings and enums
+  std::vector<std::string> get_list(const std::string& key) const;  // comma-separated
+  std::vector<int64_t> get_int_list(const std::string& key) const;
+
+  // True when the deck or the command line gave the key (not just the default).
+  bool is_set(const std::string& key) const;
+  // Where the value came from: "inputs/x.in:12", "--set", or "default".
+  std::string origin(const std::string& key) const;
+  // The deck file given on the command line, and its base name without extension.
+  const std::string& path() const { return path_; }
+  std::string stem() const;
+
+  // Every schema key with its resolved value, grouped by section, each line commented with
+  // its origin; parsing it again gives the same deck (written to outputs/<run>/deck.resolved).
+  std::string resolved_text() const;
+
+  struct Entry {
+    std::string value;   // canonical text of the value
+    std::string origin;  // as origin()
+  };
+
+ private:
+  friend Deck load_deck(const std::string& path, const std::vector<std::string>& overrides);
+  std::string path_;
+  std::map<std::string, Entry> values_;  // every schema key, defaults included
+};
+
+// Parses `path` (following includes), applies `overrides` ("section.key=value"), validates
+// every value and checks required keys. Throws emb::Error (exit code 2) on the first problem.
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// `--help` text for the deck: every key with type, default, unit, range or choices and doc.
+std::string deck_schema_help();
+
+}  // namespace emb
