@@ -1,0 +1,26 @@
+#include "train/lr_schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace emb {
+
+double LrSchedule::at(int64_t step) const {
+  if (step <= warmup_steps) return lr * double(step) / double(std::max<int64_t>(warmup_steps, 1));
+  if (shape == LrShape::constant) return lr;
+  int64_t decay_steps = std::max<int64_t>(total_steps - warmup_steps, 1);
+  double progress = std::min(1.0, double(step - warmup_steps) / double(decay_steps));
+  double factor = shape == LrShape::cosine ? 0.5 * (1.0 + std::cos(M_PI * progress)) : 1.0 - progress;
+  return min_lr + (lr - min_lr) * factor;
+}
+
+LrShape lr_shape_from_name(const std::string& name) {
+  if (name == "cosine") return LrShape::cosine;
+  if (name == "linear") return LrShape::linear;
+  if (name == "constant") return LrShape::constant;
+  throw Error(str("unknown lr_schedule '", name, "' (expected cosine, linear or constant)"));
+}
+
+}  // namespace emb

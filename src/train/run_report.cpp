@@ -1,0 +1,115 @@
+#include "train/run_report.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "core/arena.hpp"
+#include "core/fs.hpp"
+
+namespace emb {
+namespace {
+
+struct MinMedMax {
+  double min = 0, median = 0, max = 0, mean = 0;
+};
+
+MinMedMax stats_of(std::vector<double> values) {
+  MinMedMax s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.min = values.front();
+  s.max = values.back();
+  size_t n = values.size();
+  s.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean = sum / double(n);
+  return s;
+}
+
+nlohmann::json to_json(const MinMedMax& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}, {"mean", s.mean}};
+}
+
+}  // namespace
+
+void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTimers& timers, const RunTotals& totals) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  // Each record flattens to [step, seconds[0..kNumPhases)].
+  const int width = 1 + kNumPhases;
+  std::vector<double> mine;
+  for (const StepTimes& r : timers.records()) {
+    mine.push_back(double(r.step));
+    mine.insert(mine.end(), r.seconds.begin(), r.seconds.end());
+  }
+  int count = int(mine.size());
+  std::vector<int> counts(size_t(size)), displs(size_t(size));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  std::vector<double> all;
+  if (rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) displs[size_t(r)] = total, total += counts[size_t(r)];
+    all.resize(size_t(total));
+  }
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm);
+  double peak_rss = double(peak_rss_bytes()), peak_min = 0, peak_max = 0;
+  MPI_Reduce(&peak_rss, &peak_min, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
+  MPI_Reduce(&peak_rss, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  if (rank != 0) return;
+
+  std::ostringstream csv;
+  csv << "rank,step,phase,seconds\n";
+  std::vector<std::vector<double>> per_step(kNumPhases);  // over (rank, step)
+  std::vector<std::vector<double>> per_rank(kNumPhases);  // total per rank
+  for (int r = 0; r < size; ++r) {
+    std::vector<double> rank_total(kNumPhases, 0.0);
+    for (int i = displs[size_t(r)]; i < displs[size_t(r)] + counts[size_t(r)]; i += width) {
+      auto step = int64_t(all[size_t(i)]);
+      for (int p = 0; p < kNumPhases; ++p) {
+        double s = all[size_t(i + 1 + p)];
+        csv << r << ',' << step << ',' << phase_name(Phase(p)) << ',' << s << '\n';
+        per_step[size_t(p)].push_back(s);
+        rank_total[size_t(p)] += s;
+      }
+    }
+    for (int p = 0; p < kNumPhases; ++p) per_rank[size_t(p)].push_back(rank_total[size_t(p)]);
+  }
+  write_file_atomic(run_dir + "/timings.csv", csv.str());
+
+  nlohmann::json phases;
+  for (int p = 0; p < kNumPhases; ++p)
+    phases[phase_name(Phase(p))] = {{"per_step", to_json(stats_of(per_step[size_t(p)]))},
+                                    {"rank_total", to_json(stats_of(per_rank[size_t(p)]))}};
+  // Throughput is bounded by the slowest rank's wall time in steps.
+  double step_seconds = stats_of(per_rank[size_t(Phase::step)]).max;
+  double comm_total = stats_of(per_rank[size_t(Phase::comm_total)]).median;
+  double comm_exposed = stats_of(per_rank[size_t(Phase::comm_exposed)]).median;
+  auto rate = [&](double amount) { return step_seconds > 0 ? amount / step_seconds : 0.0; };
+  nlohmann::json summary = {
+      {"ranks", size},
+      {"steps", totals.steps},
+      {"family", totals.family},
+      {"preset", totals.preset},
+      {"device", totals.device},
+      {"samples", totals.samples},
+      {"tokens", totals.tokens},
+      {"computed_tokens", totals.computed_tokens},
+      {"step_seconds_total", step_seconds},
+      {"samples_per_s", rate(double(totals.samples))},
+      {"tokens_per_s", rate(double(totals.tokens))},
+      {"model_flops_per_sample", totals.flops_per_sample},
+      {"achieved_tflops_per_rank", rate(double(totals.samples) * totals.flops_per_sample) / size / 1e12},
+      {"comm_exposed_fraction", comm_total > 0 ? comm_exposed / comm_total : 0.0},
+      {"final_loss", totals.final_loss},
+      {"peak_memory_bytes", {{"min", peak_min}, {"max", peak_max}}},
+      {"phases", phases},
+  };
+  write_file_atomic(run_dir + "/summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace emb

@@ -1,0 +1,27 @@
+// End-of-run outputs every scaling study reads (DESIGN.md "Timers and outputs"): rank 0
+// gathers each rank's phase timers and writes timings.csv (rank, step, phase, seconds) and
+// summary.json (per phase min/median/max over ranks and steps, throughput, memory).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/timer.hpp"
+
+namespace emb {
+
+struct RunTotals {
+  int64_t steps = 0;
+  int64_t samples = 0;      // global samples trained on (all ranks)
+  int64_t tokens = 0;       // global real tokens (no padding)
+  int64_t computed_tokens = 0;  // global tokens computed (padding included)
+  double flops_per_sample = 0;  // model FLOPs (fwd+bwd) per sample, 0 if unknown
+  double final_loss = 0;
+  std::string family, preset, device;
+};
+
+// Collective over `comm`; rank 0 writes <run_dir>/timings.csv and summary.json (atomically).
+void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTimers& timers, const RunTotals& totals);
+
+}  // namespace emb
