@@ -48,7 +48,7 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTime
     mine.insert(mine.end(), r.seconds.begin(), r.seconds.end());
   }
   int count = int(mine.size());
-  std::vector<int> counts(size_t(size)), displs(size_t(size));
+  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   std::vector<double> all;
   if (rank == 0) {
