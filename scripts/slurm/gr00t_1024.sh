@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# GR00T-N1.5 action head on 128 nodes x 8 GPUs = 1024 ranks, one rank per GPU.
+#SBATCH --job-name=embtrain-gr00t-1024
+#SBATCH --nodes=128
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+#SBATCH --cpus-per-task=12
+#SBATCH --time=04:00:00
+#SBATCH --signal=USR1@120
+#SBATCH --output=outputs/slurm-%j.out
+set -euo pipefail
+cd "${SLURM_SUBMIT_DIR}"
+source scripts/slurm/env.sh
+export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK}
+srun --kill-on-bad-exit=1 ./build/embtrain inputs/gr00t_n15.in \
+  --set run.device=cuda --set train.resume=auto "$@"
