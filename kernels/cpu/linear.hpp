@@ -11,7 +11,9 @@ void linear_backward(const float* x, const float* W, const float* dy, float* dx,
                      int64_t N, int in, int out);
 
 // Per-embodiment linear: row i uses W[emb[i]] [in, out] and b[emb[i]] [out].
-// Rows are grouped by embodiment so each group is one sgemm.
+// Rows are grouped by embodiment (stable order) so each group is one sgemm; the rows of a group
+// are gathered into scratch (at most N·(in + out) floats, allocated per call) and scattered back.
+// An id outside [0, E) throws emb::Error.
 void linear_emb_forward(const float* x, const float* W, const float* b, const int32_t* emb, float* y,
                         int64_t N, int in, int out, int E);
 void linear_emb_backward(const float* x, const float* W, const int32_t* emb, const float* dy, float* dx,

@@ -1,0 +1,34 @@
+// Column sums over rows (bias and norm-weight gradients): out[c] += Σ_i value(i, c).
+// Each thread sums a contiguous band of rows in double, the bands are added in thread order,
+// so the result is deterministic for a given thread count and exact enough for long batches.
+#pragma once
+#include <omp.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace emb::cpu {
+
+template <class Value>
+void accumulate_column_sums(int64_t N, int C, float* out, Value value) {
+  const int max_threads = (N * C >= (int64_t{1} << 15)) ? omp_get_max_threads() : 1;
+  std::vector<double> partial(static_cast<size_t>(max_threads) * C, 0.0);
+  int used = 1;
+#pragma omp parallel num_threads(max_threads)
+  {
+    const int n_threads = omp_get_num_threads();
+    const int t = omp_get_thread_num();
+#pragma omp single
+    used = n_threads;
+    double* acc = partial.data() + static_cast<size_t>(t) * C;
+    for (int64_t i = N * t / n_threads; i < N * (t + 1) / n_threads; ++i)
+      for (int c = 0; c < C; ++c) acc[c] += value(i, c);
+  }
+  for (int c = 0; c < C; ++c) {
+    double sum = 0.0;
+    for (int t = 0; t < used; ++t) sum += partial[static_cast<size_t>(t) * C + c];
+    out[c] = static_cast<float>(out[c] + sum);
+  }
+}
+
+}  // namespace emb::cpu

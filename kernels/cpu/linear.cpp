@@ -1,0 +1,111 @@
+#include "kernels/cpu/linear.hpp"
+
+#include <cblas.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cpu/column_sum.hpp"
+
+namespace emb::cpu {
+
+void linear_forward(const float* x, const float* W, const float* b, float* y, int64_t N, int in, int out) {
+  if (N == 0) return;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, out, in, 1.0f, x, in, W, out, 0.0f, y, out);
+  if (!b) return;
+#pragma omp parallel for if (N * out >= (1 << 15))
+  for (int64_t i = 0; i < N; ++i) {
+    float* row = y + i * out;
+    for (int c = 0; c < out; ++c) row[c] += b[c];
+  }
+}
+
+void linear_backward(const float* x, const float* W, const float* dy, float* dx, float* dW, float* db, int64_t N,
+                     int in, int out) {
+  if (N == 0) return;
+  if (dx) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, in, out, 1.0f, dy, out, W, out, 1.0f, dx, in);
+  if (dW) cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, N, 1.0f, x, in, dy, out, 1.0f, dW, out);
+  if (db) accumulate_column_sums(N, out, db, [dy, out](int64_t i, int c) { return dy[i * out + c]; });
+}
+
+namespace {
+
+// The rows of each embodiment in their original order: rows[start[e] .. start[e + 1]).
+struct EmbGroups {
+  std::vector<int64_t> start;
+  std::vector<int64_t> rows;
+};
+
+EmbGroups group_rows(const int32_t* emb, int64_t N, int E) {
+  EmbGroups g;
+  g.start.assign(E + 1, 0);
+  for (int64_t i = 0; i < N; ++i) {
+    EMB_CHECK(emb[i] >= 0 && emb[i] < E, "linear_emb: row ", i, " has embodiment id ", emb[i], ", expected 0..",
+              E - 1);
+    ++g.start[emb[i] + 1];
+  }
+  for (int e = 0; e < E; ++e) g.start[e + 1] += g.start[e];
+  g.rows.resize(N);
+  std::vector<int64_t> next(g.start.begin(), g.start.end() - 1);
+  for (int64_t i = 0; i < N; ++i) g.rows[next[emb[i]]++] = i;
+  return g;
+}
+
+// Copies the listed rows of src [*, C] into dst [n, C].
+void gather_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
+#pragma omp parallel for if (n * C >= (1 << 15))
+  for (int64_t r = 0; r < n; ++r) std::memcpy(dst + r * C, src + rows[r] * C, sizeof(float) * C);
+}
+
+// dst[rows[r], :] += src[r, :]
+void scatter_add_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
+#pragma omp parallel for if (n * C >= (1 << 15))
+  for (int64_t r = 0; r < n; ++r) {
+    float* d = dst + rows[r] * C;
+    const float* s = src + r * C;
+    for (int c = 0; c < C; ++c) d[c] += s[c];
+  }
+}
+
+}  // namespace
+
+void linear_emb_forward(const float* x, const float* W, const float* b, const int32_t* emb, float* y, int64_t N,
+                        int in, int out, int E) {
+  const EmbGroups g = group_rows(emb, N, E);
+  std::vector<float> xg, yg;
+  for (int e = 0; e < E; ++e) {
+    const int64_t n = g.start[e + 1] - g.start[e];
+    if (n == 0) continue;
+    const int64_t* rows = g.rows.data() + g.start[e];
+    xg.resize(n * in);
+    yg.resize(n * out);
+    gather_rows(x, rows, n, in, xg.data());
+    linear_forward(xg.data(), W + int64_t{e} * in * out, b ? b + int64_t{e} * out : nullptr, yg.data(), n, in, out);
+#pragma omp parallel for if (n * out >= (1 << 15))
+    for (int64_t r = 0; r < n; ++r) std::memcpy(y + rows[r] * out, yg.data() + r * out, sizeof(float) * out);
+  }
+}
+
+void linear_emb_backward(const float* x, const float* W, const int32_t* emb, const float* dy, float* dx, float* dW,
+                         float* db, int64_t N, int in, int out, int E) {
+  const EmbGroups g = group_rows(emb, N, E);
+  std::vector<float> xg, dyg, dxg;
+  for (int e = 0; e < E; ++e) {
+    const int64_t n = g.start[e + 1] - g.start[e];
+    if (n == 0) continue;
+    const int64_t* rows = g.rows.data() + g.start[e];
+    dyg.resize(n * out);
+    gather_rows(dy, rows, n, out, dyg.data());
+    if (dW) {
+      xg.resize(n * in);
+      gather_rows(x, rows, n, in, xg.data());
+    }
+    if (dx) dxg.assign(n * in, 0.0f);
+    linear_backward(xg.data(), W + int64_t{e} * in * out, dyg.data(), dx ? dxg.data() : nullptr,
+                    dW ? dW + int64_t{e} * in * out : nullptr, db ? db + int64_t{e} * out : nullptr, n, in, out);
+    if (dx) scatter_add_rows(dxg.data(), rows, n, in, dx);
+  }
+}
+
+}  // namespace emb::cpu

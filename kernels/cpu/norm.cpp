@@ -1,0 +1,114 @@
+#include "kernels/cpu/norm.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/column_sum.hpp"
+
+namespace emb::cpu {
+
+namespace {
+
+constexpr int64_t kParallelElements = 1 << 15;
+
+// Σ a[c]·b[c] in double (the row reductions of the backward, where cancellation matters).
+double dot(const float* a, const float* b, int C) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (int c = 0; c < C; ++c) s += double(a[c]) * double(b[c]);
+  return s;
+}
+
+}  // namespace
+
+void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
+                       int64_t N, int C) {
+#pragma omp parallel for if (N * C >= kParallelElements)
+  for (int64_t i = 0; i < N; ++i) {
+    const float* xi = x + i * C;
+    double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < C; ++c) sum += xi[c];
+    const double mu = sum / C;
+    double var = 0.0;
+#pragma omp simd reduction(+ : var)
+    for (int c = 0; c < C; ++c) var += (xi[c] - mu) * (xi[c] - mu);
+    const float m = static_cast<float>(mu);
+    const float r = static_cast<float>(1.0 / std::sqrt(var / C + kNormEps));
+    mean[i] = m;
+    rstd[i] = r;
+    float* yi = y + i * C;
+    for (int c = 0; c < C; ++c) {
+      const float xhat = (xi[c] - m) * r;
+      yi[c] = (weight ? xhat * weight[c] : xhat) + (bias ? bias[c] : 0.0f);
+    }
+  }
+}
+
+// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) with g = dy·weight.
+void layernorm_backward(const float* x, const float* weight, const float* mean, const float* rstd, const float* dy,
+                        float* dx, float* dweight, float* dbias, int64_t N, int C) {
+  if (dx) {
+#pragma omp parallel if (N * C >= kParallelElements)
+    {
+      std::vector<float> g(C), xhat(C);
+#pragma omp for
+      for (int64_t i = 0; i < N; ++i) {
+        const float* xi = x + i * C;
+        const float* dyi = dy + i * C;
+        for (int c = 0; c < C; ++c) {
+          g[c] = weight ? dyi[c] * weight[c] : dyi[c];
+          xhat[c] = (xi[c] - mean[i]) * rstd[i];
+        }
+        double g_sum = 0.0;
+#pragma omp simd reduction(+ : g_sum)
+        for (int c = 0; c < C; ++c) g_sum += g[c];
+        const float g_mean = static_cast<float>(g_sum / C);
+        const float gx_mean = static_cast<float>(dot(g.data(), xhat.data(), C) / C);
+        float* dxi = dx + i * C;
+        for (int c = 0; c < C; ++c) dxi[c] += rstd[i] * (g[c] - g_mean - xhat[c] * gx_mean);
+      }
+    }
+  }
+  if (dweight)
+    accumulate_column_sums(N, C, dweight, [=](int64_t i, int c) {
+      return dy[i * C + c] * ((x[i * C + c] - mean[i]) * rstd[i]);
+    });
+  if (dbias) accumulate_column_sums(N, C, dbias, [=](int64_t i, int c) { return dy[i * C + c]; });
+}
+
+void rmsnorm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t N, int C) {
+#pragma omp parallel for if (N * C >= kParallelElements)
+  for (int64_t i = 0; i < N; ++i) {
+    const float* xi = x + i * C;
+    const float r = static_cast<float>(1.0 / std::sqrt(dot(xi, xi, C) / C + kNormEps));
+    rstd[i] = r;
+    float* yi = y + i * C;
+    for (int c = 0; c < C; ++c) yi[c] = weight ? xi[c] * r * weight[c] : xi[c] * r;
+  }
+}
+
+// dx = rstd·(g − x·rstd²·mean(g·x)) with g = dy·weight.
+void rmsnorm_backward(const float* x, const float* weight, const float* rstd, const float* dy, float* dx,
+                      float* dweight, int64_t N, int C) {
+  if (dx) {
+#pragma omp parallel if (N * C >= kParallelElements)
+    {
+      std::vector<float> g(C);
+#pragma omp for
+      for (int64_t i = 0; i < N; ++i) {
+        const float* xi = x + i * C;
+        const float* dyi = dy + i * C;
+        for (int c = 0; c < C; ++c) g[c] = weight ? dyi[c] * weight[c] : dyi[c];
+        const float r = rstd[i];
+        const float coef = static_cast<float>(dot(g.data(), xi, C) / C) * r * r;
+        float* dxi = dx + i * C;
+        for (int c = 0; c < C; ++c) dxi[c] += r * (g[c] - xi[c] * coef);
+      }
+    }
+  }
+  if (dweight)
+    accumulate_column_sums(N, C, dweight, [=](int64_t i, int c) { return dy[i * C + c] * (x[i * C + c] * rstd[i]); });
+}
+
+}  // namespace emb::cpu

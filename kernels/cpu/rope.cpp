@@ -1,0 +1,69 @@
+#include "kernels/cpu/rope.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace emb::cpu {
+
+namespace {
+
+// For each of the hd/2 pairs: the axis it rotates on (0 f, 1 h, 2 w) and 10000^(−k/c).
+struct RopePairs {
+  std::vector<int> axis;
+  std::vector<double> inv_freq;
+};
+
+RopePairs rope_pairs(int hd, RopeMode mode) {
+  const int pairs = hd / 2;
+  const int c_hw = mode == RopeMode::d3 ? pairs / 3 : 0;
+  const int counts[3] = {pairs - 2 * c_hw, c_hw, c_hw};
+  RopePairs r;
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k < counts[a]; ++k) {
+      r.axis.push_back(a);
+      r.inv_freq.push_back(std::pow(10000.0, -double(k) / counts[a]));
+    }
+  return r;
+}
+
+// Rotates every pair of x by +φ (direction 1) or −φ (direction −1, the inverse and the backward).
+void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode, int direction) {
+  if (mode == RopeMode::none) return;
+  EMB_CHECK(hd % 2 == 0, "rope: head dim ", hd, " must be even");
+  const RopePairs pairs = rope_pairs(hd, mode);
+  const int n_pairs = hd / 2;
+#pragma omp parallel if (T * H * hd >= (1 << 15))
+  {
+    std::vector<float> cos_phi(n_pairs), sin_phi(n_pairs);
+#pragma omp for
+    for (int64_t t = 0; t < T; ++t) {
+      for (int k = 0; k < n_pairs; ++k) {
+        const double phi = pos[t * 3 + pairs.axis[k]] * pairs.inv_freq[k];
+        cos_phi[k] = static_cast<float>(std::cos(phi));
+        sin_phi[k] = static_cast<float>(direction * std::sin(phi));
+      }
+      for (int h = 0; h < H; ++h) {
+        float* xh = x + (t * H + h) * hd;
+        for (int k = 0; k < n_pairs; ++k) {
+          const float x0 = xh[2 * k], x1 = xh[2 * k + 1];
+          xh[2 * k] = x0 * cos_phi[k] - x1 * sin_phi[k];
+          xh[2 * k + 1] = x0 * sin_phi[k] + x1 * cos_phi[k];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rope_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode) {
+  rotate(x, pos, T, H, hd, mode, 1);
+}
+
+void rope_backward(float* dx, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode) {
+  rotate(dx, pos, T, H, hd, mode, -1);
+}
+
+}  // namespace emb::cpu

@@ -1,0 +1,114 @@
+#include <boost/test/unit_test.hpp>
+
+#include "core/error.hpp"
+#include "kernel_check.hpp"
+#include "kernels/cpu/activation.hpp"
+#include "kernels/cpu/embedding.hpp"
+#include "kernels/cpu/modulate.hpp"
+
+using namespace emb;
+using namespace emb::test;
+
+BOOST_AUTO_TEST_CASE(modulate_in_place_chunks) {
+  // scale and shift are chunks 1 and 0 of one [N, 3C] tensor; chunk 2 must stay untouched.
+  const int64_t N = 6;
+  const int C = 10, ld = 3 * C;
+  const auto x = random_floats(N * C, 51), mod = random_floats(N * ld, 52), w_loss = random_floats(N * C, 53);
+  std::vector<float> y(N * C);
+  cpu::modulate_forward(x.data(), mod.data() + C, mod.data(), ld, y.data(), N, C);
+  auto xd = to_double(x), modd = to_double(mod);
+  auto ref = [&] {
+    std::vector<double> r(N * C);
+    for (int64_t i = 0; i < N; ++i)
+      for (int c = 0; c < C; ++c) r[i * C + c] = xd[i * C + c] * (1 + modd[i * ld + C + c]) + modd[i * ld + c];
+    return r;
+  };
+  check_close(y, ref(), 1e-6, 0.0, "modulate y");
+
+  const auto dx0 = random_floats(N * C, 54), dmod0 = random_floats(N * ld, 55);
+  auto dx = dx0, dmod = dmod0;
+  cpu::modulate_backward(x.data(), mod.data() + C, ld, w_loss.data(), dx.data(), dmod.data() + C, dmod.data(), N, C);
+  auto loss = [&] { return weighted_sum(ref(), w_loss); };
+  check_close(added(dx, dx0), numeric_grad(loss, xd), 1e-5, 1e-7, "modulate dx");
+  check_close(added(dmod, dmod0), numeric_grad(loss, modd), 1e-5, 1e-7, "modulate dscale/dshift");
+}
+
+BOOST_AUTO_TEST_CASE(gated_residual_with_and_without_gate) {
+  const int64_t N = 5;
+  const int C = 9, ld = 2 * C;
+  const auto x0 = random_floats(N * C, 61), gate = random_floats(N * ld, 62), y = random_floats(N * C, 63);
+  const auto w_loss = random_floats(N * C, 64);
+  for (bool gated : {true, false}) {
+    const float* g = gated ? gate.data() + C : nullptr;
+    auto x = x0;
+    cpu::gated_residual_forward(x.data(), g, ld, y.data(), N, C);
+    auto yd = to_double(y), gd = to_double(gate);
+    auto ref = [&] {
+      std::vector<double> r(N * C);
+      for (int64_t i = 0; i < N; ++i)
+        for (int c = 0; c < C; ++c) r[i * C + c] = x0[i * C + c] + (gated ? gd[i * ld + C + c] : 1.0) * yd[i * C + c];
+      return r;
+    };
+    check_close(x, ref(), 1e-6, 0.0, "gated residual x");
+    const auto dy0 = random_floats(N * C, 65), dgate0 = random_floats(N * ld, 66);
+    auto dy = dy0, dgate = dgate0;
+    cpu::gated_residual_backward(g, ld, y.data(), w_loss.data(), dy.data(), gated ? dgate.data() + C : nullptr, N, C);
+    auto loss = [&] { return weighted_sum(ref(), w_loss); };
+    check_close(added(dy, dy0), numeric_grad(loss, yd), 1e-5, 1e-7, "gated residual dy");
+    check_close(added(dgate, dgate0), numeric_grad(loss, gd), 1e-5, 1e-7, "gated residual dgate");
+  }
+}
+
+namespace {
+
+using ActForward = void (*)(const float*, float*, int64_t);
+using ActBackward = void (*)(const float*, const float*, float*, int64_t);
+
+void check_activation(ActForward fwd, ActBackward bwd, double (*ref)(double), const std::string& name) {
+  auto x = random_floats(301, 71, -6.0f, 6.0f);
+  for (float& v : x)
+    if (std::fabs(v) < 1e-3f) v = 0.5f;  // keep relu's kink out of the differences
+  const auto w_loss = random_floats(x.size(), 72);
+  std::vector<float> y(x.size());
+  fwd(x.data(), y.data(), x.size());
+  auto xd = to_double(x);
+  auto apply = [&] {
+    std::vector<double> r(xd.size());
+    for (size_t i = 0; i < xd.size(); ++i) r[i] = ref(xd[i]);
+    return r;
+  };
+  check_close(y, apply(), 1e-6, 1e-7, name + " forward");
+  const auto dx0 = random_floats(x.size(), 73);
+  auto dx = dx0;
+  bwd(x.data(), w_loss.data(), dx.data(), x.size());
+  check_close(added(dx, dx0), numeric_grad([&] { return weighted_sum(apply(), w_loss); }, xd), 1e-5, 1e-6,
+              name + " backward");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(activations) {
+  check_activation(cpu::gelu_tanh_forward, cpu::gelu_tanh_backward,
+                   [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); },
+                   "gelu_tanh");
+  check_activation(cpu::silu_forward, cpu::silu_backward, [](double x) { return x / (1 + std::exp(-x)); }, "silu");
+  check_activation(cpu::relu_forward, cpu::relu_backward, [](double x) { return x > 0 ? x : 0.0; }, "relu");
+}
+
+BOOST_AUTO_TEST_CASE(sinus_embedding_cos_half_first) {
+  const int n = 256;
+  const std::vector<float> t = {0.0f, 1.0f, 999.0f};
+  std::vector<float> out(t.size() * n);
+  cpu::sinus_embedding(t.data(), out.data(), t.size(), n);
+  std::vector<double> want(out.size());
+  for (size_t i = 0; i < t.size(); ++i)
+    for (int k = 0; k < n / 2; ++k) {
+      const double f = std::exp(-std::log(10000.0) * k / (n / 2));
+      want[i * n + k] = std::cos(t[i] * f);
+      want[i * n + n / 2 + k] = std::sin(t[i] * f);
+    }
+  check_close(out, want, 0.0, 1e-7, "sinus");
+  BOOST_TEST(out[0] == 1.0f);      // t = 0: cos half is 1
+  BOOST_TEST(out[n / 2] == 0.0f);  // and sin half 0
+  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), out.data(), 1, 7), emb::Error);
+}
