@@ -1,0 +1,195 @@
+#include "comm/comm_mpi.hpp"
+
+#include <chrono>
+#include <climits>
+#include <exception>
+#include <string>
+
+#include "comm/mpi_error.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+
+using Clock = std::chrono::steady_clock;
+
+static double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Completed by whichever thread executes the collective; waited on by the caller.
+struct MpiOp final : CommOp {
+  Collective collective;
+  std::mutex mutex;
+  std::condition_variable completed;
+  bool done = true;  // idle records count as done
+  std::string error;
+  Clock::time_point issued, finished;
+  double exposed = 0;
+
+  bool idle() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return done;
+  }
+  void start(const Collective& c) {
+    collective = c;
+    done = false;
+    error.clear();
+    exposed = 0;
+    issued = Clock::now();
+  }
+  void finish(const char* failure) {
+    std::lock_guard<std::mutex> lock(mutex);
+    error = failure;
+    finished = Clock::now();
+    done = true;
+    completed.notify_all();  // under the lock: the record may be reused once it is seen done
+  }
+
+  bool test() override { return idle(); }
+  double wait() override {
+    const Clock::time_point t0 = Clock::now();
+    std::unique_lock<std::mutex> lock(mutex);
+    completed.wait(lock, [&] { return done; });
+    const double blocked = seconds_between(t0, Clock::now());
+    exposed += blocked;
+    if (!error.empty()) throw Error(error);
+    return blocked;
+  }
+  double seconds() override {
+    std::unique_lock<std::mutex> lock(mutex);
+    completed.wait(lock, [&] { return done; });
+    return seconds_between(issued, finished);
+  }
+  double exposed_seconds() override { return exposed; }
+};
+
+MpiComm::MpiComm(MPI_Comm parent, Progress progress) : progress_(progress) {
+  mpi_check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  counts_.resize(size_);
+  displs_.resize(size_);
+  if (progress_ == Progress::thread) thread_ = std::thread([this] { progress_loop(); });
+}
+
+MpiComm::~MpiComm() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();  // runs what was issued first: the other ranks expect it
+  }
+  MPI_Comm_free(&comm_);
+}
+
+CommHandle MpiComm::issue(const Collective& c) {
+  std::shared_ptr<MpiOp> op = pool_.acquire();
+  op->start(c);
+  if (progress_ == Progress::none) {
+    run(*op);
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.push_back(op.get());
+    }
+    wake_.notify_one();
+  }
+  return CommHandle(op);
+}
+
+void MpiComm::progress_loop() {
+  std::vector<MpiOp*> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;
+      batch.swap(pending_);
+    }
+    for (MpiOp* op : batch) run(*op);
+    batch.clear();
+  }
+}
+
+void MpiComm::run(MpiOp& op) {
+  try {
+    execute(op.collective);
+    op.finish("");
+  } catch (const std::exception& e) {
+    op.finish(e.what());
+  }
+}
+
+float* MpiComm::widen(const void* bf16_data, int64_t n) {
+  if (int64_t(wide_.size()) < n) wide_.resize(n);
+  const bf16* src = static_cast<const bf16*>(bf16_data);
+  for (int64_t i = 0; i < n; ++i) wide_[i] = to_float(src[i]);
+  return wide_.data();
+}
+
+static void narrow(const float* src, void* bf16_data, int64_t n) {
+  bf16* dst = static_cast<bf16*>(bf16_data);
+  for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16(src[i]);
+}
+
+static void finish_reduction(float* x, int64_t n, ReduceOp op, int size) {
+  if (op != ReduceOp::avg) return;
+  for (int64_t i = 0; i < n; ++i) x[i] /= float(size);
+}
+
+void MpiComm::fill_shard_counts(int64_t n) {
+  for (int r = 0; r < size_; ++r) {
+    const ShardRange s = shard_range(n, r, size_);
+    counts_[r] = int(s.count);
+    displs_[r] = int(s.offset);
+  }
+}
+
+void MpiComm::execute(const Collective& c) {
+  EMB_CHECK(c.n <= INT_MAX, "MPI backend: ", collective_name(c.kind), " of ", c.n,
+            " elements exceeds MPI's int counts; split the buffer");
+  const bool is_f32 = c.dtype == DType::f32;
+  const MPI_Datatype wire = is_f32 ? MPI_FLOAT : MPI_UINT16_T;
+  const int n = int(c.n);
+  switch (c.kind) {
+    case CollectiveKind::all_reduce: {
+      float* x = is_f32 ? static_cast<float*>(c.out) : widen(c.out, n);
+      mpi_check(MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_FLOAT, MPI_SUM, comm_), "MPI_Allreduce");
+      finish_reduction(x, n, c.op, size_);
+      if (!is_f32) narrow(x, c.out, n);
+      break;
+    }
+    case CollectiveKind::reduce_scatter: {
+      fill_shard_counts(n);
+      const int mine = counts_[rank_];
+      const float* full = is_f32 ? static_cast<const float*>(c.in) : widen(c.in, n);
+      if (!is_f32 && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
+      float* shard = is_f32 ? static_cast<float*>(c.out) : wide_shard_.data();
+      mpi_check(MPI_Reduce_scatter(full, shard, counts_.data(), MPI_FLOAT, MPI_SUM, comm_),
+                "MPI_Reduce_scatter");
+      finish_reduction(shard, mine, c.op, size_);
+      if (!is_f32) narrow(shard, c.out, mine);
+      break;
+    }
+    case CollectiveKind::all_gather: {
+      fill_shard_counts(n);
+      const char* own_piece = static_cast<const char*>(c.out) + int64_t(displs_[rank_]) * dtype_size(c.dtype);
+      const void* send = c.in == own_piece ? MPI_IN_PLACE : c.in;
+      mpi_check(MPI_Allgatherv(send, counts_[rank_], wire, c.out, counts_.data(), displs_.data(),
+                               wire, comm_),
+                "MPI_Allgatherv");
+      break;
+    }
+    case CollectiveKind::broadcast:
+      mpi_check(MPI_Bcast(c.out, n, wire, c.root, comm_), "MPI_Bcast");
+      break;
+    case CollectiveKind::barrier:
+      mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+      break;
+  }
+}
+
+}  // namespace emb

@@ -1,0 +1,46 @@
+// NCCL backend (built with the CUDA backend only). One communicator per process, its
+// unique id broadcast over MPI; collectives run on the Comm's own stream, which first
+// waits for the compute stream (an event recorded at issue), so they overlap later compute
+// and need no host thread. wait() orders the compute stream after the collective.
+// Sharded collectives with uneven shards run as grouped per-rank reduces / broadcasts;
+// pad unit buffers to a multiple of the rank count to get NCCL's ring kernels.
+// bf16 sums use NCCL's bf16 reduction (rounded per step, unlike the MPI backend).
+#pragma once
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "comm/comm.hpp"
+#include "comm/op_pool.hpp"
+#include "comm/world.hpp"
+
+namespace emb {
+
+int visible_gpu_count();
+
+struct NcclOp;
+
+class NcclComm final : public Comm {
+ public:
+  NcclComm(const World& world, int device);
+  ~NcclComm() override;
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* name() const override { return "nccl"; }
+  void set_compute_stream(void* stream) override { compute_ = static_cast<cudaStream_t>(stream); }
+  CommHandle issue(const Collective& c) override;
+
+ private:
+  void launch(const Collective& c);
+
+  int rank_ = 0, size_ = 1;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t compute_ = nullptr;  // the legacy default stream until set
+  float* barrier_word_ = nullptr;   // a barrier is an all-reduce of one float
+  OpPool<NcclOp> pool_;
+};
+
+}  // namespace emb

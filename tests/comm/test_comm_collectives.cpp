@@ -1,0 +1,253 @@
+#define BOOST_TEST_MODULE comm_collectives
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/comm_factory.hpp"
+#ifdef EMBTRAIN_WITH_NCCL
+#include "comm/comm_nccl.hpp"
+#endif
+#include "core/error.hpp"
+#include "world_fixture.hpp"
+
+using namespace emb;
+using Clock = std::chrono::steady_clock;
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
+
+namespace {
+
+struct Config {
+  const char* label;
+  const char* progress;
+  FabricModel fabric;
+};
+// The fabric wraps the threaded backend with a small model so it stays quick.
+const Config kConfigs[] = {
+    {"mpi/thread", "thread", {}}, {"mpi/none", "none", {}}, {"fabric/thread", "thread", {50.0, 100.0}}};
+const int64_t kSizes[] = {0, 1, 7, 1000003};  // 1000003 is prime: uneven over 2, 3, 4 ranks
+const ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::avg};
+
+std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), "mpi", c.progress, c.fabric); }
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+template <class T> T from_float(float v);
+template <> float from_float<float>(float v) { return v; }
+template <> bf16 from_float<bf16>(float v) { return to_bf16(v); }
+float as_float(float v) { return v; }
+float as_float(bf16 v) { return to_float(v); }
+template <class T> DType dtype_of() { return sizeof(T) == 4 ? DType::f32 : DType::bf16; }
+
+// Small integers: every partial sum is exact in fp32 and in bf16 (all below 256), so the
+// expected results are exact whatever order the reduction takes.
+float contribution(int64_t i, int rank) { return float(i % 13 + rank + 1); }
+float reduced(int64_t i, int size, ReduceOp op) {
+  const float sum = float(size * (i % 13) + size * (size + 1) / 2);
+  return op == ReduceOp::avg ? sum / float(size) : sum;
+}
+float gathered(int64_t i) { return float(i % 251); }
+
+// Counts the elements of `x` that differ from expected(offset + i) rounded to T.
+template <class T, class F>
+int64_t mismatches(const std::vector<T>& x, int64_t offset, F expected) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (as_float(x[i]) != as_float(from_float<T>(expected(offset + int64_t(i))))) ++bad;
+  return bad;
+}
+
+template <class T>
+void check_all_reduce(Comm& comm, int64_t n, ReduceOp op) {
+  std::vector<T> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = from_float<T>(contribution(i, comm.rank()));
+  comm.all_reduce(x.data(), n, dtype_of<T>(), op).wait();
+  BOOST_TEST(mismatches(x, 0, [&](int64_t i) { return reduced(i, comm.size(), op); }) == 0);
+}
+
+template <class T>
+void check_reduce_scatter(Comm& comm, int64_t n, ReduceOp op) {
+  const ShardRange mine = shard_range(n, comm.rank(), comm.size());
+  std::vector<T> full(n), shard(mine.count, from_float<T>(-1));
+  for (int64_t i = 0; i < n; ++i) full[i] = from_float<T>(contribution(i, comm.rank()));
+  comm.reduce_scatter(full.data(), shard.data(), n, dtype_of<T>(), op).wait();
+  BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced(i, comm.size(), op); }) == 0);
+}
+
+template <class T>
+void check_all_gather(Comm& comm, int64_t n, bool in_place) {
+  const ShardRange mine = shard_range(n, comm.rank(), comm.size());
+  std::vector<T> full(n, from_float<T>(-1)), shard(mine.count);
+  for (int64_t i = 0; i < mine.count; ++i) {
+    shard[i] = from_float<T>(gathered(mine.offset + i));
+    full[mine.offset + i] = shard[i];
+  }
+  const T* send = in_place ? full.data() + mine.offset : shard.data();
+  comm.all_gather(send, full.data(), n, dtype_of<T>()).wait();
+  BOOST_TEST(mismatches(full, 0, gathered) == 0);
+}
+
+template <class T>
+void check_broadcast(Comm& comm, int64_t n) {
+  const int root = comm.size() - 1;  // non-zero whenever there is more than one rank
+  auto value = [](int64_t i) { return float(i % 200 + 1); };
+  std::vector<T> x(n, from_float<T>(-1));
+  if (comm.rank() == root)
+    for (int64_t i = 0; i < n; ++i) x[i] = from_float<T>(value(i));
+  comm.broadcast(x.data(), n, dtype_of<T>(), root).wait();
+  BOOST_TEST(mismatches(x, 0, value) == 0);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(all_reduce_sums_and_averages) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    for (int64_t n : kSizes)
+      for (ReduceOp op : kOps) {
+        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " avg=" << (op == ReduceOp::avg)) {
+          check_all_reduce<float>(*comm, n, op);
+          check_all_reduce<bf16>(*comm, n, op);
+        }
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(reduce_scatter_leaves_each_rank_its_reduced_shard) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    for (int64_t n : kSizes)
+      for (ReduceOp op : kOps) {
+        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " avg=" << (op == ReduceOp::avg)) {
+          check_reduce_scatter<float>(*comm, n, op);
+          check_reduce_scatter<bf16>(*comm, n, op);
+        }
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(all_gather_assembles_the_shards) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    for (int64_t n : kSizes)
+      for (bool in_place : {false, true}) {
+        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " in_place=" << in_place) {
+          check_all_gather<float>(*comm, n, in_place);
+          check_all_gather<bf16>(*comm, n, in_place);
+        }
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(broadcast_from_the_last_rank) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    for (int64_t n : kSizes) {
+      BOOST_TEST_CONTEXT(cfg.label << " n=" << n) {
+        check_broadcast<float>(*comm, n);
+        check_broadcast<bf16>(*comm, n);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(barrier_holds_ranks_until_all_arrive) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    MPI_Barrier(test_world().comm);
+    if (comm->rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const Clock::time_point t0 = Clock::now();
+    comm->barrier().wait();
+    if (comm->rank() != 0) BOOST_TEST(since(t0) > 0.08, cfg.label);
+  }
+}
+
+// Different collectives pending together complete in issue order with correct results.
+BOOST_AUTO_TEST_CASE(several_collectives_in_flight_complete_in_order) {
+  const int64_t n = 100003;
+  for (const Config& cfg : kConfigs) {
+    BOOST_TEST_CONTEXT(cfg.label) {
+      auto comm = make(cfg);
+      const int rank = comm->rank(), size = comm->size();
+      const ShardRange mine = shard_range(n, rank, size);
+      const int k_reduces = 4;
+      std::vector<std::vector<float>> reduced_bufs(k_reduces, std::vector<float>(n));
+      for (int k = 0; k < k_reduces; ++k)
+        for (int64_t i = 0; i < n; ++i) reduced_bufs[k][i] = contribution(i, rank) + float(k);
+      std::vector<float> full(n), shard(mine.count), gathered_buf(n, -1.0f), bcast(n, -1.0f);
+      for (int64_t i = 0; i < n; ++i) full[i] = contribution(i, rank);
+      for (int64_t i = 0; i < mine.count; ++i) gathered_buf[mine.offset + i] = gathered(mine.offset + i);
+      if (rank == 0)
+        for (int64_t i = 0; i < n; ++i) bcast[i] = float(i % 7);
+
+      std::vector<CommHandle> handles;
+      for (int k = 0; k < k_reduces; ++k)
+        handles.push_back(comm->all_reduce(reduced_bufs[k].data(), n, DType::f32, ReduceOp::sum));
+      handles.push_back(comm->reduce_scatter(full.data(), shard.data(), n, DType::f32, ReduceOp::avg));
+      handles.push_back(comm->all_gather(gathered_buf.data() + mine.offset, gathered_buf.data(), n, DType::f32));
+      handles.push_back(comm->broadcast(bcast.data(), n, DType::f32, 0));
+
+      handles.back().wait();
+      for (CommHandle& h : handles) BOOST_TEST(h.test());  // everything issued earlier is done
+      for (auto it = handles.rbegin(); it != handles.rend(); ++it) it->wait();
+
+      for (int k = 0; k < k_reduces; ++k)
+        BOOST_TEST(mismatches(reduced_bufs[k], 0, [&](int64_t i) {
+                     return reduced(i, size, ReduceOp::sum) + float(k * size);
+                   }) == 0);
+      BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced(i, size, ReduceOp::avg); }) == 0);
+      BOOST_TEST(mismatches(gathered_buf, 0, gathered) == 0);
+      BOOST_TEST(mismatches(bcast, 0, [](int64_t i) { return float(i % 7); }) == 0);
+    }
+  }
+}
+
+// Op records are recycled: many rounds through one Comm keep giving correct results.
+BOOST_AUTO_TEST_CASE(repeated_collectives_reuse_records) {
+  auto comm = make(kConfigs[0]);
+  std::vector<bf16> x(1001);
+  for (int round = 0; round < 50; ++round) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] = to_bf16(contribution(int64_t(i), comm->rank()));
+    CommHandle a = comm->all_reduce(x.data(), int64_t(x.size()), DType::bf16, ReduceOp::sum);
+    CommHandle b = comm->barrier();
+    b.wait();
+    a.wait();
+    BOOST_TEST_REQUIRE(mismatches(x, 0, [&](int64_t i) { return reduced(i, comm->size(), ReduceOp::sum); }) == 0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fabric_delays_and_serialises_collectives) {
+  const double alpha = 0.04;
+  auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{alpha * 1e6, 0.0});
+  BOOST_TEST(std::string(comm->name()) == "fabric");
+  std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
+  MPI_Barrier(test_world().comm);
+  const Clock::time_point t0 = Clock::now();
+  CommHandle ha = comm->all_reduce(a.data(), 1000, DType::f32, ReduceOp::sum);
+  CommHandle hb = comm->all_reduce(b.data(), 1000, DType::f32, ReduceOp::sum);
+  BOOST_TEST(!ha.test());  // the fabric holds it for at least alpha
+  ha.wait();
+  BOOST_TEST(since(t0) >= alpha);
+  hb.wait();
+  BOOST_TEST(since(t0) >= 2 * alpha);  // queued behind the first on the fabric
+  BOOST_TEST(hb.seconds() >= 2 * alpha * 0.99);
+  BOOST_TEST(hb.exposed_seconds() > 0.0);
+  BOOST_TEST(a[999] == float(comm->size()));
+  BOOST_TEST(b[0] == float(2 * comm->size()));
+}
+
+BOOST_AUTO_TEST_CASE(factory_validates_its_settings) {
+  const World& w = test_world();
+  BOOST_CHECK_THROW(make_comm(w, "gloo", "thread", {}), emb::Error);
+  BOOST_CHECK_THROW(make_comm(w, "mpi", "polling", {}), emb::Error);
+  bool gpu = false;
+#ifdef EMBTRAIN_WITH_NCCL
+  gpu = visible_gpu_count() > 0;
+#endif
+  BOOST_TEST(std::string(make_comm(w, "auto", "thread", {})->name()) == (gpu ? "nccl" : "mpi"));
+  if (!gpu) BOOST_CHECK_THROW(make_comm(w, "nccl", "thread", {}), emb::Error);
+}
