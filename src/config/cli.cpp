@@ -1,0 +1,63 @@
+#include "config/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+
+namespace {
+
+// The one description of the command line, shared by parsing and --help.
+std::unique_ptr<CLI::App> make_app(CliOptions* options) {
+  auto app = std::make_unique<CLI::App>(
+      "embtrain: SPMD training of robot foundation models.\n"
+      "  embtrain DECK [--set section.key=value]... [--print-deck] [--plan] [--dump FILE.h5]",
+      "embtrain");
+  app->add_option("deck", options->deck, "input deck (.in)")->required()->type_name("DECK");
+  app->add_option("--set", options->sets, "override one deck key; repeat for more")
+      ->type_name("section.key=value")
+      ->allow_extra_args(false);
+  app->add_flag("--print-deck", options->print_deck, "print the resolved deck and exit");
+  app->add_flag("--plan", options->plan,
+                "print the memory and time plan for train.ranks ranks and exit");
+  app->add_option("--dump", options->dump,
+                  "run one forward/backward of the first micro-batch and write it here")
+      ->type_name("FILE.h5");
+  app->footer(deck_schema_help());
+  return app;
+}
+
+// CLI11 messages can span lines; ours are one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+CliOptions parse_cli(int argc, const char* const* argv) {
+  CliOptions options;
+  std::unique_ptr<CLI::App> app = make_app(&options);
+  try {
+    app->parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    CliOptions help;
+    help.help = true;
+    return help;
+  } catch (const CLI::ParseError& e) {
+    throw Error(str("embtrain: ", one_line(e.what()), " (embtrain --help shows the usage)"),
+                kExitInput);
+  }
+  return options;
+}
+
+std::string cli_help_text() {
+  CliOptions unused;
+  return make_app(&unused)->help();
+}
+
+}  // namespace emb

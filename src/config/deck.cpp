@@ -1,0 +1,238 @@
+#include "config/deck.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "config/schema.hpp"
+#include "config/value.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void input_error(const std::string& where, const std::string& message) {
+  throw Error(str(where, ": ", message), kExitInput);
+}
+
+bool is_identifier(const std::string& text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+std::string unknown_key_message(const std::string& key) {
+  std::string suggestion = closest_key(key);
+  if (!suggestion.empty()) return str("unknown key ", key, " (did you mean ", suggestion, "?)");
+  return str("unknown key ", key, " (embtrain --help lists every key)");
+}
+
+// Reads a deck file and, in place, the files it includes: each value read replaces the one
+// read before it, so an include is overridden by the including file's later lines.
+class DeckReader {
+ public:
+  std::map<std::string, Deck::Entry> values;
+
+  // `included_at` is the "FILE:LINE" of the include line, "" for the deck itself.
+  void read(const std::string& path, const std::string& included_at) {
+    std::error_code ignored;  // an unresolvable path is reported when it fails to open
+    std::string identity = fs::weakly_canonical(fs::absolute(path), ignored).string();
+    for (std::size_t i = 0; i < open_.size(); ++i) {
+      if (open_[i].identity != identity) continue;
+      std::string chain;
+      for (std::size_t j = i; j < open_.size(); ++j) chain += open_[j].shown + " -> ";
+      input_error(included_at, str("include cycle: ", chain, path));
+    }
+    bool directory = fs::is_directory(path, ignored);
+    std::ifstream in;
+    if (!directory) in.open(path);
+    if (!in.is_open()) {
+      std::string reason = directory ? "it is a directory" : std::strerror(errno);
+      if (included_at.empty()) input_error(path, str("cannot open the deck file: ", reason));
+      input_error(included_at, str("cannot open the included file ", path, ": ", reason));
+    }
+    open_.push_back({identity, path});
+    read_lines(in, path);
+    open_.pop_back();
+  }
+
+ private:
+  struct OpenFile {
+    std::string identity;  // canonical path, to recognise a cycle however it is spelt
+    std::string shown;     // as the user wrote it, for messages
+  };
+  std::vector<OpenFile> open_;
+
+  void read_lines(std::istream& in, const std::string& path) {
+    std::map<std::string, std::string> first_set_at;  // key -> "FILE:LINE" in this file
+    std::string section;  // "" before the first header; an included file starts its own
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::string where = str(path, ":", number);
+      std::string text = trim(line.substr(0, line.find('#')));
+      if (text.empty()) continue;
+      if (text.front() == '[') {
+        section = read_section_header(text, where);
+        continue;
+      }
+      std::size_t equals = text.find('=');
+      std::string name = trim(text.substr(0, equals));
+      if (equals == std::string::npos || !is_identifier(name)) malformed(text, where);
+      std::string value = trim(text.substr(equals + 1));
+      if (name == "include") {
+        if (value.empty()) input_error(where, "include needs a file name");
+        fs::path target = fs::path(path).parent_path() / value;  // an absolute value stays itself
+        read(target.lexically_normal().string(), where);
+        continue;
+      }
+      if (section.empty())
+        input_error(where, str("key '", name, "' comes before any [section] header"));
+      std::string key = section + "." + name;
+      const KeySpec* spec = find_key_spec(key);
+      if (!spec) input_error(where, unknown_key_message(key));
+      auto first = first_set_at.emplace(key, where);
+      if (!first.second)
+        input_error(where, str("duplicate key ", key, " (first set at ", first.first->second, ")"));
+      try {
+        values[key] = Deck::Entry{canonical_value(*spec, value), where};
+      } catch (const Error& e) {
+        input_error(where, e.what());
+      }
+    }
+  }
+
+  static std::string read_section_header(const std::string& text, const std::string& where) {
+    std::string section = trim(text.substr(1, text.size() - 2));
+    if (text.back() != ']' || !is_identifier(section)) malformed(text, where);
+    if (is_deck_section(section)) return section;
+    std::string suggestion = closest_section(section);
+    if (!suggestion.empty())
+      input_error(where, str("unknown section [", section, "] (did you mean [", suggestion, "]?)"));
+    input_error(where, str("unknown section [", section, "]; sections are ", join(deck_sections())));
+  }
+
+  [[noreturn]] static void malformed(const std::string& text, const std::string& where) {
+    input_error(where, str("malformed line '", text,
+                           "': expected [section], key = value, include = FILE or # comment"));
+  }
+};
+
+// One `--set section.key=value`.
+void apply_override(const std::string& text, std::map<std::string, Deck::Entry>* values) {
+  std::string where = "--set " + text;
+  std::size_t equals = text.find('=');
+  if (equals == std::string::npos) input_error(where, "expected section.key=value");
+  std::string key = trim(text.substr(0, equals));
+  const KeySpec* spec = find_key_spec(key);
+  if (!spec) input_error(where, unknown_key_message(key));
+  try {
+    (*values)[key] = Deck::Entry{canonical_value(*spec, trim(text.substr(equals + 1))), "--set"};
+  } catch (const Error& e) {
+    input_error(where, e.what());
+  }
+}
+
+// What a required key takes: its choices, or its doc.
+std::string required_hint(const KeySpec& spec) {
+  return spec.choices.empty() ? spec.doc : "one of " + join(spec.choices);
+}
+
+// The stored value of `key`, which must be a schema key of one of `types`.
+const std::string& checked_value(const std::map<std::string, Deck::Entry>& values,
+                                 const std::string& key, std::initializer_list<KeyType> types) {
+  const KeySpec* spec = find_key_spec(key);
+  EMB_ASSERT(spec != nullptr);
+  bool type_matches = false;
+  for (KeyType type : types) type_matches = type_matches || spec->type == type;
+  EMB_ASSERT(type_matches);
+  return values.at(key).value;
+}
+
+}  // namespace
+
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  DeckReader reader;
+  reader.read(path, "");
+  for (const std::string& text : overrides) apply_override(text, &reader.values);
+  Deck deck;
+  deck.path_ = path;
+  for (const KeySpec& spec : deck_schema()) {
+    auto found = reader.values.find(spec.key);
+    if (found != reader.values.end()) {
+      deck.values_[spec.key] = found->second;
+      continue;
+    }
+    if (spec.required)
+      input_error(path, str("missing required key ", spec.key, ": add '", spec.name(),
+                            " = ...' under [", spec.section(), "] (", required_hint(spec), ")"));
+    deck.values_[spec.key] = Deck::Entry{spec.default_value, "default"};
+  }
+  return deck;
+}
+
+int64_t Deck::get_int(const std::string& key) const {
+  int64_t value = 0;
+  EMB_ASSERT(parse_int(checked_value(values_, key, {KeyType::integer}), &value));
+  return value;
+}
+
+double Deck::get_double(const std::string& key) const {
+  double value = 0;
+  EMB_ASSERT(parse_real(checked_value(values_, key, {KeyType::real}), &value));
+  return value;
+}
+
+bool Deck::get_bool(const std::string& key) const {
+  bool value = false;
+  EMB_ASSERT(parse_bool(checked_value(values_, key, {KeyType::boolean}), &value));
+  return value;
+}
+
+std::string Deck::get_string(const std::string& key) const {
+  return checked_value(values_, key, {KeyType::string, KeyType::enumeration});
+}
+
+std::vector<std::string> Deck::get_list(const std::string& key) const {
+  return split_list(checked_value(values_, key, {KeyType::list}));
+}
+
+std::vector<int64_t> Deck::get_int_list(const std::string& key) const {
+  std::vector<int64_t> numbers;
+  for (const std::string& item : split_list(checked_value(values_, key, {KeyType::int_list}))) {
+    numbers.push_back(0);
+    EMB_ASSERT(parse_int(item, &numbers.back()));
+  }
+  return numbers;
+}
+
+bool Deck::is_set(const std::string& key) const { return origin(key) != "default"; }
+
+std::string Deck::origin(const std::string& key) const {
+  auto found = values_.find(key);
+  EMB_ASSERT(found != values_.end());
+  return found->second.origin;
+}
+
+std::string Deck::stem() const { return fs::path(path_).stem().string(); }
+
+std::string Deck::resolved_text() const {
+  std::string text = str("# embtrain deck ", path_, " resolved: every key, commented with its origin\n");
+  std::string section;
+  for (const KeySpec& spec : deck_schema()) {
+    if (spec.section() != section) {
+      section = spec.section();
+      text += str("\n[", section, "]\n");
+    }
+    const Entry& entry = values_.at(spec.key);
+    text += str(spec.name(), " = ", entry.value, "   # ", entry.origin, "\n");
+  }
+  return text;
+}
+
+}  // namespace emb

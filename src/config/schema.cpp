@@ -1,0 +1,269 @@
+#include "config/schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "config/value.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+
+const char* key_type_name(KeyType type) {
+  switch (type) {
+    case KeyType::integer: return "int";
+    case KeyType::real: return "double";
+    case KeyType::boolean: return "bool";
+    case KeyType::string: return "string";
+    case KeyType::enumeration: return "enum";
+    case KeyType::list: return "list";
+    case KeyType::int_list: return "int_list";
+  }
+  EMB_ASSERT(!"every KeyType is named above");
+  return "";
+}
+
+bool Range::contains(double x) const {
+  bool above_lo = lo_open ? x > lo : x >= lo;
+  bool below_hi = hi_open ? x < hi : x <= hi;
+  return above_lo && below_hi;
+}
+
+std::string Range::text() const {
+  bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
+  if (has_lo && has_hi)
+    return str(lo_open ? "(" : "[", format_number(lo), ", ", format_number(hi), hi_open ? ")" : "]");
+  if (has_lo) return str(lo_open ? "> " : ">= ", format_number(lo));
+  if (has_hi) return str(hi_open ? "< " : "<= ", format_number(hi));
+  return "";
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+Range any_number() { return Range{-kInf, kInf}; }
+Range at_least(double lo) { return Range{lo, kInf}; }
+Range above(double lo) { return Range{lo, kInf, true, false}; }
+Range between(double lo, double hi) { return Range{lo, hi}; }
+Range from_below(double lo, double hi) { return Range{lo, hi, false, true}; }
+
+std::string KeySpec::section() const { return key.substr(0, key.find('.')); }
+std::string KeySpec::name() const { return key.substr(key.find('.') + 1); }
+
+namespace {
+
+KeySpec int_key(const char* key, const char* def, const char* unit, Range range, const char* doc) {
+  KeySpec s;
+  s.key = key, s.type = KeyType::integer, s.default_value = def, s.unit = unit, s.range = range;
+  s.doc = doc;
+  return s;
+}
+
+KeySpec real_key(const char* key, const char* def, const char* unit, Range range,
+                 const char* doc) {
+  KeySpec s = int_key(key, def, unit, range, doc);
+  s.type = KeyType::real;
+  return s;
+}
+
+KeySpec string_key(const char* key, const char* def, const char* doc) {
+  KeySpec s;
+  s.key = key, s.type = KeyType::string, s.default_value = def, s.doc = doc;
+  return s;
+}
+
+KeySpec list_key(const char* key, const char* def, const char* doc) {
+  KeySpec s = string_key(key, def, doc);
+  s.type = KeyType::list;
+  return s;
+}
+
+KeySpec int_list_key(const char* key, const char* def, std::size_t size, Range range,
+                     const char* doc) {
+  KeySpec s = int_key(key, def, "", range, doc);
+  s.type = KeyType::int_list, s.list_size = size;
+  return s;
+}
+
+KeySpec enum_key(const char* key, const char* def, std::vector<std::string> choices,
+                 const char* doc) {
+  KeySpec s = string_key(key, def, doc);
+  s.type = KeyType::enumeration, s.choices = std::move(choices);
+  return s;
+}
+
+KeySpec required(KeySpec s) {
+  s.required = true, s.default_value.clear();
+  return s;
+}
+
+// A [model] size that is 0 unless the deck overrides the preset.
+KeySpec model_size(const char* name, const char* doc) {
+  return int_key(name, "0", "", at_least(0), doc);
+}
+
+std::vector<KeySpec> make_schema() {
+  return {
+      // [run]
+      string_key("run.name", "", "run name; empty = <deck stem>-<timestamp>"),
+      string_key("run.output_dir", "outputs", "directory that holds one folder per run"),
+      int_key("run.seed", "1234", "", at_least(0), "seed of every random stream"),
+      int_key("run.log_every", "10", "steps", at_least(1), "log a train.log line every N steps"),
+      enum_key("run.device", "cpu", {"cpu", "cuda"}, "where the model runs"),
+
+      // [model]: sizes default to 0 = the preset's value
+      required(enum_key("model.preset", "",
+                        {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"},
+                        "model family and sizes (MODEL.md Presets)")),
+      model_size("model.d_model", "trunk width D; 0 = preset"),
+      model_size("model.n_layers", "DiT blocks L; 0 = preset"),
+      model_size("model.n_heads", "attention heads H; 0 = preset"),
+      model_size("model.d_ff", "feed-forward width F; 0 = preset"),
+      model_size("model.d_ctx", "context feature width (Dvl or Dtxt); 0 = preset"),
+      model_size("model.n_layers_vl", "gr00t vision-language blocks Lvl; 0 = preset"),
+      model_size("model.n_heads_vl", "gr00t vision-language heads; 0 = preset"),
+      model_size("model.d_out", "gr00t output projection width Dout; 0 = preset"),
+      model_size("model.d_hidden_enc", "gr00t state/action encoder hidden width Dh; 0 = preset"),
+      model_size("model.n_embodiments", "gr00t embodiment slots E; 0 = preset"),
+      model_size("model.state_dim", "gr00t state width Sd; 0 = preset"),
+      model_size("model.action_dim", "action width A; 0 = preset"),
+      model_size("model.horizon", "gr00t action horizon Hz; 0 = preset"),
+      model_size("model.n_future", "gr00t future tokens Nf; 0 = preset"),
+      model_size("model.latent_channels", "wan latent input channels C; 0 = preset"),
+      model_size("model.out_channels", "wan head output channels; 0 = preset"),
+      model_size("model.frames_per_block", "wan latent frames per block fpb; 0 = preset"),
+      model_size("model.actions_per_block", "wan actions per block Ha; 0 = preset"),
+      model_size("model.latent_frames", "wan latent frames F per sample; 0 = preset"),
+      model_size("model.latent_height", "wan latent height Hl; 0 = preset"),
+      model_size("model.latent_width", "wan latent width Wl; 0 = preset"),
+      model_size("model.max_text_tokens", "wan text tokens per sample at most; 0 = preset"),
+      int_list_key("model.patch", "0, 0, 0", 3, at_least(0),
+                   "wan patch (pt, ph, pw); 0, 0, 0 = preset"),
+      real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),
+      real_key("model.action_loss_weight", "1", "", at_least(0),
+               "wan weight of the action loss"),
+      enum_key("model.precision", "fp32", {"fp32", "bf16"}, "compute precision"),
+      enum_key("model.recompute", "none", {"none", "selective", "full"},
+               "activation recompute per unit"),
+      real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),
+
+      // [data]
+      list_key("data.paths", "", "packed HDF5 files or globs, comma-separated"),
+      enum_key("data.packing", "on", {"on", "off"},
+               "pack samples into micro-batches by tokens (off: micro_batch samples each)"),
+      int_key("data.tokens_per_mb", "4096", "tokens", between(16, 1e9),
+              "token budget of one packed micro-batch"),
+      int_key("data.lookahead", "64", "samples", at_least(1),
+              "samples the packer considers when filling a micro-batch"),
+      int_key("data.prefetch", "2", "micro-batches", between(0, 64),
+              "micro-batches read ahead of the step"),
+      int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
+      string_key("data.view", "agentview", "camera view to read"),
+
+      // [train]
+      int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
+      int_key("train.global_batch", "8", "samples", at_least(1), "samples per optimizer step"),
+      int_key("train.micro_batch", "0", "samples", at_least(0),
+              "samples per micro-batch; 0 = global_batch / ranks"),
+      real_key("train.lr", "0.0003", "", at_least(0), "peak learning rate"),
+      real_key("train.min_lr", "3e-05", "", at_least(0), "learning rate at the end of decay"),
+      int_key("train.warmup_steps", "10", "steps", at_least(0), "linear warmup length"),
+      enum_key("train.lr_schedule", "cosine", {"cosine", "constant", "linear"},
+               "decay after warmup"),
+      real_key("train.weight_decay", "0.01", "", at_least(0), "AdamW decoupled weight decay"),
+      real_key("train.beta1", "0.9", "", from_below(0, 1), "AdamW first moment decay"),
+      real_key("train.beta2", "0.95", "", from_below(0, 1), "AdamW second moment decay"),
+      real_key("train.eps", "1e-08", "", above(0), "AdamW epsilon"),
+      real_key("train.grad_clip", "1", "", at_least(0), "global gradient norm clip; 0 = off"),
+      enum_key("train.shard", "full", {"none", "grads", "full"},
+               "parameter sharding: none, grads (ZeRO-2), full (ZeRO-3)"),
+      real_key("train.bucket_mb", "25", "MiB", above(0), "gradient communication bucket size"),
+      int_key("train.ranks", "0", "", at_least(0), "rank count; 0 = world size (used by --plan)"),
+      enum_key("train.nan_policy", "stop", {"stop", "skip"},
+               "on a non-finite loss: stop the run or skip the step"),
+      string_key("train.resume", "off", "off, auto (latest in ckpt_dir) or a checkpoint path"),
+      int_key("train.ckpt_every", "0", "steps", at_least(0), "checkpoint interval; 0 = off"),
+      string_key("train.ckpt_dir", "", "checkpoint directory; empty = <run dir>/ckpt"),
+
+      // [comm]
+      enum_key("comm.backend", "auto", {"auto", "mpi", "nccl"},
+               "collectives: auto = nccl on cuda, mpi on cpu"),
+      enum_key("comm.progress", "thread", {"thread", "none"},
+               "MPI progress thread for asynchronous collectives"),
+      real_key("comm.fabric_latency_us", "0", "us", at_least(0),
+               "modelled per-message fabric latency"),
+      real_key("comm.fabric_gbps", "0", "GB/s", at_least(0),
+               "modelled fabric bandwidth; 0 = no fabric model"),
+  };
+}
+
+// Small typos only: two edits, or a third of the name for long names.
+bool close_enough(std::size_t distance, const std::string& typed) {
+  return distance <= std::max<std::size_t>(2, typed.size() / 3);
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& deck_schema() {
+  static const std::vector<KeySpec> schema = make_schema();
+  return schema;
+}
+
+std::vector<std::string> deck_sections() {
+  std::vector<std::string> sections;
+  for (const KeySpec& spec : deck_schema())
+    if (sections.empty() || sections.back() != spec.section()) sections.push_back(spec.section());
+  return sections;
+}
+
+const KeySpec* find_key_spec(const std::string& key) {
+  for (const KeySpec& spec : deck_schema())
+    if (spec.key == key) return &spec;
+  return nullptr;
+}
+
+bool is_deck_section(const std::string& section) {
+  std::vector<std::string> sections = deck_sections();
+  return std::find(sections.begin(), sections.end(), section) != sections.end();
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_key(const std::string& key) {
+  std::size_t dot = key.find('.');
+  std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+  const KeySpec* best = nullptr;
+  std::size_t best_distance = 0;
+  for (const KeySpec& spec : deck_schema()) {
+    // A right name in the wrong section costs one edit; otherwise compare full keys so a
+    // misspelt section is forgiven as readily as a misspelt name.
+    std::size_t by_name = edit_distance(name, spec.name()) + (section == spec.section() ? 0 : 1);
+    std::size_t distance = std::min(by_name, edit_distance(key, spec.key));
+    if (!best || distance < best_distance) best = &spec, best_distance = distance;
+  }
+  return best && close_enough(best_distance, name) ? best->key : "";
+}
+
+std::string closest_section(const std::string& section) {
+  std::string best;
+  std::size_t best_distance = 0;
+  for (const std::string& candidate : deck_sections()) {
+    std::size_t distance = edit_distance(section, candidate);
+    if (best.empty() || distance < best_distance) best = candidate, best_distance = distance;
+  }
+  return close_enough(best_distance, section) ? best : "";
+}
+
+}  // namespace emb
