@@ -9,15 +9,23 @@
 //                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
 //   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
 //   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
-// Padding: a token with seq < 0 is padding (packing = off). Padding rows may have no allowed
-// key; their output is 0 and they contribute no gradient. A real row with no allowed key is
-// an error (MODEL.md calls it a bug).
+// Padding: a token with seq < 0 is padding (packing = off); no pair involving a padding query
+// or key is allowed. Padding rows get output 0, lse = -inf, and contribute no gradient. A real
+// row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error.
+//
+// Tiles are kAttnTileQ queries × kAttnTileK keys. A tile pair whose summaries prove no pair
+// allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.
+// Scratch: a few tiles per thread, allocated per call. The forward runs OpenMP over
+// (head, query tile); the backward over heads (each head owns its columns of dq, dk, dv).
 #pragma once
 #include <cstdint>
 
 namespace emb::cpu {
 
 enum class AttnMask { full, block_causal, prefix, cross };
+
+constexpr int kAttnTileQ = 64;
+constexpr int kAttnTileK = 64;
 
 struct AttnIndex {
   AttnMask mask = AttnMask::full;
@@ -42,5 +50,17 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
 
 // Counts allowed (query, key) pairs: the FLOP model of --plan and the tile-skipping benchmark.
 int64_t attn_allowed_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk);
+
+// How the kernels see the tile grid: `visited` tile pairs hold at least one allowed pair
+// (the others are skipped), `dense` of those hold only allowed pairs (no per-pair mask).
+struct AttnTileStats {
+  int64_t total = 0;
+  int64_t visited = 0;
+  int64_t dense = 0;
+};
+AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk);
+
+// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross").
+const char* attn_mask_name(AttnMask mask);
 
 }  // namespace emb::cpu

@@ -1,0 +1,229 @@
+#include "kernels/cpu/attention.hpp"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cpu/attention_tiles.hpp"
+#include "kernels/cpu/exp_fast.hpp"
+
+namespace emb::cpu {
+
+namespace {
+
+constexpr float kNegInf = -INFINITY;
+
+// One head's view of a [T, H*hd] tensor: row i of head h starts at base + i*ld + h*hd.
+struct HeadView {
+  const float* base;
+  int64_t ld;
+  const float* row(int64_t i) const { return base + i * ld; }
+};
+
+// S[r, c] = scale·q_(i0+r) · k_(j0+c) for the tile, −∞ where the mask forbids the pair.
+// S has row stride kAttnTileK.
+void tile_scores(HeadView q, HeadView k, const TileSummary& qs, const TileSummary& ks, TileKind kind, int hd,
+                 float scale, const AttnIndex& idx, float* S) {
+  const int bq = static_cast<int>(qs.end - qs.begin), bk = static_cast<int>(ks.end - ks.begin);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bq, bk, hd, scale, q.row(qs.begin), q.ld, k.row(ks.begin),
+              k.ld, 0.0f, S, kAttnTileK);
+  if (kind != TileKind::masked) return;
+  for (int r = 0; r < bq; ++r)
+    for (int c = 0; c < bk; ++c)
+      if (!attn_pair_allowed(idx, qs.begin + r, ks.begin + c)) S[r * kAttnTileK + c] = kNegInf;
+}
+
+float row_max(const float* s, int n) {
+  float m = kNegInf;
+#pragma omp simd reduction(max : m)
+  for (int c = 0; c < n; ++c) m = std::max(m, s[c]);
+  return m;
+}
+
+// p[c] = e^(s[c] − m) in place; returns Σ p.
+float exp_shifted(float* s, int n, float m) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int c = 0; c < n; ++c) {
+    s[c] = exp_fast(s[c] - m);
+    sum += s[c];
+  }
+  return sum;
+}
+
+// Streams the key tiles of query tile `qs` for one head with an online softmax; writes the
+// tile's rows of out and lse (lse = −∞ for rows without any allowed key).
+void forward_tile(HeadView q, HeadView k, HeadView v, float* out, float* lse, int64_t ld, int H, int h, int hd,
+                  const AttnTiles& tiles, int64_t qt, const AttnIndex& idx, std::vector<float>& S,
+                  std::vector<float>& O, std::vector<float>& m, std::vector<float>& l) {
+  const TileSummary& qs = tiles.q(qt);
+  const int bq = static_cast<int>(qs.end - qs.begin);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::fill(O.begin(), O.end(), 0.0f);
+  std::fill(m.begin(), m.end(), kNegInf);
+  std::fill(l.begin(), l.end(), 0.0f);
+  for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+    const TileKind kind = tiles.kind(qt, kt);
+    if (kind == TileKind::skip) continue;
+    const TileSummary& ks = tiles.k(kt);
+    const int bk = static_cast<int>(ks.end - ks.begin);
+    tile_scores(q, k, qs, ks, kind, hd, scale, idx, S.data());
+    for (int r = 0; r < bq; ++r) {
+      float* s = S.data() + r * kAttnTileK;
+      const float m_new = std::max(m[r], row_max(s, bk));
+      if (m_new == kNegInf) {  // nothing allowed for this row yet: contributes nothing
+        std::fill(s, s + bk, 0.0f);
+        continue;
+      }
+      const float alpha = exp_fast(m[r] - m_new);
+      l[r] = l[r] * alpha + exp_shifted(s, bk, m_new);
+      m[r] = m_new;
+      if (alpha != 1.0f)
+        for (int d = 0; d < hd; ++d) O[r * hd + d] *= alpha;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bq, hd, bk, 1.0f, S.data(), kAttnTileK, v.row(ks.begin),
+                v.ld, 1.0f, O.data(), hd);
+  }
+  for (int r = 0; r < bq; ++r) {
+    const int64_t i = qs.begin + r;
+    float* o = out + i * ld + int64_t{h} * hd;
+    const float inv_l = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    for (int d = 0; d < hd; ++d) o[d] = O[r * hd + d] * inv_l;
+    lse[i * H + h] = l[r] > 0.0f ? m[r] + std::log(l[r]) : kNegInf;
+  }
+}
+
+}  // namespace
+
+const char* attn_mask_name(AttnMask mask) {
+  switch (mask) {
+    case AttnMask::full:
+      return "full";
+    case AttnMask::block_causal:
+      return "block_causal";
+    case AttnMask::prefix:
+      return "prefix";
+    case AttnMask::cross:
+      return "cross";
+  }
+  return "?";
+}
+
+bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j) { return attn_pair_allowed(idx, i, j); }
+
+void attention_forward(const float* q, const float* k, const float* v, float* out, float* lse, int64_t Tq,
+                       int64_t Tk, int H, int hd, const AttnIndex& idx) {
+  const AttnTiles tiles(idx, Tq, Tk);
+  const int64_t ld = int64_t{H} * hd;
+  const int64_t n_tasks = H * tiles.n_q();
+#pragma omp parallel
+  {
+    std::vector<float> S(kAttnTileQ * kAttnTileK), O(kAttnTileQ * hd), m(kAttnTileQ), l(kAttnTileQ);
+#pragma omp for schedule(dynamic)
+    for (int64_t task = 0; task < n_tasks; ++task) {
+      const int h = static_cast<int>(task % H);
+      const int64_t qt = task / H;
+      forward_tile({q + h * hd, ld}, {k + h * hd, ld}, {v + h * hd, ld}, out, lse, ld, H, h, hd, tiles, qt, idx, S, O,
+                   m, l);
+    }
+  }
+  for (int64_t i = 0; i < Tq; ++i)
+    EMB_CHECK(!(lse[i * H] == kNegInf && idx.q_seq[i] >= 0), "attention: query token ", i, " (seq ", idx.q_seq[i],
+              ") has no allowed key under mask ", attn_mask_name(idx.mask));
+}
+
+// Flash backward per head: P = e^(S − lse) recomputed per tile, D_i = Σ dO_i·O_i,
+// dV += Pᵀ dO, dS = P∘(dO Vᵀ − D), dQ += scale·dS K, dK += scale·dSᵀ Q.
+void attention_backward(const float* q, const float* k, const float* v, const float* out, const float* lse,
+                        const float* dout, float* dq, float* dk, float* dv, int64_t Tq, int64_t Tk, int H, int hd,
+                        const AttnIndex& idx) {
+  const AttnTiles tiles(idx, Tq, Tk);
+  const int64_t ld = int64_t{H} * hd;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+#pragma omp parallel
+  {
+    std::vector<float> P(kAttnTileQ * kAttnTileK), dS(kAttnTileQ * kAttnTileK), D(Tq);
+#pragma omp for schedule(dynamic)
+    for (int h = 0; h < H; ++h) {
+      const int64_t col = int64_t{h} * hd;
+      const HeadView qh{q + col, ld}, kh{k + col, ld}, vh{v + col, ld}, doh{dout + col, ld};
+      for (int64_t i = 0; i < Tq; ++i) {
+        double s = 0.0;
+        for (int d = 0; d < hd; ++d) s += double(dout[i * ld + col + d]) * out[i * ld + col + d];
+        D[i] = static_cast<float>(s);
+      }
+      for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+        const TileSummary& ks = tiles.k(kt);
+        const int bk = static_cast<int>(ks.end - ks.begin);
+        for (int64_t qt = 0; qt < tiles.n_q(); ++qt) {
+          const TileKind kind = tiles.kind(qt, kt);
+          if (kind == TileKind::skip) continue;
+          const TileSummary& qs = tiles.q(qt);
+          const int bq = static_cast<int>(qs.end - qs.begin);
+          tile_scores(qh, kh, qs, ks, kind, hd, scale, idx, P.data());
+          for (int r = 0; r < bq; ++r) {
+            float* p = P.data() + r * kAttnTileK;
+            const float row_lse = lse[(qs.begin + r) * H + h];
+            if (row_lse == kNegInf)
+              std::fill(p, p + bk, 0.0f);
+            else
+              exp_shifted(p, bk, row_lse);
+          }
+          if (dv)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, 1.0f, P.data(), kAttnTileK,
+                        doh.row(qs.begin), ld, 1.0f, dv + ks.begin * ld + col, ld);
+          if (!dq && !dk) continue;
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bq, bk, hd, 1.0f, doh.row(qs.begin), ld,
+                      vh.row(ks.begin), ld, 0.0f, dS.data(), kAttnTileK);
+          for (int r = 0; r < bq; ++r) {
+            const float Di = D[qs.begin + r];
+            float* ds = dS.data() + r * kAttnTileK;
+            const float* p = P.data() + r * kAttnTileK;
+            for (int c = 0; c < bk; ++c) ds[c] = p[c] * (ds[c] - Di);
+          }
+          if (dq)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bq, hd, bk, scale, dS.data(), kAttnTileK,
+                        kh.row(ks.begin), ld, 1.0f, dq + qs.begin * ld + col, ld);
+          if (dk)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, scale, dS.data(), kAttnTileK,
+                        qh.row(qs.begin), ld, 1.0f, dk + ks.begin * ld + col, ld);
+        }
+      }
+    }
+  }
+}
+
+int64_t attn_allowed_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
+  const AttnTiles tiles(idx, Tq, Tk);
+  int64_t pairs = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : pairs)
+  for (int64_t qt = 0; qt < tiles.n_q(); ++qt) {
+    const TileSummary& qs = tiles.q(qt);
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+      const TileSummary& ks = tiles.k(kt);
+      const TileKind kind = tiles.kind(qt, kt);
+      if (kind == TileKind::dense) pairs += (qs.end - qs.begin) * (ks.end - ks.begin);
+      if (kind != TileKind::masked) continue;
+      for (int64_t i = qs.begin; i < qs.end; ++i)
+        for (int64_t j = ks.begin; j < ks.end; ++j) pairs += attn_pair_allowed(idx, i, j);
+    }
+  }
+  return pairs;
+}
+
+AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
+  const AttnTiles tiles(idx, Tq, Tk);
+  AttnTileStats stats;
+  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+      const TileKind kind = tiles.kind(qt, kt);
+      ++stats.total;
+      stats.visited += kind != TileKind::skip;
+      stats.dense += kind == TileKind::dense;
+    }
+  return stats;
+}
+
+}  // namespace emb::cpu

@@ -1,0 +1,56 @@
+// The tile grid of varlen attention: per-tile summaries of seq/blk/grp and the per-pair mask
+// rule, from which a (query tile, key tile) pair is classified as skip (no allowed pair),
+// dense (every pair allowed) or masked (decided per pair). Summaries are conservative: a tile
+// pair is only skipped or dense when that is certain for every pair in it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/attention.hpp"
+
+namespace emb::cpu {
+
+// The scalar mask rule (attention.hpp); inline because masked tiles call it per pair.
+inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {
+  const int32_t s = idx.q_seq[i];
+  if (s < 0 || s != idx.k_seq[j]) return false;
+  switch (idx.mask) {
+    case AttnMask::full:
+    case AttnMask::cross:
+      return true;
+    case AttnMask::prefix:
+      return idx.k_grp[j] == 0 || idx.q_grp[i] != 0;
+    case AttnMask::block_causal:
+      if (idx.q_grp[i] == 0) return idx.k_grp[j] == 0 && idx.k_blk[j] <= idx.q_blk[i];
+      return idx.k_grp[j] == 0 ? idx.k_blk[j] < idx.q_blk[i] : idx.k_blk[j] == idx.q_blk[i];
+  }
+  return false;
+}
+
+enum class TileKind { skip, dense, masked };
+
+// What the mask can depend on inside one tile, over its non-padding tokens; grp is 0 or "not 0".
+struct TileSummary {
+  int64_t begin = 0, end = 0;
+  bool has_padding = false;
+  int64_t n_real = 0;
+  int32_t seq_min = 0, seq_max = 0;
+  int64_t n_grp[2] = {0, 0};
+  int32_t blk_min[2] = {0, 0}, blk_max[2] = {0, 0};
+};
+
+class AttnTiles {
+ public:
+  AttnTiles(const AttnIndex& idx, int64_t Tq, int64_t Tk);
+  int64_t n_q() const { return static_cast<int64_t>(q_.size()); }
+  int64_t n_k() const { return static_cast<int64_t>(k_.size()); }
+  const TileSummary& q(int64_t t) const { return q_[t]; }
+  const TileSummary& k(int64_t t) const { return k_[t]; }
+  TileKind kind(int64_t qt, int64_t kt) const;
+
+ private:
+  AttnMask mask_;
+  std::vector<TileSummary> q_, k_;
+};
+
+}  // namespace emb::cpu

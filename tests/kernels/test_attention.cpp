@@ -1,0 +1,274 @@
+#include <boost/test/unit_test.hpp>
+#include <omp.h>
+
+#include "core/error.hpp"
+#include "kernel_check.hpp"
+#include "kernels/cpu/attention.hpp"
+
+using namespace emb;
+using namespace emb::test;
+using cpu::AttnMask;
+
+namespace {
+
+// A ragged packed batch: samples laid end to end with padding tokens (seq −1) after some of
+// them, plus a context with its own padding. `shuffled` draws grp/blk per token at random
+// (the tile summaries must stay exact for any layout); otherwise each sample is clean blocks
+// then noisy blocks, as the wan sequences are.
+struct Batch {
+  std::vector<int32_t> seq, blk, grp, cseq;
+  int64_t T() const { return static_cast<int64_t>(seq.size()); }
+  int64_t Tc() const { return static_cast<int64_t>(cseq.size()); }
+  cpu::AttnIndex index(AttnMask mask) const {
+    cpu::AttnIndex idx;
+    idx.mask = mask;
+    idx.q_seq = seq.data(), idx.q_blk = blk.data(), idx.q_grp = grp.data();
+    idx.k_seq = mask == AttnMask::cross ? cseq.data() : seq.data();
+    idx.k_blk = blk.data(), idx.k_grp = grp.data();
+    return idx;
+  }
+};
+
+Batch make_batch(const std::vector<int>& lengths, const std::vector<int>& padding_after, int n_blocks,
+                 bool shuffled) {
+  Batch b;
+  std::mt19937 gen(7);
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    const int n = lengths[s], half = std::max(1, n / 2);
+    for (int t = 0; t < n; ++t) {
+      b.seq.push_back(int32_t(s));
+      if (shuffled) {
+        b.grp.push_back(int32_t(gen() % 2));
+        b.blk.push_back(int32_t(gen() % n_blocks));
+      } else {
+        b.grp.push_back(t >= half);
+        b.blk.push_back(int32_t((t % half) * n_blocks / half));
+      }
+    }
+    for (int p = 0; p < padding_after[s]; ++p) b.seq.push_back(-1), b.grp.push_back(0), b.blk.push_back(0);
+    for (int c = 0; c < 3 + n / 5; ++c) b.cseq.push_back(int32_t(s));
+  }
+  b.cseq.push_back(-1);
+  return b;
+}
+
+Batch ragged_batch(bool shuffled) { return make_batch({37, 90, 5, 130, 71}, {0, 3, 0, 0, 2}, 3, shuffled); }
+
+// The masks of MODEL.md "Packed batch", written independently of the kernels.
+bool mask_ref(const Batch& b, AttnMask mask, int64_t i, int64_t j) {
+  if (b.seq[i] < 0) return false;
+  if (mask == AttnMask::cross) return b.seq[i] == b.cseq[j];
+  if (b.seq[i] != b.seq[j]) return false;
+  switch (mask) {
+    case AttnMask::full:
+      return true;
+    case AttnMask::prefix:
+      return b.grp[j] == 0 || b.grp[i] == 1;
+    case AttnMask::block_causal:
+      if (b.grp[i] == 0) return b.grp[j] == 0 && b.blk[j] <= b.blk[i];
+      return (b.grp[j] == 0 && b.blk[j] < b.blk[i]) || (b.grp[j] == 1 && b.blk[j] == b.blk[i]);
+    default:
+      return false;
+  }
+}
+
+struct AttnRef {
+  std::vector<double> out, lse;
+};
+
+// Dense masked softmax attention in double.
+AttnRef attention_ref(const Batch& b, AttnMask mask, const std::vector<double>& q, const std::vector<double>& k,
+                      const std::vector<double>& v, int H, int hd) {
+  const int64_t Tq = b.T(), Tk = mask == AttnMask::cross ? b.Tc() : b.T(), ld = int64_t{H} * hd;
+  AttnRef r{std::vector<double>(Tq * ld, 0.0), std::vector<double>(Tq * H, -INFINITY)};
+  std::vector<double> s(Tk);
+  for (int64_t i = 0; i < Tq; ++i)
+    for (int h = 0; h < H; ++h) {
+      double m = -INFINITY;
+      for (int64_t j = 0; j < Tk; ++j) {
+        s[j] = -INFINITY;
+        if (!mask_ref(b, mask, i, j)) continue;
+        double dot = 0.0;
+        for (int d = 0; d < hd; ++d) dot += q[i * ld + h * hd + d] * k[j * ld + h * hd + d];
+        s[j] = dot / std::sqrt(double(hd));
+        m = std::max(m, s[j]);
+      }
+      if (m == -INFINITY) continue;
+      double l = 0.0;
+      for (int64_t j = 0; j < Tk; ++j) l += std::exp(s[j] - m);
+      for (int64_t j = 0; j < Tk; ++j) {
+        const double p = std::exp(s[j] - m) / l;
+        if (p == 0.0) continue;
+        for (int d = 0; d < hd; ++d) r.out[i * ld + h * hd + d] += p * v[j * ld + h * hd + d];
+      }
+      r.lse[i * H + h] = m + std::log(l);
+    }
+  return r;
+}
+
+// Numerical gradient of loss() for `count` random entries of x; returns (indices, values).
+std::pair<std::vector<size_t>, std::vector<double>> sampled_grad(const std::function<double()>& loss,
+                                                                 std::vector<double>& x, int count, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<size_t> at;
+  std::vector<double> g;
+  for (int n = 0; n < count; ++n) {
+    const size_t i = gen() % x.size();
+    const double keep = x[i], eps = 1e-5;
+    x[i] = keep + eps;
+    const double up = loss();
+    x[i] = keep - eps;
+    const double down = loss();
+    x[i] = keep;
+    at.push_back(i);
+    g.push_back((up - down) / (2 * eps));
+  }
+  return {at, g};
+}
+
+// Forward against the dense double reference; backward against central differences of it on
+// sampled entries; padding rows get 0 output, lse −∞ and no gradient.
+void check_attention(const Batch& b, AttnMask mask, bool with_fd) {
+  const int H = 2, hd = 16;
+  const int64_t Tq = b.T(), Tk = mask == AttnMask::cross ? b.Tc() : b.T(), ld = H * hd;
+  const auto idx = b.index(mask);
+  const auto q = random_floats(Tq * ld, 101, -2.f, 2.f), k = random_floats(Tk * ld, 102, -2.f, 2.f);
+  const auto v = random_floats(Tk * ld, 103), w_loss = random_floats(Tq * ld, 104);
+  std::vector<float> out(Tq * ld), lse(Tq * H);
+  cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), Tq, Tk, H, hd, idx);
+  auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
+  const AttnRef ref = attention_ref(b, mask, qd, kd, vd, H, hd);
+  const std::string name = cpu::attn_mask_name(mask);
+  check_close(out, ref.out, 1e-5, 0.0, name + " out");
+  std::vector<double> lse_real, lse_ref_real;
+  for (int64_t i = 0; i < Tq * H; ++i) {
+    if (b.seq[i / H] < 0) {
+      BOOST_TEST(lse[i] == -INFINITY);
+      continue;
+    }
+    lse_real.push_back(lse[i]);
+    lse_ref_real.push_back(ref.lse[i]);
+  }
+  check_close(lse_real, lse_ref_real, 1e-5, 1e-6, name + " lse");
+
+  const auto dq0 = random_floats(q.size(), 105), dk0 = random_floats(k.size(), 106), dv0 = random_floats(v.size(), 107);
+  auto dq = dq0, dk = dk0, dv = dv0;
+  cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), w_loss.data(), dq.data(), dk.data(),
+                          dv.data(), Tq, Tk, H, hd, idx);
+  const auto gq = added(dq, dq0), gk = added(dk, dk0), gv = added(dv, dv0);
+  for (int64_t i = 0; i < Tq; ++i)
+    if (b.seq[i] < 0)
+      for (int64_t c = 0; c < ld; ++c) BOOST_REQUIRE(dq[i * ld + c] == dq0[i * ld + c]);
+  for (int64_t j = 0; j < Tk; ++j)
+    if ((mask == AttnMask::cross ? b.cseq[j] : b.seq[j]) < 0)
+      for (int64_t c = 0; c < ld; ++c) BOOST_REQUIRE(dk[j * ld + c] == dk0[j * ld + c] && dv[j * ld + c] == dv0[j * ld + c]);
+  if (!with_fd) return;
+  auto loss = [&] { return weighted_sum(attention_ref(b, mask, qd, kd, vd, H, hd).out, w_loss); };
+  for (auto [x, g, seed, what] : {std::tuple{&qd, &gq, 1u, "dq"}, {&kd, &gk, 2u, "dk"}, {&vd, &gv, 3u, "dv"}}) {
+    const auto [at, want] = sampled_grad(loss, *x, 12, seed);
+    std::vector<double> got;
+    for (size_t i : at) got.push_back((*g)[i]);
+    check_close(got, want, 1e-4, 1e-6, name + " " + what);
+  }
+}
+
+const AttnMask kAllMasks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(attention_mask_rule_matches_model_md) {
+  for (bool shuffled : {false, true}) {
+    const Batch b = ragged_batch(shuffled);
+    for (AttnMask mask : kAllMasks) {
+      const auto idx = b.index(mask);
+      const int64_t Tk = mask == AttnMask::cross ? b.Tc() : b.T();
+      int64_t pairs = 0, mismatches = 0;
+      for (int64_t i = 0; i < b.T(); ++i)
+        for (int64_t j = 0; j < Tk; ++j) {
+          pairs += mask_ref(b, mask, i, j);
+          mismatches += mask_ref(b, mask, i, j) != cpu::attn_allowed(idx, i, j);
+        }
+      BOOST_TEST(mismatches == 0);
+      BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(attention_tile_classes_exact_on_block_layouts) {
+  // Blocks of 96 and 50 tokens straddle tile edges, so tiles hold one block or two; a tile
+  // pair wrongly classified dense would over-count pairs, wrongly skipped would under-count.
+  const std::vector<std::pair<std::vector<int>, int>> layouts = {
+      {{768, 300}, 4}, {{512, 512}, 4}, {{200, 333, 64}, 3}, {{1000}, 10}};
+  for (const auto& [lengths, n_blocks] : layouts) {
+    const Batch b = make_batch(lengths, std::vector<int>(lengths.size(), 0), n_blocks, false);
+    for (AttnMask mask : kAllMasks) {
+      const int64_t Tk = mask == AttnMask::cross ? b.Tc() : b.T();
+      int64_t pairs = 0;
+      for (int64_t i = 0; i < b.T(); ++i)
+        for (int64_t j = 0; j < Tk; ++j) pairs += mask_ref(b, mask, i, j);
+      BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+    }
+  }
+  check_attention(make_batch({768, 300}, {0, 0}, 4, false), AttnMask::block_causal, false);
+}
+
+BOOST_AUTO_TEST_CASE(attention_structured_batch_every_mask) {
+  const Batch b = ragged_batch(false);
+  for (AttnMask mask : kAllMasks) check_attention(b, mask, true);
+}
+
+BOOST_AUTO_TEST_CASE(attention_shuffled_grp_blk) {
+  const Batch b = ragged_batch(true);
+  for (AttnMask mask : {AttnMask::block_causal, AttnMask::prefix}) check_attention(b, mask, false);
+}
+
+BOOST_AUTO_TEST_CASE(attention_block_causal_skips_tiles) {
+  // 2 samples × 4 blocks of 64 clean + 64 noisy tokens: tile-aligned blocks.
+  const Batch b = make_batch({512, 512}, {0, 0}, 4, false);
+  const auto full = cpu::attention_tile_stats(b.index(AttnMask::full), b.T(), b.T());
+  const auto causal = cpu::attention_tile_stats(b.index(AttnMask::block_causal), b.T(), b.T());
+  BOOST_TEST(full.total == 16 * 16);
+  BOOST_TEST(full.visited == 2 * 8 * 8);  // only the two diagonal sample blocks
+  BOOST_TEST(full.dense == full.visited);
+  // Per sample, clean blocks (4 tiles) see clean blocks ≤ theirs: 10 tile pairs; noisy blocks
+  // see earlier clean blocks (6) and themselves (4).
+  BOOST_TEST(causal.visited == 2 * (10 + 6 + 4));
+  BOOST_TEST(causal.dense == causal.visited);
+}
+
+BOOST_AUTO_TEST_CASE(attention_threads_give_identical_results) {
+  const Batch b = ragged_batch(false);
+  const int H = 3, hd = 8;
+  const int64_t T = b.T(), ld = H * hd;
+  const auto idx = b.index(AttnMask::block_causal);
+  const auto q = random_floats(T * ld, 111), k = random_floats(T * ld, 112), v = random_floats(T * ld, 113);
+  const auto dout = random_floats(T * ld, 114);
+  auto run = [&](int threads, bool only_dv) {
+    const int keep = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<float> out(T * ld), lse(T * H), dq(T * ld, 0.f), dk(T * ld, 0.f), dv(T * ld, 0.f);
+    cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+    cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
+                            only_dv ? nullptr : dq.data(), only_dv ? nullptr : dk.data(), dv.data(), T, T, H, hd, idx);
+    omp_set_num_threads(keep);
+    return std::vector<std::vector<float>>{out, dq, dk, dv};
+  };
+  const auto one = run(1, false), three = run(3, false), dv_only = run(1, true);
+  for (int t = 0; t < 4; ++t) BOOST_TEST(one[t] == three[t]);
+  BOOST_TEST(dv_only[3] == one[3]);
+}
+
+BOOST_AUTO_TEST_CASE(attention_real_row_without_key_throws) {
+  Batch b = make_batch({10, 12}, {0, 0}, 1, false);
+  for (int32_t& s : b.cseq)
+    if (s == 1) s = -1;  // sample 1 loses its context
+  const int64_t ld = 4;
+  std::vector<float> q(b.T() * ld, 0.5f), kv(b.Tc() * ld, 0.5f), out(b.T() * ld), lse(b.T());
+  try {
+    cpu::attention_forward(q.data(), kv.data(), kv.data(), out.data(), lse.data(), b.T(), b.Tc(), 1, 4,
+                           b.index(AttnMask::cross));
+    BOOST_ERROR("expected emb::Error");
+  } catch (const emb::Error& e) {
+    BOOST_TEST(std::string(e.what()) == "attention: query token 10 (seq 1) has no allowed key under mask cross");
+  }
+}
