@@ -1,0 +1,43 @@
+// The packed dataset format `embpack/1` (DATA.md "The packed file"), the names shared by
+// the writer (embpack), the verifier and the loader. Additions to DATA.md's list, all
+// written by embpack and optional for readers:
+//   /embodiments/state_dim, /embodiments/action_dim  int32 [n_embodiments]
+//        the leading columns of /steps/state and /steps/action that embodiment e uses (the
+//        rest are zero); the loader masks the unused action columns (action_mask 0).
+//   /features/vl (+ _offsets [S+1])      gr00t: per-step vl tokens (views × tokens per view,
+//        then the instruction's tokens), float16 [N, Dvl].
+//   /features/txt (+ _offsets [ntask+1]) wan: per-task text tokens, float16 [N, Dtxt].
+//   /latents/<view> attribute steps_per_latent: latent frame j of episode e covers steps
+//        [j·spl, (j+1)·spl) of it; /latents/<view>_offsets int64 [E+1] gives each episode's
+//        latent frames (ceil(len/spl) of them).
+//   /stats/<field>/{mean,std,min,max,q01,q99} float32 [dim] for field in state, action,
+//        reward (reward dim 1), over all rows.
+#pragma once
+#include <array>
+
+namespace emb::packed {
+
+constexpr const char* kFormat = "embpack/1";
+constexpr const char* kEpisodeOffsets = "/episodes/offsets";
+constexpr const char* kEpisodeTask = "/episodes/task";
+constexpr const char* kEpisodeEmbodiment = "/episodes/embodiment";
+constexpr const char* kState = "/steps/state";
+constexpr const char* kAction = "/steps/action";
+constexpr const char* kReward = "/steps/reward";
+constexpr const char* kDone = "/steps/done";
+constexpr const char* kTaskText = "/tasks/text";
+constexpr const char* kTaskTokens = "/tasks/tokens";
+constexpr const char* kTaskTokenOffsets = "/tasks/token_offsets";
+constexpr const char* kEmbodimentStateDim = "/embodiments/state_dim";
+constexpr const char* kEmbodimentActionDim = "/embodiments/action_dim";
+constexpr const char* kVlFeatures = "/features/vl";
+constexpr const char* kVlOffsets = "/features/vl_offsets";
+constexpr const char* kTxtFeatures = "/features/txt";
+constexpr const char* kTxtOffsets = "/features/txt_offsets";
+constexpr const char* kLatents = "/latents";
+constexpr const char* kVideo = "/video";
+constexpr const char* kStepsPerLatent = "steps_per_latent";
+constexpr std::array<const char*, 3> kStatFields{"state", "action", "reward"};
+constexpr std::array<const char*, 6> kStatNames{"mean", "std", "min", "max", "q01", "q99"};
+
+}  // namespace emb::packed

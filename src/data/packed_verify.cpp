@@ -1,0 +1,193 @@
+#include "data/packed_verify.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "data/half.hpp"
+#include "data/packed_format.hpp"
+#include "data/tokenizer.hpp"
+
+namespace emb {
+
+namespace {
+
+int64_t product_after_first(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (size_t i = 1; i < d.size(); ++i) n *= d[i];
+  return n;
+}
+
+void expect_rows(const H5File& f, const std::string& ds, const std::vector<int64_t>& dims, int64_t rows,
+                 const char* what) {
+  if (dims[0] != rows) f.fail(ds, str("expected ", rows, " rows (", what, "), found ", dims[0]));
+}
+
+template <class T>
+void check_finite(const H5File& f, const std::string& ds, const std::vector<T>& v, int64_t row_elems) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    bool finite;
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      finite = ((v[i] >> 10) & 0x1f) != 0x1f;
+    } else {
+      finite = std::isfinite(v[i]);
+    }
+    if (!finite) f.fail(ds, str("non-finite value at row ", int64_t(i) / std::max<int64_t>(row_elems, 1)));
+  }
+}
+
+std::string latent_offsets_name(const std::string& view) { return str(packed::kLatents, "/", view, "_offsets"); }
+
+// Latents of one view: shape, offsets, and ceil(len/spl) frames per episode.
+void verify_latents(const H5File& f, const std::string& view, const std::vector<int64_t>& ep, bool values) {
+  std::string ds = str(packed::kLatents, "/", view);
+  std::vector<int64_t> d = f.expect(ds, Elem::f16, 4);
+  double spl = f.attr_double(ds, packed::kStepsPerLatent);
+  if (!(spl >= 1) || spl != std::floor(spl)) f.fail(ds, str("attribute steps_per_latent must be an integer >= 1"));
+  std::string ods = latent_offsets_name(view);
+  f.expect(ods, Elem::i64, 1);
+  std::vector<int64_t> off = f.read_all<int64_t>(ods);
+  int64_t episodes = int64_t(ep.size()) - 1;
+  check_offsets(f, ods, off, episodes, d[0], true);
+  for (int64_t e = 0; e < episodes; ++e) {
+    int64_t want = (ep[e + 1] - ep[e] + int64_t(spl) - 1) / int64_t(spl);
+    if (off[e + 1] - off[e] != want)
+      f.fail(ods, str("episode ", e, " has ", off[e + 1] - off[e], " latent frames, expected ", want));
+  }
+  if (values) check_finite(f, ds, f.read_all<uint16_t>(ds), product_after_first(d));
+}
+
+// A varlen feature array and its offsets over `rows` rows; returns the feature dim.
+int64_t verify_features(const H5File& f, const std::string& ds, const std::string& ods, int64_t rows, bool values) {
+  std::vector<int64_t> d = f.expect(ds, Elem::f16, 2);
+  f.expect(ods, Elem::i64, 1);
+  check_offsets(f, ods, f.read_all<int64_t>(ods), rows, d[0], false);
+  if (values) check_finite(f, ds, f.read_all<uint16_t>(ds), d[1]);
+  return d[1];
+}
+
+void verify_stats(const H5File& f, const std::string& field, int64_t dim) {
+  for (const char* name : packed::kStatNames) {
+    std::string ds = str("/stats/", field, "/", name);
+    std::vector<int64_t> d = f.expect(ds, Elem::f32, 1);
+    if (d[0] != dim) f.fail(ds, str("expected ", dim, " values, found ", d[0]));
+    check_finite(f, ds, f.read_all<float>(ds), 1);
+  }
+}
+
+PackedSummary verify(const H5File& f, bool values) {
+  PackedSummary s;
+  std::string format = f.attr_string("/", "format");
+  if (format != packed::kFormat) f.fail("/", str("format attribute is '", format, "', expected '", packed::kFormat, "'"));
+  s.family = f.attr_string("/", "family");
+  if (s.family != "gr00t" && s.family != "wan") f.fail("/", str("family '", s.family, "' is not gr00t or wan"));
+  s.fps = f.attr_double("/", "fps");
+  s.source = f.has_attr("/", "source") ? f.attr_string("/", "source") : "";
+  s.created_by = f.has_attr("/", "created_by") ? f.attr_string("/", "created_by") : "";
+
+  std::vector<int64_t> sd = f.expect(packed::kState, Elem::f32, 2);
+  std::vector<int64_t> ad = f.expect(packed::kAction, Elem::f32, 2);
+  s.steps = sd[0], s.state_dim = sd[1], s.action_dim = ad[1];
+  expect_rows(f, packed::kAction, ad, s.steps, "one per step");
+  s.episodes = f.expect(packed::kEpisodeOffsets, Elem::i64, 1)[0] - 1;
+  if (s.episodes < 1) f.fail(packed::kEpisodeOffsets, "expected at least 2 entries (one episode)");
+  std::vector<int64_t> ep = f.read_all<int64_t>(packed::kEpisodeOffsets);
+  check_offsets(f, packed::kEpisodeOffsets, ep, s.episodes, s.steps, true);
+
+  std::vector<std::string> text = f.read_strings(packed::kTaskText);
+  s.tasks = int64_t(text.size());
+  std::vector<int64_t> tok_dims = f.expect(packed::kTaskTokens, Elem::i32, 1);
+  f.expect(packed::kTaskTokenOffsets, Elem::i64, 1);
+  check_offsets(f, packed::kTaskTokenOffsets, f.read_all<int64_t>(packed::kTaskTokenOffsets), s.tasks, tok_dims[0],
+                false);
+
+  expect_rows(f, packed::kEpisodeTask, f.expect(packed::kEpisodeTask, Elem::i32, 1), s.episodes, "one per episode");
+  expect_rows(f, packed::kEpisodeEmbodiment, f.expect(packed::kEpisodeEmbodiment, Elem::i32, 1), s.episodes,
+              "one per episode");
+  if (f.has(packed::kEmbodimentStateDim) || f.has(packed::kEmbodimentActionDim)) {
+    std::vector<int64_t> d = f.expect(packed::kEmbodimentStateDim, Elem::i32, 1);
+    expect_rows(f, packed::kEmbodimentActionDim, f.expect(packed::kEmbodimentActionDim, Elem::i32, 1), d[0],
+                "one per embodiment");
+    s.embodiments = d[0];
+  }
+  if (f.has(packed::kReward)) expect_rows(f, packed::kReward, f.expect(packed::kReward, Elem::f32, 1), s.steps, "one per step");
+  if (f.has(packed::kDone)) expect_rows(f, packed::kDone, f.expect(packed::kDone, Elem::u8, 1), s.steps, "one per step");
+
+  for (const std::string& view : f.members(packed::kLatents)) {
+    if (view.size() > 8 && view.compare(view.size() - 8, 8, "_offsets") == 0) continue;
+    verify_latents(f, view, ep, values);
+    s.latent_views.push_back(view);
+  }
+  for (const std::string& view : f.members(packed::kVideo)) {
+    std::string ds = str(packed::kVideo, "/", view);
+    std::vector<int64_t> d = f.expect(ds, Elem::u8, 4);
+    expect_rows(f, ds, d, s.steps, "one frame per step");
+    if (d[3] != 3) f.fail(ds, str("expected 3 channels (RGB), found ", d[3]));
+    s.video_views.push_back(view);
+  }
+  if (f.has(packed::kVlFeatures)) {
+    verify_features(f, packed::kVlFeatures, packed::kVlOffsets, s.steps, values);
+    s.features.push_back("vl");
+  }
+  if (f.has(packed::kTxtFeatures)) {
+    verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, values);
+    s.features.push_back("txt");
+  }
+  if (s.family == "gr00t" && !f.has(packed::kVlFeatures)) f.fail(packed::kVlFeatures, "missing (required for gr00t)");
+  if (s.family == "wan") {
+    if (s.latent_views.empty()) f.fail(packed::kLatents, "no latent view (required for wan)");
+    if (!f.has(packed::kTxtFeatures)) f.fail(packed::kTxtFeatures, "missing (required for wan)");
+  }
+  if (!values) return s;
+
+  check_finite(f, packed::kState, f.read_all<float>(packed::kState), s.state_dim);
+  check_finite(f, packed::kAction, f.read_all<float>(packed::kAction), s.action_dim);
+  if (f.has(packed::kReward)) check_finite(f, packed::kReward, f.read_all<float>(packed::kReward), 1);
+  if (f.has(packed::kDone)) {
+    std::vector<uint8_t> done = f.read_all<uint8_t>(packed::kDone);
+    for (size_t i = 0; i < done.size(); ++i)
+      if (done[i] > 1) f.fail(packed::kDone, str("value ", int(done[i]), " at row ", i, " is not 0 or 1"));
+  }
+  std::vector<int32_t> tasks = f.read_all<int32_t>(packed::kEpisodeTask);
+  for (size_t e = 0; e < tasks.size(); ++e)
+    if (tasks[e] < 0 || tasks[e] >= s.tasks)
+      f.fail(packed::kEpisodeTask, str("task id ", tasks[e], " at index ", e, " out of range [0, ", s.tasks, ")"));
+  std::vector<int32_t> emb = f.read_all<int32_t>(packed::kEpisodeEmbodiment);
+  for (size_t e = 0; e < emb.size(); ++e)
+    if (emb[e] < 0 || (s.embodiments > 0 && emb[e] >= s.embodiments))
+      f.fail(packed::kEpisodeEmbodiment, str("embodiment id ", emb[e], " at index ", e, " out of range"));
+  if (s.embodiments > 0) {
+    std::vector<int32_t> sdim = f.read_all<int32_t>(packed::kEmbodimentStateDim);
+    std::vector<int32_t> adim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+    for (int64_t e = 0; e < s.embodiments; ++e) {
+      if (sdim[e] < 1 || sdim[e] > s.state_dim)
+        f.fail(packed::kEmbodimentStateDim, str("value ", sdim[e], " at index ", e, " not in [1, ", s.state_dim, "]"));
+      if (adim[e] < 1 || adim[e] > s.action_dim)
+        f.fail(packed::kEmbodimentActionDim, str("value ", adim[e], " at index ", e, " not in [1, ", s.action_dim, "]"));
+    }
+  }
+  std::vector<int32_t> tokens = f.read_all<int32_t>(packed::kTaskTokens);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= kVocabSize)
+      f.fail(packed::kTaskTokens, str("token id ", tokens[i], " at index ", i, " out of range [0, ", kVocabSize, ")"));
+  verify_stats(f, "state", s.state_dim);
+  verify_stats(f, "action", s.action_dim);
+  if (f.has(packed::kReward)) verify_stats(f, "reward", 1);
+  return s;
+}
+
+}  // namespace
+
+void check_offsets(const H5File& f, const std::string& ds, const std::vector<int64_t>& offsets, int64_t rows,
+                   int64_t total, bool nonempty) {
+  if (int64_t(offsets.size()) != rows + 1) f.fail(ds, str("expected ", rows + 1, " entries, found ", offsets.size()));
+  if (offsets[0] != 0) f.fail(ds, str("first entry is ", offsets[0], ", expected 0"));
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] < offsets[i - 1] || (nonempty && offsets[i] == offsets[i - 1]))
+      f.fail(ds, str("not monotonic at index ", i));
+  if (offsets.back() != total) f.fail(ds, str("last entry is ", offsets.back(), ", expected ", total, " (row count)"));
+}
+
+PackedSummary verify_structure(const H5File& f) { return verify(f, false); }
+PackedSummary verify_packed(const H5File& f) { return verify(f, true); }
+
+}  // namespace emb

@@ -1,0 +1,33 @@
+// Checks a packed file against every invariant of the format (packed_format.hpp): the
+// format attribute, dtypes and shapes of every array, offsets that start at 0, never
+// decrease and end at the row count, ids in range, finite values everywhere (data and
+// statistics), per-family required arrays. `embpack verify` and the tests use it; the
+// loader runs the structural part (verify_structure) on open.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/h5_file.hpp"
+
+namespace emb {
+
+struct PackedSummary {
+  std::string family, source, created_by;
+  double fps = 0;
+  int64_t episodes = 0, steps = 0, tasks = 0, embodiments = 0;
+  int64_t state_dim = 0, action_dim = 0;
+  std::vector<std::string> latent_views, video_views, features;
+};
+
+// Shapes, dtypes, attributes and offsets (reads only the small index arrays).
+PackedSummary verify_structure(const H5File& f);
+// verify_structure plus every value: finite data and stats, ids and token ids in range.
+PackedSummary verify_packed(const H5File& f);
+
+// Offsets of `rows` varlen rows over `total` elements: [rows+1], 0 first, non-decreasing
+// (strictly increasing when `nonempty`), `total` last.
+void check_offsets(const H5File& f, const std::string& ds, const std::vector<int64_t>& offsets, int64_t rows,
+                   int64_t total, bool nonempty);
+
+}  // namespace emb

@@ -1,0 +1,111 @@
+// embpack: converts robot datasets to the packed HDF5 format embtrain reads (DATA.md).
+//   embpack synth --family gr00t|wan --episodes N [...] -o out.h5
+//   embpack libero SRC.hdf5... -o out.h5
+//   embpack video VIDEO... --table steps.json|csv -o out.h5
+//   embpack info FILE | embpack verify FILE
+// Errors are one line on stderr naming the file and the path inside it; exit code != 0.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "core/error.hpp"
+#include "data/h5_file.hpp"
+#include "data/packed_verify.hpp"
+#include "info.hpp"
+#include "libero.hpp"
+#include "packed_writer.hpp"
+#include "synth.hpp"
+#include "video.hpp"
+
+namespace {
+
+std::string command_line(int argc, char** argv) {
+  std::string s = "embpack 1.0:";
+  for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
+  app.require_subcommand(1);
+  std::string out;
+  bool progress = false;
+
+  emb::SynthOptions so;
+  CLI::App* synth = app.add_subcommand("synth", "generate a synthetic dataset");
+  synth->add_option("--family", so.family, "gr00t or wan")->required();
+  synth->add_option("--episodes", so.episodes, "number of episodes")->required();
+  synth->add_option("--seed", so.seed, "random seed");
+  synth->add_option("--views", so.views, "maximum number of camera views (1..3)");
+  synth->add_option("--min-steps", so.min_steps, "shortest episode");
+  synth->add_option("--max-steps", so.max_steps, "longest episode");
+  synth->add_option("--embodiments", so.embodiments, "number of embodiments");
+  synth->add_option("--tasks", so.tasks, "number of distinct instructions");
+  synth->add_option("--state-dim", so.state_dim, "state width of the widest embodiment");
+  synth->add_option("--action-dim", so.action_dim, "action width of the widest embodiment");
+  synth->add_option("--fps", so.fps, "steps per second");
+  synth->add_option("--d-vl", so.d_vl, "gr00t: vl feature dim (Dvl)");
+  synth->add_option("--vl-tokens-per-view", so.vl_tokens_per_view, "gr00t: vl tokens per camera view");
+  synth->add_option("--d-txt", so.d_txt, "wan: text feature dim (Dtxt)");
+  synth->add_option("--latent-channels", so.latent_channels, "wan: latent channels C");
+  synth->add_option("--latent-height", so.latent_height, "wan: latent height Hl");
+  synth->add_option("--latent-width", so.latent_width, "wan: latent width Wl");
+  synth->add_option("--steps-per-latent", so.steps_per_latent, "wan: steps per latent frame");
+
+  std::vector<std::string> libero_inputs;
+  emb::LiberoOptions lo;
+  CLI::App* libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
+  libero->add_option("inputs", libero_inputs, "source .hdf5 files")->required();
+  libero->add_option("--fps", lo.fps, "steps per second of the demos");
+
+  emb::VideoOptions vo;
+  CLI::App* video = app.add_subcommand("video", "decode videos aligned to a step table");
+  video->add_option("inputs", vo.videos, "video files, one per view")->required();
+  video->add_option("--table", vo.table, "steps table (.json or .csv) with one frame index per step and view")->required();
+  video->add_option("--height", vo.height, "output frame height");
+  video->add_option("--width", vo.width, "output frame width");
+  video->add_option("--threads", vo.threads, "decoder threads");
+  for (CLI::App* sub : {libero, video}) {
+    sub->add_option("--d-vl", sub == libero ? lo.d_vl : vo.d_vl, "vl feature dim (Dvl) of the stand-in encoder");
+    sub->add_option("--vl-grid", sub == libero ? lo.vl_grid : vo.vl_grid, "vl tokens per view = grid²");
+  }
+
+  for (CLI::App* sub : {synth, libero, video}) {
+    sub->add_option("-o,--output", out, "output .h5 file")->required();
+    sub->add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
+  }
+  std::string file;
+  CLI::App* info = app.add_subcommand("info", "summarise a packed file");
+  info->add_option("file", file)->required();
+  CLI::App* verify = app.add_subcommand("verify", "check every invariant of a packed file");
+  verify->add_option("file", file)->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::string created_by = command_line(argc, argv);
+    if (*synth) {
+      so.progress = progress;
+      emb::write_packed(emb::synthesize(so), out, created_by);
+    } else if (*libero) {
+      lo.progress = progress;
+      emb::write_packed(emb::convert_libero(libero_inputs, lo), out, created_by);
+    } else if (*video) {
+      vo.progress = progress;
+      emb::write_packed(emb::convert_video(vo), out, created_by);
+    } else if (*info) {
+      emb::print_info(file, std::cout);
+    } else if (*verify) {
+      emb::PackedSummary s = emb::verify_packed(emb::H5File::open(file));
+      std::cout << file << ": ok (" << s.family << ", " << s.episodes << " episodes, " << s.steps << " steps)\n";
+    }
+  } catch (const emb::Error& e) {
+    std::cerr << "embpack: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "embpack: " << e.what() << "\n";
+    return emb::kExitFailure;
+  }
+  return 0;
+}

@@ -1,0 +1,24 @@
+// A one-line progress bar on stderr for long conversions, shown only when stderr is a
+// terminal or when asked for (--progress), so logs and tests stay clean.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace emb {
+
+class Progress {
+ public:
+  Progress(std::string label, int64_t total, bool forced);
+  ~Progress();
+  void advance(int64_t n = 1);
+
+ private:
+  void draw();
+  std::string label_;
+  int64_t total_, done_ = 0;
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace emb
