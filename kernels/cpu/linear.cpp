@@ -58,6 +58,12 @@ void gather_rows(const float* src, const int64_t* rows, int64_t n, int C, float*
   for (int64_t r = 0; r < n; ++r) std::memcpy(dst + r * C, src + rows[r] * C, sizeof(float) * C);
 }
 
+// dst[rows[r], :] = src[r, :]
+void scatter_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
+#pragma omp parallel for if (n * C >= (1 << 15))
+  for (int64_t r = 0; r < n; ++r) std::memcpy(dst + rows[r] * C, src + r * C, sizeof(float) * C);
+}
+
 // dst[rows[r], :] += src[r, :]
 void scatter_add_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
 #pragma omp parallel for if (n * C >= (1 << 15))
@@ -82,8 +88,7 @@ void linear_emb_forward(const float* x, const float* W, const float* b, const in
     yg.resize(n * out);
     gather_rows(x, rows, n, in, xg.data());
     linear_forward(xg.data(), W + int64_t{e} * in * out, b ? b + int64_t{e} * out : nullptr, yg.data(), n, in, out);
-#pragma omp parallel for if (n * out >= (1 << 15))
-    for (int64_t r = 0; r < n; ++r) std::memcpy(y + rows[r] * out, yg.data() + r * out, sizeof(float) * out);
+    scatter_rows(yg.data(), rows, n, out, y);
   }
 }
 
