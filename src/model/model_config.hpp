@@ -11,6 +11,9 @@ namespace emb {
 enum class Family { gr00t, wan };
 enum class Precision { fp32, bf16 };
 enum class Recompute { none, selective, full };
+// Self-attention mask of the DiT blocks. `family` is MODEL.md's (gr00t: full on odd layers,
+// wan: block_causal); the others let tests run every mask through a whole model.
+enum class SelfMask { family, full, block_causal, prefix };
 
 struct ModelConfig {
   std::string preset;
@@ -49,6 +52,7 @@ struct ModelConfig {
   Precision precision = Precision::fp32;
   Recompute recompute = Recompute::none;
   double init_std = 0.02;
+  SelfMask self_mask = SelfMask::family;
 
   int head_dim() const { return d_model / n_heads; }
   int patch_dim_in() const { return latent_channels * patch[0] * patch[1] * patch[2]; }

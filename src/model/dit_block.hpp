@@ -1,0 +1,99 @@
+// The DiT block of MODEL.md and the pre-LN transformer block of gr00t's vl_blocks, written
+// as a list of residual sublayers (attention or feed-forward), each with its norm
+// (adaLN-modulated, or LayerNorm with affine parameters) and optional gate:
+//   wan   (ada6): [self attn, mod sc1/sh1, gate g1] [cross attn, norm3] [ffn, mod sc2/sh2, gate g2]
+//   gr00t (ada2): [cross attn (even l) or self attn (odd l), mod sc/sh] [ffn, norm3]
+//   vl block    : [self attn, ln1] [ffn, ln2]
+// Forward saves what backward needs in a BlockActs carved from the model's arena; backward
+// accumulates parameter gradients (ParamAccess) and input gradients (llm.c style).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/rope.hpp"
+#include "model/activation_plan.hpp"
+#include "model/model_config.hpp"
+#include "model/param_registry.hpp"
+#include "model/unit_hooks.hpp"
+
+namespace emb {
+
+struct SublayerSpec {
+  bool attention = true;  // false: feed-forward (fc1, gelu_tanh, fc2)
+  // Norm: adaLN (LN without affine, then ·(1 + scale) + shift from modulation chunks) when
+  // scale_chunk >= 0, else LayerNorm with `norm`'s affine parameters.
+  int scale_chunk = -1, shift_chunk = -1, gate_chunk = -1;
+  NormRef norm;
+  // Attention.
+  bool cross = false;  // keys and values from the context
+  bool qk_norm = false;
+  cpu::RopeMode rope = cpu::RopeMode::none;
+  cpu::AttnMask mask = cpu::AttnMask::full;  // self-attention mask (cross uses the cross mask)
+  LinearRef q, k, v, o;
+  NormRef norm_q, norm_k;
+  // Feed-forward.
+  LinearRef fc1, fc2;
+};
+
+enum class Modulation { none, ada6, ada2 };
+
+struct BlockSpec {
+  int unit = 0;
+  int D = 0, H = 0, F = 0, Dc = 0;  // width, heads, ffn width, context width
+  Modulation modulation = Modulation::none;
+  int modulation_table = -1;  // ada6: blocks.{l}.modulation [6, D]
+  LinearRef ada2_linear;      // ada2: blocks.{l}.norm1.linear D -> 2D
+  std::vector<SublayerSpec> sublayers;
+
+  int n_chunks() const { return modulation == Modulation::ada6 ? 6 : modulation == Modulation::ada2 ? 2 : 0; }
+};
+
+// Registers a block's parameters (MODEL.md names) in the currently open unit.
+BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
+BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
+BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
+
+// What a block reads besides its parameters; gradient pointers accumulate.
+struct BlockIO {
+  int64_t T = 0, Tc = 0;
+  const float* cond = nullptr;  // ada6: silu(temb)·time_proj [T, 6D]; ada2: silu(temb) [T, D]
+  float* dcond = nullptr;
+  const float* context = nullptr;  // [Tc, Dc]
+  float* dcontext = nullptr;
+  cpu::AttnIndex self_index, cross_index;
+  const int32_t* pos = nullptr;  // [T, 3]
+};
+
+struct SublayerActs {
+  float *x_in = nullptr, *mean = nullptr, *rstd = nullptr, *ln_out = nullptr, *h = nullptr, *y = nullptr;
+  float *q_pre = nullptr, *k_pre = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;  // attention
+  float *rstd_q = nullptr, *rstd_k = nullptr, *att = nullptr, *lse = nullptr;
+  float *a = nullptr, *g = nullptr;  // feed-forward: fc1 output, gelu output
+};
+
+struct BlockActs {
+  float* mod = nullptr;  // [T, n_chunks·D]
+  std::vector<SublayerActs> sub;
+};
+
+// Gradient scratch shared by all blocks of a model (sized for the widest block).
+struct BlockScratch {
+  float *dmod = nullptr, *dh = nullptr, *dln = nullptr, *dy = nullptr, *datt = nullptr;
+  float *dq = nullptr, *dk = nullptr, *dv = nullptr, *dq_pre = nullptr, *dk_pre = nullptr;
+  float *da = nullptr, *dg = nullptr;
+};
+
+void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts);
+void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
+                        BlockScratch& scratch);
+
+// x [T, D]: block input in, block output out.
+void block_forward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts, float* x);
+// dx [T, D]: gradient of the block output in, of the block input out. Needs the acts of the
+// forward of this very input (after recompute, the forward must be re-run first).
+void block_backward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, const BlockActs& acts,
+                    const BlockScratch& scratch, float* dx);
+
+}  // namespace emb

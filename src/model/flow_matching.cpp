@@ -1,0 +1,68 @@
+#include "model/flow_matching.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/rng.hpp"
+
+namespace emb {
+namespace {
+
+void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint64_t seed, FlowDraws& d) {
+  const int B = b.n_samples;
+  const int64_t per_sample = int64_t(cfg.horizon) * cfg.action_dim;
+  d.tau.resize(size_t(B));
+  d.tq.resize(size_t(B));
+  d.noise.resize(size_t(B * per_sample));
+  for (int s = 0; s < B; ++s) {
+    const uint64_t id = uint64_t(b.sample_id[size_t(s)]);
+    const double beta = CounterRng(seed, RngStream::flow_time, uint64_t(step), id).beta_alpha_1(0, 1.5);
+    const double tau = (0.999 - beta) / 0.999;
+    d.tau[size_t(s)] = float(tau);
+    d.tq[size_t(s)] = int32_t(std::floor(tau * 1000.0));
+    CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
+    for (int64_t e = 0; e < per_sample; ++e) d.noise[size_t(s * per_sample + e)] = float(noise.normal(uint64_t(e)));
+  }
+  d.temb_t.assign(size_t(b.n_tokens), 0.0f);
+  for (int64_t t = 0; t < b.n_tokens; ++t)
+    if (b.seq[size_t(t)] >= 0) d.temb_t[size_t(t)] = float(d.tq[size_t(b.seq[size_t(t)])]);
+}
+
+void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, int64_t step, uint64_t seed,
+              FlowDraws& d) {
+  const int64_t T = b.n_tokens;
+  const int P = cfg.patch_dim_in(), A = cfg.action_dim;
+  const uint64_t stride = uint64_t(std::max(P, A));
+  d.sigma.assign(size_t(T), 0.0f);
+  d.temb_t.assign(size_t(T), 0.0f);
+  d.video_noise.assign(size_t(L.n_video * P), 0.0f);
+  d.act_noise.assign(size_t(int64_t(L.action.size()) * A), 0.0f);
+  const double shift = cfg.shift;
+  for (int64_t t = 0; t < T; ++t) {
+    const int32_t s = b.seq[size_t(t)], kind = b.kind[size_t(t)];
+    if (s < 0 || kind == kClean) continue;
+    const uint64_t id = uint64_t(b.sample_id[size_t(s)]);
+    const double u = CounterRng(seed, RngStream::flow_time, uint64_t(step), id).uniform(uint64_t(b.blk[size_t(t)]));
+    const float sigma = float(shift * u / (1.0 + (shift - 1.0) * u));
+    d.sigma[size_t(t)] = sigma;
+    d.temb_t[size_t(t)] = 1000.0f * sigma;
+    CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
+    const uint64_t base = uint64_t(L.index_in_sample[size_t(t)]) * stride;
+    float* out = kind == kNoisyVideo ? &d.video_noise[size_t(L.video_row[size_t(t)]) * size_t(P)]
+                                     : &d.act_noise[size_t(L.action_row[size_t(t)]) * size_t(A)];
+    const int n = kind == kNoisyVideo ? P : A;
+    for (int e = 0; e < n; ++e) out[e] = float(noise.normal(base + uint64_t(e)));
+  }
+}
+
+}  // namespace
+
+void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
+               uint64_t seed, FlowDraws& draws) {
+  if (cfg.family == Family::gr00t)
+    draw_gr00t(cfg, batch, step, seed, draws);
+  else
+    draw_wan(cfg, batch, layout, step, seed, draws);
+}
+
+}  // namespace emb

@@ -1,0 +1,32 @@
+// Flow-matching draws of one step (MODEL.md "Flow"/"Noise"): timesteps and noise come from
+// the counter RNG keyed by (seed, step, sample_id), and noise elements by their index within
+// the sample, so a sample's draws never depend on packing, padding, micro-batch or rank.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/batch.hpp"
+#include "model/model_config.hpp"
+#include "model/token_layout.hpp"
+
+namespace emb {
+
+struct FlowDraws {
+  std::vector<float> temb_t;  // [T]: the time-embedding input of each token (0 for padding)
+  // gr00t, per sample
+  std::vector<float> tau;      // [B]
+  std::vector<int32_t> tq;     // [B] floor(1000·τ)
+  std::vector<float> noise;    // [B, Hz, A]
+  // wan
+  std::vector<float> sigma;        // [T]: σ of the token's block; 0 for clean and padding
+  std::vector<float> video_noise;  // [Tv, P]: rows of clean tokens are 0
+  std::vector<float> act_noise;    // [Ta, A]
+};
+
+// gr00t: s ~ Beta(1.5, 1), τ = (0.999 − s)/0.999, ε ~ N(0, 1) per [Hz, A] element.
+// wan: σ_b = shift·u_b/(1 + (shift − 1)·u_b), u_b ~ U(0, 1) per block; ε per element of the
+// noisy video and action tokens, keyed by the token's index within its sample.
+void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
+               uint64_t seed, FlowDraws& draws);
+
+}  // namespace emb

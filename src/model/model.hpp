@@ -1,0 +1,70 @@
+// The interface the trainer uses for either family (MODEL.md), on the CPU reference backend.
+//
+// Loss normalisation: every loss term is divided by a GLOBAL denominator the caller passes
+// (loss_counts summed over the micro-batches and ranks of the step), so summing
+// forward_backward over micro-batches gives the global-batch loss and gradient exactly,
+// however the batch was split. For one micro-batch, denominators = loss_counts(batch)
+// reproduces MODEL.md's loss. Gradients accumulate (+=): zero them once per step.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/arena.hpp"
+#include "model/batch.hpp"
+#include "model/flow_matching.hpp"
+#include "model/model_config.hpp"
+#include "model/param_registry.hpp"
+#include "model/token_layout.hpp"
+#include "model/unit_hooks.hpp"
+
+namespace emb {
+
+class ActivationPlan;
+
+class Model {
+ public:
+  explicit Model(const ModelConfig& cfg) : cfg_(cfg) {}
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+  const ParamRegistry& params() const { return reg_; }
+  void init_params(float* params, uint64_t seed) const { reg_.init(params, seed, cfg_.init_std); }
+
+  // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
+  virtual std::vector<double> loss_counts(const PackedBatch& batch) const = 0;
+
+  // The loss of `batch` (its share of the global loss); grads may be null (forward only).
+  double forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
+                          const std::vector<double>& denominators, UnitHooks* hooks = nullptr);
+
+  // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
+  // (upper bound over layouts), computed without allocating.
+  size_t activation_bytes(int64_t T, int64_t Tc, int B);
+
+  // The draws and token layout of the last forward_backward (what --dump writes).
+  const FlowDraws& last_draws() const { return draws_; }
+  const TokenLayout& last_layout() const { return layout_; }
+
+ protected:
+  // Lays out every activation of a micro-batch shape (measuring when plan has no arena).
+  virtual void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) = 0;
+  virtual double run(ParamAccess& access, bool backward, const PackedBatch& batch,
+                     const std::vector<double>& denominators) = 0;
+
+  ModelConfig cfg_;
+  ParamRegistry reg_;
+  TokenLayout layout_;
+  FlowDraws draws_;
+
+ private:
+  Arena arena_;
+  int64_t planned_T_ = -1, planned_Tc_ = -1;
+  int planned_B_ = -1;
+};
+
+std::unique_ptr<Model> make_model(const ModelConfig& cfg);
+
+}  // namespace emb

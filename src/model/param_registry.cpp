@@ -1,0 +1,84 @@
+#include "model/param_registry.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+
+namespace emb {
+
+void ParamRegistry::begin_unit(const std::string& name) { units_.push_back({name, total_, 0}); }
+
+int ParamRegistry::add(const std::string& name, std::vector<int64_t> shape, ParamInit init, bool decay) {
+  EMB_ASSERT(!units_.empty() && index_.count(name) == 0);
+  ParamInfo p;
+  p.name = name;
+  p.numel = 1;
+  for (int64_t d : shape) p.numel *= d;
+  p.shape = std::move(shape);
+  p.offset = total_;
+  p.init = init;
+  p.decay = decay;
+  p.unit = int(units_.size()) - 1;
+  total_ += p.numel;
+  units_.back().count += p.numel;
+  index_[name] = int(params_.size());
+  params_.push_back(std::move(p));
+  return int(params_.size()) - 1;
+}
+
+LinearRef ParamRegistry::add_linear(const std::string& name, int in, int out) {
+  LinearRef l;
+  l.in = in, l.out = out;
+  l.weight = add(name + ".weight", {in, out}, ParamInit::normal, true);
+  l.bias = add(name + ".bias", {out}, ParamInit::zeros, false);
+  return l;
+}
+
+LinearRef ParamRegistry::add_linear_emb(const std::string& name, int n_emb, int in, int out) {
+  LinearRef l;
+  l.in = in, l.out = out, l.n_emb = n_emb;
+  l.weight = add(name + ".weight", {n_emb, in, out}, ParamInit::normal, true);
+  l.bias = add(name + ".bias", {n_emb, out}, ParamInit::zeros, false);
+  return l;
+}
+
+NormRef ParamRegistry::add_layernorm(const std::string& name, int dim) {
+  NormRef n;
+  n.weight = add(name + ".weight", {dim}, ParamInit::ones, false);
+  n.bias = add(name + ".bias", {dim}, ParamInit::zeros, false);
+  return n;
+}
+
+NormRef ParamRegistry::add_rmsnorm(const std::string& name, int dim) {
+  NormRef n;
+  n.weight = add(name + ".weight", {dim}, ParamInit::ones, false);
+  return n;
+}
+
+const ParamInfo& ParamRegistry::get(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error(str("no parameter named '", name, "'"));
+  return params_[size_t(it->second)];
+}
+
+int64_t ParamRegistry::max_unit_count() const {
+  int64_t m = 0;
+  for (const UnitRange& u : units_) m = std::max(m, u.count);
+  return m;
+}
+
+void ParamRegistry::init(float* params, uint64_t seed, double std) const {
+  for (size_t t = 0; t < params_.size(); ++t) {
+    const ParamInfo& p = params_[t];
+    float* x = params + p.offset;
+    if (p.init == ParamInit::normal) {
+      CounterRng rng(seed, RngStream::init, t);
+      for (int64_t i = 0; i < p.numel; ++i) x[i] = float(std * rng.normal(uint64_t(i)));
+    } else {
+      std::fill(x, x + p.numel, p.init == ParamInit::ones ? 1.0f : 0.0f);
+    }
+  }
+}
+
+}  // namespace emb

@@ -1,0 +1,75 @@
+// Every trainable tensor of a model: its MODEL.md name, shape, initialisation, weight-decay
+// flag and unit. Parameters live in ONE flat fp32 buffer in registration order, grouped
+// contiguously by unit (DESIGN.md "Parallelism": a unit is what ZeRO-3 gathers at once), so a
+// unit is one [offset, offset + count) range. Building a registry allocates no parameters:
+// --plan sizes dreamzero14b from it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace emb {
+
+enum class ParamInit { normal, zeros, ones };
+
+struct ParamInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;  // into the flat buffer
+  int64_t numel = 0;
+  ParamInit init = ParamInit::normal;
+  bool decay = true;  // AdamW weight decay (off for biases, norms, embeddings, modulations)
+  int unit = 0;
+};
+
+struct UnitRange {
+  std::string name;
+  int64_t offset = 0, count = 0;
+};
+
+// A linear layer's tensors: W [in, out] (or [E, in, out]) and b [out] (or [E, out]).
+struct LinearRef {
+  int weight = -1, bias = -1;
+  int in = 0, out = 0, n_emb = 0;  // n_emb > 0: per-embodiment slots
+};
+
+// A norm with affine parameters: weight (ones) and optionally bias (zeros).
+struct NormRef {
+  int weight = -1, bias = -1;
+};
+
+class ParamRegistry {
+ public:
+  // Opens a new unit; every tensor added afterwards belongs to it.
+  void begin_unit(const std::string& name);
+  int add(const std::string& name, std::vector<int64_t> shape, ParamInit init, bool decay);
+  LinearRef add_linear(const std::string& name, int in, int out);
+  LinearRef add_linear_emb(const std::string& name, int n_emb, int in, int out);
+  NormRef add_layernorm(const std::string& name, int dim);  // `name.weight` (ones), `name.bias` (zeros)
+  NormRef add_rmsnorm(const std::string& name, int dim);
+
+  const std::vector<ParamInfo>& all() const { return params_; }
+  const ParamInfo& operator[](int i) const { return params_[size_t(i)]; }
+  int size() const { return int(params_.size()); }
+  // Throws emb::Error for an unknown name.
+  const ParamInfo& get(const std::string& name) const;
+  bool contains(const std::string& name) const { return index_.count(name) != 0; }
+
+  int64_t total() const { return total_; }
+  int n_units() const { return int(units_.size()); }
+  const UnitRange& unit(int u) const { return units_[size_t(u)]; }
+  int64_t max_unit_count() const;
+
+  // Writes every tensor's initial values: normal(std) draws keyed by (seed, init, tensor index)
+  // so a tensor's values do not depend on any other tensor's size.
+  void init(float* params, uint64_t seed, double std) const;
+
+ private:
+  std::vector<ParamInfo> params_;
+  std::vector<UnitRange> units_;
+  std::unordered_map<std::string, int> index_;
+  int64_t total_ = 0;
+};
+
+}  // namespace emb

@@ -1,0 +1,121 @@
+#include "model/presets.hpp"
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+namespace {
+
+ModelConfig trunk(const char* name, Family family, int D, int L, int H, int F, int d_ctx) {
+  ModelConfig c;
+  c.preset = name, c.family = family;
+  c.d_model = D, c.n_layers = L, c.n_heads = H, c.d_ff = F, c.d_ctx = d_ctx;
+  return c;
+}
+
+void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dout, int Dh, int E, int Sd, int A, int Hz, int Nf) {
+  c.n_layers_vl = Lvl, c.n_heads_vl = Hvl, c.d_out = Dout, c.d_hidden_enc = Dh, c.n_embodiments = E;
+  c.state_dim = Sd, c.action_dim = A, c.horizon = Hz, c.n_future = Nf;
+}
+
+void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int F, int Hl, int Wl, int max_txt) {
+  c.latent_channels = C_in, c.out_channels = C_out, c.patch = {1, 2, 2};
+  c.frames_per_block = fpb, c.actions_per_block = Ha, c.action_dim = A;
+  c.latent_frames = F, c.latent_height = Hl, c.latent_width = Wl, c.max_text_tokens = max_txt;
+}
+
+}  // namespace
+
+ModelConfig preset_config(const std::string& name) {
+  ModelConfig c;
+  if (name == "tiny_gr00t") {
+    c = trunk("tiny_gr00t", Family::gr00t, 64, 2, 4, 256, 32);
+    set_gr00t_heads(c, 1, 4, 32, 64, 3, 16, 8, 8, 4);
+  } else if (name == "gr00t_n15") {
+    // GR00T-N1.5 action head: DiT 1536 wide, 16 layers; Eagle features 2048 wide.
+    c = trunk("gr00t_n15", Family::gr00t, 1536, 16, 32, 6144, 2048);
+    set_gr00t_heads(c, 4, 32, 1024, 1024, 32, 64, 32, 16, 32);
+  } else if (name == "tiny_wan") {
+    c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
+    set_wan_video(c, 4, 4, 2, 2, 8, 4, 4, 4, 16);
+  } else if (name == "dreamzero5b") {
+    // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
+    // are 9 latent frames.
+    c = trunk("dreamzero5b", Family::wan, 3072, 30, 24, 14336, 4096);
+    set_wan_video(c, 48, 48, 2, 8, 32, 9, 30, 52, 512);
+  } else if (name == "dreamzero14b") {
+    // Wan2.1 I2V-14B: VAE /8, 480x832 is a 60x104 latent; input 16 noisy + 20 mask/image channels.
+    c = trunk("dreamzero14b", Family::wan, 5120, 40, 40, 13824, 4096);
+    set_wan_video(c, 36, 16, 2, 8, 32, 9, 60, 104, 512);
+  } else {
+    throw Error(str("unknown model preset '", name, "'"), kExitInput);
+  }
+  return c;
+}
+
+void validate_model_config(const ModelConfig& c, const std::string& where) {
+  auto check = [&](bool ok, const char* key, const std::string& what) {
+    if (!ok) throw Error(str(where, ": model.", key, ": ", what), kExitInput);
+  };
+  check(c.d_model > 0 && c.n_layers > 0 && c.n_heads > 0 && c.d_ff > 0 && c.d_ctx > 0, "d_model",
+        "d_model, n_layers, n_heads, d_ff and d_ctx must be positive");
+  check(c.d_model % c.n_heads == 0, "n_heads", str("n_heads = ", c.n_heads, " must divide d_model = ", c.d_model));
+  check(c.action_dim > 0, "action_dim", "action_dim must be positive");
+  if (c.family == Family::gr00t) {
+    check(c.n_layers_vl >= 0 && c.n_heads_vl > 0, "n_heads_vl", "n_heads_vl must be positive");
+    check(c.d_ctx % c.n_heads_vl == 0, "n_heads_vl",
+          str("n_heads_vl = ", c.n_heads_vl, " must divide d_ctx = ", c.d_ctx));
+    check(c.d_out > 0 && c.d_hidden_enc > 0 && c.n_embodiments > 0 && c.state_dim > 0 && c.horizon > 0 &&
+              c.n_future >= 0,
+          "d_out", "d_out, d_hidden_enc, n_embodiments, state_dim and horizon must be positive");
+    check(c.d_model % 2 == 0, "d_model", "d_model must be even (sinusoidal action-time embedding)");
+  } else {
+    int hd = c.head_dim();
+    check(hd % 2 == 0 && hd / 2 / 3 >= 1, "n_heads",
+          str("head dim d_model/n_heads = ", hd, " must be even with at least 3 rotary pairs (3d RoPE)"));
+    check(c.patch[0] > 0 && c.patch[1] > 0 && c.patch[2] > 0, "patch", "patch sizes must be positive");
+    check(c.latent_channels > 0 && c.out_channels > 0 && c.out_channels <= c.latent_channels, "out_channels",
+          str("out_channels = ", c.out_channels, " must be in 1..latent_channels = ", c.latent_channels));
+    check(c.latent_frames > 0, "latent_frames", "latent_frames must be positive");
+    check(c.latent_frames % c.patch[0] == 0, "latent_frames",
+          str("latent_frames = ", c.latent_frames, " must be divisible by patch[0] = ", c.patch[0]));
+    check(c.latent_height > 0 && c.latent_height % c.patch[1] == 0, "latent_height",
+          str("latent_height = ", c.latent_height, " must be a positive multiple of patch[1] = ", c.patch[1]));
+    check(c.latent_width > 0 && c.latent_width % c.patch[2] == 0, "latent_width",
+          str("latent_width = ", c.latent_width, " must be a positive multiple of patch[2] = ", c.patch[2]));
+    check(c.frames_per_block > 0 && c.frames_per_block % c.patch[0] == 0, "frames_per_block",
+          str("frames_per_block = ", c.frames_per_block, " must be a positive multiple of patch[0] = ", c.patch[0]));
+    check(c.actions_per_block >= 0, "actions_per_block", "actions_per_block must not be negative");
+    check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
+    check(c.shift > 0, "shift", "shift must be positive");
+  }
+  check(c.init_std > 0, "init_std", "init_std must be positive");
+}
+
+ModelConfig model_config_from_deck(const Deck& deck) {
+  ModelConfig c = preset_config(deck.get_string("model.preset"));
+  auto size = [&](const char* key, int& field) {
+    int64_t v = deck.get_int(str("model.", key));
+    if (v != 0) field = int(v);
+  };
+  size("d_model", c.d_model), size("n_layers", c.n_layers), size("n_heads", c.n_heads), size("d_ff", c.d_ff);
+  size("d_ctx", c.d_ctx), size("n_layers_vl", c.n_layers_vl), size("n_heads_vl", c.n_heads_vl);
+  size("d_out", c.d_out), size("d_hidden_enc", c.d_hidden_enc), size("n_embodiments", c.n_embodiments);
+  size("state_dim", c.state_dim), size("action_dim", c.action_dim), size("horizon", c.horizon);
+  size("n_future", c.n_future), size("latent_channels", c.latent_channels), size("out_channels", c.out_channels);
+  size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
+  size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
+  size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
+  std::vector<int64_t> patch = deck.get_int_list("model.patch");
+  if (patch.size() == 3 && (patch[0] || patch[1] || patch[2])) c.patch = {int(patch[0]), int(patch[1]), int(patch[2])};
+  c.shift = deck.get_double("model.shift");
+  c.action_loss_weight = deck.get_double("model.action_loss_weight");
+  c.precision = deck.get_string("model.precision") == "bf16" ? Precision::bf16 : Precision::fp32;
+  std::string rc = deck.get_string("model.recompute");
+  c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+  c.init_std = deck.get_double("model.init_std");
+  validate_model_config(c, deck.path());
+  return c;
+}
+
+}  // namespace emb

@@ -1,0 +1,21 @@
+// The preset table of MODEL.md and the deck's [model] overrides on top of it.
+#pragma once
+#include <string>
+
+#include "model/model_config.hpp"
+
+namespace emb {
+
+class Deck;
+
+// The preset's values; throws (exit code 2) for an unknown name.
+ModelConfig preset_config(const std::string& name);
+
+// The preset named by model.preset with every non-zero [model] key applied, validated.
+// Errors are one line naming the deck file and the offending key.
+ModelConfig model_config_from_deck(const Deck& deck);
+
+// Shape checks of a resolved config; `where` prefixes each message (e.g. "run.in: model.n_heads").
+void validate_model_config(const ModelConfig& cfg, const std::string& where);
+
+}  // namespace emb

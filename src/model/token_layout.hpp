@@ -1,0 +1,27 @@
+// Index maps of one packed micro-batch that both families need: where each token sits within
+// its sample (the noise key, so noise never depends on packing), and which rows of the
+// per-kind arrays (video_x0, act_x0, per-sample actions) a token reads. Checked against the
+// model's shapes: a batch that does not fit the model is a data bug reported here.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/batch.hpp"
+#include "model/model_config.hpp"
+
+namespace emb {
+
+struct TokenLayout {
+  std::vector<int32_t> index_in_sample;  // [T]; -1 for padding
+  std::vector<int32_t> kind_index;       // [T]: k for the k-th token of its kind in its sample
+  std::vector<int32_t> video_row;        // [T]: row of video_x0 (clean and noisy video), else -1
+  std::vector<int32_t> action_row;       // [T]: row of act_x0 (wan action tokens), else -1
+  // Token indices by kind, in token order.
+  std::vector<int32_t> clean, noisy, action, state, future;
+  std::vector<int32_t> video;  // clean and noisy video tokens in token order (= video_x0 row order)
+  int64_t n_video = 0;  // rows of video_x0
+};
+
+void build_token_layout(const ModelConfig& cfg, const PackedBatch& batch, TokenLayout& layout);
+
+}  // namespace emb

@@ -1,0 +1,47 @@
+// Where a model finds each unit's parameters and puts its gradients (DESIGN.md
+// "Parallelism"). Without hooks a model reads the flat parameter buffer and accumulates into
+// the flat gradient buffer. With hooks (ZeRO-3) the trainer supplies every unit's memory when
+// the model reaches it: forward asks for unit u's parameters before the unit runs (all-gather
+// here, prefetch u+1); backward asks again before the unit's backward, and reports the unit's
+// gradients complete after it (reduce-scatter them here). Backward visits units in reverse.
+#pragma once
+#include <vector>
+
+#include "model/param_registry.hpp"
+
+namespace emb {
+
+class UnitHooks {
+ public:
+  virtual ~UnitHooks() = default;
+  // The unit's parameters, `registry.unit(u).count` floats, valid until the next call for u.
+  virtual const float* unit_params(int u, bool backward) = 0;
+  // The unit's gradient buffer (accumulated into), asked for before its backward runs.
+  virtual float* unit_grads(int u) = 0;
+  // Every gradient of unit u is final for this micro-batch.
+  virtual void unit_grads_ready(int u) = 0;
+};
+
+// Resolves registry tensors to parameter and gradient memory for one forward/backward, unit by
+// unit, through the hooks when there are any.
+class ParamAccess {
+ public:
+  ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks);
+
+  void enter_forward(int u);
+  void enter_backward(int u);
+  void leave_backward(int u);
+
+  const float* p(int tensor) const;
+  float* g(int tensor) const;  // null when no gradients are being computed
+
+ private:
+  const ParamRegistry& reg_;
+  const float* params_;
+  float* grads_;
+  UnitHooks* hooks_;
+  std::vector<const float*> unit_params_;
+  std::vector<float*> unit_grads_;
+};
+
+}  // namespace emb
