@@ -1,0 +1,15 @@
+// Sinusoidal embedding (MODEL.md `sinus(t, n)`), as kernels/cpu/embedding.hpp: for k < n/2,
+// f_k = exp(−ln(10000)·k/(n/2)), out = [cos(t·f), sin(t·f)], cos half first. Angles reach
+// ~10³ rad, so they are formed and reduced in double. No backward (the input is a timestep).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace emb::cuda {
+
+// out[i, 0:n] = sinus(t[i], n)
+template <class T>
+void sinus_embedding(const float* t, T* out, int64_t rows, int n, cudaStream_t stream);
+
+}  // namespace emb::cuda

@@ -1,0 +1,234 @@
+#include "kernels/cuda/linear.hpp"
+
+#include <algorithm>
+
+#include "kernels/cuda/column_sum.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/storage.cuh"
+
+namespace emb::cuda {
+
+Blas::Blas(size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+  check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
+  check_cuda(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc(cuBLASLt workspace)");
+}
+
+Blas::~Blas() {
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
+namespace {
+
+template <class T>
+constexpr cudaDataType_t data_type();
+template <>
+constexpr cudaDataType_t data_type<float>() {
+  return CUDA_R_32F;
+}
+template <>
+constexpr cudaDataType_t data_type<__nv_bfloat16>() {
+  return CUDA_R_16BF;
+}
+
+// The largest power of two (≤ 256) dividing the address: slices of a buffer (one embodiment's
+// W, a group of gathered rows) are less aligned than cuBLASLt's default assumption of 256.
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && a % align) align /= 2;
+  return align;
+}
+
+// Owns the descriptors of one cuBLASLt call.
+struct MatmulDescs {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~MatmulDescs() {
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(d);
+    cublasLtMatrixLayoutDestroy(b);
+    cublasLtMatrixLayoutDestroy(a);
+    cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Column-major D[m, n] = op(A)·op(B) + beta·D (+ bias[m] per column), fp32 accumulation.
+// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b).
+template <class T>
+void gemm(const Blas& blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
+          const T* B, int64_t ldb, float beta, T* D, int64_t ldd, const T* bias, cudaStream_t stream) {
+  if (m == 0 || n == 0 || k == 0) return;  // k = 0 only arises for empty row groups (beta = 1)
+  constexpr cudaDataType_t type = data_type<T>();
+  MatmulDescs g;
+  check_cublas(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)), "transa");
+  check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)), "transb");
+  if (bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const int32_t bias_type = type;
+    check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+                 "epilogue");
+    check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                 "bias pointer");
+    check_cublas(
+        cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)),
+        "bias type");
+  }
+  check_cublas(cublasLtMatrixLayoutCreate(&g.a, type, trans_a ? k : m, trans_a ? m : k, lda), "layout A");
+  check_cublas(cublasLtMatrixLayoutCreate(&g.b, type, trans_b ? n : k, trans_b ? k : n, ldb), "layout B");
+  check_cublas(cublasLtMatrixLayoutCreate(&g.d, type, m, n, ldd), "layout D");
+
+  check_cublas(cublasLtMatmulPreferenceCreate(&g.pref), "preference");
+  const size_t ws = blas.workspace_bytes();
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
+               "workspace preference");
+  const uint32_t align_a = alignment_of(A), align_b = alignment_of(B), align_d = alignment_of(D);
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
+                                                    sizeof(align_a)),
+               "alignment A");
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
+                                                    sizeof(align_b)),
+               "alignment B");
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
+                                                    sizeof(align_d)),
+               "alignment C");
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
+                                                    sizeof(align_d)),
+               "alignment D");
+
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  check_cublas(cublasLtMatmulAlgoGetHeuristic(blas.handle(), g.op, g.a, g.b, g.d, g.d, g.pref, 1, &heuristic, &found),
+               "heuristic");
+  EMB_CHECK(found > 0, "cublasLt: no algorithm for a ", m, "x", n, "x", k, " GEMM");
+  const float alpha = 1.0f;
+  check_cublas(cublasLtMatmul(blas.handle(), g.op, &alpha, A, g.a, B, g.b, &beta, D, g.d, D, g.d, &heuristic.algo,
+                              blas.workspace(), ws, stream),
+               "matmul");
+}
+
+// dst[r] = src[perm[r]] (rows of C elements).
+template <class T>
+__global__ void gather_rows_kernel(const T* src, const int32_t* perm, T* dst, int64_t N, int C) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < N * C; e += int64_t(gridDim.x) * blockDim.x)
+    dst[e] = src[int64_t(perm[e / C]) * C + e % C];
+}
+
+// dst[perm[r]] = src[r], or += when accumulate.
+template <class T>
+__global__ void scatter_rows_kernel(const T* src, const int32_t* perm, T* dst, int64_t N, int C, bool accumulate) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < N * C; e += int64_t(gridDim.x) * blockDim.x) {
+    T* d = dst + int64_t(perm[e / C]) * C + e % C;
+    if (accumulate)
+      add_to(d, to_f32(src[e]));
+    else
+      *d = src[e];
+  }
+}
+
+template <class T>
+void gather_rows(const T* src, const int32_t* perm, T* dst, int64_t N, int C, cudaStream_t stream) {
+  gather_rows_kernel<<<grid_for(N * C, 256), 256, 0, stream>>>(src, perm, dst, N, C);
+  check_launch("gather_rows");
+}
+
+template <class T>
+void scatter_rows(const T* src, const int32_t* perm, T* dst, int64_t N, int C, bool accumulate, cudaStream_t stream) {
+  scatter_rows_kernel<<<grid_for(N * C, 256), 256, 0, stream>>>(src, perm, dst, N, C, accumulate);
+  check_launch("scatter_rows");
+}
+
+}  // namespace
+
+template <class T>
+void linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T* y, int64_t N, int in, int out,
+                    cudaStream_t stream) {
+  // yᵀ[out, N] = Wᵀ[out, in] · xᵀ[in, N] in column-major terms.
+  gemm(blas, false, false, out, N, in, W, out, x, in, 0.0f, y, out, b, stream);
+}
+
+template <class T>
+void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
+                     int out, cudaStream_t stream) {
+  // dxᵀ[in, N] += W[in, out] · dyᵀ[out, N]
+  if (dx) gemm(blas, true, false, in, N, out, W, out, dy, out, 1.0f, dx, in, static_cast<const T*>(nullptr), stream);
+  // dWᵀ[out, in] += dyᵀ[out, N] · x[N, in]
+  if (dW) gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out, static_cast<const T*>(nullptr), stream);
+  if (db) column_sum(N, out, db, MatrixEntry<T>{dy, out}, stream);
+}
+
+EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E) {
+  EmbRows rows;
+  rows.offsets.assign(size_t(E) + 1, 0);
+  for (int64_t i = 0; i < N; ++i) {
+    EMB_CHECK(emb[i] >= 0 && emb[i] < E, "linear_emb: row ", i, " has embodiment ", emb[i], ", expected 0..", E - 1);
+    ++rows.offsets[size_t(emb[i]) + 1];
+  }
+  for (int e = 0; e < E; ++e) rows.offsets[size_t(e) + 1] += rows.offsets[size_t(e)];
+  rows.perm.resize(size_t(N));
+  std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
+  for (int64_t i = 0; i < N; ++i) rows.perm[size_t(next[size_t(emb[i])]++)] = int32_t(i);
+  return rows;
+}
+
+// Layout of the scratch: gathered x [N, in], gathered dy or y [N, out], gathered dx [N, in],
+// each slice rounded up to 256 bytes so every group's GEMM operands stay aligned.
+namespace {
+size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+}  // namespace
+
+size_t linear_emb_scratch_bytes(int64_t N, int in, int out, size_t elem_bytes) {
+  return 2 * round_up(size_t(N) * in * elem_bytes) + round_up(size_t(N) * out * elem_bytes);
+}
+
+template <class T>
+void linear_emb_forward(const Blas& blas, const T* x, const T* W, const T* b, const int32_t* perm,
+                        const int64_t* offsets, T* y, int64_t N, int in, int out, int E, void* scratch,
+                        cudaStream_t stream) {
+  T* xs = static_cast<T*>(scratch);
+  T* ys = reinterpret_cast<T*>(static_cast<char*>(scratch) + round_up(size_t(N) * in * sizeof(T)));
+  gather_rows(x, perm, xs, N, in, stream);
+  for (int e = 0; e < E; ++e) {
+    const int64_t r0 = offsets[e], rows = offsets[e + 1] - offsets[e];
+    linear_forward(blas, xs + r0 * in, W + int64_t(e) * in * out, b ? b + int64_t(e) * out : nullptr, ys + r0 * out,
+                   rows, in, out, stream);
+  }
+  scatter_rows(ys, perm, y, N, out, false, stream);
+}
+
+template <class T>
+void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t* perm, const int64_t* offsets,
+                         const T* dy, T* dx, T* dW, T* db, int64_t N, int in, int out, int E, void* scratch,
+                         cudaStream_t stream) {
+  char* base = static_cast<char*>(scratch);
+  T* xs = reinterpret_cast<T*>(base);
+  T* dys = reinterpret_cast<T*>(base + round_up(size_t(N) * in * sizeof(T)));
+  T* dxs = reinterpret_cast<T*>(base + round_up(size_t(N) * in * sizeof(T)) + round_up(size_t(N) * out * sizeof(T)));
+  gather_rows(x, perm, xs, N, in, stream);
+  gather_rows(dy, perm, dys, N, out, stream);
+  if (dx) check_cuda(cudaMemsetAsync(dxs, 0, size_t(N) * in * sizeof(T), stream), "memset");
+  for (int e = 0; e < E; ++e) {
+    const int64_t r0 = offsets[e], rows = offsets[e + 1] - offsets[e];
+    if (rows == 0) continue;
+    linear_backward(blas, xs + r0 * in, W + int64_t(e) * in * out, dys + r0 * out, dx ? dxs + r0 * in : nullptr,
+                    dW ? dW + int64_t(e) * in * out : nullptr, db ? db + int64_t(e) * out : nullptr, rows, in, out,
+                    stream);
+  }
+  if (dx) scatter_rows(dxs, perm, dx, N, in, true, stream);
+}
+
+#define EMB_INSTANTIATE(T)                                                                                            \
+  template void linear_forward<T>(const Blas&, const T*, const T*, const T*, T*, int64_t, int, int, cudaStream_t);    \
+  template void linear_backward<T>(const Blas&, const T*, const T*, const T*, T*, T*, T*, int64_t, int, int,          \
+                                   cudaStream_t);                                                                     \
+  template void linear_emb_forward<T>(const Blas&, const T*, const T*, const T*, const int32_t*, const int64_t*, T*, \
+                                      int64_t, int, int, int, void*, cudaStream_t);                                   \
+  template void linear_emb_backward<T>(const Blas&, const T*, const T*, const int32_t*, const int64_t*, const T*, T*, \
+                                       T*, T*, int64_t, int, int, int, void*, cudaStream_t);
+EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#undef EMB_INSTANTIATE
+
+}  // namespace emb::cuda

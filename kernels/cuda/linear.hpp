@@ -1,0 +1,66 @@
+// Linear layers y = x W + b through cuBLASLt, W stored [in, out] row-major (MODEL.md), as in
+// kernels/cpu/linear.hpp. Storage fp32 or bf16, accumulation always fp32: the compute type is
+// CUBLAS_COMPUTE_32F, never the fast-TF32 variant, so fp32 results match the CPU reference.
+// Row-major handling: a row-major [r, c] matrix is a column-major [c, r] one, so
+// yᵀ = Wᵀ·xᵀ is an ordinary column-major GEMM with no copies.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace emb::cuda {
+
+// The cuBLASLt handle and its workspace; one per device, reused by every GEMM.
+class Blas {
+ public:
+  explicit Blas(size_t workspace_bytes = size_t{32} << 20);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  cublasLtHandle_t handle() const { return handle_; }
+  void* workspace() const { return workspace_; }
+  size_t workspace_bytes() const { return workspace_bytes_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+};
+
+// y[N, out] = x[N, in] · W[in, out] + b[out]   (b may be null; the bias is a GEMM epilogue)
+template <class T>
+void linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T* y, int64_t N, int in, int out,
+                    cudaStream_t stream);
+// dx += dy · Wᵀ ; dW += xᵀ · dy ; db += Σ_rows dy   (any of dx, dW, db may be null)
+// cuBLASLt's BGRADB epilogue overwrites the bias gradient instead of accumulating, so db is
+// a separate deterministic column sum.
+template <class T>
+void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
+                     int out, cudaStream_t stream);
+
+// Per-embodiment linear: row i uses W[emb[i]] [in, out] and b[emb[i]] [out]. Rows are gathered
+// embodiment by embodiment into scratch, each group is one GEMM, and results are scattered back.
+struct EmbRows {
+  std::vector<int32_t> perm;     // row indices, embodiment 0's first (upload it to the device)
+  std::vector<int64_t> offsets;  // [E + 1]: embodiment e owns perm[offsets[e] .. offsets[e+1])
+};
+// Host-side grouping of the per-row embodiment ids (known on the host when the batch is packed).
+EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E);
+// Scratch bytes linear_emb_forward/backward need for N rows of element size elem_bytes.
+size_t linear_emb_scratch_bytes(int64_t N, int in, int out, size_t elem_bytes);
+
+// perm: device copy of EmbRows::perm; offsets: host EmbRows::offsets.
+template <class T>
+void linear_emb_forward(const Blas& blas, const T* x, const T* W, const T* b, const int32_t* perm,
+                        const int64_t* offsets, T* y, int64_t N, int in, int out, int E, void* scratch,
+                        cudaStream_t stream);
+template <class T>
+void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t* perm, const int64_t* offsets,
+                         const T* dy, T* dx, T* dW, T* db, int64_t N, int in, int out, int E, void* scratch,
+                         cudaStream_t stream);
+
+}  // namespace emb::cuda

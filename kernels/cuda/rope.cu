@@ -1,0 +1,61 @@
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/storage.cuh"
+
+namespace emb::cuda {
+
+namespace {
+
+// One thread per (token, pair): the angle once, then the pair in every head.
+template <class T>
+__global__ void rope_kernel(T* x, const int32_t* pos, int64_t n_tokens, int H, int hd, bool three_d, double direction) {
+  const int pairs = hd / 2;
+  const int c_hw = three_d ? pairs / 3 : 0;
+  const int c_f = pairs - 2 * c_hw;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n_tokens * pairs;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = e / pairs;
+    const int k = int(e % pairs);
+    const int axis = k < c_f ? 0 : (k < c_f + c_hw ? 1 : 2);
+    const int k_axis = axis == 0 ? k : k - c_f - (axis - 1) * c_hw;
+    const int c = axis == 0 ? c_f : c_hw;
+    const double phi = pos[t * 3 + axis] * pow(10000.0, -double(k_axis) / c);
+    const float cos_phi = float(cos(phi)), sin_phi = float(direction * sin(phi));
+    for (int h = 0; h < H; ++h) {
+      T* p = x + (t * H + h) * hd + 2 * k;
+      const float x0 = to_f32(p[0]), x1 = to_f32(p[1]);
+      p[0] = from_f32<T>(x0 * cos_phi - x1 * sin_phi);
+      p[1] = from_f32<T>(x0 * sin_phi + x1 * cos_phi);
+    }
+  }
+}
+
+template <class T>
+void rotate(T* x, const int32_t* pos, int64_t n_tokens, int H, int hd, RopeMode mode, double direction,
+            cudaStream_t stream) {
+  if (mode == RopeMode::none || n_tokens == 0) return;
+  EMB_CHECK(hd % 2 == 0, "rope: head dim ", hd, " must be even");
+  rope_kernel<<<grid_for(n_tokens * (hd / 2), 128), 128, 0, stream>>>(x, pos, n_tokens, H, hd, mode == RopeMode::d3,
+                                                                      direction);
+  check_launch("rope");
+}
+
+}  // namespace
+
+template <class T>
+void rope_forward(T* x, const int32_t* pos, int64_t T_, int H, int hd, RopeMode mode, cudaStream_t stream) {
+  rotate(x, pos, T_, H, hd, mode, 1.0, stream);
+}
+
+template <class T>
+void rope_backward(T* dx, const int32_t* pos, int64_t T_, int H, int hd, RopeMode mode, cudaStream_t stream) {
+  rotate(dx, pos, T_, H, hd, mode, -1.0, stream);
+}
+
+#define EMB_INSTANTIATE(T)                                                                            \
+  template void rope_forward<T>(T*, const int32_t*, int64_t, int, int, RopeMode, cudaStream_t); \
+  template void rope_backward<T>(T*, const int32_t*, int64_t, int, int, RopeMode, cudaStream_t);
+EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#undef EMB_INSTANTIATE
+
+}  // namespace emb::cuda

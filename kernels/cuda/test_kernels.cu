@@ -1,0 +1,626 @@
+// Every CUDA kernel against a naive double-precision reference written here (no BLAS, no
+// kernels/cpu sources, so the test builds with nvcc alone), on random inputs, ragged packed
+// batches and every attention mask, for fp32 and bf16 storage. Inputs are first rounded to the
+// storage type so both sides see the same values; errors are normwise (test_support.hpp).
+// The tile-skipping logic is checked on the host first, so that part runs without a GPU; the
+// device checks print "skipped: no CUDA device" and pass when there is none.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/loss.hpp"
+#include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/packed_index.hpp"
+#include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/test_support.hpp"
+
+using namespace emb::cuda;
+using namespace emb::cuda::testing;
+using Ref = std::vector<double>;
+
+namespace {
+
+int g_failures = 0;
+
+void expect_close(const std::string& what, double err, double tol) {
+  const bool ok = err <= tol && std::isfinite(err);
+  if (!ok) ++g_failures;
+  std::printf("%s %-58s err %.3e (tol %.1e)\n", ok ? "ok  " : "FAIL", what.c_str(), err, tol);
+}
+
+template <class T>
+const char* dtype() {
+  return std::is_same_v<T, float> ? "fp32" : "bf16";
+}
+// fp32 tolerance, or the bf16 one (outputs rounded to 8 bits of mantissa).
+template <class T>
+double tol(double fp32, double bf16) {
+  return std::is_same_v<T, float> ? fp32 : bf16;
+}
+
+Ref to_ref(const std::vector<float>& v) { return Ref(v.begin(), v.end()); }
+
+void sync() { check_cuda(cudaDeviceSynchronize(), "sync"); }
+
+// ---- host-only: the tile summaries never skip a tile pair with an allowed pair -------------
+
+int64_t tiles(int64_t T) { return (T + kAttnTile - 1) / kAttnTile; }
+
+void test_tile_skipping() {
+  std::mt19937 rng(7);
+  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
+  for (AttnMask mask : masks) {
+    const PackedIndex p = random_packed_index(6, 3, 12, 20, 40, rng);
+    const bool cross = mask == AttnMask::cross;
+    const int64_t Tq = int64_t(p.seq.size()), Tk = cross ? int64_t(p.cseq.size()) : Tq;
+    auto q_at = [&](int64_t i) { return token_at(p.seq.data(), p.blk.data(), p.grp.data(), i, Tq); };
+    auto k_at = [&](int64_t j) {
+      return cross ? token_at(p.cseq.data(), nullptr, nullptr, j, Tk) : token_at(p.seq.data(), p.blk.data(), p.grp.data(), j, Tk);
+    };
+    int64_t missed = 0, skipped = 0;
+    for (int64_t qt = 0; qt < tiles(Tq); ++qt)
+      for (int64_t kt = 0; kt < tiles(Tk); ++kt) {
+        TileSummary qs = empty_tile(), ks = empty_tile();
+        bool any = false;
+        for (int r = 0; r < kAttnTile; ++r) {
+          add_token(qs, q_at(qt * kAttnTile + r));
+          add_token(ks, k_at(kt * kAttnTile + r));
+        }
+        for (int a = 0; a < kAttnTile; ++a)
+          for (int b = 0; b < kAttnTile; ++b) any |= tokens_attend(mask, q_at(qt * kAttnTile + a), k_at(kt * kAttnTile + b));
+        const bool may = tiles_may_attend(mask, qs, ks);
+        missed += any && !may;
+        skipped += !may;
+      }
+    const std::string name = std::string("tile summaries, mask ") + std::to_string(int(mask));
+    expect_close(name + ": tiles with allowed pairs skipped", double(missed), 0.0);
+    // A packed batch of 6 samples has tile pairs across samples: some must be skipped.
+    expect_close(name + ": skips some tiles (1 = none skipped)", skipped > 0 ? 0.0 : 1.0, 0.0);
+  }
+}
+
+// ---- linear ---------------------------------------------------------------------------------
+
+// y = x W + b over rows, W [in, out]
+Ref linear_ref(const std::vector<float>& x, const std::vector<float>& W, const std::vector<float>& b, int64_t N,
+               int in, int out, int64_t w_off = 0, int64_t b_off = 0) {
+  Ref y(size_t(N) * out);
+  for (int64_t i = 0; i < N; ++i)
+    for (int o = 0; o < out; ++o) {
+      double s = b[b_off + o];
+      for (int c = 0; c < in; ++c) s += double(x[i * in + c]) * W[w_off + int64_t(c) * out + o];
+      y[i * out + o] = s;
+    }
+  return y;
+}
+
+template <class T>
+void test_linear(const Blas& blas) {
+  std::mt19937 rng(1);
+  const int64_t N = 37;
+  const int in = 48, out = 80;
+  const auto x = stored<T>(random_normal(N * in, rng)), W = stored<T>(random_normal(in * out, rng, 0.2f)),
+             b = stored<T>(random_normal(out, rng)), dy = stored<T>(random_normal(N * out, rng));
+  const auto dx0 = stored<T>(random_normal(N * in, rng)), dW0 = stored<T>(random_normal(in * out, rng)),
+             db0 = stored<T>(random_normal(out, rng));
+  DeviceArray<T> x_d(x), W_d(W), b_d(b), y_d(N * out), dy_d(dy), dx_d(dx0), dW_d(dW0), db_d(db0);
+  linear_forward(blas, x_d.get(), W_d.get(), b_d.get(), y_d.get(), N, in, out, nullptr);
+  linear_backward(blas, x_d.get(), W_d.get(), dy_d.get(), dx_d.get(), dW_d.get(), db_d.get(), N, in, out, nullptr);
+  sync();
+  Ref dx = to_ref(dx0), dW = to_ref(dW0), db = to_ref(db0);
+  for (int64_t i = 0; i < N; ++i)
+    for (int o = 0; o < out; ++o) {
+      const double g = dy[i * out + o];
+      db[o] += g;
+      for (int c = 0; c < in; ++c) {
+        dx[i * in + c] += g * W[c * out + o];
+        dW[c * out + o] += g * x[i * in + c];
+      }
+    }
+  const std::string tag = std::string("linear ") + dtype<T>();
+  expect_close(tag + " forward y", relative_error(y_d.download(), linear_ref(x, W, b, N, in, out)), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward dx", relative_error(dx_d.download(), dx), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward dW", relative_error(dW_d.download(), dW), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward db", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
+}
+
+template <class T>
+void test_linear_emb(const Blas& blas) {
+  std::mt19937 rng(2);
+  const int64_t N = 29;
+  const int in = 24, out = 40, E = 3;
+  std::vector<int32_t> emb(N);
+  std::uniform_int_distribution<int> pick(0, 1);  // embodiment 2 stays empty on purpose
+  for (auto& e : emb) e = pick(rng);
+  const EmbRows rows = group_rows_by_embodiment(emb.data(), N, E);
+  const auto x = stored<T>(random_normal(N * in, rng)), W = stored<T>(random_normal(E * in * out, rng, 0.2f)),
+             b = stored<T>(random_normal(E * out, rng)), dy = stored<T>(random_normal(N * out, rng));
+  const auto dx0 = stored<T>(random_normal(N * in, rng)), dW0 = stored<T>(random_normal(E * in * out, rng)),
+             db0 = stored<T>(random_normal(E * out, rng));
+  DeviceArray<T> x_d(x), W_d(W), b_d(b), y_d(N * out), dy_d(dy), dx_d(dx0), dW_d(dW0), db_d(db0);
+  DeviceArray<int32_t> perm_d(static_cast<size_t>(N));
+  check_cuda(cudaMemcpy(perm_d.get(), rows.perm.data(), N * 4, cudaMemcpyHostToDevice), "perm");
+  DeviceArray<char> scratch(linear_emb_scratch_bytes(N, in, out, sizeof(T)));
+  linear_emb_forward(blas, x_d.get(), W_d.get(), b_d.get(), perm_d.get(), rows.offsets.data(), y_d.get(), N, in, out, E,
+                     scratch.get(), nullptr);
+  linear_emb_backward(blas, x_d.get(), W_d.get(), perm_d.get(), rows.offsets.data(), dy_d.get(), dx_d.get(), dW_d.get(),
+                      db_d.get(), N, in, out, E, scratch.get(), nullptr);
+  sync();
+  Ref y(size_t(N) * out), dx = to_ref(dx0), dW = to_ref(dW0), db = to_ref(db0);
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t e = emb[i];
+    const std::vector<float> xi(x.begin() + i * in, x.begin() + (i + 1) * in);
+    const Ref yi = linear_ref(xi, W, b, 1, in, out, e * in * out, e * out);
+    for (int o = 0; o < out; ++o) {
+      y[i * out + o] = yi[o];
+      const double g = dy[i * out + o];
+      db[e * out + o] += g;
+      for (int c = 0; c < in; ++c) {
+        dx[i * in + c] += g * W[e * in * out + c * out + o];
+        dW[e * in * out + c * out + o] += g * x[i * in + c];
+      }
+    }
+  }
+  const std::string tag = std::string("linear_emb ") + dtype<T>();
+  expect_close(tag + " forward y", relative_error(y_d.download(), y), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward dx", relative_error(dx_d.download(), dx), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward dW", relative_error(dW_d.download(), dW), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " backward db", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
+}
+
+// ---- attention ------------------------------------------------------------------------------
+
+struct AttnRef {
+  Ref out, lse, dq, dk, dv;
+};
+
+// Dense double softmax attention per (row, head) with the scalar mask, and its gradients.
+AttnRef attention_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                      const std::vector<float>& dout, int64_t Tq, int64_t Tk, int H, int hd, AttnMask mask,
+                      const std::vector<TokenIndex>& qi, const std::vector<TokenIndex>& kj) {
+  AttnRef r{Ref(size_t(Tq) * H * hd), Ref(size_t(Tq) * H), Ref(size_t(Tq) * H * hd), Ref(size_t(Tk) * H * hd),
+            Ref(size_t(Tk) * H * hd)};
+  const int64_t ld = int64_t(H) * hd;
+  const double scale = 1.0 / std::sqrt(double(hd));
+  std::vector<double> s(static_cast<size_t>(Tk)), dp(static_cast<size_t>(Tk));
+  for (int h = 0; h < H; ++h)
+    for (int64_t i = 0; i < Tq; ++i) {
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < Tk; ++j) {
+        s[j] = -INFINITY;
+        if (!tokens_attend(mask, qi[i], kj[j])) continue;
+        double d = 0.0;
+        for (int c = 0; c < hd; ++c) d += double(q[i * ld + h * hd + c]) * k[j * ld + h * hd + c];
+        s[j] = d * scale;
+        mx = std::max(mx, s[j]);
+      }
+      if (mx == -INFINITY) {
+        r.lse[i * H + h] = -INFINITY;
+        continue;
+      }
+      double sum = 0.0;
+      for (int64_t j = 0; j < Tk; ++j) sum += std::exp(s[j] - mx);
+      const double lse = mx + std::log(sum);
+      r.lse[i * H + h] = lse;
+      double D = 0.0;
+      for (int64_t j = 0; j < Tk; ++j) {
+        const double p = std::exp(s[j] - lse);
+        double d = 0.0;
+        for (int c = 0; c < hd; ++c) {
+          r.out[i * ld + h * hd + c] += p * v[j * ld + h * hd + c];
+          d += double(dout[i * ld + h * hd + c]) * v[j * ld + h * hd + c];
+        }
+        dp[j] = d;
+        D += p * d;
+      }
+      for (int64_t j = 0; j < Tk; ++j) {
+        const double p = std::exp(s[j] - lse);
+        if (p == 0.0) continue;
+        const double ds = p * (dp[j] - D) * scale;
+        for (int c = 0; c < hd; ++c) {
+          r.dq[i * ld + h * hd + c] += ds * k[j * ld + h * hd + c];
+          r.dk[j * ld + h * hd + c] += ds * q[i * ld + h * hd + c];
+          r.dv[j * ld + h * hd + c] += p * dout[i * ld + h * hd + c];
+        }
+      }
+    }
+  return r;
+}
+
+template <class T>
+void test_attention(AttnMask mask, int hd, int pad_tail) {
+  std::mt19937 rng(100 + hd + int(mask));
+  const PackedIndex p = random_packed_index(3, 3, 9, 17, pad_tail, rng);
+  const bool cross = mask == AttnMask::cross;
+  const int H = 2;
+  const int64_t Tq = int64_t(p.seq.size()), Tk = cross ? int64_t(p.cseq.size()) : Tq;
+  std::vector<TokenIndex> qi, kj;
+  for (int64_t i = 0; i < Tq; ++i) qi.push_back({p.seq[i], p.blk[i], p.grp[i]});
+  for (int64_t j = 0; j < Tk; ++j) kj.push_back(cross ? TokenIndex{p.cseq[j], 0, 0} : qi[j]);
+  const auto q = stored<T>(random_normal(Tq * H * hd, rng)), k = stored<T>(random_normal(Tk * H * hd, rng)),
+             v = stored<T>(random_normal(Tk * H * hd, rng)), dout = stored<T>(random_normal(Tq * H * hd, rng));
+  const auto dq0 = stored<T>(random_normal(Tq * H * hd, rng)), dk0 = stored<T>(random_normal(Tk * H * hd, rng)),
+             dv0 = stored<T>(random_normal(Tk * H * hd, rng));
+  DeviceArray<T> q_d(q), k_d(k), v_d(v), out_d(Tq * H * hd), dout_d(dout), dq_d(dq0), dk_d(dk0), dv_d(dv0);
+  DeviceArray<float> lse_d(Tq * H);
+  DeviceArray<int32_t> seq_d(p.seq.size()), blk_d(p.blk.size()), grp_d(p.grp.size()), cseq_d(p.cseq.size());
+  check_cuda(cudaMemcpy(seq_d.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
+  check_cuda(cudaMemcpy(blk_d.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
+  check_cuda(cudaMemcpy(grp_d.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
+  check_cuda(cudaMemcpy(cseq_d.get(), p.cseq.data(), p.cseq.size() * 4, cudaMemcpyHostToDevice), "cseq");
+  AttnIndex idx;
+  idx.mask = mask;
+  idx.q_seq = seq_d.get();
+  idx.q_blk = blk_d.get();
+  idx.q_grp = grp_d.get();
+  idx.k_seq = cross ? cseq_d.get() : seq_d.get();
+  idx.k_blk = cross ? nullptr : blk_d.get();
+  idx.k_grp = cross ? nullptr : grp_d.get();
+  DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, H));
+  attention_forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
+  attention_backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
+                     dv_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
+  sync();
+  AttnRef r = attention_ref(q, k, v, dout, Tq, Tk, H, hd, mask, qi, kj);
+  for (size_t e = 0; e < r.dq.size(); ++e) r.dq[e] += dq0[e];
+  for (size_t e = 0; e < r.dk.size(); ++e) r.dk[e] += dk0[e];
+  for (size_t e = 0; e < r.dv.size(); ++e) r.dv[e] += dv0[e];
+  // lse is compared on rows that have keys (padding rows are −inf on both sides).
+  std::vector<float> lse = lse_d.download();
+  double lse_err = 0.0;
+  for (size_t e = 0; e < lse.size(); ++e) {
+    if (std::isinf(r.lse[e]) && std::isinf(lse[e]) && lse[e] < 0) continue;
+    lse_err = std::max(lse_err, std::fabs(lse[e] - r.lse[e]) / std::max(1.0, std::fabs(r.lse[e])));
+  }
+  const std::string tag = std::string("attention ") + dtype<T>() + " mask " + std::to_string(int(mask)) + " hd " +
+                          std::to_string(hd) + (pad_tail ? " padded" : "");
+  expect_close(tag + " out", relative_error(out_d.download(), r.out), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " lse", lse_err, tol<T>(1e-5, 1e-5));
+  expect_close(tag + " dq", relative_error(dq_d.download(), r.dq), tol<T>(1e-4, 2e-2));
+  expect_close(tag + " dk", relative_error(dk_d.download(), r.dk), tol<T>(1e-4, 2e-2));
+  expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
+}
+
+// ---- norm + modulate, gated residual ---------------------------------------------------------
+
+template <class T>
+void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
+  std::mt19937 rng(3);
+  const int64_t N = 19;
+  const int C = 200, ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
+  const bool layer = kind == NormKind::layer;
+  const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), w = stored<T>(random_normal(C, rng)),
+             b = stored<T>(random_normal(C, rng)), mod = stored<T>(random_normal(N * ld_mod, rng, 0.5f)),
+             dy = stored<T>(random_normal(N * C, rng));
+  const auto dx0 = stored<T>(random_normal(N * C, rng)), dw0 = stored<T>(random_normal(C, rng)),
+             db0 = stored<T>(random_normal(C, rng)), dmod0 = stored<T>(random_normal(N * ld_mod, rng));
+  DeviceArray<T> x_d(x), w_d(w), b_d(b), mod_d(mod), y_d(N * C), dy_d(dy), dx_d(dx0), dw_d(dw0), db_d(db0),
+      dmod_d(dmod0);
+  DeviceArray<float> mean_d(N), rstd_d(N);
+  T* wp = affine ? w_d.get() : nullptr;
+  T* bp = affine && layer ? b_d.get() : nullptr;
+  T* scale = modulate ? mod_d.get() + C : nullptr;  // chunk 1 = scale, chunk 2 = shift
+  T* shift = modulate ? mod_d.get() + 2 * C : nullptr;
+  T* dscale = modulate ? dmod_d.get() + C : nullptr;
+  T* dshift = modulate ? dmod_d.get() + 2 * C : nullptr;
+  norm_modulate_forward(kind, x_d.get(), wp, bp, scale, shift, ld_mod, y_d.get(), mean_d.get(), rstd_d.get(), N, C,
+                        nullptr);
+  norm_modulate_backward(kind, x_d.get(), wp, bp, scale, ld_mod, mean_d.get(), rstd_d.get(), dy_d.get(), dx_d.get(),
+                         wp ? dw_d.get() : nullptr, bp ? db_d.get() : nullptr, dscale, dshift, N, C, nullptr);
+  sync();
+  Ref y(size_t(N) * C), mean(N), rstd(N), dx = to_ref(dx0), dw = to_ref(dw0), db = to_ref(db0), dmod = to_ref(dmod0);
+  for (int64_t i = 0; i < N; ++i) {
+    const float* xi = x.data() + i * C;
+    double mu = 0.0, ss = 0.0;
+    if (layer)
+      for (int c = 0; c < C; ++c) mu += xi[c] / double(C);
+    for (int c = 0; c < C; ++c) ss += (xi[c] - mu) * (xi[c] - mu) / C;
+    const double r = 1.0 / std::sqrt(ss + 1e-6);
+    mean[i] = mu;
+    rstd[i] = r;
+    std::vector<double> xhat(C), g(C);
+    double g_mean = 0.0, gx_mean = 0.0;
+    for (int c = 0; c < C; ++c) {
+      xhat[c] = (xi[c] - mu) * r;
+      const double n = xhat[c] * (wp ? w[c] : 1.0) + (bp ? b[c] : 0.0);
+      const double sc = modulate ? mod[i * ld_mod + C + c] : 0.0, sh = modulate ? mod[i * ld_mod + 2 * C + c] : 0.0;
+      y[i * C + c] = n * (1.0 + sc) + sh;
+      const double dn = dy[i * C + c] * (1.0 + sc);
+      if (modulate) {
+        dmod[i * ld_mod + C + c] += dy[i * C + c] * n;
+        dmod[i * ld_mod + 2 * C + c] += dy[i * C + c];
+      }
+      dw[c] += dn * xhat[c];
+      db[c] += dn;
+      g[c] = dn * (wp ? w[c] : 1.0);
+      g_mean += g[c] / C;
+      gx_mean += g[c] * xhat[c] / C;
+    }
+    for (int c = 0; c < C; ++c) dx[i * C + c] += r * (g[c] - (layer ? g_mean : 0.0) - xhat[c] * gx_mean);
+  }
+  const std::string tag = std::string(layer ? "layernorm" : "rmsnorm") + (affine ? "+affine" : "") +
+                          (modulate ? "+modulate " : " ") + dtype<T>();
+  expect_close(tag + " forward y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
+  if (layer) expect_close(tag + " mean", relative_error(mean_d.download(), mean), 1e-5);
+  expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
+  expect_close(tag + " backward dx", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
+  if (wp) expect_close(tag + " backward dweight", relative_error(dw_d.download(), dw), tol<T>(1e-5, 1e-2));
+  if (bp) expect_close(tag + " backward dbias", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
+  if (modulate) expect_close(tag + " backward dscale/dshift", relative_error(dmod_d.download(), dmod), tol<T>(1e-5, 1e-2));
+}
+
+template <class T>
+void test_gated_residual(bool gated) {
+  std::mt19937 rng(4);
+  const int64_t N = 13;
+  const int C = 96, ld = 2 * C;
+  const auto x = stored<T>(random_normal(N * C, rng)), gate = stored<T>(random_normal(N * ld, rng)),
+             y = stored<T>(random_normal(N * C, rng)), dx = stored<T>(random_normal(N * C, rng)),
+             dy0 = stored<T>(random_normal(N * C, rng)), dgate0 = stored<T>(random_normal(N * ld, rng));
+  DeviceArray<T> x_d(x), gate_d(gate), y_d(y), dx_d(dx), dy_d(dy0), dgate_d(dgate0);
+  const T* g = gated ? gate_d.get() + C : nullptr;  // the second chunk
+  gated_residual_forward(x_d.get(), g, ld, y_d.get(), N, C, nullptr);
+  gated_residual_backward(g, ld, y_d.get(), dx_d.get(), dy_d.get(), gated ? dgate_d.get() + C : nullptr, N, C, nullptr);
+  sync();
+  Ref xr = to_ref(x), dyr = to_ref(dy0), dgr = to_ref(dgate0);
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) {
+      const double gv = gated ? gate[i * ld + C + c] : 1.0;
+      xr[i * C + c] += gv * y[i * C + c];
+      dyr[i * C + c] += dx[i * C + c] * gv;
+      if (gated) dgr[i * ld + C + c] += dx[i * C + c] * y[i * C + c];
+    }
+  const std::string tag = std::string(gated ? "gated_residual " : "residual ") + dtype<T>();
+  expect_close(tag + " forward x", relative_error(x_d.download(), xr), tol<T>(1e-6, 1e-2));
+  expect_close(tag + " backward dy", relative_error(dy_d.download(), dyr), tol<T>(1e-6, 1e-2));
+  if (gated) expect_close(tag + " backward dgate", relative_error(dgate_d.download(), dgr), tol<T>(1e-6, 1e-2));
+}
+
+// ---- rope, activations, sinusoidal embedding ----------------------------------------------
+
+Ref rope_ref(const std::vector<float>& x, const std::vector<int32_t>& pos, int64_t T_, int H, int hd, RopeMode mode,
+             double direction) {
+  Ref y(x.begin(), x.end());
+  const int pairs = hd / 2, c_hw = mode == RopeMode::d3 ? pairs / 3 : 0;
+  const int counts[3] = {pairs - 2 * c_hw, c_hw, c_hw};
+  for (int64_t t = 0; t < T_; ++t) {
+    int k = 0;
+    for (int a = 0; a < 3; ++a)
+      for (int ka = 0; ka < counts[a]; ++ka, ++k) {
+        const double phi = pos[t * 3 + a] * std::pow(10000.0, -double(ka) / counts[a]);
+        const double cs = std::cos(phi), sn = direction * std::sin(phi);
+        for (int h = 0; h < H; ++h) {
+          const int64_t e = (t * H + h) * hd + 2 * k;
+          y[e] = x[e] * cs - double(x[e + 1]) * sn;
+          y[e + 1] = x[e] * sn + double(x[e + 1]) * cs;
+        }
+      }
+  }
+  return y;
+}
+
+template <class T>
+void test_rope(RopeMode mode, int hd) {
+  std::mt19937 rng(5);
+  const int64_t T_ = 21;
+  const int H = 3;
+  std::vector<int32_t> pos(T_ * 3);
+  std::uniform_int_distribution<int> f(0, 1000), hw(0, 40);
+  for (int64_t t = 0; t < T_; ++t) pos[t * 3] = f(rng), pos[t * 3 + 1] = hw(rng), pos[t * 3 + 2] = hw(rng);
+  const auto x = stored<T>(random_normal(T_ * H * hd, rng));
+  DeviceArray<T> fwd_d(x), bwd_d(x);
+  DeviceArray<int32_t> pos_d(pos.size());
+  check_cuda(cudaMemcpy(pos_d.get(), pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
+  rope_forward(fwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr);
+  rope_backward(bwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr);
+  sync();
+  const std::string tag = std::string("rope ") + (mode == RopeMode::d3 ? "3d" : "1d") + " hd " + std::to_string(hd) +
+                          " " + dtype<T>();
+  // cos/sin are rounded to fp32 before use, as on the CPU: a few ulp of the output.
+  expect_close(tag + " forward", relative_error(fwd_d.download(), rope_ref(x, pos, T_, H, hd, mode, 1.0)),
+               tol<T>(1e-6, 1e-2));
+  expect_close(tag + " backward", relative_error(bwd_d.download(), rope_ref(x, pos, T_, H, hd, mode, -1.0)),
+               tol<T>(1e-6, 1e-2));
+}
+
+template <class T>
+void test_activation(Activation act) {
+  std::mt19937 rng(6);
+  const int64_t n = 3001;
+  const auto x = stored<T>(random_normal(n, rng, 3.0f)), dy = stored<T>(random_normal(n, rng)),
+             dx0 = stored<T>(random_normal(n, rng));
+  DeviceArray<T> x_d(x), y_d(n), dy_d(dy), dx_d(dx0);
+  activation_forward(act, x_d.get(), y_d.get(), n, nullptr);
+  activation_backward(act, x_d.get(), dy_d.get(), dx_d.get(), n, nullptr);
+  sync();
+  Ref y(n), dx = to_ref(dx0);
+  const double k = std::sqrt(2.0 / M_PI);
+  for (int64_t e = 0; e < n; ++e) {
+    const double v = x[e];
+    double f, d;
+    if (act == Activation::gelu_tanh) {
+      const double th = std::tanh(k * (v + 0.044715 * v * v * v));
+      f = 0.5 * v * (1 + th);
+      d = 0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k * (1 + 3 * 0.044715 * v * v);
+    } else if (act == Activation::silu) {
+      const double s = 1.0 / (1.0 + std::exp(-v));
+      f = v * s;
+      d = s * (1 + v * (1 - s));
+    } else {
+      f = v > 0 ? v : 0;
+      d = v > 0 ? 1 : 0;
+    }
+    y[e] = f;
+    dx[e] += d * dy[e];
+  }
+  const char* names[] = {"gelu_tanh", "silu", "relu"};
+  const std::string tag = std::string(names[int(act)]) + " " + dtype<T>();
+  expect_close(tag + " forward", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
+}
+
+template <class T>
+void test_sinus() {
+  const int64_t rows = 17;
+  const int n = 256;
+  std::vector<float> t(rows);
+  for (int64_t i = 0; i < rows; ++i) t[i] = float(i * 61 % 1000) + 0.25f;
+  DeviceArray<float> t_d(t);
+  DeviceArray<T> out_d(rows * n);
+  sinus_embedding(t_d.get(), out_d.get(), rows, n, nullptr);
+  sync();
+  Ref ref(size_t(rows) * n);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int k = 0; k < n / 2; ++k) {
+      const double a = double(t[i]) * std::exp(-std::log(10000.0) * k / (n / 2));
+      ref[i * n + k] = std::cos(a);
+      ref[i * n + n / 2 + k] = std::sin(a);
+    }
+  expect_close(std::string("sinus_embedding ") + dtype<T>(), relative_error(out_d.download(), ref), tol<T>(1e-6, 1e-2));
+}
+
+// ---- loss, AdamW ------------------------------------------------------------------------------
+
+template <class T>
+void test_mse_loss(bool masked) {
+  std::mt19937 rng(8);
+  const int64_t n = 5003;
+  const auto pred = stored<T>(random_normal(n, rng)), target = stored<T>(random_normal(n, rng)),
+             dpred0 = stored<T>(random_normal(n, rng, 0.001f));
+  std::vector<float> mask(n);
+  for (int64_t e = 0; e < n; ++e) mask[e] = masked ? float(rng() % 3 != 0) : 1.0f;
+  DeviceArray<T> pred_d(pred), target_d(target), mask_d(mask), dpred_d(dpred0);
+  DeviceArray<float> loss_d(1), denom_d(1);
+  const float weight = 0.7f;
+  const T* m = masked ? mask_d.get() : nullptr;
+  mse_loss_forward(pred_d.get(), target_d.get(), m, loss_d.get(), denom_d.get(), n, nullptr);
+  mse_loss_backward(pred_d.get(), target_d.get(), m, denom_d.get(), weight, dpred_d.get(), n, nullptr);
+  sync();
+  double err = 0.0, wsum = 0.0;
+  for (int64_t e = 0; e < n; ++e) {
+    err += mask[e] * (double(pred[e]) - target[e]) * (double(pred[e]) - target[e]);
+    wsum += mask[e];
+  }
+  Ref dpred = to_ref(dpred0);
+  for (int64_t e = 0; e < n; ++e) dpred[e] += weight * 2.0 * mask[e] * (double(pred[e]) - target[e]) / wsum;
+  const std::string tag = std::string("mse_loss") + (masked ? " masked " : " ") + dtype<T>();
+  expect_close(tag + " loss", relative_error(loss_d.download(), Ref{err / wsum}), 1e-6);
+  expect_close(tag + " backward", relative_error(dpred_d.download(), dpred), tol<T>(1e-5, 1e-2));
+}
+
+template <class G>
+void test_adamw() {
+  std::mt19937 rng(9);
+  const std::vector<int64_t> sizes = {1000, 70001, 33};
+  const AdamWConfig cfg{0.1f, 0.9f, 0.95f, 1e-8f, 0.01f};
+  const int64_t step = 3;
+  const float grad_scale = 0.5f, max_norm = 1.0f;
+  struct Host {
+    std::vector<float> p, g, m, v;
+  };
+  std::vector<Host> host;
+  std::vector<std::unique_ptr<DeviceArray<float>>> p_d, m_d, v_d;
+  std::vector<std::unique_ptr<DeviceArray<G>>> g_d;
+  std::vector<std::unique_ptr<DeviceArray<__nv_bfloat16>>> copy_d;
+  std::vector<AdamWTensor<G>> tensors;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    const int64_t n = sizes[t];
+    Host h{random_normal(n, rng), stored<G>(random_normal(n, rng)), random_normal(n, rng, 0.1f), random_normal(n, rng)};
+    for (float& x : h.v) x = x * x;
+    p_d.push_back(std::make_unique<DeviceArray<float>>(h.p));
+    m_d.push_back(std::make_unique<DeviceArray<float>>(h.m));
+    v_d.push_back(std::make_unique<DeviceArray<float>>(h.v));
+    g_d.push_back(std::make_unique<DeviceArray<G>>(h.g));
+    copy_d.push_back(std::make_unique<DeviceArray<__nv_bfloat16>>(static_cast<size_t>(n)));
+    tensors.push_back({p_d[t]->get(), g_d[t]->get(), m_d[t]->get(), v_d[t]->get(), copy_d[t]->get(), n,
+                       t == 1 ? 0.0f : 1.0f});
+    host.push_back(std::move(h));
+  }
+  DeviceArray<double> ws(static_cast<size_t>(kSumSquaresWorkspace));
+  global_sum_squares(tensors.data(), int(tensors.size()), ws.get(), nullptr);
+  adamw_step(tensors.data(), int(tensors.size()), cfg, step, grad_scale, max_norm, ws.get(), nullptr);
+  sync();
+  double sumsq = 0.0;
+  for (const Host& h : host)
+    for (float g : h.g) sumsq += double(g) * g;
+  double got_sumsq = 0.0;
+  check_cuda(cudaMemcpy(&got_sumsq, ws.get(), sizeof(double), cudaMemcpyDeviceToHost), "sumsq");
+  const std::string tag = std::string("adamw grads ") + dtype<G>();
+  expect_close(tag + " global sum of squares", std::fabs(got_sumsq - sumsq) / sumsq, 1e-12);
+  const double clip = std::min(1.0, max_norm / (std::sqrt(sumsq) * grad_scale + 1e-6));
+  expect_close(tag + " clipping is active (1 = not)", clip < 1.0 ? 0.0 : 1.0, 0.0);
+  const double bc1 = 1.0 - std::pow(0.9, double(step)), bc2 = 1.0 - std::pow(0.95, double(step));
+  for (size_t t = 0; t < host.size(); ++t) {
+    const Host& h = host[t];
+    const size_t n = h.p.size();
+    Ref dp(n), m(n), v(n);
+    const double decay = cfg.weight_decay * tensors[t].decay_mult;
+    for (size_t e = 0; e < n; ++e) {
+      const double g = h.g[e] * grad_scale * clip;
+      m[e] = 0.9 * h.m[e] + 0.1 * g;
+      v[e] = 0.95 * h.v[e] + 0.05 * g * g;
+      dp[e] = -cfg.lr * ((m[e] / bc1) / (std::sqrt(v[e] / bc2) + 1e-8) + decay * h.p[e]);
+    }
+    std::vector<float> p = p_d[t]->download(), delta(n);
+    for (size_t e = 0; e < n; ++e) delta[e] = p[e] - h.p[e];
+    const std::string tt = tag + " tensor " + std::to_string(t);
+    expect_close(tt + " m", relative_error(m_d[t]->download(), m), 1e-5);
+    expect_close(tt + " v", relative_error(v_d[t]->download(), v), 1e-5);
+    expect_close(tt + " param update", relative_error(delta, dp), 1e-5);
+    expect_close(tt + " bf16 copy", relative_error(copy_d[t]->download(), to_ref(stored<__nv_bfloat16>(p))), 0.0);
+  }
+}
+
+template <class T>
+void test_all_storage(const Blas& blas) {
+  test_linear<T>(blas);
+  test_linear_emb<T>(blas);
+  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
+  for (AttnMask mask : masks)
+    for (int hd : {48, 64, 128}) test_attention<T>(mask, hd, 0);
+  test_attention<T>(AttnMask::full, 64, 37);
+  test_attention<T>(AttnMask::block_causal, 64, 5);
+  test_norm_modulate<T>(NormKind::layer, false, true);
+  test_norm_modulate<T>(NormKind::layer, true, false);
+  test_norm_modulate<T>(NormKind::layer, true, true);
+  test_norm_modulate<T>(NormKind::rms, true, false);
+  test_norm_modulate<T>(NormKind::rms, false, true);
+  test_gated_residual<T>(true);
+  test_gated_residual<T>(false);
+  for (int hd : {48, 64, 128}) {
+    test_rope<T>(RopeMode::d1, hd);
+    test_rope<T>(RopeMode::d3, hd);
+  }
+  for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
+  test_sinus<T>();
+  test_mse_loss<T>(true);
+  test_mse_loss<T>(false);
+  test_adamw<T>();
+}
+
+}  // namespace
+
+int main() {
+  try {
+    test_tile_skipping();
+    if (!cuda_device_present()) {
+      std::printf("skipped: no CUDA device (host-side checks %s)\n", g_failures ? "FAILED" : "passed");
+      return g_failures ? 1 : 0;
+    }
+    Blas blas;
+    test_all_storage<float>(blas);
+    test_all_storage<__nv_bfloat16>(blas);
+  } catch (const std::exception& e) {
+    std::printf("FAIL exception: %s\n", e.what());
+    return 1;
+  }
+  std::printf("%d failure(s)\n", g_failures);
+  return g_failures ? 1 : 0;
+}
