@@ -1,0 +1,99 @@
+// Sharded data parallelism with explicit overlap (DESIGN.md "Parallelism"), implemented as
+// the model's UnitHooks so communication is issued exactly where a unit's data is ready or
+// needed:
+//   none  (DDP)    parameters replicated; a unit's gradients are all-reduced as soon as its
+//                  backward of the step's last micro-batch finishes, while earlier units compute.
+//   grads (ZeRO-2) gradients reduce-scattered per unit the same way; AdamW updates only the
+//                  owned shard; the updated shards are all-gathered right after the optimizer
+//                  and each unit's gather is waited on only when the next forward reaches it.
+//   full  (ZeRO-3) only shards are kept; a unit's parameters are all-gathered when the model
+//                  reaches it (unit u+1 prefetched while u computes, u−1 in backward) and its
+//                  gradients reduce-scattered after each micro-batch's backward of that unit.
+// Every rank issues the same collectives in the same order (units ascending in forward,
+// descending in backward), including ranks that got fewer micro-batches (run_empty_pass).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/timer.hpp"
+#include "model/unit_hooks.hpp"
+#include "train/shard_layout.hpp"
+
+namespace emb {
+
+class DataParallel final : public UnitHooks {
+ public:
+  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers);
+  const ShardLayout& layout() const { return layout_; }
+
+  // Owned fp32 master parameters (none: the flat replicated parameters).
+  float* owned_params() { return mode() == ShardMode::none ? flat_params_.data() : owned_params_.data(); }
+  // Owned gradients, summed over ranks after finish_gradients().
+  float* owned_grads() { return mode() == ShardMode::none ? flat_grads_.data() : owned_grads_.data(); }
+  // Sets every parameter from a full flat buffer (initialisation, checkpoint restore).
+  void load_params(const float* flat);
+  // The full flat parameters (collective in full mode); for checks and dumps.
+  std::vector<float> full_params();
+
+  void begin_step();
+  // Starts one micro-batch's forward/backward; reductions are issued during it when `last`
+  // (none/grads accumulate locally until the step's last micro-batch; full reduces every one).
+  void begin_micro_batch(bool last);
+  void end_micro_batch();
+  // The collectives of one forward/backward without a batch, for a rank that has fewer
+  // micro-batches than the others this step.
+  void run_empty_pass(bool last);
+  // Waits for every gradient reduction of the step (issuing those not yet issued).
+  void finish_gradients();
+  // After the optimizer updated the owned parameters: makes them visible to the next forward.
+  void publish_params();
+  // Seconds of issue-to-completion of this step's collectives (comm_total); resets the count.
+  double take_comm_seconds();
+
+  const float* unit_params(int u, bool backward) override;
+  float* unit_grads(int u) override;
+  void unit_grads_ready(int u) override;
+
+ private:
+  struct GatherSlot {
+    int unit = -1;
+    CommHandle handle;
+    uint64_t last_use = 0;
+    std::vector<float> data;
+  };
+  struct PendingReduce {
+    int unit = -1;
+    CommHandle handle;
+    int grad_slot = -1;  // full: the unit-sized gradient buffer to release
+  };
+
+  ShardMode mode() const { return layout_.mode(); }
+  void wait(CommHandle& h);
+  CommHandle track(CommHandle h);
+  GatherSlot& gather_unit(int u, int keep);
+  void prefetch(int u, int keep);
+  void issue_reduction(int u, float* unit_grad, int grad_slot);
+  void complete_reduction(PendingReduce& r);
+  void check_order(int u, bool backward);
+
+  const ShardLayout& layout_;
+  Comm& comm_;
+  PhaseTimers& timers_;
+  std::vector<float> flat_params_, flat_grads_;    // none, grads
+  std::vector<float> owned_params_, owned_grads_;  // grads, full
+  std::vector<float> reduce_tmp_;                  // full: reduce-scatter results before accumulation
+  std::vector<CommHandle> param_ready_;            // grads: all-gather of each unit after the optimizer
+  std::vector<GatherSlot> gather_slots_;           // full
+  std::vector<std::vector<float>> grad_slots_;     // full
+  std::vector<bool> grad_slot_busy_;
+  std::vector<PendingReduce> pending_;
+  std::vector<bool> reduced_;                      // none/grads: unit reduced this step
+  std::vector<CommHandle> step_handles_;
+  uint64_t use_clock_ = 0;
+  bool last_micro_batch_ = false, in_backward_ = false;
+  int expected_unit_ = 0;
+  int current_grad_slot_ = -1;  // full: the slot handed out by the last unit_grads()
+};
+
+}  // namespace emb

@@ -1,0 +1,70 @@
+#include "train/train_step.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace emb {
+
+StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micro_batches, int64_t step, double lr) {
+  const ModelConfig& mc = ctx.model.config();
+  // The loader pads every rank to the same micro-batch count with empty batches; those
+  // become empty passes below.
+  std::vector<const PackedBatch*> micro_batches;
+  for (const PackedBatch& mb : all_micro_batches)
+    if (mb.n_samples > 0) micro_batches.push_back(&mb);
+  // The loss is normalised by the real elements of the whole global batch, so the update
+  // does not depend on how samples were split over micro-batches and ranks.
+  std::vector<double> denominators(mc.family == Family::gr00t ? 1 : 2, 0.0);
+  double sums[4] = {0, 0, 0, 0};  // loss, samples, tokens, computed tokens
+  for (const PackedBatch* mb : micro_batches) {
+    std::vector<double> counts = ctx.model.loss_counts(*mb);
+    for (size_t i = 0; i < counts.size(); ++i) denominators[i] += counts[i];
+    sums[1] += mb->n_samples;
+    sums[2] += double(mb->n_real_tokens);
+    sums[3] += double(mb->n_tokens + mb->n_context);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, denominators.data(), int(denominators.size()), MPI_DOUBLE, MPI_SUM, ctx.comm);
+  const int n_local = int(micro_batches.size());
+  int n_max = n_local;
+  MPI_Allreduce(MPI_IN_PLACE, &n_max, 1, MPI_INT, MPI_MAX, ctx.comm);
+
+  DataParallel& dp = ctx.dp;
+  dp.begin_step();
+  for (int i = 0; i < n_local; ++i) {
+    dp.begin_micro_batch(i == n_local - 1);
+    sums[0] += ctx.model.forward_backward(nullptr, nullptr, *micro_batches[size_t(i)], step, ctx.seed, denominators, &dp);
+    dp.end_micro_batch();
+  }
+  // ZeRO-3 gathers and reduces per micro-batch: ranks with fewer micro-batches still take
+  // part in every collective of the others.
+  if (dp.layout().mode() == ShardMode::full)
+    for (int i = n_local; i < n_max; ++i) dp.run_empty_pass(i == n_max - 1);
+  dp.finish_gradients();
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, ctx.comm);
+
+  StepResult r;
+  r.loss = sums[0], r.samples = sums[1], r.tokens = sums[2], r.computed_tokens = sums[3];
+  {
+    ScopedPhase optim(ctx.timers, Phase::optim);
+    r.grad_norm = ctx.optimizer.global_grad_norm(dp.owned_grads(), ctx.comm);
+    const bool finite = std::isfinite(r.grad_norm) && std::isfinite(r.loss);
+    if (!finite && !ctx.skip_nonfinite)
+      throw Error(str("step ", step, ": non-finite ", std::isfinite(r.loss) ? "gradient norm" : "loss", " (loss ",
+                      r.loss, ", grad norm ", r.grad_norm,
+                      "); stopping (set train.nan_policy = skip to skip such steps)"));
+    if (finite) {
+      ctx.optimizer.step(dp.owned_params(), dp.owned_grads(), step, lr, r.grad_norm);
+      r.updated = true;
+    } else {
+      log_warn("step ", step, ": non-finite loss or gradient (loss ", r.loss, ", grad norm ", r.grad_norm,
+               "); update skipped");
+    }
+  }
+  ctx.timers.add(Phase::comm_total, dp.take_comm_seconds());
+  if (r.updated) dp.publish_params();
+  return r;
+}
+
+}  // namespace emb

@@ -1,0 +1,38 @@
+// One optimizer step over this rank's micro-batches: global loss denominators, forward and
+// backward of every micro-batch through the data-parallel hooks, gradient reduction,
+// global-norm clipping, AdamW, and publication of the new parameters. Shared by the
+// trainer and the equivalence tests, so what is tested is what trains.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/timer.hpp"
+#include "model/batch.hpp"
+#include "model/model.hpp"
+#include "train/data_parallel.hpp"
+#include "train/optimizer.hpp"
+
+namespace emb {
+
+struct StepContext {
+  Model& model;
+  DataParallel& dp;
+  Optimizer& optimizer;
+  PhaseTimers& timers;
+  MPI_Comm comm;
+  uint64_t seed = 0;
+  bool skip_nonfinite = false;  // train.nan_policy = skip
+};
+
+struct StepResult {
+  double loss = 0;  // the global-batch loss
+  double grad_norm = 0;
+  bool updated = false;  // false when a non-finite step was skipped
+  double samples = 0, tokens = 0, computed_tokens = 0;  // global sums
+};
+
+StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& micro_batches, int64_t step, double lr);
+
+}  // namespace emb

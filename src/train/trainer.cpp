@@ -1,0 +1,145 @@
+#include "train/trainer.hpp"
+
+#include <csignal>
+#include <sstream>
+
+#include "config/deck.hpp"
+#include "core/fs.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "data/loader.hpp"
+#include "model/model.hpp"
+#include "model/presets.hpp"
+#include "train/data_parallel.hpp"
+#include "train/lr_schedule.hpp"
+#include "train/optimizer.hpp"
+#include "train/progress.hpp"
+#include "train/run_dir.hpp"
+#include "train/run_report.hpp"
+#include "train/train_step.hpp"
+
+namespace emb {
+namespace {
+
+// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal): finish the current step, write
+// the outputs and exit cleanly.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+bool any_rank(MPI_Comm comm, bool flag) {
+  int v = flag ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm);
+  return v != 0;
+}
+
+}  // namespace
+
+void validate_training_deck(const Deck& deck) {
+  const ModelConfig mc = model_config_from_deck(deck);
+  data_config_from_deck(deck);
+  shard_mode_from_name(deck.get_string("train.shard"));
+  auto require = [&](bool ok, const char* what) {
+    if (!ok) throw Error(str(deck.path(), ": ", what), kExitInput);
+  };
+  require(mc.precision == Precision::fp32, "model.precision = bf16 is not implemented on the CPU backend yet; use fp32");
+  require(deck.get_string("run.device") == "cpu",
+          "run.device = cuda: the model runs on the CPU backend only so far; use cpu");
+  require(deck.get_string("train.resume") == "off" && deck.get_int("train.ckpt_every") == 0,
+          "checkpoints (train.resume, train.ckpt_every) are not implemented yet; leave them at off and 0");
+}
+
+TrainResult train(const World& world, const Deck& deck, Comm& comm) {
+  PhaseTimers timers;
+  timers.start(Phase::init);
+  validate_training_deck(deck);
+  const ModelConfig mc = model_config_from_deck(deck);
+  TrainResult result;
+  result.run_dir = create_run_dir(world.comm, deck);
+  set_log_file(result.run_dir + "/train.log");
+
+  auto model = make_model(mc);
+  const ParamRegistry& reg = model->params();
+  const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
+  ShardLayout layout(reg, mode, world.rank, world.size);
+  DataParallel dp(layout, comm, timers);
+  const auto seed = uint64_t(deck.get_int("run.seed"));
+  {
+    std::vector<float> flat(size_t(reg.total()));
+    model->init_params(flat.data(), seed);
+    dp.load_params(flat.data());
+  }
+  cpu::AdamWConfig adamw;
+  adamw.beta1 = float(deck.get_double("train.beta1"));
+  adamw.beta2 = float(deck.get_double("train.beta2"));
+  adamw.eps = float(deck.get_double("train.eps"));
+  adamw.weight_decay = float(deck.get_double("train.weight_decay"));
+  Optimizer optimizer(layout, adamw, float(deck.get_double("train.grad_clip")));
+  const int64_t total_steps = deck.get_int("train.steps");
+  LrSchedule lr{lr_shape_from_name(deck.get_string("train.lr_schedule")), deck.get_double("train.lr"),
+                deck.get_double("train.min_lr"), deck.get_int("train.warmup_steps"), total_steps};
+  Loader loader(world.comm, data_config_from_deck(deck), mc);
+  const int64_t log_every = deck.get_int("run.log_every");
+
+  log_info("embtrain: ", mc.preset, " (", family_name(mc.family), "), ", reg.total(), " parameters, ", world.size,
+           " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
+           comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
+  log_info("outputs: ", result.run_dir);
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGUSR1, on_stop_signal);
+  timers.stop(Phase::init);
+  timers.end_step(0);
+
+  RunTotals totals;
+  totals.family = family_name(mc.family);
+  totals.preset = mc.preset;
+  totals.device = "cpu";
+  std::ostringstream loss_csv;
+  loss_csv << "step,loss,lr,grad_norm\n";
+  ProgressWindow window;
+
+  StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip"};
+  for (int64_t step = 1; step <= total_steps; ++step) {
+    timers.start(Phase::step);
+    std::vector<PackedBatch> micro_batches;
+    {
+      ScopedPhase wait(timers, Phase::data_wait);
+      micro_batches = loader.next_step();
+    }
+    const double step_lr = lr.at(step);
+    const StepResult r = train_step(ctx, micro_batches, step, step_lr);
+    timers.stop(Phase::step);
+
+    const double step_seconds = timers.current(Phase::step);
+    timers.end_step(step);
+    window.samples += int64_t(r.samples);
+    window.tokens += int64_t(r.tokens);
+    window.seconds += step_seconds;
+    window.steps += 1;
+    totals.samples += int64_t(r.samples);
+    totals.tokens += int64_t(r.tokens);
+    totals.computed_tokens += int64_t(r.computed_tokens);
+    totals.steps = step;
+    totals.final_loss = r.loss;
+    loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << '\n';
+
+    const bool stop = any_rank(world.comm, g_stop_signal != 0);
+    if (step % log_every == 0 || step == total_steps || stop) {
+      log_info(format_progress(step, total_steps, r.loss, step_lr, window));
+      window = ProgressWindow{};
+    }
+    if (stop) {
+      log_info("received a stop signal: stopping after step ", step);
+      break;
+    }
+  }
+
+  if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
+  write_run_report(world.comm, result.run_dir, timers, totals);
+  result.steps = totals.steps;
+  result.final_loss = totals.final_loss;
+  log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);
+  set_log_file("");
+  return result;
+}
+
+}  // namespace emb
