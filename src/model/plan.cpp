@@ -1,0 +1,137 @@
+#include "model/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cpu/attention.hpp"
+#include "model/model.hpp"
+#include "model/synthetic_batch.hpp"
+
+namespace emb {
+namespace {
+
+// Allowed (query, key) pairs of one sample's tokens under `mask`, counted per (blk, grp) class
+// so a 28k-token dreamzero14b sample costs a handful of attn_allowed calls, not 28k².
+int64_t self_pairs(const PackedBatch& b, cpu::AttnMask mask) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> classes;
+  for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.blk[size_t(t)], b.grp[size_t(t)]}];
+  std::vector<int32_t> seq, blk, grp;
+  std::vector<int64_t> count;
+  for (const auto& [key, n] : classes) seq.push_back(0), blk.push_back(key.first), grp.push_back(key.second), count.push_back(n);
+  const cpu::AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
+  int64_t pairs = 0;
+  for (size_t i = 0; i < count.size(); ++i)
+    for (size_t j = 0; j < count.size(); ++j)
+      if (cpu::attn_allowed(idx, int64_t(i), int64_t(j))) pairs += count[i] * count[j];
+  return pairs;
+}
+
+int64_t count_kind(const PackedBatch& b, int32_t kind) {
+  return std::count(b.kind.begin(), b.kind.end(), kind);
+}
+
+cpu::AttnMask family_self_mask(const ModelConfig& c) {
+  switch (c.self_mask) {
+    case SelfMask::full: return cpu::AttnMask::full;
+    case SelfMask::block_causal: return cpu::AttnMask::block_causal;
+    case SelfMask::prefix: return cpu::AttnMask::prefix;
+    case SelfMask::family: break;
+  }
+  return c.family == Family::gr00t ? cpu::AttnMask::full : cpu::AttnMask::block_causal;
+}
+
+// Forward GEMM FLOPs of one sample (2·rows·in·out per linear, as the model runs them).
+double gemm_flops(const ModelConfig& c, const PackedBatch& s) {
+  const double n = double(s.n_tokens), nc = double(s.n_context), D = c.d_model, F = c.d_ff;
+  double f = 2 * n * (256 * D + D * D);  // time_enc per token
+  if (c.family == Family::gr00t) {
+    const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Hz = c.horizon, Dout = c.d_out;
+    f += 2 * (double(c.state_dim) * Dh + Dh * D);
+    f += 2 * Hz * (A * D + 2 * D * D + D * D);
+    f += c.n_layers_vl * (8 * nc * Dvl * Dvl + 2 * 2 * nc * Dvl * 4 * Dvl);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const double kv = l % 2 == 0 ? 2 * 2 * nc * Dvl * D : 2 * 2 * n * D * D;
+      f += 2 * n * D * 2 * D + 4 * n * D * D + kv + 4 * n * D * F;
+    }
+    f += 2 * Hz * (D * 2 * D + D * Dout + Dout * Dh + Dh * A);
+  } else {
+    const double nv = double(count_kind(s, kClean) + count_kind(s, kNoisyVideo));
+    const double nn = double(count_kind(s, kNoisyVideo)), na = double(count_kind(s, kAction));
+    f += 2 * n * D * 6 * D;
+    f += 2 * nv * c.patch_dim_in() * D + 2 * na * c.action_dim * D + 2 * nc * (double(c.d_ctx) * D + D * D);
+    f += c.n_layers * (8 * n * D * D + 4 * n * D * D + 4 * nc * D * D + 4 * n * D * F);
+    f += 2 * nn * D * c.patch_dim_out() + 2 * na * D * c.action_dim;
+  }
+  return f;
+}
+
+}  // namespace
+
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
+  EMB_ASSERT(ranks > 0);
+  PlanReport p;
+  p.preset = c.preset;
+  p.ranks = ranks;
+  std::unique_ptr<Model> model = make_model(c);  // the registry only: no parameter memory
+  const ParamRegistry& reg = model->params();
+  p.n_params = reg.total();
+  p.n_units = reg.n_units();
+  p.max_unit_params = reg.max_unit_count();
+
+  const PackedBatch sample = make_batch(c, {0}, {typical_sample_shape(c)}, true, 0, false);
+  p.tokens_per_sample = sample.n_tokens;
+  p.context_per_sample = sample.n_context;
+  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens)));
+  p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
+  p.context_per_mb = p.samples_per_mb * sample.n_context;
+
+  const double D = c.d_model;
+  p.self_pairs_per_sample = self_pairs(sample, family_self_mask(c));
+  p.cross_pairs_per_sample = sample.n_tokens * sample.n_context;
+  double attn = 0;
+  if (c.family == Family::gr00t) {
+    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+    attn = 4 * D * (double(n_self) * p.self_pairs_per_sample + double(n_cross) * p.cross_pairs_per_sample);
+    attn += 4.0 * c.d_ctx * c.n_layers_vl * double(sample.n_context) * double(sample.n_context);
+  } else {
+    attn = 4 * D * c.n_layers * double(p.self_pairs_per_sample + p.cross_pairs_per_sample);
+  }
+  p.gemm_flops_fwd = gemm_flops(c, sample);
+  p.attn_flops_fwd = attn;
+  p.flops_fwd = p.gemm_flops_fwd + attn;
+  p.flops_bwd = 2 * p.gemm_flops_fwd + 2.5 * attn;
+
+  p.activation_bytes = double(model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb));
+  // fp32 master parameters, fp32 gradients, AdamW m and v; bf16 adds a 2-byte compute copy
+  // (of everything, or of the two gathered units in flight under full sharding).
+  const double N = double(p.n_params), R = ranks, U = double(p.max_unit_params);
+  const double copy = c.precision == Precision::bf16 ? 2 : 0;
+  p.state_bytes[0] = (16 + copy) * N;
+  p.state_bytes[1] = (4 + copy) * N + 12 * N / R;
+  p.state_bytes[2] = 16 * N / R + 2 * (copy ? copy : 4) * U;
+  return p;
+}
+
+std::string plan_text(const PlanReport& p) {
+  auto g = [](double bytes) { return str(bytes / double(1ull << 30), " GiB"); };
+  std::string s;
+  s += str("plan: ", p.preset, " on ", p.ranks, " ranks\n");
+  s += str("  parameters           ", p.n_params, " (", double(p.n_params) / 1e9, " B) in ", p.n_units,
+           " units, largest unit ", p.max_unit_params, "\n");
+  s += str("  typical sample       ", p.tokens_per_sample, " tokens + ", p.context_per_sample, " context tokens\n");
+  s += str("  micro-batch          ", p.samples_per_mb, " samples = ", p.tokens_per_mb, " tokens + ", p.context_per_mb,
+           " context tokens\n");
+  s += str("  attention pairs      self ", p.self_pairs_per_sample, ", cross ", p.cross_pairs_per_sample,
+           " per sample\n");
+  s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
+           " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
+  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (recompute changes it)\n");
+  s += str("  state per rank       shard none ", g(p.state_bytes[0]), ", grads ", g(p.state_bytes[1]), ", full ",
+           g(p.state_bytes[2]), "\n");
+  return s;
+}
+
+}  // namespace emb

@@ -1,0 +1,37 @@
+// The --plan report: what one training step of a model costs, from the shapes alone, without
+// allocating parameters or activations (it answers instantly for dreamzero14b).
+//   parameters: exact, from the registry;
+//   FLOPs per sample: GEMMs 2·m·n·k; attention 4·pairs·D forward (QKᵀ and PV) and
+//     10·pairs·D backward (flash backward recomputes QKᵀ: five matmuls), with the allowed
+//     (query, key) pairs of a typical sample's token layout under its masks; backward GEMMs
+//     are twice the forward ones;
+//   memory per rank: activations of one micro-batch (the model's own arena layout), and
+//     parameters + gradients + AdamW moments for shard = none / grads / full.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "model/model_config.hpp"
+
+namespace emb {
+
+struct PlanReport {
+  std::string preset;
+  int ranks = 1;
+  int64_t n_params = 0, n_units = 0, max_unit_params = 0;
+  int64_t tokens_per_sample = 0, context_per_sample = 0;
+  int samples_per_mb = 0;
+  int64_t tokens_per_mb = 0, context_per_mb = 0;
+  int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0;
+  double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
+  double flops_fwd = 0, flops_bwd = 0;            // per sample
+  double activation_bytes = 0;                    // one micro-batch on one rank
+  std::array<double, 3> state_bytes{};            // per rank: shard none, grads, full
+};
+
+// token_budget: data.tokens_per_mb (a micro-batch holds as many typical samples as fit, at least one).
+PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget);
+std::string plan_text(const PlanReport& plan);
+
+}  // namespace emb

@@ -1,0 +1,99 @@
+// Presets, deck overrides and their validation, and the --plan report.
+#define BOOST_TEST_MODULE model_config
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+#include "model/model.hpp"
+#include "model/plan.hpp"
+#include "model/presets.hpp"
+
+using namespace emb;
+
+namespace {
+
+// Writes a deck under /tmp and returns its path.
+std::string write_deck(const std::string& name, const std::string& model_lines) {
+  const std::string path = "/tmp/embtrain_model_test_" + name + ".in";
+  std::ofstream(path) << "[model]\n" << model_lines;
+  return path;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
+  for (const char* name : {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"}) {
+    const ModelConfig c = preset_config(name);
+    BOOST_CHECK_NO_THROW(validate_model_config(c, name));
+    BOOST_TEST(make_model(c)->params().total() > 0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(deck_overrides_replace_preset_values) {
+  const std::string path = write_deck("override", "preset = tiny_wan\nd_model = 96\nn_heads = 2\npatch = 1, 1, 1\n");
+  const ModelConfig c = model_config_from_deck(load_deck(path));
+  BOOST_TEST(c.d_model == 96);
+  BOOST_TEST(c.n_heads == 2);
+  BOOST_TEST(c.patch[1] == 1);
+  BOOST_TEST(c.d_ff == preset_config("tiny_wan").d_ff);  // 0 keeps the preset value
+  std::remove(path.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
+  struct Case {
+    const char* lines;
+    const char* key;
+  };
+  for (const Case& k : {Case{"preset = tiny_gr00t\nn_heads = 3\n", "model.n_heads"},
+                        Case{"preset = tiny_wan\nn_heads = 16\n", "model.n_heads"},  // hd 4: 2 rotary pairs
+                        Case{"preset = tiny_wan\nlatent_height = 5\n", "model.latent_height"},
+                        Case{"preset = tiny_gr00t\nn_heads_vl = 5\n", "model.n_heads_vl"},
+                        Case{"preset = tiny_wan\nout_channels = 8\n", "model.out_channels"}}) {
+    const std::string path = write_deck("bad", k.lines);
+    try {
+      model_config_from_deck(load_deck(path));
+      BOOST_ERROR("no error for " << k.lines);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      BOOST_TEST(e.exit_code() == kExitInput);
+      BOOST_TEST(msg.find(path) != std::string::npos, msg);
+      BOOST_TEST(msg.find(k.key) != std::string::npos, msg);
+      BOOST_TEST(msg.find('\n') == std::string::npos);
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// The big presets have the sizes their names promise, and the plan's GEMM FLOPs follow the
+// 2·params·tokens rule of thumb (within what context-width layers and time embeddings add).
+BOOST_AUTO_TEST_CASE(plan_of_the_large_presets) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const PlanReport p14 = make_plan(preset_config("dreamzero14b"), 64, 32768);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  BOOST_TEST(seconds < 2.0, "dreamzero14b plan took " << seconds << " s");
+  BOOST_TEST(p14.n_params > 13.5e9);
+  BOOST_TEST(p14.n_params < 15.0e9);
+  const PlanReport p5 = make_plan(preset_config("dreamzero5b"), 8, 16384);
+  BOOST_TEST(p5.n_params > 4.5e9);
+  BOOST_TEST(p5.n_params < 5.5e9);
+  for (const PlanReport* p : {&p14, &p5}) {
+    const double ratio = p->gemm_flops_fwd / (2.0 * double(p->n_params) * double(p->tokens_per_sample));
+    BOOST_TEST(ratio > 0.8, p->preset << " GEMM FLOPs / (2·N·tokens) = " << ratio);
+    BOOST_TEST(ratio < 1.2, p->preset << " GEMM FLOPs / (2·N·tokens) = " << ratio);
+    BOOST_TEST(p->self_pairs_per_sample < p->tokens_per_sample * p->tokens_per_sample);  // block causal
+    BOOST_TEST(p->state_bytes[2] < p->state_bytes[1]);
+    BOOST_TEST(p->state_bytes[1] < p->state_bytes[0]);
+  }
+}
+
+// The activation estimate is the model's own arena layout: it grows linearly in the tokens.
+BOOST_AUTO_TEST_CASE(activation_bytes_scale_with_tokens) {
+  std::unique_ptr<Model> m = make_model(preset_config("tiny_wan"));
+  const double one = double(m->activation_bytes(1000, 100, 4)), two = double(m->activation_bytes(2000, 200, 8));
+  BOOST_TEST(two / one > 1.9);
+  BOOST_TEST(two / one < 2.1);
+}
