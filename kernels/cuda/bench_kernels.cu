@@ -1,0 +1,301 @@
+// Benchmarks of the CUDA kernels at DreamZero-5B sizes (D 3072, 24 heads of 128, F 14336):
+// achieved TFLOP/s (GEMM, attention) or GB/s (memory-bound kernels) and their fraction of the
+// H100 SXM peaks (989 TFLOP/s dense bf16, 3.35 TB/s HBM3), and varlen attention forward +
+// backward on a packed batch against the same samples padded to the longest one.
+//   bench_kernels [out.json]   (default outputs/bench/cuda_kernels.json; skips without a GPU)
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/test_support.hpp"
+
+using namespace emb::cuda;
+using namespace emb::cuda::testing;
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+constexpr double kPeakTflops = 989.0;  // H100 SXM dense bf16
+constexpr double kPeakGBs = 3350.0;    // H100 SXM HBM3
+
+// Deterministic pseudo-random fill of float/bf16 buffers (others start zeroed) in [−1, 1) on the device (host generation is too slow at 10⁸).
+template <class T>
+__global__ void fill_kernel(T* x, int64_t n, uint32_t seed) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(e) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    x[e] = from_f32<T>(float(h & 0xffffff) / float(1 << 23) - 1.0f);
+  }
+}
+
+template <class T>
+class Buffer {
+ public:
+  explicit Buffer(int64_t n, uint32_t seed = 1) {
+    check_cuda(cudaMalloc(&p_, size_t(std::max<int64_t>(n, 1)) * sizeof(T)), "alloc");
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
+      fill_kernel<<<grid_for(n, 256), 256>>>(p_, n, seed);
+      check_launch("fill");
+    } else {
+      check_cuda(cudaMemset(p_, 0, size_t(std::max<int64_t>(n, 1)) * sizeof(T)), "memset");
+    }
+  }
+  ~Buffer() { cudaFree(p_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+std::unique_ptr<Buffer<int32_t>> upload_ints(const std::vector<int32_t>& v) {
+  auto b = std::make_unique<Buffer<int32_t>>(int64_t(v.size()));
+  check_cuda(cudaMemcpy(b->get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice), "upload");
+  return b;
+}
+
+// Median milliseconds of `iters` runs after 2 warm-ups.
+double time_ms(const std::function<void()>& run, int iters = 10) {
+  cudaEvent_t a, b;
+  check_cuda(cudaEventCreate(&a), "event");
+  check_cuda(cudaEventCreate(&b), "event");
+  for (int w = 0; w < 2; ++w) run();
+  std::vector<float> ms(iters);
+  for (float& m : ms) {
+    check_cuda(cudaEventRecord(a), "record");
+    run();
+    check_cuda(cudaEventRecord(b), "record");
+    check_cuda(cudaEventSynchronize(b), "sync");
+    check_cuda(cudaEventElapsedTime(&m, a, b), "elapsed");
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+struct Result {
+  std::string name, shape;
+  double ms, rate;  // TFLOP/s or GB/s
+  bool flops;
+};
+std::vector<Result> g_results;
+
+void record_flops(const std::string& name, const std::string& shape, double ms, double flop) {
+  const double tflops = flop / (ms * 1e-3) / 1e12;
+  g_results.push_back({name, shape, ms, tflops, true});
+  std::printf("%-40s %-34s %9.3f ms %8.1f TFLOP/s (%.1f%% of peak)\n", name.c_str(), shape.c_str(), ms, tflops,
+              100.0 * tflops / kPeakTflops);
+}
+
+void record_bytes(const std::string& name, const std::string& shape, double ms, double bytes) {
+  const double gbs = bytes / (ms * 1e-3) / 1e9;
+  g_results.push_back({name, shape, ms, gbs, false});
+  std::printf("%-40s %-34s %9.3f ms %8.1f GB/s (%.1f%% of peak)\n", name.c_str(), shape.c_str(), ms, gbs,
+              100.0 * gbs / kPeakGBs);
+}
+
+std::string dims(std::initializer_list<int64_t> d) {
+  std::string s;
+  for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
+
+void bench_linear(const Blas& blas) {
+  const int64_t N = 8192;
+  struct Shape {
+    int in, out;
+  };
+  for (const Shape sh : {Shape{3072, 3072}, Shape{3072, 14336}, Shape{14336, 3072}}) {
+    const int in = sh.in, out = sh.out;
+    Buffer<bf16> x(N * in), W(int64_t(in) * out), b(out), y(N * out), dy(N * out), dx(N * in), dW(int64_t(in) * out),
+        db(out);
+    const double flop = 2.0 * N * in * out;
+    const std::string shape = dims({N, in, out});
+    record_flops("linear_forward bf16", shape,
+                 time_ms([&] { linear_forward(blas, x.get(), W.get(), b.get(), y.get(), N, in, out, nullptr); }), flop);
+    record_flops("linear_backward bf16 (dx, dW, db)", shape, time_ms([&] {
+                   linear_backward(blas, x.get(), W.get(), dy.get(), dx.get(), dW.get(), db.get(), N, in, out, nullptr);
+                 }),
+                 2 * flop);
+  }
+}
+
+// Token t of a sample of n tokens: the first half clean (grp 0), the second noisy (grp 1),
+// each half in 4 blocks.
+TokenIndex bench_token(int32_t sample, int t, int n) {
+  const int half = n / 2, in_half = t < half ? t : t - half, size = std::max(1, t < half ? half : n - half);
+  return {sample, std::min(3, in_half * 4 / size), t < half ? 0 : 1};
+}
+
+// Packed: samples end to end. Padded: each sample padded to the longest, padding tokens
+// belonging to their sample, i.e. the work a dense batched kernel does.
+void bench_attention() {
+  const int H = 24, hd = 128;
+  const std::vector<int> lengths = {3100, 700, 1500, 2200, 900, 1800, 400, 2600};
+  const int lmax = *std::max_element(lengths.begin(), lengths.end());
+  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal}) {
+    for (bool padded : {false, true}) {
+      std::vector<int32_t> seq, blk, grp;
+      for (size_t s = 0; s < lengths.size(); ++s)
+        for (int t = 0; t < (padded ? lmax : lengths[s]); ++t) {
+          const TokenIndex tok = bench_token(int32_t(s), t, padded ? lmax : lengths[s]);
+          seq.push_back(tok.seq);
+          blk.push_back(tok.blk);
+          grp.push_back(tok.grp);
+        }
+      const int64_t T_ = int64_t(seq.size());
+      const auto seq_d = upload_ints(seq), blk_d = upload_ints(blk), grp_d = upload_ints(grp);
+      AttnIndex idx;
+      idx.mask = mask;
+      idx.q_seq = idx.k_seq = seq_d->get();
+      idx.q_blk = idx.k_blk = blk_d->get();
+      idx.q_grp = idx.k_grp = grp_d->get();
+      int64_t pairs = 0;  // allowed pairs of the packed batch: the useful work in both cases
+      for (size_t s = 0; s < lengths.size(); ++s)
+        for (int i = 0; i < lengths[s]; ++i)
+          for (int j = 0; j < lengths[s]; ++j)
+            pairs += tokens_attend(mask, bench_token(int32_t(s), i, lengths[s]), bench_token(int32_t(s), j, lengths[s]));
+      const int64_t ld = int64_t(H) * hd;
+      Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld), dout(T_ * ld, 4), dq(T_ * ld),
+          dk(T_ * ld), dv(T_ * ld);
+      Buffer<float> lse(T_ * H);
+      Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
+      const double fwd_flop = 4.0 * double(pairs) * hd * H;
+      const std::string name = std::string("attention bf16 ") + (mask == AttnMask::full ? "full" : "block_causal") +
+                               (padded ? " padded" : " packed");
+      const std::string shape = "T" + std::to_string(T_) + " H24 hd128";
+      auto fwd = [&] {
+        attention_forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, H, hd, idx, ws.get(), nullptr);
+      };
+      auto bwd = [&] {
+        attention_backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(),
+                           T_, T_, H, hd, idx, ws.get(), nullptr);
+      };
+      // Rates count the packed batch's allowed pairs only: padding is wasted work.
+      record_flops(name + " fwd", shape, time_ms(fwd, 5), fwd_flop);
+      record_flops(name + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * fwd_flop);
+    }
+  }
+}
+
+void bench_memory_bound() {
+  const int64_t N = 8192;
+  const int C = 3072;
+  {
+    Buffer<bf16> x(N * C), mod(N * 6 * C), y(N * C), dy(N * C), dx(N * C), dmod(N * 6 * C);
+    Buffer<float> mean(N), rstd(N);
+    const std::string shape = dims({N, C});
+    record_bytes("layernorm+modulate forward bf16", shape, time_ms([&] {
+                   norm_modulate_forward(NormKind::layer, x.get(), (const bf16*)nullptr, (const bf16*)nullptr,
+                                         mod.get() + C, mod.get(), 6 * C, y.get(), mean.get(), rstd.get(), N, C,
+                                         nullptr);
+                 }),
+                 4.0 * N * C * 2);
+    record_bytes("layernorm+modulate backward bf16", shape, time_ms([&] {
+                   norm_modulate_backward(NormKind::layer, x.get(), (const bf16*)nullptr, (const bf16*)nullptr,
+                                          mod.get() + C, 6 * C, mean.get(), rstd.get(), dy.get(), dx.get(),
+                                          (bf16*)nullptr, (bf16*)nullptr, dmod.get() + C, dmod.get(), N, C, nullptr);
+                 }),
+                 // x, scale, dy read; dx, dscale, dshift read and written
+                 9.0 * N * C * 2);
+    std::vector<int32_t> pos(size_t(N) * 3);
+    for (int64_t t = 0; t < N; ++t) pos[t * 3] = int32_t(t / 256), pos[t * 3 + 1] = int32_t(t / 16 % 16), pos[t * 3 + 2] = int32_t(t % 16);
+    const auto pos_d = upload_ints(pos);
+    record_bytes("rope 3d forward bf16 (24 heads of 128)", shape,
+                 time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr); }),
+                 2.0 * N * C * 2);
+  }
+  {
+    const int64_t n = N * 14336;
+    Buffer<bf16> x(n), y(n), dy(n), dx(n);
+    record_bytes("gelu_tanh forward bf16", dims({N, 14336}),
+                 time_ms([&] { activation_forward(Activation::gelu_tanh, x.get(), y.get(), n, nullptr); }), 2.0 * n * 2);
+    record_bytes("gelu_tanh backward bf16", dims({N, 14336}), time_ms([&] {
+                   activation_backward(Activation::gelu_tanh, x.get(), dy.get(), dx.get(), n, nullptr);
+                 }),
+                 4.0 * n * 2);
+  }
+  {
+    const int64_t n = int64_t(1) << 27;  // 134M parameters in 4 shards
+    Buffer<float> p(n), m(n), v(n);
+    Buffer<bf16> g(n), copy(n);
+    std::vector<AdamWTensor<bf16>> t;
+    for (int s = 0; s < 4; ++s) {
+      const int64_t o = s * (n / 4);
+      t.push_back({p.get() + o, g.get() + o, m.get() + o, v.get() + o, copy.get() + o, n / 4, 1.0f});
+    }
+    check_cuda(cudaMemset(v.get(), 0, size_t(n) * 4), "memset");
+    Buffer<double> ws(kSumSquaresWorkspace);
+    const AdamWConfig cfg;
+    record_bytes("adamw (sum squares + step, bf16 grads)", dims({n}), time_ms([&] {
+                   global_sum_squares(t.data(), 4, ws.get(), nullptr);
+                   adamw_step(t.data(), 4, cfg, 10, 1.0f, 1.0f, ws.get(), nullptr);
+                 }),
+                 // g read twice, p/m/v read and written, bf16 copy written
+                 double(n) * (2 * 2 + 3 * 8 + 2));
+  }
+}
+
+// Written under a temporary name and renamed, so a crash never leaves a partial file.
+void write_json(const std::string& path) {
+  if (std::filesystem::path(path).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "properties");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << "{\n  \"device\": \"" << prop.name << "\",\n  \"peak_tflops_bf16\": " << kPeakTflops
+      << ",\n  \"peak_gbs\": " << kPeakGBs << ",\n  \"kernels\": [\n";
+    for (size_t i = 0; i < g_results.size(); ++i) {
+      const Result& r = g_results[i];
+      f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms << ", \""
+        << (r.flops ? "tflops" : "gbs") << "\": " << r.rate
+        << ", \"fraction_of_peak\": " << r.rate / (r.flops ? kPeakTflops : kPeakGBs) << "}"
+        << (i + 1 < g_results.size() ? ",\n" : "\n");
+    }
+    f << "  ]\n}\n";
+    EMB_CHECK(f.good(), path, ": could not write the benchmark results");
+  }
+  std::filesystem::rename(tmp, path);
+  std::printf("wrote %s\n", path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_device_present()) {
+    std::printf("skipped: no CUDA device\n");
+    return 0;
+  }
+  try {
+    const std::string path = argc > 1 ? argv[1] : "outputs/bench/cuda_kernels.json";
+    Blas blas;
+    bench_linear(blas);
+    bench_attention();
+    bench_memory_bound();
+    write_json(path);
+  } catch (const std::exception& e) {
+    std::printf("bench_kernels: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
