@@ -22,7 +22,6 @@ import h5py
 import numpy as np
 import torch
 
-torch.set_default_dtype(torch.float64)
 EPS = 1e-6
 TOL = 1e-4
 
@@ -49,7 +48,7 @@ def silu(x):
 
 def sinus(t, n):
     half = n // 2
-    f = torch.exp(-math.log(10000.0) * torch.arange(half) / half)
+    f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=t.dtype) / half)
     a = t[:, None] * f[None, :]
     return torch.cat([torch.cos(a), torch.sin(a)], dim=1)
 
@@ -64,9 +63,17 @@ class Params:
     def lin(self, x, n):
         return x @ self.t[n + ".weight"] + self.t[n + ".bias"]
 
-    def lin_emb(self, x, n, emb):
-        w, b = self.t[n + ".weight"][emb], self.t[n + ".bias"][emb]
-        return torch.einsum("ni,nio->no", x, w) + b
+    def lin_emb(self, x, n, groups):
+        """Per-embodiment linear; groups = [(embodiment, row indices)] of the rows of x."""
+        w, b = self.t[n + ".weight"], self.t[n + ".bias"]
+        out = x.new_zeros(x.shape[0], w.shape[2])
+        for e, rows in groups:
+            out = out.index_put((rows,), x[rows] @ w[e] + b[e])
+        return out
+
+
+def emb_groups(emb):
+    return [(int(e), torch.tensor(np.nonzero(emb == e)[0])) for e in np.unique(emb)]
 
 
 # ---- masks and attention ("Packed batch") --------------------------------------------
@@ -88,31 +95,40 @@ def cross_mask(seq, cseq):
     return (seq[:, None] == cseq[None, :]) & (seq[:, None] >= 0)
 
 
-def attention(q, k, v, allowed, H):
+class Mask:
+    """A dense mask and its additive form; rows with no allowed key (padding) output 0."""
+
+    def __init__(self, allowed, dt):
+        self.real = allowed.any(1)[:, None].to(dt)
+        ok = allowed | ~allowed.any(1)[:, None]
+        self.bias = torch.zeros(allowed.shape, dtype=dt).masked_fill(~ok, float("-inf"))
+
+
+def attention(q, k, v, mask, H):
     T, D = q.shape
     hd = D // H
     qh, kh, vh = (x.reshape(x.shape[0], H, hd).transpose(0, 1) for x in (q, k, v))
-    s = qh @ kh.transpose(1, 2) / math.sqrt(hd)
-    real = allowed.any(1)  # padding rows have no key: output 0
-    a = allowed | ~real[:, None]
-    s = s.masked_fill(~a[None], float("-inf"))
+    s = qh @ kh.transpose(1, 2) / math.sqrt(hd) + mask.bias
     o = (torch.softmax(s, -1) @ vh).transpose(0, 1).reshape(T, D)
-    return o * real[:, None]
+    return o * mask.real
 
 
-def rope_3d(x, pos, H):
-    T, D = x.shape
-    hd = D // H
+def rope_angles(pos, hd, dt):
     pairs = hd // 2
     ch = pairs // 3
     cf = pairs - 2 * ch
     angles = []
     for axis, c in ((0, cf), (1, ch), (2, ch)):
-        k = torch.arange(c)
+        k = torch.arange(c, dtype=torch.float64)
         angles.append(pos[:, axis:axis + 1].double() * 10000.0 ** (-k[None, :] / c))
     phi = torch.cat(angles, 1)  # [T, pairs]
-    cos, sin = torch.cos(phi)[:, None, :], torch.sin(phi)[:, None, :]
-    xr = x.reshape(T, H, pairs, 2)
+    return torch.cos(phi).to(dt)[:, None, :], torch.sin(phi).to(dt)[:, None, :]
+
+
+def rope(x, cos_sin, H):
+    T, D = x.shape
+    cos, sin = cos_sin
+    xr = x.reshape(T, H, D // H // 2, 2)
     x0, x1 = xr[..., 0], xr[..., 1]
     return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], -1).reshape(T, D)
 
@@ -127,124 +143,159 @@ def kind_index(seq, kind, k):
     return out
 
 
+def tensor(x, dt):
+    return torch.tensor(np.asarray(x)).to(dt)
+
+
+def index(x):
+    return torch.tensor(np.asarray(x), dtype=torch.long)
+
+
 # ---- gr00t ---------------------------------------------------------------------------
-def gr00t_loss(P, a, bt):
+def prepare_gr00t(a, bt, dt):
+    """Everything of the batch that does not depend on the parameters."""
     seq, kind = bt["seq"], bt["kind"]
-    T, D, H = len(seq), a["d_model"], a["n_heads"]
-    tseq = torch.tensor(seq)
-    emb, tau, tq = bt["emb_id"], torch.tensor(bt["tau"]).double(), torch.tensor(bt["tq"]).double()
-    actions, noise, mask = (torch.tensor(bt[k]).double() for k in ("actions", "noise", "action_mask"))
-    x_act = (1 - tau[:, None, None]) * noise + tau[:, None, None] * actions
+    c = {"T": len(seq)}
+    tau = tensor(bt["tau"], dt)[:, None, None]
+    actions, noise, mask = (tensor(bt[k], dt) for k in ("actions", "noise", "action_mask"))
+    x_act = (1 - tau) * noise + tau * actions
+    c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
+    c["state_rows"] = index(np.nonzero(kind == 3)[0])
+    s = seq[kind == 3]
+    c["state"], c["state_groups"] = tensor(bt["state"][s], dt), emb_groups(bt["emb_id"][s])
+    fut = kind_index(seq, kind, 4)
+    c["future_rows"], c["future_k"] = index(np.nonzero(kind == 4)[0]), index(fut[kind == 4])
+    act = kind_index(seq, kind, 2)
+    sel = np.nonzero(kind == 2)[0]
+    s_of, h_of = seq[sel], act[sel]
+    c["act_rows"], c["act_h"] = index(sel), index(h_of)
+    c["act_groups"] = emb_groups(bt["emb_id"][s_of])
+    c["x_act"] = x_act[s_of, h_of]
+    c["sin_tq"] = sinus(tensor(bt["tq"], dt)[s_of], a["d_model"])
+    c["target"] = actions[s_of, h_of] - noise[s_of, h_of]
+    c["mask"], c["mask_sum"] = mask[s_of, h_of], mask.sum()
+    c["vl"] = tensor(bt["vl"], dt)
+    cseq = index(bt["cseq"])
+    tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
+    c["vl_mask"] = Mask(self_mask("full", cseq, cseq, cseq), dt)
+    c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
+    c["cross_mask"] = Mask(cross_mask(tseq, cseq), dt)
+    return c
 
-    temb = P.lin(silu(P.lin(sinus(torch.tensor(bt["temb_t"]).double(), 256), "time_enc.fc1")), "time_enc.fc2")
-    rows = []
-    fut, act = kind_index(seq, kind, 4), kind_index(seq, kind, 2)
-    for t in range(T):
-        s = seq[t]
-        if kind[t] == 3:
-            st = torch.tensor(bt["state"][s:s + 1]).double()
-            rows.append(P.lin_emb(torch.relu(P.lin_emb(st, "state_enc.fc1", emb[s:s + 1])), "state_enc.fc2",
-                                  emb[s:s + 1])[0])
-        elif kind[t] == 4:
-            rows.append(P["future_tokens"][fut[t]])
-        elif kind[t] == 2:
-            h, e = act[t], emb[s:s + 1]
-            a1 = P.lin_emb(x_act[s, h][None], "action_enc.fc1", e)
-            cat = torch.cat([a1, sinus(tq[s:s + 1], D)], 1)
-            a3 = P.lin_emb(silu(P.lin_emb(cat, "action_enc.fc2", e)), "action_enc.fc3", e)
-            rows.append(a3[0] + P["pos_emb"][h])
-        else:
-            rows.append(torch.zeros(D))
-    x = torch.stack(rows)
 
-    cseq = torch.tensor(bt["cseq"])
-    c = layer_norm(torch.tensor(bt["vl"]).double(), P["vlln.weight"], P["vlln.bias"])
-    vl_mask = self_mask("full", cseq, cseq, cseq)
+def gr00t_loss(P, a, c):
+    D, H = a["d_model"], a["n_heads"]
+    temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
+    st = P.lin_emb(torch.relu(P.lin_emb(c["state"], "state_enc.fc1", c["state_groups"])), "state_enc.fc2",
+                   c["state_groups"])
+    g = c["act_groups"]
+    a1 = P.lin_emb(c["x_act"], "action_enc.fc1", g)
+    a3 = P.lin_emb(silu(P.lin_emb(torch.cat([a1, c["sin_tq"]], 1), "action_enc.fc2", g)), "action_enc.fc3", g)
+    x = c["sin_t"].new_zeros(c["T"], D)
+    x = x.index_put((c["state_rows"],), st)
+    x = x.index_put((c["future_rows"],), P["future_tokens"][c["future_k"]])
+    x = x.index_put((c["act_rows"],), a3 + P["pos_emb"][c["act_h"]])
+
+    ctx = layer_norm(c["vl"], P["vlln.weight"], P["vlln.bias"])
     for l in range(a["n_layers_vl"]):
         p = f"vl_blocks.{l}."
-        h = layer_norm(c, P[p + "ln1.weight"], P[p + "ln1.bias"])
-        c = c + P.lin(attention(P.lin(h, p + "attn.q"), P.lin(h, p + "attn.k"), P.lin(h, p + "attn.v"), vl_mask,
-                                a["n_heads_vl"]), p + "attn.o")
-        h = layer_norm(c, P[p + "ln2.weight"], P[p + "ln2.bias"])
-        c = c + P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
+        h = layer_norm(ctx, P[p + "ln1.weight"], P[p + "ln1.bias"])
+        att = attention(P.lin(h, p + "attn.q"), P.lin(h, p + "attn.k"), P.lin(h, p + "attn.v"), c["vl_mask"],
+                        a["n_heads_vl"])
+        ctx = ctx + P.lin(att, p + "attn.o")
+        h = layer_norm(ctx, P[p + "ln2.weight"], P[p + "ln2.bias"])
+        ctx = ctx + P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
 
     stemb = silu(temb)
-    blk, grp = torch.tensor(bt["blk"]), torch.tensor(bt["grp"])
-    smask = self_mask(a["self_mask"], tseq, blk, grp)
-    xmask = cross_mask(tseq, cseq)
     for l in range(a["n_layers"]):
         p = f"blocks.{l}."
         sc, sh = P.lin(stemb, p + "norm1.linear").chunk(2, dim=1)
         h = layer_norm(x) * (1 + sc) + sh
-        src, m = (c, xmask) if l % 2 == 0 else (h, smask)
+        src, m = (ctx, c["cross_mask"]) if l % 2 == 0 else (h, c["self_mask"])
         att = attention(P.lin(h, p + "attn1.q"), P.lin(src, p + "attn1.k"), P.lin(src, p + "attn1.v"), m, H)
         x = x + P.lin(att, p + "attn1.o")
         x = x + P.lin(gelu_tanh(P.lin(layer_norm(x, P[p + "norm3.weight"], P[p + "norm3.bias"]), p + "ffn.fc1")),
                       p + "ffn.fc2")
 
-    shift, scale = P.lin(stemb, "proj_out_1").chunk(2, dim=1)
-    y = P.lin(layer_norm(x) * (1 + scale) + shift, "proj_out_2")
-    sel = np.nonzero(kind == 2)[0]
-    s_of, h_of = seq[sel], act[sel]
-    e = emb[s_of]
-    v = P.lin_emb(torch.relu(P.lin_emb(y[sel], "action_dec.fc1", e)), "action_dec.fc2", e)
-    target = actions[s_of, h_of] - noise[s_of, h_of]
-    m = mask[s_of, h_of]
-    return (m * (v - target) ** 2).sum() / mask.sum()
+    shift, scale = P.lin(stemb[c["act_rows"]], "proj_out_1").chunk(2, dim=1)
+    y = P.lin(layer_norm(x[c["act_rows"]]) * (1 + scale) + shift, "proj_out_2")
+    v = P.lin_emb(torch.relu(P.lin_emb(y, "action_dec.fc1", g)), "action_dec.fc2", g)
+    return (c["mask"] * (v - c["target"]) ** 2).sum() / c["mask_sum"]
 
 
 # ---- wan -----------------------------------------------------------------------------
-def wan_loss(P, a, bt):
+def prepare_wan(a, bt, dt):
     seq, kind = bt["seq"], bt["kind"]
-    T, D, H = len(seq), a["d_model"], a["n_heads"]
-    sigma = torch.tensor(bt["sigma"]).double()
-    video = np.nonzero((kind == 0) | (kind == 1))[0]
-    acts = np.nonzero(kind == 2)[0]
-    x0, vn = torch.tensor(bt["video_x0"]).double(), torch.tensor(bt["video_noise"]).double()
-    ax0, an = torch.tensor(bt["act_x0"]).double(), torch.tensor(bt["act_noise"]).double()
-    sv, sa = sigma[video][:, None], sigma[acts][:, None]
-    vin = (1 - sv) * x0 + sv * vn
-    ain = (1 - sa) * ax0 + sa * an
+    c = {"T": len(seq)}
+    sigma = tensor(bt["sigma"], dt)
+    video, acts, noisy = (np.nonzero(m)[0] for m in (((kind == 0) | (kind == 1)), kind == 2, kind == 1))
+    x0, vn = tensor(bt["video_x0"], dt), tensor(bt["video_noise"], dt)
+    ax0, an = tensor(bt["act_x0"], dt), tensor(bt["act_noise"], dt)
+    sv, sa = sigma[index(video)][:, None], sigma[index(acts)][:, None]
+    c["vin"], c["ain"] = (1 - sv) * x0 + sv * vn, (1 - sa) * ax0 + sa * an
+    c["video_rows"], c["act_rows"], c["noisy_rows"] = index(video), index(acts), index(noisy)
+    row_of = {t: r for r, t in enumerate(video)}
+    vrows = index([row_of[t] for t in noisy])
+    # Patch elements (t, h, w, c): head.proj predicts channels c < out_channels.
+    C, Co = a["latent_channels"], a["out_channels"]
+    cols = index([p * C + ch for p in range(a["patch_dim"] // C) for ch in range(Co)])
+    c["target_v"] = (vn[vrows] - x0[vrows])[:, cols]
+    c["target_a"] = an - ax0
+    c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
+    c["txt"] = tensor(bt["txt"], dt)
+    tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
+    c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt)
+    c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
+    c["cross_mask"] = Mask(cross_mask(tseq, index(bt["cseq"])), dt)
+    return c
 
-    x = torch.zeros(T, D)
-    x = x.index_put((torch.tensor(video),), P.lin(vin, "patch_embed"))
-    x = x.index_put((torch.tensor(acts, dtype=torch.long),), P.lin(ain, "action_enc"))
-    temb = P.lin(silu(P.lin(sinus(torch.tensor(bt["temb_t"]).double(), 256), "time_enc.fc1")), "time_enc.fc2")
+
+def wan_loss(P, a, c):
+    D, H = a["d_model"], a["n_heads"]
+    x = c["vin"].new_zeros(c["T"], D)
+    x = x.index_put((c["video_rows"],), P.lin(c["vin"], "patch_embed"))
+    x = x.index_put((c["act_rows"],), P.lin(c["ain"], "action_enc"))
+    temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
     tp = P.lin(silu(temb), "time_proj")
-    c = P.lin(gelu_tanh(P.lin(torch.tensor(bt["txt"]).double(), "text_emb.fc1")), "text_emb.fc2")
-
-    tseq, blk, grp = torch.tensor(seq), torch.tensor(bt["blk"]), torch.tensor(bt["grp"])
-    pos = torch.tensor(bt["pos"])
-    smask = self_mask(a["self_mask"], tseq, blk, grp)
-    xmask = cross_mask(tseq, torch.tensor(bt["cseq"]))
+    ctx = P.lin(gelu_tanh(P.lin(c["txt"], "text_emb.fc1")), "text_emb.fc2")
     for l in range(a["n_layers"]):
         p = f"blocks.{l}."
         sh1, sc1, g1, sh2, sc2, g2 = (tp + P[p + "modulation"].reshape(1, -1)).chunk(6, dim=1)
         h = layer_norm(x) * (1 + sc1) + sh1
-        q = rope_3d(rms_norm(P.lin(h, p + "attn1.q"), P[p + "attn1.norm_q.weight"]), pos, H)
-        k = rope_3d(rms_norm(P.lin(h, p + "attn1.k"), P[p + "attn1.norm_k.weight"]), pos, H)
-        x = x + g1 * P.lin(attention(q, k, P.lin(h, p + "attn1.v"), smask, H), p + "attn1.o")
+        q = rope(rms_norm(P.lin(h, p + "attn1.q"), P[p + "attn1.norm_q.weight"]), c["rope"], H)
+        k = rope(rms_norm(P.lin(h, p + "attn1.k"), P[p + "attn1.norm_k.weight"]), c["rope"], H)
+        x = x + g1 * P.lin(attention(q, k, P.lin(h, p + "attn1.v"), c["self_mask"], H), p + "attn1.o")
         h = layer_norm(x, P[p + "norm3.weight"], P[p + "norm3.bias"])
         q = rms_norm(P.lin(h, p + "attn2.q"), P[p + "attn2.norm_q.weight"])
-        k = rms_norm(P.lin(c, p + "attn2.k"), P[p + "attn2.norm_k.weight"])
-        x = x + P.lin(attention(q, k, P.lin(c, p + "attn2.v"), xmask, H), p + "attn2.o")
+        k = rms_norm(P.lin(ctx, p + "attn2.k"), P[p + "attn2.norm_k.weight"])
+        x = x + P.lin(attention(q, k, P.lin(ctx, p + "attn2.v"), c["cross_mask"], H), p + "attn2.o")
         h = layer_norm(x) * (1 + sc2) + sh2
         x = x + g2 * P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
 
     hm = layer_norm(x) * (1 + P["head.modulation"][1] + temb) + P["head.modulation"][0] + temb
-    noisy = np.nonzero(kind == 1)[0]
-    row_of = {t: r for r, t in enumerate(video)}
-    vrows = torch.tensor([row_of[t] for t in noisy], dtype=torch.long)
-    # Patch elements (t, h, w, c): head.proj predicts channels c < out_channels.
-    C, Co = a["latent_channels"], a["out_channels"]
-    cols = torch.tensor([p * C + ch for p in range(a["patch_dim"] // C) for ch in range(Co)], dtype=torch.long)
-    target_v = (vn[vrows] - x0[vrows])[:, cols]
-    yv = P.lin(hm[torch.tensor(noisy)], "head.proj")
-    loss = ((yv - target_v) ** 2).mean()
-    if len(acts):
-        ya = P.lin(hm[torch.tensor(acts, dtype=torch.long)], "action_head")
-        loss = loss + a["action_loss_weight"] * ((ya - (an - ax0)) ** 2).mean()
+    loss = ((P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).mean()
+    if len(c["act_rows"]):
+        ya = P.lin(hm[c["act_rows"]], "action_head")
+        loss = loss + a["action_loss_weight"] * ((ya - c["target_a"]) ** 2).mean()
     return loss
+
+
+def read_dump(path, dt):
+    """Attributes, parameters (leaf tensors of dtype dt), embtrain's gradients, batch arrays."""
+    with h5py.File(path, "r") as f:
+        a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        a = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
+        tensors = {k: torch.tensor(np.array(f["params"][k])).to(dt).requires_grad_() for k in f["params"]}
+        ours = {k: np.array(f["grads"][k]) for k in f["grads"]}
+        bt = {k: np.array(f["batch"][k]) for k in f["batch"]}
+    return a, tensors, ours, bt
+
+
+def family_loss(a, bt, dt):
+    """(loss function of Params, prepared batch) for the dump's family."""
+    if a["family"] == "gr00t":
+        return gr00t_loss, prepare_gr00t(a, bt, dt)
+    return wan_loss, prepare_wan(a, bt, dt)
 
 
 # ---- the check -----------------------------------------------------------------------
@@ -253,14 +304,9 @@ def rel_error(ours, ref, floor):
 
 
 def check(path):
-    with h5py.File(path, "r") as f:
-        a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-        a = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
-        tensors = {k: torch.tensor(np.array(f["params"][k]), dtype=torch.float64, requires_grad=True)
-                   for k in f["params"]}
-        ours = {k: np.array(f["grads"][k]) for k in f["grads"]}
-        bt = {k: np.array(f["batch"][k]) for k in f["batch"]}
-    loss = (gr00t_loss if a["family"] == "gr00t" else wan_loss)(Params(tensors), a, bt)
+    a, tensors, ours, bt = read_dump(path, torch.float64)
+    loss_fn, prepared = family_loss(a, bt, torch.float64)
+    loss = loss_fn(Params(tensors), a, prepared)
     loss.backward()
     worst, failures = ("", 0.0), []
     loss_rel = abs(a["loss"] - loss.item()) / max(abs(loss.item()), 1e-30)
