@@ -1,1 +1,106 @@
-int main() { return 0; }
+// embtrain: one SPMD executable (DESIGN.md "Shape").
+//   mpirun -np N embtrain DECK [--set section.key=value]... [--print-deck | --plan | --dump F.h5]
+//
+// Failure policy: set-up (command line, deck, files) runs on every rank and the ranks agree
+// on the outcome before going on, so a bad deck prints one line on rank 0 and every rank
+// exits with the same code. A failure later, inside collectives, aborts the whole job
+// (MPI_Abort) so no rank is left hanging.
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include "comm/comm_factory.hpp"
+#include "comm/world.hpp"
+#include "config/cli.hpp"
+#include "config/deck.hpp"
+#include "core/error.hpp"
+#include "train/commands.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+using namespace emb;
+
+// Runs `phase` on every rank; if any rank failed, the lowest failing rank's message is
+// printed by rank 0 and every rank gets the same exit code. Returns 0 when all succeeded.
+int agree(const World& world, const std::function<void()>& phase) {
+  std::string message;
+  int code = 0;
+  try {
+    phase();
+  } catch (const Error& e) {
+    message = e.what(), code = e.exit_code();
+  } catch (const std::exception& e) {
+    message = e.what(), code = kExitFailure;
+  }
+  struct {
+    int failed;
+    int rank;
+  } mine{code != 0 ? 1 : 0, world.rank}, first{};
+  MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, world.comm);
+  if (!first.failed) return 0;
+  // MAXLOC picks the lowest rank among the failed ones; it sends its message and code.
+  int len = int(message.size());
+  MPI_Bcast(&len, 1, MPI_INT, first.rank, world.comm);
+  MPI_Bcast(&code, 1, MPI_INT, first.rank, world.comm);
+  message.resize(size_t(len));
+  MPI_Bcast(message.data(), len, MPI_CHAR, first.rank, world.comm);
+  if (world.rank == 0) std::fprintf(stderr, "embtrain: error: %s\n", message.c_str());
+  return code;
+}
+
+int run(const World& world, int argc, char** argv) {
+  CliOptions cli;
+  Deck deck;
+  if (int code = agree(world, [&] { cli = parse_cli(argc, argv); })) return code;
+  if (cli.help) {
+    if (world.rank == 0) std::cout << cli_help_text();
+    return 0;
+  }
+  if (int code = agree(world, [&] { deck = load_deck(cli.deck, cli.sets); })) return code;
+  if (cli.print_deck) {
+    if (world.rank == 0) std::cout << deck.resolved_text();
+    return 0;
+  }
+  if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(deck, world.size); });
+  if (!cli.dump.empty())
+    return agree(world, [&] {
+      EMB_CHECK(world.size == 1, "--dump runs on one rank (got ", world.size, "); run it without mpirun");
+      write_step_dump(deck, cli.dump);
+    });
+
+  std::unique_ptr<Comm> comm;
+  if (int code = agree(world, [&] {
+        validate_training_deck(deck);
+        comm = make_comm(world, deck.get_string("comm.backend"), deck.get_string("comm.progress"),
+                         FabricModel{deck.get_double("comm.fabric_latency_us"), deck.get_double("comm.fabric_gbps")});
+      }))
+    return code;
+  try {
+    train(world, deck, *comm);
+  } catch (const std::exception& e) {
+    int code = kExitFailure;
+    if (auto* err = dynamic_cast<const Error*>(&e)) code = err->exit_code();
+    std::fprintf(stderr, "embtrain: error%s: %s\n", world.size > 1 ? str(" on rank ", world.rank).c_str() : "",
+                 e.what());
+    std::fflush(stderr);
+    if (world.size > 1) abort_world(code);
+    return code;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  emb::World world;
+  try {
+    world = emb::init_world(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "embtrain: error: %s\n", e.what());
+    return emb::kExitFailure;
+  }
+  int code = run(world, argc, argv);
+  emb::finalize_world();
+  return code;
+}

@@ -31,7 +31,7 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& t
 void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait()); }
 
 CommHandle DataParallel::track(CommHandle h) {
-  step_handles_.push_back(h);
+  step_ops_.push_back({h, PhaseTimers::Clock::now()});
   return h;
 }
 
@@ -205,9 +205,22 @@ void DataParallel::publish_params() {
 }
 
 double DataParallel::take_comm_seconds() {
-  double total = 0;
-  for (CommHandle& h : step_handles_) total += h.seconds();
-  step_handles_.clear();
+  // Collectives queue behind each other on the progress thread, so their issue-to-completion
+  // spans overlap: the communication time is the length of the union of the spans.
+  std::vector<std::pair<double, double>> spans;
+  const auto origin = step_ops_.empty() ? PhaseTimers::Clock::now() : step_ops_.front().issued;
+  for (IssuedOp& op : step_ops_) {
+    double start = std::chrono::duration<double>(op.issued - origin).count();
+    spans.emplace_back(start, start + op.handle.seconds());
+  }
+  step_ops_.clear();
+  std::sort(spans.begin(), spans.end());
+  double total = 0, covered_to = -1e300;
+  for (auto [start, end] : spans) {
+    if (end <= covered_to) continue;
+    total += end - std::max(start, covered_to);
+    covered_to = end;
+  }
   return total;
 }
 

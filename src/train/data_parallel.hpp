@@ -48,7 +48,8 @@ class DataParallel final : public UnitHooks {
   void finish_gradients();
   // After the optimizer updated the owned parameters: makes them visible to the next forward.
   void publish_params();
-  // Seconds of issue-to-completion of this step's collectives (comm_total); resets the count.
+  // Wall seconds during which at least one of this step's collectives was in flight
+  // (comm_total: overlapping collectives count once); resets the count.
   double take_comm_seconds();
 
   const float* unit_params(int u, bool backward) override;
@@ -89,7 +90,11 @@ class DataParallel final : public UnitHooks {
   std::vector<bool> grad_slot_busy_;
   std::vector<PendingReduce> pending_;
   std::vector<bool> reduced_;                      // none/grads: unit reduced this step
-  std::vector<CommHandle> step_handles_;
+  struct IssuedOp {
+    CommHandle handle;
+    PhaseTimers::Clock::time_point issued;
+  };
+  std::vector<IssuedOp> step_ops_;
   uint64_t use_clock_ = 0;
   bool last_micro_batch_ = false, in_backward_ = false;
   int expected_unit_ = 0;

@@ -9,6 +9,7 @@
 #include "core/timer.hpp"
 #include "data/loader.hpp"
 #include "model/model.hpp"
+#include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "train/data_parallel.hpp"
 #include "train/lr_schedule.hpp"
@@ -93,6 +94,10 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   totals.family = family_name(mc.family);
   totals.preset = mc.preset;
   totals.device = "cpu";
+  {
+    const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
+    totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
+  }
   std::ostringstream loss_csv;
   loss_csv << "step,loss,lr,grad_norm\n";
   ProgressWindow window;
