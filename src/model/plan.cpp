@@ -13,19 +13,34 @@
 namespace emb {
 namespace {
 
-// Allowed (query, key) pairs of one sample's tokens under `mask`, counted per (blk, grp) class
-// so a 28k-token dreamzero14b sample costs a handful of attn_allowed calls, not 28k².
+// Allowed (query, key) pairs under `mask`, counted per (seq, blk, grp) class so a 28k-token
+// dreamzero14b sample costs a handful of attn_allowed calls, not 28k².
 int64_t self_pairs(const PackedBatch& b, cpu::AttnMask mask) {
-  std::map<std::pair<int32_t, int32_t>, int64_t> classes;
-  for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.blk[size_t(t)], b.grp[size_t(t)]}];
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> classes;
+  for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.seq[size_t(t)], b.blk[size_t(t)], b.grp[size_t(t)]}];
   std::vector<int32_t> seq, blk, grp;
   std::vector<int64_t> count;
-  for (const auto& [key, n] : classes) seq.push_back(0), blk.push_back(key.first), grp.push_back(key.second), count.push_back(n);
+  for (const auto& [key, n] : classes) {
+    seq.push_back(std::get<0>(key)), blk.push_back(std::get<1>(key)), grp.push_back(std::get<2>(key));
+    count.push_back(n);
+  }
   const cpu::AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
   int64_t pairs = 0;
   for (size_t i = 0; i < count.size(); ++i)
     for (size_t j = 0; j < count.size(); ++j)
       if (cpu::attn_allowed(idx, int64_t(i), int64_t(j))) pairs += count[i] * count[j];
+  return pairs;
+}
+
+// Σ over samples of (query tokens of s)·(context tokens of s), or (context tokens of s)².
+int64_t per_sample_pairs(const PackedBatch& b, bool context_only) {
+  std::map<int32_t, int64_t> nq, nc;
+  for (int32_t s : b.seq)
+    if (s >= 0) ++nq[s];
+  for (int32_t s : b.cseq)
+    if (s >= 0) ++nc[s];
+  int64_t pairs = 0;
+  for (const auto& [s, n] : nc) pairs += n * (context_only ? n : nq[s]);
   return pairs;
 }
 
@@ -43,32 +58,51 @@ cpu::AttnMask family_self_mask(const ModelConfig& c) {
   return c.family == Family::gr00t ? cpu::AttnMask::full : cpu::AttnMask::block_causal;
 }
 
-// Forward GEMM FLOPs of one sample (2·rows·in·out per linear, as the model runs them).
-double gemm_flops(const ModelConfig& c, const PackedBatch& s) {
-  const double n = double(s.n_tokens), nc = double(s.n_context), D = c.d_model, F = c.d_ff;
-  double f = 2 * n * (256 * D + D * D);  // time_enc per token
+// Forward GEMM FLOPs (2·rows·in·out per linear, over the rows the model runs it on).
+double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
+  const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
+  const double na = double(count_kind(b, kAction));
+  double f = 2 * T * (256 * D + D * D);  // time_enc per token
   if (c.family == Family::gr00t) {
-    const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Hz = c.horizon, Dout = c.d_out;
-    f += 2 * (double(c.state_dim) * Dh + Dh * D);
-    f += 2 * Hz * (A * D + 2 * D * D + D * D);
-    f += c.n_layers_vl * (8 * nc * Dvl * Dvl + 2 * 2 * nc * Dvl * 4 * Dvl);
+    const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Dout = c.d_out;
+    f += 2 * double(b.n_samples) * (double(c.state_dim) * Dh + Dh * D);
+    f += 2 * na * (A * D + 2 * D * D + D * D);
+    f += c.n_layers_vl * (8 * Tc * Dvl * Dvl + 2 * 2 * Tc * Dvl * 4 * Dvl);
     for (int l = 0; l < c.n_layers; ++l) {
-      const double kv = l % 2 == 0 ? 2 * 2 * nc * Dvl * D : 2 * 2 * n * D * D;
-      f += 2 * n * D * 2 * D + 4 * n * D * D + kv + 4 * n * D * F;
+      const double kv = l % 2 == 0 ? 2 * 2 * Tc * Dvl * D : 2 * 2 * T * D * D;
+      f += 2 * T * D * 2 * D + 4 * T * D * D + kv + 4 * T * D * F;
     }
-    f += 2 * Hz * (D * 2 * D + D * Dout + Dout * Dh + Dh * A);
+    f += 2 * na * (D * 2 * D + D * Dout + Dout * Dh + Dh * A);
   } else {
-    const double nv = double(count_kind(s, kClean) + count_kind(s, kNoisyVideo));
-    const double nn = double(count_kind(s, kNoisyVideo)), na = double(count_kind(s, kAction));
-    f += 2 * n * D * 6 * D;
-    f += 2 * nv * c.patch_dim_in() * D + 2 * na * c.action_dim * D + 2 * nc * (double(c.d_ctx) * D + D * D);
-    f += c.n_layers * (8 * n * D * D + 4 * n * D * D + 4 * nc * D * D + 4 * n * D * F);
+    const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
+    f += 2 * T * D * 6 * D;
+    f += 2 * nv * c.patch_dim_in() * D + 2 * na * c.action_dim * D + 2 * Tc * (double(c.d_ctx) * D + D * D);
+    f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
     f += 2 * nn * D * c.patch_dim_out() + 2 * na * D * c.action_dim;
   }
   return f;
 }
 
 }  // namespace
+
+StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
+  StepFlops f;
+  f.self_pairs = self_pairs(b, family_self_mask(c));
+  f.cross_pairs = per_sample_pairs(b, false);
+  const double D = c.d_model;
+  if (c.family == Family::gr00t) {
+    f.context_pairs = per_sample_pairs(b, true);
+    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+    f.attn_fwd = 4 * D * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs));
+    f.attn_fwd += 4.0 * c.d_ctx * c.n_layers_vl * double(f.context_pairs);
+  } else {
+    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs);
+  }
+  f.gemm_fwd = gemm_flops(c, b);
+  f.fwd = f.gemm_fwd + f.attn_fwd;
+  f.bwd = 2 * f.gemm_fwd + 2.5 * f.attn_fwd;
+  return f;
+}
 
 PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   EMB_ASSERT(ranks > 0);
@@ -88,21 +122,13 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
   p.context_per_mb = p.samples_per_mb * sample.n_context;
 
-  const double D = c.d_model;
-  p.self_pairs_per_sample = self_pairs(sample, family_self_mask(c));
-  p.cross_pairs_per_sample = sample.n_tokens * sample.n_context;
-  double attn = 0;
-  if (c.family == Family::gr00t) {
-    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
-    attn = 4 * D * (double(n_self) * p.self_pairs_per_sample + double(n_cross) * p.cross_pairs_per_sample);
-    attn += 4.0 * c.d_ctx * c.n_layers_vl * double(sample.n_context) * double(sample.n_context);
-  } else {
-    attn = 4 * D * c.n_layers * double(p.self_pairs_per_sample + p.cross_pairs_per_sample);
-  }
-  p.gemm_flops_fwd = gemm_flops(c, sample);
-  p.attn_flops_fwd = attn;
-  p.flops_fwd = p.gemm_flops_fwd + attn;
-  p.flops_bwd = 2 * p.gemm_flops_fwd + 2.5 * attn;
+  const StepFlops f = batch_flops(c, sample);
+  p.self_pairs_per_sample = f.self_pairs;
+  p.cross_pairs_per_sample = f.cross_pairs;
+  p.gemm_flops_fwd = f.gemm_fwd;
+  p.attn_flops_fwd = f.attn_fwd;
+  p.flops_fwd = f.fwd;
+  p.flops_bwd = f.bwd;
 
   p.activation_bytes = double(model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb));
   // fp32 master parameters, fp32 gradients, AdamW m and v; bf16 adds a 2-byte compute copy

@@ -12,9 +12,18 @@
 #include <cstdint>
 #include <string>
 
+#include "model/batch.hpp"
 #include "model/model_config.hpp"
 
 namespace emb {
+
+// FLOPs of one forward/backward over a packed micro-batch (any layout; padding counts, as the
+// kernels run it).
+struct StepFlops {
+  int64_t self_pairs = 0, cross_pairs = 0, context_pairs = 0;  // allowed attention pairs
+  double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
+};
+StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
 
 struct PlanReport {
   std::string preset;

@@ -8,9 +8,11 @@
 
 #include "config/deck.hpp"
 #include "core/error.hpp"
+#include "kernels/cpu/attention.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
+#include "model/synthetic_batch.hpp"
 
 using namespace emb;
 
@@ -96,4 +98,21 @@ BOOST_AUTO_TEST_CASE(activation_bytes_scale_with_tokens) {
   const double one = double(m->activation_bytes(1000, 100, 4)), two = double(m->activation_bytes(2000, 200, 8));
   BOOST_TEST(two / one > 1.9);
   BOOST_TEST(two / one < 2.1);
+}
+
+// The plan's class-wise pair count equals the attention kernel's own count, packed or padded.
+BOOST_AUTO_TEST_CASE(flop_pair_counts_match_the_kernels) {
+  for (const char* preset : {"tiny_gr00t", "tiny_wan"}) {
+    const ModelConfig cfg = preset_config(preset);
+    for (bool packed : {true, false}) {
+      const PackedBatch b = make_synthetic_batch(cfg, {0, 1, 2, 3}, packed, 11);
+      const StepFlops f = batch_flops(cfg, b);
+      const cpu::AttnMask mask = cfg.family == Family::wan ? cpu::AttnMask::block_causal : cpu::AttnMask::full;
+      const cpu::AttnIndex self{mask, b.seq.data(), b.blk.data(), b.grp.data(), b.seq.data(), b.blk.data(), b.grp.data()};
+      const cpu::AttnIndex cross{cpu::AttnMask::cross, b.seq.data(), nullptr, nullptr, b.cseq.data(), nullptr, nullptr};
+      BOOST_TEST(f.self_pairs == cpu::attn_allowed_pairs(self, b.n_tokens, b.n_tokens), preset);
+      BOOST_TEST(f.cross_pairs == cpu::attn_allowed_pairs(cross, b.n_tokens, b.n_context), preset);
+      BOOST_TEST(f.fwd > f.gemm_fwd);
+    }
+  }
 }

@@ -1,0 +1,134 @@
+// Training-step benchmark of both families at a small size (D 256, L 4, 2-4k packed tokens):
+// forward + backward + AdamW, median over steps, with the achieved GFLOP/s (FLOPs from the
+// plan's model of the batch) next to the machine's sgemm GFLOP/s. Writes the timings to
+// OUT_DIR/model_step_embtrain.json and each family's first step as a dump
+// (OUT_DIR/model_step_<family>.h5), which bench_torch_step.py times in PyTorch.
+//   bench_model_step [OUT_DIR] [STEPS]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "kernels/cpu/adamw.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "model/dump.hpp"
+#include "model/model.hpp"
+#include "model/plan.hpp"
+#include "model/presets.hpp"
+#include "model/synthetic_batch.hpp"
+
+using namespace emb;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+ModelConfig bench_config(const char* preset) {
+  ModelConfig c = preset_config(preset);
+  c.d_model = 256, c.n_layers = 4, c.n_heads = 4, c.d_ff = 1024, c.d_ctx = 256;
+  if (c.family == Family::gr00t) {
+    c.n_heads_vl = 4, c.d_out = 256, c.d_hidden_enc = 256, c.horizon = 16, c.n_future = 32;
+  } else {
+    c.latent_height = 16, c.latent_width = 16, c.latent_frames = 4, c.actions_per_block = 4;
+  }
+  return c;
+}
+
+// 1024³ sgemm through the linear kernel: the ceiling the step's GFLOP/s is compared with.
+double sgemm_gflops() {
+  const int n = 1024;
+  std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
+  cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n);
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = Clock::now();
+    cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n);
+    t.push_back(seconds(t0));
+  }
+  return 2.0 * n * n * n / median(t) / 1e9;
+}
+
+nlohmann::json bench_family(const char* preset, int n_samples, int steps, const std::string& out_dir) {
+  const ModelConfig cfg = bench_config(preset);
+  std::unique_ptr<Model> model = make_model(cfg);
+  const ParamRegistry& reg = model->params();
+  const size_t N = size_t(reg.total());
+  std::vector<float> params(N), grads(N), m(N, 0.0f), v(N, 0.0f);
+  model->init_params(params.data(), 1);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < n_samples; ++i) ids.push_back(i);
+  const PackedBatch batch = make_synthetic_batch(cfg, ids, true, 1);
+  const std::vector<double> den = model->loss_counts(batch);
+  cpu::AdamWConfig opt;
+  opt.lr = 1e-4f, opt.weight_decay = 0.01f;
+
+  std::vector<double> t_fb, t_opt, t_step;
+  for (int step = 0; step < steps + 2; ++step) {  // two warm-up steps
+    const auto t0 = Clock::now();
+    std::fill(grads.begin(), grads.end(), 0.0f);
+    const double loss = model->forward_backward(params.data(), grads.data(), batch, 0, 1, den);
+    const double fb = seconds(t0);
+    if (step == 0) write_dump(out_dir + "/model_step_" + family_name(cfg.family) + ".h5", *model, params.data(),
+                              grads.data(), batch, loss);
+    const auto t1 = Clock::now();
+    for (const ParamInfo& p : reg.all())
+      cpu::adamw_step(params.data() + p.offset, grads.data() + p.offset, m.data() + p.offset, v.data() + p.offset,
+                      p.numel, opt, step + 1, 1.0f, p.decay ? 1.0f : 0.0f);
+    const double op = seconds(t1);
+    if (step >= 2) t_fb.push_back(fb), t_opt.push_back(op), t_step.push_back(fb + op);
+  }
+  const StepFlops f = batch_flops(cfg, batch);
+  const double step_s = median(t_step);
+  nlohmann::json j;
+  j["params"] = reg.total();
+  j["tokens"] = batch.n_tokens;
+  j["context_tokens"] = batch.n_context;
+  j["samples"] = batch.n_samples;
+  j["flops_per_step"] = f.fwd + f.bwd;
+  j["step_ms"] = 1e3 * step_s;
+  j["fwd_bwd_ms"] = 1e3 * median(t_fb);
+  j["adamw_ms"] = 1e3 * median(t_opt);
+  j["gflops"] = (f.fwd + f.bwd) / step_s / 1e9;
+  std::printf("%-6s %lld tokens + %lld context, %d samples: step %.1f ms (fwd+bwd %.1f, adamw %.1f), %.1f GFLOP/s\n",
+              family_name(cfg.family), static_cast<long long>(batch.n_tokens), static_cast<long long>(batch.n_context),
+              batch.n_samples, 1e3 * step_s, 1e3 * median(t_fb), 1e3 * median(t_opt), j["gflops"].get<double>());
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string out_dir = argc >= 2 ? argv[1] : "outputs/bench";
+    const int steps = argc >= 3 ? std::atoi(argv[2]) : 7;
+    make_dirs(out_dir);
+    nlohmann::json j;
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    j["threads"] = omp_get_max_threads();
+    j["openblas_coretype"] = coretype ? coretype : "auto";
+    j["sgemm_gflops"] = sgemm_gflops();
+    std::printf("threads %d, OPENBLAS_CORETYPE %s, sgemm 1024^3 %.1f GFLOP/s\n", omp_get_max_threads(),
+                coretype ? coretype : "auto", j["sgemm_gflops"].get<double>());
+    j["gr00t"] = bench_family("tiny_gr00t", 48, steps, out_dir);
+    j["wan"] = bench_family("tiny_wan", 6, steps, out_dir);
+    write_file_atomic(out_dir + "/model_step_embtrain.json", j.dump(2) + "\n");
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return e.exit_code();
+  }
+}

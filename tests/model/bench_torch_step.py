@@ -1,0 +1,78 @@
+"""Training-step benchmark, embtrain vs PyTorch eager doing the same math.
+
+Runs bench_model_step (which times embtrain and dumps each family's batch and parameters),
+then times the same step in PyTorch 1.13 eager, float32: the model of parity_torch.py
+(dense masked attention, as eager PyTorch does packed sequences), backward, and
+torch.optim.AdamW (foreach) with the same decay groups. Both sides use the same thread
+count (OMP_NUM_THREADS, default 1) and OpenBLAS core type. Writes outputs/bench/model_step.json.
+
+    OMP_NUM_THREADS=1 /usr/bin/python3 tests/model/bench_torch_step.py --bench build/tests/model/bench_model_step
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_torch as ref  # noqa: E402
+
+
+def time_torch(path, steps):
+    a, tensors, _, bt = ref.read_dump(path, torch.float32)
+    loss_fn, prepared = ref.family_loss(a, bt, torch.float32)
+    params = ref.Params(tensors)
+    decay = [t for n, t in tensors.items() if n.endswith(".weight") and t.dim() >= 2]
+    no_decay = [t for n, t in tensors.items() if not (n.endswith(".weight") and t.dim() >= 2)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=1e-4, betas=(0.9, 0.95), eps=1e-8, foreach=True)
+    t_fb, t_opt = [], []
+    for step in range(steps + 2):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(params, a, prepared)
+        loss.backward()
+        t1 = time.perf_counter()
+        opt.step()
+        t2 = time.perf_counter()
+        if step >= 2:
+            t_fb.append(t1 - t0)
+            t_opt.append(t2 - t1)
+    step_s = statistics.median([f + o for f, o in zip(t_fb, t_opt)])
+    return {"step_ms": 1e3 * step_s, "fwd_bwd_ms": 1e3 * statistics.median(t_fb),
+            "adamw_ms": 1e3 * statistics.median(t_opt)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="the bench_model_step executable")
+    ap.add_argument("--out-dir", default="outputs/bench")
+    ap.add_argument("--steps", type=int, default=7)
+    args = ap.parse_args()
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    subprocess.run([args.bench, args.out_dir, str(args.steps)], check=True, env=env)
+    with open(os.path.join(args.out_dir, "model_step_embtrain.json")) as f:
+        result = json.load(f)
+    torch.set_num_threads(threads)
+    result["torch_version"] = torch.__version__
+    for family in ("gr00t", "wan"):
+        t = time_torch(os.path.join(args.out_dir, f"model_step_{family}.h5"), args.steps)
+        r = result[family]
+        r["torch"] = dict(t, gflops=r["flops_per_step"] / (t["step_ms"] / 1e3) / 1e9)
+        r["speedup_vs_torch"] = t["step_ms"] / r["step_ms"]
+        print(f"{family:6s} torch step {t['step_ms']:.1f} ms (fwd+bwd {t['fwd_bwd_ms']:.1f}, adamw "
+              f"{t['adamw_ms']:.1f}) -> embtrain is {r['speedup_vs_torch']:.2f}x faster")
+    path = os.path.join(args.out_dir, "model_step.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(result, f, indent=2)
+    os.replace(path + ".tmp", path)
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()
