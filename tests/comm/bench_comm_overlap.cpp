@@ -70,7 +70,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 int run(const World& w, int argc, char** argv) {
   CLI::App app{"all-reduce / compute overlap with a modelled fabric"};
   double alpha_us = 20, gbps = 12.5;
-  int mib = 64, reps = 5;
+  int mib = 64, reps = 7;
   std::string out_path = "outputs/bench/comm_overlap.json";
   app.add_option("--alpha-us", alpha_us, "fabric latency per collective (us)");
   app.add_option("--gbps", gbps, "fabric bandwidth (GB/s)");
@@ -135,6 +135,7 @@ int run(const World& w, int argc, char** argv) {
         {"fabric_latency_us", alpha_us},
         {"fabric_gbps", gbps},
         {"modelled_all_reduce_s", model.seconds(c, w.size)},
+        {"model_dominates", model.seconds(c, w.size) > t_real},
         {"comm_alone_s", t_comm},
         {"compute_alone_s", t_compute},
         {"both_overlapped_s", t_both},

@@ -11,6 +11,7 @@
 #ifdef EMBTRAIN_WITH_NCCL
 #include "comm/comm_nccl.hpp"
 #endif
+#include "collective_checks.hpp"
 #include "core/error.hpp"
 #include "world_fixture.hpp"
 
@@ -30,128 +31,17 @@ struct Config {
 const Config kConfigs[] = {
     {"mpi/thread", "thread", {}}, {"mpi/none", "none", {}}, {"fabric/thread", "thread", {50.0, 100.0}}};
 const int64_t kSizes[] = {0, 1, 7, 1000003};  // 1000003 is prime: uneven over 2, 3, 4 ranks
-const ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::avg};
 
 std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), "mpi", c.progress, c.fabric); }
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-template <class T> T from_float(float v);
-template <> float from_float<float>(float v) { return v; }
-template <> bf16 from_float<bf16>(float v) { return to_bf16(v); }
-float as_float(float v) { return v; }
-float as_float(bf16 v) { return to_float(v); }
-template <class T> DType dtype_of() { return sizeof(T) == 4 ? DType::f32 : DType::bf16; }
-
-// Small integers: every partial sum is exact in fp32 and in bf16 (all below 256), so the
-// expected results are exact whatever order the reduction takes.
-float contribution(int64_t i, int rank) { return float(i % 13 + rank + 1); }
-float reduced(int64_t i, int size, ReduceOp op) {
-  const float sum = float(size * (i % 13) + size * (size + 1) / 2);
-  return op == ReduceOp::avg ? sum / float(size) : sum;
-}
-float gathered(int64_t i) { return float(i % 251); }
-
-// Counts the elements of `x` that differ from expected(offset + i) rounded to T.
-template <class T, class F>
-int64_t mismatches(const std::vector<T>& x, int64_t offset, F expected) {
-  int64_t bad = 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (as_float(x[i]) != as_float(from_float<T>(expected(offset + int64_t(i))))) ++bad;
-  return bad;
-}
-
-template <class T>
-void check_all_reduce(Comm& comm, int64_t n, ReduceOp op) {
-  std::vector<T> x(n);
-  for (int64_t i = 0; i < n; ++i) x[i] = from_float<T>(contribution(i, comm.rank()));
-  comm.all_reduce(x.data(), n, dtype_of<T>(), op).wait();
-  BOOST_TEST(mismatches(x, 0, [&](int64_t i) { return reduced(i, comm.size(), op); }) == 0);
-}
-
-template <class T>
-void check_reduce_scatter(Comm& comm, int64_t n, ReduceOp op) {
-  const ShardRange mine = shard_range(n, comm.rank(), comm.size());
-  std::vector<T> full(n), shard(mine.count, from_float<T>(-1));
-  for (int64_t i = 0; i < n; ++i) full[i] = from_float<T>(contribution(i, comm.rank()));
-  comm.reduce_scatter(full.data(), shard.data(), n, dtype_of<T>(), op).wait();
-  BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced(i, comm.size(), op); }) == 0);
-}
-
-template <class T>
-void check_all_gather(Comm& comm, int64_t n, bool in_place) {
-  const ShardRange mine = shard_range(n, comm.rank(), comm.size());
-  std::vector<T> full(n, from_float<T>(-1)), shard(mine.count);
-  for (int64_t i = 0; i < mine.count; ++i) {
-    shard[i] = from_float<T>(gathered(mine.offset + i));
-    full[mine.offset + i] = shard[i];
-  }
-  const T* send = in_place ? full.data() + mine.offset : shard.data();
-  comm.all_gather(send, full.data(), n, dtype_of<T>()).wait();
-  BOOST_TEST(mismatches(full, 0, gathered) == 0);
-}
-
-template <class T>
-void check_broadcast(Comm& comm, int64_t n) {
-  const int root = comm.size() - 1;  // non-zero whenever there is more than one rank
-  auto value = [](int64_t i) { return float(i % 200 + 1); };
-  std::vector<T> x(n, from_float<T>(-1));
-  if (comm.rank() == root)
-    for (int64_t i = 0; i < n; ++i) x[i] = from_float<T>(value(i));
-  comm.broadcast(x.data(), n, dtype_of<T>(), root).wait();
-  BOOST_TEST(mismatches(x, 0, value) == 0);
-}
-
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(all_reduce_sums_and_averages) {
+BOOST_AUTO_TEST_CASE(every_collective_on_every_host_backend) {
   for (const Config& cfg : kConfigs) {
     auto comm = make(cfg);
-    for (int64_t n : kSizes)
-      for (ReduceOp op : kOps) {
-        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " avg=" << (op == ReduceOp::avg)) {
-          check_all_reduce<float>(*comm, n, op);
-          check_all_reduce<bf16>(*comm, n, op);
-        }
-      }
-  }
-}
-
-BOOST_AUTO_TEST_CASE(reduce_scatter_leaves_each_rank_its_reduced_shard) {
-  for (const Config& cfg : kConfigs) {
-    auto comm = make(cfg);
-    for (int64_t n : kSizes)
-      for (ReduceOp op : kOps) {
-        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " avg=" << (op == ReduceOp::avg)) {
-          check_reduce_scatter<float>(*comm, n, op);
-          check_reduce_scatter<bf16>(*comm, n, op);
-        }
-      }
-  }
-}
-
-BOOST_AUTO_TEST_CASE(all_gather_assembles_the_shards) {
-  for (const Config& cfg : kConfigs) {
-    auto comm = make(cfg);
-    for (int64_t n : kSizes)
-      for (bool in_place : {false, true}) {
-        BOOST_TEST_CONTEXT(cfg.label << " n=" << n << " in_place=" << in_place) {
-          check_all_gather<float>(*comm, n, in_place);
-          check_all_gather<bf16>(*comm, n, in_place);
-        }
-      }
-  }
-}
-
-BOOST_AUTO_TEST_CASE(broadcast_from_the_last_rank) {
-  for (const Config& cfg : kConfigs) {
-    auto comm = make(cfg);
-    for (int64_t n : kSizes) {
-      BOOST_TEST_CONTEXT(cfg.label << " n=" << n) {
-        check_broadcast<float>(*comm, n);
-        check_broadcast<bf16>(*comm, n);
-      }
-    }
+    BOOST_TEST_CONTEXT(cfg.label) { check_every_collective<HostMemory>(*comm, kSizes); }
   }
 }
 

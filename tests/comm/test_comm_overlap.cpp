@@ -1,5 +1,6 @@
 // Overlap is real: a collective progresses while the caller computes. Run on 2 ranks.
-// Timings on this shared machine vary, so each check takes the best of a few attempts.
+// Timings on this shared machine vary, so each check takes the best of a few attempts
+// (judged by the slowest rank).
 #define BOOST_TEST_MODULE comm_overlap
 #include <boost/test/unit_test.hpp>
 
@@ -28,6 +29,14 @@ float spin(int64_t iterations) {
 }
 
 volatile float g_sink;
+
+// The slowest rank's figure: every rank must take the same retry decisions, or they would
+// issue different collectives and deadlock.
+double max_over_ranks(double v) {
+  double m = 0;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, test_world().comm);
+  return m;
+}
 
 // Iterations of spin() that take about `seconds` on this rank now.
 int64_t calibrate_spin(double seconds) {
@@ -65,24 +74,29 @@ Timed all_reduce_with_compute(Comm& comm, std::vector<float>& x, int64_t iterati
 
 }  // namespace
 
+// Overlap means comm + compute take about the longer of the two, not their sum: the hidden
+// fraction (t_comm + t_compute - t_both) / min(t_comm, t_compute) is 1 for perfect overlap
+// and 0 for none. (With t_comm = t_compute, hidden > 0.5 is t_both < 0.75 (t_comm + t_compute);
+// the fraction stays meaningful when a loaded machine stretches one of the two.)
 BOOST_AUTO_TEST_CASE(fabric_all_reduce_hides_behind_compute) {
   const double latency = 0.2;
   auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{latency * 1e6, 0.0});
   std::vector<float> x(1 << 20);
   const int64_t iterations = calibrate_spin(latency);
-  double best_ratio = 1e9;
-  for (int attempt = 0; attempt < 3 && best_ratio >= 0.75; ++attempt) {
+  double best_hidden = -1e9;
+  for (int attempt = 0; attempt < 3 && best_hidden <= 0.5; ++attempt) {
     const Timed alone = all_reduce_with_compute(*comm, x, 0);
-    BOOST_TEST_REQUIRE(alone.correct);
+    BOOST_TEST(alone.correct);
     BOOST_TEST(alone.total >= latency);
     const double compute = timed_compute(iterations);
     const Timed both = all_reduce_with_compute(*comm, x, iterations);
-    BOOST_TEST_REQUIRE(both.correct);
-    best_ratio = std::min(best_ratio, both.total / (alone.total + compute));
+    BOOST_TEST(both.correct);
+    const double hidden = (alone.total + compute - both.total) / std::min(alone.total, compute);
+    best_hidden = std::max(best_hidden, -max_over_ranks(-hidden));  // the worst rank's
     BOOST_TEST_MESSAGE("comm " << alone.total << " s, compute " << compute << " s, both " << both.total
-                               << " s, blocked " << both.blocked << " s");
+                               << " s, blocked " << both.blocked << " s, hidden " << hidden);
   }
-  BOOST_TEST(best_ratio < 0.75);
+  BOOST_TEST(best_hidden > 0.5);
 }
 
 // No model: the progress thread moves a large message while the caller computes, so the
@@ -92,13 +106,13 @@ BOOST_AUTO_TEST_CASE(progress_thread_moves_data_during_compute) {
   std::vector<float> x(8 << 20);  // 32 MiB
   all_reduce_with_compute(*comm, x, 0);  // first touch of MPI's buffers
   const Timed alone = all_reduce_with_compute(*comm, x, 0);
-  BOOST_TEST_REQUIRE(alone.correct);
+  BOOST_TEST(alone.correct);
   const int64_t iterations = calibrate_spin(std::max(4 * alone.total, 0.1));
   double best_ratio = 1e9;
   for (int attempt = 0; attempt < 3 && best_ratio >= 0.5; ++attempt) {
     const Timed both = all_reduce_with_compute(*comm, x, iterations);
-    BOOST_TEST_REQUIRE(both.correct);
-    best_ratio = std::min(best_ratio, both.blocked / both.comm);
+    BOOST_TEST(both.correct);
+    best_ratio = std::min(best_ratio, max_over_ranks(both.blocked / both.comm));
     BOOST_TEST_MESSAGE("comm alone " << alone.total << " s; with compute: total " << both.total
                                      << " s, comm " << both.comm << " s, blocked " << both.blocked << " s");
   }
