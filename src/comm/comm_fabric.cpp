@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/timer.hpp"
+
 namespace emb {
 
-using Clock = std::chrono::steady_clock;
-
-static double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using Clock = PhaseTimers::Clock;
 
 double FabricModel::bytes_per_rank(const Collective& c, int size) {
   if (size == 1) return 0;
@@ -42,12 +40,12 @@ struct FabricOp final : CommOp {
     const Clock::time_point t0 = Clock::now();
     real.wait();
     std::this_thread::sleep_until(deadline);
-    const double blocked = seconds_between(t0, Clock::now());
+    const double blocked = seconds_since(t0);
     exposed += blocked;
     return blocked;
   }
   double seconds() override {
-    return std::max(real.seconds(), seconds_between(issued, deadline));
+    return std::max(real.seconds(), std::chrono::duration<double>(deadline - issued).count());
   }
   double exposed_seconds() override { return exposed; }
 };

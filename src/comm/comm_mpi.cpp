@@ -7,14 +7,11 @@
 
 #include "comm/mpi_error.hpp"
 #include "core/error.hpp"
+#include "core/timer.hpp"
 
 namespace emb {
 
-using Clock = std::chrono::steady_clock;
-
-static double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using Clock = PhaseTimers::Clock;
 
 // Completed by whichever thread executes the collective; waited on by the caller.
 struct MpiOp final : CommOp {
@@ -50,7 +47,7 @@ struct MpiOp final : CommOp {
     const Clock::time_point t0 = Clock::now();
     std::unique_lock<std::mutex> lock(mutex);
     completed.wait(lock, [&] { return done; });
-    const double blocked = seconds_between(t0, Clock::now());
+    const double blocked = seconds_since(t0);
     exposed += blocked;
     if (!error.empty()) throw Error(error);
     return blocked;
@@ -58,7 +55,7 @@ struct MpiOp final : CommOp {
   double seconds() override {
     std::unique_lock<std::mutex> lock(mutex);
     completed.wait(lock, [&] { return done; });
-    return seconds_between(issued, finished);
+    return std::chrono::duration<double>(finished - issued).count();
   }
   double exposed_seconds() override { return exposed; }
 };
