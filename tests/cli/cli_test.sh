@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# End-to-end checks of the embtrain executable, one named case per ctest entry:
+#   cli_test.sh BUILD_DIR CASE
+# Each case fails with a message saying what was expected. Runs from the repository root.
+set -uo pipefail
+build=$1
+case_name=$2
+embtrain="$build/embtrain"
+mpirun=(mpirun --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_contains() { grep -qF -- "$2" <<<"$1" || fail "expected output to contain '$2', got: $1"; }
+
+case "$case_name" in
+help)
+  out=$("$embtrain" --help) || fail "--help exited $?"
+  expect_contains "$out" "embtrain DECK"
+  expect_contains "$out" "tokens_per_mb"
+  expect_contains "$out" "steps"
+  ;;
+bad_deck_two_ranks)
+  printf '[model]\npreset = tiny_gr00t\n[train]\nstpes = 3\n' >"$tmp/bad.in"
+  "${mpirun[@]}" -np 2 "$embtrain" "$tmp/bad.in" >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [ $code -eq 2 ] || fail "exit code $code, expected 2"
+  n=$(grep -c "embtrain: error: $tmp/bad.in:4: unknown key train.stpes (did you mean train.steps?)" "$tmp/err")
+  [ "$n" -eq 1 ] || fail "expected the error line exactly once (rank 0), got $n: $(cat "$tmp/err")"
+  ;;
+bad_cli)
+  "$embtrain" inputs/tiny_gr00t.in --no-such-flag >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -eq 2 ] || fail "exit code $code, expected 2"
+  expect_contains "$(cat "$tmp/err")" "embtrain --help"
+  ;;
+print_deck_round_trip)
+  "$embtrain" inputs/tiny_wan.in --set train.lr=2e-4 --print-deck >"$tmp/a.in" || fail "--print-deck exited $?"
+  expect_contains "$(cat "$tmp/a.in")" "lr = 0.0002"
+  "$embtrain" "$tmp/a.in" --print-deck | grep -v '^#' | sed 's/ *#.*//' >"$tmp/b" || fail "resolved deck does not parse"
+  grep -v '^#' "$tmp/a.in" | sed 's/ *#.*//' | diff - "$tmp/b" >/dev/null || fail "resolved deck changes when parsed again"
+  ;;
+plan)
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64) || fail "--plan exited $?"
+  expect_contains "$out" "dreamzero14b"
+  expect_contains "$out" "64"
+  ;;
+train_two_ranks)
+  for deck in tiny_gr00t tiny_wan; do
+    name="cli-test-$deck"
+    rm -rf "outputs/$name" "outputs/$name-2"
+    for attempt in 1 2; do
+      "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=30 --set run.name="$name" \
+        >"$tmp/out" 2>&1 || fail "$deck: training exited $?: $(tail -5 "$tmp/out")"
+    done
+    for dir in "outputs/$name" "outputs/$name-2"; do  # the second run never reuses the first's directory
+      for f in deck.resolved timings.csv summary.json train.log loss.csv; do
+        [ -s "$dir/$f" ] || fail "$dir/$f missing or empty"
+      done
+    done
+    grep -q "^step 30/30 | loss " "outputs/$name/train.log" || fail "no progress line for step 30 in train.log"
+    rows=$(($(wc -l <"outputs/$name/timings.csv") - 1))
+    [ "$rows" -eq $((2 * 31 * 10)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 10 phases"
+    /usr/bin/python3 - "outputs/$name/summary.json" <<'PY' || fail "summary.json content"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["ranks"] == 2 and s["steps"] == 30, s
+assert s["samples"] == 30 * 8, s["samples"]
+assert s["samples_per_s"] > 0 and s["tokens_per_s"] > 0
+for p in ("data_wait", "fwd", "bwd", "comm_exposed", "comm_total", "optim", "step"):
+    assert set(s["phases"][p]["per_step"]) == {"min", "median", "max", "mean"}, p
+assert s["phases"]["bwd"]["rank_total"]["min"] > 0
+PY
+    rm -rf "outputs/$name" "outputs/$name-2"
+  done
+  ;;
+stop_signal)
+  name=cli-test-signal
+  rm -rf "outputs/$name"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=$name >"$tmp/out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q "^step" "$tmp/out" 2>/dev/null && break; sleep 0.2; done
+  kill -USR1 $pid  # mpirun forwards SIGUSR1 to every rank, like Slurm's --signal
+  wait $pid
+  code=$?
+  [ $code -eq 0 ] || fail "exit code $code after SIGUSR1, expected a clean 0: $(tail -5 "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "received a stop signal: stopping after step"
+  [ -s "outputs/$name/summary.json" ] || fail "no summary.json after the stop"
+  rm -rf "outputs/$name"
+  ;;
+missing_data_fails_fast)
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set data.paths=/nonexistent/x.h5 >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -ne 0 ] || fail "exit code 0 for a missing dataset"
+  [ $(($(date +%s) - start)) -lt 30 ] || fail "took more than 30 s to fail"
+  expect_contains "$(cat "$tmp/err")" "/nonexistent/x.h5"
+  ;;
+*)
+  fail "unknown case"
+  ;;
+esac
+echo "PASS [$case_name]"

@@ -1,0 +1,138 @@
+// Core facilities: Philox known answers and stream independence, phase timers (nesting,
+// accumulation), the arena, atomic file writes, bf16 rounding, error formatting.
+#define BOOST_TEST_MODULE core
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/arena.hpp"
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "core/rng.hpp"
+#include "core/timer.hpp"
+
+using namespace emb;
+
+BOOST_AUTO_TEST_CASE(philox_known_answers) {
+  // Random123's published known-answer vectors for philox4x32-10.
+  BOOST_TEST((philox4x32({0, 0, 0, 0}, 0) == Philox4{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+  BOOST_TEST((philox4x32({0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, 0xffffffffffffffffull) ==
+              Philox4{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}));
+  BOOST_TEST((philox4x32({0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, 0x299f31d0a4093822ull) ==
+              Philox4{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}));
+}
+
+BOOST_AUTO_TEST_CASE(counter_rng_is_a_pure_function_of_its_key) {
+  CounterRng a(42, RngStream::flow_noise, 7, 3), b(42, RngStream::flow_noise, 7, 3);
+  CounterRng other_sample(42, RngStream::flow_noise, 7, 4), other_stream(42, RngStream::flow_time, 7, 3);
+  int same_as_other = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    BOOST_TEST(a.bits(999 - i) == b.bits(999 - i));  // order of draws does not matter
+    same_as_other += a.bits(i) == other_sample.bits(i) || a.bits(i) == other_stream.bits(i);
+  }
+  BOOST_TEST(same_as_other == 0);
+}
+
+BOOST_AUTO_TEST_CASE(counter_rng_distributions) {
+  CounterRng rng(1, RngStream::test, 0);
+  const int n = 200000;
+  double sum = 0, sum2 = 0, beta_mean = 0, umin = 1, umax = 0;
+  for (int i = 0; i < n; ++i) {
+    double z = rng.normal(uint64_t(i));
+    sum += z, sum2 += z * z;
+    double u = rng.uniform(uint64_t(i));
+    umin = std::min(umin, u), umax = std::max(umax, u);
+    beta_mean += rng.beta_alpha_1(uint64_t(i), 1.5);
+  }
+  BOOST_TEST(std::abs(sum / n) < 0.01);
+  BOOST_TEST(std::abs(sum2 / n - 1.0) < 0.02);
+  BOOST_TEST(umin > 0.0);
+  BOOST_TEST(umax < 1.0);
+  BOOST_TEST(std::abs(beta_mean / n - 0.6) < 0.005);  // Beta(1.5, 1) has mean 1.5/2.5
+}
+
+BOOST_AUTO_TEST_CASE(phase_timers_nest_and_accumulate) {
+  PhaseTimers t;
+  t.start(Phase::step);
+  t.start(Phase::bwd);
+  t.start(Phase::bwd);  // re-entering counts the outer span once
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  t.stop(Phase::bwd);
+  t.stop(Phase::bwd);
+  {
+    ScopedPhase optim(t, Phase::optim);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  t.add(Phase::comm_total, 0.5);
+  t.stop(Phase::step);
+  t.end_step(7);
+  BOOST_REQUIRE(t.records().size() == 1u);
+  const StepTimes& r = t.records()[0];
+  BOOST_TEST(r.step == 7);
+  BOOST_TEST(r.seconds[int(Phase::bwd)] >= 0.019);
+  BOOST_TEST(r.seconds[int(Phase::bwd)] < 0.2);
+  BOOST_TEST(r.seconds[int(Phase::optim)] >= 0.009);
+  BOOST_TEST(r.seconds[int(Phase::step)] >= r.seconds[int(Phase::bwd)] + r.seconds[int(Phase::optim)]);
+  BOOST_TEST(r.seconds[int(Phase::comm_total)] == 0.5);
+  BOOST_TEST(r.seconds[int(Phase::fwd)] == 0.0);
+  BOOST_TEST(t.current(Phase::bwd) == 0.0);  // the next step starts from zero
+  BOOST_CHECK_THROW(t.stop(Phase::fwd), Error);  // stopping a phase that never started is a bug
+  BOOST_TEST(std::string(phase_name(Phase::comm_exposed)) == "comm_exposed");
+}
+
+BOOST_AUTO_TEST_CASE(arena_aligns_and_bounds) {
+  Arena arena(1 << 20);
+  auto* a = arena.alloc<float>(3);
+  auto* b = arena.alloc<double>(5);
+  BOOST_TEST(reinterpret_cast<uintptr_t>(a) % 64 == 0u);
+  BOOST_TEST(reinterpret_cast<uintptr_t>(b) % 64 == 0u);
+  BOOST_TEST(reinterpret_cast<char*>(b) - reinterpret_cast<char*>(a) == 64);
+  BOOST_CHECK_THROW(arena.alloc_bytes(2 << 20), Error);
+  arena.reset();
+  BOOST_TEST(arena.alloc<float>(1) == a);  // reuse, no new pages
+  BOOST_TEST(arena.high_water() >= 64u + 40u);
+  BOOST_TEST(peak_rss_bytes() > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(atomic_writes_leave_no_partial_file) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "embtrain_test_core_fs";
+  fs::remove_all(dir);
+  make_dirs((dir / "a/b").string());
+  std::string path = (dir / "a/b/out.txt").string();
+  write_file_atomic(path, "hello\n");
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  BOOST_TEST(line == "hello");
+  BOOST_TEST(!path_exists(path + ".tmp"));
+  try {
+    write_file_atomic((dir / "missing/out.txt").string(), "x");
+    BOOST_FAIL("expected an error");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find("missing/out.txt: cannot open for writing") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(bf16_rounds_to_nearest_even) {
+  BOOST_TEST(to_float(to_bf16(1.0f)) == 1.0f);
+  BOOST_TEST(to_float(to_bf16(1.0f + 1.0f / 256)) == 1.0f);          // halfway: to even (down)
+  BOOST_TEST(to_float(to_bf16(1.0f + 3.0f / 256)) == 1.0f + 4.0f / 256);  // halfway: to even (up)
+  BOOST_TEST(to_float(to_bf16(-3.140625f)) == -3.140625f);
+  BOOST_TEST(std::isnan(to_float(to_bf16(std::nanf("")))));
+}
+
+BOOST_AUTO_TEST_CASE(errors_carry_message_and_exit_code) {
+  try {
+    EMB_CHECK(1 + 1 == 3, "data.h5:/steps/state: expected ", 16, " columns");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()) == "data.h5:/steps/state: expected 16 columns");
+    BOOST_TEST(e.exit_code() == kExitFailure);
+  }
+  BOOST_TEST(Error("x", kExitInput).exit_code() == 2);
+}

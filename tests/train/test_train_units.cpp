@@ -1,0 +1,81 @@
+// The trainer's small pieces: LR schedule, progress line, shard layout, run directories.
+#define BOOST_TEST_MODULE train_units
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "model/model.hpp"
+#include "model/presets.hpp"
+#include "train/lr_schedule.hpp"
+#include "train/progress.hpp"
+#include "train/run_dir.hpp"
+#include "train/shard_layout.hpp"
+
+using namespace emb;
+namespace tt = boost::test_tools;
+
+BOOST_AUTO_TEST_CASE(lr_warmup_then_cosine_to_min) {
+  LrSchedule s{LrShape::cosine, 1e-3, 1e-4, 10, 110};
+  BOOST_TEST(s.at(1) == 1e-4, tt::tolerance(1e-12));
+  BOOST_TEST(s.at(10) == 1e-3, tt::tolerance(1e-12));
+  BOOST_TEST(s.at(60) == 5.5e-4, tt::tolerance(1e-12));  // half way: the mean of lr and min_lr
+  BOOST_TEST(s.at(110) == 1e-4, tt::tolerance(1e-12));
+  BOOST_TEST(s.at(500) == 1e-4, tt::tolerance(1e-12));
+  LrSchedule lin{LrShape::linear, 1e-3, 0.0, 0, 100};
+  BOOST_TEST(lin.at(25) == 7.5e-4, tt::tolerance(1e-12));
+  LrSchedule flat{LrShape::constant, 2e-4, 0.0, 4, 100};
+  BOOST_TEST(flat.at(2) == 1e-4, tt::tolerance(1e-12));
+  BOOST_TEST(flat.at(90) == 2e-4, tt::tolerance(1e-12));
+  BOOST_CHECK_THROW(lr_shape_from_name("step"), Error);
+}
+
+BOOST_AUTO_TEST_CASE(progress_line_has_rates_and_eta) {
+  ProgressWindow w{800, 40000, 2.0, 10};
+  std::string line = format_progress(40, 200, 0.81234, 2.98e-4, w);
+  BOOST_TEST(line == "step  40/200 | loss 0.8123 | lr 2.98e-04 | 400.0 samples/s | 20.0k tok/s | 0.200 s/step | ETA 00:00:32");
+  BOOST_TEST(format_duration(3 * 86400 + 3661) == "3d 01:01:01");
+  BOOST_TEST(format_duration(NAN) == "--:--:--");
+}
+
+BOOST_AUTO_TEST_CASE(shard_layout_covers_every_parameter_once) {
+  auto model = make_model(preset_config("tiny_wan"));
+  const ParamRegistry& reg = model->params();
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
+    for (int size : {1, 3, 4}) {
+      std::vector<int> owners(size_t(reg.total()), 0);
+      int64_t decayed = 0, owned_sum = 0;
+      for (int rank = 0; rank < size; ++rank) {
+        ShardLayout layout(reg, mode, rank, size);
+        owned_sum += layout.owned_total();
+        for (int u = 0; u < layout.n_units(); ++u) {
+          const OwnedPiece& p = layout.piece(u);
+          for (int64_t i = 0; i < p.count; ++i) owners[size_t(p.unit_offset + p.begin + i)] += 1;
+        }
+        int64_t seg_total = 0;
+        for (const DecaySegment& s : layout.decay_segments()) {
+          seg_total += s.count;
+          if (s.decay_mult > 0) decayed += s.count;
+        }
+        BOOST_TEST(seg_total == layout.owned_total());
+      }
+      const int expect = mode == ShardMode::none ? size : 1;
+      BOOST_TEST(owned_sum == reg.total() * expect);
+      BOOST_TEST(std::count(owners.begin(), owners.end(), expect) == reg.total());
+      int64_t want_decayed = 0;
+      for (const ParamInfo& t : reg.all()) want_decayed += t.decay ? t.numel : 0;
+      BOOST_TEST(decayed == want_decayed * expect);
+    }
+  BOOST_CHECK_THROW(shard_mode_from_name("zero3"), Error);
+}
+
+BOOST_AUTO_TEST_CASE(run_directories_are_never_reused) {
+  namespace fs = std::filesystem;
+  fs::path base = fs::temp_directory_path() / "embtrain_test_runs" / "tiny-20260101-000000";
+  fs::remove_all(base.parent_path());
+  BOOST_TEST(create_fresh_dir(base.string()) == base.string());
+  BOOST_TEST(create_fresh_dir(base.string()) == base.string() + "-2");
+  BOOST_TEST(create_fresh_dir(base.string()) == base.string() + "-3");
+  fs::remove_all(base.parent_path());
+}
