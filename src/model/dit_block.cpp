@@ -114,6 +114,7 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts) {
   const int64_t D = spec.D;
   acts.mod = spec.n_chunks() ? plan.floats(T * spec.n_chunks() * D) : nullptr;
+  acts.mod_rows = spec.modulation == Modulation::ada2 ? plan.floats(T * 2 * D) : nullptr;
   acts.sub.assign(spec.sublayers.size(), SublayerActs{});
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     const SublayerSpec& s = spec.sublayers[i];
@@ -153,6 +154,7 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
     rows = std::max(rows, b->modulation == Modulation::none ? Tc : std::max(T, Tc));
   }
   s.dmod = plan.floats(rows * std::max<int64_t>(chunks, 1) * D);
+  s.dmod_rows = plan.floats(rows * 2 * D);
   for (float** p : {&s.dh, &s.dln, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.floats(rows * D);
   s.da = plan.floats(rows * F);
   s.dg = plan.floats(rows * F);
@@ -258,11 +260,16 @@ void block_forward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& i
   if (spec.modulation == Modulation::ada6) {
     const float* table = P.p(spec.modulation_table);
 #pragma omp parallel for
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t c = 0; c < C; ++c) acts.mod[i * C + c] = io.cond[i * C + c] + table[c];
+    for (int64_t i = 0; i < T; ++i) {
+      const float* cond = io.cond + io.cond_row[i] * C;
+      for (int64_t c = 0; c < C; ++c) acts.mod[i * C + c] = cond[c] + table[c];
+    }
   } else if (spec.modulation == Modulation::ada2) {
-    cpu::linear_forward(io.cond, P.p(spec.ada2_linear.weight), P.p(spec.ada2_linear.bias), acts.mod, T, spec.D,
-                        int(C));
+    cpu::linear_forward(io.cond, P.p(spec.ada2_linear.weight), P.p(spec.ada2_linear.bias), acts.mod_rows, io.n_cond,
+                        spec.D, int(C));
+#pragma omp parallel for
+    for (int64_t i = 0; i < T; ++i)
+      std::memcpy(acts.mod + i * C, acts.mod_rows + io.cond_row[i] * C, size_t(C) * sizeof(float));
   }
   for (size_t i = 0; i < spec.sublayers.size(); ++i)
     sublayer_forward(spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x);
@@ -274,16 +281,21 @@ void block_backward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& 
   if (C) zero(scratch.dmod, T * C);
   for (size_t i = spec.sublayers.size(); i-- > 0;)
     sublayer_backward(spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], scratch, scratch.dmod, dx);
+  if (C == 0) return;
+  const float* dmod = scratch.dmod;
+  // Per-token gradients summed into their timestep's row (ada6: straight into dcond).
+  float* drows = spec.modulation == Modulation::ada6 ? io.dcond : scratch.dmod_rows;
+  if (spec.modulation == Modulation::ada2) zero(drows, io.n_cond * C);
+  for (int64_t i = 0; i < T; ++i) {
+    float* d = drows + io.cond_row[i] * C;
+    for (int64_t c = 0; c < C; ++c) d[c] += dmod[i * C + c];
+  }
   if (spec.modulation == Modulation::ada6) {
-    const float* dmod = scratch.dmod;
-#pragma omp parallel for
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t c = 0; c < C; ++c) io.dcond[i * C + c] += dmod[i * C + c];
     if (float* dtable = P.g(spec.modulation_table))
       cpu::accumulate_column_sums(T, int(C), dtable, [&](int64_t i, int c) { return double(dmod[i * C + c]); });
-  } else if (spec.modulation == Modulation::ada2) {
-    cpu::linear_backward(io.cond, P.p(spec.ada2_linear.weight), scratch.dmod, io.dcond, P.g(spec.ada2_linear.weight),
-                         P.g(spec.ada2_linear.bias), T, spec.D, int(C));
+  } else {
+    cpu::linear_backward(io.cond, P.p(spec.ada2_linear.weight), drows, io.dcond, P.g(spec.ada2_linear.weight),
+                         P.g(spec.ada2_linear.bias), io.n_cond, spec.D, int(C));
   }
 }
 

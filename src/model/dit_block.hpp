@@ -58,8 +58,12 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 // What a block reads besides its parameters; gradient pointers accumulate.
 struct BlockIO {
   int64_t T = 0, Tc = 0;
-  const float* cond = nullptr;  // ada6: silu(temb)·time_proj [T, 6D]; ada2: silu(temb) [T, D]
+  // Per distinct timestep (time_rows.hpp): ada6 silu(temb)·time_proj [n_cond, 6D]; ada2
+  // silu(temb) [n_cond, D]; token i uses row cond_row[i].
+  const float* cond = nullptr;
   float* dcond = nullptr;
+  int64_t n_cond = 0;
+  const int32_t* cond_row = nullptr;
   const float* context = nullptr;  // [Tc, Dc]
   float* dcontext = nullptr;
   cpu::AttnIndex self_index, cross_index;
@@ -74,13 +78,14 @@ struct SublayerActs {
 };
 
 struct BlockActs {
-  float* mod = nullptr;  // [T, n_chunks·D]
+  float* mod = nullptr;       // [T, n_chunks·D]
+  float* mod_rows = nullptr;  // ada2: [n_cond, 2D] before the per-token gather
   std::vector<SublayerActs> sub;
 };
 
 // Gradient scratch shared by all blocks of a model (sized for the widest block).
 struct BlockScratch {
-  float *dmod = nullptr, *dh = nullptr, *dln = nullptr, *dy = nullptr, *datt = nullptr;
+  float *dmod = nullptr, *dmod_rows = nullptr, *dh = nullptr, *dln = nullptr, *dy = nullptr, *datt = nullptr;
   float *dq = nullptr, *dk = nullptr, *dv = nullptr, *dq_pre = nullptr, *dk_pre = nullptr;
   float *da = nullptr, *dg = nullptr;
 };

@@ -68,10 +68,11 @@ void Gr00tModel::plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, i
   for (float** p : {&a.ax, &a.v, &a.dv}) *p = plan.floats(Ta * A);
   a.a_tq = plan.floats(Ta);
   a.a_emb = plan.take<int32_t>(Ta);
-  for (float** p : {&a.ae1, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hst, &a.hm, &a.dhm, &a.dhln, &a.dhst, &a.dhx,
+  for (float** p : {&a.ae1, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhln, &a.dhx,
                     &a.dae3, &a.dae2s, &a.dae2, &a.dae1})
     *p = plan.floats(Ta * D);
   for (float** p : {&a.acat, &a.dacat, &a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
+  for (float** p : {&a.hmod_rows, &a.dhmod_rows}) *p = plan.floats(T * 2 * D);
   for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(Ta);
   for (float** p : {&a.hy, &a.dhy}) *p = plan.floats(Ta * Dout);
   for (float** p : {&a.d1, &a.d1r, &a.dd1r, &a.dd1}) *p = plan.floats(Ta * Dh);
@@ -93,11 +94,12 @@ void Gr00tModel::encode(const ParamAccess& P, const PackedBatch& b) {
   const int B = b.n_samples, E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
   const int64_t Ta = int64_t(layout_.action.size());
 
-  cpu::sinus_embedding(draws_.temb_t.data(), a.sin, T, kTimeFreqs);
-  cpu::linear_forward(a.sin, P.p(time_fc1_.weight), P.p(time_fc1_.bias), a.te1, T, kTimeFreqs, int(D));
-  cpu::silu_forward(a.te1, a.te1s, T * D);
-  cpu::linear_forward(a.te1s, P.p(time_fc2_.weight), P.p(time_fc2_.bias), a.temb, T, int(D), int(D));
-  cpu::silu_forward(a.temb, a.stemb, T * D);
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  cpu::sinus_embedding(time_rows_.t.data(), a.sin, Tu, kTimeFreqs);
+  cpu::linear_forward(a.sin, P.p(time_fc1_.weight), P.p(time_fc1_.bias), a.te1, Tu, kTimeFreqs, int(D));
+  cpu::silu_forward(a.te1, a.te1s, Tu * D);
+  cpu::linear_forward(a.te1s, P.p(time_fc2_.weight), P.p(time_fc2_.bias), a.temb, Tu, int(D), int(D));
+  cpu::silu_forward(a.temb, a.stemb, Tu * D);
 
   cpu::linear_emb_forward(b.state.data(), P.p(state_fc1_.weight), P.p(state_fc1_.bias), b.emb_id.data(), a.st1, B,
                           cfg_.state_dim, Dh, E);
@@ -145,7 +147,7 @@ void Gr00tModel::encode(const ParamAccess& P, const PackedBatch& b) {
 
 void Gr00tModel::encode_backward(const ParamAccess& P, const PackedBatch& b) {
   Acts& a = a_;
-  const int64_t T = b.n_tokens, Tc = b.n_context, D = cfg_.d_model;
+  const int64_t Tc = b.n_context, D = cfg_.d_model;
   const int B = b.n_samples, E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
   const int64_t Ta = int64_t(layout_.action.size());
 
@@ -183,13 +185,14 @@ void Gr00tModel::encode_backward(const ParamAccess& P, const PackedBatch& b) {
   cpu::linear_emb_backward(b.state.data(), P.p(state_fc1_.weight), b.emb_id.data(), a.dst1, nullptr,
                            P.g(state_fc1_.weight), P.g(state_fc1_.bias), B, cfg_.state_dim, Dh, E);
 
-  zero(a.dtemb, T * D), zero(a.dte1s, T * D), zero(a.dte1, T * D);
-  cpu::silu_backward(a.temb, a.dstemb, a.dtemb, T * D);
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  zero(a.dtemb, Tu * D), zero(a.dte1s, Tu * D), zero(a.dte1, Tu * D);
+  cpu::silu_backward(a.temb, a.dstemb, a.dtemb, Tu * D);
   cpu::linear_backward(a.te1s, P.p(time_fc2_.weight), a.dtemb, a.dte1s, P.g(time_fc2_.weight), P.g(time_fc2_.bias),
-                       T, int(D), int(D));
-  cpu::silu_backward(a.te1, a.dte1s, a.dte1, T * D);
-  cpu::linear_backward(a.sin, P.p(time_fc1_.weight), a.dte1, nullptr, P.g(time_fc1_.weight), P.g(time_fc1_.bias), T,
-                       kTimeFreqs, int(D));
+                       Tu, int(D), int(D));
+  cpu::silu_backward(a.te1, a.dte1s, a.dte1, Tu * D);
+  cpu::linear_backward(a.sin, P.p(time_fc1_.weight), a.dte1, nullptr, P.g(time_fc1_.weight), P.g(time_fc1_.bias),
+                       Tu, kTimeFreqs, int(D));
 }
 
 // Output head on the action tokens and the masked flow-matching loss; with backward, also
@@ -198,10 +201,13 @@ double Gr00tModel::head(const ParamAccess& P, const PackedBatch& b, double denom
   Acts& a = a_;
   const int64_t D = cfg_.d_model, Ta = int64_t(layout_.action.size());
   const int E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
+  action_time_rows_.clear();
+  for (int32_t t : layout_.action) action_time_rows_.push_back(time_rows_.row[size_t(t)]);
   gather_rows(a.x, layout_.action, D, a.hx);
-  gather_rows(a.stemb, layout_.action, D, a.hst);
   cpu::layernorm_forward(a.hx, nullptr, nullptr, a.hln, a.hmean, a.hrstd, Ta, int(D));
-  cpu::linear_forward(a.hst, P.p(proj_out_1_.weight), P.p(proj_out_1_.bias), a.hmod, Ta, int(D), int(2 * D));
+  cpu::linear_forward(a.stemb, P.p(proj_out_1_.weight), P.p(proj_out_1_.bias), a.hmod_rows,
+                      int64_t(time_rows_.t.size()), int(D), int(2 * D));
+  gather_rows(a.hmod_rows, action_time_rows_, 2 * D, a.hmod);
   cpu::modulate_forward(a.hln, a.hmod + D, a.hmod, 2 * D, a.hm, Ta, int(D));  // chunks: shift, scale
   cpu::linear_forward(a.hm, P.p(proj_out_2_.weight), P.p(proj_out_2_.bias), a.hy, Ta, int(D), Dout);
   cpu::linear_emb_forward(a.hy, P.p(dec_fc1_.weight), P.p(dec_fc1_.bias), a.a_emb, a.d1, Ta, Dout, Dh, E);
@@ -227,7 +233,7 @@ void Gr00tModel::head_backward(const ParamAccess& P) {
   const int64_t D = cfg_.d_model, Ta = int64_t(layout_.action.size());
   const int E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
   zero(a.dd1r, Ta * Dh), zero(a.dd1, Ta * Dh), zero(a.dhy, Ta * Dout), zero(a.dhm, Ta * D);
-  zero(a.dhln, Ta * D), zero(a.dhmod, Ta * 2 * D), zero(a.dhst, Ta * D), zero(a.dhx, Ta * D);
+  zero(a.dhln, Ta * D), zero(a.dhmod, Ta * 2 * D), zero(a.dhx, Ta * D);
   cpu::linear_emb_backward(a.d1r, P.p(dec_fc2_.weight), a.a_emb, a.dv, a.dd1r, P.g(dec_fc2_.weight),
                            P.g(dec_fc2_.bias), Ta, Dh, A, E);
   cpu::relu_backward(a.d1, a.dd1r, a.dd1, Ta * Dh);
@@ -236,8 +242,11 @@ void Gr00tModel::head_backward(const ParamAccess& P) {
   cpu::linear_backward(a.hm, P.p(proj_out_2_.weight), a.dhy, a.dhm, P.g(proj_out_2_.weight), P.g(proj_out_2_.bias),
                        Ta, int(D), Dout);
   cpu::modulate_backward(a.hln, a.hmod + D, 2 * D, a.dhm, a.dhln, a.dhmod + D, a.dhmod, Ta, int(D));
-  cpu::linear_backward(a.hst, P.p(proj_out_1_.weight), a.dhmod, a.dhst, P.g(proj_out_1_.weight),
-                       P.g(proj_out_1_.bias), Ta, int(D), int(2 * D));
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  zero(a.dhmod_rows, Tu * 2 * D);
+  scatter_add_rows(a.dhmod, action_time_rows_, 2 * D, a.dhmod_rows);
+  cpu::linear_backward(a.stemb, P.p(proj_out_1_.weight), a.dhmod_rows, a.dstemb, P.g(proj_out_1_.weight),
+                       P.g(proj_out_1_.bias), Tu, int(D), int(2 * D));
   cpu::layernorm_backward(a.hx, nullptr, a.hmean, a.hrstd, a.dhln, a.dhx, nullptr, nullptr, Ta, int(D));
 }
 
@@ -254,6 +263,7 @@ double Gr00tModel::run(ParamAccess& P, bool backward, const PackedBatch& b, cons
   BlockIO io;
   io.T = T, io.Tc = Tc;
   io.cond = a.stemb, io.dcond = a.dstemb;
+  io.n_cond = int64_t(time_rows_.t.size()), io.cond_row = time_rows_.row.data();
   io.context = a.c, io.dcontext = a.dc;
   io.self_index = {cpu::AttnMask::full, b.seq.data(), b.blk.data(), b.grp.data(), b.seq.data(), b.blk.data(),
                    b.grp.data()};
@@ -268,12 +278,12 @@ double Gr00tModel::run(ParamAccess& P, bool backward, const PackedBatch& b, cons
   const double loss = head(P, b, denominators[0], backward);
   if (!backward) return loss;
 
+  zero(a.dstemb, int64_t(time_rows_.t.size()) * D);
   P.enter_backward(head_unit_);
   head_backward(P);
   P.leave_backward(head_unit_);
-  zero(a.dx, T * D), zero(a.dstemb, T * D), zero(a.dc, Tc * cfg_.d_ctx);
+  zero(a.dx, T * D), zero(a.dc, Tc * cfg_.d_ctx);
   scatter_add_rows(a.dhx, layout_.action, D, a.dx);
-  scatter_add_rows(a.dhst, layout_.action, D, a.dstemb);
   blocks_.backward(P, io, a.scratch, a.dx, a.work);
   vl_blocks_.backward(P, vl_io, a.scratch, a.dc, a.work);
   P.enter_backward(0);

@@ -30,6 +30,7 @@ class Gr00tModel : public Model {
   LinearRef proj_out_1_, proj_out_2_, dec_fc1_, dec_fc2_;
   int head_unit_ = 0;
   BlockStack vl_blocks_, blocks_;
+  std::vector<int32_t> action_time_rows_;  // time row of each action token
 
   // Activations (arena) of the planned shape; d* are their gradients.
   struct Acts {
@@ -39,12 +40,12 @@ class Gr00tModel : public Model {
           *ae3 = nullptr;
     int32_t *a_emb = nullptr;
     float *x = nullptr, *c = nullptr, *vl_mean = nullptr, *vl_rstd = nullptr;
-    float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hst = nullptr, *hmod = nullptr,
+    float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod_rows = nullptr, *hmod = nullptr,
           *hm = nullptr, *hy = nullptr, *d1 = nullptr, *d1r = nullptr, *v = nullptr;
     float *dx = nullptr, *dc = nullptr, *dstemb = nullptr, *dtemb = nullptr, *dte1s = nullptr, *dte1 = nullptr,
           *work = nullptr;
     float *dv = nullptr, *dd1r = nullptr, *dd1 = nullptr, *dhy = nullptr, *dhm = nullptr, *dhln = nullptr,
-          *dhmod = nullptr, *dhst = nullptr, *dhx = nullptr;
+          *dhmod_rows = nullptr, *dhmod = nullptr, *dhx = nullptr;
     float *dae3 = nullptr, *dae2s = nullptr, *dae2 = nullptr, *dacat = nullptr, *dae1 = nullptr;
     float *dst2 = nullptr, *dst1r = nullptr, *dst1 = nullptr;
     BlockScratch scratch;

@@ -14,6 +14,7 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   EMB_ASSERT(denominators.size() == loss_counts(batch).size());
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
+  build_time_rows(draws_.temb_t, time_rows_);
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);

@@ -15,6 +15,7 @@
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
+#include "model/time_rows.hpp"
 #include "model/token_layout.hpp"
 #include "model/unit_hooks.hpp"
 
@@ -58,6 +59,7 @@ class Model {
   ParamRegistry reg_;
   TokenLayout layout_;
   FlowDraws draws_;
+  TimeRows time_rows_;
 
  private:
   Arena arena_;

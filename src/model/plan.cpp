@@ -58,11 +58,23 @@ cpu::AttnMask family_self_mask(const ModelConfig& c) {
   return c.family == Family::gr00t ? cpu::AttnMask::full : cpu::AttnMask::block_causal;
 }
 
+// Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
+// (sample, block) plus the clean timestep 0. An upper bound: equal draws share a row.
+double time_rows(const ModelConfig& c, const PackedBatch& b) {
+  std::map<std::pair<int32_t, int32_t>, int> rows;
+  for (int64_t t = 0; t < b.n_tokens; ++t) {
+    const bool shared = b.seq[size_t(t)] < 0 || (c.family == Family::wan && b.grp[size_t(t)] == 0);
+    const int32_t blk = c.family == Family::wan ? b.blk[size_t(t)] : 0;
+    rows[shared ? std::make_pair(-1, -1) : std::make_pair(b.seq[size_t(t)], blk)] = 1;
+  }
+  return double(rows.size());
+}
+
 // Forward GEMM FLOPs (2·rows·in·out per linear, over the rows the model runs it on).
 double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
   const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
-  const double na = double(count_kind(b, kAction));
-  double f = 2 * T * (256 * D + D * D);  // time_enc per token
+  const double na = double(count_kind(b, kAction)), Tu = time_rows(c, b);
+  double f = 2 * Tu * (256 * D + D * D);  // time_enc
   if (c.family == Family::gr00t) {
     const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Dout = c.d_out;
     f += 2 * double(b.n_samples) * (double(c.state_dim) * Dh + Dh * D);
@@ -70,12 +82,12 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
     f += c.n_layers_vl * (8 * Tc * Dvl * Dvl + 2 * 2 * Tc * Dvl * 4 * Dvl);
     for (int l = 0; l < c.n_layers; ++l) {
       const double kv = l % 2 == 0 ? 2 * 2 * Tc * Dvl * D : 2 * 2 * T * D * D;
-      f += 2 * T * D * 2 * D + 4 * T * D * D + kv + 4 * T * D * F;
+      f += 2 * Tu * D * 2 * D + 4 * T * D * D + kv + 4 * T * D * F;
     }
-    f += 2 * na * (D * 2 * D + D * Dout + Dout * Dh + Dh * A);
+    f += 2 * Tu * D * 2 * D + 2 * na * (D * Dout + Dout * Dh + Dh * A);
   } else {
     const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
-    f += 2 * T * D * 6 * D;
+    f += 2 * Tu * D * 6 * D;
     f += 2 * nv * c.patch_dim_in() * D + 2 * na * c.action_dim * D + 2 * Tc * (double(c.d_ctx) * D + D * D);
     f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
     f += 2 * nn * D * c.patch_dim_out() + 2 * na * D * c.action_dim;

@@ -83,12 +83,13 @@ void WanModel::encode(const ParamAccess& P, const PackedBatch& b) {
   const int Pin = cfg_.patch_dim_in(), A = cfg_.action_dim;
   const int64_t Tv = int64_t(layout_.video.size()), Ta = int64_t(layout_.action.size());
 
-  cpu::sinus_embedding(draws_.temb_t.data(), a.sin, T, kTimeFreqs);
-  cpu::linear_forward(a.sin, P.p(time_fc1_.weight), P.p(time_fc1_.bias), a.te1, T, kTimeFreqs, int(D));
-  cpu::silu_forward(a.te1, a.te1s, T * D);
-  cpu::linear_forward(a.te1s, P.p(time_fc2_.weight), P.p(time_fc2_.bias), a.temb, T, int(D), int(D));
-  cpu::silu_forward(a.temb, a.stemb, T * D);
-  cpu::linear_forward(a.stemb, P.p(time_proj_.weight), P.p(time_proj_.bias), a.tp, T, int(D), int(6 * D));
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  cpu::sinus_embedding(time_rows_.t.data(), a.sin, Tu, kTimeFreqs);
+  cpu::linear_forward(a.sin, P.p(time_fc1_.weight), P.p(time_fc1_.bias), a.te1, Tu, kTimeFreqs, int(D));
+  cpu::silu_forward(a.te1, a.te1s, Tu * D);
+  cpu::linear_forward(a.te1s, P.p(time_fc2_.weight), P.p(time_fc2_.bias), a.temb, Tu, int(D), int(D));
+  cpu::silu_forward(a.temb, a.stemb, Tu * D);
+  cpu::linear_forward(a.stemb, P.p(time_proj_.weight), P.p(time_proj_.bias), a.tp, Tu, int(D), int(6 * D));
 
   // Patch-embed input: x0 for clean tokens, (1 − σ)·x0 + σ·ε for noisy ones.
   for (int64_t r = 0; r < Tv; ++r) {
@@ -115,7 +116,7 @@ void WanModel::encode(const ParamAccess& P, const PackedBatch& b) {
 
 void WanModel::encode_backward(const ParamAccess& P, const PackedBatch& b) {
   Acts& a = a_;
-  const int64_t T = b.n_tokens, Tc = b.n_context, D = cfg_.d_model;
+  const int64_t Tc = b.n_context, D = cfg_.d_model;
   const int64_t Tv = int64_t(layout_.video.size()), Ta = int64_t(layout_.action.size());
 
   zero(a.dt1g, Tc * D), zero(a.dt1, Tc * D);
@@ -132,15 +133,16 @@ void WanModel::encode_backward(const ParamAccess& P, const PackedBatch& b) {
   cpu::linear_backward(a.ain, P.p(action_enc_.weight), a.daemb, nullptr, P.g(action_enc_.weight),
                        P.g(action_enc_.bias), Ta, cfg_.action_dim, int(D));
 
-  zero(a.dstemb, T * D), zero(a.dte1s, T * D), zero(a.dte1, T * D);
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  zero(a.dstemb, Tu * D), zero(a.dte1s, Tu * D), zero(a.dte1, Tu * D);
   cpu::linear_backward(a.stemb, P.p(time_proj_.weight), a.dtp, a.dstemb, P.g(time_proj_.weight),
-                       P.g(time_proj_.bias), T, int(D), int(6 * D));
-  cpu::silu_backward(a.temb, a.dstemb, a.dtemb, T * D);  // dtemb already holds the head's share
+                       P.g(time_proj_.bias), Tu, int(D), int(6 * D));
+  cpu::silu_backward(a.temb, a.dstemb, a.dtemb, Tu * D);  // dtemb already holds the head's share
   cpu::linear_backward(a.te1s, P.p(time_fc2_.weight), a.dtemb, a.dte1s, P.g(time_fc2_.weight), P.g(time_fc2_.bias),
-                       T, int(D), int(D));
-  cpu::silu_backward(a.te1, a.dte1s, a.dte1, T * D);
-  cpu::linear_backward(a.sin, P.p(time_fc1_.weight), a.dte1, nullptr, P.g(time_fc1_.weight), P.g(time_fc1_.bias), T,
-                       kTimeFreqs, int(D));
+                       Tu, int(D), int(D));
+  cpu::silu_backward(a.te1, a.dte1s, a.dte1, Tu * D);
+  cpu::linear_backward(a.sin, P.p(time_fc1_.weight), a.dte1, nullptr, P.g(time_fc1_.weight), P.g(time_fc1_.bias),
+                       Tu, kTimeFreqs, int(D));
 }
 
 // Head over the noisy video and action tokens: sh/sc = head.modulation + temb, then head.proj
@@ -157,7 +159,7 @@ double WanModel::head(const ParamAccess& P, const PackedBatch& b, const std::vec
   cpu::layernorm_forward(a.hx, nullptr, nullptr, a.hln, a.hmean, a.hrstd, Th, int(D));
   const float* table = P.p(head_modulation_);
   for (int64_t r = 0; r < Th; ++r) {
-    const float* temb = a.temb + int64_t(head_rows_[size_t(r)]) * D;
+    const float* temb = a.temb + int64_t(time_rows_.row[size_t(head_rows_[size_t(r)])]) * D;
     for (int64_t c = 0; c < 2 * D; ++c) a.hmod[r * 2 * D + c] = table[c] + temb[c % D];
   }
   cpu::modulate_forward(a.hln, a.hmod + D, a.hmod, 2 * D, a.hm, Th, int(D));
@@ -199,7 +201,7 @@ void WanModel::head_backward(const ParamAccess& P) {
   if (float* dtable = P.g(head_modulation_))
     cpu::accumulate_column_sums(Th, int(2 * D), dtable, [&](int64_t r, int c) { return double(a.dhmod[r * 2 * D + c]); });
   for (int64_t r = 0; r < Th; ++r) {
-    float* dtemb = a.dtemb + int64_t(head_rows_[size_t(r)]) * D;
+    float* dtemb = a.dtemb + int64_t(time_rows_.row[size_t(head_rows_[size_t(r)])]) * D;
     for (int64_t c = 0; c < D; ++c) dtemb[c] += a.dhmod[r * 2 * D + c] + a.dhmod[r * 2 * D + D + c];
   }
   cpu::layernorm_backward(a.hx, nullptr, a.hmean, a.hrstd, a.dhln, a.dhx, nullptr, nullptr, Th, int(D));
@@ -214,6 +216,7 @@ double WanModel::run(ParamAccess& P, bool backward, const PackedBatch& b, const 
   BlockIO io;
   io.T = T, io.Tc = Tc;
   io.cond = a.tp, io.dcond = a.dtp;
+  io.n_cond = int64_t(time_rows_.t.size()), io.cond_row = time_rows_.row.data();
   io.context = a.c, io.dcontext = a.dc;
   io.self_index = {cpu::AttnMask::block_causal, b.seq.data(), b.blk.data(), b.grp.data(), b.seq.data(), b.blk.data(),
                    b.grp.data()};
@@ -227,11 +230,12 @@ double WanModel::run(ParamAccess& P, bool backward, const PackedBatch& b, const 
   const double loss = head(P, b, den, backward);
   if (!backward) return loss;
 
-  zero(a.dtemb, T * D);
+  const int64_t Tu = int64_t(time_rows_.t.size());
+  zero(a.dtemb, Tu * D);
   P.enter_backward(head_unit_);
   head_backward(P);
   P.leave_backward(head_unit_);
-  zero(a.dx, T * D), zero(a.dtp, T * 6 * D), zero(a.dc, Tc * D);
+  zero(a.dx, T * D), zero(a.dtp, Tu * 6 * D), zero(a.dc, Tc * D);
   scatter_add_rows(a.dhx, head_rows_, D, a.dx);
   blocks_.backward(P, io, a.scratch, a.dx, a.work);
   P.enter_backward(0);
