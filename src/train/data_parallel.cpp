@@ -7,23 +7,22 @@
 
 namespace emb {
 namespace {
-constexpr int kGatherSlots = 3;  // the unit computing, the one prefetched, one spare
-constexpr int kGradSlots = 2;    // the unit in backward, the one being reduce-scattered
+constexpr int kGatherSlots = 3;  // the bucket computing, the one prefetched, one spare
+constexpr int kGradSlots = 2;    // the bucket in backward, the one being reduce-scattered
 }  // namespace
 
 DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers)
-    : layout_(layout), comm_(comm), timers_(timers), reduced_(size_t(layout.n_units()), false) {
+    : layout_(layout), comm_(comm), timers_(timers), reduced_(size_t(layout.n_buckets()), false) {
   const auto n = size_t(layout.flat_total()), owned = size_t(layout.owned_total());
-  int64_t max_unit = 0;
-  for (int u = 0; u < layout.n_units(); ++u) max_unit = std::max(max_unit, layout.piece(u).unit_count);
+  const auto max_bucket = size_t(layout.max_bucket_count());
   if (mode() != ShardMode::full) flat_params_.assign(n, 0.0f), flat_grads_.assign(n, 0.0f);
   if (mode() != ShardMode::none) owned_params_.assign(owned, 0.0f), owned_grads_.assign(owned, 0.0f);
-  if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_units()));
+  if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
   if (mode() == ShardMode::full) {
     reduce_tmp_.assign(owned, 0.0f);
     gather_slots_.resize(kGatherSlots);
-    for (GatherSlot& s : gather_slots_) s.data.assign(size_t(max_unit), 0.0f);
-    grad_slots_.assign(kGradSlots, std::vector<float>(size_t(max_unit), 0.0f));
+    for (GatherSlot& s : gather_slots_) s.data.assign(max_bucket, 0.0f);
+    grad_slots_.assign(kGradSlots, std::vector<float>(max_bucket, 0.0f));
     grad_slot_busy_.assign(kGradSlots, false);
   }
 }
@@ -38,7 +37,12 @@ CommHandle DataParallel::track(CommHandle h) {
 void DataParallel::load_params(const float* flat) {
   if (mode() != ShardMode::full) std::memcpy(flat_params_.data(), flat, flat_params_.size() * sizeof(float));
   if (mode() != ShardMode::none) layout_.gather_owned(flat, owned_params_.data());
-  for (GatherSlot& s : gather_slots_) s.unit = -1;
+  for (GatherSlot& s : gather_slots_) s.bucket = -1;
+}
+
+void DataParallel::load_owned_params(const float* owned) {
+  std::memcpy(owned_params(), owned, size_t(layout_.owned_total()) * sizeof(float));
+  publish_params();
 }
 
 std::vector<float> DataParallel::full_params() {
@@ -46,10 +50,10 @@ std::vector<float> DataParallel::full_params() {
     for (CommHandle& h : param_ready_) wait(h);
   if (mode() != ShardMode::full) return flat_params_;
   std::vector<float> flat(size_t(layout_.flat_total()));
-  for (int u = 0; u < layout_.n_units(); ++u) {
-    const OwnedPiece& p = layout_.piece(u);
-    CommHandle h = comm_.all_gather(owned_params_.data() + p.owned_offset, flat.data() + p.unit_offset, p.unit_count,
-                                    DType::f32);
+  for (int b = 0; b < layout_.n_buckets(); ++b) {
+    const Bucket& k = layout_.bucket(b);
+    CommHandle h =
+        comm_.all_gather(owned_params_.data() + k.owned_offset, flat.data() + k.offset, k.count, DType::f32);
     wait(h);
   }
   return flat;
@@ -98,110 +102,118 @@ void DataParallel::check_order(int u, bool backward) {
 
 const float* DataParallel::unit_params(int u, bool backward) {
   check_order(u, backward);
-  const OwnedPiece& p = layout_.piece(u);
-  if (mode() == ShardMode::none) return flat_params_.data() + p.unit_offset;
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (mode() == ShardMode::none) return flat_params_.data() + layout_.unit_offset(u);
   if (mode() == ShardMode::grads) {
-    wait(param_ready_[size_t(u)]);
-    return flat_params_.data() + p.unit_offset;
+    wait(param_ready_[size_t(b)]);
+    return flat_params_.data() + layout_.unit_offset(u);
   }
-  GatherSlot& slot = gather_unit(u, -1);
-  int next = backward ? u - 1 : u + 1;
-  if (next >= 0 && next < layout_.n_units()) prefetch(next, u);
-  return slot.data.data();
+  GatherSlot& slot = gather_bucket(b, -1);
+  // Entering a bucket (its first unit in forward, its last in backward): fetch the neighbour.
+  if (u == (backward ? k.last_unit : k.first_unit)) {
+    const int next = backward ? b - 1 : b + 1;
+    if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
+  }
+  return slot.data.data() + (layout_.unit_offset(u) - k.offset);
 }
 
-DataParallel::GatherSlot& DataParallel::gather_unit(int u, int keep) {
+DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
   for (GatherSlot& s : gather_slots_)
-    if (s.unit == u) {
+    if (s.bucket == b) {
       s.last_use = ++use_clock_;
       wait(s.handle);
       return s;
     }
-  prefetch(u, keep);
-  return gather_unit(u, keep);
+  prefetch(b, keep);
+  return gather_bucket(b, keep);
 }
 
-void DataParallel::prefetch(int u, int keep) {
+void DataParallel::prefetch(int b, int keep) {
   GatherSlot* victim = nullptr;
   for (GatherSlot& s : gather_slots_) {
-    if (s.unit == u) return;
-    if (keep >= 0 && s.unit == keep) continue;
-    if (!victim || s.unit == -1 || (victim->unit != -1 && s.last_use < victim->last_use)) victim = &s;
+    if (s.bucket == b) return;
+    if (keep >= 0 && s.bucket == keep) continue;
+    if (!victim || s.bucket == -1 || (victim->bucket != -1 && s.last_use < victim->last_use)) victim = &s;
   }
   EMB_ASSERT(victim != nullptr);
   wait(victim->handle);  // never overwrite a buffer a gather is still writing
-  const OwnedPiece& p = layout_.piece(u);
-  victim->unit = u;
+  const Bucket& k = layout_.bucket(b);
+  victim->bucket = b;
   victim->last_use = ++use_clock_;
-  victim->handle = track(comm_.all_gather(owned_params_.data() + p.owned_offset, victim->data.data(), p.unit_count,
-                                          DType::f32));
+  victim->handle =
+      track(comm_.all_gather(owned_params_.data() + k.owned_offset, victim->data.data(), k.count, DType::f32));
 }
 
 float* DataParallel::unit_grads(int u) {
-  const OwnedPiece& p = layout_.piece(u);
-  if (mode() != ShardMode::full) return flat_grads_.data() + p.unit_offset;
-  auto free_slot = [&] { return std::find(grad_slot_busy_.begin(), grad_slot_busy_.end(), false); };
-  while (free_slot() == grad_slot_busy_.end()) {
-    complete_reduction(pending_.front());
-    pending_.erase(pending_.begin());
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (mode() != ShardMode::full) return flat_grads_.data() + layout_.unit_offset(u);
+  if (u == k.last_unit) {  // the bucket's backward starts: give it a zeroed gradient buffer
+    auto free_slot = [&] { return std::find(grad_slot_busy_.begin(), grad_slot_busy_.end(), false); };
+    while (free_slot() == grad_slot_busy_.end()) {
+      complete_reduction(pending_.front());
+      pending_.erase(pending_.begin());
+    }
+    current_grad_slot_ = int(free_slot() - grad_slot_busy_.begin());
+    grad_slot_busy_[size_t(current_grad_slot_)] = true;
+    std::fill_n(grad_slots_[size_t(current_grad_slot_)].begin(), k.count, 0.0f);
   }
-  auto slot = size_t(free_slot() - grad_slot_busy_.begin());
-  grad_slot_busy_[slot] = true;
-  std::fill_n(grad_slots_[slot].begin(), p.unit_count, 0.0f);
-  current_grad_slot_ = int(slot);
-  return grad_slots_[slot].data();
+  return grad_slots_[size_t(current_grad_slot_)].data() + (layout_.unit_offset(u) - k.offset);
 }
 
 void DataParallel::unit_grads_ready(int u) {
-  if (mode() == ShardMode::full) {
-    issue_reduction(u, grad_slots_[size_t(current_grad_slot_)].data(), current_grad_slot_);
-    return;
-  }
-  if (last_micro_batch_) issue_reduction(u, flat_grads_.data() + layout_.piece(u).unit_offset, -1);
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (u != k.first_unit) return;  // the bucket's gradients are complete after its first unit
+  if (mode() == ShardMode::full)
+    issue_reduction(b, grad_slots_[size_t(current_grad_slot_)].data(), current_grad_slot_);
+  else if (last_micro_batch_)
+    issue_reduction(b, flat_grads_.data() + k.offset, -1);
 }
 
-void DataParallel::issue_reduction(int u, float* unit_grad, int grad_slot) {
-  const OwnedPiece& p = layout_.piece(u);
+void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
+  const Bucket& k = layout_.bucket(b);
   PendingReduce r;
-  r.unit = u;
+  r.bucket = b;
   r.grad_slot = grad_slot;
   if (mode() == ShardMode::none)
-    r.handle = comm_.all_reduce(unit_grad, p.unit_count, DType::f32, ReduceOp::sum);
+    r.handle = comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
   else  // grads: once per step straight into the owned gradients; full: into a buffer, then added
-    r.handle = comm_.reduce_scatter(unit_grad, (mode() == ShardMode::grads ? owned_grads_ : reduce_tmp_).data() +
-                                                   p.owned_offset,
-                                    p.unit_count, DType::f32, ReduceOp::sum);
+    r.handle = comm_.reduce_scatter(
+        bucket_grad, (mode() == ShardMode::grads ? owned_grads_ : reduce_tmp_).data() + k.owned_offset, k.count,
+        DType::f32, ReduceOp::sum);
   track(r.handle);
-  reduced_[size_t(u)] = true;
+  reduced_[size_t(b)] = true;
   pending_.push_back(r);
 }
 
 void DataParallel::complete_reduction(PendingReduce& r) {
   wait(r.handle);
   if (mode() != ShardMode::full) return;
-  const OwnedPiece& p = layout_.piece(r.unit);
-  float* acc = owned_grads_.data() + p.owned_offset;
-  const float* part = reduce_tmp_.data() + p.owned_offset;
-  for (int64_t i = 0; i < p.count; ++i) acc[i] += part[i];
+  const Bucket& k = layout_.bucket(r.bucket);
+  float* acc = owned_grads_.data() + k.owned_offset;
+  const float* part = reduce_tmp_.data() + k.owned_offset;
+  for (int64_t i = 0; i < k.owned_count; ++i) acc[i] += part[i];
   grad_slot_busy_[size_t(r.grad_slot)] = false;
 }
 
 void DataParallel::finish_gradients() {
   if (mode() != ShardMode::full)
-    for (int u = layout_.n_units() - 1; u >= 0; --u)
-      if (!reduced_[size_t(u)]) issue_reduction(u, flat_grads_.data() + layout_.piece(u).unit_offset, -1);
+    for (int b = layout_.n_buckets() - 1; b >= 0; --b)
+      if (!reduced_[size_t(b)]) issue_reduction(b, flat_grads_.data() + layout_.bucket(b).offset, -1);
   for (PendingReduce& r : pending_) complete_reduction(r);
   pending_.clear();
 }
 
 void DataParallel::publish_params() {
   if (mode() == ShardMode::grads)
-    for (int u = 0; u < layout_.n_units(); ++u) {
-      const OwnedPiece& p = layout_.piece(u);
-      param_ready_[size_t(u)] = track(comm_.all_gather(owned_params_.data() + p.owned_offset,
-                                                       flat_params_.data() + p.unit_offset, p.unit_count, DType::f32));
+    for (int b = 0; b < layout_.n_buckets(); ++b) {
+      const Bucket& k = layout_.bucket(b);
+      param_ready_[size_t(b)] = track(
+          comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset, k.count, DType::f32));
     }
-  for (GatherSlot& s : gather_slots_) s.unit = -1;  // full: gathered copies are stale now
+  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // full: gathered copies are stale now
 }
 
 double DataParallel::take_comm_seconds() {

@@ -1,14 +1,16 @@
 // Sharded data parallelism with explicit overlap (DESIGN.md "Parallelism"), implemented as
-// the model's UnitHooks so communication is issued exactly where a unit's data is ready or
-// needed:
-//   none  (DDP)    parameters replicated; a unit's gradients are all-reduced as soon as its
-//                  backward of the step's last micro-batch finishes, while earlier units compute.
-//   grads (ZeRO-2) gradients reduce-scattered per unit the same way; AdamW updates only the
+// the model's UnitHooks so communication is issued exactly where a bucket's data is ready or
+// needed (a bucket is one or more consecutive model units, ShardLayout):
+//   none  (DDP)    parameters replicated; a bucket's gradients are all-reduced as soon as the
+//                  backward of its units in the step's last micro-batch finishes, while the
+//                  earlier units compute.
+//   grads (ZeRO-2) gradients reduce-scattered per bucket the same way; AdamW updates only the
 //                  owned shard; the updated shards are all-gathered right after the optimizer
-//                  and each unit's gather is waited on only when the next forward reaches it.
-//   full  (ZeRO-3) only shards are kept; a unit's parameters are all-gathered when the model
-//                  reaches it (unit u+1 prefetched while u computes, u−1 in backward) and its
-//                  gradients reduce-scattered after each micro-batch's backward of that unit.
+//                  and each bucket's gather is waited on only when the next forward reaches it.
+//   full  (ZeRO-3) only shards are kept; a bucket's parameters are all-gathered when the model
+//                  reaches it (the next bucket prefetched while this one computes, the previous
+//                  one in backward) and its gradients reduce-scattered after each micro-batch's
+//                  backward of its units.
 // Every rank issues the same collectives in the same order (units ascending in forward,
 // descending in backward), including ranks that got fewer micro-batches (run_empty_pass).
 #pragma once
@@ -31,8 +33,10 @@ class DataParallel final : public UnitHooks {
   float* owned_params() { return mode() == ShardMode::none ? flat_params_.data() : owned_params_.data(); }
   // Owned gradients, summed over ranks after finish_gradients().
   float* owned_grads() { return mode() == ShardMode::none ? flat_grads_.data() : owned_grads_.data(); }
-  // Sets every parameter from a full flat buffer (initialisation, checkpoint restore).
+  // Sets every parameter from a full flat buffer (initialisation).
   void load_params(const float* flat);
+  // Sets this rank's owned parameters (checkpoint restore) and publishes them.
+  void load_owned_params(const float* owned);
   // The full flat parameters (collective in full mode); for checks and dumps.
   std::vector<float> full_params();
 
@@ -58,23 +62,23 @@ class DataParallel final : public UnitHooks {
 
  private:
   struct GatherSlot {
-    int unit = -1;
+    int bucket = -1;
     CommHandle handle;
     uint64_t last_use = 0;
     std::vector<float> data;
   };
   struct PendingReduce {
-    int unit = -1;
+    int bucket = -1;
     CommHandle handle;
-    int grad_slot = -1;  // full: the unit-sized gradient buffer to release
+    int grad_slot = -1;  // full: the bucket-sized gradient buffer to release
   };
 
   ShardMode mode() const { return layout_.mode(); }
   void wait(CommHandle& h);
   CommHandle track(CommHandle h);
-  GatherSlot& gather_unit(int u, int keep);
-  void prefetch(int u, int keep);
-  void issue_reduction(int u, float* unit_grad, int grad_slot);
+  GatherSlot& gather_bucket(int b, int keep);
+  void prefetch(int b, int keep);
+  void issue_reduction(int b, float* bucket_grad, int grad_slot);
   void complete_reduction(PendingReduce& r);
   void check_order(int u, bool backward);
 
@@ -84,12 +88,12 @@ class DataParallel final : public UnitHooks {
   std::vector<float> flat_params_, flat_grads_;    // none, grads
   std::vector<float> owned_params_, owned_grads_;  // grads, full
   std::vector<float> reduce_tmp_;                  // full: reduce-scatter results before accumulation
-  std::vector<CommHandle> param_ready_;            // grads: all-gather of each unit after the optimizer
+  std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   std::vector<std::vector<float>> grad_slots_;     // full
   std::vector<bool> grad_slot_busy_;
   std::vector<PendingReduce> pending_;
-  std::vector<bool> reduced_;                      // none/grads: unit reduced this step
+  std::vector<bool> reduced_;                      // none/grads: bucket reduced this step
   struct IssuedOp {
     CommHandle handle;
     PhaseTimers::Clock::time_point issued;
@@ -98,7 +102,7 @@ class DataParallel final : public UnitHooks {
   uint64_t use_clock_ = 0;
   bool last_micro_batch_ = false, in_backward_ = false;
   int expected_unit_ = 0;
-  int current_grad_slot_ = -1;  // full: the slot handed out by the last unit_grads()
+  int current_grad_slot_ = -1;  // full: the slot of the bucket in backward
 };
 
 }  // namespace emb

@@ -15,28 +15,40 @@ ShardMode shard_mode_from_name(const std::string& name) {
   throw Error(str("unknown train.shard '", name, "' (expected none, grads or full)"));
 }
 
-ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size)
+ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes)
     : mode_(mode), flat_total_(reg.total()) {
+  const int64_t bucket_elems = bucket_bytes / int64_t(sizeof(float));
   for (int u = 0; u < reg.n_units(); ++u) {
     const UnitRange& unit = reg.unit(u);
-    OwnedPiece piece;
-    piece.unit_offset = unit.offset;
-    piece.unit_count = unit.count;
-    ShardRange owned = mode == ShardMode::none ? ShardRange{0, unit.count} : shard_range(unit.count, rank, size);
-    piece.begin = owned.offset;
-    piece.count = owned.count;
-    piece.owned_offset = owned_total_;
+    unit_offsets_.push_back(unit.offset);
+    const bool extend = !buckets_.empty() && buckets_.back().count + unit.count <= bucket_elems;
+    if (extend) {
+      buckets_.back().last_unit = u;
+      buckets_.back().count += unit.count;
+    } else {
+      Bucket b;
+      b.first_unit = b.last_unit = u;
+      b.offset = unit.offset;
+      b.count = unit.count;
+      buckets_.push_back(b);
+    }
+    bucket_of_unit_.push_back(int(buckets_.size()) - 1);
+  }
+  for (Bucket& b : buckets_) {
+    ShardRange owned = mode == ShardMode::none ? ShardRange{0, b.count} : shard_range(b.count, rank, size);
+    b.begin = owned.offset;
+    b.owned_count = owned.count;
+    b.owned_offset = owned_total_;
     owned_total_ += owned.count;
-    pieces_.push_back(piece);
   }
   // Intersect every tensor with the owned pieces so AdamW knows which elements decay.
   for (const ParamInfo& t : reg.all()) {
-    const OwnedPiece& p = pieces_[size_t(t.unit)];
-    int64_t lo = std::max(t.offset, p.unit_offset + p.begin);
-    int64_t hi = std::min(t.offset + t.numel, p.unit_offset + p.begin + p.count);
+    const Bucket& b = buckets_[size_t(bucket_of_unit_[size_t(t.unit)])];
+    int64_t lo = std::max(t.offset, b.offset + b.begin);
+    int64_t hi = std::min(t.offset + t.numel, b.offset + b.begin + b.owned_count);
     if (hi <= lo) continue;
     float mult = t.decay ? 1.0f : 0.0f;
-    int64_t owned = p.owned_offset + (lo - p.unit_offset - p.begin);
+    int64_t owned = b.owned_offset + (lo - b.offset - b.begin);
     if (!segments_.empty() && segments_.back().decay_mult == mult &&
         segments_.back().owned_offset + segments_.back().count == owned)
       segments_.back().count += hi - lo;
@@ -45,9 +57,15 @@ ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int
   }
 }
 
+int64_t ShardLayout::max_bucket_count() const {
+  int64_t m = 0;
+  for (const Bucket& b : buckets_) m = std::max(m, b.count);
+  return m;
+}
+
 void ShardLayout::gather_owned(const float* flat, float* owned) const {
-  for (const OwnedPiece& p : pieces_)
-    std::memcpy(owned + p.owned_offset, flat + p.unit_offset + p.begin, size_t(p.count) * sizeof(float));
+  for (const Bucket& b : buckets_)
+    std::memcpy(owned + b.owned_offset, flat + b.offset + b.begin, size_t(b.owned_count) * sizeof(float));
 }
 
 }  // namespace emb

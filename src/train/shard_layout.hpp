@@ -1,10 +1,15 @@
-// Which part of every unit this rank owns (DESIGN.md "Parallelism"). A unit is a contiguous
-// range of the flat parameter buffer; with sharding each unit is split 1/N by shard_range(),
-// so every rank owns a piece of every unit. The owned pieces are stored back to back in the
-// rank's "owned" buffers (fp32 master weights, AdamW moments, reduced gradients).
-// Without sharding (DDP) a rank owns every unit whole and the owned layout is the flat layout.
+// How parameters are grouped for communication and which part of each group this rank owns
+// (DESIGN.md "Parallelism"). The model's units (one per block, plus embeddings and heads)
+// are contiguous ranges of the flat parameter buffer; consecutive units are merged into
+// buckets of at most `bucket_bytes` (a unit larger than that is a bucket alone), and one
+// bucket is what one collective moves: DDP all-reduces a bucket's gradients, ZeRO shards a
+// bucket 1/N over the ranks with shard_range() and gathers or reduce-scatters it whole.
+// The owned pieces are stored back to back in the rank's "owned" buffers (fp32 master
+// weights, AdamW moments, reduced gradients). Without sharding (DDP) a rank owns every
+// bucket whole and the owned layout is the flat layout.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/param_registry.hpp"
@@ -14,12 +19,13 @@ namespace emb {
 enum class ShardMode { none, grads, full };
 ShardMode shard_mode_from_name(const std::string& name);
 
-struct OwnedPiece {
-  int64_t unit_offset = 0;   // the unit's start in the flat buffer
-  int64_t unit_count = 0;    // the unit's size
-  int64_t begin = 0;         // owned range within the unit
-  int64_t count = 0;
-  int64_t owned_offset = 0;  // where it lives in the owned buffers
+struct Bucket {
+  int first_unit = 0, last_unit = 0;  // model units [first_unit, last_unit]
+  int64_t offset = 0;                 // start in the flat buffer
+  int64_t count = 0;                  // elements
+  int64_t begin = 0;                  // owned range within the bucket
+  int64_t owned_count = 0;
+  int64_t owned_offset = 0;           // where the owned range lives in the owned buffers
 };
 
 // A run of owned elements with one weight-decay setting.
@@ -30,11 +36,16 @@ struct DecaySegment {
 
 class ShardLayout {
  public:
-  ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size);
+  // bucket_bytes = 0: every unit is its own bucket.
+  ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes = 0);
 
   ShardMode mode() const { return mode_; }
-  int n_units() const { return int(pieces_.size()); }
-  const OwnedPiece& piece(int u) const { return pieces_[size_t(u)]; }
+  int n_buckets() const { return int(buckets_.size()); }
+  const Bucket& bucket(int b) const { return buckets_[size_t(b)]; }
+  int n_units() const { return int(bucket_of_unit_.size()); }
+  int bucket_of_unit(int u) const { return bucket_of_unit_[size_t(u)]; }
+  int64_t unit_offset(int u) const { return unit_offsets_[size_t(u)]; }
+  int64_t max_bucket_count() const;
   int64_t owned_total() const { return owned_total_; }
   int64_t flat_total() const { return flat_total_; }
   const std::vector<DecaySegment>& decay_segments() const { return segments_; }
@@ -45,7 +56,9 @@ class ShardLayout {
  private:
   ShardMode mode_;
   int64_t owned_total_ = 0, flat_total_ = 0;
-  std::vector<OwnedPiece> pieces_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_unit_;
+  std::vector<int64_t> unit_offsets_;
   std::vector<DecaySegment> segments_;
 };
 

@@ -61,7 +61,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   auto model = make_model(mc);
   const ParamRegistry& reg = model->params();
   const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
-  ShardLayout layout(reg, mode, world.rank, world.size);
+  ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));
   DataParallel dp(layout, comm, timers);
   const auto seed = uint64_t(deck.get_int("run.seed"));
   {

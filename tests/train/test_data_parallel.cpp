@@ -31,10 +31,11 @@ struct Run {
 
 // Trains kSteps steps; each step takes `global_batch` samples, deals them round-robin over
 // the ranks of `world` and packs each rank's share `per_mb` samples per micro-batch.
-Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb) {
+Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
+                int64_t bucket_bytes = 0) {
   auto model = make_model(cfg);
   auto comm = make_comm(world, "mpi", "thread", FabricModel{});
-  ShardLayout layout(model->params(), mode, world.rank, world.size);
+  ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
   DataParallel dp(layout, *comm, timers);
   std::vector<float> flat(size_t(model->params().total()));
@@ -76,10 +77,12 @@ void check_equivalence(const std::string& preset, int global_batch, int per_mb) 
   World self;
   self.comm = MPI_COMM_SELF;
   const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
+  // Buckets of one unit each, and buckets of a few units (64 KiB).
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10})
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " ranks " << test_world().size << " batch "
-                              << global_batch << " per micro-batch " << per_mb) {
-      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb);
+                              << global_batch << " per micro-batch " << per_mb << " bucket bytes " << bucket_bytes) {
+      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, bucket_bytes);
       for (int s = 0; s < kSteps; ++s) BOOST_TEST(run.losses[size_t(s)] == reference.losses[size_t(s)],
                                                   boost::test_tools::tolerance(1e-5));
       BOOST_TEST(max_rel_diff(reference.params, reference.initial_params) > 1e-3);  // the steps did update

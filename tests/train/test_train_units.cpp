@@ -42,32 +42,55 @@ BOOST_AUTO_TEST_CASE(progress_line_has_rates_and_eta) {
 BOOST_AUTO_TEST_CASE(shard_layout_covers_every_parameter_once) {
   auto model = make_model(preset_config("tiny_wan"));
   const ParamRegistry& reg = model->params();
-  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
-    for (int size : {1, 3, 4}) {
-      std::vector<int> owners(size_t(reg.total()), 0);
-      int64_t decayed = 0, owned_sum = 0;
-      for (int rank = 0; rank < size; ++rank) {
-        ShardLayout layout(reg, mode, rank, size);
-        owned_sum += layout.owned_total();
-        for (int u = 0; u < layout.n_units(); ++u) {
-          const OwnedPiece& p = layout.piece(u);
-          for (int64_t i = 0; i < p.count; ++i) owners[size_t(p.unit_offset + p.begin + i)] += 1;
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(1) << 30})
+    for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
+      for (int size : {1, 3, 4}) {
+        std::vector<int> owners(size_t(reg.total()), 0);
+        int64_t decayed = 0, owned_sum = 0;
+        for (int rank = 0; rank < size; ++rank) {
+          ShardLayout layout(reg, mode, rank, size, bucket_bytes);
+          owned_sum += layout.owned_total();
+          for (int b = 0; b < layout.n_buckets(); ++b) {
+            const Bucket& k = layout.bucket(b);
+            for (int64_t i = 0; i < k.owned_count; ++i) owners[size_t(k.offset + k.begin + i)] += 1;
+          }
+          int64_t seg_total = 0;
+          for (const DecaySegment& s : layout.decay_segments()) {
+            seg_total += s.count;
+            if (s.decay_mult > 0) decayed += s.count;
+          }
+          BOOST_TEST(seg_total == layout.owned_total());
         }
-        int64_t seg_total = 0;
-        for (const DecaySegment& s : layout.decay_segments()) {
-          seg_total += s.count;
-          if (s.decay_mult > 0) decayed += s.count;
-        }
-        BOOST_TEST(seg_total == layout.owned_total());
+        const int expect = mode == ShardMode::none ? size : 1;
+        BOOST_TEST(owned_sum == reg.total() * expect);
+        BOOST_TEST(std::count(owners.begin(), owners.end(), expect) == reg.total());
+        int64_t want_decayed = 0;
+        for (const ParamInfo& t : reg.all()) want_decayed += t.decay ? t.numel : 0;
+        BOOST_TEST(decayed == want_decayed * expect);
       }
-      const int expect = mode == ShardMode::none ? size : 1;
-      BOOST_TEST(owned_sum == reg.total() * expect);
-      BOOST_TEST(std::count(owners.begin(), owners.end(), expect) == reg.total());
-      int64_t want_decayed = 0;
-      for (const ParamInfo& t : reg.all()) want_decayed += t.decay ? t.numel : 0;
-      BOOST_TEST(decayed == want_decayed * expect);
-    }
   BOOST_CHECK_THROW(shard_mode_from_name("zero3"), Error);
+}
+
+BOOST_AUTO_TEST_CASE(buckets_merge_consecutive_units_up_to_the_size) {
+  auto model = make_model(preset_config("tiny_gr00t"));
+  const ParamRegistry& reg = model->params();
+  ShardLayout per_unit(reg, ShardMode::full, 0, 2, 0);
+  BOOST_TEST(per_unit.n_buckets() == reg.n_units());
+  ShardLayout one(reg, ShardMode::full, 0, 2, int64_t(1) << 30);
+  BOOST_TEST(one.n_buckets() == 1);
+  BOOST_TEST(one.bucket(0).count == reg.total());
+  const int64_t limit = 3 * reg.max_unit_count() / 2 * int64_t(sizeof(float));
+  ShardLayout mid(reg, ShardMode::full, 0, 2, limit);
+  int64_t covered = 0;
+  for (int b = 0; b < mid.n_buckets(); ++b) {
+    const Bucket& k = mid.bucket(b);
+    BOOST_TEST(k.offset == covered);  // contiguous, in unit order
+    covered += k.count;
+    BOOST_TEST((k.count * int64_t(sizeof(float)) <= limit || k.first_unit == k.last_unit));
+    for (int u = k.first_unit; u <= k.last_unit; ++u) BOOST_TEST(mid.bucket_of_unit(u) == b);
+  }
+  BOOST_TEST(covered == reg.total());
+  BOOST_TEST(mid.n_buckets() < reg.n_units());
 }
 
 BOOST_AUTO_TEST_CASE(run_directories_are_never_reused) {
