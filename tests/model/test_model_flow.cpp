@@ -1,0 +1,100 @@
+// Flow-matching draws (MODEL.md "Flow", "Noise"): their distributions, and that a sample's
+// draws depend only on (seed, step, sample id), never on its slot in the batch.
+#define BOOST_TEST_MODULE model_flow
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "model/flow_matching.hpp"
+#include "model_fixture.hpp"
+
+using namespace emb;
+using namespace emb::test;
+
+namespace {
+
+FlowDraws draw(const ModelConfig& cfg, const PackedBatch& b, int64_t step) {
+  TokenLayout layout;
+  build_token_layout(cfg, b, layout);
+  FlowDraws d;
+  draw_flow(cfg, b, layout, step, kSeed, d);
+  return d;
+}
+
+}  // namespace
+
+// s ~ Beta(1.5, 1) has mean 0.6, so τ = (0.999 − s)/0.999 has mean 0.3994 (sd 0.2);
+// tq = floor(1000τ); noise ~ N(0, 1).
+BOOST_AUTO_TEST_CASE(gr00t_timesteps_and_noise) {
+  const ModelConfig cfg = preset_config("tiny_gr00t");
+  const PackedBatch b = make_synthetic_batch(cfg, sample_ids(2000), true, kSeed);
+  const FlowDraws d = draw(cfg, b, 5);
+  double mean = 0, below_half = 0;
+  for (int s = 0; s < b.n_samples; ++s) {
+    const float tau = d.tau[size_t(s)];
+    BOOST_TEST_REQUIRE((tau > -0.001f && tau < 1.0f));
+    BOOST_TEST_REQUIRE(d.tq[size_t(s)] == int32_t(std::floor(double(tau) * 1000.0)));
+    mean += tau / b.n_samples;
+    below_half += (tau < 0.5f) / double(b.n_samples);
+  }
+  BOOST_TEST(std::fabs(mean - (0.999 - 0.6) / 0.999) < 0.015);
+  // P(τ < 0.5) = P(s > 0.4995) = 1 − 0.4995^1.5 = 0.647
+  BOOST_TEST(std::fabs(below_half - (1 - std::pow(0.4995, 1.5))) < 0.03);
+  double m1 = 0, m2 = 0;
+  for (float e : d.noise) m1 += e / double(d.noise.size()), m2 += double(e) * e / double(d.noise.size());
+  BOOST_TEST(std::fabs(m1) < 0.01);
+  BOOST_TEST(std::fabs(m2 - 1) < 0.02);
+}
+
+// σ = shift·u/(1 + (shift − 1)u) with u ~ U(0, 1): one σ per (sample, block), shared by its
+// noisy video and action tokens; clean tokens have σ = 0, no noise and temb_t = 0.
+BOOST_AUTO_TEST_CASE(wan_sigma_per_block) {
+  const ModelConfig cfg = preset_config("tiny_wan");
+  const PackedBatch b = make_synthetic_batch(cfg, sample_ids(400), true, kSeed);
+  TokenLayout L;
+  build_token_layout(cfg, b, L);
+  const FlowDraws d = draw(cfg, b, 5);
+  std::map<std::pair<int32_t, int32_t>, float> block_sigma;
+  double median_count = 0, n_blocks = 0;
+  for (int64_t t = 0; t < b.n_tokens; ++t) {
+    const float sigma = d.sigma[size_t(t)];
+    if (b.kind[size_t(t)] == kClean) {
+      BOOST_TEST_REQUIRE(sigma == 0.0f);
+      BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == 0.0f);
+      for (int e = 0; e < cfg.patch_dim_in(); ++e)
+        BOOST_TEST_REQUIRE(d.video_noise[size_t(L.video_row[size_t(t)] * cfg.patch_dim_in() + e)] == 0.0f);
+      continue;
+    }
+    BOOST_TEST_REQUIRE((sigma > 0.0f && sigma < 1.0f));
+    BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == 1000.0f * sigma);
+    auto [it, inserted] = block_sigma.emplace(std::make_pair(b.seq[size_t(t)], b.blk[size_t(t)]), sigma);
+    BOOST_TEST_REQUIRE(it->second == sigma);
+    if (inserted) {
+      // median of σ is at u = 1/2: shift/(shift + 1) = 5/6
+      median_count += sigma < 5.0f / 6.0f;
+      n_blocks += 1;
+    }
+  }
+  BOOST_TEST(n_blocks > 700);
+  BOOST_TEST(std::fabs(median_count / n_blocks - 0.5) < 0.06);
+}
+
+// A sample's draws follow it from slot to slot and batch to batch.
+BOOST_AUTO_TEST_CASE(draws_follow_the_sample_not_the_slot) {
+  const ModelConfig cfg = preset_config("tiny_wan");
+  const PackedBatch ab = make_synthetic_batch(cfg, {10, 11}, true, kSeed);
+  const PackedBatch ba = make_synthetic_batch(cfg, {11, 10}, true, kSeed);
+  const FlowDraws dab = draw(cfg, ab, 2), dba = draw(cfg, ba, 2), other_step = draw(cfg, ab, 3);
+  // Sample 10 is first in ab and second in ba: its act noise rows are the tail of ba's.
+  TokenLayout lab, lba;
+  build_token_layout(cfg, ab, lab);
+  build_token_layout(cfg, ba, lba);
+  const size_t A = size_t(cfg.action_dim);
+  size_t n10 = 0;
+  for (int32_t t : lab.action) n10 += ab.seq[size_t(t)] == 0;
+  const std::vector<float> first(dab.act_noise.begin(), dab.act_noise.begin() + long(n10 * A));
+  const std::vector<float> last(dba.act_noise.end() - long(n10 * A), dba.act_noise.end());
+  BOOST_TEST(first == last, boost::test_tools::per_element());
+  BOOST_TEST(dab.act_noise != other_step.act_noise);
+}
