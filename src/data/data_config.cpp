@@ -1,0 +1,21 @@
+#include "data/data_config.hpp"
+
+#include "config/deck.hpp"
+
+namespace emb {
+
+DataConfig data_config_from_deck(const Deck& deck) {
+  DataConfig c;
+  c.paths = deck.get_list("data.paths");
+  c.packing = deck.get_string("data.packing") == "on";
+  c.tokens_per_mb = deck.get_int("data.tokens_per_mb");
+  c.lookahead = deck.get_int("data.lookahead");
+  c.prefetch = int(deck.get_int("data.prefetch"));
+  c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
+  c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
+  c.global_batch = deck.get_int("train.global_batch");
+  c.seed = uint64_t(deck.get_int("run.seed"));
+  return c;
+}
+
+}  // namespace emb

@@ -1,0 +1,116 @@
+#include "data/loader.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace emb {
+
+Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& model) : dc_(data), mc_(model) {
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  EMB_CHECK(data.prefetch == 0 || provided == MPI_THREAD_MULTIPLE,
+            "data.prefetch > 0 needs MPI initialised with MPI_THREAD_MULTIPLE");
+  EMB_CHECK(data.global_batch >= 1 && data.tokens_per_mb >= 1 && data.chunk_rows >= 1, "data: bad batch/budget settings");
+  MPI_Comm_dup(dp_comm, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &ranks_);
+  file_names_ = expand_paths(dc_.paths);
+  data_ = std::make_unique<PackedDataset>(comm_, file_names_, mc_, dc_.view);
+  chunks_ = data_->chunks(dc_.chunk_rows);
+  std::vector<int64_t> sizes;
+  for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);
+  sampler_ = std::make_unique<Sampler>(sizes, std::max<int64_t>(1, dc_.shuffle_buffer / dc_.chunk_rows), dc_.seed);
+  EMB_CHECK(dc_.global_batch <= sampler_->size(), "train.global_batch = ", dc_.global_batch, " exceeds the dataset's ",
+            sampler_->size(), " samples");
+  pack_.packing = dc_.packing;
+  pack_.tokens_per_mb = dc_.tokens_per_mb;
+  pack_.lookahead = dc_.lookahead;
+  pack_.pad_query = data_->query_tokens();
+  pack_.pad_context = data_->max_context_tokens();
+  if (!dc_.packing)
+    EMB_CHECK(pack_.pad_query + pack_.pad_context <= dc_.tokens_per_mb, "data.tokens_per_mb = ", dc_.tokens_per_mb,
+              " is smaller than the longest sample (", pack_.pad_query + pack_.pad_context, " tokens) with packing = off");
+  prefetcher_ = std::make_unique<Prefetcher>([this] { return produce(); }, dc_.prefetch);
+}
+
+Loader::~Loader() {
+  prefetcher_.reset();
+  data_.reset();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+const ShuffleBuffer& Loader::buffer(int64_t epoch, int64_t index, const std::vector<std::pair<int64_t, int64_t>>& keep) {
+  auto key = std::make_pair(epoch, index);
+  auto it = buffers_.find(key);
+  if (it != buffers_.end()) return it->second;
+  for (auto b = buffers_.begin(); b != buffers_.end();)  // drop buffers this step does not use
+    b = std::find(keep.begin(), keep.end(), b->first) == keep.end() ? buffers_.erase(b) : std::next(b);
+  std::vector<Chunk> chunks;
+  for (int64_t c : sampler_->buffer_chunks(epoch, index)) chunks.push_back(chunks_[size_t(c)]);
+  ShuffleBuffer& buf = buffers_[key];
+  bytes_read_ += buf.load(*data_, chunks, mc_);
+  return buf;
+}
+
+LoadedStep Loader::produce() {
+  // Every rank loads the buffers of the whole global range, in order (collective reads).
+  std::vector<std::pair<int64_t, int64_t>> used;
+  for (int64_t j = 0; j < dc_.global_batch; ++j) {
+    int64_t pos = next_.cursor + j, epoch = next_.epoch + pos / sampler_->size();
+    pos %= sampler_->size();
+    auto key = std::make_pair(epoch, sampler_->buffer_of(epoch, pos));
+    if (used.empty() || used.back() != key) used.push_back(key);
+  }
+  for (const auto& [epoch, index] : used) buffer(epoch, index, used);
+
+  std::vector<Sample> samples;
+  for (const Position& p : sampler_->step(next_, dc_.global_batch, rank_, ranks_)) {
+    const ShuffleBuffer& buf = buffers_.at({p.epoch, sampler_->buffer_of(p.epoch, p.pos)});
+    samples.push_back(assemble_sample(*data_, buf, mc_, p.sample, p.epoch * sampler_->size() + p.pos));
+  }
+  LoadedStep step;
+  step.batches = pack_step(samples, mc_, pack_, file_names_);
+  int64_t count = int64_t(step.batches.size()), most = 0;
+  MPI_Allreduce(&count, &most, 1, MPI_INT64_T, MPI_MAX, comm_);
+  while (int64_t(step.batches.size()) < most) {
+    step.batches.emplace_back();
+    step.batches.back().family = mc_.family == Family::gr00t ? "gr00t" : "wan";
+  }
+  for (const PackedBatch& b : step.batches) {
+    step.samples += b.n_samples;
+    step.real_tokens += b.n_real_tokens;
+    step.computed_tokens += b.n_tokens + b.n_context;
+  }
+  next_ = sampler_->advance(next_, dc_.global_batch);
+  step.after = next_;
+  return step;
+}
+
+std::vector<PackedBatch> Loader::next_step(double* waited) {
+  LoadedStep step = prefetcher_->pop(waited);
+  consumed_ = step.after;
+  stats_.steps += 1;
+  stats_.samples += step.samples;
+  stats_.real_tokens += step.real_tokens;
+  stats_.computed_tokens += step.computed_tokens;
+  return std::move(step.batches);
+}
+
+void Loader::restore(const SamplerState& s) {
+  EMB_CHECK(s.epoch >= 0 && s.cursor >= 0 && s.cursor < sampler_->size(), "sampler state (", s.epoch, ", ", s.cursor,
+            ") outside this dataset's ", sampler_->size(), " samples per epoch");
+  prefetcher_.reset();
+  next_ = consumed_ = s;
+  prefetcher_ = std::make_unique<Prefetcher>([this] { return produce(); }, dc_.prefetch);
+}
+
+void Loader::quiesce() { prefetcher_->quiesce(); }
+
+LoaderStats Loader::stats() const {
+  LoaderStats s = stats_;
+  s.bytes_read = bytes_read_;
+  return s;
+}
+
+}  // namespace emb

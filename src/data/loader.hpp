@@ -1,0 +1,74 @@
+// The data path of one rank (DATA.md): packed files → sampler → shuffle buffers read by
+// collective MPI-IO → sample assembly → packer → prefetch queue → the step loop.
+//   Loader loader(dp_comm, data_config, model_config);
+//   for (...) { double wait; auto mbs = loader.next_step(&wait); ... }
+//   checkpoint: loader.state() (SamplerState), later loader.restore(state) on any rank count.
+// Every rank returns the same number of micro-batches per step (the largest count over the
+// data-parallel ranks; the extra ones are empty, n_samples == 0) so per-micro-batch
+// collectives of the trainer stay matched. The communicator is duplicated; MPI must be
+// initialised with MPI_THREAD_MULTIPLE when prefetch > 0 (the prefetch thread does MPI-IO).
+// One Loader per process at a time, and no other HDF5 use while its reader thread runs
+// (HDF5 is not thread-safe): call quiesce() before writing a checkpoint.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "data/data_config.hpp"
+#include "data/packed_dataset.hpp"
+#include "data/packer.hpp"
+#include "data/prefetcher.hpp"
+#include "data/sampler.hpp"
+#include "data/shuffle_buffer.hpp"
+
+namespace emb {
+
+struct LoaderStats {
+  int64_t steps = 0, samples = 0;
+  int64_t bytes_read = 0;  // by this rank's collective reads (its share of the file traffic)
+  int64_t real_tokens = 0, computed_tokens = 0;  // packing efficiency = real / computed
+};
+
+class Loader {
+ public:
+  Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& model);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // This rank's micro-batches of the next optimizer step; *waited = seconds blocked.
+  std::vector<PackedBatch> next_step(double* waited = nullptr);
+  SamplerState state() const { return consumed_; }
+  void restore(const SamplerState& s);  // collective over the data-parallel ranks
+  void quiesce();                        // see Prefetcher::quiesce
+  LoaderStats stats() const;
+  int64_t samples_per_epoch() const { return sampler_->size(); }
+  const PackedDataset& dataset() const { return *data_; }
+
+ private:
+  LoadedStep produce();
+  const ShuffleBuffer& buffer(int64_t epoch, int64_t index, const std::vector<std::pair<int64_t, int64_t>>& keep);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, ranks_ = 1;
+  DataConfig dc_;
+  ModelConfig mc_;
+  PackerConfig pack_;
+  std::unique_ptr<PackedDataset> data_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::string> file_names_;
+  std::unique_ptr<Sampler> sampler_;
+  // Owned by the producer (prefetch thread).
+  SamplerState next_;
+  std::map<std::pair<int64_t, int64_t>, ShuffleBuffer> buffers_;
+  std::atomic<int64_t> bytes_read_{0};
+  // Owned by the consumer.
+  SamplerState consumed_;
+  LoaderStats stats_;
+  std::unique_ptr<Prefetcher> prefetcher_;
+};
+
+}  // namespace emb

@@ -1,0 +1,138 @@
+#include "data/packed_dataset.hpp"
+
+#include <glob.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "data/half.hpp"
+#include "data/packed_format.hpp"
+#include "data/packed_verify.hpp"
+
+namespace emb {
+
+namespace {
+
+const char* family_text(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
+
+PackedFileIndex open_file(MPI_Comm comm, const std::string& path, const ModelConfig& cfg, const std::string& view) {
+  PackedFileIndex x;
+  x.file = H5File::open(path, comm);
+  const H5File& f = x.file;
+  PackedSummary s = verify_structure(f);
+  if (s.family != family_text(cfg.family))
+    f.fail("/", str("family '", s.family, "' but the model is ", family_text(cfg.family)));
+  x.steps = s.steps, x.state_dim = s.state_dim, x.action_dim = s.action_dim;
+  if (x.action_dim > cfg.action_dim)
+    f.fail(packed::kAction, str("action width ", x.action_dim, " > model action_dim ", cfg.action_dim));
+  x.episode_offsets = f.read_all<int64_t>(packed::kEpisodeOffsets);
+  x.episode_task = f.read_all<int32_t>(packed::kEpisodeTask);
+  x.episode_embodiment = f.read_all<int32_t>(packed::kEpisodeEmbodiment);
+  if (s.embodiments > 0) x.embodiment_action_dim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+  if (cfg.family == Family::gr00t) {
+    if (x.state_dim > cfg.state_dim)
+      f.fail(packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
+    int64_t d = f.dims(packed::kVlFeatures)[1];
+    if (d != cfg.d_ctx) f.fail(packed::kVlFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
+    for (int32_t e : x.episode_embodiment)
+      if (e < 0 || e >= cfg.n_embodiments)
+        f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
+    x.vl_offsets = f.read_all<int64_t>(packed::kVlOffsets);
+    return x;
+  }
+  std::string v = view.empty() ? s.latent_views.front() : view;
+  if (std::find(s.latent_views.begin(), s.latent_views.end(), v) == s.latent_views.end())
+    f.fail(str(packed::kLatents, "/", v), "missing (deck data.view)");
+  x.latent_dataset = str(packed::kLatents, "/", v);
+  std::vector<int64_t> ld = f.dims(x.latent_dataset);
+  if (ld[1] != cfg.latent_height || ld[2] != cfg.latent_width || ld[3] != cfg.latent_channels)
+    f.fail(x.latent_dataset, str("latent shape [", ld[1], ", ", ld[2], ", ", ld[3], "] != model [", cfg.latent_height,
+                                 ", ", cfg.latent_width, ", ", cfg.latent_channels, "]"));
+  x.latent_offsets = f.read_all<int64_t>(x.latent_dataset + "_offsets");
+  x.steps_per_latent = int64_t(f.attr_double(x.latent_dataset, packed::kStepsPerLatent));
+  int64_t d = f.dims(packed::kTxtFeatures)[1];
+  if (d != cfg.d_ctx) f.fail(packed::kTxtFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
+  x.txt_offsets = f.read_all<int64_t>(packed::kTxtOffsets);
+  for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t)
+    if (cfg.max_text_tokens > 0 && x.txt_offsets[t + 1] - x.txt_offsets[t] > cfg.max_text_tokens)
+      f.fail(packed::kTxtOffsets, str("task ", t, " has ", x.txt_offsets[t + 1] - x.txt_offsets[t],
+                                      " text tokens > model max_text_tokens ", cfg.max_text_tokens));
+  std::vector<uint16_t> raw = f.read_all<uint16_t>(packed::kTxtFeatures);
+  x.txt.resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) x.txt[i] = half_to_float(raw[i]);
+  return x;
+}
+
+}  // namespace
+
+int64_t PackedFileIndex::episode_of(int64_t row) const {
+  return int64_t(std::upper_bound(episode_offsets.begin(), episode_offsets.end(), row) - episode_offsets.begin()) - 1;
+}
+
+int64_t PackedFileIndex::latent_of(int64_t row) const {
+  int64_t e = episode_of(row);
+  return latent_offsets[e] + (row - episode_offsets[e]) / steps_per_latent;
+}
+
+int64_t PackedFileIndex::action_width(int64_t episode) const {
+  return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
+}
+
+int64_t sample_query_tokens(const ModelConfig& cfg) {
+  if (cfg.family == Family::gr00t) return 1 + cfg.n_future + cfg.horizon;
+  int64_t per_frame = (cfg.latent_height / cfg.patch[1]) * (cfg.latent_width / cfg.patch[2]);
+  int64_t blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
+  return 2 * (cfg.latent_frames / cfg.patch[0]) * per_frame + blocks * cfg.actions_per_block;
+}
+
+PackedDataset::PackedDataset(MPI_Comm comm, const std::vector<std::string>& paths, const ModelConfig& cfg,
+                             const std::string& view) {
+  EMB_CHECK(!paths.empty(), "data.paths: no files");
+  if (cfg.family == Family::wan)
+    EMB_CHECK(cfg.latent_frames % cfg.patch[0] == 0 && cfg.latent_height % cfg.patch[1] == 0 &&
+                  cfg.latent_width % cfg.patch[2] == 0,
+              "model: latent frames/height/width must be multiples of the patch size");
+  for (const std::string& p : paths) {
+    files_.push_back(open_file(comm, p, cfg, view));
+    const PackedFileIndex& x = files_.back();
+    sample_begin_.push_back(sample_begin_.back() + x.steps);
+    if (cfg.family == Family::gr00t) {
+      for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) max_context_ = std::max(max_context_, x.vl_offsets[s + 1] - x.vl_offsets[s]);
+    } else {
+      for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t) max_context_ = std::max(max_context_, x.txt_offsets[t + 1] - x.txt_offsets[t]);
+    }
+  }
+  query_tokens_ = sample_query_tokens(cfg);
+}
+
+std::pair<int32_t, int64_t> PackedDataset::locate(int64_t sample) const {
+  int32_t f = int32_t(std::upper_bound(sample_begin_.begin(), sample_begin_.end(), sample) - sample_begin_.begin()) - 1;
+  return {f, sample - sample_begin_[size_t(f)]};
+}
+
+std::vector<Chunk> PackedDataset::chunks(int64_t chunk_rows) const {
+  std::vector<Chunk> out;
+  for (int32_t f = 0; f < int32_t(files_.size()); ++f)
+    for (int64_t r = 0; r < files_[f].steps; r += chunk_rows) out.push_back(Chunk{f, r, std::min(files_[f].steps, r + chunk_rows)});
+  return out;
+}
+
+std::vector<std::string> expand_paths(const std::vector<std::string>& patterns) {
+  std::vector<std::string> out;
+  for (const std::string& p : patterns) {
+    if (p.find_first_of("*?[") == std::string::npos) {
+      out.push_back(p);
+      continue;
+    }
+    glob_t g{};
+    int rc = glob(p.c_str(), 0, nullptr, &g);
+    std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
+    globfree(&g);
+    EMB_CHECK(!matches.empty(), "data.paths: '", p, "' matches no file");
+    std::sort(matches.begin(), matches.end());
+    out.insert(out.end(), matches.begin(), matches.end());
+  }
+  return out;
+}
+
+}  // namespace emb

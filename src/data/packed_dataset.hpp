@@ -1,0 +1,70 @@
+// The packed files of one training run (deck data.paths: files or globs, expanded in sorted
+// order) opened through HDF5's MPI-IO driver on the data-parallel communicator. On open
+// every file is checked against the format (verify_structure) and against the model:
+// family, context feature dim == d_ctx, state/action widths <= Sd/A (narrower ones are
+// zero-padded and masked), latent shape == (Hl, Wl, C) of the selected view, text tokens
+// <= max_text_tokens. The small per-episode index arrays stay in memory; the step rows are
+// read later by the shuffle buffer.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "data/h5_file.hpp"
+#include "model/model_config.hpp"
+
+namespace emb {
+
+struct PackedFileIndex {
+  H5File file;
+  int64_t steps = 0, state_dim = 0, action_dim = 0;
+  std::vector<int64_t> episode_offsets;
+  std::vector<int32_t> episode_task, episode_embodiment;
+  std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
+  std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl
+  std::string latent_dataset;                  // wan: /latents/<view>
+  std::vector<int64_t> latent_offsets;         // wan: [E+1]
+  int64_t steps_per_latent = 1;
+  std::vector<int64_t> txt_offsets;            // wan: [ntask+1]
+  std::vector<float> txt;                      // wan: every task's text features [rows, d_ctx]
+
+  int64_t episode_of(int64_t row) const;
+  int64_t latent_of(int64_t row) const;  // global latent frame of step `row` (wan)
+  int64_t action_width(int64_t episode) const;
+};
+
+// Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.
+struct Chunk {
+  int32_t file;
+  int64_t begin, end;
+};
+
+class PackedDataset {
+ public:
+  PackedDataset(MPI_Comm comm, const std::vector<std::string>& paths, const ModelConfig& cfg, const std::string& view);
+
+  int64_t files() const { return int64_t(files_.size()); }
+  const PackedFileIndex& file(int64_t i) const { return files_[size_t(i)]; }
+  int64_t samples() const { return sample_begin_.back(); }
+  // (file, row) of global sample s (dataset order).
+  std::pair<int32_t, int64_t> locate(int64_t sample) const;
+  std::vector<Chunk> chunks(int64_t chunk_rows) const;
+
+  int64_t query_tokens() const { return query_tokens_; }      // per sample, fixed by the model
+  int64_t max_context_tokens() const { return max_context_; }  // over all samples
+
+ private:
+  std::vector<PackedFileIndex> files_;
+  std::vector<int64_t> sample_begin_{0};
+  int64_t query_tokens_ = 0, max_context_ = 0;
+};
+
+// Files named by `patterns` (plain paths or globs), globs expanded in sorted order. A glob
+// that matches nothing is an error.
+std::vector<std::string> expand_paths(const std::vector<std::string>& patterns);
+
+// Query tokens of one sample: 1 + Nf + Hz (gr00t) or 2·video tokens + nb·Ha (wan).
+int64_t sample_query_tokens(const ModelConfig& cfg);
+
+}  // namespace emb

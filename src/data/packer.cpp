@@ -1,0 +1,127 @@
+#include "data/packer.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace emb {
+
+namespace {
+
+void add_token(PackedBatch& b, int32_t seq, int32_t blk, int32_t grp, int32_t kind, int32_t f, int32_t h, int32_t w) {
+  b.seq.push_back(seq), b.blk.push_back(blk), b.grp.push_back(grp), b.kind.push_back(kind);
+  b.pos.insert(b.pos.end(), {f, h, w});
+}
+
+void add_gr00t_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
+  int32_t i = 0;
+  add_token(b, slot, 0, 1, kState, i++, 0, 0);
+  for (int k = 0; k < cfg.n_future; ++k) add_token(b, slot, 0, 1, kFuture, i++, 0, 0);
+  for (int k = 0; k < cfg.horizon; ++k) add_token(b, slot, 0, 1, kAction, i++, 0, 0);
+  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
+  b.actions.insert(b.actions.end(), s.actions.begin(), s.actions.end());
+  b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
+}
+
+void add_wan_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
+  auto [pt, ph, pw] = cfg.patch;
+  int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
+  int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
+  for (int32_t grp = 0; grp < 2; ++grp)
+    for (int f = 0; f < fp; ++f)
+      for (int h = 0; h < hp; ++h)
+        for (int w = 0; w < wp; ++w) {
+          add_token(b, slot, (f * pt) / cfg.frames_per_block, grp, grp ? kNoisyVideo : kClean, f, h, w);
+          for (int dt = 0; dt < pt; ++dt)
+            for (int dh = 0; dh < ph; ++dh)
+              for (int dw = 0; dw < pw; ++dw) {
+                const float* px = &s.latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * C];
+                b.video_x0.insert(b.video_x0.end(), px, px + C);
+              }
+        }
+  int blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
+  for (int blk = 0; blk < blocks; ++blk)
+    for (int i = 0; i < cfg.actions_per_block; ++i) add_token(b, slot, blk, 1, kAction, blk * cfg.frames_per_block / pt, 0, 0);
+  b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
+}
+
+PackedBatch build_batch(const std::vector<const Sample*>& samples, const ModelConfig& cfg, const PackerConfig& p) {
+  PackedBatch b;
+  b.family = cfg.family == Family::gr00t ? "gr00t" : "wan";
+  b.n_samples = int32_t(samples.size());
+  for (int32_t slot = 0; slot < b.n_samples; ++slot) {
+    const Sample& s = *samples[size_t(slot)];
+    b.sample_id.push_back(s.id);
+    b.emb_id.push_back(s.emb_id);
+    if (cfg.family == Family::gr00t) {
+      add_gr00t_tokens(b, s, slot, cfg);
+    } else {
+      add_wan_tokens(b, s, slot, cfg);
+    }
+    b.cseq.insert(b.cseq.end(), size_t(s.context_tokens), slot);
+    b.context.insert(b.context.end(), s.context.begin(), s.context.end());
+    b.n_real_tokens += s.tokens();
+    if (p.packing) continue;
+    for (int64_t k = s.query_tokens; k < p.pad_query; ++k) add_token(b, -1, 0, 0, kPad, 0, 0, 0);
+    b.cseq.insert(b.cseq.end(), size_t(p.pad_context - s.context_tokens), -1);
+    b.context.resize(b.cseq.size() * size_t(cfg.d_ctx), 0.f);
+  }
+  b.n_tokens = int64_t(b.seq.size());
+  b.n_context = int64_t(b.cseq.size());
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& tokens, const PackerConfig& p) {
+  std::vector<std::vector<size_t>> bins;
+  if (!p.packing) {
+    int64_t per_mb = p.tokens_per_mb / (p.pad_query + p.pad_context);
+    EMB_ASSERT(per_mb >= 1);
+    for (size_t i = 0; i < tokens.size(); i += size_t(per_mb)) {
+      bins.emplace_back();
+      for (size_t j = i; j < std::min(tokens.size(), i + size_t(per_mb)); ++j) bins.back().push_back(j);
+    }
+    return bins;
+  }
+  size_t window = p.lookahead > 0 ? size_t(p.lookahead) : std::max<size_t>(tokens.size(), 1);
+  for (size_t w0 = 0; w0 < tokens.size(); w0 += window) {
+    size_t w1 = std::min(tokens.size(), w0 + window);
+    std::vector<size_t> order(w1 - w0);
+    std::iota(order.begin(), order.end(), w0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tokens[a] > tokens[b]; });
+    size_t first_bin = bins.size();
+    std::vector<int64_t> used;
+    for (size_t i : order) {
+      size_t k = 0;
+      while (k < used.size() && used[k] + tokens[i] > p.tokens_per_mb) ++k;
+      if (k == used.size()) used.push_back(0), bins.emplace_back();
+      used[k] += tokens[i];
+      bins[first_bin + k].push_back(i);
+    }
+    for (size_t k = first_bin; k < bins.size(); ++k) std::sort(bins[k].begin(), bins[k].end());
+  }
+  return bins;
+}
+
+std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const ModelConfig& cfg, const PackerConfig& p,
+                                   const std::vector<std::string>& file_names) {
+  std::vector<int64_t> tokens;
+  for (const Sample& s : samples) {
+    int64_t need = p.packing ? s.tokens() : p.pad_query + p.pad_context;
+    EMB_CHECK(need <= p.tokens_per_mb, file_names[size_t(s.file)], ": sample ", s.id, " (step ", s.row, ") needs ", need,
+              " tokens (", s.query_tokens, " query + ", p.packing ? s.context_tokens : p.pad_context,
+              " context", p.packing ? "" : ", padded", ") > data.tokens_per_mb = ", p.tokens_per_mb);
+    tokens.push_back(s.tokens());
+  }
+  std::vector<PackedBatch> out;
+  for (const std::vector<size_t>& bin : plan_micro_batches(tokens, p)) {
+    std::vector<const Sample*> members;
+    for (size_t i : bin) members.push_back(&samples[i]);
+    out.push_back(build_batch(members, cfg, p));
+  }
+  return out;
+}
+
+}  // namespace emb

@@ -1,0 +1,32 @@
+// One training sample (DATA.md "Samples"): a window of one episode at step t.
+//  gr00t: state at t (zero-padded to Sd), the action chunk a[t : t+Hz] (past the episode's
+//         end the last action repeats with action_mask 0; columns the embodiment does not
+//         use are 0 with mask 0), and the vl features of step t as context.
+//  wan:   the F latent frames ending at t's frame (frames before the episode start repeat its
+//         first frame), nb·Ha actions (block b's Ha actions start at the step of its first
+//         frame; past the episode's end the last action repeats), the task's text features.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "data/packed_dataset.hpp"
+#include "data/shuffle_buffer.hpp"
+
+namespace emb {
+
+struct Sample {
+  int64_t id = 0;  // epoch·samples_per_epoch + position in the epoch order (model RNG key)
+  int32_t file = 0;
+  int64_t row = 0;
+  int32_t emb_id = 0;
+  int64_t query_tokens = 0, context_tokens = 0;
+  std::vector<float> context;  // [context_tokens, d_ctx]
+  std::vector<float> state, actions, action_mask;  // gr00t: [Sd], [Hz, A], [Hz, A]
+  std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
+  int64_t tokens() const { return query_tokens + context_tokens; }
+};
+
+Sample assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+                       int64_t sample_index, int64_t id);
+
+}  // namespace emb

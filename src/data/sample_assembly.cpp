@@ -1,0 +1,75 @@
+#include "data/sample.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "data/half.hpp"
+
+namespace emb {
+
+namespace {
+
+void append_half(std::vector<float>& out, const uint16_t* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out.push_back(half_to_float(v[i]));
+}
+
+void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
+  int64_t t = s.row, end = x.episode_offsets[e + 1];
+  s.state.assign(size_t(cfg.state_dim), 0.f);
+  std::copy_n(buf.state(s.file, t), x.state_dim, s.state.begin());
+  s.actions.assign(size_t(cfg.horizon) * cfg.action_dim, 0.f);
+  s.action_mask.assign(s.actions.size(), 0.f);
+  int64_t width = x.action_width(e);
+  for (int64_t i = 0; i < cfg.horizon; ++i) {
+    const float* a = buf.action(s.file, std::min(t + i, end - 1));
+    float valid = t + i < end ? 1.f : 0.f;
+    for (int64_t c = 0; c < width; ++c) {
+      s.actions[size_t(i * cfg.action_dim + c)] = a[c];
+      s.action_mask[size_t(i * cfg.action_dim + c)] = valid;
+    }
+  }
+  int64_t first = x.vl_offsets[t];
+  s.context_tokens = x.vl_offsets[t + 1] - first;
+  for (int64_t k = 0; k < s.context_tokens; ++k) append_half(s.context, buf.vl(s.file, first + k), cfg.d_ctx);
+}
+
+void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
+  int64_t start = x.episode_offsets[e], end = x.episode_offsets[e + 1], spl = x.steps_per_latent;
+  int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
+  int64_t last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
+  for (int64_t j = first; j <= last; ++j)
+    append_half(s.latents, buf.latent(s.file, x.latent_offsets[e] + std::max<int64_t>(j, 0)), frame_elems);
+  int64_t blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
+  s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 0.f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t step0 = start + std::max<int64_t>(0, first + b * cfg.frames_per_block) * spl;
+    for (int64_t i = 0; i < cfg.actions_per_block; ++i) {
+      const float* a = buf.action(s.file, std::min(step0 + i, end - 1));
+      std::copy_n(a, x.action_dim, &s.block_actions[size_t((b * cfg.actions_per_block + i) * cfg.action_dim)]);
+    }
+  }
+  int64_t task = x.episode_task[e];
+  s.context_tokens = x.txt_offsets[task + 1] - x.txt_offsets[task];
+  s.context.assign(x.txt.begin() + x.txt_offsets[task] * cfg.d_ctx, x.txt.begin() + x.txt_offsets[task + 1] * cfg.d_ctx);
+}
+
+}  // namespace
+
+Sample assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+                       int64_t sample_index, int64_t id) {
+  Sample s;
+  s.id = id;
+  std::tie(s.file, s.row) = data.locate(sample_index);
+  const PackedFileIndex& x = data.file(s.file);
+  int64_t e = x.episode_of(s.row);
+  s.emb_id = x.episode_embodiment[e];
+  s.query_tokens = data.query_tokens();
+  if (cfg.family == Family::gr00t) {
+    assemble_gr00t(x, buffer, cfg, e, s);
+  } else {
+    assemble_wan(x, buffer, cfg, e, s);
+  }
+  return s;
+}
+
+}  // namespace emb

@@ -1,0 +1,232 @@
+#define BOOST_TEST_MODULE data_loader
+#include <boost/test/unit_test.hpp>
+
+#include <mpi.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "core/error.hpp"
+#include "data/half.hpp"
+#include "data/loader.hpp"
+#include "data_fixtures.hpp"
+
+using namespace emb;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Mpi {
+  Mpi() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  }
+  ~Mpi() { MPI_Finalize(); }
+};
+
+int world_rank() {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int n;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Two synthetic files per family (the glob a*.h5 sorts them), rebuilt in memory as reference.
+struct Dataset {
+  std::string dir;
+  std::vector<PackedData> files;
+  std::vector<int64_t> begin{0};
+  Dataset(const std::string& family) {
+    dir = str("/tmp/embtrain_test_loader_np", world_size(), "_", family);
+    for (uint64_t seed : {11, 12}) {
+      SynthOptions o = test::tiny_synth(family, 7, seed);
+      files.push_back(synthesize(o));
+      begin.push_back(begin.back() + files.back().steps());
+      if (world_rank() == 0) {
+        fs::create_directories(dir);
+        write_packed(files.back(), str(dir, "/a", seed, ".h5"), "test");
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  DataConfig config() const {
+    DataConfig c;
+    c.paths = {dir + "/a*.h5"};
+    c.global_batch = 10, c.chunk_rows = 16, c.shuffle_buffer = 48, c.tokens_per_mb = 300, c.prefetch = 2, c.seed = 5;
+    return c;
+  }
+};
+
+struct Seen {
+  int64_t id;
+  std::vector<float> state, action0;
+  int64_t context;
+  float context0;
+};
+
+std::vector<Seen> collect(Loader& loader, int64_t steps, const ModelConfig& cfg, int64_t* batches_min = nullptr) {
+  std::vector<Seen> out;
+  for (int64_t k = 0; k < steps; ++k) {
+    std::vector<PackedBatch> mbs = loader.next_step();
+    int64_t n = int64_t(mbs.size()), lo = 0, hi = 0;
+    MPI_Allreduce(&n, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&n, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    BOOST_TEST(lo == hi);  // every rank has the same number of micro-batches
+    if (batches_min) *batches_min = lo;
+    for (const PackedBatch& b : mbs) {
+      int64_t c = 0;
+      for (int i = 0; i < b.n_samples; ++i) {
+        Seen s;
+        s.id = b.sample_id[i];
+        if (cfg.family == Family::gr00t) {
+          const float* st = &b.state[size_t(i * cfg.state_dim)];
+          const float* a0 = &b.actions[size_t(i * cfg.horizon * cfg.action_dim)];
+          s.state = std::vector<float>(st, st + cfg.state_dim);
+          s.action0 = std::vector<float>(a0, a0 + cfg.action_dim);
+        }
+        int64_t first = c;
+        while (c < b.n_context && b.cseq[c] == i) ++c;
+        s.context = c - first;
+        s.context0 = s.context ? b.context[size_t(first * cfg.d_ctx)] : 0.f;
+        out.push_back(s);
+      }
+    }
+  }
+  return out;
+}
+
+// Ids seen by all ranks, gathered on every rank.
+std::vector<int64_t> all_ids(const std::vector<Seen>& seen) {
+  std::vector<int64_t> mine;
+  for (const Seen& s : seen) mine.push_back(s.id);
+  int n = int(mine.size());
+  std::vector<int> counts(static_cast<size_t>(world_size())), displs(static_cast<size_t>(world_size()));
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+  std::vector<int64_t> all(size_t(displs.back() + counts.back()));
+  MPI_Allgatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, MPI_COMM_WORLD);
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+}  // namespace
+
+BOOST_GLOBAL_FIXTURE(Mpi);
+
+BOOST_AUTO_TEST_CASE(gr00t_epoch_is_covered_once_with_the_right_content) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  DataConfig dc = d.config();
+  Loader loader(MPI_COMM_WORLD, dc, cfg);
+  int64_t S = loader.samples_per_epoch();
+  BOOST_TEST(S == d.begin.back());
+  int64_t steps = S / dc.global_batch;
+  std::vector<Seen> seen = collect(loader, steps, cfg);
+  std::vector<int64_t> ids = all_ids(seen);
+  BOOST_TEST(int64_t(ids.size()) == steps * dc.global_batch);
+  for (size_t i = 0; i < ids.size(); ++i) BOOST_TEST(ids[i] == int64_t(i));  // positions 0.. once each
+  // Content: the sample at position p is Sampler(...).at(0, p) of the same dataset.
+  std::vector<int64_t> sizes;
+  for (const PackedData& f : d.files)
+    for (int64_t r = 0; r < f.steps(); r += dc.chunk_rows) sizes.push_back(std::min(dc.chunk_rows, f.steps() - r));
+  Sampler ref(sizes, dc.shuffle_buffer / dc.chunk_rows, dc.seed);
+  for (const Seen& s : seen) {
+    int64_t sample = ref.at(0, s.id).sample;
+    size_t f = sample >= d.begin[1] ? 1 : 0;
+    int64_t row = sample - d.begin[f];
+    const PackedData& p = d.files[f];
+    for (int64_t c = 0; c < p.state_dim; ++c) BOOST_TEST(s.state[size_t(c)] == p.state[size_t(row * p.state_dim + c)]);
+    for (int64_t c = 0; c < p.action_dim; ++c) BOOST_TEST(s.action0[size_t(c)] == p.action[size_t(row * p.action_dim + c)]);
+    const VarlenFeatures& vl = p.features.at("vl");
+    BOOST_TEST(s.context == vl.offsets[size_t(row + 1)] - vl.offsets[size_t(row)]);
+    BOOST_TEST(s.context0 == half_to_float(vl.values[size_t(vl.offsets[size_t(row)] * vl.dim)]));
+  }
+  LoaderStats st = loader.stats();
+  BOOST_TEST(st.samples == int64_t(seen.size()));
+  BOOST_TEST(st.real_tokens == st.computed_tokens);
+  BOOST_TEST(st.bytes_read > 0);
+}
+
+BOOST_AUTO_TEST_CASE(restore_continues_the_global_order) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  DataConfig dc = d.config();
+  SamplerState mid;
+  std::vector<int64_t> before, after;
+  {
+    Loader loader(MPI_COMM_WORLD, dc, cfg);
+    before = all_ids(collect(loader, 3, cfg));
+    mid = loader.state();
+  }
+  BOOST_TEST(mid.cursor == 3 * dc.global_batch);
+  dc.prefetch = 0;  // also covers the synchronous path
+  Loader loader(MPI_COMM_WORLD, dc, cfg);
+  loader.restore(mid);
+  after = all_ids(collect(loader, 2, cfg));
+  for (size_t i = 0; i < after.size(); ++i) BOOST_TEST(after[i] == mid.cursor + int64_t(i));
+  BOOST_TEST(before.back() + 1 == after.front());
+}
+
+BOOST_AUTO_TEST_CASE(padded_mode_carries_the_same_samples) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  DataConfig dc = d.config();
+  // One loader at a time: each has a reader thread and HDF5 is not thread-safe.
+  auto run = [&](bool packing, LoaderStats& stats) {
+    dc.packing = packing;
+    Loader loader(MPI_COMM_WORLD, dc, cfg);
+    std::vector<int64_t> ids = all_ids(collect(loader, 4, cfg));
+    stats = loader.stats();
+    return ids;
+  };
+  LoaderStats sa, sb;
+  BOOST_TEST(run(true, sa) == run(false, sb));
+  BOOST_TEST(sa.real_tokens == sb.real_tokens);
+  BOOST_TEST(sb.computed_tokens > sb.real_tokens);
+}
+
+BOOST_AUTO_TEST_CASE(wan_samples_are_assembled) {
+  Dataset d("wan");
+  ModelConfig cfg = test::tiny_model(Family::wan);
+  DataConfig dc = d.config();
+  dc.view = "view1";
+  Loader loader(MPI_COMM_WORLD, dc, cfg);
+  int64_t steps = loader.samples_per_epoch() / dc.global_batch;
+  int64_t seen = 0;
+  for (int64_t k = 0; k < steps; ++k)
+    for (const PackedBatch& b : loader.next_step()) {
+      BOOST_TEST(b.n_tokens == int64_t(b.n_samples) * sample_query_tokens(cfg));
+      BOOST_TEST(b.video_x0.size() == size_t(2 * 3 * 4) * size_t(4 * cfg.latent_channels) * size_t(b.n_samples));
+      BOOST_TEST(b.act_x0.size() == size_t(4 * cfg.action_dim * b.n_samples));
+      for (float v : b.video_x0) BOOST_TEST(std::isfinite(v));
+      seen += b.n_samples;
+    }
+  int64_t total = 0;
+  MPI_Allreduce(&seen, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  BOOST_TEST(total == steps * dc.global_batch);
+}
+
+BOOST_AUTO_TEST_CASE(model_mismatch_is_a_clear_error) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  cfg.d_ctx = 48;
+  try {
+    Loader loader(MPI_COMM_WORLD, d.config(), cfg);
+    BOOST_FAIL("expected an error");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find(":/features/vl: feature dim 32 != model context dim 48") != std::string::npos);
+  }
+  DataConfig dc = d.config();
+  dc.paths = {d.dir + "/zzz*.h5"};
+  try {
+    Loader loader(MPI_COMM_WORLD, dc, test::tiny_model(Family::gr00t));
+    BOOST_FAIL("expected an error");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find("matches no file") != std::string::npos);
+  }
+}
