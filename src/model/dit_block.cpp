@@ -147,13 +147,11 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPla
 
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
                         BlockScratch& s) {
-  int64_t D = 0, F = 0, chunks = 0, rows = 0;
-  for (const BlockSpec* b : specs) {
+  int64_t D = 0, F = 0, chunks = 1;
+  for (const BlockSpec* b : specs)
     D = std::max<int64_t>(D, b->D), F = std::max<int64_t>(F, b->F), chunks = std::max<int64_t>(chunks, b->n_chunks());
-    // vl blocks run over the context tokens.
-    rows = std::max(rows, b->modulation == Modulation::none ? Tc : std::max(T, Tc));
-  }
-  s.dmod = plan.floats(rows * std::max<int64_t>(chunks, 1) * D);
+  const int64_t rows = std::max(T, Tc);  // vl blocks run over the context tokens
+  s.dmod = plan.floats(rows * chunks * D);
   s.dmod_rows = plan.floats(rows * 2 * D);
   for (float** p : {&s.dh, &s.dln, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.floats(rows * D);
   s.da = plan.floats(rows * F);

@@ -68,7 +68,7 @@ void Gr00tModel::plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, i
   for (float** p : {&a.ax, &a.v, &a.dv}) *p = plan.floats(Ta * A);
   a.a_tq = plan.floats(Ta);
   a.a_emb = plan.take<int32_t>(Ta);
-  for (float** p : {&a.ae1, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhln, &a.dhx,
+  for (float** p : {&a.ae1, &a.a_sin, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhln, &a.dhx,
                     &a.dae3, &a.dae2s, &a.dae2, &a.dae1})
     *p = plan.floats(Ta * D);
   for (float** p : {&a.acat, &a.dacat, &a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
@@ -118,10 +118,10 @@ void Gr00tModel::encode(const ParamAccess& P, const PackedBatch& b) {
     a.a_tq[r] = float(draws_.tq[size_t(s)]);
   }
   cpu::linear_emb_forward(a.ax, P.p(act_fc1_.weight), P.p(act_fc1_.bias), a.a_emb, a.ae1, Ta, A, int(D), E);
-  cpu::sinus_embedding(a.a_tq, a.ae2, Ta, int(D));  // ae2 is free until fc2 runs
+  cpu::sinus_embedding(a.a_tq, a.a_sin, Ta, int(D));
   for (int64_t r = 0; r < Ta; ++r) {
     std::memcpy(a.acat + r * 2 * D, a.ae1 + r * D, size_t(D) * sizeof(float));
-    std::memcpy(a.acat + r * 2 * D + D, a.ae2 + r * D, size_t(D) * sizeof(float));
+    std::memcpy(a.acat + r * 2 * D + D, a.a_sin + r * D, size_t(D) * sizeof(float));
   }
   cpu::linear_emb_forward(a.acat, P.p(act_fc2_.weight), P.p(act_fc2_.bias), a.a_emb, a.ae2, Ta, int(2 * D), int(D),
                           E);

@@ -36,7 +36,7 @@ class Gr00tModel : public Model {
   struct Acts {
     float *sin = nullptr, *te1 = nullptr, *te1s = nullptr, *temb = nullptr, *stemb = nullptr;
     float *st1 = nullptr, *st1r = nullptr, *st2 = nullptr;
-    float *ax = nullptr, *a_tq = nullptr, *ae1 = nullptr, *acat = nullptr, *ae2 = nullptr, *ae2s = nullptr,
+    float *ax = nullptr, *a_tq = nullptr, *a_sin = nullptr, *ae1 = nullptr, *acat = nullptr, *ae2 = nullptr, *ae2s = nullptr,
           *ae3 = nullptr;
     int32_t *a_emb = nullptr;
     float *x = nullptr, *c = nullptr, *vl_mean = nullptr, *vl_rstd = nullptr;
