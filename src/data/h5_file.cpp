@@ -267,25 +267,27 @@ void H5File::set_attr(const std::string& obj, const std::string& name, double va
 
 void H5File::read_raw(const std::string& ds, Elem e, const RowRanges* rows, void* dst) const {
   H5Handle d = open_dataset(ds);
+  hid_t xfer = parallel_ ? xfer_.get() : H5P_DEFAULT;
+  if (!rows) {
+    if (H5Dread(d.get(), h5_type(e), H5S_ALL, H5S_ALL, xfer, dst) < 0) fail(ds, "read failed (truncated file?)");
+    return;
+  }
+  // One single-block hyperslab per range: HDF5 1.10 walks a union of hyperslabs element by
+  // element (measured ~40 MB/s), while a single block takes the fast contiguous path.
   H5Handle fspace(H5Dget_space(d.get()), H5Sclose);
   std::vector<int64_t> dims = space_dims(fspace.get());
-  H5Handle mspace;
-  if (rows) {
-    EMB_ASSERT(!dims.empty());
-    std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
-    H5Sselect_none(fspace.get());
-    for (const auto& r : rows->ranges()) {
-      if (r[1] > dims[0]) fail(ds, str("rows [", r[0], ", ", r[1], ") out of range (", dims[0], " rows)"));
-      start[0] = hsize_t(r[0]), count[0] = hsize_t(r[1] - r[0]);
-      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr);
-    }
-    std::vector<hsize_t> mdims(dims.begin(), dims.end());
-    mdims[0] = hsize_t(rows->rows());
-    mspace = H5Handle(H5Screate_simple(int(mdims.size()), mdims.data(), nullptr), H5Sclose);
+  EMB_ASSERT(!dims.empty());
+  size_t row_bytes = elem_size(e);
+  for (size_t i = 1; i < dims.size(); ++i) row_bytes *= size_t(dims[i]);
+  std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
+  for (const auto& r : rows->ranges()) {
+    if (r[1] > dims[0]) fail(ds, str("rows [", r[0], ", ", r[1], ") out of range (", dims[0], " rows)"));
+    start[0] = hsize_t(r[0]), count[0] = hsize_t(r[1] - r[0]);
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    H5Handle mspace(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+    char* at = static_cast<char*>(dst) + size_t(r[2]) * row_bytes;
+    if (H5Dread(d.get(), h5_type(e), mspace.get(), fspace.get(), xfer, at) < 0) fail(ds, "read failed (truncated file?)");
   }
-  hid_t ms = rows ? mspace.get() : H5S_ALL, fs = rows ? fspace.get() : H5S_ALL;
-  hid_t xfer = parallel_ ? xfer_.get() : H5P_DEFAULT;
-  if (H5Dread(d.get(), h5_type(e), ms, fs, xfer, dst) < 0) fail(ds, "read failed (truncated file?)");
 }
 
 int64_t H5File::read_rows(const std::string& ds, Elem e, const RowRanges& rows, void* dst) const {
