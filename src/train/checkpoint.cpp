@@ -1,0 +1,193 @@
+#include "train/checkpoint.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+#include "comm/shard_range.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "core/log.hpp"
+#include "train/checkpoint_agreement.hpp"
+#include "train/checkpoint_dir.hpp"
+#include "train/checkpoint_file.hpp"
+
+namespace emb {
+namespace {
+
+// The three owned states, in file order.
+constexpr std::array<const char*, 3> kGroups = {"params", "exp_avg", "exp_avg_sq"};
+
+std::string dataset(const char* group, const ParamInfo& t) { return str("/", group, "/", t.name); }
+
+// The part of tensor t inside `range` (bucket-relative, within this rank's owned part of the
+// bucket b holding t): a range of the tensor and where its elements live in the owned buffers.
+struct TensorSlice {
+  int64_t begin = 0, count = 0, owned_offset = 0;
+};
+
+TensorSlice tensor_slice(const ParamInfo& t, const Bucket& b, ShardRange range) {
+  EMB_ASSERT(range.offset >= b.begin && range.offset + range.count <= b.begin + b.owned_count);
+  const int64_t lo = std::max(t.offset, b.offset + range.offset);
+  const int64_t hi = std::min(t.offset + t.numel, b.offset + range.offset + range.count);
+  if (hi <= lo) return {};
+  return {lo - t.offset, hi - lo, b.owned_offset + (lo - b.offset - b.begin)};
+}
+
+const Bucket& bucket_of(const ParamInfo& t, const ShardLayout& layout) {
+  return layout.bucket(layout.bucket_of_unit(t.unit));
+}
+
+// Every element is written by exactly one rank: its shard of the bucket, which is its owned
+// part when sharded and a 1/N part of the replicated bucket without sharding.
+TensorSlice written_slice(const ParamInfo& t, const ShardLayout& layout, int rank, int size) {
+  const Bucket& b = bucket_of(t, layout);
+  return tensor_slice(t, b, shard_range(b.count, rank, size));
+}
+
+TensorSlice owned_slice(const ParamInfo& t, const ShardLayout& layout) {
+  const Bucket& b = bucket_of(t, layout);
+  return tensor_slice(t, b, ShardRange{b.begin, b.owned_count});
+}
+
+void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
+  std::array<int64_t, 5> v = {meta.step, meta.sampler.epoch, meta.sampler.cursor, int64_t(meta.seed),
+                              meta.world_size_at_save};
+  MPI_Bcast(v.data(), int(v.size()), MPI_INT64_T, 0, comm);
+  meta.step = v[0], meta.sampler.epoch = v[1], meta.sampler.cursor = v[2], meta.seed = uint64_t(v[3]);
+  meta.world_size_at_save = int(v[4]);
+  broadcast_string(comm, meta.preset);
+  broadcast_string(comm, meta.deck_text);
+}
+
+void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
+  f.set_attr("format", std::string(kCheckpointFormat));
+  f.set_attr("step", meta.step);
+  f.set_attr("sampler_epoch", meta.sampler.epoch);
+  f.set_attr("sampler_cursor", meta.sampler.cursor);
+  f.set_attr("seed", meta.seed);
+  f.set_attr("preset", meta.preset);
+  f.set_attr("world_size", int64_t(meta.world_size_at_save));
+  f.set_attr("deck", meta.deck_text);
+}
+
+CheckpointMeta read_meta(const CheckpointFile& f) {
+  CheckpointMeta meta;
+  meta.step = f.attr_int("step");
+  meta.sampler.epoch = f.attr_int("sampler_epoch");
+  meta.sampler.cursor = f.attr_int("sampler_cursor");
+  meta.seed = f.attr_uint("seed");
+  meta.preset = f.attr_string("preset");
+  meta.world_size_at_save = int(f.attr_int("world_size"));
+  meta.deck_text = f.attr_string("deck");
+  return meta;
+}
+
+// Rank 0's checks before any rank reads a tensor: the file holds exactly reg's tensors.
+void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const std::string& preset) {
+  for (const char* group : kGroups) {
+    for (const ParamInfo& t : reg.all()) {
+      const std::vector<int64_t> shape = f.tensor_shape(dataset(group, t));
+      if (shape != t.shape)
+        f.fail(dataset(group, t), str("shape ", shape_text(shape), " in the checkpoint, ", shape_text(t.shape),
+                                      " in the model (preset ", preset, ")"));
+    }
+    for (const std::string& name : f.members(str("/", group)))
+      if (!reg.contains(name)) f.fail(str("/", group, "/", name), str("not a parameter of preset ", preset));
+  }
+}
+
+CheckpointMeta validate(const std::string& path, const std::string& preset, const ParamRegistry& reg) {
+  CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+  f.expect_complete();
+  CheckpointMeta meta = read_meta(f);
+  if (meta.preset != preset)
+    f.fail("/", str("checkpoint of preset '", meta.preset, "', this run uses preset '", preset, "'"));
+  validate_tensors(f, reg, preset);
+  return meta;
+}
+
+void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamRegistry& reg,
+                           const ShardLayout& layout, const std::array<const float*, 3>& states,
+                           const CheckpointMeta& meta) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::unique_ptr<CheckpointFile> f;
+  run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(tmp, comm, CheckpointFile::Access::create); });
+  run_agreed(comm, [&] {
+    write_meta(*f, meta);
+    for (const char* group : kGroups) f->create_group(str("/", group));
+  });
+  for (size_t g = 0; g < kGroups.size(); ++g) {
+    for (const ParamInfo& t : reg.all()) {
+      const TensorSlice s = written_slice(t, layout, rank, size);
+      run_agreed(comm, [&] { f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, states[g] + s.owned_offset); });
+    }
+  }
+  run_agreed(comm, [&] {
+    f->sync();
+    f->set_attr("complete", int64_t(1));
+    f->close();
+  });
+}
+
+}  // namespace
+
+std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
+                            const float* owned_params, const float* exp_avg, const float* exp_avg_sq,
+                            const CheckpointMeta& meta, int keep) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  CheckpointMeta stored = meta;
+  stored.world_size_at_save = size;
+  broadcast_meta(comm, stored);
+  const std::string path = dir + "/" + checkpoint_file_name(stored.step), tmp = path + ".tmp";
+  run_agreed(comm, [&] {
+    if (rank == 0) make_dirs(dir);
+  });
+  try {
+    write_checkpoint_file(comm, tmp, reg, layout, {owned_params, exp_avg, exp_avg_sq}, stored);
+  } catch (const Error&) {
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
+  }
+  run_agreed(comm, [&] {
+    if (rank != 0) return;
+    EMB_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, path, ": cannot rename ", tmp, " into place");
+    write_file_atomic(dir + "/" + kLatestName, checkpoint_file_name(stored.step) + "\n");
+    if (keep > 0) prune_checkpoints(dir, keep);
+  });
+  log_info("checkpoint: wrote ", path, " (step ", stored.step, ")");
+  return path;
+}
+
+CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std::string& preset,
+                               const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
+                               float* exp_avg, float* exp_avg_sq) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  CheckpointMeta meta;
+  run_agreed(comm, [&] {
+    if (rank == 0) meta = validate(path, preset, reg);
+  });
+  broadcast_meta(comm, meta);
+  std::unique_ptr<CheckpointFile> f;
+  run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(path, comm, CheckpointFile::Access::read); });
+  const std::array<float*, 3> states = {owned_params, exp_avg, exp_avg_sq};
+  for (size_t g = 0; g < kGroups.size(); ++g) {
+    for (const ParamInfo& t : reg.all()) {
+      const TensorSlice s = owned_slice(t, layout);
+      run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, states[g] + s.owned_offset); });
+    }
+  }
+  run_agreed(comm, [&] { f->close(); });
+  log_info("checkpoint: resumed from ", path, " (step ", meta.step, ", saved on ", meta.world_size_at_save,
+           " rank(s))");
+  return meta;
+}
+
+}  // namespace emb

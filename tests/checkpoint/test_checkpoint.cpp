@@ -1,0 +1,317 @@
+// Checkpoints of the tiny_wan registry: saved by N ranks in one shard mode and loaded by M
+// ranks in another (N → N, N → 1, N → N−1, 1 → N, N−1 → N over RANKS 1 2 3 4, with
+// different bucket sizes), every restored element compared exactly; torn, temporary and
+// truncated files refused and skipped by resume = auto; validation errors on every rank
+// with one line naming the file and the dataset.
+#define BOOST_TEST_MODULE checkpoint
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "checkpoint/checkpoint_fixture.hpp"
+#include "comm/world_fixture.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "model/model.hpp"
+#include "model/presets.hpp"
+#include "train/checkpoint.hpp"
+#include "train/checkpoint_dir.hpp"
+#include "train/checkpoint_file.hpp"
+
+using namespace emb;
+namespace fs = std::filesystem;
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
+
+namespace {
+
+constexpr uint64_t kSeed = 0xF00DFACE12345678ull;  // beyond double precision: stored as uint64
+constexpr int64_t kBucketBytes = 64 << 10;
+
+const ParamRegistry& tiny_registry() {
+  static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"));
+  return model->params();
+}
+
+CheckpointMeta meta_at(int64_t step, const std::string& preset = "tiny_wan") {
+  CheckpointMeta m;
+  m.step = step;
+  m.sampler = SamplerState{step / 4, 17 * step};
+  m.seed = kSeed;
+  m.preset = preset;
+  m.deck_text = str("[model]\npreset = ", preset, "\n[train]\nsteps = ", step, "\n");
+  return m;
+}
+
+struct CommInfo {
+  int rank = 0, size = 1;
+};
+CommInfo info(MPI_Comm comm) {
+  CommInfo c;
+  MPI_Comm_rank(comm, &c.rank);
+  MPI_Comm_size(comm, &c.size);
+  return c;
+}
+
+std::string save_states(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, ShardMode mode,
+                        const CheckpointMeta& meta, int64_t bucket_bytes = 0, int keep = 0) {
+  const CommInfo c = info(comm);
+  ShardLayout layout(reg, mode, c.rank, c.size, bucket_bytes);
+  OwnedStates s = expected_states(layout, meta.step);
+  return save_checkpoint(comm, dir, reg, layout, s.params.data(), s.exp_avg.data(), s.exp_avg_sq.data(), meta, keep);
+}
+
+int64_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) bad += got[i] != want[i];
+  return bad;
+}
+
+// Loads `path` on comm in `mode` and checks every owned element and the metadata.
+void check_load(MPI_Comm comm, const std::string& path, ShardMode mode, int64_t step, int saved_on,
+                int64_t bucket_bytes) {
+  const CommInfo c = info(comm);
+  const ParamRegistry& reg = tiny_registry();
+  ShardLayout layout(reg, mode, c.rank, c.size, bucket_bytes);
+  OwnedStates got = blank_states(layout);
+  CheckpointMeta meta = load_checkpoint(comm, path, "tiny_wan", reg, layout, got.params.data(), got.exp_avg.data(),
+                                        got.exp_avg_sq.data());
+  const OwnedStates want = expected_states(layout, step);
+  BOOST_TEST(mismatches(got.params, want.params) == 0);
+  BOOST_TEST(mismatches(got.exp_avg, want.exp_avg) == 0);
+  BOOST_TEST(mismatches(got.exp_avg_sq, want.exp_avg_sq) == 0);
+  const CheckpointMeta expected = meta_at(step);
+  BOOST_TEST(meta.step == step);
+  BOOST_TEST((meta.sampler == expected.sampler));
+  BOOST_TEST(meta.seed == kSeed);
+  BOOST_TEST(meta.preset == "tiny_wan");
+  BOOST_TEST(meta.deck_text == expected.deck_text);
+  BOOST_TEST(meta.world_size_at_save == saved_on);
+}
+
+// The first N−1 ranks of the world (N > 1), MPI_COMM_NULL elsewhere.
+MPI_Comm all_but_last(const World& w) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(w.comm, w.rank < w.size - 1 ? 0 : MPI_UNDEFINED, w.rank, &sub);
+  return sub;
+}
+
+// The emb::Error message f throws on this rank ("" when it does not throw).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string load_error(const std::string& path, const std::string& preset = "tiny_wan") {
+  const World& w = test_world();
+  ShardLayout layout(tiny_registry(), ShardMode::full, w.rank, w.size);
+  OwnedStates got = blank_states(layout);
+  return error_of([&] {
+    load_checkpoint(w.comm, path, preset, tiny_registry(), layout, got.params.data(), got.exp_avg.data(),
+                    got.exp_avg_sq.data());
+  });
+}
+
+// Runs f on rank 0 only (serial edits of a saved file), then lets every rank continue.
+void on_rank0(const std::function<void()>& f) {
+  if (test_world().rank == 0) f();
+  MPI_Barrier(test_world().comm);
+}
+
+void truncate_to_half(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
+
+void delete_complete_marker(const std::string& path) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  BOOST_REQUIRE(H5Adelete(f, "complete") >= 0);
+  H5Fclose(f);
+}
+
+// tiny_wan's tensors, with `drop` left out, `transpose` stored with its two dimensions
+// swapped and `extra` added at the end.
+ParamRegistry registry_variant(const std::string& drop, const std::string& transpose, const std::string& extra) {
+  const ParamRegistry& base = tiny_registry();
+  ParamRegistry reg;
+  int unit = -1;
+  for (const ParamInfo& t : base.all()) {
+    if (t.unit != unit) reg.begin_unit(base.unit(unit = t.unit).name);
+    if (t.name == drop) continue;
+    std::vector<int64_t> shape = t.shape;
+    if (t.name == transpose) std::swap(shape[0], shape[1]);
+    reg.add(t.name, shape, t.init, t.decay);
+  }
+  if (!extra.empty()) reg.add(extra, {3}, ParamInit::zeros, false);
+  return reg;
+}
+
+// A 2-D tensor of tiny_wan with distinct dimensions.
+const ParamInfo& rectangular_tensor() {
+  for (const ParamInfo& t : tiny_registry().all())
+    if (t.shape.size() == 2 && t.shape[0] != t.shape[1]) return t;
+  throw Error("tiny_wan has no rectangular tensor");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(values_are_exact_in_fp32) {
+  BOOST_REQUIRE(tiny_registry().total() < (int64_t(1) << 24));
+}
+
+BOOST_AUTO_TEST_CASE(reshard_across_rank_counts_and_shard_modes) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_reshard");
+  const ShardMode modes[] = {ShardMode::none, ShardMode::grads, ShardMode::full};
+  MPI_Comm sub = all_but_last(w);
+  int64_t step = 100;
+  for (int i = 0; i < 3; ++i) {
+    const ShardMode save_mode = modes[i], load_mode = modes[(i + 1) % 3];
+    BOOST_TEST_CONTEXT("save shard mode " << i << ", load shard mode " << (i + 1) % 3) {
+      // N ranks save; N, 1 and N−1 ranks load.
+      ++step;
+      const std::string path = save_states(w.comm, dir.path() + "/world", tiny_registry(), save_mode, meta_at(step));
+      BOOST_TEST(path == dir.path() + "/world/" + checkpoint_file_name(step));
+      check_load(w.comm, path, load_mode, step, w.size, kBucketBytes);
+      check_load(MPI_COMM_SELF, path, load_mode, step, w.size, 0);
+      if (sub != MPI_COMM_NULL) check_load(sub, path, load_mode, step, w.size, kBucketBytes);
+      MPI_Barrier(w.comm);
+
+      // 1 rank saves, N load.
+      ++step;
+      std::string self_path;
+      if (w.rank == 0)
+        self_path = save_states(MPI_COMM_SELF, dir.path() + "/self", tiny_registry(), save_mode, meta_at(step), kBucketBytes);
+      broadcast_string(w.comm, self_path);
+      check_load(w.comm, self_path, load_mode, step, 1, 0);
+
+      // N−1 ranks save, N load.
+      if (w.size > 1) {
+        ++step;
+        std::string sub_path;
+        if (sub != MPI_COMM_NULL)
+          sub_path = save_states(sub, dir.path() + "/sub", tiny_registry(), save_mode, meta_at(step), kBucketBytes);
+        broadcast_string(w.comm, sub_path);
+        check_load(w.comm, sub_path, load_mode, step, w.size - 1, 0);
+      }
+    }
+  }
+  if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+}
+
+BOOST_AUTO_TEST_CASE(file_layout_and_latest_pointer) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_layout");
+  const std::string path = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, meta_at(7));
+  std::ifstream latest(dir.path() + "/latest");
+  std::string name;
+  latest >> name;
+  BOOST_TEST(name == "step_00000007.h5");
+  BOOST_TEST(!fs::exists(path + ".tmp"));
+  // Every tensor of every state is stored whole under its registry name, with its shape.
+  CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+  BOOST_TEST(f.attr_string("format") == "embtrain-ckpt/1");
+  BOOST_TEST(f.attr_int("complete") == 1);
+  BOOST_TEST(f.attr_int("world_size") == w.size);
+  const ParamInfo& t = rectangular_tensor();
+  for (const char* group : {"/params/", "/exp_avg/", "/exp_avg_sq/"}) {
+    BOOST_TEST(f.members(std::string(group).substr(0, std::string(group).size() - 1)).size() ==
+               tiny_registry().all().size());
+    BOOST_TEST(f.tensor_shape(group + t.name) == t.shape);
+  }
+  std::vector<float> values(size_t(t.numel));
+  f.read_tensor("/exp_avg/" + t.name, 0, t.numel, values.data());
+  for (int64_t i = 0; i < t.numel; ++i) BOOST_TEST_REQUIRE(values[size_t(i)] == state_value(1, t.offset + i, 7));
+}
+
+BOOST_AUTO_TEST_CASE(torn_and_temporary_checkpoints_are_never_loaded) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_torn");
+  const std::string p1 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(1));
+  const std::string p2 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p2);
+
+  // Step 2 lost its completion marker: refused; `latest` (naming it) is not trusted.
+  on_rank0([&] { delete_complete_marker(p2); });
+  BOOST_TEST(load_error(p2) == p2 + ":/: incomplete checkpoint (no 'complete' marker: the write was torn)");
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+  check_load(w.comm, resolve_resume(w.comm, "auto", dir.path()), ShardMode::none, 1, w.size, 0);
+
+  // Truncated: refused, skipped.
+  on_rank0([&] { truncate_to_half(p2); });
+  BOOST_TEST(load_error(p2) == p2 + ": cannot open as HDF5 (truncated or corrupt file)");
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+
+  // A complete file still under its temporary name, even when `latest` names it.
+  const std::string tmp = dir.path() + "/" + checkpoint_file_name(3) + ".tmp";
+  on_rank0([&] {
+    fs::copy_file(p1, tmp);
+    write_file_atomic(dir.path() + "/latest", checkpoint_file_name(3) + ".tmp\n");
+  });
+  BOOST_TEST(load_error(tmp) == tmp + ": a temporary checkpoint (still being written, or torn): never loaded");
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+
+  // `latest` names a file that is gone.
+  on_rank0([&] { write_file_atomic(dir.path() + "/latest", checkpoint_file_name(9) + "\n"); });
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+
+  // Nothing complete left: start fresh.
+  on_rank0([&] { fs::remove(p1); });
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(resume_settings) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_resume");
+  BOOST_TEST(resolve_resume(w.comm, "off", dir.path()).empty());
+  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path() + "/never_created").empty());
+  const std::string missing = dir.path() + "/step_00000005.h5";
+  BOOST_TEST(error_of([&] { resolve_resume(w.comm, missing, dir.path()); }) ==
+             missing + ": no such checkpoint (train.resume)");
+  const std::string p = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::none, meta_at(5));
+  BOOST_TEST(resolve_resume(w.comm, p, "") == p);
+}
+
+BOOST_AUTO_TEST_CASE(keep_deletes_all_but_the_newest) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_keep");
+  for (int64_t step = 1; step <= 4; ++step)
+    save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, meta_at(step), 0, 2);
+  BOOST_TEST(list_checkpoints(dir.path()) == (std::vector<std::string>{checkpoint_file_name(3), checkpoint_file_name(4)}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_errors");
+  const ParamInfo& rect = rectangular_tensor();
+  const std::string dropped = tiny_registry()[3].name;
+
+  const ParamRegistry missing = registry_variant(dropped, "", "");
+  std::string path = save_states(w.comm, dir.path() + "/missing", missing, ShardMode::full, meta_at(1));
+  BOOST_TEST(load_error(path) == path + ":/params/" + dropped + ": missing");
+
+  const ParamRegistry transposed = registry_variant("", rect.name, "");
+  path = save_states(w.comm, dir.path() + "/shape", transposed, ShardMode::grads, meta_at(1));
+  BOOST_TEST(load_error(path) == str(path, ":/params/", rect.name, ": shape [", rect.shape[1], ", ", rect.shape[0],
+                                     "] in the checkpoint, [", rect.shape[0], ", ", rect.shape[1],
+                                     "] in the model (preset tiny_wan)"));
+
+  const ParamRegistry extra = registry_variant("", "", "extra.scale");
+  path = save_states(w.comm, dir.path() + "/extra", extra, ShardMode::none, meta_at(1));
+  BOOST_TEST(load_error(path) == path + ":/params/extra.scale: not a parameter of preset tiny_wan");
+
+  path = save_states(w.comm, dir.path() + "/preset", tiny_registry(), ShardMode::full, meta_at(1, "tiny_gr00t"));
+  BOOST_TEST(load_error(path) == path + ":/: checkpoint of preset 'tiny_gr00t', this run uses preset 'tiny_wan'");
+
+  const std::string text = dir.path() + "/notes.h5";
+  on_rank0([&] { write_file_atomic(text, "not a checkpoint\n"); });
+  BOOST_TEST(load_error(text) == text + ": not an HDF5 file");
+  BOOST_TEST(load_error(dir.path() + "/absent.h5") == dir.path() + "/absent.h5: no such checkpoint file");
+}
