@@ -54,7 +54,7 @@ double sgemm_gflops() {
   std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
   cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n);
   std::vector<double> t;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < 15; ++r) {
     const auto t0 = Clock::now();
     cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n);
     t.push_back(seconds(t0));
