@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -124,7 +125,8 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
   for (size_t g = 0; g < kGroups.size(); ++g) {
     for (const ParamInfo& t : reg.all()) {
       const TensorSlice s = written_slice(t, layout, rank, size);
-      run_agreed(comm, [&] { f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, states[g] + s.owned_offset); });
+      const float* data = states[g] + s.owned_offset;
+      run_agreed(comm, [&] { f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data); });
     }
   }
   run_agreed(comm, [&] {
@@ -139,6 +141,7 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
                             const float* owned_params, const float* exp_avg, const float* exp_avg_sq,
                             const CheckpointMeta& meta, int keep) {
+  const auto start = std::chrono::steady_clock::now();
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -161,7 +164,9 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
     write_file_atomic(dir + "/" + kLatestName, checkpoint_file_name(stored.step) + "\n");
     if (keep > 0) prune_checkpoints(dir, keep);
   });
-  log_info("checkpoint: wrote ", path, " (step ", stored.step, ")");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double mb = double(kGroups.size()) * double(reg.total()) * sizeof(float) / 1e6;
+  log_info("checkpoint: wrote ", path, " (step ", stored.step, ", ", mb, " MB in ", seconds, " s)");
   return path;
 }
 
@@ -181,7 +186,8 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   for (size_t g = 0; g < kGroups.size(); ++g) {
     for (const ParamInfo& t : reg.all()) {
       const TensorSlice s = owned_slice(t, layout);
-      run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, states[g] + s.owned_offset); });
+      float* data = states[g] + s.owned_offset;
+      run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, data); });
     }
   }
   run_agreed(comm, [&] { f->close(); });

@@ -87,7 +87,8 @@ void CheckpointFile::expect_complete() const {
     throw Error(str(path_, ": a temporary checkpoint (still being written, or torn): never loaded"));
   const std::string format = has_attr("format") ? attr_string("format") : "";
   if (format != kCheckpointFormat)
-    fail("/", str("not an embtrain checkpoint (attribute format = '", format, "', expected '", kCheckpointFormat, "')"));
+    fail("/", str("not an embtrain checkpoint (attribute format = '", format, "', expected '", kCheckpointFormat,
+                  "')"));
   if (!has_attr("complete") || attr_int("complete") != 1)
     fail("/", "incomplete checkpoint (no 'complete' marker: the write was torn)");
 }

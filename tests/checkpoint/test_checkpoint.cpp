@@ -187,7 +187,8 @@ BOOST_AUTO_TEST_CASE(reshard_across_rank_counts_and_shard_modes) {
       ++step;
       std::string self_path;
       if (w.rank == 0)
-        self_path = save_states(MPI_COMM_SELF, dir.path() + "/self", tiny_registry(), save_mode, meta_at(step), kBucketBytes);
+        self_path =
+            save_states(MPI_COMM_SELF, dir.path() + "/self", tiny_registry(), save_mode, meta_at(step), kBucketBytes);
       broadcast_string(w.comm, self_path);
       check_load(w.comm, self_path, load_mode, step, 1, 0);
 
@@ -220,10 +221,9 @@ BOOST_AUTO_TEST_CASE(file_layout_and_latest_pointer) {
   BOOST_TEST(f.attr_int("complete") == 1);
   BOOST_TEST(f.attr_int("world_size") == w.size);
   const ParamInfo& t = rectangular_tensor();
-  for (const char* group : {"/params/", "/exp_avg/", "/exp_avg_sq/"}) {
-    BOOST_TEST(f.members(std::string(group).substr(0, std::string(group).size() - 1)).size() ==
-               tiny_registry().all().size());
-    BOOST_TEST(f.tensor_shape(group + t.name) == t.shape);
+  for (const std::string group : {"/params", "/exp_avg", "/exp_avg_sq"}) {
+    BOOST_TEST(f.members(group).size() == tiny_registry().all().size());
+    BOOST_TEST(f.tensor_shape(group + "/" + t.name) == t.shape);
   }
   std::vector<float> values(size_t(t.numel));
   f.read_tensor("/exp_avg/" + t.name, 0, t.numel, values.data());
@@ -283,8 +283,8 @@ BOOST_AUTO_TEST_CASE(keep_deletes_all_but_the_newest) {
   ScratchDir dir(w.comm, "embtrain_ckpt_keep");
   for (int64_t step = 1; step <= 4; ++step)
     save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, meta_at(step), 0, 2);
-  BOOST_TEST(list_checkpoints(dir.path()) == (std::vector<std::string>{checkpoint_file_name(3), checkpoint_file_name(4)}),
-             boost::test_tools::per_element());
+  const std::vector<std::string> newest = {checkpoint_file_name(3), checkpoint_file_name(4)};
+  BOOST_TEST(list_checkpoints(dir.path()) == newest, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {
@@ -314,4 +314,14 @@ BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {
   on_rank0([&] { write_file_atomic(text, "not a checkpoint\n"); });
   BOOST_TEST(load_error(text) == text + ": not an HDF5 file");
   BOOST_TEST(load_error(dir.path() + "/absent.h5") == dir.path() + "/absent.h5: no such checkpoint file");
+}
+
+BOOST_AUTO_TEST_CASE(save_errors_reach_every_rank) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_save_error");
+  const std::string blocker = dir.path() + "/file", target = blocker + "/ckpt";
+  on_rank0([&] { write_file_atomic(blocker, "a file where the checkpoint directory should be\n"); });
+  const std::string error =
+      error_of([&] { save_states(w.comm, target, tiny_registry(), ShardMode::full, meta_at(1)); });
+  BOOST_TEST(error.rfind(target + ": cannot create directory", 0) == 0, error);
 }
