@@ -4,7 +4,7 @@
 // Failure policy: set-up (command line, deck, files) runs on every rank and the ranks agree
 // on the outcome before going on, so a bad deck prints one line on rank 0 and every rank
 // exits with the same code. A failure later, inside collectives, aborts the whole job
-// (MPI_Abort) so no rank is left hanging.
+// (MPI_Abort, train/fail_run.hpp) so no rank is left hanging.
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -15,6 +15,7 @@
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "train/commands.hpp"
+#include "train/fail_run.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -79,11 +80,7 @@ int run(const World& world, int argc, char** argv) {
   try {
     train(world, deck, *comm);
   } catch (const std::exception& e) {
-    int code = kExitFailure;
-    if (auto* err = dynamic_cast<const Error*>(&e)) code = err->exit_code();
-    std::fprintf(stderr, "embtrain: error%s: %s\n", world.size > 1 ? str(" on rank ", world.rank).c_str() : "",
-                 e.what());
-    std::fflush(stderr);
+    const int code = report_failure(world, e);
     if (world.size > 1) abort_world(code);
     return code;
   }

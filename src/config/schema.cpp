@@ -180,8 +180,11 @@ std::vector<KeySpec> make_schema() {
       enum_key("train.nan_policy", "stop", {"stop", "skip"},
                "on a non-finite loss: stop the run or skip the step"),
       string_key("train.resume", "off", "off, auto (latest in ckpt_dir) or a checkpoint path"),
-      int_key("train.ckpt_every", "0", "steps", at_least(0), "checkpoint interval; 0 = off"),
-      string_key("train.ckpt_dir", "", "checkpoint directory; empty = <run dir>/ckpt"),
+      int_key("train.ckpt_every", "0", "steps", at_least(0),
+              "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
+      string_key("train.ckpt_dir", "",
+                 "checkpoint directory; empty = <run.output_dir>/ckpt/<run.name or deck name>"),
+      int_key("train.ckpt_keep", "0", "", at_least(0), "checkpoints kept in ckpt_dir; 0 = all"),
 
       // [comm]
       enum_key("comm.backend", "auto", {"auto", "mpi", "nccl"},
@@ -192,6 +195,15 @@ std::vector<KeySpec> make_schema() {
                "modelled per-message fabric latency"),
       real_key("comm.fabric_gbps", "0", "GB/s", at_least(0),
                "modelled fabric bandwidth; 0 = no fabric model"),
+      enum_key("comm.overlap", "on", {"on", "off"},
+               "issue collectives ahead and wait where the data is needed; off = wait right after "
+               "issuing (the no-overlap baseline)"),
+
+      // [debug] fault injection for the failure-handling tests
+      int_key("debug.inject_nan_step", "0", "steps", at_least(0),
+              "poison this step's gradients with NaN; 0 = never"),
+      int_key("debug.fail_rank", "-1", "", at_least(-1), "this rank fails at debug.fail_step; -1 = none"),
+      int_key("debug.fail_step", "1", "steps", at_least(1), "the step at which debug.fail_rank fails"),
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -11,8 +12,8 @@ constexpr int kGatherSlots = 3;  // the bucket computing, the one prefetched, on
 constexpr int kGradSlots = 2;    // the bucket in backward, the one being reduce-scattered
 }  // namespace
 
-DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers)
-    : layout_(layout), comm_(comm), timers_(timers), reduced_(size_t(layout.n_buckets()), false) {
+DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap)
+    : layout_(layout), comm_(comm), timers_(timers), reduced_(size_t(layout.n_buckets()), false), overlap_(overlap) {
   const auto n = size_t(layout.flat_total()), owned = size_t(layout.owned_total());
   const auto max_bucket = size_t(layout.max_bucket_count());
   if (mode() != ShardMode::full) flat_params_.assign(n, 0.0f), flat_grads_.assign(n, 0.0f);
@@ -31,6 +32,7 @@ void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait
 
 CommHandle DataParallel::track(CommHandle h) {
   step_ops_.push_back({h, PhaseTimers::Clock::now()});
+  if (!overlap_) wait(h);
   return h;
 }
 
@@ -63,6 +65,11 @@ void DataParallel::begin_step() {
   std::fill(flat_grads_.begin(), flat_grads_.end(), 0.0f);
   std::fill(owned_grads_.begin(), owned_grads_.end(), 0.0f);
   std::fill(reduced_.begin(), reduced_.end(), false);
+}
+
+void DataParallel::inject_nan() {
+  std::vector<float>& grads = mode() == ShardMode::full ? owned_grads_ : flat_grads_;
+  if (!grads.empty()) grads[0] = std::numeric_limits<float>::quiet_NaN();
 }
 
 void DataParallel::begin_micro_batch(bool last) {
@@ -213,7 +220,9 @@ void DataParallel::publish_params() {
       param_ready_[size_t(b)] = track(
           comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset, k.count, DType::f32));
     }
-  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // full: gathered copies are stale now
+  if (mode() != ShardMode::full) return;
+  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // gathered copies are stale now
+  prefetch(0, -1);  // the next forward starts with bucket 0: gather it behind the step's tail
 }
 
 double DataParallel::take_comm_seconds() {

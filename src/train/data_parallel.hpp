@@ -26,7 +26,9 @@ namespace emb {
 
 class DataParallel final : public UnitHooks {
  public:
-  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers);
+  // overlap = false is the no-overlap baseline: every collective is waited on right after it
+  // is issued.
+  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap = true);
   const ShardLayout& layout() const { return layout_; }
 
   // Owned fp32 master parameters (none: the flat replicated parameters).
@@ -41,6 +43,9 @@ class DataParallel final : public UnitHooks {
   std::vector<float> full_params();
 
   void begin_step();
+  // Fault injection (debug.inject_nan_step): a NaN in this rank's local gradients, which the
+  // reductions spread to every rank as a real one would.
+  void inject_nan();
   // Starts one micro-batch's forward/backward; reductions are issued during it when `last`
   // (none/grads accumulate locally until the step's last micro-batch; full reduces every one).
   void begin_micro_batch(bool last);
@@ -100,6 +105,7 @@ class DataParallel final : public UnitHooks {
   };
   std::vector<IssuedOp> step_ops_;
   uint64_t use_clock_ = 0;
+  bool overlap_ = true;
   bool last_micro_batch_ = false, in_backward_ = false;
   int expected_unit_ = 0;
   int current_grad_slot_ = -1;  // full: the slot of the bucket in backward

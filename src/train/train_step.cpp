@@ -32,6 +32,9 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
 
   DataParallel& dp = ctx.dp;
   dp.begin_step();
+  int rank = 0;
+  MPI_Comm_rank(ctx.comm, &rank);
+  if (step == ctx.inject_nan_step && rank == 0) dp.inject_nan();
   for (int i = 0; i < n_local; ++i) {
     dp.begin_micro_batch(i == n_local - 1);
     sums[0] += ctx.model.forward_backward(nullptr, nullptr, *micro_batches[size_t(i)], step, ctx.seed, denominators, &dp);

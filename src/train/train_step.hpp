@@ -24,6 +24,7 @@ struct StepContext {
   MPI_Comm comm;
   uint64_t seed = 0;
   bool skip_nonfinite = false;  // train.nan_policy = skip
+  int64_t inject_nan_step = 0;  // debug.inject_nan_step: rank 0 poisons its gradients then
 };
 
 struct StepResult {

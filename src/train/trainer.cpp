@@ -11,7 +11,10 @@
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
+#include "train/checkpoint.hpp"
+#include "train/checkpoint_dir.hpp"
 #include "train/data_parallel.hpp"
+#include "train/fail_run.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
@@ -26,6 +29,15 @@ namespace {
 // the outputs and exit cleanly.
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// train.ckpt_dir, or <run.output_dir>/ckpt/<run.name or deck stem>: stable across restarts,
+// so a requeued job with train.resume = auto finds the checkpoints of the one before it.
+std::string checkpoint_dir(const Deck& deck) {
+  std::string dir = deck.get_string("train.ckpt_dir");
+  if (!dir.empty()) return dir;
+  std::string name = deck.get_string("run.name");
+  return deck.get_string("run.output_dir") + "/ckpt/" + (name.empty() ? deck.stem() : name);
+}
 
 bool any_rank(MPI_Comm comm, bool flag) {
   int v = flag ? 1 : 0;
@@ -45,8 +57,6 @@ void validate_training_deck(const Deck& deck) {
   require(mc.precision == Precision::fp32, "model.precision = bf16 is not implemented on the CPU backend yet; use fp32");
   require(deck.get_string("run.device") == "cpu",
           "run.device = cuda: the model runs on the CPU backend only so far; use cpu");
-  require(deck.get_string("train.resume") == "off" && deck.get_int("train.ckpt_every") == 0,
-          "checkpoints (train.resume, train.ckpt_every) are not implemented yet; leave them at off and 0");
 }
 
 TrainResult train(const World& world, const Deck& deck, Comm& comm) {
@@ -62,7 +72,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const ParamRegistry& reg = model->params();
   const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
   ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));
-  DataParallel dp(layout, comm, timers);
+  DataParallel dp(layout, comm, timers, deck.get_string("comm.overlap") == "on");
   const auto seed = uint64_t(deck.get_int("run.seed"));
   {
     std::vector<float> flat(size_t(reg.total()));
@@ -80,70 +90,106 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
                 deck.get_double("train.min_lr"), deck.get_int("train.warmup_steps"), total_steps};
   Loader loader(world.comm, data_config_from_deck(deck), mc);
   const int64_t log_every = deck.get_int("run.log_every");
+  const std::string ckpt_dir = checkpoint_dir(deck);
+  const int64_t ckpt_every = deck.get_int("train.ckpt_every");
 
-  log_info("embtrain: ", mc.preset, " (", family_name(mc.family), "), ", reg.total(), " parameters, ", world.size,
-           " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
-           comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
-  log_info("outputs: ", result.run_dir);
-  std::signal(SIGTERM, on_stop_signal);
-  std::signal(SIGUSR1, on_stop_signal);
-  timers.stop(Phase::init);
-  timers.end_step(0);
+  // From here a failure on one rank must end every rank at once (fail_run).
+  try {
+    log_info("embtrain: ", mc.preset, " (", family_name(mc.family), "), ", reg.total(), " parameters, ", world.size,
+             " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
+             comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
+    log_info("outputs: ", result.run_dir);
+    int64_t first_step = 1;
+    const std::string resume_from = resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir);
+    if (!resume_from.empty()) {
+      loader.quiesce();
+      std::vector<float> owned(size_t(layout.owned_total()));
+      const CheckpointMeta meta = load_checkpoint(world.comm, resume_from, mc.preset, reg, layout, owned.data(),
+                                                  optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
+      dp.load_owned_params(owned.data());
+      loader.restore(meta.sampler);
+      first_step = meta.step + 1;  // keeps AdamW's bias correction and the LR schedule aligned
+      if (meta.seed != seed) log_warn(resume_from, ": saved with run.seed = ", meta.seed, ", this run uses ", seed);
+      log_info("resumed from ", resume_from, " (step ", meta.step, ", saved on ", meta.world_size_at_save,
+               " ranks)");
+    }
+    auto save = [&](int64_t step) {
+      ScopedPhase phase(timers, Phase::ckpt);
+      loader.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
+      CheckpointMeta meta{step, loader.state(), seed, mc.preset, deck.resolved_text(), world.size};
+      const std::string path = save_checkpoint(world.comm, ckpt_dir, reg, layout, dp.owned_params(),
+                                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), meta,
+                                               int(deck.get_int("train.ckpt_keep")));
+      log_info("checkpoint: ", path);
+    };
+    std::signal(SIGTERM, on_stop_signal);
+    std::signal(SIGUSR1, on_stop_signal);
+    timers.stop(Phase::init);
+    timers.end_step(first_step - 1);
 
-  RunTotals totals;
-  totals.family = family_name(mc.family);
-  totals.preset = mc.preset;
-  totals.device = "cpu";
-  {
-    const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
-    totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
-  }
-  std::ostringstream loss_csv;
-  loss_csv << "step,loss,lr,grad_norm\n";
-  ProgressWindow window;
-
-  StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip"};
-  for (int64_t step = 1; step <= total_steps; ++step) {
-    timers.start(Phase::step);
-    std::vector<PackedBatch> micro_batches;
+    RunTotals totals;
+    totals.family = family_name(mc.family);
+    totals.preset = mc.preset;
+    totals.device = "cpu";
     {
-      ScopedPhase wait(timers, Phase::data_wait);
-      micro_batches = loader.next_step();
+      const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
+      totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
     }
-    const double step_lr = lr.at(step);
-    const StepResult r = train_step(ctx, micro_batches, step, step_lr);
-    timers.stop(Phase::step);
+    std::ostringstream loss_csv;
+    loss_csv << "step,loss,lr,grad_norm\n";
+    ProgressWindow window;
 
-    const double step_seconds = timers.current(Phase::step);
-    timers.end_step(step);
-    window.samples += int64_t(r.samples);
-    window.tokens += int64_t(r.tokens);
-    window.seconds += step_seconds;
-    window.steps += 1;
-    totals.samples += int64_t(r.samples);
-    totals.tokens += int64_t(r.tokens);
-    totals.computed_tokens += int64_t(r.computed_tokens);
-    totals.steps = step;
-    totals.final_loss = r.loss;
-    loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << '\n';
+    StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip",
+                    deck.get_int("debug.inject_nan_step")};
+    const int64_t fail_rank = deck.get_int("debug.fail_rank"), fail_step = deck.get_int("debug.fail_step");
+    for (int64_t step = first_step; step <= total_steps; ++step) {
+      timers.start(Phase::step);
+      std::vector<PackedBatch> micro_batches;
+      {
+        ScopedPhase wait(timers, Phase::data_wait);
+        micro_batches = loader.next_step();
+      }
+      if (world.rank == fail_rank && step == fail_step)
+        throw Error(str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
+      const double step_lr = lr.at(step);
+      const StepResult r = train_step(ctx, micro_batches, step, step_lr);
+      timers.stop(Phase::step);
 
-    const bool stop = any_rank(world.comm, g_stop_signal != 0);
-    if (step % log_every == 0 || step == total_steps || stop) {
-      log_info(format_progress(step, total_steps, r.loss, step_lr, window));
-      window = ProgressWindow{};
+      const double step_seconds = timers.current(Phase::step);
+      timers.end_step(step);
+      window.samples += int64_t(r.samples);
+      window.tokens += int64_t(r.tokens);
+      window.seconds += step_seconds;
+      window.steps += 1;
+      totals.samples += int64_t(r.samples);
+      totals.tokens += int64_t(r.tokens);
+      totals.computed_tokens += int64_t(r.computed_tokens);
+      totals.steps = step;
+      totals.final_loss = r.loss;
+      loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << '\n';
+
+      const bool stop = any_rank(world.comm, g_stop_signal != 0);
+      // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
+      if ((ckpt_every > 0 && (step % ckpt_every == 0 || step == total_steps)) || stop) save(step);
+      if (step % log_every == 0 || step == total_steps || stop) {
+        log_info(format_progress(step, total_steps, r.loss, step_lr, window));
+        window = ProgressWindow{};
+      }
+      if (stop) {
+        log_info("received a stop signal: stopping after step ", step);
+        break;
+      }
     }
-    if (stop) {
-      log_info("received a stop signal: stopping after step ", step);
-      break;
-    }
+
+    if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
+    write_run_report(world.comm, result.run_dir, timers, totals);
+    result.steps = totals.steps;
+    result.final_loss = totals.final_loss;
+    log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);
+    set_log_file("");
+  } catch (const std::exception& e) {
+    fail_run(world, e);
   }
-
-  if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
-  write_run_report(world.comm, result.run_dir, timers, totals);
-  result.steps = totals.steps;
-  result.final_loss = totals.final_loss;
-  log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);
-  set_log_file("");
   return result;
 }
 

@@ -96,6 +96,33 @@ missing_data_fails_fast)
   [ $(($(date +%s) - start)) -lt 30 ] || fail "took more than 30 s to fail"
   expect_contains "$(cat "$tmp/err")" "/nonexistent/x.h5"
   ;;
+nan_stop)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=8 --set debug.inject_nan_step=5 \
+    --set train.shard=full --set run.name=cli-test-nan >"$tmp/out" 2>&1
+  code=$?
+  [ $code -ne 0 ] || fail "a NaN gradient was trained on (exit 0)"
+  expect_contains "$(cat "$tmp/out")" "step 5: non-finite gradient norm"
+  rm -rf outputs/cli-test-nan
+  ;;
+nan_skip)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=8 --set debug.inject_nan_step=5 \
+    --set train.nan_policy=skip --set run.log_every=1 --set run.name=cli-test-nan-skip >"$tmp/out" 2>&1 ||
+    fail "nan_policy = skip exited non-zero: $(tail -3 "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "step 5: non-finite loss or gradient"
+  expect_contains "$(cat "$tmp/out")" "update skipped"
+  grep -q "^step 8/8 | loss [0-9]" "$tmp/out" || fail "training did not go on with finite losses after the skip"
+  rm -rf outputs/cli-test-nan-skip
+  ;;
+rank_failure)
+  start=$(date +%s)
+  "${mpirun[@]}" -np 3 "$embtrain" inputs/tiny_gr00t.in --set train.steps=50 --set debug.fail_rank=1 \
+    --set debug.fail_step=3 --set run.name=cli-test-fail >"$tmp/out" 2>&1
+  code=$?
+  [ $code -ne 0 ] || fail "exit code 0 although rank 1 failed"
+  [ $(($(date +%s) - start)) -lt 30 ] || fail "the other ranks took more than 30 s to stop (hang?)"
+  expect_contains "$(cat "$tmp/out")" "embtrain: error on rank 1: debug.fail_rank: injected failure on rank 1 at step 3"
+  rm -rf outputs/cli-test-fail
+  ;;
 *)
   fail "unknown case"
   ;;

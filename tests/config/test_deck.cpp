@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(unknown_section) {
   BOOST_TEST(deck_error(dir, std::string(kMinimal) + "\n[trian]\n") ==
              file + ":4: unknown section [trian] (did you mean [train]?)");
   BOOST_TEST(deck_error(dir, "[optimizer]\n") ==
-             file + ":1: unknown section [optimizer]; sections are run, model, data, train, comm");
+             file + ":1: unknown section [optimizer]; sections are run, model, data, train, comm, debug");
 }
 
 BOOST_AUTO_TEST_CASE(wrong_type) {

@@ -1,0 +1,19 @@
+// What a rank does when the run fails after set-up: print the error with its rank and end
+// the whole job (MPI_Abort), so no other rank is left waiting in a collective. It must run
+// where the failure is caught, before the stack unwinds: destructors of the loader (whose
+// prefetch thread may sit in a collective read) or of in-flight communication would block.
+#pragma once
+#include <exception>
+
+#include "comm/world.hpp"
+
+namespace emb {
+
+// Prints "embtrain: error[ on rank r]: ..." and returns the exit code the error asks for.
+int report_failure(const World& world, const std::exception& e);
+
+// Multi-rank: report_failure, then abort every rank with that code. One rank: rethrows the
+// exception being handled, for main() to report after cleaning up.
+[[noreturn]] void fail_run(const World& world, const std::exception& e);
+
+}  // namespace emb
