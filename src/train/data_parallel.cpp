@@ -28,6 +28,10 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& t
   }
 }
 
+DataParallel::~DataParallel() {
+  for (IssuedOp& op : step_ops_) op.handle.wait();
+}
+
 void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait()); }
 
 CommHandle DataParallel::track(CommHandle h) {

@@ -29,6 +29,9 @@ class DataParallel final : public UnitHooks {
   // overlap = false is the no-overlap baseline: every collective is waited on right after it
   // is issued.
   DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap = true);
+  // Waits for collectives still in flight (e.g. the prefetch of bucket 0 after the last step):
+  // they write into this object's buffers.
+  ~DataParallel() override;
   const ShardLayout& layout() const { return layout_; }
 
   // Owned fp32 master parameters (none: the flat replicated parameters).

@@ -1,6 +1,7 @@
 #include "train/trainer.hpp"
 
 #include <csignal>
+#include <iomanip>
 #include <sstream>
 
 #include "config/deck.hpp"
@@ -88,10 +89,23 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const int64_t total_steps = deck.get_int("train.steps");
   LrSchedule lr{lr_shape_from_name(deck.get_string("train.lr_schedule")), deck.get_double("train.lr"),
                 deck.get_double("train.min_lr"), deck.get_int("train.warmup_steps"), total_steps};
-  Loader loader(world.comm, data_config_from_deck(deck), mc);
-  const int64_t log_every = deck.get_int("run.log_every");
   const std::string ckpt_dir = checkpoint_dir(deck);
   const int64_t ckpt_every = deck.get_int("train.ckpt_every");
+  // Checkpoint files are read before the loader exists: HDF5 is not thread-safe, and the
+  // loader's prefetch thread reads the dataset through HDF5 from its start.
+  CheckpointMeta resumed;
+  const std::string resume_from = resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir);
+  if (!resume_from.empty()) {
+    std::vector<float> owned(size_t(layout.owned_total()));
+    resumed = load_checkpoint(world.comm, resume_from, mc.preset, reg, layout, owned.data(),
+                              optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
+    dp.load_owned_params(owned.data());
+    if (resumed.seed != seed) log_warn(resume_from, ": saved with run.seed = ", resumed.seed, ", this run uses ", seed);
+  }
+  Loader loader(world.comm, data_config_from_deck(deck), mc);
+  if (!resume_from.empty()) loader.restore(resumed.sampler);
+  const int64_t first_step = resumed.step + 1;  // keeps AdamW's bias correction and the LR schedule aligned
+  const int64_t log_every = deck.get_int("run.log_every");
 
   // From here a failure on one rank must end every rank at once (fail_run).
   try {
@@ -99,20 +113,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
              " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
              comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
     log_info("outputs: ", result.run_dir);
-    int64_t first_step = 1;
-    const std::string resume_from = resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir);
-    if (!resume_from.empty()) {
-      loader.quiesce();
-      std::vector<float> owned(size_t(layout.owned_total()));
-      const CheckpointMeta meta = load_checkpoint(world.comm, resume_from, mc.preset, reg, layout, owned.data(),
-                                                  optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
-      dp.load_owned_params(owned.data());
-      loader.restore(meta.sampler);
-      first_step = meta.step + 1;  // keeps AdamW's bias correction and the LR schedule aligned
-      if (meta.seed != seed) log_warn(resume_from, ": saved with run.seed = ", meta.seed, ", this run uses ", seed);
-      log_info("resumed from ", resume_from, " (step ", meta.step, ", saved on ", meta.world_size_at_save,
+    if (!resume_from.empty())
+      log_info("resumed from ", resume_from, " (step ", resumed.step, ", saved on ", resumed.world_size_at_save,
                " ranks)");
-    }
     auto save = [&](int64_t step) {
       ScopedPhase phase(timers, Phase::ckpt);
       loader.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
@@ -136,7 +139,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
     }
     std::ostringstream loss_csv;
-    loss_csv << "step,loss,lr,grad_norm\n";
+    loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm\n";  // exact enough to compare runs
     ProgressWindow window;
 
     StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip",

@@ -11,6 +11,27 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+# train NAME NP [--set ...]: a 20-step tiny_gr00t run into outputs/NAME (replacing an old one).
+train() {
+  local name=$1 np=$2
+  shift 2
+  rm -rf "outputs/$name"
+  "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set train.steps=20 --set run.name="$name" "$@" \
+    >"$tmp/$name.out" 2>&1 || fail "$name: exited $?: $(tail -3 "$tmp/$name.out")"
+}
+# same_losses A B [FIRST_STEP]: loss.csv of runs A and B agree to 1e-5 (relative) from FIRST_STEP on.
+same_losses() {
+  /usr/bin/python3 - "outputs/$1/loss.csv" "outputs/$2/loss.csv" "${3:-1}" <<'PY' || fail "losses of $1 and $2 differ"
+import csv, sys
+def read(path, first):
+    return {int(r["step"]): float(r["loss"]) for r in csv.DictReader(open(path)) if int(r["step"]) >= first}
+a, b = read(sys.argv[1], int(sys.argv[3])), read(sys.argv[2], int(sys.argv[3]))
+assert a.keys() == b.keys() and len(a) > 0, (sorted(a), sorted(b))
+worst = max(abs(a[k] - b[k]) / abs(b[k]) for k in a)
+print(f"{sys.argv[1]} vs {sys.argv[2]}: {len(a)} steps, max relative difference {worst:.2e}")
+assert worst <= 1e-5, worst
+PY
+}
 expect_contains() { grep -qF -- "$2" <<<"$1" || fail "expected output to contain '$2', got: $1"; }
 
 case "$case_name" in
@@ -122,6 +143,39 @@ rank_failure)
   [ $(($(date +%s) - start)) -lt 30 ] || fail "the other ranks took more than 30 s to stop (hang?)"
   expect_contains "$(cat "$tmp/out")" "embtrain: error on rank 1: debug.fail_rank: injected failure on rank 1 at step 3"
   rm -rf outputs/cli-test-fail
+  ;;
+loss_curve_equivalence)
+  # The same 20 steps on 1-4 ranks, every shard mode, and micro-batch splits 1x8 vs 4x2.
+  train eq-ref 1 --set train.shard=none --set data.tokens_per_mb=4096
+  train eq-split 1 --set train.shard=none --set data.tokens_per_mb=200
+  same_losses eq-split eq-ref
+  for np in 2 3 4; do
+    for shard in none grads full; do
+      train "eq-$np-$shard" "$np" --set train.shard=$shard --set train.bucket_mb=0.1
+      same_losses "eq-$np-$shard" eq-ref
+      rm -rf "outputs/eq-$np-$shard"
+    done
+  done
+  rm -rf outputs/eq-ref outputs/eq-split
+  ;;
+resume_reshard)
+  # 20 uninterrupted steps on 2 ranks = 10 steps on 2 ranks + 10 resumed on 3 ranks (ZeRO-3).
+  ckpt="$tmp/ckpt"
+  train rs-full 2 --set train.shard=grads --set train.ckpt_every=10 --set train.ckpt_dir="$ckpt/full"
+  train rs-first 2 --set train.shard=grads --set train.steps=10 --set train.ckpt_every=10 --set train.ckpt_dir="$ckpt/split"
+  train rs-second 3 --set train.shard=full --set train.resume=auto --set train.ckpt_every=10 --set train.ckpt_dir="$ckpt/split"
+  expect_contains "$(cat "$tmp/rs-second.out")" "resumed from $ckpt/split/step_00000010.h5 (step 10, saved on 2 ranks)"
+  same_losses rs-second rs-full 11
+  /usr/bin/python3 - "$ckpt/full/step_00000020.h5" "$ckpt/split/step_00000020.h5" <<'PY' || fail "final parameters differ"
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert a.attrs["step"] == b.attrs["step"] == 20
+scale = max(np.abs(a["params"][n][...]).max() for n in a["params"])
+worst = max(np.abs(a["params"][n][...] - b["params"][n][...]).max() for n in a["params"])
+print(f"final parameters: max difference {worst:.2e} (largest parameter {scale:.2f})")
+assert worst <= 1e-5 * scale, worst
+PY
+  rm -rf outputs/rs-full outputs/rs-first outputs/rs-second
   ;;
 *)
   fail "unknown case"
