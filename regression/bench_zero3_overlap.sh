@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Exposed vs total communication of ZeRO-3 on 4 ranks, with and without overlap.
+#   regression/bench_zero3_overlap.sh [BUILD_DIR]
+# A comm-heavy tiny config: tiny_wan with one bucket per unit and a modelled fabric (latency
+# α, bandwidth β: MACHINE.md — this machine has no spare core for MPI progress, so the
+# fabric's time is modelled on top of the real collective). Target: exposed / total <= 10 %
+# with overlap; the baseline (comm.overlap = off) exposes all of it.
+# Writes outputs/bench/zero3_overlap.json.
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+bash scripts/make_datasets.sh "$build"
+mkdir -p outputs/bench
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} \
+  OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+alpha_us=${ALPHA_US:-50}
+gbps=${GBPS:-0.05}
+args=(inputs/tiny_wan.in --set train.shard=full --set train.bucket_mb=0.0001 --set train.steps=30
+      --set train.global_batch=16 --set comm.fabric_latency_us="$alpha_us" --set comm.fabric_gbps="$gbps"
+      --set run.log_every=30)
+for overlap in on off; do
+  rm -rf "outputs/zero3-overlap-$overlap"
+  mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/embtrain" "${args[@]}" \
+    --set comm.overlap=$overlap --set run.name="zero3-overlap-$overlap" >/dev/null
+done
+/usr/bin/python3 - "$alpha_us" "$gbps" <<'PY'
+import json, sys
+res = {"ranks": 4, "shard": "full", "deck": "inputs/tiny_wan.in", "fabric_latency_us": float(sys.argv[1]),
+       "fabric_gbps": float(sys.argv[2])}
+for overlap in ("on", "off"):
+    s = json.load(open(f"outputs/zero3-overlap-{overlap}/summary.json"))
+    ph = s["phases"]
+    total = ph["comm_total"]["rank_total"]["median"]
+    exposed = ph["comm_exposed"]["rank_total"]["median"]
+    res[f"overlap_{overlap}"] = {"comm_total_s": total, "comm_exposed_s": exposed,
+                                 "exposed_fraction": exposed / total if total else 0.0,
+                                 "step_s": ph["step"]["rank_total"]["median"],
+                                 "samples_per_s": s["samples_per_s"]}
+json.dump(res, open("outputs/bench/zero3_overlap.json", "w"), indent=2)
+for k in ("overlap_on", "overlap_off"):
+    r = res[k]
+    print(f'{k}: comm total {r["comm_total_s"]:.3f} s, exposed {r["comm_exposed_s"]:.3f} s '
+          f'({100 * r["exposed_fraction"]:.1f} %), steps {r["step_s"]:.3f} s')
+PY

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark, results as JSON under outputs/bench/. Speed targets are
+# checked here, never in unit tests. Thread settings are recorded in each JSON; this
+# environment sets OPENBLAS_CORETYPE=Haswell (MACHINE.md), and PyTorch baselines run under
+# the same setting.
+#   scripts/bench.sh [BUILD_DIR]
+set -uo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+mkdir -p outputs/bench
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} \
+  OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184}
+failed=()
+run() {
+  local name=$1
+  shift
+  echo "== $name: $*"
+  "$@" || failed+=("$name")
+}
+run kernels env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$build/tests/kernels/bench_kernels"
+run model_step env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tests/model/bench_torch_step.py \
+  --bench "$build/tests/model/bench_model_step"
+run comm_overlap mpirun -np 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 "$build/tests/comm/bench_comm_overlap"
+run data_loader bash tests/data/run_data_bench.sh "$build"
+run zero3_overlap bash regression/bench_zero3_overlap.sh "$build"
+run scaling bash regression/run_scaling.sh "$build"
+if [ -x "$build/kernels/cuda/cuda_bench_kernels" ]; then
+  run cuda_kernels "$build/kernels/cuda/cuda_bench_kernels"
+fi
+echo
+ls -1 outputs/bench/*.json
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "benchmarks that failed: ${failed[*]}" >&2
+  exit 1
+fi
