@@ -12,19 +12,33 @@ constexpr int kGatherSlots = 3;  // the bucket computing, the one prefetched, on
 constexpr int kGradSlots = 2;    // the bucket in backward, the one being reduce-scattered
 }  // namespace
 
-DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap)
-    : layout_(layout), comm_(comm), timers_(timers), reduced_(size_t(layout.n_buckets()), false), overlap_(overlap) {
+DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap,
+                           bool bf16_compute)
+    : layout_(layout),
+      comm_(comm),
+      timers_(timers),
+      reduced_(size_t(layout.n_buckets()), false),
+      overlap_(overlap),
+      bf16_(bf16_compute) {
   const auto n = size_t(layout.flat_total()), owned = size_t(layout.owned_total());
   const auto max_bucket = size_t(layout.max_bucket_count());
-  if (mode() != ShardMode::full) flat_params_.assign(n, 0.0f), flat_grads_.assign(n, 0.0f);
+  if (mode() == ShardMode::none || (mode() == ShardMode::grads && !bf16_)) flat_params_.assign(n, 0.0f);
+  if (mode() != ShardMode::full) flat_grads_.assign(n, 0.0f);
   if (mode() != ShardMode::none) owned_params_.assign(owned, 0.0f), owned_grads_.assign(owned, 0.0f);
   if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
+  if (mode() == ShardMode::grads && bf16_) flat_bf16_.assign(n, bf16{0});
+  if (mode() != ShardMode::none && bf16_) owned_bf16_.assign(owned, bf16{0});
   if (mode() == ShardMode::full) {
     reduce_tmp_.assign(owned, 0.0f);
-    gather_slots_.resize(kGatherSlots);
-    for (GatherSlot& s : gather_slots_) s.data.assign(max_bucket, 0.0f);
     grad_slots_.assign(kGradSlots, std::vector<float>(max_bucket, 0.0f));
     grad_slot_busy_.assign(kGradSlots, false);
+  }
+  if (uses_slots()) {
+    gather_slots_.resize(kGatherSlots);
+    for (GatherSlot& s : gather_slots_) {
+      s.data.assign(max_bucket, 0.0f);
+      if (mode() == ShardMode::full && bf16_) s.staged.assign(max_bucket, bf16{0});
+    }
   }
 }
 
@@ -41,9 +55,15 @@ CommHandle DataParallel::track(CommHandle h) {
 }
 
 void DataParallel::load_params(const float* flat) {
-  if (mode() != ShardMode::full) std::memcpy(flat_params_.data(), flat, flat_params_.size() * sizeof(float));
+  if (!flat_params_.empty()) std::memcpy(flat_params_.data(), flat, flat_params_.size() * sizeof(float));
+  for (size_t i = 0; i < flat_bf16_.size(); ++i) flat_bf16_[i] = to_bf16(flat[i]);
   if (mode() != ShardMode::none) layout_.gather_owned(flat, owned_params_.data());
+  round_owned_to_bf16();
   for (GatherSlot& s : gather_slots_) s.bucket = -1;
+}
+
+void DataParallel::round_owned_to_bf16() {
+  for (size_t i = 0; i < owned_bf16_.size(); ++i) owned_bf16_[i] = to_bf16(owned_params_[i]);
 }
 
 void DataParallel::load_owned_params(const float* owned) {
@@ -52,9 +72,8 @@ void DataParallel::load_owned_params(const float* owned) {
 }
 
 std::vector<float> DataParallel::full_params() {
-  if (mode() == ShardMode::grads)
-    for (CommHandle& h : param_ready_) wait(h);
-  if (mode() != ShardMode::full) return flat_params_;
+  if (mode() == ShardMode::none) return flat_params_;
+  for (CommHandle& h : param_ready_) wait(h);
   std::vector<float> flat(size_t(layout_.flat_total()));
   for (int b = 0; b < layout_.n_buckets(); ++b) {
     const Bucket& k = layout_.bucket(b);
@@ -115,14 +134,11 @@ const float* DataParallel::unit_params(int u, bool backward) {
   check_order(u, backward);
   const int b = layout_.bucket_of_unit(u);
   const Bucket& k = layout_.bucket(b);
-  if (mode() == ShardMode::none) return flat_params_.data() + layout_.unit_offset(u);
-  if (mode() == ShardMode::grads) {
-    wait(param_ready_[size_t(b)]);
-    return flat_params_.data() + layout_.unit_offset(u);
-  }
+  if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
+  if (!uses_slots()) return flat_params_.data() + layout_.unit_offset(u);
   GatherSlot& slot = gather_bucket(b, -1);
   // Entering a bucket (its first unit in forward, its last in backward): fetch the neighbour.
-  if (u == (backward ? k.last_unit : k.first_unit)) {
+  if (mode() == ShardMode::full && u == (backward ? k.last_unit : k.first_unit)) {
     const int next = backward ? b - 1 : b + 1;
     if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
   }
@@ -134,6 +150,10 @@ DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
     if (s.bucket == b) {
       s.last_use = ++use_clock_;
       wait(s.handle);
+      if (!s.widened) {
+        for (int64_t i = 0; i < layout_.bucket(b).count; ++i) s.data[size_t(i)] = to_float(s.staged[size_t(i)]);
+        s.widened = true;
+      }
       return s;
     }
   prefetch(b, keep);
@@ -149,11 +169,27 @@ void DataParallel::prefetch(int b, int keep) {
   }
   EMB_ASSERT(victim != nullptr);
   wait(victim->handle);  // never overwrite a buffer a gather is still writing
-  const Bucket& k = layout_.bucket(b);
   victim->bucket = b;
   victim->last_use = ++use_clock_;
-  victim->handle =
-      track(comm_.all_gather(owned_params_.data() + k.owned_offset, victim->data.data(), k.count, DType::f32));
+  fill_slot(*victim, b);
+}
+
+void DataParallel::fill_slot(GatherSlot& slot, int b) {
+  const Bucket& k = layout_.bucket(b);
+  slot.handle = CommHandle();
+  slot.widened = true;
+  if (mode() == ShardMode::full && bf16_) {
+    slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16));
+    slot.widened = false;
+  } else if (mode() == ShardMode::full) {
+    slot.handle =
+        track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32));
+  } else if (mode() == ShardMode::grads) {  // bf16: widen the gathered copy
+    for (int64_t i = 0; i < k.count; ++i) slot.data[size_t(i)] = to_float(flat_bf16_[size_t(k.offset + i)]);
+  } else {  // none, bf16: round the replicated master weights
+    for (int64_t i = 0; i < k.count; ++i)
+      slot.data[size_t(i)] = to_float(to_bf16(flat_params_[size_t(k.offset + i)]));
+  }
 }
 
 float* DataParallel::unit_grads(int u) {
@@ -218,15 +254,19 @@ void DataParallel::finish_gradients() {
 }
 
 void DataParallel::publish_params() {
+  round_owned_to_bf16();
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
       const Bucket& k = layout_.bucket(b);
-      param_ready_[size_t(b)] = track(
-          comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset, k.count, DType::f32));
+      param_ready_[size_t(b)] =
+          track(bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
+                                         DType::bf16)
+                      : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
+                                         k.count, DType::f32));
     }
-  if (mode() != ShardMode::full) return;
-  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // gathered copies are stale now
-  prefetch(0, -1);  // the next forward starts with bucket 0: gather it behind the step's tail
+  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
+  // The next forward starts with bucket 0: gather it behind the step's tail.
+  if (mode() == ShardMode::full) prefetch(0, -1);
 }
 
 double DataParallel::take_comm_seconds() {

@@ -13,6 +13,11 @@
 //                  backward of its units.
 // Every rank issues the same collectives in the same order (units ascending in forward,
 // descending in backward), including ranks that got fewer micro-batches (run_empty_pass).
+//
+// Mixed precision (bf16_compute): master weights and AdamW moments stay fp32 in the owned
+// shards; the model computes on bf16 copies (rounded once per update, gathered in bf16 so
+// parameter traffic halves), widened to fp32 per bucket for the CPU kernels; gradients and
+// their reductions stay fp32.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -28,7 +33,8 @@ class DataParallel final : public UnitHooks {
  public:
   // overlap = false is the no-overlap baseline: every collective is waited on right after it
   // is issued.
-  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap = true);
+  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap = true,
+               bool bf16_compute = false);
   // Waits for collectives still in flight (e.g. the prefetch of bucket 0 after the last step):
   // they write into this object's buffers.
   ~DataParallel() override;
@@ -69,11 +75,14 @@ class DataParallel final : public UnitHooks {
   void unit_grads_ready(int u) override;
 
  private:
+  // A bucket's compute copy: gathered (ZeRO-3) and/or widened from bf16.
   struct GatherSlot {
     int bucket = -1;
     CommHandle handle;
     uint64_t last_use = 0;
     std::vector<float> data;
+    std::vector<bf16> staged;  // bf16: what the gather delivers, widened into data once waited
+    bool widened = true;
   };
   struct PendingReduce {
     int bucket = -1;
@@ -84,7 +93,10 @@ class DataParallel final : public UnitHooks {
   ShardMode mode() const { return layout_.mode(); }
   void wait(CommHandle& h);
   CommHandle track(CommHandle h);
+  bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
   GatherSlot& gather_bucket(int b, int keep);
+  void fill_slot(GatherSlot& slot, int b);
+  void round_owned_to_bf16();
   void prefetch(int b, int keep);
   void issue_reduction(int b, float* bucket_grad, int grad_slot);
   void complete_reduction(PendingReduce& r);
@@ -96,6 +108,8 @@ class DataParallel final : public UnitHooks {
   std::vector<float> flat_params_, flat_grads_;    // none, grads
   std::vector<float> owned_params_, owned_grads_;  // grads, full
   std::vector<float> reduce_tmp_;                  // full: reduce-scatter results before accumulation
+  std::vector<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
+  std::vector<bf16> flat_bf16_;                    // bf16 grads: the gathered compute copy
   std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   std::vector<std::vector<float>> grad_slots_;     // full
@@ -108,7 +122,7 @@ class DataParallel final : public UnitHooks {
   };
   std::vector<IssuedOp> step_ops_;
   uint64_t use_clock_ = 0;
-  bool overlap_ = true;
+  bool overlap_ = true, bf16_ = false;
   bool last_micro_batch_ = false, in_backward_ = false;
   int expected_unit_ = 0;
   int current_grad_slot_ = -1;  // full: the slot of the bucket in backward

@@ -55,7 +55,6 @@ void validate_training_deck(const Deck& deck) {
   auto require = [&](bool ok, const char* what) {
     if (!ok) throw Error(str(deck.path(), ": ", what), kExitInput);
   };
-  require(mc.precision == Precision::fp32, "model.precision = bf16 is not implemented on the CPU backend yet; use fp32");
   require(deck.get_string("run.device") == "cpu",
           "run.device = cuda: the model runs on the CPU backend only so far; use cpu");
 }
@@ -73,7 +72,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const ParamRegistry& reg = model->params();
   const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
   ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));
-  DataParallel dp(layout, comm, timers, deck.get_string("comm.overlap") == "on");
+  DataParallel dp(layout, comm, timers, deck.get_string("comm.overlap") == "on", mc.precision == Precision::bf16);
   const auto seed = uint64_t(deck.get_int("run.seed"));
   {
     std::vector<float> flat(size_t(reg.total()));

@@ -32,12 +32,12 @@ struct Run {
 // Trains kSteps steps; each step takes `global_batch` samples, deals them round-robin over
 // the ranks of `world` and packs each rank's share `per_mb` samples per micro-batch.
 Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
-                int64_t bucket_bytes = 0) {
+                int64_t bucket_bytes = 0, bool bf16 = false) {
   auto model = make_model(cfg);
   auto comm = make_comm(world, "mpi", "thread", FabricModel{});
   ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
-  DataParallel dp(layout, *comm, timers);
+  DataParallel dp(layout, *comm, timers, true, bf16);
   std::vector<float> flat(size_t(model->params().total()));
   model->init_params(flat.data(), kSeed);
   dp.load_params(flat.data());
@@ -92,6 +92,30 @@ void check_equivalence(const std::string& preset, int global_batch, int per_mb) 
 }
 
 }  // namespace
+
+// bf16 compute copies: every shard mode and rank count trains like the single-process bf16
+// run (rounding is applied to the same fp32 masters), and stays close to fp32.
+void check_bf16(const std::string& preset, int global_batch, int per_mb) {
+  const ModelConfig cfg = preset_config(preset);
+  World self;
+  self.comm = MPI_COMM_SELF;
+  const Run fp32 = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
+  const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch, 0, true);
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
+    BOOST_TEST_CONTEXT(preset << " bf16 shard " << int(mode) << " ranks " << test_world().size) {
+      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, 0, true);
+      for (int s = 0; s < kSteps; ++s) {
+        BOOST_TEST(run.losses[size_t(s)] == reference.losses[size_t(s)], boost::test_tools::tolerance(1e-4));
+        BOOST_TEST(run.losses[size_t(s)] == fp32.losses[size_t(s)], boost::test_tools::tolerance(2e-2));
+      }
+      BOOST_TEST(run.losses[0] != fp32.losses[0]);  // the compute copies really are rounded
+      BOOST_TEST(max_rel_diff(run.params, reference.params) < 1e-3);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gr00t_bf16_compute) { check_bf16("tiny_gr00t", 6, 2); }
+BOOST_AUTO_TEST_CASE(wan_bf16_compute) { check_bf16("tiny_wan", 4, 1); }
 
 BOOST_AUTO_TEST_CASE(gr00t_uneven_micro_batches) { check_equivalence("tiny_gr00t", 7, 2); }
 BOOST_AUTO_TEST_CASE(wan_uneven_micro_batches) { check_equivalence("tiny_wan", 5, 1); }
