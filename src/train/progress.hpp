@@ -7,10 +7,13 @@
 
 namespace emb {
 
+// The steps since the last progress line; the line shows their mean loss (as Megatron-LM
+// does), which is far less noisy than the last step's.
 struct ProgressWindow {
   int64_t samples = 0, tokens = 0;
   double seconds = 0;  // wall time of the steps in the window
   int64_t steps = 0;
+  double loss_sum = 0;
 };
 
 std::string format_progress(int64_t step, int64_t total_steps, double loss, double lr, const ProgressWindow& window);

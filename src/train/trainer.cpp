@@ -163,6 +163,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       window.tokens += int64_t(r.tokens);
       window.seconds += step_seconds;
       window.steps += 1;
+      window.loss_sum += r.loss;
       totals.samples += int64_t(r.samples);
       totals.tokens += int64_t(r.tokens);
       totals.computed_tokens += int64_t(r.computed_tokens);
@@ -174,7 +175,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
       if ((ckpt_every > 0 && (step % ckpt_every == 0 || step == total_steps)) || stop) save(step);
       if (step % log_every == 0 || step == total_steps || stop) {
-        log_info(format_progress(step, total_steps, r.loss, step_lr, window));
+        log_info(format_progress(step, total_steps, window.loss_sum / double(window.steps), step_lr, window));
         window = ProgressWindow{};
       }
       if (stop) {

@@ -16,7 +16,8 @@ train() {
   local name=$1 np=$2
   shift 2
   rm -rf "outputs/$name"
-  "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set train.steps=20 --set run.name="$name" "$@" \
+  "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set train.steps=20 --set train.global_batch=8 \
+    --set run.name="$name" "$@" \
     >"$tmp/$name.out" 2>&1 || fail "$name: exited $?: $(tail -3 "$tmp/$name.out")"
 }
 # same_losses A B [FIRST_STEP]: loss.csv of runs A and B agree to 1e-5 (relative) from FIRST_STEP on.
@@ -71,7 +72,8 @@ train_two_ranks)
     name="cli-test-$deck"
     rm -rf "outputs/$name" "outputs/$name-2"
     for attempt in 1 2; do
-      "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=30 --set run.name="$name" \
+      "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=30 --set train.global_batch=8 \
+        --set run.log_every=10 --set run.name="$name" \
         >"$tmp/out" 2>&1 || fail "$deck: training exited $?: $(tail -5 "$tmp/out")"
     done
     for dir in "outputs/$name" "outputs/$name-2"; do  # the second run never reuses the first's directory
