@@ -12,16 +12,7 @@ NP ?= 2
 CMAKE_FLAGS ?=
 DECK ?= inputs/tiny_gr00t.in
 
-# MPI as root inside containers, shared-memory transport, no oversubscription errors
-# (MACHINE.md "Running MPI here"); the glibc tunables stop Open MPI's large collectives
-# from first-touching fresh pages every call.
-export OMPI_ALLOW_RUN_AS_ROOT := 1
-export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
-export OMPI_MCA_pml ?= ob1
-export OMPI_MCA_btl ?= self,vader
-export OMPI_MCA_rmaps_base_oversubscribe := 1
-export GLIBC_TUNABLES ?= glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
-MPIRUN := mpirun -np $(NP) --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1
+# The scripts behind run, bench and regress set the MPI environment (scripts/mpi_env.sh).
 
 .PHONY: all deps configure build run test bench asan cuda regress clean
 
@@ -42,7 +33,7 @@ run: build
 	@bash scripts/make_run.sh $(BUILD) $(NP) $(DECK)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 600
+	source scripts/mpi_env.sh && cd $(BUILD) && ctest --output-on-failure --timeout 600
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
@@ -50,7 +41,7 @@ bench: build
 asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBTRAIN_ASAN=ON -DEMBTRAIN_CUDA=OFF $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -LE "mpi|python|slow"
+	source scripts/mpi_env.sh && cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -LE "mpi|python|slow"
 
 cuda:
 	$(MAKE) -C kernels/cuda test bench

@@ -11,8 +11,7 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 bash scripts/make_datasets.sh "$build"
 mkdir -p outputs/bench
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} \
-  OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+source scripts/mpi_env.sh
 alpha_us=${ALPHA_US:-50}
 gbps=${GBPS:-0.05}
 args=(inputs/tiny_wan.in --set train.shard=full --set train.bucket_mb=0.0001 --set train.steps=30

@@ -9,8 +9,7 @@ deck=${2:-inputs/tiny_gr00t.in}
 cd "$(dirname "$0")/.."
 bash scripts/make_datasets.sh "$build"
 mkdir -p outputs/bench
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} \
-  OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+source scripts/mpi_env.sh
 runs=()
 for kind in strong weak; do
   for np in 1 2 4; do

@@ -8,9 +8,7 @@ set -uo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 mkdir -p outputs/bench
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} \
-  OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
-export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184}
+source scripts/mpi_env.sh
 failed=()
 run() {
   local name=$1

@@ -6,6 +6,7 @@ build=${1:-build}
 np=${2:-2}
 deck=${3:-inputs/tiny_gr00t.in}
 cd "$(dirname "$0")/.."
+source scripts/mpi_env.sh
 
 bash scripts/make_datasets.sh "$build"
 

@@ -19,7 +19,10 @@ def main(run_dir: str) -> None:
     loss = [float(r["loss"]) for r in rows]
     lr = [float(r["lr"]) for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(steps, loss, lw=1.2, label="loss")
+    ax.plot(steps, loss, lw=0.6, alpha=0.4, label="loss")
+    window = max(1, len(loss) // 50)  # a running mean shows the trend under the step noise
+    smooth = [sum(loss[max(0, i - window + 1):i + 1]) / (i + 1 - max(0, i - window + 1)) for i in range(len(loss))]
+    ax.plot(steps, smooth, lw=1.6, color="tab:blue", label=f"mean of {window} steps")
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.set_yscale("log")

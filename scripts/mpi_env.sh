@@ -1,0 +1,7 @@
+# Sourced by the scripts that start mpirun on a single machine (MACHINE.md "Running MPI
+# here"): allow root in containers, pin the shared-memory transport unless the caller chose
+# another, and let Open MPI's large collectives reuse memory instead of first-touching
+# fresh pages on every call.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184}
