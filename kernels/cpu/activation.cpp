@@ -1,6 +1,9 @@
 #include "kernels/cpu/activation.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "kernels/cpu/exp_fast.hpp"
 
 namespace emb::cpu {
 
@@ -8,36 +11,54 @@ namespace {
 constexpr int64_t kParallelElements = 1 << 14;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+
+// Both smooth activations are x·σ(z): silu with z = x, gelu_tanh with z = 2u because
+// 0.5(1 + tanh u) = σ(2u). Writing σ through exp_fast (no libm call) lets the loops
+// auto-vectorise, and no tanh(u) → ±1 cancellation is involved. σ is built from e = e^−|z| ∈ [0, 1],
+// which never overflows and is exactly 0 for |z| > 87.3, so σ saturates to exactly 0 or 1.
+struct Sigmoid {
+  float s;       // σ(z)
+  float s_1m_s;  // σ(z)(1 − σ(z)) = e/(1 + e)², without the 1 − σ cancellation near σ = 1
+};
+
+inline Sigmoid sigmoid(float z) {
+  const float e = exp_fast(-std::fabs(z));
+  const float r = 1.0f / (1.0f + e);  // σ(|z|)
+  return {z >= 0.0f ? r : e * r, e * r * r};
+}
+
+// σ(2u) is already exactly 0 or 1 in float beyond |x| ≈ 10.1, so clamping x there changes no
+// result and keeps x³ (and 0·∞ in the backward) out of reach.
+constexpr float kGeluSaturated = 64.0f;
+inline float gelu_clamp(float v) { return std::min(std::max(v, -kGeluSaturated), kGeluSaturated); }
+inline float gelu_z(float v) { return 2.0f * kSqrt2OverPi * (v + kGeluCubic * v * v * v); }
+inline float gelu_dz(float v) { return 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v); }
 }  // namespace
 
 void gelu_tanh_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
-  }
+#pragma omp parallel for simd if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(gelu_z(gelu_clamp(x[i]))).s;
 }
 
 void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
+#pragma omp parallel for simd if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
-    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-    dx[i] += dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+    const float v = gelu_clamp(x[i]);
+    const Sigmoid g = sigmoid(gelu_z(v));
+    dx[i] += dy[i] * (g.s + v * g.s_1m_s * gelu_dz(v));
   }
 }
 
 void silu_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+#pragma omp parallel for simd if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]).s;
 }
 
 void silu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
+#pragma omp parallel for simd if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
-    const float s = 1.0f / (1.0f + std::exp(-x[i]));
-    dx[i] += dy[i] * s * (1.0f + x[i] * (1.0f - s));
+    const Sigmoid g = sigmoid(x[i]);
+    dx[i] += dy[i] * (g.s + x[i] * g.s_1m_s);
   }
 }
 

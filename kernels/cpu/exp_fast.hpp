@@ -2,6 +2,7 @@
 // x = n·ln2 + r, |r| ≤ ln2/2 (Cody–Waite split of ln2) and p the degree-7 Taylor polynomial
 // (truncation < 1e-8 relative, so the result is within ~2 ulp of expf). Inputs below −87.3
 // (including −∞, a masked score) give exactly 0; inputs above 88 are clamped.
+// The loops vectorise only under -fno-trapping-math (kernels/cpu/CMakeLists.txt).
 #pragma once
 #include <algorithm>
 #include <cmath>

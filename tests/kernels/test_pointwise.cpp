@@ -85,6 +85,20 @@ void check_activation(ActForward fwd, ActBackward bwd, double (*ref)(double), co
               name + " backward");
 }
 
+// Far from 0 gelu_tanh and silu are x or 0 in float, with slope 1 or 0; the backward must stay
+// finite even where x³ would overflow.
+void check_saturation(ActForward fwd, ActBackward bwd, const std::string& name) {
+  const std::vector<float> x = {-1e30f, -1e4f, -200.0f, 200.0f, 1e4f, 1e30f};
+  std::vector<float> y(x.size()), dx(x.size(), 0.0f);
+  const std::vector<float> dy(x.size(), 1.0f);
+  fwd(x.data(), y.data(), x.size());
+  bwd(x.data(), dy.data(), dx.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    BOOST_TEST(y[i] == (x[i] > 0 ? x[i] : 0.0f), name << "(" << x[i] << ") = " << y[i]);
+    BOOST_TEST(dx[i] == (x[i] > 0 ? 1.0f : 0.0f), name << "'(" << x[i] << ") = " << dx[i]);
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(activations) {
@@ -93,6 +107,11 @@ BOOST_AUTO_TEST_CASE(activations) {
                    "gelu_tanh");
   check_activation(cpu::silu_forward, cpu::silu_backward, [](double x) { return x / (1 + std::exp(-x)); }, "silu");
   check_activation(cpu::relu_forward, cpu::relu_backward, [](double x) { return x > 0 ? x : 0.0; }, "relu");
+}
+
+BOOST_AUTO_TEST_CASE(smooth_activations_saturate) {
+  check_saturation(cpu::gelu_tanh_forward, cpu::gelu_tanh_backward, "gelu_tanh");
+  check_saturation(cpu::silu_forward, cpu::silu_backward, "silu");
 }
 
 BOOST_AUTO_TEST_CASE(sinus_embedding_cos_half_first) {
