@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Exposed vs total communication of ZeRO-3 on 4 ranks, with and without overlap.
 #   regression/bench_zero3_overlap.sh [BUILD_DIR]
-# A comm-heavy tiny config: tiny_wan with one bucket per unit and a modelled fabric (latency
-# α, bandwidth β: MACHINE.md — this machine has no spare core for MPI progress, so the
-# fabric's time is modelled on top of the real collective). Target: exposed / total <= 10 %
-# with overlap; the baseline (comm.overlap = off) exposes all of it.
+# A comm-heavy tiny config: tiny_wan widened to D 128 with 8 blocks, one bucket per unit (10
+# gathers and reduce-scatters per micro-batch) and a modelled fabric (latency α, bandwidth
+# β: MACHINE.md — this machine has no spare core for MPI progress, so the fabric's time is
+# modelled on top of the real collective). Target: exposed / total <= 10 % with overlap;
+# the baseline (comm.overlap = off) exposes all of it.
 # Writes outputs/bench/zero3_overlap.json.
 set -euo pipefail
 build=${1:-build}
@@ -13,10 +14,11 @@ bash scripts/make_datasets.sh "$build"
 mkdir -p outputs/bench
 source scripts/mpi_env.sh
 alpha_us=${ALPHA_US:-50}
-gbps=${GBPS:-0.05}
-args=(inputs/tiny_wan.in --set train.shard=full --set train.bucket_mb=0.0001 --set train.steps=30
-      --set train.global_batch=16 --set comm.fabric_latency_us="$alpha_us" --set comm.fabric_gbps="$gbps"
-      --set run.log_every=30)
+gbps=${GBPS:-0.2}
+args=(inputs/tiny_wan.in --set model.d_model=128 --set model.d_ff=512 --set model.n_layers=8
+      --set train.shard=full --set train.bucket_mb=0.0001 --set train.steps=20 --set train.global_batch=64
+      --set data.tokens_per_mb=16384 --set comm.fabric_latency_us="$alpha_us" --set comm.fabric_gbps="$gbps"
+      --set run.log_every=20)
 for overlap in on off; do
   rm -rf "outputs/zero3-overlap-$overlap"
   mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/embtrain" "${args[@]}" \

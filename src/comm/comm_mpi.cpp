@@ -1,9 +1,11 @@
 #include "comm/comm_mpi.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "comm/mpi_error.hpp"
 #include "core/error.hpp"
@@ -145,6 +147,22 @@ void MpiComm::fill_shard_counts(int64_t n) {
   }
 }
 
+void MpiComm::complete(MPI_Request& req, const char* what) {
+  if (progress_ == Progress::none) {
+    mpi_check(MPI_Wait(&req, MPI_STATUS_IGNORE), what);
+    return;
+  }
+  // The progress thread polls with a growing pause instead of blocking in MPI_Wait, whose
+  // busy-wait would take a core from the compute threads (MACHINE.md: no spare core here).
+  // A few immediate polls keep small collectives fast; the pause stops at 100 µs.
+  int done = 0;
+  for (int polls = 0;; ++polls) {
+    mpi_check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    if (polls >= 16) std::this_thread::sleep_for(std::chrono::microseconds(std::min(100, 1 << std::min(polls - 16, 7))));
+  }
+}
+
 void MpiComm::execute(const Collective& c) {
   EMB_CHECK(c.n <= INT_MAX, "MPI backend: ", collective_name(c.kind), " of ", c.n,
             " elements exceeds MPI's int counts; split the buffer");
@@ -154,7 +172,9 @@ void MpiComm::execute(const Collective& c) {
   switch (c.kind) {
     case CollectiveKind::all_reduce: {
       float* x = is_f32 ? static_cast<float*>(c.out) : widen(c.out, n);
-      mpi_check(MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_FLOAT, MPI_SUM, comm_), "MPI_Allreduce");
+      MPI_Request req;
+      mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_FLOAT, MPI_SUM, comm_, &req), "MPI_Iallreduce");
+      complete(req, "MPI_Iallreduce");
       finish_reduction(x, n, c.op, size_);
       if (!is_f32) narrow(x, c.out, n);
       break;
@@ -165,8 +185,10 @@ void MpiComm::execute(const Collective& c) {
       const float* full = is_f32 ? static_cast<const float*>(c.in) : widen(c.in, n);
       if (!is_f32 && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
       float* shard = is_f32 ? static_cast<float*>(c.out) : wide_shard_.data();
-      mpi_check(MPI_Reduce_scatter(full, shard, counts_.data(), MPI_FLOAT, MPI_SUM, comm_),
-                "MPI_Reduce_scatter");
+      MPI_Request req;
+      mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), MPI_FLOAT, MPI_SUM, comm_, &req),
+                "MPI_Ireduce_scatter");
+      complete(req, "MPI_Ireduce_scatter");
       finish_reduction(shard, mine, c.op, size_);
       if (!is_f32) narrow(shard, c.out, mine);
       break;
@@ -175,17 +197,25 @@ void MpiComm::execute(const Collective& c) {
       fill_shard_counts(n);
       const char* own_piece = static_cast<const char*>(c.out) + int64_t(displs_[rank_]) * dtype_size(c.dtype);
       const void* send = c.in == own_piece ? MPI_IN_PLACE : c.in;
-      mpi_check(MPI_Allgatherv(send, counts_[rank_], wire, c.out, counts_.data(), displs_.data(),
-                               wire, comm_),
-                "MPI_Allgatherv");
+      MPI_Request req;
+      mpi_check(MPI_Iallgatherv(send, counts_[rank_], wire, c.out, counts_.data(), displs_.data(), wire, comm_,
+                                &req),
+                "MPI_Iallgatherv");
+      complete(req, "MPI_Iallgatherv");
       break;
     }
-    case CollectiveKind::broadcast:
-      mpi_check(MPI_Bcast(c.out, n, wire, c.root, comm_), "MPI_Bcast");
+    case CollectiveKind::broadcast: {
+      MPI_Request req;
+      mpi_check(MPI_Ibcast(c.out, n, wire, c.root, comm_, &req), "MPI_Ibcast");
+      complete(req, "MPI_Ibcast");
       break;
-    case CollectiveKind::barrier:
-      mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+    }
+    case CollectiveKind::barrier: {
+      MPI_Request req;
+      mpi_check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+      complete(req, "MPI_Ibarrier");
       break;
+    }
   }
 }
 

@@ -36,6 +36,8 @@ class MpiComm final : public Comm {
   void progress_loop();
   void run(MpiOp& op);
   void execute(const Collective& c);
+  // Waits for a non-blocking collective: MPI_Wait without a progress thread, polling otherwise.
+  void complete(MPI_Request& req, const char* what);
   float* widen(const void* bf16_data, int64_t n);
   void fill_shard_counts(int64_t n);
 

@@ -8,7 +8,10 @@
 
 namespace emb {
 namespace {
-constexpr int kGatherSlots = 3;  // the bucket computing, the one prefetched, one spare
+// ZeRO-3 gathers run this many buckets ahead of the one computing, so one slow rank or one
+// short bucket (e.g. the embeddings) does not expose the next gather.
+constexpr int kPrefetchDepth = 2;
+constexpr int kGatherSlots = kPrefetchDepth + 2;  // computing, prefetched ahead, one spare
 constexpr int kGradSlots = 2;    // the bucket in backward, the one being reduce-scattered
 }  // namespace
 
@@ -137,11 +140,12 @@ const float* DataParallel::unit_params(int u, bool backward) {
   if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
   if (!uses_slots()) return flat_params_.data() + layout_.unit_offset(u);
   GatherSlot& slot = gather_bucket(b, -1);
-  // Entering a bucket (its first unit in forward, its last in backward): fetch the neighbour.
-  if (mode() == ShardMode::full && u == (backward ? k.last_unit : k.first_unit)) {
-    const int next = backward ? b - 1 : b + 1;
-    if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
-  }
+  // Entering a bucket (its first unit in forward, its last in backward): fetch the next ones.
+  if (mode() == ShardMode::full && u == (backward ? k.last_unit : k.first_unit))
+    for (int d = 1; d <= kPrefetchDepth; ++d) {
+      const int next = backward ? b - d : b + d;
+      if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
+    }
   return slot.data.data() + (layout_.unit_offset(u) - k.offset);
 }
 
@@ -163,7 +167,10 @@ DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
 void DataParallel::prefetch(int b, int keep) {
   GatherSlot* victim = nullptr;
   for (GatherSlot& s : gather_slots_) {
-    if (s.bucket == b) return;
+    if (s.bucket == b) {
+      s.last_use = ++use_clock_;
+      return;
+    }
     if (keep >= 0 && s.bucket == keep) continue;
     if (!victim || s.bucket == -1 || (victim->bucket != -1 && s.last_use < victim->last_use)) victim = &s;
   }
@@ -265,8 +272,9 @@ void DataParallel::publish_params() {
                                          k.count, DType::f32));
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
-  // The next forward starts with bucket 0: gather it behind the step's tail.
-  if (mode() == ShardMode::full) prefetch(0, -1);
+  // The next forward starts with bucket 0: gather the first buckets behind the step's tail.
+  if (mode() == ShardMode::full)
+    for (int b = 0; b < std::min(kPrefetchDepth, layout_.n_buckets()); ++b) prefetch(b, -1);
 }
 
 double DataParallel::take_comm_seconds() {
