@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 namespace emb {
 
@@ -24,10 +25,14 @@ class Device {
   size_t peak_bytes() const { return peak_; }
 
  protected:
-  void count_alloc(size_t bytes);
-  void count_free(size_t bytes) { in_use_ -= bytes; }
+  // Bookkeeping shared by the backends: remember each live allocation's size.
+  void remember(void* ptr, size_t bytes);
+  // The size of a live allocation, which is forgotten; an unknown pointer is a bug.
+  size_t forget(void* ptr);
+  const std::unordered_map<void*, size_t>& live() const { return sizes_; }
 
  private:
+  std::unordered_map<void*, size_t> sizes_;
   size_t in_use_ = 0, peak_ = 0;
 };
 

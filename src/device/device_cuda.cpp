@@ -2,8 +2,6 @@
 // (never managed memory), one compute stream that kernels and copies are ordered on.
 #include <cuda_runtime.h>
 
-#include <unordered_map>
-
 #include "core/error.hpp"
 #include "device/device.hpp"
 
@@ -21,7 +19,7 @@ class CudaDevice final : public Device {
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   ~CudaDevice() override {
-    for (auto& [ptr, bytes] : sizes_) cudaFree(ptr);
+    for (auto& [ptr, bytes] : live()) cudaFree(ptr);
     cudaStreamDestroy(stream_);
   }
   std::string name() const override { return str("cuda:", ordinal_); }
@@ -29,16 +27,12 @@ class CudaDevice final : public Device {
   void* alloc(size_t bytes) override {
     void* p = nullptr;
     check_cuda(cudaMalloc(&p, bytes), "cudaMalloc");
-    sizes_[p] = bytes;
-    count_alloc(bytes);
+    remember(p, bytes);
     return p;
   }
   void free(void* ptr) override {
     if (!ptr) return;
-    auto it = sizes_.find(ptr);
-    EMB_ASSERT(it != sizes_.end());
-    count_free(it->second);
-    sizes_.erase(it);
+    forget(ptr);
     check_cuda(cudaFree(ptr), "cudaFree");
   }
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
@@ -53,7 +47,6 @@ class CudaDevice final : public Device {
  private:
   int ordinal_;
   cudaStream_t stream_ = nullptr;
-  std::unordered_map<void*, size_t> sizes_;
 };
 
 }  // namespace
