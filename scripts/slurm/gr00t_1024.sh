@@ -12,5 +12,7 @@ set -euo pipefail
 cd "${SLURM_SUBMIT_DIR}"
 source scripts/slurm/env.sh
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK}
+# The training step runs on the CPU backend until the CUDA step lands (kernels/cuda/README.md);
+# then add --set run.device=cuda. A requeued job resumes from the newest checkpoint.
 srun --kill-on-bad-exit=1 ./build/embtrain inputs/gr00t_n15.in \
-  --set run.device=cuda --set train.resume=auto "$@"
+  --set train.resume=auto "$@"
