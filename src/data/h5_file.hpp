@@ -95,12 +95,15 @@ class H5File {
     int64_t n = 1;
     for (int64_t x : d) n *= x;
     std::vector<T> out(static_cast<size_t>(n));
-    read_raw(ds, elem_of<T>(), nullptr, out.data());
+    read_raw(ds, elem_of<T>(), out.data());
     return out;
   }
   // Reads the given rows (all columns) of `ds` into dst, back to back in row order.
-  // Returns the bytes read.
-  int64_t read_rows(const std::string& ds, Elem e, const RowRanges& rows, void* dst) const;
+  // With parts > 1 this rank reads only its share: buffer rows [rows()·part/parts,
+  // rows()·(part+1)/parts), written at their place in dst; every rank still issues one
+  // read per range (an empty selection where its share misses the range), so the calls of
+  // a parallel file stay matched. Returns the bytes this rank read.
+  int64_t read_rows(const std::string& ds, Elem e, const RowRanges& rows, void* dst, int part = 0, int parts = 1) const;
   std::vector<std::string> read_strings(const std::string& ds) const;
   // Any integer or float dataset converted to float32 (for converters reading foreign files).
   std::vector<float> read_as_float(const std::string& ds) const;
@@ -114,7 +117,7 @@ class H5File {
 
  private:
   std::vector<int64_t> expect_any_rank(const std::string& ds, Elem e) const;
-  void read_raw(const std::string& ds, Elem e, const RowRanges* rows, void* dst) const;
+  void read_raw(const std::string& ds, Elem e, void* dst) const;
   void write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, const void* data);
   H5Handle open_dataset(const std::string& ds) const;
   hid_t parent_group(const std::string& obj);

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 
 namespace emb {
 
@@ -26,6 +29,17 @@ inline float half_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+
+// n values; F16C (x86-64-v3 builds) converts 8 per instruction, exactly like half_to_float
+// for every finite value and infinity.
+inline void half_to_float(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+#endif
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
 }
 
 inline uint16_t float_to_half(float f) {

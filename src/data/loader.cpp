@@ -1,6 +1,7 @@
 #include "data/loader.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.hpp"
 
@@ -40,37 +41,55 @@ Loader::~Loader() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-const ShuffleBuffer& Loader::buffer(int64_t epoch, int64_t index, const std::vector<std::pair<int64_t, int64_t>>& keep) {
-  auto key = std::make_pair(epoch, index);
-  auto it = buffers_.find(key);
-  if (it != buffers_.end()) return it->second;
-  for (auto b = buffers_.begin(); b != buffers_.end();)  // drop buffers this step does not use
-    b = std::find(keep.begin(), keep.end(), b->first) == keep.end() ? buffers_.erase(b) : std::next(b);
+int Loader::owner(int64_t epoch, int64_t pos) const {
+  int64_t offset = epoch * sampler_->size() + pos - origin_;
+  return offset < 0 ? -1 : int(offset % dc_.global_batch % ranks_);
+}
+
+const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<BufferKey>& keep) {
+  for (const BufferSlot& b : buffers_)
+    if (b.key == key) return *b.buffer;
+  auto slot = std::find_if(buffers_.begin(), buffers_.end(), [&](const BufferSlot& b) {
+    return std::find(keep.begin(), keep.end(), b.key) == keep.end();
+  });
+  if (slot == buffers_.end()) slot = buffers_.insert(buffers_.end(), BufferSlot{key, std::make_unique<ShuffleBuffer>()});
+  slot->key = key;
+  auto start = std::chrono::steady_clock::now();
   std::vector<Chunk> chunks;
-  for (int64_t c : sampler_->buffer_chunks(epoch, index)) chunks.push_back(chunks_[size_t(c)]);
-  ShuffleBuffer& buf = buffers_[key];
-  bytes_read_ += buf.load(*data_, chunks, mc_);
-  return buf;
+  for (int64_t c : sampler_->buffer_chunks(key.first, key.second)) chunks.push_back(chunks_[size_t(c)]);
+  std::vector<BufferSample> samples;
+  auto [begin, end] = sampler_->buffer_positions(key.first, key.second);
+  for (int64_t pos = begin; pos < end; ++pos) {
+    auto [file, row] = data_->locate(sampler_->at(key.first, pos).sample);
+    samples.push_back(BufferSample{file, row, owner(key.first, pos)});
+  }
+  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, comm_);
+  buffer_bytes_ += slot->buffer->file_bytes();
+  read_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  return *slot->buffer;
 }
 
 LoadedStep Loader::produce() {
-  // Every rank loads the buffers of the whole global range, in order (collective reads).
-  std::vector<std::pair<int64_t, int64_t>> used;
+  // Every rank loads the buffers of the whole global range, in order (matched MPI-IO calls).
+  std::vector<BufferKey> used;
   for (int64_t j = 0; j < dc_.global_batch; ++j) {
     int64_t pos = next_.cursor + j, epoch = next_.epoch + pos / sampler_->size();
     pos %= sampler_->size();
-    auto key = std::make_pair(epoch, sampler_->buffer_of(epoch, pos));
+    BufferKey key(epoch, sampler_->buffer_of(epoch, pos));
     if (used.empty() || used.back() != key) used.push_back(key);
   }
-  for (const auto& [epoch, index] : used) buffer(epoch, index, used);
+  std::vector<const ShuffleBuffer*> loaded;
+  for (const BufferKey& key : used) loaded.push_back(&buffer(key, used));
 
-  std::vector<Sample> samples;
-  for (const Position& p : sampler_->step(next_, dc_.global_batch, rank_, ranks_)) {
-    const ShuffleBuffer& buf = buffers_.at({p.epoch, sampler_->buffer_of(p.epoch, p.pos)});
-    samples.push_back(assemble_sample(*data_, buf, mc_, p.sample, p.epoch * sampler_->size() + p.pos));
+  std::vector<Position> mine = sampler_->step(next_, dc_.global_batch, rank_, ranks_);
+  samples_.resize(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Position& p = mine[i];
+    size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
+    assemble_sample(*data_, *loaded[b], mc_, p.sample, p.epoch * sampler_->size() + p.pos, samples_[i]);
   }
   LoadedStep step;
-  step.batches = pack_step(samples, mc_, pack_, file_names_);
+  step.batches = pack_step(samples_, mc_, pack_, file_names_);
   int64_t count = int64_t(step.batches.size()), most = 0;
   MPI_Allreduce(&count, &most, 1, MPI_INT64_T, MPI_MAX, comm_);
   while (int64_t(step.batches.size()) < most) {
@@ -102,6 +121,8 @@ void Loader::restore(const SamplerState& s) {
             ") outside this dataset's ", sampler_->size(), " samples per epoch");
   prefetcher_.reset();
   next_ = consumed_ = s;
+  origin_ = s.epoch * sampler_->size() + s.cursor;
+  for (BufferSlot& b : buffers_) b.key = {-1, -1};  // they hold the rows of the old ranks' samples
   prefetcher_ = std::make_unique<Prefetcher>([this] { return produce(); }, dc_.prefetch);
 }
 
@@ -110,6 +131,8 @@ void Loader::quiesce() { prefetcher_->quiesce(); }
 LoaderStats Loader::stats() const {
   LoaderStats s = stats_;
   s.bytes_read = bytes_read_;
+  s.buffer_bytes = buffer_bytes_;
+  s.read_seconds = double(read_ns_) * 1e-9;
   return s;
 }
 

@@ -13,7 +13,6 @@
 #include <mpi.h>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 
@@ -28,7 +27,9 @@ namespace emb {
 
 struct LoaderStats {
   int64_t steps = 0, samples = 0;
-  int64_t bytes_read = 0;  // by this rank's collective reads (its share of the file traffic)
+  int64_t bytes_read = 0;    // by this rank's reads (its share of the file traffic)
+  int64_t buffer_bytes = 0;  // file bytes of the shuffle buffers loaded (all ranks' reads together)
+  double read_seconds = 0;   // in shuffle-buffer loads: reads and the feature exchange
   int64_t real_tokens = 0, computed_tokens = 0;  // packing efficiency = real / computed
 };
 
@@ -50,7 +51,9 @@ class Loader {
 
  private:
   LoadedStep produce();
-  const ShuffleBuffer& buffer(int64_t epoch, int64_t index, const std::vector<std::pair<int64_t, int64_t>>& keep);
+  using BufferKey = std::pair<int64_t, int64_t>;  // (epoch, buffer index)
+  const ShuffleBuffer& buffer(const BufferKey& key, const std::vector<BufferKey>& keep);
+  int owner(int64_t epoch, int64_t pos) const;  // the rank that assembles a position (< 0: none)
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, ranks_ = 1;
@@ -63,8 +66,14 @@ class Loader {
   std::unique_ptr<Sampler> sampler_;
   // Owned by the producer (prefetch thread).
   SamplerState next_;
-  std::map<std::pair<int64_t, int64_t>, ShuffleBuffer> buffers_;
-  std::atomic<int64_t> bytes_read_{0};
+  int64_t origin_ = 0;  // absolute position (epoch·size + cursor) where the steps started
+  struct BufferSlot {
+    BufferKey key{-1, -1};
+    std::unique_ptr<ShuffleBuffer> buffer;
+  };
+  std::vector<BufferSlot> buffers_;  // storage reused across buffers
+  std::vector<Sample> samples_;
+  std::atomic<int64_t> bytes_read_{0}, buffer_bytes_{0}, read_ns_{0};
   // Owned by the consumer.
   SamplerState consumed_;
   LoaderStats stats_;

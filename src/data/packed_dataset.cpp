@@ -78,6 +78,18 @@ int64_t PackedFileIndex::action_width(int64_t episode) const {
   return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
 }
 
+std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const ModelConfig& cfg) const {
+  if (cfg.family == Family::gr00t) return {vl_offsets[row], vl_offsets[row + 1]};
+  int64_t e = episode_of(row);
+  int64_t last = (row - episode_offsets[e]) / steps_per_latent, first = std::max<int64_t>(0, last - cfg.latent_frames + 1);
+  return {latent_offsets[e] + first, latent_offsets[e] + last + 1};
+}
+
+const std::string& PackedFileIndex::feature_dataset() const {
+  static const std::string vl = packed::kVlFeatures;
+  return latent_dataset.empty() ? vl : latent_dataset;
+}
+
 int64_t sample_query_tokens(const ModelConfig& cfg) {
   if (cfg.family == Family::gr00t) return 1 + cfg.n_future + cfg.horizon;
   int64_t per_frame = (cfg.latent_height / cfg.patch[1]) * (cfg.latent_width / cfg.patch[2]);

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/h5_file.hpp"
@@ -32,6 +33,11 @@ struct PackedFileIndex {
   int64_t episode_of(int64_t row) const;
   int64_t latent_of(int64_t row) const;  // global latent frame of step `row` (wan)
   int64_t action_width(int64_t episode) const;
+  // Rows [first, second) of the feature array (feature_dataset) that the sample at step
+  // `row` reads: its /features/vl rows (gr00t) or the latent frames of its window, clipped at
+  // the episode start (wan). The array that dominates the bytes of a sample.
+  std::pair<int64_t, int64_t> feature_rows(int64_t row, const ModelConfig& cfg) const;
+  const std::string& feature_dataset() const;
 };
 
 // Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.

@@ -26,7 +26,8 @@ struct Sample {
   int64_t tokens() const { return query_tokens + context_tokens; }
 };
 
-Sample assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
-                       int64_t sample_index, int64_t id);
+// Fills `s` (its vectors keep their capacity, so a reused Sample allocates nothing).
+void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+                     int64_t sample_index, int64_t id, Sample& s);
 
 }  // namespace emb

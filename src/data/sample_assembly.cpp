@@ -1,17 +1,12 @@
-#include "data/sample.hpp"
-
 #include <algorithm>
 #include <tuple>
 
 #include "data/half.hpp"
+#include "data/sample.hpp"
 
 namespace emb {
 
 namespace {
-
-void append_half(std::vector<float>& out, const uint16_t* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out.push_back(half_to_float(v[i]));
-}
 
 void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
   int64_t t = s.row, end = x.episode_offsets[e + 1];
@@ -20,25 +15,27 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const Mo
   s.actions.assign(size_t(cfg.horizon) * cfg.action_dim, 0.f);
   s.action_mask.assign(s.actions.size(), 0.f);
   int64_t width = x.action_width(e);
+  const float* rows = buf.action(s.file, t);  // rows t .. end-1 lie back to back in the buffer
   for (int64_t i = 0; i < cfg.horizon; ++i) {
-    const float* a = buf.action(s.file, std::min(t + i, end - 1));
+    const float* a = rows + (std::min(t + i, end - 1) - t) * x.action_dim;
     float valid = t + i < end ? 1.f : 0.f;
-    for (int64_t c = 0; c < width; ++c) {
-      s.actions[size_t(i * cfg.action_dim + c)] = a[c];
-      s.action_mask[size_t(i * cfg.action_dim + c)] = valid;
-    }
+    std::copy_n(a, width, &s.actions[size_t(i * cfg.action_dim)]);
+    std::fill_n(&s.action_mask[size_t(i * cfg.action_dim)], width, valid);
   }
-  int64_t first = x.vl_offsets[t];
-  s.context_tokens = x.vl_offsets[t + 1] - first;
-  for (int64_t k = 0; k < s.context_tokens; ++k) append_half(s.context, buf.vl(s.file, first + k), cfg.d_ctx);
+  auto [first, last] = x.feature_rows(t, cfg);
+  s.context_tokens = last - first;
+  s.context.resize(size_t(s.context_tokens * cfg.d_ctx));
+  if (s.context_tokens > 0) half_to_float(buf.feature(s.file, first), s.context.data(), s.context_tokens * cfg.d_ctx);
 }
 
 void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
   int64_t start = x.episode_offsets[e], end = x.episode_offsets[e + 1], spl = x.steps_per_latent;
   int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
   int64_t last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
+  s.latents.resize(size_t(cfg.latent_frames * frame_elems));
   for (int64_t j = first; j <= last; ++j)
-    append_half(s.latents, buf.latent(s.file, x.latent_offsets[e] + std::max<int64_t>(j, 0)), frame_elems);
+    half_to_float(buf.feature(s.file, x.latent_offsets[e] + std::max<int64_t>(j, 0)),
+                  &s.latents[size_t((j - first) * frame_elems)], frame_elems);
   int64_t blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
   s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 0.f);
   for (int64_t b = 0; b < blocks; ++b) {
@@ -55,9 +52,8 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Mode
 
 }  // namespace
 
-Sample assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
-                       int64_t sample_index, int64_t id) {
-  Sample s;
+void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+                     int64_t sample_index, int64_t id, Sample& s) {
   s.id = id;
   std::tie(s.file, s.row) = data.locate(sample_index);
   const PackedFileIndex& x = data.file(s.file);
@@ -69,7 +65,6 @@ Sample assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, c
   } else {
     assemble_wan(x, buffer, cfg, e, s);
   }
-  return s;
 }
 
 }  // namespace emb

@@ -46,6 +46,11 @@ std::vector<int64_t> Sampler::buffer_chunks(int64_t e, int64_t b) {
   return std::vector<int64_t>(ep.chunk_order.begin() + first, ep.chunk_order.begin() + last);
 }
 
+std::pair<int64_t, int64_t> Sampler::buffer_positions(int64_t e, int64_t b) {
+  const Epoch& ep = epoch(e);
+  return {ep.buffer_begin[size_t(b)], ep.buffer_begin[size_t(b) + 1]};
+}
+
 const Sampler::Buffer& Sampler::buffer(int64_t e, int64_t b) {
   auto key = std::make_pair(e, b);
   auto it = buffers_.find(key);

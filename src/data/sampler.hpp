@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace emb {
@@ -42,6 +43,7 @@ class Sampler {
   // The buffer (index within the epoch) that holds position pos, and its chunks.
   int64_t buffer_of(int64_t epoch, int64_t pos);
   std::vector<int64_t> buffer_chunks(int64_t epoch, int64_t buffer);
+  std::pair<int64_t, int64_t> buffer_positions(int64_t epoch, int64_t buffer);  // [begin, end) of the epoch order
 
   // This rank's positions of the step starting at `state`, and the state after the step.
   std::vector<Position> step(const SamplerState& state, int64_t global_batch, int rank, int ranks);

@@ -1,13 +1,46 @@
 #include "data/shuffle_buffer.hpp"
 
 #include <algorithm>
+#include <cstring>
 
+#include "core/error.hpp"
 #include "data/packed_format.hpp"
 
 namespace emb {
 
-int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg) {
-  files_.assign(size_t(data.files()), FileRows{});
+namespace {
+
+// Grows without shrinking (a remap would first-touch every page again); +25% headroom so
+// buffers of slightly different sizes reuse one mapping.
+void fit(Arena& a, size_t bytes) {
+  if (bytes > a.capacity()) a.reserve(bytes + bytes / 4);
+  a.reset();
+}
+
+size_t aligned(size_t bytes) { return (bytes + 63) & ~size_t(63); }
+
+// Calls f(begin, end) for the parts of `rows` (intervals of buffer rows) inside [lo, hi).
+template <class F>
+void for_each_within(const RowRanges& rows, int64_t lo, int64_t hi, F f) {
+  for (const auto& r : rows.ranges()) {
+    int64_t b = std::max(r[0], lo), e = std::min(r[1], hi);
+    if (b < e) f(b, e);
+  }
+}
+
+int64_t rows_within(const RowRanges& rows, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for_each_within(rows, lo, hi, [&](int64_t b, int64_t e) { n += e - b; });
+  return n;
+}
+
+}  // namespace
+
+int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg,
+                            const std::vector<BufferSample>& samples, MPI_Comm comm) {
+  files_.resize(size_t(data.files()));
+  for (FileRows& r : files_)
+    for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->clear();
   bool gr00t = cfg.family == Family::gr00t;
   for (const Chunk& c : chunks) {
     const PackedFileIndex& x = data.file(c.file);
@@ -15,56 +48,114 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     r.steps.add(c.begin, c.end);
     if (gr00t) {
       r.actions.add(c.begin, std::min(x.steps, c.end + cfg.horizon - 1));
-      r.vl.add(x.vl_offsets[c.begin], x.vl_offsets[c.end]);
     } else {
       int64_t reach = int64_t(cfg.latent_frames) * x.steps_per_latent;
       r.actions.add(std::max<int64_t>(0, c.begin - reach), std::min(x.steps, c.end + cfg.actions_per_block));
-      int64_t first = x.latent_offsets[x.episode_of(c.begin)];
-      r.latents.add(std::max(first, x.latent_of(c.begin) - cfg.latent_frames + 1), x.latent_of(c.end - 1) + 1);
     }
+    r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
   }
-  int64_t bytes = 0;
+  size_t bytes = 0;
+  for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
+    FileRows& r = files_[size_t(f)];
+    const PackedFileIndex& x = data.file(f);
+    for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->finish();
+    r.state_dim = x.state_dim, r.action_dim = x.action_dim;
+    r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
+    bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4) +
+             aligned(size_t(r.features.rows() * r.feature_elems) * 2);
+  }
+  fit(rows_, bytes);
+  file_bytes_ = 0;
+  for (const FileRows& r : files_)
+    file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 + r.features.rows() * r.feature_elems * 2;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  int64_t read = 0;
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
     FileRows& r = files_[size_t(f)];
     if (r.steps.ranges().empty()) continue;  // every rank skips the same files
     const PackedFileIndex& x = data.file(f);
-    for (RowRanges* rr : {&r.steps, &r.actions, &r.vl, &r.latents}) rr->finish();
-    r.state_dim = x.state_dim, r.action_dim = x.action_dim;
-    r.state.resize(size_t(r.steps.rows() * r.state_dim));
-    r.action.resize(size_t(r.actions.rows() * r.action_dim));
-    bytes += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state.data());
-    bytes += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action.data());
-    if (gr00t) {
-      r.vl_dim = cfg.d_ctx;
-      r.vl_values.resize(size_t(r.vl.rows() * r.vl_dim));
-      bytes += x.file.read_rows(packed::kVlFeatures, Elem::f16, r.vl, r.vl_values.data());
-    } else {
-      r.latent_elems = int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
-      r.latent_values.resize(size_t(r.latents.rows() * r.latent_elems));
-      bytes += x.file.read_rows(x.latent_dataset, Elem::f16, r.latents, r.latent_values.data());
-    }
+    r.state = rows_.alloc<float>(size_t(r.steps.rows() * r.state_dim));
+    r.action = rows_.alloc<float>(size_t(r.actions.rows() * r.action_dim));
+    r.feature_values = rows_.alloc<uint16_t>(size_t(r.features.rows() * r.feature_elems));
+    read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
+    read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
+    read += x.file.read_rows(x.feature_dataset(), Elem::f16, r.features, r.feature_values, rank, ranks);
+    if (ranks > 1) exchange_features(x, r, f, cfg, samples, comm);
   }
-  return bytes;
+  return read;
+}
+
+void ShuffleBuffer::exchange_features(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
+                                      const std::vector<BufferSample>& samples, MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  // need[u]: the buffer rows of the features rank u's samples read; rank k read the share
+  // [R·k/N, R·(k+1)/N). Every rank derives every rank's needs, so no requests are sent.
+  std::vector<RowRanges> need(static_cast<size_t>(ranks));
+  for (const BufferSample& s : samples) {
+    if (s.file != file || s.rank < 0) continue;
+    auto [b, e] = x.feature_rows(s.row, cfg);
+    if (e > b) need[size_t(s.rank)].add(r.features.locate(b), r.features.locate(b) + e - b);
+  }
+  for (RowRanges& n : need) n.finish();
+  int64_t total = r.features.rows();
+  auto share_begin = [&](int k) { return total * k / ranks; };
+  std::vector<int> send_count(size_t(ranks), 0), send_at(size_t(ranks), 0), recv_count(size_t(ranks), 0),
+      recv_at(size_t(ranks), 0);
+  int64_t sent = 0, received = 0;
+  for (int k = 0; k < ranks; ++k) {
+    if (k == rank) continue;
+    int64_t to = rows_within(need[size_t(k)], share_begin(rank), share_begin(rank + 1));
+    int64_t from = rows_within(need[size_t(rank)], share_begin(k), share_begin(k + 1));
+    EMB_CHECK(sent + to < (int64_t(1) << 31) && received + from < (int64_t(1) << 31),
+              "data.shuffle_buffer too large for one feature exchange");
+    send_at[size_t(k)] = int(sent), send_count[size_t(k)] = int(to), sent += to;
+    recv_at[size_t(k)] = int(received), recv_count[size_t(k)] = int(from), received += from;
+  }
+  size_t row_bytes = size_t(r.feature_elems) * 2;
+  fit(staging_, aligned(size_t(sent) * row_bytes) + size_t(received) * row_bytes);
+  char* out = staging_.alloc<char>(size_t(sent) * row_bytes);
+  char* in = staging_.alloc<char>(size_t(received) * row_bytes);
+  char* rows = reinterpret_cast<char*>(r.feature_values);
+  char* at = out;
+  for (int k = 0; k < ranks; ++k) {
+    if (k == rank) continue;
+    for_each_within(need[size_t(k)], share_begin(rank), share_begin(rank + 1), [&](int64_t b, int64_t e) {
+      std::memcpy(at, rows + size_t(b) * row_bytes, size_t(e - b) * row_bytes);
+      at += size_t(e - b) * row_bytes;
+    });
+  }
+  MPI_Datatype row;
+  MPI_Type_contiguous(int(row_bytes), MPI_BYTE, &row);
+  MPI_Type_commit(&row);
+  MPI_Alltoallv(out, send_count.data(), send_at.data(), row, in, recv_count.data(), recv_at.data(), row, comm);
+  MPI_Type_free(&row);
+  at = in;
+  for (int k = 0; k < ranks; ++k) {
+    if (k == rank) continue;
+    for_each_within(need[size_t(rank)], share_begin(k), share_begin(k + 1), [&](int64_t b, int64_t e) {
+      std::memcpy(rows + size_t(b) * row_bytes, at, size_t(e - b) * row_bytes);
+      at += size_t(e - b) * row_bytes;
+    });
+  }
 }
 
 const float* ShuffleBuffer::state(int32_t file, int64_t row) const {
   const FileRows& r = files_[size_t(file)];
-  return &r.state[size_t(r.steps.locate(row) * r.state_dim)];
+  return r.state + r.steps.locate(row) * r.state_dim;
 }
 
 const float* ShuffleBuffer::action(int32_t file, int64_t row) const {
   const FileRows& r = files_[size_t(file)];
-  return &r.action[size_t(r.actions.locate(row) * r.action_dim)];
+  return r.action + r.actions.locate(row) * r.action_dim;
 }
 
-const uint16_t* ShuffleBuffer::vl(int32_t file, int64_t feature_row) const {
+const uint16_t* ShuffleBuffer::feature(int32_t file, int64_t feature_row) const {
   const FileRows& r = files_[size_t(file)];
-  return &r.vl_values[size_t(r.vl.locate(feature_row) * r.vl_dim)];
-}
-
-const uint16_t* ShuffleBuffer::latent(int32_t file, int64_t frame) const {
-  const FileRows& r = files_[size_t(file)];
-  return &r.latent_values[size_t(r.latents.locate(frame) * r.latent_elems)];
+  return r.feature_values + r.features.locate(feature_row) * r.feature_elems;
 }
 
 }  // namespace emb

@@ -1,37 +1,61 @@
-// The rows one shuffle buffer's samples need, read with one collective HDF5 read per file
-// and array: for each chunk [a, b) of a file, its state rows, the action rows the action
-// windows reach (gr00t: up to b+Hz-1; wan: from the first block of the history on), the vl
-// feature rows of its steps (gr00t) and the latent frames of its windows including history
-// (wan). Ranges are merged per file, so k chunks of one file cost one large read per array.
+// The rows one shuffle buffer's samples need: for each chunk [a, b) of a file, its state
+// rows, the action rows the action windows reach (gr00t: up to b+Hz-1; wan: from the first
+// block of the history on) and the feature rows of its samples (gr00t: vl features of its
+// steps; wan: latent frames of its windows including history). Ranges are merged per file,
+// so k chunks of one file cost one large read per range of merged rows.
 // Every rank loads the same buffers in the same order (the buffers of a step's global
-// position range), as collective MPI-IO requires; each rank then assembles only its samples.
+// position range), as the matched MPI-IO calls require. The small arrays (state, action)
+// are read whole on every rank. The feature array, nearly all the bytes, is read once over
+// all ranks: each rank reads an equal share of its rows, then the ranks exchange the feature
+// rows of the samples each of them assembles (MPI_Alltoallv), so a rank holds only those.
+// Storage is kept across loads (page-aligned, huge-page advised): fresh pages cost ~10 µs
+// each on the development VM (MACHINE.md).
 #pragma once
+#include <mpi.h>
+
 #include <cstdint>
 #include <vector>
 
+#include "core/arena.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_dataset.hpp"
 
 namespace emb {
 
+// A sample of the buffer and the data-parallel rank that assembles it (< 0: none).
+struct BufferSample {
+  int32_t file;
+  int64_t row;
+  int rank;
+};
+
 class ShuffleBuffer {
  public:
-  // Returns the bytes read.
-  int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg);
+  // Returns the bytes this rank read from the files.
+  int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg,
+               const std::vector<BufferSample>& samples, MPI_Comm comm);
+  // The file bytes of the rows this buffer covers (what the ranks read together).
+  int64_t file_bytes() const { return file_bytes_; }
 
   const float* state(int32_t file, int64_t row) const;
   const float* action(int32_t file, int64_t row) const;
-  const uint16_t* vl(int32_t file, int64_t feature_row) const;
-  const uint16_t* latent(int32_t file, int64_t frame) const;
+  // Row `feature_row` of the file's feature array (vl features or latent frames), float16.
+  const uint16_t* feature(int32_t file, int64_t feature_row) const;
 
  private:
   struct FileRows {
-    RowRanges steps, actions, vl, latents;
-    std::vector<float> state, action;
-    std::vector<uint16_t> vl_values, latent_values;
-    int64_t state_dim = 0, action_dim = 0, vl_dim = 0, latent_elems = 0;
+    RowRanges steps, actions, features;
+    float* state = nullptr;
+    float* action = nullptr;
+    uint16_t* feature_values = nullptr;
+    int64_t state_dim = 0, action_dim = 0, feature_elems = 0;
   };
+  void exchange_features(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
+                         const std::vector<BufferSample>& samples, MPI_Comm comm);
+
   std::vector<FileRows> files_;
+  Arena rows_, staging_;
+  int64_t file_bytes_ = 0;
 };
 
 }  // namespace emb
