@@ -179,6 +179,29 @@ assert worst <= 1e-5 * scale, worst
 PY
   rm -rf outputs/rs-full outputs/rs-first outputs/rs-second
   ;;
+dump_parity)
+  # `embtrain DECK --dump` on the real dataset's first micro-batch, checked by PyTorch.
+  for deck in tiny_gr00t tiny_wan; do
+    "$embtrain" "inputs/$deck.in" --dump "$tmp/$deck.h5" >"$tmp/out" 2>&1 || fail "$deck --dump exited $?: $(cat "$tmp/out")"
+    expect_contains "$(cat "$tmp/out")" "wrote $tmp/$deck.h5"
+    /usr/bin/python3 tests/model/parity_torch.py "$tmp/$deck.h5" >"$tmp/parity" 2>&1 ||
+      fail "$deck: PyTorch parity failed: $(tail -5 "$tmp/parity")"
+  done
+  ;;
+dump_errors)
+  "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -ne 0 ] || fail "an unwritable dump path exited 0"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
+  expect_contains "$(cat "$tmp/err")" "/nonexistent/dir/x.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/x.h5" >/dev/null 2>"$tmp/err"
+  [ $? -ne 0 ] || fail "--dump on 2 ranks exited 0"
+  expect_contains "$(cat "$tmp/err")" "--dump runs on one rank"
+  "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --print-deck >/dev/null 2>&1 || fail "print-deck validates no model"
+  "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --plan >/dev/null 2>"$tmp/err"
+  [ $? -eq 2 ] || fail "inconsistent dims: expected exit code 2"
+  expect_contains "$(cat "$tmp/err")" "model.n_heads"
+  ;;
 *)
   fail "unknown case"
   ;;
