@@ -1,8 +1,9 @@
 // A thin, error-checked view of one HDF5 file as packed files use it: typed datasets of
 // rows, string attributes and variable-length strings. Every failure throws emb::Error
 // with one line "FILE:/path/in/file: what was expected". Opened with an MPI communicator
-// the file goes through HDF5's MPI-IO driver and every read is a collective transfer
-// (all ranks of the communicator must make the same calls in the same order); opened with
+// the file goes through HDF5's MPI-IO driver and every read is a collective call (all
+// ranks of the communicator must make the same calls in the same order) whose bytes each
+// rank reads independently (no collective buffering); opened with
 // MPI_COMM_NULL it is a plain serial file (embpack, tests).
 #pragma once
 #include <hdf5.h>
