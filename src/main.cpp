@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 
+#include "comm/agreement.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/world.hpp"
 #include "config/cli.hpp"
@@ -22,32 +23,16 @@ namespace {
 
 using namespace emb;
 
-// Runs `phase` on every rank; if any rank failed, the lowest failing rank's message is
-// printed by rank 0 and every rank gets the same exit code. Returns 0 when all succeeded.
+// Runs `phase` on every rank; if any rank failed, rank 0 prints the lowest failing rank's
+// message and every rank gets its exit code. Returns 0 when all succeeded.
 int agree(const World& world, const std::function<void()>& phase) {
-  std::string message;
-  int code = 0;
   try {
-    phase();
+    run_agreed(world.comm, phase);
+    return 0;
   } catch (const Error& e) {
-    message = e.what(), code = e.exit_code();
-  } catch (const std::exception& e) {
-    message = e.what(), code = kExitFailure;
+    if (world.rank == 0) std::fprintf(stderr, "embtrain: error: %s\n", e.what());
+    return e.exit_code();
   }
-  struct {
-    int failed;
-    int rank;
-  } mine{code != 0 ? 1 : 0, world.rank}, first{};
-  MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, world.comm);
-  if (!first.failed) return 0;
-  // MAXLOC picks the lowest rank among the failed ones; it sends its message and code.
-  int len = int(message.size());
-  MPI_Bcast(&len, 1, MPI_INT, first.rank, world.comm);
-  MPI_Bcast(&code, 1, MPI_INT, first.rank, world.comm);
-  message.resize(size_t(len));
-  MPI_Bcast(message.data(), len, MPI_CHAR, first.rank, world.comm);
-  if (world.rank == 0) std::fprintf(stderr, "embtrain: error: %s\n", message.c_str());
-  return code;
 }
 
 int run(const World& world, int argc, char** argv) {

@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
-#include "train/checkpoint_agreement.hpp"
+#include "comm/agreement.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "train/checkpoint_agreement.hpp"
+#include "comm/agreement.hpp"
 #include "train/checkpoint_file.hpp"
 
 namespace emb {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "comm/agreement.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -21,14 +22,6 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;
-}
-
-std::string broadcast_string(MPI_Comm comm, std::string text) {
-  int n = int(text.size());
-  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
-  text.resize(size_t(n));
-  MPI_Bcast(text.data(), n, MPI_CHAR, 0, comm);
-  return text;
 }
 
 }  // namespace
@@ -47,20 +40,16 @@ std::string create_fresh_dir(const std::string& base) {
 std::string create_run_dir(MPI_Comm comm, const Deck& deck) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::string path, error;
-  if (rank == 0) {
-    try {
-      std::string name = deck.get_string("run.name");
-      if (name.empty()) name = str(deck.stem(), "-", timestamp());
-      path = create_fresh_dir(deck.get_string("run.output_dir") + "/" + name);
-      write_file_atomic(path + "/deck.resolved", deck.resolved_text());
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  }
-  error = broadcast_string(comm, error);
-  if (!error.empty()) throw Error(error);
-  return broadcast_string(comm, path);
+  std::string path;
+  run_agreed(comm, [&] {
+    if (rank != 0) return;
+    std::string name = deck.get_string("run.name");
+    if (name.empty()) name = str(deck.stem(), "-", timestamp());
+    path = create_fresh_dir(deck.get_string("run.output_dir") + "/" + name);
+    write_file_atomic(path + "/deck.resolved", deck.resolved_text());
+  });
+  broadcast_string(comm, path);
+  return path;
 }
 
 }  // namespace emb

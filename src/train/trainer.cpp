@@ -49,20 +49,16 @@ bool any_rank(MPI_Comm comm, bool flag) {
 }  // namespace
 
 void validate_training_deck(const Deck& deck) {
-  const ModelConfig mc = model_config_from_deck(deck);
+  model_config_from_deck(deck);
   data_config_from_deck(deck);
-  shard_mode_from_name(deck.get_string("train.shard"));
-  auto require = [&](bool ok, const char* what) {
-    if (!ok) throw Error(str(deck.path(), ": ", what), kExitInput);
-  };
-  require(deck.get_string("run.device") == "cpu",
-          "run.device = cuda: the model runs on the CPU backend only so far; use cpu");
+  if (deck.get_string("run.device") != "cpu")
+    throw Error(str(deck.path(), ": run.device = cuda: the model runs on the CPU backend only so far; use cpu"),
+                kExitInput);
 }
 
 TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   PhaseTimers timers;
   timers.start(Phase::init);
-  validate_training_deck(deck);
   const ModelConfig mc = model_config_from_deck(deck);
   TrainResult result;
   result.run_dir = create_run_dir(world.comm, deck);

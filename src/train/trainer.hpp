@@ -16,8 +16,9 @@ struct TrainResult {
   double final_loss = 0;
 };
 
-// The deck checks every rank can make before any collective: model, data and train keys,
-// and features this build does not have yet. Throws emb::Error (exit code 2).
+// The deck checks every rank can make before any collective: model and data keys, and
+// features this build does not have yet. Throws emb::Error (exit code 2). main() runs it on
+// every rank and agrees on the outcome before train().
 void validate_training_deck(const Deck& deck);
 
 TrainResult train(const World& world, const Deck& deck, Comm& comm);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/checkpoint_agreement.hpp"
+#include "comm/agreement.hpp"
 #include "train/shard_layout.hpp"
 
 namespace emb {

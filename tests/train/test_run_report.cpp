@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "comm/agreement.hpp"
 #include "comm/world_fixture.hpp"
 #include "train/run_dir.hpp"
 #include "train/run_report.hpp"
@@ -34,10 +35,7 @@ BOOST_AUTO_TEST_CASE(report_gathers_every_rank_and_step) {
     std::filesystem::remove_all(base);
     dir = create_fresh_dir(base.string());
   }
-  int len = int(dir.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, world.comm);
-  dir.resize(size_t(len));
-  MPI_Bcast(dir.data(), len, MPI_CHAR, 0, world.comm);
+  broadcast_string(world.comm, dir);
 
   RunTotals totals;
   totals.steps = steps;

@@ -1,6 +1,4 @@
-#include "train/checkpoint_agreement.hpp"
-
-#include "core/error.hpp"
+#include "comm/agreement.hpp"
 
 namespace emb {
 namespace {
@@ -14,7 +12,7 @@ void broadcast_from(MPI_Comm comm, int root, std::string& text) {
 
 }  // namespace
 
-void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error) {
+void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error, int exit_code) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -23,7 +21,8 @@ void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error) {
   if (first == size) return;
   std::string message = local_error;
   broadcast_from(comm, first, message);
-  throw Error(message);
+  MPI_Bcast(&exit_code, 1, MPI_INT, first, comm);
+  throw Error(message, exit_code);
 }
 
 void broadcast_string(MPI_Comm comm, std::string& text) { broadcast_from(comm, 0, text); }
