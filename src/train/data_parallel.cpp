@@ -12,7 +12,11 @@ namespace {
 // short bucket (e.g. the embeddings) does not expose the next gather.
 constexpr int kPrefetchDepth = 2;
 constexpr int kGatherSlots = kPrefetchDepth + 2;  // computing, prefetched ahead, one spare
-constexpr int kGradSlots = 2;    // the bucket in backward, the one being reduce-scattered
+// The bucket in backward plus reduce-scatters still in flight. With only one in flight, each
+// bucket's backward waited for the reduce-scatter of the bucket two before it, which a rank
+// arriving late at that collective (ranks sharing cores) exposed: 0.2-0.9 s of 1-2.5 s exposed
+// over 20 steps in regression/bench_zero3_overlap.sh. The same depth as the gathers absorbs it.
+constexpr int kGradSlots = kPrefetchDepth + 2;
 }  // namespace
 
 DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap,
