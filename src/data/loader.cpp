@@ -16,6 +16,8 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& mode
   MPI_Comm_dup(dp_comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
+  nodes_ = NodeLayout::of(comm_, node_comm_);
   file_names_ = expand_paths(dc_.paths);
   data_ = std::make_unique<PackedDataset>(comm_, file_names_, mc_, dc_.view);
   chunks_ = data_->chunks(dc_.chunk_rows);
@@ -37,7 +39,9 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& mode
 
 Loader::~Loader() {
   prefetcher_.reset();
+  buffers_.clear();  // frees their shared blocks, collectively over the node
   data_.reset();
+  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
@@ -63,7 +67,7 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
     auto [file, row] = data_->locate(sampler_->at(key.first, pos).sample);
     samples.push_back(BufferSample{file, row, owner(key.first, pos)});
   }
-  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, comm_);
+  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, nodes_);
   buffer_bytes_ += slot->buffer->file_bytes();
   read_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   return *slot->buffer;

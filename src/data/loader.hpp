@@ -5,7 +5,8 @@
 //   checkpoint: loader.state() (SamplerState), later loader.restore(state) on any rank count.
 // Every rank returns the same number of micro-batches per step (the largest count over the
 // data-parallel ranks; the extra ones are empty, n_samples == 0) so per-micro-batch
-// collectives of the trainer stay matched. The communicator is duplicated; MPI must be
+// collectives of the trainer stay matched. The communicator is duplicated and split by node
+// (MPI_COMM_TYPE_SHARED: the shuffle buffers' feature rows live in node-shared memory); MPI must be
 // initialised with MPI_THREAD_MULTIPLE when prefetch > 0 (the prefetch thread does MPI-IO).
 // One Loader per process at a time, and no other HDF5 use while its reader thread runs
 // (HDF5 is not thread-safe): call quiesce() before writing a checkpoint.
@@ -17,6 +18,7 @@
 #include <mutex>
 
 #include "data/data_config.hpp"
+#include "data/node_layout.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packer.hpp"
 #include "data/prefetcher.hpp"
@@ -55,7 +57,8 @@ class Loader {
   const ShuffleBuffer& buffer(const BufferKey& key, const std::vector<BufferKey>& keep);
   int owner(int64_t epoch, int64_t pos) const;  // the rank that assembles a position (< 0: none)
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
+  NodeLayout nodes_;
   int rank_ = 0, ranks_ = 1;
   DataConfig dc_;
   ModelConfig mc_;

@@ -37,7 +37,7 @@ int64_t rows_within(const RowRanges& rows, int64_t lo, int64_t hi) {
 }  // namespace
 
 int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg,
-                            const std::vector<BufferSample>& samples, MPI_Comm comm) {
+                            const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
   files_.resize(size_t(data.files()));
   for (FileRows& r : files_)
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->clear();
@@ -54,62 +54,68 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     }
     r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
   }
-  size_t bytes = 0;
+  size_t bytes = 0, feature_bytes = 0;
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
     FileRows& r = files_[size_t(f)];
     const PackedFileIndex& x = data.file(f);
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->finish();
     r.state_dim = x.state_dim, r.action_dim = x.action_dim;
     r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
-    bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4) +
-             aligned(size_t(r.features.rows() * r.feature_elems) * 2);
+    bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4);
+    feature_bytes += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
   }
   fit(rows_, bytes);
+  features_.fit(feature_bytes, nodes.node);  // the same size on every rank: the same chunks
   file_bytes_ = 0;
   for (const FileRows& r : files_)
     file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 + r.features.rows() * r.feature_elems * 2;
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
   int64_t read = 0;
+  char* block = features_.data();
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
     FileRows& r = files_[size_t(f)];
     if (r.steps.ranges().empty()) continue;  // every rank skips the same files
     const PackedFileIndex& x = data.file(f);
     r.state = rows_.alloc<float>(size_t(r.steps.rows() * r.state_dim));
     r.action = rows_.alloc<float>(size_t(r.actions.rows() * r.action_dim));
-    r.feature_values = rows_.alloc<uint16_t>(size_t(r.features.rows() * r.feature_elems));
+    r.feature_values = reinterpret_cast<uint16_t*>(block);
+    block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
-    read += x.file.read_rows(x.feature_dataset(), Elem::f16, r.features, r.feature_values, rank, ranks);
-    if (ranks > 1) exchange_features(x, r, f, cfg, samples, comm);
+    read += x.file.read_rows(x.feature_dataset(), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
+    if (nodes.nodes() > 1) exchange_between_nodes(x, r, f, cfg, samples, nodes);
   }
+  features_.publish();
   return read;
 }
 
-void ShuffleBuffer::exchange_features(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
-                                      const std::vector<BufferSample>& samples, MPI_Comm comm) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  // need[u]: the buffer rows of the features rank u's samples read; rank k read the share
-  // [R·k/N, R·(k+1)/N). Every rank derives every rank's needs, so no requests are sent.
-  std::vector<RowRanges> need(static_cast<size_t>(ranks));
+void ShuffleBuffer::exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
+                                           const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
+  int rank = nodes.rank, ranks = nodes.size, home = nodes.node_of[size_t(rank)];
+  // need[n]: the buffer rows of the features node n's samples read; rank k read the share
+  // [R·k/N, R·(k+1)/N) into its node's block. Every rank derives every node's needs, so no
+  // requests are sent.
+  std::vector<RowRanges> need(size_t(nodes.nodes()));
   for (const BufferSample& s : samples) {
     if (s.file != file || s.rank < 0) continue;
     auto [b, e] = x.feature_rows(s.row, cfg);
-    if (e > b) need[size_t(s.rank)].add(r.features.locate(b), r.features.locate(b) + e - b);
+    if (e > b) need[size_t(nodes.node_of[size_t(s.rank)])].add(r.features.locate(b), r.features.locate(b) + e - b);
   }
   for (RowRanges& n : need) n.finish();
   int64_t total = r.features.rows();
   auto share_begin = [&](int k) { return total * k / ranks; };
+  // The rows of rank k's share that node n needs go to one rank of n, spread over its members.
+  auto receiver = [&](int k, int n) {
+    const std::vector<int>& m = nodes.members[size_t(n)];
+    return m[size_t(k) % m.size()];
+  };
+  auto sends_to = [&](int k) { return nodes.node_of[size_t(k)] != home && receiver(rank, nodes.node_of[size_t(k)]) == k; };
+  auto receives_from = [&](int k) { return nodes.node_of[size_t(k)] != home && receiver(k, home) == rank; };
   std::vector<int> send_count(size_t(ranks), 0), send_at(size_t(ranks), 0), recv_count(size_t(ranks), 0),
       recv_at(size_t(ranks), 0);
   int64_t sent = 0, received = 0;
   for (int k = 0; k < ranks; ++k) {
-    if (k == rank) continue;
-    int64_t to = rows_within(need[size_t(k)], share_begin(rank), share_begin(rank + 1));
-    int64_t from = rows_within(need[size_t(rank)], share_begin(k), share_begin(k + 1));
+    int64_t to = sends_to(k) ? rows_within(need[size_t(nodes.node_of[size_t(k)])], share_begin(rank), share_begin(rank + 1)) : 0;
+    int64_t from = receives_from(k) ? rows_within(need[size_t(home)], share_begin(k), share_begin(k + 1)) : 0;
     EMB_CHECK(sent + to < (int64_t(1) << 31) && received + from < (int64_t(1) << 31),
               "data.shuffle_buffer too large for one feature exchange");
     send_at[size_t(k)] = int(sent), send_count[size_t(k)] = int(to), sent += to;
@@ -122,8 +128,8 @@ void ShuffleBuffer::exchange_features(const PackedFileIndex& x, FileRows& r, int
   char* rows = reinterpret_cast<char*>(r.feature_values);
   char* at = out;
   for (int k = 0; k < ranks; ++k) {
-    if (k == rank) continue;
-    for_each_within(need[size_t(k)], share_begin(rank), share_begin(rank + 1), [&](int64_t b, int64_t e) {
+    if (!sends_to(k)) continue;
+    for_each_within(need[size_t(nodes.node_of[size_t(k)])], share_begin(rank), share_begin(rank + 1), [&](int64_t b, int64_t e) {
       std::memcpy(at, rows + size_t(b) * row_bytes, size_t(e - b) * row_bytes);
       at += size_t(e - b) * row_bytes;
     });
@@ -131,12 +137,12 @@ void ShuffleBuffer::exchange_features(const PackedFileIndex& x, FileRows& r, int
   MPI_Datatype row;
   MPI_Type_contiguous(int(row_bytes), MPI_BYTE, &row);
   MPI_Type_commit(&row);
-  MPI_Alltoallv(out, send_count.data(), send_at.data(), row, in, recv_count.data(), recv_at.data(), row, comm);
+  MPI_Alltoallv(out, send_count.data(), send_at.data(), row, in, recv_count.data(), recv_at.data(), row, nodes.ranks);
   MPI_Type_free(&row);
   at = in;
   for (int k = 0; k < ranks; ++k) {
-    if (k == rank) continue;
-    for_each_within(need[size_t(rank)], share_begin(k), share_begin(k + 1), [&](int64_t b, int64_t e) {
+    if (!receives_from(k)) continue;
+    for_each_within(need[size_t(home)], share_begin(k), share_begin(k + 1), [&](int64_t b, int64_t e) {
       std::memcpy(rows + size_t(b) * row_bytes, at, size_t(e - b) * row_bytes);
       at += size_t(e - b) * row_bytes;
     });

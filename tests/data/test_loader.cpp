@@ -211,6 +211,44 @@ BOOST_AUTO_TEST_CASE(wan_samples_are_assembled) {
   BOOST_TEST(total == steps * dc.global_batch);
 }
 
+// Nodes of two ranks (np 3: {0, 1}, {2}; np 4: {0, 1}, {2, 3}): each rank reads a 1/N share
+// into its node's shared block and the rows a node needs from other nodes' shares arrive by
+// the exchange; every rank must see the exact feature rows of the samples it assembles.
+BOOST_AUTO_TEST_CASE(shuffle_buffer_features_reach_every_node) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  MPI_Comm node;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() / 2, world_rank(), &node);
+  {
+    NodeLayout nodes = NodeLayout::of(MPI_COMM_WORLD, node);
+    BOOST_TEST(nodes.nodes() == (world_size() + 1) / 2);
+    PackedDataset data(MPI_COMM_WORLD, expand_paths(d.config().paths), cfg, "");
+    std::vector<BufferSample> samples;
+    for (int64_t s = 0; s < data.samples(); ++s) {
+      auto [file, row] = data.locate(s);
+      samples.push_back(BufferSample{file, row, s % 5 == 4 ? -1 : int(s % world_size())});
+    }
+    ShuffleBuffer buffer;
+    for (int64_t chunk_rows : {int64_t(16), int64_t(1000)}) {  // the second load reuses the blocks
+      buffer.load(data, data.chunks(chunk_rows), cfg, samples, nodes);
+      int64_t checked = 0;
+      for (const BufferSample& s : samples) {
+        if (s.rank != world_rank()) continue;
+        const PackedData& p = d.files[size_t(s.file)];
+        const VarlenFeatures& vl = p.features.at("vl");
+        for (int64_t t = vl.offsets[size_t(s.row)]; t < vl.offsets[size_t(s.row + 1)]; ++t) {
+          const uint16_t* got = buffer.feature(s.file, t);
+          for (int64_t c = 0; c < vl.dim; ++c) BOOST_TEST(got[c] == vl.values[size_t(t * vl.dim + c)]);
+          ++checked;
+        }
+        BOOST_TEST(buffer.state(s.file, s.row)[0] == p.state[size_t(s.row * p.state_dim)]);
+      }
+      BOOST_TEST(checked > 0);
+    }
+  }
+  MPI_Comm_free(&node);
+}
+
 BOOST_AUTO_TEST_CASE(model_mismatch_is_a_clear_error) {
   Dataset d("gr00t");
   ModelConfig cfg = test::tiny_model(Family::gr00t);
