@@ -36,9 +36,10 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& t
   if (mode() == ShardMode::grads && bf16_) flat_bf16_.assign(n, bf16{0});
   if (mode() != ShardMode::none && bf16_) owned_bf16_.assign(owned, bf16{0});
   if (mode() == ShardMode::full) {
-    reduce_tmp_.assign(owned, 0.0f);
-    grad_slots_.assign(kGradSlots, std::vector<float>(max_bucket, 0.0f));
-    grad_slot_busy_.assign(kGradSlots, false);
+    int64_t max_owned = 0;
+    for (int b = 0; b < layout.n_buckets(); ++b) max_owned = std::max(max_owned, layout.bucket(b).owned_count);
+    grad_slots_.resize(kGradSlots);
+    for (GradSlot& g : grad_slots_) g.full.assign(max_bucket, 0.0f), g.shard.assign(size_t(max_owned), 0.0f);
   }
   if (uses_slots()) {
     gather_slots_.resize(kGatherSlots);
@@ -208,16 +209,19 @@ float* DataParallel::unit_grads(int u) {
   const Bucket& k = layout_.bucket(b);
   if (mode() != ShardMode::full) return flat_grads_.data() + layout_.unit_offset(u);
   if (u == k.last_unit) {  // the bucket's backward starts: give it a zeroed gradient buffer
-    auto free_slot = [&] { return std::find(grad_slot_busy_.begin(), grad_slot_busy_.end(), false); };
-    while (free_slot() == grad_slot_busy_.end()) {
+    auto free_slot = [&] {
+      return std::find_if(grad_slots_.begin(), grad_slots_.end(), [](const GradSlot& g) { return !g.busy; });
+    };
+    while (free_slot() == grad_slots_.end()) {
       complete_reduction(pending_.front());
       pending_.erase(pending_.begin());
     }
-    current_grad_slot_ = int(free_slot() - grad_slot_busy_.begin());
-    grad_slot_busy_[size_t(current_grad_slot_)] = true;
-    std::fill_n(grad_slots_[size_t(current_grad_slot_)].begin(), k.count, 0.0f);
+    current_grad_slot_ = int(free_slot() - grad_slots_.begin());
+    GradSlot& slot = grad_slots_[size_t(current_grad_slot_)];
+    slot.busy = true;
+    std::fill_n(slot.full.begin(), k.count, 0.0f);
   }
-  return grad_slots_[size_t(current_grad_slot_)].data() + (layout_.unit_offset(u) - k.offset);
+  return grad_slots_[size_t(current_grad_slot_)].full.data() + (layout_.unit_offset(u) - k.offset);
 }
 
 void DataParallel::unit_grads_ready(int u) {
@@ -225,7 +229,7 @@ void DataParallel::unit_grads_ready(int u) {
   const Bucket& k = layout_.bucket(b);
   if (u != k.first_unit) return;  // the bucket's gradients are complete after its first unit
   if (mode() == ShardMode::full)
-    issue_reduction(b, grad_slots_[size_t(current_grad_slot_)].data(), current_grad_slot_);
+    issue_reduction(b, grad_slots_[size_t(current_grad_slot_)].full.data(), current_grad_slot_);
   else if (last_micro_batch_)
     issue_reduction(b, flat_grads_.data() + k.offset, -1);
 }
@@ -237,10 +241,11 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   r.grad_slot = grad_slot;
   if (mode() == ShardMode::none)
     r.handle = comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
-  else  // grads: once per step straight into the owned gradients; full: into a buffer, then added
-    r.handle = comm_.reduce_scatter(
-        bucket_grad, (mode() == ShardMode::grads ? owned_grads_ : reduce_tmp_).data() + k.owned_offset, k.count,
-        DType::f32, ReduceOp::sum);
+  else  // grads: once per step straight into the owned gradients; full: into the slot, then added
+    r.handle = comm_.reduce_scatter(bucket_grad,
+                                    mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
+                                                               : grad_slots_[size_t(grad_slot)].shard.data(),
+                                    k.count, DType::f32, ReduceOp::sum);
   track(r.handle);
   reduced_[size_t(b)] = true;
   pending_.push_back(r);
@@ -250,10 +255,10 @@ void DataParallel::complete_reduction(PendingReduce& r) {
   wait(r.handle);
   if (mode() != ShardMode::full) return;
   const Bucket& k = layout_.bucket(r.bucket);
+  GradSlot& slot = grad_slots_[size_t(r.grad_slot)];
   float* acc = owned_grads_.data() + k.owned_offset;
-  const float* part = reduce_tmp_.data() + k.owned_offset;
-  for (int64_t i = 0; i < k.owned_count; ++i) acc[i] += part[i];
-  grad_slot_busy_[size_t(r.grad_slot)] = false;
+  for (int64_t i = 0; i < k.owned_count; ++i) acc[i] += slot.shard[size_t(i)];
+  slot.busy = false;
 }
 
 void DataParallel::finish_gradients() {

@@ -107,13 +107,18 @@ class DataParallel final : public UnitHooks {
   PhaseTimers& timers_;
   std::vector<float> flat_params_, flat_grads_;    // none, grads
   std::vector<float> owned_params_, owned_grads_;  // grads, full
-  std::vector<float> reduce_tmp_;                  // full: reduce-scatter results before accumulation
   std::vector<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
   std::vector<bf16> flat_bf16_;                    // bf16 grads: the gathered compute copy
   std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
-  std::vector<std::vector<float>> grad_slots_;     // full
-  std::vector<bool> grad_slot_busy_;
+  // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
+  // which is added to the owned gradients once the collective completed. Each in-flight
+  // reduction owns its slot: successive micro-batches of one bucket never share a buffer.
+  struct GradSlot {
+    std::vector<float> full, shard;
+    bool busy = false;
+  };
+  std::vector<GradSlot> grad_slots_;
   std::vector<PendingReduce> pending_;
   std::vector<bool> reduced_;                      // none/grads: bucket reduced this step
   struct IssuedOp {

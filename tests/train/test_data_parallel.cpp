@@ -77,8 +77,9 @@ void check_equivalence(const std::string& preset, int global_batch, int per_mb) 
   World self;
   self.comm = MPI_COMM_SELF;
   const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
-  // Buckets of one unit each, and buckets of a few units (64 KiB).
-  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10})
+  // Buckets of one unit each, of a few units (64 KiB), and one bucket for the whole model
+  // (the default 25 MiB on a tiny model), where successive micro-batches reduce the same bucket.
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " ranks " << test_world().size << " batch "
                               << global_batch << " per micro-batch " << per_mb << " bucket bytes " << bucket_bytes) {
