@@ -49,12 +49,10 @@ def main(prefix, specs):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, kind in zip(axes, ("strong", "weak")):
         sel = sorted((r for r in runs if r["kind"] == kind), key=lambda r: r["ranks"])
-        bottom = [0.0] * len(sel)
-        for p in PHASES[:-1]:
-            vals = [r["phase_median_s"][p] * 1e3 for r in sel]
-            ax.bar([str(r["ranks"]) for r in sel], vals, bottom=bottom, label=p)
-            bottom = [b + v for b, v in zip(bottom, vals)]
-        ax.plot([str(r["ranks"]) for r in sel], [r["step_median_s"] * 1e3 for r in sel], "k.-", label="step")
+        # Phases nest (comm_exposed happens inside fwd/bwd), so they are drawn side by side.
+        for p in PHASES:
+            ax.plot([str(r["ranks"]) for r in sel], [r["phase_median_s"][p] * 1e3 for r in sel],
+                    "k.-" if p == "step" else ".-", label=p, lw=2 if p == "step" else 1)
         ax.set_title(f"{kind} scaling ({os.cpu_count()} cores)")
         ax.set_xlabel("ranks")
         ax.set_ylabel("median ms per step")
