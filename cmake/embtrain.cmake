@@ -32,17 +32,24 @@ function(embtrain_add_test name)
   endif()
 endfunction()
 
-# embtrain_add_layer(NAME DIR PUBLIC_LIBS...): a static library of every .cpp in DIR.
+# embtrain_add_layer(NAME DIR PUBLIC_LIBS... [CUDA_ONLY file.cpp...]): a static library of
+# every .cpp in DIR; the CUDA_ONLY files are left out when the CUDA backend is not built.
 # Headers are included from the repository root ("kernels/cpu/gemm.hpp") or src/ ("core/error.hpp").
 function(embtrain_add_layer name dir)
+  cmake_parse_arguments(L "" "" "CUDA_ONLY" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  if(NOT EMBTRAIN_WITH_CUDA)
+    foreach(f IN LISTS L_CUDA_ONLY)
+      list(REMOVE_ITEM sources ${dir}/${f})
+    endforeach()
+  endif()
   if(sources)
     add_library(${name} STATIC ${sources})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
-    target_link_libraries(${name} PUBLIC ${ARGN})
+    target_link_libraries(${name} PUBLIC ${L_UNPARSED_ARGUMENTS})
   else()  # a layer with headers only so far
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
-    target_link_libraries(${name} INTERFACE ${ARGN})
+    target_link_libraries(${name} INTERFACE ${L_UNPARSED_ARGUMENTS})
   endif()
 endfunction()
