@@ -70,11 +70,6 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));
   DataParallel dp(layout, comm, timers, deck.get_string("comm.overlap") == "on", mc.precision == Precision::bf16);
   const auto seed = uint64_t(deck.get_int("run.seed"));
-  {
-    std::vector<float> flat(size_t(reg.total()));
-    model->init_params(flat.data(), seed);
-    dp.load_params(flat.data());
-  }
   cpu::AdamWConfig adamw;
   adamw.beta1 = float(deck.get_double("train.beta1"));
   adamw.beta2 = float(deck.get_double("train.beta2"));
@@ -96,6 +91,10 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
     dp.load_owned_params(owned.data());
     if (resumed.seed != seed) log_warn(resume_from, ": saved with run.seed = ", resumed.seed, ", this run uses ", seed);
+  } else {  // a fresh start: the same initial values on every rank, whatever their count
+    std::vector<float> flat(size_t(reg.total()));
+    model->init_params(flat.data(), seed);
+    dp.load_params(flat.data());
   }
   Loader loader(world.comm, data_config_from_deck(deck), mc);
   if (!resume_from.empty()) loader.restore(resumed.sampler);
