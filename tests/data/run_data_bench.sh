@@ -10,11 +10,10 @@ set -euo pipefail
 build=${1:-build}
 out=outputs/bench
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+# MPI as root, shared-memory transport, and GLIBC_TUNABLES so the micro-batches handed to the
+# trainer reuse heap memory instead of fresh pages (MACHINE.md "Memory: touch pages once").
+source scripts/mpi_env.sh
 export OPENBLAS_NUM_THREADS=1
-# Reused heap memory instead of fresh pages for the micro-batches handed to the trainer
-# (MACHINE.md "Memory: touch pages once"); the Makefile and scripts/bench.sh set the same.
-export GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184}
 data=$out/data_bench_gr00t.h5
 [ -f "$data" ] || "$build/embpack" synth --family gr00t --episodes 200 --seed 1 --d-vl 128 -o "$data"
 video=$out/data_bench_video.mp4
