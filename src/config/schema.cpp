@@ -153,8 +153,10 @@ std::vector<KeySpec> make_schema() {
               "token budget of one packed micro-batch"),
       int_key("data.lookahead", "64", "samples", at_least(1),
               "samples the packer considers when filling a micro-batch"),
-      int_key("data.prefetch", "2", "micro-batches", between(0, 64),
-              "micro-batches read ahead of the step"),
+      int_key("data.prefetch", "2", "steps", between(0, 64),
+              "optimizer steps of micro-batches loaded ahead of the step (0: load on demand)"),
+      enum_key("data.mpio_transfer", "independent", {"independent", "collective"},
+               "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
 

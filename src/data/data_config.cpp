@@ -11,6 +11,7 @@ DataConfig data_config_from_deck(const Deck& deck) {
   c.tokens_per_mb = deck.get_int("data.tokens_per_mb");
   c.lookahead = deck.get_int("data.lookahead");
   c.prefetch = int(deck.get_int("data.prefetch"));
+  c.mpio_transfer = mpio_transfer_from_name(deck.get_string("data.mpio_transfer"));
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
   c.global_batch = deck.get_int("train.global_batch");

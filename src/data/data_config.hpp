@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "data/h5_file.hpp"
+
 namespace emb {
 
 class Deck;
@@ -14,6 +16,7 @@ struct DataConfig {
   int64_t tokens_per_mb = 4096;
   int64_t lookahead = 64;         // FFD window, samples
   int prefetch = 2;               // steps kept ready (0: load on demand)
+  MpioTransfer mpio_transfer = MpioTransfer::independent;
   int64_t shuffle_buffer = 65536; // samples per shuffle buffer (rounded to whole chunks)
   int64_t chunk_rows = 256;       // rows per contiguous chunk (not a deck key yet)
   std::string view;               // wan latent view; "" = the file's first

@@ -119,7 +119,13 @@ int64_t RowRanges::locate(int64_t row) const {
   return (*it)[2] + row - (*it)[0];
 }
 
-H5File H5File::open(const std::string& path, MPI_Comm comm) {
+MpioTransfer mpio_transfer_from_name(const std::string& name) {
+  if (name == "independent") return MpioTransfer::independent;
+  EMB_CHECK(name == "collective", "data.mpio_transfer: expected independent or collective, got '", name, "'");
+  return MpioTransfer::collective;
+}
+
+H5File H5File::open(const std::string& path, MPI_Comm comm, MpioTransfer transfer) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported as emb::Error, not stacks
   std::error_code ec;
   EMB_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such file");
@@ -132,11 +138,8 @@ H5File H5File::open(const std::string& path, MPI_Comm comm) {
     H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl.get(), true);
     f.xfer_ = H5Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    H5Pset_dxpl_mpio(f.xfer_.get(), H5FD_MPIO_COLLECTIVE);
-    // Matched collective calls, but each rank moves its own bytes: the two-phase exchange of
-    // collective buffering costs a copy through aggregators and a rendezvous of all ranks per
-    // read (measured 1.5-2x slower on page-cache reads, worse with ranks sharing cores).
-    H5Pset_dxpl_mpio_collective_opt(f.xfer_.get(), H5FD_MPIO_INDIVIDUAL_IO);
+    H5Pset_dxpl_mpio(f.xfer_.get(),
+                     transfer == MpioTransfer::collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
   }
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   EMB_CHECK(id >= 0, path, ": cannot open as HDF5 (truncated or corrupt file)");

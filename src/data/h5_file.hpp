@@ -1,10 +1,9 @@
 // A thin, error-checked view of one HDF5 file as packed files use it: typed datasets of
 // rows, string attributes and variable-length strings. Every failure throws emb::Error
 // with one line "FILE:/path/in/file: what was expected". Opened with an MPI communicator
-// the file goes through HDF5's MPI-IO driver and every read is a collective call (all
-// ranks of the communicator must make the same calls in the same order) whose bytes each
-// rank reads independently (no collective buffering); opened with
-// MPI_COMM_NULL it is a plain serial file (embpack, tests).
+// the file goes through HDF5's MPI-IO driver with collective metadata operations, so all
+// ranks of the communicator must make the same calls in the same order; how a read's bytes
+// move is MpioTransfer. Opened with MPI_COMM_NULL it is a plain serial file (embpack, tests).
 #pragma once
 #include <hdf5.h>
 #include <mpi.h>
@@ -48,6 +47,17 @@ template <> constexpr Elem elem_of<int64_t>() { return Elem::i64; }
 template <> constexpr Elem elem_of<uint8_t>() { return Elem::u8; }
 size_t elem_size(Elem e);
 
+// How the ranks of a parallel file move the bytes of a read (deck key data.mpio_transfer).
+//   independent  each rank reads its own selection with its own MPI-IO calls. The loader's
+//                reads are large contiguous row ranges, so there is nothing to aggregate,
+//                and no rank waits for another inside a read: the default (page-cache reads
+//                at 2 ranks: 9.3 GB/s against 5.4 GB/s collective, tests/data/run_data_bench.sh).
+//   collective   every read is a collective MPI-IO call, which MPI-IO may aggregate through
+//                a few reader ranks (collective buffering, per its hints): for parallel file
+//                systems where few large requests beat many.
+enum class MpioTransfer { independent, collective };
+MpioTransfer mpio_transfer_from_name(const std::string& name);
+
 // Sorted, disjoint row intervals [begin, end) of one dataset; read into one buffer where
 // the intervals lie back to back in row order.
 class RowRanges {
@@ -69,7 +79,8 @@ class RowRanges {
 class H5File {
  public:
   // comm == MPI_COMM_NULL: serial. Missing file, non-HDF5 or unreadable file: emb::Error.
-  static H5File open(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
+  static H5File open(const std::string& path, MPI_Comm comm = MPI_COMM_NULL,
+                     MpioTransfer transfer = MpioTransfer::independent);
   static H5File create(const std::string& path);  // serial, truncates
 
   const std::string& path() const { return path_; }
@@ -125,7 +136,7 @@ class H5File {
 
   std::string path_;
   H5Handle file_;
-  H5Handle xfer_;  // collective transfer list (parallel) or H5P_DEFAULT
+  H5Handle xfer_;  // the MPI-IO transfer list (parallel) or H5P_DEFAULT
   bool parallel_ = false;
 };
 

@@ -1,5 +1,5 @@
-// The data path of one rank (DATA.md): packed files → sampler → shuffle buffers read by
-// collective MPI-IO → sample assembly → packer → prefetch queue → the step loop.
+// The data path of one rank (DATA.md): packed files → sampler → shuffle buffers read by all
+// ranks together through MPI-IO → sample assembly → packer → prefetch queue → the step loop.
 //   Loader loader(dp_comm, data_config, model_config);
 //   for (...) { double wait; auto mbs = loader.next_step(&wait); ... }
 //   checkpoint: loader.state() (SamplerState), later loader.restore(state) on any rank count.

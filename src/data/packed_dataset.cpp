@@ -15,9 +15,10 @@ namespace {
 
 const char* family_text(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
-PackedFileIndex open_file(MPI_Comm comm, const std::string& path, const ModelConfig& cfg, const std::string& view) {
+PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const ModelConfig& cfg,
+                          const std::string& view) {
   PackedFileIndex x;
-  x.file = H5File::open(path, comm);
+  x.file = H5File::open(path, comm, transfer);
   const H5File& f = x.file;
   PackedSummary s = verify_structure(f);
   if (s.family != family_text(cfg.family))
@@ -97,15 +98,15 @@ int64_t sample_query_tokens(const ModelConfig& cfg) {
   return 2 * (cfg.latent_frames / cfg.patch[0]) * per_frame + blocks * cfg.actions_per_block;
 }
 
-PackedDataset::PackedDataset(MPI_Comm comm, const std::vector<std::string>& paths, const ModelConfig& cfg,
-                             const std::string& view) {
+PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths,
+                             const ModelConfig& cfg, const std::string& view) {
   EMB_CHECK(!paths.empty(), "data.paths: no files");
   if (cfg.family == Family::wan)
     EMB_CHECK(cfg.latent_frames % cfg.patch[0] == 0 && cfg.latent_height % cfg.patch[1] == 0 &&
                   cfg.latent_width % cfg.patch[2] == 0,
               "model: latent frames/height/width must be multiples of the patch size");
   for (const std::string& p : paths) {
-    files_.push_back(open_file(comm, p, cfg, view));
+    files_.push_back(open_file(comm, transfer, p, cfg, view));
     const PackedFileIndex& x = files_.back();
     sample_begin_.push_back(sample_begin_.back() + x.steps);
     if (cfg.family == Family::gr00t) {

@@ -48,7 +48,8 @@ struct Chunk {
 
 class PackedDataset {
  public:
-  PackedDataset(MPI_Comm comm, const std::vector<std::string>& paths, const ModelConfig& cfg, const std::string& view);
+  PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const ModelConfig& cfg,
+                const std::string& view);
 
   int64_t files() const { return int64_t(files_.size()); }
   const PackedFileIndex& file(int64_t i) const { return files_[size_t(i)]; }

@@ -118,38 +118,44 @@ std::vector<int64_t> all_ids(const std::vector<Seen>& seen) {
 
 BOOST_GLOBAL_FIXTURE(Mpi);
 
+// Both MPI-IO transfer modes (data.mpio_transfer) must deliver the same epoch.
 BOOST_AUTO_TEST_CASE(gr00t_epoch_is_covered_once_with_the_right_content) {
-  Dataset d("gr00t");
-  ModelConfig cfg = test::tiny_model(Family::gr00t);
-  DataConfig dc = d.config();
-  Loader loader(MPI_COMM_WORLD, dc, cfg);
-  int64_t S = loader.samples_per_epoch();
-  BOOST_TEST(S == d.begin.back());
-  int64_t steps = S / dc.global_batch;
-  std::vector<Seen> seen = collect(loader, steps, cfg);
-  std::vector<int64_t> ids = all_ids(seen);
-  BOOST_TEST(int64_t(ids.size()) == steps * dc.global_batch);
-  for (size_t i = 0; i < ids.size(); ++i) BOOST_TEST(ids[i] == int64_t(i));  // positions 0.. once each
-  // Content: the sample at position p is Sampler(...).at(0, p) of the same dataset.
-  std::vector<int64_t> sizes;
-  for (const PackedData& f : d.files)
-    for (int64_t r = 0; r < f.steps(); r += dc.chunk_rows) sizes.push_back(std::min(dc.chunk_rows, f.steps() - r));
-  Sampler ref(sizes, dc.shuffle_buffer / dc.chunk_rows, dc.seed);
-  for (const Seen& s : seen) {
-    int64_t sample = ref.at(0, s.id).sample;
-    size_t f = sample >= d.begin[1] ? 1 : 0;
-    int64_t row = sample - d.begin[f];
-    const PackedData& p = d.files[f];
-    for (int64_t c = 0; c < p.state_dim; ++c) BOOST_TEST(s.state[size_t(c)] == p.state[size_t(row * p.state_dim + c)]);
-    for (int64_t c = 0; c < p.action_dim; ++c) BOOST_TEST(s.action0[size_t(c)] == p.action[size_t(row * p.action_dim + c)]);
-    const VarlenFeatures& vl = p.features.at("vl");
-    BOOST_TEST(s.context == vl.offsets[size_t(row + 1)] - vl.offsets[size_t(row)]);
-    BOOST_TEST(s.context0 == half_to_float(vl.values[size_t(vl.offsets[size_t(row)] * vl.dim)]));
+  for (MpioTransfer transfer : {MpioTransfer::independent, MpioTransfer::collective}) {
+    BOOST_TEST_CONTEXT("mpio_transfer " << (transfer == MpioTransfer::collective ? "collective" : "independent")) {
+      Dataset d("gr00t");
+      ModelConfig cfg = test::tiny_model(Family::gr00t);
+      DataConfig dc = d.config();
+      dc.mpio_transfer = transfer;
+      Loader loader(MPI_COMM_WORLD, dc, cfg);
+      int64_t S = loader.samples_per_epoch();
+      BOOST_TEST(S == d.begin.back());
+      int64_t steps = S / dc.global_batch;
+      std::vector<Seen> seen = collect(loader, steps, cfg);
+      std::vector<int64_t> ids = all_ids(seen);
+      BOOST_TEST(int64_t(ids.size()) == steps * dc.global_batch);
+      for (size_t i = 0; i < ids.size(); ++i) BOOST_TEST(ids[i] == int64_t(i));  // positions 0.. once each
+      // Content: the sample at position p is Sampler(...).at(0, p) of the same dataset.
+      std::vector<int64_t> sizes;
+      for (const PackedData& f : d.files)
+        for (int64_t r = 0; r < f.steps(); r += dc.chunk_rows) sizes.push_back(std::min(dc.chunk_rows, f.steps() - r));
+      Sampler ref(sizes, dc.shuffle_buffer / dc.chunk_rows, dc.seed);
+      for (const Seen& s : seen) {
+        int64_t sample = ref.at(0, s.id).sample;
+        size_t f = sample >= d.begin[1] ? 1 : 0;
+        int64_t row = sample - d.begin[f];
+        const PackedData& p = d.files[f];
+        for (int64_t c = 0; c < p.state_dim; ++c) BOOST_TEST(s.state[size_t(c)] == p.state[size_t(row * p.state_dim + c)]);
+        for (int64_t c = 0; c < p.action_dim; ++c) BOOST_TEST(s.action0[size_t(c)] == p.action[size_t(row * p.action_dim + c)]);
+        const VarlenFeatures& vl = p.features.at("vl");
+        BOOST_TEST(s.context == vl.offsets[size_t(row + 1)] - vl.offsets[size_t(row)]);
+        BOOST_TEST(s.context0 == half_to_float(vl.values[size_t(vl.offsets[size_t(row)] * vl.dim)]));
+      }
+      LoaderStats st = loader.stats();
+      BOOST_TEST(st.samples == int64_t(seen.size()));
+      BOOST_TEST(st.real_tokens == st.computed_tokens);
+      BOOST_TEST(st.bytes_read > 0);
+    }
   }
-  LoaderStats st = loader.stats();
-  BOOST_TEST(st.samples == int64_t(seen.size()));
-  BOOST_TEST(st.real_tokens == st.computed_tokens);
-  BOOST_TEST(st.bytes_read > 0);
 }
 
 BOOST_AUTO_TEST_CASE(restore_continues_the_global_order) {
@@ -222,7 +228,7 @@ BOOST_AUTO_TEST_CASE(shuffle_buffer_features_reach_every_node) {
   {
     NodeLayout nodes = NodeLayout::of(MPI_COMM_WORLD, node);
     BOOST_TEST(nodes.nodes() == (world_size() + 1) / 2);
-    PackedDataset data(MPI_COMM_WORLD, expand_paths(d.config().paths), cfg, "");
+    PackedDataset data(MPI_COMM_WORLD, MpioTransfer::independent, expand_paths(d.config().paths), cfg, "");
     std::vector<BufferSample> samples;
     for (int64_t s = 0; s < data.samples(); ++s) {
       auto [file, row] = data.locate(s);
