@@ -9,6 +9,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/modulate.hpp"
 #include "kernels/cpu/norm.hpp"
+#include "model/rows.hpp"
 
 namespace emb {
 namespace {
@@ -46,16 +47,20 @@ SublayerSpec ffn_sublayer(ParamRegistry& reg, const std::string& prefix, int D, 
   return s;
 }
 
-void zero(float* p, int64_t n) { std::memset(p, 0, size_t(n) * sizeof(float)); }
+// A DiT block of either family in the registry's open unit, before its parameters.
+BlockSpec dit_block_spec(const ParamRegistry& reg, const ModelConfig& cfg, int Dc, Modulation modulation) {
+  BlockSpec spec;
+  spec.unit = reg.n_units() - 1;
+  spec.D = cfg.d_model, spec.H = cfg.n_heads, spec.F = cfg.d_ff, spec.Dc = Dc;
+  spec.modulation = modulation;
+  return spec;
+}
 
 }  // namespace
 
 BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   const std::string b = str("blocks.", l, ".");
-  BlockSpec spec;
-  spec.unit = reg.n_units() - 1;
-  spec.D = cfg.d_model, spec.H = cfg.n_heads, spec.F = cfg.d_ff, spec.Dc = cfg.d_model;
-  spec.modulation = Modulation::ada6;
+  BlockSpec spec = dit_block_spec(reg, cfg, cfg.d_model, Modulation::ada6);
   spec.modulation_table = reg.add(b + "modulation", {6, cfg.d_model}, ParamInit::normal, false);
 
   SublayerSpec self;
@@ -77,10 +82,7 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
 BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   const std::string b = str("blocks.", l, ".");
-  BlockSpec spec;
-  spec.unit = reg.n_units() - 1;
-  spec.D = cfg.d_model, spec.H = cfg.n_heads, spec.F = cfg.d_ff, spec.Dc = cfg.d_ctx;
-  spec.modulation = Modulation::ada2;
+  BlockSpec spec = dit_block_spec(reg, cfg, cfg.d_ctx, Modulation::ada2);
   spec.ada2_linear = reg.add_linear(b + "norm1.linear", spec.D, 2 * spec.D);
 
   SublayerSpec attn;

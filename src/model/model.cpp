@@ -2,10 +2,12 @@
 
 #include "core/error.hpp"
 #include "model/activation_plan.hpp"
-#include "model/gr00t.hpp"
-#include "model/wan.hpp"
 
 namespace emb {
+
+// The families, each with its own file.
+std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg);  // gr00t.cpp
+std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg);    // wan.cpp
 
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
@@ -28,6 +30,33 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
 }
 
+// Units forward in order, backward in reverse (unit_hooks.hpp): 0 = time_enc and the family's
+// encoders, then the trunk's blocks (a unit each), last the head. The gradients handed from one
+// step to the next gather the shares of several (the head's and the blocks' of the
+// conditioning, wan's head's and time_proj's of temb), so they start at zero before the first.
+double Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::vector<double>& denominators) {
+  const int head_unit = reg_.n_units() - 1;
+  P.enter_forward(0);
+  time_enc_.forward(P, time_rows_);
+  encode(P, b);
+  trunk_.forward(P, b, time_rows_);
+  P.enter_forward(head_unit);
+  const double loss = head(P, b, denominators, backward);
+  if (!backward) return loss;
+
+  trunk_.zero_grads(b, time_rows_);
+  time_enc_.zero_grads(time_rows_);
+  P.enter_backward(head_unit);
+  head_backward(P);
+  P.leave_backward(head_unit);
+  trunk_.backward(P, b, time_rows_);
+  P.enter_backward(0);
+  encode_backward(P, b);
+  time_enc_.backward(P, time_rows_);
+  P.leave_backward(0);
+  return loss;
+}
+
 size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {
   ActivationPlan measure(nullptr);
   plan_activations(measure, T, Tc, B);
@@ -36,8 +65,8 @@ size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& cfg) {
-  if (cfg.family == Family::gr00t) return std::make_unique<Gr00tModel>(cfg);
-  return std::make_unique<WanModel>(cfg);
+  if (cfg.family == Family::gr00t) return make_gr00t_model(cfg);
+  return make_wan_model(cfg);
 }
 
 }  // namespace emb

@@ -15,8 +15,10 @@
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
+#include "model/time_encoder.hpp"
 #include "model/time_rows.hpp"
 #include "model/token_layout.hpp"
+#include "model/trunk.hpp"
 #include "model/unit_hooks.hpp"
 
 namespace emb {
@@ -50,18 +52,33 @@ class Model {
   const TokenLayout& last_layout() const { return layout_; }
 
  protected:
-  // Lays out every activation of a micro-batch shape (measuring when plan has no arena).
+  // What each family supplies. plan_activations lays out every activation of a micro-batch
+  // shape, time_enc_'s and trunk_'s included (measuring when plan has no arena). run() calls
+  // the steps in unit order:
+  //   encode           unit 0, after time_enc: writes the trunk's x and c
+  //   head             the last unit: the loss from the trunk's output x, and with backward
+  //                    the loss gradient that head_backward starts from
+  //   head_backward    adds to the trunk's dx
+  //   encode_backward  from the trunk's dx and dc to the encoders' parameters
+  // The backward steps may also add to time_enc_'s dtemb and dstemb.
   virtual void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) = 0;
-  virtual double run(ParamAccess& access, bool backward, const PackedBatch& batch,
-                     const std::vector<double>& denominators) = 0;
+  virtual void encode(const ParamAccess& P, const PackedBatch& batch) = 0;
+  virtual double head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
+                      bool backward) = 0;
+  virtual void head_backward(const ParamAccess& P) = 0;
+  virtual void encode_backward(const ParamAccess& P, const PackedBatch& batch) = 0;
 
   ModelConfig cfg_;
   ParamRegistry reg_;
   TokenLayout layout_;
   FlowDraws draws_;
   TimeRows time_rows_;
+  TimeEncoder time_enc_;  // in unit 0: the family registers its parameters among its encoders'
+  Trunk trunk_;
 
  private:
+  double run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
+
   Arena arena_;
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;

@@ -1,11 +1,14 @@
 // Row gathers and scatters between the packed token stream and per-kind tensors (the action
-// tokens of gr00t's head, the noisy video tokens of wan's head, ...).
+// tokens of gr00t's head, the noisy video tokens of wan's head, ...), and the zeroing of the
+// gradient buffers that scatters and backward kernels add into.
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 namespace emb {
+
+inline void zero(float* p, int64_t n) { std::memset(p, 0, size_t(n) * sizeof(float)); }
 
 // dst[r] = src[idx[r]] for r < n
 inline void gather_rows(const float* src, const std::vector<int32_t>& idx, int64_t C, float* dst) {

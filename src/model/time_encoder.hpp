@@ -1,0 +1,38 @@
+// time_enc of MODEL.md, the same in both families: temb = time_enc.fc2(silu(time_enc.fc1(
+// sinus(t, 256)))) and stemb = silu(temb), once per distinct timestep (time_rows.hpp). What
+// the families build on it differs: gr00t conditions its blocks and proj_out_1 on stemb; wan
+// projects stemb through time_proj for its blocks and adds temb to its head's modulation.
+#pragma once
+#include <cstdint>
+
+#include "model/activation_plan.hpp"
+#include "model/param_registry.hpp"
+#include "model/time_rows.hpp"
+#include "model/unit_hooks.hpp"
+
+namespace emb {
+
+class TimeEncoder {
+ public:
+  // Registers time_enc.fc1 [256, D] and time_enc.fc2 [D, D] in the registry's open unit.
+  void add_params(ParamRegistry& reg, int D);
+  // rows: the most distinct timesteps a micro-batch can have (one per token).
+  void plan(ActivationPlan& plan, int64_t rows);
+
+  void forward(const ParamAccess& P, const TimeRows& time);
+  // Zeroes dtemb and dstemb before the rest of the model's backward adds to them.
+  void zero_grads(const TimeRows& time);
+  // From dstemb and dtemb (which already holds what reached temb directly) to the parameters.
+  void backward(const ParamAccess& P, const TimeRows& time);
+
+  // [rows, D]; d* are gradients.
+  float *temb = nullptr, *stemb = nullptr, *dtemb = nullptr, *dstemb = nullptr;
+
+ private:
+  int D_ = 0;
+  LinearRef fc1_, fc2_;
+  float *sin_ = nullptr, *fc1_out_ = nullptr, *fc1_silu_ = nullptr;
+  float *dfc1_out_ = nullptr, *dfc1_silu_ = nullptr;
+};
+
+}  // namespace emb

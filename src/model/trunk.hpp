@@ -1,0 +1,45 @@
+// The blocks both families run between their encoders and their head: MODEL.md's trunk of
+// DiT blocks over the token stream x [T, D], which cross-attend to the context c [Tc, Dc] and
+// read one conditioning row per distinct timestep (time_rows.hpp), preceded by blocks over the
+// context itself where the family has them (gr00t's vl_blocks; wan has none). The family's
+// encoders write x and c, its head reads x; in backward the head writes dx and the encoders
+// read dx, dc and the conditioning's gradient.
+#pragma once
+#include <cstdint>
+
+#include "model/batch.hpp"
+#include "model/block_stack.hpp"
+#include "model/time_rows.hpp"
+
+namespace emb {
+
+class Trunk {
+ public:
+  // Filled by the family's constructor, one unit per block, context blocks first.
+  BlockStack context_blocks, blocks;
+
+  // Activations; d* are gradients.
+  float *x = nullptr, *dx = nullptr;  // [T, D]
+  float *c = nullptr, *dc = nullptr;  // [Tc, Dc]
+
+  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, Recompute recompute);
+  // What the blocks are conditioned on (BlockIO::cond), the family's activation of `width`
+  // per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set after each plan.
+  void condition_on(const float* cond, float* dcond, int64_t width);
+
+  void forward(ParamAccess& P, const PackedBatch& b, const TimeRows& time);
+  // Zeroes dx, dc and the conditioning's gradient, which the head and the blocks add to.
+  void zero_grads(const PackedBatch& b, const TimeRows& time);
+  void backward(ParamAccess& P, const PackedBatch& b, const TimeRows& time);
+
+ private:
+  BlockIO blocks_io(const PackedBatch& b, const TimeRows& time) const;
+
+  int64_t D_ = 0, Dc_ = 0, cond_width_ = 0;
+  const float* cond_ = nullptr;
+  float* dcond_ = nullptr;
+  float* work_ = nullptr;  // a recomputed block input, of either stack
+  BlockScratch scratch_;
+};
+
+}  // namespace emb
