@@ -68,15 +68,24 @@ int64_t ParamRegistry::max_unit_count() const {
   return m;
 }
 
-void ParamRegistry::init(float* params, uint64_t seed, double std) const {
-  for (size_t t = 0; t < params_.size(); ++t) {
-    const ParamInfo& p = params_[t];
-    float* x = params + p.offset;
+void ParamRegistry::init(float* params, uint64_t seed, double std) const { init_range(params, 0, total_, seed, std); }
+
+void ParamRegistry::init_range(float* out, int64_t begin, int64_t end, uint64_t seed, double std) const {
+  EMB_CHECK(0 <= begin && begin <= end && end <= total_, "parameter init range [", begin, ", ", end,
+            ") is outside the flat buffer of ", total_, " elements");
+  // Tensors are stored in offset order: start at the first one ending after `begin`.
+  auto first = std::upper_bound(params_.begin(), params_.end(), begin,
+                                [](int64_t flat, const ParamInfo& p) { return flat < p.offset + p.numel; });
+  for (auto it = first; it != params_.end() && it->offset < end; ++it) {
+    const ParamInfo& p = *it;
+    const int64_t lo = std::max(begin, p.offset) - p.offset, hi = std::min(end, p.offset + p.numel) - p.offset;
+    float* x = out + (p.offset + lo - begin);
     if (p.init == ParamInit::normal) {
-      CounterRng rng(seed, RngStream::init, t);
-      for (int64_t i = 0; i < p.numel; ++i) x[i] = float(std * rng.normal(uint64_t(i)));
+      // Draw i of a tensor depends on (seed, tensor index, i) only, never on the range.
+      CounterRng rng(seed, RngStream::init, uint64_t(it - params_.begin()));
+      for (int64_t i = lo; i < hi; ++i) x[i - lo] = float(std * rng.normal(uint64_t(i)));
     } else {
-      std::fill(x, x + p.numel, p.init == ParamInit::ones ? 1.0f : 0.0f);
+      std::fill(x, x + (hi - lo), p.init == ParamInit::ones ? 1.0f : 0.0f);
     }
   }
 }

@@ -64,6 +64,10 @@ class ParamRegistry {
   // Writes every tensor's initial values: normal(std) draws keyed by (seed, init, tensor index)
   // so a tensor's values do not depend on any other tensor's size.
   void init(float* params, uint64_t seed, double std) const;
+  // Writes the initial values of the flat elements [begin, end) to out[0, end - begin), bit
+  // for bit what init() writes there: a ZeRO rank draws only the shard it keeps, and any rank
+  // count starts from the same parameters. Throws emb::Error for a range outside the buffer.
+  void init_range(float* out, int64_t begin, int64_t end, uint64_t seed, double std) const;
 
  private:
   std::vector<ParamInfo> params_;

@@ -62,12 +62,14 @@ CommHandle DataParallel::track(CommHandle h) {
   return h;
 }
 
-void DataParallel::load_params(const float* flat) {
-  if (!flat_params_.empty()) std::memcpy(flat_params_.data(), flat, flat_params_.size() * sizeof(float));
-  for (size_t i = 0; i < flat_bf16_.size(); ++i) flat_bf16_[i] = to_bf16(flat[i]);
-  if (mode() != ShardMode::none) layout_.gather_owned(flat, owned_params_.data());
-  round_owned_to_bf16();
-  for (GatherSlot& s : gather_slots_) s.bucket = -1;
+void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std) {
+  // Without sharding a rank owns every bucket whole, so this fills the replicated parameters.
+  for (int b = 0; b < layout_.n_buckets(); ++b) {
+    const Bucket& k = layout_.bucket(b);
+    const int64_t begin = k.offset + k.begin;
+    reg.init_range(owned_params() + k.owned_offset, begin, begin + k.owned_count, seed, init_std);
+  }
+  publish_params();  // grads: the replicated compute copy is gathered from the shards
 }
 
 void DataParallel::round_owned_to_bf16() {

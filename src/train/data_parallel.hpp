@@ -44,8 +44,11 @@ class DataParallel final : public UnitHooks {
   float* owned_params() { return mode() == ShardMode::none ? flat_params_.data() : owned_params_.data(); }
   // Owned gradients, summed over ranks after finish_gradients().
   float* owned_grads() { return mode() == ShardMode::none ? flat_grads_.data() : owned_grads_.data(); }
-  // Sets every parameter from a full flat buffer (initialisation).
-  void load_params(const float* flat);
+  // A fresh start: draws this rank's owned parameters straight into the owned buffer
+  // (ParamRegistry::init_range, the same values on any rank count) and publishes them, so no
+  // rank ever holds the full parameters unless its mode keeps them (ZeRO-3 of dreamzero14b
+  // could not: 56 GB).
+  void init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std);
   // Sets this rank's owned parameters (checkpoint restore) and publishes them.
   void load_owned_params(const float* owned);
   // The full flat parameters (collective in full mode); for checks and dumps.

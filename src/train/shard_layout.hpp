@@ -50,7 +50,7 @@ class ShardLayout {
   int64_t flat_total() const { return flat_total_; }
   const std::vector<DecaySegment>& decay_segments() const { return segments_; }
 
-  // Copies this rank's owned elements out of a flat buffer (e.g. after initialisation).
+  // Copies this rank's owned elements out of a flat buffer (tests: the shards of a reference).
   void gather_owned(const float* flat, float* owned) const;
 
  private:

@@ -91,10 +91,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
     dp.load_owned_params(owned.data());
     if (resumed.seed != seed) log_warn(resume_from, ": saved with run.seed = ", resumed.seed, ", this run uses ", seed);
-  } else {  // a fresh start: the same initial values on every rank, whatever their count
-    std::vector<float> flat(size_t(reg.total()));
-    model->init_params(flat.data(), seed);
-    dp.load_params(flat.data());
+  } else {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
+    dp.init_owned_params(reg, seed, mc.init_std);
   }
   Loader loader(world.comm, data_config_from_deck(deck), mc);
   if (!resume_from.empty()) loader.restore(resumed.sampler);

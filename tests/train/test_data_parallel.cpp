@@ -1,12 +1,14 @@
 // Sharded data parallelism gives the same training as one process: for N = 1..4 ranks and
 // shard = none | grads | full, three AdamW steps on synthetic packed batches reproduce the
 // single-process losses and parameters, with uneven micro-batch counts per rank (ZeRO-3's
-// empty passes) and ranks that get no sample at all.
+// empty passes) and ranks that get no sample at all; the shards each rank initialises itself
+// are exactly those of one full initialisation.
 #define BOOST_TEST_MODULE train_data_parallel
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "comm/comm_factory.hpp"
 #include "comm/world_fixture.hpp"
@@ -38,11 +40,9 @@ Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int 
   ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
   DataParallel dp(layout, *comm, timers, true, bf16);
-  std::vector<float> flat(size_t(model->params().total()));
-  model->init_params(flat.data(), kSeed);
-  dp.load_params(flat.data());
+  dp.init_owned_params(model->params(), kSeed, cfg.init_std);
   Run run;
-  run.initial_params = flat;
+  run.initial_params = dp.full_params();
   cpu::AdamWConfig adamw;
   adamw.lr = 1e-3f;
   adamw.weight_decay = 0.1f;
@@ -92,7 +92,49 @@ void check_equivalence(const std::string& preset, int global_batch, int per_mb) 
   }
 }
 
+// The fresh-start initialisation of every rank's shards against the full-buffer one, sharded.
+void check_owned_init(const std::string& preset) {
+  const ModelConfig cfg = preset_config(preset);
+  const World& world = test_world();
+  auto model = make_model(cfg);
+  const ParamRegistry& reg = model->params();
+  std::vector<float> flat(size_t(reg.total()));
+  model->init_params(flat.data(), kSeed);
+  auto comm = make_comm(world, "mpi", "thread", FabricModel{});
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
+  for (bool bf16 : {false, true}) {
+    BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " bf16 " << bf16 << " ranks " << world.size
+                              << " bucket bytes " << bucket_bytes) {
+      ShardLayout layout(reg, mode, world.rank, world.size, bucket_bytes);
+      PhaseTimers timers;
+      DataParallel dp(layout, *comm, timers, true, bf16);
+      dp.init_owned_params(reg, kSeed, cfg.init_std);
+      std::vector<float> expected(size_t(layout.owned_total()));
+      layout.gather_owned(flat.data(), expected.data());
+      BOOST_TEST(std::memcmp(dp.owned_params(), expected.data(), expected.size() * sizeof(float)) == 0);
+      // The compute copies a forward reads (gathered, replicated or rounded to bf16) are the
+      // full-buffer initialisation's too.
+      dp.begin_micro_batch(true);
+      for (int u = 0; u < reg.n_units(); ++u) {
+        const UnitRange& unit = reg.unit(u);
+        const float* params = dp.unit_params(u, false);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < unit.count; ++i) {
+          const float want = flat[size_t(unit.offset + i)];
+          differ += params[i] != (bf16 ? to_float(to_bf16(want)) : want);
+        }
+        BOOST_TEST(differ == 0, "unit " << unit.name);
+      }
+      dp.end_micro_batch();
+    }
+  }
+}
+
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(gr00t_owned_init_equals_sharded_full_init) { check_owned_init("tiny_gr00t"); }
+BOOST_AUTO_TEST_CASE(wan_owned_init_equals_sharded_full_init) { check_owned_init("tiny_wan"); }
 
 // bf16 compute copies: every shard mode and rank count trains like the single-process bf16
 // run (rounding is applied to the same fp32 masters), and stays close to fp32.
