@@ -1,7 +1,7 @@
 // Benchmarks of the CUDA kernels at DreamZero-5B sizes (D 3072, 24 heads of 128, F 14336):
 // achieved TFLOP/s (GEMM, attention) or GB/s (memory-bound kernels) and their fraction of the
-// H100 SXM peaks (989 TFLOP/s dense bf16, 3.35 TB/s HBM3), and varlen attention forward +
-// backward on a packed batch against the same samples padded to the longest one.
+// H100 SXM peaks (989 TFLOP/s dense bf16, 1979 dense FP8, 3.35 TB/s HBM3), and varlen attention
+// forward + backward on a packed batch against the same samples padded to the longest one.
 //   bench_kernels [out.json]   (default outputs/bench/cuda_kernels.json; skips without a GPU)
 #include <algorithm>
 #include <cstdio>
@@ -17,6 +17,8 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/fp8_gemm.hpp"
+#include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/rope.hpp"
@@ -29,8 +31,9 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
-constexpr double kPeakTflops = 989.0;  // H100 SXM dense bf16
-constexpr double kPeakGBs = 3350.0;    // H100 SXM HBM3
+constexpr double kPeakTflops = 989.0;      // H100 SXM dense bf16
+constexpr double kPeakFp8Tflops = 1979.0;  // H100 SXM dense FP8 (3958 is the 2:4-sparse figure)
+constexpr double kPeakGBs = 3350.0;        // H100 SXM HBM3
 
 // Deterministic pseudo-random fill of float/bf16 buffers (others start zeroed) in [−1, 1) on the device (host generation is too slow at 10⁸).
 template <class T>
@@ -95,19 +98,22 @@ struct Result {
   std::string name, shape;
   double ms, rate;  // TFLOP/s or GB/s
   bool flops;
+  double peak;  // in the unit of rate
 };
 std::vector<Result> g_results;
 
-void record_flops(const std::string& name, const std::string& shape, double ms, double flop) {
+// peak: kPeakTflops, or kPeakFp8Tflops for FP8 tensor-core work.
+void record_flops(const std::string& name, const std::string& shape, double ms, double flop,
+                  double peak = kPeakTflops) {
   const double tflops = flop / (ms * 1e-3) / 1e12;
-  g_results.push_back({name, shape, ms, tflops, true});
+  g_results.push_back({name, shape, ms, tflops, true, peak});
   std::printf("%-40s %-34s %9.3f ms %8.1f TFLOP/s (%.1f%% of peak)\n", name.c_str(), shape.c_str(), ms, tflops,
-              100.0 * tflops / kPeakTflops);
+              100.0 * tflops / peak);
 }
 
 void record_bytes(const std::string& name, const std::string& shape, double ms, double bytes) {
   const double gbs = bytes / (ms * 1e-3) / 1e9;
-  g_results.push_back({name, shape, ms, gbs, false});
+  g_results.push_back({name, shape, ms, gbs, false, kPeakGBs});
   std::printf("%-40s %-34s %9.3f ms %8.1f GB/s (%.1f%% of peak)\n", name.c_str(), shape.c_str(), ms, gbs,
               100.0 * gbs / kPeakGBs);
 }
@@ -118,12 +124,16 @@ std::string dims(std::initializer_list<int64_t> d) {
   return s;
 }
 
+// Tokens and the (in, out) of the DreamZero-5B linears: attention projections, fc1, fc2.
+constexpr int64_t kLinearTokens = 8192;
+struct LinearShape {
+  int in, out;
+};
+constexpr LinearShape kLinearShapes[] = {{3072, 3072}, {3072, 14336}, {14336, 3072}};
+
 void bench_linear(const Blas& blas) {
-  const int64_t N = 8192;
-  struct Shape {
-    int in, out;
-  };
-  for (const Shape sh : {Shape{3072, 3072}, Shape{3072, 14336}, Shape{14336, 3072}}) {
+  const int64_t N = kLinearTokens;
+  for (const LinearShape sh : kLinearShapes) {
     const int in = sh.in, out = sh.out;
     Buffer<bf16> x(N * in), W(int64_t(in) * out), b(out), y(N * out), dy(N * out), dx(N * in), dW(int64_t(in) * out),
         db(out);
@@ -135,6 +145,33 @@ void bench_linear(const Blas& blas) {
                    linear_backward(blas, x.get(), W.get(), dy.get(), dx.get(), dW.get(), db.get(), N, in, out, nullptr);
                  }),
                  2 * flop);
+  }
+}
+
+// The FP8 linear forward at the same shapes as bench_linear (W stored [out, in], quantised once
+// per step, outside the timing): the activations' 1×128 quantisation, the block-scaled GEMM
+// (bf16 output), and both, against the dense FP8 peak.
+void bench_fp8(const Blas& blas) {
+  const int64_t N = kLinearTokens;
+  for (const LinearShape sh : kLinearShapes) {
+    const int64_t in = sh.in, out = sh.out;
+    Buffer<bf16> x(N * in), w(out * in), y(N * out);
+    Buffer<__nv_fp8_e4m3> x_codes(N * in), w_codes(out * in);
+    Buffer<float> x_scales(fp8_tile_scale_count(N, in)), w_scales(fp8_block_scale_count(out, in));
+    fp8_quantize_blocks(w.get(), out, in, w_codes.get(), w_scales.get(), nullptr);
+    auto quantize = [&] { fp8_quantize_tiles(x.get(), N, in, x_codes.get(), x_scales.get(), nullptr); };
+    auto gemm = [&] {
+      fp8_gemm(blas, x_codes.get(), x_scales.get(), w_codes.get(), w_scales.get(), y.get(), N, out, in, 0.0f, nullptr);
+    };
+    const double flop = 2.0 * N * in * out;
+    record_bytes("fp8_quantize_tiles bf16 -> e4m3", dims({N, in}), time_ms(quantize),
+                 double(N) * in * 3 + 4.0 * fp8_tile_scale_count(N, in));
+    record_flops("fp8_gemm 1x128 x 128x128 blocks, bf16 out", dims({N, in, out}), time_ms(gemm), flop, kPeakFp8Tflops);
+    record_flops("fp8 linear forward (quantize + gemm)", dims({N, in, out}), time_ms([&] {
+                   quantize();
+                   gemm();
+                 }),
+                 flop, kPeakFp8Tflops);
   }
 }
 
@@ -264,12 +301,13 @@ void write_json(const std::string& path) {
   {
     std::ofstream f(tmp);
     f << "{\n  \"device\": \"" << prop.name << "\",\n  \"peak_tflops_bf16\": " << kPeakTflops
-      << ",\n  \"peak_gbs\": " << kPeakGBs << ",\n  \"kernels\": [\n";
+      << ",\n  \"peak_tflops_fp8\": " << kPeakFp8Tflops << ",\n  \"peak_gbs\": " << kPeakGBs
+      << ",\n  \"kernels\": [\n";
     for (size_t i = 0; i < g_results.size(); ++i) {
       const Result& r = g_results[i];
       f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms << ", \""
         << (r.flops ? "tflops" : "gbs") << "\": " << r.rate
-        << ", \"fraction_of_peak\": " << r.rate / (r.flops ? kPeakTflops : kPeakGBs) << "}"
+        << ", \"fraction_of_peak\": " << r.rate / r.peak << "}"
         << (i + 1 < g_results.size() ? ",\n" : "\n");
     }
     f << "  ]\n}\n";
@@ -290,6 +328,7 @@ int main(int argc, char** argv) {
     const std::string path = argc > 1 ? argv[1] : "outputs/bench/cuda_kernels.json";
     Blas blas;
     bench_linear(blas);
+    bench_fp8(blas);
     bench_attention();
     bench_memory_bound();
     write_json(path);

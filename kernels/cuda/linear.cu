@@ -8,51 +8,7 @@
 
 namespace emb::cuda {
 
-Blas::Blas(size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
-  check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
-  check_cuda(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc(cuBLASLt workspace)");
-}
-
-Blas::~Blas() {
-  cudaFree(workspace_);
-  cublasLtDestroy(handle_);
-}
-
 namespace {
-
-template <class T>
-constexpr cudaDataType_t data_type();
-template <>
-constexpr cudaDataType_t data_type<float>() {
-  return CUDA_R_32F;
-}
-template <>
-constexpr cudaDataType_t data_type<__nv_bfloat16>() {
-  return CUDA_R_16BF;
-}
-
-// The largest power of two (≤ 256) dividing the address: slices of a buffer (one embodiment's
-// W, a group of gathered rows) are less aligned than cuBLASLt's default assumption of 256.
-uint32_t alignment_of(const void* p) {
-  const auto a = reinterpret_cast<uintptr_t>(p);
-  uint32_t align = 256;
-  while (align > 1 && a % align) align /= 2;
-  return align;
-}
-
-// Owns the descriptors of one cuBLASLt call.
-struct MatmulDescs {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~MatmulDescs() {
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(d);
-    cublasLtMatrixLayoutDestroy(b);
-    cublasLtMatrixLayoutDestroy(a);
-    cublasLtMatmulDescDestroy(op);
-  }
-};
 
 // Column-major D[m, n] = op(A)·op(B) + beta·D (+ bias[m] per column), fp32 accumulation.
 // A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b).
@@ -64,50 +20,18 @@ void gemm(const Blas& blas, bool trans_a, bool trans_b, int64_t m, int64_t n, in
   MatmulDescs g;
   check_cublas(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)), "transa");
-  check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)), "transb");
+  set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, op_a, "transa");
+  set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, op_b, "transb");
   if (bias) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     const int32_t bias_type = type;
-    check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
-                 "epilogue");
-    check_cublas(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-                 "bias pointer");
-    check_cublas(
-        cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)),
-        "bias type");
+    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS, "epilogue");
+    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "bias pointer");
+    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type, "bias type");
   }
   check_cublas(cublasLtMatrixLayoutCreate(&g.a, type, trans_a ? k : m, trans_a ? m : k, lda), "layout A");
   check_cublas(cublasLtMatrixLayoutCreate(&g.b, type, trans_b ? n : k, trans_b ? k : n, ldb), "layout B");
   check_cublas(cublasLtMatrixLayoutCreate(&g.d, type, m, n, ldd), "layout D");
-
-  check_cublas(cublasLtMatmulPreferenceCreate(&g.pref), "preference");
-  const size_t ws = blas.workspace_bytes();
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
-               "workspace preference");
-  const uint32_t align_a = alignment_of(A), align_b = alignment_of(B), align_d = alignment_of(D);
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
-                                                    sizeof(align_a)),
-               "alignment A");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
-                                                    sizeof(align_b)),
-               "alignment B");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
-                                                    sizeof(align_d)),
-               "alignment C");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
-                                                    sizeof(align_d)),
-               "alignment D");
-
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  check_cublas(cublasLtMatmulAlgoGetHeuristic(blas.handle(), g.op, g.a, g.b, g.d, g.d, g.pref, 1, &heuristic, &found),
-               "heuristic");
-  EMB_CHECK(found > 0, "cublasLt: no algorithm for a ", m, "x", n, "x", k, " GEMM");
-  const float alpha = 1.0f;
-  check_cublas(cublasLtMatmul(blas.handle(), g.op, &alpha, A, g.a, B, g.b, &beta, D, g.d, D, g.d, &heuristic.algo,
-                              blas.workspace(), ws, stream),
-               "matmul");
+  run_matmul(blas, g, A, B, beta, D, m, n, k, stream);
 }
 
 // dst[r] = src[perm[r]] (rows of C elements).

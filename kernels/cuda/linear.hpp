@@ -4,7 +4,6 @@
 // Row-major handling: a row-major [r, c] matrix is a column-major [c, r] one, so
 // yᵀ = Wᵀ·xᵀ is an ordinary column-major GEMM with no copies.
 #pragma once
-#include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -12,24 +11,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cuda/blas.hpp"
+
 namespace emb::cuda {
-
-// The cuBLASLt handle and its workspace; one per device, reused by every GEMM.
-class Blas {
- public:
-  explicit Blas(size_t workspace_bytes = size_t{32} << 20);
-  ~Blas();
-  Blas(const Blas&) = delete;
-  Blas& operator=(const Blas&) = delete;
-  cublasLtHandle_t handle() const { return handle_; }
-  void* workspace() const { return workspace_; }
-  size_t workspace_bytes() const { return workspace_bytes_; }
-
- private:
-  cublasLtHandle_t handle_ = nullptr;
-  void* workspace_ = nullptr;
-  size_t workspace_bytes_ = 0;
-};
 
 // y[N, out] = x[N, in] · W[in, out] + b[out]   (b may be null; the bias is a GEMM epilogue)
 template <class T>

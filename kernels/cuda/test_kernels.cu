@@ -1,10 +1,13 @@
-// Every CUDA kernel against a naive double-precision reference written here (no BLAS, no
-// kernels/cpu sources, so the test builds with nvcc alone), on random inputs, ragged packed
-// batches and every attention mask, for fp32 and bf16 storage. Inputs are first rounded to the
-// storage type so both sides see the same values; errors are normwise (test_support.hpp).
-// The tile-skipping logic is checked on the host first, so that part runs without a GPU; the
-// device checks print "skipped: no CUDA device" and pass when there is none.
+// Every CUDA kernel against a naive double-precision reference written here, on random inputs,
+// ragged packed batches and every attention mask, for fp32 and bf16 storage; the FP8 kernels
+// against the CPU reference of kernels/cpu/fp8_*.cpp (no BLAS, no OpenMP: compiled into this
+// test, which still builds with nvcc alone). Inputs are first rounded to the storage type so
+// both sides see the same values; errors are normwise (test_support.hpp).
+// The tile-skipping logic and the E4M3 codec are checked on the host first, so that part runs
+// without a GPU; the device checks print "skipped: no CUDA device" and pass when there is none.
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -12,7 +15,12 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cpu/fp8_e4m3.hpp"
+#include "kernels/cpu/fp8_gemm.hpp"
+#include "kernels/cpu/fp8_quantize.hpp"
 #include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/fp8_gemm.hpp"
+#include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
@@ -578,6 +586,208 @@ void test_adamw() {
   }
 }
 
+// ---- host-only: the CPU E4M3 codec against cuda_fp8.h's satfinite conversion ---------------
+
+// cuda_fp8.h's conversions are host functions too: the CPU reference must encode every float as
+// they do (the GPU kernels use the same call), and decode every code to the same value.
+void test_e4m3_codec() {
+  int64_t encode_mismatches = 0, decode_mismatches = 0;
+  auto check = [&](float x) {
+    encode_mismatches += emb::cpu::encode_e4m3(x) != __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  };
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 251) {  // 17M floats, NaNs of both signs included
+    float x;
+    const auto b = uint32_t(bits);
+    std::memcpy(&x, &b, 4);
+    check(x);
+  }
+  for (float x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) check(x);
+  for (int sign : {0, 0x80})
+    for (int code = 0; code < 0x7e; ++code) {  // every rounding tie and its neighbours
+      const float lo = emb::cpu::decode_e4m3(uint8_t(sign | code)),
+                  hi = emb::cpu::decode_e4m3(uint8_t(sign | (code + 1)));
+      const float tie = (lo + hi) / 2;
+      for (float x : {tie, std::nextafter(tie, lo), std::nextafter(tie, hi)}) check(x);
+    }
+  for (int code = 0; code < 256; ++code) {
+    __nv_fp8_e4m3 q;
+    q.__x = __nv_fp8_storage_t(code);
+    const float want = emb::cpu::decode_e4m3(uint8_t(code)), got = float(q);
+    decode_mismatches += std::isnan(want) ? !std::isnan(got) : got != want;
+  }
+  expect_close("e4m3 encode: CPU codec vs cuda_fp8.h (mismatches)", double(encode_mismatches), 0.0);
+  expect_close("e4m3 decode: CPU codec vs cuda_fp8.h (mismatches)", double(decode_mismatches), 0.0);
+}
+
+// ---- FP8 -------------------------------------------------------------------------------------
+
+// The CPU reference's quantisation of x [rows, cols] in blocks of `block`.
+struct Fp8Reference {
+  std::vector<uint8_t> codes;
+  std::vector<float> scales;
+  Fp8Reference(const std::vector<float>& x, int64_t rows, int64_t cols, emb::cpu::Fp8BlockShape block)
+      : codes(x.size()), scales(emb::cpu::fp8_scale_count(rows, cols, block)) {
+    emb::cpu::fp8_quantize(x.data(), rows, cols, block, codes.data(), scales.data());
+  }
+  std::vector<float> values() const {
+    std::vector<float> v(codes.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = emb::cpu::decode_e4m3(codes[i]);
+    return v;
+  }
+};
+
+// CPU tile scales [rows, tiles] in the GPU layout [tiles, rows].
+std::vector<float> tile_scales_gpu_layout(const std::vector<float>& s, int64_t rows, int64_t cols) {
+  const int64_t tiles = fp8_blocks(cols);
+  std::vector<float> g(s.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kb = 0; kb < tiles; ++kb) g[kb * rows + r] = s[r * tiles + kb];
+  return g;
+}
+
+// CPU block scales [grid_rows, grid_cols] in the GPU layout [grid_rows, stride], padding 0.
+std::vector<float> block_scales_gpu_layout(const std::vector<float>& s, int64_t rows, int64_t cols) {
+  const int64_t grid_cols = fp8_blocks(cols), stride = fp8_block_scale_stride(cols);
+  std::vector<float> g(size_t(fp8_block_scale_count(rows, cols)), 0.0f);
+  for (int64_t i = 0; i < fp8_blocks(rows); ++i)
+    for (int64_t j = 0; j < grid_cols; ++j) g[i * stride + j] = s[i * grid_cols + j];
+  return g;
+}
+
+int64_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  int64_t n = 0;
+  for (size_t i = 0; i < want.size(); ++i) n += got[i] != want[i];
+  return n;
+}
+
+std::vector<float> transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<float> t(x.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+  return t;
+}
+
+// Codes and scales equal the CPU reference's bit for bit, for tiles and blocks, as does the
+// dequantised tensor (one fp32 product, rounded once to T) and the transposed blocks. Values
+// over 8 binades; shapes with partial tiles and blocks.
+template <class T>
+void test_fp8_quantize(int64_t rows, int64_t cols) {
+  std::mt19937 rng(11);
+  auto x = random_normal(rows * cols, rng);
+  std::uniform_real_distribution<float> binade(-4.0f, 4.0f);
+  for (float& v : x) v *= std::exp2(binade(rng));
+  x = stored<T>(x);
+  const Fp8Reference tiles(x, rows, cols, emb::cpu::kFp8Tile), blocks(x, rows, cols, emb::cpu::kFp8Block),
+      blocks_t(transposed(x, rows, cols), cols, rows, emb::cpu::kFp8Block);
+  DeviceArray<T> x_d(x), back_d(x.size());
+  DeviceArray<__nv_fp8_e4m3> tile_codes(x.size()), block_codes(x.size()), block_codes_t(x.size());
+  DeviceArray<float> tile_scales(size_t(fp8_tile_scale_count(rows, cols))),
+      block_scales(size_t(fp8_block_scale_count(rows, cols))),
+      block_scales_t(size_t(fp8_block_scale_count(cols, rows)));
+  const std::string tag =
+      "fp8 quantize " + std::string(dtype<T>()) + " " + std::to_string(rows) + "x" + std::to_string(cols);
+
+  fp8_quantize_tiles(x_d.get(), rows, cols, tile_codes.get(), tile_scales.get(), nullptr);
+  fp8_dequantize_tiles(tile_codes.get(), tile_scales.get(), rows, cols, back_d.get(), nullptr);
+  sync();
+  std::vector<float> want(x.size());
+  emb::cpu::fp8_dequantize(tiles.codes.data(), tiles.scales.data(), rows, cols, emb::cpu::kFp8Tile, want.data());
+  expect_close(tag + " 1x128 codes (mismatches)", double(mismatches(tile_codes.download(), tiles.values())), 0.0);
+  expect_close(tag + " 1x128 scales (mismatches)",
+               double(mismatches(tile_scales.download(), tile_scales_gpu_layout(tiles.scales, rows, cols))), 0.0);
+  expect_close(tag + " 1x128 dequantized (mismatches)", double(mismatches(back_d.download(), stored<T>(want))), 0.0);
+
+  fp8_quantize_blocks(x_d.get(), rows, cols, block_codes.get(), block_scales.get(), nullptr);
+  fp8_dequantize_blocks(block_codes.get(), block_scales.get(), rows, cols, back_d.get(), nullptr);
+  fp8_transpose_blocks(block_codes.get(), block_scales.get(), rows, cols, block_codes_t.get(), block_scales_t.get(),
+                       nullptr);
+  sync();
+  emb::cpu::fp8_dequantize(blocks.codes.data(), blocks.scales.data(), rows, cols, emb::cpu::kFp8Block, want.data());
+  expect_close(tag + " 128x128 codes (mismatches)", double(mismatches(block_codes.download(), blocks.values())), 0.0);
+  expect_close(tag + " 128x128 scales (mismatches)",
+               double(mismatches(block_scales.download(), block_scales_gpu_layout(blocks.scales, rows, cols))), 0.0);
+  expect_close(tag + " 128x128 dequantized (mismatches)", double(mismatches(back_d.download(), stored<T>(want))), 0.0);
+  expect_close(tag + " 128x128 transposed codes (mismatches)",
+               double(mismatches(block_codes_t.download(), blocks_t.values())), 0.0);
+  expect_close(tag + " 128x128 transposed scales (mismatches)",
+               double(mismatches(block_scales_t.download(), block_scales_gpu_layout(blocks_t.scales, cols, rows))),
+               0.0);
+}
+
+// y[T, O] = X·Wᵀ + beta·y on the GPU (quantised there) against the CPU reference GEMM on the
+// CPU's codes, and against fp32 (the error the CPU test bounds); then the input gradient of a
+// linear layer, dX += dY·W, with W's transposed blocks.
+// Tolerances are estimates: cuBLASLt promotes to fp32 once per 128-long k-block as the reference
+// does, but the tensor cores sum the products inside a block in an order (and, on Hopper, a
+// precision) of their own.
+template <class Out>
+void test_fp8_gemm(const Blas& blas, int64_t T, int64_t O, int64_t K) {
+  std::mt19937 rng(12);
+  const auto x = random_normal(T * K, rng), w = random_normal(O * K, rng), dy = random_normal(T * O, rng);
+  const auto y0 = stored<Out>(random_normal(T * O, rng)), dx0 = stored<Out>(random_normal(T * K, rng));
+  const Fp8Reference xq(x, T, K, emb::cpu::kFp8Tile), wq(w, O, K, emb::cpu::kFp8Block),
+      dyq(dy, T, O, emb::cpu::kFp8Tile), wq_t(transposed(w, O, K), K, O, emb::cpu::kFp8Block);
+  std::vector<float> y_want = y0, dx_want = dx0, y_fresh(T * O);
+  emb::cpu::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_want.data(), T, O, K,
+                     1.0f);
+  emb::cpu::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_fresh.data(), T, O, K,
+                     0.0f);
+  emb::cpu::fp8_gemm(dyq.codes.data(), dyq.scales.data(), wq_t.codes.data(), wq_t.scales.data(), dx_want.data(), T, K,
+                     O, 1.0f);
+
+  DeviceArray<float> x_d(x), w_d(w), dy_d(dy), x_scales(size_t(fp8_tile_scale_count(T, K))),
+      w_scales(size_t(fp8_block_scale_count(O, K))), w_scales_t(size_t(fp8_block_scale_count(K, O))),
+      dy_scales(size_t(fp8_tile_scale_count(T, O)));
+  DeviceArray<__nv_fp8_e4m3> x_codes(x.size()), w_codes(w.size()), w_codes_t(w.size()), dy_codes(dy.size());
+  DeviceArray<Out> y_d(y0), y_fresh_d(size_t(T * O)), dx_d(dx0);
+  fp8_quantize_tiles(x_d.get(), T, K, x_codes.get(), x_scales.get(), nullptr);
+  fp8_quantize_blocks(w_d.get(), O, K, w_codes.get(), w_scales.get(), nullptr);
+  fp8_transpose_blocks(w_codes.get(), w_scales.get(), O, K, w_codes_t.get(), w_scales_t.get(), nullptr);
+  fp8_quantize_tiles(dy_d.get(), T, O, dy_codes.get(), dy_scales.get(), nullptr);
+  fp8_gemm(blas, x_codes.get(), x_scales.get(), w_codes.get(), w_scales.get(), y_d.get(), T, O, K, 1.0f, nullptr);
+  fp8_gemm(blas, x_codes.get(), x_scales.get(), w_codes.get(), w_scales.get(), y_fresh_d.get(), T, O, K, 0.0f, nullptr);
+  fp8_gemm(blas, dy_codes.get(), dy_scales.get(), w_codes_t.get(), w_scales_t.get(), dx_d.get(), T, K, O, 1.0f,
+           nullptr);
+  sync();
+
+  const std::string tag = "fp8_gemm " + std::string(dtype<Out>()) + " out " + std::to_string(T) + "x" +
+                          std::to_string(O) + "x" + std::to_string(K);
+  const auto y_fresh_got = y_fresh_d.download();
+  expect_close(tag + " y = XWt vs CPU reference", relative_error(y_fresh_got, to_ref(y_fresh)), tol<Out>(1e-3, 1e-2));
+  expect_close(tag + " y += XWt vs CPU reference", relative_error(y_d.download(), to_ref(y_want)),
+               tol<Out>(1e-3, 1e-2));
+  expect_close(tag + " dX += dY W vs CPU reference", relative_error(dx_d.download(), to_ref(dx_want)),
+               tol<Out>(1e-3, 1e-2));
+  // Relative Frobenius error against the unquantised product (3.7e-2 on the CPU at these sizes).
+  double err = 0.0, norm = 0.0;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t o = 0; o < O; ++o) {
+      double exact = 0.0;
+      for (int64_t k = 0; k < K; ++k) exact += double(x[t * K + k]) * w[o * K + k];
+      err += (y_fresh_got[t * O + o] - exact) * (y_fresh_got[t * O + o] - exact);
+      norm += exact * exact;
+    }
+  expect_close(tag + " y vs the fp32 product (relative Frobenius)", std::sqrt(err / norm), 4.5e-2);
+}
+
+// Shapes cuBLASLt's FP8 kernels cannot take are refused before any launch.
+void test_fp8_gemm_rejects_shapes(const Blas& blas) {
+  DeviceArray<__nv_fp8_e4m3> codes(size_t(256 * 1024));
+  DeviceArray<float> scales(4096), y(size_t(256 * 1024));
+  struct Shape {
+    int64_t T, O, K;
+  };
+  int refused = 0;
+  for (const Shape s : {Shape{64, 128, 1000}, Shape{64, 1000, 128}, Shape{62, 128, 128}}) {
+    try {
+      fp8_gemm(blas, codes.get(), scales.get(), codes.get(), scales.get(), y.get(), s.T, s.O, s.K, 0.0f, nullptr);
+    } catch (const emb::Error&) {
+      ++refused;
+    }
+  }
+  expect_close("fp8_gemm refuses K, O not multiples of 16 and T not of 4 (missed)", 3.0 - refused, 0.0);
+}
+
 template <class T>
 void test_all_storage(const Blas& blas) {
   test_linear<T>(blas);
@@ -603,6 +813,10 @@ void test_all_storage(const Blas& blas) {
   test_mse_loss<T>(true);
   test_mse_loss<T>(false);
   test_adamw<T>();
+  test_fp8_quantize<T>(200, 1000);
+  test_fp8_quantize<T>(256, 1024);
+  test_fp8_gemm<T>(blas, 256, 1024, 1024);
+  test_fp8_gemm<T>(blas, 200, 1008, 1040);
 }
 
 }  // namespace
@@ -610,6 +824,7 @@ void test_all_storage(const Blas& blas) {
 int main() {
   try {
     test_tile_skipping();
+    test_e4m3_codec();
     if (!cuda_device_present()) {
       std::printf("skipped: no CUDA device (host-side checks %s)\n", g_failures ? "FAILED" : "passed");
       return g_failures ? 1 : 0;
@@ -617,6 +832,7 @@ int main() {
     Blas blas;
     test_all_storage<float>(blas);
     test_all_storage<__nv_bfloat16>(blas);
+    test_fp8_gemm_rejects_shapes(blas);
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;

@@ -141,6 +141,9 @@ std::vector<KeySpec> make_schema() {
       real_key("model.action_loss_weight", "1", "", at_least(0),
                "wan weight of the action loss"),
       enum_key("model.precision", "fp32", {"fp32", "bf16"}, "compute precision"),
+      enum_key("model.fp8", "off", {"off", "on"},
+               "FP8 (E4M3) GEMMs with block scales (1x128 activation tiles, 128x128 weight blocks); "
+               "needs run.device = cuda"),
       enum_key("model.recompute", "none", {"none", "selective", "full"},
                "activation recompute per unit"),
       real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),

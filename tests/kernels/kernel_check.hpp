@@ -20,6 +20,14 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
   return v;
 }
 
+inline std::vector<float> random_normals(size_t n, uint32_t seed, float stddev = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, stddev);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
 inline std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 // d loss / d x[i] for every i by central differences; loss() reads x.
