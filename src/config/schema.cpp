@@ -145,7 +145,7 @@ std::vector<KeySpec> make_schema() {
                "FP8 (E4M3) GEMMs with block scales (1x128 activation tiles, 128x128 weight blocks); "
                "needs run.device = cuda"),
       enum_key("model.recompute", "none", {"none", "selective", "full"},
-               "activation recompute per unit"),
+               "activation recompute per block (selective: the attention cores; full: the whole block)"),
       real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),
 
       // [data]

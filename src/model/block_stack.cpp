@@ -6,18 +6,26 @@
 namespace emb {
 
 void BlockStack::plan(ActivationPlan& plan, int64_t rows, int64_t Tc, Recompute recompute) {
-  recompute_ = recompute == Recompute::full;
-  const size_t n_acts = recompute_ ? std::min<size_t>(specs_.size(), 2) : specs_.size();
-  acts_.assign(n_acts, BlockActs{});
-  for (size_t i = 0; i < n_acts; ++i) plan_block_acts(specs_[i], rows, Tc, plan, acts_[i]);
-  inputs_.assign(recompute_ ? specs_.size() : 0, nullptr);
+  recompute_ = recompute;
+  const size_t pool = std::min<size_t>(specs_.size(), 2);
+  const bool full = recompute_ == Recompute::full, selective = recompute_ == Recompute::selective;
+  acts_.assign(full ? pool : specs_.size(), BlockActs{});
+  attention_cores_.assign(selective ? pool : 0, BlockActs{});
+  for (size_t j = 0; j < attention_cores_.size(); ++j)
+    plan_block_acts(specs_[j], rows, Tc, plan, attention_cores_[j], BlockActsPart::attention_cores);
+  for (size_t l = 0; l < acts_.size(); ++l) {
+    plan_block_acts(specs_[l], rows, Tc, plan, acts_[l],
+                    selective ? BlockActsPart::all_but_attention_cores : BlockActsPart::all);
+    if (selective) share_attention_cores(specs_[l], attention_cores_[l % pool], acts_[l]);
+  }
+  inputs_.assign(full ? specs_.size() : 0, nullptr);
   for (size_t l = 0; l < inputs_.size(); ++l) inputs_[l] = plan.floats(rows * specs_[l].D);
 }
 
 void BlockStack::forward(ParamAccess& params, const BlockIO& io, float* x) {
   for (size_t l = 0; l < specs_.size(); ++l) {
     params.enter_forward(specs_[l].unit);
-    if (recompute_) std::memcpy(inputs_[l], x, size_t(io.T * specs_[l].D) * sizeof(float));
+    if (recompute_ == Recompute::full) std::memcpy(inputs_[l], x, size_t(io.T * specs_[l].D) * sizeof(float));
     block_forward(specs_[l], params, io, acts_of(l), x);
   }
 }
@@ -26,9 +34,11 @@ void BlockStack::backward(ParamAccess& params, const BlockIO& io, const BlockScr
                           float* work) {
   for (size_t l = specs_.size(); l-- > 0;) {
     params.enter_backward(specs_[l].unit);
-    if (recompute_) {
+    if (recompute_ == Recompute::full) {
       std::memcpy(work, inputs_[l], size_t(io.T * specs_[l].D) * sizeof(float));
       block_forward(specs_[l], params, io, acts_of(l), work);
+    } else if (recompute_ == Recompute::selective) {
+      block_recompute_attention(specs_[l], params, io, acts_of(l));
     }
     block_backward(specs_[l], params, io, acts_of(l), scratch, dx);
     params.leave_backward(specs_[l].unit);

@@ -1,11 +1,14 @@
 // A stack of blocks run one after another over the same tokens (gr00t's vl_blocks, either
 // family's DiT blocks), one unit each, with activation recompute (DESIGN.md):
-//   none / selective: every block keeps its BlockActs. (Flash attention already recomputes the
-//     attention probabilities in backward, so the attention recompute that "selective" means
-//     in Korthikanti et al. is what the kernels do anyway.)
+//   none: every block keeps its BlockActs.
+//   selective: every block keeps its BlockActs except the attention cores (the attention
+//     sublayers' normalised inputs, q/k/v and outputs: flash attention stores no probabilities,
+//     so these are what attention costs in memory, as in Korthikanti et al.); those live in a
+//     pool, and backward re-runs them from the kept sublayer inputs before a block's backward.
 //   full: a block keeps only its input; backward re-runs its forward into a pool of activations
-//     before its backward. Blocks alternate between at most two shapes (gr00t's cross/self
-//     layers), so block l uses pool slot l % 2.
+//     before its backward.
+// Blocks alternate between at most two shapes (gr00t's cross/self layers), so block l uses
+// pool slot l % 2.
 #pragma once
 #include <vector>
 
@@ -27,12 +30,13 @@ class BlockStack {
   void backward(ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx, float* work);
 
  private:
-  BlockActs& acts_of(size_t l) { return recompute_ ? acts_[l % acts_.size()] : acts_[l]; }
+  BlockActs& acts_of(size_t l) { return recompute_ == Recompute::full ? acts_[l % acts_.size()] : acts_[l]; }
 
   std::vector<BlockSpec> specs_;
   std::vector<BlockActs> acts_;
-  std::vector<float*> inputs_;  // full recompute: each block's input [T, D]
-  bool recompute_ = false;
+  std::vector<BlockActs> attention_cores_;  // selective: the pool the blocks' cores point into
+  std::vector<float*> inputs_;              // full: each block's input [T, D]
+  Recompute recompute_ = Recompute::none;
 };
 
 }  // namespace emb

@@ -113,20 +113,25 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   return spec;
 }
 
-void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts) {
+void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts,
+                     BlockActsPart part) {
   const int64_t D = spec.D;
-  acts.mod = spec.n_chunks() ? plan.floats(T * spec.n_chunks() * D) : nullptr;
-  acts.mod_rows = spec.modulation == Modulation::ada2 ? plan.floats(T * 2 * D) : nullptr;
+  const bool cores = part != BlockActsPart::all_but_attention_cores, rest = part != BlockActsPart::attention_cores;
+  acts.mod = rest && spec.n_chunks() ? plan.floats(T * spec.n_chunks() * D) : nullptr;
+  acts.mod_rows = rest && spec.modulation == Modulation::ada2 ? plan.floats(T * 2 * D) : nullptr;
   acts.sub.assign(spec.sublayers.size(), SublayerActs{});
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     const SublayerSpec& s = spec.sublayers[i];
     SublayerActs& a = acts.sub[i];
-    a.x_in = plan.floats(T * D);
-    a.mean = plan.floats(T);
-    a.rstd = plan.floats(T);
+    if (rest) {
+      a.x_in = plan.floats(T * D);
+      a.mean = plan.floats(T);
+      a.rstd = plan.floats(T);
+      a.y = plan.floats(T * D);
+    }
+    if (s.attention ? !cores : !rest) continue;
     if (s.scale_chunk >= 0) a.ln_out = plan.floats(T * D);
     a.h = plan.floats(T * D);
-    a.y = plan.floats(T * D);
     if (s.attention) {
       const int64_t Tk = s.cross ? Tc : T;
       a.q = plan.floats(T * D);
@@ -147,6 +152,16 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPla
   }
 }
 
+void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts) {
+  for (size_t i = 0; i < spec.sublayers.size(); ++i) {
+    if (!spec.sublayers[i].attention) continue;
+    const SublayerActs& c = cores.sub[i];
+    SublayerActs& a = acts.sub[i];
+    a.ln_out = c.ln_out, a.h = c.h, a.q_pre = c.q_pre, a.k_pre = c.k_pre, a.q = c.q, a.k = c.k, a.v = c.v;
+    a.rstd_q = c.rstd_q, a.rstd_k = c.rstd_k, a.att = c.att, a.lse = c.lse;
+  }
+}
+
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
                         BlockScratch& s) {
   int64_t D = 0, F = 0, chunks = 1;
@@ -162,36 +177,51 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
 
 namespace {
 
-void sublayer_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
-                      const float* mod, SublayerActs& a, float* x) {
-  const int64_t T = io.T;
+// The sublayer's normalised input: x → a.h (adaLN: a.ln_out modulated; else affine LN).
+void norm_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const float* mod, int64_t T,
+                  const float* x, SublayerActs& a) {
   const int D = spec.D, ld = spec.n_chunks() * D;
-  std::memcpy(a.x_in, x, size_t(T * D) * sizeof(float));
   if (s.scale_chunk >= 0) {
     cpu::layernorm_forward(x, nullptr, nullptr, a.ln_out, a.mean, a.rstd, T, D);
     cpu::modulate_forward(a.ln_out, mod + s.scale_chunk * D, mod + s.shift_chunk * D, ld, a.h, T, D);
   } else {
     cpu::layernorm_forward(x, P.p(s.norm.weight), P.p(s.norm.bias), a.h, a.mean, a.rstd, T, D);
   }
+}
+
+// The attention core: a.h (and the context) → q, k, v → a.att and its log-sum-exp.
+void attention_core_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
+                            SublayerActs& a) {
+  const int64_t T = io.T;
+  const int D = spec.D;
+  const float* src = s.cross ? io.context : a.h;
+  const int64_t Tk = s.cross ? io.Tc : T;
+  const int Dk = s.cross ? spec.Dc : D;
+  cpu::linear_forward(a.h, P.p(s.q.weight), P.p(s.q.bias), s.qk_norm ? a.q_pre : a.q, T, D, D);
+  cpu::linear_forward(src, P.p(s.k.weight), P.p(s.k.bias), s.qk_norm ? a.k_pre : a.k, Tk, Dk, D);
+  cpu::linear_forward(src, P.p(s.v.weight), P.p(s.v.bias), a.v, Tk, Dk, D);
+  if (s.qk_norm) {
+    cpu::rmsnorm_forward(a.q_pre, P.p(s.norm_q.weight), a.q, a.rstd_q, T, D);
+    cpu::rmsnorm_forward(a.k_pre, P.p(s.norm_k.weight), a.k, a.rstd_k, Tk, D);
+  }
+  const int hd = D / spec.H;
+  if (!s.cross && s.rope != cpu::RopeMode::none) {
+    cpu::rope_forward(a.q, io.pos, T, spec.H, hd, s.rope);
+    cpu::rope_forward(a.k, io.pos, T, spec.H, hd, s.rope);
+  }
+  cpu::AttnIndex idx = s.cross ? io.cross_index : io.self_index;
+  if (!s.cross) idx.mask = s.mask;
+  cpu::attention_forward(a.q, a.k, a.v, a.att, a.lse, T, Tk, spec.H, hd, idx);
+}
+
+void sublayer_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
+                      const float* mod, SublayerActs& a, float* x) {
+  const int64_t T = io.T;
+  const int D = spec.D, ld = spec.n_chunks() * D;
+  std::memcpy(a.x_in, x, size_t(T * D) * sizeof(float));
+  norm_forward(spec, s, P, mod, T, x, a);
   if (s.attention) {
-    const float* src = s.cross ? io.context : a.h;
-    const int64_t Tk = s.cross ? io.Tc : T;
-    const int Dk = s.cross ? spec.Dc : D;
-    cpu::linear_forward(a.h, P.p(s.q.weight), P.p(s.q.bias), s.qk_norm ? a.q_pre : a.q, T, D, D);
-    cpu::linear_forward(src, P.p(s.k.weight), P.p(s.k.bias), s.qk_norm ? a.k_pre : a.k, Tk, Dk, D);
-    cpu::linear_forward(src, P.p(s.v.weight), P.p(s.v.bias), a.v, Tk, Dk, D);
-    if (s.qk_norm) {
-      cpu::rmsnorm_forward(a.q_pre, P.p(s.norm_q.weight), a.q, a.rstd_q, T, D);
-      cpu::rmsnorm_forward(a.k_pre, P.p(s.norm_k.weight), a.k, a.rstd_k, Tk, D);
-    }
-    const int hd = D / spec.H;
-    if (!s.cross && s.rope != cpu::RopeMode::none) {
-      cpu::rope_forward(a.q, io.pos, T, spec.H, hd, s.rope);
-      cpu::rope_forward(a.k, io.pos, T, spec.H, hd, s.rope);
-    }
-    cpu::AttnIndex idx = s.cross ? io.cross_index : io.self_index;
-    if (!s.cross) idx.mask = s.mask;
-    cpu::attention_forward(a.q, a.k, a.v, a.att, a.lse, T, Tk, spec.H, hd, idx);
+    attention_core_forward(spec, s, P, io, a);
     cpu::linear_forward(a.att, P.p(s.o.weight), P.p(s.o.bias), a.y, T, D, D);
   } else {
     cpu::linear_forward(a.h, P.p(s.fc1.weight), P.p(s.fc1.bias), a.a, T, D, spec.F);
@@ -273,6 +303,15 @@ void block_forward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& i
   }
   for (size_t i = 0; i < spec.sublayers.size(); ++i)
     sublayer_forward(spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x);
+}
+
+void block_recompute_attention(const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, BlockActs& acts) {
+  for (size_t i = 0; i < spec.sublayers.size(); ++i) {
+    const SublayerSpec& s = spec.sublayers[i];
+    if (!s.attention) continue;
+    norm_forward(spec, s, P, acts.mod, io.T, acts.sub[i].x_in, acts.sub[i]);
+    attention_core_forward(spec, s, P, io, acts.sub[i]);
+  }
 }
 
 void block_backward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, const BlockActs& acts,

@@ -71,7 +71,10 @@ struct BlockIO {
 };
 
 struct SublayerActs {
-  float *x_in = nullptr, *mean = nullptr, *rstd = nullptr, *ln_out = nullptr, *h = nullptr, *y = nullptr;
+  float *x_in = nullptr, *mean = nullptr, *rstd = nullptr, *y = nullptr;
+  // The normalised input (ln_out before modulation, h after). Of attention sublayers, these
+  // and the attention core's activations below are what selective recompute re-runs.
+  float *ln_out = nullptr, *h = nullptr;
   float *q_pre = nullptr, *k_pre = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;  // attention
   float *rstd_q = nullptr, *rstd_k = nullptr, *att = nullptr, *lse = nullptr;
   float *a = nullptr, *g = nullptr;  // feed-forward: fc1 output, gelu output
@@ -90,12 +93,23 @@ struct BlockScratch {
   float *da = nullptr, *dg = nullptr;
 };
 
-void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts);
+// Which of a block's activations plan_block_acts carves: all of them, or (selective
+// recompute) the attention cores apart — the normalised inputs and core activations of the
+// attention sublayers, which block_recompute_attention rebuilds — from everything else.
+enum class BlockActsPart { all, all_but_attention_cores, attention_cores };
+void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts,
+                     BlockActsPart part = BlockActsPart::all);
+// Points acts' attention-core activations at those of `cores` (planned with
+// BlockActsPart::attention_cores for a block of the same shape).
+void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts);
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
                         BlockScratch& scratch);
 
 // x [T, D]: block input in, block output out.
 void block_forward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts, float* x);
+// Re-runs the attention cores of a block from its saved sublayer inputs (selective recompute),
+// bit-identical to what block_forward wrote there.
+void block_recompute_attention(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts);
 // dx [T, D]: gradient of the block output in, of the block input out. Needs the acts of the
 // forward of this very input (after recompute, the forward must be re-run first).
 void block_backward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, const BlockActs& acts,

@@ -1,6 +1,6 @@
 // Whole-model gradient checks: central finite differences of the fp32 loss against the
-// analytic gradient, per tensor and along a random direction; and recompute = full giving
-// bit-identical gradients to recompute = none.
+// analytic gradient, per tensor and along a random direction; and recompute = selective and
+// full giving bit-identical gradients to recompute = none, with less activation memory.
 #define BOOST_TEST_MODULE model_grad
 #include <boost/test/unit_test.hpp>
 
@@ -77,16 +77,36 @@ void check_directional(const std::string& preset) {
   BOOST_TEST(std::fabs(fd - gd) <= 2e-2 * std::fabs(gd), preset << ": directional " << fd << " vs g·d " << gd);
 }
 
-void check_recompute(const std::string& preset) {
+// 5 blocks, so blocks share the pools of recomputed activations (slot l % 2).
+void check_recompute(const std::string& preset, Recompute recompute) {
   ModelConfig cfg = preset_config(preset);
+  cfg.n_layers = 5;
   TinyModel none(cfg);
-  cfg.recompute = Recompute::full;
-  TinyModel full(cfg);
+  cfg.recompute = recompute;
+  TinyModel recomputed(cfg);
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
-  double l_none = 0, l_full = 0;
-  const std::vector<float> g_none = none.grads(b, &l_none), g_full = full.grads(b, &l_full);
-  BOOST_TEST(l_none == l_full);
-  BOOST_TEST(g_none == g_full, boost::test_tools::per_element());
+  double l_none = 0, l_recomputed = 0;
+  const std::vector<float> g_none = none.grads(b, &l_none), g_recomputed = recomputed.grads(b, &l_recomputed);
+  BOOST_TEST(l_none == l_recomputed);
+  BOOST_TEST(g_none == g_recomputed, boost::test_tools::per_element());
+}
+
+// Activation bytes of a micro-batch as --plan reports them, per recompute mode, with 8 blocks
+// (the pools of recomputed activations hold two blocks' worth).
+size_t activation_bytes(const std::string& preset, Recompute recompute) {
+  ModelConfig cfg = preset_config(preset);
+  cfg.n_layers = 8, cfg.recompute = recompute;
+  const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
+  return make_model(cfg)->activation_bytes(b.n_tokens, b.n_context, b.n_samples);
+}
+
+void check_recompute_saves_memory(const std::string& preset) {
+  const size_t none = activation_bytes(preset, Recompute::none),
+               selective = activation_bytes(preset, Recompute::selective),
+               full = activation_bytes(preset, Recompute::full);
+  BOOST_TEST_MESSAGE(preset << " activation bytes: none " << none << ", selective " << selective << ", full " << full);
+  BOOST_TEST(selective < none);
+  BOOST_TEST(full < selective);
 }
 
 }  // namespace
@@ -95,5 +115,11 @@ BOOST_AUTO_TEST_CASE(gr00t_finite_differences) { check_per_tensor("tiny_gr00t");
 BOOST_AUTO_TEST_CASE(wan_finite_differences) { check_per_tensor("tiny_wan"); }
 BOOST_AUTO_TEST_CASE(gr00t_directional_derivative) { check_directional("tiny_gr00t"); }
 BOOST_AUTO_TEST_CASE(wan_directional_derivative) { check_directional("tiny_wan"); }
-BOOST_AUTO_TEST_CASE(gr00t_recompute_full_is_bit_identical) { check_recompute("tiny_gr00t"); }
-BOOST_AUTO_TEST_CASE(wan_recompute_full_is_bit_identical) { check_recompute("tiny_wan"); }
+BOOST_AUTO_TEST_CASE(gr00t_recompute_full_is_bit_identical) { check_recompute("tiny_gr00t", Recompute::full); }
+BOOST_AUTO_TEST_CASE(wan_recompute_full_is_bit_identical) { check_recompute("tiny_wan", Recompute::full); }
+BOOST_AUTO_TEST_CASE(gr00t_recompute_selective_is_bit_identical) {
+  check_recompute("tiny_gr00t", Recompute::selective);
+}
+BOOST_AUTO_TEST_CASE(wan_recompute_selective_is_bit_identical) { check_recompute("tiny_wan", Recompute::selective); }
+BOOST_AUTO_TEST_CASE(gr00t_recompute_saves_activation_memory) { check_recompute_saves_memory("tiny_gr00t"); }
+BOOST_AUTO_TEST_CASE(wan_recompute_saves_activation_memory) { check_recompute_saves_memory("tiny_wan"); }
