@@ -9,10 +9,6 @@
 #SBATCH --signal=USR1@120
 #SBATCH --output=outputs/slurm-%j.out
 set -euo pipefail
-cd "${SLURM_SUBMIT_DIR}"
-source scripts/slurm/env.sh
-export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK}
-# The training step runs on the CPU backend until the CUDA step lands (kernels/cuda/README.md);
-# then add --set run.device=cuda. A requeued job resumes from the newest checkpoint.
-srun --kill-on-bad-exit=1 ./build/embtrain inputs/dreamzero5b.in \
-  --set train.resume=auto "$@"
+# sbatch runs a copy of this script from its spool folder, so the launcher is found from the
+# folder the job was submitted from.
+exec "${SLURM_SUBMIT_DIR}/scripts/slurm/launch.sh" inputs/dreamzero5b.in "$@"

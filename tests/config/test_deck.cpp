@@ -1,6 +1,8 @@
 // Deck parsing: values, defaults, origins, includes, --set, resolved_text, and every error a
 // user can cause, each with its exact FILE:LINE prefix and exit code 2.
 #include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
 
 #include "config/deck.hpp"
 #include "config/schema.hpp"
@@ -19,6 +21,22 @@ const char* kMinimal = "[model]\npreset = tiny_gr00t\n";
 std::string deck_error(const DeckTestDir& dir, const std::string& text) {
   std::string file = dir.write("bad.in", text);
   return input_error_of([&] { load_deck(file); });
+}
+
+// A deck text that load_deck must refuse, and the message it must give after the deck's path.
+struct RefusedDeck {
+  std::string text;
+  std::string message_after_path;
+};
+
+// Checks each refused deck in turn, written as "bad.in" in `dir`; a failure names the deck text.
+void check_deck_errors(const DeckTestDir& dir, const std::vector<RefusedDeck>& decks) {
+  const std::string file = dir.path("bad.in");
+  for (const RefusedDeck& deck : decks) {
+    BOOST_TEST_CONTEXT("deck text:\n" << deck.text) {
+      BOOST_TEST(deck_error(dir, deck.text) == file + deck.message_after_path);
+    }
+  }
 }
 
 }  // namespace
@@ -197,71 +215,65 @@ BOOST_AUTO_TEST_CASE(missing_or_unreadable_deck_file) {
 
 BOOST_AUTO_TEST_CASE(unknown_key_suggests_the_closest) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, std::string(kMinimal) + "[train]\nstpes = 5\n") ==
-             file + ":4: unknown key train.stpes (did you mean train.steps?)");
-  BOOST_TEST(deck_error(dir, std::string(kMinimal) + "[train]\nseed = 5\n") ==
-             file + ":4: unknown key train.seed (did you mean run.seed?)");
-  BOOST_TEST(deck_error(dir, "[train]\nqqqqqqqq = 1\n") ==
-             file + ":2: unknown key train.qqqqqqqq (embtrain --help lists every key)");
+  check_deck_errors(dir, {
+      {std::string(kMinimal) + "[train]\nstpes = 5\n",
+       ":4: unknown key train.stpes (did you mean train.steps?)"},
+      {std::string(kMinimal) + "[train]\nseed = 5\n",
+       ":4: unknown key train.seed (did you mean run.seed?)"},
+      {"[train]\nqqqqqqqq = 1\n", ":2: unknown key train.qqqqqqqq (embtrain --help lists every key)"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(unknown_section) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, std::string(kMinimal) + "\n[trian]\n") ==
-             file + ":4: unknown section [trian] (did you mean [train]?)");
-  BOOST_TEST(deck_error(dir, "[optimizer]\n") ==
-             file + ":1: unknown section [optimizer]; sections are run, model, data, train, comm, debug");
+  check_deck_errors(dir, {
+      {std::string(kMinimal) + "\n[trian]\n", ":4: unknown section [trian] (did you mean [train]?)"},
+      {"[optimizer]\n",
+       ":1: unknown section [optimizer]; sections are run, model, data, train, comm, debug"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(wrong_type) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, "[train]\nsteps = abc\n") ==
-             file + ":2: train.steps: expected an integer, got 'abc'");
-  BOOST_TEST(deck_error(dir, "[train]\nsteps = 1.5\n") ==
-             file + ":2: train.steps: expected an integer, got '1.5'");
-  BOOST_TEST(deck_error(dir, "[train]\nlr = fast\n") ==
-             file + ":2: train.lr: expected a number, got 'fast'");
-  BOOST_TEST(deck_error(dir, "[run]\nseed =\n") ==
-             file + ":2: run.seed: expected an integer, got ''");
+  check_deck_errors(dir, {
+      {"[train]\nsteps = abc\n", ":2: train.steps: expected an integer, got 'abc'"},
+      {"[train]\nsteps = 1.5\n", ":2: train.steps: expected an integer, got '1.5'"},
+      {"[train]\nlr = fast\n", ":2: train.lr: expected a number, got 'fast'"},
+      {"[run]\nseed =\n", ":2: run.seed: expected an integer, got ''"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(out_of_range_says_the_range_and_unit) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, "[data]\ntokens_per_mb = 8\n") ==
-             file + ":2: data.tokens_per_mb: 8 is out of range [16, 1000000000] tokens");
-  BOOST_TEST(deck_error(dir, "[train]\nbeta1 = 1\n") ==
-             file + ":2: train.beta1: 1 is out of range [0, 1)");
-  BOOST_TEST(deck_error(dir, "[model]\nshift = 0\n") ==
-             file + ":2: model.shift: 0 is out of range > 0");
-  BOOST_TEST(deck_error(dir, "[train]\nsteps = -1\n") ==
-             file + ":2: train.steps: -1 is out of range >= 0 steps");
-  BOOST_TEST(deck_error(dir, "[model]\npatch = 1, -2, 2\n") ==
-             file + ":2: model.patch: -2 is out of range >= 0");
+  check_deck_errors(dir, {
+      {"[data]\ntokens_per_mb = 8\n",
+       ":2: data.tokens_per_mb: 8 is out of range [16, 1000000000] tokens"},
+      {"[train]\nbeta1 = 1\n", ":2: train.beta1: 1 is out of range [0, 1)"},
+      {"[model]\nshift = 0\n", ":2: model.shift: 0 is out of range > 0"},
+      {"[train]\nsteps = -1\n", ":2: train.steps: -1 is out of range >= 0 steps"},
+      {"[model]\npatch = 1, -2, 2\n", ":2: model.patch: -2 is out of range >= 0"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(enum_value_lists_the_choices) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, "[train]\nshard = ful\n") ==
-             file + ":2: train.shard: 'ful' is not allowed; choose one of none, grads, full");
-  BOOST_TEST(deck_error(dir, "[model]\npreset = big\n") ==
-             file + ":2: model.preset: 'big' is not allowed; choose one of tiny_gr00t, tiny_wan, "
-                    "gr00t_n15, dreamzero5b, dreamzero14b");
+  check_deck_errors(dir, {
+      {"[train]\nshard = ful\n",
+       ":2: train.shard: 'ful' is not allowed; choose one of none, grads, full"},
+      {"[model]\npreset = big\n",
+       ":2: model.preset: 'big' is not allowed; choose one of tiny_gr00t, tiny_wan, gr00t_n15, "
+       "dreamzero5b, dreamzero14b"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(lists_with_wrong_shape) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, "[model]\npatch = 1,2\n") ==
-             file + ":2: model.patch: expected 3 comma-separated integers, got 2 in '1,2'");
-  BOOST_TEST(deck_error(dir, "[model]\npatch = 1,x,2\n") ==
-             file + ":2: model.patch: expected an integer, got 'x'");
-  BOOST_TEST(deck_error(dir, "[data]\npaths = a.h5,,b.h5\n") ==
-             file + ":2: data.paths: empty item in the list 'a.h5,,b.h5'");
+  check_deck_errors(dir, {
+      {"[model]\npatch = 1,2\n",
+       ":2: model.patch: expected 3 comma-separated integers, got 2 in '1,2'"},
+      {"[model]\npatch = 1,x,2\n", ":2: model.patch: expected an integer, got 'x'"},
+      {"[data]\npaths = a.h5,,b.h5\n", ":2: data.paths: empty item in the list 'a.h5,,b.h5'"},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(missing_required_key_names_file_key_and_section) {
@@ -291,27 +303,26 @@ BOOST_AUTO_TEST_CASE(fp8_needs_the_cuda_device) {
 
 BOOST_AUTO_TEST_CASE(duplicate_key_in_one_file_says_where_it_was_first_set) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
-  BOOST_TEST(deck_error(dir, "[train]\nsteps = 1\nlr = 0.1\nsteps = 2\n") ==
-             file + ":4: duplicate key train.steps (first set at " + file + ":2)");
-  BOOST_TEST(deck_error(dir, "[train]\nsteps = 1\n[run]\nseed = 2\n[train]\nsteps = 1\n") ==
-             file + ":6: duplicate key train.steps (first set at " + file + ":2)");
+  const std::string first_set_at_line_2 = " (first set at " + dir.path("bad.in") + ":2)";
+  check_deck_errors(dir, {
+      {"[train]\nsteps = 1\nlr = 0.1\nsteps = 2\n",
+       ":4: duplicate key train.steps" + first_set_at_line_2},
+      {"[train]\nsteps = 1\n[run]\nseed = 2\n[train]\nsteps = 1\n",
+       ":6: duplicate key train.steps" + first_set_at_line_2},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(malformed_lines) {
   DeckTestDir dir;
-  const std::string file = dir.path("bad.in");
   const std::string expected = "': expected [section], key = value, include = FILE or # comment";
-  BOOST_TEST(deck_error(dir, "[train]\nsteps 5\n") ==
-             file + ":2: malformed line 'steps 5" + expected);
-  BOOST_TEST(deck_error(dir, "[train\n") == file + ":1: malformed line '[train" + expected);
-  BOOST_TEST(deck_error(dir, "[train]\n= 5\n") == file + ":2: malformed line '= 5" + expected);
-  BOOST_TEST(deck_error(dir, "[train]\ntrain.steps = 5\n") ==
-             file + ":2: malformed line 'train.steps = 5" + expected);
-  BOOST_TEST(deck_error(dir, "\nsteps = 5\n") ==
-             file + ":2: key 'steps' comes before any [section] header");
-  BOOST_TEST(deck_error(dir, "include =   # nothing\n") ==
-             file + ":1: include needs a file name");
+  check_deck_errors(dir, {
+      {"[train]\nsteps 5\n", ":2: malformed line 'steps 5" + expected},
+      {"[train\n", ":1: malformed line '[train" + expected},
+      {"[train]\n= 5\n", ":2: malformed line '= 5" + expected},
+      {"[train]\ntrain.steps = 5\n", ":2: malformed line 'train.steps = 5" + expected},
+      {"\nsteps = 5\n", ":2: key 'steps' comes before any [section] header"},
+      {"include =   # nothing\n", ":1: include needs a file name"},
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

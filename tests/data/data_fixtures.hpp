@@ -1,6 +1,7 @@
-// Shared helpers of the data tests: tiny model shapes matching `embpack synth` defaults and
-// small synthetic packed files.
+// Shared helpers of the data tests: a scratch folder per suite, tiny model shapes matching
+// `embpack synth` defaults and small synthetic packed files.
 #pragma once
+#include <filesystem>
 #include <string>
 
 #include "model/model_config.hpp"
@@ -8,6 +9,14 @@
 #include "synth.hpp"
 
 namespace emb::test {
+
+// Creates (if missing) and returns the folder the suite `suite` writes its files into; each
+// suite names its own so that suites ctest runs at the same time never share a file.
+inline std::string scratch_dir(const std::string& suite) {
+  std::string dir = "/tmp/embtrain_test_" + suite;
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 inline ModelConfig tiny_model(Family f) {
   ModelConfig c;

@@ -8,6 +8,7 @@
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
+#include "data_fixtures.hpp"
 #include "tool_run.hpp"
 
 using namespace emb;
@@ -15,11 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kDir = "/tmp/embtrain_test_data_convert";
-
-struct Dir {
-  Dir() { fs::create_directories(kDir); }
-};
+const std::string kDir = test::scratch_dir("data_convert");
 
 bool has_encoder(const std::string& name) {
   return run_tool("ffmpeg -hide_banner -encoders").out.find(" " + name + " ") != std::string::npos;
@@ -45,8 +42,6 @@ void write_table(const std::string& path, int steps, int frame_step, int last_fr
 }
 
 }  // namespace
-
-BOOST_GLOBAL_FIXTURE(Dir);
 
 BOOST_AUTO_TEST_CASE(libero_conversion) {
   std::string src = kDir + "/pick_up_the_bowl_demo.hdf5", out = kDir + "/libero.h5";

@@ -20,11 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kDir = "/tmp/embtrain_test_data_format";
-
-struct Files {
-  Files() { fs::create_directories(kDir); }
-};
+const std::string kDir = test::scratch_dir("data_format");
 
 // Overwrites element `index` (flat) of dataset `ds` with `value`.
 template <class T>
@@ -78,8 +74,6 @@ std::string corrupt_copy(const std::string& good, const std::string& name, const
 }
 
 }  // namespace
-
-BOOST_GLOBAL_FIXTURE(Files);
 
 BOOST_AUTO_TEST_CASE(gr00t_round_trip) {
   SynthOptions o = test::tiny_synth("gr00t", 12, 5);

@@ -25,13 +25,24 @@ std::string command_line(int argc, char** argv) {
   return s;
 }
 
+// The options every converter takes after its own: the file it writes and the progress bar.
+void add_output_options(CLI::App* converter, std::string& out, bool& progress) {
+  converter->add_option("-o,--output", out, "output .h5 file")->required();
+  converter->add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
+}
+
+// The converters of recorded data (not synth) compute vl features with a stand-in encoder.
+void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) {
+  converter->add_option("--d-vl", d_vl, "vl feature dim (Dvl) of the stand-in encoder");
+  converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
   app.require_subcommand(1);
   std::string out;
-  bool progress = false;
 
   emb::SynthOptions so;
   CLI::App* synth = app.add_subcommand("synth", "generate a synthetic dataset");
@@ -53,12 +64,15 @@ int main(int argc, char** argv) {
   synth->add_option("--latent-height", so.latent_height, "wan: latent height Hl");
   synth->add_option("--latent-width", so.latent_width, "wan: latent width Wl");
   synth->add_option("--steps-per-latent", so.steps_per_latent, "wan: steps per latent frame");
+  add_output_options(synth, out, so.progress);
 
   std::vector<std::string> libero_inputs;
   emb::LiberoOptions lo;
   CLI::App* libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
   libero->add_option("inputs", libero_inputs, "source .hdf5 files")->required();
   libero->add_option("--fps", lo.fps, "steps per second of the demos");
+  add_stand_in_encoder_options(libero, lo.d_vl, lo.vl_grid);
+  add_output_options(libero, out, lo.progress);
 
   emb::VideoOptions vo;
   CLI::App* video = app.add_subcommand("video", "decode videos aligned to a step table");
@@ -67,15 +81,9 @@ int main(int argc, char** argv) {
   video->add_option("--height", vo.height, "output frame height");
   video->add_option("--width", vo.width, "output frame width");
   video->add_option("--threads", vo.threads, "decoder threads");
-  for (CLI::App* sub : {libero, video}) {
-    sub->add_option("--d-vl", sub == libero ? lo.d_vl : vo.d_vl, "vl feature dim (Dvl) of the stand-in encoder");
-    sub->add_option("--vl-grid", sub == libero ? lo.vl_grid : vo.vl_grid, "vl tokens per view = grid²");
-  }
+  add_stand_in_encoder_options(video, vo.d_vl, vo.vl_grid);
+  add_output_options(video, out, vo.progress);
 
-  for (CLI::App* sub : {synth, libero, video}) {
-    sub->add_option("-o,--output", out, "output .h5 file")->required();
-    sub->add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
-  }
   std::string file;
   CLI::App* info = app.add_subcommand("info", "summarise a packed file");
   info->add_option("file", file)->required();
@@ -86,13 +94,10 @@ int main(int argc, char** argv) {
   try {
     std::string created_by = command_line(argc, argv);
     if (*synth) {
-      so.progress = progress;
       emb::write_packed(emb::synthesize(so), out, created_by);
     } else if (*libero) {
-      lo.progress = progress;
       emb::write_packed(emb::convert_libero(libero_inputs, lo), out, created_by);
     } else if (*video) {
-      vo.progress = progress;
       emb::write_packed(emb::convert_video(vo), out, created_by);
     } else if (*info) {
       emb::print_info(file, std::cout);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The job step of every sbatch script here: embtrain on all ranks of the allocation, with the
+# deck the script names and any arguments given to sbatch after the script.
+#   launch.sh DECK [embtrain arguments...]
+set -euo pipefail
+deck=$1
+shift
+cd "${SLURM_SUBMIT_DIR}"
+source scripts/slurm/env.sh
+export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK}
+# The training step runs on the CPU backend until the CUDA step lands (kernels/cuda/README.md);
+# then add --set run.device=cuda. A requeued job resumes from the newest checkpoint.
+srun --kill-on-bad-exit=1 ./build/embtrain "${deck}" --set train.resume=auto "$@"
