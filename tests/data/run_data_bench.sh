@@ -17,6 +17,8 @@ out=outputs/bench
 mkdir -p "$out"
 # MPI as root, shared-memory transport, and GLIBC_TUNABLES so the micro-batches handed to the
 # trainer reuse heap memory instead of fresh pages (MACHINE.md "Memory: touch pages once").
+# Ranks are bound to cores, two per core at 4 ranks (Open MPI leaves oversubscribed ranks
+# unbound, and ranks drifting onto one core made the 4-rank figures swing by ±20 %).
 source scripts/mpi_env.sh
 export OPENBLAS_NUM_THREADS=1
 data=$out/data_bench_gr00t.h5
@@ -30,7 +32,8 @@ runs=$(mktemp)
 trap 'rm -f "$runs"' EXIT
 for transfer in independent collective; do
   for np in 1 2 4; do
-    mpirun -np "$np" --oversubscribe -x GLIBC_TUNABLES "$bench" loader "$data" "$transfer" >>"$runs"
+    mpirun -np "$np" --oversubscribe --bind-to core:overload-allowed -x GLIBC_TUNABLES "$bench" loader "$data" "$transfer" \
+      >>"$runs"
   done
 done
 vid=$("$bench" video "$video")
