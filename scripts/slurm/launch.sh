@@ -9,5 +9,7 @@ cd "${SLURM_SUBMIT_DIR}"
 source scripts/slurm/env.sh
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK}
 # The training step runs on the CPU backend until the CUDA step lands (kernels/cuda/README.md);
-# then add --set run.device=cuda. A requeued job resumes from the newest checkpoint.
-srun --kill-on-bad-exit=1 ./build/embtrain "${deck}" --set train.resume=auto "$@"
+# then add --set run.device=cuda. A requeued job resumes from the newest checkpoint. Each rank
+# is bound to its own cores: unbound ranks drift together and their skew at every collective
+# shows as exposed communication (regression/bench_zero3_overlap.sh).
+srun --kill-on-bad-exit=1 --cpu-bind=cores ./build/embtrain "${deck}" --set train.resume=auto "$@"
