@@ -1,5 +1,5 @@
 // Data-path benchmark (not a test). Modes, each printing one JSON object on stdout:
-//   bench_data_loader raw FILE                     sequential read() of FILE (page cache)
+//   bench_data_loader raw FILE                     sequential reads of FILE (page cache)
 //   mpirun -np N bench_data_loader loader FILE [independent|collective]
 //                                                  epochs through the Loader, packed and padded,
 //                                                  each warm one next to raw reads of FILE
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,21 +27,25 @@ namespace {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Seconds of one sequential read() of the whole file in 8 MiB requests into `dest`, front to
-// back and around again when the file is larger.
-double read_file_once(const std::string& path, std::vector<char>& dest, int64_t* bytes) {
+// Seconds of one sequential read of bytes [begin, end) of the file (end < 0: to its end) in
+// 8 MiB requests into `dest`, front to back and around again when the range is larger;
+// *bytes gets the bytes read.
+double read_range_once(const std::string& path, std::vector<char>& dest, int64_t* bytes, int64_t begin = 0,
+                       int64_t end = -1) {
   int fd = open(path.c_str(), O_RDONLY);
   EMB_CHECK(fd >= 0, path, ": cannot open");
+  if (end < 0) end = lseek(fd, 0, SEEK_END);
   const size_t request = std::min<size_t>(8 << 20, dest.size());
   auto t = Clock::now();
-  *bytes = 0;
-  ssize_t n;
-  for (size_t at = 0; (n = read(fd, dest.data() + at, std::min(request, dest.size() - at))) > 0;) {
-    *bytes += n;
-    at = (at + size_t(n)) % dest.size();
+  for (int64_t at = begin; at < end;) {
+    const size_t to = size_t(at - begin) % dest.size();
+    ssize_t n = pread(fd, dest.data() + to, std::min({request, dest.size() - to, size_t(end - at)}), at);
+    EMB_CHECK(n > 0, path, ": read failed");
+    at += n;
   }
   double s = seconds_since(t);
   close(fd);
+  *bytes = end - begin;
   return s;
 }
 
@@ -58,7 +63,7 @@ void raw(const std::string& path) {
     std::vector<double> times;
     int64_t bytes = 0;
     for (int pass = 0; pass < 6; ++pass) {
-      double s = read_file_once(path, dest, &bytes);
+      double s = read_range_once(path, dest, &bytes);
       if (pass > 0) times.push_back(s);
     }
     std::sort(times.begin(), times.end());
@@ -89,8 +94,8 @@ std::vector<RawBaseline> raw_baselines_now(const std::string& path) {
   if (rank == 0) {
     std::vector<char> in_memory(kInMemory, 1), cache_resident(kCacheResident, 1);
     for (int pass = 0; pass < 3; ++pass) {
-      single[0] = std::max(single[0], bytes / read_file_once(path, in_memory, &bytes) / 1e6);
-      single[1] = std::max(single[1], bytes / read_file_once(path, cache_resident, &bytes) / 1e6);
+      single[0] = std::max(single[0], bytes / read_range_once(path, in_memory, &bytes) / 1e6);
+      single[1] = std::max(single[1], bytes / read_range_once(path, cache_resident, &bytes) / 1e6);
     }
   }
   MPI_Request done;
@@ -100,23 +105,13 @@ std::vector<RawBaseline> raw_baselines_now(const std::string& path) {
   // what N readers can draw from this machine's page cache together.
   double all_ranks = 0;
   std::vector<char> dest(kInMemory, 1);
-  int fd = open(path.c_str(), O_RDONLY);
-  EMB_CHECK(fd >= 0, path, ": cannot open");
-  const int64_t size = lseek(fd, 0, SEEK_END), begin = size * rank / ranks, end = size * (rank + 1) / ranks;
+  const int64_t size = int64_t(std::filesystem::file_size(path));
   for (int pass = 0; pass < 3; ++pass) {
     MPI_Barrier(MPI_COMM_WORLD);
-    auto t = Clock::now();
-    for (int64_t at = begin; at < end;) {
-      const size_t to = size_t(at - begin) % dest.size();
-      ssize_t n = pread(fd, dest.data() + to, std::min({kCacheResident, dest.size() - to, size_t(end - at)}), at);
-      EMB_CHECK(n > 0, path, ": read failed");
-      at += n;
-    }
-    double mine = seconds_since(t), slowest = 0;
+    double mine = read_range_once(path, dest, &bytes, size * rank / ranks, size * (rank + 1) / ranks), slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     all_ranks = std::max(all_ranks, size / slowest / 1e6);
   }
-  close(fd);
   return {{"in_memory", single[0]}, {"cache_resident", single[1]}, {"all_ranks", all_ranks}};
 }
 

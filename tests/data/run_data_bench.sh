@@ -5,7 +5,7 @@
 # collective), packed and padded, for a first epoch and 5 warm ones:
 #   read_MB_per_s   the read path alone (shuffle-buffer reads + feature exchange) in file
 #                   bytes per second, divided by raw reads of the same file taken right before
-#                   that epoch: read_vs_raw_in_memory, rank 0 read()ing it sequentially into
+#                   that epoch: read_vs_raw_in_memory, rank 0 reading it sequentially into
 #                   64 MiB (the issue-5 target: warm_read_vs_raw_in_memory_median >= 0.8 for the
 #                   default transfer; a loader must land its bytes in memory, not cache);
 #                   read_vs_raw_cache_resident, the same through one 8 MiB buffer that stays in

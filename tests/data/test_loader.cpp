@@ -120,10 +120,10 @@ BOOST_GLOBAL_FIXTURE(Mpi);
 
 // Both MPI-IO transfer modes (data.mpio_transfer) must deliver the same epoch.
 BOOST_AUTO_TEST_CASE(gr00t_epoch_is_covered_once_with_the_right_content) {
+  Dataset d("gr00t");
+  const ModelConfig cfg = test::tiny_model(Family::gr00t);
   for (MpioTransfer transfer : {MpioTransfer::independent, MpioTransfer::collective}) {
     BOOST_TEST_CONTEXT("mpio_transfer " << (transfer == MpioTransfer::collective ? "collective" : "independent")) {
-      Dataset d("gr00t");
-      ModelConfig cfg = test::tiny_model(Family::gr00t);
       DataConfig dc = d.config();
       dc.mpio_transfer = transfer;
       Loader loader(MPI_COMM_WORLD, dc, cfg);
