@@ -35,9 +35,7 @@ Fp8Weight quantize_fp8_weight(const float* W, int64_t in, int64_t out) {
 void fp8_linear_forward(const float* x, const Fp8Weight& W, const float* b, float* y, int64_t N) {
   const Fp8Tiles xq(x, N, W.in);
   fp8_gemm(xq.codes.data(), xq.scales.data(), W.codes_t.data(), W.scales_t.data(), y, N, W.out, W.in, 0.0f);
-  if (!b) return;
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t c = 0; c < W.out; ++c) y[i * W.out + c] += b[c];
+  add_bias(y, b, N, W.out);
 }
 
 void fp8_linear_backward(const float* x, const Fp8Weight& W, const float* dy, float* dx, float* dW, float* db,

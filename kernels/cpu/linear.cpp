@@ -10,15 +10,19 @@
 
 namespace emb::cpu {
 
-void linear_forward(const float* x, const float* W, const float* b, float* y, int64_t N, int in, int out) {
-  if (N == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, out, in, 1.0f, x, in, W, out, 0.0f, y, out);
+void add_bias(float* y, const float* b, int64_t N, int64_t out) {
   if (!b) return;
 #pragma omp parallel for if (N * out >= (1 << 15))
   for (int64_t i = 0; i < N; ++i) {
     float* row = y + i * out;
-    for (int c = 0; c < out; ++c) row[c] += b[c];
+    for (int64_t c = 0; c < out; ++c) row[c] += b[c];
   }
+}
+
+void linear_forward(const float* x, const float* W, const float* b, float* y, int64_t N, int in, int out) {
+  if (N == 0) return;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, out, in, 1.0f, x, in, W, out, 0.0f, y, out);
+  add_bias(y, b, N, out);
 }
 
 void linear_backward(const float* x, const float* W, const float* dy, float* dx, float* dW, float* db, int64_t N,

@@ -4,6 +4,8 @@
 
 namespace emb::cpu {
 
+// y[N, out] += b[out] on every row (b may be null: nothing to add).
+void add_bias(float* y, const float* b, int64_t N, int64_t out);
 // y[N, out] = x[N, in] · W[in, out] + b[out]   (b may be null)
 void linear_forward(const float* x, const float* W, const float* b, float* y, int64_t N, int in, int out);
 // dx += dy · Wᵀ ; dW += xᵀ · dy ; db += Σ_rows dy   (any of dx, dW, db may be null)
