@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   openmpi-bin libopenmpi-dev libucx-dev
-  libhdf5-openmpi-dev hdf5-tools
+  libhdf5-openmpi-dev hdf5-tools zlib1g-dev
   libcli11-dev libboost-test-dev nlohmann-json3-dev libfmt-dev
   libopenblas-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg

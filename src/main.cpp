@@ -66,7 +66,8 @@ int run(const World& world, int argc, char** argv) {
     train(world, deck, *comm);
   } catch (const std::exception& e) {
     const int code = report_failure(world, e);
-    if (world.size > 1) abort_world(code);
+    // Every rank has an agreed error at the same point (set-up): all can finish normally.
+    if (world.size > 1 && !dynamic_cast<const AgreedError*>(&e)) abort_world(code);
     return code;
   }
   return 0;

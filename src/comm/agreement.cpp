@@ -22,7 +22,7 @@ void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error, int
   std::string message = local_error;
   broadcast_from(comm, first, message);
   MPI_Bcast(&exit_code, 1, MPI_INT, first, comm);
-  throw Error(message, exit_code);
+  throw AgreedError(message, exit_code);
 }
 
 void broadcast_string(MPI_Comm comm, std::string& text) { broadcast_from(comm, 0, text); }

@@ -13,7 +13,14 @@
 
 namespace emb {
 
-// Collective. `local_error` is "" where this rank succeeded.
+// The error every rank of the communicator throws alike after agreeing: one rank (0) needs
+// to print it, and no rank waits for another.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Collective. `local_error` is "" where this rank succeeded; throws AgreedError.
 void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error, int exit_code = kExitFailure);
 
 // Runs f on this rank, then agrees: f's exception (if any) is rethrown on every rank.

@@ -225,6 +225,12 @@ std::vector<int64_t> Deck::get_int_list(const std::string& key) const {
   return numbers;
 }
 
+const std::string& Deck::text(const std::string& key) const {
+  auto found = values_.find(key);
+  EMB_ASSERT(found != values_.end());
+  return found->second.value;
+}
+
 bool Deck::is_set(const std::string& key) const { return origin(key) != "default"; }
 
 std::string Deck::origin(const std::string& key) const {

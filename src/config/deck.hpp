@@ -22,6 +22,8 @@ class Deck {
   std::vector<std::string> get_list(const std::string& key) const;  // comma-separated
   std::vector<int64_t> get_int_list(const std::string& key) const;
 
+  // The canonical text of any schema key's value ("0.0002", "tiny_gr00t", "a.h5, b.h5").
+  const std::string& text(const std::string& key) const;
   // True when the deck or the command line gave the key (not just the default).
   bool is_set(const std::string& key) const;
   // Where the value came from: "inputs/x.in:12", "--set", or "default".

@@ -189,7 +189,12 @@ std::vector<KeySpec> make_schema() {
               "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
       string_key("train.ckpt_dir", "",
                  "checkpoint directory; empty = <run.output_dir>/ckpt/<run.name or deck name>"),
-      int_key("train.ckpt_keep", "0", "", at_least(0), "checkpoints kept in ckpt_dir; 0 = all"),
+      int_key("train.ckpt_keep", "0", "", at_least(0), "checkpoints of this run kept in ckpt_dir; 0 = all"),
+      enum_key("train.ckpt_on_error", "stop", {"stop", "continue"},
+               "when ckpt_dir lacks the space for a checkpoint: stop the run, or warn and train on"),
+      real_key("train.watchdog_s", "0", "s", any_number(),
+               "deadline of every blocking wait (collective, data read, checkpoint); 0 = automatic "
+               "(max of 300 s and 10 x the longest step), < 0 = off"),
 
       // [comm]
       enum_key("comm.backend", "auto", {"auto", "mpi", "nccl"},

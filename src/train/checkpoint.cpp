@@ -4,8 +4,11 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <set>
+
+#include <sys/statvfs.h>
 
 #include "comm/shard_range.hpp"
 #include "core/error.hpp"
@@ -14,6 +17,7 @@
 #include "comm/agreement.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
+#include "train/tensor_checksum.hpp"
 
 namespace emb {
 namespace {
@@ -69,6 +73,7 @@ void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
   meta.world_size_at_save = int(v[4]);
   broadcast_string(comm, meta.preset);
   broadcast_string(comm, meta.deck_text);
+  broadcast_string(comm, meta.run_id);
 }
 
 void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
@@ -79,6 +84,7 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("seed", meta.seed);
   f.set_attr("preset", meta.preset);
   f.set_attr("world_size", int64_t(meta.world_size_at_save));
+  f.set_attr("run_id", meta.run_id);
   f.set_attr("deck", meta.deck_text);
 }
 
@@ -91,6 +97,7 @@ CheckpointMeta read_meta(const CheckpointFile& f) {
   meta.preset = f.attr_string("preset");
   meta.world_size_at_save = int(f.attr_int("world_size"));
   meta.deck_text = f.attr_string("deck");
+  if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
   return meta;
 }
 
@@ -108,15 +115,56 @@ void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const s
   }
 }
 
-CheckpointMeta validate(const std::string& path, const std::string& preset, const ParamRegistry& reg) {
+// What rank 0 learns of a checkpoint before any rank reads a tensor.
+struct Validated {
+  CheckpointMeta meta;
+  std::vector<uint32_t> checksums;  // per tensor, in checksum_order
+};
+
+// Every tensor of every state, in the order their checksums are combined and compared.
+template <class F>
+void for_each_tensor(const ParamRegistry& reg, F&& f) {
+  for (size_t g = 0; g < kGroups.size(); ++g)
+    for (const ParamInfo& t : reg.all()) f(g, t);
+}
+
+Validated validate(const std::string& path, const std::string& preset, const ParamRegistry& reg) {
   CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
   f.expect_complete();
-  CheckpointMeta meta = read_meta(f);
-  if (meta.preset != preset)
-    f.fail("/", str("checkpoint of preset '", meta.preset, "', this run uses preset '", preset, "'"));
+  Validated v{read_meta(f), {}};
+  if (v.meta.preset != preset)
+    f.fail("/", str("checkpoint of preset '", v.meta.preset, "', this run uses preset '", preset, "'"));
   validate_tensors(f, reg, preset);
-  return meta;
+  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+    v.checksums.push_back(f.tensor_checksum(dataset(kGroups[g], t)));
+  });
+  return v;
 }
+
+// Checksums of the tensors of reg in states as the rank's written slices partition them
+// (every element in exactly one rank's piece, in rank order).
+std::vector<uint32_t> whole_checksums(MPI_Comm comm, const ParamRegistry& reg, const ShardLayout& layout,
+                                      const std::array<const float*, 3>& states) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<ChecksumPiece> pieces;
+  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+    const TensorSlice s = written_slice(t, layout, rank, size);
+    pieces.push_back(checksum_piece(states[g] + s.owned_offset, s.count));
+  });
+  return combine_checksums(comm, pieces);
+}
+
+// Free bytes of the file system holding dir for an unprivileged writer; unbounded when the
+// file system cannot say.
+int64_t free_bytes(const std::string& dir) {
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) != 0) return std::numeric_limits<int64_t>::max();
+  return int64_t(st.f_bavail) * int64_t(st.f_frsize);
+}
+
+std::string megabytes(int64_t bytes) { return str((bytes + 999999) / 1000000, " MB"); }
 
 void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamRegistry& reg,
                            const ShardLayout& layout, const std::array<const float*, 3>& states,
@@ -126,6 +174,12 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
   MPI_Comm_size(comm, &size);
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(tmp, comm, CheckpointFile::Access::create); });
+  // From here a failed operation leaves the ranks' HDF5 states inconsistent: closing the file
+  // (collective) could wait forever in mismatched barriers, so it is abandoned instead.
+  struct Abandon {
+    std::unique_ptr<CheckpointFile>& file;
+    ~Abandon() { (void)file.release(); }
+  } abandon_on_failure{f};
   run_agreed(comm, [&] {
     write_meta(*f, meta);
     for (const char* group : kGroups) f->create_group(str("/", group));
@@ -137,14 +191,26 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
       run_agreed(comm, [&] { f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data); });
     }
   }
+  const std::vector<uint32_t> checksums = whole_checksums(comm, reg, layout, states);
+  run_agreed(comm, [&] {
+    size_t i = 0;
+    for_each_tensor(reg, [&](size_t g, const ParamInfo& t) { f->set_tensor_checksum(dataset(kGroups[g], t), checksums[i++]); });
+  });
   run_agreed(comm, [&] {
     f->sync();
     f->set_attr("complete", int64_t(1));
     f->close();
   });
+  f.reset();
 }
 
 }  // namespace
+
+int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size) {
+  const int64_t tensors = int64_t(kGroups.size() * reg.all().size());
+  return int64_t(kGroups.size()) * reg.total() * int64_t(sizeof(float)) + tensors * 2048 + int64_t(deck_size) +
+         (64 << 10);
+}
 
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
                             const float* owned_params, const float* exp_avg, const float* exp_avg_sq,
@@ -157,20 +223,41 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
   stored.world_size_at_save = size;
   broadcast_meta(comm, stored);
   const std::string path = dir + "/" + checkpoint_file_name(stored.step), tmp = path + ".tmp";
+  const int64_t needed = checkpoint_bytes(reg, stored.deck_text.size());
+  int64_t available = 0;
+  std::string owner;  // the run of an existing checkpoint of this step
   run_agreed(comm, [&] {
-    if (rank == 0) make_dirs(dir);
+    if (rank != 0) return;
+    make_dirs(dir);
+    available = free_bytes(dir);
+    if (path_exists(path)) owner = checkpoint_run_id(path);
   });
+  MPI_Bcast(&available, 1, MPI_INT64_T, 0, comm);
+  broadcast_string(comm, owner);
+  if (available < needed)
+    throw CheckpointNotWritten(str("checkpoint step ", stored.step, ": no space left on ", dir, ", needed ",
+                                   megabytes(needed), ", ", megabytes(available), " free"));
+  if (!owner.empty() && owner != stored.run_id)
+    throw CheckpointNotWritten(str("checkpoint step ", stored.step, ": ", path, " is a checkpoint of run '", owner,
+                                   "', not replaced by run '", stored.run_id,
+                                   "'; give this run its own train.ckpt_dir or run.name"));
   try {
     write_checkpoint_file(comm, tmp, reg, layout, {owned_params, exp_avg, exp_avg_sq}, stored);
-  } catch (const Error&) {
-    if (rank == 0) std::remove(tmp.c_str());
-    throw;
+  } catch (const Error& e) {
+    std::string now_free;
+    if (rank == 0) {
+      std::remove(tmp.c_str());
+      now_free = megabytes(free_bytes(dir));
+    }
+    broadcast_string(comm, now_free);
+    throw AgreedError(str("checkpoint step ", stored.step, ": writing failed (", e.what(), "); ", now_free,
+                          " free on ", dir, ", needed ", megabytes(needed), "; the partial file was removed"));
   }
   run_agreed(comm, [&] {
     if (rank != 0) return;
-    EMB_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, path, ": cannot rename ", tmp, " into place");
-    write_file_atomic(dir + "/" + kLatestName, checkpoint_file_name(stored.step) + "\n");
-    if (keep > 0) prune_checkpoints(dir, keep);
+    publish_durably(tmp, path);
+    write_file_durable(dir + "/" + kLatestName, checkpoint_file_name(stored.step) + "\n");
+    if (keep > 0) prune_checkpoints(dir, keep, stored.run_id);
   });
   log_info("checkpoint: wrote ", path, " (step ", stored.step, ", ", transfer_summary(reg, start), ")");
   return path;
@@ -182,11 +269,14 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   const Clock::time_point start = Clock::now();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  CheckpointMeta meta;
+  Validated v;
   run_agreed(comm, [&] {
-    if (rank == 0) meta = validate(path, preset, reg);
+    if (rank == 0) v = validate(path, preset, reg);
   });
+  CheckpointMeta& meta = v.meta;
   broadcast_meta(comm, meta);
+  v.checksums.resize(size_t(kGroups.size() * reg.all().size()));
+  MPI_Bcast(v.checksums.data(), int(v.checksums.size()), MPI_UINT32_T, 0, comm);
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(path, comm, CheckpointFile::Access::read); });
   const std::array<float*, 3> states = {owned_params, exp_avg, exp_avg_sq};
@@ -198,9 +288,37 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
     }
   }
   run_agreed(comm, [&] { f->close(); });
+  // Every rank compares the same whole-tensor checksums, so every rank throws the same error.
+  const std::vector<uint32_t> loaded = whole_checksums(comm, reg, layout, {owned_params, exp_avg, exp_avg_sq});
+  size_t i = 0;
+  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+    if (loaded[i] != v.checksums[i])
+      throw Error(str(path, ":", dataset(kGroups[g], t), ": checksum mismatch (crc32 ", v.checksums[i], " stored, ",
+                      loaded[i], " read): the file is corrupt"));
+    ++i;
+  });
   log_info("checkpoint: loaded ", path, " (step ", meta.step, ", saved on ", meta.world_size_at_save, " rank(s), ",
            transfer_summary(reg, start), ")");
   return meta;
+}
+
+CheckpointMeta load_first_valid(MPI_Comm comm, const std::vector<std::string>& candidates, const std::string& preset,
+                                const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
+                                float* exp_avg, float* exp_avg_sq, std::string* loaded) {
+  EMB_ASSERT(!candidates.empty());
+  for (size_t i = 0;; ++i) {
+    try {
+      CheckpointMeta meta = load_checkpoint(comm, candidates[i], preset, reg, layout, owned_params, exp_avg,
+                                            exp_avg_sq);
+      *loaded = candidates[i];
+      return meta;
+    } catch (const Error& e) {
+      if (i + 1 == candidates.size()) throw;
+      int rank = 0;
+      MPI_Comm_rank(comm, &rank);
+      if (rank == 0) log_warn(e.what(), "; falling back to the previous checkpoint, ", candidates[i + 1]);
+    }
+  }
 }
 
 }  // namespace emb

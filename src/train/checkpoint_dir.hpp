@@ -21,14 +21,22 @@ std::string checkpoint_problem(const std::string& path);
 // The step_*.h5 files of dir (never "*.tmp"), complete or not, by ascending step.
 std::vector<std::string> list_checkpoints(const std::string& dir);
 
-// Deletes all but the newest `keep` checkpoints of dir; failures are warnings.
-void prune_checkpoints(const std::string& dir, int keep);
+// The run identity stored in checkpoint `path` ("" when it has none or cannot be read).
+std::string checkpoint_run_id(const std::string& path);
 
-// Collective (rank 0 decides). The checkpoint a run should resume from, "" to start fresh:
-//   "off" or ""  → ""
-//   "auto"       → the file named by <dir>/latest when complete; otherwise (with a warning)
-//                  the newest complete step_*.h5 of dir; "" when there is none
-//   a path       → that path (load_checkpoint validates it); emb::Error when it is missing.
-std::string resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir);
+// Deletes all but the newest `keep` checkpoints of run `run_id` in dir; other runs'
+// checkpoints are never touched. Failures are warnings.
+void prune_checkpoints(const std::string& dir, int keep, const std::string& run_id);
+
+// Collective (rank 0 decides). The checkpoints a run should try to resume from, best first
+// (load_first_valid falls back along the list); empty to start fresh:
+//   "off" or ""  → none
+//   "auto"       → the complete checkpoints of run `run_id` in dir, newest first (the one
+//                  <dir>/latest names first when it is one of them); none when dir holds
+//                  no complete checkpoint. emb::Error (exit 2) when dir holds complete
+//                  checkpoints of other runs only: continuing one needs train.resume = PATH.
+//   a path       → that path (load_checkpoint validates it; any run's); emb::Error when missing.
+std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir,
+                                        const std::string& run_id);
 
 }  // namespace emb

@@ -186,6 +186,22 @@ std::vector<int64_t> CheckpointFile::tensor_shape(const std::string& ds) const {
   return shape;
 }
 
+void CheckpointFile::set_tensor_checksum(const std::string& ds, uint32_t crc) {
+  H5Handle d = open_dataset(ds);
+  H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Handle a(H5Acreate2(d.get(), "crc32", H5T_STD_U32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (a.get() < 0 || H5Awrite(a.get(), H5T_NATIVE_UINT32, &crc) < 0) fail(ds, "cannot write attribute 'crc32'");
+}
+
+uint32_t CheckpointFile::tensor_checksum(const std::string& ds) const {
+  H5Handle d = open_dataset(ds);
+  if (H5Aexists(d.get(), "crc32") <= 0) fail(ds, "missing attribute 'crc32' (the tensor's checksum)");
+  H5Handle a(H5Aopen(d.get(), "crc32", H5P_DEFAULT), H5Aclose);
+  uint32_t crc = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_UINT32, &crc) < 0) fail(ds, "attribute 'crc32' is not an integer");
+  return crc;
+}
+
 bool CheckpointFile::has_attr(const std::string& name) const {
   return H5Aexists_by_name(file_, "/", name.c_str(), H5P_DEFAULT) > 0;
 }

@@ -50,6 +50,10 @@ class CheckpointFile {
   // elements; "missing" when absent.
   std::vector<int64_t> tensor_shape(const std::string& ds) const;
 
+  // The CRC-32 of a tensor's whole data (attribute crc32 of the dataset, tensor_checksum.hpp).
+  void set_tensor_checksum(const std::string& ds, uint32_t crc);
+  uint32_t tensor_checksum(const std::string& ds) const;
+
   // Attributes of the root group.
   bool has_attr(const std::string& name) const;
   void set_attr(const std::string& name, int64_t value);

@@ -9,7 +9,8 @@
 
 namespace emb {
 
-// Prints "embtrain: error[ on rank r]: ..." and returns the exit code the error asks for.
+// Prints "embtrain: error[ on rank r]: ..." and returns the exit code the error asks for. An
+// AgreedError (every rank has it) is printed by rank 0 only, as "embtrain: error: ...".
 int report_failure(const World& world, const std::exception& e);
 
 // Multi-rank: report_failure, then abort every rank with that code. One rank: rethrows the

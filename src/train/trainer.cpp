@@ -14,14 +14,17 @@
 #include "model/presets.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
+#include "train/checkpoint_lock.hpp"
 #include "train/data_parallel.hpp"
 #include "train/fail_run.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
 #include "train/run_dir.hpp"
+#include "train/run_identity.hpp"
 #include "train/run_report.hpp"
 #include "train/train_step.hpp"
+#include "train/watchdog.hpp"
 
 namespace emb {
 namespace {
@@ -61,6 +64,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   timers.start(Phase::init);
   const ModelConfig mc = model_config_from_deck(deck);
   TrainResult result;
+  const std::string ckpt_dir = checkpoint_dir(deck);
+  const std::string run_id = run_identity(deck);
+  const CheckpointLock ckpt_lock(world.comm, ckpt_dir, run_id);  // before any output: a refused run leaves none
   result.run_dir = create_run_dir(world.comm, deck);
   set_log_file(result.run_dir + "/train.log");
 
@@ -79,18 +85,21 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const int64_t total_steps = deck.get_int("train.steps");
   LrSchedule lr{lr_shape_from_name(deck.get_string("train.lr_schedule")), deck.get_double("train.lr"),
                 deck.get_double("train.min_lr"), deck.get_int("train.warmup_steps"), total_steps};
-  const std::string ckpt_dir = checkpoint_dir(deck);
   const int64_t ckpt_every = deck.get_int("train.ckpt_every");
   // Checkpoint files are read before the loader exists: HDF5 is not thread-safe, and the
   // loader's prefetch thread reads the dataset through HDF5 from its start.
   CheckpointMeta resumed;
-  const std::string resume_from = resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir);
-  if (!resume_from.empty()) {
+  std::string resume_from;
+  const std::vector<std::string> resume_candidates =
+      resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir, run_id);
+  if (!resume_candidates.empty()) {
     std::vector<float> owned(size_t(layout.owned_total()));
-    resumed = load_checkpoint(world.comm, resume_from, mc.preset, reg, layout, owned.data(),
-                              optimizer.exp_avg().data(), optimizer.exp_avg_sq().data());
+    resumed = load_first_valid(world.comm, resume_candidates, mc.preset, reg, layout, owned.data(),
+                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), &resume_from);
     dp.load_owned_params(owned.data());
-    if (resumed.seed != seed) log_warn(resume_from, ": saved with run.seed = ", resumed.seed, ", this run uses ", seed);
+    if (resumed.run_id != run_id)
+      log_warn(resume_from, ": a checkpoint of run '", resumed.run_id, "', continued as run '", run_id,
+               "' (train.resume names it)");
   } else {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
     dp.init_owned_params(reg, seed, mc.init_std);
   }
@@ -104,18 +113,26 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     log_info("embtrain: ", mc.preset, " (", family_name(mc.family), "), ", reg.total(), " parameters, ", world.size,
              " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
              comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
-    log_info("outputs: ", result.run_dir);
+    log_info("outputs: ", result.run_dir, "; checkpoints: ", ckpt_dir, " (run ", run_id, ")");
     if (!resume_from.empty())
       log_info("resumed from ", resume_from, " (step ", resumed.step, ", saved on ", resumed.world_size_at_save,
                " ranks)");
+    Watchdog watchdog(world.rank, world.size, deck.get_double("train.watchdog_s"));
     auto save = [&](int64_t step) {
       ScopedPhase phase(timers, Phase::ckpt);
+      watchdog.watch("ckpt", step, str("the collective write of a checkpoint into ", ckpt_dir),
+                     double(checkpoint_bytes(reg, deck.resolved_text().size())) / 20e6);
       loader.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
-      CheckpointMeta meta{step, loader.state(), seed, mc.preset, deck.resolved_text(), world.size};
-      const std::string path = save_checkpoint(world.comm, ckpt_dir, reg, layout, dp.owned_params(),
-                                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), meta,
-                                               int(deck.get_int("train.ckpt_keep")));
-      log_info("checkpoint: ", path);
+      CheckpointMeta meta{step, loader.state(), seed, mc.preset, deck.resolved_text(), world.size, run_id};
+      try {
+        const std::string path = save_checkpoint(world.comm, ckpt_dir, reg, layout, dp.owned_params(),
+                                                 optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), meta,
+                                                 int(deck.get_int("train.ckpt_keep")));
+        log_info("checkpoint: ", path);
+      } catch (const CheckpointNotWritten& e) {
+        if (deck.get_string("train.ckpt_on_error") == "stop") throw;
+        if (world.rank == 0) log_warn(e.what(), "; training goes on (train.ckpt_on_error = continue)");
+      }
     };
     std::signal(SIGTERM, on_stop_signal);
     std::signal(SIGUSR1, on_stop_signal);
@@ -142,16 +159,19 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       std::vector<PackedBatch> micro_batches;
       {
         ScopedPhase wait(timers, Phase::data_wait);
+        watchdog.watch("data_wait", step, "the loader's next batch (dataset reads and their collectives)");
         micro_batches = loader.next_step();
       }
       if (world.rank == fail_rank && step == fail_step)
         throw Error(str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
       const double step_lr = lr.at(step);
+      watchdog.watch("step", step, "forward/backward and the gradient and parameter collectives");
       const StepResult r = train_step(ctx, micro_batches, step, step_lr);
       timers.stop(Phase::step);
 
       const double step_seconds = timers.current(Phase::step);
       timers.end_step(step);
+      watchdog.step_done(step_seconds, timers.records().back());
       window.samples += int64_t(r.samples);
       window.tokens += int64_t(r.tokens);
       window.seconds += step_seconds;
@@ -164,6 +184,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       totals.final_loss = r.loss;
       loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << '\n';
 
+      watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = any_rank(world.comm, g_stop_signal != 0);
       // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
       if ((ckpt_every > 0 && (step % ckpt_every == 0 || step == total_steps)) || stop) save(step);
@@ -178,7 +199,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     }
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
+    watchdog.watch("report", totals.steps, "the gather of every rank's timers for the run report");
     write_run_report(world.comm, result.run_dir, timers, totals);
+    watchdog.idle();
     result.steps = totals.steps;
     result.final_loss = totals.final_loss;
     log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);

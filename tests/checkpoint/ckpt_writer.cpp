@@ -47,8 +47,9 @@ void write_forever(MPI_Comm comm, const std::string& dir, int rank, int size) {
 }
 
 void verify(MPI_Comm comm, const std::string& dir, int rank, int size) {
-  const std::string path = resolve_resume(comm, "auto", dir);
-  EMB_CHECK(!path.empty(), dir, ": no complete checkpoint to resume from");
+  const std::vector<std::string> candidates = resolve_resume(comm, "auto", dir, "");
+  EMB_CHECK(!candidates.empty(), dir, ": no complete checkpoint to resume from");
+  const std::string& path = candidates.front();
   const ParamRegistry reg = big_registry();
   ShardLayout layout(reg, ShardMode::grads, rank, size);
   OwnedStates got = blank_states(layout);

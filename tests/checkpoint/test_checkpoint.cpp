@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <hdf5.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
+#include "train/checkpoint_lock.hpp"
 
 using namespace emb;
 namespace fs = std::filesystem;
@@ -31,6 +33,7 @@ namespace {
 
 constexpr uint64_t kSeed = 0xF00DFACE12345678ull;  // beyond double precision: stored as uint64
 constexpr int64_t kBucketBytes = 64 << 10;
+const std::string kRunId = "0123456789abcdef";
 
 const ParamRegistry& tiny_registry() {
   static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"));
@@ -44,6 +47,7 @@ CheckpointMeta meta_at(int64_t step, const std::string& preset = "tiny_wan") {
   m.seed = kSeed;
   m.preset = preset;
   m.deck_text = str("[model]\npreset = ", preset, "\n[train]\nsteps = ", step, "\n");
+  m.run_id = kRunId;
   return m;
 }
 
@@ -91,6 +95,13 @@ void check_load(MPI_Comm comm, const std::string& path, ShardMode mode, int64_t 
   BOOST_TEST(meta.preset == "tiny_wan");
   BOOST_TEST(meta.deck_text == expected.deck_text);
   BOOST_TEST(meta.world_size_at_save == saved_on);
+  BOOST_TEST(meta.run_id == kRunId);
+}
+
+// The checkpoint resolve_resume prefers for run kRunId, "" for a fresh start.
+std::string resume_path(const std::string& setting, const std::string& dir) {
+  const std::vector<std::string> candidates = resolve_resume(test_world().comm, setting, dir, kRunId);
+  return candidates.empty() ? "" : candidates.front();
 }
 
 // The first N−1 ranks of the world (N > 1), MPI_COMM_NULL elsewhere.
@@ -235,18 +246,18 @@ BOOST_AUTO_TEST_CASE(torn_and_temporary_checkpoints_are_never_loaded) {
   ScratchDir dir(w.comm, "embtrain_ckpt_torn");
   const std::string p1 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(1));
   const std::string p2 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p2);
+  BOOST_TEST(resume_path("auto", dir.path()) == p2);
 
   // Step 2 lost its completion marker: refused; `latest` (naming it) is not trusted.
   on_rank0([&] { delete_complete_marker(p2); });
   BOOST_TEST(load_error(p2) == p2 + ":/: incomplete checkpoint (no 'complete' marker: the write was torn)");
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
-  check_load(w.comm, resolve_resume(w.comm, "auto", dir.path()), ShardMode::none, 1, w.size, 0);
+  BOOST_TEST(resume_path("auto", dir.path()) == p1);
+  check_load(w.comm, resume_path("auto", dir.path()), ShardMode::none, 1, w.size, 0);
 
   // Truncated: refused, skipped.
   on_rank0([&] { truncate_to_half(p2); });
   BOOST_TEST(load_error(p2) == p2 + ": cannot open as HDF5 (truncated or corrupt file)");
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+  BOOST_TEST(resume_path("auto", dir.path()) == p1);
 
   // A complete file still under its temporary name, even when `latest` names it.
   const std::string tmp = dir.path() + "/" + checkpoint_file_name(3) + ".tmp";
@@ -255,36 +266,119 @@ BOOST_AUTO_TEST_CASE(torn_and_temporary_checkpoints_are_never_loaded) {
     write_file_atomic(dir.path() + "/latest", checkpoint_file_name(3) + ".tmp\n");
   });
   BOOST_TEST(load_error(tmp) == tmp + ": a temporary checkpoint (still being written, or torn): never loaded");
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+  BOOST_TEST(resume_path("auto", dir.path()) == p1);
 
   // `latest` names a file that is gone.
   on_rank0([&] { write_file_atomic(dir.path() + "/latest", checkpoint_file_name(9) + "\n"); });
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()) == p1);
+  BOOST_TEST(resume_path("auto", dir.path()) == p1);
 
   // Nothing complete left: start fresh.
   on_rank0([&] { fs::remove(p1); });
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path()).empty());
+  BOOST_TEST(resume_path("auto", dir.path()).empty());
 }
 
 BOOST_AUTO_TEST_CASE(resume_settings) {
   const World& w = test_world();
   ScratchDir dir(w.comm, "embtrain_ckpt_resume");
-  BOOST_TEST(resolve_resume(w.comm, "off", dir.path()).empty());
-  BOOST_TEST(resolve_resume(w.comm, "auto", dir.path() + "/never_created").empty());
+  BOOST_TEST(resume_path("off", dir.path()).empty());
+  BOOST_TEST(resume_path("auto", dir.path() + "/never_created").empty());
   const std::string missing = dir.path() + "/step_00000005.h5";
-  BOOST_TEST(error_of([&] { resolve_resume(w.comm, missing, dir.path()); }) ==
+  BOOST_TEST(error_of([&] { resume_path(missing, dir.path()); }) ==
              missing + ": no such checkpoint (train.resume)");
   const std::string p = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::none, meta_at(5));
-  BOOST_TEST(resolve_resume(w.comm, p, "") == p);
+  BOOST_TEST(resume_path(p, "") == p);
 }
 
-BOOST_AUTO_TEST_CASE(keep_deletes_all_but_the_newest) {
+// Another run's checkpoint (step 30) shares the directory: pruning keeps it and the newest
+// two of this run, and resume = auto continues this run, not the other one.
+BOOST_AUTO_TEST_CASE(keep_deletes_all_but_the_newest_of_this_run) {
   const World& w = test_world();
   ScratchDir dir(w.comm, "embtrain_ckpt_keep");
-  for (int64_t step = 1; step <= 4; ++step)
+  CheckpointMeta other = meta_at(30);
+  other.run_id = "other-run";
+  save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, other, 0, 2);
+  for (int64_t step = 8; step <= 16; step += 4)
     save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, meta_at(step), 0, 2);
-  const std::vector<std::string> newest = {checkpoint_file_name(3), checkpoint_file_name(4)};
-  BOOST_TEST(list_checkpoints(dir.path()) == newest, boost::test_tools::per_element());
+  const std::vector<std::string> kept = {checkpoint_file_name(12), checkpoint_file_name(16), checkpoint_file_name(30)};
+  BOOST_TEST(list_checkpoints(dir.path()) == kept, boost::test_tools::per_element());
+  BOOST_TEST(checkpoint_run_id(dir.path() + "/" + checkpoint_file_name(30)) == "other-run");
+  const std::vector<std::string> candidates = resolve_resume(w.comm, "auto", dir.path(), kRunId);
+  const std::vector<std::string> ours = {dir.path() + "/" + checkpoint_file_name(16),
+                                         dir.path() + "/" + checkpoint_file_name(12)};
+  BOOST_TEST(candidates == ours, boost::test_tools::per_element());
+}
+
+// resume = auto never continues another run; naming its checkpoint does.
+BOOST_AUTO_TEST_CASE(auto_resume_refuses_another_runs_checkpoints) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_foreign");
+  CheckpointMeta other = meta_at(30);
+  other.run_id = "other-run";
+  const std::string p = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, other);
+  int code = 0;
+  std::string error;
+  try {
+    resolve_resume(w.comm, "auto", dir.path(), kRunId);
+  } catch (const Error& e) {
+    error = e.what(), code = e.exit_code();
+  }
+  BOOST_TEST(code == kExitInput);
+  BOOST_TEST(error == str("train.resume = auto: ", dir.path(), " holds checkpoints of other runs only (newest ", p,
+                          ", run id 'other-run'; this deck is run '", kRunId,
+                          "': another seed, model, data or optimizer setting); to continue it set train.resume = ", p,
+                          ", to start fresh give this run its own train.ckpt_dir or run.name"));
+  BOOST_TEST(resume_path(p, dir.path()) == p);
+}
+
+// The stored crc32 of a tensor is zlib's CRC-32 of its whole fp32 data, whatever rank
+// count wrote it.
+BOOST_AUTO_TEST_CASE(tensor_checksums_are_the_crc_of_the_whole_tensor) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_crc");
+  const std::string path = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::full, meta_at(3), kBucketBytes);
+  CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+  const ParamInfo& t = rectangular_tensor();
+  const std::vector<float> flat = flat_state(2, tiny_registry().total(), 3);
+  const uLong want = crc32_z(0, reinterpret_cast<const Bytef*>(flat.data() + t.offset), size_t(t.numel) * 4);
+  BOOST_TEST(f.tensor_checksum("/exp_avg_sq/" + t.name) == uint32_t(want));
+}
+
+// One flipped byte in a tensor: the load fails naming the tensor, and resuming falls back
+// to the previous complete checkpoint.
+BOOST_AUTO_TEST_CASE(corrupt_tensor_is_refused_and_resume_falls_back) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_corrupt");
+  save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(1));
+  const std::string p2 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
+  const ParamInfo& t = rectangular_tensor();
+  on_rank0([&] {
+    hid_t f = H5Fopen(p2.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, ("/params/" + t.name).c_str(), H5P_DEFAULT);
+    const haddr_t offset = H5Dget_offset(d);
+    H5Dclose(d);
+    H5Fclose(f);
+    BOOST_REQUIRE(offset != HADDR_UNDEF);
+    std::fstream io(p2, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekg(std::streamoff(offset + 5));
+    char byte = 0;
+    io.read(&byte, 1);
+    byte ^= 0x10;
+    io.seekp(std::streamoff(offset + 5));
+    io.write(&byte, 1);
+  });
+  const std::string error = load_error(p2);
+  BOOST_TEST(error.rfind(p2 + ":/params/" + t.name + ": checksum mismatch (crc32 ", 0) == 0, error);
+  BOOST_TEST(error.find("the file is corrupt") != std::string::npos, error);
+
+  ShardLayout layout(tiny_registry(), ShardMode::full, w.rank, w.size, kBucketBytes);
+  OwnedStates got = blank_states(layout);
+  std::string loaded;
+  const CheckpointMeta meta =
+      load_first_valid(w.comm, resolve_resume(w.comm, "auto", dir.path(), kRunId), "tiny_wan", tiny_registry(),
+                       layout, got.params.data(), got.exp_avg.data(), got.exp_avg_sq.data(), &loaded);
+  BOOST_TEST(loaded == dir.path() + "/" + checkpoint_file_name(1));
+  BOOST_TEST(meta.step == 1);
+  BOOST_TEST(mismatches(got.params, expected_states(layout, 1).params) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {
@@ -324,4 +418,43 @@ BOOST_AUTO_TEST_CASE(save_errors_reach_every_rank) {
   const std::string error =
       error_of([&] { save_states(w.comm, target, tiny_registry(), ShardMode::full, meta_at(1)); });
   BOOST_TEST(error.rfind(target + ": cannot create directory", 0) == 0, error);
+}
+
+// One run at a time per checkpoint directory: a second lock is refused naming the holder;
+// releasing empties the lock; a lock file left by a process that died is taken over.
+BOOST_AUTO_TEST_CASE(checkpoint_directory_lock) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_lock");
+  const std::string ckpt = dir.path() + "/ckpt", lock_file = ckpt + "/.lock";
+  auto lock_error = [&] {
+    try {
+      CheckpointLock second(w.comm, ckpt, "second");
+    } catch (const Error& e) {
+      BOOST_TEST(e.exit_code() == kExitInput);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  {
+    CheckpointLock first(w.comm, ckpt, "first");  // creates the directory
+    const std::string error = lock_error();
+    BOOST_TEST(error.rfind(ckpt + ": checkpoint directory in use by another run (pid ", 0) == 0, error);
+    BOOST_TEST(error.find(", run first); give this run its own train.ckpt_dir or run.name") != std::string::npos,
+               error);
+  }
+  MPI_Barrier(w.comm);
+  BOOST_TEST(fs::file_size(lock_file) == 0u);
+  MPI_Barrier(w.comm);  // before rank 0 locks again
+  BOOST_TEST(lock_error().empty());
+  // What a SIGKILLed holder leaves: its line in an unlocked file.
+  on_rank0([&] { write_file_atomic(lock_file, "pid 1 on gone-host since 2026-01-01T00:00:00Z, run dead\n"); });
+  {
+    CheckpointLock next(w.comm, ckpt, "next");
+    if (w.rank == 0) {
+      std::ifstream in(lock_file);
+      std::string holder;
+      std::getline(in, holder);
+      BOOST_TEST(holder.find(", run next") != std::string::npos, holder);
+    }
+  }
 }

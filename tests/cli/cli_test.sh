@@ -202,6 +202,128 @@ dump_errors)
   [ $? -eq 2 ] || fail "inconsistent dims: expected exit code 2"
   expect_contains "$(cat "$tmp/err")" "model.n_heads"
   ;;
+ckpt_runs_share_dir)
+  # Runs of different seeds in one checkpoint directory: pruning and resume = auto keep to
+  # their own run; a step file of another run is never replaced.
+  d="$tmp/ckpt"
+  run() {  # run NAME SEED STEPS EVERY [--set ...]
+    local name=$1 seed=$2 steps=$3 every=$4
+    shift 4
+    "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.global_batch=8 --set run.name="$name" \
+      --set run.output_dir="$tmp/out" --set run.seed="$seed" --set train.steps="$steps" \
+      --set train.ckpt_every="$every" --set train.ckpt_dir="$d" "$@" >"$tmp/$name.out" 2>&1
+  }
+  run a 7 8 4 || fail "run a exited $?: $(tail -3 "$tmp/a.out")"
+  run b 8 12 6 --set train.ckpt_keep=1 || fail "run b exited $?: $(tail -3 "$tmp/b.out")"
+  [ "$(cd "$d" && echo step_*.h5)" = "step_00000004.h5 step_00000008.h5 step_00000012.h5" ] ||
+    fail "pruning touched another run's checkpoints: $(ls "$d")"
+  run b-again 8 14 6 --set train.resume=auto || fail "resuming b exited $?: $(tail -3 "$tmp/b-again.out")"
+  expect_contains "$(cat "$tmp/b-again.out")" "resumed from $d/step_00000012.h5 (step 12"
+  run c 9 8 4 --set train.resume=auto
+  code=$?
+  [ $code -eq 2 ] || fail "resume = auto of a third seed exited $code, expected 2: $(tail -3 "$tmp/c.out")"
+  expect_contains "$(cat "$tmp/c.out")" "embtrain: error: train.resume = auto: $d holds checkpoints of other runs only"
+  run c-named 9 9 0 --set train.resume="$d/step_00000008.h5" ||
+    fail "continuing a named checkpoint of another run exited $?: $(tail -3 "$tmp/c-named.out")"
+  expect_contains "$(cat "$tmp/c-named.out")" "resumed from $d/step_00000008.h5 (step 8"
+  run clash 10 4 4
+  code=$?
+  [ $code -ne 0 ] || fail "a run replaced another run's step_00000004.h5"
+  expect_contains "$(cat "$tmp/clash.out")" "checkpoint step 4: $d/step_00000004.h5 is a checkpoint of run"
+  ;;
+ckpt_dir_lock)
+  # A second run on a checkpoint directory in use is refused with one line; the first goes on.
+  d="$tmp/ckpt"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-lock-a \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/a.out" 2>/dev/null && break; sleep 0.2; done
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set run.name=cli-test-lock-b --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$d" >"$tmp/b.out" 2>"$tmp/b.err"
+  code=$?
+  kill -USR1 $pid
+  wait $pid || fail "the first run exited $? after SIGUSR1: $(tail -3 "$tmp/a.out")"
+  [ $code -eq 2 ] || fail "the second run exited $code, expected 2: $(cat "$tmp/b.err")"
+  n=$(grep -c "^embtrain: error: $d: checkpoint directory in use by another run (pid " "$tmp/b.err")
+  [ "$n" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/b.err")"
+  [ ! -e "$tmp/out/cli-test-lock-b" ] || fail "the refused run left a run directory"
+  [ ! -s "$d/.lock" ] || fail "the lock file still names a holder after the run: $(cat "$d/.lock")"
+  ;;
+disk_full)
+  # The checkpoint directory is a 1 MiB tmpfs (a real full file system, mounted in a private
+  # mount namespace: unshare -m as root, -rm otherwise), smaller than one checkpoint: the save
+  # is refused before any file exists, with one line; the run stops or, by deck choice, goes on.
+  d="$tmp/small"
+  mkdir -p "$d"
+  small_fs_run() {  # small_fs_run OUT ARGS...: embtrain on 2 ranks, ckpt_dir on the tmpfs; lists what is left there
+    local out=$1
+    shift
+    unshare -rm bash -c 'd=$1 left=$2; shift 2; mount -t tmpfs -o size=1m tmpfs "$d" || exit 99
+      "$@"; rc=$?; ls -A "$d" >"$left"; exit $rc' _ "$d" "$tmp/left" "${mpirun[@]}" -np 2 "$embtrain" \
+      inputs/tiny_gr00t.in --set train.steps=4 --set train.global_batch=8 --set run.output_dir="$tmp/out" \
+      --set train.ckpt_every=2 --set train.ckpt_dir="$d" "$@" >"$out" 2>&1
+  }
+  small_fs_run "$tmp/stop.txt" --set run.name=cli-test-full
+  code=$?
+  [ $code -ne 99 ] || fail "cannot mount a tmpfs: $(cat "$tmp/stop.txt")"
+  [ $code -ne 0 ] || fail "a full checkpoint directory exited 0 with train.ckpt_on_error = stop"
+  [ "$(grep -c "^embtrain: error" "$tmp/stop.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/stop.txt")"
+  grep -qE "^embtrain: error: checkpoint step 2: no space left on $d, needed [0-9]+ MB, [0-9]+ MB free$" "$tmp/stop.txt" ||
+    fail "expected the no-space line: $(cat "$tmp/stop.txt")"
+  [ "$(cat "$tmp/left")" = ".lock" ] || fail "files left in the full directory: $(cat "$tmp/left")"
+  small_fs_run "$tmp/go.txt" --set run.name=cli-test-full-go --set train.ckpt_on_error=continue ||
+    fail "train.ckpt_on_error = continue exited $?: $(tail -3 "$tmp/go.txt")"
+  expect_contains "$(cat "$tmp/go.txt")" "checkpoint step 4: no space left on $d"
+  expect_contains "$(cat "$tmp/go.txt")" "training goes on (train.ckpt_on_error = continue)"
+  grep -q "^step 4/4 | loss" "$tmp/go.txt" || fail "training did not reach step 4"
+  [ "$(cat "$tmp/left")" = ".lock" ] || fail "files left in the full directory: $(cat "$tmp/left")"
+  ;;
+watchdog_frozen_rank)
+  # SIGSTOP of one rank: the other's watchdog aborts the job within its deadline.
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.watchdog_s=3 \
+    --set run.name=cli-test-watchdog --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
+    >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  ranks=($(pgrep -P $pid -x embtrain))
+  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  kill -STOP "${ranks[1]}"
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  kill -9 "${ranks[@]}" 2>/dev/null
+  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
+  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+  grep -qE "^embtrain: error on rank 0: watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*deadline 3 s" \
+    "$tmp/out.txt" || fail "expected the watchdog line of rank 0: $(tail -5 "$tmp/out.txt")"
+  ;;
+sigterm_checkpoint)
+  # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
+  # rank. Bare mpirun forwards one SIGTERM and kills the ranks odls_base_sigkill_timeout later
+  # (raised here); scripts/mpirun_graceful.sh turns any number of SIGTERMs into one clean stop.
+  term_run() {  # term_run NAME SIGNALS LAUNCHER...: SIGNALS SIGTERMs 50 ms apart once training runs
+    local name=$1 signals=$2
+    shift 2
+    "$@" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name="$name" \
+      --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/$name" >"$tmp/$name.txt" 2>&1 &
+    local pid=$!
+    for _ in $(seq 150); do grep -q "^step" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.2; done
+    for _ in $(seq "$signals"); do kill -TERM $pid; sleep 0.05; done
+    wait $pid
+    local code=$?
+    expect_contains "$(cat "$tmp/$name.txt")" "received a stop signal: stopping after step"
+    local latest
+    latest=$(cat "$tmp/$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIGTERM: $(tail -5 "$tmp/$name.txt")"
+    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/$name/$latest" ||
+      fail "$name: $latest is not a complete checkpoint"
+    return $code
+  }
+  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 60
+  term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
+  ;;
 *)
   fail "unknown case"
   ;;
