@@ -28,6 +28,8 @@ bool is_identifier(const std::string& text) {
 }
 
 std::string unknown_key_message(const std::string& key) {
+  constexpr size_t kLongestKey = 64;  // no schema key is longer: nothing to suggest, and no quadratic search
+  if (key.size() > kLongestKey) return str("unknown key ", clipped(key), " (embtrain --help lists every key)");
   std::string suggestion = closest_key(key);
   if (!suggestion.empty()) return str("unknown key ", key, " (did you mean ", suggestion, "?)");
   return str("unknown key ", key, " (embtrain --help lists every key)");
@@ -49,11 +51,19 @@ class DeckReader {
       for (std::size_t j = i; j < open_.size(); ++j) chain += open_[j].shown + " -> ";
       input_error(included_at, str("include cycle: ", chain, path));
     }
-    bool directory = fs::is_directory(path, ignored);
+    if (open_.size() >= kMaxIncludeDepth)
+      input_error(included_at, str("includes nested deeper than ", kMaxIncludeDepth, " files (", path, ")"));
+    std::error_code status_error;
+    const fs::file_status status = fs::status(path, status_error);
+    // Only regular files: /dev/zero or a FIFO would be read forever.
+    const bool regular = fs::is_regular_file(status), exists = fs::exists(status);
     std::ifstream in;
-    if (!directory) in.open(path);
+    if (regular) in.open(path);
     if (!in.is_open()) {
-      std::string reason = directory ? "it is a directory" : std::strerror(errno);
+      std::string reason = fs::is_directory(status) ? "it is a directory"
+                           : regular              ? std::strerror(errno)  // e.g. Permission denied
+                           : exists               ? "not a regular file"
+                                                  : status_error.message();
       if (included_at.empty()) input_error(path, str("cannot open the deck file: ", reason));
       input_error(included_at, str("cannot open the included file ", path, ": ", reason));
     }
@@ -63,6 +73,7 @@ class DeckReader {
   }
 
  private:
+  static constexpr size_t kMaxIncludeDepth = 32;
   struct OpenFile {
     std::string identity;  // canonical path, to recognise a cycle however it is spelt
     std::string shown;     // as the user wrote it, for messages
@@ -75,6 +86,7 @@ class DeckReader {
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
       std::string where = str(path, ":", number);
+      if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
       std::string text = trim(line.substr(0, line.find('#')));
       if (text.empty()) continue;
       if (text.front() == '[') {
@@ -113,13 +125,13 @@ class DeckReader {
     if (is_deck_section(section)) return section;
     std::string suggestion = closest_section(section);
     if (!suggestion.empty())
-      input_error(where, str("unknown section [", section, "] (did you mean [", suggestion, "]?)"));
-    input_error(where, str("unknown section [", section, "]; sections are ", join(deck_sections())));
+      input_error(where, str("unknown section [", clipped(section), "] (did you mean [", suggestion, "]?)"));
+    input_error(where, str("unknown section [", clipped(section), "]; sections are ", join(deck_sections())));
   }
 
   [[noreturn]] static void malformed(const std::string& text, const std::string& where) {
-    input_error(where, str("malformed line '", text,
-                           "': expected [section], key = value, include = FILE or # comment"));
+    input_error(where, str("malformed line ", quoted(text),
+                           ": expected [section], key = value, include = FILE or # comment"));
   }
 };
 

@@ -95,9 +95,10 @@ KeySpec required(KeySpec s) {
   return s;
 }
 
-// A [model] size that is 0 unless the deck overrides the preset.
+// A [model] size that is 0 unless the deck overrides the preset. Sizes are 32-bit in the
+// model, so the range refuses what would not fit before any narrowing.
 KeySpec model_size(const char* name, const char* doc) {
-  return int_key(name, "0", "", at_least(0), doc);
+  return int_key(name, "0", "", between(0, 2147483647), doc);
 }
 
 std::vector<KeySpec> make_schema() {

@@ -21,7 +21,7 @@ bool parse_int(const std::string& text, int64_t* out) {
   char* end = nullptr;
   errno = 0;
   long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
+  if (errno != 0 || end != text.c_str() + text.size()) return false;  // "4<NUL>junk" is not 4
   *out = value;
   return true;
 }
@@ -31,7 +31,7 @@ bool parse_real(const std::string& text, double* out) {
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(text.c_str(), &end);
-  if (errno != 0 || *end != '\0' || !std::isfinite(value)) return false;
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value)) return false;
   *out = value;
   return true;
 }
@@ -82,12 +82,12 @@ namespace {
 void check_range(const KeySpec& spec, double value, const std::string& text) {
   if (spec.range.contains(value)) return;
   std::string unit = spec.unit.empty() ? "" : " " + spec.unit;
-  fail(spec, str(text, " is out of range ", spec.range.text(), unit));
+  fail(spec, str(clipped(text), " is out of range ", spec.range.text(), unit));
 }
 
 std::string canonical_int(const KeySpec& spec, const std::string& text) {
   int64_t value = 0;
-  if (!parse_int(text, &value)) fail(spec, str("expected an integer, got '", text, "'"));
+  if (!parse_int(text, &value)) fail(spec, str("expected an integer, got ", quoted(text)));
   check_range(spec, static_cast<double>(value), text);
   return std::to_string(value);
 }
@@ -96,19 +96,19 @@ std::string canonical_int(const KeySpec& spec, const std::string& text) {
 
 std::string canonical_value(const KeySpec& spec, const std::string& text) {
   if (text.find('#') != std::string::npos)
-    fail(spec, str("'#' starts a comment in a deck and cannot be part of a value, got '", text, "'"));
+    fail(spec, str("'#' starts a comment in a deck and cannot be part of a value, got ", quoted(text)));
   switch (spec.type) {
     case KeyType::integer:
       return canonical_int(spec, text);
     case KeyType::real: {
       double value = 0;
-      if (!parse_real(text, &value)) fail(spec, str("expected a number, got '", text, "'"));
+      if (!parse_real(text, &value)) fail(spec, str("expected a number, got ", quoted(text)));
       check_range(spec, value, text);
       return format_number(value);
     }
     case KeyType::boolean: {
       bool value = false;
-      if (!parse_bool(text, &value)) fail(spec, str("expected true or false, got '", text, "'"));
+      if (!parse_bool(text, &value)) fail(spec, str("expected true or false, got ", quoted(text)));
       return value ? "true" : "false";
     }
     case KeyType::string:
@@ -116,18 +116,18 @@ std::string canonical_value(const KeySpec& spec, const std::string& text) {
     case KeyType::enumeration:
       for (const std::string& choice : spec.choices)
         if (text == choice) return text;
-      fail(spec, str("'", text, "' is not allowed; choose one of ", join(spec.choices)));
+      fail(spec, str(quoted(text), " is not allowed; choose one of ", join(spec.choices)));
     case KeyType::list: {
       std::vector<std::string> items = split_list(text);
       for (const std::string& item : items)
-        if (item.empty()) fail(spec, str("empty item in the list '", text, "'"));
+        if (item.empty()) fail(spec, str("empty item in the list ", quoted(text)));
       return join(items);
     }
     case KeyType::int_list: {
       std::vector<std::string> items = split_list(text);
       if (spec.list_size != 0 && items.size() != spec.list_size)
         fail(spec, str("expected ", spec.list_size, " comma-separated integers, got ", items.size(),
-                       " in '", text, "'"));
+                       " in ", quoted(text)));
       for (std::string& item : items) item = canonical_int(spec, item);
       return join(items);
     }

@@ -31,6 +31,12 @@ std::string str(const Args&... args) {
   return out.str();
 }
 
+// User input inside a message: control bytes shown as \xHH (a NUL or an escape sequence
+// never reaches the terminal raw), and text longer than 80 bytes cut to its first 60 with
+// "... (N bytes, truncated)", so a 10 MB line never floods a log. quoted() adds '...'.
+std::string clipped(const std::string& text);
+std::string quoted(const std::string& text);
+
 }  // namespace emb
 
 // User-facing check: throws emb::Error with the streamed message.

@@ -137,16 +137,8 @@ PackedSummary verify(const H5File& f, bool values) {
     if (s.latent_views.empty()) f.fail(packed::kLatents, "no latent view (required for wan)");
     if (!f.has(packed::kTxtFeatures)) f.fail(packed::kTxtFeatures, "missing (required for wan)");
   }
-  if (!values) return s;
-
-  check_finite(f, packed::kState, f.read_all<float>(packed::kState), s.state_dim);
-  check_finite(f, packed::kAction, f.read_all<float>(packed::kAction), s.action_dim);
-  if (f.has(packed::kReward)) check_finite(f, packed::kReward, f.read_all<float>(packed::kReward), 1);
-  if (f.has(packed::kDone)) {
-    std::vector<uint8_t> done = f.read_all<uint8_t>(packed::kDone);
-    for (size_t i = 0; i < done.size(); ++i)
-      if (done[i] > 1) f.fail(packed::kDone, str("value ", int(done[i]), " at row ", i, " is not 0 or 1"));
-  }
+  // Ids and per-embodiment widths index the model's tables: cheap (one value per episode or
+  // embodiment), so training checks them on open too, instead of crashing on them.
   std::vector<int32_t> tasks = f.read_all<int32_t>(packed::kEpisodeTask);
   for (size_t e = 0; e < tasks.size(); ++e)
     if (tasks[e] < 0 || tasks[e] >= s.tasks)
@@ -164,6 +156,16 @@ PackedSummary verify(const H5File& f, bool values) {
       if (adim[e] < 1 || adim[e] > s.action_dim)
         f.fail(packed::kEmbodimentActionDim, str("value ", adim[e], " at index ", e, " not in [1, ", s.action_dim, "]"));
     }
+  }
+  if (!values) return s;
+
+  check_finite(f, packed::kState, f.read_all<float>(packed::kState), s.state_dim);
+  check_finite(f, packed::kAction, f.read_all<float>(packed::kAction), s.action_dim);
+  if (f.has(packed::kReward)) check_finite(f, packed::kReward, f.read_all<float>(packed::kReward), 1);
+  if (f.has(packed::kDone)) {
+    std::vector<uint8_t> done = f.read_all<uint8_t>(packed::kDone);
+    for (size_t i = 0; i < done.size(); ++i)
+      if (done[i] > 1) f.fail(packed::kDone, str("value ", int(done[i]), " at row ", i, " is not 0 or 1"));
   }
   std::vector<int32_t> tokens = f.read_all<int32_t>(packed::kTaskTokens);
   for (size_t i = 0; i < tokens.size(); ++i)

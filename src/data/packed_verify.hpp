@@ -20,9 +20,10 @@ struct PackedSummary {
   std::vector<std::string> latent_views, video_views, features;
 };
 
-// Shapes, dtypes, attributes and offsets (reads only the small index arrays).
+// Shapes, dtypes, attributes, offsets, task and embodiment ids and per-embodiment widths
+// (reads only the small index arrays).
 PackedSummary verify_structure(const H5File& f);
-// verify_structure plus every value: finite data and stats, ids and token ids in range.
+// verify_structure plus every value: finite data and stats, token ids in range.
 PackedSummary verify_packed(const H5File& f);
 
 // Offsets of `rows` varlen rows over `total` elements: [rows+1], 0 first, non-decreasing

@@ -1,5 +1,8 @@
 #include "train/fail_run.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "comm/agreement.hpp"
@@ -7,14 +10,33 @@
 
 namespace emb {
 
+namespace {
+
+std::string g_failure_dir;
+
+// O_EXCL: the first rank to fail writes the marker, the others leave it.
+void write_failure_marker(const std::string& line) {
+  if (g_failure_dir.empty()) return;
+  const int fd = ::open((g_failure_dir + "/FAILED").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return;
+  if (::write(fd, line.data(), line.size()) < 0) std::fprintf(stderr, "embtrain: cannot write %s/FAILED\n", g_failure_dir.c_str());
+  ::close(fd);
+}
+
+}  // namespace
+
+void mark_failures_in(const std::string& run_dir) { g_failure_dir = run_dir; }
+
 int report_failure(const World& world, const std::exception& e) {
   auto* err = dynamic_cast<const Error*>(&e);
   const int code = err ? err->exit_code() : kExitFailure;
   const bool agreed = dynamic_cast<const AgreedError*>(&e) != nullptr;
   if (agreed && world.rank != 0) return code;  // rank 0 says it for all
-  std::fprintf(stderr, "embtrain: error%s: %s\n",
-               world.size > 1 && !agreed ? str(" on rank ", world.rank).c_str() : "", e.what());
+  const std::string line =
+      str("embtrain: error", world.size > 1 && !agreed ? str(" on rank ", world.rank) : "", ": ", e.what(), "\n");
+  std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+  write_failure_marker(line);
   return code;
 }
 

@@ -4,10 +4,16 @@
 // prefetch thread may sit in a collective read) or of in-flight communication would block.
 #pragma once
 #include <exception>
+#include <string>
 
 #include "comm/world.hpp"
 
 namespace emb {
+
+// From now on a reported failure also leaves <run_dir>/FAILED holding the error line (the
+// first failing rank writes it), so a failed run's directory never looks like a finished
+// one. "" stops that.
+void mark_failures_in(const std::string& run_dir);
 
 // Prints "embtrain: error[ on rank r]: ..." and returns the exit code the error asks for. An
 // AgreedError (every rank has it) is printed by rank 0 only, as "embtrain: error: ...".

@@ -68,6 +68,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const std::string run_id = run_identity(deck);
   const CheckpointLock ckpt_lock(world.comm, ckpt_dir, run_id);  // before any output: a refused run leaves none
   result.run_dir = create_run_dir(world.comm, deck);
+  mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");
 
   auto model = make_model(mc);
@@ -204,6 +205,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     watchdog.idle();
     result.steps = totals.steps;
     result.final_loss = totals.final_loss;
+    mark_failures_in("");
     log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);
     set_log_file("");
   } catch (const std::exception& e) {

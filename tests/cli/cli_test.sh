@@ -144,6 +144,8 @@ rank_failure)
   [ $code -ne 0 ] || fail "exit code 0 although rank 1 failed"
   [ $(($(date +%s) - start)) -lt 30 ] || fail "the other ranks took more than 30 s to stop (hang?)"
   expect_contains "$(cat "$tmp/out")" "embtrain: error on rank 1: debug.fail_rank: injected failure on rank 1 at step 3"
+  [ "$(cat outputs/cli-test-fail/FAILED)" = "embtrain: error on rank 1: debug.fail_rank: injected failure on rank 1 at step 3" ] ||
+    fail "the run directory is not marked FAILED with the error"
   rm -rf outputs/cli-test-fail
   ;;
 loss_curve_equivalence)

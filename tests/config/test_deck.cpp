@@ -413,3 +413,58 @@ BOOST_AUTO_TEST_CASE(resolved_text_parses_back_to_the_same_values) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Hostile decks (issue 19): each refused with one short line, none crashes or reads forever.
+BOOST_AUTO_TEST_SUITE(hostile_decks)
+
+BOOST_AUTO_TEST_CASE(include_depth_is_limited) {
+  DeckTestDir dir;
+  for (int i = 0; i < 40; ++i) dir.write("d" + std::to_string(i) + ".in", "include = d" + std::to_string(i + 1) + ".in\n");
+  const std::string error = input_error_of([&] { load_deck(dir.path("d0.in")); });
+  BOOST_TEST(error == dir.path("d31.in") + ":1: includes nested deeper than 32 files (" + dir.path("d32.in") + ")");
+}
+
+BOOST_AUTO_TEST_CASE(non_regular_include_is_refused) {
+  DeckTestDir dir;
+  const std::string main = dir.write("main.in", std::string(kMinimal) + "include = /dev/zero\n");
+  BOOST_TEST(input_error_of([&] { load_deck(main); }) ==
+             main + ":3: cannot open the included file /dev/zero: not a regular file");
+}
+
+BOOST_AUTO_TEST_CASE(long_input_is_truncated_in_messages) {
+  DeckTestDir dir;
+  const std::string line(10 << 20, 'x');
+  check_deck_errors(dir, {
+      {"[run]\n" + line + "\n", ":2: malformed line '" + std::string(60, 'x') +
+                                    "... (10485760 bytes, truncated)': expected [section], key = value, "
+                                    "include = FILE or # comment"},
+      {"[" + std::string(1 << 20, 's') + "]\n",
+       ":1: unknown section [" + std::string(60, 's') + "... (1048576 bytes, truncated)]; sections are run, model, "
+                                                        "data, train, comm, debug"},
+      {"[train]\nsteps = " + std::string(100, '9') + "\n",
+       ":2: train.steps: expected an integer, got '" + std::string(60, '9') + "... (100 bytes, truncated)'"},
+  });
+}
+
+BOOST_AUTO_TEST_CASE(embedded_nul_is_not_a_number) {
+  DeckTestDir dir;
+  check_deck_errors(dir, {
+      {std::string("[train]\nsteps = 4\0junk\n", 23), ":2: train.steps: expected an integer, got '4\\x00junk'"},
+  });
+}
+
+BOOST_AUTO_TEST_CASE(sizes_are_range_checked_before_narrowing) {
+  DeckTestDir dir;
+  check_deck_errors(dir, {
+      {"[model]\nd_model = 4294967360\n", ":2: model.d_model: 4294967360 is out of range [0, 2147483647]"},
+      {"[model]\nd_model = 2147483648\n", ":2: model.d_model: 2147483648 is out of range [0, 2147483647]"},
+  });
+}
+
+BOOST_AUTO_TEST_CASE(utf8_byte_order_mark_is_skipped) {
+  DeckTestDir dir;
+  const std::string file = dir.write("bom.in", std::string("\xEF\xBB\xBF") + kMinimal);
+  BOOST_TEST(load_deck(file).get_string("model.preset") == "tiny_gr00t");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

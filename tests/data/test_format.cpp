@@ -176,6 +176,36 @@ BOOST_AUTO_TEST_CASE(verify_catches_each_corruption) {
   }
 }
 
+// The ids and per-embodiment widths that index the model's tables are checked by the
+// structural verification training runs on open (issue 19: they crashed training).
+BOOST_AUTO_TEST_CASE(structure_check_catches_ids_and_embodiment_widths) {
+  std::string good = kDir + "/good_ids.h5";
+  write_packed(synthesize(test::tiny_synth("gr00t", 6, 1)), good, "test");
+  struct Case {
+    std::string name, expect;
+    std::function<void(const std::string&)> edit;
+  };
+  std::vector<Case> cases = {
+      {"task_1e6", ":/episodes/task: task id 1000000 at index 2 out of range",
+       [](const std::string& p) { poke<int32_t>(p, packed::kEpisodeTask, 2, 1000000, H5T_NATIVE_INT32); }},
+      {"embodiment_1e6", ":/episodes/embodiment: embodiment id 1000000 at index 0 out of range",
+       [](const std::string& p) { poke<int32_t>(p, packed::kEpisodeEmbodiment, 0, 1000000, H5T_NATIVE_INT32); }},
+      {"action_dim_1000", ":/embodiments/action_dim: value 1000 at index 0 not in [1, ",
+       [](const std::string& p) { poke<int32_t>(p, packed::kEmbodimentActionDim, 0, 1000, H5T_NATIVE_INT32); }},
+  };
+  for (const Case& c : cases) {
+    std::string path = corrupt_copy(good, c.name, c.edit);
+    std::string message;
+    try {
+      verify_structure(H5File::open(path));
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    BOOST_TEST_INFO("case " << c.name << ": " << message);
+    BOOST_TEST(message.find(path + c.expect) == 0);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(cli_errors_are_one_line_and_leave_no_output) {
   std::string out = kDir + "/cli_out.h5";
   fs::remove(out);
