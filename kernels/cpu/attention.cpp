@@ -129,9 +129,17 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
                    m, l);
     }
   }
-  for (int64_t i = 0; i < Tq; ++i)
-    EMB_CHECK(!(lse[i * H] == kNegInf && idx.q_seq[i] >= 0), "attention: query token ", i, " (seq ", idx.q_seq[i],
-              ") has no allowed key under mask ", attn_mask_name(idx.mask));
+  for (int64_t i = 0; i < Tq; ++i) {
+    if (!(lse[i * H] == kNegInf && idx.q_seq[i] >= 0)) continue;
+    // A row of NaN scores also ends with no key taken: tell it from a mask that allows none.
+    bool any_allowed = false;
+    for (int64_t j = 0; j < Tk && !any_allowed; ++j) any_allowed = attn_allowed(idx, i, j);
+    EMB_CHECK(!any_allowed, "attention: query token ", i, " (seq ", idx.q_seq[i],
+              ") has non-finite scores against every allowed key under mask ", attn_mask_name(idx.mask),
+              " (NaN or Inf in its inputs: the data, an overflowing activation or the parameters)");
+    throw Error(str("attention: query token ", i, " (seq ", idx.q_seq[i], ") has no allowed key under mask ",
+                    attn_mask_name(idx.mask)));
+  }
 }
 
 // Flash backward per head: P = e^(S − lse) recomputed per tile, D_i = Σ dO_i·O_i,

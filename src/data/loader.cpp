@@ -87,15 +87,23 @@ LoadedStep Loader::produce() {
 
   std::vector<Position> mine = sampler_->step(next_, dc_.global_batch, rank_, ranks_);
   samples_.resize(mine.size());
+  std::string bad_data;
   for (size_t i = 0; i < mine.size(); ++i) {
     const Position& p = mine[i];
     size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
     assemble_sample(*data_, *loaded[b], mc_, p.sample, p.epoch * sampler_->size() + p.pos, samples_[i]);
+    if (bad_data.empty()) bad_data = first_non_finite(*data_, samples_[i]);
   }
   LoadedStep step;
   step.batches = pack_step(samples_, mc_, pack_, file_names_);
-  int64_t count = int64_t(step.batches.size()), most = 0;
-  MPI_Allreduce(&count, &most, 1, MPI_INT64_T, MPI_MAX, comm_);
+  // One reduction agrees on the micro-batch count and on whether any rank met bad data.
+  const int64_t mine_counts[2] = {int64_t(step.batches.size()), bad_data.empty() ? 0 : 1};
+  int64_t most_counts[2] = {0, 0};
+  MPI_Allreduce(mine_counts, most_counts, 2, MPI_INT64_T, MPI_MAX, comm_);
+  if (most_counts[1] != 0)
+    throw Error(bad_data.empty() ? "another rank met non-finite training data (its error line names the file)"
+                                 : bad_data + " (embpack verify lists every such value)");
+  const int64_t most = most_counts[0];
   while (int64_t(step.batches.size()) < most) {
     step.batches.emplace_back();
     step.batches.back().family = mc_.family == Family::gr00t ? "gr00t" : "wan";

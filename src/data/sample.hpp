@@ -30,4 +30,9 @@ struct Sample {
 void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
                      int64_t sample_index, int64_t id, Sample& s);
 
+// "" when every value of the assembled sample is finite; otherwise "FILE:DATASET: non-finite
+// value ... row R" for the first that is not (bad data must not reach the model, where it
+// would surface as an unrelated attention or loss error).
+std::string first_non_finite(const PackedDataset& data, const Sample& s);
+
 }  // namespace emb

@@ -1,7 +1,11 @@
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <tuple>
 
+#include "core/error.hpp"
 #include "data/half.hpp"
+#include "data/packed_format.hpp"
 #include "data/sample.hpp"
 
 namespace emb {
@@ -50,7 +54,25 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Mode
   s.context.assign(x.txt.begin() + x.txt_offsets[task] * cfg.d_ctx, x.txt.begin() + x.txt_offsets[task + 1] * cfg.d_ctx);
 }
 
+bool any_non_finite(const std::vector<float>& v) {
+  return std::any_of(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+}
+
 }  // namespace
+
+std::string first_non_finite(const PackedDataset& data, const Sample& s) {
+  const PackedFileIndex& x = data.file(s.file);
+  const std::string where = str(x.file.path(), ":");
+  if (any_non_finite(s.state)) return str(where, packed::kState, ": non-finite value in row ", s.row);
+  if (any_non_finite(s.actions) || any_non_finite(s.block_actions))
+    return str(where, packed::kAction, ": non-finite value in the action rows of the sample at row ", s.row);
+  if (any_non_finite(s.latents))
+    return str(where, x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
+  if (any_non_finite(s.context))
+    return str(where, x.latent_dataset.empty() ? packed::kVlFeatures : packed::kTxtFeatures,
+               ": non-finite value in the context features of the sample at row ", s.row);
+  return "";
+}
 
 void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
                      int64_t sample_index, int64_t id, Sample& s) {

@@ -326,6 +326,18 @@ sigterm_checkpoint)
   term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 60
   term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
   ;;
+nan_data)
+  # Non-finite values in the data are refused as read, naming the file, dataset and row.
+  cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"
+  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['/steps/state'][5:, 0] = float('nan')" "$tmp/nan.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+    --set data.paths="$tmp/nan.h5" --set run.name=cli-test-nan-data --set run.output_dir="$tmp/out" \
+    --set train.nan_policy=skip >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] || fail "non-finite data trained to exit 0"
+  grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
+    "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
+  ;;
 *)
   fail "unknown case"
   ;;
