@@ -323,7 +323,7 @@ sigterm_checkpoint)
       fail "$name: $latest is not a complete checkpoint"
     return $code
   }
-  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 60
+  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 30
   term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
   ;;
 nan_data)
