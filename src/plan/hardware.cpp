@@ -1,8 +1,10 @@
 #include "plan/hardware.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "config/deck.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -43,6 +45,20 @@ class FigureReader {
 };
 
 }  // namespace
+
+std::string hardware_name(const Deck& deck) {
+  const std::string name = deck.get_string("plan.hardware");
+  if (!name.empty()) return name;
+  return deck.get_string("run.device") == "cpu" ? "cpu_dev" : "h100_sxm";
+}
+
+double device_share(const Hardware& hw, int ranks) {
+  return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;
+}
+
+double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
+  return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
+}
 
 Hardware load_hardware(const std::string& name_or_path) {
   Hardware h;

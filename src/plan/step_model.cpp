@@ -109,7 +109,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   // Compute rates per rank: ranks sharing a CPU node share its cores.
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
-  const double share = hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / R) : 1.0;
+  const double share = device_share(hw, R);
   const double gemm_rate = (bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
   const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
   const double mem_rate = hw.memory_bytes_per_s * share;
@@ -201,7 +201,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
 
   const double samples_per_step = double(std::min<int64_t>(w.global_batch, int64_t(s.samples_per_rank) * R));
   s.samples_per_s_per_device = samples_per_step / s.step_s / R;
-  s.mfu = s.flops_per_sample * s.samples_per_s_per_device / ((bf16 ? hw.peak_bf16 : hw.peak_fp32) * share);
+  s.mfu = s.flops_per_sample * s.samples_per_s_per_device / peak_flops_per_rank(hw, bf16, R);
   if (w.dataset_samples > 0) s.epoch_s = double(w.dataset_samples) / (samples_per_step / s.step_s);
 
   s.state_bytes = p.state_bytes[size_t(mode)];

@@ -36,9 +36,7 @@ std::string plan_report(const Deck& deck, int world_size) {
   const ModelConfig mc = model_config_from_deck(deck);
   const int64_t ranks_key = deck.get_int("train.ranks");
   const int ranks = ranks_key > 0 ? int(ranks_key) : world_size;
-  std::string hw_name = deck.get_string("plan.hardware");
-  if (hw_name.empty()) hw_name = deck.get_string("run.device") == "cpu" ? "cpu_dev" : "h100_sxm";
-  const Hardware hw = load_hardware(hw_name);
+  const Hardware hw = load_hardware(hardware_name(deck));
 
   Workload w;
   w.model = mc;

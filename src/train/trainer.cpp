@@ -12,6 +12,7 @@
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
+#include "plan/hardware.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/data_parallel.hpp"
@@ -63,6 +64,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   TrainResult result;
   result.run_dir = create_run_dir(world.comm, deck);
   set_log_file(result.run_dir + "/train.log");
+  RunTrace trace(result.run_dir, world.rank);
+  timers.set_trace(&trace);
 
   auto model = make_model(mc);
   const ParamRegistry& reg = model->params();
@@ -129,6 +132,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     {
       const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
       totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
+      totals.peak_flops_per_rank =
+          peak_flops_per_rank(load_hardware(hardware_name(deck)), mc.precision == Precision::bf16, world.size);
     }
     std::ostringstream loss_csv;
     loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm\n";  // exact enough to compare runs
@@ -178,7 +183,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     }
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
-    write_run_report(world.comm, result.run_dir, timers, totals);
+    write_run_report(world.comm, result.run_dir, totals);
     result.steps = totals.steps;
     result.final_loss = totals.final_loss;
     log_info("done: ", totals.steps, " steps, final loss ", totals.final_loss, "; outputs in ", result.run_dir);
