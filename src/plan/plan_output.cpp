@@ -107,7 +107,7 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.fits ? str("fits, ", gib(s.capacity_bytes - s.memory_bytes), " GiB headroom") : std::string("DOES NOT FIT"),
            "\n");
   t += str("  checkpoint           ", gib(s.checkpoint_bytes), " GiB in ", duration(s.checkpoint_s),
-           "; Slurm pre-emption --signal=USR1@", int64_t(s.preemption_signal_s), "\n");
+           "; Slurm pre-emption --signal=B:USR1@", int64_t(s.preemption_signal_s), "\n");
   t += "configurations, best first (shard, recompute, samples per micro-batch, bucket MiB):\n";
   t += "  shard recompute    mb  bucket        step samples/s    MFU   GiB/dev\n";
   for (size_t i = 0; i < std::min(top, ranked.size()); ++i) t += row(ranked[i]);
