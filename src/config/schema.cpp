@@ -216,6 +216,8 @@ std::vector<KeySpec> make_schema() {
               "poison this step's gradients with NaN; 0 = never"),
       int_key("debug.fail_rank", "-1", "", at_least(-1), "this rank fails at debug.fail_step; -1 = none"),
       int_key("debug.fail_step", "1", "steps", at_least(1), "the step at which debug.fail_rank fails"),
+      real_key("debug.slow_step_ms", "0", "ms", at_least(0),
+               "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
   };
 }
 

@@ -141,6 +141,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
     StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip",
                     deck.get_int("debug.inject_nan_step")};
+    ctx.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
     const int64_t fail_rank = deck.get_int("debug.fail_rank"), fail_step = deck.get_int("debug.fail_step");
     for (int64_t step = first_step; step <= total_steps; ++step) {
       timers.start(Phase::step);
