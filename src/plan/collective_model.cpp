@@ -31,6 +31,15 @@ const char* collective_name(Collective c) {
 CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p) {
   EMB_ASSERT(p >= 1);
   if (p == 1 || n <= 0) return {0, "none"};
+  if (hw.ranks_share_node && p > hw.devices_per_node) {
+    // More ranks than cores: a collective advances only while its peers hold a core, so each
+    // hop waits for a time slice and the bandwidth is shared.
+    Hardware shared = hw;
+    const double share = double(hw.devices_per_node) / p;
+    shared.intra_node = {hw.intra_node.bytes_per_s * share, hw.intra_node.latency_s / share};
+    shared.devices_per_node = p;
+    return collective_time(shared, c, n, p);
+  }
   const int g = hw.ranks_share_node ? p : std::min(p, hw.devices_per_node);
   const int m = (p + g - 1) / g;
   if (m == 1) {

@@ -7,7 +7,8 @@
 //   tree          all-reduce only (NCCL's double binary tree): 2·⌈log2 p⌉·α + 2·n/β, pipelined.
 //   hierarchical  reduce-scatter (or all-gather) inside the node over NVLink, the 1/g shard
 //                 across the m nodes over each device's own NIC (rail), then all-gather inside.
-// The fastest algorithm is chosen per call, as NCCL's tuner does.
+// The fastest algorithm is chosen per call, as NCCL's tuner does. Ranks oversubscribing a CPU
+// node's cores see β times and α divided by cores/ranks.
 #pragma once
 #include <string>
 

@@ -183,8 +183,9 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     const std::vector<double> ar = times(Collective::all_reduce, 4, "all_reduce of gradients", 1);
     s.comm_exposed_s = exposed(bwd_comp, zero, reversed(ar), false);
   }
-  // The step's small all-reduces: loss denominators, micro-batch count, sums, gradient norm.
-  const double small = 4 * collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  // The step's small blocking all-reduces: loss denominators, micro-batch count, sums,
+  // gradient norm, the stop-signal flag.
+  const double small = 5 * collective_time(hw, Collective::all_reduce, 32, R).seconds;
   s.comm_total_s += small;
   s.comm_exposed_s += small;
 

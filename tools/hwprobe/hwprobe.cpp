@@ -6,7 +6,8 @@
 //   attention   attention forward + backward, 512 tokens, 4 heads of 64, full mask
 //               (4·T²·D forward + 10·T²·D backward FLOPs, as --plan counts them);
 //   memory      triad a = b + s·c over 3 × 32 MiB;
-//   collectives all-gather, reduce-scatter and all-reduce of 8 B (α) and 32 MiB (β, ring);
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), each
+//               right after a burst of compute on every rank (the ranks' skew counts, as in a step);
 //   storage     writing 256 MiB with fsync.
 // Each figure is the median over 5 runs of the median over ranks.
 #include <mpi.h>
@@ -34,12 +35,15 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds of fn, every rank starting together; the median over ranks, then over runs.
-double timed(const std::function<void()>& fn, int runs = 5) {
+// Seconds of fn, every rank starting together (or, with `before`, after each rank ran `before`
+// untimed: a collective then also waits for the ranks' skew, as it does after a training
+// step's compute); the median over ranks, then over runs.
+double timed(const std::function<void()>& fn, int runs = 5, const std::function<void()>& before = {}) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
   for (int r = 0; r < runs; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
+    if (before) before();
     const auto t0 = Clock::now();
     fn();
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -101,22 +105,29 @@ struct Fabric {
   double latency_s = 0, bytes_per_s = 0;
 };
 
-// α from 8-byte calls; β from the ring pass ((p−1)/p·n bytes per rank) of 32 MiB gathers and
-// reduce-scatters.
+// Each collective right after ~50 ms of GEMM on every rank, as in a training step (on a shared
+// machine the ranks leave their compute at different times, and the collective waits for
+// the last): α from 8-byte all-reduces, β from the ring pass ((p−1)/p·n bytes per rank) of
+// 32 MiB gathers and reduce-scatters.
 Fabric collectives() {
   const int p = g_size;
   const size_t small = 2, big = size_t(8) << 20;  // floats
   std::vector<float> send(big * size_t(p), 1.0f), recv(big * size_t(p));
+  const int m = 512;
+  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  const auto compute = [&] {
+    for (int i = 0; i < 50; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+  };
   const double alpha = timed([&] {
-    for (int i = 0; i < 100; ++i) MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }) / 100 / (2 * std::max(1, p - 1));
+    MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  }, 9, compute) / (2 * std::max(1, p - 1));
   const double n = double(big) * sizeof(float) * p;  // the full buffer
   const double gather = timed([&] {
     MPI_Allgather(send.data(), int(big), MPI_FLOAT, recv.data(), int(big), MPI_FLOAT, MPI_COMM_WORLD);
-  });
+  }, 7, compute);
   const double scatter = timed([&] {
     MPI_Reduce_scatter_block(send.data(), recv.data(), int(big), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  });
+  }, 7, compute);
   const double pass = 0.5 * (gather + scatter) - (p - 1) * alpha;
   return {alpha, double(p - 1) / p * n / pass};
 }
@@ -167,8 +178,8 @@ int main(int argc, char** argv) {
         {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
                     {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                     {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter, ring pass")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce over 2(p-1) hops")}}},
+        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter after compute, ring pass")},
+                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce after compute, over 2(p-1) hops")}}},
         {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                      {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
                      {"write_bytes_per_s_total", fig(write, "one node")}}},
