@@ -9,6 +9,14 @@ cmd=$1
 dir=$(realpath -m "$2")
 
 stop() {
+  # Jobs first, while the daemons can still end them (their step daemons outlive slurmd).
+  if [ -f "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+    SLURM_CONF=$dir/slurm.conf scancel --full $(SLURM_CONF=$dir/slurm.conf squeue -h -o %i) 2>/dev/null || true
+    for _ in $(seq 50); do
+      [ -z "$(SLURM_CONF=$dir/slurm.conf squeue -h -o %i 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
   for daemon in slurmd slurmctld munged; do
     local pidfile="$dir/$daemon.pid"
     [ -f "$pidfile" ] || continue

@@ -19,6 +19,8 @@ fail() { echo "FAIL: $*" >&2; tail -n 20 "$cluster"/*.out 2>/dev/null >&2; exit 
 eval "$(bash scripts/slurm/local_cluster.sh start "$cluster")" || fail "the local Slurm did not start"
 
 steps=400
+# Job ids restart at 1 on every fresh cluster: clear the job directories of earlier runs.
+rm -rf outputs/slurm/ci-full-* outputs/slurm/ci-preempt-*
 common=(-n 2 -c 1 --export=ALL,EMBTRAIN_SITE=local --output="$cluster/%x-%j.out" --open-mode=append)
 deck_args=(inputs/tiny_gr00t.in --set train.steps=$steps --set train.global_batch=8 --set run.log_every=100)
 state() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -37,7 +39,8 @@ for _ in $(seq 600); do
   [ "$rows" -gt $((20 * 10)) ] && break  # 20 steps of 10 phases
   sleep 0.2
 done
-[ "$(state "$id" JobState)" = RUNNING ] || fail "job $id is $(state "$id" JobState) before the signal (too fast?)"
+s=$(state "$id" JobState)
+[ "$s" = RUNNING ] || fail "job $id is $s, not RUNNING, when it should be signalled (${rows} timing rows)"
 scancel --signal=USR1 --batch "$id"
 for _ in $(seq 900); do
   s=$(state "$id" JobState)
