@@ -4,7 +4,7 @@
 #   make bench   benchmarks; JSON results in outputs/bench/
 #   make asan    AddressSanitizer+UBSan build in build-asan/ and its unit tests
 #   make cuda    the standalone CUDA kernel tests and benchmarks (needs a GPU to run)
-#   make regress weak/strong scaling drivers (regression/)
+#   make regress weak/strong scaling drivers, compared with regression/baselines (regression/)
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -47,7 +47,7 @@ cuda:
 	$(MAKE) -C kernels/cuda test bench
 
 regress: build
-	@bash regression/run_scaling.sh $(BUILD)
+	@bash regression/regress.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   python3-torch python3-h5py python3-numpy python3-matplotlib
+  slurm-wlm slurmctld slurmd munge
 )
 
 missing=()

@@ -210,11 +210,20 @@ std::vector<KeySpec> make_schema() {
                "issue collectives ahead and wait where the data is needed; off = wait right after "
                "issuing (the no-overlap baseline)"),
 
+      // [plan] what --plan predicts for
+      string_key("plan.hardware", "",
+                 "hardware file: a name in inputs/hw or a path; empty = cpu_dev on cpu, h100_sxm on cuda"),
+      int_key("plan.dataset_samples", "0", "samples", at_least(0),
+              "samples in an epoch; 0 = count data.paths when they exist"),
+      string_key("plan.json", "", "the plan's JSON; empty = <run.output_dir>/plan/<deck stem>.json"),
+
       // [debug] fault injection for the failure-handling tests
       int_key("debug.inject_nan_step", "0", "steps", at_least(0),
               "poison this step's gradients with NaN; 0 = never"),
       int_key("debug.fail_rank", "-1", "", at_least(-1), "this rank fails at debug.fail_step; -1 = none"),
       int_key("debug.fail_step", "1", "steps", at_least(1), "the step at which debug.fail_rank fails"),
+      real_key("debug.slow_step_ms", "0", "ms", at_least(0),
+               "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
   };
 }
 

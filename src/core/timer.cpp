@@ -17,12 +17,19 @@ void PhaseTimers::start(Phase p) {
 
 void PhaseTimers::stop(Phase p) {
   EMB_ASSERT(depth_[int(p)] > 0);
-  if (--depth_[int(p)] == 0) current_.seconds[int(p)] += seconds_since(started_[int(p)]);
+  if (--depth_[int(p)] != 0) return;
+  const Clock::time_point now = Clock::now();
+  current_.seconds[int(p)] += std::chrono::duration<double>(now - started_[int(p)]).count();
+  if (trace_) trace_->phase(phase_name(p), started_[int(p)], now, records_.empty() ? 0 : records_.back().step + 1);
 }
 
 void PhaseTimers::end_step(int64_t step) {
   current_.step = step;
   records_.push_back(current_);
+  if (trace_) {
+    for (int p = 0; p < kNumPhases; ++p) trace_->timing(step, phase_name(Phase(p)), current_.seconds[size_t(p)]);
+    trace_->end_step();
+  }
   current_ = StepTimes{};
 }
 

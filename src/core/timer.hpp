@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run_trace.hpp"
+
 namespace emb {
 
 enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, count };
@@ -32,6 +34,9 @@ class PhaseTimers {
   double current(Phase p) const { return current_.seconds[int(p)]; }
   // Closes the step: records its times under `step` and starts a fresh one.
   void end_step(int64_t step);
+  // Where phases, units and collectives stream to as the run goes (null: nowhere).
+  void set_trace(RunTrace* trace) { trace_ = trace; }
+  RunTrace* trace() const { return trace_; }
   const std::vector<StepTimes>& records() const { return records_; }
 
  private:
@@ -39,6 +44,7 @@ class PhaseTimers {
   std::array<int, kNumPhases> depth_{};
   StepTimes current_;
   std::vector<StepTimes> records_;
+  RunTrace* trace_ = nullptr;
 };
 
 // RAII: times a scope as phase `p`.

@@ -56,8 +56,8 @@ DataParallel::~DataParallel() {
 
 void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait()); }
 
-CommHandle DataParallel::track(CommHandle h) {
-  step_ops_.push_back({h, PhaseTimers::Clock::now()});
+CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t bytes) {
+  step_ops_.push_back({h, PhaseTimers::Clock::now(), op, bucket, bytes});
   if (!overlap_) wait(h);
   return h;
 }
@@ -112,7 +112,20 @@ void DataParallel::begin_micro_batch(bool last) {
   timers_.start(Phase::fwd);
 }
 
-void DataParallel::end_micro_batch() { timers_.stop(in_backward_ ? Phase::bwd : Phase::fwd); }
+void DataParallel::end_micro_batch() {
+  trace_unit_boundary(-1, false);
+  timers_.stop(in_backward_ ? Phase::bwd : Phase::fwd);
+}
+
+// A unit's span in the trace runs from the model asking for its parameters to the next unit's
+// request (or the micro-batch's end).
+void DataParallel::trace_unit_boundary(int next_unit, bool backward) {
+  RunTrace* trace = timers_.trace();
+  if (!trace) return;
+  const auto now = PhaseTimers::Clock::now();
+  if (traced_unit_ >= 0) trace->unit(traced_unit_, traced_backward_, unit_started_, now);
+  traced_unit_ = next_unit, traced_backward_ = backward, unit_started_ = now;
+}
 
 void DataParallel::run_empty_pass(bool last) {
   begin_micro_batch(last);
@@ -142,6 +155,7 @@ void DataParallel::check_order(int u, bool backward) {
 
 const float* DataParallel::unit_params(int u, bool backward) {
   check_order(u, backward);
+  trace_unit_boundary(u, backward);
   const int b = layout_.bucket_of_unit(u);
   const Bucket& k = layout_.bucket(b);
   if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
@@ -193,11 +207,13 @@ void DataParallel::fill_slot(GatherSlot& slot, int b) {
   slot.handle = CommHandle();
   slot.widened = true;
   if (mode() == ShardMode::full && bf16_) {
-    slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16));
+    slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16),
+                        "all_gather", b, k.count * 2);
     slot.widened = false;
   } else if (mode() == ShardMode::full) {
     slot.handle =
-        track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32));
+        track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
+              "all_gather", b, k.count * 4);
   } else if (mode() == ShardMode::grads) {  // bf16: widen the gathered copy
     for (int64_t i = 0; i < k.count; ++i) slot.data[size_t(i)] = to_float(flat_bf16_[size_t(k.offset + i)]);
   } else {  // none, bf16: round the replicated master weights
@@ -248,7 +264,7 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
                                     mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
                                                                : grad_slots_[size_t(grad_slot)].shard.data(),
                                     k.count, DType::f32, ReduceOp::sum);
-  track(r.handle);
+  track(r.handle, mode() == ShardMode::none ? "all_reduce" : "reduce_scatter", b, k.count * 4);
   reduced_[size_t(b)] = true;
   pending_.push_back(r);
 }
@@ -280,7 +296,8 @@ void DataParallel::publish_params() {
           track(bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
                                          DType::bf16)
                       : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
-                                         k.count, DType::f32));
+                                         k.count, DType::f32),
+                "all_gather", b, k.count * (bf16_ ? 2 : 4));
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
   // The next forward starts with bucket 0: gather the first buckets behind the step's tail.
@@ -296,6 +313,7 @@ double DataParallel::take_comm_seconds() {
   for (IssuedOp& op : step_ops_) {
     double start = std::chrono::duration<double>(op.issued - origin).count();
     spans.emplace_back(start, start + op.handle.seconds());
+    if (RunTrace* trace = timers_.trace()) trace->collective(op.op, op.bucket, op.bytes, op.issued, op.handle.seconds());
   }
   step_ops_.clear();
   std::sort(spans.begin(), spans.end());

@@ -95,7 +95,7 @@ class DataParallel final : public UnitHooks {
 
   ShardMode mode() const { return layout_.mode(); }
   void wait(CommHandle& h);
-  CommHandle track(CommHandle h);
+  CommHandle track(CommHandle h, const char* op, int bucket, int64_t bytes);
   bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
   GatherSlot& gather_bucket(int b, int keep);
   void fill_slot(GatherSlot& slot, int b);
@@ -127,7 +127,15 @@ class DataParallel final : public UnitHooks {
   struct IssuedOp {
     CommHandle handle;
     PhaseTimers::Clock::time_point issued;
+    const char* op;  // for the trace: what, which bucket, how many bytes
+    int bucket;
+    int64_t bytes;
   };
+  // The unit computing now, for the trace (-1: none).
+  int traced_unit_ = -1;
+  bool traced_backward_ = false;
+  PhaseTimers::Clock::time_point unit_started_{};
+  void trace_unit_boundary(int next_unit, bool backward);
   std::vector<IssuedOp> step_ops_;
   uint64_t use_clock_ = 0;
   bool overlap_ = true, bf16_ = false;

@@ -1,14 +1,63 @@
+#include <filesystem>
+
 #include "config/deck.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "data/data_config.hpp"
+#include "data/packed_dataset.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
+#include "plan/config_search.hpp"
+#include "plan/plan_output.hpp"
 #include "train/commands.hpp"
 
 namespace emb {
+namespace {
+
+// plan.dataset_samples, or the samples of data.paths when the files are there (0: unknown).
+int64_t dataset_samples(const Deck& deck, const ModelConfig& mc) {
+  if (const int64_t n = deck.get_int("plan.dataset_samples"); n > 0) return n;
+  std::vector<std::string> paths;
+  try {
+    paths = expand_paths(deck.get_list("data.paths"));
+  } catch (const Error&) {
+    return 0;  // no data yet: the plan still answers, without an epoch time
+  }
+  for (const std::string& path : paths)
+    if (!std::filesystem::exists(path)) return 0;
+  if (paths.empty()) return 0;
+  const DataConfig dc = data_config_from_deck(deck);
+  return PackedDataset(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view).samples();
+}
+
+}  // namespace
 
 std::string plan_report(const Deck& deck, int world_size) {
-  const int64_t ranks = deck.get_int("train.ranks");
-  return plan_text(make_plan(model_config_from_deck(deck), ranks > 0 ? int(ranks) : world_size,
-                             deck.get_int("data.tokens_per_mb")));
+  const ModelConfig mc = model_config_from_deck(deck);
+  const int64_t ranks_key = deck.get_int("train.ranks");
+  const int ranks = ranks_key > 0 ? int(ranks_key) : world_size;
+  const Hardware hw = load_hardware(hardware_name(deck));
+
+  Workload w;
+  w.model = mc;
+  w.ranks = ranks;
+  w.global_batch = deck.get_int("train.global_batch");
+  w.packing = deck.get_string("data.packing") == "on";
+  w.tokens_per_mb = deck.get_int("data.tokens_per_mb");
+  w.micro_batch = deck.get_int("train.micro_batch");
+  w.shard = deck.get_string("train.shard");
+  w.bucket_bytes = deck.get_double("train.bucket_mb") * (1 << 20);
+  w.overlap = deck.get_string("comm.overlap") == "on";
+  w.dataset_samples = dataset_samples(deck, mc);
+
+  const StepPrediction as_deck = predict_step(hw, w);
+  const std::vector<StepPrediction> ranked = rank_configurations(hw, w);
+  std::string json_path = deck.get_string("plan.json");
+  if (json_path.empty()) json_path = deck.get_string("run.output_dir") + "/plan/" + deck.stem() + ".json";
+  std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
+  write_file_atomic(json_path, plan_json(hw, as_deck, ranked).dump(2) + "\n");
+  return plan_text(make_plan(mc, ranks, w.tokens_per_mb)) + prediction_text(hw, as_deck, ranked, 10) +
+         str("JSON: ", json_path, "\n");
 }
 
 }  // namespace emb

@@ -1,11 +1,13 @@
 #include "train/run_report.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
 #include "core/arena.hpp"
+#include "core/error.hpp"
 #include "core/fs.hpp"
 
 namespace emb {
@@ -33,33 +35,34 @@ nlohmann::json to_json(const MinMedMax& s) {
   return {{"min", s.min}, {"median", s.median}, {"max", s.max}, {"mean", s.mean}};
 }
 
+// One rank's timings/rank<R>.csv (RunTrace): step,phase,seconds rows, in step order.
+std::vector<StepTimes> read_rank_timings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(str(path, ": missing (every rank writes its timings as it runs)"));
+  std::vector<StepTimes> steps;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const size_t a = line.find(','), b = line.rfind(',');
+    if (a == std::string::npos || b == a) throw Error(str(path, ": malformed row '", line, "'"));
+    const int64_t step = std::stoll(line.substr(0, a));
+    const std::string phase = line.substr(a + 1, b - a - 1);
+    if (steps.empty() || steps.back().step != step) steps.push_back(StepTimes{step, {}});
+    for (int p = 0; p < kNumPhases; ++p)
+      if (phase == phase_name(Phase(p))) steps.back().seconds[size_t(p)] = std::stod(line.substr(b + 1));
+  }
+  return steps;
+}
+
 }  // namespace
 
-void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTimers& timers, const RunTotals& totals) {
+void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-
-  // Each record flattens to [step, seconds[0..kNumPhases)].
-  const int width = 1 + kNumPhases;
-  std::vector<double> mine;
-  for (const StepTimes& r : timers.records()) {
-    mine.push_back(double(r.step));
-    mine.insert(mine.end(), r.seconds.begin(), r.seconds.end());
-  }
-  int count = int(mine.size());
-  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<double> all;
-  if (rank == 0) {
-    int total = 0;
-    for (int r = 0; r < size; ++r) displs[size_t(r)] = total, total += counts[size_t(r)];
-    all.resize(size_t(total));
-  }
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm);
   double peak_rss = double(peak_rss_bytes()), peak_min = 0, peak_max = 0;
   MPI_Reduce(&peak_rss, &peak_min, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(&peak_rss, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  MPI_Reduce(&peak_rss, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
   if (rank != 0) return;
 
   std::ostringstream csv;
@@ -68,11 +71,10 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTime
   std::vector<std::vector<double>> per_rank(kNumPhases);  // total per rank
   for (int r = 0; r < size; ++r) {
     std::vector<double> rank_total(kNumPhases, 0.0);
-    for (int i = displs[size_t(r)]; i < displs[size_t(r)] + counts[size_t(r)]; i += width) {
-      auto step = int64_t(all[size_t(i)]);
+    for (const StepTimes& t : read_rank_timings(str(run_dir, "/timings/rank", r, ".csv"))) {
       for (int p = 0; p < kNumPhases; ++p) {
-        double s = all[size_t(i + 1 + p)];
-        csv << r << ',' << step << ',' << phase_name(Phase(p)) << ',' << s << '\n';
+        const double s = t.seconds[size_t(p)];
+        csv << r << ',' << t.step << ',' << phase_name(Phase(p)) << ',' << s << '\n';
         per_step[size_t(p)].push_back(s);
         rank_total[size_t(p)] += s;
       }
@@ -104,6 +106,10 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTime
       {"tokens_per_s", rate(double(totals.tokens))},
       {"model_flops_per_sample", totals.flops_per_sample},
       {"achieved_tflops_per_rank", rate(double(totals.samples) * totals.flops_per_sample) / size / 1e12},
+      {"peak_tflops_per_rank", totals.peak_flops_per_rank / 1e12},
+      {"mfu", totals.peak_flops_per_rank > 0
+                  ? rate(double(totals.samples) * totals.flops_per_sample) / size / totals.peak_flops_per_rank
+                  : 0.0},
       {"comm_exposed_fraction", comm_total > 0 ? comm_exposed / comm_total : 0.0},
       {"final_loss", totals.final_loss},
       {"peak_memory_bytes", {{"min", peak_min}, {"max", peak_max}}},

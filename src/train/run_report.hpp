@@ -1,6 +1,7 @@
 // End-of-run outputs every scaling study reads (DESIGN.md "Timers and outputs"): rank 0
-// gathers each rank's phase timers and writes timings.csv (rank, step, phase, seconds) and
-// summary.json (per phase min/median/max over ranks and steps, throughput, memory).
+// reads each rank's streamed timings (<run_dir>/timings/rank<R>.csv, core/run_trace.hpp) and
+// writes timings.csv (rank, step, phase, seconds) and summary.json (per phase
+// min/median/max over ranks and steps, throughput, MFU, memory).
 #pragma once
 #include <mpi.h>
 
@@ -17,11 +18,12 @@ struct RunTotals {
   int64_t tokens = 0;       // global real tokens (no padding)
   int64_t computed_tokens = 0;  // global tokens computed (padding included)
   double flops_per_sample = 0;  // model FLOPs (fwd+bwd) per sample, 0 if unknown
+  double peak_flops_per_rank = 0;  // the hardware file's peak for one rank's share (MFU); 0 if unknown
   double final_loss = 0;
   std::string family, preset, device;
 };
 
 // Collective over `comm`; rank 0 writes <run_dir>/timings.csv and summary.json (atomically).
-void write_run_report(MPI_Comm comm, const std::string& run_dir, const PhaseTimers& timers, const RunTotals& totals);
+void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals);
 
 }  // namespace emb

@@ -1,6 +1,8 @@
 #include "train/train_step.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -37,6 +39,8 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
   if (step == ctx.inject_nan_step && rank == 0) dp.inject_nan();
   for (int i = 0; i < n_local; ++i) {
     dp.begin_micro_batch(i == n_local - 1);
+    if (ctx.slow_micro_batch_s > 0)  // inside fwd: the regression compare must see a slower forward
+      std::this_thread::sleep_for(std::chrono::duration<double>(ctx.slow_micro_batch_s));
     sums[0] += ctx.model.forward_backward(nullptr, nullptr, *micro_batches[size_t(i)], step, ctx.seed, denominators, &dp);
     dp.end_micro_batch();
   }

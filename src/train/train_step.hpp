@@ -25,6 +25,7 @@ struct StepContext {
   uint64_t seed = 0;
   bool skip_nonfinite = false;  // train.nan_policy = skip
   int64_t inject_nan_step = 0;  // debug.inject_nan_step: rank 0 poisons its gradients then
+  double slow_micro_batch_s = 0;  // debug.slow_step_ms: a sleep per micro-batch (regression tests)
 };
 
 struct StepResult {

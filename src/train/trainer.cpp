@@ -12,6 +12,7 @@
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
+#include "plan/hardware.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_lock.hpp"
@@ -70,6 +71,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   result.run_dir = create_run_dir(world.comm, deck);
   mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");
+  RunTrace trace(result.run_dir, world.rank);
+  timers.set_trace(&trace);
 
   auto model = make_model(mc);
   const ParamRegistry& reg = model->params();
@@ -147,6 +150,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     {
       const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
       totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
+      totals.peak_flops_per_rank =
+          peak_flops_per_rank(load_hardware(hardware_name(deck)), mc.precision == Precision::bf16, world.size);
     }
     std::ostringstream loss_csv;
     loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm\n";  // exact enough to compare runs
@@ -154,6 +159,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
     StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip",
                     deck.get_int("debug.inject_nan_step")};
+    ctx.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
     const int64_t fail_rank = deck.get_int("debug.fail_rank"), fail_step = deck.get_int("debug.fail_step");
     for (int64_t step = first_step; step <= total_steps; ++step) {
       timers.start(Phase::step);
@@ -200,8 +206,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     }
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
-    watchdog.watch("report", totals.steps, "the gather of every rank's timers for the run report");
-    write_run_report(world.comm, result.run_dir, timers, totals);
+    watchdog.watch("report", totals.steps, "every rank's timings for the run report");
+    write_run_report(world.comm, result.run_dir, totals);
     watchdog.idle();
     result.steps = totals.steps;
     result.final_loss = totals.final_loss;

@@ -1,0 +1,79 @@
+#include "core/run_trace.hpp"
+
+#include <filesystem>
+
+#include "core/error.hpp"
+
+namespace emb {
+namespace {
+
+std::FILE* open_or_throw(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw Error(str(path, ": cannot create the timing file"));
+  return f;
+}
+
+}  // namespace
+
+RunTrace::RunTrace(const std::string& run_dir, int rank)
+    : rank_(rank),
+      steady0_(Clock::now()),
+      wall0_us_(double(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count())) {
+  std::filesystem::create_directories(run_dir + "/timings");
+  std::filesystem::create_directories(run_dir + "/trace");
+  timings_ = open_or_throw(str(run_dir, "/timings/rank", rank, ".csv"));
+  trace_ = open_or_throw(str(run_dir, "/trace/rank", rank, ".json"));
+  std::fprintf(timings_, "step,phase,seconds\n");
+  std::fprintf(trace_, "[\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
+               rank, rank);
+  const char* threads[] = {"phases", "units", "collectives"};
+  for (int tid = 0; tid < 3; ++tid)
+    std::fprintf(trace_, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                 rank, tid, threads[tid]);
+  end_step();
+}
+
+RunTrace::~RunTrace() {
+  std::fprintf(trace_, "\n]\n");
+  std::fclose(trace_);
+  std::fclose(timings_);
+}
+
+double RunTrace::wall_us(Clock::time_point t) const {
+  return wall0_us_ + std::chrono::duration<double, std::micro>(t - steady0_).count();
+}
+
+void RunTrace::timing(int64_t step, const char* phase, double seconds) {
+  std::fprintf(timings_, "%lld,%s,%.9g\n", static_cast<long long>(step), phase, seconds);
+}
+
+void RunTrace::end_step() {
+  std::fflush(timings_);
+  std::fflush(trace_);
+}
+
+void RunTrace::event(const std::string& name, const char* cat, int tid, Clock::time_point start, double dur_us,
+                     const std::string& args) {
+  std::fprintf(trace_, ",\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
+                       "\"dur\": %.3f, \"args\": {%s}}",
+               name.c_str(), cat, rank_, tid, wall_us(start), dur_us, args.c_str());
+}
+
+void RunTrace::phase(const char* name, Clock::time_point start, Clock::time_point end, int64_t step) {
+  event(name, "phase", 0, start, std::chrono::duration<double, std::micro>(end - start).count(),
+        str("\"step\": ", step));
+}
+
+void RunTrace::unit(int unit, bool backward, Clock::time_point start, Clock::time_point end) {
+  event(str(backward ? "bwd" : "fwd", " unit ", unit), "unit", 1, start,
+        std::chrono::duration<double, std::micro>(end - start).count(), str("\"unit\": ", unit));
+}
+
+void RunTrace::collective(const char* op, int bucket, int64_t bytes, Clock::time_point issued, double seconds) {
+  event(str(op, " bucket ", bucket), "collective", 2, issued, seconds * 1e6,
+        str("\"op\": \"", op, "\", \"bucket\": ", bucket, ", \"bytes\": ", bytes));
+}
+
+}  // namespace emb

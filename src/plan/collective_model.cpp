@@ -1,0 +1,75 @@
+#include "plan/collective_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace emb {
+namespace {
+
+// One ring pass (all-gather or reduce-scatter) of n bytes over p ranks.
+double ring_pass(double n, int p, const LinkSpec& link) {
+  return (p - 1) * link.latency_s + double(p - 1) / p * n / link.bytes_per_s;
+}
+
+double pass_time(Collective c, double n, int p, const LinkSpec& link) {
+  return (c == Collective::all_reduce ? 2 : 1) * ring_pass(n, p, link);
+}
+
+}  // namespace
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+  }
+  return "?";
+}
+
+CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p) {
+  EMB_ASSERT(p >= 1);
+  if (p == 1 || n <= 0) return {0, "none"};
+  if (hw.ranks_share_node && p > hw.devices_per_node) {
+    // More ranks than cores: a collective advances only while its peers hold a core, so each
+    // hop waits for a time slice and the bandwidth is shared.
+    Hardware shared = hw;
+    const double share = double(hw.devices_per_node) / p;
+    shared.intra_node = {hw.intra_node.bytes_per_s * share, hw.intra_node.latency_s / share};
+    shared.devices_per_node = p;
+    return collective_time(shared, c, n, p);
+  }
+  const int g = hw.ranks_share_node ? p : std::min(p, hw.devices_per_node);
+  const int m = (p + g - 1) / g;
+  if (m == 1) {
+    CollectiveTime best{pass_time(c, n, p, hw.intra_node), "ring"};
+    if (c == Collective::all_reduce) {
+      const double tree = 2 * std::ceil(std::log2(p)) * hw.intra_node.latency_s + 2 * n / hw.intra_node.bytes_per_s;
+      if (tree < best.seconds) best = {tree, "tree"};
+    }
+    return best;
+  }
+  if (hw.nics_per_node <= 0 || hw.inter_node.bytes_per_s <= 0)
+    throw Error(str(hw.path, ": ", p, " ranks need ", m, " nodes, and this hardware file has no inter_node fabric"),
+                kExitInput);
+  // The fabric's bandwidth per device when every device of a node sends at once.
+  const double nic_per_device = hw.inter_node.bytes_per_s * std::min(1.0, double(hw.nics_per_node) / g);
+  const LinkSpec flat{std::min(hw.intra_node.bytes_per_s, nic_per_device), hw.inter_node.latency_s};
+  const LinkSpec rail{nic_per_device, hw.inter_node.latency_s};
+  CollectiveTime best{pass_time(c, n, p, flat), "ring"};
+  if (c == Collective::all_reduce) {
+    const double tree = 2 * std::ceil(std::log2(p)) * flat.latency_s + 2 * n / flat.bytes_per_s;
+    if (tree < best.seconds) best = {tree, "tree"};
+  }
+  // In the node: the pass over n; across nodes: the same collective over the 1/g shard.
+  const double in_node = c == Collective::all_reduce ? 2 * ring_pass(n, g, hw.intra_node) : ring_pass(n, g, hw.intra_node);
+  const double shard = n / g;
+  double across = pass_time(c, shard, m, rail);
+  if (c == Collective::all_reduce)
+    across = std::min(across, 2 * std::ceil(std::log2(m)) * rail.latency_s + 2 * shard / rail.bytes_per_s);
+  if (in_node + across < best.seconds) best = {in_node + across, "hierarchical"};
+  return best;
+}
+
+}  // namespace emb

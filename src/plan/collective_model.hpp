@@ -1,0 +1,29 @@
+// α–β times of the collectives data parallelism issues (DESIGN.md "Parallelism"), for one
+// buffer of `bytes` (the full buffer: an all-gather's output, a reduce-scatter's input) over
+// `ranks` ranks laid out `per_node` to a node. Algorithms, p ranks, g per node, m = p/g nodes:
+//   ring          all-reduce 2(p−1)·α + 2·(p−1)/p·n/β; all-gather, reduce-scatter half of it.
+//                 Across nodes every ring crosses the fabric: α = the NIC's latency, β = the
+//                 smaller of the in-node link and the node's NIC bandwidth per device.
+//   tree          all-reduce only (NCCL's double binary tree): 2·⌈log2 p⌉·α + 2·n/β, pipelined.
+//   hierarchical  reduce-scatter (or all-gather) inside the node over NVLink, the 1/g shard
+//                 across the m nodes over each device's own NIC (rail), then all-gather inside.
+// The fastest algorithm is chosen per call, as NCCL's tuner does. Ranks oversubscribing a CPU
+// node's cores see β times and α divided by cores/ranks.
+#pragma once
+#include <string>
+
+#include "plan/hardware.hpp"
+
+namespace emb {
+
+enum class Collective { all_reduce, all_gather, reduce_scatter };
+const char* collective_name(Collective c);
+
+struct CollectiveTime {
+  double seconds = 0;
+  std::string algorithm;  // "ring", "tree", "hierarchical", or "none" on one rank
+};
+
+CollectiveTime collective_time(const Hardware& hw, Collective c, double bytes, int ranks);
+
+}  // namespace emb

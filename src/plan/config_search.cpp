@@ -1,0 +1,39 @@
+#include "plan/config_search.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace emb {
+
+std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Workload& deck) {
+  const StepPrediction as_deck = predict_step(hw, deck);
+  std::set<int64_t> micro_batches{as_deck.samples_per_mb};
+  for (int64_t mb = 1; mb <= as_deck.samples_per_rank; mb *= 2) micro_batches.insert(mb);
+  const std::set<double> buckets{deck.bucket_bytes, 25.0 * (1 << 20), 100.0 * (1 << 20), 400.0 * (1 << 20)};
+  std::vector<StepPrediction> all;
+  for (const char* shard : {"none", "grads", "full"})
+    for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full})
+      for (int64_t mb : micro_batches)
+        for (double bucket : buckets) {
+          Workload w = deck;
+          w.shard = shard;
+          w.model.recompute = recompute;
+          w.packing = false;  // micro-batches of mb samples, as packing gives on equal samples
+          w.micro_batch = mb;
+          w.bucket_bytes = bucket;
+          StepPrediction s = predict_step(hw, w);
+          // Bucket sizes that give the same buckets (units are never split) are one configuration.
+          const bool seen = std::any_of(all.begin(), all.end(), [&](const StepPrediction& o) {
+            return o.w.shard == s.w.shard && o.w.model.recompute == recompute && o.samples_per_mb == s.samples_per_mb &&
+                   o.buckets == s.buckets;
+          });
+          if (!seen) all.push_back(s);
+        }
+  std::stable_sort(all.begin(), all.end(), [](const StepPrediction& a, const StepPrediction& b) {
+    if (a.fits != b.fits) return a.fits;
+    return a.step_s < b.step_s;
+  });
+  return all;
+}
+
+}  // namespace emb

@@ -1,0 +1,100 @@
+#include "plan/hardware.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+
+namespace emb {
+namespace {
+
+std::string resolve(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+  return is_path ? name_or_path : std::string(EMBTRAIN_HW_DIR) + "/" + name_or_path + ".json";
+}
+
+// Reads figure `key` ("a.b"): {"value": v, "source": "..."} with a non-empty source.
+class FigureReader {
+ public:
+  FigureReader(const nlohmann::json& j, const std::string& path) : j_(j), path_(path) {}
+  double operator()(const std::string& key) const {
+    const nlohmann::json* node = &j_;
+    size_t begin = 0;
+    while (true) {
+      const size_t dot = key.find('.', begin);
+      const std::string part = key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin);
+      if (!node->is_object() || !node->contains(part))
+        throw Error(str(path_, ": hardware figure ", key, " is missing"), kExitInput);
+      node = &(*node)[part];
+      if (dot == std::string::npos) break;
+      begin = dot + 1;
+    }
+    if (!node->is_object() || !node->contains("value") || !(*node)["value"].is_number())
+      throw Error(str(path_, ": hardware figure ", key, " needs {\"value\": number, \"source\": text}"), kExitInput);
+    if (!node->contains("source") || !(*node)["source"].is_string() || (*node)["source"].get<std::string>().empty())
+      throw Error(str(path_, ": hardware figure ", key, " has no source"), kExitInput);
+    return (*node)["value"].get<double>();
+  }
+
+ private:
+  const nlohmann::json& j_;
+  std::string path_;
+};
+
+}  // namespace
+
+std::string hardware_name(const Deck& deck) {
+  const std::string name = deck.get_string("plan.hardware");
+  if (!name.empty()) return name;
+  return deck.get_string("run.device") == "cpu" ? "cpu_dev" : "h100_sxm";
+}
+
+double device_share(const Hardware& hw, int ranks) {
+  return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;
+}
+
+double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
+  return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
+}
+
+Hardware load_hardware(const std::string& name_or_path) {
+  Hardware h;
+  h.path = resolve(name_or_path);
+  std::ifstream in(h.path);
+  if (!in) throw Error(str(h.path, ": cannot open the hardware file (plan.hardware = ", name_or_path, ")"), kExitInput);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(str(h.path, ": not valid JSON: ", e.what()), kExitInput);
+  }
+  const FigureReader f(j, h.path);
+  h.name = j.value("name", name_or_path);
+  h.devices_per_node = int(f("devices_per_node"));
+  h.ranks_share_node = j.value("ranks_share_node", false);
+  h.activations_in_compute_precision = j.value("activations_in_compute_precision", true);
+  h.comm_overlaps_compute = j.value("comm_overlaps_compute", true);
+  h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
+  h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");
+  h.attention_fp32 = f("attention_flops.fp32"), h.attention_bf16 = f("attention_flops.bf16");
+  h.memory_bytes_per_s = f("memory.bytes_per_s");
+  h.memory_bytes = f("memory.bytes");
+  h.reserved_bytes = f("memory.reserved_bytes");
+  h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
+  if (j.contains("inter_node")) {
+    h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
+    h.nics_per_node = int(f("inter_node.nics_per_node"));
+  }
+  h.storage_read_per_node = f("storage.read_bytes_per_s_per_node");
+  h.checkpoint_write_per_node = f("storage.write_bytes_per_s_per_node");
+  h.checkpoint_write_total = f("storage.write_bytes_per_s_total");
+  if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
+      h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
+    throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
+  return h;
+}
+
+}  // namespace emb

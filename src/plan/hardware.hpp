@@ -1,0 +1,46 @@
+// A machine the planner predicts for (inputs/hw/*.json). Every figure in the file is an object
+// {"value": number, "source": "where it comes from"}: a datasheet, a paper, or a measurement
+// with the command that took it; a figure without a source is refused.
+#pragma once
+#include <string>
+
+namespace emb {
+
+class Deck;
+
+struct LinkSpec {
+  double bytes_per_s = 0;  // per direction, per device
+  double latency_s = 0;    // per message (the α of an α–β model)
+};
+
+struct Hardware {
+  std::string name, path;
+  int devices_per_node = 1;     // GPUs per node, or cores of a CPU node
+  bool ranks_share_node = false;  // CPU: every rank runs on the one node, sharing its cores
+  // Peak (for MFU) and achieved per-op rates, FLOP/s per device, by compute precision.
+  double peak_fp32 = 0, peak_bf16 = 0;
+  double gemm_fp32 = 0, gemm_bf16 = 0;
+  double attention_fp32 = 0, attention_bf16 = 0;
+  double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
+  double memory_bytes = 0;        // per device
+  double reserved_bytes = 0;      // runtime, workspaces, fragmentation
+  // Activations held in the compute precision (GPU), or always in fp32 (the CPU kernels widen
+  // bf16 to fp32).
+  bool activations_in_compute_precision = true;
+  bool comm_overlaps_compute = true;  // false: no asynchronous progress (MACHINE.md)
+  LinkSpec intra_node, inter_node;    // inter_node: one NIC
+  int nics_per_node = 0;
+  double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s
+  double checkpoint_write_per_node = 0, checkpoint_write_total = 0;  // bytes/s
+};
+
+// `name_or_path`: a file path (contains '/' or ends in .json), or a name in inputs/hw.
+Hardware load_hardware(const std::string& name_or_path);
+// plan.hardware, or the machine run.device runs on: cpu_dev (this CPU machine) or h100_sxm.
+std::string hardware_name(const Deck& deck);
+// The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
+double device_share(const Hardware& hw, int ranks);
+// Peak FLOP/s of one rank's share (the MFU denominator).
+double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks);
+
+}  // namespace emb

@@ -1,0 +1,117 @@
+#include "plan/plan_output.hpp"
+
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace emb {
+namespace {
+
+const char* recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+double gib(double bytes) { return bytes / double(1ull << 30); }
+
+std::string duration(double s) {
+  char buf[64];
+  if (s < 1)
+    std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  else if (s < 120)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else if (s < 7200)
+    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f h", s / 3600);
+  return buf;
+}
+
+std::string row(const StepPrediction& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-5s %-9s %5d %7.0f  %10s %9.3f %6.1f%% %8.1f  %s\n", s.w.shard.c_str(),
+                recompute_name(s.w.model.recompute), s.samples_per_mb, s.w.bucket_bytes / (1 << 20),
+                duration(s.step_s).c_str(), s.samples_per_s_per_device, 100 * s.mfu, gib(s.memory_bytes),
+                s.fits ? "fits" : "does not fit");
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json prediction_json(const StepPrediction& s) {
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const CollectiveCost& c : s.collectives)
+    collectives.push_back({{"what", c.what}, {"op", collective_name(c.op)}, {"bytes_per_pass", c.bytes},
+                           {"buckets", c.buckets}, {"passes_per_step", c.per_step}, {"algorithm", c.algorithm},
+                           {"seconds", c.seconds}});
+  return {
+      {"config",
+       {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", s.w.shard}, {"recompute", recompute_name(s.w.model.recompute)},
+        {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"global_batch", s.w.global_batch},
+        {"samples_per_rank", s.samples_per_rank}, {"samples_per_micro_batch", s.samples_per_mb},
+        {"micro_batches", s.micro_batches}, {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets},
+        {"overlap", s.w.overlap}}},
+      {"seconds",
+       {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
+        {"recompute", s.recompute_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
+        {"optimizer", s.optimizer_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
+        {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s}}},
+      {"flops_per_sample", s.flops_per_sample},
+      {"recompute_flops_per_sample", s.recompute_flops_per_sample},
+      {"samples_per_s_per_device", s.samples_per_s_per_device},
+      {"mfu", s.mfu},
+      {"data", {{"bytes_per_sample", s.data_bytes_per_sample}, {"bytes_per_s_per_node", s.data_bytes_per_s_per_node}}},
+      {"memory_bytes",
+       {{"state", s.state_bytes}, {"activations", s.activation_bytes}, {"reserved", s.reserved_bytes},
+        {"total", s.memory_bytes}, {"capacity", s.capacity_bytes}, {"fits", s.fits}}},
+      {"checkpoint_bytes", s.checkpoint_bytes},
+      {"collectives", collectives},
+  };
+}
+
+nlohmann::json plan_json(const Hardware& hw, const StepPrediction& deck, const std::vector<StepPrediction>& ranked) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StepPrediction& s : ranked) list.push_back(prediction_json(s));
+  return {{"hardware", {{"name", hw.name}, {"file", hw.path}}},
+          {"preset", deck.w.model.preset},
+          {"deck", prediction_json(deck)},
+          {"ranked", list}};
+}
+
+std::string prediction_text(const Hardware& hw, const StepPrediction& s, const std::vector<StepPrediction>& ranked,
+                            size_t top) {
+  std::string t;
+  t += str("prediction on ", hw.name, " (", hw.path, "), ", s.w.ranks, " ranks on ", s.nodes, " node(s)\n");
+  t += str("  per rank             ", s.samples_per_rank, " samples in ", s.micro_batches, " micro-batch(es) of ",
+           s.samples_per_mb, ", ", s.buckets, " bucket(s) of <= ", s.w.bucket_bytes / (1 << 20), " MiB\n");
+  t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
+           duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
+           ") + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
+           duration(s.optimizer_s), " + data wait ", duration(s.data_wait_s), "\n");
+  for (const CollectiveCost& c : s.collectives)
+    t += str("    ", c.what, ": ", gib(c.bytes), " GiB in ", c.buckets, " call(s), ", c.per_step, " time(s) per step, ",
+             c.algorithm, ", ", duration(c.seconds), "\n");
+  t += str("  throughput           ", s.samples_per_s_per_device, " samples/s per device, MFU ", 100 * s.mfu, " %\n");
+  t += str("  epoch                ",
+           s.epoch_s > 0 ? str(duration(s.epoch_s), " for ", s.w.dataset_samples, " samples")
+                         : std::string("unknown (set plan.dataset_samples or data.paths)"),
+           "\n");
+  t += str("  data                 ", s.data_bytes_per_sample / 1e6, " MB per sample, ",
+           s.data_bytes_per_s_per_node / 1e9, " GB/s per node\n");
+  t += str("  memory per device    ", gib(s.memory_bytes), " GiB = state ", gib(s.state_bytes), " + activations ",
+           gib(s.activation_bytes), " + reserve ", gib(s.reserved_bytes), " of ", gib(s.capacity_bytes), " GiB: ",
+           s.fits ? str("fits, ", gib(s.capacity_bytes - s.memory_bytes), " GiB headroom") : std::string("DOES NOT FIT"),
+           "\n");
+  t += str("  checkpoint           ", gib(s.checkpoint_bytes), " GiB in ", duration(s.checkpoint_s),
+           "; Slurm pre-emption --signal=B:USR1@", int64_t(s.preemption_signal_s), "\n");
+  t += "configurations, best first (shard, recompute, samples per micro-batch, bucket MiB):\n";
+  t += "  shard recompute    mb  bucket        step samples/s    MFU   GiB/dev\n";
+  for (size_t i = 0; i < std::min(top, ranked.size()); ++i) t += row(ranked[i]);
+  return t;
+}
+
+}  // namespace emb

@@ -1,0 +1,19 @@
+// The --plan answer: how long (step, epoch), how fast (samples/s per device, MFU), how much
+// memory (per device, fits or not) and which settings (the ranked configurations), as a
+// table for people and JSON for scripts (regression/plan_anchors.sh reads it).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/step_model.hpp"
+
+namespace emb {
+
+nlohmann::json prediction_json(const StepPrediction& s);
+nlohmann::json plan_json(const Hardware& hw, const StepPrediction& deck, const std::vector<StepPrediction>& ranked);
+// `top`: rows of the ranked table.
+std::string prediction_text(const Hardware& hw, const StepPrediction& deck, const std::vector<StepPrediction>& ranked,
+                            size_t top);
+
+}  // namespace emb

@@ -1,0 +1,222 @@
+#include "plan/step_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "model/model.hpp"
+#include "model/plan.hpp"
+
+namespace emb {
+namespace {
+
+// Parameter counts of the communication buckets: consecutive units joined while they fit in
+// bucket_bytes of fp32, a unit never split (ShardLayout's rule).
+std::vector<double> bucket_params(const ParamRegistry& reg, double bucket_bytes) {
+  std::vector<double> buckets;
+  const double limit = bucket_bytes / 4;
+  for (int u = 0; u < reg.n_units(); ++u) {
+    const double n = double(reg.unit(u).count);
+    if (!buckets.empty() && buckets.back() + n <= limit)
+      buckets.back() += n;
+    else
+      buckets.push_back(n);
+  }
+  return buckets;
+}
+
+// The exposed seconds of one pass over buckets on one link: bucket k computes for comp[k]
+// after `before[k]` finished (issued one bucket ahead, or all at the pass's start when
+// prefetch_all), and issues `after[k]` when it is done; collectives run one at a time in issue
+// order. Exposed = the pass's wall time minus its compute.
+double pass_exposed(const std::vector<double>& comp, const std::vector<double>& before,
+                    const std::vector<double>& after, bool prefetch_all) {
+  const size_t n = comp.size();
+  std::vector<double> ready(n, 0);
+  double link = 0, t = 0, busy = 0;
+  if (prefetch_all) {
+    for (size_t k = 0; k < n; ++k) ready[k] = link += before[k];
+  } else {
+    ready[0] = link = before[0];
+  }
+  for (size_t k = 0; k < n; ++k) {
+    t = std::max(t, ready[k]);
+    if (!prefetch_all && k + 1 < n) ready[k + 1] = link = std::max(link, t) + before[k + 1];
+    t += comp[k];
+    busy += comp[k];
+    if (after[k] > 0) link = std::max(link, t) + after[k];
+  }
+  return std::max(t, link) - busy;
+}
+
+// Forward FLOPs per sample that recompute re-runs in backward.
+double recompute_flops(const ModelConfig& c, const PlanReport& p) {
+  const double T = double(p.tokens_per_sample), Tc = double(p.context_per_sample), D = c.d_model;
+  switch (c.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::full: return p.flops_fwd;
+    case Recompute::selective: break;
+  }
+  // The attention cores and their q/k/v projections.
+  double qkv = 0;
+  if (c.family == Family::wan) {
+    qkv = c.n_layers * (6 * T * D * D + 2 * T * D * D + 4 * Tc * D * D);
+  } else {
+    for (int l = 0; l < c.n_layers; ++l) qkv += l % 2 == 0 ? 2 * T * D * D + 4 * Tc * c.d_ctx * D : 6 * T * D * D;
+  }
+  return p.attn_flops_fwd + qkv;
+}
+
+// What a sample costs to read: fp16 latents or context features, fp32 actions and state.
+double data_bytes_per_sample(const ModelConfig& c, const PlanReport& p) {
+  if (c.family == Family::wan)
+    return 2.0 * c.latent_channels * c.latent_frames * c.latent_height * c.latent_width +
+           2.0 * c.max_text_tokens * c.d_ctx +
+           4.0 * (c.latent_frames / std::max(1, c.frames_per_block)) * c.actions_per_block * c.action_dim;
+  return 2.0 * double(p.context_per_sample) * c.d_ctx + 4.0 * (c.state_dim + c.horizon * c.action_dim);
+}
+
+int shard_index(const std::string& shard) {
+  if (shard == "none") return 0;
+  if (shard == "grads") return 1;
+  if (shard == "full") return 2;
+  throw Error(str("plan: unknown shard mode ", shard, " (expected none, grads or full)"), kExitInput);
+}
+
+}  // namespace
+
+StepPrediction predict_step(const Hardware& hw, const Workload& w) {
+  EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
+  StepPrediction s;
+  s.w = w;
+  const ModelConfig& c = w.model;
+  const bool bf16 = c.precision == Precision::bf16;
+  const int R = w.ranks;
+
+  // Samples and micro-batches of the busiest rank (the step waits for it).
+  s.samples_per_rank = int((w.global_batch + R - 1) / R);
+  const PlanReport sample = make_plan(c, R, 1);
+  const int64_t per_mb =
+      w.packing ? std::max<int64_t>(1, w.tokens_per_mb / sample.tokens_per_sample)
+                : (w.micro_batch > 0 ? w.micro_batch : s.samples_per_rank);
+  s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
+  s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
+  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample.tokens_per_sample);
+  ModelConfig kept = c;
+  kept.recompute = Recompute::none;
+  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample.tokens_per_sample);
+
+  // Compute rates per rank: ranks sharing a CPU node share its cores.
+  const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
+  s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
+  const double share = device_share(hw, R);
+  const double gemm_rate = (bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
+  const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
+  const double mem_rate = hw.memory_bytes_per_s * share;
+  const double act_scale = bf16 && hw.activations_in_compute_precision ? 0.5 : 1.0;
+  // Activation traffic of elementwise work: each activation written and read once in the
+  // forward, its gradient written and read once in the backward.
+  const double act_per_sample = p_none.activation_bytes * act_scale / s.samples_per_mb;
+  const double fwd = p.gemm_flops_fwd / gemm_rate + p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
+  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + 2.5 * p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
+  s.flops_per_sample = p.flops_fwd + p.flops_bwd;
+  s.recompute_flops_per_sample = recompute_flops(c, p);
+  const double recompute = c.recompute == Recompute::full
+                               ? fwd
+                               : (c.recompute == Recompute::selective
+                                      ? p.attn_flops_fwd / attn_rate + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
+                                      : 0.0);
+  s.fwd_s = fwd * s.samples_per_rank;
+  s.bwd_s = bwd * s.samples_per_rank;
+  s.recompute_s = recompute * s.samples_per_rank;
+  s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
+
+  // Collectives, bucket by bucket.
+  const std::unique_ptr<Model> model = make_model(c);
+  const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
+  s.buckets = int(buckets.size());
+  const double N = double(p.n_params), param_bytes = bf16 ? 2 : 4;
+  const int mode = shard_index(w.shard);
+  auto times = [&](Collective op, double bytes_per_param, const char* what, int per_step) {
+    std::vector<double> t;
+    CollectiveCost cost{what, op, 0, s.buckets, per_step, "", 0};
+    for (double n : buckets) {
+      const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
+      t.push_back(ct.seconds);
+      cost.bytes += n * bytes_per_param;
+      cost.algorithm = ct.algorithm;
+      cost.seconds += ct.seconds * per_step;
+    }
+    s.collectives.push_back(cost);
+    s.comm_total_s += cost.seconds;
+    return t;
+  };
+  const size_t B = buckets.size();
+  const double mb_fwd = (fwd + 0.0) * s.samples_per_mb, mb_bwd = (bwd + recompute) * s.samples_per_mb;
+  std::vector<double> fwd_comp(B), bwd_comp(B), zero(B, 0.0);
+  for (size_t k = 0; k < B; ++k) {
+    fwd_comp[k] = mb_fwd * buckets[k] / N;
+    bwd_comp[B - 1 - k] = mb_bwd * buckets[k] / N;  // backward runs the buckets in reverse
+  }
+  auto reversed = [](std::vector<double> v) { return std::reverse(v.begin(), v.end()), v; };
+  const bool overlap = w.overlap && hw.comm_overlaps_compute;
+  auto exposed = [&](const std::vector<double>& comp, const std::vector<double>& before,
+                     const std::vector<double>& after, bool prefetch_all) {
+    if (!overlap) {
+      double sum = 0;
+      for (size_t k = 0; k < B; ++k) sum += before[k] + after[k];
+      return sum;
+    }
+    return pass_exposed(comp, before, after, prefetch_all);
+  };
+  if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
+    const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
+    const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
+    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
+    s.comm_exposed_s = s.micro_batches * (exposed(fwd_comp, g_fwd, zero, false) +
+                                          exposed(bwd_comp, reversed(g_bwd), reversed(rs), false));
+  } else if (mode == 1) {  // ZeRO-2: reductions in the last backward, gathers after the update
+    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1);
+    const std::vector<double> ag = times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1);
+    s.comm_exposed_s = exposed(bwd_comp, zero, reversed(rs), false) + exposed(fwd_comp, ag, zero, true);
+  } else {  // DDP: all-reduce in the last backward
+    const std::vector<double> ar = times(Collective::all_reduce, 4, "all_reduce of gradients", 1);
+    s.comm_exposed_s = exposed(bwd_comp, zero, reversed(ar), false);
+  }
+  // The step's small blocking all-reduces: loss denominators, micro-batch count, sums,
+  // gradient norm, the stop-signal flag.
+  const double small = 5 * collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  s.comm_total_s += small;
+  s.comm_exposed_s += small;
+
+  const double owned = mode == 0 ? N : N / R;
+  s.optimizer_s = owned * (16 + 12 + 4 + (bf16 ? 2 : 0)) / mem_rate;
+  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s;
+
+  // Data: the loader reads ahead, so storage only shows when it is slower than the step.
+  s.data_bytes_per_sample = data_bytes_per_sample(c, p);
+  const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * per_node;
+  s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
+  s.step_s += s.data_wait_s;
+  s.data_bytes_per_s_per_node = node_bytes / s.step_s;
+
+  const double samples_per_step = double(std::min<int64_t>(w.global_batch, int64_t(s.samples_per_rank) * R));
+  s.samples_per_s_per_device = samples_per_step / s.step_s / R;
+  s.mfu = s.flops_per_sample * s.samples_per_s_per_device / peak_flops_per_rank(hw, bf16, R);
+  if (w.dataset_samples > 0) s.epoch_s = double(w.dataset_samples) / (samples_per_step / s.step_s);
+
+  s.state_bytes = p.state_bytes[size_t(mode)];
+  s.activation_bytes = p.activation_bytes * act_scale;
+  s.reserved_bytes = hw.reserved_bytes;
+  s.memory_bytes = s.state_bytes + s.activation_bytes + s.reserved_bytes;
+  s.capacity_bytes = hw.ranks_share_node ? hw.memory_bytes / R : hw.memory_bytes;
+  s.fits = s.memory_bytes <= s.capacity_bytes;
+
+  s.checkpoint_bytes = 12 * N;  // fp32 parameters and AdamW's two moments
+  s.checkpoint_s = s.checkpoint_bytes / std::min(s.nodes * hw.checkpoint_write_per_node, hw.checkpoint_write_total);
+  // Time to finish the step in flight and write a checkpoint, twice over, and half a minute.
+  s.preemption_signal_s = std::ceil(2 * (s.step_s + s.checkpoint_s) + 30);
+  return s;
+}
+
+}  // namespace emb

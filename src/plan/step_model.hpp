@@ -1,0 +1,71 @@
+// The planner's model of one optimizer step (DESIGN.md "Parallelism") on a Hardware:
+//   compute   per micro-batch, GEMM FLOPs at the GEMM rate, attention FLOPs at the attention
+//             rate (both per compute precision), plus the activation traffic at memory
+//             bandwidth; recompute adds the forward work it re-runs (full: the forward;
+//             selective: the attention cores and their q/k/v projections);
+//   comm      every collective of the step, bucket by bucket, timed by collective_model;
+//   exposed   what the unit overlap schedule leaves uncovered: each bucket's collective runs
+//             under the previous bucket's compute (a pipeline of the pass's buckets), the
+//             first gather and the last reduction stay exposed; with no asynchronous
+//             progress (comm_overlaps_compute = false) every collective is exposed;
+//   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
+//             and the bf16 copy);
+//   data      the bytes per sample a node must read per second, and the wait when storage is
+//             slower than the step consumes;
+//   memory    state of the shard mode + one micro-batch's activations (in bf16 on a GPU under
+//             bf16) + the reserve, against the device's memory;
+//   checkpoint parameters and AdamW moments in fp32, written by every node at once.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_config.hpp"
+#include "plan/collective_model.hpp"
+#include "plan/hardware.hpp"
+
+namespace emb {
+
+// One training configuration, as the deck states it.
+struct Workload {
+  ModelConfig model;  // model.recompute and model.precision included
+  int ranks = 1;
+  int64_t global_batch = 1;
+  bool packing = true;
+  int64_t tokens_per_mb = 4096;  // packing on
+  int64_t micro_batch = 0;       // samples, packing off; 0 = global_batch / ranks
+  std::string shard = "full";    // none | grads | full
+  double bucket_bytes = 25 << 20;
+  bool overlap = true;           // comm.overlap
+  int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
+};
+
+struct CollectiveCost {
+  std::string what;  // e.g. "forward all_gather of parameters"
+  Collective op;
+  double bytes = 0;  // one pass over every bucket (the full buffers)
+  int buckets = 0;   // calls per pass
+  int per_step = 0;  // passes per step
+  std::string algorithm;
+  double seconds = 0;  // all calls of the step
+};
+
+struct StepPrediction {
+  Workload w;
+  int samples_per_rank = 0, samples_per_mb = 0, micro_batches = 0, buckets = 0, nodes = 1;
+  double flops_per_sample = 0;            // model FLOPs (forward + backward), no recompute
+  double recompute_flops_per_sample = 0;  // re-run forward work
+  double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
+  double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
+  std::vector<CollectiveCost> collectives;
+  double samples_per_s_per_device = 0, mfu = 0, epoch_s = 0;
+  double data_bytes_per_sample = 0, data_bytes_per_s_per_node = 0;
+  double state_bytes = 0, activation_bytes = 0, reserved_bytes = 0, memory_bytes = 0, capacity_bytes = 0;
+  bool fits = false;
+  double checkpoint_bytes = 0, checkpoint_s = 0;
+  double preemption_signal_s = 0;  // Slurm --signal=USR1@T: a step, a checkpoint and margin
+};
+
+StepPrediction predict_step(const Hardware& hw, const Workload& w);
+
+}  // namespace emb

@@ -1,0 +1,174 @@
+// The planner (src/plan): the α–β collective times against their closed forms, the step
+// model's accounting of micro-batches, recompute, precision, sharding and overlap, the
+// configuration ranking, and the hardware files.
+#define BOOST_TEST_MODULE plan
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "model/presets.hpp"
+#include "plan/config_search.hpp"
+#include "plan/step_model.hpp"
+
+using namespace emb;
+
+namespace {
+
+// A GPU-like machine with round figures, so the expected times are easy to write down.
+Hardware gpu_node() {
+  Hardware h;
+  h.name = "test gpu";
+  h.devices_per_node = 8;
+  h.peak_fp32 = 50e12, h.peak_bf16 = 1000e12;
+  h.gemm_fp32 = 40e12, h.gemm_bf16 = 500e12;
+  h.attention_fp32 = 20e12, h.attention_bf16 = 250e12;
+  h.memory_bytes_per_s = 2e12, h.memory_bytes = 80e9, h.reserved_bytes = 4e9;
+  h.intra_node = {400e9, 2e-6};
+  h.inter_node = {50e9, 5e-6};
+  h.nics_per_node = 8;
+  h.storage_read_per_node = 10e9, h.checkpoint_write_per_node = 5e9, h.checkpoint_write_total = 100e9;
+  return h;
+}
+
+Workload tiny_workload() {
+  Workload w;
+  w.model = preset_config("tiny_wan");
+  w.model.n_layers = 8;  // deep enough that recompute saves more than its work buffers cost
+  w.ranks = 8;
+  w.global_batch = 64;
+  w.packing = false;
+  w.micro_batch = 2;
+  w.shard = "full";
+  w.bucket_bytes = 16 << 10;  // one unit per bucket: a pipeline to overlap
+  return w;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ring_collectives_match_the_closed_form_inside_a_node) {
+  const Hardware h = gpu_node();
+  const double n = 1e9;
+  const double pass = 7 * 2e-6 + 7.0 / 8 * n / 400e9;
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 8).seconds == pass, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 8).seconds == pass, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::all_reduce, n, 8).seconds <= 2 * pass + 1e-12);
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 1).seconds == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(small_all_reduces_take_the_tree_and_large_multi_node_ones_the_hierarchy) {
+  const Hardware h = gpu_node();
+  const CollectiveTime small = collective_time(h, Collective::all_reduce, 8, 8);
+  BOOST_TEST(small.algorithm == "tree");
+  BOOST_TEST(small.seconds == 2 * 3 * 2e-6 + 2 * 8 / 400e9, boost::test_tools::tolerance(1e-9));
+  const CollectiveTime gather = collective_time(h, Collective::all_gather, 1e9, 64);
+  BOOST_TEST(gather.algorithm == "hierarchical");
+  const double expected = 7 * 2e-6 + 7.0 / 8 * 1e9 / 400e9 + 7 * 5e-6 + 7.0 / 8 * (1e9 / 8) / 50e9;
+  BOOST_TEST(gather.seconds == expected, boost::test_tools::tolerance(1e-9));
+  Hardware one_node = h;
+  one_node.nics_per_node = 0;
+  BOOST_CHECK_THROW(collective_time(one_node, Collective::all_gather, 1e9, 16), Error);
+}
+
+BOOST_AUTO_TEST_CASE(the_global_batch_splits_into_micro_batches_per_rank) {
+  const StepPrediction s = predict_step(gpu_node(), tiny_workload());
+  BOOST_TEST(s.samples_per_rank == 8);
+  BOOST_TEST(s.samples_per_mb == 2);
+  BOOST_TEST(s.micro_batches == 4);
+  // ZeRO-3 gathers twice and reduces once per micro-batch.
+  BOOST_TEST(s.collectives.size() == 3u);
+  for (const CollectiveCost& c : s.collectives) BOOST_TEST(c.per_step == 4);
+  BOOST_TEST(s.samples_per_s_per_device == 64 / s.step_s / 8, boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(recompute_costs_forward_work_and_saves_activations) {
+  Workload w = tiny_workload();
+  w.model.recompute = Recompute::none;
+  const StepPrediction none = predict_step(gpu_node(), w);
+  w.model.recompute = Recompute::selective;
+  const StepPrediction selective = predict_step(gpu_node(), w);
+  w.model.recompute = Recompute::full;
+  const StepPrediction full = predict_step(gpu_node(), w);
+  BOOST_TEST(none.recompute_s == 0.0);
+  BOOST_TEST(full.recompute_s == full.fwd_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(selective.recompute_s > 0.0);
+  BOOST_TEST(selective.recompute_s < full.recompute_s);
+  BOOST_TEST(none.activation_bytes > selective.activation_bytes);
+  BOOST_TEST(selective.activation_bytes > full.activation_bytes);
+  BOOST_TEST(full.flops_per_sample == none.flops_per_sample);  // MFU counts model FLOPs only
+}
+
+BOOST_AUTO_TEST_CASE(bf16_halves_activations_on_a_gpu_and_not_on_the_cpu) {
+  Workload w = tiny_workload();
+  Hardware h = gpu_node();
+  const StepPrediction fp32 = predict_step(h, w);
+  w.model.precision = Precision::bf16;
+  const StepPrediction bf16 = predict_step(h, w);
+  BOOST_TEST(bf16.activation_bytes == fp32.activation_bytes / 2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(bf16.compute_s < fp32.compute_s);
+  h.activations_in_compute_precision = false;
+  BOOST_TEST(predict_step(h, w).activation_bytes == fp32.activation_bytes, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
+  Workload w = tiny_workload();
+  Hardware h = gpu_node();
+  double state[3];
+  int i = 0;
+  for (const char* shard : {"none", "grads", "full"}) {
+    w.shard = shard;
+    state[i++] = predict_step(h, w).state_bytes;
+  }
+  BOOST_TEST(state[0] > state[1]);
+  BOOST_TEST(state[1] > state[2]);
+  // Slow links: communication is visible, and with overlap part of it is hidden.
+  h.intra_node.bytes_per_s = 1e9;
+  w.shard = "full";
+  const StepPrediction hidden = predict_step(h, w);
+  BOOST_TEST(hidden.comm_exposed_s < hidden.comm_total_s);
+  h.comm_overlaps_compute = false;
+  const StepPrediction serial = predict_step(h, w);
+  BOOST_TEST(serial.comm_exposed_s == serial.comm_total_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(serial.step_s > hidden.step_s);
+}
+
+BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {
+  Hardware h = gpu_node();
+  const StepPrediction roomy = predict_step(h, tiny_workload());
+  BOOST_TEST(roomy.fits);
+  h.memory_bytes = roomy.memory_bytes * 0.99;
+  BOOST_TEST(!predict_step(h, tiny_workload()).fits);
+}
+
+BOOST_AUTO_TEST_CASE(configurations_rank_fitting_and_faster_first) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  h.memory_bytes = predict_step(h, w).memory_bytes;  // room for some configurations, not all
+  const std::vector<StepPrediction> ranked = rank_configurations(h, w);
+  BOOST_TEST(ranked.size() > 9u);
+  bool seen_unfit = false;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (!ranked[i].fits) seen_unfit = true;
+    BOOST_TEST(!(seen_unfit && ranked[i].fits));
+    if (i > 0 && ranked[i].fits == ranked[i - 1].fits) BOOST_TEST(ranked[i].step_s >= ranked[i - 1].step_s);
+  }
+  BOOST_TEST(ranked.front().fits);
+  BOOST_TEST(seen_unfit);
+}
+
+BOOST_AUTO_TEST_CASE(every_hardware_file_loads_and_a_figure_without_source_is_refused) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("inputs/hw")) {
+    const Hardware h = load_hardware(entry.path().string());
+    BOOST_TEST(h.gemm_bf16 > 0);
+    ++files;
+  }
+  BOOST_TEST(files >= 3);
+  BOOST_TEST(load_hardware("h100_sxm").nics_per_node == 8);
+  const std::string bad = "outputs/test_plan_bad_hw.json";
+  std::filesystem::create_directories("outputs");
+  std::ofstream(bad) << R"({"devices_per_node": {"value": 8}})";
+  BOOST_CHECK_THROW(load_hardware(bad), Error);
+  std::filesystem::remove(bad);
+}

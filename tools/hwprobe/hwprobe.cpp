@@ -1,0 +1,191 @@
+// Measures this machine for the planner (src/plan/hardware.hpp), every rank at once as
+// training runs them, and prints a hardware file whose every figure names this command:
+//   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
+//   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
+//               D 256, F 1024 model on 2048 rows; peak: 1024³ forward;
+//   attention   attention forward + backward, 512 tokens, 4 heads of 64, full mask
+//               (4·T²·D forward + 10·T²·D backward FLOPs, as --plan counts them);
+//   memory      triad a = b + s·c over 3 × 32 MiB;
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), each
+//               right after a burst of compute on every rank (the ranks' skew counts, as in a step);
+//   storage     writing 256 MiB with fsync.
+// Each figure is the median over 5 runs of the median over ranks.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/linear.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+int g_rank = 0, g_size = 1;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds of fn, every rank starting together (or, with `before`, after each rank ran `before`
+// untimed: a collective then also waits for the ranks' skew, as it does after a training
+// step's compute); the median over ranks, then over runs.
+double timed(const std::function<void()>& fn, int runs = 5, const std::function<void()>& before = {}) {
+  fn();  // warm caches and pages
+  std::vector<double> per_run;
+  for (int r = 0; r < runs; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (before) before();
+    const auto t0 = Clock::now();
+    fn();
+    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::vector<double> all(static_cast<size_t>(g_size));
+    MPI_Allgather(&s, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    per_run.push_back(median(all));
+  }
+  return median(per_run);
+}
+
+double gemm_rate() {
+  const int64_t N = 2048;
+  const int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
+  std::vector<float> x(size_t(N) * 1024, 0.5f), w(1024 * 1024, 0.25f), y(size_t(N) * 1024), dy(size_t(N) * 1024, 0.1f),
+      dx(size_t(N) * 1024), dw(1024 * 1024);
+  double flops = 0;
+  for (auto& s : shapes) flops += 6.0 * N * s[0] * s[1];
+  const double t = timed([&] {
+    for (auto& s : shapes) {
+      emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
+      emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
+    }
+  });
+  return flops / t;
+}
+
+double gemm_peak() {
+  const int n = 1024;
+  std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
+  return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
+}
+
+double attention_rate() {
+  const int64_t T = 512;
+  const int H = 4, hd = 64, D = H * hd;
+  std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
+      dq(q.size()), dk(q.size()), dv(q.size());
+  std::vector<int32_t> seq(size_t(T), 0);
+  const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
+                                seq.data(), seq.data(), seq.data()};
+  const double t = timed([&] {
+    emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+    emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
+                                 dk.data(), dv.data(), T, T, H, hd, idx);
+  });
+  return 14.0 * double(T) * double(T) * D / t;
+}
+
+double triad_bandwidth() {
+  const size_t n = size_t(8) << 20;  // 32 MiB of floats per array
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  const double t = timed([&] {
+    for (size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+  });
+  return 3.0 * double(n) * sizeof(float) / t;
+}
+
+struct Fabric {
+  double latency_s = 0, bytes_per_s = 0;
+};
+
+// Each collective right after ~50 ms of GEMM on every rank, as in a training step (on a shared
+// machine the ranks leave their compute at different times, and the collective waits for
+// the last): α from 8-byte all-reduces, β from the ring pass ((p−1)/p·n bytes per rank) of
+// 32 MiB gathers and reduce-scatters.
+Fabric collectives() {
+  const int p = g_size;
+  const size_t small = 2, big = size_t(8) << 20;  // floats
+  std::vector<float> send(big * size_t(p), 1.0f), recv(big * size_t(p));
+  const int m = 512;
+  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  const auto compute = [&] {
+    for (int i = 0; i < 50; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+  };
+  const double alpha = timed([&] {
+    MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  }, 9, compute) / (2 * std::max(1, p - 1));
+  const double n = double(big) * sizeof(float) * p;  // the full buffer
+  const double gather = timed([&] {
+    MPI_Allgather(send.data(), int(big), MPI_FLOAT, recv.data(), int(big), MPI_FLOAT, MPI_COMM_WORLD);
+  }, 7, compute);
+  const double scatter = timed([&] {
+    MPI_Reduce_scatter_block(send.data(), recv.data(), int(big), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  }, 7, compute);
+  const double pass = 0.5 * (gather + scatter) - (p - 1) * alpha;
+  return {alpha, double(p - 1) / p * n / pass};
+}
+
+double write_bandwidth() {
+  const size_t bytes = size_t(256) << 20;
+  std::vector<char> buf(bytes, 1);
+  const std::string path = "outputs/hwprobe-" + std::to_string(g_rank) + ".tmp";
+  const double t = timed(
+      [&] {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || ::write(fd, buf.data(), bytes) != ssize_t(bytes) || ::fsync(fd) != 0) {
+          std::fprintf(stderr, "hwprobe: cannot write %s\n", path.c_str());
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        ::close(fd);
+      },
+      3);
+  ::unlink(path.c_str());
+  return double(bytes) * g_size / t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  const std::string name = argc > 1 ? argv[1] : "cpu";
+  const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
+  auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
+  const double gemm = gemm_rate(), peak = gemm_peak(), attn = attention_rate(), mem = triad_bandwidth();
+  const Fabric fabric = collectives();
+  const double write = write_bandwidth();
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (g_rank == 0) {
+    const nlohmann::json hw = {
+        {"name", name},
+        {"ranks_share_node", true},
+        {"activations_in_compute_precision", false},
+        {"comm_overlaps_compute", false},
+        {"devices_per_node", fig(g_size, "one rank per core")},
+        {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
+        {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
+                        {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
+        {"attention_flops", {{"fp32", fig(attn, "attention fwd+bwd, 512 tokens, 4x64 heads, per core")},
+                             {"bf16", fig(attn, "bf16 computes in fp32 on the CPU")}}},
+        {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
+                    {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
+                    {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
+        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter after compute, ring pass")},
+                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce after compute, over 2(p-1) hops")}}},
+        {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
+                     {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
+                     {"write_bytes_per_s_total", fig(write, "one node")}}},
+    };
+    std::printf("%s\n", hw.dump(2).c_str());
+  }
+  MPI_Finalize();
+  return 0;
+}
