@@ -1,16 +1,13 @@
 // The plain types every backend's kernels and the Ops interface (kernels/ops.hpp) share: the
-// attention masks and the packed index they read, RoPE modes, activations, AdamW settings and
-// storage types. Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels,
-// the batch layer and the model all name the same types.
+// attention masks and the packed index they read, RoPE modes, activations and AdamW settings.
+// Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
+// layer and the model all name the same types.
 #pragma once
 #include <cstdint>
 
+#include "core/dtype.hpp"  // DType, the storage type of a view (math is fp32 on every backend)
+
 namespace emb {
-
-// Storage type of a tensor view. Math is fp32 on every backend.
-enum class DType : int32_t { f32, bf16 };
-
-inline const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "bf16"; }
 
 // Pointwise activations (MODEL.md): none, relu, silu(x) = x·sigmoid(x),
 // gelu_tanh(x) = 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).

@@ -40,6 +40,8 @@ struct View {
   // Rows [begin, begin + n) / columns [begin, begin + n), same ld (a chunk of a [T, 6D] tensor).
   View rows_range(int64_t begin, int64_t n) const;
   View cols_range(int64_t begin, int64_t n) const;
+  // The same elements as one row [1, rows·cols] (contiguous views only: a [6, D] table as a bias).
+  View flat() const;
   // "[rows, cols]" ("[rows, cols; ld L]" when strided, "absent" when null), for error messages.
   std::string shape() const;
 };
