@@ -1,5 +1,7 @@
 #include "model/model.hpp"
 
+#include <chrono>
+
 #include "core/error.hpp"
 #include "model/activation_plan.hpp"
 
@@ -18,7 +20,9 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
+  const auto upload_start = std::chrono::steady_clock::now();
   dev_.upload(*ops_, cfg_, batch, layout_, draws_, time_rows_);
+  upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);

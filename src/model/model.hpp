@@ -52,6 +52,14 @@ class Model {
   // (upper bound over layouts), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
 
+  // Seconds spent uploading micro-batches to the backend (DeviceBatch) since the last call:
+  // the step's h2d phase.
+  double take_upload_seconds() {
+    const double s = upload_seconds_;
+    upload_seconds_ = 0;
+    return s;
+  }
+
   // The draws and token layout of the last forward_backward (what --dump writes).
   const FlowDraws& last_draws() const { return draws_; }
   const TokenLayout& last_layout() const { return layout_; }
@@ -89,6 +97,7 @@ class Model {
   Arena arena_;
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;
+  double upload_seconds_ = 0;
 };
 
 // ops: the backend the model computes on; null for a model that only describes itself.

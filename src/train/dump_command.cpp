@@ -3,11 +3,11 @@
 #include "config/deck.hpp"
 #include "core/log.hpp"
 #include "data/loader.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "train/commands.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb {
 

@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "data/loader.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
@@ -22,7 +23,6 @@
 #include "train/run_dir.hpp"
 #include "train/run_report.hpp"
 #include "train/train_step.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb {
 namespace {

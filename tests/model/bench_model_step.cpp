@@ -23,13 +23,13 @@
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "kernels/cpu/adamw.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace {
 emb::CpuOps cpu_ops;  // the backend the models compute on

@@ -7,11 +7,11 @@
 
 #include "config/deck.hpp"
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace {
 emb::CpuOps cpu_ops;  // the backend the models compute on

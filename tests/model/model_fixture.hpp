@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb::test {
 

@@ -12,11 +12,11 @@
 
 #include "comm/comm_factory.hpp"
 #include "comm/world_fixture.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 #include "train/train_step.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace {
 emb::CpuOps cpu_ops;  // the backend the models compute on

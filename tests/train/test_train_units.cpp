@@ -6,13 +6,13 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/progress.hpp"
 #include "train/run_dir.hpp"
 #include "train/shard_layout.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 
 namespace {
 emb::CpuOps cpu_ops;  // the backend the models compute on
