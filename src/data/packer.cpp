@@ -3,50 +3,40 @@
 #include <algorithm>
 #include <numeric>
 
+#include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 
 namespace emb {
 
 namespace {
 
-void add_token(PackedBatch& b, int32_t seq, int32_t blk, int32_t grp, int32_t kind, int32_t f, int32_t h, int32_t w) {
-  b.seq.push_back(seq), b.blk.push_back(blk), b.grp.push_back(grp), b.kind.push_back(kind);
-  b.pos.insert(b.pos.end(), {f, h, w});
-}
-
-void add_gr00t_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
-  int32_t i = 0;
-  add_token(b, slot, 0, 1, kState, i++, 0, 0);
-  for (int k = 0; k < cfg.n_future; ++k) add_token(b, slot, 0, 1, kFuture, i++, 0, 0);
-  for (int k = 0; k < cfg.horizon; ++k) add_token(b, slot, 0, 1, kAction, i++, 0, 0);
+void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
+  append_sample_tokens(cfg, cfg.latent_frames, slot, b);
   b.state.insert(b.state.end(), s.state.begin(), s.state.end());
   b.actions.insert(b.actions.end(), s.actions.begin(), s.actions.end());
   b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
 }
 
-void add_wan_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
+// x0 of every video token in the rule's order: the clean patches, then the same patches noisy.
+void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
+  append_sample_tokens(cfg, cfg.latent_frames, slot, b);
   auto [pt, ph, pw] = cfg.patch;
   int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
   int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
   for (int32_t grp = 0; grp < 2; ++grp)
     for (int f = 0; f < fp; ++f)
       for (int h = 0; h < hp; ++h)
-        for (int w = 0; w < wp; ++w) {
-          add_token(b, slot, (f * pt) / cfg.frames_per_block, grp, grp ? kNoisyVideo : kClean, f, h, w);
+        for (int w = 0; w < wp; ++w)
           for (int dt = 0; dt < pt; ++dt)
             for (int dh = 0; dh < ph; ++dh)
               for (int dw = 0; dw < pw; ++dw) {
                 const float* px = &s.latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * C];
                 b.video_x0.insert(b.video_x0.end(), px, px + C);
               }
-        }
-  int blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
-  for (int blk = 0; blk < blocks; ++blk)
-    for (int i = 0; i < cfg.actions_per_block; ++i) add_token(b, slot, blk, 1, kAction, blk * cfg.frames_per_block / pt, 0, 0);
   b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
 }
 
-PackedBatch build_batch(const std::vector<const Sample*>& samples, const ModelConfig& cfg, const PackerConfig& p) {
+PackedBatch build_batch(const std::vector<const Sample*>& samples, const TokenConfig& cfg, const PackerConfig& p) {
   PackedBatch b;
   b.family = cfg.family == Family::gr00t ? "gr00t" : "wan";
   b.n_samples = int32_t(samples.size());
@@ -55,15 +45,15 @@ PackedBatch build_batch(const std::vector<const Sample*>& samples, const ModelCo
     b.sample_id.push_back(s.id);
     b.emb_id.push_back(s.emb_id);
     if (cfg.family == Family::gr00t) {
-      add_gr00t_tokens(b, s, slot, cfg);
+      add_gr00t_sample(b, s, slot, cfg);
     } else {
-      add_wan_tokens(b, s, slot, cfg);
+      add_wan_sample(b, s, slot, cfg);
     }
     b.cseq.insert(b.cseq.end(), size_t(s.context_tokens), slot);
     b.context.insert(b.context.end(), s.context.begin(), s.context.end());
     b.n_real_tokens += s.tokens();
     if (p.packing) continue;
-    for (int64_t k = s.query_tokens; k < p.pad_query; ++k) add_token(b, -1, 0, 0, kPad, 0, 0, 0);
+    append_padding_tokens(p.pad_query - s.query_tokens, b);
     b.cseq.insert(b.cseq.end(), size_t(p.pad_context - s.context_tokens), -1);
     b.context.resize(b.cseq.size() * size_t(cfg.d_ctx), 0.f);
   }
@@ -105,7 +95,7 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& 
   return bins;
 }
 
-std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const ModelConfig& cfg, const PackerConfig& p,
+std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const TokenConfig& cfg, const PackerConfig& p,
                                    const std::vector<std::string>& file_names) {
   std::vector<int64_t> tokens;
   for (const Sample& s : samples) {

@@ -5,20 +5,16 @@
 //               the order they were opened, samples inside a bin in window order.
 //  packing off: the baseline; every sample is padded to the longest sample of the dataset
 //               (pad_query, pad_context) and micro-batches hold tokens_per_mb / that many.
-// Every sample lands in exactly one micro-batch. Token layout per sample:
-//  gr00t: [state (kind 3), future × Nf (kind 4), action × Hz (kind 2)], grp 1, blk 0,
-//         pos (index in sample, 0, 0).
-//  wan:   clean video (kind 0, grp 0), noisy video (kind 1, grp 1), both in (f, h, w)
-//         patch order with blk = first latent frame of the patch / fpb; then nb·Ha action
-//         tokens (kind 2, grp 1, blk b, pos (b·fpb/pt, 0, 0)). video_x0 rows are patches
-//         flattened t, h, w, c; noisy tokens repeat their clean twin's row.
+// Every sample lands in exactly one micro-batch. A sample's tokens are those of the one rule
+// in batch/sample_tokens.hpp (the synthetic batches use it too); wan's video_x0 rows are
+// patches flattened t, h, w, c, and noisy tokens repeat their clean twin's row.
 // Padding tokens have seq -1 and kind kPad; padded context rows have cseq -1 and zeros.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "data/sample.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 
 namespace emb {
 
@@ -33,7 +29,7 @@ struct PackerConfig {
 std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& tokens, const PackerConfig& p);
 
 // file_names name the files of Sample::file in errors.
-std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const ModelConfig& cfg, const PackerConfig& p,
+std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const TokenConfig& cfg, const PackerConfig& p,
                                    const std::vector<std::string>& file_names);
 
 }  // namespace emb

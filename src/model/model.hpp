@@ -1,4 +1,6 @@
-// The interface the trainer uses for either family (MODEL.md), on the CPU reference backend.
+// The interface the trainer uses for either family (MODEL.md), on any backend: every
+// computation on tensor data goes through the Ops the model is made with (kernels/ops.hpp),
+// and parameters, gradients and activations live in that backend's memory.
 //
 // Loss normalisation: every loss term is divided by a GLOBAL denominator the caller passes
 // (loss_counts summed over the micro-batches and ranks of the step), so summing
@@ -11,7 +13,9 @@
 #include <vector>
 
 #include "core/arena.hpp"
-#include "model/batch.hpp"
+#include "kernels/ops.hpp"
+#include "batch/packed_batch.hpp"
+#include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
@@ -27,7 +31,8 @@ class ActivationPlan;
 
 class Model {
  public:
-  explicit Model(const ModelConfig& cfg) : cfg_(cfg) {}
+  // ops may be null for a model that only describes itself (parameters, --plan).
+  Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {}
   virtual ~Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -46,6 +51,14 @@ class Model {
   // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
   // (upper bound over layouts), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
+
+  // Seconds spent uploading micro-batches to the backend (DeviceBatch) since the last call:
+  // the step's h2d phase.
+  double take_upload_seconds() {
+    const double s = upload_seconds_;
+    upload_seconds_ = 0;
+    return s;
+  }
 
   // The draws and token layout of the last forward_backward (what --dump writes).
   const FlowDraws& last_draws() const { return draws_; }
@@ -69,10 +82,12 @@ class Model {
   virtual void encode_backward(const ParamAccess& P, const PackedBatch& batch) = 0;
 
   ModelConfig cfg_;
+  Ops* ops_;
   ParamRegistry reg_;
   TokenLayout layout_;
   FlowDraws draws_;
   TimeRows time_rows_;
+  DeviceBatch dev_;  // this micro-batch in the backend's memory
   TimeEncoder time_enc_;  // in unit 0: the family registers its parameters among its encoders'
   Trunk trunk_;
 
@@ -82,8 +97,10 @@ class Model {
   Arena arena_;
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;
+  double upload_seconds_ = 0;
 };
 
-std::unique_ptr<Model> make_model(const ModelConfig& cfg);
+// ops: the backend the model computes on; null for a model that only describes itself.
+std::unique_ptr<Model> make_model(const ModelConfig& cfg, Ops* ops);
 
 }  // namespace emb

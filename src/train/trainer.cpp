@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "data/loader.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
@@ -74,7 +75,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   RunTrace trace(result.run_dir, world.rank);
   timers.set_trace(&trace);
 
-  auto model = make_model(mc);
+  CpuOps cpu_ops;  // the backend the model computes on
+  auto model = make_model(mc, &cpu_ops);
   const ParamRegistry& reg = model->params();
   const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
   ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));

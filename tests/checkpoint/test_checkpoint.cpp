@@ -36,7 +36,7 @@ constexpr int64_t kBucketBytes = 64 << 10;
 const std::string kRunId = "0123456789abcdef";
 
 const ParamRegistry& tiny_registry() {
-  static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"));
+  static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"), nullptr);
   return model->params();
 }
 
