@@ -91,7 +91,9 @@ NcclComm::~NcclComm() {
   cudaStreamDestroy(stream_);
 }
 
-static ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat32 : ncclBfloat16; }
+static ncclDataType_t nccl_type(DType t) {
+  return t == DType::f64 ? ncclFloat64 : t == DType::f32 ? ncclFloat32 : ncclBfloat16;
+}
 static ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::avg ? ncclAvg : ncclSum; }
 
 CommHandle NcclComm::issue(const Collective& c) {

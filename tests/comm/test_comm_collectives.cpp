@@ -87,9 +87,9 @@ BOOST_AUTO_TEST_CASE(several_collectives_in_flight_complete_in_order) {
 
       for (int k = 0; k < k_reduces; ++k)
         BOOST_TEST(mismatches(reduced_bufs[k], 0, [&](int64_t i) {
-                     return reduced(i, size, ReduceOp::sum) + float(k * size);
+                     return reduced<float>(i, size, ReduceOp::sum) + float(k * size);
                    }) == 0);
-      BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced(i, size, ReduceOp::avg); }) == 0);
+      BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced<float>(i, size, ReduceOp::avg); }) == 0);
       BOOST_TEST(mismatches(gathered_buf, 0, gathered) == 0);
       BOOST_TEST(mismatches(bcast, 0, [](int64_t i) { return float(i % 7); }) == 0);
     }
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(repeated_collectives_reuse_records) {
     CommHandle b = comm->barrier();
     b.wait();
     a.wait();
-    BOOST_TEST_REQUIRE(mismatches(x, 0, [&](int64_t i) { return reduced(i, comm->size(), ReduceOp::sum); }) == 0);
+    BOOST_TEST_REQUIRE(mismatches(x, 0, [&](int64_t i) { return reduced<float>(i, comm->size(), ReduceOp::sum); }) == 0);
   }
 }
 
