@@ -8,8 +8,10 @@ if(NOT EMBTRAIN_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # "native" fails on machines without a GPU (CI); Hopper is the target.
-      set(CMAKE_CUDA_ARCHITECTURES 90)
+      # "native" fails on machines without a GPU (CI). Ampere (sm_80) and Hopper with its
+      # arch-specific features (sm_90a: wgmma, setmaxnreg) as cubins, plus compute_90 PTX that
+      # later GPUs JIT-compile (sm_90a code is not forward compatible, PTX of compute_90 is).
+      set(CMAKE_CUDA_ARCHITECTURES 80-real 90a-real 90-virtual)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
