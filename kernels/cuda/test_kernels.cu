@@ -242,6 +242,30 @@ AttnRef attention_ref(const std::vector<float>& q, const std::vector<float>& k, 
   return r;
 }
 
+// A packed index in device memory.
+struct DevicePackedIndex {
+  DeviceArray<int32_t> seq, blk, grp, cseq;
+  explicit DevicePackedIndex(const PackedIndex& p)
+      : seq(p.seq.size()), blk(p.blk.size()), grp(p.grp.size()), cseq(p.cseq.size()) {
+    check_cuda(cudaMemcpy(seq.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
+    check_cuda(cudaMemcpy(blk.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
+    check_cuda(cudaMemcpy(grp.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
+    check_cuda(cudaMemcpy(cseq.get(), p.cseq.data(), p.cseq.size() * 4, cudaMemcpyHostToDevice), "cseq");
+  }
+  AttnIndex index(AttnMask mask) const {
+    const bool cross = mask == AttnMask::cross;
+    AttnIndex idx;
+    idx.mask = mask;
+    idx.q_seq = seq.get();
+    idx.q_blk = blk.get();
+    idx.q_grp = grp.get();
+    idx.k_seq = cross ? cseq.get() : seq.get();
+    idx.k_blk = cross ? nullptr : blk.get();
+    idx.k_grp = cross ? nullptr : grp.get();
+    return idx;
+  }
+};
+
 template <class T>
 void test_attention(AttnMask mask, int hd, int pad_tail) {
   std::mt19937 rng(100 + hd + int(mask));
@@ -258,19 +282,8 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
              dv0 = stored<T>(random_normal(Tk * H * hd, rng));
   DeviceArray<T> q_d(q), k_d(k), v_d(v), out_d(Tq * H * hd), dout_d(dout), dq_d(dq0), dk_d(dk0), dv_d(dv0);
   DeviceArray<float> lse_d(Tq * H);
-  DeviceArray<int32_t> seq_d(p.seq.size()), blk_d(p.blk.size()), grp_d(p.grp.size()), cseq_d(p.cseq.size());
-  check_cuda(cudaMemcpy(seq_d.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
-  check_cuda(cudaMemcpy(blk_d.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
-  check_cuda(cudaMemcpy(grp_d.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
-  check_cuda(cudaMemcpy(cseq_d.get(), p.cseq.data(), p.cseq.size() * 4, cudaMemcpyHostToDevice), "cseq");
-  AttnIndex idx;
-  idx.mask = mask;
-  idx.q_seq = seq_d.get();
-  idx.q_blk = blk_d.get();
-  idx.q_grp = grp_d.get();
-  idx.k_seq = cross ? cseq_d.get() : seq_d.get();
-  idx.k_blk = cross ? nullptr : blk_d.get();
-  idx.k_grp = cross ? nullptr : grp_d.get();
+  const DevicePackedIndex dev(p);
+  const AttnIndex idx = dev.index(mask);
   DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, H));
   attention_forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
   attention_backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
@@ -294,6 +307,93 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dq", relative_error(dq_d.download(), r.dq), tol<T>(1e-4, 2e-2));
   expect_close(tag + " dk", relative_error(dk_d.download(), r.dk), tol<T>(1e-4, 2e-2));
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
+}
+
+// The forward's error for a real query without an allowed key ("" when it did not throw).
+template <class T>
+std::string keyless_error(const T* q, const T* kv, T* out, float* lse, int64_t Tq, int64_t Tk, const AttnIndex& idx) {
+  DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, 1));
+  try {
+    attention_forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr);
+  } catch (const emb::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The CPU's edge-case behaviour (tests/kernels/test_attention.cpp): an empty context (Tk = 0,
+// no zero-sized grid) or a real row without an allowed key is the CPU's error; padding-only
+// queries without keys give 0 and lse −inf and no gradient; a NaN query makes its row's
+// output, lse and dq NaN and leaves other samples finite.
+template <class T>
+void test_attention_edge_cases() {
+  std::mt19937 rng(31);
+  PackedIndex p = random_packed_index(3, 2, 9, 17, 0, rng);
+  const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size()), hd = 64;
+  DeviceArray<T> q(random_normal(Tq * hd, rng)), kv(random_normal(std::max(Tq, Tc) * hd, rng)), out(Tq * hd);
+  DeviceArray<float> lse(Tq);
+  const std::string tag = std::string("attention ") + dtype<T>();
+  {
+    const DevicePackedIndex dev(p);
+    AttnIndex idx = dev.index(AttnMask::cross);
+    idx.k_seq = nullptr;
+    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, 0, idx);
+    expect_close(tag + " Tk = 0 is the CPU's error (mismatch)",
+                 e != "attention: query token 0 (seq 0) has no allowed key under mask cross", 0.0);
+  }
+  {
+    PackedIndex lost = p;
+    int64_t first = -1;
+    for (int64_t i = 0; i < Tq && first < 0; ++i) first = p.seq[i] == 1 ? i : -1;
+    for (int32_t& s : lost.cseq) s = s == 1 ? -1 : s;  // sample 1 loses its context
+    const DevicePackedIndex dev(lost);
+    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
+    expect_close(tag + " keyless real row is the CPU's error (mismatch)",
+                 e != "attention: query token " + std::to_string(first) + " (seq 1) has no allowed key under mask cross",
+                 0.0);
+  }
+  {
+    PackedIndex padding = p;
+    for (int32_t& s : padding.seq) s = -1;
+    const DevicePackedIndex dev(padding);
+    AttnIndex idx = dev.index(AttnMask::cross);
+    idx.k_seq = nullptr;
+    DeviceArray<T> dq(std::vector<float>(Tq * hd, 1.0f));
+    DeviceArray<char> ws(attention_workspace_bytes(Tq, 0, 1));
+    attention_forward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    attention_backward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), q.get(), dq.get(), (T*)nullptr, (T*)nullptr,
+                       Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    sync();
+    double bad = 0;
+    for (float o : out.download()) bad += o != 0.0f;
+    for (float l : lse.download()) bad += l != -INFINITY;
+    for (float g : dq.download()) bad += g != 1.0f;
+    expect_close(tag + " padding-only queries, Tk = 0: out 0, lse -inf, no gradient (mismatches)", bad, 0.0);
+  }
+  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal}) {
+    const int H = 2;
+    const int64_t ld = H * hd, nan_row = 5;
+    std::vector<float> qh = random_normal(Tq * ld, rng);
+    qh[nan_row * ld] = NAN;
+    DeviceArray<T> qn(qh), k(random_normal(Tq * ld, rng)), v(random_normal(Tq * ld, rng)), o(Tq * ld),
+        dout(random_normal(Tq * ld, rng)), dq(std::vector<float>(Tq * ld, 0.0f)), dk(std::vector<float>(Tq * ld, 0.0f)),
+        dv(std::vector<float>(Tq * ld, 0.0f));
+    DeviceArray<float> l(Tq * H);
+    const DevicePackedIndex dev(p);
+    const AttnIndex idx = dev.index(mask);
+    DeviceArray<char> ws(attention_workspace_bytes(Tq, Tq, H));
+    attention_forward(qn.get(), k.get(), v.get(), o.get(), l.get(), Tq, Tq, H, int(hd), idx, ws.get(), nullptr);
+    attention_backward(qn.get(), k.get(), v.get(), o.get(), l.get(), dout.get(), dq.get(), dk.get(), dv.get(), Tq, Tq,
+                       H, int(hd), idx, ws.get(), nullptr);
+    sync();
+    const std::vector<float> og = o.download(), lg = l.download(), dqg = dq.download();
+    double bad = !std::isnan(lg[nan_row * H]) + !std::isnan(og[nan_row * ld]) + !std::isnan(dqg[nan_row * ld]) +
+                 !std::isfinite(lg[nan_row * H + 1]);
+    for (int64_t i = 0; i < Tq; ++i)
+      if (p.seq[i] != p.seq[nan_row]) bad += !std::isfinite(og[i * ld]) + !std::isfinite(dqg[i * ld]);
+    expect_close(tag + " NaN query row: NaN row, other samples finite, mask " + emb::cpu::attn_mask_name(mask) +
+                     " (mismatches)", bad, 0.0);
+  }
 }
 
 // ---- norm + modulate, gated residual ---------------------------------------------------------
@@ -797,6 +897,7 @@ void test_all_storage(const Blas& blas) {
     for (int hd : {48, 64, 128}) test_attention<T>(mask, hd, 0);
   test_attention<T>(AttnMask::full, 64, 37);
   test_attention<T>(AttnMask::block_causal, 64, 5);
+  test_attention_edge_cases<T>();
   test_norm_modulate<T>(NormKind::layer, false, true);
   test_norm_modulate<T>(NormKind::layer, true, false);
   test_norm_modulate<T>(NormKind::layer, true, true);
