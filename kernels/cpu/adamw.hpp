@@ -3,15 +3,11 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/op_types.hpp"
+
 namespace emb::cpu {
 
-struct AdamWConfig {
-  float lr = 1e-4f;
-  float beta1 = 0.9f;
-  float beta2 = 0.95f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
-};
+using emb::AdamWConfig;  // kernels/op_types.hpp
 
 // Σ g² over n elements, in double so the global norm does not depend on the shard split.
 double sum_squares(const float* g, int64_t n);

@@ -23,22 +23,16 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/op_types.hpp"
+
 namespace emb::cpu {
 
-enum class AttnMask { full, block_causal, prefix, cross };
+// The masks and the index are the backends' shared types (kernels/op_types.hpp).
+using emb::AttnIndex;
+using emb::AttnMask;
 
 constexpr int kAttnTileQ = 64;
 constexpr int kAttnTileK = 64;
-
-struct AttnIndex {
-  AttnMask mask = AttnMask::full;
-  const int32_t* q_seq = nullptr;  // [Tq]
-  const int32_t* q_blk = nullptr;  // [Tq] (block_causal)
-  const int32_t* q_grp = nullptr;  // [Tq] (block_causal, prefix)
-  const int32_t* k_seq = nullptr;  // [Tk] (the context's cseq for cross)
-  const int32_t* k_blk = nullptr;  // [Tk]
-  const int32_t* k_grp = nullptr;  // [Tk]
-};
 
 // True iff query i may attend key j under `idx` (the scalar definition the tiles must match).
 bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j);

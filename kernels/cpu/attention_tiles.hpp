@@ -10,22 +10,8 @@
 
 namespace emb::cpu {
 
-// The scalar mask rule (attention.hpp); inline because masked tiles call it per pair.
-inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {
-  const int32_t s = idx.q_seq[i];
-  if (s < 0 || s != idx.k_seq[j]) return false;
-  switch (idx.mask) {
-    case AttnMask::full:
-    case AttnMask::cross:
-      return true;
-    case AttnMask::prefix:
-      return idx.k_grp[j] == 0 || idx.q_grp[i] != 0;
-    case AttnMask::block_causal:
-      if (idx.q_grp[i] == 0) return idx.k_grp[j] == 0 && idx.k_blk[j] <= idx.q_blk[i];
-      return idx.k_grp[j] == 0 ? idx.k_blk[j] < idx.q_blk[i] : idx.k_blk[j] == idx.q_blk[i];
-  }
-  return false;
-}
+// The scalar mask rule (kernels/op_types.hpp); inline because masked tiles call it per pair.
+using emb::attn_pair_allowed;
 
 enum class TileKind { skip, dense, masked };
 

@@ -5,9 +5,11 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/op_types.hpp"
+
 namespace emb::cpu {
 
-enum class RopeMode { none, d1, d3 };
+using emb::RopeMode;  // kernels/op_types.hpp
 
 // x [T, H*hd] rotated in place by the positions pos [T, 3] (f, h, w).
 void rope_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode);

@@ -1,7 +1,6 @@
 #include "model/block_stack.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace emb {
 
@@ -22,25 +21,25 @@ void BlockStack::plan(ActivationPlan& plan, int64_t rows, int64_t Tc, Recompute 
   for (size_t l = 0; l < inputs_.size(); ++l) inputs_[l] = plan.floats(rows * specs_[l].D);
 }
 
-void BlockStack::forward(ParamAccess& params, const BlockIO& io, float* x) {
+void BlockStack::forward(Ops& ops, ParamAccess& params, const BlockIO& io, float* x) {
   for (size_t l = 0; l < specs_.size(); ++l) {
     params.enter_forward(specs_[l].unit);
-    if (recompute_ == Recompute::full) std::memcpy(inputs_[l], x, size_t(io.T * specs_[l].D) * sizeof(float));
-    block_forward(specs_[l], params, io, acts_of(l), x);
+    if (recompute_ == Recompute::full) ops.copy(view(x, io.T, specs_[l].D), view(inputs_[l], io.T, specs_[l].D));
+    block_forward(ops, specs_[l], params, io, acts_of(l), x);
   }
 }
 
-void BlockStack::backward(ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
+void BlockStack::backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
                           float* work) {
   for (size_t l = specs_.size(); l-- > 0;) {
     params.enter_backward(specs_[l].unit);
     if (recompute_ == Recompute::full) {
-      std::memcpy(work, inputs_[l], size_t(io.T * specs_[l].D) * sizeof(float));
-      block_forward(specs_[l], params, io, acts_of(l), work);
+      ops.copy(view(inputs_[l], io.T, specs_[l].D), view(work, io.T, specs_[l].D));
+      block_forward(ops, specs_[l], params, io, acts_of(l), work);
     } else if (recompute_ == Recompute::selective) {
-      block_recompute_attention(specs_[l], params, io, acts_of(l));
+      block_recompute_attention(ops, specs_[l], params, io, acts_of(l));
     }
-    block_backward(specs_[l], params, io, acts_of(l), scratch, dx);
+    block_backward(ops, specs_[l], params, io, acts_of(l), scratch, dx);
     params.leave_backward(specs_[l].unit);
   }
 }

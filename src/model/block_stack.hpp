@@ -25,9 +25,10 @@ class BlockStack {
   void plan(ActivationPlan& plan, int64_t rows, int64_t Tc, Recompute recompute);
 
   // x [T, D]: input in, output of the last block out.
-  void forward(ParamAccess& params, const BlockIO& io, float* x);
+  void forward(Ops& ops, ParamAccess& params, const BlockIO& io, float* x);
   // dx: gradient of the output in, of the input out. `work` [T, D] holds a recomputed input.
-  void backward(ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx, float* work);
+  void backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
+                float* work);
 
  private:
   BlockActs& acts_of(size_t l) { return recompute_ == Recompute::full ? acts_[l % acts_.size()] : acts_[l]; }

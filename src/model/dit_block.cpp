@@ -4,17 +4,9 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/column_sum.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/modulate.hpp"
-#include "kernels/cpu/norm.hpp"
-#include "model/rows.hpp"
 
 namespace emb {
 namespace {
-
-using cpu::AttnMask;
 
 AttnMask self_mask(const ModelConfig& cfg, AttnMask family_mask) {
   switch (cfg.self_mask) {
@@ -65,7 +57,7 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
   SublayerSpec self;
   self.shift_chunk = 0, self.scale_chunk = 1, self.gate_chunk = 2;
-  self.rope = cpu::RopeMode::d3;
+  self.rope = RopeMode::d3;
   self.mask = self_mask(cfg, AttnMask::block_causal);
   add_attention(reg, b + "attn1", spec.D, spec.D, true, self);
 
@@ -170,171 +162,192 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
   const int64_t rows = std::max(T, Tc);  // vl blocks run over the context tokens
   s.dmod = plan.floats(rows * chunks * D);
   s.dmod_rows = plan.floats(rows * 2 * D);
-  for (float** p : {&s.dh, &s.dln, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.floats(rows * D);
-  s.da = plan.floats(rows * F);
+  for (float** p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.floats(rows * D);
   s.dg = plan.floats(rows * F);
 }
 
 namespace {
 
+View rows(const float* p, int64_t n, int64_t cols) { return view(p, n, cols); }
+
+// The chunk of the [T, n_chunks·D] modulation tensor `mod` (absent for chunk < 0).
+View chunk(const BlockSpec& spec, const float* mod, int64_t T, int c) {
+  if (c < 0) return View{};
+  const int64_t D = spec.D;
+  return view(mod, T, int64_t(spec.n_chunks()) * D).cols_range(c * D, D);
+}
+
 // The sublayer's normalised input: x → a.h (adaLN: a.ln_out modulated; else affine LN).
-void norm_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const float* mod, int64_t T,
-                  const float* x, SublayerActs& a) {
-  const int D = spec.D, ld = spec.n_chunks() * D;
+void norm_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const float* mod,
+                  int64_t T, const float* x, SublayerActs& a) {
+  const int D = spec.D;
   if (s.scale_chunk >= 0) {
-    cpu::layernorm_forward(x, nullptr, nullptr, a.ln_out, a.mean, a.rstd, T, D);
-    cpu::modulate_forward(a.ln_out, mod + s.scale_chunk * D, mod + s.shift_chunk * D, ld, a.h, T, D);
+    ops.norm_modulate_forward(rows(x, T, D), chunk(spec, mod, T, s.scale_chunk), chunk(spec, mod, T, s.shift_chunk),
+                              rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1));
   } else {
-    cpu::layernorm_forward(x, P.p(s.norm.weight), P.p(s.norm.bias), a.h, a.mean, a.rstd, T, D);
+    ops.layernorm_forward(rows(x, T, D), P.pv(s.norm.weight), P.pv(s.norm.bias), rows(a.h, T, D),
+                          rows(a.mean, T, 1), rows(a.rstd, T, 1));
   }
+}
+
+AttnIndex sublayer_index(const SublayerSpec& s, const BlockIO& io) {
+  AttnIndex idx = s.cross ? io.cross_index : io.self_index;
+  if (!s.cross) idx.mask = s.mask;
+  return idx;
 }
 
 // The attention core: a.h (and the context) → q, k, v → a.att and its log-sum-exp.
-void attention_core_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
-                            SublayerActs& a) {
+void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                            const BlockIO& io, SublayerActs& a) {
   const int64_t T = io.T;
   const int D = spec.D;
-  const float* src = s.cross ? io.context : a.h;
-  const int64_t Tk = s.cross ? io.Tc : T;
-  const int Dk = s.cross ? spec.Dc : D;
-  cpu::linear_forward(a.h, P.p(s.q.weight), P.p(s.q.bias), s.qk_norm ? a.q_pre : a.q, T, D, D);
-  cpu::linear_forward(src, P.p(s.k.weight), P.p(s.k.bias), s.qk_norm ? a.k_pre : a.k, Tk, Dk, D);
-  cpu::linear_forward(src, P.p(s.v.weight), P.p(s.v.bias), a.v, Tk, Dk, D);
+  const View src = s.cross ? rows(io.context, io.Tc, spec.Dc) : rows(a.h, T, D);
+  const int64_t Tk = src.rows;
+  const View q = rows(a.q, T, D), k = rows(a.k, Tk, D), v = rows(a.v, Tk, D);
+  const View q_pre = s.qk_norm ? rows(a.q_pre, T, D) : q, k_pre = s.qk_norm ? rows(a.k_pre, Tk, D) : k;
+  ops.linear_forward(rows(a.h, T, D), P.pv(s.q.weight), P.pv(s.q.bias), Activation::none, View{}, q_pre);
+  ops.linear_forward(src, P.pv(s.k.weight), P.pv(s.k.bias), Activation::none, View{}, k_pre);
+  ops.linear_forward(src, P.pv(s.v.weight), P.pv(s.v.bias), Activation::none, View{}, v);
   if (s.qk_norm) {
-    cpu::rmsnorm_forward(a.q_pre, P.p(s.norm_q.weight), a.q, a.rstd_q, T, D);
-    cpu::rmsnorm_forward(a.k_pre, P.p(s.norm_k.weight), a.k, a.rstd_k, Tk, D);
+    ops.rmsnorm_forward(q_pre, P.pv(s.norm_q.weight), q, rows(a.rstd_q, T, 1));
+    ops.rmsnorm_forward(k_pre, P.pv(s.norm_k.weight), k, rows(a.rstd_k, Tk, 1));
   }
   const int hd = D / spec.H;
-  if (!s.cross && s.rope != cpu::RopeMode::none) {
-    cpu::rope_forward(a.q, io.pos, T, spec.H, hd, s.rope);
-    cpu::rope_forward(a.k, io.pos, T, spec.H, hd, s.rope);
+  if (!s.cross && s.rope != RopeMode::none) {
+    const RopeConfig rope{s.rope, spec.H, hd};
+    ops.rope_forward(q, io.pos, rope);
+    ops.rope_forward(k, io.pos, rope);
   }
-  cpu::AttnIndex idx = s.cross ? io.cross_index : io.self_index;
-  if (!s.cross) idx.mask = s.mask;
-  cpu::attention_forward(a.q, a.k, a.v, a.att, a.lse, T, Tk, spec.H, hd, idx);
+  ops.attention_forward(q, k, v, rows(a.att, T, D), rows(a.lse, T, spec.H), AttnConfig{spec.H, hd},
+                        sublayer_index(s, io));
 }
 
-void sublayer_forward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
-                      const float* mod, SublayerActs& a, float* x) {
+void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                      const BlockIO& io, const float* mod, SublayerActs& a, float* x) {
   const int64_t T = io.T;
-  const int D = spec.D, ld = spec.n_chunks() * D;
-  std::memcpy(a.x_in, x, size_t(T * D) * sizeof(float));
-  norm_forward(spec, s, P, mod, T, x, a);
+  const int D = spec.D;
+  ops.copy(rows(x, T, D), rows(a.x_in, T, D));
+  norm_forward(ops, spec, s, P, mod, T, x, a);
   if (s.attention) {
-    attention_core_forward(spec, s, P, io, a);
-    cpu::linear_forward(a.att, P.p(s.o.weight), P.p(s.o.bias), a.y, T, D, D);
+    attention_core_forward(ops, spec, s, P, io, a);
+    ops.linear_forward(rows(a.att, T, D), P.pv(s.o.weight), P.pv(s.o.bias), Activation::none, View{},
+                       rows(a.y, T, D));
   } else {
-    cpu::linear_forward(a.h, P.p(s.fc1.weight), P.p(s.fc1.bias), a.a, T, D, spec.F);
-    cpu::gelu_tanh_forward(a.a, a.g, T * spec.F);
-    cpu::linear_forward(a.g, P.p(s.fc2.weight), P.p(s.fc2.bias), a.y, T, spec.F, D);
+    ops.linear_forward(rows(a.h, T, D), P.pv(s.fc1.weight), P.pv(s.fc1.bias), Activation::gelu_tanh,
+                       rows(a.a, T, spec.F), rows(a.g, T, spec.F));
+    ops.linear_forward(rows(a.g, T, spec.F), P.pv(s.fc2.weight), P.pv(s.fc2.bias), Activation::none, View{},
+                       rows(a.y, T, D));
   }
-  cpu::gated_residual_forward(x, s.gate_chunk >= 0 ? mod + s.gate_chunk * D : nullptr, ld, a.y, T, D);
+  ops.gated_residual_forward(rows(x, T, D), chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D));
 }
 
-void sublayer_backward(const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const BlockIO& io,
-                       const float* mod, const SublayerActs& a, const BlockScratch& w, float* dmod, float* dx) {
+void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                       const BlockIO& io, const float* mod, const SublayerActs& a, const BlockScratch& w, float* dmod,
+                       float* dx) {
   const int64_t T = io.T;
-  const int D = spec.D, ld = spec.n_chunks() * D;
-  zero(w.dy, T * D);
-  cpu::gated_residual_backward(s.gate_chunk >= 0 ? mod + s.gate_chunk * D : nullptr, ld, a.y, dx, w.dy,
-                               s.gate_chunk >= 0 ? dmod + s.gate_chunk * D : nullptr, T, D);
-  zero(w.dh, T * D);
+  const int D = spec.D;
+  const View dy = rows(w.dy, T, D), dh = rows(w.dh, T, D);
+  ops.zero(dy);
+  ops.gated_residual_backward(chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D), rows(dx, T, D), dy,
+                              chunk(spec, dmod, T, s.gate_chunk));
+  ops.zero(dh);
   if (s.attention) {
-    const float* src = s.cross ? io.context : a.h;
-    const int64_t Tk = s.cross ? io.Tc : T;
-    const int Dk = s.cross ? spec.Dc : D;
+    const View src = s.cross ? rows(io.context, io.Tc, spec.Dc) : rows(a.h, T, D);
+    const int64_t Tk = src.rows;
     const int hd = D / spec.H;
-    zero(w.datt, T * D);
-    cpu::linear_backward(a.att, P.p(s.o.weight), w.dy, w.datt, P.g(s.o.weight), P.g(s.o.bias), T, D, D);
-    zero(w.dq, T * D), zero(w.dk, Tk * D), zero(w.dv, Tk * D);
-    cpu::AttnIndex idx = s.cross ? io.cross_index : io.self_index;
-    if (!s.cross) idx.mask = s.mask;
-    cpu::attention_backward(a.q, a.k, a.v, a.att, a.lse, w.datt, w.dq, w.dk, w.dv, T, Tk, spec.H, hd, idx);
-    if (!s.cross && s.rope != cpu::RopeMode::none) {
-      cpu::rope_backward(w.dq, io.pos, T, spec.H, hd, s.rope);
-      cpu::rope_backward(w.dk, io.pos, T, spec.H, hd, s.rope);
+    const View datt = rows(w.datt, T, D);
+    ops.zero(datt);
+    ops.linear_backward(rows(a.att, T, D), P.pv(s.o.weight), Activation::none, View{}, dy, datt, P.gv(s.o.weight),
+                        P.gv(s.o.bias));
+    const View dq = rows(w.dq, T, D), dk = rows(w.dk, Tk, D), dv = rows(w.dv, Tk, D);
+    ops.zero(dq), ops.zero(dk), ops.zero(dv);
+    ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
+                           rows(a.lse, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, hd}, sublayer_index(s, io));
+    if (!s.cross && s.rope != RopeMode::none) {
+      const RopeConfig rope{s.rope, spec.H, hd};
+      ops.rope_backward(dq, io.pos, rope);
+      ops.rope_backward(dk, io.pos, rope);
     }
-    const float* dq = w.dq;
-    const float* dk = w.dk;
+    View dq_in = dq, dk_in = dk;
     if (s.qk_norm) {
-      zero(w.dq_pre, T * D), zero(w.dk_pre, Tk * D);
-      cpu::rmsnorm_backward(a.q_pre, P.p(s.norm_q.weight), a.rstd_q, w.dq, w.dq_pre, P.g(s.norm_q.weight), T, D);
-      cpu::rmsnorm_backward(a.k_pre, P.p(s.norm_k.weight), a.rstd_k, w.dk, w.dk_pre, P.g(s.norm_k.weight), Tk, D);
-      dq = w.dq_pre, dk = w.dk_pre;
+      dq_in = rows(w.dq_pre, T, D), dk_in = rows(w.dk_pre, Tk, D);
+      ops.zero(dq_in), ops.zero(dk_in);
+      ops.rmsnorm_backward(rows(a.q_pre, T, D), P.pv(s.norm_q.weight), rows(a.rstd_q, T, 1), dq, dq_in,
+                           P.gv(s.norm_q.weight));
+      ops.rmsnorm_backward(rows(a.k_pre, Tk, D), P.pv(s.norm_k.weight), rows(a.rstd_k, Tk, 1), dk, dk_in,
+                           P.gv(s.norm_k.weight));
     }
-    float* dsrc = s.cross ? io.dcontext : w.dh;
-    cpu::linear_backward(a.h, P.p(s.q.weight), dq, w.dh, P.g(s.q.weight), P.g(s.q.bias), T, D, D);
-    cpu::linear_backward(src, P.p(s.k.weight), dk, dsrc, P.g(s.k.weight), P.g(s.k.bias), Tk, Dk, D);
-    cpu::linear_backward(src, P.p(s.v.weight), w.dv, dsrc, P.g(s.v.weight), P.g(s.v.bias), Tk, Dk, D);
+    const View dsrc = s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : dh;
+    ops.linear_backward(rows(a.h, T, D), P.pv(s.q.weight), Activation::none, View{}, dq_in, dh, P.gv(s.q.weight),
+                        P.gv(s.q.bias));
+    ops.linear_backward(src, P.pv(s.k.weight), Activation::none, View{}, dk_in, dsrc, P.gv(s.k.weight),
+                        P.gv(s.k.bias));
+    ops.linear_backward(src, P.pv(s.v.weight), Activation::none, View{}, dv, dsrc, P.gv(s.v.weight),
+                        P.gv(s.v.bias));
   } else {
-    zero(w.dg, T * spec.F), zero(w.da, T * spec.F);
-    cpu::linear_backward(a.g, P.p(s.fc2.weight), w.dy, w.dg, P.g(s.fc2.weight), P.g(s.fc2.bias), T, spec.F, D);
-    cpu::gelu_tanh_backward(a.a, w.dg, w.da, T * spec.F);
-    cpu::linear_backward(a.h, P.p(s.fc1.weight), w.da, w.dh, P.g(s.fc1.weight), P.g(s.fc1.bias), T, D, spec.F);
+    const View dg = rows(w.dg, T, spec.F);
+    ops.zero(dg);
+    ops.linear_backward(rows(a.g, T, spec.F), P.pv(s.fc2.weight), Activation::none, View{}, dy, dg,
+                        P.gv(s.fc2.weight), P.gv(s.fc2.bias));
+    ops.linear_backward(rows(a.h, T, D), P.pv(s.fc1.weight), Activation::gelu_tanh, rows(a.a, T, spec.F), dg, dh,
+                        P.gv(s.fc1.weight), P.gv(s.fc1.bias));
   }
   if (s.scale_chunk >= 0) {
-    zero(w.dln, T * D);
-    cpu::modulate_backward(a.ln_out, mod + s.scale_chunk * D, ld, w.dh, w.dln, dmod + s.scale_chunk * D,
-                           dmod + s.shift_chunk * D, T, D);
-    cpu::layernorm_backward(a.x_in, nullptr, a.mean, a.rstd, w.dln, dx, nullptr, nullptr, T, D);
+    ops.norm_modulate_backward(rows(a.x_in, T, D), rows(a.ln_out, T, D), chunk(spec, mod, T, s.scale_chunk),
+                               rows(a.mean, T, 1), rows(a.rstd, T, 1), dh, rows(dx, T, D),
+                               chunk(spec, dmod, T, s.scale_chunk), chunk(spec, dmod, T, s.shift_chunk));
   } else {
-    cpu::layernorm_backward(a.x_in, P.p(s.norm.weight), a.mean, a.rstd, w.dh, dx, P.g(s.norm.weight),
-                            P.g(s.norm.bias), T, D);
+    ops.layernorm_backward(rows(a.x_in, T, D), P.pv(s.norm.weight), rows(a.mean, T, 1), rows(a.rstd, T, 1), dh,
+                           rows(dx, T, D), P.gv(s.norm.weight), P.gv(s.norm.bias));
   }
 }
 
 }  // namespace
 
-void block_forward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, BlockActs& acts, float* x) {
+void block_forward(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, BlockActs& acts,
+                   float* x) {
   const int64_t T = io.T, C = int64_t(spec.n_chunks()) * spec.D;
   if (spec.modulation == Modulation::ada6) {
-    const float* table = P.p(spec.modulation_table);
-#pragma omp parallel for
-    for (int64_t i = 0; i < T; ++i) {
-      const float* cond = io.cond + io.cond_row[i] * C;
-      for (int64_t c = 0; c < C; ++c) acts.mod[i * C + c] = cond[c] + table[c];
-    }
+    ops.copy_rows(rows(io.cond, io.n_cond, C), io.cond_row, rows(acts.mod, T, C), RowIndex{});
+    ops.add_bias(rows(acts.mod, T, C), P.pv(spec.modulation_table).flat());
   } else if (spec.modulation == Modulation::ada2) {
-    cpu::linear_forward(io.cond, P.p(spec.ada2_linear.weight), P.p(spec.ada2_linear.bias), acts.mod_rows, io.n_cond,
-                        spec.D, int(C));
-#pragma omp parallel for
-    for (int64_t i = 0; i < T; ++i)
-      std::memcpy(acts.mod + i * C, acts.mod_rows + io.cond_row[i] * C, size_t(C) * sizeof(float));
+    ops.linear_forward(rows(io.cond, io.n_cond, spec.D), P.pv(spec.ada2_linear.weight), P.pv(spec.ada2_linear.bias),
+                       Activation::none, View{}, rows(acts.mod_rows, io.n_cond, C));
+    ops.copy_rows(rows(acts.mod_rows, io.n_cond, C), io.cond_row, rows(acts.mod, T, C), RowIndex{});
   }
   for (size_t i = 0; i < spec.sublayers.size(); ++i)
-    sublayer_forward(spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x);
+    sublayer_forward(ops, spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x);
 }
 
-void block_recompute_attention(const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, BlockActs& acts) {
+void block_recompute_attention(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const BlockIO& io,
+                               BlockActs& acts) {
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     const SublayerSpec& s = spec.sublayers[i];
     if (!s.attention) continue;
-    norm_forward(spec, s, P, acts.mod, io.T, acts.sub[i].x_in, acts.sub[i]);
-    attention_core_forward(spec, s, P, io, acts.sub[i]);
+    norm_forward(ops, spec, s, P, acts.mod, io.T, acts.sub[i].x_in, acts.sub[i]);
+    attention_core_forward(ops, spec, s, P, io, acts.sub[i]);
   }
 }
 
-void block_backward(const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, const BlockActs& acts,
+void block_backward(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const BlockIO& io, const BlockActs& acts,
                     const BlockScratch& scratch, float* dx) {
   const int64_t T = io.T, C = int64_t(spec.n_chunks()) * spec.D;
-  if (C) zero(scratch.dmod, T * C);
+  if (C) ops.zero(rows(scratch.dmod, T, C));
   for (size_t i = spec.sublayers.size(); i-- > 0;)
-    sublayer_backward(spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], scratch, scratch.dmod, dx);
+    sublayer_backward(ops, spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], scratch, scratch.dmod, dx);
   if (C == 0) return;
-  const float* dmod = scratch.dmod;
+  const View dmod = rows(scratch.dmod, T, C);
   // Per-token gradients summed into their timestep's row (ada6: straight into dcond).
-  float* drows = spec.modulation == Modulation::ada6 ? io.dcond : scratch.dmod_rows;
-  if (spec.modulation == Modulation::ada2) zero(drows, io.n_cond * C);
-  for (int64_t i = 0; i < T; ++i) {
-    float* d = drows + io.cond_row[i] * C;
-    for (int64_t c = 0; c < C; ++c) d[c] += dmod[i * C + c];
-  }
+  const View drows = rows(spec.modulation == Modulation::ada6 ? io.dcond : scratch.dmod_rows, io.n_cond, C);
+  if (spec.modulation == Modulation::ada2) ops.zero(drows);
+  ops.add_rows(dmod, RowIndex{}, drows, io.cond_row);
   if (spec.modulation == Modulation::ada6) {
-    if (float* dtable = P.g(spec.modulation_table))
-      cpu::accumulate_column_sums(T, int(C), dtable, [&](int64_t i, int c) { return double(dmod[i * C + c]); });
+    const View dtable = P.gv(spec.modulation_table);
+    if (!dtable.absent()) ops.column_sums(dmod, dtable.flat());
   } else {
-    cpu::linear_backward(io.cond, P.p(spec.ada2_linear.weight), drows, io.dcond, P.g(spec.ada2_linear.weight),
-                         P.g(spec.ada2_linear.bias), io.n_cond, spec.D, int(C));
+    ops.linear_backward(rows(io.cond, io.n_cond, spec.D), P.pv(spec.ada2_linear.weight), Activation::none, View{},
+                        drows, rows(io.dcond, io.n_cond, spec.D), P.gv(spec.ada2_linear.weight),
+                        P.gv(spec.ada2_linear.bias));
   }
 }
 

@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/rope.hpp"
+#include "kernels/ops.hpp"
 #include "model/activation_plan.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
@@ -29,8 +28,8 @@ struct SublayerSpec {
   // Attention.
   bool cross = false;  // keys and values from the context
   bool qk_norm = false;
-  cpu::RopeMode rope = cpu::RopeMode::none;
-  cpu::AttnMask mask = cpu::AttnMask::full;  // self-attention mask (cross uses the cross mask)
+  RopeMode rope = RopeMode::none;
+  AttnMask mask = AttnMask::full;  // self-attention mask (cross uses the cross mask)
   LinearRef q, k, v, o;
   NormRef norm_q, norm_k;
   // Feed-forward.
@@ -55,7 +54,7 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 
-// What a block reads besides its parameters; gradient pointers accumulate.
+// What a block reads besides its parameters, in the backend's memory; gradient pointers accumulate.
 struct BlockIO {
   int64_t T = 0, Tc = 0;
   // Per distinct timestep (time_rows.hpp): ada6 silu(temb)·time_proj [n_cond, 6D]; ada2
@@ -63,10 +62,10 @@ struct BlockIO {
   const float* cond = nullptr;
   float* dcond = nullptr;
   int64_t n_cond = 0;
-  const int32_t* cond_row = nullptr;
+  RowIndex cond_row;  // [T]
   const float* context = nullptr;  // [Tc, Dc]
   float* dcontext = nullptr;
-  cpu::AttnIndex self_index, cross_index;
+  AttnIndex self_index, cross_index;
   const int32_t* pos = nullptr;  // [T, 3]
 };
 
@@ -88,9 +87,9 @@ struct BlockActs {
 
 // Gradient scratch shared by all blocks of a model (sized for the widest block).
 struct BlockScratch {
-  float *dmod = nullptr, *dmod_rows = nullptr, *dh = nullptr, *dln = nullptr, *dy = nullptr, *datt = nullptr;
+  float *dmod = nullptr, *dmod_rows = nullptr, *dh = nullptr, *dy = nullptr, *datt = nullptr;
   float *dq = nullptr, *dk = nullptr, *dv = nullptr, *dq_pre = nullptr, *dk_pre = nullptr;
-  float *da = nullptr, *dg = nullptr;
+  float* dg = nullptr;
 };
 
 // Which of a block's activations plan_block_acts carves: all of them, or (selective
@@ -106,13 +105,15 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
                         BlockScratch& scratch);
 
 // x [T, D]: block input in, block output out.
-void block_forward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts, float* x);
+void block_forward(Ops& ops, const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts,
+                   float* x);
 // Re-runs the attention cores of a block from its saved sublayer inputs (selective recompute),
 // bit-identical to what block_forward wrote there.
-void block_recompute_attention(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts);
+void block_recompute_attention(Ops& ops, const BlockSpec& spec, const ParamAccess& params, const BlockIO& io,
+                               BlockActs& acts);
 // dx [T, D]: gradient of the block output in, of the block input out. Needs the acts of the
 // forward of this very input (after recompute, the forward must be re-run first).
-void block_backward(const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, const BlockActs& acts,
-                    const BlockScratch& scratch, float* dx);
+void block_backward(Ops& ops, const BlockSpec& spec, const ParamAccess& params, const BlockIO& io,
+                    const BlockActs& acts, const BlockScratch& scratch, float* dx);
 
 }  // namespace emb

@@ -2,18 +2,11 @@
 // (vlln, state/action encoders, future tokens, pos_emb, time_enc), then one unit per
 // vl_block (the trunk's context blocks), one per DiT block, and last the output head
 // (proj_out_1/2, action_dec).
-#include <cstring>
 #include <memory>
 
 #include "core/error.hpp"
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/embedding.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/modulate.hpp"
-#include "kernels/cpu/norm.hpp"
 #include "model/activation_plan.hpp"
 #include "model/model.hpp"
-#include "model/rows.hpp"
 
 namespace emb {
 namespace {
@@ -25,25 +18,22 @@ class Gr00tModel final : public Model {
   int future_tokens_ = -1, pos_emb_ = -1;
   LinearRef proj_out_1_, proj_out_2_, dec_fc1_, dec_fc2_;
 
-  std::vector<int32_t> action_time_rows_;  // time row of each action token
-
   // Activations (arena) of the planned shape; d* are their gradients.
   struct Acts {
     float *st1 = nullptr, *st1r = nullptr, *st2 = nullptr;
     float *ax = nullptr, *a_tq = nullptr, *a_sin = nullptr, *ae1 = nullptr, *acat = nullptr, *ae2 = nullptr,
           *ae2s = nullptr, *ae3 = nullptr;
-    int32_t *a_emb = nullptr;
     float *vl_mean = nullptr, *vl_rstd = nullptr;
     float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod_rows = nullptr, *hmod = nullptr,
           *hm = nullptr, *hy = nullptr, *d1 = nullptr, *d1r = nullptr, *v = nullptr;
-    float *dv = nullptr, *dd1r = nullptr, *dd1 = nullptr, *dhy = nullptr, *dhm = nullptr, *dhln = nullptr,
-          *dhmod_rows = nullptr, *dhmod = nullptr, *dhx = nullptr;
-    float *dae3 = nullptr, *dae2s = nullptr, *dae2 = nullptr, *dacat = nullptr, *dae1 = nullptr;
-    float *dst2 = nullptr, *dst1r = nullptr, *dst1 = nullptr;
+    float *dv = nullptr, *dd1r = nullptr, *dhy = nullptr, *dhm = nullptr, *dhmod_rows = nullptr, *dhmod = nullptr,
+          *dhx = nullptr;
+    float *dae3 = nullptr, *dae2s = nullptr, *dacat = nullptr, *dae1 = nullptr;
+    float *dst2 = nullptr, *dst1r = nullptr;
   } a_;
 
  public:
-  explicit Gr00tModel(const ModelConfig& cfg) : Model(cfg) {
+  Gr00tModel(const ModelConfig& cfg, Ops* ops) : Model(cfg, ops) {
     const int D = cfg.d_model, E = cfg.n_embodiments;
     reg_.begin_unit("encoders");
     vlln_ = reg_.add_layernorm("vlln", cfg.d_ctx);
@@ -84,178 +74,162 @@ class Gr00tModel final : public Model {
     trunk_.plan(plan, T, Tc, D, cfg_.d_ctx, cfg_.recompute);
     trunk_.condition_on(time_enc_.stemb, time_enc_.dstemb, D);  // ada2 projects silu(temb) per block
     Acts& a = a_;
-    for (float** p : {&a.st1, &a.st1r, &a.dst1r, &a.dst1}) *p = plan.floats(B * Dh);
+    for (float** p : {&a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(B * Dh);
     for (float** p : {&a.st2, &a.dst2}) *p = plan.floats(B * D);
     for (float** p : {&a.ax, &a.v, &a.dv}) *p = plan.floats(Ta * A);
     a.a_tq = plan.floats(Ta);
-    a.a_emb = plan.take<int32_t>(Ta);
-    for (float** p : {&a.ae1, &a.a_sin, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhln, &a.dhx,
-                      &a.dae3, &a.dae2s, &a.dae2, &a.dae1})
+    for (float** p : {&a.ae1, &a.a_sin, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhx, &a.dae3,
+                      &a.dae2s, &a.dae1})
       *p = plan.floats(Ta * D);
     for (float** p : {&a.acat, &a.dacat, &a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
     for (float** p : {&a.hmod_rows, &a.dhmod_rows}) *p = plan.floats(T * 2 * D);
     for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(Ta);
     for (float** p : {&a.hy, &a.dhy}) *p = plan.floats(Ta * Dout);
-    for (float** p : {&a.d1, &a.d1r, &a.dd1r, &a.dd1}) *p = plan.floats(Ta * Dh);
+    for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(Ta * Dh);
     for (float** p : {&a.vl_mean, &a.vl_rstd}) *p = plan.floats(Tc);
   }
 
+  // The linear layer `l` as views of this step's parameters / gradients.
+  static View W(const ParamAccess& P, const LinearRef& l) { return P.pv(l.weight); }
+  static View b(const ParamAccess& P, const LinearRef& l) { return P.pv(l.bias); }
+  static View dW(const ParamAccess& P, const LinearRef& l) { return P.gv(l.weight); }
+  static View db(const ParamAccess& P, const LinearRef& l) { return P.gv(l.bias); }
+
   // State, action and future tokens into x, and the vlln-normalised context into c.
-  void encode(const ParamAccess& P, const PackedBatch& b) override {
-    Acts& a = a_;
-    const int64_t T = b.n_tokens, Tc = b.n_context, D = cfg_.d_model;
-    const int B = b.n_samples, E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
-    const int64_t Ta = int64_t(layout_.action.size());
+  void encode(const ParamAccess& P, const PackedBatch& batch) override {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t T = batch.n_tokens, Tc = batch.n_context, D = cfg_.d_model, Ta = d.action.n;
+    const int B = batch.n_samples, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
+    const View ae3 = view(a.ae3, Ta, D), acat = view(a.acat, Ta, 2 * D), x = view(trunk_.x, T, D);
 
-    cpu::linear_emb_forward(b.state.data(), P.p(state_fc1_.weight), P.p(state_fc1_.bias), b.emb_id.data(), a.st1,
-                            B, cfg_.state_dim, Dh, E);
-    cpu::relu_forward(a.st1, a.st1r, int64_t(B) * Dh);
-    cpu::linear_emb_forward(a.st1r, P.p(state_fc2_.weight), P.p(state_fc2_.bias), b.emb_id.data(), a.st2, B, Dh,
-                            int(D), E);
+    ops.linear_emb_forward(d.state, W(P, state_fc1_), b(P, state_fc1_), d.sample_emb, Activation::relu,
+                           view(a.st1, B, Dh), view(a.st1r, B, Dh));
+    ops.linear_emb_forward(view(a.st1r, B, Dh), W(P, state_fc2_), b(P, state_fc2_), d.sample_emb, Activation::none,
+                           View{}, view(a.st2, B, D));
 
-    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token.
-    for (int64_t r = 0; r < Ta; ++r) {
-      const int32_t t = layout_.action[size_t(r)], s = b.seq[size_t(t)], h = layout_.kind_index[size_t(t)];
-      const float tau = draws_.tau[size_t(s)];
-      const int64_t off = (int64_t(s) * cfg_.horizon + h) * A;
-      for (int k = 0; k < A; ++k)
-        a.ax[r * A + k] = (1.0f - tau) * draws_.noise[size_t(off + k)] + tau * b.actions[size_t(off + k)];
-      a.a_emb[r] = b.emb_id[size_t(s)];
-      a.a_tq[r] = float(draws_.tq[size_t(s)]);
-    }
-    cpu::linear_emb_forward(a.ax, P.p(act_fc1_.weight), P.p(act_fc1_.bias), a.a_emb, a.ae1, Ta, A, int(D), E);
-    cpu::sinus_embedding(a.a_tq, a.a_sin, Ta, int(D));
-    for (int64_t r = 0; r < Ta; ++r) {
-      std::memcpy(a.acat + r * 2 * D, a.ae1 + r * D, size_t(D) * sizeof(float));
-      std::memcpy(a.acat + r * 2 * D + D, a.a_sin + r * D, size_t(D) * sizeof(float));
-    }
-    cpu::linear_emb_forward(a.acat, P.p(act_fc2_.weight), P.p(act_fc2_.bias), a.a_emb, a.ae2, Ta, int(2 * D),
-                            int(D), E);
-    cpu::silu_forward(a.ae2, a.ae2s, Ta * D);
-    cpu::linear_emb_forward(a.ae2s, P.p(act_fc3_.weight), P.p(act_fc3_.bias), a.a_emb, a.ae3, Ta, int(D), int(D),
-                            E);
+    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token; its timestep floor(1000τ).
+    ops.flow_interpolate(d.noise, d.actions, d.action_target, d.tau, d.action_sample, view(a.ax, Ta, A));
+    ops.copy_rows(d.tq, d.action_sample, view(a.a_tq, Ta, 1), RowIndex{});
+    ops.linear_emb_forward(view(a.ax, Ta, A), W(P, act_fc1_), b(P, act_fc1_), d.action_emb, Activation::none, View{},
+                           view(a.ae1, Ta, D));
+    ops.sinus_embedding(view(a.a_tq, Ta, 1), view(a.a_sin, Ta, D));
+    ops.copy(view(a.ae1, Ta, D), acat.cols_range(0, D));
+    ops.copy(view(a.a_sin, Ta, D), acat.cols_range(D, D));
+    ops.linear_emb_forward(acat, W(P, act_fc2_), b(P, act_fc2_), d.action_emb, Activation::silu, view(a.ae2, Ta, D),
+                           view(a.ae2s, Ta, D));
+    ops.linear_emb_forward(view(a.ae2s, Ta, D), W(P, act_fc3_), b(P, act_fc3_), d.action_emb, Activation::none,
+                           View{}, ae3);
 
-    zero(trunk_.x, T * D);
-    const float* pos_emb = P.p(pos_emb_);
-    for (int64_t r = 0; r < Ta; ++r) {
-      float* x = trunk_.x + int64_t(layout_.action[size_t(r)]) * D;
-      const float* pe = pos_emb + int64_t(layout_.kind_index[size_t(layout_.action[size_t(r)])]) * D;
-      for (int64_t c = 0; c < D; ++c) x[c] = a.ae3[r * D + c] + pe[c];
-    }
-    for (int32_t t : layout_.state)
-      std::memcpy(trunk_.x + t * D, a.st2 + int64_t(b.seq[size_t(t)]) * D, size_t(D) * sizeof(float));
-    const float* future = P.p(future_tokens_);
-    for (int32_t t : layout_.future)
-      std::memcpy(trunk_.x + t * D, future + int64_t(layout_.kind_index[size_t(t)]) * D, size_t(D) * sizeof(float));
+    ops.zero(x);
+    ops.add_rows(P.pv(pos_emb_), d.action_kind, ae3, RowIndex{});  // + pos_emb[h]
+    ops.copy_rows(ae3, RowIndex{}, x, d.action);
+    ops.copy_rows(view(a.st2, B, D), d.state_sample, x, d.state_tokens);
+    ops.copy_rows(P.pv(future_tokens_), d.future_kind, x, d.future);
 
-    cpu::layernorm_forward(b.context.data(), P.p(vlln_.weight), P.p(vlln_.bias), trunk_.c, a.vl_mean, a.vl_rstd,
-                           Tc, cfg_.d_ctx);
+    ops.layernorm_forward(d.context, P.pv(vlln_.weight), P.pv(vlln_.bias), view(trunk_.c, Tc, cfg_.d_ctx),
+                          view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1));
   }
 
   // Output head on the action tokens and the masked flow-matching loss; with backward, also
   // the loss gradient dv.
-  double head(const ParamAccess& P, const PackedBatch& b, const std::vector<double>& denominators,
+  double head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
               bool backward) override {
     const double denominator = denominators[0];
     EMB_CHECK(denominator > 0, "gr00t loss: the action-mask denominator is ", denominator,
               " (no unmasked action element in the global batch)");
-    Acts& a = a_;
-    const int64_t D = cfg_.d_model, Ta = int64_t(layout_.action.size());
-    const int E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
-    action_time_rows_.clear();
-    for (int32_t t : layout_.action) action_time_rows_.push_back(time_rows_.row[size_t(t)]);
-    gather_rows(trunk_.x, layout_.action, D, a.hx);
-    cpu::layernorm_forward(a.hx, nullptr, nullptr, a.hln, a.hmean, a.hrstd, Ta, int(D));
-    cpu::linear_forward(time_enc_.stemb, P.p(proj_out_1_.weight), P.p(proj_out_1_.bias), a.hmod_rows,
-                        int64_t(time_rows_.t.size()), int(D), int(2 * D));
-    gather_rows(a.hmod_rows, action_time_rows_, 2 * D, a.hmod);
-    cpu::modulate_forward(a.hln, a.hmod + D, a.hmod, 2 * D, a.hm, Ta, int(D));  // chunks: shift, scale
-    cpu::linear_forward(a.hm, P.p(proj_out_2_.weight), P.p(proj_out_2_.bias), a.hy, Ta, int(D), Dout);
-    cpu::linear_emb_forward(a.hy, P.p(dec_fc1_.weight), P.p(dec_fc1_.bias), a.a_emb, a.d1, Ta, Dout, Dh, E);
-    cpu::relu_forward(a.d1, a.d1r, Ta * Dh);
-    cpu::linear_emb_forward(a.d1r, P.p(dec_fc2_.weight), P.p(dec_fc2_.bias), a.a_emb, a.v, Ta, Dh, A, E);
-
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ta = d.action.n, Tu = d.time_t.rows;
+    const int A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
+    const View hx = view(a.hx, Ta, D), hmod = view(a.hmod, Ta, 2 * D);  // chunks: shift, scale
+    ops.copy_rows(view(trunk_.x, batch.n_tokens, D), d.action, hx, RowIndex{});
+    ops.linear_forward(view(time_enc_.stemb, Tu, D), W(P, proj_out_1_), b(P, proj_out_1_), Activation::none, View{},
+                       view(a.hmod_rows, Tu, 2 * D));
+    ops.copy_rows(view(a.hmod_rows, Tu, 2 * D), d.action_time, hmod, RowIndex{});
+    ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Ta, D),
+                              view(a.hm, Ta, D), view(a.hmean, Ta, 1), view(a.hrstd, Ta, 1));
+    ops.linear_forward(view(a.hm, Ta, D), W(P, proj_out_2_), b(P, proj_out_2_), Activation::none, View{},
+                       view(a.hy, Ta, Dout));
+    ops.linear_emb_forward(view(a.hy, Ta, Dout), W(P, dec_fc1_), b(P, dec_fc1_), d.action_emb, Activation::relu,
+                           view(a.d1, Ta, Dh), view(a.d1r, Ta, Dh));
+    ops.linear_emb_forward(view(a.d1r, Ta, Dh), W(P, dec_fc2_), b(P, dec_fc2_), d.action_emb, Activation::none,
+                           View{}, view(a.v, Ta, A));
+    // v is the velocity a − ε, of the action row s·Hz + h.
+    ops.mse_loss(view(a.v, Ta, A), d.actions, d.noise, d.action_mask, d.action_target, RowIndex{},
+                 LossConfig{denominator, 1.0}, backward ? view(a.dv, Ta, A) : View{}, d.loss_sums);
     double loss = 0;
-    for (int64_t r = 0; r < Ta; ++r) {
-      const int32_t t = layout_.action[size_t(r)], s = b.seq[size_t(t)], h = layout_.kind_index[size_t(t)];
-      const int64_t off = (int64_t(s) * cfg_.horizon + h) * A;
-      for (int k = 0; k < A; ++k) {
-        const float target = b.actions[size_t(off + k)] - draws_.noise[size_t(off + k)];
-        const float diff = a.v[r * A + k] - target, mask = b.action_mask[size_t(off + k)];
-        loss += double(mask) * diff * diff;
-        if (backward) a.dv[r * A + k] = float(2.0 * mask * diff / denominator);
-      }
-    }
+    ops.download(&loss, d.loss_sums, sizeof loss);
     return loss / denominator;
   }
 
   void head_backward(const ParamAccess& P) override {
-    Acts& a = a_;
-    const int64_t D = cfg_.d_model, Ta = int64_t(layout_.action.size());
-    const int E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
-    zero(a.dd1r, Ta * Dh), zero(a.dd1, Ta * Dh), zero(a.dhy, Ta * Dout), zero(a.dhm, Ta * D);
-    zero(a.dhln, Ta * D), zero(a.dhmod, Ta * 2 * D), zero(a.dhx, Ta * D);
-    cpu::linear_emb_backward(a.d1r, P.p(dec_fc2_.weight), a.a_emb, a.dv, a.dd1r, P.g(dec_fc2_.weight),
-                             P.g(dec_fc2_.bias), Ta, Dh, A, E);
-    cpu::relu_backward(a.d1, a.dd1r, a.dd1, Ta * Dh);
-    cpu::linear_emb_backward(a.hy, P.p(dec_fc1_.weight), a.a_emb, a.dd1, a.dhy, P.g(dec_fc1_.weight),
-                             P.g(dec_fc1_.bias), Ta, Dout, Dh, E);
-    cpu::linear_backward(a.hm, P.p(proj_out_2_.weight), a.dhy, a.dhm, P.g(proj_out_2_.weight),
-                         P.g(proj_out_2_.bias), Ta, int(D), Dout);
-    cpu::modulate_backward(a.hln, a.hmod + D, 2 * D, a.dhm, a.dhln, a.dhmod + D, a.dhmod, Ta, int(D));
-    const int64_t Tu = int64_t(time_rows_.t.size());
-    zero(a.dhmod_rows, Tu * 2 * D);
-    scatter_add_rows(a.dhmod, action_time_rows_, 2 * D, a.dhmod_rows);
-    cpu::linear_backward(time_enc_.stemb, P.p(proj_out_1_.weight), a.dhmod_rows, time_enc_.dstemb,
-                         P.g(proj_out_1_.weight), P.g(proj_out_1_.bias), Tu, int(D), int(2 * D));
-    cpu::layernorm_backward(a.hx, nullptr, a.hmean, a.hrstd, a.dhln, a.dhx, nullptr, nullptr, Ta, int(D));
-    scatter_add_rows(a.dhx, layout_.action, D, trunk_.dx);
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ta = d.action.n, Tu = d.time_t.rows;
+    const int A = cfg_.action_dim, Dh = cfg_.d_hidden_enc, Dout = cfg_.d_out;
+    const View dd1r = view(a.dd1r, Ta, Dh), dhy = view(a.dhy, Ta, Dout), dhm = view(a.dhm, Ta, D);
+    const View dhmod = view(a.dhmod, Ta, 2 * D), dhx = view(a.dhx, Ta, D), hmod = view(a.hmod, Ta, 2 * D);
+    const View dhmod_rows = view(a.dhmod_rows, Tu, 2 * D);
+    ops.zero(dd1r), ops.zero(dhy), ops.zero(dhm), ops.zero(dhmod), ops.zero(dhx);
+    ops.linear_emb_backward(view(a.d1r, Ta, Dh), W(P, dec_fc2_), d.action_emb, Activation::none, View{},
+                            view(a.dv, Ta, A), dd1r, dW(P, dec_fc2_), db(P, dec_fc2_));
+    ops.linear_emb_backward(view(a.hy, Ta, Dout), W(P, dec_fc1_), d.action_emb, Activation::relu, view(a.d1, Ta, Dh),
+                            dd1r, dhy, dW(P, dec_fc1_), db(P, dec_fc1_));
+    ops.linear_backward(view(a.hm, Ta, D), W(P, proj_out_2_), Activation::none, View{}, dhy, dhm,
+                        dW(P, proj_out_2_), db(P, proj_out_2_));
+    ops.norm_modulate_backward(view(a.hx, Ta, D), view(a.hln, Ta, D), hmod.cols_range(D, D), view(a.hmean, Ta, 1),
+                               view(a.hrstd, Ta, 1), dhm, dhx, dhmod.cols_range(D, D), dhmod.cols_range(0, D));
+    ops.zero(dhmod_rows);
+    ops.add_rows(dhmod, RowIndex{}, dhmod_rows, d.action_time);
+    ops.linear_backward(view(time_enc_.stemb, Tu, D), W(P, proj_out_1_), Activation::none, View{}, dhmod_rows,
+                        view(time_enc_.dstemb, Tu, D), dW(P, proj_out_1_), db(P, proj_out_1_));
+    ops.add_rows(dhx, RowIndex{}, view(trunk_.dx, int64_t(layout_.kind_index.size()), D), d.action);
   }
 
-  void encode_backward(const ParamAccess& P, const PackedBatch& b) override {
-    Acts& a = a_;
-    const int64_t Tc = b.n_context, D = cfg_.d_model;
-    const int B = b.n_samples, E = cfg_.n_embodiments, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
-    const int64_t Ta = int64_t(layout_.action.size());
+  void encode_backward(const ParamAccess& P, const PackedBatch& batch) override {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t T = batch.n_tokens, Tc = batch.n_context, D = cfg_.d_model, Ta = d.action.n;
+    const int B = batch.n_samples, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
+    const View dx = view(trunk_.dx, T, D), dae3 = view(a.dae3, Ta, D), dae2s = view(a.dae2s, Ta, D);
+    const View dacat = view(a.dacat, Ta, 2 * D), dst2 = view(a.dst2, B, D), dst1r = view(a.dst1r, B, Dh);
 
-    cpu::layernorm_backward(b.context.data(), P.p(vlln_.weight), a.vl_mean, a.vl_rstd, trunk_.dc, nullptr,
-                            P.g(vlln_.weight), P.g(vlln_.bias), Tc, cfg_.d_ctx);
+    ops.layernorm_backward(d.context, P.pv(vlln_.weight), view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1),
+                           view(trunk_.dc, Tc, cfg_.d_ctx), View{}, P.gv(vlln_.weight), P.gv(vlln_.bias));
 
-    gather_rows(trunk_.dx, layout_.action, D, a.dae3);
-    if (float* dpos = P.g(pos_emb_))
-      for (int64_t r = 0; r < Ta; ++r) {
-        float* d = dpos + int64_t(layout_.kind_index[size_t(layout_.action[size_t(r)])]) * D;
-        for (int64_t c = 0; c < D; ++c) d[c] += a.dae3[r * D + c];
-      }
-    zero(a.dae2s, Ta * D), zero(a.dae2, Ta * D), zero(a.dacat, Ta * 2 * D);
-    cpu::linear_emb_backward(a.ae2s, P.p(act_fc3_.weight), a.a_emb, a.dae3, a.dae2s, P.g(act_fc3_.weight),
-                             P.g(act_fc3_.bias), Ta, int(D), int(D), E);
-    cpu::silu_backward(a.ae2, a.dae2s, a.dae2, Ta * D);
-    cpu::linear_emb_backward(a.acat, P.p(act_fc2_.weight), a.a_emb, a.dae2, a.dacat, P.g(act_fc2_.weight),
-                             P.g(act_fc2_.bias), Ta, int(2 * D), int(D), E);
-    for (int64_t r = 0; r < Ta; ++r) std::memcpy(a.dae1 + r * D, a.dacat + r * 2 * D, size_t(D) * sizeof(float));
-    cpu::linear_emb_backward(a.ax, P.p(act_fc1_.weight), a.a_emb, a.dae1, nullptr, P.g(act_fc1_.weight),
-                             P.g(act_fc1_.bias), Ta, A, int(D), E);
+    ops.copy_rows(dx, d.action, dae3, RowIndex{});
+    const View dpos = P.gv(pos_emb_);
+    if (!dpos.absent()) ops.add_rows(dae3, RowIndex{}, dpos, d.action_kind);
+    ops.zero(dae2s), ops.zero(dacat);
+    ops.linear_emb_backward(view(a.ae2s, Ta, D), W(P, act_fc3_), d.action_emb, Activation::none, View{}, dae3, dae2s,
+                            dW(P, act_fc3_), db(P, act_fc3_));
+    ops.linear_emb_backward(view(a.acat, Ta, 2 * D), W(P, act_fc2_), d.action_emb, Activation::silu,
+                            view(a.ae2, Ta, D), dae2s, dacat, dW(P, act_fc2_), db(P, act_fc2_));
+    ops.copy(dacat.cols_range(0, D), view(a.dae1, Ta, D));
+    ops.linear_emb_backward(view(a.ax, Ta, A), W(P, act_fc1_), d.action_emb, Activation::none, View{},
+                            view(a.dae1, Ta, D), View{}, dW(P, act_fc1_), db(P, act_fc1_));
 
-    if (float* dfuture = P.g(future_tokens_))
-      for (int32_t t : layout_.future) {
-        float* d = dfuture + int64_t(layout_.kind_index[size_t(t)]) * D;
-        for (int64_t c = 0; c < D; ++c) d[c] += trunk_.dx[t * D + c];
-      }
+    const View dfuture = P.gv(future_tokens_);
+    if (!dfuture.absent()) ops.add_rows(dx, d.future, dfuture, d.future_kind);
 
-    zero(a.dst2, int64_t(B) * D), zero(a.dst1r, int64_t(B) * Dh), zero(a.dst1, int64_t(B) * Dh);
-    for (int32_t t : layout_.state)
-      std::memcpy(a.dst2 + int64_t(b.seq[size_t(t)]) * D, trunk_.dx + t * D, size_t(D) * sizeof(float));
-    cpu::linear_emb_backward(a.st1r, P.p(state_fc2_.weight), b.emb_id.data(), a.dst2, a.dst1r,
-                             P.g(state_fc2_.weight), P.g(state_fc2_.bias), B, Dh, int(D), E);
-    cpu::relu_backward(a.st1, a.dst1r, a.dst1, int64_t(B) * Dh);
-    cpu::linear_emb_backward(b.state.data(), P.p(state_fc1_.weight), b.emb_id.data(), a.dst1, nullptr,
-                             P.g(state_fc1_.weight), P.g(state_fc1_.bias), B, cfg_.state_dim, Dh, E);
+    ops.zero(dst2), ops.zero(dst1r);
+    ops.copy_rows(dx, d.state_tokens, dst2, d.state_sample);
+    ops.linear_emb_backward(view(a.st1r, B, Dh), W(P, state_fc2_), d.sample_emb, Activation::none, View{}, dst2,
+                            dst1r, dW(P, state_fc2_), db(P, state_fc2_));
+    ops.linear_emb_backward(d.state, W(P, state_fc1_), d.sample_emb, Activation::relu, view(a.st1, B, Dh), dst1r,
+                            View{}, dW(P, state_fc1_), db(P, state_fc1_));
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg) { return std::make_unique<Gr00tModel>(cfg); }
+std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg, Ops* ops) {
+  return std::make_unique<Gr00tModel>(cfg, ops);
+}
 
 }  // namespace emb

@@ -6,17 +6,19 @@
 namespace emb {
 
 // The families, each with its own file.
-std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg);  // gr00t.cpp
-std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg);    // wan.cpp
+std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg, Ops* ops);  // gr00t.cpp
+std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg, Ops* ops);    // wan.cpp
 
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
   EMB_CHECK(batch.family == family_name(cfg_.family), "packed batch of family '", batch.family, "' for a ",
             family_name(cfg_.family), " model");
   EMB_ASSERT(denominators.size() == loss_counts(batch).size());
+  EMB_CHECK(ops_ != nullptr, "model: forward_backward on a model made without a backend (Ops)");
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
+  dev_.upload(*ops_, cfg_, batch, layout_, draws_, time_rows_);
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
@@ -37,22 +39,24 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
 double Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::vector<double>& denominators) {
   const int head_unit = reg_.n_units() - 1;
   P.enter_forward(0);
-  time_enc_.forward(P, time_rows_);
+  Ops& ops = *ops_;
+  const int64_t Tu = dev_.time_t.rows;
+  time_enc_.forward(ops, P, dev_.time_t);
   encode(P, b);
-  trunk_.forward(P, b, time_rows_);
+  trunk_.forward(ops, P, b, dev_);
   P.enter_forward(head_unit);
   const double loss = head(P, b, denominators, backward);
   if (!backward) return loss;
 
-  trunk_.zero_grads(b, time_rows_);
-  time_enc_.zero_grads(time_rows_);
+  trunk_.zero_grads(ops, b, dev_);
+  time_enc_.zero_grads(ops, Tu);
   P.enter_backward(head_unit);
   head_backward(P);
   P.leave_backward(head_unit);
-  trunk_.backward(P, b, time_rows_);
+  trunk_.backward(ops, P, b, dev_);
   P.enter_backward(0);
   encode_backward(P, b);
-  time_enc_.backward(P, time_rows_);
+  time_enc_.backward(ops, P, Tu);
   P.leave_backward(0);
   return loss;
 }
@@ -64,9 +68,9 @@ size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {
   return measure.bytes();
 }
 
-std::unique_ptr<Model> make_model(const ModelConfig& cfg) {
-  if (cfg.family == Family::gr00t) return make_gr00t_model(cfg);
-  return make_wan_model(cfg);
+std::unique_ptr<Model> make_model(const ModelConfig& cfg, Ops* ops) {
+  if (cfg.family == Family::gr00t) return make_gr00t_model(cfg, ops);
+  return make_wan_model(cfg, ops);
 }
 
 }  // namespace emb

@@ -1,4 +1,6 @@
-// The interface the trainer uses for either family (MODEL.md), on the CPU reference backend.
+// The interface the trainer uses for either family (MODEL.md), on any backend: every
+// computation on tensor data goes through the Ops the model is made with (kernels/ops.hpp),
+// and parameters, gradients and activations live in that backend's memory.
 //
 // Loss normalisation: every loss term is divided by a GLOBAL denominator the caller passes
 // (loss_counts summed over the micro-batches and ranks of the step), so summing
@@ -11,7 +13,9 @@
 #include <vector>
 
 #include "core/arena.hpp"
+#include "kernels/ops.hpp"
 #include "model/batch.hpp"
+#include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
@@ -27,7 +31,8 @@ class ActivationPlan;
 
 class Model {
  public:
-  explicit Model(const ModelConfig& cfg) : cfg_(cfg) {}
+  // ops may be null for a model that only describes itself (parameters, --plan).
+  Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {}
   virtual ~Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -69,10 +74,12 @@ class Model {
   virtual void encode_backward(const ParamAccess& P, const PackedBatch& batch) = 0;
 
   ModelConfig cfg_;
+  Ops* ops_;
   ParamRegistry reg_;
   TokenLayout layout_;
   FlowDraws draws_;
   TimeRows time_rows_;
+  DeviceBatch dev_;  // this micro-batch in the backend's memory
   TimeEncoder time_enc_;  // in unit 0: the family registers its parameters among its encoders'
   Trunk trunk_;
 
@@ -84,6 +91,7 @@ class Model {
   int planned_B_ = -1;
 };
 
-std::unique_ptr<Model> make_model(const ModelConfig& cfg);
+// ops: the backend the model computes on; null for a model that only describes itself.
+std::unique_ptr<Model> make_model(const ModelConfig& cfg, Ops* ops);
 
 }  // namespace emb

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/cpu/attention.hpp"
+#include "kernels/op_types.hpp"
 #include "model/model.hpp"
 #include "model/synthetic_batch.hpp"
 
@@ -14,8 +14,8 @@ namespace emb {
 namespace {
 
 // Allowed (query, key) pairs under `mask`, counted per (seq, blk, grp) class so a 28k-token
-// dreamzero14b sample costs a handful of attn_allowed calls, not 28k².
-int64_t self_pairs(const PackedBatch& b, cpu::AttnMask mask) {
+// dreamzero14b sample costs a handful of attn_pair_allowed calls, not 28k².
+int64_t self_pairs(const PackedBatch& b, AttnMask mask) {
   std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> classes;
   for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.seq[size_t(t)], b.blk[size_t(t)], b.grp[size_t(t)]}];
   std::vector<int32_t> seq, blk, grp;
@@ -24,11 +24,11 @@ int64_t self_pairs(const PackedBatch& b, cpu::AttnMask mask) {
     seq.push_back(std::get<0>(key)), blk.push_back(std::get<1>(key)), grp.push_back(std::get<2>(key));
     count.push_back(n);
   }
-  const cpu::AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
+  const AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
   int64_t pairs = 0;
   for (size_t i = 0; i < count.size(); ++i)
     for (size_t j = 0; j < count.size(); ++j)
-      if (cpu::attn_allowed(idx, int64_t(i), int64_t(j))) pairs += count[i] * count[j];
+      if (attn_pair_allowed(idx, int64_t(i), int64_t(j))) pairs += count[i] * count[j];
   return pairs;
 }
 
@@ -48,14 +48,14 @@ int64_t count_kind(const PackedBatch& b, int32_t kind) {
   return std::count(b.kind.begin(), b.kind.end(), kind);
 }
 
-cpu::AttnMask family_self_mask(const ModelConfig& c) {
+AttnMask family_self_mask(const ModelConfig& c) {
   switch (c.self_mask) {
-    case SelfMask::full: return cpu::AttnMask::full;
-    case SelfMask::block_causal: return cpu::AttnMask::block_causal;
-    case SelfMask::prefix: return cpu::AttnMask::prefix;
+    case SelfMask::full: return AttnMask::full;
+    case SelfMask::block_causal: return AttnMask::block_causal;
+    case SelfMask::prefix: return AttnMask::prefix;
     case SelfMask::family: break;
   }
-  return c.family == Family::gr00t ? cpu::AttnMask::full : cpu::AttnMask::block_causal;
+  return c.family == Family::gr00t ? AttnMask::full : AttnMask::block_causal;
 }
 
 // Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
@@ -121,7 +121,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   PlanReport p;
   p.preset = c.preset;
   p.ranks = ranks;
-  std::unique_ptr<Model> model = make_model(c);  // the registry only: no parameter memory
+  std::unique_ptr<Model> model = make_model(c, nullptr);  // the registry only: no parameter memory
   const ParamRegistry& reg = model->params();
   p.n_params = reg.total();
   p.n_units = reg.n_units();

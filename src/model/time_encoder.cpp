@@ -1,10 +1,5 @@
 #include "model/time_encoder.hpp"
 
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/embedding.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "model/rows.hpp"
-
 namespace emb {
 namespace {
 
@@ -20,33 +15,31 @@ void TimeEncoder::add_params(ParamRegistry& reg, int D) {
 
 void TimeEncoder::plan(ActivationPlan& plan, int64_t rows) {
   sin_ = plan.floats(rows * kTimeFreqs);
-  for (float** p : {&fc1_out_, &fc1_silu_, &temb, &stemb, &dtemb, &dstemb, &dfc1_out_, &dfc1_silu_})
+  for (float** p : {&fc1_out_, &fc1_silu_, &temb, &stemb, &dtemb, &dstemb, &dfc1_silu_})
     *p = plan.floats(rows * D_);
 }
 
-void TimeEncoder::forward(const ParamAccess& P, const TimeRows& time) {
-  const int64_t Tu = int64_t(time.t.size());
-  cpu::sinus_embedding(time.t.data(), sin_, Tu, kTimeFreqs);
-  cpu::linear_forward(sin_, P.p(fc1_.weight), P.p(fc1_.bias), fc1_out_, Tu, kTimeFreqs, D_);
-  cpu::silu_forward(fc1_out_, fc1_silu_, Tu * D_);
-  cpu::linear_forward(fc1_silu_, P.p(fc2_.weight), P.p(fc2_.bias), temb, Tu, D_, D_);
-  cpu::silu_forward(temb, stemb, Tu * D_);
+void TimeEncoder::forward(Ops& ops, const ParamAccess& P, const View& t) {
+  const int64_t Tu = t.rows;
+  ops.sinus_embedding(t, view(sin_, Tu, kTimeFreqs));
+  ops.linear_forward(view(sin_, Tu, kTimeFreqs), P.pv(fc1_.weight), P.pv(fc1_.bias), Activation::silu,
+                     view(fc1_out_, Tu, D_), view(fc1_silu_, Tu, D_));
+  ops.linear_forward(view(fc1_silu_, Tu, D_), P.pv(fc2_.weight), P.pv(fc2_.bias), Activation::silu,
+                     view(temb, Tu, D_), view(stemb, Tu, D_));
 }
 
-void TimeEncoder::zero_grads(const TimeRows& time) {
-  const int64_t Tu = int64_t(time.t.size());
-  zero(dtemb, Tu * D_), zero(dstemb, Tu * D_);
+void TimeEncoder::zero_grads(Ops& ops, int64_t Tu) {
+  ops.zero(view(dtemb, Tu, D_)), ops.zero(view(dstemb, Tu, D_));
 }
 
-void TimeEncoder::backward(const ParamAccess& P, const TimeRows& time) {
-  const int64_t Tu = int64_t(time.t.size());
-  zero(dfc1_silu_, Tu * D_), zero(dfc1_out_, Tu * D_);
-  cpu::silu_backward(temb, dstemb, dtemb, Tu * D_);
-  cpu::linear_backward(fc1_silu_, P.p(fc2_.weight), dtemb, dfc1_silu_, P.g(fc2_.weight), P.g(fc2_.bias), Tu, D_,
-                       D_);
-  cpu::silu_backward(fc1_out_, dfc1_silu_, dfc1_out_, Tu * D_);
-  cpu::linear_backward(sin_, P.p(fc1_.weight), dfc1_out_, nullptr, P.g(fc1_.weight), P.g(fc1_.bias), Tu, kTimeFreqs,
-                       D_);
+// dstemb reaches temb through silu; dtemb already holds what reached temb directly.
+void TimeEncoder::backward(Ops& ops, const ParamAccess& P, int64_t Tu) {
+  ops.activation_backward(Activation::silu, view(temb, Tu, D_), view(dstemb, Tu, D_), view(dtemb, Tu, D_));
+  ops.zero(view(dfc1_silu_, Tu, D_));
+  ops.linear_backward(view(fc1_silu_, Tu, D_), P.pv(fc2_.weight), Activation::none, View{}, view(dtemb, Tu, D_),
+                      view(dfc1_silu_, Tu, D_), P.gv(fc2_.weight), P.gv(fc2_.bias));
+  ops.linear_backward(view(sin_, Tu, kTimeFreqs), P.pv(fc1_.weight), Activation::silu, view(fc1_out_, Tu, D_),
+                      view(dfc1_silu_, Tu, D_), View{}, P.gv(fc1_.weight), P.gv(fc1_.bias));
 }
 
 }  // namespace emb

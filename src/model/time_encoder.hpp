@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/ops.hpp"
 #include "model/activation_plan.hpp"
 #include "model/param_registry.hpp"
 #include "model/time_rows.hpp"
@@ -19,11 +20,12 @@ class TimeEncoder {
   // rows: the most distinct timesteps a micro-batch can have (one per token).
   void plan(ActivationPlan& plan, int64_t rows);
 
-  void forward(const ParamAccess& P, const TimeRows& time);
+  // t [Tu, 1]: the distinct timesteps, in the backend's memory.
+  void forward(Ops& ops, const ParamAccess& P, const View& t);
   // Zeroes dtemb and dstemb before the rest of the model's backward adds to them.
-  void zero_grads(const TimeRows& time);
+  void zero_grads(Ops& ops, int64_t Tu);
   // From dstemb and dtemb (which already holds what reached temb directly) to the parameters.
-  void backward(const ParamAccess& P, const TimeRows& time);
+  void backward(Ops& ops, const ParamAccess& P, int64_t Tu);
 
   // [rows, D]; d* are gradients.
   float *temb = nullptr, *stemb = nullptr, *dtemb = nullptr, *dstemb = nullptr;
@@ -32,7 +34,7 @@ class TimeEncoder {
   int D_ = 0;
   LinearRef fc1_, fc2_;
   float *sin_ = nullptr, *fc1_out_ = nullptr, *fc1_silu_ = nullptr;
-  float *dfc1_out_ = nullptr, *dfc1_silu_ = nullptr;
+  float* dfc1_silu_ = nullptr;
 };
 
 }  // namespace emb

@@ -38,6 +38,16 @@ void build_token_layout(const ModelConfig& cfg, const PackedBatch& b, TokenLayou
     }
   }
   L.n_video = video;
+  for (auto* v : {&L.action_sample, &L.action_kind, &L.action_target, &L.future_kind, &L.state_sample,
+                  &L.noisy_video_row})
+    v->clear();
+  for (int32_t t : L.action) {
+    L.action_sample.push_back(b.seq[size_t(t)]), L.action_kind.push_back(L.kind_index[size_t(t)]);
+    L.action_target.push_back(b.seq[size_t(t)] * cfg.horizon + L.kind_index[size_t(t)]);
+  }
+  for (int32_t t : L.future) L.future_kind.push_back(L.kind_index[size_t(t)]);
+  for (int32_t t : L.state) L.state_sample.push_back(b.seq[size_t(t)]);
+  for (int32_t t : L.noisy) L.noisy_video_row.push_back(L.video_row[size_t(t)]);
   if (cfg.family == Family::gr00t) {
     for (int s = 0; s < B; ++s) {
       const int32_t* n = &per_kind[size_t(s) * kPad];

@@ -20,6 +20,13 @@ struct TokenLayout {
   std::vector<int32_t> clean, noisy, action, state, future;
   std::vector<int32_t> video;  // clean and noisy video tokens in token order (= video_x0 row order)
   int64_t n_video = 0;  // rows of video_x0
+  // Per token of a kind list above, the rows it reads elsewhere.
+  std::vector<int32_t> action_sample;    // per action token: its sample
+  std::vector<int32_t> action_kind;      // per action token: its index among its sample's actions (h)
+  std::vector<int32_t> action_target;    // gr00t, per action token: its row s·Hz + h of actions [B·Hz, A]
+  std::vector<int32_t> future_kind;      // per future token: its row of future_tokens
+  std::vector<int32_t> state_sample;     // per state token: its sample
+  std::vector<int32_t> noisy_video_row;  // per noisy video token: its row of video_x0
 };
 
 void build_token_layout(const ModelConfig& cfg, const PackedBatch& batch, TokenLayout& layout);

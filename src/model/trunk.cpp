@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/rows.hpp"
-
 namespace emb {
 namespace {
 
 // The context blocks attend within each sample's context tokens and read no conditioning.
-BlockIO context_io(const PackedBatch& b) {
+BlockIO context_io(const PackedBatch& b, const DeviceBatch& dev) {
   BlockIO io;
   io.T = b.n_context, io.Tc = b.n_context;
-  io.self_index = {cpu::AttnMask::full, b.cseq.data(), nullptr, nullptr, b.cseq.data(), nullptr, nullptr};
+  io.self_index = {AttnMask::full, dev.cseq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
   return io;
 }
 
@@ -37,31 +35,31 @@ void Trunk::condition_on(const float* cond, float* dcond, int64_t width) {
 
 // The self index carries every field a self-attention mask reads; each sublayer applies the
 // mask of its BlockSpec.
-BlockIO Trunk::blocks_io(const PackedBatch& b, const TimeRows& time) const {
+BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   BlockIO io;
   io.T = b.n_tokens, io.Tc = b.n_context;
   io.cond = cond_, io.dcond = dcond_;
-  io.n_cond = int64_t(time.t.size()), io.cond_row = time.row.data();
+  io.n_cond = dev.time_t.rows, io.cond_row = dev.time_row;
   io.context = c, io.dcontext = dc;
-  io.self_index = {cpu::AttnMask::full, b.seq.data(), b.blk.data(), b.grp.data(), b.seq.data(), b.blk.data(),
-                   b.grp.data()};
-  io.cross_index = {cpu::AttnMask::cross, b.seq.data(), nullptr, nullptr, b.cseq.data(), nullptr, nullptr};
-  io.pos = b.pos.data();
+  io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp};
+  io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
+  io.pos = dev.pos;
   return io;
 }
 
-void Trunk::forward(ParamAccess& P, const PackedBatch& b, const TimeRows& time) {
-  context_blocks.forward(P, context_io(b), c);
-  blocks.forward(P, blocks_io(b, time), x);
+void Trunk::forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {
+  context_blocks.forward(ops, P, context_io(b, dev), c);
+  blocks.forward(ops, P, blocks_io(b, dev), x);
 }
 
-void Trunk::zero_grads(const PackedBatch& b, const TimeRows& time) {
-  zero(dx, b.n_tokens * D_), zero(dc, b.n_context * Dc_), zero(dcond_, int64_t(time.t.size()) * cond_width_);
+void Trunk::zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev) {
+  ops.zero(view(dx, b.n_tokens, D_)), ops.zero(view(dc, b.n_context, Dc_));
+  ops.zero(view(dcond_, dev.time_t.rows, cond_width_));
 }
 
-void Trunk::backward(ParamAccess& P, const PackedBatch& b, const TimeRows& time) {
-  blocks.backward(P, blocks_io(b, time), scratch_, dx, work_);
-  context_blocks.backward(P, context_io(b), scratch_, dc, work_);
+void Trunk::backward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {
+  blocks.backward(ops, P, blocks_io(b, dev), scratch_, dx, work_);
+  context_blocks.backward(ops, P, context_io(b, dev), scratch_, dc, work_);
 }
 
 }  // namespace emb

@@ -9,7 +9,7 @@
 
 #include "model/batch.hpp"
 #include "model/block_stack.hpp"
-#include "model/time_rows.hpp"
+#include "model/device_batch.hpp"
 
 namespace emb {
 
@@ -27,13 +27,13 @@ class Trunk {
   // per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set after each plan.
   void condition_on(const float* cond, float* dcond, int64_t width);
 
-  void forward(ParamAccess& P, const PackedBatch& b, const TimeRows& time);
+  void forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev);
   // Zeroes dx, dc and the conditioning's gradient, which the head and the blocks add to.
-  void zero_grads(const PackedBatch& b, const TimeRows& time);
-  void backward(ParamAccess& P, const PackedBatch& b, const TimeRows& time);
+  void zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev);
+  void backward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev);
 
  private:
-  BlockIO blocks_io(const PackedBatch& b, const TimeRows& time) const;
+  BlockIO blocks_io(const PackedBatch& b, const DeviceBatch& dev) const;
 
   int64_t D_ = 0, Dc_ = 0, cond_width_ = 0;
   const float* cond_ = nullptr;

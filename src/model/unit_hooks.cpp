@@ -39,4 +39,17 @@ float* ParamAccess::g(int tensor) const {
   return base ? base + (info.offset - reg_.unit(info.unit).offset) : nullptr;
 }
 
+namespace {
+
+View tensor_view(const ParamInfo& info, const float* p) {
+  if (!p) return View{};
+  const int64_t cols = info.shape.empty() ? 1 : info.shape.back();
+  return view(p, cols ? info.numel / cols : 0, cols);
+}
+
+}  // namespace
+
+View ParamAccess::pv(int tensor) const { return tensor < 0 ? View{} : tensor_view(reg_[tensor], p(tensor)); }
+View ParamAccess::gv(int tensor) const { return tensor < 0 ? View{} : tensor_view(reg_[tensor], g(tensor)); }
+
 }  // namespace emb

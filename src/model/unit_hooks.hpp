@@ -7,6 +7,7 @@
 #pragma once
 #include <vector>
 
+#include "kernels/ops.hpp"
 #include "model/param_registry.hpp"
 
 namespace emb {
@@ -34,6 +35,10 @@ class ParamAccess {
 
   const float* p(int tensor) const;
   float* g(int tensor) const;  // null when no gradients are being computed
+  // The same as views [all dims but the last, last dim] (W [in, out], per-embodiment W
+  // [E·in, out], a norm's weight [1, D]); absent for tensor < 0, and gv when there are no gradients.
+  View pv(int tensor) const;
+  View gv(int tensor) const;
 
  private:
   const ParamRegistry& reg_;

@@ -7,6 +7,7 @@
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "train/commands.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb {
 
@@ -24,7 +25,8 @@ void write_step_dump(const Deck& deck, const std::string& path) {
             ": the first step of the dataset has no samples");
   const PackedBatch& batch = micro_batches.front();
 
-  auto model = make_model(mc);
+  CpuOps cpu_ops;
+  auto model = make_model(mc, &cpu_ops);
   std::vector<float> params(size_t(model->params().total())), grads(params.size(), 0.0f);
   const auto seed = uint64_t(deck.get_int("run.seed"));
   model->init_params(params.data(), seed);

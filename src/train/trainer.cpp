@@ -22,6 +22,7 @@
 #include "train/run_dir.hpp"
 #include "train/run_report.hpp"
 #include "train/train_step.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb {
 namespace {
@@ -64,7 +65,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   result.run_dir = create_run_dir(world.comm, deck);
   set_log_file(result.run_dir + "/train.log");
 
-  auto model = make_model(mc);
+  CpuOps cpu_ops;  // the backend the model computes on
+  auto model = make_model(mc, &cpu_ops);
   const ParamRegistry& reg = model->params();
   const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
   ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));

@@ -21,6 +21,11 @@
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
 
 using namespace emb;
 namespace fs = std::filesystem;
@@ -33,7 +38,7 @@ constexpr uint64_t kSeed = 0xF00DFACE12345678ull;  // beyond double precision: s
 constexpr int64_t kBucketBytes = 64 << 10;
 
 const ParamRegistry& tiny_registry() {
-  static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"));
+  static const std::unique_ptr<Model> model = make_model(preset_config("tiny_wan"), &cpu_ops);
   return model->params();
 }
 

@@ -29,6 +29,11 @@
 #include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
 
 using namespace emb;
 using Clock = std::chrono::steady_clock;
@@ -95,7 +100,7 @@ struct Case {
 
 nlohmann::json bench_case(const Case& bc, int steps, const std::string& out_dir) {
   const ModelConfig& cfg = bc.cfg;
-  std::unique_ptr<Model> model = make_model(cfg);
+  std::unique_ptr<Model> model = make_model(cfg, &cpu_ops);
   const ParamRegistry& reg = model->params();
   const size_t N = size_t(reg.total());
   std::vector<float> params(N), grads(N), m(N, 0.0f), v(N, 0.0f);

@@ -11,6 +11,11 @@
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace emb;
@@ -35,7 +40,7 @@ int main(int argc, char** argv) {
       }
     }
     const uint64_t seed = uint64_t(deck.get_int("run.seed"));
-    std::unique_ptr<Model> model = make_model(cfg);
+    std::unique_ptr<Model> model = make_model(cfg, &cpu_ops);
     std::vector<float> params(size_t(model->params().total())), grads(params.size(), 0.0f);
     model->init_params(params.data(), seed);
     std::vector<int64_t> ids;

@@ -9,17 +9,21 @@
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 
 namespace emb::test {
 
 constexpr uint64_t kSeed = 7;
 constexpr int64_t kStep = 3;
 
+inline CpuOps cpu_ops;  // the backend the test models compute on
+
 struct TinyModel {
   std::unique_ptr<Model> model;
   std::vector<float> params;
 
-  explicit TinyModel(const ModelConfig& cfg) : model(make_model(cfg)), params(size_t(model->params().total())) {
+  explicit TinyModel(const ModelConfig& cfg)
+      : model(make_model(cfg, &cpu_ops)), params(size_t(model->params().total())) {
     model->init_params(params.data(), kSeed);
   }
   explicit TinyModel(const std::string& preset) : TinyModel(preset_config(preset)) {}

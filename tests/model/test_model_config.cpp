@@ -31,7 +31,7 @@ BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
   for (const char* name : {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"}) {
     const ModelConfig c = preset_config(name);
     BOOST_CHECK_NO_THROW(validate_model_config(c, name));
-    BOOST_TEST(make_model(c)->params().total() > 0);
+    BOOST_TEST(make_model(c, nullptr)->params().total() > 0);
   }
 }
 
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(plan_of_the_large_presets) {
 
 // The activation estimate is the model's own arena layout: it grows linearly in the tokens.
 BOOST_AUTO_TEST_CASE(activation_bytes_scale_with_tokens) {
-  std::unique_ptr<Model> m = make_model(preset_config("tiny_wan"));
+  std::unique_ptr<Model> m = make_model(preset_config("tiny_wan"), nullptr);
   const double one = double(m->activation_bytes(1000, 100, 4)), two = double(m->activation_bytes(2000, 200, 8));
   BOOST_TEST(two / one > 1.9);
   BOOST_TEST(two / one < 2.1);

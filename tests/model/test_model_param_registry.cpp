@@ -51,7 +51,7 @@ std::vector<std::pair<int64_t, int64_t>> test_ranges(const ParamRegistry& reg) {
 }
 
 void check_ranges(const std::string& preset) {
-  auto model = make_model(preset_config(preset));
+  auto model = make_model(preset_config(preset), nullptr);
   const ParamRegistry& reg = model->params();
   std::vector<float> full(size_t(reg.total()));
   reg.init(full.data(), kSeed, kStd);
@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(wan_ranges_equal_full_init) { check_ranges("tiny_wan"); }
 // Independent of how init_range walks the tensors: a normal tensor's element i is draw i of
 // the tensor's own stream, and ones/zeros tensors are constant.
 BOOST_AUTO_TEST_CASE(values_are_the_documented_draws) {
-  auto model = make_model(preset_config("tiny_wan"));
+  auto model = make_model(preset_config("tiny_wan"), nullptr);
   const ParamRegistry& reg = model->params();
   int checked[3] = {0, 0, 0};
   for (int t = 0; t < reg.size(); ++t) {
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(values_are_the_documented_draws) {
 }
 
 BOOST_AUTO_TEST_CASE(ranges_outside_the_buffer_throw) {
-  auto model = make_model(preset_config("tiny_gr00t"));
+  auto model = make_model(preset_config("tiny_gr00t"), nullptr);
   const ParamRegistry& reg = model->params();
   std::vector<float> out(4);
   BOOST_CHECK_THROW(reg.init_range(out.data(), -1, 2, kSeed, kStd), Error);

@@ -16,6 +16,11 @@
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 #include "train/train_step.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
 
 using namespace emb;
 
@@ -35,7 +40,7 @@ struct Run {
 // the ranks of `world` and packs each rank's share `per_mb` samples per micro-batch.
 Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
                 int64_t bucket_bytes = 0, bool bf16 = false) {
-  auto model = make_model(cfg);
+  auto model = make_model(cfg, &cpu_ops);
   auto comm = make_comm(world, "mpi", "thread", FabricModel{}, BufferMemory::host);
   ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
@@ -96,7 +101,7 @@ void check_equivalence(const std::string& preset, int global_batch, int per_mb) 
 void check_owned_init(const std::string& preset) {
   const ModelConfig cfg = preset_config(preset);
   const World& world = test_world();
-  auto model = make_model(cfg);
+  auto model = make_model(cfg, &cpu_ops);
   const ParamRegistry& reg = model->params();
   std::vector<float> flat(size_t(reg.total()));
   model->init_params(flat.data(), kSeed);

@@ -12,6 +12,11 @@
 #include "train/progress.hpp"
 #include "train/run_dir.hpp"
 #include "train/shard_layout.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
 
 using namespace emb;
 namespace tt = boost::test_tools;
@@ -40,7 +45,7 @@ BOOST_AUTO_TEST_CASE(progress_line_has_rates_and_eta) {
 }
 
 BOOST_AUTO_TEST_CASE(shard_layout_covers_every_parameter_once) {
-  auto model = make_model(preset_config("tiny_wan"));
+  auto model = make_model(preset_config("tiny_wan"), &cpu_ops);
   const ParamRegistry& reg = model->params();
   for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(1) << 30})
     for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
@@ -72,7 +77,7 @@ BOOST_AUTO_TEST_CASE(shard_layout_covers_every_parameter_once) {
 }
 
 BOOST_AUTO_TEST_CASE(buckets_merge_consecutive_units_up_to_the_size) {
-  auto model = make_model(preset_config("tiny_gr00t"));
+  auto model = make_model(preset_config("tiny_gr00t"), &cpu_ops);
   const ParamRegistry& reg = model->params();
   ShardLayout per_unit(reg, ShardMode::full, 0, 2, 0);
   BOOST_TEST(per_unit.n_buckets() == reg.n_units());

@@ -1,0 +1,65 @@
+// The plain types every backend's kernels and the Ops interface (kernels/ops.hpp) share: the
+// attention masks and the packed index they read, RoPE modes, activations and AdamW settings.
+// Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
+// layer and the model all name the same types.
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.hpp"  // DType, the storage type of a view (math is fp32 on every backend)
+
+namespace emb {
+
+// Pointwise activations (MODEL.md): none, relu, silu(x) = x·sigmoid(x),
+// gelu_tanh(x) = 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
+enum class Activation : int32_t { none, relu, silu, gelu_tanh };
+
+// Masks of packed attention (MODEL.md "Packed batch"), for query i and key j:
+//   full          seq_i = seq_j
+//   block_causal  seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
+//                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
+//   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
+//   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
+// A token with seq < 0 is padding: no pair involving it is allowed.
+enum class AttnMask : int32_t { full, block_causal, prefix, cross };
+
+// The token index attention reads, in the memory of the backend that runs it.
+struct AttnIndex {
+  AttnMask mask = AttnMask::full;
+  const int32_t* q_seq = nullptr;  // [Tq]
+  const int32_t* q_blk = nullptr;  // [Tq] (block_causal)
+  const int32_t* q_grp = nullptr;  // [Tq] (block_causal, prefix)
+  const int32_t* k_seq = nullptr;  // [Tk] (the context's cseq for cross)
+  const int32_t* k_blk = nullptr;  // [Tk]
+  const int32_t* k_grp = nullptr;  // [Tk]
+};
+
+// The scalar mask rule: true iff query i may attend key j under `idx` (host memory). Every
+// backend's tiles must agree with it; --plan counts pairs with it.
+inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {
+  const int32_t s = idx.q_seq[i];
+  if (s < 0 || s != idx.k_seq[j]) return false;
+  switch (idx.mask) {
+    case AttnMask::full:
+    case AttnMask::cross:
+      return true;
+    case AttnMask::prefix:
+      return idx.k_grp[j] == 0 || idx.q_grp[i] != 0;
+    case AttnMask::block_causal:
+      if (idx.q_grp[i] == 0) return idx.k_grp[j] == 0 && idx.k_blk[j] <= idx.q_blk[i];
+      return idx.k_grp[j] == 0 ? idx.k_blk[j] < idx.q_blk[i] : idx.k_blk[j] == idx.q_blk[i];
+  }
+  return false;
+}
+
+// Rotary embedding (MODEL.md): the hd/2 pairs of each head split over (f, h, w) (d3) or all on f (d1).
+enum class RopeMode : int32_t { none, d1, d3 };
+
+struct AdamWConfig {
+  float lr = 1e-4f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+};
+
+}  // namespace emb

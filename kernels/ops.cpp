@@ -1,0 +1,62 @@
+#include "kernels/ops.hpp"
+
+#include "core/error.hpp"
+
+namespace emb {
+
+View View::rows_range(int64_t begin, int64_t n) const {
+  EMB_CHECK(begin >= 0 && n >= 0 && begin + n <= rows, "view rows [", begin, ", ", begin + n, ") of ", shape());
+  View v = *this;
+  if (data) v.data = static_cast<char*>(data) + size_t(begin * ld) * dtype_size(dtype);
+  v.rows = n;
+  return v;
+}
+
+View View::cols_range(int64_t begin, int64_t n) const {
+  EMB_CHECK(begin >= 0 && n >= 0 && begin + n <= cols, "view cols [", begin, ", ", begin + n, ") of ", shape());
+  View v = *this;
+  if (data) v.data = static_cast<char*>(data) + size_t(begin) * dtype_size(dtype);
+  v.cols = n;
+  return v;
+}
+
+View View::flat() const {
+  EMB_CHECK(contiguous(), "view ", shape(), " is strided: it has no flat form");
+  View v = *this;
+  v.cols = v.ld = rows * cols;
+  v.rows = 1;
+  return v;
+}
+
+std::string View::shape() const {
+  if (!data) return "absent";
+  std::string s = str("[", rows, ", ", cols);
+  if (ld != cols) s += str("; ld ", ld);
+  if (dtype != DType::f32) s += str(" ", dtype_name(dtype));
+  return s + "]";
+}
+
+View view(const float* p, int64_t rows, int64_t cols, int64_t ld) {
+  View v;
+  v.data = const_cast<float*>(p);
+  v.dtype = DType::f32;
+  v.rows = rows, v.cols = cols, v.ld = ld ? ld : cols;
+  return v;
+}
+
+EmbGrouping group_rows_by_embodiment(const int32_t* ids, int64_t n, int n_emb) {
+  EmbGrouping g;
+  g.offsets.assign(size_t(n_emb) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    EMB_CHECK(ids[i] >= 0 && ids[i] < n_emb, "per-embodiment rows: row ", i, " has embodiment ", ids[i],
+              ", expected [0, ", n_emb, ")");
+    ++g.offsets[size_t(ids[i]) + 1];
+  }
+  for (int e = 0; e < n_emb; ++e) g.offsets[size_t(e) + 1] += g.offsets[size_t(e)];
+  g.perm.resize(size_t(n));
+  std::vector<int64_t> next(g.offsets.begin(), g.offsets.end() - 1);
+  for (int64_t i = 0; i < n; ++i) g.perm[size_t(next[size_t(ids[i])]++)] = int32_t(i);
+  return g;
+}
+
+}  // namespace emb

@@ -1,0 +1,214 @@
+// The backend interface (BACKENDS.md "The ops layer"): every computation the model does on
+// tensor data, at the level of the fused operations the fastest backend wants. The model holds
+// an `Ops&` and never sees a kernel; CpuOps (kernels/cpu/cpu_ops.hpp) composes the reference
+// kernels behind these calls, CudaOps launches kernels/cuda on its stream.
+//
+// What crosses the interface:
+//   - View: a row-major matrix (pointer, dtype, rows, cols, leading dimension) in the memory of
+//     this backend (device memory for CUDA). A view with a null pointer is "absent": an optional
+//     bias, or a gradient that is not needed.
+//   - RowIndex and AttnIndex: int32 index arrays already in this backend's memory (the model
+//     uploads its packed index once per micro-batch, through upload(), timed as h2d).
+//   - plain config structs and scalars.
+// There is no stream argument: each Ops owns its stream (queue) and runs every call on it in
+// order; stream() exposes it so Comm can order its collectives after the compute.
+//
+// Conventions: forward outputs are written; backward outputs accumulate (+=) into gradients,
+// like every kernel (kernels/cpu/README.md); the caller zeroes them. Every op checks its views
+// and throws emb::Error with one line naming the op and the shapes on a mismatch, and on a
+// dtype or head dim the backend does not support.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/op_types.hpp"
+
+namespace emb {
+
+// A row-major [rows, cols] matrix with row stride ld (elements, ld ≥ cols) in backend memory.
+struct View {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  int64_t rows = 0, cols = 0, ld = 0;
+
+  bool absent() const { return data == nullptr; }
+  bool contiguous() const { return ld == cols; }
+  int64_t size() const { return rows * cols; }
+  float* f32() const { return static_cast<float*>(data); }
+  // Rows [begin, begin + n) / columns [begin, begin + n), same ld (a chunk of a [T, 6D] tensor).
+  View rows_range(int64_t begin, int64_t n) const;
+  View cols_range(int64_t begin, int64_t n) const;
+  // The same elements as one row [1, rows·cols] (contiguous views only: a [6, D] table as a bias).
+  View flat() const;
+  // "[rows, cols]" ("[rows, cols; ld L]" when strided, "absent" when null), for error messages.
+  std::string shape() const;
+};
+
+// An fp32 view of `rows` × `cols` at p (ld 0 = contiguous). Also for inputs: the view does not
+// carry constness, the op's documentation says what it reads and writes.
+View view(const float* p, int64_t rows, int64_t cols, int64_t ld = 0);
+
+// int32 row indices in backend memory: data[0 .. n). An absent index (null data) is the
+// identity over the rows the op processes.
+struct RowIndex {
+  const int32_t* data = nullptr;
+  int64_t n = 0;
+  bool absent() const { return data == nullptr; }
+};
+
+// Per-embodiment rows (linear_emb_*): ids [N] in backend memory, E slots; a backend that runs
+// one GEMM per embodiment also reads the grouping (group_rows_by_embodiment, made on the host
+// when the batch is packed): perm [N] in backend memory, offsets [E + 1] in host memory.
+struct EmbRows {
+  const int32_t* ids = nullptr;
+  int64_t n = 0;
+  int n_emb = 0;
+  const int32_t* perm = nullptr;
+  const int64_t* offsets = nullptr;
+};
+
+struct AttnConfig {
+  int heads = 0, head_dim = 0;  // q, k, v, out are [T, heads·head_dim], lse [Tq, heads]
+};
+
+struct RopeConfig {
+  RopeMode mode = RopeMode::none;
+  int heads = 0, head_dim = 0;
+};
+
+// The flow-matching MSE of MODEL.md over rows r of pred [N, C]:
+//   target[r, c] = plus[t, col(c)] − minus[t, col(c)],  t = target_rows[r], col = target_cols
+//   sum  = Σ m·(pred − target)²          (m = mask[t, col(c)], or 1 when mask is absent)
+//   dpred[r, c] = 2·weight·m·(pred − target) / denominator   (written, when dpred is present)
+// The sum is accumulated in double in row order and written to *sum (backend memory).
+struct LossConfig {
+  double denominator = 1.0;
+  double weight = 1.0;
+};
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+  virtual const char* name() const = 0;
+
+  // ---- memory and ordering ----
+  // Backend memory, 64-byte aligned, uninitialised.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p) = 0;
+  // host → backend (h2d), ordered on the stream; the host buffer may be reused on return.
+  virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  // backend → host; returns when the bytes are on the host (waits for earlier ops).
+  virtual void download(void* dst, const void* src, size_t bytes) = 0;
+  // Returns when every op issued so far is done.
+  virtual void synchronize() = 0;
+  // The stream/queue the ops run on (a cudaStream_t for CUDA; null on the CPU, whose ops
+  // return when done).
+  virtual void* stream() const = 0;
+
+  // ---- elementwise and rows ----
+  // y = 0
+  virtual void zero(const View& y) = 0;
+  // y = x
+  virtual void copy(const View& x, const View& y) = 0;
+  // y = a + b
+  virtual void add(const View& a, const View& b, const View& y) = 0;
+  // y[r] += b for every row r (b [1, cols])
+  virtual void add_bias(const View& y, const View& b) = 0;
+  // dst[dst_rows[r]] = src[src_rows[r]] for r < n (an absent index is the identity; n is the
+  // length of a present index, else src.rows)
+  virtual void copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) = 0;
+  // dst[dst_rows[r]] += src[src_rows[r]], in row order (rows may repeat: the backward of copy_rows)
+  virtual void add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) = 0;
+  // out[c] += Σ_rows x[r, c]   (out [1, cols]; a parameter gradient: reduced in double)
+  virtual void column_sums(const View& x, const View& out) = 0;
+
+  // ---- activations ----
+  // y = act(x); act ≠ none
+  virtual void activation_forward(Activation act, const View& x, const View& y) = 0;
+  // dx += act'(x)·dy
+  virtual void activation_backward(Activation act, const View& x, const View& dy, const View& dx) = 0;
+
+  // ---- linear layers, W [in, out] (MODEL.md) ----
+  // pre = x·W + b (b absent: no bias), y = act(pre). With act = none, y is written and pre must
+  // be absent; otherwise pre [N, out] is written (the backward reads it) and so is y.
+  virtual void linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                              const View& y) = 0;
+  // dy is the gradient of y; dpre = act'(pre)·dy (scratch of the backend; dy itself when act =
+  // none, pre absent). dx += dpre·Wᵀ; dW += xᵀ·dpre; db += Σ_rows dpre (any may be absent).
+  virtual void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                               const View& dx, const View& dW, const View& db) = 0;
+  // Per-embodiment: row i uses W[ids[i]] (W is [E·in, out]) and b[ids[i]] (b [E, out]).
+  virtual void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                                  const View& pre, const View& y) = 0;
+  virtual void linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act,
+                                   const View& pre, const View& dy, const View& dx, const View& dW,
+                                   const View& db) = 0;
+
+  // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
+  virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
+                                 const View& mean, const View& rstd) = 0;
+  virtual void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                  const View& dy, const View& dx, const View& dweight, const View& dbias) = 0;
+  // y = x·rstd·weight, rstd = 1/√(mean(x²) + eps)
+  virtual void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) = 0;
+  virtual void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy,
+                                const View& dx, const View& dweight) = 0;
+  // adaLN: n = LN(x) without affine (written to `normed`, the backward reads it), then
+  // y = n·(1 + scale) + shift; scale/shift [N, C] are per token (chunks of a modulation tensor).
+  virtual void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                     const View& y, const View& mean, const View& rstd) = 0;
+  // dx += ∂/∂x; dscale += dy·n; dshift += dy
+  virtual void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
+                                      const View& dshift) = 0;
+  // x += gate·y (gate absent: x += y); gate per token [N, C]
+  virtual void gated_residual_forward(const View& x, const View& gate, const View& y) = 0;
+  // dy += dx·gate (or dx); dgate += dx·y
+  virtual void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
+                                       const View& dgate) = 0;
+
+  // ---- attention over the packed index (kernels/op_types.hpp masks, cross included) ----
+  // q [Tq, H·hd], k, v [Tk, H·hd] → out [Tq, H·hd], lse [Tq, H]. Scale 1/√hd.
+  virtual void attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                 const AttnConfig& cfg, const AttnIndex& idx) = 0;
+  // dq, dk, dv += ...
+  virtual void attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                  const View& dout, const View& dq, const View& dk, const View& dv,
+                                  const AttnConfig& cfg, const AttnIndex& idx) = 0;
+  // x [T, H·hd] rotated in place by pos [T, 3] (f, h, w) in backend memory
+  virtual void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) = 0;
+  // dx: gradient w.r.t. the rotated tensor in, w.r.t. the input out (in place)
+  virtual void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) = 0;
+
+  // ---- embeddings, flow matching, losses ----
+  // out[i] = sinus(t[i], out.cols) (t [N, 1]); the input is a timestep: no backward
+  virtual void sinus_embedding(const View& t, const View& out) = 0;
+  // y[r] = (1 − s)·u[i] + s·w[i], s = t[t_rows[r]], i = src_rows[r] (t [M, 1]): the flow
+  // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε)
+  virtual void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
+                                const RowIndex& t_rows, const View& y) = 0;
+  // LossConfig's MSE; sum: one double in backend memory
+  virtual void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
+                        const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
+                        const View& dpred, double* sum) = 0;
+
+  // ---- optimizer, over flat fp32 [1, n] shards ----
+  // Σ g² in double, written to *out (backend memory)
+  virtual void sum_squares(const View& g, double* out) = 0;
+  // One AdamW step at 1-based `step` (kernels/cpu/adamw.hpp); grad_scale multiplies g first.
+  virtual void adamw_step(const View& param, const View& grad, const View& m, const View& v,
+                          const AdamWConfig& cfg, int64_t step, float grad_scale, float decay_mult) = 0;
+};
+
+// The per-embodiment grouping a GEMM-per-embodiment backend reads (EmbRows::perm, offsets):
+// rows of embodiment 0 first, in row order. Host memory; ids outside [0, E) throw.
+struct EmbGrouping {
+  std::vector<int32_t> perm;
+  std::vector<int64_t> offsets;  // [E + 1]
+};
+EmbGrouping group_rows_by_embodiment(const int32_t* ids, int64_t n, int n_emb);
+
+}  // namespace emb

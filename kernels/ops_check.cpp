@@ -1,0 +1,128 @@
+#include "kernels/ops_check.hpp"
+
+#include "core/error.hpp"
+
+namespace emb {
+
+OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), views_(views) {}
+
+void OpCheck::expect(bool ok, const std::string& what) const {
+  if (ok) return;
+  std::string shapes;
+  for (const Named& v : views_) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
+  throw Error(str(op_, ": ", what, "; ", shapes));
+}
+
+void OpCheck::well_formed() const {
+  for (const Named& v : views_)
+    if (!v.second->absent())
+      expect(v.second->rows >= 0 && v.second->cols >= 0 && v.second->ld >= v.second->cols,
+             str(v.first, " is not a matrix (rows, cols >= 0 and ld >= cols)"));
+}
+
+void OpCheck::contiguous() const {
+  for (const Named& v : views_)
+    if (!v.second->absent()) expect(v.second->contiguous(), str(v.first, " must be contiguous on this backend"));
+}
+
+void OpCheck::dtypes(std::initializer_list<DType> supported) const {
+  for (const Named& v : views_) {
+    if (v.second->absent()) continue;
+    bool ok = false;
+    for (DType t : supported) ok = ok || v.second->dtype == t;
+    expect(ok, str(v.first, " has dtype ", dtype_name(v.second->dtype), ", unsupported on this backend"));
+  }
+}
+
+void OpCheck::same_shape(const View& a, const View& b, const char* a_name, const char* b_name) const {
+  expect(a.rows == b.rows && a.cols == b.cols, str(a_name, " and ", b_name, " differ in shape"));
+}
+
+OpCheck check_elementwise(const char* op, std::initializer_list<OpCheck::Named> views) {
+  OpCheck c(op, views);
+  c.well_formed();
+  const View* first = nullptr;
+  for (const OpCheck::Named& v : views) {
+    c.expect(!v.second->absent(), str(v.first, " is absent"));
+    if (!first) first = v.second;
+    c.expect(v.second->rows == first->rows && v.second->cols == first->cols, "shapes differ");
+  }
+  return c;
+}
+
+OpCheck check_rows(const char* op, const View& src, const RowIndex& src_rows, const View& dst,
+                   const RowIndex& dst_rows) {
+  OpCheck c(op, {{"src", &src}, {"dst", &dst}});
+  c.well_formed();
+  c.expect(!src.absent() && !dst.absent(), "src and dst must be present");
+  c.expect(src.cols == dst.cols, "src and dst differ in columns");
+  const int64_t n = !src_rows.absent() ? src_rows.n : !dst_rows.absent() ? dst_rows.n : src.rows;
+  c.expect(src_rows.absent() || src_rows.n == n, str("src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n));
+  c.expect(dst_rows.absent() || dst_rows.n == n, str("src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n));
+  c.expect(!src_rows.absent() || n <= src.rows, str(n, " rows from src"));
+  c.expect(!dst_rows.absent() || n <= dst.rows, str(n, " rows into dst"));
+  return c;
+}
+
+OpCheck check_linear(const char* op, const View& x, const View& W, const View& b, Activation act, const View& pre,
+                     const View& y, int n_emb) {
+  OpCheck c(op, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !W.absent() && !y.absent(), "x, W and y must be present");
+  const int64_t E = n_emb > 0 ? n_emb : 1;
+  c.expect(W.rows == E * x.cols, n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
+  c.expect(y.rows == x.rows && y.cols == W.cols, "y must be [x rows, W cols]");
+  c.expect(b.absent() || (b.rows == E && b.cols == W.cols), "b must be [E, out]");
+  c.expect((act == Activation::none) == pre.absent(), "pre is present exactly when there is an activation");
+  c.expect(pre.absent() || (pre.rows == y.rows && pre.cols == y.cols), "pre must have y's shape");
+  return c;
+}
+
+OpCheck check_linear_backward(const char* op, const View& x, const View& W, Activation act, const View& pre,
+                              const View& dy, const View& dx, const View& dW, const View& db, int n_emb) {
+  OpCheck c(op, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
+  c.well_formed();
+  c.expect(!x.absent() && !W.absent() && !dy.absent(), "x, W and dy must be present");
+  const int64_t E = n_emb > 0 ? n_emb : 1;
+  c.expect(W.rows == E * x.cols, n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
+  c.expect(dy.rows == x.rows && dy.cols == W.cols, "dy must be [x rows, W cols]");
+  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
+  c.expect(dW.absent() || (dW.rows == W.rows && dW.cols == W.cols), "dW must have W's shape");
+  c.expect(db.absent() || (db.rows == E && db.cols == W.cols), "db must be [E, out]");
+  c.expect((act == Activation::none) == pre.absent(), "pre is present exactly when there is an activation");
+  c.expect(pre.absent() || (pre.rows == dy.rows && pre.cols == dy.cols), "pre must have dy's shape");
+  return c;
+}
+
+OpCheck check_norm(const char* op, const View& x, const View& weight, const View& bias, const View& y,
+                   const View& mean, const View& rstd) {
+  OpCheck c(op, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}, {"mean", &mean}, {"rstd", &rstd}});
+  c.well_formed();
+  c.expect(!x.absent() && !y.absent() && !rstd.absent(), "x, y and rstd must be present");
+  c.same_shape(x, y, "x", "y");
+  c.expect(weight.absent() || weight.size() == x.cols, "weight must hold x cols elements");
+  c.expect(bias.absent() || bias.size() == x.cols, "bias must hold x cols elements");
+  c.expect(rstd.size() == x.rows && (mean.absent() || mean.size() == x.rows), "mean and rstd must hold x rows");
+  return c;
+}
+
+OpCheck check_attention(const char* op, const View& q, const View& k, const View& v, const View& out,
+                        const View& lse, const AttnConfig& cfg, const AttnIndex& idx) {
+  OpCheck c(op, {{"q", &q}, {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}});
+  c.well_formed();
+  c.expect(!q.absent() && !k.absent() && !v.absent() && !out.absent() && !lse.absent(),
+           "q, k, v, out and lse must be present");
+  c.expect(cfg.heads > 0 && cfg.head_dim > 0 && q.cols == int64_t(cfg.heads) * cfg.head_dim,
+           str("q must be [Tq, heads·head_dim] with heads ", cfg.heads, ", head_dim ", cfg.head_dim));
+  c.same_shape(k, v, "k", "v");
+  c.expect(k.cols == q.cols, "k must have q's columns");
+  c.same_shape(q, out, "q", "out");
+  c.expect(lse.rows == q.rows && lse.cols == cfg.heads, "lse must be [Tq, heads]");
+  c.expect(idx.q_seq && idx.k_seq, "the index has no seq arrays");
+  c.expect((idx.mask != AttnMask::block_causal || (idx.q_blk && idx.k_blk && idx.q_grp && idx.k_grp)) &&
+               (idx.mask != AttnMask::prefix || (idx.q_grp && idx.k_grp)),
+           "the index lacks the blk/grp arrays of its mask");
+  return c;
+}
+
+}  // namespace emb

@@ -1,0 +1,76 @@
+// One packed micro-batch in the memory of the backend that runs the model (BACKENDS.md): the
+// token index the kernels read (attention's seq/blk/grp, positions, the row maps of
+// token_layout.hpp, the time row of every token), the batch's tensors and the flow draws. The
+// host arrays are staged into one buffer and go to the backend in one upload per micro-batch;
+// the backend buffer is kept and grows when a micro-batch needs more.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/ops.hpp"
+#include "model/batch.hpp"
+#include "model/flow_matching.hpp"
+#include "model/model_config.hpp"
+#include "model/time_rows.hpp"
+#include "model/token_layout.hpp"
+
+namespace emb {
+
+class DeviceBatch {
+ public:
+  DeviceBatch() = default;
+  ~DeviceBatch();
+  DeviceBatch(const DeviceBatch&) = delete;
+  DeviceBatch& operator=(const DeviceBatch&) = delete;
+
+  void upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d,
+              const TimeRows& time);
+
+  // Attention and RoPE (index arrays of the batch, [T] / [Tc] / [T, 3]).
+  const int32_t *seq = nullptr, *blk = nullptr, *grp = nullptr, *cseq = nullptr, *pos = nullptr;
+  RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
+  View time_t;        // [Tu, 1]: the distinct timesteps
+  View context;       // [Tc, Dctx]
+  double* loss_sums = nullptr;  // two doubles the losses write
+
+  // gr00t: per sample, and the rows the action, state and future tokens read.
+  View state, actions, action_mask, noise;  // [B, Sd], [B·Hz, A] ×3
+  View tau, tq;                             // [B, 1]: τ and floor(1000τ)
+  EmbRows sample_emb, action_emb;           // embodiment of each sample / action token
+  RowIndex action, state_tokens, future;    // token index of each action / state / future token
+  RowIndex action_sample, action_target;    // per action token: its sample; its row of actions/noise
+  RowIndex action_kind, future_kind;        // per action / future token: k-th of its kind (pos_emb, future_tokens row)
+  RowIndex state_sample;                    // per state token: its sample
+  RowIndex action_time;                     // per action token: its time row
+
+  // wan: video and action rows of the head and the encoders.
+  View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
+  View sigma;                                     // [T, 1]
+  RowIndex video;                                 // clean and noisy video tokens
+  RowIndex head_rows;                             // noisy video tokens, then action tokens
+  RowIndex head_time;                             // per head row: its time row
+  RowIndex noisy_video_row;                       // per noisy token: its row of video_x0
+  RowIndex out_to_in;                             // head.proj's output element e reads input element out_to_in[e]
+  int64_t n_noisy = 0;
+
+ private:
+  struct Piece {
+    const void* src;
+    size_t bytes, offset;
+  };
+  size_t stage(const void* src, size_t bytes);
+  RowIndex index(const std::vector<int32_t>& v);
+  View matrix(const std::vector<float>& v, int64_t cols);
+
+  Ops* ops_ = nullptr;
+  void* buffer_ = nullptr;
+  size_t capacity_ = 0, used_ = 0;
+  std::vector<Piece> pieces_;
+  std::vector<uint8_t> staging_;
+  // Host arrays derived here (they must outlive the upload).
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
+  std::vector<float> tq_;
+  EmbGrouping sample_groups_, action_groups_;
+};
+
+}  // namespace emb
