@@ -5,6 +5,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -265,8 +266,8 @@ Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, co
   p.k_tiles = w.k_tiles;
   p.scale = float(1.0 / std::sqrt(double(hd)));
   const int64_t nq = tiles_of(Tq), nk = tiles_of(Tk);
-  summarize_tiles_kernel<<<unsigned((nq + 127) / 128), 128, 0, stream>>>(p.q_side, w.q_tiles, nq);
-  summarize_tiles_kernel<<<unsigned((nk + 127) / 128), 128, 0, stream>>>(p.k_side, w.k_tiles, nk);
+  EMB_LAUNCH(summarize_tiles_kernel, unsigned((nq + 127) / 128), 128, 0, stream)(p.q_side, w.q_tiles, nq);
+  EMB_LAUNCH(summarize_tiles_kernel, unsigned((nk + 127) / 128), 128, 0, stream)(p.k_side, w.k_tiles, nk);
   check_launch("attention summaries");
   return p;
 }
@@ -296,7 +297,7 @@ void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, i
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   const dim3 grid(unsigned(tiles_of(Tq)), unsigned(H));
   dispatch_head_dim(hd, [&](auto head_dim) {
-    attention_forward_kernel<T, decltype(head_dim)::value><<<grid, kThreads, 0, stream>>>(q, k, v, out, lse, p);
+    EMB_LAUNCH((attention_forward_kernel<T, decltype(head_dim)::value>), grid, kThreads, 0, stream)(q, k, v, out, lse, p);
   });
   check_launch("attention_forward");
 }
@@ -308,13 +309,13 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   if (Tq == 0 || Tk == 0) return;
   const Workspace w = carve(workspace, Tq, Tk);
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
-  attention_dot_kernel<<<unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream>>>(out, dout, w.d, Tq, H, hd);
+  EMB_LAUNCH(attention_dot_kernel, unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream)(out, dout, w.d, Tq, H, hd);
   check_launch("attention_dot");
   dispatch_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value;
-    attention_dq_kernel<T, HD><<<dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream>>>(q, k, v, lse, dout,
+    EMB_LAUNCH((attention_dq_kernel<T, HD>), dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream)(q, k, v, lse, dout,
                                                                                                    w.d, dq, p);
-    attention_dkdv_kernel<T, HD><<<dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream>>>(
+    EMB_LAUNCH((attention_dkdv_kernel<T, HD>), dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream)(
         q, k, v, lse, dout, w.d, dk, dv, p);
   });
   check_launch("attention_backward");
