@@ -6,6 +6,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -284,7 +285,7 @@ Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, co
   for (const auto& [side, tiles] : {std::pair{p.q_side, w.q_tiles}, std::pair{p.k_side, w.k_tiles}}) {
     const int64_t n = tiles_of(side.T);
     if (n == 0) continue;  // an empty context: no tiles (a zero-sized grid is a launch error)
-    summarize_tiles_kernel<<<unsigned((n + 127) / 128), 128, 0, stream>>>(side, tiles, n);
+    EMB_LAUNCH(summarize_tiles_kernel, unsigned((n + 127) / 128), 128, 0, stream)(side, tiles, n);
   }
   check_launch("attention summaries");
   return p;
@@ -315,13 +316,13 @@ void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, i
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   const dim3 grid(unsigned(tiles_of(Tq)), unsigned(H));
   dispatch_head_dim(hd, [&](auto head_dim) {
-    attention_forward_kernel<T, decltype(head_dim)::value><<<grid, kThreads, 0, stream>>>(q, k, v, out, lse, p);
+    EMB_LAUNCH((attention_forward_kernel<T, decltype(head_dim)::value>), grid, kThreads, 0, stream)(q, k, v, out, lse, p);
   });
   check_launch("attention_forward");
   // A real row without an allowed key is a bug (MODEL.md): the same error as the CPU's. The
   // check costs an 8-byte copy and a stream synchronisation per call.
   check_cuda(cudaMemsetAsync(w.keyless_row, 0xff, sizeof(unsigned long long), stream), "attention keyless row");
-  keyless_row_kernel<<<unsigned((Tq + 255) / 256), 256, 0, stream>>>(lse, p.q_side, H, w.keyless_row);
+  EMB_LAUNCH(keyless_row_kernel, unsigned((Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, H, w.keyless_row);
   check_launch("attention keyless rows");
   unsigned long long row = ULLONG_MAX;
   check_cuda(cudaMemcpyAsync(&row, w.keyless_row, sizeof row, cudaMemcpyDeviceToHost, stream), "attention keyless row");
@@ -340,13 +341,13 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   if (Tq == 0 || Tk == 0) return;
   const Workspace w = carve(workspace, Tq, Tk);
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
-  attention_dot_kernel<<<unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream>>>(out, dout, w.d, Tq, H, hd);
+  EMB_LAUNCH(attention_dot_kernel, unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream)(out, dout, w.d, Tq, H, hd);
   check_launch("attention_dot");
   dispatch_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value;
-    attention_dq_kernel<T, HD><<<dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream>>>(q, k, v, lse, dout,
+    EMB_LAUNCH((attention_dq_kernel<T, HD>), dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream)(q, k, v, lse, dout,
                                                                                                    w.d, dq, p);
-    attention_dkdv_kernel<T, HD><<<dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream>>>(
+    EMB_LAUNCH((attention_dkdv_kernel<T, HD>), dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream)(
         q, k, v, lse, dout, w.d, dk, dv, p);
   });
   check_launch("attention_backward");

@@ -5,6 +5,9 @@
 // both sides see the same values; errors are normwise (test_support.hpp).
 // The tile-skipping logic and the E4M3 codec are checked on the host first, so that part runs
 // without a GPU; the device checks print "skipped: no CUDA device" and pass when there is none.
+// Built against the emulation (EMBTRAIN_CUDA=EMULATE) every test runs on the host, each under
+// two schedules whose results must be bit-identical. `cuda_test_kernels NAME` runs only the
+// tests whose name contains NAME (e.g. "attention").
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -888,44 +891,75 @@ void test_fp8_gemm_rejects_shapes(const Blas& blas) {
   expect_close("fp8_gemm refuses K, O not multiples of 16 and T not of 4 (missed)", 3.0 - refused, 0.0);
 }
 
+std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
+
+// One device test, under every schedule the build offers (test_support.hpp): under the
+// emulation its results must be bit-identical under two schedules.
+bool selected(const std::string& name) { return name.find(g_filter) != std::string::npos; }
+
+template <class Body>
+void run(const std::string& name, Body body) {
+  if (!selected(name)) return;
+  const int64_t differing = run_under_schedules(body);
+  if (kSchedules > 1) expect_close(name + ": copies differing between schedules", double(differing), 0.0);
+}
+
 template <class T>
 void test_all_storage(const Blas& blas) {
-  test_linear<T>(blas);
-  test_linear_emb<T>(blas);
+  const std::string t = dtype<T>();
+  run("linear " + t, [&] { test_linear<T>(blas); });
+  run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
   const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
   for (AttnMask mask : masks)
-    for (int hd : {48, 64, 128}) test_attention<T>(mask, hd, 0);
-  test_attention<T>(AttnMask::full, 64, 37);
-  test_attention<T>(AttnMask::block_causal, 64, 5);
-  test_attention_edge_cases<T>();
-  test_norm_modulate<T>(NormKind::layer, false, true);
-  test_norm_modulate<T>(NormKind::layer, true, false);
-  test_norm_modulate<T>(NormKind::layer, true, true);
-  test_norm_modulate<T>(NormKind::rms, true, false);
-  test_norm_modulate<T>(NormKind::rms, false, true);
-  test_gated_residual<T>(true);
-  test_gated_residual<T>(false);
-  for (int hd : {48, 64, 128}) {
-    test_rope<T>(RopeMode::d1, hd);
-    test_rope<T>(RopeMode::d3, hd);
-  }
-  for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
-  test_sinus<T>();
-  test_mse_loss<T>(true);
-  test_mse_loss<T>(false);
-  test_adamw<T>();
-  test_fp8_quantize<T>(200, 1000);
-  test_fp8_quantize<T>(256, 1024);
-  test_fp8_gemm<T>(blas, 256, 1024, 1024);
-  test_fp8_gemm<T>(blas, 200, 1008, 1040);
+    for (int hd : {48, 64, 128})
+      run("attention " + t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
+          [&] { test_attention<T>(mask, hd, 0); });
+  run("attention " + t + " mask 0 hd 64 padded", [&] { test_attention<T>(AttnMask::full, 64, 37); });
+  run("attention " + t + " mask 1 hd 64 padded", [&] { test_attention<T>(AttnMask::block_causal, 64, 5); });
+  run("attention " + t + " edge cases", [&] { test_attention_edge_cases<T>(); });
+  run("norm_modulate " + t, [&] {
+    test_norm_modulate<T>(NormKind::layer, false, true);
+    test_norm_modulate<T>(NormKind::layer, true, false);
+    test_norm_modulate<T>(NormKind::layer, true, true);
+    test_norm_modulate<T>(NormKind::rms, true, false);
+    test_norm_modulate<T>(NormKind::rms, false, true);
+  });
+  run("gated_residual " + t, [&] {
+    test_gated_residual<T>(true);
+    test_gated_residual<T>(false);
+  });
+  run("rope " + t, [&] {
+    for (int hd : {48, 64, 128}) {
+      test_rope<T>(RopeMode::d1, hd);
+      test_rope<T>(RopeMode::d3, hd);
+    }
+  });
+  run("activation " + t, [&] {
+    for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
+  });
+  run("sinus_embedding " + t, [&] { test_sinus<T>(); });
+  run("mse_loss " + t, [&] {
+    test_mse_loss<T>(true);
+    test_mse_loss<T>(false);
+  });
+  run("adamw " + t, [&] { test_adamw<T>(); });
+  run("fp8_quantize " + t, [&] {
+    test_fp8_quantize<T>(200, 1000);
+    test_fp8_quantize<T>(256, 1024);
+  });
+  run("fp8_gemm " + t, [&] {
+    test_fp8_gemm<T>(blas, 256, 1024, 1024);
+    test_fp8_gemm<T>(blas, 200, 1008, 1040);
+  });
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_filter = argv[1];
   try {
-    test_tile_skipping();
-    test_e4m3_codec();
+    if (selected("tile summaries")) test_tile_skipping();
+    if (selected("e4m3 codec")) test_e4m3_codec();
     if (!cuda_device_present()) {
       std::printf("skipped: no CUDA device (host-side checks %s)\n", g_failures ? "FAILED" : "passed");
       return g_failures ? 1 : 0;
@@ -933,7 +967,7 @@ int main() {
     Blas blas;
     test_all_storage<float>(blas);
     test_all_storage<__nv_bfloat16>(blas);
-    test_fp8_gemm_rejects_shapes(blas);
+    run("fp8_gemm refuses shapes", [&] { test_fp8_gemm_rejects_shapes(blas); });
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;
