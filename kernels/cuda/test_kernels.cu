@@ -25,7 +25,9 @@
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/loss.hpp"
+#include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/packed_index.hpp"
 #include "kernels/cuda/residual.hpp"
@@ -891,6 +893,71 @@ void test_fp8_gemm_rejects_shapes(const Blas& blas) {
   expect_close("fp8_gemm refuses K, O not multiples of 16 and T not of 4 (missed)", 3.0 - refused, 0.0);
 }
 
+// ---- tensor-core and async-copy wrappers (mma.cuh) -------------------------------------------
+
+// One warp: D = A·B + C through mma_m16n8k16_bf16 with each lane's fragments gathered from
+// global memory per the PTX ISA layout (mma.cuh) into out_manual; then A and B staged in
+// shared memory by cp_async_16 and loaded by ldmatrix_x4 / ldmatrix_x2_trans into
+// out_ldmatrix. A [16][16] row-major, B [16][8] (k-major), C, D [16][8] row-major.
+__global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C, float* out_manual,
+                           float* out_ldmatrix) {
+  __shared__ __align__(16) __nv_bfloat16 As[16][16];
+  __shared__ __align__(16) __nv_bfloat16 Bs[16][8];
+  const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  auto pack = [](const __nv_bfloat16* p) {  // p[0] in the low half, p[1] in the high half
+    const __nv_bfloat16_raw lo = p[0], hi = p[1];
+    return uint32_t(lo.x) | uint32_t(hi.x) << 16;
+  };
+  auto pack_column = [](const __nv_bfloat16* p) {  // p[0] and p[8]: two rows of B
+    const __nv_bfloat16_raw lo = p[0], hi = p[8];
+    return uint32_t(lo.x) | uint32_t(hi.x) << 16;
+  };
+  const uint32_t a[4] = {pack(A + g * 16 + 2 * t), pack(A + (g + 8) * 16 + 2 * t), pack(A + g * 16 + 2 * t + 8),
+                         pack(A + (g + 8) * 16 + 2 * t + 8)};
+  const uint32_t b[2] = {pack_column(B + 2 * t * 8 + g), pack_column(B + (2 * t + 8) * 8 + g)};
+  const float c[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+  auto store = [&](float* out, const float(&d)[4]) {
+    out[g * 8 + 2 * t] = d[0];
+    out[g * 8 + 2 * t + 1] = d[1];
+    out[(g + 8) * 8 + 2 * t] = d[2];
+    out[(g + 8) * 8 + 2 * t + 1] = d[3];
+  };
+  float d[4];
+  mma_m16n8k16_bf16(d, a, b, c);
+  store(out_manual, d);
+  cp_async_16(&As[lane / 2][(lane % 2) * 8], A + lane * 8);  // 32 chunks of 16 bytes
+  if (lane < 16) cp_async_16(&Bs[lane][0], B + lane * 8);      // 16 chunks
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  uint32_t a_ld[4], b_ld[2];
+  ldmatrix_x4(a_ld, &As[lane % 16][(lane / 16) * 8]);
+  ldmatrix_x2_trans(b_ld, &Bs[lane % 16][0]);
+  mma_m16n8k16_bf16(d, a_ld, b_ld, c);
+  store(out_ldmatrix, d);
+}
+
+void test_mma() {
+  std::mt19937 rng(13);
+  const auto A = stored<__nv_bfloat16>(random_normal(16 * 16, rng)), B = stored<__nv_bfloat16>(random_normal(16 * 8, rng)),
+             C = random_normal(16 * 8, rng);
+  DeviceArray<__nv_bfloat16> A_d(A), B_d(B);
+  DeviceArray<float> C_d(C), manual_d(16 * 8), ldmatrix_d(16 * 8);
+  EMB_LAUNCH(mma_kernel, 1, 32, 0, nullptr)(A_d.get(), B_d.get(), C_d.get(), manual_d.get(), ldmatrix_d.get());
+  check_launch("mma_kernel");
+  sync();
+  Ref D(16 * 8);
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      double s = C[r * 8 + n];
+      for (int k = 0; k < 16; ++k) s += double(A[r * 16 + k]) * B[k * 8 + n];
+      D[r * 8 + n] = s;
+    }
+  expect_close("mma_m16n8k16_bf16, fragments per the ISA layout", relative_error(manual_d.download(), D), 1e-6);
+  expect_close("mma_m16n8k16_bf16 after cp_async_16 and ldmatrix_x4/_x2_trans", relative_error(ldmatrix_d.download(), D),
+               1e-6);
+}
+
 std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
 
 // One device test, under every schedule the build offers (test_support.hpp): under the
@@ -968,6 +1035,7 @@ int main(int argc, char** argv) {
     test_all_storage<float>(blas);
     test_all_storage<__nv_bfloat16>(blas);
     run("fp8_gemm refuses shapes", [&] { test_fp8_gemm_rejects_shapes(blas); });
+    run("mma", [&] { test_mma(); });
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;

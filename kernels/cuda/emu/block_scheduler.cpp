@@ -14,9 +14,13 @@
 #include <sstream>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace emb::emu {
 
-thread_local const ThreadState* t_thread = nullptr;
+thread_local ThreadState* t_thread = nullptr;
 thread_local const BlockState* t_block = nullptr;
 
 namespace {
@@ -66,9 +70,28 @@ StackPool& stack_pool() {
   return pool;
 }
 
+// Hands out pooled stacks and remembers the thread's (for the ASan annotations).
 struct PooledStack {
-  ctx::stack_context allocate() { return stack_pool().allocate(); }
+  ctx::stack_context* remember;
+  ctx::stack_context allocate() { return *remember = stack_pool().allocate(); }
   void deallocate(ctx::stack_context& sc) noexcept { stack_pool().deallocate(sc); }
+};
+
+// AddressSanitizer must be told about every switch between the scheduler's stack and a
+// fiber's (its fiber-switch annotations); without ASan these do nothing.
+struct StackSwitch {
+#if defined(__SANITIZE_ADDRESS__)
+  void* fake_stack = nullptr;
+  const void* other_bottom = nullptr;  // the stack switched away from (the scheduler's, in a fiber)
+  size_t other_size = 0;
+  void leave(const void* to_bottom, size_t to_size, bool dying = false) {
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake_stack, to_bottom, to_size);
+  }
+  void arrive() { __sanitizer_finish_switch_fiber(fake_stack, &other_bottom, &other_size); }
+#else
+  void leave(const void*, size_t, bool = false) {}
+  void arrive() {}
+#endif
 };
 
 enum class Wait : uint8_t { ready, barrier, warp, done };
@@ -91,6 +114,8 @@ std::string describe(const Site& s) {
 
 struct Thread {
   ThreadState state;
+  ctx::stack_context stack;
+  StackSwitch asan;  // seen from the fiber
   ctx::fiber fiber;      // this thread, while suspended
   ctx::fiber scheduler;  // where it returns to, while running
   Wait wait = Wait::ready;
@@ -140,7 +165,14 @@ std::vector<int> schedule_order(int n, uint64_t block_linear) {
   return order;
 }
 
-void suspend(Thread& t) { t.scheduler = std::move(t.scheduler).resume(); }
+// Back to the scheduler until resumed.
+void suspend(Thread& t) {
+#if defined(__SANITIZE_ADDRESS__)
+  t.asan.leave(t.asan.other_bottom, t.asan.other_size);
+#endif
+  t.scheduler = std::move(t.scheduler).resume();
+  t.asan.arrive();
+}
 
 void release(Block& b, const std::vector<int>& order, int first) {
   for (int i : order) {
@@ -155,7 +187,10 @@ void thread_exited(Block& b, Thread& t) {
   Warp& w = b.warps[size_t(t.state.linear / 32)];
   ++w.exited;
   if (!b.fault.empty()) return;
-  if (b.barrier_arrived > 0)
+  if (!t.state.async_copies.empty())
+    b.fault = where(b, &t) + ": exited with " + std::to_string(t.state.async_copies.size()) +
+              " cp.async copies never waited for (cp_async_wait)";
+  else if (b.barrier_arrived > 0)
     b.fault = where(b, &t) + ": exited while " + std::to_string(b.barrier_arrived) + " threads wait at " +
               describe(b.barrier_site) + " (a barrier every thread must reach)";
   else if (w.arrived > 0)
@@ -170,8 +205,9 @@ void run_block(Block& b, const std::function<void()>& body) {
   }
   for (int i = 0; i < n; ++i)
     b.threads[size_t(i)].fiber =
-        ctx::fiber(std::allocator_arg, PooledStack{}, [&b, i, &body](ctx::fiber&& scheduler) {
+        ctx::fiber(std::allocator_arg, PooledStack{&b.threads[size_t(i)].stack}, [&b, i, &body](ctx::fiber&& scheduler) {
           Thread& t = b.threads[size_t(i)];
+          t.asan.arrive();
           t.scheduler = std::move(scheduler);
           try {
             body();
@@ -181,6 +217,9 @@ void run_block(Block& b, const std::function<void()>& body) {
             if (b.fault.empty()) b.fault = where(b, &t) + ": exception: " + e.what();
           }
           thread_exited(b, t);
+#if defined(__SANITIZE_ADDRESS__)
+          t.asan.leave(t.asan.other_bottom, t.asan.other_size, true);
+#endif
           return std::move(t.scheduler);
         });
   while (!b.ready.empty() && b.fault.empty()) {
@@ -188,7 +227,10 @@ void run_block(Block& b, const std::function<void()>& body) {
     b.ready.pop_front();
     b.running = &t;
     t_thread = &t.state;
+    StackSwitch scheduler;
+    scheduler.leave(static_cast<char*>(t.stack.sp) - t.stack.size, t.stack.size);
     t.fiber = std::move(t.fiber).resume();
+    scheduler.arrive();
   }
   b.running = nullptr;
   t_thread = nullptr;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace emb::emu {
 
@@ -32,10 +33,19 @@ void set_schedule(Schedule s);
 Schedule current_schedule();
 const char* schedule_name(Schedule s);
 
+// A cp.async copy of 16 bytes not yet performed (async_copy.hpp); group −1: not committed.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int group;
+};
+
 // What device code sees of the running thread and its block.
 struct ThreadState {
   uint3 thread_idx;
   int linear;  // x + y·Dx + z·Dx·Dy
+  std::vector<AsyncCopy> async_copies;
+  int groups_committed = 0;
 };
 struct BlockState {
   uint3 block_idx;
@@ -43,7 +53,7 @@ struct BlockState {
   char* dynamic_shared;
   size_t dynamic_shared_bytes;
 };
-extern thread_local const ThreadState* t_thread;
+extern thread_local ThreadState* t_thread;
 extern thread_local const BlockState* t_block;
 
 // Runs body() once per thread of every block of the grid (blocks one at a time).

@@ -210,6 +210,11 @@ void launch(const LaunchConfig& c, std::function<void()> body) {
   });
 }
 
+bool is_device_memory(const void* p) {
+  Lock lock(device().mutex);
+  return is_device_pointer(p);
+}
+
 void record_copies(std::vector<uint64_t>* sink) {
   Lock lock(device().mutex);
   device().copy_digests = sink;

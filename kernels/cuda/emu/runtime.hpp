@@ -28,6 +28,9 @@ void enqueue(cudaStream_t stream, const char* what, std::function<void()> work);
 // Reports an API misuse on stderr and returns `code`, which cudaGetErrorString then explains.
 cudaError_t api_error(cudaError_t code, const std::string& message);
 
+// True for an address inside a cudaMalloc allocation (global memory).
+bool is_device_memory(const void* p);
+
 // While a sink is set, every device-to-host copy appends a 64-bit digest of its bytes.
 void record_copies(std::vector<uint64_t>* sink);
 
