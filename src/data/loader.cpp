@@ -7,7 +7,7 @@
 
 namespace emb {
 
-Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& model) : dc_(data), mc_(model) {
+Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model) : dc_(data), mc_(model) {
   int provided = 0;
   MPI_Query_thread(&provided);
   EMB_CHECK(data.prefetch == 0 || provided == MPI_THREAD_MULTIPLE,

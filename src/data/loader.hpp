@@ -37,7 +37,7 @@ struct LoaderStats {
 
 class Loader {
  public:
-  Loader(MPI_Comm dp_comm, const DataConfig& data, const ModelConfig& model);
+  Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -61,7 +61,7 @@ class Loader {
   NodeLayout nodes_;
   int rank_ = 0, ranks_ = 1;
   DataConfig dc_;
-  ModelConfig mc_;
+  TokenConfig mc_;
   PackerConfig pack_;
   std::unique_ptr<PackedDataset> data_;
   std::vector<Chunk> chunks_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "data/half.hpp"
 #include "data/packed_format.hpp"
@@ -15,7 +16,7 @@ namespace {
 
 const char* family_text(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
-PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const ModelConfig& cfg,
+PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const TokenConfig& cfg,
                           const std::string& view) {
   PackedFileIndex x;
   x.file = H5File::open(path, comm, transfer);
@@ -79,7 +80,7 @@ int64_t PackedFileIndex::action_width(int64_t episode) const {
   return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
 }
 
-std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const ModelConfig& cfg) const {
+std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const TokenConfig& cfg) const {
   if (cfg.family == Family::gr00t) return {vl_offsets[row], vl_offsets[row + 1]};
   int64_t e = episode_of(row);
   int64_t last = (row - episode_offsets[e]) / steps_per_latent, first = std::max<int64_t>(0, last - cfg.latent_frames + 1);
@@ -91,15 +92,8 @@ const std::string& PackedFileIndex::feature_dataset() const {
   return latent_dataset.empty() ? vl : latent_dataset;
 }
 
-int64_t sample_query_tokens(const ModelConfig& cfg) {
-  if (cfg.family == Family::gr00t) return 1 + cfg.n_future + cfg.horizon;
-  int64_t per_frame = (cfg.latent_height / cfg.patch[1]) * (cfg.latent_width / cfg.patch[2]);
-  int64_t blocks = (cfg.latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
-  return 2 * (cfg.latent_frames / cfg.patch[0]) * per_frame + blocks * cfg.actions_per_block;
-}
-
 PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths,
-                             const ModelConfig& cfg, const std::string& view) {
+                             const TokenConfig& cfg, const std::string& view) {
   EMB_CHECK(!paths.empty(), "data.paths: no files");
   if (cfg.family == Family::wan)
     EMB_CHECK(cfg.latent_frames % cfg.patch[0] == 0 && cfg.latent_height % cfg.patch[1] == 0 &&
@@ -115,7 +109,7 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
       for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t) max_context_ = std::max(max_context_, x.txt_offsets[t + 1] - x.txt_offsets[t]);
     }
   }
-  query_tokens_ = sample_query_tokens(cfg);
+  query_tokens_ = sample_query_tokens(cfg, cfg.latent_frames);
 }
 
 std::pair<int32_t, int64_t> PackedDataset::locate(int64_t sample) const {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "data/h5_file.hpp"
-#include "model/model_config.hpp"
+#include "batch/token_config.hpp"
 
 namespace emb {
 
@@ -36,7 +36,7 @@ struct PackedFileIndex {
   // Rows [first, second) of the feature array (feature_dataset) that the sample at step
   // `row` reads: its /features/vl rows (gr00t) or the latent frames of its window, clipped at
   // the episode start (wan). The array that dominates the bytes of a sample.
-  std::pair<int64_t, int64_t> feature_rows(int64_t row, const ModelConfig& cfg) const;
+  std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
   const std::string& feature_dataset() const;
 };
 
@@ -48,7 +48,7 @@ struct Chunk {
 
 class PackedDataset {
  public:
-  PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const ModelConfig& cfg,
+  PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const TokenConfig& cfg,
                 const std::string& view);
 
   int64_t files() const { return int64_t(files_.size()); }
@@ -70,8 +70,5 @@ class PackedDataset {
 // Files named by `patterns` (plain paths or globs), globs expanded in sorted order. A glob
 // that matches nothing is an error.
 std::vector<std::string> expand_paths(const std::vector<std::string>& patterns);
-
-// Query tokens of one sample: 1 + Nf + Hz (gr00t) or 2·video tokens + nb·Ha (wan).
-int64_t sample_query_tokens(const ModelConfig& cfg);
 
 }  // namespace emb

@@ -14,7 +14,7 @@ void add_token(PackedBatch& b, int32_t seq, int32_t blk, int32_t grp, int32_t ki
   b.pos.insert(b.pos.end(), {f, h, w});
 }
 
-void add_gr00t_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
+void add_gr00t_tokens(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
   int32_t i = 0;
   add_token(b, slot, 0, 1, kState, i++, 0, 0);
   for (int k = 0; k < cfg.n_future; ++k) add_token(b, slot, 0, 1, kFuture, i++, 0, 0);
@@ -24,7 +24,7 @@ void add_gr00t_tokens(PackedBatch& b, const Sample& s, int32_t slot, const Model
   b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
 }
 
-void add_wan_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelConfig& cfg) {
+void add_wan_tokens(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
   auto [pt, ph, pw] = cfg.patch;
   int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
   int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
@@ -46,7 +46,7 @@ void add_wan_tokens(PackedBatch& b, const Sample& s, int32_t slot, const ModelCo
   b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
 }
 
-PackedBatch build_batch(const std::vector<const Sample*>& samples, const ModelConfig& cfg, const PackerConfig& p) {
+PackedBatch build_batch(const std::vector<const Sample*>& samples, const TokenConfig& cfg, const PackerConfig& p) {
   PackedBatch b;
   b.family = cfg.family == Family::gr00t ? "gr00t" : "wan";
   b.n_samples = int32_t(samples.size());
@@ -105,7 +105,7 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& 
   return bins;
 }
 
-std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const ModelConfig& cfg, const PackerConfig& p,
+std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const TokenConfig& cfg, const PackerConfig& p,
                                    const std::vector<std::string>& file_names) {
   std::vector<int64_t> tokens;
   for (const Sample& s : samples) {

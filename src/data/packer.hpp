@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "data/sample.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 
 namespace emb {
 
@@ -33,7 +33,7 @@ struct PackerConfig {
 std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& tokens, const PackerConfig& p);
 
 // file_names name the files of Sample::file in errors.
-std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const ModelConfig& cfg, const PackerConfig& p,
+std::vector<PackedBatch> pack_step(const std::vector<Sample>& samples, const TokenConfig& cfg, const PackerConfig& p,
                                    const std::vector<std::string>& file_names);
 
 }  // namespace emb

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "data/sampler.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 
 namespace emb {
 

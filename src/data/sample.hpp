@@ -27,7 +27,7 @@ struct Sample {
 };
 
 // Fills `s` (its vectors keep their capacity, so a reused Sample allocates nothing).
-void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const TokenConfig& cfg,
                      int64_t sample_index, int64_t id, Sample& s);
 
 }  // namespace emb

@@ -8,7 +8,7 @@ namespace emb {
 
 namespace {
 
-void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
+void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {
   int64_t t = s.row, end = x.episode_offsets[e + 1];
   s.state.assign(size_t(cfg.state_dim), 0.f);
   std::copy_n(buf.state(s.file, t), x.state_dim, s.state.begin());
@@ -28,7 +28,7 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const Mo
   if (s.context_tokens > 0) half_to_float(buf.feature(s.file, first), s.context.data(), s.context_tokens * cfg.d_ctx);
 }
 
-void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const ModelConfig& cfg, int64_t e, Sample& s) {
+void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {
   int64_t start = x.episode_offsets[e], end = x.episode_offsets[e + 1], spl = x.steps_per_latent;
   int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
   int64_t last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
@@ -52,7 +52,7 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Mode
 
 }  // namespace
 
-void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const ModelConfig& cfg,
+void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const TokenConfig& cfg,
                      int64_t sample_index, int64_t id, Sample& s) {
   s.id = id;
   std::tie(s.file, s.row) = data.locate(sample_index);

@@ -36,7 +36,7 @@ int64_t rows_within(const RowRanges& rows, int64_t lo, int64_t hi) {
 
 }  // namespace
 
-int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg,
+int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
                             const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
   files_.resize(size_t(data.files()));
   for (FileRows& r : files_)
@@ -88,7 +88,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
   return read;
 }
 
-void ShuffleBuffer::exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
+void ShuffleBuffer::exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const TokenConfig& cfg,
                                            const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
   int rank = nodes.rank, ranks = nodes.size, home = nodes.node_of[size_t(rank)];
   // need[n]: the buffer rows of the features node n's samples read; rank k read the share

@@ -35,7 +35,7 @@ struct BufferSample {
 class ShuffleBuffer {
  public:
   // Returns the bytes this rank read from the files. Collective over nodes.ranks.
-  int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const ModelConfig& cfg,
+  int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
                const std::vector<BufferSample>& samples, const NodeLayout& nodes);
   // The file bytes of the rows this buffer covers (what the ranks read together).
   int64_t file_bytes() const { return file_bytes_; }
@@ -53,7 +53,7 @@ class ShuffleBuffer {
     uint16_t* feature_values = nullptr;
     int64_t state_dim = 0, action_dim = 0, feature_elems = 0;
   };
-  void exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const ModelConfig& cfg,
+  void exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const TokenConfig& cfg,
                               const std::vector<BufferSample>& samples, const NodeLayout& nodes);
 
   std::vector<FileRows> files_;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/ops.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
 #include "model/time_rows.hpp"

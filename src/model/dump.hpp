@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/model.hpp"
 
 namespace emb {

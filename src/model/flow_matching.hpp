@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/model_config.hpp"
 #include "model/token_layout.hpp"
 

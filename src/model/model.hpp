@@ -14,7 +14,7 @@
 
 #include "core/arena.hpp"
 #include "kernels/ops.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/model_config.hpp"
 
 namespace emb {

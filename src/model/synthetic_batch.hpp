@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/model_config.hpp"
 
 namespace emb {

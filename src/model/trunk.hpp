@@ -7,7 +7,7 @@
 #pragma once
 #include <cstdint>
 
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/block_stack.hpp"
 #include "model/device_batch.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/timer.hpp"
-#include "model/batch.hpp"
+#include "batch/packed_batch.hpp"
 #include "model/model.hpp"
 #include "train/data_parallel.hpp"
 #include "train/optimizer.hpp"

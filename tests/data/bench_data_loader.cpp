@@ -115,8 +115,8 @@ std::vector<RawBaseline> raw_baselines_now(const std::string& path) {
   return {{"in_memory", single[0]}, {"cache_resident", single[1]}, {"all_ranks", all_ranks}};
 }
 
-ModelConfig bench_model() {
-  ModelConfig c;
+TokenConfig bench_model() {
+  TokenConfig c;
   c.family = Family::gr00t;
   c.d_ctx = 128, c.n_embodiments = 3, c.state_dim = 16, c.action_dim = 8, c.horizon = 16, c.n_future = 8;
   return c;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "batch/sample_tokens.hpp"
 #include "data/half.hpp"
 #include "data/loader.hpp"
 #include "data_fixtures.hpp"
@@ -206,7 +207,7 @@ BOOST_AUTO_TEST_CASE(wan_samples_are_assembled) {
   int64_t seen = 0;
   for (int64_t k = 0; k < steps; ++k)
     for (const PackedBatch& b : loader.next_step()) {
-      BOOST_TEST(b.n_tokens == int64_t(b.n_samples) * sample_query_tokens(cfg));
+      BOOST_TEST(b.n_tokens == int64_t(b.n_samples) * sample_query_tokens(cfg, cfg.latent_frames));
       BOOST_TEST(b.video_x0.size() == size_t(2 * 3 * 4) * size_t(4 * cfg.latent_channels) * size_t(b.n_samples));
       BOOST_TEST(b.act_x0.size() == size_t(4 * cfg.action_dim * b.n_samples));
       for (float v : b.video_x0) BOOST_TEST(std::isfinite(v));

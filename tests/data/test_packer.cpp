@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "batch/sample_tokens.hpp"
 #include "data/packer.hpp"
 #include "data_fixtures.hpp"
 
@@ -126,7 +127,7 @@ BOOST_AUTO_TEST_CASE(gr00t_token_layout) {
 BOOST_AUTO_TEST_CASE(wan_token_layout_and_patches) {
   ModelConfig cfg = test::tiny_model(Family::wan);
   Sample s;
-  s.id = 7, s.query_tokens = sample_query_tokens(cfg), s.context_tokens = 3;
+  s.id = 7, s.query_tokens = sample_query_tokens(cfg, cfg.latent_frames), s.context_tokens = 3;
   s.context.assign(size_t(3 * cfg.d_ctx), 1.f);
   int F = cfg.latent_frames, H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
   for (int i = 0; i < F * H * W * C; ++i) s.latents.push_back(float(i));
