@@ -1,6 +1,8 @@
 # embtrain — top-level entry points. Everything goes through CMake in build/.
 #   make run     install deps, build, make a synthetic dataset, train tiny_gr00t on 2 ranks
-#   make test    install deps, build, run the whole test suite (ctest)
+#   make test    install deps, build, run the whole test suite (ctest), then the emulated CUDA suites
+#   make emu     the whole project in build-emu/ with kernels/cuda on the CUDA emulation
+#                (EMBTRAIN_CUDA=EMULATE, no GPU needed), and its CUDA suites (ctest -L cuda)
 #   make bench   benchmarks; JSON results in outputs/bench/
 #   make asan    AddressSanitizer+UBSan build in build-asan/ and its unit tests
 #   make cuda    the standalone CUDA kernel tests and benchmarks (needs a GPU to run)
@@ -11,10 +13,12 @@ JOBS ?= $(shell nproc)
 NP ?= 2
 CMAKE_FLAGS ?=
 DECK ?= inputs/tiny_gr00t.in
+EMU_BUILD ?= build-emu
+EMU_TARGET ?= all
 
 # The scripts behind run, bench and regress set the MPI environment (scripts/mpi_env.sh).
 
-.PHONY: all deps configure build run test bench asan cuda regress clean
+.PHONY: all deps configure build run test emu bench asan cuda regress clean
 
 all: build
 
@@ -32,8 +36,16 @@ build: deps configure
 run: build
 	@bash scripts/make_run.sh $(BUILD) $(NP) $(DECK)
 
+# The emulated suites build only what they run (EMU_TARGET=cuda_tests); objects shared with
+# $(BUILD) come from ccache.
 test: build
 	source scripts/mpi_env.sh && cd $(BUILD) && ctest --output-on-failure --timeout 600
+	$(MAKE) emu EMU_TARGET=cuda_tests
+
+emu: deps
+	cmake -S . -B $(EMU_BUILD) -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE $(CMAKE_FLAGS)
+	cmake --build $(EMU_BUILD) -j $(JOBS) --target $(EMU_TARGET)
+	source scripts/mpi_env.sh && cd $(EMU_BUILD) && ctest --output-on-failure --timeout 600 -L cuda
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
@@ -50,4 +62,4 @@ regress: build
 	@bash regression/regress.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan $(EMU_BUILD)

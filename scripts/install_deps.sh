@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   openmpi-bin libopenmpi-dev libucx-dev
   libhdf5-openmpi-dev hdf5-tools zlib1g-dev
-  libcli11-dev libboost-test-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev libboost-test-dev libboost-context-dev nlohmann-json3-dev libfmt-dev
   libopenblas-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   python3-torch python3-h5py python3-numpy python3-matplotlib

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -73,7 +74,8 @@ void forward_tile(HeadView q, HeadView k, HeadView v, float* out, float* lse, in
     for (int r = 0; r < bq; ++r) {
       float* s = S.data() + r * kAttnTileK;
       const float m_new = std::max(m[r], row_max(s, bk));
-      if (m_new == kNegInf) {  // nothing allowed for this row yet: contributes nothing
+      if (m_new == kNegInf) {  // nothing allowed for this row yet (or only NaN scores, which row_max skips)
+        if (std::any_of(s, s + bk, [](float x) { return std::isnan(x); })) l[r] = NAN;
         std::fill(s, s + bk, 0.0f);
         continue;
       }
@@ -89,27 +91,14 @@ void forward_tile(HeadView q, HeadView k, HeadView v, float* out, float* lse, in
   for (int r = 0; r < bq; ++r) {
     const int64_t i = qs.begin + r;
     float* o = out + i * ld + int64_t{h} * hd;
-    const float inv_l = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    // l = 0 only without an allowed key (padding rows; real rows are reported); NaN stays NaN.
+    const float inv_l = l[r] != 0.0f ? 1.0f / l[r] : 0.0f;
     for (int d = 0; d < hd; ++d) o[d] = O[r * hd + d] * inv_l;
-    lse[i * H + h] = l[r] > 0.0f ? m[r] + std::log(l[r]) : kNegInf;
+    lse[i * H + h] = l[r] != 0.0f ? m[r] + std::log(l[r]) : kNegInf;
   }
 }
 
 }  // namespace
-
-const char* attn_mask_name(AttnMask mask) {
-  switch (mask) {
-    case AttnMask::full:
-      return "full";
-    case AttnMask::block_causal:
-      return "block_causal";
-    case AttnMask::prefix:
-      return "prefix";
-    case AttnMask::cross:
-      return "cross";
-  }
-  return "?";
-}
 
 bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j) { return attn_pair_allowed(idx, i, j); }
 

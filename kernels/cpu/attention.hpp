@@ -11,7 +11,10 @@
 //   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
 // Padding: a token with seq < 0 is padding (packing = off); no pair involving a padding query
 // or key is allowed. Padding rows get output 0, lse = -inf, and contribute no gradient. A real
-// row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error.
+// row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error
+// naming the first such row; an empty context (Tk = 0) is that error for every real query.
+// NaN: a NaN score of an allowed pair makes its row's output and lse NaN (and its gradients
+// in backward). kernels/cuda does all of this the same way (tests on both backends).
 //
 // Tiles are kAttnTileQ queries × kAttnTileK keys. A tile pair whose summaries prove no pair
 // allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.
@@ -54,7 +57,16 @@ struct AttnTileStats {
 };
 AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk);
 
-// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross").
-const char* attn_mask_name(AttnMask mask);
+// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross"). Inline:
+// kernels/cuda's standalone build names masks in its errors too.
+inline const char* attn_mask_name(AttnMask mask) {
+  switch (mask) {
+    case AttnMask::full: return "full";
+    case AttnMask::block_causal: return "block_causal";
+    case AttnMask::prefix: return "prefix";
+    case AttnMask::cross: return "cross";
+  }
+  return "?";
+}
 
 }  // namespace emb::cpu

@@ -1,6 +1,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -52,13 +53,13 @@ __global__ void activation_backward_kernel(Activation act, const T* x, const T* 
 
 template <class T>
 void activation_forward(Activation act, const T* x, T* y, int64_t n, cudaStream_t stream) {
-  activation_forward_kernel<<<grid_for(n, 256), 256, 0, stream>>>(act, x, y, n);
+  EMB_LAUNCH(activation_forward_kernel, grid_for(n, 256), 256, 0, stream)(act, x, y, n);
   check_launch("activation_forward");
 }
 
 template <class T>
 void activation_backward(Activation act, const T* x, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
-  activation_backward_kernel<<<grid_for(n, 256), 256, 0, stream>>>(act, x, dy, dx, n);
+  EMB_LAUNCH(activation_backward_kernel, grid_for(n, 256), 256, 0, stream)(act, x, dy, dx, n);
   check_launch("activation_backward");
 }
 

@@ -5,6 +5,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -90,10 +91,10 @@ void global_sum_squares(const AdamWTensor<G>* tensors, int count, double* worksp
   const int64_t n_partials = kSumSquaresWorkspace - 1;
   check_cuda(cudaMemsetAsync(partials, 0, size_t(n_partials) * sizeof(double), stream), "memset");
   for_each_launch(tensors, count, [&](const TensorList<G>& list, int k, int64_t) {
-    sum_squares_kernel<<<dim3(kSumSquaresBlocksPerTensor, k), kThreads, 0, stream>>>(list, partials);
+    EMB_LAUNCH(sum_squares_kernel, dim3(kSumSquaresBlocksPerTensor, k), kThreads, 0, stream)(list, partials);
     check_launch("sum_squares");
   });
-  sum_partials_kernel<<<1, kThreads, 0, stream>>>(partials, n_partials, workspace);
+  EMB_LAUNCH(sum_partials_kernel, 1, kThreads, 0, stream)(partials, n_partials, workspace);
   check_launch("sum_partials");
 }
 
@@ -112,7 +113,7 @@ void adamw_step(const AdamWTensor<G>* tensors, int count, const AdamWConfig& cfg
                       max_norm};
   for_each_launch(tensors, count, [&](const TensorList<G>& list, int k, int64_t max_n) {
     const unsigned blocks_x = unsigned(std::clamp<int64_t>((max_n + kThreads - 1) / kThreads, 1, 1024));
-    adamw_kernel<<<dim3(blocks_x, k), kThreads, 0, stream>>>(list, s, sum_squares);
+    EMB_LAUNCH(adamw_kernel, dim3(blocks_x, k), kThreads, 0, stream)(list, s, sum_squares);
     check_launch("adamw");
   });
 }

@@ -1,3 +1,4 @@
+#include <climits>
 #include <cmath>
 #include <type_traits>
 
@@ -5,6 +6,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -22,8 +24,10 @@ struct Side {
 
 __host__ __device__ int64_t tiles_of(int64_t T) { return (T + kAttnTile - 1) / kAttnTile; }
 
-// Workspace layout: query summaries, key summaries, then D [Tq, H] (fp32).
+// Workspace layout: the first query row without an allowed key (forward), query summaries, key
+// summaries, then D [Tq, H] (fp32, backward).
 struct Workspace {
+  unsigned long long* keyless_row;
   TileSummary* q_tiles;
   TileSummary* k_tiles;
   float* d;
@@ -34,6 +38,8 @@ size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 Workspace carve(void* base, int64_t Tq, int64_t Tk) {
   char* p = static_cast<char*>(base);
   Workspace w;
+  w.keyless_row = reinterpret_cast<unsigned long long*>(p);
+  p += align256(sizeof(unsigned long long));
   w.q_tiles = reinterpret_cast<TileSummary*>(p);
   p += align256(size_t(tiles_of(Tq)) * sizeof(TileSummary));
   w.k_tiles = reinterpret_cast<TileSummary*>(p);
@@ -49,6 +55,9 @@ __global__ void summarize_tiles_kernel(Side side, TileSummary* out, int64_t n_ti
   for (int r = 0; r < kAttnTile; ++r) add_token(s, side.at(tile * kAttnTile + r));
   out[tile] = s;
 }
+
+// max that propagates NaN (fmaxf drops it): a NaN score makes its row NaN, as on the CPU.
+__device__ __forceinline__ float nan_max(float a, float b) { return b > a || b != b ? b : a; }
 
 // Sum over the four threads of one row (lanes 4r .. 4r+3 of a warp).
 __device__ __forceinline__ float row_sum(float v) {
@@ -121,10 +130,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kAttnTile; ++j) {
       const float d = dot_row<HD>(qr, ks[j], lane);
       s[j] = tokens_attend(p.mask, qi, k_idx[j]) ? d : -INFINITY;
-      tile_max = fmaxf(tile_max, s[j]);
+      tile_max = nan_max(tile_max, s[j]);
     }
     if (tile_max == -INFINITY) continue;
-    const float m_new = fmaxf(m, tile_max);
+    const float m_new = nan_max(m, tile_max);
     const float correction = expf(m - m_new);
     l *= correction;
 #pragma unroll
@@ -139,10 +148,19 @@ __global__ void __launch_bounds__(kThreads)
     m = m_new;
   }
   if (i >= p.Tq) return;
-  const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+  // l = 0 only without an allowed key (padding rows; real rows are reported); NaN stays NaN.
+  const float inv_l = l != 0.0f ? 1.0f / l : 0.0f;
 #pragma unroll
   for (int t = 0; t < S; ++t) out[i * ld + int64_t(h) * HD + lane + kLanes * t] = from_f32<T>(acc[t] * inv_l);
-  if (lane == 0) lse[i * p.H + h] = l > 0.0f ? m + logf(l) : -INFINITY;
+  if (lane == 0) lse[i * p.H + h] = l != 0.0f ? m + logf(l) : -INFINITY;
+}
+
+// The lowest real query row (seq ≥ 0) whose head-0 lse is −inf (no allowed key: the mask is
+// the same for every head) into *row, which starts at ULLONG_MAX.
+__global__ void keyless_row_kernel(const float* lse, Side q_side, int H, unsigned long long* row) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= q_side.T) return;
+  if (q_side.seq[i] >= 0 && lse[i * H] == -INFINITY) atomicMin(row, (unsigned long long)i);
 }
 
 // D[i, h] = Σ_d dout·out, one warp per (row, head).
@@ -264,9 +282,11 @@ Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, co
   p.q_tiles = w.q_tiles;
   p.k_tiles = w.k_tiles;
   p.scale = float(1.0 / std::sqrt(double(hd)));
-  const int64_t nq = tiles_of(Tq), nk = tiles_of(Tk);
-  summarize_tiles_kernel<<<unsigned((nq + 127) / 128), 128, 0, stream>>>(p.q_side, w.q_tiles, nq);
-  summarize_tiles_kernel<<<unsigned((nk + 127) / 128), 128, 0, stream>>>(p.k_side, w.k_tiles, nk);
+  for (const auto& [side, tiles] : {std::pair{p.q_side, w.q_tiles}, std::pair{p.k_side, w.k_tiles}}) {
+    const int64_t n = tiles_of(side.T);
+    if (n == 0) continue;  // an empty context: no tiles (a zero-sized grid is a launch error)
+    EMB_LAUNCH(summarize_tiles_kernel, unsigned((n + 127) / 128), 128, 0, stream)(side, tiles, n);
+  }
   check_launch("attention summaries");
   return p;
 }
@@ -284,7 +304,7 @@ void dispatch_head_dim(int hd, Body body) {
 }  // namespace
 
 size_t attention_workspace_bytes(int64_t Tq, int64_t Tk, int H) {
-  return align256(size_t(tiles_of(Tq)) * sizeof(TileSummary)) + align256(size_t(tiles_of(Tk)) * sizeof(TileSummary)) +
+  return align256(sizeof(unsigned long long)) + align256(size_t(tiles_of(Tq)) * sizeof(TileSummary)) + align256(size_t(tiles_of(Tk)) * sizeof(TileSummary)) +
          size_t(Tq) * H * sizeof(float);
 }
 
@@ -296,9 +316,22 @@ void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, i
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   const dim3 grid(unsigned(tiles_of(Tq)), unsigned(H));
   dispatch_head_dim(hd, [&](auto head_dim) {
-    attention_forward_kernel<T, decltype(head_dim)::value><<<grid, kThreads, 0, stream>>>(q, k, v, out, lse, p);
+    EMB_LAUNCH((attention_forward_kernel<T, decltype(head_dim)::value>), grid, kThreads, 0, stream)(q, k, v, out, lse, p);
   });
   check_launch("attention_forward");
+  // A real row without an allowed key is a bug (MODEL.md): the same error as the CPU's. The
+  // check costs an 8-byte copy and a stream synchronisation per call.
+  check_cuda(cudaMemsetAsync(w.keyless_row, 0xff, sizeof(unsigned long long), stream), "attention keyless row");
+  EMB_LAUNCH(keyless_row_kernel, unsigned((Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, H, w.keyless_row);
+  check_launch("attention keyless rows");
+  unsigned long long row = ULLONG_MAX;
+  check_cuda(cudaMemcpyAsync(&row, w.keyless_row, sizeof row, cudaMemcpyDeviceToHost, stream), "attention keyless row");
+  check_cuda(cudaStreamSynchronize(stream), "attention_forward");
+  if (row == ULLONG_MAX) return;
+  int32_t seq = 0;
+  check_cuda(cudaMemcpy(&seq, idx.q_seq + row, sizeof seq, cudaMemcpyDeviceToHost), "attention keyless row");
+  throw Error(str("attention: query token ", row, " (seq ", seq, ") has no allowed key under mask ",
+                  cpu::attn_mask_name(idx.mask)));
 }
 
 template <class T>
@@ -308,13 +341,13 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   if (Tq == 0 || Tk == 0) return;
   const Workspace w = carve(workspace, Tq, Tk);
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
-  attention_dot_kernel<<<unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream>>>(out, dout, w.d, Tq, H, hd);
+  EMB_LAUNCH(attention_dot_kernel, unsigned((Tq * H * 32 + 255) / 256), 256, 0, stream)(out, dout, w.d, Tq, H, hd);
   check_launch("attention_dot");
   dispatch_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value;
-    attention_dq_kernel<T, HD><<<dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream>>>(q, k, v, lse, dout,
+    EMB_LAUNCH((attention_dq_kernel<T, HD>), dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream)(q, k, v, lse, dout,
                                                                                                    w.d, dq, p);
-    attention_dkdv_kernel<T, HD><<<dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream>>>(
+    EMB_LAUNCH((attention_dkdv_kernel<T, HD>), dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream)(
         q, k, v, lse, dout, w.d, dk, dv, p);
   });
   check_launch("attention_backward");

@@ -24,6 +24,7 @@
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/test_support.hpp"
+#include "kernels/cuda/launch.cuh"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
@@ -53,7 +54,7 @@ class Buffer {
   explicit Buffer(int64_t n, uint32_t seed = 1) {
     check_cuda(cudaMalloc(&p_, size_t(std::max<int64_t>(n, 1)) * sizeof(T)), "alloc");
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
-      fill_kernel<<<grid_for(n, 256), 256>>>(p_, n, seed);
+      EMB_LAUNCH(fill_kernel, grid_for(n, 256), 256, 0, nullptr)(p_, n, seed);
       check_launch("fill");
     } else {
       check_cuda(cudaMemset(p_, 0, size_t(std::max<int64_t>(n, 1)) * sizeof(T)), "memset");

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -31,7 +32,7 @@ __global__ void column_sum_kernel(int64_t N, int C, T* out, Value value) {
 template <class T, class Value>
 void column_sum(int64_t N, int C, T* out, Value value, cudaStream_t stream) {
   if (C <= 0) return;
-  column_sum_kernel<<<(C + 31) / 32, dim3(32, kColumnSumRows), 0, stream>>>(N, C, out, value);
+  EMB_LAUNCH(column_sum_kernel, (C + 31) / 32, dim3(32, kColumnSumRows), 0, stream)(N, C, out, value);
   check_launch("column_sum");
 }
 

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -24,7 +25,7 @@ __global__ void sinus_embedding_kernel(const float* t, T* out, int64_t rows, int
 template <class T>
 void sinus_embedding(const float* t, T* out, int64_t rows, int n, cudaStream_t stream) {
   EMB_CHECK(n > 0 && n % 2 == 0, "sinus_embedding: width ", n, " must be positive and even");
-  sinus_embedding_kernel<<<grid_for(rows * (n / 2), 256), 256, 0, stream>>>(t, out, rows, n);
+  EMB_LAUNCH(sinus_embedding_kernel, grid_for(rows * (n / 2), 256), 256, 0, stream)(t, out, rows, n);
   check_launch("sinus_embedding");
 }
 

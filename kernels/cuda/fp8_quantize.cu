@@ -3,6 +3,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -121,7 +122,7 @@ void fp8_quantize_tiles(const T* x, int64_t rows, int64_t cols, __nv_fp8_e4m3* c
                         cudaStream_t stream) {
   const int64_t tiles = fp8_blocks(cols), threads = rows * tiles * 32;
   if (threads == 0) return;
-  quantize_tiles_kernel<<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(x, rows, cols, tiles,
+  EMB_LAUNCH(quantize_tiles_kernel, unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream)(x, rows, cols, tiles,
                                                                                                 codes, scales);
   check_launch("fp8_quantize_tiles");
 }
@@ -131,14 +132,14 @@ void fp8_quantize_blocks(const T* w, int64_t rows, int64_t cols, __nv_fp8_e4m3* 
                          cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   const dim3 grid(unsigned(fp8_block_scale_stride(cols)), unsigned(fp8_blocks(rows)));
-  quantize_blocks_kernel<<<grid, kThreads, 0, stream>>>(w, rows, cols, codes, scales);
+  EMB_LAUNCH(quantize_blocks_kernel, grid, kThreads, 0, stream)(w, rows, cols, codes, scales);
   check_launch("fp8_quantize_blocks");
 }
 
 template <class T>
 void fp8_dequantize_tiles(const __nv_fp8_e4m3* codes, const float* scales, int64_t rows, int64_t cols, T* x,
                           cudaStream_t stream) {
-  dequantize_kernel<<<grid_for(rows * cols, kThreads), kThreads, 0, stream>>>(codes, scales, rows, cols,
+  EMB_LAUNCH(dequantize_kernel, grid_for(rows * cols, kThreads), kThreads, 0, stream)(codes, scales, rows, cols,
                                                                               TileScaleAt{rows}, x);
   check_launch("fp8_dequantize_tiles");
 }
@@ -146,7 +147,7 @@ void fp8_dequantize_tiles(const __nv_fp8_e4m3* codes, const float* scales, int64
 template <class T>
 void fp8_dequantize_blocks(const __nv_fp8_e4m3* codes, const float* scales, int64_t rows, int64_t cols, T* x,
                            cudaStream_t stream) {
-  dequantize_kernel<<<grid_for(rows * cols, kThreads), kThreads, 0, stream>>>(
+  EMB_LAUNCH(dequantize_kernel, grid_for(rows * cols, kThreads), kThreads, 0, stream)(
       codes, scales, rows, cols, BlockScaleAt{fp8_block_scale_stride(cols)}, x);
   check_launch("fp8_dequantize_blocks");
 }
@@ -155,10 +156,10 @@ void fp8_transpose_blocks(const __nv_fp8_e4m3* codes, const float* scales, int64
                           __nv_fp8_e4m3* codes_t, float* scales_t, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   const dim3 grid(unsigned((cols + 31) / 32), unsigned((rows + 31) / 32)), block(32, 8);
-  transpose_codes_kernel<<<grid, block, 0, stream>>>(codes, rows, cols, codes_t);
+  EMB_LAUNCH(transpose_codes_kernel, grid, block, 0, stream)(codes, rows, cols, codes_t);
   check_launch("fp8_transpose_blocks (codes)");
   const int64_t stride_t = fp8_block_scale_stride(rows), n = fp8_blocks(cols) * stride_t;
-  transpose_scales_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(
+  EMB_LAUNCH(transpose_scales_kernel, grid_for(n, kThreads), kThreads, 0, stream)(
       scales, fp8_blocks(rows), fp8_blocks(cols), fp8_block_scale_stride(cols), stride_t, scales_t);
   check_launch("fp8_transpose_blocks (scales)");
 }

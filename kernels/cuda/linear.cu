@@ -5,6 +5,7 @@
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -55,13 +56,13 @@ __global__ void scatter_rows_kernel(const T* src, const int32_t* perm, T* dst, i
 
 template <class T>
 void gather_rows(const T* src, const int32_t* perm, T* dst, int64_t N, int C, cudaStream_t stream) {
-  gather_rows_kernel<<<grid_for(N * C, 256), 256, 0, stream>>>(src, perm, dst, N, C);
+  EMB_LAUNCH(gather_rows_kernel, grid_for(N * C, 256), 256, 0, stream)(src, perm, dst, N, C);
   check_launch("gather_rows");
 }
 
 template <class T>
 void scatter_rows(const T* src, const int32_t* perm, T* dst, int64_t N, int C, bool accumulate, cudaStream_t stream) {
-  scatter_rows_kernel<<<grid_for(N * C, 256), 256, 0, stream>>>(src, perm, dst, N, C, accumulate);
+  EMB_LAUNCH(scatter_rows_kernel, grid_for(N * C, 256), 256, 0, stream)(src, perm, dst, N, C, accumulate);
   check_launch("scatter_rows");
 }
 

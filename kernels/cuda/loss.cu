@@ -2,6 +2,7 @@
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -45,14 +46,14 @@ __global__ void mse_loss_backward_kernel(const T* pred, const T* target, const T
 template <class T>
 void mse_loss_forward(const T* pred, const T* target, const T* mask, float* loss, float* denom, int64_t n,
                       cudaStream_t stream) {
-  mse_loss_forward_kernel<<<1, kThreads, 0, stream>>>(pred, target, mask, loss, denom, n);
+  EMB_LAUNCH(mse_loss_forward_kernel, 1, kThreads, 0, stream)(pred, target, mask, loss, denom, n);
   check_launch("mse_loss_forward");
 }
 
 template <class T>
 void mse_loss_backward(const T* pred, const T* target, const T* mask, const float* denom, float weight, T* dpred,
                        int64_t n, cudaStream_t stream) {
-  mse_loss_backward_kernel<<<grid_for(n, 256), 256, 0, stream>>>(pred, target, mask, denom, weight, dpred, n);
+  EMB_LAUNCH(mse_loss_backward_kernel, grid_for(n, 256), 256, 0, stream)(pred, target, mask, denom, weight, dpred, n);
   check_launch("mse_loss_backward");
 }
 

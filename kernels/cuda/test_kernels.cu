@@ -5,6 +5,9 @@
 // both sides see the same values; errors are normwise (test_support.hpp).
 // The tile-skipping logic and the E4M3 codec are checked on the host first, so that part runs
 // without a GPU; the device checks print "skipped: no CUDA device" and pass when there is none.
+// Built against the emulation (EMBTRAIN_CUDA=EMULATE) every test runs on the host, each under
+// two schedules whose results must be bit-identical. `cuda_test_kernels NAME` runs only the
+// tests whose name contains NAME (e.g. "attention").
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -22,7 +25,9 @@
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/loss.hpp"
+#include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/packed_index.hpp"
 #include "kernels/cuda/residual.hpp"
@@ -242,6 +247,30 @@ AttnRef attention_ref(const std::vector<float>& q, const std::vector<float>& k, 
   return r;
 }
 
+// A packed index in device memory.
+struct DevicePackedIndex {
+  DeviceArray<int32_t> seq, blk, grp, cseq;
+  explicit DevicePackedIndex(const PackedIndex& p)
+      : seq(p.seq.size()), blk(p.blk.size()), grp(p.grp.size()), cseq(p.cseq.size()) {
+    check_cuda(cudaMemcpy(seq.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
+    check_cuda(cudaMemcpy(blk.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
+    check_cuda(cudaMemcpy(grp.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
+    check_cuda(cudaMemcpy(cseq.get(), p.cseq.data(), p.cseq.size() * 4, cudaMemcpyHostToDevice), "cseq");
+  }
+  AttnIndex index(AttnMask mask) const {
+    const bool cross = mask == AttnMask::cross;
+    AttnIndex idx;
+    idx.mask = mask;
+    idx.q_seq = seq.get();
+    idx.q_blk = blk.get();
+    idx.q_grp = grp.get();
+    idx.k_seq = cross ? cseq.get() : seq.get();
+    idx.k_blk = cross ? nullptr : blk.get();
+    idx.k_grp = cross ? nullptr : grp.get();
+    return idx;
+  }
+};
+
 template <class T>
 void test_attention(AttnMask mask, int hd, int pad_tail) {
   std::mt19937 rng(100 + hd + int(mask));
@@ -258,19 +287,8 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
              dv0 = stored<T>(random_normal(Tk * H * hd, rng));
   DeviceArray<T> q_d(q), k_d(k), v_d(v), out_d(Tq * H * hd), dout_d(dout), dq_d(dq0), dk_d(dk0), dv_d(dv0);
   DeviceArray<float> lse_d(Tq * H);
-  DeviceArray<int32_t> seq_d(p.seq.size()), blk_d(p.blk.size()), grp_d(p.grp.size()), cseq_d(p.cseq.size());
-  check_cuda(cudaMemcpy(seq_d.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
-  check_cuda(cudaMemcpy(blk_d.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
-  check_cuda(cudaMemcpy(grp_d.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
-  check_cuda(cudaMemcpy(cseq_d.get(), p.cseq.data(), p.cseq.size() * 4, cudaMemcpyHostToDevice), "cseq");
-  AttnIndex idx;
-  idx.mask = mask;
-  idx.q_seq = seq_d.get();
-  idx.q_blk = blk_d.get();
-  idx.q_grp = grp_d.get();
-  idx.k_seq = cross ? cseq_d.get() : seq_d.get();
-  idx.k_blk = cross ? nullptr : blk_d.get();
-  idx.k_grp = cross ? nullptr : grp_d.get();
+  const DevicePackedIndex dev(p);
+  const AttnIndex idx = dev.index(mask);
   DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, H));
   attention_forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
   attention_backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
@@ -294,6 +312,93 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dq", relative_error(dq_d.download(), r.dq), tol<T>(1e-4, 2e-2));
   expect_close(tag + " dk", relative_error(dk_d.download(), r.dk), tol<T>(1e-4, 2e-2));
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
+}
+
+// The forward's error for a real query without an allowed key ("" when it did not throw).
+template <class T>
+std::string keyless_error(const T* q, const T* kv, T* out, float* lse, int64_t Tq, int64_t Tk, const AttnIndex& idx) {
+  DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, 1));
+  try {
+    attention_forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr);
+  } catch (const emb::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The CPU's edge-case behaviour (tests/kernels/test_attention.cpp): an empty context (Tk = 0,
+// no zero-sized grid) or a real row without an allowed key is the CPU's error; padding-only
+// queries without keys give 0 and lse −inf and no gradient; a NaN query makes its row's
+// output, lse and dq NaN and leaves other samples finite.
+template <class T>
+void test_attention_edge_cases() {
+  std::mt19937 rng(31);
+  PackedIndex p = random_packed_index(3, 2, 9, 17, 0, rng);
+  const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size()), hd = 64;
+  DeviceArray<T> q(random_normal(Tq * hd, rng)), kv(random_normal(std::max(Tq, Tc) * hd, rng)), out(Tq * hd);
+  DeviceArray<float> lse(Tq);
+  const std::string tag = std::string("attention ") + dtype<T>();
+  {
+    const DevicePackedIndex dev(p);
+    AttnIndex idx = dev.index(AttnMask::cross);
+    idx.k_seq = nullptr;
+    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, 0, idx);
+    expect_close(tag + " Tk = 0 is the CPU's error (mismatch)",
+                 e != "attention: query token 0 (seq 0) has no allowed key under mask cross", 0.0);
+  }
+  {
+    PackedIndex lost = p;
+    int64_t first = -1;
+    for (int64_t i = 0; i < Tq && first < 0; ++i) first = p.seq[i] == 1 ? i : -1;
+    for (int32_t& s : lost.cseq) s = s == 1 ? -1 : s;  // sample 1 loses its context
+    const DevicePackedIndex dev(lost);
+    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
+    expect_close(tag + " keyless real row is the CPU's error (mismatch)",
+                 e != "attention: query token " + std::to_string(first) + " (seq 1) has no allowed key under mask cross",
+                 0.0);
+  }
+  {
+    PackedIndex padding = p;
+    for (int32_t& s : padding.seq) s = -1;
+    const DevicePackedIndex dev(padding);
+    AttnIndex idx = dev.index(AttnMask::cross);
+    idx.k_seq = nullptr;
+    DeviceArray<T> dq(std::vector<float>(Tq * hd, 1.0f));
+    DeviceArray<char> ws(attention_workspace_bytes(Tq, 0, 1));
+    attention_forward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    attention_backward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), q.get(), dq.get(), (T*)nullptr, (T*)nullptr,
+                       Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    sync();
+    double bad = 0;
+    for (float o : out.download()) bad += o != 0.0f;
+    for (float l : lse.download()) bad += l != -INFINITY;
+    for (float g : dq.download()) bad += g != 1.0f;
+    expect_close(tag + " padding-only queries, Tk = 0: out 0, lse -inf, no gradient (mismatches)", bad, 0.0);
+  }
+  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal}) {
+    const int H = 2;
+    const int64_t ld = H * hd, nan_row = 5;
+    std::vector<float> qh = random_normal(Tq * ld, rng);
+    qh[nan_row * ld] = NAN;
+    DeviceArray<T> qn(qh), k(random_normal(Tq * ld, rng)), v(random_normal(Tq * ld, rng)), o(Tq * ld),
+        dout(random_normal(Tq * ld, rng)), dq(std::vector<float>(Tq * ld, 0.0f)), dk(std::vector<float>(Tq * ld, 0.0f)),
+        dv(std::vector<float>(Tq * ld, 0.0f));
+    DeviceArray<float> l(Tq * H);
+    const DevicePackedIndex dev(p);
+    const AttnIndex idx = dev.index(mask);
+    DeviceArray<char> ws(attention_workspace_bytes(Tq, Tq, H));
+    attention_forward(qn.get(), k.get(), v.get(), o.get(), l.get(), Tq, Tq, H, int(hd), idx, ws.get(), nullptr);
+    attention_backward(qn.get(), k.get(), v.get(), o.get(), l.get(), dout.get(), dq.get(), dk.get(), dv.get(), Tq, Tq,
+                       H, int(hd), idx, ws.get(), nullptr);
+    sync();
+    const std::vector<float> og = o.download(), lg = l.download(), dqg = dq.download();
+    double bad = !std::isnan(lg[nan_row * H]) + !std::isnan(og[nan_row * ld]) + !std::isnan(dqg[nan_row * ld]) +
+                 !std::isfinite(lg[nan_row * H + 1]);
+    for (int64_t i = 0; i < Tq; ++i)
+      if (p.seq[i] != p.seq[nan_row]) bad += !std::isfinite(og[i * ld]) + !std::isfinite(dqg[i * ld]);
+    expect_close(tag + " NaN query row: NaN row, other samples finite, mask " + emb::cpu::attn_mask_name(mask) +
+                     " (mismatches)", bad, 0.0);
+  }
 }
 
 // ---- norm + modulate, gated residual ---------------------------------------------------------
@@ -788,43 +893,140 @@ void test_fp8_gemm_rejects_shapes(const Blas& blas) {
   expect_close("fp8_gemm refuses K, O not multiples of 16 and T not of 4 (missed)", 3.0 - refused, 0.0);
 }
 
+// ---- tensor-core and async-copy wrappers (mma.cuh) -------------------------------------------
+
+// One warp: D = A·B + C through mma_m16n8k16_bf16 with each lane's fragments gathered from
+// global memory per the PTX ISA layout (mma.cuh) into out_manual; then A and B staged in
+// shared memory by cp_async_16 and loaded by ldmatrix_x4 / ldmatrix_x2_trans into
+// out_ldmatrix. A [16][16] row-major, B [16][8] (k-major), C, D [16][8] row-major.
+__global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C, float* out_manual,
+                           float* out_ldmatrix) {
+  __shared__ __align__(16) __nv_bfloat16 As[16][16];
+  __shared__ __align__(16) __nv_bfloat16 Bs[16][8];
+  const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  auto pack = [](const __nv_bfloat16* p) {  // p[0] in the low half, p[1] in the high half
+    const __nv_bfloat16_raw lo = p[0], hi = p[1];
+    return uint32_t(lo.x) | uint32_t(hi.x) << 16;
+  };
+  auto pack_column = [](const __nv_bfloat16* p) {  // p[0] and p[8]: two rows of B
+    const __nv_bfloat16_raw lo = p[0], hi = p[8];
+    return uint32_t(lo.x) | uint32_t(hi.x) << 16;
+  };
+  const uint32_t a[4] = {pack(A + g * 16 + 2 * t), pack(A + (g + 8) * 16 + 2 * t), pack(A + g * 16 + 2 * t + 8),
+                         pack(A + (g + 8) * 16 + 2 * t + 8)};
+  const uint32_t b[2] = {pack_column(B + 2 * t * 8 + g), pack_column(B + (2 * t + 8) * 8 + g)};
+  const float c[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+  auto store = [&](float* out, const float(&d)[4]) {
+    out[g * 8 + 2 * t] = d[0];
+    out[g * 8 + 2 * t + 1] = d[1];
+    out[(g + 8) * 8 + 2 * t] = d[2];
+    out[(g + 8) * 8 + 2 * t + 1] = d[3];
+  };
+  float d[4];
+  mma_m16n8k16_bf16(d, a, b, c);
+  store(out_manual, d);
+  cp_async_16(&As[lane / 2][(lane % 2) * 8], A + lane * 8);  // 32 chunks of 16 bytes
+  if (lane < 16) cp_async_16(&Bs[lane][0], B + lane * 8);      // 16 chunks
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  uint32_t a_ld[4], b_ld[2];
+  ldmatrix_x4(a_ld, &As[lane % 16][(lane / 16) * 8]);
+  ldmatrix_x2_trans(b_ld, &Bs[lane % 16][0]);
+  mma_m16n8k16_bf16(d, a_ld, b_ld, c);
+  store(out_ldmatrix, d);
+}
+
+void test_mma() {
+  std::mt19937 rng(13);
+  const auto A = stored<__nv_bfloat16>(random_normal(16 * 16, rng)), B = stored<__nv_bfloat16>(random_normal(16 * 8, rng)),
+             C = random_normal(16 * 8, rng);
+  DeviceArray<__nv_bfloat16> A_d(A), B_d(B);
+  DeviceArray<float> C_d(C), manual_d(16 * 8), ldmatrix_d(16 * 8);
+  EMB_LAUNCH(mma_kernel, 1, 32, 0, nullptr)(A_d.get(), B_d.get(), C_d.get(), manual_d.get(), ldmatrix_d.get());
+  check_launch("mma_kernel");
+  sync();
+  Ref D(16 * 8);
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      double s = C[r * 8 + n];
+      for (int k = 0; k < 16; ++k) s += double(A[r * 16 + k]) * B[k * 8 + n];
+      D[r * 8 + n] = s;
+    }
+  expect_close("mma_m16n8k16_bf16, fragments per the ISA layout", relative_error(manual_d.download(), D), 1e-6);
+  expect_close("mma_m16n8k16_bf16 after cp_async_16 and ldmatrix_x4/_x2_trans", relative_error(ldmatrix_d.download(), D),
+               1e-6);
+}
+
+std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
+
+// One device test, under every schedule the build offers (test_support.hpp): under the
+// emulation its results must be bit-identical under two schedules.
+bool selected(const std::string& name) { return name.find(g_filter) != std::string::npos; }
+
+template <class Body>
+void run(const std::string& name, Body body) {
+  if (!selected(name)) return;
+  const int64_t differing = run_under_schedules(body);
+  if (kSchedules > 1) expect_close(name + ": copies differing between schedules", double(differing), 0.0);
+}
+
 template <class T>
 void test_all_storage(const Blas& blas) {
-  test_linear<T>(blas);
-  test_linear_emb<T>(blas);
+  const std::string t = dtype<T>();
+  run("linear " + t, [&] { test_linear<T>(blas); });
+  run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
   const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
   for (AttnMask mask : masks)
-    for (int hd : {48, 64, 128}) test_attention<T>(mask, hd, 0);
-  test_attention<T>(AttnMask::full, 64, 37);
-  test_attention<T>(AttnMask::block_causal, 64, 5);
-  test_norm_modulate<T>(NormKind::layer, false, true);
-  test_norm_modulate<T>(NormKind::layer, true, false);
-  test_norm_modulate<T>(NormKind::layer, true, true);
-  test_norm_modulate<T>(NormKind::rms, true, false);
-  test_norm_modulate<T>(NormKind::rms, false, true);
-  test_gated_residual<T>(true);
-  test_gated_residual<T>(false);
-  for (int hd : {48, 64, 128}) {
-    test_rope<T>(RopeMode::d1, hd);
-    test_rope<T>(RopeMode::d3, hd);
-  }
-  for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
-  test_sinus<T>();
-  test_mse_loss<T>(true);
-  test_mse_loss<T>(false);
-  test_adamw<T>();
-  test_fp8_quantize<T>(200, 1000);
-  test_fp8_quantize<T>(256, 1024);
-  test_fp8_gemm<T>(blas, 256, 1024, 1024);
-  test_fp8_gemm<T>(blas, 200, 1008, 1040);
+    for (int hd : {48, 64, 128})
+      run("attention " + t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
+          [&] { test_attention<T>(mask, hd, 0); });
+  run("attention " + t + " mask 0 hd 64 padded", [&] { test_attention<T>(AttnMask::full, 64, 37); });
+  run("attention " + t + " mask 1 hd 64 padded", [&] { test_attention<T>(AttnMask::block_causal, 64, 5); });
+  run("attention " + t + " edge cases", [&] { test_attention_edge_cases<T>(); });
+  run("norm_modulate " + t, [&] {
+    test_norm_modulate<T>(NormKind::layer, false, true);
+    test_norm_modulate<T>(NormKind::layer, true, false);
+    test_norm_modulate<T>(NormKind::layer, true, true);
+    test_norm_modulate<T>(NormKind::rms, true, false);
+    test_norm_modulate<T>(NormKind::rms, false, true);
+  });
+  run("gated_residual " + t, [&] {
+    test_gated_residual<T>(true);
+    test_gated_residual<T>(false);
+  });
+  run("rope " + t, [&] {
+    for (int hd : {48, 64, 128}) {
+      test_rope<T>(RopeMode::d1, hd);
+      test_rope<T>(RopeMode::d3, hd);
+    }
+  });
+  run("activation " + t, [&] {
+    for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
+  });
+  run("sinus_embedding " + t, [&] { test_sinus<T>(); });
+  run("mse_loss " + t, [&] {
+    test_mse_loss<T>(true);
+    test_mse_loss<T>(false);
+  });
+  run("adamw " + t, [&] { test_adamw<T>(); });
+  run("fp8_quantize " + t, [&] {
+    test_fp8_quantize<T>(200, 1000);
+    test_fp8_quantize<T>(256, 1024);
+  });
+  run("fp8_gemm " + t, [&] {
+    test_fp8_gemm<T>(blas, 256, 1024, 1024);
+    test_fp8_gemm<T>(blas, 200, 1008, 1040);
+  });
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_filter = argv[1];
   try {
-    test_tile_skipping();
-    test_e4m3_codec();
+    if (selected("tile summaries")) test_tile_skipping();
+    if (selected("e4m3 codec")) test_e4m3_codec();
     if (!cuda_device_present()) {
       std::printf("skipped: no CUDA device (host-side checks %s)\n", g_failures ? "FAILED" : "passed");
       return g_failures ? 1 : 0;
@@ -832,7 +1034,8 @@ int main() {
     Blas blas;
     test_all_storage<float>(blas);
     test_all_storage<__nv_bfloat16>(blas);
-    test_fp8_gemm_rejects_shapes(blas);
+    run("fp8_gemm refuses shapes", [&] { test_fp8_gemm_rejects_shapes(blas); });
+    run("mma", [&] { test_mma(); });
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;

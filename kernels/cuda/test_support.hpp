@@ -12,6 +12,10 @@
 
 #include "core/dtype.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#ifdef EMB_CUDA_EMULATE
+#include "kernels/cuda/emu/block_scheduler.hpp"
+#include "kernels/cuda/emu/runtime.hpp"
+#endif
 
 namespace emb::cuda::testing {
 
@@ -19,6 +23,42 @@ namespace emb::cuda::testing {
 inline bool cuda_device_present() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// How many schedules run_under_schedules tries: two under the emulation, one on a GPU.
+#ifdef EMB_CUDA_EMULATE
+constexpr int kSchedules = 2;
+#else
+constexpr int kSchedules = 1;
+#endif
+
+// Runs a test body (which downloads its results) once on a GPU. Under the emulation it runs
+// it under the forward and then the reverse schedule (blocks, and the ready threads of each
+// block, in opposite orders) and returns how many of its device-to-host copies differ between
+// the two: a race or a missing barrier shows up as a difference.
+template <class Body>
+int64_t run_under_schedules(Body body) {
+#ifdef EMB_CUDA_EMULATE
+  std::vector<uint64_t> digests[kSchedules];
+  const emu::Order orders[kSchedules] = {emu::Order::forward, emu::Order::reverse};
+  struct Restore {
+    ~Restore() {
+      emu::record_copies(nullptr);
+      emu::set_schedule({});
+    }
+  } restore;
+  for (int r = 0; r < kSchedules; ++r) {
+    emu::set_schedule({orders[r], 0});
+    emu::record_copies(&digests[r]);
+    body();
+  }
+  int64_t differing = int64_t(std::max(digests[0].size(), digests[1].size()) - std::min(digests[0].size(), digests[1].size()));
+  for (size_t i = 0; i < std::min(digests[0].size(), digests[1].size()); ++i) differing += digests[0][i] != digests[1][i];
+  return differing;
+#else
+  body();
+  return 0;
+#endif
 }
 
 // The value a float takes once stored as T (bf16 rounds to nearest even, as on the GPU).

@@ -44,6 +44,7 @@ struct FabricOp final : CommOp {
     exposed += blocked;
     return blocked;
   }
+  double wait_on_compute_stream() override { return wait(); }  // wraps host backends only
   double seconds() override {
     return std::max(real.seconds(), std::chrono::duration<double>(deadline - issued).count());
   }

@@ -8,32 +8,30 @@
 
 namespace emb {
 
-static bool nccl_usable() {
-#ifdef EMBTRAIN_WITH_NCCL
-  return visible_gpu_count() > 0;
-#else
-  return false;
-#endif
-}
-
 static std::unique_ptr<Comm> make_nccl(const World& world) {
 #ifdef EMBTRAIN_WITH_NCCL
   return std::make_unique<NcclComm>(world, device_for_local_rank(world.local_rank, visible_gpu_count()));
 #else
   (void)world;
-  throw Error("comm.backend = nccl but this embtrain was built without CUDA/NCCL "
+  throw Error("comm.backend: device buffers need NCCL but this embtrain was built without CUDA/NCCL "
               "(configure with -DEMBTRAIN_CUDA=ON on a machine with nvcc and NCCL)", kExitInput);
 #endif
 }
 
-std::unique_ptr<Comm> make_comm(const World& world, const std::string& backend,
-                                const std::string& progress, const FabricModel& fabric) {
+std::unique_ptr<Comm> make_comm(const World& world, const std::string& backend, const std::string& progress,
+                                const FabricModel& fabric, BufferMemory memory) {
   EMB_CHECK(backend == "auto" || backend == "mpi" || backend == "nccl",
             "comm.backend: expected auto, mpi or nccl, got '", backend, "'");
   EMB_CHECK(progress == "thread" || progress == "none",
             "comm.progress: expected thread or none, got '", progress, "'");
-  const bool nccl = backend == "nccl" || (backend == "auto" && nccl_usable());
-  if (nccl) {
+  const bool device = memory == BufferMemory::device;
+  if (backend == "nccl" && !device)
+    throw Error("comm.backend = nccl needs the step's buffers in GPU memory, but they are in host memory "
+                "(run.device = cpu, or the CUDA emulation); use comm.backend = mpi or auto", kExitInput);
+  if (backend == "mpi" && device)
+    throw Error("comm.backend = mpi needs the step's buffers in host memory, but they are in GPU memory "
+                "(run.device = cuda); use comm.backend = nccl or auto", kExitInput);
+  if (device) {
     if (fabric.enabled())
       throw Error("comm.fabric_latency_us/comm.fabric_gbps model a fabric for the MPI backend only; "
                   "unset them or use comm.backend = mpi", kExitInput);

@@ -49,6 +49,7 @@ struct MpiOp final : CommOp {
   }
 
   bool test() override { return idle(); }
+  double wait_on_compute_stream() override { return wait(); }  // host memory: the host is the consumer
   double wait() override {
     const Clock::time_point t0 = Clock::now();
     std::unique_lock<std::mutex> lock(mutex);
@@ -144,9 +145,13 @@ static void narrow(const float* src, void* bf16_data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16(src[i]);
 }
 
-static void finish_reduction(float* x, int64_t n, ReduceOp op, int size) {
+// avg = sum / size, in the type the sum was taken in (f64, or fp32 for fp32 and bf16).
+static void finish_reduction(void* x, int64_t n, bool f64, ReduceOp op, int size) {
   if (op != ReduceOp::avg) return;
-  for (int64_t i = 0; i < n; ++i) x[i] /= float(size);
+  if (f64)
+    for (int64_t i = 0; i < n; ++i) static_cast<double*>(x)[i] /= double(size);
+  else
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(x)[i] /= float(size);
 }
 
 void MpiComm::fill_shard_counts(int64_t n) {
@@ -176,31 +181,33 @@ void MpiComm::complete(MPI_Request& req, const char* what) {
 void MpiComm::execute(const Collective& c) {
   EMB_CHECK(c.n <= INT_MAX, "MPI backend: ", collective_name(c.kind), " of ", c.n,
             " elements exceeds MPI's int counts; split the buffer");
-  const bool is_f32 = c.dtype == DType::f32;
-  const MPI_Datatype wire = is_f32 ? MPI_FLOAT : MPI_UINT16_T;
+  // bf16 is summed widened to fp32 and rounded once; fp32 and f64 are summed as stored.
+  const bool widened = c.dtype == DType::bf16, f64 = c.dtype == DType::f64;
+  const MPI_Datatype wire = f64 ? MPI_DOUBLE : widened ? MPI_UINT16_T : MPI_FLOAT;
+  const MPI_Datatype sum_type = f64 ? MPI_DOUBLE : MPI_FLOAT;
   const int n = int(c.n);
   switch (c.kind) {
     case CollectiveKind::all_reduce: {
-      float* x = is_f32 ? static_cast<float*>(c.out) : widen(c.out, n);
+      void* x = widened ? widen(c.out, n) : c.out;
       MPI_Request req;
-      mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_FLOAT, MPI_SUM, comm_, &req), "MPI_Iallreduce");
+      mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x, n, sum_type, MPI_SUM, comm_, &req), "MPI_Iallreduce");
       complete(req, "MPI_Iallreduce");
-      finish_reduction(x, n, c.op, size_);
-      if (!is_f32) narrow(x, c.out, n);
+      finish_reduction(x, n, f64, c.op, size_);
+      if (widened) narrow(static_cast<float*>(x), c.out, n);
       break;
     }
     case CollectiveKind::reduce_scatter: {
       fill_shard_counts(n);
       const int mine = counts_[rank_];
-      const float* full = is_f32 ? static_cast<const float*>(c.in) : widen(c.in, n);
-      if (!is_f32 && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
-      float* shard = is_f32 ? static_cast<float*>(c.out) : wide_shard_.data();
+      const void* full = widened ? widen(c.in, n) : c.in;
+      if (widened && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
+      void* shard = widened ? wide_shard_.data() : c.out;
       MPI_Request req;
-      mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), MPI_FLOAT, MPI_SUM, comm_, &req),
+      mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), sum_type, MPI_SUM, comm_, &req),
                 "MPI_Ireduce_scatter");
       complete(req, "MPI_Ireduce_scatter");
-      finish_reduction(shard, mine, c.op, size_);
-      if (!is_f32) narrow(shard, c.out, mine);
+      finish_reduction(shard, mine, f64, c.op, size_);
+      if (widened) narrow(static_cast<float*>(shard), c.out, mine);
       break;
     }
     case CollectiveKind::all_gather: {

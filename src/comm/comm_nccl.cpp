@@ -1,6 +1,7 @@
 #include "comm/comm_nccl.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "comm/mpi_error.hpp"
 #include "core/error.hpp"
@@ -33,11 +34,12 @@ static float elapsed_seconds(cudaEvent_t from, cudaEvent_t to) {
 }
 
 // Events around one collective: `issued` on the compute stream when it was issued, `done`
-// on the comm stream after it, `waited` on the compute stream where the caller waited.
+// on the comm stream after it, `waited` on the compute stream where a device consumer waited.
 struct NcclOp final : CommOp {
   cudaEvent_t issued = nullptr, done = nullptr, waited = nullptr;
   cudaStream_t compute = nullptr;
-  bool was_waited = false;
+  bool stream_waited = false;
+  double host_blocked = 0;  // seconds wait() held the host
 
   NcclOp() {
     cuda_check(cudaEventCreate(&issued), "cudaEventCreate");
@@ -58,18 +60,25 @@ struct NcclOp final : CommOp {
     return true;
   }
   double wait() override {
-    if (!was_waited) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cuda_check(cudaEventSynchronize(done), "cudaEventSynchronize");
+    const double blocked = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    host_blocked += blocked;
+    return blocked;
+  }
+  double wait_on_compute_stream() override {
+    if (!stream_waited) {
       cuda_check(cudaEventRecord(waited, compute), "cudaEventRecord");
       cuda_check(cudaStreamWaitEvent(compute, done, 0), "cudaStreamWaitEvent");
-      was_waited = true;
+      stream_waited = true;
     }
     return 0.0;  // the host is not blocked; the stream stall is exposed_seconds()
   }
   double seconds() override { return elapsed_seconds(issued, done); }
   double exposed_seconds() override {
-    if (!was_waited) return 0.0;
+    if (!stream_waited) return host_blocked;
     cuda_check(cudaEventSynchronize(waited), "cudaEventSynchronize");
-    return std::max(0.0f, elapsed_seconds(waited, done));
+    return host_blocked + std::max(0.0f, elapsed_seconds(waited, done));
   }
 };
 
@@ -91,13 +100,16 @@ NcclComm::~NcclComm() {
   cudaStreamDestroy(stream_);
 }
 
-static ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat32 : ncclBfloat16; }
+static ncclDataType_t nccl_type(DType t) {
+  return t == DType::f64 ? ncclFloat64 : t == DType::f32 ? ncclFloat32 : ncclBfloat16;
+}
 static ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::avg ? ncclAvg : ncclSum; }
 
 CommHandle NcclComm::issue(const Collective& c) {
   std::shared_ptr<NcclOp> op = pool_.acquire();
   op->compute = compute_;
-  op->was_waited = false;
+  op->stream_waited = false;
+  op->host_blocked = 0;
   cuda_check(cudaEventRecord(op->issued, compute_), "cudaEventRecord");
   cuda_check(cudaStreamWaitEvent(stream_, op->issued, 0), "cudaStreamWaitEvent");
   launch(c);

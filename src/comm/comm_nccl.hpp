@@ -1,7 +1,10 @@
-// NCCL backend (built with the CUDA backend only). One communicator per process, its
-// unique id broadcast over MPI; collectives run on the Comm's own stream, which first
-// waits for the compute stream (an event recorded at issue), so they overlap later compute
-// and need no host thread. wait() orders the compute stream after the collective.
+// NCCL backend (built with the CUDA backend only; make_comm picks it for device buffers).
+// One communicator per process, its unique id broadcast over MPI; collectives run on the
+// Comm's own stream, which first waits for the compute stream (the Ops stream given to
+// set_compute_stream; an event recorded on it at issue), so a collective sees every kernel
+// issued before it, overlaps later compute and needs no host thread. A handle's wait()
+// blocks the host until the result is final (host consumer); wait_on_compute_stream()
+// orders the compute stream after the collective without blocking the host (device consumer).
 // Sharded collectives with uneven shards run as grouped per-rank reduces / broadcasts;
 // pad unit buffers to a multiple of the rank count to get NCCL's ring kernels.
 // bf16 sums use NCCL's bf16 reduction (rounded per step, unlike the MPI backend).

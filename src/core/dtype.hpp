@@ -7,10 +7,11 @@
 
 namespace emb {
 
-enum class DType { f32, bf16 };
+// f64 is for reductions only (Comm carries it: the global Σg² of gradient clipping).
+enum class DType { f32, bf16, f64 };
 
-inline size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
-inline const char* dtype_name(DType t) { return t == DType::f32 ? "fp32" : "bf16"; }
+inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : t == DType::f32 ? 4 : 2; }
+inline const char* dtype_name(DType t) { return t == DType::f64 ? "fp64" : t == DType::f32 ? "fp32" : "bf16"; }
 
 struct bf16 {
   uint16_t bits;

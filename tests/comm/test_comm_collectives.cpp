@@ -32,7 +32,7 @@ const Config kConfigs[] = {
     {"mpi/thread", "thread", {}}, {"mpi/none", "none", {}}, {"fabric/thread", "thread", {50.0, 100.0}}};
 const int64_t kSizes[] = {0, 1, 7, 1000003};  // 1000003 is prime: uneven over 2, 3, 4 ranks
 
-std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), "mpi", c.progress, c.fabric); }
+std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), "mpi", c.progress, c.fabric, BufferMemory::host); }
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -87,9 +87,9 @@ BOOST_AUTO_TEST_CASE(several_collectives_in_flight_complete_in_order) {
 
       for (int k = 0; k < k_reduces; ++k)
         BOOST_TEST(mismatches(reduced_bufs[k], 0, [&](int64_t i) {
-                     return reduced(i, size, ReduceOp::sum) + float(k * size);
+                     return reduced<float>(i, size, ReduceOp::sum) + float(k * size);
                    }) == 0);
-      BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced(i, size, ReduceOp::avg); }) == 0);
+      BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return reduced<float>(i, size, ReduceOp::avg); }) == 0);
       BOOST_TEST(mismatches(gathered_buf, 0, gathered) == 0);
       BOOST_TEST(mismatches(bcast, 0, [](int64_t i) { return float(i % 7); }) == 0);
     }
@@ -106,13 +106,13 @@ BOOST_AUTO_TEST_CASE(repeated_collectives_reuse_records) {
     CommHandle b = comm->barrier();
     b.wait();
     a.wait();
-    BOOST_TEST_REQUIRE(mismatches(x, 0, [&](int64_t i) { return reduced(i, comm->size(), ReduceOp::sum); }) == 0);
+    BOOST_TEST_REQUIRE(mismatches(x, 0, [&](int64_t i) { return reduced<float>(i, comm->size(), ReduceOp::sum); }) == 0);
   }
 }
 
 BOOST_AUTO_TEST_CASE(fabric_delays_and_serialises_collectives) {
   const double alpha = 0.04;
-  auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{alpha * 1e6, 0.0});
+  auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{alpha * 1e6, 0.0}, BufferMemory::host);
   BOOST_TEST(std::string(comm->name()) == "fabric");
   std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
   MPI_Barrier(test_world().comm);
@@ -130,14 +130,52 @@ BOOST_AUTO_TEST_CASE(fabric_delays_and_serialises_collectives) {
   BOOST_TEST(b[0] == float(2 * comm->size()));
 }
 
-BOOST_AUTO_TEST_CASE(factory_validates_its_settings) {
+namespace {
+std::string factory_error(const char* backend, BufferMemory memory) {
+  try {
+    make_comm(test_world(), backend, "thread", {}, memory);
+  } catch (const emb::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// The backend follows the memory the step's buffers live in, not the GPUs a node happens to
+// have: host buffers get MPI even where a GPU is visible.
+BOOST_AUTO_TEST_CASE(factory_follows_the_buffer_memory) {
   const World& w = test_world();
-  BOOST_CHECK_THROW(make_comm(w, "gloo", "thread", {}), emb::Error);
-  BOOST_CHECK_THROW(make_comm(w, "mpi", "polling", {}), emb::Error);
-  bool gpu = false;
-#ifdef EMBTRAIN_WITH_NCCL
-  gpu = visible_gpu_count() > 0;
+  BOOST_CHECK_THROW(make_comm(w, "gloo", "thread", {}, BufferMemory::host), emb::Error);
+  BOOST_CHECK_THROW(make_comm(w, "mpi", "polling", {}, BufferMemory::host), emb::Error);
+  BOOST_TEST(std::string(make_comm(w, "auto", "thread", {}, BufferMemory::host)->name()) == "mpi");
+  BOOST_TEST(factory_error("nccl", BufferMemory::host) ==
+             "comm.backend = nccl needs the step's buffers in GPU memory, but they are in host memory "
+             "(run.device = cpu, or the CUDA emulation); use comm.backend = mpi or auto");
+  BOOST_TEST(factory_error("mpi", BufferMemory::device) ==
+             "comm.backend = mpi needs the step's buffers in host memory, but they are in GPU memory "
+             "(run.device = cuda); use comm.backend = nccl or auto");
+#ifndef EMBTRAIN_WITH_NCCL
+  BOOST_TEST(factory_error("auto", BufferMemory::device).find("device buffers need NCCL") != std::string::npos);
 #endif
-  BOOST_TEST(std::string(make_comm(w, "auto", "thread", {})->name()) == (gpu ? "nccl" : "mpi"));
-  if (!gpu) BOOST_CHECK_THROW(make_comm(w, "nccl", "thread", {}), emb::Error);
+}
+
+// Host consumers (the only kind on host memory): both waits return only once the result is in
+// the buffer. Rank 0 joins late, so the other ranks' collectives are still pending when they wait.
+BOOST_AUTO_TEST_CASE(host_backend_waits_block_until_the_result_is_readable) {
+  for (const Config& cfg : kConfigs) {
+    auto comm = make(cfg);
+    for (bool device_consumer : {false, true}) {
+      std::vector<float> x(1001);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = contribution(int64_t(i), comm->rank());
+      MPI_Barrier(test_world().comm);
+      if (comm->rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      CommHandle h = comm->all_reduce(x.data(), int64_t(x.size()), DType::f32, ReduceOp::sum);
+      const double blocked = device_consumer ? h.wait_on_compute_stream() : h.wait();
+      BOOST_TEST_CONTEXT(cfg.label << " device_consumer=" << device_consumer) {
+        BOOST_TEST(h.test());
+        BOOST_TEST(mismatches(x, 0, [&](int64_t i) { return reduced<float>(i, comm->size(), ReduceOp::sum); }) == 0);
+        BOOST_TEST(h.exposed_seconds() == blocked);  // host backends: the exposed time is the host's wait
+      }
+    }
+  }
 }

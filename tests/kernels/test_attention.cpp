@@ -272,3 +272,56 @@ BOOST_AUTO_TEST_CASE(attention_real_row_without_key_throws) {
     BOOST_TEST(std::string(e.what()) == "attention: query token 10 (seq 1) has no allowed key under mask cross");
   }
 }
+
+// An empty context (Tk = 0) leaves every real query without a key: the same error as above.
+// Only padding queries and no keys is fine: output 0, lse −inf (kernels/cuda does the same).
+BOOST_AUTO_TEST_CASE(attention_empty_context) {
+  Batch b = make_batch({3, 2}, {0, 2}, 1, false);
+  const int64_t ld = 4;
+  std::vector<float> q(b.T() * ld, 0.5f), out(b.T() * ld, 7.0f), lse(b.T(), 7.0f);
+  auto idx = b.index(AttnMask::cross);
+  idx.k_seq = nullptr;
+  try {
+    cpu::attention_forward(q.data(), nullptr, nullptr, out.data(), lse.data(), b.T(), 0, 1, 4, idx);
+    BOOST_ERROR("expected emb::Error");
+  } catch (const emb::Error& e) {
+    BOOST_TEST(std::string(e.what()) == "attention: query token 0 (seq 0) has no allowed key under mask cross");
+  }
+  for (int32_t& s : b.seq) s = -1;
+  cpu::attention_forward(q.data(), nullptr, nullptr, out.data(), lse.data(), b.T(), 0, 1, 4, b.index(AttnMask::cross));
+  for (float o : out) BOOST_TEST(o == 0.0f);
+  for (float l : lse) BOOST_TEST(l == -INFINITY);
+  std::vector<float> dq(b.T() * ld, 1.0f);
+  cpu::attention_backward(q.data(), nullptr, nullptr, out.data(), lse.data(), q.data(), dq.data(), nullptr, nullptr,
+                          b.T(), 0, 1, 4, b.index(AttnMask::cross));
+  for (float g : dq) BOOST_TEST(g == 1.0f);  // accumulates nothing
+}
+
+// A NaN in one query makes that row's output, lse and dq NaN (even when every score of the row
+// is NaN) and leaves the other samples finite; a real row is never reported keyless for it.
+BOOST_AUTO_TEST_CASE(attention_nan_row_propagates) {
+  const Batch b = ragged_batch(false);
+  const int H = 2, hd = 8;
+  const int64_t T = b.T(), ld = H * hd;
+  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal}) {
+    for (int64_t nan_row : {int64_t{0}, int64_t{40}}) {
+      auto q = random_floats(T * ld, 121);
+      const auto k = random_floats(T * ld, 122), v = random_floats(T * ld, 123), dout = random_floats(T * ld, 124);
+      q[nan_row * ld] = NAN;  // head 0 of the row
+      std::vector<float> out(T * ld), lse(T * H), dq(T * ld, 0.f), dk(T * ld, 0.f), dv(T * ld, 0.f);
+      const auto idx = b.index(mask);
+      cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+      cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
+                              dv.data(), T, T, H, hd, idx);
+      BOOST_TEST(std::isnan(lse[nan_row * H]));
+      BOOST_TEST(std::isnan(out[nan_row * ld]));
+      BOOST_TEST(std::isnan(dq[nan_row * ld]));
+      BOOST_TEST(std::isfinite(lse[nan_row * H + 1]));  // the other head is untouched
+      for (int64_t i = 0; i < T; ++i) {
+        if (b.seq[i] == b.seq[nan_row]) continue;
+        BOOST_TEST_REQUIRE(std::isfinite(out[i * ld]));
+        BOOST_TEST_REQUIRE(std::isfinite(dq[i * ld]));
+      }
+    }
+  }
+}

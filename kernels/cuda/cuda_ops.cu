@@ -1,0 +1,626 @@
+#include "kernels/cuda/cuda_ops.hpp"
+
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/blas.hpp"
+#include "kernels/cuda/column_sum.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/flow_loss.hpp"
+#include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/rows.hpp"
+#include "kernels/ops_check.hpp"
+
+namespace emb {
+
+using cuda::check_cuda;
+
+namespace {
+
+using bf16_t = __nv_bfloat16;
+
+template <class T>
+T* ptr(const View& v) {
+  return static_cast<T*>(v.data);
+}
+const float* fp(const View& v) { return static_cast<const float*>(v.data); }
+float* f(const View& v) { return static_cast<float*>(v.data); }
+
+// The storage type the present data views of a call share (fp32 or bf16); throws the op's
+// one-line error otherwise.
+DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
+  const View* first = nullptr;
+  for (const View* v : data) {
+    if (v->absent()) continue;
+    if (!first) first = v;
+    c.expect(v->dtype == first->dtype, "the data views must share one dtype (fp32 or bf16) on CUDA");
+  }
+  c.expect(first != nullptr, "no data view is present");
+  c.expect(first->dtype == DType::f32 || first->dtype == DType::bf16,
+           str("dtype ", dtype_name(first->dtype), " is unsupported on CUDA (fp32, bf16)"));
+  return first->dtype;
+}
+
+// Statistics views (mean, rstd, lse, timesteps, AdamW state) are fp32.
+void fp32_views(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
+  for (const auto& [name, v] : views)
+    if (!v->absent()) c.expect(v->dtype == DType::f32, str(name, " must be fp32 on CUDA, not ", dtype_name(v->dtype)));
+}
+
+void contiguous(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
+  for (const auto& [name, v] : views)
+    if (!v->absent()) c.expect(v->contiguous(), str(name, " must be contiguous on CUDA"));
+}
+
+// Calls body(T{}) with T = float or __nv_bfloat16.
+template <class Body>
+void dispatch(DType t, Body body) {
+  if (t == DType::f32)
+    body(float{});
+  else
+    body(bf16_t{});
+}
+
+cuda::Activation kernel_activation(Activation act) {
+  switch (act) {
+    case Activation::relu: return cuda::Activation::relu;
+    case Activation::silu: return cuda::Activation::silu;
+    case Activation::gelu_tanh: return cuda::Activation::gelu_tanh;
+    case Activation::none: break;
+  }
+  EMB_ASSERT(false);
+  return cuda::Activation::relu;
+}
+
+int64_t row_count(const View& src, const RowIndex& src_rows, const RowIndex& dst_rows) {
+  return !src_rows.absent() ? src_rows.n : !dst_rows.absent() ? dst_rows.n : src.rows;
+}
+
+}  // namespace
+
+DeviceScratch::~DeviceScratch() { cudaFree(data_); }
+
+void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
+  if (bytes <= bytes_) return data_;
+  check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
+  check_cuda(cudaFree(data_), "scratch: free");
+  data_ = nullptr;
+  bytes_ = 0;
+  check_cuda(cudaMalloc(&data_, bytes), "scratch: allocate");
+  bytes_ = bytes;
+  return data_;
+}
+
+CudaOps::CudaOps(int device) {
+  check_cuda(cudaSetDevice(device), "CudaOps: cudaSetDevice");
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
+  blas_ = std::make_unique<cuda::Blas>();
+}
+
+CudaOps::~CudaOps() {
+  cudaStreamSynchronize(stream_);  // errors cannot be thrown here; the run already ended
+  blas_.reset();
+  cudaStreamDestroy(stream_);
+}
+
+void* CudaOps::allocate(size_t bytes) {
+  void* p = nullptr;
+  if (bytes) check_cuda(cudaMalloc(&p, bytes), "CudaOps::allocate");  // 256-byte aligned
+  return p;
+}
+void CudaOps::deallocate(void* p) { check_cuda(cudaFree(p), "CudaOps::deallocate"); }
+void CudaOps::upload(void* dst, const void* src, size_t bytes) {
+  // From pageable memory the copy is staged before the call returns: src may be reused.
+  if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "CudaOps::upload");
+}
+void CudaOps::download(void* dst, const void* src, size_t bytes) {
+  if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "CudaOps::download");
+  synchronize();
+}
+void CudaOps::synchronize() { check_cuda(cudaStreamSynchronize(stream_), "CudaOps::synchronize"); }
+
+void* CudaOps::zeroed_gradient(int64_t n, size_t elem) {
+  void* g = gradient_.get(size_t(n) * elem, stream_);
+  check_cuda(cudaMemsetAsync(g, 0, size_t(n) * elem, stream_), "CudaOps: zero a gradient");
+  return g;
+}
+
+// ---- elementwise and rows ----
+
+void CudaOps::zero(const View& y) {
+  OpCheck c("zero", {{"y", &y}});
+  c.well_formed();
+  if (y.absent()) return;
+  dispatch(storage(c, {&y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::zero_rows(ptr<T>(y), y.ld, y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::copy(const View& x, const View& y) {
+  const OpCheck c = check_elementwise("copy", {{"x", &x}, {"y", &y}});
+  dispatch(storage(c, {&x, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::copy_rows(ptr<const T>(x), x.ld, nullptr, ptr<T>(y), y.ld, nullptr, x.rows, x.cols, stream_);
+  });
+}
+
+void CudaOps::add(const View& a, const View& b, const View& y) {
+  const OpCheck c = check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}});
+  dispatch(storage(c, {&a, &b, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::add(ptr<const T>(a), a.ld, ptr<const T>(b), b.ld, ptr<T>(y), y.ld, y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::add_bias(const View& y, const View& b) {
+  OpCheck c("add_bias", {{"y", &y}, {"b", &b}});
+  c.well_formed();
+  c.expect(!y.absent() && !b.absent() && b.size() == y.cols && b.contiguous(), "b must hold y cols elements");
+  dispatch(storage(c, {&y, &b}), [&](auto t) {
+    using T = decltype(t);
+    cuda::add_bias(ptr<T>(y), y.ld, ptr<const T>(b), y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  const OpCheck c = check_rows("copy_rows", src, src_rows, dst, dst_rows);
+  dispatch(storage(c, {&src, &dst}), [&](auto t) {
+    using T = decltype(t);
+    cuda::copy_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<T>(dst), dst.ld, dst_rows.data,
+                    row_count(src, src_rows, dst_rows), src.cols, stream_);
+  });
+}
+
+void CudaOps::add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  const OpCheck c = check_rows("add_rows", src, src_rows, dst, dst_rows);
+  dispatch(storage(c, {&src, &dst}), [&](auto t) {
+    using T = decltype(t);
+    cuda::add_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<T>(dst), dst.ld, dst_rows.data,
+                   row_count(src, src_rows, dst_rows), src.cols, stream_);
+  });
+}
+
+void CudaOps::column_sums(const View& x, const View& out) {
+  OpCheck c("column_sums", {{"x", &x}, {"out", &out}});
+  c.well_formed();
+  c.expect(!x.absent() && !out.absent() && out.size() == x.cols && out.contiguous(), "out must be [1, x cols]");
+  dispatch(storage(c, {&x, &out}), [&](auto t) {
+    using T = decltype(t);
+    cuda::column_sum(x.rows, int(x.cols), ptr<T>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld}, stream_);
+  });
+}
+
+// ---- activations ----
+
+void CudaOps::activation_forward(Activation act, const View& x, const View& y) {
+  const OpCheck c = check_elementwise("activation_forward", {{"x", &x}, {"y", &y}});
+  c.expect(act != Activation::none, "no activation given");
+  contiguous(c, {{"x", &x}, {"y", &y}});
+  dispatch(storage(c, {&x, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_forward(kernel_activation(act), ptr<const T>(x), ptr<T>(y), x.size(), stream_);
+  });
+}
+
+void CudaOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  const OpCheck c = check_elementwise("activation_backward", {{"x", &x}, {"dy", &dy}, {"dx", &dx}});
+  c.expect(act != Activation::none, "no activation given");
+  contiguous(c, {{"x", &x}, {"dy", &dy}, {"dx", &dx}});
+  dispatch(storage(c, {&x, &dy, &dx}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_backward(kernel_activation(act), ptr<const T>(x), ptr<const T>(dy), ptr<T>(dx), x.size(),
+                              stream_);
+  });
+}
+
+// ---- linear layers ----
+
+void CudaOps::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                             const View& y) {
+  const OpCheck c = check_linear("linear_forward", x, W, b, act, pre, y, 0);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
+  dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
+    using T = decltype(t);
+    T* out = act == Activation::none ? ptr<T>(y) : ptr<T>(pre);
+    cuda::linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), out, x.rows, int(x.cols),
+                         int(W.cols), stream_);
+    if (act != Activation::none)
+      cuda::activation_forward(kernel_activation(act), static_cast<const T*>(out), ptr<T>(y), y.size(), stream_);
+  });
+}
+
+void CudaOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                              const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
+  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+    using T = decltype(t);
+    const T* g = ptr<const T>(dy);
+    if (act != Activation::none) {
+      T* dpre = static_cast<T*>(zeroed_gradient(dy.size(), sizeof(T)));
+      cuda::activation_backward(kernel_activation(act), ptr<const T>(pre), g, dpre, dy.size(), stream_);
+      g = dpre;
+    }
+    cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<T>(dW), ptr<T>(db), x.rows,
+                          int(x.cols), int(W.cols), stream_);
+  });
+}
+
+namespace {
+void check_emb_rows(const OpCheck& c, const EmbRows& emb, const View& x) {
+  c.expect(emb.n_emb > 0 && emb.ids && emb.n == x.rows, str("the embodiment ids must cover x's rows (", emb.n, ")"));
+  c.expect(emb.perm && emb.offsets, "CUDA needs the embodiment grouping (EmbRows perm and offsets)");
+}
+}  // namespace
+
+void CudaOps::linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                                 const View& pre, const View& y) {
+  const OpCheck c = check_linear("linear_emb_forward", x, W, b, act, pre, y, emb.n_emb);
+  check_emb_rows(c, emb, x);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
+  dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
+    using T = decltype(t);
+    T* out = act == Activation::none ? ptr<T>(y) : ptr<T>(pre);
+    void* scratch =
+        workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
+    cuda::linear_emb_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), emb.perm, emb.offsets, out,
+                             x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch, stream_);
+    if (act != Activation::none)
+      cuda::activation_forward(kernel_activation(act), static_cast<const T*>(out), ptr<T>(y), y.size(), stream_);
+  });
+}
+
+void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
+                                  const View& dy, const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_backward("linear_emb_backward", x, W, act, pre, dy, dx, dW, db, emb.n_emb);
+  check_emb_rows(c, emb, x);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
+  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+    using T = decltype(t);
+    const T* g = ptr<const T>(dy);
+    if (act != Activation::none) {
+      T* dpre = static_cast<T*>(zeroed_gradient(dy.size(), sizeof(T)));
+      cuda::activation_backward(kernel_activation(act), ptr<const T>(pre), g, dpre, dy.size(), stream_);
+      g = dpre;
+    }
+    void* scratch =
+        workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
+    cuda::linear_emb_backward(*blas_, ptr<const T>(x), ptr<const T>(W), emb.perm, emb.offsets, g, ptr<T>(dx),
+                              ptr<T>(dW), ptr<T>(db), x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch, stream_);
+  });
+}
+
+// ---- norms ----
+
+void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                                const View& rstd) {
+  const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
+  c.expect(!mean.absent(), "mean must be present");
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
+  dispatch(storage(c, {&x, &weight, &bias, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), ptr<const T>(weight), ptr<const T>(bias),
+                                static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, ptr<T>(y), f(mean),
+                                f(rstd), x.rows, int(x.cols), stream_);
+  });
+}
+
+void CudaOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                 const View& dy, const View& dx, const View& dweight, const View& dbias) {
+  const OpCheck c = check_norm("layernorm_backward", x, weight, dbias, dy, mean, rstd);
+  c.expect(!mean.absent(), "mean must be present");
+  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
+  c.expect(dweight.absent() || dweight.size() == x.cols, "dweight must hold x cols elements");
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}, {"dbias", &dbias}});
+  dispatch(storage(c, {&x, &weight, &dy, &dx, &dweight, &dbias}), [&](auto t) {
+    using T = decltype(t);
+    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const T>(x), ptr<const T>(weight),
+                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, fp(mean), fp(rstd),
+                                 ptr<const T>(dy), ptr<T>(dx), ptr<T>(dweight), ptr<T>(dbias),
+                                 static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
+  });
+}
+
+void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
+  const OpCheck c = check_norm("rmsnorm_forward", x, weight, View{}, y, View{}, rstd);
+  fp32_views(c, {{"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"weight", &weight}, {"y", &y}});
+  dispatch(storage(c, {&x, &weight, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const T>(x), ptr<const T>(weight),
+                                static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
+                                static_cast<const T*>(nullptr), 0, ptr<T>(y), nullptr, f(rstd), x.rows, int(x.cols),
+                                stream_);
+  });
+}
+
+void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                               const View& dweight) {
+  const OpCheck c = check_norm("rmsnorm_backward", x, weight, dweight, dy, View{}, rstd);
+  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
+  fp32_views(c, {{"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}});
+  dispatch(storage(c, {&x, &weight, &dy, &dx, &dweight}), [&](auto t) {
+    using T = decltype(t);
+    cuda::norm_modulate_backward(cuda::NormKind::rms, ptr<const T>(x), ptr<const T>(weight),
+                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, nullptr, fp(rstd),
+                                 ptr<const T>(dy), ptr<T>(dx), ptr<T>(dweight), static_cast<T*>(nullptr),
+                                 static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
+  });
+}
+
+void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                    const View& y, const View& mean, const View& rstd) {
+  OpCheck c("norm_modulate_forward", {{"x", &x},
+                                      {"scale", &scale},
+                                      {"shift", &shift},
+                                      {"normed", &normed},
+                                      {"y", &y},
+                                      {"mean", &mean},
+                                      {"rstd", &rstd}});
+  c.well_formed();
+  check_norm("norm_modulate_forward", x, View{}, View{}, normed, mean, rstd);
+  c.expect(!y.absent() && !scale.absent() && !shift.absent() && !mean.absent(), "every view must be present");
+  c.same_shape(x, y, "x", "y"), c.same_shape(x, scale, "x", "scale"), c.same_shape(x, shift, "x", "shift");
+  c.expect(scale.ld == shift.ld, "scale and shift must share a row stride");
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"normed", &normed}, {"y", &y}});
+  dispatch(storage(c, {&x, &scale, &shift, &normed, &y}), [&](auto t) {
+    using T = decltype(t);
+    const T* none = nullptr;
+    // normed = LN(x) (the backward's input), then y = LN(x)·(1 + scale) + shift fused.
+    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, none, none, 0, ptr<T>(normed),
+                                f(mean), f(rstd), x.rows, int(x.cols), stream_);
+    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, ptr<const T>(scale),
+                                ptr<const T>(shift), scale.ld, ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols),
+                                stream_);
+  });
+}
+
+void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                                     const View& rstd, const View& dy, const View& dx, const View& dscale,
+                                     const View& dshift) {
+  OpCheck c("norm_modulate_backward", {{"x", &x},
+                                       {"normed", &normed},
+                                       {"scale", &scale},
+                                       {"mean", &mean},
+                                       {"rstd", &rstd},
+                                       {"dy", &dy},
+                                       {"dx", &dx},
+                                       {"dscale", &dscale},
+                                       {"dshift", &dshift}});
+  c.well_formed();
+  check_norm("norm_modulate_backward", x, View{}, View{}, normed, mean, rstd);
+  c.expect(!scale.absent() && !dy.absent() && !mean.absent(), "scale, dy and mean must be present");
+  c.same_shape(x, scale, "x", "scale"), c.same_shape(x, dy, "x", "dy");
+  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
+  c.expect(dscale.absent() || (dscale.rows == x.rows && dscale.cols == x.cols && dscale.ld == scale.ld),
+           "dscale must have scale's shape and row stride");
+  c.expect(dshift.absent() || (dshift.rows == x.rows && dshift.cols == x.cols && dshift.ld == scale.ld),
+           "dshift must have scale's shape and row stride");
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"normed", &normed}, {"dy", &dy}, {"dx", &dx}});
+  // The kernel recomputes LN(x) from x, mean and rstd; `normed` is checked but not read.
+  dispatch(storage(c, {&x, &normed, &scale, &dy, &dx, &dscale, &dshift}), [&](auto t) {
+    using T = decltype(t);
+    const T* none = nullptr;
+    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const T>(x), none, none, ptr<const T>(scale), scale.ld,
+                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<T>(dx), static_cast<T*>(nullptr),
+                                 static_cast<T*>(nullptr), ptr<T>(dscale), ptr<T>(dshift), x.rows, int(x.cols),
+                                 stream_);
+  });
+}
+
+void CudaOps::gated_residual_forward(const View& x, const View& gate, const View& y) {
+  OpCheck c("gated_residual_forward", {{"x", &x}, {"gate", &gate}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !y.absent(), "x and y must be present");
+  c.same_shape(x, y, "x", "y");
+  c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
+  contiguous(c, {{"x", &x}, {"y", &y}});
+  dispatch(storage(c, {&x, &gate, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::gated_residual_forward(ptr<T>(x), ptr<const T>(gate), gate.ld, ptr<const T>(y), x.rows, int(x.cols),
+                                 stream_);
+  });
+}
+
+void CudaOps::gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
+                                      const View& dgate) {
+  OpCheck c("gated_residual_backward", {{"gate", &gate}, {"y", &y}, {"dx", &dx}, {"dy", &dy}, {"dgate", &dgate}});
+  c.well_formed();
+  c.expect(!y.absent() && !dx.absent(), "y and dx must be present");
+  c.same_shape(y, dx, "y", "dx");
+  c.expect(dy.absent() || (dy.rows == y.rows && dy.cols == y.cols), "dy must have y's shape");
+  c.expect(gate.absent() || (gate.rows == y.rows && gate.cols == y.cols), "gate must have y's shape");
+  c.expect(dgate.absent() || (!gate.absent() && dgate.rows == y.rows && dgate.cols == y.cols && dgate.ld == gate.ld),
+           "dgate must have gate's shape and row stride");
+  contiguous(c, {{"y", &y}, {"dx", &dx}, {"dy", &dy}});
+  dispatch(storage(c, {&gate, &y, &dx, &dy, &dgate}), [&](auto t) {
+    using T = decltype(t);
+    cuda::gated_residual_backward(ptr<const T>(gate), gate.ld, ptr<const T>(y), ptr<const T>(dx), ptr<T>(dy),
+                                  ptr<T>(dgate), y.rows, int(y.cols), stream_);
+  });
+}
+
+// ---- attention, RoPE ----
+
+namespace {
+void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
+  c.expect(cfg.head_dim == 48 || cfg.head_dim == 64 || cfg.head_dim == 128,
+           str("head_dim ", cfg.head_dim, " is not built on CUDA (48, 64, 128)"));
+}
+}  // namespace
+
+void CudaOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                const AttnConfig& cfg, const AttnIndex& idx) {
+  const OpCheck c = check_attention("attention_forward", q, k, v, out, lse, cfg, idx);
+  check_head_dim(c, cfg);
+  fp32_views(c, {{"lse", &lse}});
+  contiguous(c, {{"q", &q}, {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}});
+  dispatch(storage(c, {&q, &k, &v, &out}), [&](auto t) {
+    using T = decltype(t);
+    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    cuda::attention_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows,
+                            cfg.heads, cfg.head_dim, idx, ws, stream_);
+  });
+}
+
+void CudaOps::attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                 const View& dout, const View& dq, const View& dk, const View& dv,
+                                 const AttnConfig& cfg, const AttnIndex& idx) {
+  const OpCheck c = check_attention("attention_backward", q, k, v, out, lse, cfg, idx);
+  OpCheck g("attention_backward", {{"q", &q}, {"k", &k}, {"dout", &dout}, {"dq", &dq}, {"dk", &dk}, {"dv", &dv}});
+  g.well_formed();
+  g.expect(!dout.absent() && !dq.absent() && !dk.absent() && !dv.absent(), "dout, dq, dk and dv must be present");
+  g.same_shape(q, dout, "q", "dout"), g.same_shape(q, dq, "q", "dq");
+  g.same_shape(k, dk, "k", "dk"), g.same_shape(k, dv, "k", "dv");
+  check_head_dim(c, cfg);
+  fp32_views(c, {{"lse", &lse}});
+  contiguous(c, {{"q", &q}, {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}});
+  contiguous(g, {{"dout", &dout}, {"dq", &dq}, {"dk", &dk}, {"dv", &dv}});
+  const DType type = storage(c, {&q, &k, &v, &out});
+  g.expect(dout.dtype == type && dq.dtype == type && dk.dtype == type && dv.dtype == type,
+           "the data views must share one dtype (fp32 or bf16) on CUDA");
+  dispatch(type, [&](auto t) {
+    using T = decltype(t);
+    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    cuda::attention_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse),
+                             ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads,
+                             cfg.head_dim, idx, ws, stream_);
+  });
+}
+
+namespace {
+OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  OpCheck c(op, {{"x", &x}});
+  c.well_formed();
+  c.expect(!x.absent() && pos, "x and pos must be present");
+  c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
+           str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
+  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3, str("3d RoPE needs head_dim >= 6, not ", cfg.head_dim));
+  contiguous(c, {{"x", &x}});
+  return c;
+}
+}  // namespace
+
+void CudaOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  const OpCheck c = check_rope("rope_forward", x, pos, cfg);
+  dispatch(storage(c, {&x}), [&](auto t) {
+    using T = decltype(t);
+    cuda::rope_forward(ptr<T>(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_);
+  });
+}
+
+void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
+  const OpCheck c = check_rope("rope_backward", dx, pos, cfg);
+  dispatch(storage(c, {&dx}), [&](auto t) {
+    using T = decltype(t);
+    cuda::rope_backward(ptr<T>(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_);
+  });
+}
+
+// ---- embeddings, flow matching, losses ----
+
+void CudaOps::sinus_embedding(const View& t, const View& out) {
+  OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
+  c.well_formed();
+  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
+  c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
+  fp32_views(c, {{"t", &t}});
+  contiguous(c, {{"t", &t}, {"out", &out}});
+  dispatch(storage(c, {&out}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), stream_);
+  });
+}
+
+void CudaOps::flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
+                               const RowIndex& t_rows, const View& y) {
+  OpCheck c("flow_interpolate", {{"u", &u}, {"w", &w}, {"t", &t}, {"y", &y}});
+  c.well_formed();
+  c.expect(!u.absent() && !w.absent() && !t.absent() && !y.absent(), "every view must be present");
+  c.same_shape(u, w, "u", "w");
+  c.expect(u.cols == y.cols, "u and y differ in columns");
+  c.expect(src_rows.absent() ? u.rows >= y.rows : src_rows.n == y.rows, "src_rows must give one row of u per row of y");
+  c.expect(t.cols == 1 && (t_rows.absent() ? t.rows >= y.rows : t_rows.n == y.rows),
+           "t must be [M, 1] with t_rows per row of y");
+  fp32_views(c, {{"t", &t}});
+  contiguous(c, {{"u", &u}, {"w", &w}, {"t", &t}, {"y", &y}});
+  dispatch(storage(c, {&u, &w, &y}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::flow_interpolate(ptr<const T>(u), ptr<const T>(w), src_rows.data, fp(t), t_rows.data, ptr<T>(y), y.rows,
+                           y.cols, stream_);
+  });
+}
+
+void CudaOps::mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
+                       const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
+                       const View& dpred, double* sum) {
+  OpCheck c("mse_loss", {{"pred", &pred}, {"plus", &plus}, {"minus", &minus}, {"mask", &mask}, {"dpred", &dpred}});
+  c.well_formed();
+  c.expect(!pred.absent() && !plus.absent() && !minus.absent() && sum, "pred, plus, minus and sum must be present");
+  c.same_shape(plus, minus, "plus", "minus");
+  c.expect(mask.absent() || (mask.rows == plus.rows && mask.cols == plus.cols), "mask must have the targets' shape");
+  c.expect(dpred.absent() || (dpred.rows == pred.rows && dpred.cols == pred.cols), "dpred must have pred's shape");
+  c.expect(target_rows.absent() ? plus.rows >= pred.rows : target_rows.n == pred.rows,
+           "target_rows must give one target row per row of pred");
+  c.expect(target_cols.absent() ? plus.cols == pred.cols : target_cols.n == pred.cols,
+           "target_cols must give one target column per column of pred");
+  c.expect(pred.rows == 0 || cfg.denominator > 0, str("the denominator is ", cfg.denominator));
+  contiguous(c, {{"pred", &pred}, {"plus", &plus}, {"minus", &minus}, {"mask", &mask}, {"dpred", &dpred}});
+  dispatch(storage(c, {&pred, &plus, &minus, &mask, &dpred}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::mse_loss(ptr<const T>(pred), ptr<const T>(plus), ptr<const T>(minus), ptr<const T>(mask), target_rows.data,
+                   target_cols.data, plus.cols, cfg.denominator, cfg.weight, ptr<T>(dpred), sum, pred.rows,
+                   pred.cols, stream_);
+  });
+}
+
+// ---- optimizer ----
+
+void CudaOps::sum_squares(const View& g, double* out) {
+  OpCheck c("sum_squares", {{"g", &g}});
+  c.well_formed();
+  c.expect(out != nullptr, "out must be present");
+  contiguous(c, {{"g", &g}});
+  dispatch(storage(c, {&g}), [&](auto tag) {
+    using G = decltype(tag);
+    cuda::AdamWTensor<G> tensor;
+    tensor.grad = ptr<const G>(g);
+    tensor.n = g.size();
+    auto* ws = static_cast<double*>(workspace_.get(cuda::kSumSquaresWorkspace * sizeof(double), stream_));
+    cuda::global_sum_squares(&tensor, 1, ws, stream_);
+    check_cuda(cudaMemcpyAsync(out, ws, sizeof(double), cudaMemcpyDeviceToDevice, stream_), "sum_squares");
+  });
+}
+
+void CudaOps::adamw_step(const View& param, const View& grad, const View& m, const View& v, const AdamWConfig& cfg,
+                         int64_t step, float grad_scale, float decay_mult) {
+  const OpCheck c = check_elementwise("adamw_step", {{"param", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}});
+  fp32_views(c, {{"param", &param}, {"m", &m}, {"v", &v}});
+  contiguous(c, {{"param", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}});
+  dispatch(storage(c, {&grad}), [&](auto tag) {
+    using G = decltype(tag);
+    cuda::AdamWTensor<G> tensor;
+    tensor.param = f(param);
+    tensor.grad = ptr<const G>(grad);
+    tensor.m = f(m);
+    tensor.v = f(v);
+    tensor.n = param.size();
+    tensor.decay_mult = decay_mult;
+    cuda::adamw_step(&tensor, 1, cfg, step, grad_scale, 0.0f, nullptr, stream_);  // no clipping here
+  });
+}
+
+}  // namespace emb

@@ -1,0 +1,124 @@
+// CudaOps: the Ops interface (kernels/ops.hpp) on one GPU. Each call runs the shared shape rules
+// (kernels/ops_check.hpp), checks the dtypes this backend takes, unpacks the views into
+// pointers and launches the kernels of this folder on the Ops' own stream (cuBLASLt through
+// blas.cu for the linears); nothing synchronises except download(), synchronize() and the
+// attention forward's check for rows without an allowed key (attention.hpp).
+//
+// Dtypes: the data views of one call share one storage type, fp32 or bf16 (math fp32); per-row
+// statistics (mean, rstd, lse), timesteps and AdamW's parameters and moments are fp32 (AdamW's
+// gradient may be bf16). Contiguity: the kernels that take no row stride need ld = cols (the
+// linears, norms, attention, RoPE, activations, losses); the row ops, column sums and the
+// modulation chunks (scale, shift, gate) take strides. Head dims 48, 64, 128.
+// Where Ops fuses and a kernel does not (a linear's activation, norm_modulate's `normed`
+// output), CudaOps composes kernels as CpuOps does; the composition is the CPU reference.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "kernels/ops.hpp"
+
+namespace emb::cuda {
+class Blas;
+}
+
+namespace emb {
+
+// Device memory that grows on demand and is reused by the ops of one stream.
+class DeviceScratch {
+ public:
+  DeviceScratch() = default;
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  // At least `bytes` (uninitialised); growing waits for `stream`, whose ops may use the old buffer.
+  void* get(size_t bytes, cudaStream_t stream);
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class CudaOps final : public Ops {
+ public:
+  // Runs on CUDA device `device` (cudaSetDevice) with a stream of its own (non-blocking).
+  explicit CudaOps(int device = 0);
+  ~CudaOps() override;
+  CudaOps(const CudaOps&) = delete;
+  CudaOps& operator=(const CudaOps&) = delete;
+
+  const char* name() const override { return "cuda"; }
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) override;
+  void upload(void* dst, const void* src, size_t bytes) override;
+  void download(void* dst, const void* src, size_t bytes) override;
+  void synchronize() override;
+  void* stream() const override { return stream_; }
+
+  void zero(const View& y) override;
+  void copy(const View& x, const View& y) override;
+  void add(const View& a, const View& b, const View& y) override;
+  void add_bias(const View& y, const View& b) override;
+  void copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) override;
+  void add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) override;
+  void column_sums(const View& x, const View& out) override;
+
+  void activation_forward(Activation act, const View& x, const View& y) override;
+  void activation_backward(Activation act, const View& x, const View& dy, const View& dx) override;
+
+  void linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                      const View& y) override;
+  void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                       const View& dx, const View& dW, const View& db) override;
+  void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                          const View& pre, const View& y) override;
+  void linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
+                           const View& dy, const View& dx, const View& dW, const View& db) override;
+
+  void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                         const View& rstd) override;
+  void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
+                          const View& dx, const View& dweight, const View& dbias) override;
+  void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;
+  void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                        const View& dweight) override;
+  void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                             const View& y, const View& mean, const View& rstd) override;
+  void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                              const View& rstd, const View& dy, const View& dx, const View& dscale,
+                              const View& dshift) override;
+  void gated_residual_forward(const View& x, const View& gate, const View& y) override;
+  void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
+                               const View& dgate) override;
+
+  void attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                         const AttnConfig& cfg, const AttnIndex& idx) override;
+  void attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                          const View& dout, const View& dq, const View& dk, const View& dv, const AttnConfig& cfg,
+                          const AttnIndex& idx) override;
+  void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
+  void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
+
+  void sinus_embedding(const View& t, const View& out) override;
+  void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
+                        const RowIndex& t_rows, const View& y) override;
+  void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
+                const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg, const View& dpred,
+                double* sum) override;
+
+  void sum_squares(const View& g, double* out) override;
+  void adamw_step(const View& param, const View& grad, const View& m, const View& v, const AdamWConfig& cfg,
+                  int64_t step, float grad_scale, float decay_mult) override;
+
+ private:
+  // A zeroed gradient of a fused epilogue's input (linear's dpre), n elements of `elem` bytes.
+  void* zeroed_gradient(int64_t n, size_t elem);
+
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<cuda::Blas> blas_;
+  DeviceScratch workspace_;  // attention summaries, per-embodiment gathers, Σg² partials
+  DeviceScratch gradient_;   // zeroed_gradient()
+};
+
+}  // namespace emb

@@ -1,0 +1,79 @@
+// The CUDA execution model on the host: a grid runs block after block (in the order of the
+// current Schedule); the threads of a block run as fibers on one OS thread, and a fiber gives
+// the CPU away only at a block barrier (__syncthreads), a warp collective (shuffles, votes,
+// __syncwarp, the tensor-core wrappers) or an explicit yield point (cp.async waits). Misuse
+// that is undefined behaviour on a GPU (a barrier some thread never reaches, a warp collective
+// with a partial mask or with lanes elsewhere) raises a Fault naming the kernel, block,
+// thread and call site.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace emb::emu {
+
+// A misuse of the execution model found while running a kernel.
+struct Fault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Order in which blocks of a grid, and ready threads of a block, are run. Two schedules must
+// give bit-identical results for a kernel without races (test_support.hpp runs both).
+enum class Order { forward, reverse, shuffled };
+struct Schedule {
+  Order order = Order::forward;
+  uint64_t seed = 0;  // for Order::shuffled
+};
+void set_schedule(Schedule s);
+Schedule current_schedule();
+const char* schedule_name(Schedule s);
+
+// A cp.async copy of 16 bytes not yet performed (async_copy.hpp); group −1: not committed.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int group;
+};
+
+// What device code sees of the running thread and its block.
+struct ThreadState {
+  uint3 thread_idx;
+  int linear;  // x + y·Dx + z·Dx·Dy
+  std::vector<AsyncCopy> async_copies;
+  int groups_committed = 0;
+};
+struct BlockState {
+  uint3 block_idx;
+  dim3 block_dim, grid_dim;
+  char* dynamic_shared;
+  size_t dynamic_shared_bytes;
+};
+extern thread_local ThreadState* t_thread;
+extern thread_local const BlockState* t_block;
+
+// Runs body() once per thread of every block of the grid (blocks one at a time).
+void run_grid(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
+              const std::function<void()>& body);
+
+// __syncthreads: every thread of the block must arrive, at the same call site.
+void block_barrier(const char* file, int line);
+
+// A warp collective named `what`: every lane of the warp must call it with the full mask and
+// from the same call site. When the last lane arrives, combine(in, out) runs once with the 32
+// lanes' pointers (in[lane], out[lane]), then every lane resumes.
+using Combine = void (*)(const void* const* in, void* const* out);
+void warp_collective(const char* what, const char* file, int line, unsigned mask, const void* in, void* out,
+                     Combine combine);
+
+// Lets the other ready threads of the block run first (used by cp.async waits).
+void yield_thread();
+
+// A Fault naming the running kernel, block and thread.
+[[noreturn]] void device_fault(const std::string& message);
+
+}  // namespace emb::emu

@@ -1,0 +1,515 @@
+// The subset of the CUDA runtime API the project uses, over host memory: device allocations
+// are host allocations (ASan sees overruns; fresh memory reads as 0xff bytes, NaN in floats),
+// streams queue work that runs lazily in issue order at the next synchronising call, events
+// order and time that work (times are host times: meaningless for speed), and stream capture
+// records the calls into a graph that a launch replays. A kernel fault (block_scheduler.hpp)
+// is a sticky error, as on a GPU: every later call returns it, and cudaGetErrorString says
+// what happened.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/emu/block_scheduler.hpp"
+#include "kernels/cuda/emu/runtime.hpp"
+
+struct Op {
+  std::string what;
+  std::function<void()> work;
+};
+
+struct CUstream_st {
+  unsigned flags = 0;
+  bool capturing = false;
+  bool capture_invalidated = false;
+  std::vector<Op> captured;
+};
+
+struct CUevent_st {
+  bool recorded = false, completed = false;
+  double time_ms = 0.0;
+  CUstream_st* captured_on = nullptr;
+};
+
+struct CUgraph_st {
+  std::vector<Op> ops;
+};
+
+struct CUgraphExec_st {
+  std::vector<Op> ops;
+};
+
+namespace emb::emu {
+
+namespace {
+
+struct Device {
+  std::recursive_mutex mutex;
+  std::deque<Op> pending;
+  CUstream_st legacy;  // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
+  std::map<uintptr_t, size_t> allocations;  // device memory: start → bytes
+  std::set<const void*> pinned;
+  cudaError_t sticky = cudaSuccess;
+  cudaError_t last = cudaSuccess;
+  std::map<int, std::string> messages;  // what cudaGetErrorString says, per code
+  std::vector<uint64_t>* copy_digests = nullptr;
+  int captures = 0;  // streams capturing now
+};
+
+Device& device() {
+  static Device d;
+  return d;
+}
+
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+CUstream_st* resolve(cudaStream_t s) {
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return &device().legacy;
+  return s;
+}
+
+uint64_t digest(const void* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h ^ n;
+}
+
+// Runs every queued operation in issue order. After a fault the rest is dropped, as a GPU
+// context that faulted runs nothing more.
+void drain() {
+  Device& d = device();
+  Lock lock(d.mutex);
+  while (!d.pending.empty()) {
+    Op op = std::move(d.pending.front());
+    d.pending.pop_front();
+    if (d.sticky != cudaSuccess) continue;
+    try {
+      op.work();
+    } catch (const std::exception& e) {
+      d.sticky = cudaErrorLaunchFailure;
+      d.messages[cudaErrorLaunchFailure] = "unspecified launch failure (emulated CUDA: " + op.what + ": " + e.what() + ")";
+      std::fprintf(stderr, "emulated CUDA: %s: %s\n", op.what.c_str(), e.what());
+    }
+  }
+}
+
+// A synchronous call: fails while a stream is capturing (it would break the capture).
+cudaError_t synchronize(const char* call) {
+  Device& d = device();
+  if (d.captures > 0)
+    return api_error(cudaErrorStreamCaptureUnsupported, std::string(call) + " while a stream is capturing");
+  drain();
+  return d.sticky;
+}
+
+// The allocation holding [p, p + n), or null.
+bool is_device_range(const void* p, size_t n) {
+  Device& d = device();
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  auto it = d.allocations.upper_bound(a);
+  if (it == d.allocations.begin()) return false;
+  --it;
+  return a >= it->first && a + n <= it->first + it->second;
+}
+
+bool is_device_pointer(const void* p) { return is_device_range(p, 1); }
+
+cudaError_t check_copy(const char* call, void* dst, const void* src, size_t n, cudaMemcpyKind& kind) {
+  if (kind == cudaMemcpyDefault)
+    kind = is_device_pointer(src) ? (is_device_pointer(dst) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                                  : (is_device_pointer(dst) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+  const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (n == 0) return cudaSuccess;
+  if (dst_dev && !is_device_range(dst, n))
+    return api_error(cudaErrorInvalidValue, std::string(call) + ": destination [" + std::to_string(uintptr_t(dst)) +
+                                                " + " + std::to_string(n) + ") is not inside one device allocation");
+  if (src_dev && !is_device_range(src, n))
+    return api_error(cudaErrorInvalidValue, std::string(call) + ": source [" + std::to_string(uintptr_t(src)) + " + " +
+                                                std::to_string(n) + ") is not inside one device allocation");
+  return cudaSuccess;
+}
+
+void copy_now(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  std::memmove(dst, src, n);
+  Device& d = device();
+  if (kind == cudaMemcpyDeviceToHost && d.copy_digests) d.copy_digests->push_back(digest(dst, n));
+}
+
+const char* standard_message(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    default: return "emulated CUDA error";
+  }
+}
+
+}  // namespace
+
+cudaError_t api_error(cudaError_t code, const std::string& message) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  d.messages[int(code)] = std::string(standard_message(code)) + " (emulated CUDA: " + message + ")";
+  if (d.last == cudaSuccess) d.last = code;
+  std::fprintf(stderr, "emulated CUDA: %s\n", message.c_str());
+  return code;
+}
+
+void enqueue(cudaStream_t stream, const char* what, std::function<void()> work) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  CUstream_st* s = resolve(stream);
+  if (s->capturing)
+    s->captured.push_back(Op{what, std::move(work)});
+  else
+    d.pending.push_back(Op{what, std::move(work)});
+}
+
+void launch(const LaunchConfig& c, std::function<void()> body) {
+  const dim3 g = c.grid, b = c.block;
+  std::string bad;
+  if (g.x == 0 || g.y == 0 || g.z == 0) bad = "a zero-sized grid";
+  if (g.y > 65535 || g.z > 65535 || g.x > 2147483647u) bad = "a grid beyond (2^31-1, 65535, 65535)";
+  if (b.x == 0 || b.y == 0 || b.z == 0 || b.x > 1024 || b.y > 1024 || b.z > 64 || uint64_t(b.x) * b.y * b.z > 1024)
+    bad = "a block of " + std::to_string(b.x) + "x" + std::to_string(b.y) + "x" + std::to_string(b.z) +
+          " threads (at most 1024, z at most 64)";
+  if (c.shared_bytes > (size_t(227) << 10)) bad = "more than 227 KiB of dynamic shared memory";
+  if (!bad.empty()) {
+    api_error(cudaErrorInvalidConfiguration,
+              std::string("launch of ") + c.kernel + " with grid (" + std::to_string(g.x) + "," + std::to_string(g.y) +
+                  "," + std::to_string(g.z) + "): " + bad);
+    return;
+  }
+  const std::string kernel = c.kernel;
+  enqueue(c.stream, c.kernel, [kernel, g, b, shared = c.shared_bytes, body = std::move(body)] {
+    run_grid(kernel.c_str(), g, b, shared, body);
+  });
+}
+
+bool is_device_memory(const void* p) {
+  Lock lock(device().mutex);
+  return is_device_pointer(p);
+}
+
+void record_copies(std::vector<uint64_t>* sink) {
+  Lock lock(device().mutex);
+  device().copy_digests = sink;
+}
+
+}  // namespace emb::emu
+
+using namespace emb::emu;
+
+extern "C" {
+
+cudaError_t cudaGetLastError() {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (d.sticky != cudaSuccess) return d.sticky;
+  const cudaError_t e = d.last;
+  d.last = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() {
+  Device& d = device();
+  return d.sticky != cudaSuccess ? d.sticky : d.last;
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  auto it = d.messages.find(int(e));
+  return it != d.messages.end() ? it->second.c_str() : standard_message(e);
+}
+
+const char* cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    default: return "cudaError (emulated)";
+  }
+}
+
+cudaError_t cudaDeviceReset() {
+  Device& d = device();
+  Lock lock(d.mutex);
+  d.pending.clear();
+  d.sticky = d.last = cudaSuccess;
+  d.messages.clear();
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* dev) {
+  *dev = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int dev) {
+  return dev == 0 ? cudaSuccess : api_error(cudaErrorInvalidDevice, "device " + std::to_string(dev) + " (one emulated)");
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int dev) {
+  if (dev != 0) return api_error(cudaErrorInvalidDevice, "device " + std::to_string(dev) + " (one emulated)");
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof(prop->name), "embtrain CUDA emulation (host)");
+  prop->major = 9;
+  prop->minor = 0;
+  prop->multiProcessorCount = 1;
+  prop->warpSize = 32;
+  prop->maxThreadsPerBlock = 1024;
+  prop->sharedMemPerBlock = 48 << 10;
+  prop->sharedMemPerBlockOptin = 227 << 10;
+  prop->totalGlobalMem = size_t(16) << 30;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+  *free_bytes = *total = size_t(16) << 30;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() { return synchronize("cudaDeviceSynchronize"); }
+
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (d.sticky != cudaSuccess) return d.sticky;
+  *p = nullptr;
+  if (bytes == 0) return cudaSuccess;
+  if (posix_memalign(p, 256, bytes) != 0) return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes");
+  std::memset(*p, 0xff, bytes);
+  d.allocations[reinterpret_cast<uintptr_t>(*p)] = bytes;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* p) {
+  if (p == nullptr) return cudaSuccess;
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (const cudaError_t e = synchronize("cudaFree"); e != cudaSuccess) return e;
+  auto it = d.allocations.find(reinterpret_cast<uintptr_t>(p));
+  if (it == d.allocations.end()) return api_error(cudaErrorInvalidValue, "cudaFree of a pointer cudaMalloc did not return");
+  d.allocations.erase(it);
+  std::free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) { return cudaMalloc(p, bytes); }
+
+cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (p && !is_device_pointer(p)) return api_error(cudaErrorInvalidValue, "cudaFreeAsync of a pointer cudaMalloc did not return");
+  enqueue(stream, "cudaFreeAsync", [p] {
+    Lock l(device().mutex);
+    device().allocations.erase(reinterpret_cast<uintptr_t>(p));
+    std::free(p);
+  });
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void** p, size_t bytes) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  *p = std::malloc(bytes ? bytes : 1);
+  if (!*p) return api_error(cudaErrorMemoryAllocation, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+  d.pinned.insert(*p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned) { return cudaMallocHost(p, bytes); }
+
+cudaError_t cudaFreeHost(void* p) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (const cudaError_t e = synchronize("cudaFreeHost"); e != cudaSuccess) return e;
+  if (!d.pinned.erase(p)) return api_error(cudaErrorInvalidValue, "cudaFreeHost of a pointer cudaMallocHost did not return");
+  std::free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (const cudaError_t e = check_copy("cudaMemcpy", dst, src, n, kind); e != cudaSuccess) return e;
+  if (const cudaError_t e = synchronize("cudaMemcpy"); e != cudaSuccess) return e;
+  copy_now(dst, src, n, kind);
+  return cudaSuccess;
+}
+
+// Pageable sources are staged at the call (the caller may reuse them at once, as CUDA
+// allows); pageable destinations make the copy synchronous, as in CUDA; pinned memory is
+// read and written when the copy runs.
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (const cudaError_t e = check_copy("cudaMemcpyAsync", dst, src, n, kind); e != cudaSuccess) return e;
+  if (d.sticky != cudaSuccess) return d.sticky;
+  if (n == 0) return cudaSuccess;
+  if (kind == cudaMemcpyHostToDevice && !d.pinned.count(src)) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + n);
+    enqueue(stream, "cudaMemcpyAsync", [dst, staged, kind] { copy_now(dst, staged->data(), staged->size(), kind); });
+    return cudaSuccess;
+  }
+  enqueue(stream, "cudaMemcpyAsync", [dst, src, n, kind] { copy_now(dst, src, n, kind); });
+  if (kind == cudaMemcpyDeviceToHost && !d.pinned.count(dst)) return synchronize("cudaMemcpyAsync to pageable memory");
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* p, int value, size_t n, cudaStream_t stream) {
+  Device& d = device();
+  Lock lock(d.mutex);
+  if (d.sticky != cudaSuccess) return d.sticky;
+  if (n && !is_device_range(p, n))
+    return api_error(cudaErrorInvalidValue, "cudaMemset: [" + std::to_string(uintptr_t(p)) + " + " + std::to_string(n) +
+                                                ") is not inside one device allocation");
+  enqueue(stream, "cudaMemset", [p, value, n] { std::memset(p, value, n); });
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void* p, int value, size_t n) { return cudaMemsetAsync(p, value, n, nullptr); }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags) {
+  *s = new CUstream_st;
+  (*s)->flags = flags;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  if (s == nullptr || s->capturing) return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy of this stream");
+  delete s;  // queued work does not refer to its stream
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  if (resolve(s)->capturing) return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize of a capturing stream");
+  return synchronize("cudaStreamSynchronize");
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
+
+// Work runs in issue order, so anything issued before the event is done before what follows.
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
+  if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent on a null event");
+  if (e->captured_on && e->captured_on != resolve(s))
+    return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamWaitEvent joining two streams into a capture (not emulated)");
+  return device().sticky;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+  *e = new CUevent_st;
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaEventRecord of a null event");
+  CUstream_st* stream = resolve(s);
+  e->recorded = true;
+  e->completed = false;
+  e->captured_on = stream->capturing ? stream : nullptr;
+  enqueue(s, "cudaEventRecord", [e] {
+    e->completed = true;
+    e->time_ms = now_ms();
+  });
+  return device().sticky;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize of a null event");
+  return synchronize("cudaEventSynchronize");
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  if (const cudaError_t e = synchronize("cudaEventElapsedTime"); e != cudaSuccess) return e;
+  if (!start->completed || !end->completed)
+    return api_error(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime of an event never recorded");
+  *ms = float(end->time_ms - start->time_ms);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+  CUstream_st* stream = resolve(s);
+  if (stream == &device().legacy) return api_error(cudaErrorStreamCaptureUnsupported, "capturing the legacy default stream");
+  if (stream->capturing) return api_error(cudaErrorIllegalState, "cudaStreamBeginCapture of a stream already capturing");
+  stream->capturing = true;
+  stream->capture_invalidated = false;
+  stream->captured.clear();
+  ++device().captures;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
+  CUstream_st* stream = resolve(s);
+  if (!stream->capturing) return api_error(cudaErrorIllegalState, "cudaStreamEndCapture of a stream not capturing");
+  stream->capturing = false;
+  --device().captures;
+  *graph = new CUgraph_st{std::move(stream->captured)};
+  stream->captured.clear();
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  *status = resolve(s)->capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  *exec = new CUgraphExec_st{graph->ops};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+  for (const Op& op : exec->ops) enqueue(s, op.what.c_str(), op.work);
+  return device().sticky;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,238 @@
+// The emulation's own rules (block_scheduler.hpp, runtime.cpp, cublaslt.cpp): warp collectives
+// compute what CUDA specifies, misuse is a clear error rather than undefined behaviour, the
+// schedules expose a missing barrier, and the runtime queues, captures and checks as stated.
+#define BOOST_TEST_MODULE emulation
+#include <boost/test/unit_test.hpp>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/emu/block_scheduler.hpp"
+#include "kernels/cuda/emu/runtime.hpp"
+#include "kernels/cuda/launch.cuh"
+
+namespace {
+
+template <class T>
+struct Buffer {  // a device array of n elements
+  T* p = nullptr;
+  size_t n;
+  explicit Buffer(size_t count) : n(count) { BOOST_REQUIRE_EQUAL(cudaMalloc(&p, n * sizeof(T)), cudaSuccess); }
+  ~Buffer() { cudaFree(p); }
+  std::vector<T> download() const {
+    std::vector<T> h(n);
+    BOOST_REQUIRE_EQUAL(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+};
+
+// The error a faulting launch leaves, then a clean device for the next test.
+std::string fault_of_last_launch() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  const std::string message = e == cudaSuccess ? "" : cudaGetErrorString(e);
+  cudaDeviceReset();
+  return message;
+}
+
+// out[8·i + j]: lane i's results of eight collectives.
+__global__ void collectives_kernel(int* out) {
+  const int lane = threadIdx.x % 32, i = threadIdx.x;
+  out[8 * i + 0] = __shfl_xor_sync(0xffffffffu, lane, 5);
+  out[8 * i + 1] = __shfl_down_sync(0xffffffffu, lane, 3);
+  out[8 * i + 2] = __shfl_up_sync(0xffffffffu, lane, 2, 8);
+  out[8 * i + 3] = __shfl_sync(0xffffffffu, lane, 31 - lane);
+  out[8 * i + 4] = int(__ballot_sync(0xffffffffu, lane % 3 == 0));
+  out[8 * i + 5] = __any_sync(0xffffffffu, lane == 7);
+  out[8 * i + 6] = __all_sync(0xffffffffu, lane < 31);
+  __syncwarp();
+  out[8 * i + 7] = __shfl_xor_sync(0xffffffffu, lane, 4, 4);  // the partner leaves the width-4 segment
+}
+
+BOOST_AUTO_TEST_CASE(shuffles_and_votes_follow_cuda) {
+  Buffer<int> out(64 * 8);
+  EMB_LAUNCH(collectives_kernel, 1, 64, 0, nullptr)(out.p);
+  const std::vector<int> h = out.download();
+  unsigned ballot = 0;
+  for (int l = 0; l < 32; l += 3) ballot |= 1u << l;
+  for (int i = 0; i < 64; ++i) {
+    const int l = i % 32;
+    BOOST_TEST(h[8 * i + 0] == (l ^ 5));
+    BOOST_TEST(h[8 * i + 1] == (l + 3 < 32 ? l + 3 : l));
+    BOOST_TEST(h[8 * i + 2] == (l % 8 >= 2 ? l - 2 : l));
+    BOOST_TEST(h[8 * i + 3] == 31 - l);
+    BOOST_TEST(unsigned(h[8 * i + 4]) == ballot);
+    BOOST_TEST(h[8 * i + 5] == 1);
+    BOOST_TEST(h[8 * i + 6] == 0);
+    BOOST_TEST(h[8 * i + 7] == l);
+  }
+}
+
+__global__ void divergent_shuffle_kernel(int* out) {
+  if (threadIdx.x < 16) out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
+}
+__global__ void partial_mask_kernel(int* out) {
+  out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1);
+}
+__global__ void barrier_not_reached_kernel(int* out) {
+  if (threadIdx.x == 3) return;
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+__global__ void divergent_barriers_kernel(int* out) {
+  if (threadIdx.x < 32)
+    __syncthreads();
+  else
+    __syncthreads();
+  out[threadIdx.x] = 1;
+}
+__global__ void shuffle_against_barrier_kernel(int* out) {
+  if (threadIdx.x % 32 < 16)
+    __syncthreads();
+  else
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+}
+
+BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
+  Buffer<int> out(64);
+  EMB_LAUNCH(divergent_shuffle_kernel, 1, 32, 0, nullptr)(out.p);
+  BOOST_TEST(fault_of_last_launch().find("exited while lanes of its warp wait at __shfl_xor_sync") != std::string::npos);
+  EMB_LAUNCH(partial_mask_kernel, 1, 32, 0, nullptr)(out.p);
+  BOOST_TEST(fault_of_last_launch().find("partial masks are not emulated") != std::string::npos);
+  EMB_LAUNCH(barrier_not_reached_kernel, 1, 64, 0, nullptr)(out.p);
+  const std::string not_reached = fault_of_last_launch();
+  BOOST_TEST(not_reached.find("a barrier every thread must reach") != std::string::npos);
+  BOOST_TEST(not_reached.find("barrier_not_reached_kernel") != std::string::npos);
+  EMB_LAUNCH(divergent_barriers_kernel, 1, 64, 0, nullptr)(out.p);
+  BOOST_TEST(fault_of_last_launch().find("while other threads wait at __syncthreads") != std::string::npos);
+  EMB_LAUNCH(shuffle_against_barrier_kernel, 1, 64, 0, nullptr)(out.p);
+  BOOST_TEST(fault_of_last_launch().find("divergent warp") != std::string::npos);
+  // The device works again after a reset.
+  Buffer<int> results(32 * 8);
+  EMB_LAUNCH(collectives_kernel, 1, 32, 0, nullptr)(results.p);
+  BOOST_TEST(cudaDeviceSynchronize() == cudaSuccess);
+}
+
+// Each thread stores its index in shared memory and reads its neighbour's: without the
+// barrier, what it reads depends on which thread ran first.
+template <bool kBarrier>
+__global__ void neighbour_kernel(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = int(threadIdx.x) + 1;
+  if (kBarrier) __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+}
+
+template <bool kBarrier>
+std::vector<int> neighbours_under(emb::emu::Order order) {
+  emb::emu::set_schedule({order, 0});
+  Buffer<int> out(64);
+  EMB_LAUNCH(neighbour_kernel<kBarrier>, 1, 64, 0, nullptr)(out.p);
+  std::vector<int> h = out.download();
+  emb::emu::set_schedule({});
+  return h;
+}
+
+BOOST_AUTO_TEST_CASE(schedules_expose_a_missing_barrier) {
+  BOOST_TEST((neighbours_under<true>(emb::emu::Order::forward) == neighbours_under<true>(emb::emu::Order::reverse)));
+  BOOST_TEST((neighbours_under<true>(emb::emu::Order::forward) == neighbours_under<true>(emb::emu::Order::shuffled)));
+  BOOST_TEST((neighbours_under<false>(emb::emu::Order::forward) != neighbours_under<false>(emb::emu::Order::reverse)));
+}
+
+__global__ void count_kernel(int* counter, int* out) {
+  atomicAdd(counter, 1);
+  EMB_DYNAMIC_SHARED(int, scratch);
+  scratch[threadIdx.x] = int(blockIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = scratch[blockDim.x - 1];
+}
+
+BOOST_AUTO_TEST_CASE(atomics_and_dynamic_shared_memory) {
+  Buffer<int> counter(1), out(4);
+  BOOST_REQUIRE_EQUAL(cudaMemset(counter.p, 0, sizeof(int)), cudaSuccess);
+  EMB_LAUNCH(count_kernel, 4, 96, 96 * sizeof(int), nullptr)(counter.p, out.p);
+  BOOST_TEST(counter.download()[0] == 4 * 96);
+  BOOST_TEST(out.download() == std::vector<int>({0, 1, 2, 3}), boost::test_tools::per_element());
+}
+
+__global__ void add_kernel(int* x, int n, int v) {
+  for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += int(gridDim.x * blockDim.x)) x[i] += v;
+}
+
+BOOST_AUTO_TEST_CASE(launch_configuration_errors) {
+  Buffer<int> x(8);
+  EMB_LAUNCH(add_kernel, 0, 32, 0, nullptr)(x.p, 8, 1);
+  BOOST_TEST(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  BOOST_TEST(std::string(cudaGetErrorString(cudaErrorInvalidConfiguration)).find("zero-sized grid") != std::string::npos);
+  EMB_LAUNCH(add_kernel, 1, 2048, 0, nullptr)(x.p, 8, 1);
+  BOOST_TEST(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  BOOST_TEST(cudaGetLastError() == cudaSuccess);  // launch errors are not sticky
+}
+
+BOOST_AUTO_TEST_CASE(work_runs_at_synchronisation_and_graphs_replay) {
+  Buffer<int> x(8);
+  BOOST_REQUIRE_EQUAL(cudaMemset(x.p, 0, 8 * sizeof(int)), cudaSuccess);
+  cudaStream_t s;
+  BOOST_REQUIRE_EQUAL(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  EMB_LAUNCH(add_kernel, 1, 32, 0, s)(x.p, 8, 5);
+  int unsynchronised;
+  std::memcpy(&unsynchronised, x.p, sizeof(int));  // a host read without synchronising (illegal on a GPU)
+  BOOST_TEST(unsynchronised != 5);
+  BOOST_REQUIRE_EQUAL(cudaStreamSynchronize(s), cudaSuccess);
+  BOOST_TEST(x.download()[7] == 5);
+
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  BOOST_REQUIRE_EQUAL(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EMB_LAUNCH(add_kernel, 1, 32, 0, s)(x.p, 8, 2);
+  BOOST_TEST(cudaDeviceSynchronize() == cudaErrorStreamCaptureUnsupported);
+  BOOST_REQUIRE_EQUAL(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  BOOST_REQUIRE_EQUAL(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  cudaGetLastError();
+  BOOST_TEST(x.download()[0] == 5);  // captured, not run
+  for (int i = 0; i < 3; ++i) BOOST_REQUIRE_EQUAL(cudaGraphLaunch(exec, s), cudaSuccess);
+  BOOST_REQUIRE_EQUAL(cudaStreamSynchronize(s), cudaSuccess);
+  BOOST_TEST(x.download()[0] == 11);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+}
+
+BOOST_AUTO_TEST_CASE(copies_outside_an_allocation_are_refused) {
+  Buffer<int> x(8);
+  std::vector<int> h(16);
+  BOOST_TEST(cudaMemcpy(h.data(), x.p, 16 * sizeof(int), cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
+  BOOST_TEST(cudaMemcpy(x.p + 4, h.data(), 8 * sizeof(int), cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  cudaGetLastError();
+}
+
+BOOST_AUTO_TEST_CASE(cublaslt_refuses_what_it_does_not_emulate) {
+  cublasLtHandle_t handle;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t a, b, d;
+  cublasLtMatmulPreference_t pref;
+  BOOST_REQUIRE(cublasLtCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  BOOST_REQUIRE(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
+  const cublasLtEpilogue_t gelu = CUBLASLT_EPILOGUE_GELU;
+  BOOST_REQUIRE(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof(gelu)) == CUBLAS_STATUS_SUCCESS);
+  cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, 4, 4, 4);
+  cublasLtMatrixLayoutCreate(&b, CUDA_R_32F, 4, 4, 4);
+  cublasLtMatrixLayoutCreate(&d, CUDA_R_32F, 4, 4, 4);
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulHeuristicResult_t result;
+  int found = -1;
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_NOT_SUPPORTED);
+  BOOST_TEST(found == 0);
+  const cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none));
+  cublasLtMatrixLayout_t wrong;
+  cublasLtMatrixLayoutCreate(&wrong, CUDA_R_32F, 5, 4, 5);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, wrong, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_INVALID_VALUE);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_SUCCESS);
+  BOOST_TEST(found == 1);
+  for (cublasLtMatrixLayout_t l : {a, b, d, wrong}) cublasLtMatrixLayoutDestroy(l);
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(handle);
+}
+
+}  // namespace
