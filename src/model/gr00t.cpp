@@ -189,6 +189,8 @@ class Gr00tModel final : public Model {
     return loss / denominator;
   }
 
+  const float* action_output() const override { return a_.v; }
+
   void head_backward(const ParamAccess& P) override {
     Acts& a = a_;
     const int64_t D = cfg_.d_model, Ta = int64_t(layout_.action.size());

@@ -17,6 +17,12 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
+  plan_for(batch);
+  ParamAccess access(reg_, params, grads, hooks);
+  return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+}
+
+void Model::plan_for(const PackedBatch& batch) {
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
@@ -26,8 +32,6 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
     plan_activations(real, batch.n_tokens, batch.n_context, batch.n_samples);
     planned_T_ = batch.n_tokens, planned_Tc_ = batch.n_context, planned_B_ = batch.n_samples;
   }
-  ParamAccess access(reg_, params, grads, hooks);
-  return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
 }
 
 // Units forward in order, backward in reverse (unit_hooks.hpp): 0 = time_enc and the family's
