@@ -177,6 +177,14 @@ void Env::observe(float* state) const {
     for (int i = 0; i < 7; ++i) put(q[i]);
   }
   put3(goal());
+  auto rel = [&](const std::array<double, 3>& to, const std::array<double, 3>& from) {
+    put3({5 * (to[0] - from[0]), 5 * (to[1] - from[1]), 5 * (to[2] - from[2])});
+  };
+  if (block_joint_ >= 0) {
+    rel(block(), tip()), rel(goal(), block());
+  } else {
+    rel(goal(), tip());
+  }
   EMB_ASSERT(k == task_.state_dim);
 }
 

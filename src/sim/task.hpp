@@ -1,9 +1,12 @@
 // The manipulation tasks of the closed loop (CLOSED_LOOP.md "Simulation"): what each one is,
-// independent of any running simulation. Observation layouts (state, fp32):
-//   reach       [9]   j1 j2 j3 | ee x y z | goal x y z
-//   push        [16]  j1 j2 j3 | finger tip x y z | block x y z, quat w x y z | goal x y z
-//   pick_place  [18]  j1 j2 j3 lift | gripper closure | fingertip centre x y z |
-//                     block x y z, quat w x y z | goal x y z   (gripper closure: 0 open, 1 closed)
+// independent of any running simulation. Observation layouts (state, fp32; "rel" rows are
+// 5 × the vector between two points, the differences the experts act on, in units of 20 cm):
+//   reach       [12]  j1 j2 j3 | ee x y z | goal x y z | rel goal − ee
+//   push        [22]  j1 j2 j3 | finger tip x y z | block x y z, quat w x y z | goal x y z |
+//                     rel block − tip | rel goal − block
+//   pick_place  [24]  j1 j2 j3 lift | gripper closure (0 open, 1 closed) | fingertip centre
+//                     x y z | block x y z, quat w x y z | goal x y z | rel block − tip |
+//                     rel goal − block
 // Actions are in [-1, 1]: (dx, dy) for reach and push, (dx, dy, dz, grip) for pick_place;
 // a move of 1 shifts the hand's mocap target by `max_move` metres (Meta-World's control),
 // grip −1 opens the gripper and +1 closes it.

@@ -2,7 +2,7 @@
 // demonstrations as an embpack/1 gr00t file embtrain trains on unchanged. Episode i is the
 // collect-split episode (S, i) (sim/env.hpp); ranks run episodes i ≡ rank (mod size), rank 0
 // gathers them and writes the file in episode order, so the file is the same at any rank count.
-// Only successful demonstrations are kept. Widths are the widest task's (state 18, action 4)
+// Only successful demonstrations are kept. Widths are the widest task's (state 24, action 4)
 // with each task's own widths as its embodiment's (/embodiments/*), so the files of all tasks
 // make one multi-embodiment dataset. Per step: state, action, reward (1 at success), done,
 // /video/<view> frames and vl features (observation.hpp); one /tasks entry per paraphrase.
