@@ -1,17 +1,16 @@
 #!/usr/bin/python3
 """The closed-loop report: a success table (the trained policy's last checkpoint beside the
 expert, zero-action and random baselines, with 95% Wilson intervals) printed as Markdown, and
-ROOT/eval/success_vs_step.png (success rate of every checkpoint, per task).
+ROOT/eval/success_vs_step.png (scripts/plot_success.py).
 
 Usage: /usr/bin/python3 scripts/closed_loop_report.py ROOT   (ROOT as scripts/closed_loop.sh made it)
 """
 import json
+import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_success import plot  # noqa: E402
 
 
 def cell(t: dict) -> str:
@@ -29,21 +28,7 @@ def main(root: str) -> None:
         print(f"| {task} | {cell(t)} | " + " | ".join(cell(b["tasks"][task]) for b in baselines.values()) + " |")
     print(f"\nflow steps K = {policy.get('flow_steps')}, executed steps n = {policy.get('exec_steps')}, "
           f"eval seed {policy['seed']} (eval split; demonstrations came from the collect split)")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    steps = [c["step"] for c in policy["checkpoints"]]
-    for task in last["tasks"]:
-        rates = [c["tasks"][task]["success_rate"] for c in policy["checkpoints"]]
-        lo = [c["tasks"][task]["ci95"][0] for c in policy["checkpoints"]]
-        hi = [c["tasks"][task]["ci95"][1] for c in policy["checkpoints"]]
-        line, = ax.plot(steps, rates, marker="o", label=task)
-        ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.15)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(f"{root}/eval/success_vs_step.png", dpi=120)
+    plot(f"{root}/eval")
 
 
 if __name__ == "__main__":
