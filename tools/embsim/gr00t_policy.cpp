@@ -165,8 +165,8 @@ std::vector<std::string> find_checkpoints(const std::string& path) {
     }
   }
   std::vector<std::string> found;
-  for (const std::string& c : list_checkpoints(dir))
-    if (checkpoint_problem(c).empty()) found.push_back(c);
+  for (const std::string& name : list_checkpoints(dir))
+    if (checkpoint_problem(dir + "/" + name).empty()) found.push_back(dir + "/" + name);
   EMB_CHECK(!found.empty(), path, ": no complete checkpoint in ", dir);
   return found;
 }
