@@ -2,7 +2,7 @@
 // same episodes at any rank count; evaluation gives the same per-episode outcomes whatever
 // the number of ranks (each rank batching its environments into one policy call) as one rank
 // running them all; the gr00t policy acts the same on an observation alone or in a batch, and
-// refuses a checkpoint too narrow for the task.
+// refuses a checkpoint too narrow for the task; a checkpoint directory names its checkpoints.
 #define BOOST_TEST_MODULE embsim
 #include <boost/test/unit_test.hpp>
 #include <mpi.h>
@@ -128,8 +128,11 @@ BOOST_AUTO_TEST_CASE(eval_outcomes_do_not_depend_on_the_rank_count) {
 }
 
 BOOST_AUTO_TEST_CASE(gr00t_policy_batches_and_checks_the_task) {
-  const std::string ckpt = untrained_checkpoint(scratch("ckpt_narrow"), {"model.state_dim=16"});
+  const std::string dir = scratch("ckpt_narrow");
+  const std::string ckpt = untrained_checkpoint(dir, {"model.state_dim=16"});
   if (rank() != 0) return;
+  BOOST_TEST(find_checkpoints(dir) == std::vector<std::string>{ckpt}, "a checkpoint directory lists its checkpoints");
+  BOOST_TEST(find_checkpoints(ckpt) == std::vector<std::string>{ckpt});
   Gr00tPolicy narrow(ckpt, {}, 1);
   BOOST_CHECK_NO_THROW(narrow.check_task(task_spec("reach"), 32));
   try {
