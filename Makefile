@@ -7,6 +7,7 @@
 #   make asan    AddressSanitizer+UBSan build in build-asan/ and its unit tests
 #   make cuda    the standalone CUDA kernel tests and benchmarks (needs a GPU to run)
 #   make regress weak/strong scaling drivers, compared with regression/baselines (regression/)
+#   make closed-loop  collect expert demos in MuJoCo, train a small gr00t, evaluate it in closed loop
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -18,7 +19,7 @@ EMU_TARGET ?= all
 
 # The scripts behind run, bench and regress set the MPI environment (scripts/mpi_env.sh).
 
-.PHONY: all deps configure build run test emu bench asan cuda regress clean
+.PHONY: all deps configure build run test emu bench asan cuda regress closed-loop clean
 
 all: build
 
@@ -60,6 +61,9 @@ cuda:
 
 regress: build
 	@bash regression/regress.sh $(BUILD)
+
+closed-loop: build
+	@bash scripts/closed_loop.sh $(BUILD) $(NP)
 
 clean:
 	rm -rf $(BUILD) build-asan $(EMU_BUILD)

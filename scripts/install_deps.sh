@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libboost-test-dev libboost-context-dev nlohmann-json3-dev libfmt-dev
   libopenblas-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+  libmujoco-dev libegl-dev libegl1 libgl1-mesa-dri
   python3-torch python3-h5py python3-numpy python3-matplotlib
   slurm-wlm slurmctld slurmd munge
 )

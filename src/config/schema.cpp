@@ -217,6 +217,12 @@ std::vector<KeySpec> make_schema() {
               "samples in an epoch; 0 = count data.paths when they exist"),
       string_key("plan.json", "", "the plan's JSON; empty = <run.output_dir>/plan/<deck stem>.json"),
 
+      // [sim] closed-loop evaluation of a gr00t checkpoint (embsim eval, CLOSED_LOOP.md)
+      int_key("sim.flow_steps", "4", "", at_least(1),
+              "K: Euler steps integrating the learned flow from noise to an action chunk (GR00T: 4)"),
+      int_key("sim.exec_steps", "4", "steps", at_least(1),
+              "n: actions of each sampled chunk executed before the policy is asked again (<= horizon)"),
+
       // [debug] fault injection for the failure-handling tests
       int_key("debug.inject_nan_step", "0", "steps", at_least(0),
               "poison this step's gradients with NaN; 0 = never"),

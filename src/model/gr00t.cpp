@@ -165,6 +165,8 @@ class Gr00tModel final : public Model {
     return loss / denominator;
   }
 
+  const float* action_output() const override { return a_.v; }
+
   void head_backward(const ParamAccess& P) override {
     Ops& ops = *ops_;
     const DeviceBatch& d = dev_;

@@ -20,6 +20,14 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
+  prepare(batch);
+  ParamAccess access(reg_, params, grads, hooks);
+  return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+}
+
+// Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
+// shape (planned again only when the shape changes).
+void Model::prepare(const PackedBatch& batch) {
   const auto upload_start = std::chrono::steady_clock::now();
   dev_.upload(*ops_, cfg_, batch, layout_, draws_, time_rows_);
   upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
@@ -32,8 +40,6 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
     plan_activations(real, batch.n_tokens, batch.n_context, batch.n_samples);
     planned_T_ = batch.n_tokens, planned_Tc_ = batch.n_context, planned_B_ = batch.n_samples;
   }
-  ParamAccess access(reg_, params, grads, hooks);
-  return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
 }
 
 // Units forward in order, backward in reverse (unit_hooks.hpp): 0 = time_enc and the family's

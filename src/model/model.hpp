@@ -48,6 +48,12 @@ class Model {
   double forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
                           const std::vector<double>& denominators, UnitHooks* hooks = nullptr);
 
+  // Forward only, gr00t (policy.cpp): the flow velocity v_θ(x, τ) [B, Hz, A] of every sample of
+  // `batch` at its noisy action chunk x = batch.actions and flow time tau[s] (0 = noise,
+  // 1 = data), on the same path as training's forward (the policy of closed-loop evaluation).
+  void flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,
+                     std::vector<float>& velocity);
+
   // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
   // (upper bound over layouts), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
@@ -80,6 +86,9 @@ class Model {
                       bool backward) = 0;
   virtual void head_backward(const ParamAccess& P) = 0;
   virtual void encode_backward(const ParamAccess& P, const PackedBatch& batch) = 0;
+  // The last head's per-action-token output in the backend's memory (gr00t: v, rows in
+  // layout_.action order).
+  virtual const float* action_output() const { return nullptr; }
 
   ModelConfig cfg_;
   Ops* ops_;
@@ -92,6 +101,7 @@ class Model {
   Trunk trunk_;
 
  private:
+  void prepare(const PackedBatch& batch);  // uploads batch and lays out the activations of its shape
   double run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
 
   Arena arena_;

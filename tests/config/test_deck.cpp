@@ -229,7 +229,7 @@ BOOST_AUTO_TEST_CASE(unknown_section) {
   check_deck_errors(dir, {
       {std::string(kMinimal) + "\n[trian]\n", ":4: unknown section [trian] (did you mean [train]?)"},
       {"[optimizer]\n",
-       ":1: unknown section [optimizer]; sections are run, model, data, train, comm, plan, debug"},
+       ":1: unknown section [optimizer]; sections are run, model, data, train, comm, plan, sim, debug"},
   });
 }
 

@@ -1,0 +1,174 @@
+#include "gr00t_policy.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "config/deck.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "data/h5_file.hpp"
+#include "data/half.hpp"
+#include "data/packed_dataset.hpp"
+#include "data/packed_format.hpp"
+#include "data/packer.hpp"
+#include "model/presets.hpp"
+#include "train/checkpoint.hpp"
+#include "train/checkpoint_dir.hpp"
+#include "train/checkpoint_file.hpp"
+
+namespace emb {
+
+namespace {
+
+constexpr uint64_t kPolicyNoiseStream = 1ull << 62;  // flow_noise substreams beyond any training step
+
+// The deck stored in a checkpoint, parsed as embtrain would (a temporary file for load_deck).
+Deck checkpoint_deck(const std::string& text, const std::vector<std::string>& sets) {
+  namespace fs = std::filesystem;
+  fs::path tmp = fs::temp_directory_path() / str("embsim-deck-", getpid(), ".in");
+  {
+    std::ofstream out(tmp);
+    out << text;
+  }
+  try {
+    Deck deck = load_deck(tmp.string(), sets);
+    fs::remove(tmp);
+    return deck;
+  } catch (...) {
+    fs::remove(tmp);
+    throw;
+  }
+}
+
+}  // namespace
+
+Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed)
+    : path_(checkpoint), seed_(seed) {
+  std::string deck_text;
+  {
+    CheckpointFile f(checkpoint, MPI_COMM_NULL, CheckpointFile::Access::read);
+    f.expect_complete();
+    deck_text = f.attr_string("deck");
+    step_ = f.attr_int("step");
+  }
+  Deck deck = checkpoint_deck(deck_text, deck_sets);
+  ModelConfig cfg = model_config_from_deck(deck);
+  EMB_CHECK(cfg.family == Family::gr00t, checkpoint, ": a ", family_name(cfg.family),
+            " checkpoint; embsim eval runs gr00t policies");
+  flow_steps_ = int(deck.get_int("sim.flow_steps"));
+  exec_steps_ = int(deck.get_int("sim.exec_steps"));
+  EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
+            cfg.horizon);
+  for (const std::string& p : deck.get_list("data.paths")) data_paths_.push_back(p);
+  model_ = make_model(cfg, &ops_);
+  const ParamRegistry& reg = model_->params();
+  params_.resize(size_t(reg.total()));
+  std::vector<float> exp_avg(params_.size()), exp_avg_sq(params_.size());
+  load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
+                  exp_avg.data(), exp_avg_sq.data());
+}
+
+void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
+  const ModelConfig& c = model_->config();
+  EMB_CHECK(c.state_dim >= task.state_dim && c.action_dim >= task.action_dim, path_, ": model state/action widths ",
+            c.state_dim, "/", c.action_dim, " are narrower than task ", task.name, "'s ", task.state_dim, "/",
+            task.action_dim);
+  EMB_CHECK(task.embodiment < c.n_embodiments, path_, ": the model has ", c.n_embodiments,
+            " embodiments; task ", task.name, " is embodiment ", task.embodiment);
+  EMB_CHECK(c.d_ctx == d_vl, path_, ": the model's vl width is ", c.d_ctx, ", the observations' (--d-vl) ", d_vl);
+  bool any_file = false;
+  std::string seen;
+  for (const std::string& p : data_paths_) {
+    if (!std::filesystem::is_regular_file(p)) continue;
+    any_file = true;
+    H5File f = H5File::open(p);
+    if (!f.has(packed::kEmbodimentStateDim)) continue;
+    std::vector<int32_t> sd = f.read_all<int32_t>(packed::kEmbodimentStateDim);
+    std::vector<int32_t> ad = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+    for (int32_t e : f.read_all<int32_t>(packed::kEpisodeEmbodiment)) {
+      bool match = e == task.embodiment && size_t(e) < sd.size() && sd[size_t(e)] == task.state_dim &&
+                   ad[size_t(e)] == task.action_dim;
+      if (match) return;
+    }
+    seen += (seen.empty() ? "" : ", ") + p;
+  }
+  EMB_CHECK(!any_file, path_, ": trained on data without task ", task.name, "'s embodiment ", task.embodiment,
+            " (state ", task.state_dim, ", action ", task.action_dim, "): ", seen);
+}
+
+void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) {
+  const ModelConfig& cfg = model_->config();
+  const int Hz = cfg.horizon, A = cfg.action_dim;
+  const size_t per_sample = size_t(Hz) * A;
+  std::vector<Sample> samples(inputs.size());
+  int64_t tokens = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PolicyInput& in = inputs[i];
+    Sample& s = samples[i];
+    s.id = int64_t(i);
+    s.emb_id = in.env->task().embodiment;
+    s.query_tokens = sample_query_tokens(cfg);
+    s.context_tokens = int64_t(in.vl.size()) / cfg.d_ctx;
+    s.context.resize(in.vl.size());
+    half_to_float(in.vl.data(), s.context.data(), int64_t(in.vl.size()));
+    s.state.assign(size_t(cfg.state_dim), 0.f);
+    std::copy(in.state.begin(), in.state.end(), s.state.begin());
+    s.actions.assign(per_sample, 0.f);
+    s.action_mask.assign(per_sample, 1.f);
+    tokens += s.tokens();
+  }
+  PackerConfig packing;
+  packing.tokens_per_mb = tokens, packing.lookahead = 0;
+  std::vector<PackedBatch> batches = pack_step(samples, cfg, packing, {path_});
+  EMB_ASSERT(batches.size() == 1);
+  PackedBatch& batch = batches[0];
+  const int B = batch.n_samples;
+  // Noise of the input in slot s, keyed by its episode and step: the same whatever the batch.
+  for (int s = 0; s < B; ++s) {
+    const PolicyInput& in = inputs[size_t(batch.sample_id[size_t(s)])];
+    CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + uint64_t(in.episode), uint64_t(in.env->steps()));
+    for (size_t e = 0; e < per_sample; ++e) batch.actions[s * per_sample + e] = float(noise.normal(e));
+  }
+  std::vector<float> velocity;
+  for (int k = 0; k < flow_steps_; ++k) {
+    std::vector<float> tau(size_t(B), float(k) / float(flow_steps_));
+    model_->flow_velocity(params_.data(), batch, tau, velocity);
+    for (size_t e = 0; e < batch.actions.size(); ++e) batch.actions[e] += velocity[e] / float(flow_steps_);
+  }
+  chunks.resize(inputs.size());
+  for (int s = 0; s < B; ++s) {
+    const size_t i = size_t(batch.sample_id[size_t(s)]);
+    const int task_A = inputs[i].env->task().action_dim;
+    chunks[i].resize(size_t(exec_steps_) * task_A);
+    for (int h = 0; h < exec_steps_; ++h)
+      for (int k = 0; k < task_A; ++k)
+        chunks[i][size_t(h * task_A + k)] = std::clamp(batch.actions[s * per_sample + size_t(h * A + k)], -1.f, 1.f);
+  }
+}
+
+std::vector<std::string> find_checkpoints(const std::string& path) {
+  namespace fs = std::filesystem;
+  EMB_CHECK(fs::exists(path), path, ": no such checkpoint, checkpoint directory or run directory");
+  if (!fs::is_directory(path)) return {path};
+  std::string dir = path;
+  if (fs::is_regular_file(fs::path(path) / "deck.resolved")) {  // a run directory: its checkpoint directory
+    Deck deck = load_deck((fs::path(path) / "deck.resolved").string());
+    dir = deck.get_string("train.ckpt_dir");
+    if (dir.empty()) {
+      std::string name = deck.get_string("run.name"), stem = fs::path(path).filename().string();
+      if (name.empty() && stem.size() > 16) name = stem.substr(0, stem.size() - 16);  // "<deck>-YYYYmmdd-HHMMSS"
+      dir = deck.get_string("run.output_dir") + "/ckpt/" + name;
+    }
+  }
+  std::vector<std::string> found;
+  for (const std::string& name : list_checkpoints(dir))
+    if (checkpoint_problem(dir + "/" + name).empty()) found.push_back(dir + "/" + name);
+  EMB_CHECK(!found.empty(), path, ": no complete checkpoint in ", dir);
+  return found;
+}
+
+}  // namespace emb

@@ -1,0 +1,52 @@
+// The policy of an embtrain gr00t checkpoint. The model comes from the deck stored in the
+// checkpoint (its [sim] keys, overridable with --set, give K = sim.flow_steps and
+// n = sim.exec_steps). Each call packs this rank's observations into ONE batch (state
+// zero-padded to the model's Sd, vl features as context, the sample's embodiment) and
+// samples a chunk for all of them at once: x₀ ~ N(0, I) keyed by (seed, episode, step), then
+// K Euler steps x ← x + v_θ(x, k/K)/K of Model::flow_velocity (GR00T's t: 0 noise, 1 data);
+// the first n actions (the task's columns, clipped to [-1, 1]) are executed.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "model/model.hpp"
+#include "policy.hpp"
+
+namespace emb {
+
+class Gr00tPolicy final : public Policy {
+ public:
+  // Throws emb::Error (one line naming the file) for a checkpoint that is not a complete
+  // gr00t checkpoint.
+  Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed);
+  std::string name() const override { return "checkpoint"; }
+  bool needs_images() const override { return true; }
+  void act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) override;
+
+  // Throws emb::Error when the model cannot act in `task`: state/action widths narrower than
+  // the task's, no slot for its embodiment, vl width not d_vl, or training data (when its
+  // files are still there) without the task's embodiment at the task's widths.
+  void check_task(const TaskSpec& task, int d_vl) const;
+  int64_t step() const { return step_; }
+  int flow_steps() const { return flow_steps_; }
+  int exec_steps() const { return exec_steps_; }
+  const ModelConfig& config() const { return model_->config(); }
+
+ private:
+  std::string path_;
+  int64_t step_ = 0;
+  uint64_t seed_;
+  int flow_steps_ = 4, exec_steps_ = 4;
+  std::vector<std::string> data_paths_;
+  CpuOps ops_;  // the backend the policy computes on
+  std::unique_ptr<Model> model_;
+  std::vector<float> params_;
+};
+
+// The checkpoints of a run directory (deck.resolved → train.ckpt_dir), of a checkpoint
+// directory (step_*.h5), or the one file given; ascending by step. Throws when there is none.
+std::vector<std::string> find_checkpoints(const std::string& path);
+
+}  // namespace emb

@@ -1,0 +1,129 @@
+// embsim: simulated manipulation tasks for embtrain (CLOSED_LOOP.md), one SPMD executable.
+//   embsim collect TASK --episodes N --seed S -o demos.h5     expert demonstrations (embpack/1)
+//   embsim eval TARGET --task T[,T] --episodes N --seed S      closed-loop success rates
+//       TARGET: a checkpoint, checkpoint directory or run directory, or expert | zero | random
+//   embsim tasks                                               the tasks and their instructions
+// Every step runs on every rank and the ranks agree on failure (comm/agreement.hpp): a bad
+// task, a missing MJCF file, no rendering backend or a checkpoint that does not fit the task
+// prints one line on rank 0 and every rank exits non-zero.
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <ctime>
+#include <iostream>
+
+#include "collect.hpp"
+#include "comm/agreement.hpp"
+#include "core/error.hpp"
+#include "eval.hpp"
+#include "sim/task.hpp"
+
+namespace {
+
+using namespace emb;
+
+std::string command_line(int argc, char** argv) {
+  std::string s = "embsim 1.0:";
+  for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void add_observation_options(CLI::App* app, ObservationOptions& o, std::string& views) {
+  app->add_option("--views", views, "camera views, comma-separated (MJCF camera names)");
+  app->add_option("--d-vl", o.d_vl, "vl feature dim (Dvl) of the stand-in encoder");
+  app->add_option("--vl-grid", o.vl_grid, "vl tokens per view = grid²");
+}
+
+std::string default_out_dir() {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return std::string("outputs/eval-") + stamp;
+}
+
+int run(MPI_Comm comm, int rank, int argc, char** argv) {
+  CLI::App app{"embsim: MuJoCo manipulation tasks, expert demonstrations and closed-loop evaluation"};
+  app.require_subcommand(1);
+  std::string mjcf_dir = default_mjcf_dir(), views = "top,front", tasks = "reach";
+
+  CollectOptions co;
+  CLI::App* collect_cmd = app.add_subcommand("collect", "record scripted-expert demonstrations as an embpack/1 file");
+  collect_cmd->add_option("task", co.task, "reach, push or pick_place")->required();
+  collect_cmd->add_option("--episodes", co.episodes, "episodes to run (failed ones are not kept)");
+  collect_cmd->add_option("--seed", co.seed, "seed of the collect-split initial states");
+  collect_cmd->add_option("-o,--output", co.output, "output .h5 file")->required();
+  add_observation_options(collect_cmd, co.observation, views);
+
+  EvalOptions eo;
+  CLI::App* eval_cmd = app.add_subcommand("eval", "closed-loop success rates of a checkpoint or a baseline");
+  eval_cmd->add_option("target", eo.target, "checkpoint, checkpoint dir, run dir, or expert|zero|random")->required();
+  eval_cmd->add_option("--task", tasks, "tasks, comma-separated, or all");
+  eval_cmd->add_option("--episodes", eo.episodes, "episodes per task");
+  eval_cmd->add_option("--seed", eo.seed, "seed of the eval-split initial states (disjoint from collection's)");
+  eval_cmd->add_option("--out", eo.out_dir, "output directory (default outputs/eval-<timestamp>)");
+  eval_cmd->add_option("--videos", eo.videos, "rollout videos per task (first episodes)");
+  eval_cmd->add_option("--set", eo.deck_sets, "section.key=value override of the checkpoint's deck (sim.flow_steps, sim.exec_steps)");
+  add_observation_options(eval_cmd, eo.observation, views);
+
+  CLI::App* tasks_cmd = app.add_subcommand("tasks", "list the tasks");
+  for (CLI::App* a : {collect_cmd, eval_cmd}) a->add_option("--mjcf-dir", mjcf_dir, "directory of the tasks' MJCF files");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : kExitInput);
+  }
+  try {
+    if (*tasks_cmd) {
+      if (rank == 0)
+        for (const TaskSpec& t : all_tasks())
+          std::cout << t.name << "  (state " << t.state_dim << ", action " << t.action_dim << ", " << t.max_steps
+                    << " steps): " << t.instructions[0] << "\n";
+      return 0;
+    }
+    if (*collect_cmd) {
+      co.mjcf_dir = mjcf_dir, co.observation.views = split_commas(views);
+      CollectSummary s = collect(comm, co, command_line(argc, argv));
+      if (rank == 0)
+        std::cout << "embsim collect: " << co.task << ": expert succeeded in " << s.successes << "/" << s.episodes
+                  << " episodes; wrote " << s.successes << " episodes (" << s.steps << " steps) to " << co.output << "\n";
+      return 0;
+    }
+    eo.mjcf_dir = mjcf_dir, eo.observation.views = split_commas(views);
+    if (tasks == "all") {
+      for (const TaskSpec& t : all_tasks()) eo.tasks.push_back(t.name);
+    } else {
+      eo.tasks = split_commas(tasks);
+    }
+    if (eo.out_dir.empty()) {
+      std::string out = rank == 0 ? default_out_dir() : "";
+      broadcast_string(comm, out);
+      eo.out_dir = out;
+    }
+    std::string path = run_eval(comm, eo);
+    if (rank == 0) std::cout << "embsim eval: report " << path << "\n";
+    return 0;
+  } catch (const Error& e) {
+    if (rank == 0) std::cerr << "embsim: error: " << e.what() << "\n";
+    return e.exit_code();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = run(MPI_COMM_WORLD, rank, argc, argv);
+  MPI_Finalize();
+  return code;
+}
