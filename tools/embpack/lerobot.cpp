@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "context_features.hpp"
 #include "core/error.hpp"
@@ -148,7 +149,7 @@ EpisodeRows read_episode(DataFile& data, const EpisodeRef& ref, std::vector<std:
 // Decodes every (camera, video file) this rank needs on `threads` workers; a file's
 // frames land in the rows of the steps that show them.
 int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<EpisodeRows>& rows,
-                     const LerobotOptions& o, std::vector<VideoView>& views) {
+                     const LerobotOptions& o, bool show_progress, std::vector<VideoView>& views) {
   struct Job {
     size_t camera;
     std::string file;
@@ -177,7 +178,7 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
   int64_t wanted = 0;
   for (const Job& j : jobs) wanted += *std::max_element(j.frame_of_row.begin(), j.frame_of_row.end()) + 1;
   std::mutex progress_lock;
-  Progress progress("lerobot: decoding", wanted, o.progress);
+  Progress progress("lerobot: decoding (rank 0's share)", wanted, o.progress, show_progress);
   std::atomic<size_t> next{0};
   std::atomic<int64_t> decoded{0};
   std::vector<std::string> errors(jobs.size());
@@ -214,7 +215,8 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
 
 // This rank's share of the episodes converted into a PackedData (no file yet).
 PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotOptions& o, int64_t state_dim,
-                         int64_t action_dim, const std::vector<LerobotCamera>& cameras, LerobotReport& report) {
+                         int64_t action_dim, const std::vector<LerobotCamera>& cameras, bool show_progress,
+                         LerobotReport& report) {
   PackedData p;
   p.state_dim = state_dim, p.action_dim = action_dim;
   DataFile data;
@@ -233,7 +235,7 @@ PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotO
     v.frames.resize(size_t(p.steps()) * size_t(o.height) * size_t(o.width) * 3);
     p.videos.push_back(std::move(v));
   }
-  report.frames_decoded += decode_views(episodes, rows, o, p.videos);
+  report.frames_decoded += decode_views(episodes, rows, o, show_progress, p.videos);
   ContextFeatures features(o.d_vl, 0);
   VarlenFeatures& vl = p.features["vl"];
   vl.dim = o.d_vl;
@@ -243,19 +245,87 @@ PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotO
   return p;
 }
 
+// Rank 0 receives the shares of ranks 1..n-1 in rank order, so episodes keep the order of
+// the datasets. Messages go in pieces of at most 1 GiB (MPI counts are int).
+constexpr size_t kPiece = size_t(1) << 30;
+
+template <class T>
+void send_vector(const std::vector<T>& v, MPI_Comm comm) {
+  uint64_t bytes = v.size() * sizeof(T);
+  MPI_Send(&bytes, 1, MPI_UINT64_T, 0, 0, comm);
+  const char* p = reinterpret_cast<const char*>(v.data());
+  for (uint64_t at = 0; at < bytes; at += kPiece) MPI_Send(p + at, int(std::min<uint64_t>(kPiece, bytes - at)), MPI_BYTE, 0, 0, comm);
+}
+
+template <class T>
+std::vector<T> receive_vector(int from, MPI_Comm comm) {
+  uint64_t bytes = 0;
+  MPI_Recv(&bytes, 1, MPI_UINT64_T, from, 0, comm, MPI_STATUS_IGNORE);
+  std::vector<T> v(bytes / sizeof(T));
+  char* p = reinterpret_cast<char*>(v.data());
+  for (uint64_t at = 0; at < bytes; at += kPiece)
+    MPI_Recv(p + at, int(std::min<uint64_t>(kPiece, bytes - at)), MPI_BYTE, from, 0, comm, MPI_STATUS_IGNORE);
+  return v;
+}
+
+std::vector<char> join(const std::vector<std::string>& strings) {
+  std::vector<char> out;
+  for (const std::string& s : strings) out.insert(out.end(), s.c_str(), s.c_str() + s.size() + 1);
+  return out;
+}
+
+std::vector<std::string> split(const std::vector<char>& joined) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < joined.size(); at += out.back().size() + 1) out.emplace_back(&joined[at]);
+  return out;
+}
+
+void send_share(const PackedData& p, const LerobotReport& report, MPI_Comm comm) {
+  std::vector<std::string> tasks;
+  for (int32_t t : p.episode_task) tasks.push_back(p.task_text[size_t(t)]);
+  send_vector(p.episode_offsets, comm);
+  send_vector(join(tasks), comm);
+  send_vector(p.state, comm);
+  send_vector(p.action, comm);
+  for (const VideoView& v : p.videos) send_vector(v.frames, comm);
+  send_vector(p.features.at("vl").values, comm);
+  send_vector(p.features.at("vl").offsets, comm);
+  send_vector(join(report.warnings), comm);
+  send_vector(std::vector<int64_t>{report.frames_decoded}, comm);
+}
+
+void append_share(PackedData& p, LerobotReport& report, int from, MPI_Comm comm) {
+  std::vector<int64_t> offsets = receive_vector<int64_t>(from, comm);
+  std::vector<std::string> tasks = split(receive_vector<char>(from, comm));
+  for (size_t e = 0; e + 1 < offsets.size(); ++e) {
+    int32_t task = int32_t(std::find(p.task_text.begin(), p.task_text.end(), tasks[e]) - p.task_text.begin());
+    if (task == int32_t(p.task_text.size())) p.task_text.push_back(tasks[e]);
+    p.add_episode(offsets[e + 1] - offsets[e], task, 0);
+  }
+  auto append = [&](auto& dst, const auto& more) { dst.insert(dst.end(), more.begin(), more.end()); };
+  append(p.state, receive_vector<float>(from, comm));
+  append(p.action, receive_vector<float>(from, comm));
+  for (VideoView& v : p.videos) append(v.frames, receive_vector<uint8_t>(from, comm));
+  VarlenFeatures& vl = p.features.at("vl");
+  int64_t base = vl.offsets.back();
+  append(vl.values, receive_vector<uint16_t>(from, comm));
+  std::vector<int64_t> vl_offsets = receive_vector<int64_t>(from, comm);
+  for (size_t i = 1; i < vl_offsets.size(); ++i) vl.offsets.push_back(base + vl_offsets[i]);
+  append(report.warnings, split(receive_vector<char>(from, comm)));
+  report.frames_decoded += receive_vector<int64_t>(from, comm)[0];
+}
+
 int64_t width_of(const std::vector<ColumnSlice>& slices) {
   int64_t w = 0;
   for (const ColumnSlice& s : slices) w += s.end - s.start;
   return w;
 }
 
-}  // namespace
-
-PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport& report) {
+// The conversion of this rank's share; every error is thrown here, before any collective.
+PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vector<LerobotDataset>& datasets,
+                         LerobotReport& report) {
   EMB_CHECK(o.height > 0 && o.width > 0, "lerobot: --height and --width must be positive");
   EMB_CHECK(o.threads > 0, "lerobot: --threads must be positive");
-  auto start = std::chrono::steady_clock::now();
-  std::vector<LerobotDataset> datasets;
   for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality));
   const LerobotDataset& first = datasets[0];
   std::vector<EpisodeRef> all;
@@ -270,31 +340,57 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
                 first.root, " has ", first.cameras[c].view);
     for (const LerobotEpisode& e : d.episodes) all.push_back({&d, &e});
   }
-  PackedData p = convert_share(all, o, width_of(first.state), width_of(first.action), first.cameras, report);
-  (void)comm;
+  size_t begin = all.size() * size_t(rank) / size_t(ranks), end = all.size() * size_t(rank + 1) / size_t(ranks);
+  std::vector<EpisodeRef> share(all.begin() + long(begin), all.begin() + long(end));
+  return convert_share(share, o, width_of(first.state), width_of(first.action), first.cameras, rank == 0, report);
+}
+
+// The recorded dataset statistics (meta/stats.json) cover all of a dataset's episodes:
+// compared when one dataset with whole state/action columns is converted.
+void check_dataset_stats(const LerobotDataset& d, const PackedData& p, std::vector<std::string>& warnings) {
+  for (const auto& [column, rows, dim, slices] :
+       {std::make_tuple("observation.state", &p.state, p.state_dim, &d.state), std::make_tuple("action", &p.action, p.action_dim, &d.action)}) {
+    auto it = d.dataset_stats.find(column);
+    if (it == d.dataset_stats.end() || slices->size() != 1 || slices->front().column != column) continue;
+    parquet::ColumnData c;
+    c.type = parquet::PhysicalType::float64, c.list = true;
+    c.reals.assign(rows->begin(), rows->end());
+    std::vector<int64_t> all_rows;
+    for (int64_t r = 0; r < p.steps(); ++r) c.row_offsets.push_back((r + 1) * dim), all_rows.push_back(r);
+    check_stats(c, all_rows, it->second, str(d.root, "/meta/stats.json: ", column), warnings);
+  }
+}
+
+}  // namespace
+
+PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport& report) {
+  auto start = std::chrono::steady_clock::now();
+  int rank = 0, ranks = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &ranks);
+  std::vector<LerobotDataset> datasets;
+  PackedData p;
+  std::string error;
+  try {
+    p = convert_local(o, rank, ranks, datasets, report);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // The lowest failing rank reports; the others stop with an empty message (printed by none).
+  int failed = error.empty() ? ranks : rank;
+  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, comm);
+  if (failed < ranks) throw Error(rank == failed ? error : "");
+  if (rank > 0) {
+    send_share(p, report, comm);
+    return PackedData();
+  }
+  for (int r = 1; r < ranks; ++r) append_share(p, report, r, comm);
+  const LerobotDataset& first = datasets[0];
   p.family = "gr00t";
   p.fps = first.fps;
   p.source = "lerobot:" + first.version;
   for (const LerobotDataset& d : datasets) p.source += ":" + d.root;
-  // The recorded dataset statistics cover every episode of a dataset: compared when one is converted.
-  if (datasets.size() == 1)
-    for (const auto& [column, rows, dim] :
-         {std::tuple<std::string, const std::vector<float>*, int64_t>{"observation.state", &p.state, p.state_dim},
-          {"action", &p.action, p.action_dim}}) {
-      auto it = first.dataset_stats.find(column);
-      if (it == first.dataset_stats.end() || (column == "observation.state" ? first.state : first.action).size() != 1)
-        continue;
-      parquet::ColumnData c;
-      c.type = parquet::PhysicalType::float64, c.list = true;
-      std::vector<int64_t> all_rows;
-      for (int64_t r = 0; r * dim < int64_t(rows->size()); ++r) {
-        c.reals.insert(c.reals.end(), rows->begin() + r * dim, rows->begin() + (r + 1) * dim);
-        c.row_offsets.push_back(int64_t(c.reals.size()));
-        all_rows.push_back(r);
-      }
-      check_stats(c, all_rows, it->second, str(first.root, "/meta/stats.json: ", column), report.warnings);
-    }
-  report.episodes = p.episodes(), report.steps = p.steps(), report.threads = o.threads;
+  if (datasets.size() == 1) check_dataset_stats(first, p, report.warnings);
+  report.episodes = p.episodes(), report.steps = p.steps(), report.threads = o.threads, report.ranks = ranks;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
 }

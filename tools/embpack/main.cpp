@@ -6,6 +6,7 @@
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 
 #include <cstdio>
 #include <iostream>
@@ -38,6 +39,36 @@ void add_output_options(CLI::App* converter, std::string& out, bool& progress) {
 void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) {
   converter->add_option("--d-vl", d_vl, "vl feature dim (Dvl) of the stand-in encoder");
   converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
+}
+
+// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): rank 0 writes the
+// file; an error is printed once (by the rank that met it) and every rank exits non-zero.
+int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    emb::LerobotReport report;
+    emb::PackedData data = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
+    if (rank == 0) {
+      for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
+      emb::write_packed(data, out, created_by);
+      std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
+                  "%.1f frames/s per core\n",
+                  out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
+                  report.seconds, report.ranks, report.threads, report.frames_per_core_second());
+    }
+  } catch (const emb::Error& e) {
+    if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "embpack: " << e.what() << "\n";
+    code = emb::kExitFailure;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return code;
 }
 
 }  // namespace
@@ -113,13 +144,7 @@ int main(int argc, char** argv) {
     } else if (*video) {
       emb::write_packed(emb::convert_video(vo), out, created_by);
     } else if (*lerobot) {
-      emb::LerobotReport report;
-      emb::PackedData data = emb::convert_lerobot(ro, MPI_COMM_NULL, report);
-      for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
-      emb::write_packed(data, out, created_by);
-      std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): %.1f frames/s per core\n",
-                  out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
-                  report.seconds, report.ranks, report.threads, report.frames_per_core_second());
+      return run_lerobot(ro, out, created_by);
     } else if (*info) {
       emb::print_info(file, std::cout);
     } else if (*verify) {
