@@ -271,6 +271,44 @@ BOOST_AUTO_TEST_CASE(embtrain_trains_on_the_result) {
   fs::remove_all(str(PROJECT_SOURCE_DIR, "/outputs/", name));
 }
 
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  for (size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+    n += text.compare(at, prefix.size(), prefix) == 0;
+    if (text.find('\n', at) == std::string::npos) break;
+  }
+  return n;
+}
+
+// Two ranks split the episodes and give the file one rank writes; an error met by rank 1
+// alone is printed once and both ranks exit non-zero.
+BOOST_AUTO_TEST_CASE(two_ranks_give_the_same_file) {
+  std::string out = kDir + "/g1_np2.h5", mpirun = "mpirun -np 2 --oversubscribe ";
+  fs::remove(out);
+  ToolResult r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", kFixture, " --threads 1 --height ", kHeight, " --width ",
+                              kWidth, " -o ", out));
+  BOOST_TEST_INFO(r.err);
+  BOOST_REQUIRE(r.code == 0);
+  BOOST_TEST(r.out.find("(2 rank(s) x 1 thread(s))") != std::string::npos);
+  check_same_arrays(converted_v21(), out, "cam_high");
+  H5File a = H5File::open(converted_v21()), b = H5File::open(out);
+  BOOST_TEST(a.read_all<uint16_t>(packed::kVlFeatures) == b.read_all<uint16_t>(packed::kVlFeatures));
+  BOOST_TEST(a.read_all<int64_t>(packed::kVlOffsets) == b.read_all<int64_t>(packed::kVlOffsets));
+
+  std::string root = copy_fixture("length_11");
+  std::string episodes = bytes_of(root + "/meta/episodes.jsonl");
+  replace_file(root + "/meta/episodes.jsonl", episodes.replace(episodes.find("421"), 3, "400"));
+  fs::remove(out);
+  r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", root, " --threads 1 -o ", out));
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(count_lines_starting(r.err, "embpack: ") == 1, r.err);
+  BOOST_TEST(r.err.find("embpack: " + episode_file(root, 11, "data") +
+                        ": column episode_index: episode 11 has 421 rows, the metadata says length 400\n") !=
+             std::string::npos);
+  BOOST_TEST(!fs::exists(out));
+  BOOST_TEST(!fs::exists(out + ".tmp"));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {
   std::string root = copy_fixture("missing_meta");
   fs::remove(root + "/meta/episodes.jsonl");
