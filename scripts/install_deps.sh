@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libboost-test-dev nlohmann-json3-dev libfmt-dev
   libopenblas-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+  libsnappy-dev libzstd-dev libdav1d-dev
   python3-torch python3-h5py python3-numpy python3-matplotlib
 )
 
