@@ -280,16 +280,24 @@ int count_lines_starting(const std::string& text, const std::string& prefix) {
   return n;
 }
 
-// Two ranks split the episodes and give the file one rank writes; an error met by rank 1
+// Two ranks split the episodes and give the file one rank writes, with rank 1's warning
+// (a recorded statistic that disagrees with the data) printed; an error met by rank 1
 // alone is printed once and both ranks exit non-zero.
 BOOST_AUTO_TEST_CASE(two_ranks_give_the_same_file) {
   std::string out = kDir + "/g1_np2.h5", mpirun = "mpirun -np 2 --oversubscribe ";
+  std::string stats_root = copy_fixture("stats_11");
+  std::vector<Json> stats = read_jsonl(kFixture + "/meta/episodes_stats.jsonl");
+  stats[1]["stats"]["observation.state"]["mean"][0] = 5.0;
+  replace_file(stats_root + "/meta/episodes_stats.jsonl", stats[0].dump() + "\n" + stats[1].dump() + "\n");
   fs::remove(out);
-  ToolResult r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", kFixture, " --threads 1 --height ", kHeight, " --width ",
-                              kWidth, " -o ", out));
+  ToolResult r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", stats_root, " --threads 1 --height ", kHeight,
+                              " --width ", kWidth, " -o ", out));
   BOOST_TEST_INFO(r.err);
   BOOST_REQUIRE(r.code == 0);
   BOOST_TEST(r.out.find("(2 rank(s) x 1 thread(s))") != std::string::npos);
+  BOOST_TEST(count_lines_starting(r.err, "embpack: warning: ") == 1, r.err);
+  BOOST_TEST(r.err.find("embpack: warning: " + stats_root + "/meta/episodes_stats.jsonl: episode 11 observation.state "
+                        "mean[0]: computed -0.7") == 0u, r.err);
   check_same_arrays(converted_v21(), out, "cam_high");
   H5File a = H5File::open(converted_v21()), b = H5File::open(out);
   BOOST_TEST(a.read_all<uint16_t>(packed::kVlFeatures) == b.read_all<uint16_t>(packed::kVlFeatures));

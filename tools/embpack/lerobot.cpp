@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -29,14 +28,21 @@ struct EpisodeRef {
 // The columns of one Parquet data file, read once for all the episodes it holds.
 class DataFile {
  public:
+  bool has(const std::string& path, const std::string& name) {
+    open(path);
+    return file_.has(name);
+  }
   const parquet::ColumnData& column(const std::string& path, const std::string& name) {
-    if (path != path_) file_ = parquet::ParquetFile::open(path), path_ = path, columns_.clear();
+    open(path);
     auto it = columns_.find(name);
     if (it == columns_.end()) it = columns_.emplace(name, file_.read(name)).first;
     return it->second;
   }
 
  private:
+  void open(const std::string& path) {
+    if (path != path_) file_ = parquet::ParquetFile::open(path), path_ = path, columns_.clear();
+  }
   std::string path_;
   parquet::ParquetFile file_;
   std::map<std::string, parquet::ColumnData> columns_;
@@ -125,11 +131,17 @@ EpisodeRows read_episode(DataFile& data, const EpisodeRef& ref, std::vector<std:
     if (recorded != d.episode_stats.end() && recorded->second.count(name))
       check_stats(*column, rows, recorded->second.at(name), str(d.stats_file, ": episode ", e.index, " ", name), warnings);
 
-  const parquet::ColumnData& task = data.column(e.data_file, d.task_column);
-  int64_t t = task.ints.empty() ? -1 : task.ints[size_t(rows[0])];
-  EMB_CHECK(t >= 0 && t < int64_t(d.tasks.size()) && !task.list && !task.is_real(), e.data_file, ": column ",
-            d.task_column, ": row ", rows[0], ": task index ", t, " not in the dataset's ", d.tasks.size(), " tasks");
-  out.task = d.tasks[size_t(t)];
+  if (data.has(e.data_file, d.task_column)) {
+    const parquet::ColumnData& task = data.column(e.data_file, d.task_column);
+    int64_t t = task.ints.empty() ? -1 : task.ints[size_t(rows[0])];
+    EMB_CHECK(t >= 0 && t < int64_t(d.tasks.size()) && !task.list && !task.is_real(), e.data_file, ": column ",
+              d.task_column, ": row ", rows[0], ": task index ", t, " not in the dataset's ", d.tasks.size(), " tasks");
+    out.task = d.tasks[size_t(t)];
+  } else {  // no per-step task column: the episode's first task in the metadata
+    EMB_CHECK(!e.tasks.empty(), e.data_file, ": no column ", d.task_column, " and no tasks for episode ", e.index,
+              " in the metadata");
+    out.task = e.tasks[0];
+  }
 
   const parquet::ColumnData& timestamp = data.column(e.data_file, "timestamp");
   for (size_t c = 0; c < d.cameras.size(); ++c) {
@@ -153,23 +165,26 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
   struct Job {
     size_t camera;
     std::string file;
-    std::vector<int64_t> frame_of_row;
+    int64_t first_row;                  // the job's rows: [first_row, first_row + frame_of_row.size())
+    std::vector<int64_t> frame_of_row;  // -1: a row another file shows
   };
   std::map<std::pair<size_t, std::string>, size_t> job_of;
   std::vector<Job> jobs;
-  int64_t total_rows = 0;
-  for (size_t e = 0; e < episodes.size(); ++e) total_rows += episodes[e].episode->length;
+  std::vector<int64_t> starts;  // each episode's first row
   int64_t first = 0;
   for (size_t e = 0; e < episodes.size(); ++e) {
     const LerobotEpisode& ep = *episodes[e].episode;
+    starts.push_back(first);
     for (size_t c = 0; c < views.size(); ++c) {
       auto key = std::make_pair(c, ep.video_files[c]);
       auto it = job_of.find(key);
       if (it == job_of.end()) {
         it = job_of.emplace(key, jobs.size()).first;
-        jobs.push_back({c, ep.video_files[c], std::vector<int64_t>(size_t(total_rows), -1)});
+        jobs.push_back({c, ep.video_files[c], first, {}});
       }
-      std::copy(rows[e].frame[c].begin(), rows[e].frame[c].end(), jobs[it->second].frame_of_row.begin() + first);
+      Job& job = jobs[it->second];
+      job.frame_of_row.resize(size_t(first + ep.length - job.first_row), -1);
+      std::copy(rows[e].frame[c].begin(), rows[e].frame[c].end(), job.frame_of_row.begin() + (first - job.first_row));
     }
     first += ep.length;
   }
@@ -187,18 +202,19 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
       Job& job = jobs[j];
       VideoView& view = views[job.camera];
       try {
-        VideoInfo info = gather_frames(job.file, job.frame_of_row, o.height, o.width, decoder_threads, view.frames.data(), [&]() {
-          ++decoded;
-          std::lock_guard<std::mutex> lock(progress_lock);
-          progress.advance();
-        });
-        int64_t ordinal = 0;
-        for (size_t e = 0; e < episodes.size(); ++e)
-          for (int64_t s = 0; s < episodes[e].episode->length; ++s, ++ordinal) {
-            int64_t f = job.frame_of_row[size_t(ordinal)];
-            EMB_CHECK(f < info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ", s,
-                      ") beyond the video's ", info.frames, " frames (video shorter than its episode)");
-          }
+        size_t frame_bytes = size_t(o.height) * size_t(o.width) * 3;
+        VideoInfo info = gather_frames(job.file, job.frame_of_row, o.height, o.width, decoder_threads,
+                                       view.frames.data() + size_t(job.first_row) * frame_bytes, [&]() {
+                                         ++decoded;
+                                         std::lock_guard<std::mutex> lock(progress_lock);
+                                         progress.advance();
+                                       });
+        for (size_t i = 0; i < job.frame_of_row.size(); ++i) {
+          int64_t f = job.frame_of_row[i], row = job.first_row + int64_t(i);
+          size_t e = size_t(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
+          EMB_CHECK(f < info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ",
+                    row - starts[e], ") beyond the video's ", info.frames, " frames (video shorter than its episode)");
+        }
       } catch (const std::exception& err) {
         errors[j] = err.what();
       }
