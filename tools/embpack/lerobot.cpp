@@ -15,6 +15,7 @@
 #include "lerobot_dataset.hpp"
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
+#include "rank_gather.hpp"
 
 namespace emb {
 
@@ -261,29 +262,6 @@ PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotO
   return p;
 }
 
-// Rank 0 receives the shares of ranks 1..n-1 in rank order, so episodes keep the order of
-// the datasets. Messages go in pieces of at most 1 GiB (MPI counts are int).
-constexpr size_t kPiece = size_t(1) << 30;
-
-template <class T>
-void send_vector(const std::vector<T>& v, MPI_Comm comm) {
-  uint64_t bytes = v.size() * sizeof(T);
-  MPI_Send(&bytes, 1, MPI_UINT64_T, 0, 0, comm);
-  const char* p = reinterpret_cast<const char*>(v.data());
-  for (uint64_t at = 0; at < bytes; at += kPiece) MPI_Send(p + at, int(std::min<uint64_t>(kPiece, bytes - at)), MPI_BYTE, 0, 0, comm);
-}
-
-template <class T>
-std::vector<T> receive_vector(int from, MPI_Comm comm) {
-  uint64_t bytes = 0;
-  MPI_Recv(&bytes, 1, MPI_UINT64_T, from, 0, comm, MPI_STATUS_IGNORE);
-  std::vector<T> v(bytes / sizeof(T));
-  char* p = reinterpret_cast<char*>(v.data());
-  for (uint64_t at = 0; at < bytes; at += kPiece)
-    MPI_Recv(p + at, int(std::min<uint64_t>(kPiece, bytes - at)), MPI_BYTE, from, 0, comm, MPI_STATUS_IGNORE);
-  return v;
-}
-
 std::vector<char> join(const std::vector<std::string>& strings) {
   std::vector<char> out;
   for (const std::string& s : strings) out.insert(out.end(), s.c_str(), s.c_str() + s.size() + 1);
@@ -296,39 +274,15 @@ std::vector<std::string> split(const std::vector<char>& joined) {
   return out;
 }
 
-void send_share(const PackedData& p, const LerobotReport& report, MPI_Comm comm) {
-  std::vector<std::string> tasks;
-  for (int32_t t : p.episode_task) tasks.push_back(p.task_text[size_t(t)]);
-  send_vector(p.episode_offsets, comm);
-  send_vector(join(tasks), comm);
-  send_vector(p.state, comm);
-  send_vector(p.action, comm);
-  for (const VideoView& v : p.videos) send_vector(v.frames, comm);
-  send_vector(p.features.at("vl").values, comm);
-  send_vector(p.features.at("vl").offsets, comm);
-  send_vector(join(report.warnings), comm);
-  send_vector(std::vector<int64_t>{report.frames_decoded}, comm);
-}
-
-void append_share(PackedData& p, LerobotReport& report, int from, MPI_Comm comm) {
-  std::vector<int64_t> offsets = receive_vector<int64_t>(from, comm);
-  std::vector<std::string> tasks = split(receive_vector<char>(from, comm));
-  for (size_t e = 0; e + 1 < offsets.size(); ++e) {
-    int32_t task = int32_t(std::find(p.task_text.begin(), p.task_text.end(), tasks[e]) - p.task_text.begin());
-    if (task == int32_t(p.task_text.size())) p.task_text.push_back(tasks[e]);
-    p.add_episode(offsets[e + 1] - offsets[e], task, 0);
-  }
-  auto append = [&](auto& dst, const auto& more) { dst.insert(dst.end(), more.begin(), more.end()); };
-  append(p.state, receive_vector<float>(from, comm));
-  append(p.action, receive_vector<float>(from, comm));
-  for (VideoView& v : p.videos) append(v.frames, receive_vector<uint8_t>(from, comm));
-  VarlenFeatures& vl = p.features.at("vl");
-  int64_t base = vl.offsets.back();
-  append(vl.values, receive_vector<uint16_t>(from, comm));
-  std::vector<int64_t> vl_offsets = receive_vector<int64_t>(from, comm);
-  for (size_t i = 1; i < vl_offsets.size(); ++i) vl.offsets.push_back(base + vl_offsets[i]);
-  append(report.warnings, split(receive_vector<char>(from, comm)));
-  report.frames_decoded += receive_vector<int64_t>(from, comm)[0];
+// Every rank's tasks in rank order, each once, become the common task list (the order one
+// rank converting every episode finds them in); episode_task is renumbered into it.
+void agree_on_tasks(PackedData& p, MPI_Comm comm) {
+  std::vector<std::string> common;
+  for (const std::string& t : split(gather_to_all(join(p.task_text), comm)))
+    if (std::find(common.begin(), common.end(), t) == common.end()) common.push_back(t);
+  for (int32_t& task : p.episode_task)
+    task = int32_t(std::find(common.begin(), common.end(), p.task_text[size_t(task)]) - common.begin());
+  p.task_text = std::move(common);
 }
 
 int64_t width_of(const std::vector<ColumnSlice>& slices) {
@@ -363,16 +317,17 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
 
 // The recorded dataset statistics (meta/stats.json) cover all of a dataset's episodes:
 // compared when one dataset with whole state/action columns is converted.
-void check_dataset_stats(const LerobotDataset& d, const PackedData& p, std::vector<std::string>& warnings) {
+void check_dataset_stats(const LerobotDataset& d, const std::vector<float>& state, const std::vector<float>& action,
+                         int64_t state_dim, int64_t action_dim, std::vector<std::string>& warnings) {
   for (const auto& [column, rows, dim, slices] :
-       {std::make_tuple("observation.state", &p.state, p.state_dim, &d.state), std::make_tuple("action", &p.action, p.action_dim, &d.action)}) {
+       {std::make_tuple("observation.state", &state, state_dim, &d.state), std::make_tuple("action", &action, action_dim, &d.action)}) {
     auto it = d.dataset_stats.find(column);
     if (it == d.dataset_stats.end() || slices->size() != 1 || slices->front().column != column) continue;
     parquet::ColumnData c;
     c.type = parquet::PhysicalType::float64, c.list = true;
     c.reals.assign(rows->begin(), rows->end());
     std::vector<int64_t> all_rows;
-    for (int64_t r = 0; r < p.steps(); ++r) c.row_offsets.push_back((r + 1) * dim), all_rows.push_back(r);
+    for (int64_t r = 0; r < int64_t(rows->size()) / dim; ++r) c.row_offsets.push_back((r + 1) * dim), all_rows.push_back(r);
     check_stats(c, all_rows, it->second, str(d.root, "/meta/stats.json: ", column), warnings);
   }
 }
@@ -395,18 +350,22 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   int failed = error.empty() ? ranks : rank;
   if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, comm);
   if (failed < ranks) throw Error(rank == failed ? error : "");
-  if (rank > 0) {
-    send_share(p, report, comm);
-    return PackedData();
-  }
-  for (int r = 1; r < ranks; ++r) append_share(p, report, r, comm);
+  agree_on_tasks(p, comm);
   const LerobotDataset& first = datasets[0];
   p.family = "gr00t";
   p.fps = first.fps;
   p.source = "lerobot:" + first.version;
   for (const LerobotDataset& d : datasets) p.source += ":" + d.root;
-  if (datasets.size() == 1) check_dataset_stats(first, p, report.warnings);
-  report.episodes = p.episodes(), report.steps = p.steps(), report.threads = o.threads, report.ranks = ranks;
+  // The report is rank 0's: every rank's warnings in rank order, the totals of all ranks.
+  report.warnings = split(gather_to_root(join(report.warnings), comm));
+  if (datasets.size() == 1) {
+    std::vector<float> state = gather_to_root(p.state, comm), action = gather_to_root(p.action, comm);
+    if (rank == 0) check_dataset_stats(first, state, action, p.state_dim, p.action_dim, report.warnings);
+  }
+  int64_t totals[3] = {p.episodes(), p.steps(), report.frames_decoded};
+  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, comm);
+  report.episodes = totals[0], report.steps = totals[1], report.frames_decoded = totals[2];
+  report.threads = o.threads, report.ranks = ranks;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
 }

@@ -6,7 +6,8 @@
 // ContextFeatures stand-in encoder. Recorded per-episode and dataset statistics are
 // compared with the data's own (a mismatch is a warning with the numbers).
 // Under MPI the episodes are split over the ranks (contiguous blocks), each rank decodes
-// its videos with `threads` threads, and rank 0 gathers and writes the file.
+// its videos with `threads` threads, and every rank writes its share into the one file
+// through parallel HDF5 (write_packed with the communicator).
 #pragma once
 #include <mpi.h>
 
@@ -33,8 +34,9 @@ struct LerobotReport {
   double frames_per_core_second() const { return frames_decoded / (seconds * ranks * threads); }
 };
 
-// Collective over `comm` (MPI_COMM_NULL: serial). Returns the whole dataset on rank 0 and
-// an empty PackedData elsewhere; an error on any rank is an emb::Error on every rank.
+// Collective over `comm` (MPI_COMM_NULL: serial). Returns this rank's share as
+// write_packed takes it (the common task list on every rank) and, on rank 0, the report of
+// all ranks; an error on any rank is an emb::Error on every rank.
 PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport& report);
 
 }  // namespace emb

@@ -41,8 +41,8 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
   converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
 }
 
-// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): rank 0 writes the
-// file; an error is printed once (by the rank that met it) and every rank exits non-zero.
+// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): every rank writes
+// its episodes into the file through parallel HDF5; an error is printed once (by the rank that met it) and every rank exits non-zero.
 int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
   MPI_Init(nullptr, nullptr);
   int rank = 0;
@@ -50,10 +50,11 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
   int code = 0;
   try {
     emb::LerobotReport report;
-    emb::PackedData data = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
-    if (rank == 0) {
+    emb::PackedData share = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
+    if (rank == 0)
       for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
-      emb::write_packed(data, out, created_by);
+    emb::write_packed(share, out, created_by, MPI_COMM_WORLD);
+    if (rank == 0) {
       std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
                   "%.1f frames/s per core\n",
                   out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
