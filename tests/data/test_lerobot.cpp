@@ -317,6 +317,30 @@ BOOST_AUTO_TEST_CASE(two_ranks_give_the_same_file) {
   BOOST_TEST(!fs::exists(out + ".tmp"));
 }
 
+// Three ranks over two episodes: rank 2 converts none and still takes part in every
+// collective write, and the file holds the same arrays. An output no rank can create is
+// one line and a non-zero exit.
+BOOST_AUTO_TEST_CASE(a_rank_without_episodes_writes_nothing_and_the_file_is_the_same) {
+  std::string out = kDir + "/g1_np3.h5", mpirun = "mpirun -np 3 --oversubscribe ";
+  fs::remove(out);
+  ToolResult r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", kFixture, " --threads 1 --height ", kHeight,
+                              " --width ", kWidth, " -o ", out));
+  BOOST_TEST_INFO(r.err);
+  BOOST_REQUIRE(r.code == 0);
+  BOOST_TEST(r.out.find("(3 rank(s) x 1 thread(s))") != std::string::npos, r.out);
+  check_same_arrays(converted_v21(), out, "cam_high");
+  H5File a = H5File::open(converted_v21()), b = H5File::open(out);
+  BOOST_TEST(a.read_all<uint16_t>(packed::kVlFeatures) == b.read_all<uint16_t>(packed::kVlFeatures));
+  BOOST_TEST(a.read_all<int64_t>(packed::kVlOffsets) == b.read_all<int64_t>(packed::kVlOffsets));
+
+  std::string missing = kDir + "/no_such_folder/g1.h5";
+  r = run_tool(str(mpirun, EMBPACK_EXE, " lerobot ", kFixture, " --threads 1 --height ", kHeight, " --width ", kWidth,
+                   " -o ", missing));
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(count_lines_starting(r.err, "embpack: ") == 1, r.err);
+  BOOST_TEST(r.err.find("embpack: " + missing + ".tmp: cannot create file\n") != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {
   std::string root = copy_fixture("missing_meta");
   fs::remove(root + "/meta/episodes.jsonl");

@@ -15,6 +15,7 @@
 #include "lerobot_dataset.hpp"
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
+#include "rank_errors.hpp"
 #include "rank_gather.hpp"
 
 namespace emb {
@@ -346,10 +347,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   } catch (const std::exception& e) {
     error = e.what();
   }
-  // The lowest failing rank reports; the others stop with an empty message (printed by none).
-  int failed = error.empty() ? ranks : rank;
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, comm);
-  if (failed < ranks) throw Error(rank == failed ? error : "");
+  throw_if_any_failed(error, comm);
   agree_on_tasks(p, comm);
   const LerobotDataset& first = datasets[0];
   p.family = "gr00t";

@@ -6,6 +6,7 @@
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
+#include "rank_errors.hpp"
 #include "rank_gather.hpp"
 #include "temp_output.hpp"
 
@@ -127,10 +128,14 @@ void write_packed(const PackedData& d, const std::string& out, const std::string
   Writers w{comm, 0};
   if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &w.rank);
   TempOutput temp(out, w.rank == 0);
-  {
+  std::string error;
+  try {  // a failure here (file creation, a write) is met by every rank of the collective calls
     H5File f = H5File::create(temp.temp_path(), comm);
     write_tables(f, d, w);
+  } catch (const std::exception& e) {
+    error = e.what();
   }
+  throw_if_any_failed(error, comm);
   WholeRows whole = gather_whole_rows(d, comm);
   if (w.rank != 0) return;
   {
