@@ -1,7 +1,7 @@
 // Gathers of one vector per rank, in rank order, for the few things a converter under MPI
 // needs whole (statistics over every row, the task list, warnings). MPI_COMM_NULL: this
-// process is the only rank and gets its own vector back. Counts are int bytes: each rank's
-// share must stay under 2 GiB (state/action rows, strings; never video frames).
+// process is the only rank and gets its own vector back. MPI counts are int: at most 2^31 - 1
+// values in all (state/action rows of up to ~80M steps at 26 floats; never video frames).
 #pragma once
 #include <mpi.h>
 
@@ -17,20 +17,25 @@ std::vector<T> gather_vectors(const std::vector<T>& mine, MPI_Comm comm, bool to
   if (comm == MPI_COMM_NULL) return mine;
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &ranks);
-  long long bytes = (long long)(mine.size() * sizeof(T));
-  std::vector<long long> all_bytes(size_t(ranks), 0);
-  MPI_Allgather(&bytes, 1, MPI_LONG_LONG, all_bytes.data(), 1, MPI_LONG_LONG, comm);
+  // Counts in elements of one MPI type of sizeof(T) bytes: up to 2^31 - 1 elements in all.
+  long long count = (long long)mine.size();
+  std::vector<long long> all_counts(size_t(ranks), 0);
+  MPI_Allgather(&count, 1, MPI_LONG_LONG, all_counts.data(), 1, MPI_LONG_LONG, comm);
   std::vector<int> counts, displs;
   long long total = 0;
-  for (long long b : all_bytes) {
-    EMB_CHECK(b < (1LL << 31) && total + b < (1LL << 31), "embpack: a gathered share exceeds 2 GiB");
-    counts.push_back(int(b)), displs.push_back(int(total)), total += b;
+  for (long long c : all_counts) {
+    EMB_CHECK(total + c < (1LL << 31), "rank gather: more than 2^31 values (state/action rows) to gather over the ranks");
+    counts.push_back(int(c)), displs.push_back(int(total)), total += c;
   }
-  std::vector<T> out(to_all || rank == 0 ? size_t(total) / sizeof(T) : 0);
+  MPI_Datatype element;
+  MPI_Type_contiguous(int(sizeof(T)), MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  std::vector<T> out(to_all || rank == 0 ? size_t(total) : 0);
   if (to_all)
-    MPI_Allgatherv(mine.data(), int(bytes), MPI_BYTE, out.data(), counts.data(), displs.data(), MPI_BYTE, comm);
+    MPI_Allgatherv(mine.data(), int(count), element, out.data(), counts.data(), displs.data(), element, comm);
   else
-    MPI_Gatherv(mine.data(), int(bytes), MPI_BYTE, out.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm);
+    MPI_Gatherv(mine.data(), int(count), element, out.data(), counts.data(), displs.data(), element, 0, comm);
+  MPI_Type_free(&element);
   return out;
 }
 }  // namespace detail
