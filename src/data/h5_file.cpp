@@ -147,12 +147,31 @@ H5File H5File::open(const std::string& path, MPI_Comm comm, MpioTransfer transfe
   return f;
 }
 
-H5File H5File::create(const std::string& path) {
+H5File H5File::create(const std::string& path, MPI_Comm comm) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   H5File f;
   f.path_ = path;
-  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  f.parallel_ = comm != MPI_COMM_NULL;
+  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (f.parallel_) {
+    H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
+    H5Pset_all_coll_metadata_ops(fapl.get(), true);
+    H5Pset_coll_metadata_write(fapl.get(), true);
+    f.xfer_ = H5Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+    H5Pset_dxpl_mpio(f.xfer_.get(), H5FD_MPIO_COLLECTIVE);
+  }
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   EMB_CHECK(id >= 0, path, ": cannot create file");
+  f.file_ = H5Handle(id, H5Fclose);
+  return f;
+}
+
+H5File H5File::append(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5File f;
+  f.path_ = path;
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  EMB_CHECK(id >= 0, path, ": cannot open for writing");
   f.file_ = H5Handle(id, H5Fclose);
   return f;
 }
@@ -359,7 +378,8 @@ hid_t H5File::parent_group(const std::string& obj) {
   return file_.get();
 }
 
-void H5File::write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, const void* data) {
+void H5File::write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, int64_t first_row, int64_t rows,
+                       const void* data) {
   std::vector<hsize_t> d(dims.begin(), dims.end());
   H5Handle space(H5Screate_simple(int(d.size()), d.data(), nullptr), H5Sclose);
   H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -374,7 +394,19 @@ void H5File::write_raw(const std::string& ds, Elem e, const std::vector<int64_t>
                            H5P_DEFAULT), H5Dclose);
   if (dset.get() < 0) fail(ds, "cannot create dataset");
   bool empty = std::any_of(d.begin(), d.end(), [](hsize_t x) { return x == 0; });
-  if (!empty && H5Dwrite(dset.get(), h5_type(e), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) fail(ds, "write failed");
+  if (empty) return;  // the same on every rank: the global dims agree
+  // This rank's rows: a hyperslab of the file, back to back in memory (none selected when
+  // rows == 0, which a collective write still needs every rank to take part in).
+  std::vector<hsize_t> count = d, start(d.size(), 0);
+  count[0] = hsize_t(rows), start[0] = hsize_t(first_row);
+  H5Handle memory(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+  if (rows > 0) {
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  } else {
+    H5Sselect_none(space.get()), H5Sselect_none(memory.get());
+  }
+  if (H5Dwrite(dset.get(), h5_type(e), memory.get(), space.get(), parallel_ ? xfer_.get() : H5P_DEFAULT, data) < 0)
+    fail(ds, "write failed");
 }
 
 void H5File::write_strings(const std::string& ds, const std::vector<std::string>& values) {

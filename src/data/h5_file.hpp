@@ -3,7 +3,7 @@
 // with one line "FILE:/path/in/file: what was expected". Opened with an MPI communicator
 // the file goes through HDF5's MPI-IO driver with collective metadata operations, so all
 // ranks of the communicator must make the same calls in the same order; how a read's bytes
-// move is MpioTransfer. Opened with MPI_COMM_NULL it is a plain serial file (embpack, tests).
+// move is MpioTransfer (writes are collective). Opened with MPI_COMM_NULL it is a plain serial file (embpack, tests).
 #pragma once
 #include <hdf5.h>
 #include <mpi.h>
@@ -81,7 +81,12 @@ class H5File {
   // comm == MPI_COMM_NULL: serial. Missing file, non-HDF5 or unreadable file: emb::Error.
   static H5File open(const std::string& path, MPI_Comm comm = MPI_COMM_NULL,
                      MpioTransfer transfer = MpioTransfer::independent);
-  static H5File create(const std::string& path);  // serial, truncates
+  // Truncates. With a communicator the file is parallel (MPI-IO, collective metadata and
+  // collective writes): every rank creates the same datasets with the same global dims and
+  // writes its own rows with write_rows. Variable-length data (strings) cannot be written
+  // in parallel (HDF5 1.10): write those through a serial append() after closing.
+  static H5File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
+  static H5File append(const std::string& path);  // serial, read-write
 
   const std::string& path() const { return path_; }
   bool parallel() const { return parallel_; }
@@ -123,14 +128,22 @@ class H5File {
   // Writes a new dataset (creating parent groups), chunked by rows.
   template <class T>
   void write(const std::string& ds, const std::vector<int64_t>& dims, const T* data) {
-    write_raw(ds, elem_of<T>(), dims, data);
+    write_raw(ds, elem_of<T>(), dims, 0, dims.empty() ? 0 : dims[0], data);
+  }
+  // Creates `ds` with the global `dims` and writes this rank's rows [first_row, first_row +
+  // rows) from data (rows x dims[1..]); collective on a parallel file (rows may be 0).
+  template <class T>
+  void write_rows(const std::string& ds, const std::vector<int64_t>& dims, int64_t first_row, int64_t rows,
+                  const T* data) {
+    write_raw(ds, elem_of<T>(), dims, first_row, rows, data);
   }
   void write_strings(const std::string& ds, const std::vector<std::string>& values);
 
  private:
   std::vector<int64_t> expect_any_rank(const std::string& ds, Elem e) const;
   void read_raw(const std::string& ds, Elem e, void* dst) const;
-  void write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, const void* data);
+  void write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, int64_t first_row, int64_t rows,
+                 const void* data);
   H5Handle open_dataset(const std::string& ds) const;
   hid_t parent_group(const std::string& obj);
 

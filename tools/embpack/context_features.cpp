@@ -41,4 +41,12 @@ void ContextFeatures::add_image(const uint8_t* rgb, int64_t h, int64_t w, int gr
     }
 }
 
+void add_step_context(const ContextFeatures& features, const std::vector<VideoView>& views, int64_t step,
+                      const std::string& instruction, int grid, VarlenFeatures& vl) {
+  for (const VideoView& v : views)
+    features.add_image(&v.frames[size_t(step * v.height * v.width * 3)], v.height, v.width, grid, vl.values);
+  features.add_instruction(instruction, vl.values);
+  vl.offsets.push_back(int64_t(vl.values.size()) / features.dim());
+}
+
 }  // namespace emb

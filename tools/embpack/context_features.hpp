@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "packed_data.hpp"
+
 namespace emb {
 
 class ContextFeatures {
@@ -26,5 +28,9 @@ class ContextFeatures {
   std::vector<float> token_table_;  // [kVocabSize, dim]
   std::vector<float> rgb_proj_;     // [3 + 1, dim]: 3 colour weights and a per-cell phase
 };
+
+// Appends step `step`'s vl row of a gr00t file: every view's frame, then the instruction.
+void add_step_context(const ContextFeatures& features, const std::vector<VideoView>& views, int64_t step,
+                      const std::string& instruction, int grid, VarlenFeatures& vl);
 
 }  // namespace emb

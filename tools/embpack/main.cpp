@@ -2,16 +2,20 @@
 //   embpack synth --family gr00t|wan --episodes N [...] -o out.h5
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
+//   embpack lerobot DIR... [--modality modality.json] -o out.h5   (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_verify.hpp"
 #include "info.hpp"
+#include "lerobot.hpp"
 #include "libero.hpp"
 #include "packed_writer.hpp"
 #include "synth.hpp"
@@ -35,6 +39,37 @@ void add_output_options(CLI::App* converter, std::string& out, bool& progress) {
 void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) {
   converter->add_option("--d-vl", d_vl, "vl feature dim (Dvl) of the stand-in encoder");
   converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
+}
+
+// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): every rank writes
+// its episodes into the file through parallel HDF5; an error is printed once (by the rank that met it) and every rank exits non-zero.
+int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    emb::LerobotReport report;
+    emb::PackedData share = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
+    if (rank == 0)
+      for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
+    emb::write_packed(share, out, created_by, MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
+                  "%.1f frames/s per core\n",
+                  out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
+                  report.seconds, report.ranks, report.threads, report.frames_per_core_second());
+    }
+  } catch (const emb::Error& e) {
+    if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "embpack: " << e.what() << "\n";
+    code = emb::kExitFailure;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return code;
 }
 
 }  // namespace
@@ -84,6 +119,16 @@ int main(int argc, char** argv) {
   add_stand_in_encoder_options(video, vo.d_vl, vo.vl_grid);
   add_output_options(video, out, vo.progress);
 
+  emb::LerobotOptions ro;
+  CLI::App* lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
+  lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
+  lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
+  lerobot->add_option("--height", ro.height, "output frame height");
+  lerobot->add_option("--width", ro.width, "output frame width");
+  lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
+  add_stand_in_encoder_options(lerobot, ro.d_vl, ro.vl_grid);
+  add_output_options(lerobot, out, ro.progress);
+
   std::string file;
   CLI::App* info = app.add_subcommand("info", "summarise a packed file");
   info->add_option("file", file)->required();
@@ -99,6 +144,8 @@ int main(int argc, char** argv) {
       emb::write_packed(emb::convert_libero(libero_inputs, lo), out, created_by);
     } else if (*video) {
       emb::write_packed(emb::convert_video(vo), out, created_by);
+    } else if (*lerobot) {
+      return run_lerobot(ro, out, created_by);
     } else if (*info) {
       emb::print_info(file, std::cout);
     } else if (*verify) {

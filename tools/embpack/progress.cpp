@@ -6,8 +6,8 @@
 
 namespace emb {
 
-Progress::Progress(std::string label, int64_t total, bool forced)
-    : label_(std::move(label)), total_(total), enabled_(forced || isatty(STDERR_FILENO)) {}
+Progress::Progress(std::string label, int64_t total, bool forced, bool allowed)
+    : label_(std::move(label)), total_(total), enabled_(allowed && (forced || isatty(STDERR_FILENO))) {}
 
 Progress::~Progress() {
   if (!enabled_) return;

@@ -1,5 +1,6 @@
 // A one-line progress bar on stderr for long conversions, shown only when stderr is a
-// terminal or when asked for (--progress), so logs and tests stay clean.
+// terminal or when asked for (--progress), so logs and tests stay clean; never when not
+// `allowed` (the ranks other than 0 of a parallel conversion).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -9,7 +10,7 @@ namespace emb {
 
 class Progress {
  public:
-  Progress(std::string label, int64_t total, bool forced);
+  Progress(std::string label, int64_t total, bool forced, bool allowed = true);
   ~Progress();
   void advance(int64_t n = 1);
 

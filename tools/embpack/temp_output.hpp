@@ -1,5 +1,6 @@
 // An output file that appears only when complete: everything is written to "<out>.tmp",
 // commit() renames it to <out>, and destruction without commit (an error) removes it.
+// Of the ranks writing one file only the owner (rank 0) removes or renames it.
 #pragma once
 #include <string>
 
@@ -7,7 +8,7 @@ namespace emb {
 
 class TempOutput {
  public:
-  explicit TempOutput(std::string out);
+  explicit TempOutput(std::string out, bool owner = true);
   ~TempOutput();
   TempOutput(const TempOutput&) = delete;
   TempOutput& operator=(const TempOutput&) = delete;
@@ -16,6 +17,7 @@ class TempOutput {
 
  private:
   std::string out_, temp_;
+  bool owner_ = true;
   bool committed_ = false;
 };
 

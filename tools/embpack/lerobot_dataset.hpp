@@ -1,0 +1,62 @@
+// The metadata of a LeRobot dataset (DATA.md "Sources"), v2.1 or v3.0, resolved into one
+// list of episodes with the data file, rows and per-camera video span of each:
+//   v2.1  meta/info.json, meta/tasks.jsonl, meta/episodes.jsonl, meta/episodes_stats.jsonl
+//         (optional); one data/video file per episode from info.json's path templates.
+//   v3.0  meta/info.json, meta/tasks.parquet, meta/episodes/chunk-*/file-*.parquet with
+//         data/{chunk,file}_index, dataset_{from,to}_index and per camera
+//         videos/<key>/{chunk_index,file_index,from_timestamp,to_timestamp}; stats from
+//         its stats/<column>/{mean,min,max} columns.
+// GR00T's meta/modality.json (or --modality FILE) picks state/action slices, renames video
+// keys and names the annotation column holding each step's task index. Missing or
+// inconsistent metadata is one emb::Error naming the file.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace emb {
+
+// A [start, end) slice of a list column that becomes part of /steps/state or /steps/action.
+struct ColumnSlice {
+  std::string name, column;
+  int64_t start = 0, end = 0;
+};
+
+struct LerobotCamera {
+  std::string key;   // the dataset's column / video key, "observation.images.cam_high"
+  std::string view;  // the packed file's view name: modality rename or the key's last part
+  double fps = 0;
+};
+
+struct LerobotEpisode {
+  int64_t index = 0, length = 0;
+  std::vector<std::string> tasks;
+  std::string data_file;
+  int64_t from_index = -1, to_index = -1;  // v3.0: global `index` range in data_file
+  std::vector<std::string> video_files;    // per camera
+  std::vector<double> video_from, video_to;  // per camera: the episode's span in its file (s)
+};
+
+// Recorded mean/min/max of one column of one episode (or of the whole dataset).
+struct RecordedStats {
+  std::vector<double> mean, min, max;
+};
+
+struct LerobotDataset {
+  std::string root, version;
+  double fps = 0;
+  std::vector<std::string> tasks;  // by task_index
+  std::vector<LerobotCamera> cameras;
+  std::vector<LerobotEpisode> episodes;
+  std::vector<ColumnSlice> state, action;  // whole columns unless modality.json slices them
+  std::string task_column = "task_index";  // or modality.json's annotation column
+  std::string stats_file;                  // where episode stats came from ("" if none)
+  std::map<int64_t, std::map<std::string, RecordedStats>> episode_stats;
+  std::map<std::string, RecordedStats> dataset_stats;  // meta/stats.json
+};
+
+// modality_path "" = meta/modality.json when present.
+LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& modality_path);
+
+}  // namespace emb
