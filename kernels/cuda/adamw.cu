@@ -3,9 +3,9 @@
 
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 

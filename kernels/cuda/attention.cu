@@ -4,9 +4,9 @@
 
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -316,7 +316,8 @@ void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, i
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   const dim3 grid(unsigned(tiles_of(Tq)), unsigned(H));
   dispatch_head_dim(hd, [&](auto head_dim) {
-    EMB_LAUNCH((attention_forward_kernel<T, decltype(head_dim)::value>), grid, kThreads, 0, stream)(q, k, v, out, lse, p);
+    EMB_LAUNCH((attention_forward_kernel<T, decltype(head_dim)::value>), grid, kThreads, 0, stream)(
+        q, k, v, out, lse, p);
   });
   check_launch("attention_forward");
   // A real row without an allowed key is a bug (MODEL.md): the same error as the CPU's. The
@@ -345,8 +346,8 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
   check_launch("attention_dot");
   dispatch_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value;
-    EMB_LAUNCH((attention_dq_kernel<T, HD>), dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream)(q, k, v, lse, dout,
-                                                                                                   w.d, dq, p);
+    EMB_LAUNCH((attention_dq_kernel<T, HD>), dim3(unsigned(tiles_of(Tq)), unsigned(H)), kThreads, 0, stream)(
+        q, k, v, lse, dout, w.d, dq, p);
     EMB_LAUNCH((attention_dkdv_kernel<T, HD>), dim3(unsigned(tiles_of(Tk)), unsigned(H)), kThreads, 0, stream)(
         q, k, v, lse, dout, w.d, dk, dv, p);
   });

@@ -19,12 +19,12 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/test_support.hpp"
-#include "kernels/cuda/launch.cuh"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;

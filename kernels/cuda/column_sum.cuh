@@ -6,8 +6,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
 

@@ -1,7 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/embedding.hpp"
-#include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
 

@@ -1,9 +1,8 @@
-#include "kernels/cuda/fp8_quantize.hpp"
-
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/fp8_quantize.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -122,8 +121,8 @@ void fp8_quantize_tiles(const T* x, int64_t rows, int64_t cols, __nv_fp8_e4m3* c
                         cudaStream_t stream) {
   const int64_t tiles = fp8_blocks(cols), threads = rows * tiles * 32;
   if (threads == 0) return;
-  EMB_LAUNCH(quantize_tiles_kernel, unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream)(x, rows, cols, tiles,
-                                                                                                codes, scales);
+  EMB_LAUNCH(quantize_tiles_kernel, unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream)(
+      x, rows, cols, tiles, codes, scales);
   check_launch("fp8_quantize_tiles");
 }
 
@@ -139,8 +138,8 @@ void fp8_quantize_blocks(const T* w, int64_t rows, int64_t cols, __nv_fp8_e4m3* 
 template <class T>
 void fp8_dequantize_tiles(const __nv_fp8_e4m3* codes, const float* scales, int64_t rows, int64_t cols, T* x,
                           cudaStream_t stream) {
-  EMB_LAUNCH(dequantize_kernel, grid_for(rows * cols, kThreads), kThreads, 0, stream)(codes, scales, rows, cols,
-                                                                              TileScaleAt{rows}, x);
+  EMB_LAUNCH(dequantize_kernel, grid_for(rows * cols, kThreads), kThreads, 0, stream)(
+      codes, scales, rows, cols, TileScaleAt{rows}, x);
   check_launch("fp8_dequantize_tiles");
 }
 

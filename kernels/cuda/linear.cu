@@ -1,11 +1,10 @@
-#include "kernels/cuda/linear.hpp"
-
 #include <algorithm>
 
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
 

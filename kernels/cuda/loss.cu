@@ -1,8 +1,8 @@
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 

@@ -1,10 +1,9 @@
-#include "kernels/cuda/norm_modulate.hpp"
-
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -111,9 +110,9 @@ void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* 
                            int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
-  EMB_LAUNCH(norm_modulate_forward_kernel, unsigned(N), kThreads, 0, stream)(kind == NormKind::layer, x, weight, bias, scale,
-                                                                      shift, ld_mod, y,
-                                                                      kind == NormKind::layer ? mean : nullptr, rstd, C);
+  EMB_LAUNCH(norm_modulate_forward_kernel, unsigned(N), kThreads, 0, stream)(
+      kind == NormKind::layer, x, weight, bias, scale, shift, ld_mod, y, kind == NormKind::layer ? mean : nullptr,
+      rstd, C);
   check_launch("norm_modulate_forward");
 }
 
@@ -125,8 +124,8 @@ void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T*
   const bool layer = kind == NormKind::layer;
   const float* mu = layer ? mean : nullptr;
   if (dx || dscale || dshift) {
-    EMB_LAUNCH(norm_modulate_backward_kernel, unsigned(N), kThreads, 0, stream)(layer, x, weight, bias, scale, ld_mod, mu,
-                                                                         rstd, dy, dx, dscale, dshift, C);
+    EMB_LAUNCH(norm_modulate_backward_kernel, unsigned(N), kThreads, 0, stream)(
+        layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C);
     check_launch("norm_modulate_backward");
   }
   if (dweight) column_sum(N, C, dweight, NormParamGrad<T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);

@@ -1,7 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -38,7 +38,8 @@ void gated_residual_forward(T* x, const T* gate, int64_t ld_gate, const T* y, in
 template <class T>
 void gated_residual_backward(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy, T* dgate, int64_t N,
                              int C, cudaStream_t stream) {
-  EMB_LAUNCH(gated_residual_backward_kernel, grid_for(N * C, 256), 256, 0, stream)(gate, ld_gate, y, dx, dy, dgate, N, C);
+  EMB_LAUNCH(gated_residual_backward_kernel, grid_for(N * C, 256), 256, 0, stream)(
+      gate, ld_gate, y, dx, dy, dgate, N, C);
   check_launch("gated_residual_backward");
 }
 

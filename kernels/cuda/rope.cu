@@ -1,7 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/launch.cuh"
 
 namespace emb::cuda {
 
@@ -36,8 +36,8 @@ void rotate(T* x, const int32_t* pos, int64_t n_tokens, int H, int hd, RopeMode 
             cudaStream_t stream) {
   if (mode == RopeMode::none || n_tokens == 0) return;
   EMB_CHECK(hd % 2 == 0, "rope: head dim ", hd, " must be even");
-  EMB_LAUNCH(rope_kernel, grid_for(n_tokens * (hd / 2), 128), 128, 0, stream)(x, pos, n_tokens, H, hd, mode == RopeMode::d3,
-                                                                      direction);
+  EMB_LAUNCH(rope_kernel, grid_for(n_tokens * (hd / 2), 128), 128, 0, stream)(
+      x, pos, n_tokens, H, hd, mode == RopeMode::d3, direction);
   check_launch("rope");
 }
 

@@ -15,17 +15,17 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cuda/activation.hpp"
-#include "kernels/cuda/adamw.hpp"
-#include "kernels/cuda/attention.hpp"
 #include "kernels/cpu/fp8_e4m3.hpp"
 #include "kernels/cpu/fp8_gemm.hpp"
 #include "kernels/cpu/fp8_quantize.hpp"
+#include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
-#include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
@@ -926,7 +926,7 @@ __global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const
   mma_m16n8k16_bf16(d, a, b, c);
   store(out_manual, d);
   cp_async_16(&As[lane / 2][(lane % 2) * 8], A + lane * 8);  // 32 chunks of 16 bytes
-  if (lane < 16) cp_async_16(&Bs[lane][0], B + lane * 8);      // 16 chunks
+  if (lane < 16) cp_async_16(&Bs[lane][0], B + lane * 8);    // 16 chunks
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -939,8 +939,8 @@ __global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const
 
 void test_mma() {
   std::mt19937 rng(13);
-  const auto A = stored<__nv_bfloat16>(random_normal(16 * 16, rng)), B = stored<__nv_bfloat16>(random_normal(16 * 8, rng)),
-             C = random_normal(16 * 8, rng);
+  const auto A = stored<__nv_bfloat16>(random_normal(16 * 16, rng)),
+             B = stored<__nv_bfloat16>(random_normal(16 * 8, rng)), C = random_normal(16 * 8, rng);
   DeviceArray<__nv_bfloat16> A_d(A), B_d(B);
   DeviceArray<float> C_d(C), manual_d(16 * 8), ldmatrix_d(16 * 8);
   EMB_LAUNCH(mma_kernel, 1, 32, 0, nullptr)(A_d.get(), B_d.get(), C_d.get(), manual_d.get(), ldmatrix_d.get());
@@ -954,8 +954,8 @@ void test_mma() {
       D[r * 8 + n] = s;
     }
   expect_close("mma_m16n8k16_bf16, fragments per the ISA layout", relative_error(manual_d.download(), D), 1e-6);
-  expect_close("mma_m16n8k16_bf16 after cp_async_16 and ldmatrix_x4/_x2_trans", relative_error(ldmatrix_d.download(), D),
-               1e-6);
+  expect_close("mma_m16n8k16_bf16 after cp_async_16 and ldmatrix_x4/_x2_trans",
+               relative_error(ldmatrix_d.download(), D), 1e-6);
 }
 
 std::string g_filter;  // runs only the device tests whose name contains it (argv[1])

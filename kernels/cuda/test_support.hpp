@@ -52,8 +52,10 @@ int64_t run_under_schedules(Body body) {
     emu::record_copies(&digests[r]);
     body();
   }
-  int64_t differing = int64_t(std::max(digests[0].size(), digests[1].size()) - std::min(digests[0].size(), digests[1].size()));
-  for (size_t i = 0; i < std::min(digests[0].size(), digests[1].size()); ++i) differing += digests[0][i] != digests[1][i];
+  int64_t differing =
+      int64_t(std::max(digests[0].size(), digests[1].size()) - std::min(digests[0].size(), digests[1].size()));
+  for (size_t i = 0; i < std::min(digests[0].size(), digests[1].size()); ++i)
+    differing += digests[0][i] != digests[1][i];
   return differing;
 #else
   body();

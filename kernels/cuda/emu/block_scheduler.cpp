@@ -43,8 +43,8 @@ class StackPool {
     const size_t page = size_t(sysconf(_SC_PAGESIZE));
     char* base;
     if (free_.empty()) {
-      void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                     -1, 0);
+      void* p =
+          mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       mprotect(p, page, PROT_NONE);
       base = static_cast<char*>(p);
@@ -115,7 +115,7 @@ std::string describe(const Site& s) {
 struct Thread {
   ThreadState state;
   ctx::stack_context stack;
-  StackSwitch asan;  // seen from the fiber
+  StackSwitch asan;      // seen from the fiber
   ctx::fiber fiber;      // this thread, while suspended
   ctx::fiber scheduler;  // where it returns to, while running
   Wait wait = Wait::ready;
@@ -150,7 +150,8 @@ std::string where(const Block& b, const Thread* t) {
   std::ostringstream os;
   os << "kernel " << b.kernel << ", block (" << b.state.block_idx.x << "," << b.state.block_idx.y << ","
      << b.state.block_idx.z << ")";
-  if (t) os << ", thread (" << t->state.thread_idx.x << "," << t->state.thread_idx.y << "," << t->state.thread_idx.z << ")";
+  if (t)
+    os << ", thread (" << t->state.thread_idx.x << "," << t->state.thread_idx.y << "," << t->state.thread_idx.z << ")";
   return os.str();
 }
 
@@ -204,24 +205,25 @@ void run_block(Block& b, const std::function<void()>& body) {
     b.warps[size_t(i / 32)].order.push_back(i % 32);
   }
   for (int i = 0; i < n; ++i)
-    b.threads[size_t(i)].fiber =
-        ctx::fiber(std::allocator_arg, PooledStack{&b.threads[size_t(i)].stack}, [&b, i, &body](ctx::fiber&& scheduler) {
-          Thread& t = b.threads[size_t(i)];
-          t.asan.arrive();
-          t.scheduler = std::move(scheduler);
-          try {
-            body();
-          } catch (const Fault& f) {
-            if (b.fault.empty()) b.fault = f.what();
-          } catch (const std::exception& e) {
-            if (b.fault.empty()) b.fault = where(b, &t) + ": exception: " + e.what();
-          }
-          thread_exited(b, t);
+    b.threads[size_t(i)].fiber = ctx::fiber(std::allocator_arg, PooledStack{&b.threads[size_t(i)].stack},
+                                            [&b, i, &body](ctx::fiber&& scheduler) {
+                                              Thread& t = b.threads[size_t(i)];
+                                              t.asan.arrive();
+                                              t.scheduler = std::move(scheduler);
+                                              try {
+                                                body();
+                                              } catch (const Fault& f) {
+                                                if (b.fault.empty()) b.fault = f.what();
+                                              } catch (const std::exception& e) {
+                                                if (b.fault.empty())
+                                                  b.fault = where(b, &t) + ": exception: " + e.what();
+                                              }
+                                              thread_exited(b, t);
 #if defined(__SANITIZE_ADDRESS__)
-          t.asan.leave(t.asan.other_bottom, t.asan.other_size, true);
+                                              t.asan.leave(t.asan.other_bottom, t.asan.other_size, true);
 #endif
-          return std::move(t.scheduler);
-        });
+                                              return std::move(t.scheduler);
+                                            });
   while (!b.ready.empty() && b.fault.empty()) {
     Thread& t = b.threads[size_t(b.ready.front())];
     b.ready.pop_front();
@@ -247,9 +249,12 @@ void set_schedule(Schedule s) { g_schedule = s; }
 Schedule current_schedule() { return g_schedule; }
 const char* schedule_name(Schedule s) {
   switch (s.order) {
-    case Order::forward: return "forward";
-    case Order::reverse: return "reverse";
-    default: return "shuffled";
+    case Order::forward:
+      return "forward";
+    case Order::reverse:
+      return "reverse";
+    default:
+      return "shuffled";
   }
 }
 
@@ -260,7 +265,8 @@ void run_grid(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_b
   std::vector<int> block_order(blocks);
   std::iota(block_order.begin(), block_order.end(), 0);
   if (g_schedule.order == Order::reverse) std::reverse(block_order.begin(), block_order.end());
-  if (g_schedule.order == Order::shuffled) std::shuffle(block_order.begin(), block_order.end(), std::mt19937_64(g_schedule.seed));
+  if (g_schedule.order == Order::shuffled)
+    std::shuffle(block_order.begin(), block_order.end(), std::mt19937_64(g_schedule.seed));
   for (int linear : block_order) {
     Block b;
     b.kernel = kernel;
@@ -337,8 +343,8 @@ void warp_collective(const char* what, const char* file, int line, unsigned mask
   const unsigned full = w.lanes == 32 ? 0xffffffffu : (1u << w.lanes) - 1u;
   if (mask != full) {
     std::ostringstream os;
-    os << describe(site) << " with mask 0x" << std::hex << mask << ": the emulation takes only the full mask of the warp (0x"
-       << full << "); partial masks are not emulated";
+    os << describe(site) << " with mask 0x" << std::hex << mask
+       << ": the emulation takes only the full mask of the warp (0x" << full << "); partial masks are not emulated";
     device_fault(os.str());
   }
   if (w.exited > 0)

@@ -81,29 +81,35 @@ bool is_fp8(const Desc& d) { return d.a_scale_mode >= 0 || d.b_scale_mode >= 0; 
 // Checks one call's descriptors; the problem is m x n x k.
 cublasStatus_t validate(const Desc& d, const Layout& a, const Layout& b, const Layout& c, const Layout& dl) {
   if (d.compute != CUBLAS_COMPUTE_32F || d.scale_type != CUDA_R_32F)
-    return refuse("compute type " + std::to_string(int(d.compute)) + " / scale type " + std::to_string(int(d.scale_type)) +
-                  " (only CUBLAS_COMPUTE_32F with CUDA_R_32F scales)");
+    return refuse("compute type " + std::to_string(int(d.compute)) + " / scale type " +
+                  std::to_string(int(d.scale_type)) + " (only CUBLAS_COMPUTE_32F with CUDA_R_32F scales)");
   if (std::memcmp(&c, &dl, sizeof(Layout)) != 0) return refuse("a C layout that differs from D's");
   const uint64_t m = dl.rows, n = dl.cols;
   const uint64_t k = d.trans_a == CUBLAS_OP_N ? a.cols : a.rows;
   const uint64_t a_m = d.trans_a == CUBLAS_OP_N ? a.rows : a.cols;
   const uint64_t b_k = d.trans_b == CUBLAS_OP_N ? b.rows : b.cols, b_n = d.trans_b == CUBLAS_OP_N ? b.cols : b.rows;
   if (a_m != m || b_n != n || b_k != k)
-    return invalid("op(A) is " + std::to_string(a_m) + "x" + std::to_string(k) + ", op(B) " + std::to_string(b_k) + "x" +
-                   std::to_string(b_n) + ", D " + std::to_string(m) + "x" + std::to_string(n));
+    return invalid("op(A) is " + std::to_string(a_m) + "x" + std::to_string(k) + ", op(B) " + std::to_string(b_k) +
+                   "x" + std::to_string(b_n) + ", D " + std::to_string(m) + "x" + std::to_string(n));
   for (const Layout* l : {&a, &b, &dl})
-    if (l->ld < int64_t(l->rows) || l->ld < 1) return invalid("leading dimension " + std::to_string(l->ld) + " < rows " + std::to_string(l->rows));
+    if (l->ld < int64_t(l->rows) || l->ld < 1)
+      return invalid("leading dimension " + std::to_string(l->ld) + " < rows " + std::to_string(l->rows));
   if (is_fp8(d)) {
     if (a.type != CUDA_R_8F_E4M3 || b.type != CUDA_R_8F_E4M3) return refuse("scale modes on non-E4M3 operands");
-    if (d.a_scale_mode != CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F || d.b_scale_mode != CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F)
+    if (d.a_scale_mode != CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F ||
+        d.b_scale_mode != CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F)
       return refuse("FP8 scale modes A " + std::to_string(d.a_scale_mode) + ", B " + std::to_string(d.b_scale_mode) +
                     " (only BLK128x128_32F on A with VEC128_32F on B)");
-    if (d.trans_a != CUBLAS_OP_T || d.trans_b != CUBLAS_OP_N) return invalid("FP8 GEMMs take only the TN layout (A transposed, B not)");
-    if (a.ld != int64_t(a.rows) || b.ld != int64_t(b.rows)) return refuse("FP8 operands with padded leading dimensions");
-    if (k % 16 || a.ld % 16 || b.ld % 16 || dl.ld % 16) return invalid("FP8 GEMM with K or a leading dimension not a multiple of 16");
+    if (d.trans_a != CUBLAS_OP_T || d.trans_b != CUBLAS_OP_N)
+      return invalid("FP8 GEMMs take only the TN layout (A transposed, B not)");
+    if (a.ld != int64_t(a.rows) || b.ld != int64_t(b.rows))
+      return refuse("FP8 operands with padded leading dimensions");
+    if (k % 16 || a.ld % 16 || b.ld % 16 || dl.ld % 16)
+      return invalid("FP8 GEMM with K or a leading dimension not a multiple of 16");
     if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT) return refuse("an epilogue on the FP8 GEMM");
     if (!d.a_scales || !d.b_scales) return invalid("FP8 scale modes without scale pointers");
-    if (dl.type != CUDA_R_32F && dl.type != CUDA_R_16BF) return refuse("FP8 GEMM output type " + std::to_string(int(dl.type)));
+    if (dl.type != CUDA_R_32F && dl.type != CUDA_R_16BF)
+      return refuse("FP8 GEMM output type " + std::to_string(int(dl.type)));
     return CUBLAS_STATUS_SUCCESS;
   }
   if (a.type != b.type || a.type != dl.type || (a.type != CUDA_R_32F && a.type != CUDA_R_16BF))
@@ -159,8 +165,7 @@ void run_dense(const Desc& d, const Layout& a, const Layout& b, const Layout& dl
 
 // D [O, T] (column-major) = W·X with A = W codes [K, O] (transposed), B = X codes [K, T]:
 // the CPU reference's y [T, O] = X·Wᵀ with the scales moved to its layouts.
-void run_fp8(const Desc& d, const Layout& a, const Layout& dl, float beta, const void* A,
-             const void* B, void* D) {
+void run_fp8(const Desc& d, const Layout& a, const Layout& dl, float beta, const void* A, const void* B, void* D) {
   const int64_t O = int64_t(dl.rows), T = int64_t(dl.cols), K = int64_t(a.rows);
   const int64_t k_blocks = (K + 127) / 128, o_blocks = (O + 127) / 128, stride = (k_blocks + 3) / 4 * 4;
   std::vector<float> x_scales(size_t(T * k_blocks)), w_scales(size_t(o_blocks * k_blocks));
@@ -206,18 +211,39 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
   Desc d = load<Desc>(desc);
   bool ok;
   switch (attr) {
-    case CUBLASLT_MATMUL_DESC_TRANSA: ok = take(buf, size, d.trans_a); break;
-    case CUBLASLT_MATMUL_DESC_TRANSB: ok = take(buf, size, d.trans_b); break;
-    case CUBLASLT_MATMUL_DESC_EPILOGUE: ok = take(buf, size, d.epilogue); break;
-    case CUBLASLT_MATMUL_DESC_BIAS_POINTER: ok = take(buf, size, d.bias); break;
-    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: ok = take(buf, size, d.bias_type); break;
-    case CUBLASLT_MATMUL_DESC_A_SCALE_MODE: ok = take(buf, size, d.a_scale_mode); break;
-    case CUBLASLT_MATMUL_DESC_B_SCALE_MODE: ok = take(buf, size, d.b_scale_mode); break;
-    case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER: ok = take(buf, size, d.a_scales); break;
-    case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER: ok = take(buf, size, d.b_scales); break;
-    default: return refuse("matmul descriptor attribute " + std::to_string(int(attr)));
+    case CUBLASLT_MATMUL_DESC_TRANSA:
+      ok = take(buf, size, d.trans_a);
+      break;
+    case CUBLASLT_MATMUL_DESC_TRANSB:
+      ok = take(buf, size, d.trans_b);
+      break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+      ok = take(buf, size, d.epilogue);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+      ok = take(buf, size, d.bias);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+      ok = take(buf, size, d.bias_type);
+      break;
+    case CUBLASLT_MATMUL_DESC_A_SCALE_MODE:
+      ok = take(buf, size, d.a_scale_mode);
+      break;
+    case CUBLASLT_MATMUL_DESC_B_SCALE_MODE:
+      ok = take(buf, size, d.b_scale_mode);
+      break;
+    case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER:
+      ok = take(buf, size, d.a_scales);
+      break;
+    case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
+      ok = take(buf, size, d.b_scales);
+      break;
+    default:
+      return refuse("matmul descriptor attribute " + std::to_string(int(attr)));
   }
-  if (!ok) return invalid("matmul descriptor attribute " + std::to_string(int(attr)) + " of " + std::to_string(size) + " bytes");
+  if (!ok)
+    return invalid("matmul descriptor attribute " + std::to_string(int(attr)) + " of " + std::to_string(size) +
+                   " bytes");
   store(desc, d);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -249,14 +275,26 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
   Preference p = load<Preference>(pref);
   bool ok;
   switch (attr) {
-    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: ok = take(buf, size, p.workspace); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES: ok = take(buf, size, p.align_a); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES: ok = take(buf, size, p.align_b); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES: ok = take(buf, size, p.align_c); break;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: ok = take(buf, size, p.align_d); break;
-    default: return refuse("preference attribute " + std::to_string(int(attr)));
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES:
+      ok = take(buf, size, p.workspace);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+      ok = take(buf, size, p.align_a);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+      ok = take(buf, size, p.align_b);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+      ok = take(buf, size, p.align_c);
+      break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
+      ok = take(buf, size, p.align_d);
+      break;
+    default:
+      return refuse("preference attribute " + std::to_string(int(attr)));
   }
-  if (!ok) return invalid("preference attribute " + std::to_string(int(attr)) + " of " + std::to_string(size) + " bytes");
+  if (!ok)
+    return invalid("preference attribute " + std::to_string(int(attr)) + " of " + std::to_string(size) + " bytes");
   store(pref, p);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -302,7 +340,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
   const float alpha_v = *static_cast<const float*>(alpha), beta_v = *static_cast<const float*>(beta);
   if (is_fp8(d)) {
     if (alpha_v != 1.0f) return refuse("alpha != 1 on the FP8 GEMM");
-    for (const void* ptr : {A, B, static_cast<const void*>(D), static_cast<const void*>(d.a_scales), static_cast<const void*>(d.b_scales)})
+    for (const void* ptr : {A, B, static_cast<const void*>(D), static_cast<const void*>(d.a_scales),
+                            static_cast<const void*>(d.b_scales)})
       if (!aligned(ptr, 16)) return invalid("FP8 operands and scales must be 16-byte aligned");
     emb::emu::enqueue(stream, "cublasLtMatmul (fp8)", [=] { run_fp8(d, a, dl, beta_v, A, B, D); });
   } else {

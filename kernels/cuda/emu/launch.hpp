@@ -26,8 +26,8 @@ Launcher(LaunchConfig, Body) -> Launcher<Body>;
 
 }  // namespace emb::emu
 
-#define EMB_EMU_LAUNCH(kernel, grid, block, shared_bytes, stream)                                          \
-  ::emb::emu::Launcher {                                                                                   \
-    ::emb::emu::LaunchConfig{#kernel, dim3(grid), dim3(block), size_t(shared_bytes), (stream)},            \
-        [](auto... emb_emu_args) { kernel(emb_emu_args...); }                                              \
+#define EMB_EMU_LAUNCH(kernel, grid, block, shared_bytes, stream)                               \
+  ::emb::emu::Launcher {                                                                        \
+    ::emb::emu::LaunchConfig{#kernel, dim3(grid), dim3(block), size_t(shared_bytes), (stream)}, \
+        [](auto... emb_emu_args) { kernel(emb_emu_args...); }                                   \
   }

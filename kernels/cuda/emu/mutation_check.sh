@@ -2,31 +2,39 @@
 # Shows that the emulated attention tests catch the bugs the emulation exists for. In a scratch
 # copy of the working tree it builds the emulated tests (plain and ASan), then for each mutant
 # of kernels/cuda/attention.cu (every __syncthreads() removed in turn; tile bounds shifted by
-# one) rebuilds and runs `cuda_test_kernels attention` and `cuda_test_kernels_asan attention`.
-# Prints a table (mutant, result, what caught it); exits 0 when the real code passes and every
-# mutant fails.
-# Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default)
+# one) rebuilds and runs `cuda_test_kernels attention`, and `cuda_test_kernels_asan attention`
+# when that passes. Prints a table (mutant, result, what caught it); exits 0 when the real code
+# passes and every mutant fails.
+# Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default; an existing
+# scratch-dir is reused as it is, build included)
 set -uo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
-mkdir -p "$scratch/src"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
+if [ ! -d "$scratch/src" ]; then
+  mkdir -p "$scratch/src"
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
+  cp "$scratch/src/kernels/cuda/attention.cu" "$scratch/attention.cu.orig"
+fi
 src=$scratch/src/kernels/cuda/attention.cu
-cp "$src" "$scratch/attention.cu.orig"
+cp "$scratch/attention.cu.orig" "$src"
 cmake -S "$scratch/src" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE >"$scratch/configure.log" 2>&1 ||
   { echo "mutation_check: configure failed, see $scratch/configure.log" >&2; exit 2; }
 
 # Runs the attention tests on the current attention.cu: prints "pass" or "FAIL (<what caught it>)".
 run_suite() {
-  local log=$scratch/$1.log
-  if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels cuda_test_kernels_asan >"$log" 2>&1; then
+  local log=$scratch/$1.log plain=0 asan=0
+  if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
     echo "FAIL (build)"; return
   fi
-  local plain=0 asan=0
   (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" attention) >>"$log" 2>&1 || plain=1
-  (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels_asan" attention) \
-    >>"$log" 2>&1 || asan=1
+  if [ $plain -eq 0 ]; then
+    if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels_asan >>"$log" 2>&1; then
+      echo "FAIL (build)"; return
+    fi
+    (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels_asan" \
+      attention) >>"$log" 2>&1 || asan=1
+  fi
   if [ $plain -eq 0 ] && [ $asan -eq 0 ]; then echo "pass"; return; fi
   local why=()
   grep -q "FAIL .*copies differing between schedules" "$log" && why+=("schedules differ")
@@ -73,7 +81,8 @@ b=0
 for entry in "${bounds[@]}"; do
   name=${entry%%|*}
   mutate "$name" "${entry#*|}"
-  result=$(run_suite "bound$((++b))")
+  b=$((b + 1))
+  result=$(run_suite "bound$b")
   printf '%-58s %s\n' "$name" "$result"
   [[ $result == FAIL* ]] || failures=$((failures + 1))
 done

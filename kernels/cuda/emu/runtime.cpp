@@ -5,6 +5,8 @@
 // records the calls into a graph that a launch replays. A kernel fault (block_scheduler.hpp)
 // is a sticky error, as on a GPU: every later call returns it, and cudaGetErrorString says
 // what happened.
+#include "kernels/cuda/emu/runtime.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -20,7 +22,6 @@
 #include <vector>
 
 #include "kernels/cuda/emu/block_scheduler.hpp"
-#include "kernels/cuda/emu/runtime.hpp"
 
 struct Op {
   std::string what;
@@ -55,7 +56,7 @@ namespace {
 struct Device {
   std::recursive_mutex mutex;
   std::deque<Op> pending;
-  CUstream_st legacy;  // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
+  CUstream_st legacy;                       // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
   std::map<uintptr_t, size_t> allocations;  // device memory: start → bytes
   std::set<const void*> pinned;
   cudaError_t sticky = cudaSuccess;
@@ -102,7 +103,8 @@ void drain() {
       op.work();
     } catch (const std::exception& e) {
       d.sticky = cudaErrorLaunchFailure;
-      d.messages[cudaErrorLaunchFailure] = "unspecified launch failure (emulated CUDA: " + op.what + ": " + e.what() + ")";
+      d.messages[cudaErrorLaunchFailure] =
+          "unspecified launch failure (emulated CUDA: " + op.what + ": " + e.what() + ")";
       std::fprintf(stderr, "emulated CUDA: %s: %s\n", op.what.c_str(), e.what());
     }
   }
@@ -153,18 +155,30 @@ void copy_now(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
 
 const char* standard_message(cudaError_t e) {
   switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
-    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
-    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
-    default: return "emulated CUDA error";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorNotReady:
+      return "device not ready";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+      return "operation failed due to a previous error during capture";
+    case cudaErrorIllegalState:
+      return "the operation cannot be performed in the present state";
+    default:
+      return "emulated CUDA error";
   }
 }
 
@@ -199,9 +213,9 @@ void launch(const LaunchConfig& c, std::function<void()> body) {
           " threads (at most 1024, z at most 64)";
   if (c.shared_bytes > (size_t(227) << 10)) bad = "more than 227 KiB of dynamic shared memory";
   if (!bad.empty()) {
-    api_error(cudaErrorInvalidConfiguration,
-              std::string("launch of ") + c.kernel + " with grid (" + std::to_string(g.x) + "," + std::to_string(g.y) +
-                  "," + std::to_string(g.z) + "): " + bad);
+    api_error(cudaErrorInvalidConfiguration, std::string("launch of ") + c.kernel + " with grid (" +
+                                                 std::to_string(g.x) + "," + std::to_string(g.y) + "," +
+                                                 std::to_string(g.z) + "): " + bad);
     return;
   }
   const std::string kernel = c.kernel;
@@ -249,11 +263,16 @@ const char* cudaGetErrorString(cudaError_t e) {
 
 const char* cudaGetErrorName(cudaError_t e) {
   switch (e) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
-    default: return "cudaError (emulated)";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure:
+      return "cudaErrorLaunchFailure";
+    default:
+      return "cudaError (emulated)";
   }
 }
 
@@ -275,7 +294,8 @@ cudaError_t cudaGetDevice(int* dev) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int dev) {
-  return dev == 0 ? cudaSuccess : api_error(cudaErrorInvalidDevice, "device " + std::to_string(dev) + " (one emulated)");
+  return dev == 0 ? cudaSuccess
+                  : api_error(cudaErrorInvalidDevice, "device " + std::to_string(dev) + " (one emulated)");
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int dev) {
@@ -306,7 +326,8 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   if (d.sticky != cudaSuccess) return d.sticky;
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
-  if (posix_memalign(p, 256, bytes) != 0) return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes");
+  if (posix_memalign(p, 256, bytes) != 0)
+    return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes");
   std::memset(*p, 0xff, bytes);
   d.allocations[reinterpret_cast<uintptr_t>(*p)] = bytes;
   return cudaSuccess;
@@ -318,7 +339,8 @@ cudaError_t cudaFree(void* p) {
   Lock lock(d.mutex);
   if (const cudaError_t e = synchronize("cudaFree"); e != cudaSuccess) return e;
   auto it = d.allocations.find(reinterpret_cast<uintptr_t>(p));
-  if (it == d.allocations.end()) return api_error(cudaErrorInvalidValue, "cudaFree of a pointer cudaMalloc did not return");
+  if (it == d.allocations.end())
+    return api_error(cudaErrorInvalidValue, "cudaFree of a pointer cudaMalloc did not return");
   d.allocations.erase(it);
   std::free(p);
   return cudaSuccess;
@@ -329,7 +351,8 @@ cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) { return cudaM
 cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
   Device& d = device();
   Lock lock(d.mutex);
-  if (p && !is_device_pointer(p)) return api_error(cudaErrorInvalidValue, "cudaFreeAsync of a pointer cudaMalloc did not return");
+  if (p && !is_device_pointer(p))
+    return api_error(cudaErrorInvalidValue, "cudaFreeAsync of a pointer cudaMalloc did not return");
   enqueue(stream, "cudaFreeAsync", [p] {
     Lock l(device().mutex);
     device().allocations.erase(reinterpret_cast<uintptr_t>(p));
@@ -353,7 +376,8 @@ cudaError_t cudaFreeHost(void* p) {
   Device& d = device();
   Lock lock(d.mutex);
   if (const cudaError_t e = synchronize("cudaFreeHost"); e != cudaSuccess) return e;
-  if (!d.pinned.erase(p)) return api_error(cudaErrorInvalidValue, "cudaFreeHost of a pointer cudaMallocHost did not return");
+  if (!d.pinned.erase(p))
+    return api_error(cudaErrorInvalidValue, "cudaFreeHost of a pointer cudaMallocHost did not return");
   std::free(p);
   return cudaSuccess;
 }
@@ -405,16 +429,20 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int) {
+  return cudaStreamCreateWithFlags(s, flags);
+}
 
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
-  if (s == nullptr || s->capturing) return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy of this stream");
+  if (s == nullptr || s->capturing)
+    return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy of this stream");
   delete s;  // queued work does not refer to its stream
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-  if (resolve(s)->capturing) return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize of a capturing stream");
+  if (resolve(s)->capturing)
+    return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize of a capturing stream");
   return synchronize("cudaStreamSynchronize");
 }
 
@@ -424,7 +452,8 @@ cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
   if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent on a null event");
   if (e->captured_on && e->captured_on != resolve(s))
-    return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamWaitEvent joining two streams into a capture (not emulated)");
+    return api_error(cudaErrorStreamCaptureUnsupported,
+                     "cudaStreamWaitEvent joining two streams into a capture (not emulated)");
   return device().sticky;
 }
 
@@ -468,8 +497,10 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
   CUstream_st* stream = resolve(s);
-  if (stream == &device().legacy) return api_error(cudaErrorStreamCaptureUnsupported, "capturing the legacy default stream");
-  if (stream->capturing) return api_error(cudaErrorIllegalState, "cudaStreamBeginCapture of a stream already capturing");
+  if (stream == &device().legacy)
+    return api_error(cudaErrorStreamCaptureUnsupported, "capturing the legacy default stream");
+  if (stream->capturing)
+    return api_error(cudaErrorIllegalState, "cudaStreamBeginCapture of a stream already capturing");
   stream->capturing = true;
   stream->capture_invalidated = false;
   stream->captured.clear();

@@ -70,9 +70,7 @@ BOOST_AUTO_TEST_CASE(shuffles_and_votes_follow_cuda) {
 __global__ void divergent_shuffle_kernel(int* out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
 }
-__global__ void partial_mask_kernel(int* out) {
-  out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1);
-}
+__global__ void partial_mask_kernel(int* out) { out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1); }
 __global__ void barrier_not_reached_kernel(int* out) {
   if (threadIdx.x == 3) return;
   __syncthreads();
@@ -95,7 +93,8 @@ __global__ void shuffle_against_barrier_kernel(int* out) {
 BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
   Buffer<int> out(64);
   EMB_LAUNCH(divergent_shuffle_kernel, 1, 32, 0, nullptr)(out.p);
-  BOOST_TEST(fault_of_last_launch().find("exited while lanes of its warp wait at __shfl_xor_sync") != std::string::npos);
+  BOOST_TEST(fault_of_last_launch().find("exited while lanes of its warp wait at __shfl_xor_sync") !=
+             std::string::npos);
   EMB_LAUNCH(partial_mask_kernel, 1, 32, 0, nullptr)(out.p);
   BOOST_TEST(fault_of_last_launch().find("partial masks are not emulated") != std::string::npos);
   EMB_LAUNCH(barrier_not_reached_kernel, 1, 64, 0, nullptr)(out.p);
@@ -162,7 +161,8 @@ BOOST_AUTO_TEST_CASE(launch_configuration_errors) {
   Buffer<int> x(8);
   EMB_LAUNCH(add_kernel, 0, 32, 0, nullptr)(x.p, 8, 1);
   BOOST_TEST(cudaGetLastError() == cudaErrorInvalidConfiguration);
-  BOOST_TEST(std::string(cudaGetErrorString(cudaErrorInvalidConfiguration)).find("zero-sized grid") != std::string::npos);
+  BOOST_TEST(std::string(cudaGetErrorString(cudaErrorInvalidConfiguration)).find("zero-sized grid") !=
+             std::string::npos);
   EMB_LAUNCH(add_kernel, 1, 2048, 0, nullptr)(x.p, 8, 1);
   BOOST_TEST(cudaGetLastError() == cudaErrorInvalidConfiguration);
   BOOST_TEST(cudaGetLastError() == cudaSuccess);  // launch errors are not sticky
@@ -213,20 +213,23 @@ BOOST_AUTO_TEST_CASE(cublaslt_refuses_what_it_does_not_emulate) {
   BOOST_REQUIRE(cublasLtCreate(&handle) == CUBLAS_STATUS_SUCCESS);
   BOOST_REQUIRE(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
   const cublasLtEpilogue_t gelu = CUBLASLT_EPILOGUE_GELU;
-  BOOST_REQUIRE(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof(gelu)) == CUBLAS_STATUS_SUCCESS);
+  BOOST_REQUIRE(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof(gelu)) ==
+                CUBLAS_STATUS_SUCCESS);
   cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, 4, 4, 4);
   cublasLtMatrixLayoutCreate(&b, CUDA_R_32F, 4, 4, 4);
   cublasLtMatrixLayoutCreate(&d, CUDA_R_32F, 4, 4, 4);
   cublasLtMatmulPreferenceCreate(&pref);
   cublasLtMatmulHeuristicResult_t result;
   int found = -1;
-  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_NOT_SUPPORTED);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) ==
+             CUBLAS_STATUS_NOT_SUPPORTED);
   BOOST_TEST(found == 0);
   const cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none));
   cublasLtMatrixLayout_t wrong;
   cublasLtMatrixLayoutCreate(&wrong, CUDA_R_32F, 5, 4, 5);
-  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, wrong, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_INVALID_VALUE);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, wrong, b, d, d, pref, 1, &result, &found) ==
+             CUBLAS_STATUS_INVALID_VALUE);
   BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_SUCCESS);
   BOOST_TEST(found == 1);
   for (cublasLtMatrixLayout_t l : {a, b, d, wrong}) cublasLtMatrixLayoutDestroy(l);

@@ -24,9 +24,12 @@ template <ShuffleMode M>
 int shuffle_source(int lane, int param, int width) {
   const int segment = lane / width * width;
   switch (M) {
-    case ShuffleMode::index: return segment + (param % width + width) % width;
-    case ShuffleMode::up: return lane - segment >= param ? lane - param : lane;
-    case ShuffleMode::down: return lane - segment + param < width ? lane + param : lane;
+    case ShuffleMode::index:
+      return segment + (param % width + width) % width;
+    case ShuffleMode::up:
+      return lane - segment >= param ? lane - param : lane;
+    case ShuffleMode::down:
+      return lane - segment + param < width ? lane + param : lane;
     default: {
       const int src = lane ^ param;
       return src >= segment && src < segment + width ? src : lane;
@@ -63,7 +66,9 @@ void combine_vote(const void* const* in, void* const* out) {
   int lanes = 0;
   for (; lanes < 32 && in[lanes]; ++lanes) ballot |= (*static_cast<const int*>(in[lanes]) != 0 ? 1u : 0u) << lanes;
   const unsigned full = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
-  const unsigned result = V == Vote::ballot ? ballot : V == Vote::all ? unsigned(ballot == full) : unsigned(ballot != 0);
+  const unsigned result = V == Vote::ballot ? ballot
+                          : V == Vote::all  ? unsigned(ballot == full)
+                                            : unsigned(ballot != 0);
   for (int lane = 0; lane < lanes; ++lane) *static_cast<unsigned*>(out[lane]) = result;
 }
 
@@ -86,17 +91,18 @@ inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32, EMB_EMU
 }
 template <class T>
 inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32, EMB_EMU_SITE) {
-  return ::emb::emu::shuffle<T, ::emb::emu::ShuffleMode::up>("__shfl_up_sync", file, line, mask, var, int(delta), width);
+  return ::emb::emu::shuffle<T, ::emb::emu::ShuffleMode::up>("__shfl_up_sync", file, line, mask, var, int(delta),
+                                                             width);
 }
 template <class T>
 inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32, EMB_EMU_SITE) {
   return ::emb::emu::shuffle<T, ::emb::emu::ShuffleMode::down>("__shfl_down_sync", file, line, mask, var, int(delta),
-                                                              width);
+                                                               width);
 }
 template <class T>
 inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32, EMB_EMU_SITE) {
   return ::emb::emu::shuffle<T, ::emb::emu::ShuffleMode::bfly>("__shfl_xor_sync", file, line, mask, var, lane_mask,
-                                                              width);
+                                                               width);
 }
 inline int __all_sync(unsigned mask, int predicate, EMB_EMU_SITE) {
   return int(::emb::emu::vote<::emb::emu::Vote::all>("__all_sync", file, line, mask, predicate));
