@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "batch/sample_tokens.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -111,7 +112,7 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
     Sample& s = samples[i];
     s.id = int64_t(i);
     s.emb_id = in.env->task().embodiment;
-    s.query_tokens = sample_query_tokens(cfg);
+    s.query_tokens = sample_query_tokens(cfg, 0);  // gr00t: no latent frames
     s.context_tokens = int64_t(in.vl.size()) / cfg.d_ctx;
     s.context.resize(in.vl.size());
     half_to_float(in.vl.data(), s.context.data(), int64_t(in.vl.size()));
