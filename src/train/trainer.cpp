@@ -79,7 +79,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   if (!resume_candidates.empty()) {
     std::vector<float> owned(size_t(layout.owned_total()));
     resumed = load_first_valid(world.comm, resume_candidates, mc.preset, reg, layout, owned.data(),
-                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), &resume_from);
+                               optimizer.state(), &resume_from);
     dp.load_owned_params(owned.data());
     if (resumed.run_id != tc.run_id)
       log_warn(resume_from, ": a checkpoint of run '", resumed.run_id, "', continued as run '", tc.run_id,
@@ -109,8 +109,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       CheckpointMeta meta{step, loader.state(), tc.seed, mc.preset, tc.deck_text, world.size, tc.run_id};
       try {
         const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, dp.owned_params(),
-                                                 optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), meta,
-                                                 tc.ckpt_keep);
+                                                 optimizer.state(), meta, tc.ckpt_keep);
         log_info("checkpoint: ", path);
       } catch (const CheckpointNotWritten& e) {
         if (tc.ckpt_stop_on_error) throw;
