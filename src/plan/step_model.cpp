@@ -132,7 +132,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
 
   // Collectives, bucket by bucket.
-  const std::unique_ptr<Model> model = make_model(c, nullptr);  // parameters only
+  const std::unique_ptr<Model> model = make_model(c, nullptr);  // its parameter registry only
   const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
   s.buckets = int(buckets.size());
   const double N = double(p.n_params), param_bytes = bf16 ? 2 : 4;
