@@ -213,8 +213,8 @@ int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size) {
 }
 
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
-                            const float* owned_params, const float* exp_avg, const float* exp_avg_sq,
-                            const CheckpointMeta& meta, int keep) {
+                            const float* owned_params, OptimizerState optimizer, const CheckpointMeta& meta,
+                            int keep) {
   const Clock::time_point start = Clock::now();
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -242,7 +242,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
                                    "', not replaced by run '", stored.run_id,
                                    "'; give this run its own train.ckpt_dir or run.name"));
   try {
-    write_checkpoint_file(comm, tmp, reg, layout, {owned_params, exp_avg, exp_avg_sq}, stored);
+    write_checkpoint_file(comm, tmp, reg, layout, {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq}, stored);
   } catch (const Error& e) {
     std::string now_free;
     if (rank == 0) {
@@ -265,7 +265,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
 
 CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std::string& preset,
                                const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
-                               float* exp_avg, float* exp_avg_sq) {
+                               OptimizerState optimizer) {
   const Clock::time_point start = Clock::now();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -279,7 +279,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   MPI_Bcast(v.checksums.data(), int(v.checksums.size()), MPI_UINT32_T, 0, comm);
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(path, comm, CheckpointFile::Access::read); });
-  const std::array<float*, 3> states = {owned_params, exp_avg, exp_avg_sq};
+  const std::array<float*, 3> states = {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq};
   for (size_t g = 0; g < kGroups.size(); ++g) {
     for (const ParamInfo& t : reg.all()) {
       const TensorSlice s = owned_slice(t, layout);
@@ -289,7 +289,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   }
   run_agreed(comm, [&] { f->close(); });
   // Every rank compares the same whole-tensor checksums, so every rank throws the same error.
-  const std::vector<uint32_t> loaded = whole_checksums(comm, reg, layout, {owned_params, exp_avg, exp_avg_sq});
+  const std::vector<uint32_t> loaded = whole_checksums(comm, reg, layout, {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq});
   size_t i = 0;
   for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
     if (loaded[i] != v.checksums[i])
@@ -304,12 +304,11 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
 
 CheckpointMeta load_first_valid(MPI_Comm comm, const std::vector<std::string>& candidates, const std::string& preset,
                                 const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
-                                float* exp_avg, float* exp_avg_sq, std::string* loaded) {
+                                OptimizerState optimizer, std::string* loaded) {
   EMB_ASSERT(!candidates.empty());
   for (size_t i = 0;; ++i) {
     try {
-      CheckpointMeta meta = load_checkpoint(comm, candidates[i], preset, reg, layout, owned_params, exp_avg,
-                                            exp_avg_sq);
+      CheckpointMeta meta = load_checkpoint(comm, candidates[i], preset, reg, layout, owned_params, optimizer);
       *loaded = candidates[i];
       return meta;
     } catch (const Error& e) {

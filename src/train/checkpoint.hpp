@@ -24,6 +24,7 @@
 #include "comm/agreement.hpp"
 #include "data/sampler.hpp"
 #include "model/param_registry.hpp"
+#include "train/optimizer_state.hpp"
 #include "train/shard_layout.hpp"
 
 namespace emb {
@@ -62,8 +63,8 @@ int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size);
 // abandoned, rank 0 removes it, and every rank throws the same error naming the free space;
 // the run must then end (fail_run).
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
-                            const float* owned_params, const float* exp_avg, const float* exp_avg_sq,
-                            const CheckpointMeta& meta, int keep = 0);
+                            const float* owned_params, OptimizerState optimizer, const CheckpointMeta& meta,
+                            int keep = 0);
 
 // Collective over comm. Validates `path` on rank 0 (a complete embtrain checkpoint of
 // `preset`, every tensor of reg present with reg's shape, nothing else) and fills this rank's
@@ -71,13 +72,13 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
 // the same one-line emb::Error on failure, a corrupt tensor (checksum) included.
 CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std::string& preset,
                                const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
-                               float* exp_avg, float* exp_avg_sq);
+                               OptimizerState optimizer);
 
 // Collective. Loads the first of `candidates` (resolve_resume's order) that loads; with
 // more than one, a failure (a corrupt tensor, a torn file) is a warning and the next, older
 // checkpoint is tried. Throws the last failure when none loads. *loaded = the path used.
 CheckpointMeta load_first_valid(MPI_Comm comm, const std::vector<std::string>& candidates, const std::string& preset,
                                 const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
-                                float* exp_avg, float* exp_avg_sq, std::string* loaded);
+                                OptimizerState optimizer, std::string* loaded);
 
 }  // namespace emb

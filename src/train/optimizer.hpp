@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/adamw.hpp"
+#include "train/optimizer_state.hpp"
 #include "train/shard_layout.hpp"
 
 namespace emb {
@@ -21,8 +22,8 @@ class Optimizer {
   // One AdamW update at 1-based `step` with learning rate `lr`; returns the clip coefficient used.
   float step(float* owned_params, const float* owned_grads, int64_t step, double lr, double grad_norm);
 
-  std::vector<float>& exp_avg() { return m_; }
-  std::vector<float>& exp_avg_sq() { return v_; }
+  // The moments, for a checkpoint to save or restore.
+  OptimizerState state() { return {m_.data(), v_.data()}; }
 
  private:
   const ShardLayout& layout_;

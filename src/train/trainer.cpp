@@ -19,12 +19,11 @@
 #include "train/checkpoint_lock.hpp"
 #include "train/data_parallel.hpp"
 #include "train/fail_run.hpp"
-#include "train/lr_schedule.hpp"
 #include "train/optimizer.hpp"
 #include "train/progress.hpp"
 #include "train/run_dir.hpp"
-#include "train/run_identity.hpp"
 #include "train/run_report.hpp"
+#include "train/train_config.hpp"
 #include "train/train_step.hpp"
 #include "train/watchdog.hpp"
 
@@ -35,15 +34,6 @@ namespace {
 // the outputs and exit cleanly.
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-// train.ckpt_dir, or <run.output_dir>/ckpt/<run.name or deck stem>: stable across restarts,
-// so a requeued job with train.resume = auto finds the checkpoints of the one before it.
-std::string checkpoint_dir(const Deck& deck) {
-  std::string dir = deck.get_string("train.ckpt_dir");
-  if (!dir.empty()) return dir;
-  std::string name = deck.get_string("run.name");
-  return deck.get_string("run.output_dir") + "/ckpt/" + (name.empty() ? deck.stem() : name);
-}
 
 bool any_rank(MPI_Comm comm, bool flag) {
   int v = flag ? 1 : 0;
@@ -65,10 +55,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   PhaseTimers timers;
   timers.start(Phase::init);
   const ModelConfig mc = model_config_from_deck(deck);
+  const TrainConfig tc = train_config_from_deck(deck);
   TrainResult result;
-  const std::string ckpt_dir = checkpoint_dir(deck);
-  const std::string run_id = run_identity(deck);
-  const CheckpointLock ckpt_lock(world.comm, ckpt_dir, run_id);  // before any output: a refused run leaves none
+  const CheckpointLock ckpt_lock(world.comm, tc.ckpt_dir, tc.run_id);  // before any output: a refused run leaves none
   result.run_dir = create_run_dir(world.comm, deck);
   mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");
@@ -78,65 +67,52 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   CpuOps cpu_ops;  // the backend the model computes on
   auto model = make_model(mc, &cpu_ops);
   const ParamRegistry& reg = model->params();
-  const ShardMode mode = shard_mode_from_name(deck.get_string("train.shard"));
-  ShardLayout layout(reg, mode, world.rank, world.size, int64_t(deck.get_double("train.bucket_mb") * (1 << 20)));
-  DataParallel dp(layout, comm, timers, deck.get_string("comm.overlap") == "on", mc.precision == Precision::bf16);
-  const auto seed = uint64_t(deck.get_int("run.seed"));
-  cpu::AdamWConfig adamw;
-  adamw.beta1 = float(deck.get_double("train.beta1"));
-  adamw.beta2 = float(deck.get_double("train.beta2"));
-  adamw.eps = float(deck.get_double("train.eps"));
-  adamw.weight_decay = float(deck.get_double("train.weight_decay"));
-  Optimizer optimizer(layout, adamw, float(deck.get_double("train.grad_clip")));
-  const int64_t total_steps = deck.get_int("train.steps");
-  LrSchedule lr{lr_shape_from_name(deck.get_string("train.lr_schedule")), deck.get_double("train.lr"),
-                deck.get_double("train.min_lr"), deck.get_int("train.warmup_steps"), total_steps};
-  const int64_t ckpt_every = deck.get_int("train.ckpt_every");
+  ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);
+  DataParallel dp(layout, comm, timers, tc.overlap_comm, mc.precision == Precision::bf16);
+  Optimizer optimizer(layout, tc.adamw, tc.grad_clip);
   // Checkpoint files are read before the loader exists: HDF5 is not thread-safe, and the
   // loader's prefetch thread reads the dataset through HDF5 from its start.
   CheckpointMeta resumed;
   std::string resume_from;
   const std::vector<std::string> resume_candidates =
-      resolve_resume(world.comm, deck.get_string("train.resume"), ckpt_dir, run_id);
+      resolve_resume(world.comm, tc.resume, tc.ckpt_dir, tc.run_id);
   if (!resume_candidates.empty()) {
     std::vector<float> owned(size_t(layout.owned_total()));
     resumed = load_first_valid(world.comm, resume_candidates, mc.preset, reg, layout, owned.data(),
-                               optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), &resume_from);
+                               optimizer.state(), &resume_from);
     dp.load_owned_params(owned.data());
-    if (resumed.run_id != run_id)
-      log_warn(resume_from, ": a checkpoint of run '", resumed.run_id, "', continued as run '", run_id,
+    if (resumed.run_id != tc.run_id)
+      log_warn(resume_from, ": a checkpoint of run '", resumed.run_id, "', continued as run '", tc.run_id,
                "' (train.resume names it)");
   } else {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
-    dp.init_owned_params(reg, seed, mc.init_std);
+    dp.init_owned_params(reg, tc.seed, mc.init_std);
   }
   Loader loader(world.comm, data_config_from_deck(deck), mc);
   if (!resume_from.empty()) loader.restore(resumed.sampler);
   const int64_t first_step = resumed.step + 1;  // keeps AdamW's bias correction and the LR schedule aligned
-  const int64_t log_every = deck.get_int("run.log_every");
 
   // From here a failure on one rank must end every rank at once (fail_run).
   try {
     log_info("embtrain: ", mc.preset, " (", family_name(mc.family), "), ", reg.total(), " parameters, ", world.size,
-             " rank(s) on ", world.n_nodes, " node(s), shard = ", deck.get_string("train.shard"), ", comm = ",
-             comm.name(), ", ", total_steps, " steps of ", deck.get_int("train.global_batch"), " samples");
-    log_info("outputs: ", result.run_dir, "; checkpoints: ", ckpt_dir, " (run ", run_id, ")");
+             " rank(s) on ", world.n_nodes, " node(s), shard = ", tc.shard_name, ", comm = ",
+             comm.name(), ", ", tc.total_steps, " steps of ", tc.global_batch, " samples");
+    log_info("outputs: ", result.run_dir, "; checkpoints: ", tc.ckpt_dir, " (run ", tc.run_id, ")");
     if (!resume_from.empty())
       log_info("resumed from ", resume_from, " (step ", resumed.step, ", saved on ", resumed.world_size_at_save,
                " ranks)");
-    Watchdog watchdog(world.rank, world.size, deck.get_double("train.watchdog_s"));
+    Watchdog watchdog(world.rank, world.size, tc.watchdog_s);
     auto save = [&](int64_t step) {
       ScopedPhase phase(timers, Phase::ckpt);
-      watchdog.watch("ckpt", step, str("the collective write of a checkpoint into ", ckpt_dir),
-                     double(checkpoint_bytes(reg, deck.resolved_text().size())) / 20e6);
+      watchdog.watch("ckpt", step, str("the collective write of a checkpoint into ", tc.ckpt_dir),
+                     double(checkpoint_bytes(reg, tc.deck_text.size())) / 20e6);
       loader.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
-      CheckpointMeta meta{step, loader.state(), seed, mc.preset, deck.resolved_text(), world.size, run_id};
+      CheckpointMeta meta{step, loader.state(), tc.seed, mc.preset, tc.deck_text, world.size, tc.run_id};
       try {
-        const std::string path = save_checkpoint(world.comm, ckpt_dir, reg, layout, dp.owned_params(),
-                                                 optimizer.exp_avg().data(), optimizer.exp_avg_sq().data(), meta,
-                                                 int(deck.get_int("train.ckpt_keep")));
+        const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, dp.owned_params(),
+                                                 optimizer.state(), meta, tc.ckpt_keep);
         log_info("checkpoint: ", path);
       } catch (const CheckpointNotWritten& e) {
-        if (deck.get_string("train.ckpt_on_error") == "stop") throw;
+        if (tc.ckpt_stop_on_error) throw;
         if (world.rank == 0) log_warn(e.what(), "; training goes on (train.ckpt_on_error = continue)");
       }
     };
@@ -150,20 +126,18 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     totals.preset = mc.preset;
     totals.device = "cpu";
     {
-      const PlanReport plan = make_plan(mc, world.size, deck.get_int("data.tokens_per_mb"));
+      const PlanReport plan = make_plan(mc, world.size, tc.tokens_per_mb);
       totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
       totals.peak_flops_per_rank =
-          peak_flops_per_rank(load_hardware(hardware_name(deck)), mc.precision == Precision::bf16, world.size);
+          peak_flops_per_rank(load_hardware(tc.hardware), mc.precision == Precision::bf16, world.size);
     }
     std::ostringstream loss_csv;
     loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm\n";  // exact enough to compare runs
     ProgressWindow window;
 
-    StepContext ctx{*model, dp, optimizer, timers, world.comm, seed, deck.get_string("train.nan_policy") == "skip",
-                    deck.get_int("debug.inject_nan_step")};
-    ctx.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
-    const int64_t fail_rank = deck.get_int("debug.fail_rank"), fail_step = deck.get_int("debug.fail_step");
-    for (int64_t step = first_step; step <= total_steps; ++step) {
+    StepContext ctx{*model, dp, optimizer, timers, world.comm, tc.seed, tc.skip_nonfinite, tc.inject_nan_step,
+                    tc.slow_micro_batch_s};
+    for (int64_t step = first_step; step <= tc.total_steps; ++step) {
       timers.start(Phase::step);
       std::vector<PackedBatch> micro_batches;
       {
@@ -171,9 +145,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
         watchdog.watch("data_wait", step, "the loader's next batch (dataset reads and their collectives)");
         micro_batches = loader.next_step();
       }
-      if (world.rank == fail_rank && step == fail_step)
+      if (world.rank == tc.fail_rank && step == tc.fail_step)
         throw Error(str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
-      const double step_lr = lr.at(step);
+      const double step_lr = tc.lr.at(step);
       watchdog.watch("step", step, "forward/backward and the gradient and parameter collectives");
       const StepResult r = train_step(ctx, micro_batches, step, step_lr);
       timers.stop(Phase::step);
@@ -196,9 +170,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = any_rank(world.comm, g_stop_signal != 0);
       // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
-      if ((ckpt_every > 0 && (step % ckpt_every == 0 || step == total_steps)) || stop) save(step);
-      if (step % log_every == 0 || step == total_steps || stop) {
-        log_info(format_progress(step, total_steps, window.loss_sum / double(window.steps), step_lr, window));
+      if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.total_steps)) || stop) save(step);
+      if (step % tc.log_every == 0 || step == tc.total_steps || stop) {
+        log_info(format_progress(step, tc.total_steps, window.loss_sum / double(window.steps), step_lr, window));
         window = ProgressWindow{};
       }
       if (stop) {

@@ -42,7 +42,8 @@ void write_forever(MPI_Comm comm, const std::string& dir, int rank, int size) {
     CheckpointMeta meta;
     meta.step = step;
     meta.preset = kPreset;
-    save_checkpoint(comm, dir, reg, layout, s.params.data(), s.exp_avg.data(), s.exp_avg_sq.data(), meta, 2);
+    save_checkpoint(comm, dir, reg, layout, s.params.data(), OptimizerState{s.exp_avg.data(), s.exp_avg_sq.data()},
+                    meta, 2);
   }
 }
 
@@ -54,7 +55,8 @@ void verify(MPI_Comm comm, const std::string& dir, int rank, int size) {
   ShardLayout layout(reg, ShardMode::grads, rank, size);
   OwnedStates got = blank_states(layout);
   const CheckpointMeta meta =
-      load_checkpoint(comm, path, kPreset, reg, layout, got.params.data(), got.exp_avg.data(), got.exp_avg_sq.data());
+      load_checkpoint(comm, path, kPreset, reg, layout, got.params.data(),
+                      OptimizerState{got.exp_avg.data(), got.exp_avg_sq.data()});
   const OwnedStates want = expected_states(layout, meta.step);
   int bad = got.params != want.params || got.exp_avg != want.exp_avg || got.exp_avg_sq != want.exp_avg_sq;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);

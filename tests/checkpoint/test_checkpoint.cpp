@@ -66,7 +66,8 @@ std::string save_states(MPI_Comm comm, const std::string& dir, const ParamRegist
   const CommInfo c = info(comm);
   ShardLayout layout(reg, mode, c.rank, c.size, bucket_bytes);
   OwnedStates s = expected_states(layout, meta.step);
-  return save_checkpoint(comm, dir, reg, layout, s.params.data(), s.exp_avg.data(), s.exp_avg_sq.data(), meta, keep);
+  return save_checkpoint(comm, dir, reg, layout, s.params.data(), OptimizerState{s.exp_avg.data(), s.exp_avg_sq.data()},
+                         meta, keep);
 }
 
 int64_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
@@ -82,8 +83,8 @@ void check_load(MPI_Comm comm, const std::string& path, ShardMode mode, int64_t 
   const ParamRegistry& reg = tiny_registry();
   ShardLayout layout(reg, mode, c.rank, c.size, bucket_bytes);
   OwnedStates got = blank_states(layout);
-  CheckpointMeta meta = load_checkpoint(comm, path, "tiny_wan", reg, layout, got.params.data(), got.exp_avg.data(),
-                                        got.exp_avg_sq.data());
+  CheckpointMeta meta = load_checkpoint(comm, path, "tiny_wan", reg, layout, got.params.data(),
+                                        OptimizerState{got.exp_avg.data(), got.exp_avg_sq.data()});
   const OwnedStates want = expected_states(layout, step);
   BOOST_TEST(mismatches(got.params, want.params) == 0);
   BOOST_TEST(mismatches(got.exp_avg, want.exp_avg) == 0);
@@ -126,8 +127,8 @@ std::string load_error(const std::string& path, const std::string& preset = "tin
   ShardLayout layout(tiny_registry(), ShardMode::full, w.rank, w.size);
   OwnedStates got = blank_states(layout);
   return error_of([&] {
-    load_checkpoint(w.comm, path, preset, tiny_registry(), layout, got.params.data(), got.exp_avg.data(),
-                    got.exp_avg_sq.data());
+    load_checkpoint(w.comm, path, preset, tiny_registry(), layout, got.params.data(),
+                    OptimizerState{got.exp_avg.data(), got.exp_avg_sq.data()});
   });
 }
 
@@ -375,7 +376,7 @@ BOOST_AUTO_TEST_CASE(corrupt_tensor_is_refused_and_resume_falls_back) {
   std::string loaded;
   const CheckpointMeta meta =
       load_first_valid(w.comm, resolve_resume(w.comm, "auto", dir.path(), kRunId), "tiny_wan", tiny_registry(),
-                       layout, got.params.data(), got.exp_avg.data(), got.exp_avg_sq.data(), &loaded);
+                       layout, got.params.data(), OptimizerState{got.exp_avg.data(), got.exp_avg_sq.data()}, &loaded);
   BOOST_TEST(loaded == dir.path() + "/" + checkpoint_file_name(1));
   BOOST_TEST(meta.step == 1);
   BOOST_TEST(mismatches(got.params, expected_states(layout, 1).params) == 0);

@@ -60,7 +60,7 @@ std::string untrained_checkpoint(const std::string& dir, const std::vector<std::
     CheckpointMeta meta;
     meta.step = 1, meta.seed = 3, meta.preset = model->config().preset, meta.deck_text = deck.resolved_text();
     path = save_checkpoint(MPI_COMM_SELF, dir, reg, ShardLayout(reg, ShardMode::none, 0, 1), params.data(),
-                           zeros.data(), zeros.data(), meta);
+                           OptimizerState{zeros.data(), zeros.data()}, meta);
   }
   int n = int(path.size());
   MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);

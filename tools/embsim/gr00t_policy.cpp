@@ -70,7 +70,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   params_.resize(size_t(reg.total()));
   std::vector<float> exp_avg(params_.size()), exp_avg_sq(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
-                  exp_avg.data(), exp_avg_sq.data());
+                  OptimizerState{exp_avg.data(), exp_avg_sq.data()});
 }
 
 void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
