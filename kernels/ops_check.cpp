@@ -106,6 +106,30 @@ OpCheck check_norm(const char* op, const View& x, const View& weight, const View
   return c;
 }
 
+OpCheck check_norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                                     const View& rstd, const View& dy, const View& dx, const View& dscale,
+                                     const View& dshift) {
+  OpCheck c("norm_modulate_backward", {{"x", &x},
+                                       {"normed", &normed},
+                                       {"scale", &scale},
+                                       {"mean", &mean},
+                                       {"rstd", &rstd},
+                                       {"dy", &dy},
+                                       {"dx", &dx},
+                                       {"dscale", &dscale},
+                                       {"dshift", &dshift}});
+  c.well_formed();
+  check_norm("norm_modulate_backward", x, View{}, View{}, normed, mean, rstd);
+  c.expect(!scale.absent() && !dy.absent() && !mean.absent(), "scale, dy and mean must be present");
+  c.same_shape(x, scale, "x", "scale"), c.same_shape(x, dy, "x", "dy");
+  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
+  c.expect(dscale.absent() || (dscale.rows == x.rows && dscale.cols == x.cols && dscale.ld == scale.ld),
+           "dscale must have scale's shape and row stride");
+  c.expect(dshift.absent() || (dshift.rows == x.rows && dshift.cols == x.cols && dshift.ld == scale.ld),
+           "dshift must have scale's shape and row stride");
+  return c;
+}
+
 OpCheck check_attention(const char* op, const View& q, const View& k, const View& v, const View& out,
                         const View& lse, const AttnConfig& cfg, const AttnIndex& idx) {
   OpCheck c(op, {{"q", &q}, {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}});

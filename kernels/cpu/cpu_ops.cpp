@@ -226,25 +226,10 @@ void CpuOps::norm_modulate_forward(const View& x, const View& scale, const View&
 void CpuOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                     const View& rstd, const View& dy, const View& dx, const View& dscale,
                                     const View& dshift) {
-  OpCheck c("norm_modulate_backward", {{"x", &x},
-                                       {"normed", &normed},
-                                       {"scale", &scale},
-                                       {"mean", &mean},
-                                       {"rstd", &rstd},
-                                       {"dy", &dy},
-                                       {"dx", &dx},
-                                       {"dscale", &dscale},
-                                       {"dshift", &dshift}});
-  c.well_formed(), fp32(c);
-  check_norm("norm_modulate_backward", x, View{}, View{}, normed, mean, rstd);
-  c.expect(!scale.absent() && !dy.absent() && !mean.absent(), "scale, dy and mean must be present");
-  c.same_shape(x, scale, "x", "scale"), c.same_shape(x, dy, "x", "dy");
-  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols && dx.contiguous()), "dx must have x's shape");
-  c.expect(dscale.absent() || (dscale.rows == x.rows && dscale.cols == x.cols && dscale.ld == scale.ld),
-           "dscale must have scale's shape and row stride");
-  c.expect(dshift.absent() || (dshift.rows == x.rows && dshift.cols == x.cols && dshift.ld == scale.ld),
-           "dshift must have scale's shape and row stride");
-  c.expect(x.contiguous() && normed.contiguous() && dy.contiguous(), "x, normed and dy must be contiguous");
+  const OpCheck c = check_norm_modulate_backward(x, normed, scale, mean, rstd, dy, dx, dscale, dshift);
+  fp32(c);
+  c.expect(x.contiguous() && normed.contiguous() && dy.contiguous() && (dx.absent() || dx.contiguous()),
+           "x, normed, dy and dx must be contiguous");
   float* dn = scratch(x.size());
   cpu::modulate_backward(cf(normed), cf(scale), scale.ld, cf(dy), dn, f(dscale), f(dshift), x.rows, int(x.cols));
   cpu::layernorm_backward(cf(x), nullptr, cf(mean), cf(rstd), dn, f(dx), nullptr, nullptr, x.rows, int(x.cols));

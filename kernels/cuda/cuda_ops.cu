@@ -237,18 +237,21 @@ void CudaOps::linear_forward(const View& x, const View& W, const View& b, Activa
   });
 }
 
+template <class T>
+const T* CudaOps::activation_input_gradient(Activation act, const View& pre, const View& dy) {
+  if (act == Activation::none) return ptr<const T>(dy);
+  T* dpre = static_cast<T*>(zeroed_gradient(dy.size(), sizeof(T)));
+  cuda::activation_backward(kernel_activation(act), ptr<const T>(pre), ptr<const T>(dy), dpre, dy.size(), stream_);
+  return dpre;
+}
+
 void CudaOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                               const View& dx, const View& dW, const View& db) {
   const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
   dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
     using T = decltype(t);
-    const T* g = ptr<const T>(dy);
-    if (act != Activation::none) {
-      T* dpre = static_cast<T*>(zeroed_gradient(dy.size(), sizeof(T)));
-      cuda::activation_backward(kernel_activation(act), ptr<const T>(pre), g, dpre, dy.size(), stream_);
-      g = dpre;
-    }
+    const T* g = activation_input_gradient<T>(act, pre, dy);
     cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<T>(dW), ptr<T>(db), x.rows,
                           int(x.cols), int(W.cols), stream_);
   });
@@ -285,12 +288,7 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
   dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
     using T = decltype(t);
-    const T* g = ptr<const T>(dy);
-    if (act != Activation::none) {
-      T* dpre = static_cast<T*>(zeroed_gradient(dy.size(), sizeof(T)));
-      cuda::activation_backward(kernel_activation(act), ptr<const T>(pre), g, dpre, dy.size(), stream_);
-      g = dpre;
-    }
+    const T* g = activation_input_gradient<T>(act, pre, dy);
     void* scratch =
         workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
     cuda::linear_emb_backward(*blas_, ptr<const T>(x), ptr<const T>(W), emb.perm, emb.offsets, g, ptr<T>(dx),
@@ -390,24 +388,7 @@ void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View
 void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
                                      const View& dshift) {
-  OpCheck c("norm_modulate_backward", {{"x", &x},
-                                       {"normed", &normed},
-                                       {"scale", &scale},
-                                       {"mean", &mean},
-                                       {"rstd", &rstd},
-                                       {"dy", &dy},
-                                       {"dx", &dx},
-                                       {"dscale", &dscale},
-                                       {"dshift", &dshift}});
-  c.well_formed();
-  check_norm("norm_modulate_backward", x, View{}, View{}, normed, mean, rstd);
-  c.expect(!scale.absent() && !dy.absent() && !mean.absent(), "scale, dy and mean must be present");
-  c.same_shape(x, scale, "x", "scale"), c.same_shape(x, dy, "x", "dy");
-  c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
-  c.expect(dscale.absent() || (dscale.rows == x.rows && dscale.cols == x.cols && dscale.ld == scale.ld),
-           "dscale must have scale's shape and row stride");
-  c.expect(dshift.absent() || (dshift.rows == x.rows && dshift.cols == x.cols && dshift.ld == scale.ld),
-           "dshift must have scale's shape and row stride");
+  const OpCheck c = check_norm_modulate_backward(x, normed, scale, mean, rstd, dy, dx, dscale, dshift);
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"normed", &normed}, {"dy", &dy}, {"dx", &dx}});
   // The kernel recomputes LN(x) from x, mean and rstd; `normed` is checked but not read.

@@ -114,6 +114,10 @@ class CudaOps final : public Ops {
  private:
   // A zeroed gradient of a fused epilogue's input (linear's dpre), n elements of `elem` bytes.
   void* zeroed_gradient(int64_t n, size_t elem);
+  // The gradient at a linear's activation input: dy itself without an activation, else
+  // dy·act'(pre) in zeroed_gradient's scratch.
+  template <class T>
+  const T* activation_input_gradient(Activation act, const View& pre, const View& dy);
 
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::Blas> blas_;

@@ -89,12 +89,6 @@ class Gr00tModel final : public Model {
     for (float** p : {&a.vl_mean, &a.vl_rstd}) *p = plan.floats(Tc);
   }
 
-  // The linear layer `l` as views of this step's parameters / gradients.
-  static View W(const ParamAccess& P, const LinearRef& l) { return P.pv(l.weight); }
-  static View b(const ParamAccess& P, const LinearRef& l) { return P.pv(l.bias); }
-  static View dW(const ParamAccess& P, const LinearRef& l) { return P.gv(l.weight); }
-  static View db(const ParamAccess& P, const LinearRef& l) { return P.gv(l.bias); }
-
   // State, action and future tokens into x, and the vlln-normalised context into c.
   void encode(const ParamAccess& P, const PackedBatch& batch) override {
     Ops& ops = *ops_;

@@ -71,6 +71,12 @@ class Model {
   const TokenLayout& last_layout() const { return layout_; }
 
  protected:
+  // The linear layer `l` as views of this step's parameters / gradients.
+  static View W(const ParamAccess& P, const LinearRef& l) { return P.pv(l.weight); }
+  static View b(const ParamAccess& P, const LinearRef& l) { return P.pv(l.bias); }
+  static View dW(const ParamAccess& P, const LinearRef& l) { return P.gv(l.weight); }
+  static View db(const ParamAccess& P, const LinearRef& l) { return P.gv(l.bias); }
+
   // What each family supplies. plan_activations lays out every activation of a micro-batch
   // shape, time_enc_'s and trunk_'s included (measuring when plan has no arena). run() calls
   // the steps in unit order:

@@ -73,12 +73,6 @@ class WanModel final : public Model {
     for (float** p : {&a.t1, &a.t1g, &a.dt1g}) *p = plan.floats(Tc * D);
   }
 
-  // The linear layer `l` as views of this step's parameters / gradients.
-  static View W(const ParamAccess& P, const LinearRef& l) { return P.pv(l.weight); }
-  static View b(const ParamAccess& P, const LinearRef& l) { return P.pv(l.bias); }
-  static View dW(const ParamAccess& P, const LinearRef& l) { return P.gv(l.weight); }
-  static View db(const ParamAccess& P, const LinearRef& l) { return P.gv(l.bias); }
-
   // The shared time projection, video and action tokens into x, text context into c.
   void encode(const ParamAccess& P, const PackedBatch& batch) override {
     Ops& ops = *ops_;
