@@ -106,6 +106,23 @@ OpCheck check_norm(const char* op, const View& x, const View& weight, const View
   return c;
 }
 
+OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                    const View& y, const View& mean, const View& rstd) {
+  OpCheck c("norm_modulate_forward", {{"x", &x},
+                                      {"scale", &scale},
+                                      {"shift", &shift},
+                                      {"normed", &normed},
+                                      {"y", &y},
+                                      {"mean", &mean},
+                                      {"rstd", &rstd}});
+  c.well_formed();
+  check_norm("norm_modulate_forward", x, View{}, View{}, normed, mean, rstd);
+  c.expect(!y.absent() && !scale.absent() && !shift.absent() && !mean.absent(), "every view must be present");
+  c.same_shape(x, y, "x", "y"), c.same_shape(x, scale, "x", "scale"), c.same_shape(x, shift, "x", "shift");
+  c.expect(scale.ld == shift.ld, "scale and shift must share a row stride");
+  return c;
+}
+
 OpCheck check_norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
                                      const View& dshift) {

@@ -41,6 +41,8 @@ OpCheck check_linear_backward(const char* op, const View& x, const View& W, Acti
                               const View& dy, const View& dx, const View& dW, const View& db, int n_emb);
 OpCheck check_norm(const char* op, const View& x, const View& weight, const View& bias, const View& y,
                    const View& mean, const View& rstd);
+OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                    const View& y, const View& mean, const View& rstd);
 OpCheck check_norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
                                      const View& dshift);

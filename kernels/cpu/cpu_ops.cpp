@@ -206,18 +206,8 @@ void CpuOps::rmsnorm_backward(const View& x, const View& weight, const View& rst
 
 void CpuOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
                                    const View& y, const View& mean, const View& rstd) {
-  OpCheck c("norm_modulate_forward", {{"x", &x},
-                                      {"scale", &scale},
-                                      {"shift", &shift},
-                                      {"normed", &normed},
-                                      {"y", &y},
-                                      {"mean", &mean},
-                                      {"rstd", &rstd}});
-  c.well_formed(), fp32(c);
-  check_norm("norm_modulate_forward", x, View{}, View{}, normed, mean, rstd);
-  c.expect(!y.absent() && !scale.absent() && !shift.absent() && !mean.absent(), "every view must be present");
-  c.same_shape(x, y, "x", "y"), c.same_shape(x, scale, "x", "scale"), c.same_shape(x, shift, "x", "shift");
-  c.expect(scale.ld == shift.ld, "scale and shift must share a row stride");
+  const OpCheck c = check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
+  fp32(c);
   c.expect(x.contiguous() && normed.contiguous() && y.contiguous(), "x, normed and y must be contiguous");
   cpu::layernorm_forward(cf(x), nullptr, nullptr, f(normed), f(mean), f(rstd), x.rows, int(x.cols));
   cpu::modulate_forward(cf(normed), cf(scale), cf(shift), scale.ld, f(y), x.rows, int(x.cols));
