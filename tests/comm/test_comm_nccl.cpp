@@ -80,48 +80,50 @@ struct Streams {
   }
 };
 
-// The collective is ordered after the compute stream: the buffer is filled by an asynchronous
-// copy on the compute stream issued just before the all-reduce, with no host synchronisation.
+// The collective is ordered after the compute stream: the buffer is filled with ones by an
+// asynchronous copy on the compute stream issued just before the all-reduce, with no host
+// synchronisation in between.
+struct OnesAllReduce {
+  static constexpr size_t n = 1 << 24;
+  std::unique_ptr<Comm> comm = make_comm(test_world(), "auto", "thread", {}, BufferMemory::device);
+  Streams s{n};
+  DeviceMemory mem;
+  float* data = nullptr;
+  CommHandle h;
+  OnesAllReduce() {
+    comm->set_compute_stream(s.compute);
+    std::vector<float> zeros(n, 0.0f);
+    data = mem.place(zeros);
+    std::fill(s.pinned, s.pinned + n, 1.0f);
+    cuda_ok(cudaMemcpyAsync(data, s.pinned, n * sizeof(float), cudaMemcpyHostToDevice, s.compute));
+    h = comm->all_reduce(data, int64_t(n), DType::f32, ReduceOp::sum);
+  }
+  // Elements of the pinned buffer holding the all-reduced value (every rank's ones summed).
+  int64_t summed_in_pinned() const { return std::count(s.pinned, s.pinned + n, float(comm->size())); }
+};
+
 // Host consumer: after wait() a copy on an unrelated stream reads the final result.
 BOOST_AUTO_TEST_CASE(nccl_wait_serves_a_host_consumer, *boost::unit_test::precondition(GpuPerRank())) {
-  auto comm = make_comm(test_world(), "auto", "thread", {}, BufferMemory::device);
-  BOOST_TEST(std::string(comm->name()) == "nccl");
-  const size_t n = 1 << 24;
-  Streams s(n);
-  comm->set_compute_stream(s.compute);
-  DeviceMemory mem;
-  std::vector<float> zeros(n, 0.0f);
-  float* data = mem.place(zeros);
-  std::fill(s.pinned, s.pinned + n, 1.0f);
-  cuda_ok(cudaMemcpyAsync(data, s.pinned, n * sizeof(float), cudaMemcpyHostToDevice, s.compute));
-  CommHandle h = comm->all_reduce(data, int64_t(n), DType::f32, ReduceOp::sum);
-  BOOST_TEST(h.wait() >= 0.0);
-  BOOST_TEST(h.test());  // wait() returned: the collective is done
-  cuda_ok(cudaMemcpyAsync(s.pinned, data, n * sizeof(float), cudaMemcpyDeviceToHost, s.reader));
-  cuda_ok(cudaStreamSynchronize(s.reader));
-  BOOST_TEST(std::count(s.pinned, s.pinned + n, float(comm->size())) == int64_t(n));
-  BOOST_TEST(h.seconds() > 0.0);
-  BOOST_TEST(h.exposed_seconds() >= 0.0);
+  OnesAllReduce r;
+  BOOST_TEST(std::string(r.comm->name()) == "nccl");
+  BOOST_TEST(r.h.wait() >= 0.0);
+  BOOST_TEST(r.h.test());  // wait() returned: the collective is done
+  cuda_ok(cudaMemcpyAsync(r.s.pinned, r.data, r.n * sizeof(float), cudaMemcpyDeviceToHost, r.s.reader));
+  cuda_ok(cudaStreamSynchronize(r.s.reader));
+  BOOST_TEST(r.summed_in_pinned() == int64_t(r.n));
+  BOOST_TEST(r.h.seconds() > 0.0);
+  BOOST_TEST(r.h.exposed_seconds() >= 0.0);
 }
 
 // Device consumer: wait_on_compute_stream() does not block the host, and work issued after it
 // on the compute stream (here a copy to the host) sees the result.
 BOOST_AUTO_TEST_CASE(nccl_wait_on_compute_stream_serves_a_device_consumer,
                      *boost::unit_test::precondition(GpuPerRank())) {
-  auto comm = make_comm(test_world(), "auto", "thread", {}, BufferMemory::device);
-  const size_t n = 1 << 24;
-  Streams s(n);
-  comm->set_compute_stream(s.compute);
-  DeviceMemory mem;
-  std::vector<float> zeros(n, 0.0f);
-  float* data = mem.place(zeros);
-  std::fill(s.pinned, s.pinned + n, 1.0f);
-  cuda_ok(cudaMemcpyAsync(data, s.pinned, n * sizeof(float), cudaMemcpyHostToDevice, s.compute));
-  CommHandle h = comm->all_reduce(data, int64_t(n), DType::f32, ReduceOp::sum);
-  BOOST_TEST(h.wait_on_compute_stream() == 0.0);  // stream-ordered: the host is not blocked
-  cuda_ok(cudaMemcpyAsync(s.pinned, data, n * sizeof(float), cudaMemcpyDeviceToHost, s.compute));
-  cuda_ok(cudaStreamSynchronize(s.compute));
-  BOOST_TEST(h.test());
-  BOOST_TEST(std::count(s.pinned, s.pinned + n, float(comm->size())) == int64_t(n));
-  BOOST_TEST(h.exposed_seconds() >= 0.0);
+  OnesAllReduce r;
+  BOOST_TEST(r.h.wait_on_compute_stream() == 0.0);  // stream-ordered: the host is not blocked
+  cuda_ok(cudaMemcpyAsync(r.s.pinned, r.data, r.n * sizeof(float), cudaMemcpyDeviceToHost, r.s.compute));
+  cuda_ok(cudaStreamSynchronize(r.s.compute));
+  BOOST_TEST(r.h.test());
+  BOOST_TEST(r.summed_in_pinned() == int64_t(r.n));
+  BOOST_TEST(r.h.exposed_seconds() >= 0.0);
 }

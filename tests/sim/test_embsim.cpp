@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "collect.hpp"
+#include "comm/world_fixture.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
@@ -23,22 +24,10 @@ using namespace emb;
 
 namespace {
 
-struct MpiFixture {
-  MpiFixture() { MPI_Init(nullptr, nullptr); }
-  ~MpiFixture() { MPI_Finalize(); }
-};
-BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
 
-int rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+int rank() { return test_world().rank; }
+int world() { return test_world().size; }
 
 // A directory of this rank count's run (ctest may run the np1/np2/np3 variants at once).
 std::string scratch(const std::string& name) {
