@@ -152,6 +152,17 @@ void CudaOps::copy(const View& x, const View& y) {
   });
 }
 
+void CudaOps::convert(const View& x, const View& y) {
+  check_convert(x, y);
+  if (x.dtype == y.dtype)
+    check_cuda(cudaMemcpyAsync(y.data, x.data, size_t(x.size()) * dtype_size(x.dtype), cudaMemcpyDeviceToDevice, stream_),
+               "CudaOps::convert");
+  else if (x.dtype == DType::f32)
+    cuda::convert(ptr<const float>(x), ptr<bf16_t>(y), x.size(), stream_);
+  else
+    cuda::convert(ptr<const bf16_t>(x), ptr<float>(y), x.size(), stream_);
+}
+
 void CudaOps::add(const View& a, const View& b, const View& y) {
   const OpCheck c = check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}});
   dispatch(storage(c, {&a, &b, &y}), [&](auto t) {

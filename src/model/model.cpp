@@ -11,6 +11,12 @@ namespace emb {
 std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg, Ops* ops);  // gr00t.cpp
 std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg, Ops* ops);    // wan.cpp
 
+Model::Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {
+  // Activations live in the backend's memory (a GPU's); host backends keep the arena's huge pages.
+  if (ops_ && !ops_->host_memory())
+    arena_.use_memory({[ops](size_t bytes) { return ops->allocate(bytes); }, [ops](void* p) { ops->deallocate(p); }});
+}
+
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
   EMB_CHECK(batch.family == family_name(cfg_.family), "packed batch of family '", batch.family, "' for a ",

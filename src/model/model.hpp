@@ -32,7 +32,7 @@ class ActivationPlan;
 class Model {
  public:
   // ops may be null for a model that only describes itself (parameters, --plan).
-  Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {}
+  Model(const ModelConfig& cfg, Ops* ops);
   virtual ~Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
