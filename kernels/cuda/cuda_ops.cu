@@ -438,8 +438,8 @@ void CudaOps::gated_residual_backward(const View& gate, const View& y, const Vie
 
 namespace {
 void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
-  c.expect(cfg.head_dim == 48 || cfg.head_dim == 64 || cfg.head_dim == 128,
-           str("head_dim ", cfg.head_dim, " is not built on CUDA (48, 64, 128)"));
+  c.expect(cuda::attention_head_dim_built(cfg.head_dim),
+           str("head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::attention_head_dims_text(), ")"));
 }
 }  // namespace
 
