@@ -109,6 +109,9 @@ class Ops {
   // True when backend memory is host memory that the host may read once synchronize() returned
   // (CPU; the CUDA emulation is not, since its kernels run lazily, but its memory is host-addressable).
   virtual bool host_memory() const = 0;
+  // The most device memory this backend held at once (allocations, workspaces); 0 for host
+  // backends, whose memory the process's peak resident size counts.
+  virtual size_t device_peak_bytes() const { return 0; }
 
   // ---- elementwise and rows ----
   // y = 0

@@ -193,6 +193,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     }
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
+    totals.device_peak_bytes = ops->device_peak_bytes();
     watchdog.watch("report", totals.steps, "every rank's timings for the run report");
     write_run_report(world.comm, result.run_dir, totals);
     watchdog.idle();

@@ -480,6 +480,14 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
                                                  AttnConfig{1, 12}, idx);
              }) == "attention_forward: head_dim 12 is not built on CUDA (8, 16, 32, 48, 64, 128); q [4, 12], "
                    "k [4, 12], v [4, 12], out [4, 12], lse [4, 1]");
+  // Out of device memory is one line: what was asked, what is held (the scratch of the cases
+  // above), what to change.
+  const std::string oom = error_of([&] { backends().cuda.allocate(size_t(1) << 50); });
+  BOOST_TEST(oom.rfind("CUDA out of memory: CudaOps::allocate asked for 1125899907 MB with ", 0) == 0, oom);
+  BOOST_TEST(oom.find(" MB held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or "
+                      "train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)") !=
+                 std::string::npos,
+             oom);
   Buffer xb(backends().cuda, r.random(8 * 16, 5), 8, 16, DType::bf16), xf(backends().cuda, r.random(8 * 16, 6), 8, 16,
                                                                           DType::f32);
   BOOST_TEST(error_of([&] { backends().cuda.copy(xb.view(), xf.view()); }) ==

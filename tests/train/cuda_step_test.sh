@@ -75,7 +75,7 @@ faults)
     fail "the run directory is not marked FAILED with the error: $(tail -3 "$tmp/fail.out")"
   rm -rf outputs/cuda-fail
   "${mpirun[@]}" -np 2 "$embtrain" "$deck" "${cuda[@]}" --set train.steps=100000 --set run.name=cuda-stop \
-    --set train.log_every=1 --set train.ckpt_dir="$tmp/stop" >"$tmp/stop.out" 2>&1 &
+    --set run.log_every=1 --set train.ckpt_dir="$tmp/stop" >"$tmp/stop.out" 2>&1 &
   pid=$!
   for _ in $(seq 300); do grep -q "^step" "$tmp/stop.out" 2>/dev/null && break; sleep 0.2; done
   kill -USR1 $pid
