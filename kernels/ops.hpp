@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_clock.hpp"
 #include "kernels/op_types.hpp"
 
 namespace emb {
@@ -117,6 +118,9 @@ class Ops {
   // (a query row without an allowed key in attention_forward) and reports them here, once per
   // step (Model::take_loss). Waits for the stream.
   virtual void check_deferred_errors() {}
+  // The clock of the device the stream runs on, for the phase timers (null: the host's clock
+  // is the device's, as on the CPU, whose ops return when done).
+  virtual DeviceClock* device_clock() { return nullptr; }
 
   // ---- elementwise and rows ----
   // y = 0

@@ -143,10 +143,12 @@ CudaOps::CudaOps(int device) {
   memory_.count(blas_->workspace_bytes());
   keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
   check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
+  clock_ = std::make_unique<cuda::EventClock>(stream_);
 }
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);  // errors cannot be thrown here; the run already ended
+  clock_.reset();
   cudaFree(keyless_row_);
   blas_.reset();
   cudaStreamDestroy(stream_);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "kernels/cuda/event_clock.hpp"
 #include "kernels/ops.hpp"
 
 namespace emb::cuda {
@@ -76,6 +77,7 @@ class CudaOps final : public Ops {
   bool host_memory() const override { return false; }
   size_t device_peak_bytes() const override { return memory_.peak(); }
   void check_deferred_errors() override;
+  DeviceClock* device_clock() override { return clock_.get(); }
 
   void zero(const View& y) override;
   void copy(const View& x, const View& y) override;
@@ -148,6 +150,7 @@ class CudaOps final : public Ops {
   DeviceScratch gradient_{memory_};   // zeroed_gradient()
   // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
   unsigned long long* keyless_row_ = nullptr;
+  std::unique_ptr<cuda::EventClock> clock_;
 };
 
 }  // namespace emb

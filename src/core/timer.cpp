@@ -12,18 +12,26 @@ const char* phase_name(Phase p) {
 
 void PhaseTimers::start(Phase p) {
   // Re-entering a running phase (recursion) keeps the outer start: time is counted once.
-  if (depth_[int(p)]++ == 0) started_[int(p)] = Clock::now();
+  if (depth_[int(p)]++ != 0) return;
+  started_[int(p)] = Clock::now();
+  if (on_device(p)) device_started_[int(p)] = device_clock_->mark();
 }
 
 void PhaseTimers::stop(Phase p) {
   EMB_ASSERT(depth_[int(p)] > 0);
   if (--depth_[int(p)] != 0) return;
   const Clock::time_point now = Clock::now();
-  current_.seconds[int(p)] += std::chrono::duration<double>(now - started_[int(p)]).count();
+  if (on_device(p))
+    device_spans_.push_back({p, device_started_[int(p)], device_clock_->mark()});
+  else
+    current_.seconds[int(p)] += std::chrono::duration<double>(now - started_[int(p)]).count();
   if (trace_) trace_->phase(phase_name(p), started_[int(p)], now, records_.empty() ? 0 : records_.back().step + 1);
 }
 
 void PhaseTimers::end_step(int64_t step) {
+  for (const DeviceSpan& s : device_spans_) current_.seconds[int(s.phase)] += device_clock_->seconds_between(s.from, s.to);
+  device_spans_.clear();
+  if (device_clock_) device_clock_->reset();
   current_.step = step;
   records_.push_back(current_);
   if (trace_) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_clock.hpp"
 #include "core/run_trace.hpp"
 
 namespace emb {
@@ -26,7 +27,7 @@ class PhaseTimers {
  public:
   using Clock = std::chrono::steady_clock;
 
-  PhaseTimers() { records_.reserve(1024); }
+  PhaseTimers() { records_.reserve(1024), device_spans_.reserve(64); }
   void start(Phase p);
   void stop(Phase p);
   // Adds time measured elsewhere (e.g. a collective's issue-to-completion time).
@@ -37,11 +38,25 @@ class PhaseTimers {
   // Where phases, units and collectives stream to as the run goes (null: nowhere).
   void set_trace(RunTrace* trace) { trace_ = trace; }
   RunTrace* trace() const { return trace_; }
+  // Times fwd, bwd and optim on the device's clock from now on (null: the host's); the trace
+  // keeps their host spans (when the host queued them).
+  void set_device_clock(DeviceClock* clock) { device_clock_ = clock; }
   const std::vector<StepTimes>& records() const { return records_; }
 
  private:
+  bool on_device(Phase p) const {
+    return device_clock_ && (p == Phase::fwd || p == Phase::bwd || p == Phase::optim);
+  }
+
   std::array<Clock::time_point, kNumPhases> started_{};
   std::array<int, kNumPhases> depth_{};
+  DeviceClock* device_clock_ = nullptr;
+  std::array<int, kNumPhases> device_started_{};  // the device mark at the phase's start
+  struct DeviceSpan {
+    Phase phase;
+    int from, to;
+  };
+  std::vector<DeviceSpan> device_spans_;  // this step's, read at end_step
   StepTimes current_;
   std::vector<StepTimes> records_;
   RunTrace* trace_ = nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "batch/token_config.hpp"
 
@@ -42,6 +43,12 @@ struct ModelConfig : TokenConfig {
   SelfMask self_mask = SelfMask::family;
 
   int head_dim() const { return d_model / n_heads; }
+  // The head dims the attention layers use: the trunk's, and gr00t's VL backbone's (d_ctx / n_heads_vl).
+  std::vector<int> attention_head_dims() const {
+    std::vector<int> dims = {head_dim()};
+    if (family == Family::gr00t && n_layers_vl > 0) dims.push_back(d_ctx / n_heads_vl);
+    return dims;
+  }
   int patch_dim_out() const { return out_channels * patch[0] * patch[1] * patch[2]; }
 };
 

@@ -5,8 +5,10 @@
 #ifdef EMBTRAIN_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 
+#include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
 #endif
+#include "model/presets.hpp"
 
 namespace emb {
 namespace {
@@ -28,6 +30,14 @@ void check_backend(const Deck& deck) {
                   "CMake configured it); rebuild with nvcc on the PATH (or -DEMBTRAIN_CUDA=ON), or "
                   "-DEMBTRAIN_CUDA=EMULATE to run CUDA on the CPU emulation, or use run.device = cpu"),
               kExitInput);
+#endif
+#ifdef EMBTRAIN_CUDA_KERNELS
+  for (int hd : model_config_from_deck(deck).attention_head_dims())
+    if (!cuda::attention_head_dim_built(hd))
+      throw Error(str(deck.origin("model.preset"), ": run.device = cuda: attention head dim ", hd,
+                      " (a width divided by its heads) is not built on CUDA (", cuda::attention_head_dims_text(),
+                      "); change the model's heads or widths, or use run.device = cpu"),
+                  kExitInput);
 #endif
   if (deck.get_string("model.fp8") == "on")
     throw Error(str(origin_of(deck, "model.fp8"),

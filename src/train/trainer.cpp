@@ -64,6 +64,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
   const std::unique_ptr<Ops> ops = make_backend(deck, world);  // the backend the model computes on
   comm.set_compute_stream(ops->stream());
+  timers.set_device_clock(ops->device_clock());
   auto model = make_model(mc, ops.get());
   const ParamRegistry& reg = model->params();
   ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "core/arena.hpp"
 #include "core/dtype.hpp"
@@ -82,6 +83,45 @@ BOOST_AUTO_TEST_CASE(phase_timers_nest_and_accumulate) {
   BOOST_TEST(t.current(Phase::bwd) == 0.0);  // the next step starts from zero
   BOOST_CHECK_THROW(t.stop(Phase::fwd), Error);  // stopping a phase that never started is a bug
   BOOST_TEST(std::string(phase_name(Phase::comm_exposed)) == "comm_exposed");
+}
+
+// A device whose clock advances 1 s per mark (a GPU's events, as the timers see them).
+class SteppingClock final : public DeviceClock {
+ public:
+  int mark() override {
+    times.push_back(double(times.size()));
+    return int(times.size()) - 1;
+  }
+  double seconds_between(int from, int to) override { return times[size_t(to)] - times[size_t(from)]; }
+  void reset() override { times.clear(), ++resets; }
+  std::vector<double> times;
+  int resets = 0;
+};
+
+BOOST_AUTO_TEST_CASE(phase_timers_take_device_phases_from_the_device_clock) {
+  PhaseTimers t;
+  SteppingClock clock;
+  t.set_device_clock(&clock);
+  t.start(Phase::step);
+  for (int micro_batch = 0; micro_batch < 2; ++micro_batch) {
+    t.start(Phase::fwd);  // marks 0, 2 ...
+    t.stop(Phase::fwd);   // ... 1, 3: one device second each
+  }
+  t.start(Phase::optim);
+  t.start(Phase::optim);  // nested: one span
+  t.stop(Phase::optim);
+  t.stop(Phase::optim);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  t.stop(Phase::step);
+  t.end_step(3);
+  const StepTimes& r = t.records().at(0);
+  BOOST_TEST(r.seconds[int(Phase::fwd)] == 2.0);    // device seconds, not the host's microseconds
+  BOOST_TEST(r.seconds[int(Phase::optim)] == 1.0);
+  BOOST_TEST(r.seconds[int(Phase::bwd)] == 0.0);
+  BOOST_TEST(r.seconds[int(Phase::step)] >= 0.004);  // a host phase
+  BOOST_TEST(r.seconds[int(Phase::step)] < 1.0);
+  BOOST_TEST(clock.resets == 1);  // the marks are reused from the next step on
+  BOOST_TEST(clock.times.empty());
 }
 
 BOOST_AUTO_TEST_CASE(arena_aligns_and_bounds) {

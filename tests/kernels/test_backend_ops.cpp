@@ -385,6 +385,41 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
     }
 }
 
+// convert (the mixed-precision copies): fp32 → bf16 → fp32 gives the same bits on both backends,
+// rounding to nearest even (ties included) and keeping ±Inf, signed zeros and NaN.
+BOOST_AUTO_TEST_CASE(convert_rounds_the_same_on_both_backends) {
+  std::vector<float> values = random_values(1000, 11, DType::f32, -3.0f, 3.0f);
+  const uint32_t specials[] = {0x3f808000u /* a tie, rounds down to even */, 0x3f818000u /* a tie, rounds up */,
+                               0x7f800000u, 0xff800000u, 0x80000000u, 0x7fc00000u, 0x00000001u /* denormal */};
+  for (uint32_t bits : specials) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    values.push_back(f);
+  }
+  const int64_t n = int64_t(values.size());
+  std::vector<std::vector<float>> widened;
+  for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
+    Buffer x(*ops, values, 1, n, DType::f32), y(*ops, std::vector<float>(size_t(n)), 1, n, DType::bf16),
+        back(*ops, std::vector<float>(size_t(n)), 1, n, DType::f32);
+    ops->convert(x.view(), y.view());
+    ops->convert(y.view(), back.view());
+    widened.push_back(back.read());
+    BOOST_TEST(error_of([&] { ops->convert(x.view(), back.view().rows_range(0, 0)); }) != "");
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(values[size_t(i)])) {  // NaN stays NaN (its payload is the backend's)
+      BOOST_TEST((std::isnan(widened[0][size_t(i)]) && std::isnan(widened[1][size_t(i)])));
+      continue;
+    }
+    uint32_t cpu_bits, cuda_bits, want_bits;
+    const float want = to_float(to_bf16(values[size_t(i)]));
+    std::memcpy(&cpu_bits, &widened[0][size_t(i)], 4), std::memcpy(&cuda_bits, &widened[1][size_t(i)], 4);
+    std::memcpy(&want_bits, &want, 4);
+    BOOST_TEST(cpu_bits == want_bits, "element " << i);
+    BOOST_TEST(cuda_bits == want_bits, "element " << i);
+  }
+}
+
 // A real query row without an allowed key (sample 1 lost its context) is the same one line on
 // both backends: the CPU throws at the op; CUDA records it without synchronising and throws at
 // the step's check_deferred_errors, once (the record starts over).

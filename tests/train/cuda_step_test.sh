@@ -12,6 +12,8 @@
 #                             CPU loss curve (1e-4), at other rank counts and shard modes.
 #   faults                    a failing rank takes every rank down (non-zero, FAILED, < 60 s);
 #                             SIGUSR1 checkpoints at the step boundary and exits 0.
+#   refused                   what CUDA does not run (a head dim it is not built for, FP8 linears)
+#                             is one line at start-up with exit 2 on every rank, before any output.
 # On a build for real GPUs (BACKEND = hardware) the cases need a GPU and skip (exit 77) without.
 set -uo pipefail
 build=$1
@@ -65,6 +67,7 @@ resume_across_backends)
   rm -rf outputs/xr-*
   ;;
 faults)
+  rm -rf outputs/cuda-fail outputs/cuda-stop  # left by an earlier failed run, they would shadow this one's
   start=$(date +%s)
   "${mpirun[@]}" -np 2 "$embtrain" "$deck" "${cuda[@]}" --set train.steps=50 --set debug.fail_rank=1 \
     --set debug.fail_step=3 --set run.name=cuda-fail >"$tmp/fail.out" 2>&1
@@ -87,6 +90,21 @@ faults)
   /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/stop/$latest" ||
     fail "$latest is not a complete checkpoint"
   rm -rf outputs/cuda-stop
+  ;;
+refused)
+  refused() {  # refused EXPECTED --set ...: exit 2, EXPECTED once (rank 0), no run directory
+    local expected=$1
+    shift
+    rm -rf outputs/cuda-refused
+    "${mpirun[@]}" -np 2 "$embtrain" "$deck" "${cuda[@]}" --set run.name=cuda-refused "$@" >"$tmp/out" 2>"$tmp/err"
+    local code=$?
+    [ $code -eq 2 ] || fail "exit code $code, expected 2: $(tail -3 "$tmp/err")"
+    [ "$(grep -cF -- "$expected" "$tmp/err")" -eq 1 ] || fail "expected '$expected' once, got: $(cat "$tmp/err")"
+    [ ! -e outputs/cuda-refused ] || fail "a refused run left outputs/cuda-refused"
+  }
+  refused "inputs/tiny_gr00t.in:9: run.device = cuda: attention head dim 12 (a width divided by its heads) is not built on CUDA (8, 16, 32, 48, 64, 128)" \
+    --set model.d_model=48 --set model.d_ff=96
+  refused "--set model.fp8=on: model.fp8 = on: the model's linears do not use the FP8 GEMMs yet" --set model.fp8=on
   ;;
 *) fail "unknown case" ;;
 esac
