@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "train/commands.hpp"
 #include "train/fail_run.hpp"
+#include "train/start_checks.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -55,9 +56,14 @@ int run(const World& world, int argc, char** argv) {
       write_step_dump(deck, cli.dump);
     });
 
-  std::unique_ptr<Comm> comm;
+  // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         validate_training_deck(deck);
+        if (world.rank == 0) check_before_training(deck);
+      }))
+    return code;
+  std::unique_ptr<Comm> comm;
+  if (int code = agree(world, [&] {
         // The step's buffers live where the model runs (run.device = cuda: GPU memory).
         const BufferMemory memory = deck.get_string("run.device") == "cuda" ? BufferMemory::device : BufferMemory::host;
         comm = make_comm(world, deck.get_string("comm.backend"), deck.get_string("comm.progress"),

@@ -338,6 +338,40 @@ nan_data)
   grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
   ;;
+startup_checks)
+  # Settings that cannot work are refused before any step computes: one line from rank 0 naming
+  # the deck line of the key, exit 2 on every rank, no run directory.
+  : >"$tmp/file"
+  start_check() {  # start_check LINE MESSAGE PRESET MODEL_LINE PATHS TOKENS_PER_MB GLOBAL_BATCH CKPT_DIR [LAUNCH...]
+    local line=$1 message=$2 preset=$3 model_line=$4 paths=$5 tpm=$6 gb=$7 ckpt=$8
+    shift 8
+    printf '[run]\noutput_dir = %s\n[model]\npreset = %s\n%s\n[data]\npaths = %s\ntokens_per_mb = %s\n[train]\nsteps = 3\nglobal_batch = %s\nckpt_dir = %s\n' \
+      "$tmp/out" "$preset" "$model_line" "$paths" "$tpm" "$gb" "$ckpt" >"$tmp/deck.in"
+    "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" >"$tmp/out.txt" 2>&1
+    local code=$?
+    [ $code -eq 2 ] || fail "line $line: exit code $code, expected 2: $(cat "$tmp/out.txt")"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "line $line: expected one error line: $(cat "$tmp/out.txt")"
+    grep -qF "embtrain: error: $tmp/deck.in:$line: $message" "$tmp/out.txt" ||
+      fail "expected '$tmp/deck.in:$line: $message', got: $(grep error "$tmp/out.txt")"
+    [ ! -e "$tmp/out" ] || fail "line $line: a refused run left outputs: $(ls -R "$tmp/out")"
+  }
+  gr00t=outputs/data/tiny_gr00t.h5
+  start_check 8 "data.tokens_per_mb: 40 tokens is less than the largest sample of data.paths needs (85: 13 query + 72 context)" \
+    tiny_gr00t "" $gr00t 40 8 "$tmp/ckpt"
+  start_check 11 "train.global_batch: 100000 samples per step is more than data.paths holds (5861)" \
+    tiny_gr00t "" $gr00t 512 100000 "$tmp/ckpt"
+  start_check 7 "data.paths: no files given" tiny_gr00t "" "" 512 8 "$tmp/ckpt"
+  start_check 5 "model.n_heads: n_heads = 3 must divide d_model = 64" tiny_gr00t "n_heads = 3" $gr00t 512 8 "$tmp/ckpt"
+  start_check 5 "model.n_heads: n_heads = 4 must divide d_model = 66" tiny_gr00t "d_model = 66" $gr00t 512 8 "$tmp/ckpt"
+  start_check 5 "model.latent_height: latent_height = 4 must be a positive multiple of patch[1] = 3" \
+    tiny_wan "patch = 1, 3, 2" outputs/data/tiny_wan.h5 512 8 "$tmp/ckpt"
+  start_check 12 "train.ckpt_dir: checkpoint directory $tmp/file/ckpt cannot be created" \
+    tiny_gr00t "" $gr00t 512 8 "$tmp/file/ckpt"
+  # A read-only file system (a private read-only tmpfs: even root cannot write there).
+  mkdir -p "$tmp/ro"
+  start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
+    $gr00t 512 8 "$tmp/ro" unshare -rm bash -c 'mount -t tmpfs -o ro,size=1m tmpfs "$0" && exec "$@"' "$tmp/ro"
+  ;;
 *)
   fail "unknown case"
   ;;
