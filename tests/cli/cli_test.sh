@@ -372,6 +372,57 @@ startup_checks)
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
     $gr00t 512 8 "$tmp/ro" unshare -rm bash -c 'mount -t tmpfs -o ro,size=1m tmpfs "$0" && exec "$@"' "$tmp/ro"
   ;;
+data_refused_at_start)
+  # Data files that cannot be trained on are refused before step 1 with one line naming the file
+  # (and dataset): one verify rejects for a small array, and one this user may not read (mode
+  # 000; as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH are dropped so the mode counts).
+  refused() {  # refused FILE EXPECTED [LAUNCH...]
+    local file=$1 expected=$2
+    shift 2
+    "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+      --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1
+    local code=$?
+    [ $code -ne 0 ] || fail "$file was trained on (exit 0)"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+    grep -qF "embtrain: error: $expected" "$tmp/out.txt" || fail "expected '$expected', got: $(grep error "$tmp/out.txt")"
+    [ ! -e "$tmp/out" ] || fail "a refused run left outputs: $(ls -R "$tmp/out")"
+  }
+  cp outputs/data/tiny_gr00t.h5 "$tmp/stats.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/stats/state/mean'][3] = float('nan')" "$tmp/stats.h5"
+  "$build/embpack" verify "$tmp/stats.h5" >/dev/null 2>&1 && fail "embpack verify accepts the NaN statistic"
+  refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
+  cp outputs/data/tiny_gr00t.h5 "$tmp/tokens.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/tasks/tokens'][0] = 10**6" "$tmp/tokens.h5"
+  refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
+  cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
+  chmod 000 "$tmp/locked.h5"
+  refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+    setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
+  ;;
+data_truncated)
+  # A dataset truncated under the running job: the next read of it fails naming the file, every
+  # rank stops non-zero within seconds (no training on the zeros MPI-IO returns past the end).
+  cp outputs/data/tiny_gr00t.h5 "$tmp/data.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.global_batch=8 \
+    --set data.shuffle_buffer=256 --set run.log_every=1 --set data.paths="$tmp/data.h5" --set run.name=cli-test-trunc \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  grep -q "^step" "$tmp/out.txt" || fail "training did not start: $(tail -3 "$tmp/out.txt")"
+  truncate -s $(($(stat -c %s "$tmp/data.h5") / 2)) "$tmp/data.h5"
+  ( sleep 60; kill -9 $pid 2>/dev/null ) >/dev/null 2>&1 &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  [ $code -ne 0 ] || fail "training on a truncated file exited 0"
+  [ $code -ne 137 ] || fail "the job hung after the truncation (killed after 60 s)"
+  grep -qE "^embtrain: error on rank [01]: $tmp/data.h5:/[a-z/_]+: the file shrank from [0-9]+ to [0-9]+ bytes while this run reads it" \
+    "$tmp/out.txt" || fail "expected the truncation line: $(grep error "$tmp/out.txt")"
+  [ "$(grep "^embtrain: error" "$tmp/out.txt" | grep -vc "the file shrank")" -eq 0 ] ||
+    fail "other error lines: $(grep error "$tmp/out.txt")"
+  grep -qF "the file shrank" "$tmp/out/cli-test-trunc/FAILED" || fail "the run directory is not marked FAILED"
+  ;;
 *)
   fail "unknown case"
   ;;
