@@ -423,6 +423,38 @@ data_truncated)
     fail "other error lines: $(grep error "$tmp/out.txt")"
   grep -qF "the file shrank" "$tmp/out/cli-test-trunc/FAILED" || fail "the run directory is not marked FAILED"
   ;;
+nan_overflow)
+  # lr 1e6 and init_std 1e10 overflow activations (scores of -Inf or NaN in attention): the
+  # step's non-finite loss or gradient goes through train.nan_policy, never a crash.
+  for deck in tiny_gr00t tiny_wan; do
+    for key in train.lr=1e6 model.init_std=1e10; do
+      run_nan() {  # run_nan POLICY
+        rm -rf "$tmp/out"
+        "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=4 --set train.global_batch=8 --set "$key" \
+          --set train.nan_policy="$1" --set run.name=nan --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
+          >"$tmp/out.txt" 2>&1
+      }
+      run_nan stop
+      code=$?
+      [ $code -eq 1 ] || fail "$deck $key, stop: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
+      [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "$deck $key: expected one error line: $(grep error "$tmp/out.txt")"
+      grep -qE "^embtrain: error: step [1-4]: non-finite (loss|gradient norm) \(loss .*\); stopping" "$tmp/out.txt" ||
+        fail "$deck $key, stop: expected the non-finite step line: $(grep error "$tmp/out.txt")"
+      run_nan skip || fail "$deck $key, skip: exited $?: $(tail -3 "$tmp/out.txt")"
+      grep -qE "^\[rank 0\] warning: step [1-4]: non-finite loss or gradient .*; update skipped$" "$tmp/out/nan/train.log" ||
+        fail "$deck $key, skip: train.log records no skipped step: $(cat "$tmp/out/nan/train.log")"
+      /usr/bin/python3 - "$tmp/out/nan/loss.csv" <<'PY' || fail "$deck $key, skip: loss.csv does not record the skipped steps"
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [int(r["step"]) for r in rows] == [1, 2, 3, 4], rows
+for r in rows:  # a step is marked skipped exactly when its loss or gradient norm is not finite
+    finite = math.isfinite(float(r["loss"])) and math.isfinite(float(r["grad_norm"]))
+    assert r["skipped"] == ("0" if finite else "1"), r
+assert any(r["skipped"] == "1" for r in rows), rows
+PY
+    done
+  done
+  ;;
 *)
   fail "unknown case"
   ;;
