@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "comm/agreement.hpp"
 #include "core/error.hpp"
@@ -41,8 +43,12 @@ int report_failure(const World& world, const std::exception& e) {
 }
 
 void fail_run(const World& world, const std::exception& e) {
-  if (world.size > 1) abort_world(report_failure(world, e));
-  throw;
+  if (world.size == 1) throw;
+  const int code = report_failure(world, e);
+  // An error every rank has is printed by rank 0: the others give it time to print and abort
+  // (which ends them too) before aborting themselves, so the line is never lost to the race.
+  if (dynamic_cast<const AgreedError*>(&e) && world.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(10));
+  abort_world(code);
 }
 
 }  // namespace emb

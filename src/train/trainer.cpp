@@ -109,7 +109,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       CheckpointMeta meta{step, loader.state(), tc.seed, mc.preset, tc.deck_text, world.size, tc.run_id};
       try {
         const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, dp.owned_params(),
-                                                 optimizer.state(), meta, tc.ckpt_keep);
+                                                 optimizer.state(), meta, tc.ckpt_keep, step == tc.ckpt_fail_step);
         log_info("checkpoint: ", path);
       } catch (const CheckpointNotWritten& e) {
         if (tc.ckpt_stop_on_error) throw;

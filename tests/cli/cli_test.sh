@@ -455,6 +455,26 @@ PY
     done
   done
   ;;
+ckpt_write_fails)
+  # A checkpoint write that fails after the space check passed (debug.ckpt_fail_step: the last
+  # rank's write fails halfway): the partial file is removed, every rank stops non-zero with one
+  # line, the previous checkpoint stays the newest.
+  d="$tmp/ckpt"
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=6 --set train.global_batch=8 \
+    --set train.ckpt_every=2 --set debug.ckpt_fail_step=4 --set run.name=cli-test-ckpt-fail --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$d" >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] || fail "a failed checkpoint write exited 0"
+  [ $(($(date +%s) - start)) -lt 60 ] || fail "the job took more than 60 s to end (hang?)"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+  grep -qE "^embtrain: error: checkpoint step 4: writing failed \($d/step_00000004.h5.tmp:/exp_avg/[a-z_.0-9]+: write failed \(injected by debug.ckpt_fail_step\)\); [0-9]+ MB free on $d, needed [0-9]+ MB; the partial file was removed$" \
+    "$tmp/out.txt" || fail "expected the failed-write line: $(grep error "$tmp/out.txt")"
+  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = ".lock latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
+  [ "$(cat "$d/latest")" = "step_00000002.h5" ] || fail "latest names $(cat "$d/latest")"
+  grep -q "^step 4/6" "$tmp/out.txt" && fail "training went on after the failed checkpoint"
+  grep -qF "checkpoint step 4: writing failed" "$tmp/out/cli-test-ckpt-fail/FAILED" || fail "the run directory is not marked FAILED"
+  ;;
 *)
   fail "unknown case"
   ;;
