@@ -59,7 +59,7 @@ int run(const World& world, int argc, char** argv) {
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         validate_training_deck(deck);
-        if (world.rank == 0) check_before_training(deck);
+        if (world.rank == 0) check_before_training(deck, world.size, world.local_size);
       }))
     return code;
   std::unique_ptr<Comm> comm;

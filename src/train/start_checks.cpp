@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -11,6 +12,7 @@
 #include "core/fs.hpp"
 #include "data/data_config.hpp"
 #include "data/packed_dataset.hpp"
+#include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "train/train_config.hpp"
 
@@ -59,10 +61,34 @@ void check_data(const Deck& deck) {
                    "); lower it or add data"));
 }
 
+double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 10; }
+
+// The plan's memory per rank (state under the deck's sharding and one micro-batch's
+// activations) against this node's physical memory: a model that cannot fit is refused here
+// with what to change, instead of a std::bad_alloc (or the kernel's OOM killer) mid set-up.
+void check_memory(const Deck& deck, int ranks, int ranks_on_node) {
+  if (deck.get_string("run.device") != "cpu") return;  // device memory is the plan's business
+  const PlanReport plan = make_plan(model_config_from_deck(deck), ranks, deck.get_int("data.tokens_per_mb"));
+  const ShardMode shard = shard_mode_from_name(deck.get_string("train.shard"));
+  const double state = plan.state_bytes[size_t(shard)], per_rank = state + plan.activation_bytes;
+  const double node = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  if (node <= 0 || per_rank * ranks_on_node <= node) return;
+  const std::string where = where_first_set(deck, {"model.d_model", "model.d_ff", "model.n_layers", "model.d_ctx",
+                                                   "model.n_layers_vl", "data.tokens_per_mb", "model.preset"});
+  throw Error(str(where, ": out of memory: the model needs ", gib(per_rank), " GiB per rank (", plan.n_params,
+                  " parameters: ", gib(state), " GiB of parameters, gradients and AdamW moments with train.shard = ",
+                  deck.get_string("train.shard"), ", ", gib(plan.activation_bytes),
+                  " GiB of activations per micro-batch), ", ranks_on_node, " rank(s) on this node have ", gib(node),
+                  " GiB; make the model smaller, lower data.tokens_per_mb, or spread it over more nodes with train.shard "
+                  "= full (embtrain DECK --plan)"),
+              kExitInput);
+}
+
 }  // namespace
 
-void check_before_training(const Deck& deck) {
+void check_before_training(const Deck& deck, int ranks, int ranks_on_node) {
   check_writable_dir(deck, train_config_from_deck(deck).ckpt_dir);
+  check_memory(deck, ranks, ranks_on_node);
   check_data(deck);
 }
 

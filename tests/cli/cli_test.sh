@@ -367,6 +367,9 @@ startup_checks)
     tiny_wan "patch = 1, 3, 2" outputs/data/tiny_wan.h5 512 8 "$tmp/ckpt"
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/file/ckpt cannot be created" \
     tiny_gr00t "" $gr00t 512 8 "$tmp/file/ckpt"
+  # A model the node cannot hold (virtual memory capped at 8 GB in case the check lets it through).
+  start_check 5 "out of memory: the model needs 9629.1 GiB per rank (880327624472 parameters: " tiny_gr00t \
+    "d_model = 200000" $gr00t 512 8 "$tmp/ckpt" bash -c 'ulimit -v 8000000 && exec "$@"' _
   # A read-only file system (a private read-only tmpfs: even root cannot write there).
   mkdir -p "$tmp/ro"
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
@@ -474,6 +477,18 @@ ckpt_write_fails)
   [ "$(cat "$d/latest")" = "step_00000002.h5" ] || fail "latest names $(cat "$d/latest")"
   grep -q "^step 4/6" "$tmp/out.txt" && fail "training went on after the failed checkpoint"
   grep -qF "checkpoint step 4: writing failed" "$tmp/out/cli-test-ckpt-fail/FAILED" || fail "the run directory is not marked FAILED"
+  ;;
+out_of_memory)
+  # What runs out of memory after the start-up check (here: 3 GB of address space for a model of
+  # 16 GB) is one line saying what to change, and the run directory is marked FAILED.
+  ( ulimit -v 3000000 && exec "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set model.d_model=4096 \
+    --set run.name=cli-test-oom --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" ) >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -eq 1 ] || fail "exit code $code, expected 1: $(cat "$tmp/out.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+  grep -qF "embtrain: error: out of memory (std::bad_alloc) allocating the model's parameters, gradients, optimizer state or a micro-batch's activations; embtrain DECK --plan gives the memory per rank" \
+    "$tmp/out.txt" || fail "expected the out-of-memory line: $(grep error "$tmp/out.txt")"
+  grep -qF "out of memory (std::bad_alloc)" "$tmp/out/cli-test-oom/FAILED" || fail "the run directory is not marked FAILED"
   ;;
 *)
   fail "unknown case"
