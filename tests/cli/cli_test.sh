@@ -290,8 +290,9 @@ watchdog_frozen_rank)
   for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
   ranks=($(pgrep -P $pid -x embtrain))
   [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
   kill -STOP "${ranks[1]}"
-  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) &
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
   guard=$!
   wait $pid
   code=$?
@@ -299,8 +300,9 @@ watchdog_frozen_rank)
   kill -9 "${ranks[@]}" 2>/dev/null
   [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
   [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
-  grep -qE "^embtrain: error on rank 0: watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*deadline 3 s" \
-    "$tmp/out.txt" || fail "expected the watchdog line of rank 0: $(tail -5 "$tmp/out.txt")"
+  # The waiting rank names the frozen one (its node's progress board).
+  grep -qE "^embtrain: error on rank $((1 - stopped)): watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*\(over 2 rank\(s\)\); waiting for rank $stopped \(frozen: no heartbeat for [0-9.]+ s; last in phase [a-z_]+ of step [0-9]+\), deadline 3 s" \
+    "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
   ;;
 sigterm_checkpoint)
   # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
