@@ -106,12 +106,20 @@ class Ops {
   // The stream/queue the ops run on (a cudaStream_t for CUDA; null on the CPU, whose ops
   // return when done).
   virtual void* stream() const = 0;
+  // True when backend memory is host memory that the host may read once synchronize() returned
+  // (CPU; the CUDA emulation is not, since its kernels run lazily, but its memory is host-addressable).
+  virtual bool host_memory() const = 0;
+  // The most device memory this backend held at once (allocations, workspaces); 0 for host
+  // backends, whose memory the process's peak resident size counts.
+  virtual size_t device_peak_bytes() const { return 0; }
 
   // ---- elementwise and rows ----
   // y = 0
   virtual void zero(const View& y) = 0;
   // y = x
   virtual void copy(const View& x, const View& y) = 0;
+  // y = x in y's dtype (fp32 ↔ bf16, round to nearest even): the mixed-precision compute copies
+  virtual void convert(const View& x, const View& y) = 0;
   // y = a + b
   virtual void add(const View& a, const View& b, const View& y) = 0;
   // y[r] += b for every row r (b [1, cols])

@@ -50,6 +50,13 @@ OpCheck check_elementwise(const char* op, std::initializer_list<OpCheck::Named> 
   return c;
 }
 
+OpCheck check_convert(const View& x, const View& y) {
+  OpCheck c = check_elementwise("convert", {{"x", &x}, {"y", &y}});
+  c.contiguous();
+  c.dtypes({DType::f32, DType::bf16});
+  return c;
+}
+
 OpCheck check_rows(const char* op, const View& src, const RowIndex& src_rows, const View& dst,
                    const RowIndex& dst_rows) {
   OpCheck c(op, {{"src", &src}, {"dst", &dst}});

@@ -33,6 +33,8 @@ class OpCheck {
 
 // The rules of each op (the names are the op's). `act` decides whether pre must be present.
 OpCheck check_elementwise(const char* op, std::initializer_list<OpCheck::Named> views);
+// convert: x and y the same shape, contiguous, each fp32 or bf16.
+OpCheck check_convert(const View& x, const View& y);
 OpCheck check_rows(const char* op, const View& src, const RowIndex& src_rows, const View& dst,
                    const RowIndex& dst_rows);
 OpCheck check_linear(const char* op, const View& x, const View& W, const View& b, Activation act, const View& pre,

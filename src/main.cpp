@@ -16,6 +16,7 @@
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "train/commands.hpp"
+#include "train/backend.hpp"
 #include "train/fail_run.hpp"
 #include "train/start_checks.hpp"
 #include "train/trainer.hpp"
@@ -64,11 +65,9 @@ int run(const World& world, int argc, char** argv) {
     return code;
   std::unique_ptr<Comm> comm;
   if (int code = agree(world, [&] {
-        // The step's buffers live where the model runs (run.device = cuda: GPU memory).
-        const BufferMemory memory = deck.get_string("run.device") == "cuda" ? BufferMemory::device : BufferMemory::host;
         comm = make_comm(world, deck.get_string("comm.backend"), deck.get_string("comm.progress"),
                          FabricModel{deck.get_double("comm.fabric_latency_us"), deck.get_double("comm.fabric_gbps")},
-                         memory);
+                         backend_buffer_memory(deck));
       }))
     return code;
   try {

@@ -80,6 +80,22 @@ void CpuOps::copy(const View& x, const View& y) {
   cpu::copy_rows(cf(x), x.ld, nullptr, f(y), y.ld, nullptr, x.rows, x.cols);
 }
 
+void CpuOps::convert(const View& x, const View& y) {
+  check_convert(x, y);
+  const int64_t n = x.size();
+  if (x.dtype == y.dtype) {
+    std::memcpy(y.data, x.data, size_t(n) * dtype_size(x.dtype));
+  } else if (x.dtype == DType::f32) {
+    const float* src = cf(x);
+    bf16* dst = static_cast<bf16*>(y.data);
+    for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16(src[i]);
+  } else {
+    const bf16* src = static_cast<const bf16*>(x.data);
+    float* dst = f(y);
+    for (int64_t i = 0; i < n; ++i) dst[i] = to_float(src[i]);
+  }
+}
+
 void CpuOps::add(const View& a, const View& b, const View& y) {
   fp32(check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}}));
   cpu::add(cf(a), a.ld, cf(b), b.ld, f(y), y.ld, y.rows, y.cols);

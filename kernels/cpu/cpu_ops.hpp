@@ -21,9 +21,11 @@ class CpuOps final : public Ops {
   void download(void* dst, const void* src, size_t bytes) override;
   void synchronize() override {}
   void* stream() const override { return nullptr; }
+  bool host_memory() const override { return true; }
 
   void zero(const View& y) override;
   void copy(const View& x, const View& y) override;
+  void convert(const View& x, const View& y) override;
   void add(const View& a, const View& b, const View& y) override;
   void add_bias(const View& y, const View& b) override;
   void copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) override;

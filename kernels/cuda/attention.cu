@@ -271,7 +271,8 @@ __global__ void __launch_bounds__(kThreads)
 
 Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, const Workspace& w,
                  cudaStream_t stream) {
-  EMB_CHECK(hd == 48 || hd == 64 || hd == 128, "attention (cuda): head dim ", hd, " not built (48, 64, 128)");
+  EMB_CHECK(attention_head_dim_built(hd), "attention (cuda): head dim ", hd, " not built (", attention_head_dims_text(),
+            ")");
   Params p;
   p.Tq = Tq;
   p.Tk = Tk;
@@ -291,10 +292,19 @@ Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, co
   return p;
 }
 
-// Calls body(std::integral_constant<int, HD>) for the supported head dims.
+}  // namespace
+
+const char* attention_head_dims_text() { return "8, 16, 32, 48, 64, 128"; }
+
+namespace {
+
+// Calls body(std::integral_constant<int, HD>) for the supported head dims (kAttentionHeadDims).
 template <class Body>
 void dispatch_head_dim(int hd, Body body) {
   switch (hd) {
+    case 8: body(std::integral_constant<int, 8>{}); break;
+    case 16: body(std::integral_constant<int, 16>{}); break;
+    case 32: body(std::integral_constant<int, 32>{}); break;
     case 48: body(std::integral_constant<int, 48>{}); break;
     case 64: body(std::integral_constant<int, 64>{}); break;
     default: body(std::integral_constant<int, 128>{}); break;

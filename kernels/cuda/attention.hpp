@@ -22,6 +22,17 @@
 
 namespace emb::cuda {
 
+// The head dims the kernels are built for: the presets' 48 (GR00T-N1.5), 64 and 128 (DreamZero),
+// and the small ones of the tiny test models (8, 16, 32).
+inline constexpr int kAttentionHeadDims[] = {8, 16, 32, 48, 64, 128};
+constexpr bool attention_head_dim_built(int hd) {
+  for (int built : kAttentionHeadDims)
+    if (hd == built) return true;
+  return false;
+}
+// "8, 16, 32, 48, 64, 128", for messages.
+const char* attention_head_dims_text();
+
 // Bytes of device workspace the forward and backward need (tile summaries, D).
 size_t attention_workspace_bytes(int64_t Tq, int64_t Tk, int H);
 

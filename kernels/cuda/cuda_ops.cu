@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_ops.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "core/error.hpp"
@@ -85,15 +86,52 @@ int64_t row_count(const View& src, const RowIndex& src_rows, const RowIndex& dst
 
 }  // namespace
 
-DeviceScratch::~DeviceScratch() { cudaFree(data_); }
+void* DeviceMemory::allocate(size_t bytes, const char* what) {
+  void* p = nullptr;
+  if (bytes == 0) return p;
+  const cudaError_t status = cudaMalloc(&p, bytes);  // 256-byte aligned
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clear it, so the next CUDA call does not report it again
+    auto mb = [](size_t n) { return (n + 999999) / 1000000; };
+    throw Error(str("CUDA out of memory: ", what, " asked for ", mb(bytes), " MB with ", mb(in_use_),
+                    " MB held by embtrain on this GPU; lower data.tokens_per_mb, set "
+                    "model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan "
+                    "estimates the memory per GPU)"));
+  }
+  check_cuda(status, what);
+  sizes_[p] = bytes;
+  count(bytes);
+  return p;
+}
+
+void DeviceMemory::release(void* p) {
+  if (!p) return;
+  const auto it = sizes_.find(p);
+  EMB_ASSERT(it != sizes_.end());
+  in_use_ -= it->second;
+  sizes_.erase(it);
+  check_cuda(cudaFree(p), "cudaFree");
+}
+
+void DeviceMemory::count(size_t bytes) {
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+}
+
+DeviceScratch::~DeviceScratch() {
+  try {
+    memory_.release(data_);
+  } catch (const std::exception&) {  // a destructor cannot throw; the run already failed
+  }
+}
 
 void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
   if (bytes <= bytes_) return data_;
   check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
-  check_cuda(cudaFree(data_), "scratch: free");
+  memory_.release(data_);
   data_ = nullptr;
   bytes_ = 0;
-  check_cuda(cudaMalloc(&data_, bytes), "scratch: allocate");
+  data_ = memory_.allocate(bytes, "CudaOps scratch");
   bytes_ = bytes;
   return data_;
 }
@@ -102,6 +140,7 @@ CudaOps::CudaOps(int device) {
   check_cuda(cudaSetDevice(device), "CudaOps: cudaSetDevice");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
   blas_ = std::make_unique<cuda::Blas>();
+  memory_.count(blas_->workspace_bytes());
 }
 
 CudaOps::~CudaOps() {
@@ -110,12 +149,8 @@ CudaOps::~CudaOps() {
   cudaStreamDestroy(stream_);
 }
 
-void* CudaOps::allocate(size_t bytes) {
-  void* p = nullptr;
-  if (bytes) check_cuda(cudaMalloc(&p, bytes), "CudaOps::allocate");  // 256-byte aligned
-  return p;
-}
-void CudaOps::deallocate(void* p) { check_cuda(cudaFree(p), "CudaOps::deallocate"); }
+void* CudaOps::allocate(size_t bytes) { return memory_.allocate(bytes, "CudaOps::allocate"); }
+void CudaOps::deallocate(void* p) { memory_.release(p); }
 void CudaOps::upload(void* dst, const void* src, size_t bytes) {
   // From pageable memory the copy is staged before the call returns: src may be reused.
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "CudaOps::upload");
@@ -150,6 +185,17 @@ void CudaOps::copy(const View& x, const View& y) {
     using T = decltype(t);
     cuda::copy_rows(ptr<const T>(x), x.ld, nullptr, ptr<T>(y), y.ld, nullptr, x.rows, x.cols, stream_);
   });
+}
+
+void CudaOps::convert(const View& x, const View& y) {
+  check_convert(x, y);
+  if (x.dtype == y.dtype)
+    check_cuda(cudaMemcpyAsync(y.data, x.data, size_t(x.size()) * dtype_size(x.dtype), cudaMemcpyDeviceToDevice, stream_),
+               "CudaOps::convert");
+  else if (x.dtype == DType::f32)
+    cuda::convert(ptr<const float>(x), ptr<bf16_t>(y), x.size(), stream_);
+  else
+    cuda::convert(ptr<const bf16_t>(x), ptr<float>(y), x.size(), stream_);
 }
 
 void CudaOps::add(const View& a, const View& b, const View& y) {
@@ -427,8 +473,8 @@ void CudaOps::gated_residual_backward(const View& gate, const View& y, const Vie
 
 namespace {
 void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
-  c.expect(cfg.head_dim == 48 || cfg.head_dim == 64 || cfg.head_dim == 128,
-           str("head_dim ", cfg.head_dim, " is not built on CUDA (48, 64, 128)"));
+  c.expect(cuda::attention_head_dim_built(cfg.head_dim),
+           str("head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::attention_head_dims_text(), ")"));
 }
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <unordered_map>
 
 #include "kernels/ops.hpp"
 
@@ -24,10 +25,26 @@ class Blas;
 
 namespace emb {
 
+// The device bytes one CudaOps holds (its allocations, scratch and the cuBLASLt workspace), and
+// cudaMalloc through it: running out is one line saying what was asked, what is held and what
+// to change.
+class DeviceMemory {
+ public:
+  void* allocate(size_t bytes, const char* what);
+  void release(void* p);
+  // Counts memory allocated elsewhere (the cuBLASLt workspace).
+  void count(size_t bytes);
+  size_t peak() const { return peak_; }
+
+ private:
+  std::unordered_map<void*, size_t> sizes_;
+  size_t in_use_ = 0, peak_ = 0;
+};
+
 // Device memory that grows on demand and is reused by the ops of one stream.
 class DeviceScratch {
  public:
-  DeviceScratch() = default;
+  explicit DeviceScratch(DeviceMemory& memory) : memory_(memory) {}
   ~DeviceScratch();
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
@@ -35,6 +52,7 @@ class DeviceScratch {
   void* get(size_t bytes, cudaStream_t stream);
 
  private:
+  DeviceMemory& memory_;
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
@@ -55,9 +73,12 @@ class CudaOps final : public Ops {
   void download(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
   void* stream() const override { return stream_; }
+  bool host_memory() const override { return false; }
+  size_t device_peak_bytes() const override { return memory_.peak(); }
 
   void zero(const View& y) override;
   void copy(const View& x, const View& y) override;
+  void convert(const View& x, const View& y) override;
   void add(const View& a, const View& b, const View& y) override;
   void add_bias(const View& y, const View& b) override;
   void copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) override;
@@ -120,9 +141,10 @@ class CudaOps final : public Ops {
   const T* activation_input_gradient(Activation act, const View& pre, const View& dy);
 
   cudaStream_t stream_ = nullptr;
+  DeviceMemory memory_;
   std::unique_ptr<cuda::Blas> blas_;
-  DeviceScratch workspace_;  // attention summaries, per-embodiment gathers, Σg² partials
-  DeviceScratch gradient_;   // zeroed_gradient()
+  DeviceScratch workspace_{memory_};  // attention summaries, per-embodiment gathers, Σg² partials
+  DeviceScratch gradient_{memory_};   // zeroed_gradient()
 };
 
 }  // namespace emb

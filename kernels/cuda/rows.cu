@@ -98,6 +98,21 @@ void zero_rows(T* y, int64_t ld_y, int64_t N, int64_t C, cudaStream_t stream) {
   check_launch("zero_rows");
 }
 
+template <class S, class D>
+__global__ void convert_kernel(const S* x, D* y, int64_t n) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    y[e] = from_f32<D>(to_f32(x[e]));
+}
+
+template <class S, class D>
+void convert(const S* x, D* y, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  EMB_LAUNCH((convert_kernel<S, D>), grid_for(n, kThreads), kThreads, 0, stream)(x, y, n);
+  check_launch("convert");
+}
+template void convert<float, __nv_bfloat16>(const float*, __nv_bfloat16*, int64_t, cudaStream_t);
+template void convert<__nv_bfloat16, float>(const __nv_bfloat16*, float*, int64_t, cudaStream_t);
+
 #define EMB_INSTANTIATE(T)                                                                                         \
   template void copy_rows<T>(const T*, int64_t, const int32_t*, T*, int64_t, const int32_t*, int64_t, int64_t,     \
                              cudaStream_t);                                                                        \

@@ -28,5 +28,8 @@ void add_bias(T* y, int64_t ld_y, const T* b, int64_t N, int64_t C, cudaStream_t
 // y = 0 over [N, C]
 template <class T>
 void zero_rows(T* y, int64_t ld_y, int64_t N, int64_t C, cudaStream_t stream);
+// y[i] = x[i] in y's storage type (round to nearest even), i < n: the mixed-precision copies
+template <class S, class D>
+void convert(const S* x, D* y, int64_t n, cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -978,7 +978,7 @@ void test_all_storage(const Blas& blas) {
   run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
   const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
   for (AttnMask mask : masks)
-    for (int hd : {48, 64, 128})
+    for (int hd : {8, 16, 48, 64, 128})
       run("attention " + t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
           [&] { test_attention<T>(mask, hd, 0); });
   run("attention " + t + " mask 0 hd 64 padded", [&] { test_attention<T>(AttnMask::full, 64, 37); });

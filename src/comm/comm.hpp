@@ -21,6 +21,10 @@ class Comm {
   virtual const char* name() const = 0;
   // The stream collectives are ordered with (NCCL: a cudaStream_t); host backends ignore it.
   virtual void set_compute_stream(void* stream) { (void)stream; }
+  // True when an issued collective waits for the work already queued on the compute stream
+  // (NCCL). A host backend reads its buffers when issued: a caller whose buffers a stream
+  // writes lazily (the CUDA emulation) synchronises that stream first.
+  virtual bool ordered_after_compute() const { return false; }
 
   // Starts `c`; the buffers must stay untouched until the handle completes.
   virtual CommHandle issue(const Collective& c) = 0;

@@ -33,6 +33,7 @@ class NcclComm final : public Comm {
   int size() const override { return size_; }
   const char* name() const override { return "nccl"; }
   void set_compute_stream(void* stream) override { compute_ = static_cast<cudaStream_t>(stream); }
+  bool ordered_after_compute() const override { return true; }
   CommHandle issue(const Collective& c) override;
 
  private:

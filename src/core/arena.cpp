@@ -9,8 +9,21 @@ namespace emb {
 
 Arena::Arena(size_t bytes) { reserve(bytes); }
 
-Arena::~Arena() {
-  if (base_) munmap(base_, capacity_);
+Arena::~Arena() { release(); }
+
+void Arena::use_memory(ArenaMemory memory) {
+  EMB_ASSERT(base_ == nullptr);
+  memory_ = std::move(memory);
+}
+
+void Arena::release() {
+  if (!base_) return;
+  if (memory_.release)
+    memory_.release(base_);
+  else
+    munmap(base_, capacity_);
+  base_ = nullptr;
+  capacity_ = 0;
 }
 
 void Arena::reserve(size_t bytes) {
@@ -18,12 +31,17 @@ void Arena::reserve(size_t bytes) {
     used_ = 0;
     return;
   }
-  if (base_) munmap(base_, capacity_);
-  capacity_ = (bytes + 4095) & ~size_t(4095);
-  void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  EMB_CHECK(p != MAP_FAILED, "arena: cannot map ", capacity_, " bytes");
-  madvise(p, capacity_, MADV_HUGEPAGE);  // big arenas read several times faster on huge pages
-  base_ = static_cast<uint8_t*>(p);
+  release();
+  const size_t capacity = (bytes + 4095) & ~size_t(4095);
+  if (memory_.allocate) {
+    base_ = static_cast<uint8_t*>(memory_.allocate(capacity));
+  } else {
+    void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EMB_CHECK(p != MAP_FAILED, "arena: cannot map ", capacity, " bytes");
+    madvise(p, capacity, MADV_HUGEPAGE);  // big arenas read several times faster on huge pages
+    base_ = static_cast<uint8_t*>(p);
+  }
+  capacity_ = capacity;
   used_ = 0;
 }
 

@@ -4,12 +4,21 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace emb {
+
+// Where an arena's block comes from when it is not host pages: a backend's memory (a GPU's).
+struct ArenaMemory {
+  std::function<void*(size_t)> allocate;
+  std::function<void(void*)> release;
+};
 
 class Arena {
  public:
   explicit Arena(size_t bytes = 0);
+  // Takes its block from `memory` from now on (only while it holds none).
+  void use_memory(ArenaMemory memory);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -28,8 +37,11 @@ class Arena {
   size_t high_water() const { return high_water_; }
 
  private:
+  void release();
+
   uint8_t* base_ = nullptr;
   size_t capacity_ = 0, used_ = 0, high_water_ = 0;
+  ArenaMemory memory_;  // empty: host pages (mmap)
 };
 
 // Peak resident memory of this process in bytes (from getrusage).

@@ -65,8 +65,6 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
   idx(time_row, time.row);
   mat(time_t, time.t, 1);
   mat(context, b.context, cfg.d_ctx);
-  const size_t at_loss = stage(nullptr, 2 * sizeof(double));
-  place.push_back([this, at_loss](uint8_t* base) { loss_sums = reinterpret_cast<double*>(base + at_loss); });
 
   action_time_.clear();
   for (int32_t t : L.action) action_time_.push_back(time.row[size_t(t)]);

@@ -31,7 +31,6 @@ class DeviceBatch {
   RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
   View time_t;        // [Tu, 1]: the distinct timesteps
   View context;       // [Tc, Dctx]
-  double* loss_sums = nullptr;  // two doubles the losses write
 
   // gr00t: per sample, and the rows the action, state and future tokens read.
   View state, actions, action_mask, noise;  // [B, Sd], [B·Hz, A] ×3

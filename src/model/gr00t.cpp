@@ -128,8 +128,8 @@ class Gr00tModel final : public Model {
 
   // Output head on the action tokens and the masked flow-matching loss; with backward, also
   // the loss gradient dv.
-  double head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
-              bool backward) override {
+  LossTerms head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
+                 bool backward, double* sums) override {
     const double denominator = denominators[0];
     EMB_CHECK(denominator > 0, "gr00t loss: the action-mask denominator is ", denominator,
               " (no unmasked action element in the global batch)");
@@ -153,10 +153,10 @@ class Gr00tModel final : public Model {
                            View{}, view(a.v, Ta, A));
     // v is the velocity a − ε, of the action row s·Hz + h.
     ops.mse_loss(view(a.v, Ta, A), d.actions, d.noise, d.action_mask, d.action_target, RowIndex{},
-                 LossConfig{denominator, 1.0}, backward ? view(a.dv, Ta, A) : View{}, d.loss_sums);
-    double loss = 0;
-    ops.download(&loss, d.loss_sums, sizeof loss);
-    return loss / denominator;
+                 LossConfig{denominator, 1.0}, backward ? view(a.dv, Ta, A) : View{}, sums);
+    LossTerms terms;
+    terms.den0 = denominator;
+    return terms;
   }
 
   const float* action_output() const override { return a_.v; }

@@ -11,8 +11,33 @@ namespace emb {
 std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg, Ops* ops);  // gr00t.cpp
 std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg, Ops* ops);    // wan.cpp
 
+Model::Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {
+  // Activations live in the backend's memory (a GPU's); host backends keep the arena's huge pages.
+  if (ops_ && !ops_->host_memory())
+    arena_.use_memory({[ops](size_t bytes) { return ops->allocate(bytes); }, [ops](void* p) { ops->deallocate(p); }});
+}
+
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
+  accumulate(params, grads, batch, step, seed, denominators, hooks);
+  return take_loss();
+}
+
+double Model::take_loss() {
+  std::vector<double> sums(2 * pending_losses_.size());
+  if (!sums.empty()) ops_->download(sums.data(), loss_sums_.data(), sums.size() * sizeof(double));
+  double total = taken_early_;
+  for (size_t i = 0; i < pending_losses_.size(); ++i) {
+    const LossTerms& t = pending_losses_[i];
+    total += sums[2 * i] / t.den0 + (t.second ? t.lambda * sums[2 * i + 1] / t.den1 : 0.0);
+  }
+  pending_losses_.clear();
+  taken_early_ = 0;
+  return total;
+}
+
+void Model::accumulate(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
+                       const std::vector<double>& denominators, UnitHooks* hooks) {
   EMB_CHECK(batch.family == family_name(cfg_.family), "packed batch of family '", batch.family, "' for a ",
             family_name(cfg_.family), " model");
   EMB_ASSERT(denominators.size() == loss_counts(batch).size());
@@ -22,7 +47,7 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
   build_time_rows(draws_.temb_t, time_rows_);
   prepare(batch);
   ParamAccess access(reg_, params, grads, hooks);
-  return run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+  run(access, grads != nullptr || hooks != nullptr, batch, denominators);
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
@@ -46,7 +71,7 @@ void Model::prepare(const PackedBatch& batch) {
 // encoders, then the trunk's blocks (a unit each), last the head. The gradients handed from one
 // step to the next gather the shares of several (the head's and the blocks' of the
 // conditioning, wan's head's and time_proj's of temb), so they start at zero before the first.
-double Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::vector<double>& denominators) {
+void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::vector<double>& denominators) {
   const int head_unit = reg_.n_units() - 1;
   P.enter_forward(0);
   Ops& ops = *ops_;
@@ -55,8 +80,10 @@ double Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std
   encode(P, b);
   trunk_.forward(ops, P, b, dev_);
   P.enter_forward(head_unit);
-  const double loss = head(P, b, denominators, backward);
-  if (!backward) return loss;
+  if (loss_sums_.empty()) loss_sums_ = OpsBuffer<double>(ops, 2 * kLossSlots);
+  if (pending_losses_.size() == size_t(kLossSlots)) taken_early_ = take_loss();
+  pending_losses_.push_back(head(P, b, denominators, backward, loss_sums_.data() + 2 * pending_losses_.size()));
+  if (!backward) return;
 
   trunk_.zero_grads(ops, b, dev_);
   time_enc_.zero_grads(ops, Tu);
@@ -68,7 +95,6 @@ double Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std
   encode_backward(P, b);
   time_enc_.backward(ops, P, Tu);
   P.leave_backward(0);
-  return loss;
 }
 
 size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {

@@ -14,6 +14,7 @@
 
 #include "core/arena.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
@@ -32,7 +33,7 @@ class ActivationPlan;
 class Model {
  public:
   // ops may be null for a model that only describes itself (parameters, --plan).
-  Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {}
+  Model(const ModelConfig& cfg, Ops* ops);
   virtual ~Model() = default;
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -44,7 +45,15 @@ class Model {
   // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
   virtual std::vector<double> loss_counts(const PackedBatch& batch) const = 0;
 
-  // The loss of `batch` (its share of the global loss); grads may be null (forward only).
+  // One micro-batch's forward (and backward when grads or hooks are given); its loss (its share
+  // of the global loss) stays in backend memory until take_loss(), so a step of several
+  // micro-batches reads its loss from a GPU once.
+  void accumulate(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
+                  const std::vector<double>& denominators, UnitHooks* hooks = nullptr);
+  // The sum of the losses of the micro-batches accumulated since the last call, in their order
+  // (one device-to-host read).
+  double take_loss();
+  // accumulate() then take_loss(): the loss of `batch` alone.
   double forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
                           const std::vector<double>& denominators, UnitHooks* hooks = nullptr);
 
@@ -77,19 +86,27 @@ class Model {
   static View dW(const ParamAccess& P, const LinearRef& l) { return P.gv(l.weight); }
   static View db(const ParamAccess& P, const LinearRef& l) { return P.gv(l.bias); }
 
+  // A micro-batch's loss from the two sums its head's mse_loss calls wrote (MODEL.md):
+  //   sums[0] / den0 + (second ? lambda · sums[1] / den1 : 0)
+  struct LossTerms {
+    double den0 = 1, lambda = 0, den1 = 1;
+    bool second = false;
+  };
+
   // What each family supplies. plan_activations lays out every activation of a micro-batch
   // shape, time_enc_'s and trunk_'s included (measuring when plan has no arena). run() calls
   // the steps in unit order:
   //   encode           unit 0, after time_enc: writes the trunk's x and c
-  //   head             the last unit: the loss from the trunk's output x, and with backward
+  //   head             the last unit: the loss sums from the trunk's output x into `sums` (two
+  //                    doubles in backend memory) and how they make the loss; with backward
   //                    the loss gradient that head_backward starts from
   //   head_backward    adds to the trunk's dx
   //   encode_backward  from the trunk's dx and dc to the encoders' parameters
   // The backward steps may also add to time_enc_'s dtemb and dstemb.
   virtual void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) = 0;
   virtual void encode(const ParamAccess& P, const PackedBatch& batch) = 0;
-  virtual double head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
-                      bool backward) = 0;
+  virtual LossTerms head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
+                         bool backward, double* sums) = 0;
   virtual void head_backward(const ParamAccess& P) = 0;
   virtual void encode_backward(const ParamAccess& P, const PackedBatch& batch) = 0;
   // The last head's per-action-token output in the backend's memory (gr00t: v, rows in
@@ -108,9 +125,15 @@ class Model {
 
  private:
   void prepare(const PackedBatch& batch);  // uploads batch and lays out the activations of its shape
-  double run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
+  void run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
 
   Arena arena_;
+  // The loss sums of the micro-batches not yet taken: two doubles each (slot i at 2i), read by
+  // take_loss, or early when every slot is used (the host then keeps their partial sum).
+  static constexpr int kLossSlots = 32;
+  OpsBuffer<double> loss_sums_;
+  std::vector<LossTerms> pending_losses_;
+  double taken_early_ = 0;
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;
   double upload_seconds_ = 0;

@@ -27,6 +27,7 @@ void Model::flow_velocity(const float* params, const PackedBatch& batch, const s
   prepare(batch);
   ParamAccess access(reg_, params, nullptr, nullptr);
   run(access, false, batch, loss_counts(batch));
+  take_loss();  // the head's loss against the batch's placeholder actions means nothing here
   std::vector<float> v(layout_.action.size() * size_t(A));
   ops_->download(v.data(), action_output(), v.size() * sizeof(float));
   velocity.assign(size_t(B) * Hz * A, 0.0f);

@@ -107,8 +107,8 @@ class WanModel final : public Model {
 
   // Head over the noisy video and action tokens: sh/sc = head.modulation + temb, then head.proj
   // (video) or action_head (actions) on LN(x)·(1 + sc) + sh, and the two flow-matching losses.
-  double head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& den,
-              bool backward) override {
+  LossTerms head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& den, bool backward,
+                 double* sums) override {
     const DeviceBatch& d = dev_;
     EMB_CHECK(den[0] > 0, "wan loss: the noisy-video denominator is ", den[0],
               " (no noisy video token in the global batch)");
@@ -130,19 +130,18 @@ class WanModel final : public Model {
     ops.linear_forward(hm.rows_range(0, Tn), W(P, head_proj_), b(P, head_proj_), Activation::none, View{},
                        view(a.yv, Tn, Po));
     // The targets are the velocities ε − x0; head.proj's output element e is input element out_to_in[e].
-    double sums[2] = {0, 0};
     ops.mse_loss(view(a.yv, Tn, Po), d.video_noise, d.video_x0, View{}, d.noisy_video_row, d.out_to_in,
-                 LossConfig{den[0], 1.0}, backward ? view(a.dyv, Tn, Po) : View{}, d.loss_sums);
-    ops.download(&sums[0], d.loss_sums, sizeof(double));
+                 LossConfig{den[0], 1.0}, backward ? view(a.dyv, Tn, Po) : View{}, sums);
     const double lambda = cfg_.action_loss_weight;
     if (Ta) {
       ops.linear_forward(hm.rows_range(Tn, Ta), W(P, action_head_), b(P, action_head_), Activation::none, View{},
                          view(a.ya, Ta, A));
       ops.mse_loss(view(a.ya, Ta, A), d.act_noise, d.act_x0, View{}, RowIndex{}, RowIndex{},
-                   LossConfig{den[1], lambda}, backward ? view(a.dya, Ta, A) : View{}, d.loss_sums + 1);
-      ops.download(&sums[1], d.loss_sums + 1, sizeof(double));
+                   LossConfig{den[1], lambda}, backward ? view(a.dya, Ta, A) : View{}, sums + 1);
     }
-    return sums[0] / den[0] + (Ta ? lambda * sums[1] / den[1] : 0.0);
+    LossTerms terms;
+    terms.den0 = den[0], terms.lambda = lambda, terms.den1 = den[1], terms.second = Ta > 0;
+    return terms;
   }
 
   void head_backward(const ParamAccess& P) override {

@@ -1,7 +1,7 @@
 #include "train/data_parallel.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <type_traits>
 #include <limits>
 
 #include "core/error.hpp"
@@ -19,33 +19,39 @@ constexpr int kGatherSlots = kPrefetchDepth + 2;  // computing, prefetched ahead
 constexpr int kGradSlots = kPrefetchDepth + 2;
 }  // namespace
 
-DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap,
+DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap,
                            bool bf16_compute)
     : layout_(layout),
       comm_(comm),
+      ops_(ops),
       timers_(timers),
       reduced_(size_t(layout.n_buckets()), false),
       overlap_(overlap),
       bf16_(bf16_compute) {
-  const auto n = size_t(layout.flat_total()), owned = size_t(layout.owned_total());
-  const auto max_bucket = size_t(layout.max_bucket_count());
-  if (mode() == ShardMode::none || (mode() == ShardMode::grads && !bf16_)) flat_params_.assign(n, 0.0f);
-  if (mode() != ShardMode::full) flat_grads_.assign(n, 0.0f);
-  if (mode() != ShardMode::none) owned_params_.assign(owned, 0.0f), owned_grads_.assign(owned, 0.0f);
+  const int64_t n = layout.flat_total(), owned = layout.owned_total();
+  const int64_t max_bucket = layout.max_bucket_count();
+  // Zeroed buffers in backend memory (never copied from the host).
+  auto zeroed = [&](auto& buffer, int64_t count) {
+    buffer = std::remove_reference_t<decltype(buffer)>(ops_, count);
+    ops_.zero(buffer.view());
+  };
+  if (mode() == ShardMode::none || (mode() == ShardMode::grads && !bf16_)) zeroed(flat_params_, n);
+  if (mode() != ShardMode::full) zeroed(flat_grads_, n);
+  if (mode() != ShardMode::none) zeroed(owned_params_, owned), zeroed(owned_grads_, owned);
   if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
-  if (mode() == ShardMode::grads && bf16_) flat_bf16_.assign(n, bf16{0});
-  if (mode() != ShardMode::none && bf16_) owned_bf16_.assign(owned, bf16{0});
+  if (mode() == ShardMode::grads && bf16_) flat_bf16_ = OpsBuffer<bf16>(ops_, n);
+  if (mode() != ShardMode::none && bf16_) owned_bf16_ = OpsBuffer<bf16>(ops_, owned);
   if (mode() == ShardMode::full) {
     int64_t max_owned = 0;
     for (int b = 0; b < layout.n_buckets(); ++b) max_owned = std::max(max_owned, layout.bucket(b).owned_count);
     grad_slots_.resize(kGradSlots);
-    for (GradSlot& g : grad_slots_) g.full.assign(max_bucket, 0.0f), g.shard.assign(size_t(max_owned), 0.0f);
+    for (GradSlot& g : grad_slots_) zeroed(g.full, max_bucket), zeroed(g.shard, max_owned);
   }
   if (uses_slots()) {
     gather_slots_.resize(kGatherSlots);
     for (GatherSlot& s : gather_slots_) {
-      s.data.assign(max_bucket, 0.0f);
-      if (mode() == ShardMode::full && bf16_) s.staged.assign(max_bucket, bf16{0});
+      zeroed(s.data, max_bucket);
+      if (bf16_ && mode() != ShardMode::grads) s.staged = OpsBuffer<bf16>(ops_, max_bucket);
     }
   }
 }
@@ -54,7 +60,13 @@ DataParallel::~DataParallel() {
   for (IssuedOp& op : step_ops_) op.handle.wait();
 }
 
-void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait()); }
+void DataParallel::order_after_compute() {
+  if (!comm_.ordered_after_compute()) ops_.synchronize();
+}
+
+// Every consumer of a collective's result is a kernel on the compute stream (or an upload or
+// download queued there).
+void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait_on_compute_stream()); }
 
 CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t bytes) {
   step_ops_.push_back({h, PhaseTimers::Clock::now(), op, bucket, bytes});
@@ -64,45 +76,57 @@ CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t
 
 void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std) {
   // Without sharding a rank owns every bucket whole, so this fills the replicated parameters.
+  std::vector<float> owned(size_t(layout_.owned_total()));
   for (int b = 0; b < layout_.n_buckets(); ++b) {
     const Bucket& k = layout_.bucket(b);
     const int64_t begin = k.offset + k.begin;
-    reg.init_range(owned_params() + k.owned_offset, begin, begin + k.owned_count, seed, init_std);
+    reg.init_range(owned.data() + k.owned_offset, begin, begin + k.owned_count, seed, init_std);
   }
-  publish_params();  // grads: the replicated compute copy is gathered from the shards
+  load_owned_params(owned.data());  // grads: the replicated compute copy is gathered from the shards
 }
 
 void DataParallel::round_owned_to_bf16() {
-  for (size_t i = 0; i < owned_bf16_.size(); ++i) owned_bf16_[i] = to_bf16(owned_params_[i]);
+  if (!owned_bf16_.empty()) ops_.convert(owned_params_.view(), owned_bf16_.view());
 }
 
 void DataParallel::load_owned_params(const float* owned) {
-  std::memcpy(owned_params(), owned, size_t(layout_.owned_total()) * sizeof(float));
+  ops_.upload(owned_params(), owned, size_t(layout_.owned_total()) * sizeof(float));
   publish_params();
 }
 
+void DataParallel::download_owned_params(float* owned) {
+  ops_.download(owned, owned_params(), size_t(layout_.owned_total()) * sizeof(float));
+}
+
 std::vector<float> DataParallel::full_params() {
-  if (mode() == ShardMode::none) return flat_params_;
-  for (CommHandle& h : param_ready_) wait(h);
   std::vector<float> flat(size_t(layout_.flat_total()));
+  if (mode() == ShardMode::none) {
+    ops_.download(flat.data(), flat_params_.data(), flat.size() * sizeof(float));
+    return flat;
+  }
+  for (CommHandle& h : param_ready_) wait(h);
+  OpsBuffer<float> gathered(ops_, layout_.flat_total());
+  order_after_compute();
   for (int b = 0; b < layout_.n_buckets(); ++b) {
     const Bucket& k = layout_.bucket(b);
     CommHandle h =
-        comm_.all_gather(owned_params_.data() + k.owned_offset, flat.data() + k.offset, k.count, DType::f32);
+        comm_.all_gather(owned_params_.data() + k.owned_offset, gathered.data() + k.offset, k.count, DType::f32);
     wait(h);
   }
+  ops_.download(flat.data(), gathered.data(), flat.size() * sizeof(float));
   return flat;
 }
 
 void DataParallel::begin_step() {
-  std::fill(flat_grads_.begin(), flat_grads_.end(), 0.0f);
-  std::fill(owned_grads_.begin(), owned_grads_.end(), 0.0f);
+  if (!flat_grads_.empty()) ops_.zero(flat_grads_.view());
+  if (!owned_grads_.empty()) ops_.zero(owned_grads_.view());
   std::fill(reduced_.begin(), reduced_.end(), false);
 }
 
 void DataParallel::inject_nan() {
-  std::vector<float>& grads = mode() == ShardMode::full ? owned_grads_ : flat_grads_;
-  if (!grads.empty()) grads[0] = std::numeric_limits<float>::quiet_NaN();
+  const OpsBuffer<float>& grads = mode() == ShardMode::full ? owned_grads_ : flat_grads_;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (!grads.empty()) ops_.upload(grads.data(), &nan, sizeof nan);
 }
 
 void DataParallel::begin_micro_batch(bool last) {
@@ -176,7 +200,8 @@ DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
       s.last_use = ++use_clock_;
       wait(s.handle);
       if (!s.widened) {
-        for (int64_t i = 0; i < layout_.bucket(b).count; ++i) s.data[size_t(i)] = to_float(s.staged[size_t(i)]);
+        const int64_t count = layout_.bucket(b).count;
+        ops_.convert(s.staged.view(0, count), s.data.view(0, count));
         s.widened = true;
       }
       return s;
@@ -206,6 +231,7 @@ void DataParallel::fill_slot(GatherSlot& slot, int b) {
   const Bucket& k = layout_.bucket(b);
   slot.handle = CommHandle();
   slot.widened = true;
+  if (mode() == ShardMode::full) order_after_compute();
   if (mode() == ShardMode::full && bf16_) {
     slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16),
                         "all_gather", b, k.count * 2);
@@ -215,10 +241,10 @@ void DataParallel::fill_slot(GatherSlot& slot, int b) {
         track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
               "all_gather", b, k.count * 4);
   } else if (mode() == ShardMode::grads) {  // bf16: widen the gathered copy
-    for (int64_t i = 0; i < k.count; ++i) slot.data[size_t(i)] = to_float(flat_bf16_[size_t(k.offset + i)]);
+    ops_.convert(flat_bf16_.view(k.offset, k.count), slot.data.view(0, k.count));
   } else {  // none, bf16: round the replicated master weights
-    for (int64_t i = 0; i < k.count; ++i)
-      slot.data[size_t(i)] = to_float(to_bf16(flat_params_[size_t(k.offset + i)]));
+    ops_.convert(flat_params_.view(k.offset, k.count), slot.staged.view(0, k.count));
+    ops_.convert(slot.staged.view(0, k.count), slot.data.view(0, k.count));
   }
 }
 
@@ -237,7 +263,7 @@ float* DataParallel::unit_grads(int u) {
     current_grad_slot_ = int(free_slot() - grad_slots_.begin());
     GradSlot& slot = grad_slots_[size_t(current_grad_slot_)];
     slot.busy = true;
-    std::fill_n(slot.full.begin(), k.count, 0.0f);
+    ops_.zero(slot.full.view(0, k.count));
   }
   return grad_slots_[size_t(current_grad_slot_)].full.data() + (layout_.unit_offset(u) - k.offset);
 }
@@ -257,6 +283,7 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   PendingReduce r;
   r.bucket = b;
   r.grad_slot = grad_slot;
+  order_after_compute();
   if (mode() == ShardMode::none)
     r.handle = comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
   else  // grads: once per step straight into the owned gradients; full: into the slot, then added
@@ -274,8 +301,8 @@ void DataParallel::complete_reduction(PendingReduce& r) {
   if (mode() != ShardMode::full) return;
   const Bucket& k = layout_.bucket(r.bucket);
   GradSlot& slot = grad_slots_[size_t(r.grad_slot)];
-  float* acc = owned_grads_.data() + k.owned_offset;
-  for (int64_t i = 0; i < k.owned_count; ++i) acc[i] += slot.shard[size_t(i)];
+  const View acc = owned_grads_.view(k.owned_offset, k.owned_count);
+  ops_.add(acc, slot.shard.view(0, k.owned_count), acc);
   slot.busy = false;
 }
 
@@ -289,6 +316,7 @@ void DataParallel::finish_gradients() {
 
 void DataParallel::publish_params() {
   round_owned_to_bf16();
+  if (mode() == ShardMode::grads) order_after_compute();
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
       const Bucket& k = layout_.bucket(b);

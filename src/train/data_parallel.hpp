@@ -16,14 +16,22 @@
 //
 // Mixed precision (bf16_compute): master weights and AdamW moments stay fp32 in the owned
 // shards; the model computes on bf16 copies (rounded once per update, gathered in bf16 so
-// parameter traffic halves), widened to fp32 per bucket for the CPU kernels; gradients and
+// parameter traffic halves), widened to fp32 per bucket for the kernels; gradients and
 // their reductions stay fp32.
+//
+// Every buffer lives in the memory of the backend the model runs on (Ops: host memory on the
+// CPU, device memory on CUDA), and every operation on them is an Ops call on its stream, so a
+// GPU step never copies parameters or gradients to the host. Collectives are ordered after the
+// compute stream (NCCL by an event; a host backend over lazily-run device memory, the CUDA
+// emulation, by synchronising the stream before it issues), and their consumers are ordered
+// after them with wait_on_compute_stream.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "comm/comm.hpp"
 #include "core/timer.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "model/unit_hooks.hpp"
 #include "train/shard_layout.hpp"
 
@@ -33,25 +41,27 @@ class DataParallel final : public UnitHooks {
  public:
   // overlap = false is the no-overlap baseline: every collective is waited on right after it
   // is issued.
-  DataParallel(const ShardLayout& layout, Comm& comm, PhaseTimers& timers, bool overlap = true,
+  DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap = true,
                bool bf16_compute = false);
   // Waits for collectives still in flight (e.g. the prefetch of bucket 0 after the last step):
   // they write into this object's buffers.
   ~DataParallel() override;
   const ShardLayout& layout() const { return layout_; }
 
-  // Owned fp32 master parameters (none: the flat replicated parameters).
+  // Owned fp32 master parameters (none: the flat replicated parameters), in backend memory.
   float* owned_params() { return mode() == ShardMode::none ? flat_params_.data() : owned_params_.data(); }
-  // Owned gradients, summed over ranks after finish_gradients().
+  // Owned gradients, summed over ranks after finish_gradients(), in backend memory.
   float* owned_grads() { return mode() == ShardMode::none ? flat_grads_.data() : owned_grads_.data(); }
   // A fresh start: draws this rank's owned parameters straight into the owned buffer
   // (ParamRegistry::init_range, the same values on any rank count) and publishes them, so no
   // rank ever holds the full parameters unless its mode keeps them (ZeRO-3 of dreamzero14b
   // could not: 56 GB).
   void init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std);
-  // Sets this rank's owned parameters (checkpoint restore) and publishes them.
+  // Sets this rank's owned parameters from host memory (checkpoint restore) and publishes them.
   void load_owned_params(const float* owned);
-  // The full flat parameters (collective in full mode); for checks and dumps.
+  // Copies this rank's owned parameters into host memory (layout().owned_total() floats).
+  void download_owned_params(float* owned);
+  // The full flat parameters in host memory (collective in full mode); for checks and dumps.
   std::vector<float> full_params();
 
   void begin_step();
@@ -83,8 +93,8 @@ class DataParallel final : public UnitHooks {
     int bucket = -1;
     CommHandle handle;
     uint64_t last_use = 0;
-    std::vector<float> data;
-    std::vector<bf16> staged;  // bf16: what the gather delivers, widened into data once waited
+    OpsBuffer<float> data;
+    OpsBuffer<bf16> staged;  // bf16: the rounded copy (full: what the gather delivers), widened into data
     bool widened = true;
   };
   struct PendingReduce {
@@ -94,6 +104,8 @@ class DataParallel final : public UnitHooks {
   };
 
   ShardMode mode() const { return layout_.mode(); }
+  // Before a collective reads buffers the compute stream writes.
+  void order_after_compute();
   void wait(CommHandle& h);
   CommHandle track(CommHandle h, const char* op, int bucket, int64_t bytes);
   bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
@@ -107,18 +119,19 @@ class DataParallel final : public UnitHooks {
 
   const ShardLayout& layout_;
   Comm& comm_;
+  Ops& ops_;
   PhaseTimers& timers_;
-  std::vector<float> flat_params_, flat_grads_;    // none, grads
-  std::vector<float> owned_params_, owned_grads_;  // grads, full
-  std::vector<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
-  std::vector<bf16> flat_bf16_;                    // bf16 grads: the gathered compute copy
+  OpsBuffer<float> flat_params_, flat_grads_;    // none, grads
+  OpsBuffer<float> owned_params_, owned_grads_;  // grads, full
+  OpsBuffer<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
+  OpsBuffer<bf16> flat_bf16_;                    // bf16 grads: the gathered compute copy
   std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
   // which is added to the owned gradients once the collective completed. Each in-flight
   // reduction owns its slot: successive micro-batches of one bucket never share a buffer.
   struct GradSlot {
-    std::vector<float> full, shard;
+    OpsBuffer<float> full, shard;
     bool busy = false;
   };
   std::vector<GradSlot> grad_slots_;

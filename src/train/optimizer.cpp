@@ -2,29 +2,55 @@
 
 #include <cmath>
 
+#include "kernels/cpu/adamw.hpp"
+
 namespace emb {
 
-Optimizer::Optimizer(const ShardLayout& layout, const cpu::AdamWConfig& cfg, float grad_clip)
+Optimizer::Optimizer(const ShardLayout& layout, Ops& ops, const AdamWConfig& cfg, float grad_clip)
     : layout_(layout),
+      ops_(ops),
       cfg_(cfg),
       grad_clip_(grad_clip),
-      m_(size_t(layout.owned_total()), 0.0f),
-      v_(size_t(layout.owned_total()), 0.0f) {}
+      m_(ops, layout.owned_total()),
+      v_(ops, layout.owned_total()),
+      sum_squares_(ops, 1) {
+  ops_.zero(m_.view());
+  ops_.zero(v_.view());
+}
 
-double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) const {
-  double sum = cpu::sum_squares(owned_grads, layout_.owned_total());
+double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {
+  double sum = 0;
+  const int64_t n = layout_.owned_total();
+  if (n > 0) {
+    ops_.sum_squares(View{const_cast<float*>(owned_grads), DType::f32, 1, n, n}, sum_squares_.data());
+    ops_.download(&sum, sum_squares_.data(), sizeof sum);
+  }
   if (layout_.mode() != ShardMode::none) MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
   return std::sqrt(sum);
 }
 
 float Optimizer::step(float* owned_params, const float* owned_grads, int64_t step, double lr, double grad_norm) {
-  cpu::AdamWConfig cfg = cfg_;
+  AdamWConfig cfg = cfg_;
   cfg.lr = float(lr);
   const float clip = cpu::clip_coefficient(grad_norm, grad_clip_);
-  for (const DecaySegment& s : layout_.decay_segments())
-    cpu::adamw_step(owned_params + s.owned_offset, owned_grads + s.owned_offset, m_.data() + s.owned_offset,
-                    v_.data() + s.owned_offset, s.count, cfg, step, clip, s.decay_mult);
+  for (const DecaySegment& s : layout_.decay_segments()) {
+    auto segment = [&](const float* p) { return view(p + s.owned_offset, 1, s.count); };
+    ops_.adamw_step(segment(owned_params), segment(owned_grads), m_.view(s.owned_offset, s.count),
+                    v_.view(s.owned_offset, s.count), cfg, step, clip, s.decay_mult);
+  }
   return clip;
+}
+
+void Optimizer::download_state(OptimizerState host) {
+  const size_t bytes = size_t(layout_.owned_total()) * sizeof(float);
+  ops_.download(host.exp_avg, m_.data(), bytes);
+  ops_.download(host.exp_avg_sq, v_.data(), bytes);
+}
+
+void Optimizer::upload_state(OptimizerState host) {
+  const size_t bytes = size_t(layout_.owned_total()) * sizeof(float);
+  ops_.upload(m_.data(), host.exp_avg, bytes);
+  ops_.upload(v_.data(), host.exp_avg_sq, bytes);
 }
 
 }  // namespace emb

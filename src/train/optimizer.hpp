@@ -1,13 +1,15 @@
 // AdamW over this rank's owned parameters (the shards with ZeRO, everything with DDP), with
 // global-norm clipping: the norm is summed over ranks' shards in double, so the update does
-// not depend on how parameters were sharded.
+// not depend on how parameters were sharded. Parameters, gradients and moments live in the
+// memory of the backend the model runs on (Ops); the update is Ops::adamw_step per decay
+// segment, and the step's one device-to-host read is the local Σg² (a double).
 #pragma once
 #include <mpi.h>
 
 #include <cstdint>
-#include <vector>
 
-#include "kernels/cpu/adamw.hpp"
+#include "kernels/op_types.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "train/optimizer_state.hpp"
 #include "train/shard_layout.hpp"
 
@@ -15,21 +17,25 @@ namespace emb {
 
 class Optimizer {
  public:
-  Optimizer(const ShardLayout& layout, const cpu::AdamWConfig& cfg, float grad_clip);
+  Optimizer(const ShardLayout& layout, Ops& ops, const AdamWConfig& cfg, float grad_clip);
 
   // ‖g‖₂ over every parameter of the model (a collective when parameters are sharded).
-  double global_grad_norm(const float* owned_grads, MPI_Comm comm) const;
+  double global_grad_norm(const float* owned_grads, MPI_Comm comm);
   // One AdamW update at 1-based `step` with learning rate `lr`; returns the clip coefficient used.
   float step(float* owned_params, const float* owned_grads, int64_t step, double lr, double grad_norm);
 
-  // The moments, for a checkpoint to save or restore.
-  OptimizerState state() { return {m_.data(), v_.data()}; }
+  // The moments in host memory (layout.owned_total() floats each), for a checkpoint to save,
+  // and their restore from host memory.
+  void download_state(OptimizerState host);
+  void upload_state(OptimizerState host);
 
  private:
   const ShardLayout& layout_;
-  cpu::AdamWConfig cfg_;
+  Ops& ops_;
+  AdamWConfig cfg_;
   float grad_clip_;
-  std::vector<float> m_, v_;
+  OpsBuffer<float> m_, v_;
+  OpsBuffer<double> sum_squares_;  // the local Σg², read back once per step
 };
 
 }  // namespace emb

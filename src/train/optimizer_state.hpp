@@ -1,6 +1,6 @@
 // The AdamW moments of this rank's owned parameters, as a checkpoint saves and restores them:
-// ShardLayout order, layout.owned_total() elements each. A view: the Optimizer owns the memory
-// (Optimizer::state()).
+// ShardLayout order, layout.owned_total() elements each, in host memory. A view: the caller
+// owns the memory (Optimizer::download_state / upload_state copy to and from the backend).
 #pragma once
 
 namespace emb {

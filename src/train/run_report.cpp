@@ -60,9 +60,10 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  double peak_rss = double(peak_rss_bytes()), peak_min = 0, peak_max = 0;
-  MPI_Reduce(&peak_rss, &peak_min, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(&peak_rss, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
+  // Host: the process's peak resident size; device: the backend's allocator (0 on the CPU).
+  double peaks[2] = {double(peak_rss_bytes()), double(totals.device_peak_bytes)}, peak_min[2], peak_max[2];
+  MPI_Reduce(peaks, peak_min, 2, MPI_DOUBLE, MPI_MIN, 0, comm);
+  MPI_Reduce(peaks, peak_max, 2, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
   if (rank != 0) return;
 
   std::ostringstream csv;
@@ -112,7 +113,8 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
                   : 0.0},
       {"comm_exposed_fraction", comm_total > 0 ? comm_exposed / comm_total : 0.0},
       {"final_loss", totals.final_loss},
-      {"peak_memory_bytes", {{"min", peak_min}, {"max", peak_max}}},
+      {"peak_memory_bytes", {{"min", peak_min[0]}, {"max", peak_max[0]}}},
+      {"device_peak_memory_bytes", {{"min", peak_min[1]}, {"max", peak_max[1]}}},
       {"phases", phases},
   };
   write_file_atomic(run_dir + "/summary.json", summary.dump(2) + "\n");

@@ -20,6 +20,7 @@ struct RunTotals {
   double flops_per_sample = 0;  // model FLOPs (fwd+bwd) per sample, 0 if unknown
   double peak_flops_per_rank = 0;  // the hardware file's peak for one rank's share (MFU); 0 if unknown
   double final_loss = 0;
+  size_t device_peak_bytes = 0;  // this rank's backend's peak device memory (0 on the CPU)
   std::string family, preset, device;
 };
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "config/deck.hpp"
-#include "kernels/cpu/adamw.hpp"
+#include "kernels/op_types.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/shard_layout.hpp"
 
@@ -24,7 +24,7 @@ struct TrainConfig {
   int64_t total_steps = 0;   // train.steps, optimizer steps
   int64_t global_batch = 0;  // train.global_batch, samples per step (logged)
   LrSchedule lr;             // train.lr_schedule, lr, min_lr, warmup_steps (steps), steps
-  cpu::AdamWConfig adamw;    // train.beta1, beta2, eps, weight_decay (lr is set per step)
+  AdamWConfig adamw;         // train.beta1, beta2, eps, weight_decay (lr is set per step)
   float grad_clip = 0;       // train.grad_clip, global L2 norm; 0 = off
   bool skip_nonfinite = false;  // train.nan_policy = skip
 

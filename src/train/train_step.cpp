@@ -42,7 +42,7 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     dp.begin_micro_batch(i == n_local - 1);
     if (ctx.slow_micro_batch_s > 0)  // inside fwd: the regression compare must see a slower forward
       std::this_thread::sleep_for(std::chrono::duration<double>(ctx.slow_micro_batch_s));
-    sums[0] += ctx.model.forward_backward(nullptr, nullptr, *micro_batches[size_t(i)], step, ctx.seed, denominators, &dp);
+    ctx.model.accumulate(nullptr, nullptr, *micro_batches[size_t(i)], step, ctx.seed, denominators, &dp);
     dp.end_micro_batch();
   }
   // ZeRO-3 gathers and reduces per micro-batch: ranks with fewer micro-batches still take
@@ -51,6 +51,7 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     for (int i = n_local; i < n_max; ++i) dp.run_empty_pass(i == n_max - 1);
   ctx.timers.add(Phase::h2d, ctx.model.take_upload_seconds());
   dp.finish_gradients();
+  sums[0] = ctx.model.take_loss();  // the step's one read of the loss from the backend
   MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, ctx.comm);
 
   StepResult r;

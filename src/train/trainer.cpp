@@ -9,11 +9,11 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "data/loader.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "plan/hardware.hpp"
+#include "train/backend.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_lock.hpp"
@@ -46,9 +46,7 @@ bool any_rank(MPI_Comm comm, bool flag) {
 void validate_training_deck(const Deck& deck) {
   model_config_from_deck(deck);
   data_config_from_deck(deck);
-  if (deck.get_string("run.device") != "cpu")
-    throw Error(str(deck.path(), ": run.device = cuda: the model runs on the CPU backend only so far; use cpu"),
-                kExitInput);
+  check_backend(deck);
 }
 
 TrainResult train(const World& world, const Deck& deck, Comm& comm) {
@@ -64,12 +62,21 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   RunTrace trace(result.run_dir, world.rank);
   timers.set_trace(&trace);
 
-  CpuOps cpu_ops;  // the backend the model computes on
-  auto model = make_model(mc, &cpu_ops);
+  const std::unique_ptr<Ops> ops = make_backend(deck, world);  // the backend the model computes on
+  comm.set_compute_stream(ops->stream());
+  auto model = make_model(mc, ops.get());
   const ParamRegistry& reg = model->params();
   ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);
-  DataParallel dp(layout, comm, timers, tc.overlap_comm, mc.precision == Precision::bf16);
-  Optimizer optimizer(layout, tc.adamw, tc.grad_clip);
+  DataParallel dp(layout, comm, *ops, timers, tc.overlap_comm, mc.precision == Precision::bf16);
+  Optimizer optimizer(layout, *ops, tc.adamw, tc.grad_clip);
+  // Checkpoints are written and read through host memory: the owned parameters and moments are
+  // staged here on their way to or from the backend.
+  const size_t owned_count = size_t(layout.owned_total());
+  std::vector<float> host_params, host_exp_avg, host_exp_avg_sq;
+  auto host_state = [&] {
+    host_params.resize(owned_count), host_exp_avg.resize(owned_count), host_exp_avg_sq.resize(owned_count);
+    return OptimizerState{host_exp_avg.data(), host_exp_avg_sq.data()};
+  };
   // Checkpoint files are read before the loader exists: HDF5 is not thread-safe, and the
   // loader's prefetch thread reads the dataset through HDF5 from its start.
   CheckpointMeta resumed;
@@ -77,10 +84,11 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const std::vector<std::string> resume_candidates =
       resolve_resume(world.comm, tc.resume, tc.ckpt_dir, tc.run_id);
   if (!resume_candidates.empty()) {
-    std::vector<float> owned(size_t(layout.owned_total()));
-    resumed = load_first_valid(world.comm, resume_candidates, mc.preset, reg, layout, owned.data(),
-                               optimizer.state(), &resume_from);
-    dp.load_owned_params(owned.data());
+    const OptimizerState moments = host_state();
+    resumed = load_first_valid(world.comm, resume_candidates, mc.preset, reg, layout, host_params.data(), moments,
+                               &resume_from);
+    dp.load_owned_params(host_params.data());
+    optimizer.upload_state(moments);
     if (resumed.run_id != tc.run_id)
       log_warn(resume_from, ": a checkpoint of run '", resumed.run_id, "', continued as run '", tc.run_id,
                "' (train.resume names it)");
@@ -107,9 +115,12 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
                      double(checkpoint_bytes(reg, tc.deck_text.size())) / 20e6);
       loader.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
       CheckpointMeta meta{step, loader.state(), tc.seed, mc.preset, tc.deck_text, world.size, tc.run_id};
+      const OptimizerState moments = host_state();
+      dp.download_owned_params(host_params.data());
+      optimizer.download_state(moments);
       try {
-        const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, dp.owned_params(),
-                                                 optimizer.state(), meta, tc.ckpt_keep, step == tc.ckpt_fail_step);
+        const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, host_params.data(), moments,
+                                                 meta, tc.ckpt_keep, step == tc.ckpt_fail_step);
         log_info("checkpoint: ", path);
       } catch (const CheckpointNotWritten& e) {
         if (tc.ckpt_stop_on_error) throw;
@@ -124,7 +135,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     RunTotals totals;
     totals.family = family_name(mc.family);
     totals.preset = mc.preset;
-    totals.device = "cpu";
+    totals.device = deck.get_string("run.device");
     {
       const PlanReport plan = make_plan(mc, world.size, tc.tokens_per_mb);
       totals.flops_per_sample = plan.flops_fwd + plan.flops_bwd;  // of a typical sample
@@ -183,6 +194,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     }
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
+    totals.device_peak_bytes = ops->device_peak_bytes();
     watchdog.watch("report", totals.steps, "every rank's timings for the run report");
     write_run_report(world.comm, result.run_dir, totals);
     watchdog.idle();

@@ -5,35 +5,7 @@
 set -uo pipefail
 build=$1
 case_name=$2
-embtrain="$build/embtrain"
-mpirun=(mpirun --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-# train NAME NP [--set ...]: a 20-step tiny_gr00t run into outputs/NAME (replacing an old one).
-train() {
-  local name=$1 np=$2
-  shift 2
-  rm -rf "outputs/$name"
-  "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set train.steps=20 --set train.global_batch=8 \
-    --set run.name="$name" "$@" \
-    >"$tmp/$name.out" 2>&1 || fail "$name: exited $?: $(tail -3 "$tmp/$name.out")"
-}
-# same_losses A B [FIRST_STEP]: loss.csv of runs A and B agree to 1e-5 (relative) from FIRST_STEP on.
-same_losses() {
-  /usr/bin/python3 - "outputs/$1/loss.csv" "outputs/$2/loss.csv" "${3:-1}" <<'PY' || fail "losses of $1 and $2 differ"
-import csv, sys
-def read(path, first):
-    return {int(r["step"]): float(r["loss"]) for r in csv.DictReader(open(path)) if int(r["step"]) >= first}
-a, b = read(sys.argv[1], int(sys.argv[3])), read(sys.argv[2], int(sys.argv[3]))
-assert a.keys() == b.keys() and len(a) > 0, (sorted(a), sorted(b))
-worst = max(abs(a[k] - b[k]) / abs(b[k]) for k in a)
-print(f"{sys.argv[1]} vs {sys.argv[2]}: {len(a)} steps, max relative difference {worst:.2e}")
-assert worst <= 1e-5, worst
-PY
-}
-expect_contains() { grep -qF -- "$2" <<<"$1" || fail "expected output to contain '$2', got: $1"; }
+source "$(dirname "$0")/cli_lib.sh"
 
 case "$case_name" in
 help)

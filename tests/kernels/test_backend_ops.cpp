@@ -3,7 +3,7 @@
 // compared with the CPU's. Backward gradients start from random values (they accumulate).
 // Shapes include strided views (modulation chunks of a [N, 6C] tensor), index arrays with
 // repeated rows, ragged packed batches with padding for every attention mask and head dims
-// 48, 64, 128.
+// 8, 16, 48, 64, 128.
 //
 // Tolerances are normwise, max|cuda − cpu| / max|cpu| per output:
 //   fp32: 1e-6 for elementwise, row, norm, RoPE, loss and optimizer ops (the same fp32
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
   const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size());
   const int H = 2;
   for (AttnMask mask : {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross})
-    for (int hd : {48, 64, 128}) {
+    for (int hd : {8, 16, 48, 64, 128}) {
       const bool cross = mask == AttnMask::cross;
       const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
       compare(str("attention ", cpu::attn_mask_name(mask), " hd ", hd), {kGemm, kGemm, kAttnGrad, kAttnGrad, kAttnGrad},
@@ -390,7 +390,7 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
   std::vector<int32_t> pos(T * 3);
   for (int64_t i = 0; i < T; ++i) pos[i * 3] = int32_t(i % 9), pos[i * 3 + 1] = int32_t(i % 5), pos[i * 3 + 2] = int32_t(i % 7);
   for (RopeMode mode : {RopeMode::d1, RopeMode::d3})
-    for (int hd : {48, 64, 128}) {
+    for (int hd : {8, 16, 48, 64, 128}) {
       compare(str("rope mode ", int(mode), " hd ", hd), {kPointwise}, [&](const Run& r) {
         const int H = 2;
         auto x = r.data(r.random(T * H * hd, 90), T, H * hd), dx = r.data(r.random(T * H * hd, 91), T, H * hd);
@@ -472,14 +472,22 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   const Run r{backends().cuda, DType::f32, DType::f32};
   std::vector<int32_t> seq(4, 0);
   auto s = r.index(seq);
-  auto q = r.data(r.random(4 * 32, 4), 4, 32), lse = r.stats(std::vector<float>(4), 4, 1);
+  auto q = r.data(r.random(4 * 12, 4), 4, 12), lse = r.stats(std::vector<float>(4), 4, 1);
   AttnIndex idx;
   idx.q_seq = idx.k_seq = s->get();
   BOOST_TEST(error_of([&] {
                backends().cuda.attention_forward(q->view(), q->view(), q->view(), q->view(), lse->view(),
-                                                 AttnConfig{1, 32}, idx);
-             }) == "attention_forward: head_dim 32 is not built on CUDA (48, 64, 128); q [4, 32], k [4, 32], "
-                   "v [4, 32], out [4, 32], lse [4, 1]");
+                                                 AttnConfig{1, 12}, idx);
+             }) == "attention_forward: head_dim 12 is not built on CUDA (8, 16, 32, 48, 64, 128); q [4, 12], "
+                   "k [4, 12], v [4, 12], out [4, 12], lse [4, 1]");
+  // Out of device memory is one line: what was asked, what is held (the scratch of the cases
+  // above), what to change.
+  const std::string oom = error_of([&] { backends().cuda.allocate(size_t(1) << 50); });
+  BOOST_TEST(oom.rfind("CUDA out of memory: CudaOps::allocate asked for 1125899907 MB with ", 0) == 0, oom);
+  BOOST_TEST(oom.find(" MB held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or "
+                      "train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)") !=
+                 std::string::npos,
+             oom);
   Buffer xb(backends().cuda, r.random(8 * 16, 5), 8, 16, DType::bf16), xf(backends().cuda, r.random(8 * 16, 6), 8, 16,
                                                                           DType::f32);
   BOOST_TEST(error_of([&] { backends().cuda.copy(xb.view(), xf.view()); }) ==

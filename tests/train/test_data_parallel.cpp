@@ -44,14 +44,14 @@ Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int 
   auto comm = make_comm(world, "mpi", "thread", FabricModel{}, BufferMemory::host);
   ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
-  DataParallel dp(layout, *comm, timers, true, bf16);
+  DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
   dp.init_owned_params(model->params(), kSeed, cfg.init_std);
   Run run;
   run.initial_params = dp.full_params();
-  cpu::AdamWConfig adamw;
+  AdamWConfig adamw;
   adamw.lr = 1e-3f;
   adamw.weight_decay = 0.1f;
-  Optimizer optimizer(layout, adamw, 1.0f);
+  Optimizer optimizer(layout, cpu_ops, adamw, 1.0f);
   StepContext ctx{*model, dp, optimizer, timers, world.comm, kSeed, false};
 
   for (int step = 1; step <= kSteps; ++step) {
@@ -113,7 +113,7 @@ void check_owned_init(const std::string& preset) {
                               << " bucket bytes " << bucket_bytes) {
       ShardLayout layout(reg, mode, world.rank, world.size, bucket_bytes);
       PhaseTimers timers;
-      DataParallel dp(layout, *comm, timers, true, bf16);
+      DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
       dp.init_owned_params(reg, kSeed, cfg.init_std);
       std::vector<float> expected(size_t(layout.owned_total()));
       layout.gather_owned(flat.data(), expected.data());
