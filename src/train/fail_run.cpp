@@ -30,20 +30,22 @@ void write_failure_marker(const std::string& line) {
 
 void mark_failures_in(const std::string& run_dir) { g_failure_dir = run_dir; }
 
+std::string failure_message(const std::exception& e) {
+  // The start-up check refuses a model the node cannot hold; what still runs out says what to do.
+  if (dynamic_cast<const std::bad_alloc*>(&e))
+    return str("out of memory (", e.what(), ") allocating the model's parameters, gradients, optimizer state or a "
+               "micro-batch's activations; make the model smaller, lower data.tokens_per_mb or use train.shard = "
+               "full (embtrain DECK --plan estimates the memory per rank)");
+  return e.what();
+}
+
 int report_failure(const World& world, const std::exception& e) {
   auto* err = dynamic_cast<const Error*>(&e);
   const int code = err ? err->exit_code() : kExitFailure;
   const bool agreed = dynamic_cast<const AgreedError*>(&e) != nullptr;
   if (agreed && world.rank != 0) return code;  // rank 0 says it for all
-  // The start-up check refuses a model the node cannot hold; what still runs out says what to do.
-  const std::string what = dynamic_cast<const std::bad_alloc*>(&e)
-                               ? str("out of memory (", e.what(), ") allocating the model's parameters, gradients, "
-                                     "optimizer state or a micro-batch's activations; embtrain DECK --plan gives the "
-                                     "memory per rank: make the model smaller, lower data.tokens_per_mb or use "
-                                     "train.shard = full")
-                               : std::string(e.what());
-  const std::string line =
-      str("embtrain: error", world.size > 1 && !agreed ? str(" on rank ", world.rank) : "", ": ", what, "\n");
+  const std::string line = str("embtrain: error", world.size > 1 && !agreed ? str(" on rank ", world.rank) : "", ": ",
+                               failure_message(e), "\n");
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   write_failure_marker(line);
