@@ -21,7 +21,7 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   PackedFileIndex x;
   x.file = H5File::open(path, comm, transfer);
   const H5File& f = x.file;
-  PackedSummary s = verify_small_values(f);
+  PackedSummary s = verify_structure(f);
   if (s.family != family_text(cfg.family))
     f.fail("/", str("family '", s.family, "' but the model is ", family_text(cfg.family)));
   x.steps = s.steps, x.state_dim = s.state_dim, x.action_dim = s.action_dim;

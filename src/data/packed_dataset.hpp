@@ -1,6 +1,6 @@
 // The packed files of one training run (deck data.paths: files or globs, expanded in sorted
 // order) opened through HDF5's MPI-IO driver on the data-parallel communicator. On open
-// every file is checked against the format (verify_small_values) and against the model:
+// every file is checked against the format (verify_structure) and against the model:
 // family, context feature dim == d_ctx, state/action widths <= Sd/A (narrower ones are
 // zero-padded and masked), latent shape == (Hl, Wl, C) of the selected view, text tokens
 // <= max_text_tokens. The small per-episode index arrays stay in memory; the step rows are

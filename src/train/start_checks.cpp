@@ -12,6 +12,7 @@
 #include "core/fs.hpp"
 #include "data/data_config.hpp"
 #include "data/packed_dataset.hpp"
+#include "data/packed_verify.hpp"
 #include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "train/train_config.hpp"
@@ -47,7 +48,9 @@ void check_data(const Deck& deck) {
   } catch (const Error& e) {
     throw Error(str(where_set(deck, "data.paths"), ": ", e.what()), kExitInput);
   }
-  // Opening checks every file against the format and the model (packed_dataset.hpp).
+  // What embpack verify checks short of the bulk rows (read here once, not by every rank's
+  // loader), then the files against the model (opening them: packed_dataset.hpp).
+  for (const std::string& file : files) verify_small_values(H5File::open(file));
   const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, model_config_from_deck(deck), dc.view);
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)

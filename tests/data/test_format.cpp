@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(verify_catches_each_corruption) {
   struct Case {
     std::string name, expect;
     std::function<void(const std::string&)> edit;
-    bool bulk = false;  // in the bulk rows training checks as it reads them, not on open
+    bool bulk = false;  // in the bulk rows training checks as it reads them, not at start-up
   };
   std::vector<Case> cases = {
       {"offsets", ":/episodes/offsets: not monotonic at index 3",
@@ -174,16 +174,16 @@ BOOST_AUTO_TEST_CASE(verify_catches_each_corruption) {
     std::string message = verify_error(path);
     BOOST_TEST_INFO("case " << c.name << ": " << message);
     BOOST_TEST(message.find(path + c.expect) == 0);
-    // What training checks on open refuses the same files with the same line (issue 19:
+    // What training checks at start-up refuses the same files with the same line (issue 19:
     // training started on files verify rejects), except the bulk rows.
-    std::string on_open;
+    std::string at_start;
     try {
       verify_small_values(H5File::open(path));
     } catch (const Error& e) {
-      on_open = e.what();
+      at_start = e.what();
     }
-    BOOST_TEST_INFO("on open: " << on_open);
-    BOOST_TEST((c.bulk ? on_open.empty() : on_open == message));
+    BOOST_TEST_INFO("at start-up: " << at_start);
+    BOOST_TEST((c.bulk ? at_start.empty() : at_start == message));
   }
 }
 
