@@ -155,12 +155,19 @@ __global__ void __launch_bounds__(kThreads)
   if (lane == 0) lse[i * p.H + h] = l != 0.0f ? m + logf(l) : -INFINITY;
 }
 
+// A keyless row as one word, ordered by row: row (31 bits) | seq (31 bits) | mask (2 bits), so
+// atomicMin keeps the lowest row over every call since the word was reset.
+__host__ __device__ unsigned long long pack_keyless(int64_t row, int32_t seq, AttnMask mask) {
+  return (static_cast<unsigned long long>(row) << 33) | (static_cast<unsigned long long>(seq) << 2) |
+         static_cast<unsigned long long>(mask);
+}
+
 // The lowest real query row (seq ≥ 0) whose head-0 lse is −inf (no allowed key: the mask is
-// the same for every head) into *row, which starts at ULLONG_MAX.
-__global__ void keyless_row_kernel(const float* lse, Side q_side, int H, unsigned long long* row) {
+// the same for every head) into *row (pack_keyless), which starts at kNoKeylessRow.
+__global__ void keyless_row_kernel(const float* lse, Side q_side, int H, AttnMask mask, unsigned long long* row) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (i >= q_side.T) return;
-  if (q_side.seq[i] >= 0 && lse[i * H] == -INFINITY) atomicMin(row, (unsigned long long)i);
+  if (q_side.seq[i] >= 0 && lse[i * H] == -INFINITY) atomicMin(row, pack_keyless(i, q_side.seq[i], mask));
 }
 
 // D[i, h] = Σ_d dout·out, one warp per (row, head).
@@ -296,6 +303,13 @@ Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, co
 
 const char* attention_head_dims_text() { return "8, 16, 32, 48, 64, 128"; }
 
+std::string keyless_row_error(unsigned long long recorded) {
+  if (recorded == kNoKeylessRow) return "";
+  const auto row = recorded >> 33, seq = (recorded >> 2) & 0x7fffffffull;
+  return str("attention: query token ", row, " (seq ", seq, ") has no allowed key under mask ",
+             cpu::attn_mask_name(AttnMask(recorded & 3)));
+}
+
 namespace {
 
 // Calls body(std::integral_constant<int, HD>) for the supported head dims (kAttentionHeadDims).
@@ -320,8 +334,9 @@ size_t attention_workspace_bytes(int64_t Tq, int64_t Tk, int H) {
 
 template <class T>
 void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t Tq, int64_t Tk, int H, int hd,
-                       const AttnIndex& idx, void* workspace, cudaStream_t stream) {
+                       const AttnIndex& idx, void* workspace, cudaStream_t stream, unsigned long long* keyless) {
   if (Tq == 0) return;
+  EMB_CHECK(Tq < (int64_t(1) << 31), "attention (cuda): ", Tq, " query tokens in one call (at most 2^31 - 1)");
   const Workspace w = carve(workspace, Tq, Tk);
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   const dim3 grid(unsigned(tiles_of(Tq)), unsigned(H));
@@ -330,19 +345,16 @@ void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, i
         q, k, v, out, lse, p);
   });
   check_launch("attention_forward");
-  // A real row without an allowed key is a bug (MODEL.md): the same error as the CPU's. The
-  // check costs an 8-byte copy and a stream synchronisation per call.
-  check_cuda(cudaMemsetAsync(w.keyless_row, 0xff, sizeof(unsigned long long), stream), "attention keyless row");
-  EMB_LAUNCH(keyless_row_kernel, unsigned((Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, H, w.keyless_row);
+  unsigned long long* record = keyless ? keyless : w.keyless_row;
+  if (!keyless)
+    check_cuda(cudaMemsetAsync(record, 0xff, sizeof(unsigned long long), stream), "attention keyless row");
+  EMB_LAUNCH(keyless_row_kernel, unsigned((Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, H, idx.mask, record);
   check_launch("attention keyless rows");
-  unsigned long long row = ULLONG_MAX;
-  check_cuda(cudaMemcpyAsync(&row, w.keyless_row, sizeof row, cudaMemcpyDeviceToHost, stream), "attention keyless row");
+  if (keyless) return;
+  unsigned long long row = kNoKeylessRow;
+  check_cuda(cudaMemcpyAsync(&row, record, sizeof row, cudaMemcpyDeviceToHost, stream), "attention keyless row");
   check_cuda(cudaStreamSynchronize(stream), "attention_forward");
-  if (row == ULLONG_MAX) return;
-  int32_t seq = 0;
-  check_cuda(cudaMemcpy(&seq, idx.q_seq + row, sizeof seq, cudaMemcpyDeviceToHost), "attention keyless row");
-  throw Error(str("attention: query token ", row, " (seq ", seq, ") has no allowed key under mask ",
-                  cpu::attn_mask_name(idx.mask)));
+  if (row != kNoKeylessRow) throw Error(keyless_row_error(row));
 }
 
 template <class T>
@@ -366,7 +378,7 @@ void attention_backward(const T* q, const T* k, const T* v, const T* out, const 
 
 #define EMB_INSTANTIATE(T)                                                                                           \
   template void attention_forward<T>(const T*, const T*, const T*, T*, float*, int64_t, int64_t, int, int,          \
-                                     const AttnIndex&, void*, cudaStream_t);                                         \
+                                     const AttnIndex&, void*, cudaStream_t, unsigned long long*);                    \
   template void attention_backward<T>(const T*, const T*, const T*, const T*, const float*, const T*, T*, T*, T*,   \
                                       int64_t, int64_t, int, int, const AttnIndex&, void*, cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)

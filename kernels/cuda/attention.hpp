@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/cuda/attention_tiles.hpp"
 
@@ -36,9 +37,17 @@ const char* attention_head_dims_text();
 // Bytes of device workspace the forward and backward need (tile summaries, D).
 size_t attention_workspace_bytes(int64_t Tq, int64_t Tk, int H);
 
+// A real query row with no allowed key is the CPU's error (MODEL.md). With `keyless` null the
+// forward checks at once (an 8-byte copy and a stream synchronisation per call); otherwise it
+// records the first such row into *keyless (device memory, kNoKeylessRow = none) without
+// synchronising, and the caller reads it once later (keyless_row_error).
 template <class T>
 void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t Tq, int64_t Tk, int H, int hd,
-                       const AttnIndex& idx, void* workspace, cudaStream_t stream);
+                       const AttnIndex& idx, void* workspace, cudaStream_t stream,
+                       unsigned long long* keyless = nullptr);
+inline constexpr unsigned long long kNoKeylessRow = ~0ull;
+// The error for a value attention_forward recorded ("" for kNoKeylessRow).
+std::string keyless_row_error(unsigned long long recorded);
 // dq += ..., dk += ..., dv += ... (accumulating, like every backward).
 template <class T>
 void attention_backward(const T* q, const T* k, const T* v, const T* out, const float* lse, const T* dout, T* dq, T* dk,

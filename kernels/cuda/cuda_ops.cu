@@ -141,10 +141,13 @@ CudaOps::CudaOps(int device) {
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
   blas_ = std::make_unique<cuda::Blas>();
   memory_.count(blas_->workspace_bytes());
+  keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
+  check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
 }
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);  // errors cannot be thrown here; the run already ended
+  cudaFree(keyless_row_);
   blas_.reset();
   cudaStreamDestroy(stream_);
 }
@@ -488,8 +491,16 @@ void CudaOps::attention_forward(const View& q, const View& k, const View& v, con
     using T = decltype(t);
     void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
     cuda::attention_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows,
-                            cfg.heads, cfg.head_dim, idx, ws, stream_);
+                            cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
   });
+}
+
+void CudaOps::check_deferred_errors() {
+  unsigned long long recorded = cuda::kNoKeylessRow;
+  download(&recorded, keyless_row_, sizeof recorded);
+  if (recorded == cuda::kNoKeylessRow) return;
+  check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof recorded, stream_), "CudaOps: reset the keyless row");
+  throw Error(cuda::keyless_row_error(recorded));
 }
 
 void CudaOps::attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,

@@ -75,6 +75,7 @@ class CudaOps final : public Ops {
   void* stream() const override { return stream_; }
   bool host_memory() const override { return false; }
   size_t device_peak_bytes() const override { return memory_.peak(); }
+  void check_deferred_errors() override;
 
   void zero(const View& y) override;
   void copy(const View& x, const View& y) override;
@@ -145,6 +146,8 @@ class CudaOps final : public Ops {
   std::unique_ptr<cuda::Blas> blas_;
   DeviceScratch workspace_{memory_};  // attention summaries, per-embodiment gathers, Σg² partials
   DeviceScratch gradient_{memory_};   // zeroed_gradient()
+  // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
+  unsigned long long* keyless_row_ = nullptr;
 };
 
 }  // namespace emb

@@ -26,6 +26,7 @@ double Model::forward_backward(const float* params, float* grads, const PackedBa
 double Model::take_loss() {
   std::vector<double> sums(2 * pending_losses_.size());
   if (!sums.empty()) ops_->download(sums.data(), loss_sums_.data(), sums.size() * sizeof(double));
+  ops_->check_deferred_errors();
   double total = taken_early_;
   for (size_t i = 0; i < pending_losses_.size(); ++i) {
     const LossTerms& t = pending_losses_[i];

@@ -385,6 +385,31 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
     }
 }
 
+// A real query row without an allowed key (sample 1 lost its context) is the same one line on
+// both backends: the CPU throws at the op; CUDA records it without synchronising and throws at
+// the step's check_deferred_errors, once (the record starts over).
+BOOST_AUTO_TEST_CASE(keyless_row_is_one_error_on_both_backends) {
+  const std::vector<int32_t> seq = {0, 0, 0, 1, 1}, cseq = {0, 0, -1};
+  const int64_t Tq = 5, Tk = 3, hd = 16;
+  std::vector<std::string> errors;
+  for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
+    const Run r{*ops, DType::f32, DType::f32};
+    auto q_seq = r.index(seq), k_seq = r.index(cseq);
+    AttnIndex idx;
+    idx.mask = AttnMask::cross;
+    idx.q_seq = q_seq->get(), idx.k_seq = k_seq->get();
+    auto q = r.data(r.random(Tq * hd, 1), Tq, hd), kv = r.data(r.random(Tk * hd, 2), Tk, hd);
+    auto out = r.data(std::vector<float>(Tq * hd), Tq, hd), lse = r.stats(std::vector<float>(Tq), Tq, 1);
+    errors.push_back(error_of([&] {
+      ops->attention_forward(q->view(), kv->view(), kv->view(), out->view(), lse->view(), AttnConfig{1, int(hd)}, idx);
+      ops->check_deferred_errors();
+    }));
+    BOOST_TEST(error_of([&] { ops->check_deferred_errors(); }) == "");
+  }
+  BOOST_TEST(errors[0] == "attention: query token 3 (seq 1) has no allowed key under mask cross");
+  BOOST_TEST(errors[1] == errors[0]);
+}
+
 BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
   const int64_t T = 41;
   std::vector<int32_t> pos(T * 3);
