@@ -18,6 +18,7 @@
 #include "train/commands.hpp"
 #include "train/backend.hpp"
 #include "train/fail_run.hpp"
+#include "train/start_checks.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -56,9 +57,14 @@ int run(const World& world, int argc, char** argv) {
       write_step_dump(deck, cli.dump);
     });
 
-  std::unique_ptr<Comm> comm;
+  // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         validate_training_deck(deck);
+        if (world.rank == 0) check_before_training(deck, world.size, world.local_size);
+      }))
+    return code;
+  std::unique_ptr<Comm> comm;
+  if (int code = agree(world, [&] {
         comm = make_comm(world, deck.get_string("comm.backend"), deck.get_string("comm.progress"),
                          FabricModel{deck.get_double("comm.fabric_latency_us"), deck.get_double("comm.fabric_gbps")},
                          backend_buffer_memory(deck));

@@ -118,16 +118,23 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
                    m, l);
     }
   }
+  // A real row that took no key: its mask allows none (a bug, MODEL.md: an error), or every
+  // allowed score of a head was -Inf (an overflowing activation or parameter). The latter is a
+  // non-finite activation like a NaN score: the head's row becomes NaN, so the loss does and
+  // train.nan_policy decides, instead of a keyless-row error that names no cause.
   for (int64_t i = 0; i < Tq; ++i) {
-    if (!(lse[i * H] == kNegInf && idx.q_seq[i] >= 0)) continue;
-    // A row of NaN scores also ends with no key taken: tell it from a mask that allows none.
+    if (idx.q_seq[i] < 0 || std::none_of(lse + i * H, lse + (i + 1) * H, [](float l) { return l == kNegInf; }))
+      continue;
     bool any_allowed = false;
     for (int64_t j = 0; j < Tk && !any_allowed; ++j) any_allowed = attn_allowed(idx, i, j);
-    EMB_CHECK(!any_allowed, "attention: query token ", i, " (seq ", idx.q_seq[i],
-              ") has non-finite scores against every allowed key under mask ", attn_mask_name(idx.mask),
-              " (NaN or Inf in its inputs: the data, an overflowing activation or the parameters)");
-    throw Error(str("attention: query token ", i, " (seq ", idx.q_seq[i], ") has no allowed key under mask ",
-                    attn_mask_name(idx.mask)));
+    if (!any_allowed)
+      throw Error(str("attention: query token ", i, " (seq ", idx.q_seq[i], ") has no allowed key under mask ",
+                      attn_mask_name(idx.mask)));
+    for (int h = 0; h < H; ++h) {
+      if (lse[i * H + h] != kNegInf) continue;
+      lse[i * H + h] = NAN;
+      std::fill(out + i * ld + int64_t{h} * hd, out + i * ld + int64_t{h + 1} * hd, NAN);
+    }
   }
 }
 

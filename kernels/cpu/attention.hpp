@@ -14,7 +14,9 @@
 // row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error
 // naming the first such row; an empty context (Tk = 0) is that error for every real query.
 // NaN: a NaN score of an allowed pair makes its row's output and lse NaN (and its gradients
-// in backward). kernels/cuda does all of this the same way (tests on both backends).
+// in backward), and so does a head whose every allowed score overflowed to -Inf (its row is
+// not keyless: train.nan_policy judges the NaN loss). kernels/cuda does all of this the same
+// way (tests on both backends), except the -Inf rows, which it still reports as keyless.
 //
 // Tiles are kAttnTileQ queries × kAttnTileK keys. A tile pair whose summaries prove no pair
 // allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.

@@ -52,7 +52,10 @@ void act_backward(Activation act, const float* x, const float* dy, float* dx, in
 
 void* CpuOps::allocate(size_t bytes) {
   void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t(63));
-  EMB_CHECK(p || bytes == 0, "CpuOps::allocate: out of memory for ", bytes, " bytes");
+  EMB_CHECK(p || bytes == 0, "out of memory: ", (bytes + 999999) / 1000000,
+            " MB asked of the host for the model's parameters, gradients, optimizer state or activations; lower "
+            "data.tokens_per_mb, set model.recompute = full or train.shard = full, or use more ranks (embtrain DECK "
+            "--plan estimates the memory per rank)");
   return p;
 }
 void CpuOps::deallocate(void* p) { std::free(p); }

@@ -166,12 +166,6 @@ const std::string& checked_value(const std::map<std::string, Deck::Entry>& value
   return values.at(key).value;
 }
 
-// Where a key's value came from, as errors name it: "FILE:LINE" or "--set key=value".
-std::string where_set(const Deck& deck, const std::string& key) {
-  const std::string origin = deck.origin(key);
-  return origin == "--set" ? str("--set ", key, "=", deck.get_string(key)) : origin;
-}
-
 // Combinations of values that the schema, which checks one key at a time, cannot refuse.
 void check_key_combinations(const Deck& deck) {
   if (deck.get_string("model.fp8") == "on" && deck.get_string("run.device") != "cuda")
@@ -249,6 +243,18 @@ std::string Deck::origin(const std::string& key) const {
   auto found = values_.find(key);
   EMB_ASSERT(found != values_.end());
   return found->second.origin;
+}
+
+std::string where_set(const Deck& deck, const std::string& key) {
+  const std::string origin = deck.origin(key);
+  if (origin == "default") return deck.path();
+  return origin == "--set" ? str("--set ", key, "=", clipped(deck.text(key))) : origin;
+}
+
+std::string where_first_set(const Deck& deck, std::initializer_list<std::string> keys) {
+  for (const std::string& key : keys)
+    if (deck.is_set(key)) return where_set(deck, key);
+  return deck.path();
 }
 
 std::string Deck::stem() const { return fs::path(path_).stem().string(); }

@@ -5,6 +5,7 @@
 // Errors are one line "FILE:LINE: message" thrown as emb::Error with exit code 2.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,13 @@ class Deck {
 // every value, checks required keys and the combinations of values no single key can refuse
 // (model.fp8 = on needs run.device = cuda). Throws emb::Error (exit code 2) on the first problem.
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Where an error about `key` points: "FILE:LINE" of the line that set it, "--set key=value",
+// or the deck file when the key keeps its default.
+std::string where_set(const Deck& deck, const std::string& key);
+// where_set of the first of `keys` that the deck or the command line sets (a check that
+// involves several keys points at the one the user wrote); the deck file when none is set.
+std::string where_first_set(const Deck& deck, std::initializer_list<std::string> keys);
 
 // `--help` text for the deck: every key with type, default, unit, range or choices and doc.
 std::string deck_schema_help();

@@ -1,6 +1,11 @@
 #include "data/h5_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -84,6 +89,12 @@ std::vector<int64_t> space_dims(hid_t space) {
   return std::vector<int64_t>(d.begin(), d.end());
 }
 
+// The file's size now; -1 when it is gone.
+int64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : -1;
+}
+
 }  // namespace
 
 void RowRanges::add(int64_t begin, int64_t end) {
@@ -129,9 +140,15 @@ H5File H5File::open(const std::string& path, MPI_Comm comm, MpioTransfer transfe
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported as emb::Error, not stacks
   std::error_code ec;
   EMB_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such file");
+  // HDF5 reports an unreadable file as "not an HDF5 file": ask the system first.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EMB_CHECK(fd >= 0, path, ": cannot open: ",
+            errno == EACCES ? "permission denied (the file exists but this user may not read it)" : std::strerror(errno));
+  ::close(fd);
   EMB_CHECK(H5Fis_hdf5(path.c_str()) > 0, path, ": not an HDF5 file");
   H5File f;
   f.path_ = path;
+  f.bytes_at_open_ = file_bytes(path);
   f.parallel_ = comm != MPI_COMM_NULL;
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (f.parallel_) {
@@ -295,10 +312,21 @@ void H5File::set_attr(const std::string& obj, const std::string& name, double va
     fail(obj, str("cannot write attribute '", name, "'"));
 }
 
+void H5File::check_not_shrunk(const std::string& ds) const {
+  if (bytes_at_open_ < 0) return;
+  const int64_t now = file_bytes(path_);
+  if (now < bytes_at_open_)
+    fail(ds, now < 0 ? str("the file was removed while this run reads it")
+                     : str("the file shrank from ", bytes_at_open_, " to ", now,
+                           " bytes while this run reads it (truncated or rewritten under the job); the rows read are "
+                           "not the data"));
+}
+
 void H5File::read_raw(const std::string& ds, Elem e, void* dst) const {
   H5Handle d = open_dataset(ds);
   if (H5Dread(d.get(), h5_type(e), H5S_ALL, H5S_ALL, parallel_ ? xfer_.get() : H5P_DEFAULT, dst) < 0)
     fail(ds, "read failed (truncated file?)");
+  check_not_shrunk(ds);
 }
 
 int64_t H5File::read_rows(const std::string& ds, Elem e, const RowRanges& rows, void* dst, int part, int parts) const {
@@ -329,6 +357,7 @@ int64_t H5File::read_rows(const std::string& ds, Elem e, const RowRanges& rows, 
     if (H5Dread(d.get(), h5_type(e), mspace.get(), fspace.get(), xfer, at) < 0) fail(ds, "read failed (truncated file?)");
     read += int64_t(count[0]);
   }
+  check_not_shrunk(ds);
   return read * int64_t(row_bytes);
 }
 

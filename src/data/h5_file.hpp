@@ -78,7 +78,7 @@ class RowRanges {
 
 class H5File {
  public:
-  // comm == MPI_COMM_NULL: serial. Missing file, non-HDF5 or unreadable file: emb::Error.
+  // comm == MPI_COMM_NULL: serial. Missing, unreadable (permission) or non-HDF5 file: emb::Error.
   static H5File open(const std::string& path, MPI_Comm comm = MPI_COMM_NULL,
                      MpioTransfer transfer = MpioTransfer::independent);
   // Truncates. With a communicator the file is parallel (MPI-IO, collective metadata and
@@ -141,6 +141,9 @@ class H5File {
 
  private:
   std::vector<int64_t> expect_any_rank(const std::string& ds, Elem e) const;
+  // A read past the end of a file that shrank after open returns zeros through MPI-IO (no
+  // error): after each read, a file smaller than at open fails naming `ds`.
+  void check_not_shrunk(const std::string& ds) const;
   void read_raw(const std::string& ds, Elem e, void* dst) const;
   void write_raw(const std::string& ds, Elem e, const std::vector<int64_t>& dims, int64_t first_row, int64_t rows,
                  const void* data);
@@ -151,6 +154,7 @@ class H5File {
   H5Handle file_;
   H5Handle xfer_;  // the MPI-IO transfer list (parallel) or H5P_DEFAULT
   bool parallel_ = false;
+  int64_t bytes_at_open_ = -1;  // opened for reading: its size then (-1: not checked)
 };
 
 }  // namespace emb

@@ -37,6 +37,10 @@ void check_finite(const H5File& f, const std::string& ds, const std::vector<T>& 
 
 std::string latent_offsets_name(const std::string& view) { return str(packed::kLatents, "/", view, "_offsets"); }
 
+// How much of a file verify() reads: the structure (index arrays), also the values of the
+// small arrays (per step at most a few bytes, or per task or embodiment), or every value.
+enum class Depth { structure, small_values, all_values };
+
 // Latents of one view: shape, offsets, and ceil(len/spl) frames per episode.
 void verify_latents(const H5File& f, const std::string& view, const std::vector<int64_t>& ep, bool values) {
   std::string ds = str(packed::kLatents, "/", view);
@@ -74,7 +78,8 @@ void verify_stats(const H5File& f, const std::string& field, int64_t dim) {
   }
 }
 
-PackedSummary verify(const H5File& f, bool values) {
+PackedSummary verify(const H5File& f, Depth depth) {
+  const bool small_values = depth != Depth::structure, values = depth == Depth::all_values;
   PackedSummary s;
   std::string format = f.attr_string("/", "format");
   if (format != packed::kFormat) f.fail("/", str("format attribute is '", format, "', expected '", packed::kFormat, "'"));
@@ -129,7 +134,7 @@ PackedSummary verify(const H5File& f, bool values) {
     s.features.push_back("vl");
   }
   if (f.has(packed::kTxtFeatures)) {
-    verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, values);
+    verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, small_values);  // per task
     s.features.push_back("txt");
   }
   if (s.family == "gr00t" && !f.has(packed::kVlFeatures)) f.fail(packed::kVlFeatures, "missing (required for gr00t)");
@@ -157,10 +162,14 @@ PackedSummary verify(const H5File& f, bool values) {
         f.fail(packed::kEmbodimentActionDim, str("value ", adim[e], " at index ", e, " not in [1, ", s.action_dim, "]"));
     }
   }
-  if (!values) return s;
+  if (!small_values) return s;
 
-  check_finite(f, packed::kState, f.read_all<float>(packed::kState), s.state_dim);
-  check_finite(f, packed::kAction, f.read_all<float>(packed::kAction), s.action_dim);
+  // State, action, latent and feature rows are the bulk of a file: training checks them as it
+  // reads them (first_non_finite); only a full verify reads them all here.
+  if (values) {
+    check_finite(f, packed::kState, f.read_all<float>(packed::kState), s.state_dim);
+    check_finite(f, packed::kAction, f.read_all<float>(packed::kAction), s.action_dim);
+  }
   if (f.has(packed::kReward)) check_finite(f, packed::kReward, f.read_all<float>(packed::kReward), 1);
   if (f.has(packed::kDone)) {
     std::vector<uint8_t> done = f.read_all<uint8_t>(packed::kDone);
@@ -189,7 +198,8 @@ void check_offsets(const H5File& f, const std::string& ds, const std::vector<int
   if (offsets.back() != total) f.fail(ds, str("last entry is ", offsets.back(), ", expected ", total, " (row count)"));
 }
 
-PackedSummary verify_structure(const H5File& f) { return verify(f, false); }
-PackedSummary verify_packed(const H5File& f) { return verify(f, true); }
+PackedSummary verify_structure(const H5File& f) { return verify(f, Depth::structure); }
+PackedSummary verify_small_values(const H5File& f) { return verify(f, Depth::small_values); }
+PackedSummary verify_packed(const H5File& f) { return verify(f, Depth::all_values); }
 
 }  // namespace emb

@@ -2,7 +2,8 @@
 // format attribute, dtypes and shapes of every array, offsets that start at 0, never
 // decrease and end at the row count, ids in range, finite values everywhere (data and
 // statistics), per-family required arrays. `embpack verify` and the tests use it; the
-// loader runs the structural part (verify_structure) on open.
+// loader runs verify_structure on open, and training's start-up check verify_small_values
+// (once, on rank 0).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,6 +24,11 @@ struct PackedSummary {
 // Shapes, dtypes, attributes, offsets, task and embodiment ids and per-embodiment widths
 // (reads only the small index arrays).
 PackedSummary verify_structure(const H5File& f);
+// verify_structure plus the values of the small arrays: statistics, rewards and wan text
+// features finite, done flags 0/1, task token ids in range. What training checks at start-up,
+// so it refuses before step 1 what embpack verify refuses; the bulk rows (state, action, vl
+// features, latents) it checks as it reads them.
+PackedSummary verify_small_values(const H5File& f);
 // verify_structure plus every value: finite data and stats, token ids in range.
 PackedSummary verify_packed(const H5File& f);
 

@@ -53,18 +53,24 @@ ModelConfig preset_config(const std::string& name) {
   return c;
 }
 
-void validate_model_config(const ModelConfig& c, const std::string& where) {
-  auto check = [&](bool ok, const char* key, const std::string& what) {
-    if (!ok) throw Error(str(where, ": model.", key, ": ", what), kExitInput);
+void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
+  // `key` names the check; `also` are the other keys it involves (the line of the first one
+  // the deck sets is where the message points).
+  auto check = [&](bool ok, const char* key, const std::string& what, std::initializer_list<const char*> also = {}) {
+    if (ok) return;
+    std::vector<std::string> keys{key};
+    keys.insert(keys.end(), also.begin(), also.end());
+    throw Error(str(where(keys), ": model.", key, ": ", what), kExitInput);
   };
   check(c.d_model > 0 && c.n_layers > 0 && c.n_heads > 0 && c.d_ff > 0 && c.d_ctx > 0, "d_model",
         "d_model, n_layers, n_heads, d_ff and d_ctx must be positive");
-  check(c.d_model % c.n_heads == 0, "n_heads", str("n_heads = ", c.n_heads, " must divide d_model = ", c.d_model));
+  check(c.d_model % c.n_heads == 0, "n_heads", str("n_heads = ", c.n_heads, " must divide d_model = ", c.d_model),
+        {"d_model"});
   check(c.action_dim > 0, "action_dim", "action_dim must be positive");
   if (c.family == Family::gr00t) {
     check(c.n_layers_vl >= 0 && c.n_heads_vl > 0, "n_heads_vl", "n_heads_vl must be positive");
     check(c.d_ctx % c.n_heads_vl == 0, "n_heads_vl",
-          str("n_heads_vl = ", c.n_heads_vl, " must divide d_ctx = ", c.d_ctx));
+          str("n_heads_vl = ", c.n_heads_vl, " must divide d_ctx = ", c.d_ctx), {"d_ctx"});
     check(c.d_out > 0 && c.d_hidden_enc > 0 && c.n_embodiments > 0 && c.state_dim > 0 && c.horizon > 0 &&
               c.n_future >= 0,
           "d_out", "d_out, d_hidden_enc, n_embodiments, state_dim and horizon must be positive");
@@ -72,24 +78,32 @@ void validate_model_config(const ModelConfig& c, const std::string& where) {
   } else {
     int hd = c.head_dim();
     check(hd % 2 == 0 && hd / 2 / 3 >= 1, "n_heads",
-          str("head dim d_model/n_heads = ", hd, " must be even with at least 3 rotary pairs (3d RoPE)"));
+          str("head dim d_model/n_heads = ", hd, " must be even with at least 3 rotary pairs (3d RoPE)"), {"d_model"});
     check(c.patch[0] > 0 && c.patch[1] > 0 && c.patch[2] > 0, "patch", "patch sizes must be positive");
     check(c.latent_channels > 0 && c.out_channels > 0 && c.out_channels <= c.latent_channels, "out_channels",
-          str("out_channels = ", c.out_channels, " must be in 1..latent_channels = ", c.latent_channels));
+          str("out_channels = ", c.out_channels, " must be in 1..latent_channels = ", c.latent_channels),
+          {"latent_channels"});
     check(c.latent_frames > 0, "latent_frames", "latent_frames must be positive");
     check(c.latent_frames % c.patch[0] == 0, "latent_frames",
-          str("latent_frames = ", c.latent_frames, " must be divisible by patch[0] = ", c.patch[0]));
+          str("latent_frames = ", c.latent_frames, " must be divisible by patch[0] = ", c.patch[0]), {"patch"});
     check(c.latent_height > 0 && c.latent_height % c.patch[1] == 0, "latent_height",
-          str("latent_height = ", c.latent_height, " must be a positive multiple of patch[1] = ", c.patch[1]));
+          str("latent_height = ", c.latent_height, " must be a positive multiple of patch[1] = ", c.patch[1]),
+          {"patch"});
     check(c.latent_width > 0 && c.latent_width % c.patch[2] == 0, "latent_width",
-          str("latent_width = ", c.latent_width, " must be a positive multiple of patch[2] = ", c.patch[2]));
+          str("latent_width = ", c.latent_width, " must be a positive multiple of patch[2] = ", c.patch[2]),
+          {"patch"});
     check(c.frames_per_block > 0 && c.frames_per_block % c.patch[0] == 0, "frames_per_block",
-          str("frames_per_block = ", c.frames_per_block, " must be a positive multiple of patch[0] = ", c.patch[0]));
+          str("frames_per_block = ", c.frames_per_block, " must be a positive multiple of patch[0] = ", c.patch[0]),
+          {"patch"});
     check(c.actions_per_block >= 0, "actions_per_block", "actions_per_block must not be negative");
     check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
     check(c.shift > 0, "shift", "shift must be positive");
   }
   check(c.init_std > 0, "init_std", "init_std must be positive");
+}
+
+void validate_model_config(const ModelConfig& c, const std::string& where) {
+  validate_model_config(c, [&](const std::vector<std::string>&) { return where; });
 }
 
 ModelConfig model_config_from_deck(const Deck& deck) {
@@ -114,7 +128,11 @@ ModelConfig model_config_from_deck(const Deck& deck) {
   std::string rc = deck.get_string("model.recompute");
   c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
   c.init_std = deck.get_double("model.init_std");
-  validate_model_config(c, deck.path());
+  validate_model_config(c, [&](const std::vector<std::string>& keys) {
+    for (const std::string& key : keys)
+      if (deck.is_set("model." + key)) return where_set(deck, "model." + key);
+    return where_set(deck, "model.preset");  // the preset's own values
+  });
   return c;
 }
 

@@ -168,7 +168,7 @@ std::string megabytes(int64_t bytes) { return str((bytes + 999999) / 1000000, " 
 
 void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamRegistry& reg,
                            const ShardLayout& layout, const std::array<const float*, 3>& states,
-                           const CheckpointMeta& meta) {
+                           const CheckpointMeta& meta, bool fail_write) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -188,7 +188,12 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
     for (const ParamInfo& t : reg.all()) {
       const TensorSlice s = written_slice(t, layout, rank, size);
       const float* data = states[g] + s.owned_offset;
-      run_agreed(comm, [&] { f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data); });
+      run_agreed(comm, [&] {
+        f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data);
+        // After the collective write, as a real failure surfaces: on one rank, from its part.
+        if (fail_write && rank == size - 1 && g == 1 && &t == &reg.all().front())
+          throw Error(str(tmp, ":", dataset(kGroups[g], t), ": write failed (injected by debug.ckpt_fail_step)"));
+      });
     }
   }
   const std::vector<uint32_t> checksums = whole_checksums(comm, reg, layout, states);
@@ -214,7 +219,7 @@ int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size) {
 
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
                             const float* owned_params, OptimizerState optimizer, const CheckpointMeta& meta,
-                            int keep) {
+                            int keep, bool fail_write) {
   const Clock::time_point start = Clock::now();
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -242,7 +247,8 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
                                    "', not replaced by run '", stored.run_id,
                                    "'; give this run its own train.ckpt_dir or run.name"));
   try {
-    write_checkpoint_file(comm, tmp, reg, layout, {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq}, stored);
+    write_checkpoint_file(comm, tmp, reg, layout, {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq}, stored,
+                          fail_write);
   } catch (const Error& e) {
     std::string now_free;
     if (rank == 0) {

@@ -61,10 +61,11 @@ int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size);
 // free" before any file exists. A write that fails later (the space went to someone else)
 // never closes the file collectively (HDF5 would wait in mismatched barriers): the file is
 // abandoned, rank 0 removes it, and every rank throws the same error naming the free space;
-// the run must then end (fail_run).
+// the run must then end (fail_run). fail_write (debug.ckpt_fail_step) makes the last rank's
+// write fail halfway through the tensors, as such a write does.
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
                             const float* owned_params, OptimizerState optimizer, const CheckpointMeta& meta,
-                            int keep = 0);
+                            int keep = 0, bool fail_write = false);
 
 // Collective over comm. Validates `path` on rank 0 (a complete embtrain checkpoint of
 // `preset`, every tensor of reg present with reg's shape, nothing else) and fills this rank's

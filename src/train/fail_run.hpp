@@ -15,6 +15,9 @@ namespace emb {
 // one. "" stops that.
 void mark_failures_in(const std::string& run_dir);
 
+// The error line's message: e.what(), or for std::bad_alloc what ran out and what to change.
+std::string failure_message(const std::exception& e);
+
 // Prints "embtrain: error[ on rank r]: ..." and returns the exit code the error asks for. An
 // AgreedError (every rank has it) is printed by rank 0 only, as "embtrain: error: ...".
 int report_failure(const World& world, const std::exception& e);

@@ -52,6 +52,7 @@ TrainConfig train_config_from_deck(const Deck& deck) {
   c.inject_nan_step = deck.get_int("debug.inject_nan_step");
   c.fail_rank = deck.get_int("debug.fail_rank");
   c.fail_step = deck.get_int("debug.fail_step");
+  c.ckpt_fail_step = deck.get_int("debug.ckpt_fail_step");
   c.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
   return c;
 }

@@ -47,6 +47,7 @@ struct TrainConfig {
   int64_t inject_nan_step = 0;  // debug.inject_nan_step, step; 0 = never
   int64_t fail_rank = -1;       // debug.fail_rank; -1 = none
   int64_t fail_step = 0;        // debug.fail_step, step
+  int64_t ckpt_fail_step = 0;   // debug.ckpt_fail_step, step; 0 = never
   double slow_micro_batch_s = 0;  // debug.slow_step_ms in seconds, slept per micro-batch
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "comm/agreement.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
@@ -59,14 +60,15 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     ScopedPhase optim(ctx.timers, Phase::optim);
     r.grad_norm = ctx.optimizer.global_grad_norm(dp.owned_grads(), ctx.comm);
     const bool finite = std::isfinite(r.grad_norm) && std::isfinite(r.loss);
+    // Loss and norm are global: every rank decides alike, and rank 0 says it once.
     if (!finite && !ctx.skip_nonfinite)
-      throw Error(str("step ", step, ": non-finite ", std::isfinite(r.loss) ? "gradient norm" : "loss", " (loss ",
-                      r.loss, ", grad norm ", r.grad_norm,
-                      "); stopping (set train.nan_policy = skip to skip such steps)"));
+      throw AgreedError(str("step ", step, ": non-finite ", std::isfinite(r.loss) ? "gradient norm" : "loss",
+                            " (loss ", r.loss, ", grad norm ", r.grad_norm,
+                            "); stopping (set train.nan_policy = skip to skip such steps)"));
     if (finite) {
       ctx.optimizer.step(dp.owned_params(), dp.owned_grads(), step, lr, r.grad_norm);
       r.updated = true;
-    } else {
+    } else if (rank == 0) {
       log_warn("step ", step, ": non-finite loss or gradient (loss ", r.loss, ", grad norm ", r.grad_norm,
                "); update skipped");
     }

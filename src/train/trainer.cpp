@@ -121,7 +121,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       optimizer.download_state(moments);
       try {
         const std::string path = save_checkpoint(world.comm, tc.ckpt_dir, reg, layout, host_params.data(), moments,
-                                                 meta, tc.ckpt_keep);
+                                                 meta, tc.ckpt_keep, step == tc.ckpt_fail_step);
         log_info("checkpoint: ", path);
       } catch (const CheckpointNotWritten& e) {
         if (tc.ckpt_stop_on_error) throw;
@@ -144,7 +144,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
           peak_flops_per_rank(load_hardware(tc.hardware), mc.precision == Precision::bf16, world.size);
     }
     std::ostringstream loss_csv;
-    loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm\n";  // exact enough to compare runs
+    // Exact enough to compare runs; skipped = 1: a non-finite step not applied (train.nan_policy = skip).
+    loss_csv << std::setprecision(9) << "step,loss,lr,grad_norm,skipped\n";
     ProgressWindow window;
 
     StepContext ctx{*model, dp, optimizer, timers, world.comm, tc.seed, tc.skip_nonfinite, tc.inject_nan_step,
@@ -177,7 +178,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
       totals.computed_tokens += int64_t(r.computed_tokens);
       totals.steps = step;
       totals.final_loss = r.loss;
-      loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << '\n';
+      loss_csv << step << ',' << r.loss << ',' << step_lr << ',' << r.grad_norm << ',' << (r.updated ? 0 : 1) << '\n';
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = any_rank(world.comm, g_stop_signal != 0);

@@ -10,7 +10,9 @@ namespace emb {
 
 Watchdog::Watchdog(int rank, int world_size, double setting_seconds)
     : rank_(rank), world_size_(world_size), setting_(setting_seconds) {
-  if (setting_ >= 0) thread_ = std::thread([this] { run(); });
+  if (setting_ < 0) return;
+  if (world_size_ > 1) board_ = std::make_unique<ProgressBoard>(MPI_COMM_WORLD);
+  thread_ = std::thread([this] { run(); });
 }
 
 Watchdog::~Watchdog() {
@@ -30,6 +32,7 @@ void Watchdog::watch(const char* phase, int64_t step, const std::string& what, d
   what_ = what;
   min_seconds_ = min_seconds;
   since_ = PhaseTimers::Clock::now();
+  if (board_) board_->post_wait(step, phase);
 }
 
 void Watchdog::step_done(double seconds, const StepTimes& times) {
@@ -55,14 +58,16 @@ void Watchdog::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_) {
     wake_.wait_for(lock, std::chrono::milliseconds(100));
+    if (board_) board_->heartbeat();
     if (stop_ || !watching_) continue;
     const double waited = seconds_since(since_), limit = deadline_locked();
     if (waited <= limit) continue;
+    const std::string peers = board_ ? str("; waiting for ", board_->missing_peers()) : "";
     std::fprintf(stderr,
                  "embtrain: error on rank %d: watchdog: step %lld, phase %s has waited %.1f s for %s (over %d "
-                 "rank(s)), deadline %.0f s (train.watchdog_s); %s; a rank is frozen or a file system or network "
+                 "rank(s))%s, deadline %.0f s (train.watchdog_s); %s; a rank is frozen or a file system or network "
                  "hangs: aborting the job\n",
-                 rank_, static_cast<long long>(step_), phase_, waited, what_.c_str(), world_size_, limit,
+                 rank_, static_cast<long long>(step_), phase_, waited, what_.c_str(), world_size_, peers.c_str(), limit,
                  last_step_.empty() ? "no step completed yet" : last_step_.c_str());
     std::fflush(stderr);
     abort_world(kExitFailure);

@@ -5,7 +5,7 @@
 // line (rank, step, phase, what it waits for, the previous step's phase timers) and aborts
 // the job non-zero (MPI_Abort: mpirun then kills every rank, a stopped one included).
 // A frozen rank (SIGSTOP, a hung node, a stuck file system) cannot report itself; the ranks
-// waiting for it in a collective do.
+// waiting for it in a collective do, naming it where it shares their node (progress_board.hpp).
 //
 // Deadline (train.watchdog_s): > 0 seconds for every wait; 0 = automatic: the larger of a
 // floor (kWatchdogFloorSeconds) and kWatchdogStepFactor × the longest step so far (a
@@ -14,11 +14,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/timer.hpp"
+#include "train/progress_board.hpp"
 
 namespace emb {
 
@@ -27,6 +29,8 @@ constexpr double kWatchdogStepFactor = 10;
 
 class Watchdog {
  public:
+  // Collective over MPI_COMM_WORLD (the progress board of each node) when more than one rank
+  // runs with a watchdog.
   Watchdog(int rank, int world_size, double setting_seconds);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
@@ -54,6 +58,7 @@ class Watchdog {
   std::string what_, last_step_;
   double min_seconds_ = 0, longest_step_ = 0;
   PhaseTimers::Clock::time_point since_;
+  std::unique_ptr<ProgressBoard> board_;  // null on one rank or with the watchdog off
   std::thread thread_;
 };
 

@@ -262,8 +262,9 @@ watchdog_frozen_rank)
   for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
   ranks=($(pgrep -P $pid -x embtrain))
   [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
   kill -STOP "${ranks[1]}"
-  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) &
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
   guard=$!
   wait $pid
   code=$?
@@ -271,8 +272,9 @@ watchdog_frozen_rank)
   kill -9 "${ranks[@]}" 2>/dev/null
   [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
   [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
-  grep -qE "^embtrain: error on rank 0: watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*deadline 3 s" \
-    "$tmp/out.txt" || fail "expected the watchdog line of rank 0: $(tail -5 "$tmp/out.txt")"
+  # The waiting rank names the frozen one (its node's progress board).
+  grep -qE "^embtrain: error on rank $((1 - stopped)): watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*\(over 2 rank\(s\)\); waiting for rank $stopped \(frozen: no heartbeat for [0-9.]+ s; last in phase [a-z_]+ of step [0-9]+\), deadline 3 s" \
+    "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
   ;;
 sigterm_checkpoint)
   # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
@@ -309,6 +311,158 @@ nan_data)
   [ $code -ne 0 ] || fail "non-finite data trained to exit 0"
   grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
+  ;;
+startup_checks)
+  # Settings that cannot work are refused before any step computes: one line from rank 0 naming
+  # the deck line of the key, exit 2 on every rank, no run directory.
+  : >"$tmp/file"
+  start_check() {  # start_check LINE MESSAGE PRESET MODEL_LINE PATHS TOKENS_PER_MB GLOBAL_BATCH CKPT_DIR [LAUNCH...]
+    local line=$1 message=$2 preset=$3 model_line=$4 paths=$5 tpm=$6 gb=$7 ckpt=$8
+    shift 8
+    printf '[run]\noutput_dir = %s\n[model]\npreset = %s\n%s\n[data]\npaths = %s\ntokens_per_mb = %s\n[train]\nsteps = 3\nglobal_batch = %s\nckpt_dir = %s\n' \
+      "$tmp/out" "$preset" "$model_line" "$paths" "$tpm" "$gb" "$ckpt" >"$tmp/deck.in"
+    "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" >"$tmp/out.txt" 2>&1
+    local code=$?
+    [ $code -eq 2 ] || fail "line $line: exit code $code, expected 2: $(cat "$tmp/out.txt")"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "line $line: expected one error line: $(cat "$tmp/out.txt")"
+    grep -qF "embtrain: error: $tmp/deck.in:$line: $message" "$tmp/out.txt" ||
+      fail "expected '$tmp/deck.in:$line: $message', got: $(grep error "$tmp/out.txt")"
+    [ ! -e "$tmp/out" ] || fail "line $line: a refused run left outputs: $(ls -R "$tmp/out")"
+  }
+  gr00t=outputs/data/tiny_gr00t.h5
+  start_check 8 "data.tokens_per_mb: 40 tokens is less than the largest sample of data.paths needs (85: 13 query + 72 context)" \
+    tiny_gr00t "" $gr00t 40 8 "$tmp/ckpt"
+  start_check 11 "train.global_batch: 100000 samples per step is more than data.paths holds (5861)" \
+    tiny_gr00t "" $gr00t 512 100000 "$tmp/ckpt"
+  start_check 7 "data.paths: no files given" tiny_gr00t "" "" 512 8 "$tmp/ckpt"
+  start_check 5 "model.n_heads: n_heads = 3 must divide d_model = 64" tiny_gr00t "n_heads = 3" $gr00t 512 8 "$tmp/ckpt"
+  start_check 5 "model.n_heads: n_heads = 4 must divide d_model = 66" tiny_gr00t "d_model = 66" $gr00t 512 8 "$tmp/ckpt"
+  start_check 5 "model.latent_height: latent_height = 4 must be a positive multiple of patch[1] = 3" \
+    tiny_wan "patch = 1, 3, 2" outputs/data/tiny_wan.h5 512 8 "$tmp/ckpt"
+  start_check 12 "train.ckpt_dir: checkpoint directory $tmp/file/ckpt cannot be created" \
+    tiny_gr00t "" $gr00t 512 8 "$tmp/file/ckpt"
+  # A model the node cannot hold (virtual memory capped at 8 GB in case the check lets it through).
+  start_check 5 "out of memory: the model needs 9629.1 GiB per rank (880327624472 parameters: " tiny_gr00t \
+    "d_model = 200000" $gr00t 512 8 "$tmp/ckpt" bash -c 'ulimit -v 8000000 && exec "$@"' _
+  # A read-only file system (a private read-only tmpfs: even root cannot write there).
+  mkdir -p "$tmp/ro"
+  start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
+    $gr00t 512 8 "$tmp/ro" unshare -rm bash -c 'mount -t tmpfs -o ro,size=1m tmpfs "$0" && exec "$@"' "$tmp/ro"
+  ;;
+data_refused_at_start)
+  # Data files that cannot be trained on are refused before step 1 with one line naming the file
+  # (and dataset): one verify rejects for a small array, and one this user may not read (mode
+  # 000; as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH are dropped so the mode counts).
+  refused() {  # refused FILE EXPECTED [LAUNCH...]
+    local file=$1 expected=$2
+    shift 2
+    "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+      --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1
+    local code=$?
+    [ $code -ne 0 ] || fail "$file was trained on (exit 0)"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+    grep -qF "embtrain: error: $expected" "$tmp/out.txt" || fail "expected '$expected', got: $(grep error "$tmp/out.txt")"
+    [ ! -e "$tmp/out" ] || fail "a refused run left outputs: $(ls -R "$tmp/out")"
+  }
+  cp outputs/data/tiny_gr00t.h5 "$tmp/stats.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/stats/state/mean'][3] = float('nan')" "$tmp/stats.h5"
+  "$build/embpack" verify "$tmp/stats.h5" >/dev/null 2>&1 && fail "embpack verify accepts the NaN statistic"
+  refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
+  cp outputs/data/tiny_gr00t.h5 "$tmp/tokens.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/tasks/tokens'][0] = 10**6" "$tmp/tokens.h5"
+  refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
+  cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
+  chmod 000 "$tmp/locked.h5"
+  refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+    setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
+  ;;
+data_truncated)
+  # A dataset truncated under the running job: the next read of it fails naming the file, every
+  # rank stops non-zero within seconds (no training on the zeros MPI-IO returns past the end).
+  cp outputs/data/tiny_gr00t.h5 "$tmp/data.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.global_batch=8 \
+    --set data.shuffle_buffer=256 --set run.log_every=1 --set data.paths="$tmp/data.h5" --set run.name=cli-test-trunc \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  grep -q "^step" "$tmp/out.txt" || fail "training did not start: $(tail -3 "$tmp/out.txt")"
+  truncate -s $(($(stat -c %s "$tmp/data.h5") / 2)) "$tmp/data.h5"
+  ( sleep 60; kill -9 $pid 2>/dev/null ) >/dev/null 2>&1 &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  [ $code -ne 0 ] || fail "training on a truncated file exited 0"
+  [ $code -ne 137 ] || fail "the job hung after the truncation (killed after 60 s)"
+  grep -qE "^embtrain: error on rank [01]: $tmp/data.h5:/[a-z/_]+: the file shrank from [0-9]+ to [0-9]+ bytes while this run reads it" \
+    "$tmp/out.txt" || fail "expected the truncation line: $(grep error "$tmp/out.txt")"
+  [ "$(grep "^embtrain: error" "$tmp/out.txt" | grep -vc "the file shrank")" -eq 0 ] ||
+    fail "other error lines: $(grep error "$tmp/out.txt")"
+  grep -qF "the file shrank" "$tmp/out/cli-test-trunc/FAILED" || fail "the run directory is not marked FAILED"
+  ;;
+nan_overflow)
+  # lr 1e6 and init_std 1e10 overflow activations (scores of -Inf or NaN in attention): the
+  # step's non-finite loss or gradient goes through train.nan_policy, never a crash.
+  for deck in tiny_gr00t tiny_wan; do
+    for key in train.lr=1e6 model.init_std=1e10; do
+      run_nan() {  # run_nan POLICY
+        rm -rf "$tmp/out"
+        "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=4 --set train.global_batch=8 --set "$key" \
+          --set train.nan_policy="$1" --set run.name=nan --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
+          >"$tmp/out.txt" 2>&1
+      }
+      run_nan stop
+      code=$?
+      [ $code -eq 1 ] || fail "$deck $key, stop: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
+      [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "$deck $key: expected one error line: $(grep error "$tmp/out.txt")"
+      grep -qE "^embtrain: error: step [1-4]: non-finite (loss|gradient norm) \(loss .*\); stopping" "$tmp/out.txt" ||
+        fail "$deck $key, stop: expected the non-finite step line: $(grep error "$tmp/out.txt")"
+      run_nan skip || fail "$deck $key, skip: exited $?: $(tail -3 "$tmp/out.txt")"
+      grep -qE "^\[rank 0\] warning: step [1-4]: non-finite loss or gradient .*; update skipped$" "$tmp/out/nan/train.log" ||
+        fail "$deck $key, skip: train.log records no skipped step: $(cat "$tmp/out/nan/train.log")"
+      /usr/bin/python3 - "$tmp/out/nan/loss.csv" <<'PY' || fail "$deck $key, skip: loss.csv does not record the skipped steps"
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [int(r["step"]) for r in rows] == [1, 2, 3, 4], rows
+for r in rows:  # a step is marked skipped exactly when its loss or gradient norm is not finite
+    finite = math.isfinite(float(r["loss"])) and math.isfinite(float(r["grad_norm"]))
+    assert r["skipped"] == ("0" if finite else "1"), r
+assert any(r["skipped"] == "1" for r in rows), rows
+PY
+    done
+  done
+  ;;
+ckpt_write_fails)
+  # A checkpoint write that fails after the space check passed (debug.ckpt_fail_step: the last
+  # rank's write fails halfway): the partial file is removed, every rank stops non-zero with one
+  # line, the previous checkpoint stays the newest.
+  d="$tmp/ckpt"
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=6 --set train.global_batch=8 \
+    --set train.ckpt_every=2 --set debug.ckpt_fail_step=4 --set run.name=cli-test-ckpt-fail --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$d" >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] || fail "a failed checkpoint write exited 0"
+  [ $(($(date +%s) - start)) -lt 60 ] || fail "the job took more than 60 s to end (hang?)"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+  grep -qE "^embtrain: error: checkpoint step 4: writing failed \($d/step_00000004.h5.tmp:/exp_avg/[a-z_.0-9]+: write failed \(injected by debug.ckpt_fail_step\)\); [0-9]+ MB free on $d, needed [0-9]+ MB; the partial file was removed$" \
+    "$tmp/out.txt" || fail "expected the failed-write line: $(grep error "$tmp/out.txt")"
+  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = ".lock latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
+  [ "$(cat "$d/latest")" = "step_00000002.h5" ] || fail "latest names $(cat "$d/latest")"
+  grep -q "^step 4/6" "$tmp/out.txt" && fail "training went on after the failed checkpoint"
+  grep -qF "checkpoint step 4: writing failed" "$tmp/out/cli-test-ckpt-fail/FAILED" || fail "the run directory is not marked FAILED"
+  ;;
+out_of_memory)
+  # What runs out of memory after the start-up check (here: 3 GB of address space for a model of
+  # 16 GB) is one line saying what to change, and the run directory is marked FAILED.
+  ( ulimit -v 3000000 && exec "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set model.d_model=4096 \
+    --set run.name=cli-test-oom --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" ) >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -eq 1 ] || fail "exit code $code, expected 1: $(cat "$tmp/out.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+  grep -qE "^embtrain: error: out of memory: [0-9]+ MB asked of the host for the model's parameters, gradients, optimizer state or activations; lower data.tokens_per_mb" \
+    "$tmp/out.txt" || fail "expected the out-of-memory line: $(grep error "$tmp/out.txt")"
+  grep -qF "out of memory: " "$tmp/out/cli-test-oom/FAILED" || fail "the run directory is not marked FAILED"
   ;;
 *)
   fail "unknown case"

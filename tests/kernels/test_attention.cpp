@@ -1,6 +1,9 @@
 #include <boost/test/unit_test.hpp>
 #include <omp.h>
 
+#include <cfloat>
+#include <cmath>
+
 #include "core/error.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/attention.hpp"
@@ -295,6 +298,31 @@ BOOST_AUTO_TEST_CASE(attention_empty_context) {
   cpu::attention_backward(q.data(), nullptr, nullptr, out.data(), lse.data(), q.data(), dq.data(), nullptr, nullptr,
                           b.T(), 0, 1, 4, b.index(AttnMask::cross));
   for (float g : dq) BOOST_TEST(g == 1.0f);  // accumulates nothing
+}
+
+// Scores that overflow to -Inf against every allowed key (lr 1e6, init_std 1e10) leave a real
+// row with no key taken: NaN like a NaN score (train.nan_policy decides), not a keyless error.
+BOOST_AUTO_TEST_CASE(attention_overflowing_row_is_nan) {
+  const Batch b = ragged_batch(false);
+  const int H = 2, hd = 8;
+  const int64_t T = b.T(), ld = H * hd, row = 40;
+  auto q = random_floats(T * ld, 131), k = random_floats(T * ld, 132);
+  const auto v = random_floats(T * ld, 133), dout = random_floats(T * ld, 134);
+  for (int64_t j = 0; j < T; ++j)
+    for (int d = 0; d < hd; ++d) k[j * ld + d] = 1.0f + std::fabs(k[j * ld + d]);  // head 0: every key positive
+  for (int d = 0; d < hd; ++d) q[row * ld + d] = -FLT_MAX;  // so each of the row's head-0 scores is -Inf
+  std::vector<float> out(T * ld), lse(T * H), dq(T * ld, 0.f);
+  const auto idx = b.index(AttnMask::full);
+  cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+  cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(), nullptr,
+                          nullptr, T, T, H, hd, idx);
+  BOOST_TEST(std::isnan(lse[row * H]));
+  for (int d = 0; d < hd; ++d) BOOST_TEST(std::isnan(out[row * ld + d]));
+  BOOST_TEST(std::isnan(dq[row * ld]));
+  BOOST_TEST(std::isfinite(lse[row * H + 1]));  // head 1 of the row is untouched
+  BOOST_TEST(std::isfinite(out[row * ld + hd]));
+  for (int64_t i = 0; i < T; ++i)
+    if (b.seq[i] != b.seq[row]) BOOST_TEST_REQUIRE(std::isfinite(out[i * ld]));
 }
 
 // A NaN in one query makes that row's output, lse and dq NaN (even when every score of the row

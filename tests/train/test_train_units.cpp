@@ -9,6 +9,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
+#include "train/fail_run.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/progress.hpp"
 #include "train/run_dir.hpp"
@@ -20,6 +21,15 @@ emb::CpuOps cpu_ops;  // the backend the models compute on
 
 using namespace emb;
 namespace tt = boost::test_tools;
+
+// A std::bad_alloc from any allocation becomes one line saying what ran out and what to change.
+BOOST_AUTO_TEST_CASE(failure_message_explains_out_of_memory) {
+  const std::string oom = failure_message(std::bad_alloc());
+  BOOST_TEST(oom.rfind("out of memory (std::bad_alloc) allocating the model's parameters", 0) == 0, oom);
+  BOOST_TEST(oom.find("lower data.tokens_per_mb") != std::string::npos, oom);
+  BOOST_TEST(oom.find('\n') == std::string::npos);
+  BOOST_TEST(failure_message(Error("data.h5:/steps/state: x")) == "data.h5:/steps/state: x");
+}
 
 BOOST_AUTO_TEST_CASE(lr_warmup_then_cosine_to_min) {
   LrSchedule s{LrShape::cosine, 1e-3, 1e-4, 10, 110};
