@@ -21,7 +21,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
-#include "kernels/cuda/attention_mma.hpp"
+#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
@@ -269,31 +269,6 @@ struct DevicePackedIndex {
     idx.k_blk = cross ? nullptr : blk.get();
     idx.k_grp = cross ? nullptr : grp.get();
     return idx;
-  }
-};
-
-// The implementations under test, with the same API: the SIMT kernels (attention.hpp; fp32 and
-// bf16) and the tensor-core ones (attention_mma.hpp; bf16).
-struct SimtAttention {
-  static constexpr const char* name = "attention";
-  template <class... Args>
-  static void forward(Args... args) {
-    attention_forward(args...);
-  }
-  template <class... Args>
-  static void backward(Args... args) {
-    attention_backward(args...);
-  }
-};
-struct MmaAttention {
-  static constexpr const char* name = "attention_mma";
-  template <class... Args>
-  static void forward(Args... args) {
-    attention_mma_forward(args...);
-  }
-  template <class... Args>
-  static void backward(Args... args) {
-    attention_mma_backward(args...);
   }
 };
 
