@@ -76,6 +76,11 @@ struct WarpRows {
   }
 };
 
+// Whether key tile kt may hold an allowed pair for the queries summarised by q_span.
+__device__ __forceinline__ bool key_tile_allowed(const Params& p, const TileSummary& q_span, int64_t kt) {
+  return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));
+}
+
 // Starts the loads of key tile kt (K and V rows, key indices) into `stage` of a kernel whose
 // streamed arrays 0 and 1 are K and V.
 template <class Layout, int HD>
@@ -107,7 +112,7 @@ __global__ void __launch_bounds__(kThreads)
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 0), q, i0, p.Tq, ld, col0);
   pipeline_allowed_tiles<kStages>(
       (p.Tk + kKeyTile - 1) / kKeyTile,
-      [&](int64_t kt) { return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk)); },
+      [&](int64_t kt) { return key_tile_allowed(p, q_span, kt); },
       [&](int stage, int64_t kt) { issue_key_tile<L, HD>(base, stage, kt, k, v, p, ld, col0); },
       [&](int stage, int64_t) {
         float s[kKeyTile / 8][4] = {};
@@ -185,13 +190,14 @@ __global__ void __launch_bounds__(kThreads)
   }
   const TileSummary q_span = span_summary(p.q_tiles, i0, kBlockRows, p.Tq);
   const float scale_log2 = p.scale * kLog2e;
-  const bf16 *q_warp = L::resident(base, 0) + warp * kWarpRows * S, *do_warp = L::resident(base, 1) + warp * kWarpRows * S;
+  const bf16* q_warp = L::resident(base, 0) + warp * kWarpRows * S;
+  const bf16* do_warp = L::resident(base, 1) + warp * kWarpRows * S;
   float acc[HD / 8][4] = {};
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 0), q, i0, p.Tq, ld, col0);
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 1), dout, i0, p.Tq, ld, col0);
   pipeline_allowed_tiles<kStages>(
       (p.Tk + kKeyTile - 1) / kKeyTile,
-      [&](int64_t kt) { return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk)); },
+      [&](int64_t kt) { return key_tile_allowed(p, q_span, kt); },
       [&](int stage, int64_t kt) { issue_key_tile<L, HD>(base, stage, kt, k, v, p, ld, col0); },
       [&](int stage, int64_t) {
         const bf16 *k_s = L::streamed(base, 0, stage), *v_s = L::streamed(base, 1, stage);
@@ -233,7 +239,8 @@ __global__ void __launch_bounds__(kThreads)
   const TokenIndex kj[2] = {p.k_side.at(rows.row[0]), p.k_side.at(rows.row[1])};
   const TileSummary k_span = span_summary(p.k_tiles, j0, kBlockRows, p.Tk);
   const float scale_log2 = p.scale * kLog2e;
-  const bf16 *k_warp = L::resident(base, 0) + warp * kWarpRows * S, *v_warp = L::resident(base, 1) + warp * kWarpRows * S;
+  const bf16* k_warp = L::resident(base, 0) + warp * kWarpRows * S;
+  const bf16* v_warp = L::resident(base, 1) + warp * kWarpRows * S;
   float dk_acc[HD / 8][4] = {}, dv_acc[HD / 8][4] = {};
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 0), k, j0, p.Tk, ld, col0);
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 1), v, j0, p.Tk, ld, col0);
@@ -261,7 +268,8 @@ __global__ void __launch_bounds__(kThreads)
         });
         warp_mma_pb<QT, HD, S>(dv_acc, st, do_s, lane);
         warp_mma_abt<QT, HD, S>(dpt, v_warp, do_s, lane);
-        for_each_element<QT>(lane, [&](int n, int e, int, int col) { dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]); });
+        for_each_element<QT>(lane,
+                             [&](int n, int e, int, int col) { dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]); });
         warp_mma_pb<QT, HD, S>(dk_acc, dpt, q_s, lane);
       });
   const int t = lane % 4;
@@ -283,7 +291,8 @@ __global__ void __launch_bounds__(kThreads)
 // Dynamic shared memory beyond 48 KiB needs the kernel's opt-in on a GPU.
 template <class Kernel>
 void allow_shared_bytes(Kernel* kernel, int bytes) {
-  check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+  check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  bytes),
              "attention_mma shared memory opt-in");
 }
 

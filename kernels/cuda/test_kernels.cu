@@ -414,7 +414,8 @@ void test_attention_edge_cases() {
     for (int64_t i = 0; i < Tq && first < 0; ++i) first = p.seq[i] == 1 ? i : -1;
     for (int32_t& s : lost.cseq) s = s == 1 ? -1 : s;  // sample 1 loses its context
     const DevicePackedIndex dev(lost);
-    const std::string e = keyless_error<Impl>(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
+    const std::string e =
+        keyless_error<Impl>(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
     expect_close(tag + " keyless real row is the CPU's error (mismatch)",
                  e != "attention: query token " + std::to_string(first) + " (seq 1) has no allowed key under mask cross",
                  0.0);

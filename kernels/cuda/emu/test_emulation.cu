@@ -168,6 +168,18 @@ BOOST_AUTO_TEST_CASE(launch_configuration_errors) {
   BOOST_TEST(cudaGetLastError() == cudaSuccess);  // launch errors are not sticky
 }
 
+// The dynamic shared memory opt-in (runtime.cpp): accepted up to sharedMemPerBlockOptin.
+BOOST_AUTO_TEST_CASE(shared_memory_opt_in) {
+  const void* kernel = reinterpret_cast<const void*>(&add_kernel);
+  BOOST_TEST(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10) == cudaSuccess);
+  BOOST_TEST(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (227 << 10) + 1) ==
+             cudaErrorInvalidValue);
+  BOOST_TEST(cudaFuncSetAttribute(nullptr, cudaFuncAttributeMaxDynamicSharedMemorySize, 0) ==
+             cudaErrorInvalidDeviceFunction);
+  BOOST_TEST(cudaGetLastError() == cudaErrorInvalidValue);  // the first error, then cleared
+  BOOST_TEST(cudaGetLastError() == cudaSuccess);
+}
+
 BOOST_AUTO_TEST_CASE(work_runs_at_synchronisation_and_graphs_replay) {
   Buffer<int> x(8);
   BOOST_REQUIRE_EQUAL(cudaMemset(x.p, 0, 8 * sizeof(int)), cudaSuccess);
