@@ -21,7 +21,12 @@ if [ ! -d "$scratch/src" ]; then
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
   for f in "${files[@]}"; do cp "$scratch/src/kernels/cuda/$f" "$scratch/orig/$f"; done
 fi
-restore() { for f in "${files[@]}"; do cmp -s "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f" || cp "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f"; done; }
+restore() {  # every mutated file back to its original
+  local f
+  for f in "${files[@]}"; do
+    cmp -s "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f" || cp "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f"
+  done
+}
 restore
 cmake -S "$scratch/src" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE >"$scratch/configure.log" 2>&1 ||
   { echo "mutation_check: configure failed, see $scratch/configure.log" >&2; exit 2; }
