@@ -96,7 +96,7 @@ done
 mutants=(
   "attention.cu|forward: key tiles kt < tiles_of(Tk) - 1|s.replace('for (int64_t kt = 0; kt < tiles_of(p.Tk); ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 'for (int64_t kt = 0; kt < tiles_of(p.Tk) - 1; ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 1)"
   "attention.cu|load_tile: rows row0 + r <= T (one row past the end)|s.replace('row0 + r < T_ ?', 'row0 + r <= T_ ?', 1)"
-  "attention.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) return;\n  const float inv_l', 'if (i > p.Tq) return;\n  const float inv_l', 1)"
+  "attention.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) return;', 'if (i > p.Tq) return;', 1)"
   "attention.cu|dkdv: query tiles qt < tiles_of(Tq) - 1|s.replace('qt < tiles_of(p.Tq); ++qt', 'qt < tiles_of(p.Tq) - 1; ++qt', 1)"
   "async_pipeline.cuh|cp_async_wait<STAGES> (one group too many in flight)|s.replace('cp_async_wait<STAGES - 1>();', 'cp_async_wait<STAGES>();', 1)"
   "async_pipeline.cuh|final cp_async_wait<0> removed|s.replace('  cp_async_wait<0>();\n}', '}', 1)"
