@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kThreads)
         float s[kKeyTile / 8][4] = {};
         warp_mma_abt<kKeyTile, HD, S>(s, q_warp, L::streamed(base, 0, stage), lane);
         const TokenIndex* kj = L::index(base, stage);
-        for_each_element<kKeyTile>(lane, [&](int n, int e, int, int col) {
+        for_each_element<kKeyTile>(lane, [&](int n, int e, int col) {
           s[n][e] = tokens_attend(p.mask, qi[e / 2], kj[col]) ? s[n][e] * scale_log2 : -INFINITY;
         });
 #pragma unroll
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads)
         warp_mma_abt<kKeyTile, HD, S>(s, q_warp, k_s, lane);
         warp_mma_abt<kKeyTile, HD, S>(dp, do_warp, v_s, lane);
         const TokenIndex* kj = L::index(base, stage);
-        for_each_element<kKeyTile>(lane, [&](int n, int e, int, int col) {
+        for_each_element<kKeyTile>(lane, [&](int n, int e, int col) {
           const float pr = tokens_attend(p.mask, qi[e / 2], kj[col]) ? exp2f(s[n][e] * scale_log2 - lse2[e / 2]) : 0.0f;
           s[n][e] = pr * (dp[n][e] - D_row[e / 2]);
         });
@@ -263,13 +263,13 @@ __global__ void __launch_bounds__(kThreads)
         const float *lse2 = L::floats(base, 0, stage), *D_col = L::floats(base, 1, stage);
         float st[QT / 8][4] = {}, dpt[QT / 8][4] = {};
         warp_mma_abt<QT, HD, S>(st, k_warp, q_s, lane);
-        for_each_element<QT>(lane, [&](int n, int e, int, int col) {
+        for_each_element<QT>(lane, [&](int n, int e, int col) {
           st[n][e] = tokens_attend(p.mask, qi[col], kj[e / 2]) ? exp2f(st[n][e] * scale_log2 - lse2[col]) : 0.0f;
         });
         warp_mma_pb<QT, HD, S>(dv_acc, st, do_s, lane);
         warp_mma_abt<QT, HD, S>(dpt, v_warp, do_s, lane);
         for_each_element<QT>(lane,
-                             [&](int n, int e, int, int col) { dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]); });
+                             [&](int n, int e, int col) { dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]); });
         warp_mma_pb<QT, HD, S>(dk_acc, dpt, q_s, lane);
       });
   const int t = lane % 4;

@@ -19,14 +19,15 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return uint32_t(l.x) | uint32_t(h.x) << 16;
 }
 
-// Calls f(n, e, row, col) for this lane's elements acc[n][e] of a 16 × N accumulator: row
-// (0..15 in the warp's tile) g + 8·(e / 2), column 8n + 2t + e % 2.
+// Calls f(n, e, col) for this lane's elements acc[n][e] of a 16 × N accumulator: column
+// 8n + 2t + e % 2 of the tile, row g + 8·(e / 2) of the warp's 16 (the kernels keep their two
+// rows' data in arrays indexed by e / 2).
 template <int N, class F>
 __device__ __forceinline__ void for_each_element(int lane, F f) {
 #pragma unroll
   for (int n = 0; n < N / 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) f(n, e, lane / 4 + 8 * (e / 2), 8 * n + 2 * (lane % 4) + e % 2);
+    for (int e = 0; e < 4; ++e) f(n, e, 8 * n + 2 * (lane % 4) + e % 2);
 }
 
 // acc (16 × N) += A·Bᵀ over K columns: A = the 16 rows at `a`, B = the N rows at `b` (both

@@ -132,11 +132,14 @@ inline std::vector<float> random_normal(size_t n, std::mt19937& rng, float stdde
   return v;
 }
 
-// max |got − ref| / max |ref|: the normwise relative error the tolerances are stated in.
+// max |got − ref| / max |ref|: the normwise relative error the tolerances are stated in. NaN
+// when any difference is NaN (std::max would drop it: a NaN result must fail, not vanish).
 inline double relative_error(const std::vector<float>& got, const std::vector<double>& ref) {
   double err = 0.0, scale = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    err = std::max(err, std::fabs(double(got[i]) - ref[i]));
+    const double d = std::fabs(double(got[i]) - ref[i]);
+    if (std::isnan(d)) return d;
+    err = std::max(err, d);
     scale = std::max(scale, std::fabs(ref[i]));
   }
   return scale > 0.0 ? err / scale : err;

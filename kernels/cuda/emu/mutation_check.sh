@@ -38,7 +38,7 @@ run_suite() {
   if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
     echo "FAIL (build)"; return
   fi
-  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=1
+  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
   if [ $plain -eq 0 ]; then
     if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels_asan >>"$log" 2>&1; then
       echo "FAIL (build)"; return
@@ -51,9 +51,12 @@ run_suite() {
   grep -q "FAIL .*copies differing between schedules" "$log" && why+=("schedules differ")
   grep -q "^FAIL attention.* \(out\|lse\|dq\|dk\|dv\) " "$log" && why+=("vs reference")
   grep -q "^FAIL attention.*(mismatch" "$log" && why+=("edge case")
+  grep -q "^FAIL exception" "$log" && why+=("exception")
   grep -q "emulated CUDA:" "$log" && why+=("emulation fault")
   grep -q "AddressSanitizer" "$log" && why+=("ASan")
   grep -q "runtime error:" "$log" && why+=("UBSan")
+  [ $plain -gt 128 ] && why+=("killed by signal $((plain - 128))")
+  [ $plain -eq 124 ] && why+=("timeout")
   local IFS=,
   echo "FAIL (${why[*]:-exit status})"
 }
@@ -111,7 +114,7 @@ mutants=(
   "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
-  "mma_tiles.cuh|accumulator element row g + 8·(e % 2) instead of 8·(e / 2)|s.replace('lane / 4 + 8 * (e / 2)', 'lane / 4 + 8 * (e % 2)', 1)"
+  "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
 )
 for entry in "${mutants[@]}"; do
   f=${entry%%|*}
