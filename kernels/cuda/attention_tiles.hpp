@@ -61,6 +61,18 @@ EMB_HOST_DEVICE inline void add_token(TileSummary& s, TokenIndex t) {
   hi = t.blk > hi ? t.blk : hi;
 }
 
+// The summary of the union of two tiles' tokens (a block of kernel tiles spanning several
+// summaries: tiles_may_attend stays a necessary condition on the union).
+EMB_HOST_DEVICE inline TileSummary merge_tiles(TileSummary a, const TileSummary& b) {
+  a.seq_min = b.seq_min < a.seq_min ? b.seq_min : a.seq_min;
+  a.seq_max = b.seq_max > a.seq_max ? b.seq_max : a.seq_max;
+  a.blk0_min = b.blk0_min < a.blk0_min ? b.blk0_min : a.blk0_min;
+  a.blk0_max = b.blk0_max > a.blk0_max ? b.blk0_max : a.blk0_max;
+  a.blk1_min = b.blk1_min < a.blk1_min ? b.blk1_min : a.blk1_min;
+  a.blk1_max = b.blk1_max > a.blk1_max ? b.blk1_max : a.blk1_max;
+  return a;
+}
+
 EMB_HOST_DEVICE inline bool tiles_may_attend(AttnMask mask, const TileSummary& q, const TileSummary& k) {
   if (q.seq_min > q.seq_max || k.seq_min > k.seq_max) return false;
   if (q.seq_max < k.seq_min || k.seq_max < q.seq_min) return false;

@@ -1,7 +1,8 @@
 // Benchmarks of the CUDA kernels at DreamZero-5B sizes (D 3072, 24 heads of 128, F 14336):
 // achieved TFLOP/s (GEMM, attention) or GB/s (memory-bound kernels) and their fraction of the
 // H100 SXM peaks (989 TFLOP/s dense bf16, 1979 dense FP8, 3.35 TB/s HBM3), and varlen attention
-// forward + backward on a packed batch against the same samples padded to the longest one.
+// forward + backward on a packed batch against the same samples padded to the longest one, for
+// the SIMT kernels (hd 128) and the tensor-core ones (hd 48, 64, 128; H·hd = 3072).
 //   bench_kernels [out.json]   (default outputs/bench/cuda_kernels.json; skips without a GPU)
 #include <algorithm>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -184,9 +186,10 @@ TokenIndex bench_token(int32_t sample, int t, int n) {
 }
 
 // Packed: samples end to end. Padded: each sample padded to the longest, padding tokens
-// belonging to their sample, i.e. the work a dense batched kernel does.
-void bench_attention() {
-  const int H = 24, hd = 128;
+// belonging to their sample, i.e. the work a dense batched kernel does. H·hd = 3072.
+template <class Impl>
+void bench_attention(int hd) {
+  const int H = 3072 / hd;
   const std::vector<int> lengths = {3100, 700, 1500, 2200, 900, 1800, 400, 2600};
   const int lmax = *std::max_element(lengths.begin(), lengths.end());
   for (AttnMask mask : {AttnMask::full, AttnMask::block_causal}) {
@@ -217,15 +220,15 @@ void bench_attention() {
       Buffer<float> lse(T_ * H);
       Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
       const double fwd_flop = 4.0 * double(pairs) * hd * H;
-      const std::string name = std::string("attention bf16 ") + (mask == AttnMask::full ? "full" : "block_causal") +
-                               (padded ? " padded" : " packed");
-      const std::string shape = "T" + std::to_string(T_) + " H24 hd128";
+      const std::string name = std::string(Impl::name) + " bf16 " +
+                               (mask == AttnMask::full ? "full" : "block_causal") + (padded ? " padded" : " packed");
+      const std::string shape = "T" + std::to_string(T_) + " H" + std::to_string(H) + " hd" + std::to_string(hd);
       auto fwd = [&] {
-        attention_forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, H, hd, idx, ws.get(), nullptr);
+        Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, H, hd, idx, ws.get(), nullptr);
       };
       auto bwd = [&] {
-        attention_backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(),
-                           T_, T_, H, hd, idx, ws.get(), nullptr);
+        Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(), T_,
+                       T_, H, hd, idx, ws.get(), nullptr);
       };
       // Rates count the packed batch's allowed pairs only: padding is wasted work.
       record_flops(name + " fwd", shape, time_ms(fwd, 5), fwd_flop);
@@ -330,7 +333,8 @@ int main(int argc, char** argv) {
     Blas blas;
     bench_linear(blas);
     bench_fp8(blas);
-    bench_attention();
+    bench_attention<SimtAttention>(128);
+    for (int hd : {48, 64, 128}) bench_attention<MmaAttention>(hd);
     bench_memory_bound();
     write_json(path);
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/attention_mma.hpp"
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
@@ -483,6 +484,9 @@ void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
 }
 }  // namespace
 
+// bf16 runs on tensor cores (attention_mma.hpp) when its views are 16-byte aligned, as cp.async
+// needs, at the head dims those kernels are built for; fp32 (and other bf16) keeps the SIMT
+// kernels (attention.hpp), the fp32 path that matches the CPU to 1e-5.
 void CudaOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
                                 const AttnConfig& cfg, const AttnIndex& idx) {
   const OpCheck c = check_attention("attention_forward", q, k, v, out, lse, cfg, idx);
@@ -492,6 +496,11 @@ void CudaOps::attention_forward(const View& q, const View& k, const View& v, con
   dispatch(storage(c, {&q, &k, &v, &out}), [&](auto t) {
     using T = decltype(t);
     void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    if constexpr (std::is_same_v<T, bf16_t>)
+      if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
+          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data}))
+        return cuda::attention_mma_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse),
+                                           q.rows, k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
     cuda::attention_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows,
                             cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
   });
@@ -524,6 +533,12 @@ void CudaOps::attention_backward(const View& q, const View& k, const View& v, co
   dispatch(type, [&](auto t) {
     using T = decltype(t);
     void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    if constexpr (std::is_same_v<T, bf16_t>)
+      if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
+          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data, dout.data, dq.data, dk.data, dv.data}))
+        return cuda::attention_mma_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out),
+                                            fp(lse), ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows,
+                                            k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_);
     cuda::attention_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse),
                              ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads,
                              cfg.head_dim, idx, ws, stream_);

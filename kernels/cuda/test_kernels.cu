@@ -21,6 +21,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
@@ -271,7 +272,7 @@ struct DevicePackedIndex {
   }
 };
 
-template <class T>
+template <class T, class Impl>
 void test_attention(AttnMask mask, int hd, int pad_tail) {
   std::mt19937 rng(100 + hd + int(mask));
   const PackedIndex p = random_packed_index(3, 3, 9, 17, pad_tail, rng);
@@ -290,9 +291,9 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   const DevicePackedIndex dev(p);
   const AttnIndex idx = dev.index(mask);
   DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, H));
-  attention_forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
-  attention_backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
-                     dv_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
+  Impl::forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
+  Impl::backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
+                 dv_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
   sync();
   AttnRef r = attention_ref(q, k, v, dout, Tq, Tk, H, hd, mask, qi, kj);
   for (size_t e = 0; e < r.dq.size(); ++e) r.dq[e] += dq0[e];
@@ -305,7 +306,7 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
     if (std::isinf(r.lse[e]) && std::isinf(lse[e]) && lse[e] < 0) continue;
     lse_err = std::max(lse_err, std::fabs(lse[e] - r.lse[e]) / std::max(1.0, std::fabs(r.lse[e])));
   }
-  const std::string tag = std::string("attention ") + dtype<T>() + " mask " + std::to_string(int(mask)) + " hd " +
+  const std::string tag = std::string(Impl::name) + " " + dtype<T>() + " mask " + std::to_string(int(mask)) + " hd " +
                           std::to_string(hd) + (pad_tail ? " padded" : "");
   expect_close(tag + " out", relative_error(out_d.download(), r.out), tol<T>(1e-4, 1e-2));
   expect_close(tag + " lse", lse_err, tol<T>(1e-5, 1e-5));
@@ -314,12 +315,73 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
 }
 
+// Tiles with no allowed pair are never loaded: 4 samples of 64 tokens (tile-aligned; grp 0 then
+// grp 1, two blocks each; 64 context tokens each), the q, k, v, dout (and context) rows of the
+// last sample NaN. A poisoned tile that were loaded would spread NaN into the other samples
+// through P·V, dS·K or Pᵀ·dO even where P = 0, so every other sample's out, lse, dq, dk, dv
+// must still match the reference. Also runs 4 to 5 streamed tiles per block (pipeline reuse).
+template <class T, class Impl>
+void test_attention_skips_other_samples(AttnMask mask) {
+  const int samples = 4, per = 64, H = 2, hd = 64, poisoned = samples - 1;
+  PackedIndex p;
+  for (int s = 0; s < samples; ++s)
+    for (int tok = 0; tok < per; ++tok) {
+      p.seq.push_back(s);
+      p.grp.push_back(tok / 32);
+      p.blk.push_back(tok % 32 / 16);
+      p.cseq.push_back(s);
+    }
+  const bool cross = mask == AttnMask::cross;
+  const int64_t n = samples * per, ld = int64_t(H) * hd;
+  std::vector<TokenIndex> qi, kj;
+  for (int64_t i = 0; i < n; ++i) qi.push_back({p.seq[i], p.blk[i], p.grp[i]});
+  for (int64_t j = 0; j < n; ++j) kj.push_back(cross ? TokenIndex{p.cseq[j], 0, 0} : qi[j]);
+  std::mt19937 rng(7 + int(mask));
+  auto poison = [&](std::vector<float> x, const std::vector<TokenIndex>& side) {
+    for (int64_t i = 0; i < n; ++i)
+      if (side[i].seq == poisoned) std::fill(x.begin() + i * ld, x.begin() + (i + 1) * ld, NAN);
+    return x;
+  };
+  const auto q = stored<T>(random_normal(n * ld, rng)), k = stored<T>(random_normal(n * ld, rng)),
+             v = stored<T>(random_normal(n * ld, rng)), dout = stored<T>(random_normal(n * ld, rng));
+  DeviceArray<T> q_d(poison(q, qi)), k_d(poison(k, kj)), v_d(poison(v, kj)), out_d(n * ld), dout_d(poison(dout, qi)),
+      dq_d(std::vector<float>(n * ld, 0.0f)),
+      dk_d(std::vector<float>(n * ld, 0.0f)), dv_d(std::vector<float>(n * ld, 0.0f));
+  DeviceArray<float> lse_d(n * H);
+  const DevicePackedIndex dev(p);
+  const AttnIndex idx = dev.index(mask);
+  DeviceArray<char> ws(attention_workspace_bytes(n, n, H));
+  Impl::forward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), n, n, H, hd, idx, ws.get(), nullptr);
+  Impl::backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
+                 dv_d.get(), n, n, H, hd, idx, ws.get(), nullptr);
+  sync();
+  const AttnRef r = attention_ref(q, k, v, dout, n, n, H, hd, mask, qi, kj);  // unpoisoned: the same clean rows
+  // The rows of the clean samples (width values per token) of a result and of its reference.
+  auto clean = [&](const std::vector<float>& got, const Ref& ref, int64_t width) {
+    std::vector<float> g;
+    Ref e;
+    for (int64_t i = 0; i < n; ++i)
+      if (p.seq[i] != poisoned) {
+        g.insert(g.end(), got.begin() + i * width, got.begin() + (i + 1) * width);
+        e.insert(e.end(), ref.begin() + i * width, ref.begin() + (i + 1) * width);
+      }
+    return relative_error(g, e);
+  };
+  const std::string tag = std::string(Impl::name) + " " + dtype<T>() + " mask " + std::to_string(int(mask)) +
+                          " poisoned sample";
+  expect_close(tag + " out", clean(out_d.download(), r.out, ld), tol<T>(1e-4, 1e-2));
+  expect_close(tag + " lse", clean(lse_d.download(), r.lse, H), tol<T>(1e-5, 1e-5));
+  expect_close(tag + " dq", clean(dq_d.download(), r.dq, ld), tol<T>(1e-4, 2e-2));
+  expect_close(tag + " dk", clean(dk_d.download(), r.dk, ld), tol<T>(1e-4, 2e-2));
+  expect_close(tag + " dv", clean(dv_d.download(), r.dv, ld), tol<T>(1e-4, 2e-2));
+}
+
 // The forward's error for a real query without an allowed key ("" when it did not throw).
-template <class T>
+template <class Impl, class T>
 std::string keyless_error(const T* q, const T* kv, T* out, float* lse, int64_t Tq, int64_t Tk, const AttnIndex& idx) {
   DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, 1));
   try {
-    attention_forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr);
+    Impl::forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr);
   } catch (const emb::Error& e) {
     return e.what();
   }
@@ -330,19 +392,19 @@ std::string keyless_error(const T* q, const T* kv, T* out, float* lse, int64_t T
 // no zero-sized grid) or a real row without an allowed key is the CPU's error; padding-only
 // queries without keys give 0 and lse −inf and no gradient; a NaN query makes its row's
 // output, lse and dq NaN and leaves other samples finite.
-template <class T>
+template <class T, class Impl>
 void test_attention_edge_cases() {
   std::mt19937 rng(31);
   PackedIndex p = random_packed_index(3, 2, 9, 17, 0, rng);
   const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size()), hd = 64;
   DeviceArray<T> q(random_normal(Tq * hd, rng)), kv(random_normal(std::max(Tq, Tc) * hd, rng)), out(Tq * hd);
   DeviceArray<float> lse(Tq);
-  const std::string tag = std::string("attention ") + dtype<T>();
+  const std::string tag = std::string(Impl::name) + " " + dtype<T>();
   {
     const DevicePackedIndex dev(p);
     AttnIndex idx = dev.index(AttnMask::cross);
     idx.k_seq = nullptr;
-    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, 0, idx);
+    const std::string e = keyless_error<Impl>(q.get(), kv.get(), out.get(), lse.get(), Tq, 0, idx);
     expect_close(tag + " Tk = 0 is the CPU's error (mismatch)",
                  e != "attention: query token 0 (seq 0) has no allowed key under mask cross", 0.0);
   }
@@ -352,7 +414,8 @@ void test_attention_edge_cases() {
     for (int64_t i = 0; i < Tq && first < 0; ++i) first = p.seq[i] == 1 ? i : -1;
     for (int32_t& s : lost.cseq) s = s == 1 ? -1 : s;  // sample 1 loses its context
     const DevicePackedIndex dev(lost);
-    const std::string e = keyless_error(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
+    const std::string e =
+        keyless_error<Impl>(q.get(), kv.get(), out.get(), lse.get(), Tq, Tc, dev.index(AttnMask::cross));
     expect_close(tag + " keyless real row is the CPU's error (mismatch)",
                  e != "attention: query token " + std::to_string(first) + " (seq 1) has no allowed key under mask cross",
                  0.0);
@@ -365,9 +428,9 @@ void test_attention_edge_cases() {
     idx.k_seq = nullptr;
     DeviceArray<T> dq(std::vector<float>(Tq * hd, 1.0f));
     DeviceArray<char> ws(attention_workspace_bytes(Tq, 0, 1));
-    attention_forward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
-    attention_backward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), q.get(), dq.get(), (T*)nullptr, (T*)nullptr,
-                       Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    Impl::forward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), Tq, 0, 1, int(hd), idx, ws.get(), nullptr);
+    Impl::backward(q.get(), kv.get(), kv.get(), out.get(), lse.get(), q.get(), dq.get(), (T*)nullptr, (T*)nullptr, Tq,
+                   0, 1, int(hd), idx, ws.get(), nullptr);
     sync();
     double bad = 0;
     for (float o : out.download()) bad += o != 0.0f;
@@ -387,9 +450,9 @@ void test_attention_edge_cases() {
     const DevicePackedIndex dev(p);
     const AttnIndex idx = dev.index(mask);
     DeviceArray<char> ws(attention_workspace_bytes(Tq, Tq, H));
-    attention_forward(qn.get(), k.get(), v.get(), o.get(), l.get(), Tq, Tq, H, int(hd), idx, ws.get(), nullptr);
-    attention_backward(qn.get(), k.get(), v.get(), o.get(), l.get(), dout.get(), dq.get(), dk.get(), dv.get(), Tq, Tq,
-                       H, int(hd), idx, ws.get(), nullptr);
+    Impl::forward(qn.get(), k.get(), v.get(), o.get(), l.get(), Tq, Tq, H, int(hd), idx, ws.get(), nullptr);
+    Impl::backward(qn.get(), k.get(), v.get(), o.get(), l.get(), dout.get(), dq.get(), dk.get(), dv.get(), Tq, Tq, H,
+                   int(hd), idx, ws.get(), nullptr);
     sync();
     const std::vector<float> og = o.download(), lg = l.download(), dqg = dq.download();
     double bad = !std::isnan(lg[nan_row * H]) + !std::isnan(og[nan_row * ld]) + !std::isnan(dqg[nan_row * ld]) +
@@ -900,7 +963,7 @@ void test_fp8_gemm_rejects_shapes(const Blas& blas) {
 // shared memory by cp_async_16 and loaded by ldmatrix_x4 / ldmatrix_x2_trans into
 // out_ldmatrix. A [16][16] row-major, B [16][8] (k-major), C, D [16][8] row-major.
 __global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C, float* out_manual,
-                           float* out_ldmatrix) {
+                           float* out_ldmatrix, float* out_x4_trans) {
   __shared__ __align__(16) __nv_bfloat16 As[16][16];
   __shared__ __align__(16) __nv_bfloat16 Bs[16][8];
   const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
@@ -935,6 +998,15 @@ __global__ void mma_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, const
   ldmatrix_x2_trans(b_ld, &Bs[lane % 16][0]);
   mma_m16n8k16_bf16(d, a_ld, b_ld, c);
   store(out_ldmatrix, d);
+  // ldmatrix_x4_trans: lanes 16..31 address B's rows again, so matrices 2, 3 repeat 0, 1 and
+  // both register pairs are B's fragment.
+  uint32_t b4[4];
+  ldmatrix_x4_trans(b4, &Bs[lane % 16][0]);
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t b_pair[2] = {b4[2 * half], b4[2 * half + 1]};
+    mma_m16n8k16_bf16(d, a_ld, b_pair, c);
+    store(out_x4_trans + half * 16 * 8, d);
+  }
 }
 
 void test_mma() {
@@ -942,8 +1014,9 @@ void test_mma() {
   const auto A = stored<__nv_bfloat16>(random_normal(16 * 16, rng)),
              B = stored<__nv_bfloat16>(random_normal(16 * 8, rng)), C = random_normal(16 * 8, rng);
   DeviceArray<__nv_bfloat16> A_d(A), B_d(B);
-  DeviceArray<float> C_d(C), manual_d(16 * 8), ldmatrix_d(16 * 8);
-  EMB_LAUNCH(mma_kernel, 1, 32, 0, nullptr)(A_d.get(), B_d.get(), C_d.get(), manual_d.get(), ldmatrix_d.get());
+  DeviceArray<float> C_d(C), manual_d(16 * 8), ldmatrix_d(16 * 8), x4_trans_d(2 * 16 * 8);
+  EMB_LAUNCH(mma_kernel, 1, 32, 0, nullptr)(A_d.get(), B_d.get(), C_d.get(), manual_d.get(), ldmatrix_d.get(),
+                                            x4_trans_d.get());
   check_launch("mma_kernel");
   sync();
   Ref D(16 * 8);
@@ -956,6 +1029,11 @@ void test_mma() {
   expect_close("mma_m16n8k16_bf16, fragments per the ISA layout", relative_error(manual_d.download(), D), 1e-6);
   expect_close("mma_m16n8k16_bf16 after cp_async_16 and ldmatrix_x4/_x2_trans",
                relative_error(ldmatrix_d.download(), D), 1e-6);
+  const std::vector<float> x4 = x4_trans_d.download();
+  for (int half = 0; half < 2; ++half)
+    expect_close("mma_m16n8k16_bf16 with ldmatrix_x4_trans registers " + std::to_string(2 * half) + ", " +
+                     std::to_string(2 * half + 1),
+                 relative_error(std::vector<float>(x4.begin() + half * 128, x4.begin() + (half + 1) * 128), D), 1e-6);
 }
 
 std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
@@ -971,19 +1049,30 @@ void run(const std::string& name, Body body) {
   if (kSchedules > 1) expect_close(name + ": copies differing between schedules", double(differing), 0.0);
 }
 
+// Every mask × head dim on ragged packed batches, padded tails, the edge cases.
+template <class T, class Impl>
+void test_attention_suite() {
+  const std::string t = std::string(Impl::name) + " " + dtype<T>();
+  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
+  for (AttnMask mask : masks)
+    for (int hd : Impl::head_dims)
+      run(t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
+          [&] { test_attention<T, Impl>(mask, hd, 0); });
+  run(t + " mask 0 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::full, 64, 37); });
+  run(t + " mask 1 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::block_causal, 64, 5); });
+  run(t + " edge cases", [&] { test_attention_edge_cases<T, Impl>(); });
+  run(t + " skips other samples", [&] {
+    for (AttnMask mask : masks) test_attention_skips_other_samples<T, Impl>(mask);
+  });
+}
+
 template <class T>
 void test_all_storage(const Blas& blas) {
   const std::string t = dtype<T>();
   run("linear " + t, [&] { test_linear<T>(blas); });
   run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
-  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
-  for (AttnMask mask : masks)
-    for (int hd : {8, 16, 48, 64, 128})
-      run("attention " + t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
-          [&] { test_attention<T>(mask, hd, 0); });
-  run("attention " + t + " mask 0 hd 64 padded", [&] { test_attention<T>(AttnMask::full, 64, 37); });
-  run("attention " + t + " mask 1 hd 64 padded", [&] { test_attention<T>(AttnMask::block_causal, 64, 5); });
-  run("attention " + t + " edge cases", [&] { test_attention_edge_cases<T>(); });
+  test_attention_suite<T, SimtAttention>();
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
   run("norm_modulate " + t, [&] {
     test_norm_modulate<T>(NormKind::layer, false, true);
     test_norm_modulate<T>(NormKind::layer, true, false);

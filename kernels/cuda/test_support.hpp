@@ -34,13 +34,14 @@ constexpr int kSchedules = 1;
 
 // Runs a test body (which downloads its results) once on a GPU. Under the emulation it runs
 // it under the forward and then the reverse schedule (blocks, and the ready threads of each
-// block, in opposite orders) and returns how many of its device-to-host copies differ between
-// the two: a race or a missing barrier shows up as a difference.
+// block, in opposite orders; in the reverse one each warp runs ahead to its next barrier,
+// block_scheduler.hpp) and returns how many of its device-to-host copies differ between the
+// two: a race or a missing barrier shows up as a difference.
 template <class Body>
 int64_t run_under_schedules(Body body) {
 #ifdef EMB_CUDA_EMULATE
   std::vector<uint64_t> digests[kSchedules];
-  const emu::Order orders[kSchedules] = {emu::Order::forward, emu::Order::reverse};
+  const emu::Schedule schedules[kSchedules] = {{emu::Order::forward, 0, false}, {emu::Order::reverse, 0, true}};
   struct Restore {
     ~Restore() {
       emu::record_copies(nullptr);
@@ -48,7 +49,7 @@ int64_t run_under_schedules(Body body) {
     }
   } restore;
   for (int r = 0; r < kSchedules; ++r) {
-    emu::set_schedule({orders[r], 0});
+    emu::set_schedule(schedules[r]);
     emu::record_copies(&digests[r]);
     body();
   }
@@ -131,11 +132,14 @@ inline std::vector<float> random_normal(size_t n, std::mt19937& rng, float stdde
   return v;
 }
 
-// max |got − ref| / max |ref|: the normwise relative error the tolerances are stated in.
+// max |got − ref| / max |ref|: the normwise relative error the tolerances are stated in. NaN
+// when any difference is NaN (std::max would drop it: a NaN result must fail, not vanish).
 inline double relative_error(const std::vector<float>& got, const std::vector<double>& ref) {
   double err = 0.0, scale = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    err = std::max(err, std::fabs(double(got[i]) - ref[i]));
+    const double d = std::fabs(double(got[i]) - ref[i]);
+    if (std::isnan(d)) return d;
+    err = std::max(err, d);
     scale = std::max(scale, std::fabs(ref[i]));
   }
   return scale > 0.0 ? err / scale : err;

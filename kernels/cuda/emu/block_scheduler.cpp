@@ -182,6 +182,16 @@ void release(Block& b, const std::vector<int>& order, int first) {
   }
 }
 
+// The lanes of a warp after its collective: behind the ready threads, or (warps_run_ahead)
+// ahead of them, in the warp's order.
+void release_warp(Block& b, const std::vector<int>& order, int first) {
+  if (!g_schedule.warps_run_ahead) return release(b, order, first);
+  for (auto i = order.rbegin(); i != order.rend(); ++i) {
+    b.threads[size_t(first + *i)].wait = Wait::ready;
+    b.ready.push_front(first + *i);
+  }
+}
+
 void thread_exited(Block& b, Thread& t) {
   t.wait = Wait::done;
   ++b.done;
@@ -250,9 +260,9 @@ Schedule current_schedule() { return g_schedule; }
 const char* schedule_name(Schedule s) {
   switch (s.order) {
     case Order::forward:
-      return "forward";
+      return s.warps_run_ahead ? "forward, warps run ahead" : "forward";
     case Order::reverse:
-      return "reverse";
+      return s.warps_run_ahead ? "reverse, warps run ahead" : "reverse";
     default:
       return "shuffled";
   }
@@ -372,7 +382,7 @@ void warp_collective(const char* what, const char* file, int line, unsigned mask
     }
     w.arrived = 0;
     w.combine(ins, outs);
-    release(b, w.order, w.first);
+    release_warp(b, w.order, w.first);
   }
   suspend(t);
 }
@@ -380,7 +390,10 @@ void warp_collective(const char* what, const char* file, int line, unsigned mask
 void yield_thread() {
   Block& b = *t_current;
   Thread& t = *b.running;
-  b.ready.push_back(t.state.linear);
+  if (g_schedule.warps_run_ahead)
+    b.ready.push_front(t.state.linear);
+  else
+    b.ready.push_back(t.state.linear);
   suspend(t);
 }
 

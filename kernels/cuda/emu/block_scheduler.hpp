@@ -24,10 +24,18 @@ struct Fault : std::runtime_error {
 
 // Order in which blocks of a grid, and ready threads of a block, are run. Two schedules must
 // give bit-identical results for a kernel without races (test_support.hpp runs both).
+// warps_run_ahead: the lanes of a warp released from a warp collective or a cp.async wait run
+// again before any other thread, so each warp runs on to its next __syncthreads before the
+// next warp starts (otherwise released threads queue behind the ready ones and warps advance
+// in near lockstep, one collective at a time). This exposes a barrier missing between one
+// warp's writes and another warp's reads of the same tile when the gap between them spans many
+// collectives, e.g. after cp_async_wait (other threads' copies not yet performed) or before
+// the next tile's loads overwrite a buffer other warps still read.
 enum class Order { forward, reverse, shuffled };
 struct Schedule {
   Order order = Order::forward;
   uint64_t seed = 0;  // for Order::shuffled
+  bool warps_run_ahead = false;
 };
 void set_schedule(Schedule s);
 Schedule current_schedule();
@@ -70,7 +78,8 @@ using Combine = void (*)(const void* const* in, void* const* out);
 void warp_collective(const char* what, const char* file, int line, unsigned mask, const void* in, void* out,
                      Combine combine);
 
-// Lets the other ready threads of the block run first (used by cp.async waits).
+// Lets the other ready threads of the block run first (used by cp.async waits); with
+// warps_run_ahead the thread goes on at once.
 void yield_thread();
 
 // A Fault naming the running kernel, block and thread.

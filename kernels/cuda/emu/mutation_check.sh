@@ -1,53 +1,69 @@
 #!/usr/bin/env bash
 # Shows that the emulated attention tests catch the bugs the emulation exists for. In a scratch
 # copy of the working tree it builds the emulated tests (plain and ASan), then for each mutant
-# of kernels/cuda/attention.cu (every __syncthreads() removed in turn; tile bounds shifted by
-# one) rebuilds and runs `cuda_test_kernels attention`, and `cuda_test_kernels_asan attention`
-# when that passes. Prints a table (mutant, result, what caught it); exits 0 when the real code
-# passes and every mutant fails.
+# (every __syncthreads() of the SIMT kernels (attention.cu) and of the tensor-core pipeline
+# (async_pipeline.cuh) removed in turn; tile bounds shifted by one; a wrong cp_async_wait
+# depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
+# (attention_mma.cu, async_pipeline.cuh, mma_tiles.cuh)) rebuilds and runs the tests of the
+# mutated implementation (`cuda_test_kernels "attention "` for the SIMT kernels,
+# `cuda_test_kernels attention_mma` for the tensor-core ones), and the ASan build when they
+# pass. Prints a table (mutant, result, what caught it); exits 0 when the real code passes and
+# every mutant fails.
 # Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default; an existing
 # scratch-dir is reused as it is, build included)
 set -uo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
+files=(attention.cu attention_mma.cu async_pipeline.cuh mma_tiles.cuh)
 if [ ! -d "$scratch/src" ]; then
-  mkdir -p "$scratch/src"
+  mkdir -p "$scratch/src" "$scratch/orig"
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
-  cp "$scratch/src/kernels/cuda/attention.cu" "$scratch/attention.cu.orig"
+  for f in "${files[@]}"; do cp "$scratch/src/kernels/cuda/$f" "$scratch/orig/$f"; done
 fi
-src=$scratch/src/kernels/cuda/attention.cu
-cp "$scratch/attention.cu.orig" "$src"
+restore() {  # every mutated file back to its original
+  local f
+  for f in "${files[@]}"; do
+    cmp -s "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f" || cp "$scratch/orig/$f" "$scratch/src/kernels/cuda/$f"
+  done
+}
+restore
 cmake -S "$scratch/src" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE >"$scratch/configure.log" 2>&1 ||
   { echo "mutation_check: configure failed, see $scratch/configure.log" >&2; exit 2; }
 
-# Runs the attention tests on the current attention.cu: prints "pass" or "FAIL (<what caught it>)".
+# run_suite LOG FILTER: runs the filtered attention tests on the current sources; prints "pass"
+# or "FAIL (<what caught it>)".
 run_suite() {
-  local log=$scratch/$1.log plain=0 asan=0
+  local log=$scratch/$1.log filter=$2 plain=0 asan=0
   if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
     echo "FAIL (build)"; return
   fi
-  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" attention) >>"$log" 2>&1 || plain=1
+  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
   if [ $plain -eq 0 ]; then
     if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels_asan >>"$log" 2>&1; then
       echo "FAIL (build)"; return
     fi
     (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels_asan" \
-      attention) >>"$log" 2>&1 || asan=1
+      "$filter") >>"$log" 2>&1 || asan=1
   fi
   if [ $plain -eq 0 ] && [ $asan -eq 0 ]; then echo "pass"; return; fi
   local why=()
   grep -q "FAIL .*copies differing between schedules" "$log" && why+=("schedules differ")
   grep -q "^FAIL attention.* \(out\|lse\|dq\|dk\|dv\) " "$log" && why+=("vs reference")
+  grep -q "^FAIL attention.*(mismatch" "$log" && why+=("edge case")
+  grep -q "^FAIL exception" "$log" && why+=("exception")
   grep -q "emulated CUDA:" "$log" && why+=("emulation fault")
   grep -q "AddressSanitizer" "$log" && why+=("ASan")
   grep -q "runtime error:" "$log" && why+=("UBSan")
+  [ $plain -gt 128 ] && why+=("killed by signal $((plain - 128))")
+  [ $plain -eq 124 ] && why+=("timeout")
   local IFS=,
   echo "FAIL (${why[*]:-exit status})"
 }
 
-mutate() {  # mutate NAME PYTHON-EXPRESSION-ON-s: applies it to the original attention.cu
-  python3 - "$scratch/attention.cu.orig" "$src" "$2" <<'PY' || { echo "mutation_check: mutant $1 does not apply" >&2; exit 2; }
+mutate() {  # mutate FILE NAME PYTHON-EXPRESSION-ON-s: applies it to the original FILE
+  restore
+  python3 - "$scratch/orig/$1" "$scratch/src/kernels/cuda/$1" "$3" <<'PY' || { echo "mutation_check: mutant $2 does not apply" >&2; exit 2; }
 import sys
 s = open(sys.argv[1]).read()
 t = eval(sys.argv[3])
@@ -56,36 +72,58 @@ open(sys.argv[2], "w").write(t)
 PY
 }
 
+filter_of() { [ "$1" = attention.cu ] && echo "attention " || echo attention_mma; }
+
 failures=0
-printf '%-58s %s\n' "mutant" "result"
-real=$(run_suite real)
-printf '%-58s %s\n' "real code" "$real"
+n=0
+report() {  # report NAME RESULT
+  printf '%-78s %s\n' "$1" "$2"
+  [[ $2 == FAIL* ]] || failures=$((failures + 1))
+}
+printf '%-78s %s\n' "mutant" "result"
+real=$(run_suite real attention)
+printf '%-78s %s\n' "real code" "$real"
 [ "$real" = pass ] || failures=$((failures + 1))
 
-n_sync=$(grep -c "__syncthreads();" "$scratch/attention.cu.orig")
-for ((k = 0; k < n_sync; ++k)); do
-  line=$(grep -n "__syncthreads();" "$scratch/attention.cu.orig" | sed -n "$((k + 1))p" | cut -d: -f1)
-  mutate "sync$k" "(lambda p: s[:p[$k]] + '/* removed */' + s[p[$k] + len('__syncthreads();'):])([i for i in range(len(s)) if s.startswith('__syncthreads();', i)])"
-  result=$(run_suite "sync$k")
-  printf '%-58s %s\n' "remove __syncthreads() at attention.cu:$line" "$result"
-  [[ $result == FAIL* ]] || failures=$((failures + 1))
+for f in attention.cu async_pipeline.cuh; do
+  n_sync=$(grep -c "__syncthreads();" "$scratch/orig/$f")
+  for ((k = 0; k < n_sync; ++k)); do
+    line=$(grep -n "__syncthreads();" "$scratch/orig/$f" | sed -n "$((k + 1))p" | cut -d: -f1)
+    mutate "$f" "sync$k" "(lambda p: s[:p[$k]] + '/* removed */' + s[p[$k] + len('__syncthreads();'):])([i for i in range(len(s)) if s.startswith('__syncthreads();', i)])"
+    n=$((n + 1))
+    report "remove __syncthreads() at $f:$line" "$(run_suite "m$n" "$(filter_of "$f")")"
+  done
 done
 
-bounds=(
-  "forward: key tiles kt < tiles_of(Tk) - 1|s.replace('for (int64_t kt = 0; kt < tiles_of(p.Tk); ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 'for (int64_t kt = 0; kt < tiles_of(p.Tk) - 1; ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 1)"
-  "load_tile: rows row0 + r <= T (one row past the end)|s.replace('row0 + r < T_ ?', 'row0 + r <= T_ ?', 1)"
-  "forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) return;\n  const float inv_l', 'if (i > p.Tq) return;\n  const float inv_l', 1)"
-  "dkdv: query tiles qt < tiles_of(Tq) - 1|s.replace('qt < tiles_of(p.Tq); ++qt', 'qt < tiles_of(p.Tq) - 1; ++qt', 1)"
+# file|name|python expression on the file's text s
+mutants=(
+  "attention.cu|forward: key tiles kt < tiles_of(Tk) - 1|s.replace('for (int64_t kt = 0; kt < tiles_of(p.Tk); ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 'for (int64_t kt = 0; kt < tiles_of(p.Tk) - 1; ++kt) {\n    if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform', 1)"
+  "attention.cu|load_tile: rows row0 + r <= T (one row past the end)|s.replace('row0 + r < T_ ?', 'row0 + r <= T_ ?', 1)"
+  "attention.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) return;', 'if (i > p.Tq) return;', 1)"
+  "attention.cu|dkdv: query tiles qt < tiles_of(Tq) - 1|s.replace('qt < tiles_of(p.Tq); ++qt', 'qt < tiles_of(p.Tq) - 1; ++qt', 1)"
+  "async_pipeline.cuh|cp_async_wait<STAGES> (one group too many in flight)|s.replace('cp_async_wait<STAGES - 1>();', 'cp_async_wait<STAGES>();', 1)"
+  "async_pipeline.cuh|final cp_async_wait<0> removed|s.replace('  cp_async_wait<0>();\n}', '}', 1)"
+  "async_pipeline.cuh|next tile issued into the stage being computed|s.replace('issue((stage + STAGES - 1) % STAGES, to_load);', 'issue(stage, to_load);', 1)"
+  "async_pipeline.cuh|load_rows_async: rows row0 + r <= T (one row past the end)|s.replace('if (row0 + r < T)', 'if (row0 + r <= T)', 1)"
+  "attention_mma.cu|forward: key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1)"
+  "attention_mma.cu|dq: key tiles (Tk / 64, the partial tile dropped)|(lambda i: s[:i] + s[i:].replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1))(s.index('attention_mma_dq_kernel('))"
+  "attention_mma.cu|dkdv: query tiles (Tq / QT, the partial tile dropped)|s.replace('(p.Tq + QT - 1) / QT,', 'p.Tq / QT,', 1)"
+  "attention_mma.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) continue;', 'if (i > p.Tq) continue;', 1)"
+  "attention_mma.cu|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
+  "attention_mma.cu|forward, dq: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));', 'return kt >= 0;', 1)"
+  "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
+  "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
+  "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
+  "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
 )
-b=0
-for entry in "${bounds[@]}"; do
-  name=${entry%%|*}
-  mutate "$name" "${entry#*|}"
-  b=$((b + 1))
-  result=$(run_suite "bound$b")
-  printf '%-58s %s\n' "$name" "$result"
-  [[ $result == FAIL* ]] || failures=$((failures + 1))
+for entry in "${mutants[@]}"; do
+  f=${entry%%|*}
+  rest=${entry#*|}
+  name=${rest%%|*}
+  mutate "$f" "$name" "${rest#*|}"
+  n=$((n + 1))
+  report "$f: $name" "$(run_suite "m$n" "$(filter_of "$f")")"
 done
-cp "$scratch/attention.cu.orig" "$src"
+restore
 echo "logs: $scratch"
 exit $((failures > 0))

@@ -313,6 +313,20 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int dev) {
   return cudaSuccess;
 }
 
+// Only the dynamic shared memory opt-in is understood; its limit is sharedMemPerBlockOptin. The
+// emulation does not tie the opt-in to later launches (EMB_LAUNCH names a kernel, which may be
+// an overload set, not a function address): a launch over 48 KiB without it passes here and
+// fails on a GPU.
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  if (func == nullptr) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute of a null function");
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
+    return api_error(cudaErrorNotSupported, "cudaFuncSetAttribute: only cudaFuncAttributeMaxDynamicSharedMemorySize");
+  if (value < 0 || value > (227 << 10))
+    return api_error(cudaErrorInvalidValue,
+                     "cudaFuncSetAttribute: " + std::to_string(value) + " bytes of dynamic shared memory (at most 227 KiB)");
+  return cudaSuccess;
+}
+
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
   *free_bytes = *total = size_t(16) << 30;
   return cudaSuccess;

@@ -22,6 +22,10 @@ inline void ldmatrix_x4(uint32_t (&r)[4], const void* row, const char* file = __
                         int line = __builtin_LINE()) {
   emu::ldmatrix(r, 4, false, row, file, line);
 }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row, const char* file = __builtin_FILE(),
+                              int line = __builtin_LINE()) {
+  emu::ldmatrix(r, 4, true, row, file, line);
+}
 inline void ldmatrix_x2(uint32_t (&r)[2], const void* row, const char* file = __builtin_FILE(),
                         int line = __builtin_LINE()) {
   emu::ldmatrix(r, 2, false, row, file, line);

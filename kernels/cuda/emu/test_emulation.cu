@@ -10,6 +10,7 @@
 #include "kernels/cuda/emu/block_scheduler.hpp"
 #include "kernels/cuda/emu/runtime.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/mma.cuh"
 
 namespace {
 
@@ -137,6 +138,46 @@ BOOST_AUTO_TEST_CASE(schedules_expose_a_missing_barrier) {
   BOOST_TEST((neighbours_under<false>(emb::emu::Order::forward) != neighbours_under<false>(emb::emu::Order::reverse)));
 }
 
+// Each thread copies one 16-byte row with cp.async, waits for its own copy, then reads the row
+// another warp copied: without a barrier after the wait that row may not have landed yet.
+template <bool kBarrier>
+__global__ void async_neighbour_kernel(const int4* in, int* out) {
+  __shared__ __align__(16) int4 s[64];
+  s[threadIdx.x] = int4{-1, -1, -1, -1};
+  __syncthreads();
+  emb::cuda::cp_async_16(&s[threadIdx.x], &in[threadIdx.x]);
+  emb::cuda::cp_async_commit();
+  emb::cuda::cp_async_wait<0>();
+  if (kBarrier) __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 64].x;
+}
+
+template <bool kBarrier>
+std::vector<int> async_neighbours_under(emb::emu::Schedule schedule) {
+  std::vector<int4> rows(64);
+  for (int i = 0; i < 64; ++i) rows[size_t(i)] = int4{i, i, i, i};
+  Buffer<int4> in(64);
+  BOOST_REQUIRE_EQUAL(cudaMemcpy(in.p, rows.data(), sizeof(int4) * 64, cudaMemcpyHostToDevice), cudaSuccess);
+  Buffer<int> out(64);
+  emb::emu::set_schedule(schedule);
+  EMB_LAUNCH(async_neighbour_kernel<kBarrier>, 1, 64, 0, nullptr)(in.p, out.p);
+  std::vector<int> h = out.download();
+  emb::emu::set_schedule({});
+  return h;
+}
+
+// With warps running ahead, a warp reads right after its own cp_async_wait, before the other
+// warp's copies were performed; in lockstep the wait's yield happens to hide the missing barrier.
+BOOST_AUTO_TEST_CASE(warps_running_ahead_expose_a_missing_barrier_after_cp_async_wait) {
+  using emb::emu::Order;
+  std::vector<int> expected(64);
+  for (int i = 0; i < 64; ++i) expected[size_t(i)] = (i + 32) % 64;
+  for (bool ahead : {false, true})
+    BOOST_TEST((async_neighbours_under<true>({Order::reverse, 0, ahead}) == expected));
+  BOOST_TEST((async_neighbours_under<false>({Order::reverse, 0, false}) == expected));
+  BOOST_TEST((async_neighbours_under<false>({Order::reverse, 0, true}) != expected));
+}
+
 __global__ void count_kernel(int* counter, int* out) {
   atomicAdd(counter, 1);
   EMB_DYNAMIC_SHARED(int, scratch);
@@ -166,6 +207,18 @@ BOOST_AUTO_TEST_CASE(launch_configuration_errors) {
   EMB_LAUNCH(add_kernel, 1, 2048, 0, nullptr)(x.p, 8, 1);
   BOOST_TEST(cudaGetLastError() == cudaErrorInvalidConfiguration);
   BOOST_TEST(cudaGetLastError() == cudaSuccess);  // launch errors are not sticky
+}
+
+// The dynamic shared memory opt-in (runtime.cpp): accepted up to sharedMemPerBlockOptin.
+BOOST_AUTO_TEST_CASE(shared_memory_opt_in) {
+  const void* kernel = reinterpret_cast<const void*>(&add_kernel);
+  BOOST_TEST(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 << 10) == cudaSuccess);
+  BOOST_TEST(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (227 << 10) + 1) ==
+             cudaErrorInvalidValue);
+  BOOST_TEST(cudaFuncSetAttribute(nullptr, cudaFuncAttributeMaxDynamicSharedMemorySize, 0) ==
+             cudaErrorInvalidDeviceFunction);
+  BOOST_TEST(cudaGetLastError() == cudaErrorInvalidValue);  // the first error, then cleared
+  BOOST_TEST(cudaGetLastError() == cudaSuccess);
 }
 
 BOOST_AUTO_TEST_CASE(work_runs_at_synchronisation_and_graphs_replay) {
