@@ -98,6 +98,10 @@ void DataParallel::download_owned_params(float* owned) {
   ops_.download(owned, owned_params(), size_t(layout_.owned_total()) * sizeof(float));
 }
 
+void DataParallel::download_owned_grads(float* owned) {
+  ops_.download(owned, owned_grads(), size_t(layout_.owned_total()) * sizeof(float));
+}
+
 std::vector<float> DataParallel::full_params() {
   std::vector<float> flat(size_t(layout_.flat_total()));
   if (mode() == ShardMode::none) {

@@ -59,8 +59,9 @@ class DataParallel final : public UnitHooks {
   void init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std);
   // Sets this rank's owned parameters from host memory (checkpoint restore) and publishes them.
   void load_owned_params(const float* owned);
-  // Copies this rank's owned parameters into host memory (layout().owned_total() floats).
+  // Copies this rank's owned parameters / gradients into host memory (layout().owned_total() floats).
   void download_owned_params(float* owned);
+  void download_owned_grads(float* owned);
   // The full flat parameters in host memory (collective in full mode); for checks and dumps.
   std::vector<float> full_params();
 

@@ -2,13 +2,38 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/agreement.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace emb {
+namespace {
+
+// The MODEL.md name of the first parameter (in flat order) whose summed gradient is not finite
+// on any rank, or "" when every gradient is finite. A collective; only on the way to stopping.
+std::string first_nonfinite_gradient(DataParallel& dp, const ParamRegistry& reg, MPI_Comm comm) {
+  const ShardLayout& layout = dp.layout();
+  std::vector<float> owned(size_t(layout.owned_total()));
+  dp.download_owned_grads(owned.data());
+  const int64_t none = std::numeric_limits<int64_t>::max();
+  int64_t first = none;  // flat index; buckets run in flat order
+  for (int b = 0; b < layout.n_buckets() && first == none; ++b) {
+    const Bucket& k = layout.bucket(b);
+    for (int64_t j = 0; j < k.owned_count && first == none; ++j)
+      if (!std::isfinite(owned[size_t(k.owned_offset + j)])) first = k.offset + k.begin + j;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, comm);
+  for (const ParamInfo& p : reg.all())
+    if (first >= p.offset && first < p.offset + p.numel) return p.name;
+  return "";
+}
+
+}  // namespace
 
 StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micro_batches, int64_t step, double lr) {
   const ModelConfig& mc = ctx.model.config();
@@ -61,10 +86,13 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     r.grad_norm = ctx.optimizer.global_grad_norm(dp.owned_grads(), ctx.comm);
     const bool finite = std::isfinite(r.grad_norm) && std::isfinite(r.loss);
     // Loss and norm are global: every rank decides alike, and rank 0 says it once.
-    if (!finite && !ctx.skip_nonfinite)
+    if (!finite && !ctx.skip_nonfinite) {
+      const std::string tensor = first_nonfinite_gradient(dp, ctx.model.params(), ctx.comm);
       throw AgreedError(str("step ", step, ": non-finite ", std::isfinite(r.loss) ? "gradient norm" : "loss",
                             " (loss ", r.loss, ", grad norm ", r.grad_norm,
+                            tensor.empty() ? "" : "; first non-finite gradient: " + tensor,
                             "); stopping (set train.nan_policy = skip to skip such steps)"));
+    }
     if (finite) {
       ctx.optimizer.step(dp.owned_params(), dp.owned_grads(), step, lr, r.grad_norm);
       r.updated = true;

@@ -97,6 +97,8 @@ nan_stop)
   code=$?
   [ $code -ne 0 ] || fail "a NaN gradient was trained on (exit 0)"
   expect_contains "$(cat "$tmp/out")" "step 5: non-finite gradient norm"
+  # rank 0 poisoned its first owned gradient element: flat element 0, the first tensor
+  expect_contains "$(cat "$tmp/out")" "; first non-finite gradient: vlln.weight); stopping"
   rm -rf outputs/cli-test-nan
   ;;
 nan_skip)
