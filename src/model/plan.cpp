@@ -116,7 +116,7 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   return f;
 }
 
-PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape) {
   EMB_ASSERT(ranks > 0);
   PlanReport p;
   p.preset = c.preset;
@@ -127,10 +127,17 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   p.n_units = reg.n_units();
   p.max_unit_params = reg.max_unit_count();
 
-  const PackedBatch sample = make_batch(c, {0}, {typical_sample_shape(c)}, true, 0, false);
+  SampleShape typical = typical_sample_shape(c);
+  if (shape.context_tokens > 0) typical.n_context = int(shape.context_tokens);
+  PackedBatch sample = make_batch(c, {0}, {typical}, true, 0, false);
+  if (shape.padded_context > sample.n_context) {
+    sample.cseq.resize(size_t(shape.padded_context), -1);
+    sample.n_context = shape.padded_context;
+  }
   p.tokens_per_sample = sample.n_tokens;
   p.context_per_sample = sample.n_context;
-  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens)));
+  // The packer's budget counts query and context tokens (DATA.md "Packing").
+  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens + sample.n_context)));
   p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
   p.context_per_mb = p.samples_per_mb * sample.n_context;
 

@@ -39,8 +39,16 @@ struct PlanReport {
   std::array<double, 3> state_bytes{};            // per rank: shard none, grads, full
 };
 
-// token_budget: data.tokens_per_mb (a micro-batch holds as many typical samples as fit, at least one).
-PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget);
+// The sample --plan costs: typical_sample_shape (synthetic_batch.hpp) unless the data's mean
+// context length is known (context_tokens > 0); packing = off pads its context with masked
+// tokens up to padded_context (the GEMMs run over them, attention skips them).
+struct PlanSample {
+  int64_t context_tokens = 0;  // 0 = the typical sample's
+  int64_t padded_context = 0;  // 0 = no padding
+};
+
+// token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
+PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {});
 std::string plan_text(const PlanReport& plan);
 
 }  // namespace emb

@@ -79,6 +79,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.comm_overlaps_compute = j.value("comm_overlaps_compute", true);
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
   h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");
+  if (j.contains("gemm_flops") && j["gemm_flops"].contains("fp8")) h.gemm_fp8 = f("gemm_flops.fp8");
   h.attention_fp32 = f("attention_flops.fp32"), h.attention_bf16 = f("attention_flops.bf16");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");

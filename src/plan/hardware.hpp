@@ -20,6 +20,7 @@ struct Hardware {
   // Peak (for MFU) and achieved per-op rates, FLOP/s per device, by compute precision.
   double peak_fp32 = 0, peak_bf16 = 0;
   double gemm_fp32 = 0, gemm_bf16 = 0;
+  double gemm_fp8 = 0;  // FP8 GEMMs with block scales (model.fp8); 0 = the machine has none
   double attention_fp32 = 0, attention_bf16 = 0;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device

@@ -95,30 +95,34 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
 
   // Samples and micro-batches of the busiest rank (the step waits for it).
   s.samples_per_rank = int((w.global_batch + R - 1) / R);
-  const PlanReport sample = make_plan(c, R, 1);
-  const int64_t per_mb =
-      w.packing ? std::max<int64_t>(1, w.tokens_per_mb / sample.tokens_per_sample)
-                : (w.micro_batch > 0 ? w.micro_batch : s.samples_per_rank);
+  const PlanReport sample = make_plan(c, R, 1, w.sample);
+  const int64_t sample_tokens = sample.tokens_per_sample + sample.context_per_sample;
+  const int64_t per_mb = !w.packing && w.micro_batch > 0 ? w.micro_batch
+                                                         : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
   s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
   s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
-  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample.tokens_per_sample);
+  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample_tokens, w.sample);
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample.tokens_per_sample);
+  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample);
 
   // Compute rates per rank: ranks sharing a CPU node share its cores.
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
   const double share = device_share(hw, R);
-  const double gemm_rate = (bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
+  if (w.fp8 && hw.gemm_fp8 <= 0)
+    throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
+  const double gemm_rate = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
   const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
   const double mem_rate = hw.memory_bytes_per_s * share;
   const double act_scale = bf16 && hw.activations_in_compute_precision ? 0.5 : 1.0;
   // Activation traffic of elementwise work: each activation written and read once in the
   // forward, its gradient written and read once in the backward.
   const double act_per_sample = p_none.activation_bytes * act_scale / s.samples_per_mb;
-  const double fwd = p.gemm_flops_fwd / gemm_rate + p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
-  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + 2.5 * p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
+  const double passes = w.fp8 ? 3 : 2;
+  const double fwd = p.gemm_flops_fwd / gemm_rate + p.attn_flops_fwd / attn_rate + passes * act_per_sample / mem_rate;
+  const double bwd =
+      2 * p.gemm_flops_fwd / gemm_rate + 2.5 * p.attn_flops_fwd / attn_rate + passes * act_per_sample / mem_rate;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   const double recompute = c.recompute == Recompute::full

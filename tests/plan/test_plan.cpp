@@ -133,6 +133,46 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   BOOST_TEST(serial.step_s > hidden.step_s);
 }
 
+// Padding (packing = off) runs the GEMMs over the padded context but attention skips it; the
+// packer's token budget then holds fewer samples per micro-batch.
+BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attention) {
+  Workload w = tiny_workload();
+  w.model = preset_config("tiny_gr00t");
+  w.micro_batch = 0;
+  w.tokens_per_mb = 2048;
+  w.sample.context_tokens = 40;
+  const StepPrediction packed = predict_step(gpu_node(), w);
+  w.sample.padded_context = 240;
+  const StepPrediction padded = predict_step(gpu_node(), w);
+  const PlanReport a = make_plan(w.model, w.ranks, 1, {40, 0}), b = make_plan(w.model, w.ranks, 1, {40, 240});
+  BOOST_TEST(b.context_per_sample == 240);
+  BOOST_TEST(b.cross_pairs_per_sample == a.cross_pairs_per_sample);
+  BOOST_TEST(b.attn_flops_fwd == a.attn_flops_fwd);
+  BOOST_TEST(b.gemm_flops_fwd > a.gemm_flops_fwd);
+  BOOST_TEST(padded.compute_s > packed.compute_s);
+  // 2048 tokens hold 2048 / (query + 40) packed samples, 2048 / (query + 240) padded ones.
+  const int64_t q = a.tokens_per_sample;
+  BOOST_TEST(packed.samples_per_mb == std::min<int64_t>(2048 / (q + 40), packed.samples_per_rank));
+  BOOST_TEST(padded.samples_per_mb == 2048 / (q + 240));
+}
+
+// FP8 runs the GEMMs at the hardware's FP8 rate (and quantizes their inputs); a machine
+// without an FP8 rate refuses it.
+BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  w.model = preset_config("gr00t_n15");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
+  w.model.precision = Precision::bf16;
+  BOOST_CHECK_THROW(predict_step(h, [&] { Workload f = w; f.fp8 = true; return f; }()), Error);
+  h.gemm_fp8 = 4 * h.gemm_bf16;
+  const StepPrediction bf16 = predict_step(h, w);
+  w.fp8 = true;
+  const StepPrediction fp8 = predict_step(h, w);
+  BOOST_TEST(fp8.compute_s < bf16.compute_s);
+  BOOST_TEST(fp8.flops_per_sample == bf16.flops_per_sample);
+  BOOST_TEST(load_hardware("h100_sxm").gemm_fp8 > load_hardware("h100_sxm").gemm_bf16);
+}
+
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {
   Hardware h = gpu_node();
   const StepPrediction roomy = predict_step(h, tiny_workload());
