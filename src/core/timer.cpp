@@ -1,5 +1,7 @@
 #include "core/timer.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
 
 namespace emb {
@@ -12,15 +14,29 @@ const char* phase_name(Phase p) {
 
 void PhaseTimers::start(Phase p) {
   // Re-entering a running phase (recursion) keeps the outer start: time is counted once.
-  if (depth_[int(p)]++ == 0) started_[int(p)] = Clock::now();
+  if (depth_[int(p)]++ != 0) return;
+  phase_ranges_[size_t(p)].start(phase_name(p));
+  started_[int(p)] = Clock::now();
 }
 
 void PhaseTimers::stop(Phase p) {
   EMB_ASSERT(depth_[int(p)] > 0);
   if (--depth_[int(p)] != 0) return;
   const Clock::time_point now = Clock::now();
+  phase_ranges_[size_t(p)].end();
   current_.seconds[int(p)] += std::chrono::duration<double>(now - started_[int(p)]).count();
   if (trace_) trace_->phase(phase_name(p), started_[int(p)], now, records_.empty() ? 0 : records_.back().step + 1);
+}
+
+void PhaseTimers::mark_unit(int unit, bool backward) {
+  if (!nvtx::kEnabled) return;
+  if (unit < 0) {
+    unit_range_.end();
+    return;
+  }
+  char name[32];
+  std::snprintf(name, sizeof name, "unit %d %s", unit, backward ? "bwd" : "fwd");
+  unit_range_.start(name);
 }
 
 void PhaseTimers::end_step(int64_t step) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/nvtx.hpp"
 #include "core/run_trace.hpp"
 
 namespace emb {
@@ -34,6 +35,9 @@ class PhaseTimers {
   double current(Phase p) const { return current_.seconds[int(p)]; }
   // Closes the step: records its times under `step` and starts a fresh one.
   void end_step(int64_t step);
+  // NVTX (CUDA builds): the range of model unit `unit` in forward or backward, ending the
+  // previous unit's; -1 ends it. Phases get their ranges from start/stop.
+  void mark_unit(int unit, bool backward);
   // Where phases, units and collectives stream to as the run goes (null: nowhere).
   void set_trace(RunTrace* trace) { trace_ = trace; }
   RunTrace* trace() const { return trace_; }
@@ -45,6 +49,8 @@ class PhaseTimers {
   StepTimes current_;
   std::vector<StepTimes> records_;
   RunTrace* trace_ = nullptr;
+  std::array<nvtx::Span, kNumPhases> phase_ranges_;
+  nvtx::Span unit_range_;
 };
 
 // RAII: times a scope as phase `p`.

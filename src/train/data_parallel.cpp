@@ -120,6 +120,7 @@ void DataParallel::end_micro_batch() {
 // A unit's span in the trace runs from the model asking for its parameters to the next unit's
 // request (or the micro-batch's end).
 void DataParallel::trace_unit_boundary(int next_unit, bool backward) {
+  timers_.mark_unit(next_unit, backward);
   RunTrace* trace = timers_.trace();
   if (!trace) return;
   const auto now = PhaseTimers::Clock::now();
