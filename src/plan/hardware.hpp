@@ -28,7 +28,12 @@ struct Hardware {
   // Activations held in the compute precision (GPU), or always in fp32 (the CPU kernels widen
   // bf16 to fp32).
   bool activations_in_compute_precision = true;
-  bool comm_overlaps_compute = true;  // false: no asynchronous progress (MACHINE.md)
+  // false: no core to spare (MACHINE.md): the MPI progress thread's copies and sums take the
+  // compute's core time, so every collective adds to the step.
+  bool comm_overlaps_compute = true;
+  // CPU: a rank's per-op rates when the run leaves cores idle (fewer ranks than cores) over
+  // the rates with every core busy, which the per-op figures are.
+  double spare_core_speedup = 1;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

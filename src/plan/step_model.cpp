@@ -83,6 +83,11 @@ int shard_index(const std::string& shard) {
   throw Error(str("plan: unknown shard mode ", shard, " (expected none, grads or full)"), kExitInput);
 }
 
+// DataParallel's gathered-bucket slots (kGatherSlots in src/train/data_parallel.cpp): ZeRO-3
+// with at most this many buckets gathers each once after the update and keeps them through
+// every micro-batch of the step; with more, each pass re-gathers them.
+constexpr int kGatherSlots = 4;
+
 }  // namespace
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w) {
@@ -106,10 +111,12 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   kept.recompute = Recompute::none;
   const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample);
 
-  // Compute rates per rank: ranks sharing a CPU node share its cores.
+  // Compute rates per rank: ranks sharing a CPU node share its cores, and run faster with
+  // cores to spare.
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
-  const double share = device_share(hw, R);
+  const double share =
+      device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
   if (w.fp8 && hw.gemm_fp8 <= 0)
     throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
   const double gemm_rate = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
@@ -173,7 +180,11 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     }
     return pass_exposed(comp, before, after, prefetch_all);
   };
-  if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
+  if (mode == 2 && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
+    const std::vector<double> g = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
+    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
+    s.comm_exposed_s = exposed(fwd_comp, g, zero, false) + s.micro_batches * exposed(bwd_comp, zero, reversed(rs), false);
+  } else if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
     const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);

@@ -9,8 +9,9 @@
 //   comm      every collective of the step, bucket by bucket, timed by collective_model;
 //   exposed   what the unit overlap schedule leaves uncovered: each bucket's collective runs
 //             under the previous bucket's compute (a pipeline of the pass's buckets), the
-//             first gather and the last reduction stay exposed; with no asynchronous
-//             progress (comm_overlaps_compute = false) every collective is exposed;
+//             first gather and the last reduction stay exposed; with no core to spare for
+//             the progress thread (comm_overlaps_compute = false) every collective is
+//             exposed; ZeRO-3 with at most 4 buckets (the gather slots) gathers once a step;
 //   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is

@@ -2,12 +2,14 @@
 // training runs them, and prints a hardware file whose every figure names this command:
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
-//               D 256, F 1024 model on 2048 rows; peak: 1024³ forward;
+//               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
+//   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
+//               run with fewer ranks than cores);
 //   attention   attention forward + backward, 512 tokens, 4 heads of 64, full mask
 //               (4·T²·D forward + 10·T²·D backward FLOPs, as --plan counts them);
 //   memory      triad a = b + s·c over 3 × 32 MiB;
-//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), each
-//               right after a burst of compute on every rank (the ranks' skew counts, as in a step);
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), the
+//               ranks entering together: the links themselves, without the ranks' skew;
 //   storage     writing 256 MiB with fsync.
 // Each figure is the median over 5 runs of the median over ranks.
 #include <mpi.h>
@@ -54,20 +56,58 @@ double timed(const std::function<void()>& fn, int runs = 5, const std::function<
   return median(per_run);
 }
 
-double gemm_rate() {
-  const int64_t N = 2048;
-  const int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
-  std::vector<float> x(size_t(N) * 1024, 0.5f), w(1024 * 1024, 0.25f), y(size_t(N) * 1024), dy(size_t(N) * 1024, 0.1f),
-      dx(size_t(N) * 1024), dw(1024 * 1024);
-  double flops = 0;
-  for (auto& s : shapes) flops += 6.0 * N * s[0] * s[1];
-  const double t = timed([&] {
+// Linear forward + backward at the trunk shapes of a D 256, F 1024 model on 2048 rows.
+struct TrunkGemms {
+  static constexpr int64_t N = 2048;
+  static constexpr int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
+  std::vector<float> x = std::vector<float>(size_t(N) * 1024, 0.5f), w = std::vector<float>(1024 * 1024, 0.25f),
+                     y = std::vector<float>(size_t(N) * 1024), dy = std::vector<float>(size_t(N) * 1024, 0.1f),
+                     dx = std::vector<float>(size_t(N) * 1024), dw = std::vector<float>(1024 * 1024);
+  double flops() const {
+    double f = 0;
+    for (auto& s : shapes) f += 6.0 * N * s[0] * s[1];
+    return f;
+  }
+  void run() {
     for (auto& s : shapes) {
       emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
       emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
     }
-  });
-  return flops / t;
+  }
+};
+
+double gemm_rate() {
+  TrunkGemms g;
+  return g.flops() / timed([&] { g.run(); });
+}
+
+// Rank 0's time for the GEMMs with every rank computing over its time alone, the other ranks
+// sleeping (a run with fewer ranks than cores leaves the rank a core to spare: no neighbour
+// for the caches, memory and, on a VM, the host's cores). The two are interleaved, 5 pairs,
+// so a load that moves meanwhile moves both; the others wait in a sleeping poll, not in MPI's
+// busy-waiting barrier, which would take a core.
+double spare_core_speedup() {
+  TrunkGemms g;
+  g.run();
+  std::vector<double> together, alone;
+  for (int r = 0; r < 5; ++r)
+    for (bool everyone : {true, false}) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (everyone || g_rank == 0) {
+        const auto t0 = Clock::now();
+        g.run();
+        (everyone ? together : alone).push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      MPI_Request done_req;
+      MPI_Ibarrier(MPI_COMM_WORLD, &done_req);
+      for (int done = 0; !done;) {
+        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
+        if (!done) usleep(500);
+      }
+    }
+  double speedup = g_rank == 0 ? median(together) / median(alone) : 0.0;
+  MPI_Bcast(&speedup, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return speedup;
 }
 
 double gemm_peak() {
@@ -105,32 +145,28 @@ struct Fabric {
   double latency_s = 0, bytes_per_s = 0;
 };
 
-// Each collective right after ~50 ms of GEMM on every rank, as in a training step (on a shared
-// machine the ranks leave their compute at different times, and the collective waits for
-// the last): α from 8-byte all-reduces, β from the ring pass ((p−1)/p·n bytes per rank) of
-// 32 MiB gathers and reduce-scatters.
+// The links, every rank entering each collective together (after a barrier): α from 8-byte
+// all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes per rank) of 32 MiB gathers
+// and reduce-scatters. The ranks' skew is in the compute rates: each is the median over ranks,
+// with 2 ranks the slower one.
 Fabric collectives() {
   const int p = g_size;
   const size_t small = 2, big = size_t(8) << 20;  // floats
   std::vector<float> send(big * size_t(p), 1.0f), recv(big * size_t(p));
-  const int m = 512;
-  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
-  const auto compute = [&] {
-    for (int i = 0; i < 50; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
-  };
   const double alpha = timed([&] {
     MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 9, compute) / (2 * std::max(1, p - 1));
+  }, 21) / (2 * std::max(1, p - 1));
   const double n = double(big) * sizeof(float) * p;  // the full buffer
   const double gather = timed([&] {
     MPI_Allgather(send.data(), int(big), MPI_FLOAT, recv.data(), int(big), MPI_FLOAT, MPI_COMM_WORLD);
-  }, 7, compute);
+  }, 7);
   const double scatter = timed([&] {
     MPI_Reduce_scatter_block(send.data(), recv.data(), int(big), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 7, compute);
+  }, 7);
   const double pass = 0.5 * (gather + scatter) - (p - 1) * alpha;
   return {alpha, double(p - 1) / p * n / pass};
 }
+
 
 double write_bandwidth() {
   const size_t bytes = size_t(256) << 20;
@@ -160,6 +196,7 @@ int main(int argc, char** argv) {
   const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
   auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
   const double gemm = gemm_rate(), peak = gemm_peak(), attn = attention_rate(), mem = triad_bandwidth();
+  const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
   const Fabric fabric = collectives();
   const double write = write_bandwidth();
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -170,6 +207,7 @@ int main(int argc, char** argv) {
         {"activations_in_compute_precision", false},
         {"comm_overlaps_compute", false},
         {"devices_per_node", fig(g_size, "one rank per core")},
+        {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
         {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
         {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
                         {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
@@ -178,8 +216,8 @@ int main(int argc, char** argv) {
         {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
                     {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                     {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter after compute, ring pass")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce after compute, over 2(p-1) hops")}}},
+        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter, ranks entering together, ring pass")},
+                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce, ranks entering together, over 2(p-1) hops")}}},
         {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                      {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
                      {"write_bytes_per_s_total", fig(write, "one node")}}},
