@@ -9,15 +9,18 @@
 #   fp8       FP8 vs bf16 GEMMs (+140 % claimed): cuBLASLt only, so it is measured only where a
 #             GPU is; here it reports "not measured: needs a GPU" and the planner's prediction
 #             for gr00t_n15 on 8 H100 (inputs/hw/h100_sxm.json).
-# The probe (build/hwprobe, ~10 s) runs right before the runs so the predictions use this
-# machine at its current load; ratios are baseline step / optimized step (medians over ranks
-# and steps). Writes outputs/bench/headline_ratios.json and prints the table.
-#   regression/bench_headline.sh [BUILD_DIR]   (env: NP=2, STEPS=20)
+# The machine is shared and its load moves within seconds, so each pair (baseline, optimized)
+# runs back to back, ROUNDS times over, and a ratio is the median of its rounds' ratios (each a
+# step median over ranks and steps); the planner predicts with the mean of two probes
+# (build/hwprobe, ~10 s each) taken before and after the runs. Writes
+# outputs/bench/headline_ratios.json and prints the table.
+#   regression/bench_headline.sh [BUILD_DIR]   (env: NP=2, STEPS=12, ROUNDS=3)
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 np=${NP:-2}
-steps=${STEPS:-20}
+steps=${STEPS:-12}
+rounds=${ROUNDS:-3}
 source scripts/mpi_env.sh
 out=outputs/headline
 mkdir -p "$out" outputs/bench outputs/data
@@ -31,34 +34,42 @@ if [ ! -f outputs/data/bench_mask.h5 ]; then
 fi
 bind=(--oversubscribe --bind-to core:overload-allowed -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
-mpirun -np 2 "${bind[@]}" "$build/hwprobe" cpu_now > "$out/cpu_now.json"
+mpirun -np 2 "${bind[@]}" "$build/hwprobe" cpu_now > "$out/probe_before.json"
 
-# run NAME DECK [--set ...]: trains NAME and predicts it with the fresh probe.
-run() {
-  local name=$1 deck=$2
-  shift 2
-  rm -rf "outputs/headline-$name"
-  mpirun -np "$np" "${bind[@]}" "$build/embtrain" "$deck" --set run.name="headline-$name" --set train.steps="$steps" \
-    "$@" >/dev/null
-  "$build/embtrain" "$deck" --plan --set train.ranks="$np" --set plan.hardware="$out/cpu_now.json" \
-    --set plan.json="$out/$name.plan.json" "$@" >/dev/null
-}
-run packed inputs/bench_packing.in
-run padded inputs/bench_packing.in --set data.packing=off --set data.pad_context=328
-run block_causal inputs/bench_mask.in
-run dense_mask inputs/bench_mask.in --set model.self_mask=full
+configs=(packed padded block_causal dense_mask)
+declare -A deck=([packed]=inputs/bench_packing.in [padded]=inputs/bench_packing.in
+                 [block_causal]=inputs/bench_mask.in [dense_mask]=inputs/bench_mask.in)
+declare -A sets=([packed]="" [padded]="--set data.packing=off --set data.pad_context=328"
+                 [block_causal]="" [dense_mask]="--set model.self_mask=full")
+for round in $(seq 1 "$rounds"); do
+  for c in "${configs[@]}"; do
+    rm -rf "outputs/headline-$c-$round"
+    # shellcheck disable=SC2086  # sets holds separate --set words
+    mpirun -np "$np" "${bind[@]}" "$build/embtrain" "${deck[$c]}" --set run.name="headline-$c-$round" \
+      --set train.steps="$steps" ${sets[$c]} >/dev/null
+  done
+done
+mpirun -np 2 "${bind[@]}" "$build/hwprobe" cpu_now > "$out/probe_after.json"
+/usr/bin/python3 regression/mean_hardware.py "cpu_now, around the headline runs" "$out/probe_before.json" \
+  "$out/probe_after.json" > "$out/cpu_now.json"
+for c in "${configs[@]}"; do
+  # shellcheck disable=SC2086
+  "$build/embtrain" "${deck[$c]}" --plan --set train.ranks="$np" --set plan.hardware="$out/cpu_now.json" \
+    --set plan.json="$out/$c.plan.json" ${sets[$c]} >/dev/null
+done
 for fp8 in off on; do
   "$build/embtrain" inputs/gr00t_n15.in --plan --set run.device=cuda --set model.fp8="$fp8" --set train.ranks=8 \
     --set plan.hardware=h100_sxm --set plan.json="$out/fp8_$fp8.plan.json" >/dev/null
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 gpu=$(nvidia-smi -L 2>/dev/null | head -1 || true)
-/usr/bin/python3 - "$out" "$np" "$steps" "$load_before" "$load_after" "$gpu" <<'PY'
-import json, sys
-out, np, steps, load_before, load_after, gpu = sys.argv[1:]
+/usr/bin/python3 - "$out" "$np" "$steps" "$rounds" "$load_before" "$load_after" "$gpu" <<'PY'
+import json, statistics, sys
+out, np, steps, rounds, load_before, load_after, gpu = sys.argv[1:]
+rounds = int(rounds)
 
-def measured(name):
-    s = json.load(open(f"outputs/headline-{name}/summary.json"))
+def step(name, r):
+    s = json.load(open(f"outputs/headline-{name}-{r}/summary.json"))
     return s["phases"]["step"]["per_step"]["median"]
 
 def predicted(name):
@@ -71,10 +82,12 @@ for what, deck, base, fast, claim, baseline_how in [
     ("block-causal tile skipping vs dense mask", "inputs/bench_mask.in", "dense_mask", "block_causal", 1.65,
      "model.self_mask=full"),
 ]:
-    m = {k: measured(k) for k in (base, fast)}
+    m = {k: [step(k, r) for r in range(1, rounds + 1)] for k in (base, fast)}
     p = {k: predicted(k) for k in (base, fast)}
+    speedups = [b / f for b, f in zip(m[base], m[fast])]
     rows.append({"ratio": what, "deck": deck, "ranks": int(np), "baseline": baseline_how, "claimed_speedup": 1 + claim,
-                 "measured": {"baseline_step_s": m[base], "step_s": m[fast], "speedup": m[base] / m[fast]},
+                 "measured": {"baseline_step_s": statistics.median(m[base]), "step_s": statistics.median(m[fast]),
+                              "speedup": statistics.median(speedups), "speedup_per_round": speedups},
                  "predicted": {"baseline_step_s": p[base], "step_s": p[fast], "speedup": p[base] / p[fast],
                                "hardware": f"{out}/cpu_now.json"}})
 p = {k: predicted(f"fp8_{k}") for k in ("off", "on")}
@@ -83,10 +96,12 @@ rows.append({"ratio": "FP8 vs bf16 GEMMs", "deck": "inputs/gr00t_n15.in", "ranks
              "measured": f"not measured: needs a GPU{' (found ' + gpu + ', but the CUDA training step has not landed)' if gpu else ''}",
              "predicted": {"baseline_step_s": p["off"], "step_s": p["on"], "speedup": p["off"] / p["on"],
                            "hardware": "inputs/hw/h100_sxm.json"}})
-result = {"ranks": int(np), "steps": int(steps), "load_average_before_after": [float(load_before), float(load_after)],
+result = {"ranks": int(np), "steps": int(steps), "rounds": rounds,
+          "load_average_before_after": [float(load_before), float(load_after)],
           "rows": rows}
 json.dump(result, open("outputs/bench/headline_ratios.json", "w"), indent=2)
-print(f"load average {load_before} -> {load_after}; {np} ranks, {steps} steps, speedup = baseline step / step")
+print(f"load average {load_before} -> {load_after}; {np} ranks, {steps} steps, {rounds} rounds; "
+      "speedup = baseline step / step (median of the rounds; steps: medians)")
 print(f"{'ratio':42s} {'claimed':>8s} {'measured':>22s} {'predicted':>22s}")
 def cell(d):
     return f"{d['speedup']:.2f}x ({d['baseline_step_s']:.3f}/{d['step_s']:.3f})" if isinstance(d, dict) else "not measured"

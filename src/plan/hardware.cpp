@@ -82,6 +82,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");
   if (j.contains("gemm_flops") && j["gemm_flops"].contains("fp8")) h.gemm_fp8 = f("gemm_flops.fp8");
   h.attention_fp32 = f("attention_flops.fp32"), h.attention_bf16 = f("attention_flops.bf16");
+  if (j.contains("attention_forward_fraction")) h.attention_forward_fraction = f("attention_forward_fraction");
+  if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");

@@ -22,6 +22,13 @@ struct Hardware {
   double gemm_fp32 = 0, gemm_bf16 = 0;
   double gemm_fp8 = 0;  // FP8 GEMMs with block scales (model.fp8); 0 = the machine has none
   double attention_fp32 = 0, attention_bf16 = 0;
+  // Attention's per (query, key) pair and head work besides the head-dim-long dot products
+  // (the softmax's exp and sums), forward + backward seconds; 0 where the attention rate
+  // already includes it (GPU figures measured at head dim 128).
+  double attention_pair_head_s = 0;
+  // The forward's share of attention's forward + backward time (4 of the 14 FLOPs per pair and
+  // head dim unless measured).
+  double attention_forward_fraction = 4.0 / 14;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, workspaces, fragmentation

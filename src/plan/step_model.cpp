@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
+#include "plan/computed_attention.hpp"
 
 namespace emb {
 namespace {
@@ -127,15 +128,19 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   // forward, its gradient written and read once in the backward.
   const double act_per_sample = p_none.activation_bytes * act_scale / s.samples_per_mb;
   const double passes = w.fp8 ? 3 : 2;
-  const double fwd = p.gemm_flops_fwd / gemm_rate + p.attn_flops_fwd / attn_rate + passes * act_per_sample / mem_rate;
-  const double bwd =
-      2 * p.gemm_flops_fwd / gemm_rate + 2.5 * p.attn_flops_fwd / attn_rate + passes * act_per_sample / mem_rate;
+  // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
+  // their per-pair work, split by the forward's measured share.
+  const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
+  const double attn = 3.5 * tiled.flops_fwd / attn_rate + tiled.pair_heads * hw.attention_pair_head_s / share;
+  const double attn_fwd = hw.attention_forward_fraction * attn;
+  const double fwd = p.gemm_flops_fwd / gemm_rate + attn_fwd + passes * act_per_sample / mem_rate;
+  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + (attn - attn_fwd) + passes * act_per_sample / mem_rate;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   const double recompute = c.recompute == Recompute::full
                                ? fwd
                                : (c.recompute == Recompute::selective
-                                      ? p.attn_flops_fwd / attn_rate + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
+                                      ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
                                       : 0.0);
   s.fwd_s = fwd * s.samples_per_rank;
   s.bwd_s = bwd * s.samples_per_rank;

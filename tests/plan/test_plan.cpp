@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "model/presets.hpp"
+#include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
 #include "plan/step_model.hpp"
 
@@ -171,6 +172,60 @@ BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
   BOOST_TEST(fp8.compute_s < bf16.compute_s);
   BOOST_TEST(fp8.flops_per_sample == bf16.flops_per_sample);
   BOOST_TEST(load_hardware("h100_sxm").gemm_fp8 > load_hardware("h100_sxm").gemm_bf16);
+}
+
+// The tiled kernels compute whole 64 x 64 tiles: a full mask over one sample of a multiple of 64
+// tokens computes exactly its pairs; block-causal blocks that packing shifts off the tile
+// grid (a second sample starting at 1032 = 16 x 64 + 8) cost more than their allowed pairs.
+BOOST_AUTO_TEST_CASE(attention_time_counts_the_tiles_the_kernels_compute) {
+  ModelConfig c = preset_config("tiny_wan");
+  c.latent_frames = 8, c.latent_height = 16, c.latent_width = 16;  // 1024 video + 8 action tokens
+  c.max_text_tokens = 64;
+  const PlanSample shape{16, 0};
+  const PlanReport one = make_plan(c, 1, 1, shape);
+  BOOST_TEST(one.tokens_per_sample == 1032);
+  const ComputedAttention aligned = computed_attention(c, 1, shape), packed = computed_attention(c, 3, shape);
+  BOOST_TEST(aligned.flops_fwd >= one.attn_flops_fwd);
+  BOOST_TEST(aligned.flops_fwd < 1.1 * one.attn_flops_fwd);
+  BOOST_TEST(packed.flops_fwd > 1.2 * aligned.flops_fwd);
+  BOOST_TEST(packed.pair_heads > 1.2 * aligned.pair_heads);
+  // A dense mask loses less to the grid: only the tiles across a sample boundary are partial.
+  c.self_mask = SelfMask::full;
+  const PlanReport dense = make_plan(c, 1, 1, shape);
+  const ComputedAttention dense_packed = computed_attention(c, 3, shape);
+  BOOST_TEST(dense.attn_flops_fwd > 2.5 * one.attn_flops_fwd);
+  BOOST_TEST(dense_packed.flops_fwd / dense.attn_flops_fwd < packed.flops_fwd / one.attn_flops_fwd);
+}
+
+// ZeRO-3 keeps up to 4 gathered buckets (DataParallel's slots): a model in one bucket is
+// gathered once a step and reduced per micro-batch.
+BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;
+  const StepPrediction s = predict_step(gpu_node(), w);
+  BOOST_TEST(s.buckets == 1);
+  BOOST_TEST(s.micro_batches == 4);
+  BOOST_TEST(s.collectives.size() == 2u);  // the gather and the reductions
+  BOOST_TEST(collective_name(s.collectives[0].op) == std::string("all_gather"));
+  BOOST_TEST(s.collectives[0].per_step == 1);
+  BOOST_TEST(collective_name(s.collectives[1].op) == std::string("reduce_scatter"));
+  BOOST_TEST(s.collectives[1].per_step == 4);
+}
+
+// On a CPU node a rank with cores to spare runs at the measured spare-core speedup.
+BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  Workload w = tiny_workload();
+  w.ranks = 1;
+  const double busy = predict_step(h, w).compute_s;
+  h.spare_core_speedup = 1.5;
+  BOOST_TEST(predict_step(h, w).compute_s == busy / 1.5, boost::test_tools::tolerance(1e-9));
+  w.ranks = 2;
+  const double two = predict_step(h, w).compute_s;
+  h.spare_core_speedup = 1;
+  BOOST_TEST(predict_step(h, w).compute_s == two, boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {

@@ -5,8 +5,9 @@
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores);
-//   attention   attention forward + backward, 512 tokens, 4 heads of 64, full mask
-//               (4·T²·D forward + 10·T²·D backward FLOPs, as --plan counts them);
+//   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
+//               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
+//               --plan counts them) and the per (pair, head) softmax work apart;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), the
 //               ranks entering together: the links themselves, without the ranks' skew;
@@ -116,20 +117,36 @@ double gemm_peak() {
   return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
 }
 
-double attention_rate() {
+// Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask.
+double attention_seconds(int hd, bool backward) {
   const int64_t T = 512;
-  const int H = 4, hd = 64, D = H * hd;
+  const int H = 4, D = H * hd;
   std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
       dq(q.size()), dk(q.size()), dv(q.size());
   std::vector<int32_t> seq(size_t(T), 0);
   const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
                                 seq.data(), seq.data(), seq.data()};
-  const double t = timed([&] {
+  return timed([&] {
     emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
-    emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                                 dk.data(), dv.data(), T, T, H, hd, idx);
+    if (backward)
+      emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
+                                   dk.data(), dv.data(), T, T, H, hd, idx);
   });
-  return 14.0 * double(T) * double(T) * D / t;
+}
+
+// Attention's time per (pair, head) is c + 14·hd / rate: the softmax's work, whatever the head
+// dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan counts them).
+// Two head dims, 16 and 64, give both; the forward's share of the time is measured at 64.
+struct AttentionCost {
+  double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0;
+};
+
+AttentionCost attention_cost() {
+  const double pair_heads = 512.0 * 512.0 * 4;
+  const double t16 = attention_seconds(16, true) / pair_heads, t64 = attention_seconds(64, true) / pair_heads;
+  const double per_dim = std::max((t64 - t16) / 48, 1e-15);  // seconds per head-dim unit
+  const double fwd64 = attention_seconds(64, false) / pair_heads;
+  return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, fwd64 / t64)};
 }
 
 double triad_bandwidth() {
@@ -195,7 +212,8 @@ int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "cpu";
   const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
   auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
-  const double gemm = gemm_rate(), peak = gemm_peak(), attn = attention_rate(), mem = triad_bandwidth();
+  const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
+  const AttentionCost attn = attention_cost();
   const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
   const Fabric fabric = collectives();
   const double write = write_bandwidth();
@@ -211,8 +229,10 @@ int main(int argc, char** argv) {
         {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
         {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
                         {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_flops", {{"fp32", fig(attn, "attention fwd+bwd, 512 tokens, 4x64 heads, per core")},
-                             {"bf16", fig(attn, "bf16 computes in fp32 on the CPU")}}},
+        {"attention_flops", {{"fp32", fig(attn.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
+                             {"bf16", fig(attn.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
+        {"attention_forward_fraction", fig(attn.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
+        {"attention_pair_head_seconds", fig(attn.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
         {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
                     {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                     {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
