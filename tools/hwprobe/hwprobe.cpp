@@ -117,7 +117,8 @@ double gemm_peak() {
   return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
 }
 
-// Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask.
+// Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
+// run (timed's median over ranks).
 double attention_seconds(int hd, bool backward) {
   const int64_t T = 512;
   const int H = 4, D = H * hd;
@@ -131,22 +132,29 @@ double attention_seconds(int hd, bool backward) {
     if (backward)
       emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
                                    dk.data(), dv.data(), T, T, H, hd, idx);
-  });
+  }, 1);
 }
 
 // Attention's time per (pair, head) is c + 14·hd / rate: the softmax's work, whatever the head
 // dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan counts them).
-// Two head dims, 16 and 64, give both; the forward's share of the time is measured at 64.
+// Two head dims, 16 and 64, give both; the forward's share of the time is measured at 64. The
+// three measurements are interleaved, 9 rounds, and each is the median of its rounds: a
+// difference of two times taken minutes apart on a loaded machine would be mostly the load.
 struct AttentionCost {
   double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0;
 };
 
 AttentionCost attention_cost() {
   const double pair_heads = 512.0 * 512.0 * 4;
-  const double t16 = attention_seconds(16, true) / pair_heads, t64 = attention_seconds(64, true) / pair_heads;
+  std::vector<double> both16, both64, fwd64;
+  for (int r = 0; r < 9; ++r) {
+    both16.push_back(attention_seconds(16, true) / pair_heads);
+    both64.push_back(attention_seconds(64, true) / pair_heads);
+    fwd64.push_back(attention_seconds(64, false) / pair_heads);
+  }
+  const double t16 = median(both16), t64 = median(both64);
   const double per_dim = std::max((t64 - t16) / 48, 1e-15);  // seconds per head-dim unit
-  const double fwd64 = attention_seconds(64, false) / pair_heads;
-  return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, fwd64 / t64)};
+  return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, median(fwd64) / t64)};
 }
 
 double triad_bandwidth() {
