@@ -41,6 +41,10 @@ struct Hardware {
   // CPU: a rank's per-op rates when the run leaves cores idle (fewer ranks than cores) over
   // the rates with every core busy, which the per-op figures are.
   double spare_core_speedup = 1;
+  // How much longer than the typical rank's compute a step's work takes when every collective
+  // waits for the slowest rank (ranks time-sharing cores with other load), measured with
+  // devices_per_node ranks; 0: dedicated devices.
+  double rank_imbalance = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

@@ -12,6 +12,10 @@
 //             first gather and the last reduction stay exposed; with no core to spare for
 //             the progress thread (comm_overlaps_compute = false) every collective is
 //             exposed; ZeRO-3 with at most 4 buckets (the gather slots) gathers once a step;
+//   imbalance with more than one rank, compute is longer by the hardware's rank_imbalance
+//             (ranks time-sharing cores finish equal work at different times, and every
+//             collective waits for the slowest), measured with one rank per core and scaled
+//             to R ranks by the expected maximum of R independent normal delays;
 //   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/error.hpp"
 #include "model/presets.hpp"
@@ -226,6 +227,26 @@ BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup
   const double two = predict_step(h, w).compute_s;
   h.spare_core_speedup = 1;
   BOOST_TEST(predict_step(h, w).compute_s == two, boost::test_tools::tolerance(1e-12));
+}
+
+// The measured imbalance (with one rank per core) lengthens the compute of several ranks, more
+// for more ranks (the expected maximum of R normals: 0.5642 at 2, 1.0294 at 4), never one.
+BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  Workload w = tiny_workload();
+  std::map<int, double> even, skewed;
+  for (int R : {1, 2, 4}) {
+    w.ranks = R;
+    h.rank_imbalance = 0;
+    even[R] = predict_step(h, w).compute_s;
+    h.rank_imbalance = 0.2;
+    skewed[R] = predict_step(h, w).compute_s;
+  }
+  BOOST_TEST(skewed[1] == even[1], boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(skewed[2] == 1.2 * even[2], boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(skewed[4] == (1 + 0.2 * 1.0294 / 0.5642) * even[4], boost::test_tools::tolerance(1e-3));
 }
 
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {

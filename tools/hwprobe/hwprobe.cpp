@@ -5,6 +5,8 @@
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores);
+//   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
+//               ranks' mean compute a round takes (rates are the mean over ranks);
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart;
@@ -38,21 +40,25 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds of fn, every rank starting together (or, with `before`, after each rank ran `before`
-// untimed: a collective then also waits for the ranks' skew, as it does after a training
-// step's compute); the median over ranks, then over runs.
-double timed(const std::function<void()>& fn, int runs = 5, const std::function<void()>& before = {}) {
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / double(v.size());
+}
+
+// Seconds of fn, every rank starting together; the mean over ranks (the typical rank: how much
+// the slowest lags it is rank_imbalance()), then the median over runs.
+double timed(const std::function<void()>& fn, int runs = 5) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
   for (int r = 0; r < runs; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (before) before();
     const auto t0 = Clock::now();
     fn();
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::vector<double> all(static_cast<size_t>(g_size));
     MPI_Allgather(&s, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    per_run.push_back(median(all));
+    per_run.push_back(mean(all));
   }
   return median(per_run);
 }
@@ -109,6 +115,37 @@ double spare_core_speedup() {
   double speedup = g_rank == 0 ? median(together) / median(alone) : 0.0;
   MPI_Bcast(&speedup, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return speedup;
+}
+
+// What a step's synchronisation costs beyond the typical rank's compute: 20 rounds of ~20 ms of
+// GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
+// all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
+// compute, minus 1, the median over rounds. Ranks time-sharing the cores with other load
+// finish their equal work at different times, and every collective waits for the last.
+double rank_imbalance() {
+  const int m = 384;
+  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  const auto burst = [&] {
+    for (int i = 0; i < 8; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+  };
+  burst();
+  std::vector<double> ratios;
+  float token = 1.0f;
+  for (int r = 0; r < 20; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    burst();
+    const auto t1 = Clock::now();
+    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+    double times[2] = {std::chrono::duration<double>(t1 - t0).count(),
+                       std::chrono::duration<double>(Clock::now() - t0).count()};
+    std::vector<double> all(2 * static_cast<size_t>(g_size));
+    MPI_Allgather(times, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    std::vector<double> compute, wall;
+    for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
+    ratios.push_back(mean(wall) / mean(compute) - 1);
+  }
+  return std::max(0.0, median(ratios));
 }
 
 double gemm_peak() {
@@ -172,8 +209,7 @@ struct Fabric {
 
 // The links, every rank entering each collective together (after a barrier): α from 8-byte
 // all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes per rank) of 32 MiB gathers
-// and reduce-scatters. The ranks' skew is in the compute rates: each is the median over ranks,
-// with 2 ranks the slower one.
+// and reduce-scatters. The ranks' skew is measured apart (rank_imbalance()).
 Fabric collectives() {
   const int p = g_size;
   const size_t small = 2, big = size_t(8) << 20;  // floats
@@ -223,6 +259,7 @@ int main(int argc, char** argv) {
   const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
   const AttentionCost attn = attention_cost();
   const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
+  const double imbalance = rank_imbalance();
   const Fabric fabric = collectives();
   const double write = write_bandwidth();
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -233,6 +270,7 @@ int main(int argc, char** argv) {
         {"activations_in_compute_precision", false},
         {"comm_overlaps_compute", false},
         {"devices_per_node", fig(g_size, "one rank per core")},
+        {"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
         {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
         {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
         {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
