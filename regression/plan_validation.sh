@@ -7,6 +7,9 @@
 # measured step next to the predicted one. The machine is shared and its load moves within a
 # minute, so the probes bracket the run they predict, the load average is recorded beside it,
 # and the whole sequence runs ROUNDS times: a rank count's error is the median of its rounds'.
+# With more ranks than cores the ranks' imbalance is measured at that count (`hwprobe
+# --imbalance` right after the run): two ranks on a core wait for each other's time slices at
+# every collective, which a probe with one rank per core cannot see.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3)
 set -euo pipefail
 build=${1:-build}
@@ -34,6 +37,15 @@ for round in $(seq 1 "$rounds"); do
     probe "$after"
     /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run" "$before" "$after" \
       > "$out/cpu_np$np-$round.json"
+    if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count
+      mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_np$np-$round.json"
+      /usr/bin/python3 - "$out/cpu_np$np-$round.json" "$out/imbalance_np$np-$round.json" <<'PY'
+import json, sys
+hw, extra = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+hw.update(extra)
+json.dump(hw, open(sys.argv[1], "w"), indent=2)
+PY
+    fi
     before="$after"
     "$build/embtrain" inputs/scaling_cpu.in --plan --set train.ranks="$np" --set plan.hardware="$out/cpu_np$np-$round.json" \
       --set plan.json="$out/plan_np$np-$round.json" >/dev/null

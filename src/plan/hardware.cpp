@@ -78,6 +78,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.activations_in_compute_precision = j.value("activations_in_compute_precision", true);
   h.comm_overlaps_compute = j.value("comm_overlaps_compute", true);
   if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
+  if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
   if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
   h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");

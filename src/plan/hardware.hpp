@@ -45,6 +45,7 @@ struct Hardware {
   // waits for the slowest rank (ranks time-sharing cores with other load), measured with
   // devices_per_node ranks; 0: dedicated devices.
   double rank_imbalance = 0;
+  int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

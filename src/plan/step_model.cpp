@@ -156,10 +156,11 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
                                       ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
                                       : 0.0);
   // The slowest rank paces every collective: the compute is longer by the imbalance hwprobe
-  // measured with one rank per core, scaled to R ranks as the expected maximum of R ranks'
-  // independent delays (1.8 times 2 ranks' at 4).
+  // measured with M ranks, scaled to R ranks as the expected maximum of R ranks' independent
+  // delays (1.8 times 2 ranks' at 4).
+  const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   const double paced =
-      1 + (hw.devices_per_node > 1 ? hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(hw.devices_per_node) : 0);
+      1 + (measured_ranks > 1 ? hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks) : 0);
   s.fwd_s = fwd * s.samples_per_rank * paced;
   s.bwd_s = bwd * s.samples_per_rank * paced;
   s.recompute_s = recompute * s.samples_per_rank * paced;

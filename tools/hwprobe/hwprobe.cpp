@@ -1,6 +1,8 @@
 // Measures this machine for the planner (src/plan/hardware.hpp), every rank at once as
 // training runs them, and prints a hardware file whose every figure names this command:
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
+//   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
+//                                           regression/plan_validation.sh merges it for 4 ranks)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
@@ -256,6 +258,16 @@ int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "cpu";
   const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
   auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
+  if (name == "--imbalance") {  // only the imbalance, at this rank count (e.g. two ranks per core)
+    const double imbalance = rank_imbalance();
+    if (g_rank == 0)
+      std::printf("%s\n", nlohmann::json{{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+                                         {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}}
+                                .dump(2)
+                                .c_str());
+    MPI_Finalize();
+    return 0;
+  }
   const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
   const AttentionCost attn = attention_cost();
   const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
@@ -271,6 +283,7 @@ int main(int argc, char** argv) {
         {"comm_overlaps_compute", false},
         {"devices_per_node", fig(g_size, "one rank per core")},
         {"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+        {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
         {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
         {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
         {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
