@@ -145,6 +145,9 @@ std::vector<KeySpec> make_schema() {
       enum_key("model.fp8", "off", {"off", "on"},
                "FP8 (E4M3) GEMMs with block scales (1x128 activation tiles, 128x128 weight blocks); "
                "needs run.device = cuda"),
+      enum_key("model.self_mask", "family", {"family", "full", "block_causal", "prefix"},
+               "DiT self-attention mask: family = MODEL.md's (gr00t full, wan block_causal); full on wan "
+               "computes every pair of a sample, the dense-mask cost baseline of make bench"),
       enum_key("model.recompute", "none", {"none", "selective", "full"},
                "activation recompute per block (selective: the attention cores; full: the whole block)"),
       real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),
@@ -152,9 +155,13 @@ std::vector<KeySpec> make_schema() {
       // [data]
       list_key("data.paths", "", "packed HDF5 files or globs, comma-separated"),
       enum_key("data.packing", "on", {"on", "off"},
-               "pack samples into micro-batches by tokens (off: micro_batch samples each)"),
+               "pack samples into micro-batches by tokens (off: every sample padded to the longest, or to "
+               "data.pad_context, as many as fit in tokens_per_mb)"),
       int_key("data.tokens_per_mb", "4096", "tokens", between(16, 1e9),
               "token budget of one packed micro-batch"),
+      int_key("data.pad_context", "0", "tokens", at_least(0),
+              "packing = off: context tokens every sample is padded to (masked), e.g. vision tokens + 200 "
+              "text tokens as JDT pads; 0 = the longest context in the data"),
       int_key("data.lookahead", "64", "samples", at_least(1),
               "samples the packer considers when filling a micro-batch"),
       int_key("data.prefetch", "2", "steps", between(0, 64),
@@ -168,7 +175,7 @@ std::vector<KeySpec> make_schema() {
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
       int_key("train.global_batch", "8", "samples", at_least(1), "samples per optimizer step"),
       int_key("train.micro_batch", "0", "samples", at_least(0),
-              "samples per micro-batch; 0 = global_batch / ranks"),
+              "samples per micro-batch of --plan with packing = off; 0 = as many as fit in data.tokens_per_mb"),
       real_key("train.lr", "0.0003", "", at_least(0), "peak learning rate"),
       real_key("train.min_lr", "3e-05", "", at_least(0), "learning rate at the end of decay"),
       int_key("train.warmup_steps", "10", "steps", at_least(0), "linear warmup length"),

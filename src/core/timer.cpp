@@ -1,5 +1,7 @@
 #include "core/timer.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
 
 namespace emb {
@@ -13,6 +15,7 @@ const char* phase_name(Phase p) {
 void PhaseTimers::start(Phase p) {
   // Re-entering a running phase (recursion) keeps the outer start: time is counted once.
   if (depth_[int(p)]++ != 0) return;
+  phase_ranges_[size_t(p)].start(phase_name(p));
   started_[int(p)] = Clock::now();
   if (on_device(p)) device_started_[int(p)] = device_clock_->mark();
 }
@@ -21,11 +24,23 @@ void PhaseTimers::stop(Phase p) {
   EMB_ASSERT(depth_[int(p)] > 0);
   if (--depth_[int(p)] != 0) return;
   const Clock::time_point now = Clock::now();
+  phase_ranges_[size_t(p)].end();
   if (on_device(p))
     device_spans_.push_back({p, device_started_[int(p)], device_clock_->mark()});
   else
     current_.seconds[int(p)] += std::chrono::duration<double>(now - started_[int(p)]).count();
   if (trace_) trace_->phase(phase_name(p), started_[int(p)], now, records_.empty() ? 0 : records_.back().step + 1);
+}
+
+void PhaseTimers::mark_unit(int unit, bool backward) {
+  if (!nvtx::kEnabled) return;
+  if (unit < 0) {
+    unit_range_.end();
+    return;
+  }
+  char name[32];
+  std::snprintf(name, sizeof name, "unit %d %s", unit, backward ? "bwd" : "fwd");
+  unit_range_.start(name);
 }
 
 void PhaseTimers::end_step(int64_t step) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device_clock.hpp"
+#include "core/nvtx.hpp"
 #include "core/run_trace.hpp"
 
 namespace emb {
@@ -35,6 +36,9 @@ class PhaseTimers {
   double current(Phase p) const { return current_.seconds[int(p)]; }
   // Closes the step: records its times under `step` and starts a fresh one.
   void end_step(int64_t step);
+  // NVTX (CUDA builds): the range of model unit `unit` in forward or backward, ending the
+  // previous unit's; -1 ends it. Phases get their ranges from start/stop.
+  void mark_unit(int unit, bool backward);
   // Where phases, units and collectives stream to as the run goes (null: nowhere).
   void set_trace(RunTrace* trace) { trace_ = trace; }
   RunTrace* trace() const { return trace_; }
@@ -60,6 +64,8 @@ class PhaseTimers {
   StepTimes current_;
   std::vector<StepTimes> records_;
   RunTrace* trace_ = nullptr;
+  std::array<nvtx::Span, kNumPhases> phase_ranges_;
+  nvtx::Span unit_range_;
 };
 
 // RAII: times a scope as phase `p`.

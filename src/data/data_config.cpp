@@ -9,6 +9,7 @@ DataConfig data_config_from_deck(const Deck& deck) {
   c.paths = deck.get_list("data.paths");
   c.packing = deck.get_string("data.packing") == "on";
   c.tokens_per_mb = deck.get_int("data.tokens_per_mb");
+  c.pad_context = deck.get_int("data.pad_context");
   c.lookahead = deck.get_int("data.lookahead");
   c.prefetch = int(deck.get_int("data.prefetch"));
   c.mpio_transfer = mpio_transfer_from_name(deck.get_string("data.mpio_transfer"));

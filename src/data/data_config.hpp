@@ -14,6 +14,7 @@ struct DataConfig {
   std::vector<std::string> paths;  // files or globs
   bool packing = true;
   int64_t tokens_per_mb = 4096;
+  int64_t pad_context = 0;        // packing off: context tokens per padded sample; 0 = the data's longest
   int64_t lookahead = 64;         // FFD window, samples
   int prefetch = 2;               // steps kept ready (0: load on demand)
   MpioTransfer mpio_transfer = MpioTransfer::independent;

@@ -31,6 +31,11 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
   pack_.lookahead = dc_.lookahead;
   pack_.pad_query = data_->query_tokens();
   pack_.pad_context = data_->max_context_tokens();
+  if (!dc_.packing && dc_.pad_context > 0) {
+    EMB_CHECK(dc_.pad_context >= pack_.pad_context, "data.pad_context = ", dc_.pad_context,
+              " is shorter than the longest context in the data (", pack_.pad_context, " tokens)");
+    pack_.pad_context = dc_.pad_context;
+  }
   if (!dc_.packing)
     EMB_CHECK(pack_.pad_query + pack_.pad_context <= dc_.tokens_per_mb, "data.tokens_per_mb = ", dc_.tokens_per_mb,
               " is smaller than the longest sample (", pack_.pad_query + pack_.pad_context, " tokens) with packing = off");

@@ -60,11 +60,13 @@ class PackedDataset {
 
   int64_t query_tokens() const { return query_tokens_; }      // per sample, fixed by the model
   int64_t max_context_tokens() const { return max_context_; }  // over all samples
+  double mean_context_tokens() const { return samples() ? context_sum_ / double(samples()) : 0.0; }
 
  private:
   std::vector<PackedFileIndex> files_;
   std::vector<int64_t> sample_begin_{0};
   int64_t query_tokens_ = 0, max_context_ = 0;
+  double context_sum_ = 0;  // context tokens over all samples
 };
 
 // Files named by `patterns` (plain paths or globs), globs expanded in sorted order. A glob

@@ -4,7 +4,8 @@
 //               bins of at most tokens_per_mb tokens (query + context); bins are emitted in
 //               the order they were opened, samples inside a bin in window order.
 //  packing off: the baseline; every sample is padded to the longest sample of the dataset
-//               (pad_query, pad_context) and micro-batches hold tokens_per_mb / that many.
+//               (pad_query, pad_context; data.pad_context pads the context further, e.g. to
+//               JDT's 200 text tokens) and micro-batches hold tokens_per_mb / that many.
 // Every sample lands in exactly one micro-batch. A sample's tokens are those of the one rule
 // in batch/sample_tokens.hpp (the synthetic batches use it too); wan's video_x0 rows are
 // patches flattened t, h, w, c, and noisy tokens repeat their clean twin's row.

@@ -97,26 +97,52 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
 
 }  // namespace
 
+AttnMask self_attention_mask(const ModelConfig& c) { return family_self_mask(c); }
+
+void attention_work(const ModelConfig& c, StepFlops& f) {
+  const double D = c.d_model;
+  if (c.family == Family::gr00t) {
+    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+    f.attn_fwd = 4 * D * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs));
+    f.attn_fwd += 4.0 * c.d_ctx * c.n_layers_vl * double(f.context_pairs);
+    f.attn_pair_heads = c.n_heads * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs)) +
+                        double(c.n_heads_vl) * c.n_layers_vl * double(f.context_pairs);
+  } else {
+    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs);
+    f.attn_pair_heads = double(c.n_heads) * c.n_layers * double(f.self_pairs + f.cross_pairs);
+  }
+}
+
 StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   StepFlops f;
   f.self_pairs = self_pairs(b, family_self_mask(c));
   f.cross_pairs = per_sample_pairs(b, false);
-  const double D = c.d_model;
-  if (c.family == Family::gr00t) {
-    f.context_pairs = per_sample_pairs(b, true);
-    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
-    f.attn_fwd = 4 * D * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs));
-    f.attn_fwd += 4.0 * c.d_ctx * c.n_layers_vl * double(f.context_pairs);
-  } else {
-    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs);
-  }
+  if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
+  attention_work(c, f);
   f.gemm_fwd = gemm_flops(c, b);
   f.fwd = f.gemm_fwd + f.attn_fwd;
   f.bwd = 2 * f.gemm_fwd + 2.5 * f.attn_fwd;
   return f;
 }
 
-PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
+PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample& shape) {
+  SampleShape typical = typical_sample_shape(c);
+  if (shape.context_tokens > 0) typical.n_context = int(shape.context_tokens);
+  std::vector<int64_t> ids(static_cast<size_t>(samples));
+  for (int i = 0; i < samples; ++i) ids[size_t(i)] = i;
+  PackedBatch b = make_batch(c, ids, std::vector<SampleShape>(size_t(samples), typical), true, 0, false);
+  if (shape.padded_context > typical.n_context) {  // each sample's context, then its padding
+    b.cseq.clear();
+    for (int32_t i = 0; i < samples; ++i) {
+      b.cseq.insert(b.cseq.end(), size_t(typical.n_context), i);
+      b.cseq.insert(b.cseq.end(), size_t(shape.padded_context - typical.n_context), -1);
+    }
+    b.n_context = int64_t(b.cseq.size());
+  }
+  return b;
+}
+
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape) {
   EMB_ASSERT(ranks > 0);
   PlanReport p;
   p.preset = c.preset;
@@ -127,10 +153,11 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   p.n_units = reg.n_units();
   p.max_unit_params = reg.max_unit_count();
 
-  const PackedBatch sample = make_batch(c, {0}, {typical_sample_shape(c)}, true, 0, false);
+  const PackedBatch sample = plan_micro_batch(c, 1, shape);
   p.tokens_per_sample = sample.n_tokens;
   p.context_per_sample = sample.n_context;
-  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens)));
+  // The packer's budget counts query and context tokens (DATA.md "Packing").
+  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens + sample.n_context)));
   p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
   p.context_per_mb = p.samples_per_mb * sample.n_context;
 
@@ -139,6 +166,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget) {
   p.cross_pairs_per_sample = f.cross_pairs;
   p.gemm_flops_fwd = f.gemm_fwd;
   p.attn_flops_fwd = f.attn_fwd;
+  p.attn_pair_heads = f.attn_pair_heads;
   p.flops_fwd = f.fwd;
   p.flops_bwd = f.bwd;
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "batch/packed_batch.hpp"
+#include "kernels/op_types.hpp"
 #include "model/model_config.hpp"
 
 namespace emb {
@@ -22,8 +23,14 @@ namespace emb {
 struct StepFlops {
   int64_t self_pairs = 0, cross_pairs = 0, context_pairs = 0;  // allowed attention pairs
   double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
+  double attn_pair_heads = 0;  // allowed pairs × heads over every attention layer (per-pair work: softmax)
 };
 StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
+// attn_fwd and attn_pair_heads of `f` from its pair counts (allowed pairs, or the pairs a tiled
+// kernel computes: src/plan/computed_attention.hpp).
+void attention_work(const ModelConfig& cfg, StepFlops& f);
+// The DiT blocks' self-attention mask (model.self_mask, or the family's).
+AttnMask self_attention_mask(const ModelConfig& cfg);
 
 struct PlanReport {
   std::string preset;
@@ -34,13 +41,26 @@ struct PlanReport {
   int64_t tokens_per_mb = 0, context_per_mb = 0;
   int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0;
   double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
+  double attn_pair_heads = 0;                     // per sample, as StepFlops
   double flops_fwd = 0, flops_bwd = 0;            // per sample
   double activation_bytes = 0;                    // one micro-batch on one rank
   std::array<double, 3> state_bytes{};            // per rank: shard none, grads, full
 };
 
-// token_budget: data.tokens_per_mb (a micro-batch holds as many typical samples as fit, at least one).
-PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget);
+// The sample --plan costs: typical_sample_shape (synthetic_batch.hpp) unless the data's mean
+// context length is known (context_tokens > 0); packing = off pads its context with masked
+// tokens up to padded_context (the GEMMs run over them, attention skips them).
+struct PlanSample {
+  int64_t context_tokens = 0;  // 0 = the typical sample's
+  int64_t padded_context = 0;  // 0 = no padding
+};
+
+// The token index arrays of `samples` such samples laid end to end, as the packer lays them
+// (no features).
+PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape);
+
+// token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
+PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {});
 std::string plan_text(const PlanReport& plan);
 
 }  // namespace emb

@@ -127,6 +127,11 @@ ModelConfig model_config_from_deck(const Deck& deck) {
   c.precision = deck.get_string("model.precision") == "bf16" ? Precision::bf16 : Precision::fp32;
   std::string rc = deck.get_string("model.recompute");
   c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+  const std::string mask = deck.get_string("model.self_mask");
+  c.self_mask = mask == "full"           ? SelfMask::full
+                : mask == "block_causal" ? SelfMask::block_causal
+                : mask == "prefix"       ? SelfMask::prefix
+                                         : SelfMask::family;
   c.init_std = deck.get_double("model.init_std");
   validate_model_config(c, [&](const std::vector<std::string>& keys) {
     for (const std::string& key : keys)

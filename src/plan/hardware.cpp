@@ -77,9 +77,15 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.ranks_share_node = j.value("ranks_share_node", false);
   h.activations_in_compute_precision = j.value("activations_in_compute_precision", true);
   h.comm_overlaps_compute = j.value("comm_overlaps_compute", true);
+  if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
+  if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
+  if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
   h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");
+  if (j.contains("gemm_flops") && j["gemm_flops"].contains("fp8")) h.gemm_fp8 = f("gemm_flops.fp8");
   h.attention_fp32 = f("attention_flops.fp32"), h.attention_bf16 = f("attention_flops.bf16");
+  if (j.contains("attention_forward_fraction")) h.attention_forward_fraction = f("attention_forward_fraction");
+  if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");

@@ -20,14 +20,32 @@ struct Hardware {
   // Peak (for MFU) and achieved per-op rates, FLOP/s per device, by compute precision.
   double peak_fp32 = 0, peak_bf16 = 0;
   double gemm_fp32 = 0, gemm_bf16 = 0;
+  double gemm_fp8 = 0;  // FP8 GEMMs with block scales (model.fp8); 0 = the machine has none
   double attention_fp32 = 0, attention_bf16 = 0;
+  // Attention's per (query, key) pair and head work besides the head-dim-long dot products
+  // (the softmax's exp and sums), forward + backward seconds; 0 where the attention rate
+  // already includes it (GPU figures measured at head dim 128).
+  double attention_pair_head_s = 0;
+  // The forward's share of attention's forward + backward time (4 of the 14 FLOPs per pair and
+  // head dim unless measured).
+  double attention_forward_fraction = 4.0 / 14;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, workspaces, fragmentation
   // Activations held in the compute precision (GPU), or always in fp32 (the CPU kernels widen
   // bf16 to fp32).
   bool activations_in_compute_precision = true;
-  bool comm_overlaps_compute = true;  // false: no asynchronous progress (MACHINE.md)
+  // false: no core to spare (MACHINE.md): the MPI progress thread's copies and sums take the
+  // compute's core time, so every collective adds to the step.
+  bool comm_overlaps_compute = true;
+  // CPU: a rank's per-op rates when the run leaves cores idle (fewer ranks than cores) over
+  // the rates with every core busy, which the per-op figures are.
+  double spare_core_speedup = 1;
+  // How much longer than the typical rank's compute a step's work takes when every collective
+  // waits for the slowest rank (ranks time-sharing cores with other load), measured with
+  // devices_per_node ranks; 0: dedicated devices.
+  double rank_imbalance = 0;
+  int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

@@ -51,7 +51,9 @@ nlohmann::json prediction_json(const StepPrediction& s) {
   return {
       {"config",
        {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", s.w.shard}, {"recompute", recompute_name(s.w.model.recompute)},
-        {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"global_batch", s.w.global_batch},
+        {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"fp8", s.w.fp8},
+        {"packing", s.w.packing}, {"context_tokens_per_sample", s.w.sample.context_tokens},
+        {"padded_context", s.w.sample.padded_context}, {"global_batch", s.w.global_batch},
         {"samples_per_rank", s.samples_per_rank}, {"samples_per_micro_batch", s.samples_per_mb},
         {"micro_batches", s.micro_batches}, {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets},
         {"overlap", s.w.overlap}}},

@@ -6,6 +6,8 @@
 #include "core/error.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
+#include "plan/computed_attention.hpp"
+#include "plan/zero3_schedule.hpp"
 
 namespace emb {
 namespace {
@@ -83,6 +85,20 @@ int shard_index(const std::string& shard) {
   throw Error(str("plan: unknown shard mode ", shard, " (expected none, grads or full)"), kExitInput);
 }
 
+// E[max of n independent standard normals] (0 for n = 1): how far ahead of the typical rank the
+// slowest of n is, in units of one rank's spread.
+double expected_max_of_normals(int n) {
+  if (n < 2) return 0;
+  const double pi = 3.14159265358979323846, dx = 1e-3;
+  double e = 0;
+  for (double x = -10; x < 10; x += dx) {
+    const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2 * pi), cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    e += x * n * pdf * std::pow(cdf, n - 1) * dx;
+  }
+  return e;
+}
+
+
 }  // namespace
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w) {
@@ -95,40 +111,56 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
 
   // Samples and micro-batches of the busiest rank (the step waits for it).
   s.samples_per_rank = int((w.global_batch + R - 1) / R);
-  const PlanReport sample = make_plan(c, R, 1);
-  const int64_t per_mb =
-      w.packing ? std::max<int64_t>(1, w.tokens_per_mb / sample.tokens_per_sample)
-                : (w.micro_batch > 0 ? w.micro_batch : s.samples_per_rank);
+  const PlanReport sample = make_plan(c, R, 1, w.sample);
+  const int64_t sample_tokens = sample.tokens_per_sample + sample.context_per_sample;
+  const int64_t per_mb = !w.packing && w.micro_batch > 0 ? w.micro_batch
+                                                         : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
   s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
   s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
-  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample.tokens_per_sample);
+  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample_tokens, w.sample);
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample.tokens_per_sample);
+  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample);
 
-  // Compute rates per rank: ranks sharing a CPU node share its cores.
+  // Compute rates per rank: ranks sharing a CPU node share its cores, and run faster with
+  // cores to spare.
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
-  const double share = device_share(hw, R);
-  const double gemm_rate = (bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
+  const double share =
+      device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
+  if (w.fp8 && hw.gemm_fp8 <= 0)
+    throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
+  const double gemm_rate = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
   const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
   const double mem_rate = hw.memory_bytes_per_s * share;
   const double act_scale = bf16 && hw.activations_in_compute_precision ? 0.5 : 1.0;
   // Activation traffic of elementwise work: each activation written and read once in the
   // forward, its gradient written and read once in the backward.
   const double act_per_sample = p_none.activation_bytes * act_scale / s.samples_per_mb;
-  const double fwd = p.gemm_flops_fwd / gemm_rate + p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
-  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + 2.5 * p.attn_flops_fwd / attn_rate + 2 * act_per_sample / mem_rate;
+  const double passes = w.fp8 ? 3 : 2;
+  // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
+  // their per-pair work, split by the forward's measured share.
+  const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
+  const double attn = 3.5 * tiled.flops_fwd / attn_rate + tiled.pair_heads * hw.attention_pair_head_s / share;
+  const double attn_fwd = hw.attention_forward_fraction * attn;
+  const double fwd = p.gemm_flops_fwd / gemm_rate + attn_fwd + passes * act_per_sample / mem_rate;
+  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + (attn - attn_fwd) + passes * act_per_sample / mem_rate;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   const double recompute = c.recompute == Recompute::full
                                ? fwd
                                : (c.recompute == Recompute::selective
-                                      ? p.attn_flops_fwd / attn_rate + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
+                                      ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
                                       : 0.0);
-  s.fwd_s = fwd * s.samples_per_rank;
-  s.bwd_s = bwd * s.samples_per_rank;
-  s.recompute_s = recompute * s.samples_per_rank;
+  // The slowest rank paces every collective: the compute is longer by the imbalance hwprobe
+  // measured with M ranks, scaled to R ranks as the expected maximum of R ranks' independent
+  // delays (1.8 times 2 ranks' at 4).
+  const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
+  const double paced =
+      1 + (measured_ranks > 1 ? hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks) : 0);
+  s.fwd_s = fwd * s.samples_per_rank * paced;
+  s.bwd_s = bwd * s.samples_per_rank * paced;
+  s.recompute_s = recompute * s.samples_per_rank * paced;
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
 
   // Collectives, bucket by bucket.
@@ -169,7 +201,11 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     }
     return pass_exposed(comp, before, after, prefetch_all);
   };
-  if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
+  if (mode == 2 && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
+    const std::vector<double> g = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
+    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
+    s.comm_exposed_s = exposed(fwd_comp, g, zero, false) + s.micro_batches * exposed(bwd_comp, zero, reversed(rs), false);
+  } else if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
     const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);

@@ -2,12 +2,20 @@
 //   compute   per micro-batch, GEMM FLOPs at the GEMM rate, attention FLOPs at the attention
 //             rate (both per compute precision), plus the activation traffic at memory
 //             bandwidth; recompute adds the forward work it re-runs (full: the forward;
-//             selective: the attention cores and their q/k/v projections);
+//             selective: the attention cores and their q/k/v projections); FP8 runs the
+//             GEMMs at the FP8 rate and adds one more activation pass (each GEMM input read
+//             in bf16 and written in FP8 with its scales); padding (packing off) costs GEMM
+//             FLOPs but no attention pairs;
 //   comm      every collective of the step, bucket by bucket, timed by collective_model;
 //   exposed   what the unit overlap schedule leaves uncovered: each bucket's collective runs
 //             under the previous bucket's compute (a pipeline of the pass's buckets), the
-//             first gather and the last reduction stay exposed; with no asynchronous
-//             progress (comm_overlaps_compute = false) every collective is exposed;
+//             first gather and the last reduction stay exposed; with no core to spare for
+//             the progress thread (comm_overlaps_compute = false) every collective is
+//             exposed; ZeRO-3 with at most 4 buckets (the gather slots) gathers once a step;
+//   imbalance with more than one rank, compute is longer by the hardware's rank_imbalance
+//             (ranks time-sharing cores finish equal work at different times, and every
+//             collective waits for the slowest), measured with one rank per core and scaled
+//             to R ranks by the expected maximum of R independent normal delays;
 //   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is
@@ -21,6 +29,7 @@
 #include <vector>
 
 #include "model/model_config.hpp"
+#include "model/plan.hpp"
 #include "plan/collective_model.hpp"
 #include "plan/hardware.hpp"
 
@@ -29,11 +38,13 @@ namespace emb {
 // One training configuration, as the deck states it.
 struct Workload {
   ModelConfig model;  // model.recompute and model.precision included
+  bool fp8 = false;   // model.fp8: GEMMs at the hardware's FP8 rate, plus quantizing their inputs
   int ranks = 1;
   int64_t global_batch = 1;
   bool packing = true;
-  int64_t tokens_per_mb = 4096;  // packing on
-  int64_t micro_batch = 0;       // samples, packing off; 0 = global_batch / ranks
+  int64_t tokens_per_mb = 4096;  // query + context tokens per micro-batch, as the packer fills it
+  int64_t micro_batch = 0;       // samples, packing off; 0 = as many as fit in tokens_per_mb
+  PlanSample sample;             // the data's mean context length, and the padding of packing off
   std::string shard = "full";    // none | grads | full
   double bucket_bytes = 25 << 20;
   bool overlap = true;           // comm.overlap

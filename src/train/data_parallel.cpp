@@ -1,23 +1,13 @@
 #include "train/data_parallel.hpp"
 
 #include <algorithm>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 
 #include "core/error.hpp"
+#include "plan/zero3_schedule.hpp"
 
 namespace emb {
-namespace {
-// ZeRO-3 gathers run this many buckets ahead of the one computing, so one slow rank or one
-// short bucket (e.g. the embeddings) does not expose the next gather.
-constexpr int kPrefetchDepth = 2;
-constexpr int kGatherSlots = kPrefetchDepth + 2;  // computing, prefetched ahead, one spare
-// The bucket in backward plus reduce-scatters still in flight. With only one in flight, each
-// bucket's backward waited for the reduce-scatter of the bucket two before it, which a rank
-// arriving late at that collective (ranks sharing cores) exposed: 0.2-0.9 s of 1-2.5 s exposed
-// over 20 steps in regression/bench_zero3_overlap.sh. The same depth as the gathers absorbs it.
-constexpr int kGradSlots = kPrefetchDepth + 2;
-}  // namespace
 
 DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap,
                            bool bf16_compute)
@@ -148,6 +138,7 @@ void DataParallel::end_micro_batch() {
 // A unit's span in the trace runs from the model asking for its parameters to the next unit's
 // request (or the micro-batch's end).
 void DataParallel::trace_unit_boundary(int next_unit, bool backward) {
+  timers_.mark_unit(next_unit, backward);
   RunTrace* trace = timers_.trace();
   if (!trace) return;
   const auto now = PhaseTimers::Clock::now();

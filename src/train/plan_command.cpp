@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "config/deck.hpp"
@@ -14,20 +16,25 @@
 namespace emb {
 namespace {
 
-// plan.dataset_samples, or the samples of data.paths when the files are there (0: unknown).
-int64_t dataset_samples(const Deck& deck, const ModelConfig& mc) {
-  if (const int64_t n = deck.get_int("plan.dataset_samples"); n > 0) return n;
+// The data's samples, mean and longest context, when the files of data.paths are there.
+struct DataShape {
+  int64_t samples = 0;  // 0: unknown
+  int64_t mean_context = 0, max_context = 0;
+};
+
+DataShape data_shape(const Deck& deck, const ModelConfig& mc) {
   std::vector<std::string> paths;
   try {
     paths = expand_paths(deck.get_list("data.paths"));
   } catch (const Error&) {
-    return 0;  // no data yet: the plan still answers, without an epoch time
+    return {};  // no data yet: the plan still answers, with the typical sample and no epoch time
   }
   for (const std::string& path : paths)
-    if (!std::filesystem::exists(path)) return 0;
-  if (paths.empty()) return 0;
+    if (!std::filesystem::exists(path)) return {};
+  if (paths.empty()) return {};
   const DataConfig dc = data_config_from_deck(deck);
-  return PackedDataset(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view).samples();
+  const PackedDataset data(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view);
+  return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens()};
 }
 
 }  // namespace
@@ -48,7 +55,14 @@ std::string plan_report(const Deck& deck, int world_size) {
   w.shard = deck.get_string("train.shard");
   w.bucket_bytes = deck.get_double("train.bucket_mb") * (1 << 20);
   w.overlap = deck.get_string("comm.overlap") == "on";
-  w.dataset_samples = dataset_samples(deck, mc);
+  w.fp8 = deck.get_string("model.fp8") == "on";
+  const DataShape data = data_shape(deck, mc);
+  const int64_t samples_key = deck.get_int("plan.dataset_samples");
+  w.dataset_samples = samples_key > 0 ? samples_key : data.samples;
+  // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or
+  // the longest context, as the loader pads them.
+  w.sample.context_tokens = data.mean_context;
+  if (!w.packing) w.sample.padded_context = std::max(deck.get_int("data.pad_context"), data.max_context);
 
   const StepPrediction as_deck = predict_step(hw, w);
   const std::vector<StepPrediction> ranked = rank_configurations(hw, w);
@@ -56,7 +70,7 @@ std::string plan_report(const Deck& deck, int world_size) {
   if (json_path.empty()) json_path = deck.get_string("run.output_dir") + "/plan/" + deck.stem() + ".json";
   std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
   write_file_atomic(json_path, plan_json(hw, as_deck, ranked).dump(2) + "\n");
-  return plan_text(make_plan(mc, ranks, w.tokens_per_mb)) + prediction_text(hw, as_deck, ranked, 10) +
+  return plan_text(make_plan(mc, ranks, w.tokens_per_mb, w.sample)) + prediction_text(hw, as_deck, ranked, 10) +
          str("JSON: ", json_path, "\n");
 }
 

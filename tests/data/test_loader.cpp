@@ -197,6 +197,36 @@ BOOST_AUTO_TEST_CASE(padded_mode_carries_the_same_samples) {
   BOOST_TEST(sb.computed_tokens > sb.real_tokens);
 }
 
+// data.pad_context pads every sample's context to that many masked tokens (the JDT baseline),
+// and is refused when shorter than the longest context in the data.
+BOOST_AUTO_TEST_CASE(pad_context_sets_the_padded_context_length) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  DataConfig dc = d.config();
+  dc.packing = false;
+  dc.pad_context = 0;
+  int64_t longest = 0;
+  {
+    Loader loader(MPI_COMM_WORLD, dc, cfg);
+    for (const PackedBatch& b : loader.next_step())
+      if (b.n_samples > 0) longest = std::max(longest, b.n_context / b.n_samples);  // padded to the longest
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  dc.pad_context = longest + 7;
+  dc.tokens_per_mb = std::max<int64_t>(dc.tokens_per_mb, 4 * (longest + 7 + 64));
+  {
+    Loader loader(MPI_COMM_WORLD, dc, cfg);
+    for (const PackedBatch& b : loader.next_step()) {
+      BOOST_TEST(b.n_context == int64_t(b.n_samples) * (longest + 7));
+      const int64_t real = std::count_if(b.cseq.begin(), b.cseq.end(), [](int32_t s) { return s >= 0; });
+      BOOST_TEST(real <= int64_t(b.n_samples) * longest);
+      BOOST_TEST(b.n_context - real >= int64_t(b.n_samples) * 7);
+    }
+  }
+  dc.pad_context = longest - 1;
+  BOOST_CHECK_THROW(Loader(MPI_COMM_WORLD, dc, cfg), Error);
+}
+
 BOOST_AUTO_TEST_CASE(wan_samples_are_assembled) {
   Dataset d("wan");
   ModelConfig cfg = test::tiny_model(Family::wan);

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/error.hpp"
 #include "model/presets.hpp"
+#include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
 #include "plan/step_model.hpp"
 
@@ -131,6 +133,120 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   const StepPrediction serial = predict_step(h, w);
   BOOST_TEST(serial.comm_exposed_s == serial.comm_total_s, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(serial.step_s > hidden.step_s);
+}
+
+// Padding (packing = off) runs the GEMMs over the padded context but attention skips it; the
+// packer's token budget then holds fewer samples per micro-batch.
+BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attention) {
+  Workload w = tiny_workload();
+  w.model = preset_config("tiny_gr00t");
+  w.micro_batch = 0;
+  w.tokens_per_mb = 2048;
+  w.sample.context_tokens = 40;
+  const StepPrediction packed = predict_step(gpu_node(), w);
+  w.sample.padded_context = 240;
+  const StepPrediction padded = predict_step(gpu_node(), w);
+  const PlanReport a = make_plan(w.model, w.ranks, 1, {40, 0}), b = make_plan(w.model, w.ranks, 1, {40, 240});
+  BOOST_TEST(b.context_per_sample == 240);
+  BOOST_TEST(b.cross_pairs_per_sample == a.cross_pairs_per_sample);
+  BOOST_TEST(b.attn_flops_fwd == a.attn_flops_fwd);
+  BOOST_TEST(b.gemm_flops_fwd > a.gemm_flops_fwd);
+  BOOST_TEST(padded.compute_s > packed.compute_s);
+  // 2048 tokens hold 2048 / (query + 40) packed samples, 2048 / (query + 240) padded ones.
+  const int64_t q = a.tokens_per_sample;
+  BOOST_TEST(packed.samples_per_mb == std::min<int64_t>(2048 / (q + 40), packed.samples_per_rank));
+  BOOST_TEST(padded.samples_per_mb == 2048 / (q + 240));
+}
+
+// FP8 runs the GEMMs at the hardware's FP8 rate (and quantizes their inputs); a machine
+// without an FP8 rate refuses it.
+BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  w.model = preset_config("gr00t_n15");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
+  w.model.precision = Precision::bf16;
+  BOOST_CHECK_THROW(predict_step(h, [&] { Workload f = w; f.fp8 = true; return f; }()), Error);
+  h.gemm_fp8 = 4 * h.gemm_bf16;
+  const StepPrediction bf16 = predict_step(h, w);
+  w.fp8 = true;
+  const StepPrediction fp8 = predict_step(h, w);
+  BOOST_TEST(fp8.compute_s < bf16.compute_s);
+  BOOST_TEST(fp8.flops_per_sample == bf16.flops_per_sample);
+  BOOST_TEST(load_hardware("h100_sxm").gemm_fp8 > load_hardware("h100_sxm").gemm_bf16);
+}
+
+// The tiled kernels compute whole 64 x 64 tiles: a full mask over one sample of a multiple of 64
+// tokens computes exactly its pairs; block-causal blocks that packing shifts off the tile
+// grid (a second sample starting at 1032 = 16 x 64 + 8) cost more than their allowed pairs.
+BOOST_AUTO_TEST_CASE(attention_time_counts_the_tiles_the_kernels_compute) {
+  ModelConfig c = preset_config("tiny_wan");
+  c.latent_frames = 8, c.latent_height = 16, c.latent_width = 16;  // 1024 video + 8 action tokens
+  c.max_text_tokens = 64;
+  const PlanSample shape{16, 0};
+  const PlanReport one = make_plan(c, 1, 1, shape);
+  BOOST_TEST(one.tokens_per_sample == 1032);
+  const ComputedAttention aligned = computed_attention(c, 1, shape), packed = computed_attention(c, 3, shape);
+  BOOST_TEST(aligned.flops_fwd >= one.attn_flops_fwd);
+  BOOST_TEST(aligned.flops_fwd < 1.1 * one.attn_flops_fwd);
+  BOOST_TEST(packed.flops_fwd > 1.2 * aligned.flops_fwd);
+  BOOST_TEST(packed.pair_heads > 1.2 * aligned.pair_heads);
+  // A dense mask loses less to the grid: only the tiles across a sample boundary are partial.
+  c.self_mask = SelfMask::full;
+  const PlanReport dense = make_plan(c, 1, 1, shape);
+  const ComputedAttention dense_packed = computed_attention(c, 3, shape);
+  BOOST_TEST(dense.attn_flops_fwd > 2.5 * one.attn_flops_fwd);
+  BOOST_TEST(dense_packed.flops_fwd / dense.attn_flops_fwd < packed.flops_fwd / one.attn_flops_fwd);
+}
+
+// ZeRO-3 keeps up to 4 gathered buckets (DataParallel's slots): a model in one bucket is
+// gathered once a step and reduced per micro-batch.
+BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;
+  const StepPrediction s = predict_step(gpu_node(), w);
+  BOOST_TEST(s.buckets == 1);
+  BOOST_TEST(s.micro_batches == 4);
+  BOOST_TEST(s.collectives.size() == 2u);  // the gather and the reductions
+  BOOST_TEST(collective_name(s.collectives[0].op) == std::string("all_gather"));
+  BOOST_TEST(s.collectives[0].per_step == 1);
+  BOOST_TEST(collective_name(s.collectives[1].op) == std::string("reduce_scatter"));
+  BOOST_TEST(s.collectives[1].per_step == 4);
+}
+
+// On a CPU node a rank with cores to spare runs at the measured spare-core speedup.
+BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  Workload w = tiny_workload();
+  w.ranks = 1;
+  const double busy = predict_step(h, w).compute_s;
+  h.spare_core_speedup = 1.5;
+  BOOST_TEST(predict_step(h, w).compute_s == busy / 1.5, boost::test_tools::tolerance(1e-9));
+  w.ranks = 2;
+  const double two = predict_step(h, w).compute_s;
+  h.spare_core_speedup = 1;
+  BOOST_TEST(predict_step(h, w).compute_s == two, boost::test_tools::tolerance(1e-12));
+}
+
+// The measured imbalance (with one rank per core) lengthens the compute of several ranks, more
+// for more ranks (the expected maximum of R normals: 0.5642 at 2, 1.0294 at 4), never one.
+BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  Workload w = tiny_workload();
+  std::map<int, double> even, skewed;
+  for (int R : {1, 2, 4}) {
+    w.ranks = R;
+    h.rank_imbalance = 0;
+    even[R] = predict_step(h, w).compute_s;
+    h.rank_imbalance = 0.2;
+    skewed[R] = predict_step(h, w).compute_s;
+  }
+  BOOST_TEST(skewed[1] == even[1], boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(skewed[2] == 1.2 * even[2], boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(skewed[4] == (1 + 0.2 * 1.0294 / 0.5642) * even[4], boost::test_tools::tolerance(1e-3));
 }
 
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {

@@ -1,13 +1,20 @@
 // Measures this machine for the planner (src/plan/hardware.hpp), every rank at once as
 // training runs them, and prints a hardware file whose every figure names this command:
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
+//   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
+//                                           regression/plan_validation.sh merges it for 4 ranks)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
-//               D 256, F 1024 model on 2048 rows; peak: 1024³ forward;
-//   attention   attention forward + backward, 512 tokens, 4 heads of 64, full mask
-//               (4·T²·D forward + 10·T²·D backward FLOPs, as --plan counts them);
+//               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
+//   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
+//               run with fewer ranks than cores);
+//   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
+//               ranks' mean compute a round takes (rates are the mean over ranks);
+//   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
+//               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
+//               --plan counts them) and the per (pair, head) softmax work apart;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
-//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), each
-//               right after a burst of compute on every rank (the ranks' skew counts, as in a step);
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), the
+//               ranks entering together: the links themselves, without the ranks' skew;
 //   storage     writing 256 MiB with fsync.
 // Each figure is the median over 5 runs of the median over ranks.
 #include <mpi.h>
@@ -35,39 +42,112 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds of fn, every rank starting together (or, with `before`, after each rank ran `before`
-// untimed: a collective then also waits for the ranks' skew, as it does after a training
-// step's compute); the median over ranks, then over runs.
-double timed(const std::function<void()>& fn, int runs = 5, const std::function<void()>& before = {}) {
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / double(v.size());
+}
+
+// Seconds of fn, every rank starting together; the mean over ranks (the typical rank: how much
+// the slowest lags it is rank_imbalance()), then the median over runs.
+double timed(const std::function<void()>& fn, int runs = 5) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
   for (int r = 0; r < runs; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (before) before();
     const auto t0 = Clock::now();
     fn();
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::vector<double> all(static_cast<size_t>(g_size));
     MPI_Allgather(&s, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    per_run.push_back(median(all));
+    per_run.push_back(mean(all));
   }
   return median(per_run);
 }
 
-double gemm_rate() {
-  const int64_t N = 2048;
-  const int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
-  std::vector<float> x(size_t(N) * 1024, 0.5f), w(1024 * 1024, 0.25f), y(size_t(N) * 1024), dy(size_t(N) * 1024, 0.1f),
-      dx(size_t(N) * 1024), dw(1024 * 1024);
-  double flops = 0;
-  for (auto& s : shapes) flops += 6.0 * N * s[0] * s[1];
-  const double t = timed([&] {
+// Linear forward + backward at the trunk shapes of a D 256, F 1024 model on 2048 rows.
+struct TrunkGemms {
+  static constexpr int64_t N = 2048;
+  static constexpr int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
+  std::vector<float> x = std::vector<float>(size_t(N) * 1024, 0.5f), w = std::vector<float>(1024 * 1024, 0.25f),
+                     y = std::vector<float>(size_t(N) * 1024), dy = std::vector<float>(size_t(N) * 1024, 0.1f),
+                     dx = std::vector<float>(size_t(N) * 1024), dw = std::vector<float>(1024 * 1024);
+  double flops() const {
+    double f = 0;
+    for (auto& s : shapes) f += 6.0 * N * s[0] * s[1];
+    return f;
+  }
+  void run() {
     for (auto& s : shapes) {
       emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
       emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
     }
-  });
-  return flops / t;
+  }
+};
+
+double gemm_rate() {
+  TrunkGemms g;
+  return g.flops() / timed([&] { g.run(); });
+}
+
+// Rank 0's time for the GEMMs with every rank computing over its time alone, the other ranks
+// sleeping (a run with fewer ranks than cores leaves the rank a core to spare: no neighbour
+// for the caches, memory and, on a VM, the host's cores). The two are interleaved, 5 pairs,
+// so a load that moves meanwhile moves both; the others wait in a sleeping poll, not in MPI's
+// busy-waiting barrier, which would take a core.
+double spare_core_speedup() {
+  TrunkGemms g;
+  g.run();
+  std::vector<double> together, alone;
+  for (int r = 0; r < 5; ++r)
+    for (bool everyone : {true, false}) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (everyone || g_rank == 0) {
+        const auto t0 = Clock::now();
+        g.run();
+        (everyone ? together : alone).push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      MPI_Request done_req;
+      MPI_Ibarrier(MPI_COMM_WORLD, &done_req);
+      for (int done = 0; !done;) {
+        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
+        if (!done) usleep(500);
+      }
+    }
+  double speedup = g_rank == 0 ? median(together) / median(alone) : 0.0;
+  MPI_Bcast(&speedup, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return speedup;
+}
+
+// What a step's synchronisation costs beyond the typical rank's compute: 20 rounds of ~20 ms of
+// GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
+// all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
+// compute, minus 1, the median over rounds. Ranks time-sharing the cores with other load
+// finish their equal work at different times, and every collective waits for the last.
+double rank_imbalance() {
+  const int m = 384;
+  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  const auto burst = [&] {
+    for (int i = 0; i < 8; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+  };
+  burst();
+  std::vector<double> ratios;
+  float token = 1.0f;
+  for (int r = 0; r < 20; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    burst();
+    const auto t1 = Clock::now();
+    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+    double times[2] = {std::chrono::duration<double>(t1 - t0).count(),
+                       std::chrono::duration<double>(Clock::now() - t0).count()};
+    std::vector<double> all(2 * static_cast<size_t>(g_size));
+    MPI_Allgather(times, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    std::vector<double> compute, wall;
+    for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
+    ratios.push_back(mean(wall) / mean(compute) - 1);
+  }
+  return std::max(0.0, median(ratios));
 }
 
 double gemm_peak() {
@@ -76,20 +156,44 @@ double gemm_peak() {
   return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
 }
 
-double attention_rate() {
+// Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
+// run (timed's median over ranks).
+double attention_seconds(int hd, bool backward) {
   const int64_t T = 512;
-  const int H = 4, hd = 64, D = H * hd;
+  const int H = 4, D = H * hd;
   std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
       dq(q.size()), dk(q.size()), dv(q.size());
   std::vector<int32_t> seq(size_t(T), 0);
   const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
                                 seq.data(), seq.data(), seq.data()};
-  const double t = timed([&] {
+  return timed([&] {
     emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
-    emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                                 dk.data(), dv.data(), T, T, H, hd, idx);
-  });
-  return 14.0 * double(T) * double(T) * D / t;
+    if (backward)
+      emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
+                                   dk.data(), dv.data(), T, T, H, hd, idx);
+  }, 1);
+}
+
+// Attention's time per (pair, head) is c + 14·hd / rate: the softmax's work, whatever the head
+// dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan counts them).
+// Two head dims, 16 and 64, give both; the forward's share of the time is measured at 64. The
+// three measurements are interleaved, 9 rounds, and each is the median of its rounds: a
+// difference of two times taken minutes apart on a loaded machine would be mostly the load.
+struct AttentionCost {
+  double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0;
+};
+
+AttentionCost attention_cost() {
+  const double pair_heads = 512.0 * 512.0 * 4;
+  std::vector<double> both16, both64, fwd64;
+  for (int r = 0; r < 9; ++r) {
+    both16.push_back(attention_seconds(16, true) / pair_heads);
+    both64.push_back(attention_seconds(64, true) / pair_heads);
+    fwd64.push_back(attention_seconds(64, false) / pair_heads);
+  }
+  const double t16 = median(both16), t64 = median(both64);
+  const double per_dim = std::max((t64 - t16) / 48, 1e-15);  // seconds per head-dim unit
+  return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, median(fwd64) / t64)};
 }
 
 double triad_bandwidth() {
@@ -105,32 +209,27 @@ struct Fabric {
   double latency_s = 0, bytes_per_s = 0;
 };
 
-// Each collective right after ~50 ms of GEMM on every rank, as in a training step (on a shared
-// machine the ranks leave their compute at different times, and the collective waits for
-// the last): α from 8-byte all-reduces, β from the ring pass ((p−1)/p·n bytes per rank) of
-// 32 MiB gathers and reduce-scatters.
+// The links, every rank entering each collective together (after a barrier): α from 8-byte
+// all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes per rank) of 32 MiB gathers
+// and reduce-scatters. The ranks' skew is measured apart (rank_imbalance()).
 Fabric collectives() {
   const int p = g_size;
   const size_t small = 2, big = size_t(8) << 20;  // floats
   std::vector<float> send(big * size_t(p), 1.0f), recv(big * size_t(p));
-  const int m = 512;
-  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
-  const auto compute = [&] {
-    for (int i = 0; i < 50; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
-  };
   const double alpha = timed([&] {
     MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 9, compute) / (2 * std::max(1, p - 1));
+  }, 21) / (2 * std::max(1, p - 1));
   const double n = double(big) * sizeof(float) * p;  // the full buffer
   const double gather = timed([&] {
     MPI_Allgather(send.data(), int(big), MPI_FLOAT, recv.data(), int(big), MPI_FLOAT, MPI_COMM_WORLD);
-  }, 7, compute);
+  }, 7);
   const double scatter = timed([&] {
     MPI_Reduce_scatter_block(send.data(), recv.data(), int(big), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 7, compute);
+  }, 7);
   const double pass = 0.5 * (gather + scatter) - (p - 1) * alpha;
   return {alpha, double(p - 1) / p * n / pass};
 }
+
 
 double write_bandwidth() {
   const size_t bytes = size_t(256) << 20;
@@ -159,7 +258,20 @@ int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "cpu";
   const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
   auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
-  const double gemm = gemm_rate(), peak = gemm_peak(), attn = attention_rate(), mem = triad_bandwidth();
+  if (name == "--imbalance") {  // only the imbalance, at this rank count (e.g. two ranks per core)
+    const double imbalance = rank_imbalance();
+    if (g_rank == 0)
+      std::printf("%s\n", nlohmann::json{{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+                                         {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}}
+                                .dump(2)
+                                .c_str());
+    MPI_Finalize();
+    return 0;
+  }
+  const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
+  const AttentionCost attn = attention_cost();
+  const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
+  const double imbalance = rank_imbalance();
   const Fabric fabric = collectives();
   const double write = write_bandwidth();
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -170,16 +282,21 @@ int main(int argc, char** argv) {
         {"activations_in_compute_precision", false},
         {"comm_overlaps_compute", false},
         {"devices_per_node", fig(g_size, "one rank per core")},
+        {"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+        {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
+        {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
         {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
         {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
                         {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_flops", {{"fp32", fig(attn, "attention fwd+bwd, 512 tokens, 4x64 heads, per core")},
-                             {"bf16", fig(attn, "bf16 computes in fp32 on the CPU")}}},
+        {"attention_flops", {{"fp32", fig(attn.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
+                             {"bf16", fig(attn.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
+        {"attention_forward_fraction", fig(attn.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
+        {"attention_pair_head_seconds", fig(attn.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
         {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
                     {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                     {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter after compute, ring pass")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce after compute, over 2(p-1) hops")}}},
+        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter, ranks entering together, ring pass")},
+                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce, ranks entering together, over 2(p-1) hops")}}},
         {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                      {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
                      {"write_bytes_per_s_total", fig(write, "one node")}}},

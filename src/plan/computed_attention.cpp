@@ -1,0 +1,39 @@
+#include "plan/computed_attention.hpp"
+
+#include <algorithm>
+
+#include "kernels/cpu/attention_tiles.hpp"
+
+namespace emb {
+namespace {
+
+// Query-key pairs of the tiles that hold an allowed pair (computed whole).
+int64_t tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
+  if (Tq == 0 || Tk == 0) return 0;
+  const cpu::AttnTiles tiles(idx, Tq, Tk);
+  int64_t pairs = 0;
+  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt)
+      if (tiles.kind(qt, kt) != cpu::TileKind::skip)
+        pairs += (tiles.q(qt).end - tiles.q(qt).begin) * (tiles.k(kt).end - tiles.k(kt).begin);
+  return pairs;
+}
+
+}  // namespace
+
+ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, const PlanSample& shape) {
+  const int samples = std::min(samples_per_mb, 2);
+  const PackedBatch b = plan_micro_batch(c, samples, shape);
+  const int32_t* seq = b.seq.data();
+  const int32_t* cseq = b.cseq.data();
+  StepFlops f;
+  f.self_pairs = tile_pairs({self_attention_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data()},
+                            b.n_tokens, b.n_tokens);
+  f.cross_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);
+  if (c.family == Family::gr00t)  // the vision-language blocks: the context attends to itself
+    f.context_pairs = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_context, b.n_context);
+  attention_work(c, f);
+  return {f.attn_fwd / samples, f.attn_pair_heads / samples};
+}
+
+}  // namespace emb

@@ -1,0 +1,23 @@
+// The attention work the tiled kernels do, for the planner's time: they compute every
+// 64 x 64 (query, key) tile that holds an allowed pair whole (kernels/cpu/attention_tiles.hpp;
+// the CUDA kernel tiles by 64 too) and skip the others, so a mask whose blocks do not line up
+// with the tiles (block-causal blocks of samples packed at any offset) costs more than its
+// allowed pairs. --plan's FLOPs (and MFU) count the allowed pairs; its times, these.
+#pragma once
+#include "model/model_config.hpp"
+#include "model/plan.hpp"
+
+namespace emb {
+
+struct ComputedAttention {
+  double flops_fwd = 0;   // per sample, as PlanReport::attn_flops_fwd
+  double pair_heads = 0;  // per sample, as PlanReport::attn_pair_heads
+};
+
+// Per sample of a micro-batch of `samples` samples of `shape` laid end to end
+// (plan_micro_batch), estimated on at most two of them (one sample boundary: where packing
+// misaligns the blocks with the tiles), so that ranking hundreds of configurations of a
+// 28k-token preset stays quick.
+ComputedAttention computed_attention(const ModelConfig& cfg, int samples, const PlanSample& shape);
+
+}  // namespace emb
