@@ -60,6 +60,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int t = 0; t < S; ++t) acc[t] = 0.0f;
   float m = -INFINITY, l = 0.0f;
+  bool allowed = false;  // some key is allowed, whatever its score
   const TileSummary q_tile = p.q_tiles[blockIdx.x];
   for (int64_t kt = 0; kt < tiles_of(p.Tk); ++kt) {
     if (!tiles_may_attend(p.mask, q_tile, p.k_tiles[kt])) continue;  // uniform over the block
@@ -74,7 +75,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kAttnTile; ++j) {
       const float d = dot_row<HD>(qr, ks[j], lane);
-      s[j] = tokens_attend(p.mask, qi, k_idx[j]) ? d : -INFINITY;
+      const bool attends = tokens_attend(p.mask, qi, k_idx[j]);
+      allowed = allowed || attends;
+      s[j] = attends ? d : -INFINITY;
       tile_max = nan_max(tile_max, s[j]);
     }
     if (tile_max == -INFINITY) continue;
@@ -93,11 +96,11 @@ __global__ void __launch_bounds__(kThreads)
     m = m_new;
   }
   if (i >= p.Tq) return;
-  // l = 0 only without an allowed key (padding rows; real rows are reported); NaN stays NaN.
-  const float inv_l = l != 0.0f ? 1.0f / l : 0.0f;
+  // NaN stays NaN; l = 0: empty_row_*.
+  const float inv_l = l != 0.0f ? 1.0f / l : empty_row_inverse_sum(allowed);
 #pragma unroll
   for (int t = 0; t < S; ++t) out[i * ld + int64_t(h) * HD + lane + kLanes * t] = from_f32<T>(acc[t] * inv_l);
-  if (lane == 0) lse[i * p.H + h] = l != 0.0f ? m + logf(l) : -INFINITY;
+  if (lane == 0) lse[i * p.H + h] = l != 0.0f ? m + logf(l) : empty_row_lse(allowed);
 }
 
 // P = exp(s − lse), dP = dout·v, dS = P∘(dP − D). Query-major: dq += scale·Σ_j dS·k.

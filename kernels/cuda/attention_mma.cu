@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* q_warp = L::resident(base, 0) + warp * kWarpRows * S;
   float o[HD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // running max (log2 units), this lane's partial sums
+  int allowed[2] = {0, 0};  // this lane saw an allowed key of the row, whatever its score
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 0), q, i0, p.Tq, ld, col0);
   pipeline_allowed_tiles<kStages>(
       (p.Tk + kKeyTile - 1) / kKeyTile,
@@ -119,7 +120,9 @@ __global__ void __launch_bounds__(kThreads)
         warp_mma_abt<kKeyTile, HD, S>(s, q_warp, L::streamed(base, 0, stage), lane);
         const TokenIndex* kj = L::index(base, stage);
         for_each_element<kKeyTile>(lane, [&](int n, int e, int col) {
-          s[n][e] = tokens_attend(p.mask, qi[e / 2], kj[col]) ? s[n][e] * scale_log2 : -INFINITY;
+          const bool attends = tokens_attend(p.mask, qi[e / 2], kj[col]);
+          allowed[e / 2] |= attends;
+          s[n][e] = attends ? s[n][e] * scale_log2 : -INFINITY;
         });
 #pragma unroll
         for (int r = 0; r < 2; ++r) {  // online softmax of row g + 8r; its 4 lanes (a quad) share it
@@ -150,19 +153,21 @@ __global__ void __launch_bounds__(kThreads)
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 1);
+    allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 2);
   }
   const int t = lane % 4;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t i = rows.row[r];
     if (i >= p.Tq) continue;
-    // l = 0 only without an allowed key (padding rows; real rows are reported); NaN stays NaN.
-    const float inv_l = l[r] != 0.0f ? 1.0f / l[r] : 0.0f;
+    // NaN stays NaN; l = 0: empty_row_*.
+    const float inv_l = l[r] != 0.0f ? 1.0f / l[r] : empty_row_inverse_sum(allowed[r]);
     bf16* dst = out + i * ld + col0 + 2 * t;
 #pragma unroll
     for (int d = 0; d < HD / 8; ++d)
       *reinterpret_cast<uint32_t*>(dst + 8 * d) = pack_bf16x2(o[d][2 * r] * inv_l, o[d][2 * r + 1] * inv_l);
-    if (t == 0) lse[i * p.H + h] = l[r] != 0.0f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+    if (t == 0) lse[i * p.H + h] = l[r] != 0.0f ? (m[r] + log2f(l[r])) * kLn2 : empty_row_lse(allowed[r]);
   }
 }
 

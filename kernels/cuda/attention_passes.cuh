@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -57,6 +58,13 @@ void check_keyless_rows(const float* lse, const Params& p, const Workspace& w, c
 // D[i, h] = Σ_d dout·out (fp32), the backward's pre-pass.
 template <class T>
 void launch_attention_dot(const T* out, const T* dout, float* D, int64_t Tq, int H, int hd, cudaStream_t stream);
+
+// A row that took no key (l = 0 at the end of the forward): without an allowed key its output
+// is 0 and its lse −inf (padding; a real row is reported keyless); with allowed keys whose every
+// score was −Inf (an overflowing activation or parameter) the row is NaN, a non-finite
+// activation for train.nan_policy, as on the CPU.
+__device__ __forceinline__ float empty_row_inverse_sum(bool allowed) { return allowed ? NAN : 0.0f; }
+__device__ __forceinline__ float empty_row_lse(bool allowed) { return allowed ? NAN : -INFINITY; }
 
 // max that propagates NaN (fmaxf drops it): a NaN score makes its row NaN, as on the CPU.
 __device__ __forceinline__ float nan_max(float a, float b) { return b > a || b != b ? b : a; }

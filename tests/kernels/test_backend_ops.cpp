@@ -22,6 +22,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cuda_runtime_api.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -383,6 +384,38 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
         return Outputs{out->read(), lse->read(), dq->read(), dk->read(), dv->read()};
       });
     }
+}
+
+// A row whose every allowed score overflows to -Inf (lr 1e6, init_std 1e10) is NaN on both
+// backends, so it reaches train.nan_policy; it is not a row without an allowed key. fp32 runs
+// CUDA's SIMT kernels, bf16 at hd 48 its tensor-core ones.
+BOOST_AUTO_TEST_CASE(overflowing_attention_row_is_nan_on_both_backends) {
+  const int64_t T = 6, row = 2;
+  const std::vector<int32_t> seq(T, 0);
+  for (const auto& [t, hd] : {std::pair{DType::f32, int64_t{16}}, std::pair{DType::bf16, int64_t{48}}}) {
+    std::vector<float> q = random_values(T * hd, 21, t), k = random_values(T * hd, 22, t, 1.0f, 2.0f);
+    for (int64_t d = 0; d < hd; ++d) q[size_t(row * hd + d)] = -FLT_MAX;  // every score of the row is -Inf
+    for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
+      BOOST_TEST_CONTEXT(ops->name() << " " << dtype_name(t)) {
+        const Run r{*ops, ops == &backends().cuda ? t : DType::f32, t};
+        auto s = r.index(seq);
+        AttnIndex idx;
+        idx.q_seq = idx.k_seq = s->get();
+        auto qb = r.data(q, T, hd), kb = r.data(k, T, hd), v = r.data(r.random(T * hd, 23), T, hd);
+        auto out = r.data(std::vector<float>(T * hd), T, hd), lse = r.stats(std::vector<float>(T), T, 1);
+        BOOST_TEST(error_of([&] {
+                     ops->attention_forward(qb->view(), kb->view(), v->view(), out->view(), lse->view(),
+                                            AttnConfig{1, int(hd)}, idx);
+                     ops->check_deferred_errors();
+                   }) == "");
+        const std::vector<float> o = out->read(), l = lse->read();
+        BOOST_TEST(std::isnan(l[size_t(row)]));
+        BOOST_TEST(std::isnan(o[size_t(row * hd)]));
+        BOOST_TEST(std::isfinite(l[0]));  // the other rows are untouched
+        BOOST_TEST(std::isfinite(o[size_t((row + 1) * hd)]));
+      }
+    }
+  }
 }
 
 // convert (the mixed-precision copies): fp32 → bf16 → fp32 gives the same bits on both backends,
