@@ -15,32 +15,26 @@ namespace {
 
 bool on_cuda(const Deck& deck) { return deck.get_string("run.device") == "cuda"; }
 
-std::string origin_of(const Deck& deck, const std::string& key) {
-  const std::string origin = deck.origin(key);
-  return origin == "--set" ? str("--set ", key, "=", deck.get_string(key)) : origin;
-}
-
 }  // namespace
 
 void check_backend(const Deck& deck) {
   if (!on_cuda(deck)) return;
-#ifndef EMBTRAIN_CUDA_KERNELS
-  throw Error(str(origin_of(deck, "run.device"),
+#ifdef EMBTRAIN_CUDA_KERNELS
+  for (int hd : model_config_from_deck(deck).attention_head_dims())
+    if (!cuda::attention_head_dim_built(hd))
+      throw Error(str(where_set(deck, "model.preset"), ": run.device = cuda: attention head dim ", hd,
+                      " (a width divided by its heads) is not built on CUDA (", cuda::attention_head_dims_text(),
+                      "); change the model's heads or widths, or use run.device = cpu"),
+                  kExitInput);
+#else
+  throw Error(str(where_set(deck, "run.device"),
                   ": run.device = cuda, but this embtrain was built without the CUDA backend (no nvcc when "
                   "CMake configured it); rebuild with nvcc on the PATH (or -DEMBTRAIN_CUDA=ON), or "
                   "-DEMBTRAIN_CUDA=EMULATE to run CUDA on the CPU emulation, or use run.device = cpu"),
               kExitInput);
 #endif
-#ifdef EMBTRAIN_CUDA_KERNELS
-  for (int hd : model_config_from_deck(deck).attention_head_dims())
-    if (!cuda::attention_head_dim_built(hd))
-      throw Error(str(deck.origin("model.preset"), ": run.device = cuda: attention head dim ", hd,
-                      " (a width divided by its heads) is not built on CUDA (", cuda::attention_head_dims_text(),
-                      "); change the model's heads or widths, or use run.device = cpu"),
-                  kExitInput);
-#endif
   if (deck.get_string("model.fp8") == "on")
-    throw Error(str(origin_of(deck, "model.fp8"),
+    throw Error(str(where_set(deck, "model.fp8"),
                     ": model.fp8 = on: the model's linears do not use the FP8 GEMMs yet (kernels/cuda/fp8_gemm "
                     "is tested alone); use model.fp8 = off"),
                 kExitInput);
