@@ -76,6 +76,23 @@ struct WarpRows {
   }
 };
 
+// The gradient epilogue: fn(element offset, accumulator [d][2r + c]) for each element of a
+// [16, HD] accumulator this lane holds, in rows below T (element offset row·ld + col0 + column).
+template <int HD, class Fn>
+__device__ __forceinline__ void for_each_gradient_element(const WarpRows& rows, int64_t T, int64_t ld, int64_t col0,
+                                                          int lane, Fn fn) {
+  const int t = lane % 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = rows.row[r];
+    if (row >= T) continue;
+#pragma unroll
+    for (int d = 0; d < HD / 8; ++d)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) fn(row * ld + col0 + 8 * d + 2 * t + c, d, 2 * r + c);
+  }
+}
+
 // Whether key tile kt may hold an allowed pair for the queries summarised by q_span.
 __device__ __forceinline__ bool key_tile_allowed(const Params& p, const TileSummary& q_span, int64_t kt) {
   return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));
@@ -216,16 +233,8 @@ __global__ void __launch_bounds__(kThreads)
         });
         warp_mma_pb<kKeyTile, HD, S>(acc, s, k_s, lane);
       });
-  const int t = lane % 4;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t i = rows.row[r];
-    if (i >= p.Tq) continue;
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) add_to(dq + i * ld + col0 + 8 * d + 2 * t + c, p.scale * acc[d][2 * r + c]);
-  }
+  for_each_gradient_element<HD>(rows, p.Tq, ld, col0, lane,
+                                [&](int64_t e, int d, int k) { add_to(dq + e, p.scale * acc[d][k]); });
 }
 
 // Key-major dk, dv: grid (key blocks of 64, heads); warp w owns keys 16w..16w+15 and works on
@@ -277,20 +286,10 @@ __global__ void __launch_bounds__(kThreads)
                              [&](int n, int e, int col) { dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]); });
         warp_mma_pb<QT, HD, S>(dk_acc, dpt, q_s, lane);
       });
-  const int t = lane % 4;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t j = rows.row[r];
-    if (j >= p.Tk) continue;
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int64_t e = j * ld + col0 + 8 * d + 2 * t + c;
-        add_to(dk + e, p.scale * dk_acc[d][2 * r + c]);
-        add_to(dv + e, dv_acc[d][2 * r + c]);
-      }
-  }
+  for_each_gradient_element<HD>(rows, p.Tk, ld, col0, lane, [&](int64_t e, int d, int k) {
+    add_to(dk + e, p.scale * dk_acc[d][k]);
+    add_to(dv + e, dv_acc[d][k]);
+  });
 }
 
 // Dynamic shared memory beyond 48 KiB needs the kernel's opt-in on a GPU.
