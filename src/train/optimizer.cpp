@@ -22,7 +22,7 @@ double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {
   double sum = 0;
   const int64_t n = layout_.owned_total();
   if (n > 0) {
-    ops_.sum_squares(View{const_cast<float*>(owned_grads), DType::f32, 1, n, n}, sum_squares_.data());
+    ops_.sum_squares(view(owned_grads, 1, n), sum_squares_.data());
     ops_.download(&sum, sum_squares_.data(), sizeof sum);
   }
   if (layout_.mode() != ShardMode::none) MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
