@@ -62,6 +62,12 @@ class Model {
   // 1 = data), on the same path as training's forward (the policy of closed-loop evaluation).
   void flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,
                      std::vector<float>& velocity);
+  // Forward and backward of Σ action_mask·(v_θ(x, τ) − (a − ε))² / denominator with the draws
+  // given: a = batch.actions, ε = noise [B, Hz, A], so x = (1 − τ)ε + τ·a. batch.action_mask
+  // carries a real weight per element (any sign): RL's policy gradient as a weighted regression
+  // (rl/flow_sde.hpp). Gradients accumulate; the loss is read by take_loss().
+  void accumulate_flow_regression(const float* params, float* grads, const PackedBatch& batch,
+                                  const std::vector<float>& tau, const std::vector<float>& noise, double denominator);
 
   // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
   // (upper bound over layouts), computed without allocating.
@@ -125,6 +131,8 @@ class Model {
 
  private:
   void prepare(const PackedBatch& batch);  // uploads batch and lays out the activations of its shape
+  // gr00t: the draws of a forward at explicit flow times tau [B] and noise [B, Hz, A]; then prepare().
+  void set_explicit_draws(const PackedBatch& batch, const std::vector<float>& tau, const std::vector<float>& noise);
   void run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
 
   Arena arena_;
