@@ -7,19 +7,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "batch/sample_tokens.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
-#include "data/packer.hpp"
 #include "model/presets.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
+#include "policy_batch.hpp"
 
 namespace emb {
 
@@ -103,30 +101,10 @@ void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
 
 void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) {
   const ModelConfig& cfg = model_->config();
-  const int Hz = cfg.horizon, A = cfg.action_dim;
-  const size_t per_sample = size_t(Hz) * A;
-  std::vector<Sample> samples(inputs.size());
-  int64_t tokens = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const PolicyInput& in = inputs[i];
-    Sample& s = samples[i];
-    s.id = int64_t(i);
-    s.emb_id = in.env->task().embodiment;
-    s.query_tokens = sample_query_tokens(cfg, 0);  // gr00t: no latent frames
-    s.context_tokens = int64_t(in.vl.size()) / cfg.d_ctx;
-    s.context.resize(in.vl.size());
-    half_to_float(in.vl.data(), s.context.data(), int64_t(in.vl.size()));
-    s.state.assign(size_t(cfg.state_dim), 0.f);
-    std::copy(in.state.begin(), in.state.end(), s.state.begin());
-    s.actions.assign(per_sample, 0.f);
-    s.action_mask.assign(per_sample, 1.f);
-    tokens += s.tokens();
-  }
-  PackerConfig packing;
-  packing.tokens_per_mb = tokens, packing.lookahead = 0;
-  std::vector<PackedBatch> batches = pack_step(samples, cfg, packing, {path_});
-  EMB_ASSERT(batches.size() == 1);
-  PackedBatch& batch = batches[0];
+  const size_t per_sample = size_t(cfg.horizon) * cfg.action_dim;
+  std::vector<PolicyObservation> obs;
+  for (const PolicyInput& in : inputs) obs.push_back({in.env->task().embodiment, &in.state, &in.vl});
+  PackedBatch batch = pack_policy_batch(cfg, obs, path_);
   const int B = batch.n_samples;
   // Noise of the input in slot s, keyed by its episode and step: the same whatever the batch.
   for (int s = 0; s < B; ++s) {
@@ -134,12 +112,7 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
     CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + uint64_t(in.episode), uint64_t(in.env->steps()));
     for (size_t e = 0; e < per_sample; ++e) batch.actions[s * per_sample + e] = float(noise.normal(e));
   }
-  std::vector<float> velocity;
-  for (int k = 0; k < flow_steps_; ++k) {
-    std::vector<float> tau(size_t(B), float(k) / float(flow_steps_));
-    model_->flow_velocity(params_.data(), batch, tau, velocity);
-    for (size_t e = 0; e < batch.actions.size(); ++e) batch.actions[e] += velocity[e] / float(flow_steps_);
-  }
+  integrate_flow(*model_, params_.data(), batch, flow_steps_, nullptr);
   chunks.resize(inputs.size());
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);
@@ -147,7 +120,8 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
     chunks[i].resize(size_t(exec_steps_) * task_A);
     for (int h = 0; h < exec_steps_; ++h)
       for (int k = 0; k < task_A; ++k)
-        chunks[i][size_t(h * task_A + k)] = std::clamp(batch.actions[s * per_sample + size_t(h * A + k)], -1.f, 1.f);
+        chunks[i][size_t(h * task_A + k)] =
+            std::clamp(batch.actions[s * per_sample + size_t(h * cfg.action_dim + k)], -1.f, 1.f);
   }
 }
 
