@@ -2,6 +2,7 @@
 //   embsim collect TASK --episodes N --seed S -o demos.h5     expert demonstrations (embpack/1)
 //   embsim eval TARGET --task T[,T] --episodes N --seed S      closed-loop success rates
 //       TARGET: a checkpoint, checkpoint directory or run directory, or expert | zero | random
+//   embsim profile TASK --episodes N --seed S [--json FILE]    step-time distribution (rank 0 measures)
 //   embsim tasks                                               the tasks and their instructions
 // Every step runs on every rank and the ranks agree on failure (comm/agreement.hpp): a bad
 // task, a missing MJCF file, no rendering backend or a checkpoint that does not fit the task
@@ -15,8 +16,10 @@
 #include "collect.hpp"
 #include "comm/agreement.hpp"
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "eval.hpp"
 #include "sim/task.hpp"
+#include "step_profile.hpp"
 
 namespace {
 
@@ -73,8 +76,19 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
   eval_cmd->add_option("--set", eo.deck_sets, "section.key=value override of the checkpoint's deck (sim.flow_steps, sim.exec_steps)");
   add_observation_options(eval_cmd, eo.observation, views);
 
+  StepProfileOptions po;
+  std::string profile_json_path;
+  CLI::App* profile_cmd = app.add_subcommand("profile", "time the expert's control steps: physics and rendering apart");
+  profile_cmd->add_option("task", po.task, "reach, push or pick_place")->required();
+  profile_cmd->add_option("--episodes", po.episodes, "episodes to run");
+  profile_cmd->add_option("--seed", po.seed, "seed of the collect-split initial states");
+  profile_cmd->add_option("--chunk-steps", po.chunk_steps, "control steps per chunk (sim.exec_steps)");
+  profile_cmd->add_option("--json", profile_json_path, "also write the summaries to this JSON file");
+  add_observation_options(profile_cmd, po.observation, views);
+
   CLI::App* tasks_cmd = app.add_subcommand("tasks", "list the tasks");
-  for (CLI::App* a : {collect_cmd, eval_cmd}) a->add_option("--mjcf-dir", mjcf_dir, "directory of the tasks' MJCF files");
+  for (CLI::App* a : {collect_cmd, eval_cmd, profile_cmd})
+    a->add_option("--mjcf-dir", mjcf_dir, "directory of the tasks' MJCF files");
 
   try {
     app.parse(argc, argv);
@@ -95,6 +109,16 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
       if (rank == 0)
         std::cout << "embsim collect: " << co.task << ": expert succeeded in " << s.successes << "/" << s.episodes
                   << " episodes; wrote " << s.successes << " episodes (" << s.steps << " steps) to " << co.output << "\n";
+      return 0;
+    }
+    if (*profile_cmd) {
+      po.mjcf_dir = mjcf_dir, po.observation.views = split_commas(views);
+      StepProfile p = profile_steps(comm, po);
+      run_agreed(comm, [&] {
+        if (rank != 0) return;
+        std::cout << profile_table(p);
+        if (!profile_json_path.empty()) write_file_atomic(profile_json_path, profile_json(p).dump(2) + "\n");
+      });
       return 0;
     }
     eo.mjcf_dir = mjcf_dir, eo.observation.views = split_commas(views);
