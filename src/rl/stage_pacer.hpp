@@ -19,7 +19,8 @@ class StagePacer {
   explicit StagePacer(bool on) : on_(on) {}
 
   void begin() { started_ = Clock::now(); }
-  // Ends the stage begun last; returns its wall seconds (real compute plus any sleep).
+  // Ends the stage begun last (each finish needs its own begin); returns the stage's wall
+  // seconds, real compute plus any sleep.
   double finish(double modelled_s);
 
   bool on() const { return on_; }

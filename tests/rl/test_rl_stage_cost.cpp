@@ -147,6 +147,7 @@ BOOST_AUTO_TEST_CASE(pacer_off_never_sleeps) {
   BOOST_TEST(pacer.overruns() == 0);
   BOOST_TEST(pacer.modelled_s() == 0.5);
   BOOST_TEST(pacer.real_s() == wall);
+  BOOST_CHECK_THROW(pacer.finish(0.5), Error);  // each finish needs its begin
 }
 
 BOOST_AUTO_TEST_CASE(utilisation_is_the_busy_fraction) {
