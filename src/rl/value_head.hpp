@@ -43,7 +43,7 @@ class ValueHead {
   std::vector<float> params_, grads_, m_, v_;
   int batch_ = 0;                         // rows of the last forward
   std::vector<std::vector<float>> acts_;  // per layer's input: x, then each tanh output [batch, width]
-  std::vector<float> delta_, delta_prev_; // backward scratch: d(loss)/d(pre-activation) of a layer
+  std::vector<float> delta_, delta_prev_;  // backward scratch: d(loss)/d(pre-activation) of a layer
 };
 
 }  // namespace emb
