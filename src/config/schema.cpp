@@ -269,12 +269,12 @@ std::vector<KeySpec> make_schema() {
       enum_key("rl.cost_model", "off", {"off", "on"},
                "on = every stage takes its modelled time (GPU-like rates, measured MuJoCo step times), "
                "real compute included"),
-      real_key("rl.sim_step_ms", "2", "ms", at_least(0), "modelled median time of one control step of one environment"),
-      real_key("rl.sim_step_sigma", "0.25", "", at_least(0), "log-normal spread of a control step's time"),
-      real_key("rl.straggler_prob", "0.02", "", between(0, 1), "chance that an environment's chunk straggles"),
-      real_key("rl.straggler_factor", "8", "", at_least(1), "a straggling chunk takes this many times as long"),
+      real_key("rl.sim_step_ms", "7", "ms", at_least(0), "modelled median time of one control step of one environment, rendering included (src/rl/README.md)"),
+      real_key("rl.sim_step_sigma", "0.3", "", at_least(0), "log-normal spread of a control step's time"),
+      real_key("rl.straggler_prob", "0.01", "", between(0, 1), "chance that an environment's chunk straggles"),
+      real_key("rl.straggler_factor", "10", "", at_least(1), "a straggling chunk takes this many times as long"),
       real_key("rl.gen_ms_fixed", "4", "ms", at_least(0), "modelled generator time per batch (launch, K steps)"),
-      real_key("rl.gen_ms_per_sample", "0.1", "ms", at_least(0), "modelled generator time per sample of a batch"),
+      real_key("rl.gen_ms_per_sample", "0.17", "ms", at_least(0), "modelled generator time per sample of a batch"),
       real_key("rl.train_ms_per_chunk", "0.5", "ms", at_least(0), "modelled trainer time per transition (fwd + bwd)"),
 
       // [debug] fault injection for the failure-handling tests

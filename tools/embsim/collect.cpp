@@ -32,12 +32,13 @@ void write_episode(ByteWriter& w, const Episode& e) {
 
 Episode read_episode(ByteReader& r) {
   Episode e;
-  e.index = r.get<int64_t>(), e.instruction = r.get<int32_t>(), e.success = r.get<uint8_t>() != 0;
-  e.steps = r.get<int64_t>();
-  e.state = r.get_vector<float>(), e.action = r.get_vector<float>();
-  e.frames.resize(size_t(r.get<uint64_t>()));
-  for (auto& f : e.frames) f = r.get_vector<uint8_t>();
-  e.vl = r.get_vector<uint16_t>(), e.vl_rows = r.get_vector<int64_t>();
+  e.index = r.get<int64_t>("index"), e.instruction = r.get<int32_t>("instruction");
+  e.success = r.get<uint8_t>("success") != 0;
+  e.steps = r.get<int64_t>("steps");
+  e.state = r.get_vector<float>("state"), e.action = r.get_vector<float>("action");
+  e.frames.resize(size_t(r.get<uint64_t>("frames")));
+  for (auto& f : e.frames) f = r.get_vector<uint8_t>("frame");
+  e.vl = r.get_vector<uint16_t>("vl"), e.vl_rows = r.get_vector<int64_t>("vl_rows");
   return e;
 }
 
@@ -136,7 +137,7 @@ CollectSummary collect(MPI_Comm comm, const CollectOptions& o, const std::string
     height = obs.height(), width = obs.width();
     for (int64_t i = rank; i < o.episodes; i += size) write_episode(mine, run_episode(env, expert, obs, o, i));
   });
-  std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.bytes());
+  std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.take());
   CollectSummary summary;
   run_agreed(comm, [&] {
     if (rank != 0) return;

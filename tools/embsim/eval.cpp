@@ -125,16 +125,16 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
                   obs->width() * int(o.observation.views.size()), kVideoFps, kVideoScale);
     }
   });
-  std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.bytes());
+  std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.take());
   TaskResult r;
   r.task = task.name;
   if (rank != 0) return r;
   r.success.assign(size_t(o.episodes), 0), r.lengths.assign(size_t(o.episodes), 0);
   for (const auto& blob : blobs)
     for (ByteReader in(blob); !in.done();) {
-      int64_t e = in.get<int64_t>();
-      r.success[size_t(e)] = in.get<int32_t>();
-      r.lengths[size_t(e)] = in.get<int32_t>();
+      int64_t e = in.get<int64_t>("episode");
+      r.success[size_t(e)] = in.get<int32_t>("success");
+      r.lengths[size_t(e)] = in.get<int32_t>("length");
     }
   return r;
 }

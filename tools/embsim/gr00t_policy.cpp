@@ -66,9 +66,9 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   model_ = make_model(cfg, &ops_);
   const ParamRegistry& reg = model_->params();
   params_.resize(size_t(reg.total()));
-  std::vector<float> exp_avg(params_.size()), exp_avg_sq(params_.size());
+  exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
-                  OptimizerState{exp_avg.data(), exp_avg_sq.data()});
+                  OptimizerState{exp_avg_.data(), exp_avg_sq_.data()});
 }
 
 void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {

@@ -33,6 +33,10 @@ class Gr00tPolicy final : public Policy {
   int flow_steps() const { return flow_steps_; }
   int exec_steps() const { return exec_steps_; }
   const ModelConfig& config() const { return model_->config(); }
+  // The checkpoint's parameters and AdamW moments (RL starts or resumes from them).
+  const std::vector<float>& params() const { return params_; }
+  const std::vector<float>& exp_avg() const { return exp_avg_; }
+  const std::vector<float>& exp_avg_sq() const { return exp_avg_sq_; }
 
  private:
   std::string path_;
@@ -42,7 +46,7 @@ class Gr00tPolicy final : public Policy {
   std::vector<std::string> data_paths_;
   CpuOps ops_;  // the backend the policy computes on
   std::unique_ptr<Model> model_;
-  std::vector<float> params_;
+  std::vector<float> params_, exp_avg_, exp_avg_sq_;
 };
 
 // The checkpoints of a run directory (deck.resolved → train.ckpt_dir), of a checkpoint

@@ -3,6 +3,8 @@
 //   embsim eval TARGET --task T[,T] --episodes N --seed S      closed-loop success rates
 //       TARGET: a checkpoint, checkpoint directory or run directory, or expert | zero | random
 //   embsim profile TASK --episodes N --seed S [--json FILE]    step-time distribution (rank 0 measures)
+//   embsim rl DECK [--set k=v]                                 RL of a gr00t policy (simulators,
+//                                                              generators, trainers: src/rl, rl_roles.hpp)
 //   embsim tasks                                               the tasks and their instructions
 // Every step runs on every rank and the ranks agree on failure (comm/agreement.hpp): a bad
 // task, a missing MJCF file, no rendering backend or a checkpoint that does not fit the task
@@ -18,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "eval.hpp"
+#include "rl_roles.hpp"
 #include "sim/task.hpp"
 #include "step_profile.hpp"
 
@@ -86,8 +89,14 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
   profile_cmd->add_option("--json", profile_json_path, "also write the summaries to this JSON file");
   add_observation_options(profile_cmd, po.observation, views);
 
+  std::string rl_deck;
+  std::vector<std::string> rl_sets;
+  CLI::App* rl_cmd = app.add_subcommand("rl", "reinforcement learning of a gr00t checkpoint in closed loop ([rl] keys)");
+  rl_cmd->add_option("deck", rl_deck, "the RL deck (inputs/rl_push.in)")->required();
+  rl_cmd->add_option("--set", rl_sets, "section.key=value override of the deck");
+
   CLI::App* tasks_cmd = app.add_subcommand("tasks", "list the tasks");
-  for (CLI::App* a : {collect_cmd, eval_cmd, profile_cmd})
+  for (CLI::App* a : {collect_cmd, eval_cmd, profile_cmd, rl_cmd})
     a->add_option("--mjcf-dir", mjcf_dir, "directory of the tasks' MJCF files");
 
   try {
@@ -119,6 +128,10 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
         std::cout << profile_table(p);
         if (!profile_json_path.empty()) write_file_atomic(profile_json_path, profile_json(p).dump(2) + "\n");
       });
+      return 0;
+    }
+    if (*rl_cmd) {
+      run_rl(rl_deck, rl_sets, mjcf_dir);
       return 0;
     }
     eo.mjcf_dir = mjcf_dir, eo.observation.views = split_commas(views);

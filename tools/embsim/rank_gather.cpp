@@ -1,5 +1,7 @@
 #include "rank_gather.hpp"
 
+#include "core/error.hpp"
+
 namespace emb {
 
 std::vector<std::vector<uint8_t>> gather_bytes(MPI_Comm comm, const std::vector<uint8_t>& mine) {

@@ -1,0 +1,158 @@
+// RL's trainer step (tools/embsim/rl_learner.hpp) on transitions the generator's own sampler
+// made (policy_batch.hpp, one Flow-SDE step each) with the closed loop's gr00t model:
+//   - mode equivalence: the whole round first (sync, async_rollout) or streamed micro-batch by
+//     micro-batch (async) gives the same update, bit for bit
+//   - direction: a step raises log π of the better-than-average transition and lowers the other's
+//   - version tagging: transitions older than rl.max_staleness are dropped, the rest counted in
+//     the staleness histogram by how many versions behind they were
+#define BOOST_TEST_MODULE rl_learner
+#include <boost/test/unit_test.hpp>
+#include <mpi.h>
+
+#include "config/deck.hpp"
+#include "core/rng.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "model/presets.hpp"
+#include "policy_batch.hpp"
+#include "rl/flow_sde.hpp"
+#include "rl_learner.hpp"
+
+using namespace emb;
+
+namespace {
+
+struct MpiScope {
+  MpiScope() { MPI_Init(nullptr, nullptr); }
+  ~MpiScope() { MPI_Finalize(); }
+};
+BOOST_GLOBAL_FIXTURE(MpiScope);
+
+constexpr int kStateDim = 22, kActionDim = 2, kK = 4, kExec = 4;
+
+ModelConfig closed_loop_config() { return model_config_from_deck(load_deck("inputs/closed_loop_gr00t.in")); }
+
+std::vector<float> initial_params(const ModelConfig& cfg) {
+  CpuOps ops;
+  auto model = make_model(cfg, &ops);
+  std::vector<float> p(size_t(model->params().total()));
+  model->init_params(p.data(), 3);
+  return p;
+}
+
+LearnerConfig learner_config(int micro) {
+  LearnerConfig lc;
+  lc.flow_steps = kK, lc.exec_steps = kExec, lc.task_action_dim = kActionDim, lc.task_state_dim = kStateDim;
+  lc.lr = 1e-3, lc.micro_chunks = micro, lc.micro_per_update = 2;
+  return lc;
+}
+
+// n transitions in segments of `per_segment`, sampled by the behaviour policy `params` exactly
+// as a generator does (random observations; rewards alternate +1 / −1 per transition).
+std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<float>& params, int n,
+                                      int per_segment, int64_t version) {
+  CpuOps ops;
+  auto model = make_model(cfg, &ops);
+  std::vector<Observation> obs(size_t(n));
+  std::vector<PolicyObservation> views;
+  for (int i = 0; i < n; ++i) {
+    CounterRng r(17, RngStream::test, uint64_t(i), 0);
+    obs[size_t(i)].embodiment = 1;
+    for (int d = 0; d < kStateDim; ++d) obs[size_t(i)].state.push_back(float(r.normal(uint64_t(d))));
+    for (int d = 0; d < 10 * cfg.d_ctx; ++d) obs[size_t(i)].vl.push_back(uint16_t(0x3800 + (i * 7 + d) % 512));  // float16 0.5..1
+    views.push_back({1, &obs[size_t(i)].state, &obs[size_t(i)].vl});
+  }
+  PackedBatch batch = pack_policy_batch(cfg, views, "test");
+  StochasticStep sde;
+  sde.k_star.resize(size_t(n));
+  sde.xi.resize(batch.actions.size());
+  for (int s = 0; s < n; ++s) sde.k_star[size_t(s)] = s % kK;
+  for (size_t e = 0; e < batch.actions.size(); ++e) {
+    CounterRng r(19, RngStream::test, e, 1);
+    batch.actions[e] = float(r.normal(0)), sde.xi[e] = float(r.normal(1));
+  }
+  integrate_flow(*model, params.data(), batch, kK, &sde);
+  const size_t per = size_t(cfg.horizon) * cfg.action_dim;
+  std::vector<float> mask(per, 0.f);
+  for (int h = 0; h < kExec; ++h)
+    for (int k = 0; k < kActionDim; ++k) mask[size_t(h * cfg.action_dim + k)] = 1.f;
+  std::vector<Segment> segments;
+  for (int s = 0; s < n; ++s) {
+    const size_t i = size_t(batch.sample_id[size_t(s)]);
+    Transition t;
+    t.obs = obs[i];
+    t.version = version, t.k_star = sde.k_star[size_t(s)], t.steps = kExec;
+    t.x_before.assign(sde.x_before.begin() + int64_t(s * per), sde.x_before.begin() + int64_t((s + 1) * per));
+    t.x_after.assign(sde.x_after.begin() + int64_t(s * per), sde.x_after.begin() + int64_t((s + 1) * per));
+    t.logp_behav = transition_log_prob(flow_sde_transition(t.k_star, kK, 0.5), t.x_before.data(),
+                                       &sde.v_before[s * per], t.x_after.data(), mask.data(), int64_t(per));
+    t.reward = (i % 2 == 0) ? 1.f : -1.f;
+    t.done = 1;
+    if (i % size_t(per_segment) == 0) segments.push_back({int32_t(i), {}, std::vector<float>(kStateDim, 0.f)});
+    segments.back().transitions.push_back(std::move(t));
+  }
+  return segments;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(whole_round_and_stream_give_the_same_update) {
+  const ModelConfig cfg = closed_loop_config();
+  const std::vector<float> p0 = initial_params(cfg);
+  const std::vector<Segment> segments = sampled_segments(cfg, p0, 32, 3, 0);  // 32 transitions: 2 updates of 2 × 8
+  RlLearner whole(cfg, learner_config(8), p0, MPI_COMM_NULL, 5), stream(cfg, learner_config(8), p0, MPI_COMM_NULL, 5);
+  for (const Segment& s : segments) whole.add(s);
+  while (whole.waiting() >= 8) whole.step_micro();
+  for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
+    stream.add(s);
+    while (stream.waiting() >= 8) stream.step_micro();
+  }
+  BOOST_TEST(whole.version() == 2);
+  BOOST_TEST(stream.version() == 2);
+  BOOST_TEST(whole.stats().used == 32);
+  size_t differ = 0, moved = 0;
+  for (size_t i = 0; i < p0.size(); ++i) differ += whole.params()[i] != stream.params()[i], moved += whole.params()[i] != p0[i];
+  BOOST_TEST(differ == 0u);
+  BOOST_TEST(moved > p0.size() / 2);
+  BOOST_TEST(whole.value_head().params() == stream.value_head().params());
+}
+
+BOOST_AUTO_TEST_CASE(a_step_raises_log_prob_of_the_better_transition) {
+  const ModelConfig cfg = closed_loop_config();
+  const std::vector<float> p0 = initial_params(cfg);
+  const std::vector<Segment> segments = sampled_segments(cfg, p0, 8, 1, 0);
+  LearnerConfig lc = learner_config(8);
+  lc.micro_per_update = 1;
+  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  for (const Segment& s : segments) learner.add(s);
+  learner.step_micro();
+  std::vector<const Transition*> ts;
+  for (const Segment& s : segments) ts.push_back(&s.transitions[0]);
+  const std::vector<double> before = learner.log_probs(ts, p0), after = learner.log_probs(ts, learner.params());
+  double better = 0, worse = 0;  // mean change of log π of the +1 and of the −1 transitions
+  for (size_t i = 0; i < ts.size(); ++i) {
+    BOOST_TEST(before[i] == ts[i]->logp_behav, boost::test_tools::tolerance(1e-4));  // the sampler's own log π
+    (ts[i]->reward > 0 ? better : worse) += (after[i] - before[i]) / 4.0;
+  }
+  BOOST_TEST(better > 0.0, "mean Δ log π of rewarded transitions " << better);
+  BOOST_TEST(worse < 0.0, "mean Δ log π of punished transitions " << worse);
+  const LearnerStats& st = learner.stats();
+  BOOST_TEST(st.used == 8);
+  BOOST_TEST(learner.version() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(stale_transitions_are_dropped_and_the_rest_counted_by_age) {
+  const ModelConfig cfg = closed_loop_config();
+  const std::vector<float> p0 = initial_params(cfg);
+  LearnerConfig lc = learner_config(8);
+  lc.max_staleness = 4, lc.micro_per_update = 1;
+  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  learner.restore(10, 0);
+  for (const Segment& s : sampled_segments(cfg, p0, 4, 4, 5)) learner.add(s);  // 5 behind: dropped
+  for (const Segment& s : sampled_segments(cfg, p0, 8, 4, 7)) learner.add(s);  // 3 behind: trained
+  BOOST_TEST(learner.waiting() == 12);
+  learner.step_micro();
+  BOOST_TEST(learner.stats().dropped_stale == 4);
+  BOOST_TEST(learner.stats().used + learner.stats().filtered == 8);
+  BOOST_TEST(learner.stats().staleness.at(3) == 8);
+  BOOST_TEST(learner.version() == 11);
+}

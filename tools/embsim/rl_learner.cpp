@@ -1,0 +1,210 @@
+#include "rl_learner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "policy_batch.hpp"
+#include "rl/flow_sde.hpp"
+
+namespace emb {
+
+namespace {
+
+constexpr float kGradClip = 1.0f;
+
+void allreduce_sum(std::vector<float>& v, MPI_Comm comm) {
+  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_FLOAT, MPI_SUM, comm);
+}
+
+}  // namespace
+
+RlLearner::RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, MPI_Comm comm,
+                     uint64_t seed)
+    : cfg_(cfg),
+      lc_(lc),
+      comm_(comm),
+      model_(make_model(cfg, &ops_)),
+      layout_(model_->params(), ShardMode::none, 0, 1),
+      params_(std::move(params)),
+      value_(lc.task_state_dim, {64, 64}, seed),
+      value_at_update_(value_) {
+  EMB_CHECK(int64_t(params_.size()) == model_->params().total(), "rl: the policy has ", params_.size(),
+            " parameters, the model ", model_->params().total());
+  AdamWConfig adam;
+  adam.lr = float(lc.lr), adam.beta1 = 0.9f, adam.beta2 = 0.95f, adam.weight_decay = 0.0f;
+  optimizer_ = std::make_unique<Optimizer>(layout_, ops_, adam, kGradClip);
+  grads_.assign(params_.size(), 0.0f);
+}
+
+void RlLearner::restore(int64_t version, int64_t optimizer_steps) { version_ = version, opt_step_ = optimizer_steps; }
+
+std::vector<float> RlLearner::executed_mask() const {
+  std::vector<float> mask(size_t(cfg_.horizon) * cfg_.action_dim, 0.0f);
+  for (int h = 0; h < lc_.exec_steps; ++h)
+    for (int k = 0; k < lc_.task_action_dim; ++k) mask[size_t(h * cfg_.action_dim + k)] = 1.0f;
+  return mask;
+}
+
+void RlLearner::add(Segment segment) {
+  for (const Transition& t : segment.transitions) {
+    stats_.env_steps += t.steps, ++stats_.transitions;
+    if (t.done) ++stats_.episodes, stats_.successes += t.success;
+  }
+  waiting_ += int64_t(segment.transitions.size());
+  if (!segment.transitions.empty()) queue_.push_back({std::move(segment), {}, {}, 0});
+}
+
+void RlLearner::score(Queued& q) {
+  const Segment& seg = q.segment;
+  const size_t T = seg.transitions.size();
+  std::vector<float> states, values(T + 1), rewards;
+  std::vector<uint8_t> dones;
+  for (const Transition& t : seg.transitions) {
+    states.insert(states.end(), t.obs.state.begin(), t.obs.state.end());
+    rewards.push_back(t.reward), dones.push_back(t.done);
+  }
+  states.insert(states.end(), seg.next_state.begin(), seg.next_state.end());
+  value_at_update_.forward(states.data(), int(T + 1), values.data());
+  const std::vector<float> v(values.begin(), values.begin() + int64_t(T));
+  gae(rewards, dones, v, values[T], lc_.gamma, lc_.gae_lambda, q.advantages, q.returns);
+}
+
+std::vector<RlLearner::Ready> RlLearner::take(int n) {
+  std::vector<Ready> out;
+  while (int(out.size()) < n && !queue_.empty()) {
+    Queued& q = queue_.front();
+    if (q.advantages.empty()) score(q);
+    const Transition& t = q.segment.transitions[q.next];
+    if (version_ - t.version > lc_.max_staleness) {
+      ++stats_.dropped_stale;
+    } else {
+      out.push_back({t, q.advantages[q.next], q.returns[q.next]});
+    }
+    --waiting_;
+    if (++q.next == q.segment.transitions.size()) queue_.pop_front();
+  }
+  return out;
+}
+
+PackedBatch RlLearner::pack(const std::vector<const Transition*>& rows) {
+  std::vector<PolicyObservation> obs;
+  for (const Transition* t : rows) obs.push_back({t->obs.embodiment, &t->obs.state, &t->obs.vl});
+  PackedBatch batch = pack_policy_batch(cfg_, obs, "rl micro-batch");
+  const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
+  for (int s = 0; s < batch.n_samples; ++s) {
+    const Transition& t = *rows[size_t(batch.sample_id[size_t(s)])];
+    std::copy(t.x_before.begin(), t.x_before.end(), batch.actions.begin() + int64_t(s * per));
+  }
+  return batch;
+}
+
+std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch& batch,
+                                         const std::vector<const Transition*>& rows) {
+  const int B = batch.n_samples, K = lc_.flow_steps;
+  const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
+  std::vector<float> tau(static_cast<size_t>(B));
+  for (int s = 0; s < B; ++s) tau[size_t(s)] = float(rows[size_t(batch.sample_id[size_t(s)])]->k_star) / float(K);
+  std::vector<float> velocity;
+  model_->flow_velocity(params, batch, tau, velocity);
+  const std::vector<float> mask = executed_mask();
+  std::vector<double> logp(rows.size());
+  for (int s = 0; s < B; ++s) {
+    const size_t i = size_t(batch.sample_id[size_t(s)]);
+    const Transition& t = *rows[i];
+    const FlowTransition tr = flow_sde_transition(t.k_star, K, lc_.noise_level);
+    logp[i] = transition_log_prob(tr, t.x_before.data(), &velocity[s * per], t.x_after.data(), mask.data(),
+                                  int64_t(per));
+  }
+  return logp;
+}
+
+std::vector<double> RlLearner::log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params) {
+  if (ts.empty()) return {};
+  return log_probs(params.data(), pack(ts), ts);
+}
+
+void RlLearner::step_micro() {
+  if (micro_ == 0) prox_params_ = params_, value_at_update_ = value_;
+  const std::vector<Ready> micro = take(lc_.micro_chunks);
+  const int n = int(micro.size());
+  // The micro-batch as one packed batch whose actions are each transition's x before its k*.
+  std::vector<const Transition*> rows;
+  std::vector<float> advantages;
+  for (const Ready& r : micro) rows.push_back(&r.t), advantages.push_back(r.advantage);
+  normalise_advantages(advantages);
+  const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
+  std::vector<double> logp, logp_prox;
+  PackedBatch batch;
+  if (n > 0) {
+    batch = pack(rows);
+    logp_prox = log_probs(prox_params_.data(), batch, rows);
+    logp = micro_ == 0 ? logp_prox : log_probs(params_.data(), batch, rows);
+  }
+  std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
+  double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
+  for (int i = 0; i < n; ++i) {
+    terms[size_t(i)] = ppo_sample_terms(lc_.ppo, logp[size_t(i)], logp_prox[size_t(i)], micro[size_t(i)].t.logp_behav,
+                                        advantages[size_t(i)]);
+    if (!terms[size_t(i)].filtered) counts[0] += 1, counts[1] += terms[size_t(i)].ratio;
+  }
+  if (comm_ != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  const double N = std::max(counts[0], 1.0);
+  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  double policy_loss = 0;
+  if (n > 0) {
+    // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
+    // −g·curvature/2 per executed element (denominator 1), from a = x + (1 − τ)v*, ε = x − τ·v*.
+    const std::vector<float> mask = executed_mask();
+    std::vector<float> tau(size_t(batch.n_samples)), noise(batch.actions.size()), v_target(per);
+    for (int s = 0; s < batch.n_samples; ++s) {
+      const size_t i = size_t(batch.sample_id[size_t(s)]);
+      const Transition& t = micro[i].t;
+      const FlowTransition tr = flow_sde_transition(t.k_star, lc_.flow_steps, lc_.noise_level);
+      const float ts = float(t.k_star) / float(lc_.flow_steps);
+      tau[size_t(s)] = ts;
+      transition_target_velocity(tr, t.x_before.data(), t.x_after.data(), v_target.data(), int64_t(per));
+      const PpoSampleTerms& pt = terms[i];
+      const double g = pt.filtered ? 0.0 : pt.dloss_dlogp / N;
+      const float weight = float(-g * log_prob_curvature(tr) / 2.0);
+      for (size_t e = 0; e < per; ++e) {
+        const size_t at = s * per + e;
+        batch.actions[at] = t.x_before[e] + (1.0f - ts) * v_target[e];
+        noise[at] = t.x_before[e] - ts * v_target[e];
+        batch.action_mask[at] = weight * mask[e];
+      }
+      if (!pt.filtered) policy_loss += pt.loss / N;
+    }
+    model_->accumulate_flow_regression(params_.data(), grads_.data(), batch, tau, noise, 1.0);
+    model_->take_loss();
+  }
+  // The value head regresses the GAE returns.
+  value_.zero_grads();
+  double value_loss = 0;
+  if (n > 0) {
+    std::vector<float> states, values(static_cast<size_t>(n)), targets, dv(static_cast<size_t>(n));
+    for (const Ready& r : micro) states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end()), targets.push_back(r.ret);
+    value_.forward(states.data(), n, values.data());
+    value_loss = value_.mse_loss_grad(values.data(), targets.data(), n, dv.data());
+    value_.backward(dv.data(), n);
+  }
+  int trainers = 1;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &trainers);
+  allreduce_sum(grads_, comm_);
+  allreduce_sum(value_.grads(), comm_);
+  for (float& g : value_.grads()) g /= float(trainers);
+  ++opt_step_;
+  const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
+  optimizer_->step(params_.data(), grads_.data(), opt_step_, lc_.lr, norm);
+  value_.adamw_step(lc_.value_lr, 0.0, opt_step_);
+  for (int i = 0; i < n; ++i) {
+    const PpoSampleTerms& pt = terms[size_t(i)];
+    ++stats_.staleness[version_ - micro[size_t(i)].t.version];
+    if (pt.filtered) ++stats_.filtered;
+    else ++stats_.used, stats_.clipped += pt.clipped;
+  }
+  stats_.policy_loss = policy_loss, stats_.value_loss = value_loss, stats_.mean_ratio = counts[1] / N;
+  if (++micro_ == lc_.micro_per_update) micro_ = 0, ++version_;
+}
+
+}  // namespace emb

@@ -1,0 +1,109 @@
+// The trainer's side of RL (CLOSED_LOOP.md "RL for a flow-matching action head"): transitions
+// arrive in segments; GAE with the value head turns them into advantages; each micro-batch of
+// transitions is one optimizer step of the decoupled PPO loss (rl/ppo.hpp) through the
+// Flow-SDE log-probability of the one stochastic denoising step (rl/flow_sde.hpp), computed
+// as the model's weighted flow regression (Model::accumulate_flow_regression); `micro_per_update`
+// steps make one update, after which the policy version advances. π_prox is the policy at
+// the start of the update. The same steps run whatever the mode: sync and async_rollout start
+// an update once its transitions are all there, async streams micro-batches as they arrive,
+// so on the same batch the modes give the same update (tests/sim/test_rl_learner.cpp).
+// What an update computes depends only on the order transitions arrive in: a segment's GAE
+// uses the value head as it was at the start of the update whose micro-batch first takes
+// from it, advantages are normalised per micro-batch (the one statistic a stream can know),
+// and staleness is judged when a transition is taken.
+// Data-parallel trainers each hold their share of every micro-batch and sum gradients
+// (MPI_Allreduce over `comm`); the loss is normalised by the global unfiltered count.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "model/model.hpp"
+#include "rl/ppo.hpp"
+#include "rl/value_head.hpp"
+#include "rl_messages.hpp"
+#include "train/optimizer.hpp"
+#include "train/shard_layout.hpp"
+
+namespace emb {
+
+struct LearnerConfig {
+  int flow_steps = 4, exec_steps = 4, task_action_dim = 2, task_state_dim = 0;
+  double noise_level = 0.5, gamma = 0.99, gae_lambda = 0.95, lr = 3e-5, value_lr = 1e-3;
+  PpoConfig ppo;
+  int micro_chunks = 64;       // this trainer's share of a micro-batch
+  int micro_per_update = 4;
+  int max_staleness = 4;
+};
+
+struct LearnerStats {
+  int64_t transitions = 0, env_steps = 0, dropped_stale = 0, filtered = 0, clipped = 0, used = 0;
+  int64_t episodes = 0, successes = 0;
+  std::map<int64_t, int64_t> staleness;  // versions behind at training time → transitions
+  double policy_loss = 0, value_loss = 0, mean_ratio = 0;  // of the last micro-batch
+};
+
+class RlLearner {
+ public:
+  RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, MPI_Comm comm,
+            uint64_t seed);
+
+  // The segment's transitions wait for a micro-batch.
+  void add(Segment segment);
+  int64_t waiting() const { return waiting_; }
+  // One micro-batch step (micro_chunks transitions, the oldest first); collective over comm.
+  void step_micro();
+  int64_t version() const { return version_; }
+  int micro_in_update() const { return micro_; }
+  const std::vector<float>& params() const { return params_; }
+  ValueHead& value_head() { return value_; }
+  const LearnerStats& stats() const { return stats_; }
+  LearnerStats& stats() { return stats_; }
+  const ParamRegistry& registry() const { return model_->params(); }
+  const ShardLayout& layout() const { return layout_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  // log π of each transition (its k* step, executed elements) under params.
+  std::vector<double> log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params);
+  // Restores a checkpoint's version and optimizer step count.
+  void restore(int64_t version, int64_t optimizer_steps);
+  int64_t optimizer_steps() const { return opt_step_; }
+
+ private:
+  struct Ready {
+    Transition t;
+    float advantage = 0, ret = 0;
+  };
+  struct Queued {
+    Segment segment;
+    std::vector<float> advantages, returns;  // filled by the first micro-batch that takes from it
+    size_t next = 0;
+  };
+  void score(Queued& q);  // GAE with the update's value head
+  std::vector<Ready> take(int n);
+  // log π of each transition of `batch` (actions = their x before k*) under params.
+  std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<const Transition*>& rows);
+  PackedBatch pack(const std::vector<const Transition*>& rows);
+  std::vector<float> executed_mask() const;  // [Hz·A]: 1 on the executed rows' task columns
+
+  ModelConfig cfg_;
+  LearnerConfig lc_;
+  MPI_Comm comm_;
+  CpuOps ops_;
+  std::unique_ptr<Model> model_;
+  ShardLayout layout_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<float> params_, prox_params_, grads_;
+  ValueHead value_, value_at_update_;
+  std::deque<Queued> queue_;
+  int64_t waiting_ = 0;
+  int64_t version_ = 0, opt_step_ = 0;
+  int micro_ = 0;
+  LearnerStats stats_;
+};
+
+}  // namespace emb

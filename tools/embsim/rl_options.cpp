@@ -1,0 +1,62 @@
+#include "rl_options.hpp"
+
+#include "core/error.hpp"
+#include "sim/task.hpp"
+
+namespace emb {
+
+const char* rl_mode_name(RlMode m) {
+  switch (m) {
+    case RlMode::sync: return "sync";
+    case RlMode::async_rollout: return "async_rollout";
+    case RlMode::async: return "async";
+  }
+  return "";
+}
+
+RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<std::string>& sets) {
+  const Deck deck = load_deck(deck_path, sets);
+  RlOptions o;
+  o.deck_path = deck_path;
+  o.deck_text = deck.resolved_text();
+  const std::string mode = deck.get_string("rl.mode");
+  o.mode = mode == "sync" ? RlMode::sync : mode == "async_rollout" ? RlMode::async_rollout : RlMode::async;
+  o.init = deck.get_string("rl.init");
+  EMB_CHECK(!o.init.empty(), where_set(deck, "rl.init"), ": rl.init must name the SFT checkpoint RL starts from");
+  o.preset = deck.get_string("model.preset");
+  o.task = deck.get_string("rl.task");
+  task_spec(o.task);  // throws naming the known tasks
+  o.run_name = deck.get_string("run.name"), o.output_dir = deck.get_string("run.output_dir");
+  o.ckpt_dir = deck.get_string("rl.ckpt_dir");
+  o.seed = uint64_t(deck.get_int("run.seed"));
+  o.simulators = int(deck.get_int("rl.simulators")), o.generators = int(deck.get_int("rl.generators"));
+  o.trainers = int(deck.get_int("rl.trainers"));
+  o.envs_per_simulator = int(deck.get_int("rl.envs_per_simulator"));
+  o.max_batch = int(deck.get_int("rl.max_batch"));
+  o.batch_timeout_ms = deck.get_double("rl.batch_timeout_ms");
+  o.channel_capacity = int(deck.get_int("rl.channel_capacity"));
+  o.segment_chunks = int(deck.get_int("rl.segment_chunks"));
+  o.update_chunks = int(deck.get_int("rl.update_chunks")), o.micro_chunks = int(deck.get_int("rl.micro_chunks"));
+  o.updates = int(deck.get_int("rl.updates")), o.max_staleness = int(deck.get_int("rl.max_staleness"));
+  o.lr = deck.get_double("rl.lr"), o.value_lr = deck.get_double("rl.value_lr");
+  o.gamma = deck.get_double("rl.gamma"), o.gae_lambda = deck.get_double("rl.gae_lambda");
+  o.noise_level = deck.get_double("rl.noise_level");
+  o.ppo.clip = deck.get_double("rl.clip"), o.ppo.dual_clip = deck.get_double("rl.dual_clip");
+  o.ppo.behav_weight_max = deck.get_double("rl.behav_weight_max");
+  o.shaped_reward = deck.get_string("rl.reward") == "shaped";
+  o.ckpt_every = int(deck.get_int("rl.ckpt_every"));
+  o.cost.on = deck.get_string("rl.cost_model") == "on";
+  o.cost.sim_step_ms = deck.get_double("rl.sim_step_ms"), o.cost.sim_step_sigma = deck.get_double("rl.sim_step_sigma");
+  o.cost.straggler_prob = deck.get_double("rl.straggler_prob");
+  o.cost.straggler_factor = deck.get_double("rl.straggler_factor");
+  o.cost.gen_ms_fixed = deck.get_double("rl.gen_ms_fixed"), o.cost.gen_ms_per_sample = deck.get_double("rl.gen_ms_per_sample");
+  o.cost.train_ms_per_chunk = deck.get_double("rl.train_ms_per_chunk");
+  const double watchdog = deck.get_double("train.watchdog_s");
+  o.watchdog_s = watchdog > 0 ? watchdog : 120;
+  o.fail_rank = int(deck.get_int("debug.fail_rank")), o.fail_step = deck.get_int("debug.fail_step");
+  EMB_CHECK(o.update_chunks % o.micro_chunks == 0, where_set(deck, "rl.update_chunks"), ": rl.update_chunks = ",
+            o.update_chunks, " is not a multiple of rl.micro_chunks = ", o.micro_chunks);
+  return o;
+}
+
+}  // namespace emb

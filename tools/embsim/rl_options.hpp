@@ -1,0 +1,42 @@
+// `embsim rl DECK`: the options of an RL run, read from the deck's [run], [rl] and [debug]
+// keys (config/schema.cpp documents each). The policy's model comes from rl.init's checkpoint.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/deck.hpp"
+#include "observation.hpp"
+#include "rl/ppo.hpp"
+#include "rl/stage_cost.hpp"
+
+namespace emb {
+
+enum class RlMode { sync, async_rollout, async };
+const char* rl_mode_name(RlMode m);
+
+struct RlOptions {
+  std::string deck_path, deck_text;  // the resolved deck (stored in checkpoints beside the SFT deck)
+  RlMode mode = RlMode::async;
+  std::string preset;  // model.preset: must be the checkpoint's
+  std::string init, task, run_name, output_dir, ckpt_dir, mjcf_dir;
+  uint64_t seed = 0;
+  int simulators = 1, generators = 1, trainers = 0;
+  int envs_per_simulator = 8, max_batch = 32, channel_capacity = 16, segment_chunks = 8;
+  double batch_timeout_ms = 5;
+  int update_chunks = 256, micro_chunks = 64, updates = 40, max_staleness = 4;
+  double lr = 3e-5, value_lr = 1e-3, gamma = 0.99, gae_lambda = 0.95, noise_level = 0.5;
+  PpoConfig ppo;
+  bool shaped_reward = true;
+  int ckpt_every = 0;
+  StageCostConfig cost;
+  double watchdog_s = 120;  // a rank that hears nothing it waits for this long fails the run
+  int fail_rank = -1;        // debug.fail_rank: this world rank dies at debug.fail_step chunks / steps
+  int64_t fail_step = 1;
+  ObservationOptions observation;
+};
+
+// Throws emb::Error (one line naming the key) for values that cannot work together.
+RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<std::string>& sets);
+
+}  // namespace emb

@@ -1,0 +1,101 @@
+// The three roles of an RL run (CLOSED_LOOP.md "Asynchrony"), each a loop on its ranks:
+//   simulator  steps rl.envs_per_simulator environments, each in its own slot: an environment
+//              whose chunk is done asks its generator for the next one at once (sync: every
+//              environment of the rank waits for the slowest, the lockstep baseline)
+//   generator  batches the requests of its simulators dynamically (rl.max_batch,
+//              rl.batch_timeout_ms; sync: all of them) and samples chunks with one Flow-SDE step
+//   trainer    RlLearner's micro-batch steps, pushing weights to the generators after each update
+// sync and async_rollout work in rounds of rl.update_chunks transitions: a generator serves
+// a round's chunks with the round's weights and then waits for the next version; async never
+// waits (samples may be stale: rl.max_staleness and the decoupled loss).
+// Every rank ends through drain_and_finish: it stops producing, discards what still arrives
+// and leaves once every rank's sends completed (no message is left unmatched, so
+// MPI_Finalize cannot hang).
+#pragma once
+#include <mpi.h>
+
+#include <chrono>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_config.hpp"
+#include "rl/channel.hpp"
+#include "rl/rl_groups.hpp"
+#include "rl/stage_cost.hpp"
+#include "rl/stage_pacer.hpp"
+#include "rl/utilisation.hpp"
+#include "rl_options.hpp"
+#include "sim/task.hpp"
+
+namespace emb {
+
+// Channel tags (each channel uses its tag and tag + 1 for credits).
+constexpr int kTagRequest = 100, kTagReply = 110, kTagSegment = 120, kTagWeights = 130, kTagStop = 140;
+
+struct RlSetup {
+  const RlOptions& o;
+  const RlGroups& groups;
+  const TaskSpec& task;
+  ModelConfig cfg;                 // the policy's
+  std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
+  std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
+  int flow_steps = 4, exec_steps = 4;
+  int64_t start_version = 0, start_optimizer_steps = 0;
+  std::vector<float> value_state;  // a resumed value head: params, moment1, moment2 (empty = fresh)
+  std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
+  StageCostModel cost;
+  int round_chunks_per_env = 0;    // sync / async_rollout: chunks per environment per round
+};
+
+// Busy and waiting time of a rank's loop (the per-group utilisation of summary.json).
+class LoopClock {
+ public:
+  void busy_since(std::chrono::steady_clock::time_point start);
+  void wait_since(std::chrono::steady_clock::time_point start);
+  nlohmann::json json() const;
+
+ private:
+  Utilisation u_;
+};
+
+// A pacer's real and modelled totals and overruns (summary.json).
+nlohmann::json pacer_json(const StagePacer& p);
+
+// Messages waiting for a channel's credit: no loop ever blocks in a send (a peer that stopped
+// would hold it forever); flush() sends what the channel takes now.
+class Outbox {
+ public:
+  explicit Outbox(ChannelSender& to) : to_(to) {}
+  void push(std::vector<uint8_t> message) { queue_.push_back(std::move(message)); }
+  bool flush();  // whether anything went out
+  size_t size() const { return queue_.size(); }
+
+ private:
+  ChannelSender& to_;
+  std::deque<std::vector<uint8_t>> queue_;
+};
+
+// Throws when a rank that waits for something heard nothing for the watchdog's time.
+class Watchdog {
+ public:
+  explicit Watchdog(double timeout_s) : timeout_s_(timeout_s), last_(std::chrono::steady_clock::now()) {}
+  void progress() { last_ = std::chrono::steady_clock::now(); }
+  void check(const RlGroups& g, const std::string& waiting_for) const;
+
+ private:
+  double timeout_s_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Each returns this rank's statistics (a JSON object) for summary.json.
+nlohmann::json run_simulator(const RlSetup& s);
+nlohmann::json run_generator(const RlSetup& s);
+nlohmann::json run_trainer(const RlSetup& s);
+
+// `embsim rl DECK [--set k=v ...]`, collective over MPI_COMM_WORLD: returns summary.json's path.
+std::string run_rl(const std::string& deck_path, const std::vector<std::string>& sets, const std::string& mjcf_dir);
+
+}  // namespace emb

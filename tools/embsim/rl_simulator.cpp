@@ -1,0 +1,187 @@
+// The simulator role (rl_roles.hpp): per-environment slots over one MuJoCo model, replies
+// executed as they come, segments flushed to the trainer.
+#include <cmath>
+#include <deque>
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "observation.hpp"
+#include "rl/backoff.hpp"
+#include "rl/channel.hpp"
+#include "rl_messages.hpp"
+#include "rl_roles.hpp"
+#include "rl_shutdown.hpp"
+#include "sim/env.hpp"
+
+namespace emb {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The distance the task's shaped reward rewards shrinking (Meta-World style): reach the goal;
+// push and pick_place: get the hand to the block (half weight), then the block to the goal.
+double task_distance(const Env& env) {
+  auto dist = [](std::array<double, 3> a, std::array<double, 3> b, bool planar) {
+    const double dx = a[0] - b[0], dy = a[1] - b[1], dz = planar ? 0.0 : a[2] - b[2];
+    return std::sqrt(dx * dx + dy * dy + dz * dz);
+  };
+  if (env.task().name == "reach") return dist(env.tip(), env.goal(), false);
+  const bool planar = env.task().name == "push";
+  return 0.5 * dist(env.tip(), env.block(), planar) + dist(env.block(), env.goal(), planar);
+}
+
+constexpr double kShapingScale = 10.0;  // per metre of progress; success is worth 1
+
+}  // namespace
+
+nlohmann::json run_simulator(const RlSetup& s) {
+  const RlOptions& o = s.o;
+  const RlGroups& g = s.groups;
+  const TaskSpec& task = s.task;
+  const int E = o.envs_per_simulator, first_env = g.index * E;
+  const int total_envs = int(g.simulators.size()) * E;
+  const int generator = g.generators[size_t(generator_of_simulator(g.index, int(g.generators.size())))];
+  const int trainer = g.trainers[size_t(g.index % int(g.trainers.size()))];
+  ChannelSender to_generator(MPI_COMM_WORLD, generator, kTagRequest, o.channel_capacity);
+  ChannelReceiver from_generator(MPI_COMM_WORLD, generator, kTagReply);
+  ChannelSender to_trainer(MPI_COMM_WORLD, trainer, kTagSegment, o.channel_capacity);
+  StopSignal stop(g);
+  Outbox requests(to_generator), segments(to_trainer);
+  Watchdog watchdog(o.watchdog_s);
+  Backoff backoff;
+
+  auto model = load_task_model(task, o.mjcf_dir);
+  ObservationEncoder encoder(o.observation, model.get());
+  struct Slot {
+    std::unique_ptr<Env> env;
+    int64_t episode = 0, started = 0;
+    int32_t chunk = 0, round_chunks = 0;
+    bool awaiting = false;
+    Clock::time_point ready_at;
+    ActionRequest request;  // the observation the pending chunk answers
+    Segment segment;
+  };
+  std::vector<Slot> slots(static_cast<size_t>(E));
+  auto start_episode = [&](Slot& slot, int e) {
+    slot.episode = int64_t(first_env + e) + slot.started++ * total_envs;
+    slot.env->reset(o.seed, EpisodeSplit::collect, slot.episode);
+    slot.chunk = 0;
+  };
+  for (int e = 0; e < E; ++e) {
+    slots[size_t(e)].env = std::make_unique<Env>(task, model);
+    slots[size_t(e)].segment.env = first_env + e;
+    start_episode(slots[size_t(e)], e);
+  }
+  const bool rounds = o.mode != RlMode::async;
+  int64_t env_steps = 0, episodes = 0, successes = 0, chunks = 0, stragglers_waited = 0;
+  double modelled_s = 0;
+  LoopClock clock;
+  std::vector<std::vector<uint8_t>> frames;
+
+  auto flush = [&](Slot& slot) {
+    slot.segment.next_state.assign(size_t(task.state_dim), 0.f);
+    slot.env->observe(slot.segment.next_state.data());
+    segments.push(encode(slot.segment));
+    slot.segment.transitions.clear();
+  };
+  auto request = [&](Slot& slot, int e) {
+    ActionRequest& r = slot.request;
+    r.env = first_env + e, r.episode = slot.episode, r.chunk = slot.chunk;
+    r.obs.embodiment = task.embodiment;
+    r.obs.state.assign(size_t(task.state_dim), 0.f);
+    slot.env->observe(r.obs.state.data());
+    encoder.render(*slot.env, frames);
+    r.obs.vl.clear();
+    encoder.features(frames, task.instructions[size_t(slot.episode % int64_t(task.instructions.size()))], r.obs.vl);
+    requests.push(encode(r));
+    slot.awaiting = true;
+  };
+
+  for (;;) {
+    const Clock::time_point loop_start = Clock::now();
+    bool worked = false;
+    if (stop.poll()) break;
+    // Replies: execute the chunk now; the environment is ready again after its modelled time.
+    std::vector<uint8_t> bytes;
+    while (from_generator.try_recv(bytes)) {
+      worked = true;
+      ActionReply reply;
+      decode(bytes, reply);
+      const int e = reply.env - first_env;
+      EMB_CHECK(e >= 0 && e < E, "rl simulator ", g.index, ": a reply for environment ", reply.env);
+      Slot& slot = slots[size_t(e)];
+      EMB_CHECK(slot.awaiting, "rl simulator ", g.index, ": an unexpected reply for environment ", reply.env);
+      slot.awaiting = false;
+      const double before = task_distance(*slot.env);
+      int steps = 0;
+      for (size_t h = 0; h * task.action_dim < reply.actions.size() && !slot.env->done(); ++h, ++steps)
+        slot.env->step(&reply.actions[h * size_t(task.action_dim)]);
+      if (o.fail_rank == g.world_rank && chunks + 1 >= o.fail_step)
+        EMB_CHECK(false, "debug.fail_rank: simulator rank ", g.world_rank, " fails at chunk ", chunks + 1);
+      Transition t;
+      t.obs = std::move(slot.request.obs);
+      t.version = reply.version, t.k_star = reply.k_star, t.logp_behav = reply.logp;
+      t.x_before = std::move(reply.x_before), t.x_after = std::move(reply.x_after);
+      t.success = slot.env->success(), t.done = slot.env->done(), t.steps = steps;
+      t.reward = float(t.success) + (o.shaped_reward ? float(kShapingScale * (before - task_distance(*slot.env))) : 0.f);
+      slot.segment.transitions.push_back(std::move(t));
+      env_steps += steps, ++chunks, ++slot.chunk, ++slot.round_chunks;
+      const double modelled = s.cost.sim_chunk_seconds(uint64_t(first_env + e), slot.started * 100000 + slot.chunk, steps);
+      modelled_s += modelled;
+      slot.ready_at = Clock::now() + std::chrono::microseconds(int64_t(modelled * 1e6));
+      const bool round_end = rounds && slot.round_chunks == s.round_chunks_per_env;
+      if (slot.env->done() || int(slot.segment.transitions.size()) == o.segment_chunks || round_end) flush(slot);
+      if (slot.env->done()) {
+        ++episodes, successes += slot.env->success();
+        start_episode(slot, e);
+      }
+    }
+    // A round ends when every environment did its chunks: the next round's may start.
+    if (rounds) {
+      bool all_done = true;
+      for (const Slot& slot : slots) all_done = all_done && !slot.awaiting && slot.round_chunks == s.round_chunks_per_env;
+      if (all_done)
+        for (Slot& slot : slots) slot.round_chunks = 0;
+    }
+    // Requests: async modes serve every ready slot at once; sync waits for the whole rank.
+    const Clock::time_point now = Clock::now();
+    auto ready = [&](const Slot& slot) {
+      return !slot.awaiting && slot.ready_at <= now && (!rounds || slot.round_chunks < s.round_chunks_per_env);
+    };
+    if (o.mode == RlMode::sync) {
+      bool all_ready = true;
+      int idle = 0;
+      for (const Slot& slot : slots) all_ready = all_ready && !slot.awaiting && slot.ready_at <= now, idle += !slot.awaiting;
+      if (all_ready && idle == E) {
+        for (int e = 0; e < E; ++e)
+          if (ready(slots[size_t(e)])) request(slots[size_t(e)], e), worked = true;
+      } else if (idle == E) {
+        ++stragglers_waited;
+      }
+    } else {
+      for (int e = 0; e < E; ++e)
+        if (ready(slots[size_t(e)])) request(slots[size_t(e)], e), worked = true;
+    }
+    worked = requests.flush() | segments.flush() | worked;
+    to_generator.progress(), to_trainer.progress();
+    if (worked) {
+      backoff.reset();
+      watchdog.progress();
+      clock.busy_since(loop_start);
+    } else {
+      watchdog.check(g, "a reply from generator rank " + std::to_string(generator) + " or the stop from trainer 0");
+      backoff.wait();
+      clock.wait_since(loop_start);
+    }
+  }
+  drain_and_finish(g, {&from_generator}, {&to_generator, &to_trainer}, o.watchdog_s);
+  return {{"role", "simulator"}, {"rank", g.world_rank}, {"env_steps", env_steps}, {"chunks", chunks},
+          {"episodes", episodes}, {"successes", successes}, {"modelled_sim_s", modelled_s},
+          {"lockstep_waits", stragglers_waited}, {"time", clock.json()}};
+}
+
+}  // namespace emb
