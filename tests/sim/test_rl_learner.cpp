@@ -52,7 +52,7 @@ std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<
                                       int per_segment, int64_t version) {
   CpuOps ops;
   auto model = make_model(cfg, &ops);
-  std::vector<Observation> obs(size_t(n));
+  std::vector<Observation> obs(static_cast<size_t>(n));
   std::vector<PolicyObservation> views;
   for (int i = 0; i < n; ++i) {
     CounterRng r(17, RngStream::test, uint64_t(i), 0);

@@ -64,6 +64,7 @@ nlohmann::json run_generator(const RlSetup& s) {
   const int my_envs = int(sims.size()) * o.envs_per_simulator;
   const bool rounds = o.mode != RlMode::async;
   const int64_t round_quota = int64_t(s.round_chunks_per_env) * my_envs;
+  int32_t round = 0;
   int64_t served_in_round = 0, batches = 0, samples = 0, weight_updates = 0;
   std::map<int, int64_t> batch_sizes;
   LoopClock clock;
@@ -93,25 +94,32 @@ nlohmann::json run_generator(const RlSetup& s) {
       int64_t v = version;
       if (weights.poll(params, v) && v > version) {
         version = v, ++weight_updates, worked = true;
-        if (round_served) served_in_round = 0;
+        if (round_served) served_in_round = 0, ++round;
       }
     }
+    // This round's requests, oldest first (a simulator may already ask for its next round's
+    // chunks while another still finishes this one).
+    std::vector<size_t> eligible;
+    const int largest = o.mode == RlMode::sync ? my_envs : o.max_batch;  // lockstep: every environment at once
+    if (!(rounds && served_in_round == round_quota))
+      for (size_t i = 0; i < pending.size() && int(eligible.size()) < largest; ++i)
+        if (!rounds || pending[i].request.round == round) eligible.push_back(i);
     size_t batch = 0;
-    if (!(rounds && served_in_round == round_quota) && !pending.empty()) {
+    if (!eligible.empty()) {
       if (o.mode == RlMode::sync) {
-        if (int(pending.size()) >= my_envs) batch = size_t(my_envs);
+        if (int(eligible.size()) >= my_envs) batch = size_t(my_envs);
       } else {
-        const double waited_ms = std::chrono::duration<double, std::milli>(Clock::now() - pending.front().arrived).count();
-        if (int(pending.size()) >= o.max_batch || waited_ms >= o.batch_timeout_ms)
-          batch = std::min(pending.size(), size_t(o.max_batch));
+        const double waited_ms =
+            std::chrono::duration<double, std::milli>(Clock::now() - pending[eligible[0]].arrived).count();
+        if (int(eligible.size()) >= o.max_batch || waited_ms >= o.batch_timeout_ms) batch = eligible.size();
       }
       if (rounds) batch = size_t(std::min<int64_t>(int64_t(batch), round_quota - served_in_round));
     }
     if (batch > 0) {
       pacer.begin();
-      std::vector<Pending> take(std::make_move_iterator(pending.begin()),
-                                std::make_move_iterator(pending.begin() + int64_t(batch)));
-      pending.erase(pending.begin(), pending.begin() + int64_t(batch));
+      std::vector<Pending> take;
+      for (size_t j = 0; j < batch; ++j) take.push_back(std::move(pending[eligible[j]]));
+      for (size_t j = batch; j-- > 0;) pending.erase(pending.begin() + int64_t(eligible[j]));
       std::vector<PolicyObservation> obs;
       for (const Pending& p : take) obs.push_back({p.request.obs.embodiment, &p.request.obs.state, &p.request.obs.vl});
       PackedBatch packed = pack_policy_batch(cfg, obs, "rl generator");

@@ -31,7 +31,7 @@ void get(ByteReader& r, Transition& t) {
 
 std::vector<uint8_t> encode(const ActionRequest& m) {
   ByteWriter w;
-  w.put(m.env), w.put(m.episode), w.put(m.chunk);
+  w.put(m.env), w.put(m.episode), w.put(m.chunk), w.put(m.round);
   put(w, m.obs);
   return w.take();
 }
@@ -54,6 +54,7 @@ std::vector<uint8_t> encode(const Segment& m) {
 void decode(const std::vector<uint8_t>& bytes, ActionRequest& m) {
   ByteReader r(bytes);
   m.env = r.get<int32_t>("env"), m.episode = r.get<int64_t>("episode"), m.chunk = r.get<int32_t>("chunk");
+  m.round = r.get<int32_t>("round");
   get(r, m.obs);
   EMB_CHECK(r.done(), "rl: an action request with trailing bytes");
 }

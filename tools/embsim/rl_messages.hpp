@@ -21,6 +21,7 @@ struct ActionRequest {
   int32_t env = 0;          // global environment index (simulator · envs_per_simulator + slot)
   int64_t episode = 0;      // the environment's episode key (collect split)
   int32_t chunk = 0;        // chunks of this episode so far
+  int32_t round = 0;        // sync / async_rollout: the simulator's round (0 in async)
   Observation obs;
 };
 

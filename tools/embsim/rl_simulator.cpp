@@ -77,6 +77,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
     start_episode(slots[size_t(e)], e);
   }
   const bool rounds = o.mode != RlMode::async;
+  int32_t round = 0;
   int64_t env_steps = 0, episodes = 0, successes = 0, chunks = 0, stragglers_waited = 0;
   double modelled_s = 0;
   LoopClock clock;
@@ -90,7 +91,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
   };
   auto request = [&](Slot& slot, int e) {
     ActionRequest& r = slot.request;
-    r.env = first_env + e, r.episode = slot.episode, r.chunk = slot.chunk;
+    r.env = first_env + e, r.episode = slot.episode, r.chunk = slot.chunk, r.round = round;
     r.obs.embodiment = task.embodiment;
     r.obs.state.assign(size_t(task.state_dim), 0.f);
     slot.env->observe(r.obs.state.data());
@@ -144,8 +145,10 @@ nlohmann::json run_simulator(const RlSetup& s) {
     if (rounds) {
       bool all_done = true;
       for (const Slot& slot : slots) all_done = all_done && !slot.awaiting && slot.round_chunks == s.round_chunks_per_env;
-      if (all_done)
+      if (all_done) {
         for (Slot& slot : slots) slot.round_chunks = 0;
+        ++round;
+      }
     }
     // Requests: async modes serve every ready slot at once; sync waits for the whole rank.
     const Clock::time_point now = Clock::now();
