@@ -276,6 +276,9 @@ std::vector<KeySpec> make_schema() {
       real_key("rl.gen_ms_fixed", "4", "ms", at_least(0), "modelled generator time per batch (launch, K steps)"),
       real_key("rl.gen_ms_per_sample", "0.17", "ms", at_least(0), "modelled generator time per sample of a batch"),
       real_key("rl.train_ms_per_chunk", "0.5", "ms", at_least(0), "modelled trainer time per transition (fwd + bwd)"),
+      real_key("rl.cost_time_scale", "1", "", at_least(1),
+               "modelled times run this many times slower, so real compute on few cores stays hidden; "
+               "summary.json multiplies rates back (modelled_env_steps_per_s)"),
 
       // [debug] fault injection for the failure-handling tests
       int_key("debug.inject_nan_step", "0", "steps", at_least(0),

@@ -24,6 +24,7 @@ StageCostModel::StageCostModel(const StageCostConfig& config, uint64_t seed) : c
   check_at_least(config.gen_ms_fixed, 0, "gen_ms_fixed");
   check_at_least(config.gen_ms_per_sample, 0, "gen_ms_per_sample");
   check_at_least(config.train_ms_per_chunk, 0, "train_ms_per_chunk");
+  check_at_least(config.time_scale, 1, "cost_time_scale");
 }
 
 double StageCostModel::sim_chunk_seconds(uint64_t env_key, int64_t chunk, int steps) const {
@@ -34,17 +35,17 @@ double StageCostModel::sim_chunk_seconds(uint64_t env_key, int64_t chunk, int st
   for (int i = 0; i < steps; ++i)
     ms += config_.sim_step_ms * std::exp(config_.sim_step_sigma * rng.normal(uint64_t(i) + 1));
   if (rng.uniform(0) < config_.straggler_prob) ms *= config_.straggler_factor;
-  return ms * 1e-3;
+  return ms * 1e-3 * config_.time_scale;
 }
 
 double StageCostModel::gen_batch_seconds(int batch) const {
   EMB_ASSERT(batch >= 0);
-  return (config_.gen_ms_fixed + config_.gen_ms_per_sample * batch) * 1e-3;
+  return (config_.gen_ms_fixed + config_.gen_ms_per_sample * batch) * 1e-3 * config_.time_scale;
 }
 
 double StageCostModel::train_seconds(int64_t chunks) const {
   EMB_ASSERT(chunks >= 0);
-  return config_.train_ms_per_chunk * double(chunks) * 1e-3;
+  return config_.train_ms_per_chunk * double(chunks) * 1e-3 * config_.time_scale;
 }
 
 }  // namespace emb

@@ -51,6 +51,7 @@ RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<s
   o.cost.straggler_factor = deck.get_double("rl.straggler_factor");
   o.cost.gen_ms_fixed = deck.get_double("rl.gen_ms_fixed"), o.cost.gen_ms_per_sample = deck.get_double("rl.gen_ms_per_sample");
   o.cost.train_ms_per_chunk = deck.get_double("rl.train_ms_per_chunk");
+  o.cost.time_scale = deck.get_double("rl.cost_time_scale");
   const double watchdog = deck.get_double("train.watchdog_s");
   o.watchdog_s = watchdog > 0 ? watchdog : 120;
   o.fail_rank = int(deck.get_int("debug.fail_rank")), o.fail_step = deck.get_int("debug.fail_step");

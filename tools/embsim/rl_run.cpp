@@ -43,7 +43,9 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
   nlohmann::json staleness = nlohmann::json::object(), curve = nlohmann::json::array();
   int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0;
   std::string checkpoint;
+  int64_t stages = 0, overruns = 0;
   for (const nlohmann::json& r : ranks) {
+    if (r.contains("pacer")) stages += r["pacer"]["stages"].get<int64_t>(), overruns += r["pacer"]["overruns"].get<int64_t>();
     const std::string role = r["role"];
     busy_wait[role].first += r["time"]["busy_s"].get<double>();
     busy_wait[role].second += r["time"]["wait_s"].get<double>();
@@ -69,9 +71,12 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
           {"init", o.init}, {"simulators", g.simulators.size()}, {"generators", g.generators.size()},
           {"trainers", g.trainers.size()}, {"envs_per_simulator", o.envs_per_simulator}, {"updates", o.updates},
           {"update_chunks", o.update_chunks}, {"wall_s", wall_s}, {"env_steps", env_steps},
-          {"env_steps_per_s", wall_s > 0 ? double(env_steps) / wall_s : 0.0}, {"episodes", episodes},
+          {"env_steps_per_s", wall_s > 0 ? double(env_steps) / wall_s : 0.0},
+          {"cost_time_scale", o.cost.on ? o.cost.time_scale : 1.0},
+          {"modelled_env_steps_per_s", wall_s > 0 && o.cost.on ? double(env_steps) / wall_s * o.cost.time_scale : 0.0},
+          {"episodes", episodes},
           {"successes", successes}, {"rollout_success_rate", episodes ? double(successes) / double(episodes) : 0.0},
-          {"utilisation", util}, {"generator_mean_batch", gen_batches ? double(gen_samples) / double(gen_batches) : 0.0},
+          {"utilisation", util}, {"paced_stages", stages}, {"paced_overruns", overruns}, {"generator_mean_batch", gen_batches ? double(gen_samples) / double(gen_batches) : 0.0},
           {"trained_transitions", used}, {"filtered_behaviour_weight", filtered}, {"dropped_stale", dropped},
           {"clipped", clipped}, {"staleness_histogram", staleness}, {"curve", curve}, {"checkpoint", checkpoint},
           {"ranks", ranks}};
@@ -163,9 +168,14 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
     out.close();
     EMB_CHECK(out, path, ": cannot write");
     std::filesystem::rename(path + ".tmp", path);
-    std::printf("rl done: %s, %lld env steps in %.1f s = %.1f env steps/s, rollout success %.3f; summary %s\n",
+    std::printf("rl done: %s, %lld env steps in %.1f s = %.1f env steps/s%s, rollout success %.3f; summary %s\n",
                 rl_mode_name(o.mode), (long long)summary["env_steps"].get<int64_t>(), wall_s,
-                summary["env_steps_per_s"].get<double>(), summary["rollout_success_rate"].get<double>(), path.c_str());
+                summary["env_steps_per_s"].get<double>(),
+                o.cost.on ? str(" (modelled ", summary["modelled_env_steps_per_s"].get<double>(), ", ",
+                                summary["paced_overruns"].get<int64_t>(), "/", summary["paced_stages"].get<int64_t>(),
+                                " paced stages overran)").c_str()
+                          : "",
+                summary["rollout_success_rate"].get<double>(), path.c_str());
   });
   return path;
 }

@@ -1,5 +1,6 @@
 // The simulator role (rl_roles.hpp): per-environment slots over one MuJoCo model, replies
 // executed as they come, segments flushed to the trainer.
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <memory>
@@ -62,6 +63,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
     int32_t chunk = 0, round_chunks = 0;
     bool awaiting = false;
     Clock::time_point ready_at;
+    double modelled_s = 0;  // of the chunk it is doing
     ActionRequest request;  // the observation the pending chunk answers
     Segment segment;
   };
@@ -80,6 +82,8 @@ nlohmann::json run_simulator(const RlSetup& s) {
   int32_t round = 0;
   int64_t env_steps = 0, episodes = 0, successes = 0, chunks = 0, stragglers_waited = 0;
   double modelled_s = 0;
+  int64_t late_chunks = 0;
+  const bool cost_on = s.cost.on();
   LoopClock clock;
   std::vector<std::vector<uint8_t>> frames;
 
@@ -89,7 +93,12 @@ nlohmann::json run_simulator(const RlSetup& s) {
     segments.push(encode(slot.segment));
     slot.segment.transitions.clear();
   };
-  auto request = [&](Slot& slot, int e) {
+  // eligible_at: when the slot could ask (its chunk's end; sync: the rank's slowest chunk's end).
+  auto request = [&](Slot& slot, int e, Clock::time_point eligible_at) {
+    // Asking later than that by more than a fifth of its modelled chunk: real compute (this
+    // rank's, on shared cores) showed through the model.
+    const double late_s = seconds(Clock::now() - eligible_at);
+    if (cost_on && slot.modelled_s > 0 && late_s > 0.2 * slot.modelled_s) ++late_chunks;
     ActionRequest& r = slot.request;
     r.env = first_env + e, r.episode = slot.episode, r.chunk = slot.chunk, r.round = round;
     r.obs.embodiment = task.embodiment;
@@ -131,9 +140,11 @@ nlohmann::json run_simulator(const RlSetup& s) {
       t.reward = float(t.success) + (o.shaped_reward ? float(kShapingScale * (before - task_distance(*slot.env))) : 0.f);
       slot.segment.transitions.push_back(std::move(t));
       env_steps += steps, ++chunks, ++slot.chunk, ++slot.round_chunks;
-      const double modelled = s.cost.sim_chunk_seconds(uint64_t(first_env + e), slot.started * 100000 + slot.chunk, steps);
+      const double modelled =
+          cost_on ? s.cost.sim_chunk_seconds(uint64_t(first_env + e), slot.started * 100000 + slot.chunk, steps) : 0.0;
       modelled_s += modelled;
       slot.ready_at = Clock::now() + std::chrono::microseconds(int64_t(modelled * 1e6));
+      slot.modelled_s = modelled;
       const bool round_end = rounds && slot.round_chunks == s.round_chunks_per_env;
       if (slot.env->done() || int(slot.segment.transitions.size()) == o.segment_chunks || round_end) flush(slot);
       if (slot.env->done()) {
@@ -158,16 +169,20 @@ nlohmann::json run_simulator(const RlSetup& s) {
     if (o.mode == RlMode::sync) {
       bool all_ready = true;
       int idle = 0;
-      for (const Slot& slot : slots) all_ready = all_ready && !slot.awaiting && slot.ready_at <= now, idle += !slot.awaiting;
+      Clock::time_point slowest = now - std::chrono::hours(1);
+      for (const Slot& slot : slots) {
+        all_ready = all_ready && !slot.awaiting && slot.ready_at <= now, idle += !slot.awaiting;
+        slowest = std::max(slowest, slot.ready_at);
+      }
       if (all_ready && idle == E) {
         for (int e = 0; e < E; ++e)
-          if (ready(slots[size_t(e)])) request(slots[size_t(e)], e), worked = true;
+          if (ready(slots[size_t(e)])) request(slots[size_t(e)], e, slowest), worked = true;
       } else if (idle == E) {
         ++stragglers_waited;
       }
     } else {
       for (int e = 0; e < E; ++e)
-        if (ready(slots[size_t(e)])) request(slots[size_t(e)], e), worked = true;
+        if (ready(slots[size_t(e)])) request(slots[size_t(e)], e, slots[size_t(e)].ready_at), worked = true;
     }
     worked = requests.flush() | segments.flush() | worked;
     to_generator.progress(), to_trainer.progress();
@@ -184,6 +199,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
   drain_and_finish(g, {&from_generator}, {&to_generator, &to_trainer}, o.watchdog_s);
   return {{"role", "simulator"}, {"rank", g.world_rank}, {"env_steps", env_steps}, {"chunks", chunks},
           {"episodes", episodes}, {"successes", successes}, {"modelled_sim_s", modelled_s},
+          {"pacer", {{"stages", chunks}, {"overruns", late_chunks}}},
           {"lockstep_waits", stragglers_waited}, {"time", clock.json()}};
 }
 

@@ -102,7 +102,8 @@ nlohmann::json run_trainer(const RlSetup& s) {
         last_episodes = st.episodes, last_successes = st.successes;
       }
       const bool last = learner.version() == s.start_version + o.updates;
-      if (learner.version() > before && (last || (o.ckpt_every > 0 && learner.version() % o.ckpt_every == 0)))
+      if (g.index == 0 && learner.version() > before &&
+          (last || (o.ckpt_every > 0 && learner.version() % o.ckpt_every == 0)))
         last_ckpt = save_rl_checkpoint(s, learner);
     }
     if (publisher) publisher->progress();
