@@ -8,6 +8,7 @@
 #   make cuda    the standalone CUDA kernel tests and benchmarks (needs a GPU to run)
 #   make regress weak/strong scaling drivers, compared with regression/baselines (regression/)
 #   make closed-loop  collect expert demos in MuJoCo, train a small gr00t, evaluate it in closed loop
+#   make rl-bench     asynchronous RL on push: sync vs async throughput table and learning curves
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -19,7 +20,7 @@ EMU_TARGET ?= all
 
 # The scripts behind run, bench and regress set the MPI environment (scripts/mpi_env.sh).
 
-.PHONY: all deps configure build run test emu bench asan cuda regress closed-loop clean
+.PHONY: all deps configure build run test emu bench asan cuda regress closed-loop rl-bench clean
 
 all: build
 
@@ -64,6 +65,9 @@ regress: build
 
 closed-loop: build
 	@bash scripts/closed_loop.sh $(BUILD) $(NP)
+
+rl-bench: build
+	@bash scripts/rl_bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan $(EMU_BUILD)

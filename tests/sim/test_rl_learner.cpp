@@ -99,21 +99,27 @@ BOOST_AUTO_TEST_CASE(whole_round_and_stream_give_the_same_update) {
   const ModelConfig cfg = closed_loop_config();
   const std::vector<float> p0 = initial_params(cfg);
   const std::vector<Segment> segments = sampled_segments(cfg, p0, 32, 3, 0);  // 32 transitions: 2 updates of 2 × 8
-  RlLearner whole(cfg, learner_config(8), p0, MPI_COMM_NULL, 5), stream(cfg, learner_config(8), p0, MPI_COMM_NULL, 5);
-  for (const Segment& s : segments) whole.add(s);
-  while (whole.waiting() >= 8) whole.step_micro();
-  for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
-    stream.add(s);
-    while (stream.waiting() >= 8) stream.step_micro();
+  for (int epochs : {1, 2}) {
+    LearnerConfig lc = learner_config(8);
+    lc.ppo_epochs = epochs;
+    RlLearner whole(cfg, lc, p0, MPI_COMM_NULL, 5), stream(cfg, lc, p0, MPI_COMM_NULL, 5);
+    for (const Segment& s : segments) whole.add(s);
+    while (whole.waiting() >= 8) whole.step_micro();
+    for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
+      stream.add(s);
+      while (stream.waiting() >= 8) stream.step_micro();
+    }
+    BOOST_TEST(whole.version() == 2);
+    BOOST_TEST(stream.version() == 2);
+    BOOST_TEST(whole.stats().used == 32);
+    BOOST_TEST(whole.policy_steps() == 4 * epochs);
+    size_t differ = 0, moved = 0;
+    for (size_t i = 0; i < p0.size(); ++i)
+      differ += whole.params()[i] != stream.params()[i], moved += whole.params()[i] != p0[i];
+    BOOST_TEST(differ == 0u, epochs << " epochs: " << differ << " parameters differ");
+    BOOST_TEST(moved > p0.size() / 2);
+    BOOST_TEST(whole.value_head().params() == stream.value_head().params());
   }
-  BOOST_TEST(whole.version() == 2);
-  BOOST_TEST(stream.version() == 2);
-  BOOST_TEST(whole.stats().used == 32);
-  size_t differ = 0, moved = 0;
-  for (size_t i = 0; i < p0.size(); ++i) differ += whole.params()[i] != stream.params()[i], moved += whole.params()[i] != p0[i];
-  BOOST_TEST(differ == 0u);
-  BOOST_TEST(moved > p0.size() / 2);
-  BOOST_TEST(whole.value_head().params() == stream.value_head().params());
 }
 
 BOOST_AUTO_TEST_CASE(a_step_raises_log_prob_of_the_better_transition) {
@@ -146,7 +152,7 @@ BOOST_AUTO_TEST_CASE(stale_transitions_are_dropped_and_the_rest_counted_by_age) 
   LearnerConfig lc = learner_config(8);
   lc.max_staleness = 4, lc.micro_per_update = 1;
   RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
-  learner.restore(10, 0);
+  learner.restore(10, 0, 0);
   for (const Segment& s : sampled_segments(cfg, p0, 4, 4, 5)) learner.add(s);  // 5 behind: dropped
   for (const Segment& s : sampled_segments(cfg, p0, 8, 4, 7)) learner.add(s);  // 3 behind: trained
   BOOST_TEST(learner.waiting() == 12);

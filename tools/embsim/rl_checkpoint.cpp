@@ -41,7 +41,8 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner) {
     H5File f = H5File::create(tmp);
     f.write("value_head", {int64_t(state.size())}, state.data());
     f.set_attr("/", "version", double(learner.version()));
-    f.set_attr("/", "optimizer_steps", double(learner.optimizer_steps()));
+    f.set_attr("/", "value_steps", double(learner.value_steps()));
+    f.set_attr("/", "policy_steps", double(learner.policy_steps()));
     f.set_attr("/", "rl_deck", s.o.deck_text);
   }
   fs::rename(tmp, side);
@@ -65,7 +66,8 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   if (side.empty()) return;
   H5File f = H5File::open(side);
   s.start_version = int64_t(f.attr_double("/", "version"));
-  s.start_optimizer_steps = int64_t(f.attr_double("/", "optimizer_steps"));
+  s.start_value_steps = int64_t(f.attr_double("/", "value_steps"));
+  s.start_policy_steps = int64_t(f.attr_double("/", "policy_steps"));
   s.value_state = f.read_all<float>("value_head");
   s.exp_avg = policy.exp_avg(), s.exp_avg_sq = policy.exp_avg_sq();
 }

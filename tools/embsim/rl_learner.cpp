@@ -37,7 +37,9 @@ RlLearner::RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vecto
   grads_.assign(params_.size(), 0.0f);
 }
 
-void RlLearner::restore(int64_t version, int64_t optimizer_steps) { version_ = version, opt_step_ = optimizer_steps; }
+void RlLearner::restore(int64_t version, int64_t value_steps, int64_t policy_steps) {
+  version_ = version, opt_step_ = value_steps, policy_steps_ = policy_steps;
+}
 
 std::vector<float> RlLearner::executed_mask() const {
   std::vector<float> mask(size_t(cfg_.horizon) * cfg_.action_dim, 0.0f);
@@ -125,8 +127,18 @@ std::vector<double> RlLearner::log_probs(const std::vector<const Transition*>& t
 }
 
 void RlLearner::step_micro() {
-  if (micro_ == 0) prox_params_ = params_, value_at_update_ = value_;
-  const std::vector<Ready> micro = take(lc_.micro_chunks);
+  if (micro_ == 0) prox_params_ = params_, value_at_update_ = value_, update_.clear();
+  update_.push_back(take(lc_.micro_chunks));
+  train_on(update_.back(), true);
+  if (++micro_ < lc_.micro_per_update) return;
+  // PPO's further epochs over the update's micro-batches, in the order they came (the clip
+  // against π_prox keeps the policy near the one that made the samples).
+  for (int epoch = 1; epoch < lc_.ppo_epochs; ++epoch)
+    for (const std::vector<Ready>& micro : update_) train_on(micro, false);
+  micro_ = 0, ++version_;
+}
+
+void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   const int n = int(micro.size());
   // The micro-batch as one packed batch whose actions are each transition's x before its k*.
   std::vector<const Transition*> rows;
@@ -136,14 +148,15 @@ void RlLearner::step_micro() {
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<double> logp, logp_prox;
   PackedBatch batch;
-  if (n > 0) {
+  const bool train_policy = version_ >= lc_.policy_from_version;
+  if (n > 0 && train_policy) {
     batch = pack(rows);
     logp_prox = log_probs(prox_params_.data(), batch, rows);
-    logp = micro_ == 0 ? logp_prox : log_probs(params_.data(), batch, rows);
+    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(params_.data(), batch, rows);
   }
   std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
   double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && train_policy; ++i) {
     terms[size_t(i)] = ppo_sample_terms(lc_.ppo, logp[size_t(i)], logp_prox[size_t(i)], micro[size_t(i)].t.logp_behav,
                                         advantages[size_t(i)]);
     if (!terms[size_t(i)].filtered) counts[0] += 1, counts[1] += terms[size_t(i)].ratio;
@@ -152,7 +165,7 @@ void RlLearner::step_micro() {
   const double N = std::max(counts[0], 1.0);
   std::fill(grads_.begin(), grads_.end(), 0.0f);
   double policy_loss = 0;
-  if (n > 0) {
+  if (n > 0 && train_policy) {
     // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
     // −g·curvature/2 per executed element (denominator 1), from a = x + (1 − τ)v*, ε = x − τ·v*.
     const std::vector<float> mask = executed_mask();
@@ -194,17 +207,18 @@ void RlLearner::step_micro() {
   allreduce_sum(value_.grads(), comm_);
   for (float& g : value_.grads()) g /= float(trainers);
   ++opt_step_;
-  const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
-  optimizer_->step(params_.data(), grads_.data(), opt_step_, lc_.lr, norm);
+  if (train_policy) {
+    const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
+    optimizer_->step(params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
+  }
   value_.adamw_step(lc_.value_lr, 0.0, opt_step_);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && first_epoch; ++i) {
     const PpoSampleTerms& pt = terms[size_t(i)];
     ++stats_.staleness[version_ - micro[size_t(i)].t.version];
     if (pt.filtered) ++stats_.filtered;
     else ++stats_.used, stats_.clipped += pt.clipped;
   }
   stats_.policy_loss = policy_loss, stats_.value_loss = value_loss, stats_.mean_ratio = counts[1] / N;
-  if (++micro_ == lc_.micro_per_update) micro_ = 0, ++version_;
 }
 
 }  // namespace emb

@@ -3,7 +3,8 @@
 // transitions is one optimizer step of the decoupled PPO loss (rl/ppo.hpp) through the
 // Flow-SDE log-probability of the one stochastic denoising step (rl/flow_sde.hpp), computed
 // as the model's weighted flow regression (Model::accumulate_flow_regression); `micro_per_update`
-// steps make one update, after which the policy version advances. π_prox is the policy at
+// steps make one update (then rl.ppo_epochs − 1 more passes over its micro-batches), after
+// which the policy version advances. π_prox is the policy at
 // the start of the update. The same steps run whatever the mode: sync and async_rollout start
 // an update once its transitions are all there, async streams micro-batches as they arrive,
 // so on the same batch the modes give the same update (tests/sim/test_rl_learner.cpp).
@@ -38,7 +39,11 @@ struct LearnerConfig {
   PpoConfig ppo;
   int micro_chunks = 64;       // this trainer's share of a micro-batch
   int micro_per_update = 4;
+  int ppo_epochs = 1;          // passes over each update's micro-batches
   int max_staleness = 4;
+  // Updates before this version train the value head only: advantages from an untrained
+  // critic would first pull the SFT policy anywhere (rl.critic_warmup).
+  int64_t policy_from_version = 0;
 };
 
 struct LearnerStats {
@@ -69,9 +74,11 @@ class RlLearner {
   Optimizer& optimizer() { return *optimizer_; }
   // log π of each transition (its k* step, executed elements) under params.
   std::vector<double> log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params);
-  // Restores a checkpoint's version and optimizer step count.
-  void restore(int64_t version, int64_t optimizer_steps);
-  int64_t optimizer_steps() const { return opt_step_; }
+  // Restores a checkpoint's version and AdamW step counts (value head: every micro-step;
+  // policy: those after the critic warm-up).
+  void restore(int64_t version, int64_t value_steps, int64_t policy_steps);
+  int64_t value_steps() const { return opt_step_; }
+  int64_t policy_steps() const { return policy_steps_; }
 
  private:
   struct Ready {
@@ -84,6 +91,8 @@ class RlLearner {
     size_t next = 0;
   };
   void score(Queued& q);  // GAE with the update's value head
+  // One optimizer step on a micro-batch (statistics counted on the first epoch only).
+  void train_on(const std::vector<Ready>& micro, bool first_epoch);
   std::vector<Ready> take(int n);
   // log π of each transition of `batch` (actions = their x before k*) under params.
   std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<const Transition*>& rows);
@@ -100,8 +109,9 @@ class RlLearner {
   std::vector<float> params_, prox_params_, grads_;
   ValueHead value_, value_at_update_;
   std::deque<Queued> queue_;
+  std::vector<std::vector<Ready>> update_;  // this update's micro-batches, for the further epochs
   int64_t waiting_ = 0;
-  int64_t version_ = 0, opt_step_ = 0;
+  int64_t version_ = 0, opt_step_ = 0, policy_steps_ = 0;
   int micro_ = 0;
   LearnerStats stats_;
 };

@@ -38,6 +38,8 @@ RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<s
   o.segment_chunks = int(deck.get_int("rl.segment_chunks"));
   o.update_chunks = int(deck.get_int("rl.update_chunks")), o.micro_chunks = int(deck.get_int("rl.micro_chunks"));
   o.updates = int(deck.get_int("rl.updates")), o.max_staleness = int(deck.get_int("rl.max_staleness"));
+  o.critic_warmup = int(deck.get_int("rl.critic_warmup"));
+  o.ppo_epochs = int(deck.get_int("rl.ppo_epochs"));
   o.lr = deck.get_double("rl.lr"), o.value_lr = deck.get_double("rl.value_lr");
   o.gamma = deck.get_double("rl.gamma"), o.gae_lambda = deck.get_double("rl.gae_lambda");
   o.noise_level = deck.get_double("rl.noise_level");

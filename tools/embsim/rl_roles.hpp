@@ -43,7 +43,7 @@ struct RlSetup {
   std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
-  int64_t start_version = 0, start_optimizer_steps = 0;
+  int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;
   std::vector<float> value_state;  // a resumed value head: params, moment1, moment2 (empty = fresh)
   std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
   StageCostModel cost;

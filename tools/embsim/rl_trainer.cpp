@@ -44,8 +44,9 @@ nlohmann::json run_trainer(const RlSetup& s) {
   lc.noise_level = o.noise_level, lc.gamma = o.gamma, lc.gae_lambda = o.gae_lambda, lc.lr = o.lr;
   lc.value_lr = o.value_lr, lc.ppo = o.ppo, lc.max_staleness = o.max_staleness;
   lc.micro_chunks = o.micro_chunks / T, lc.micro_per_update = o.update_chunks / o.micro_chunks;
+  lc.policy_from_version = o.critic_warmup, lc.ppo_epochs = o.ppo_epochs;  // versions count from the SFT start: a resumed run is past it
   RlLearner learner(s.cfg, lc, s.init_params, g.role_comm, o.seed);
-  learner.restore(s.start_version, s.start_optimizer_steps);
+  learner.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
   if (!s.value_state.empty()) restore_value_head(learner.value_head(), s.value_state);
   if (!s.exp_avg.empty()) {
     std::vector<float> m = s.exp_avg, v = s.exp_avg_sq;
@@ -84,22 +85,28 @@ nlohmann::json run_trainer(const RlSetup& s) {
       learner.step_micro();
       pacer.finish(s.cost.train_seconds(o.micro_chunks / T));
       worked = true;
-      if (learner.version() > before && g.index == 0) {
-        publisher->publish(learner.params().data(), int64_t(learner.params().size()), learner.version());
+      if (learner.version() > before) {
+        // The run's totals over every trainer's simulators (the trainers step together, so
+        // this collective is matched): env steps trained on, episodes ended, successes, drops.
         const LearnerStats& st = learner.stats();
-        const int64_t eps = st.episodes - last_episodes, wins = st.successes - last_successes;
-        const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-        const int64_t done = learner.version() - s.start_version;
-        const double eta = elapsed / double(done) * double(o.updates - done);
-        std::printf("rl update %3lld/%d | env steps %lld | %.1f env steps/s | episodes %lld success %.2f | "
-                    "policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | ETA %02d:%02d\n",
-                    (long long)done, o.updates, (long long)st.env_steps, double(st.env_steps) / elapsed,
-                    (long long)eps, eps ? double(wins) / double(eps) : 0.0, st.policy_loss, st.value_loss,
-                    (long long)st.filtered, (long long)st.dropped_stale, int(eta) / 60, int(eta) % 60);
-        std::fflush(stdout);
-        curve.push_back({{"version", learner.version()}, {"env_steps", st.env_steps}, {"seconds", elapsed},
-                         {"episodes", eps}, {"successes", wins}});
-        last_episodes = st.episodes, last_successes = st.successes;
+        int64_t totals[5] = {st.env_steps, st.episodes, st.successes, st.filtered, st.dropped_stale};
+        MPI_Allreduce(MPI_IN_PLACE, totals, 5, MPI_INT64_T, MPI_SUM, g.role_comm);
+        if (g.index == 0) {
+          publisher->publish(learner.params().data(), int64_t(learner.params().size()), learner.version());
+          const int64_t eps = totals[1] - last_episodes, wins = totals[2] - last_successes;
+          const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+          const int64_t done = learner.version() - s.start_version;
+          const double eta = elapsed / double(done) * double(o.updates - done);
+          std::printf("rl update %3lld/%d | env steps %lld | %.1f env steps/s | episodes %lld success %.2f | "
+                      "policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | ETA %02d:%02d\n",
+                      (long long)done, o.updates, (long long)totals[0], double(totals[0]) / elapsed, (long long)eps,
+                      eps ? double(wins) / double(eps) : 0.0, st.policy_loss, st.value_loss, (long long)totals[3],
+                      (long long)totals[4], int(eta) / 60, int(eta) % 60);
+          std::fflush(stdout);
+          curve.push_back({{"version", learner.version()}, {"env_steps", totals[0]}, {"seconds", elapsed},
+                           {"episodes", eps}, {"successes", wins}});
+        }
+        last_episodes = totals[1], last_successes = totals[2];
       }
       const bool last = learner.version() == s.start_version + o.updates;
       if (g.index == 0 && learner.version() > before &&

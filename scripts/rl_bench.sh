@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make rl-bench`: asynchronous RL (issue 16, CLOSED_LOOP.md) on the push task, end to end:
+#   1. a deliberately weak SFT checkpoint (push demos, 400 steps of inputs/closed_loop_gr00t.in)
+#   2. throughput: sync, async_rollout, async on the same ranks, with the stage-cost model
+#      (rl.cost_model = on, rl.cost_time_scale so real compute stays hidden) and raw
+#   3. learning: sync and async from the SFT checkpoint, every checkpoint evaluated with
+#      `embsim eval` on the eval split beside the SFT checkpoint
+#   4. report.md (the table, the learning results) and plots
+# Usage: scripts/rl_bench.sh BUILD_DIR
+#   RL_BENCH_DIR        output directory (default outputs/rl_bench; emptied first)
+#   NP                  ranks (default 8 = inputs/rl_push.in's 4 simulators, 2 generators, 2 trainers)
+#   THROUGHPUT_UPDATES  updates of each throughput run (default 10)
+#   LEARN_UPDATES       updates of each learning run (default 200), checkpoints every LEARN_UPDATES/5
+#   EVAL_EPISODES       evaluation episodes per checkpoint (default 100)
+#   TIME_SCALE          rl.cost_time_scale of the modelled runs (default 10)
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+source scripts/mpi_env.sh
+root=${RL_BENCH_DIR:-outputs/rl_bench}
+np=${NP:-8}
+throughput_updates=${THROUGHPUT_UPDATES:-10}
+learn_updates=${LEARN_UPDATES:-200}
+episodes=${EVAL_EPISODES:-100}
+scale=${TIME_SCALE:-10}
+deck=inputs/rl_push.in
+# Every rank one thread: the groups share the machine's cores.
+run() { mpirun -np "$1" --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "${@:2}"; }
+start=$(date +%s)
+rm -rf "$root"
+mkdir -p "$root"
+
+echo "== 1/4 weak SFT checkpoint (push demos, 400 steps)"
+run 2 "$build/embsim" collect push --episodes 150 --seed 1 -o "$root/push.h5"
+run 2 "$build/embtrain" inputs/closed_loop_gr00t.in --set run.name=sft --set run.output_dir="$root" \
+  --set data.paths="$root/push.h5" --set train.steps=400 --set train.ckpt_every=400 --set train.ckpt_dir="$root/sft/ckpt"
+sft="$root/sft/ckpt/step_00000400.h5"
+
+echo "== 2/4 throughput: sync, async_rollout, async on $np ranks ($throughput_updates updates each)"
+for cost in on off; do
+  for mode in sync async_rollout async; do
+    run "$np" "$build/embsim" rl "$deck" --set rl.init="$sft" --set rl.mode=$mode --set rl.updates="$throughput_updates" \
+      --set rl.cost_model=$cost --set rl.cost_time_scale="$scale" --set run.output_dir="$root/throughput" \
+      --set run.name="${mode}_cost_$cost" | grep -E "^rl done|^embsim"
+  done
+done
+
+echo "== 3/4 learning: sync and async, $learn_updates updates each, evaluated on $episodes eval episodes"
+run 2 "$build/embsim" eval "$sft" --task push --episodes "$episodes" --seed 2 --videos 0 --out "$root/learn/sft_eval" | grep success
+for mode in sync async; do
+  run "$np" "$build/embsim" rl "$deck" --set rl.init="$sft" --set rl.mode=$mode --set rl.updates="$learn_updates" \
+    --set rl.ckpt_every=$((learn_updates / 5)) --set run.output_dir="$root/learn" --set run.name="$mode" \
+    | grep -E "^rl (update +[0-9]*0/|done)|^embsim"
+  run 2 "$build/embsim" eval "$root/learn/$mode/ckpt" --task push --episodes "$episodes" --seed 2 --videos 0 \
+    --out "$root/learn/${mode}_eval" | grep success
+done
+
+echo "== 4/4 report"
+/usr/bin/python3 scripts/rl_report.py "$root" | tee "$root/report.md"
+echo
+echo "rl bench done in $(( $(date +%s) - start )) s: report $root/report.md, plots $root/*.png, runs in $root/throughput, $root/learn"
