@@ -23,8 +23,10 @@
 #include "train/checkpoint_dir.hpp"
 #include "train/checkpoint_file.hpp"
 #include "train/checkpoint_lock.hpp"
+#include "error_of.hpp"
 
 using namespace emb;
+using emb::test::error_of;
 namespace fs = std::filesystem;
 
 BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
@@ -110,16 +112,6 @@ MPI_Comm all_but_last(const World& w) {
   MPI_Comm sub = MPI_COMM_NULL;
   MPI_Comm_split(w.comm, w.rank < w.size - 1 ? 0 : MPI_UNDEFINED, w.rank, &sub);
   return sub;
-}
-
-// The emb::Error message f throws on this rank ("" when it does not throw).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string load_error(const std::string& path, const std::string& preset = "tiny_wan") {

@@ -37,8 +37,10 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
 #include "kernels/cuda/packed_index.hpp"
+#include "error_of.hpp"
 
 using namespace emb;
+using emb::test::error_of;
 
 namespace {
 
@@ -195,16 +197,6 @@ void compare(const std::string& name, const std::vector<Tol>& tols, const Case& 
       BOOST_TEST(err <= bound, name << " " << dtype_name(t) << " output " << o << ": error " << err << " > " << bound);
     }
   }
-}
-
-// The message an op throws on a backend ("" when it does not).
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const emb::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

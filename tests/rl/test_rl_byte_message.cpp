@@ -8,8 +8,10 @@
 
 #include "core/error.hpp"
 #include "rl/byte_message.hpp"
+#include "error_of.hpp"
 
 using namespace emb;
+using emb::test::error_of;
 
 namespace {
 
@@ -18,15 +20,6 @@ struct Step {
   float reward;
   bool done;
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
