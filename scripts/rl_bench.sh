@@ -9,20 +9,20 @@
 # Usage: scripts/rl_bench.sh BUILD_DIR
 #   RL_BENCH_DIR        output directory (default outputs/rl_bench; emptied first)
 #   NP                  ranks (default 8 = inputs/rl_push.in's 4 simulators, 2 generators, 2 trainers)
-#   THROUGHPUT_UPDATES  updates of each throughput run (default 10)
+#   THROUGHPUT_UPDATES  updates of each throughput run (default 4: 32 rounds of 32 environments)
 #   LEARN_UPDATES       updates of each learning run (default 200), checkpoints every LEARN_UPDATES/5
 #   EVAL_EPISODES       evaluation episodes per checkpoint (default 100)
-#   TIME_SCALE          rl.cost_time_scale of the modelled runs (default 10)
+#   TIME_SCALE          rl.cost_time_scale of the modelled runs (default 40: no stage overruns here)
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 source scripts/mpi_env.sh
 root=${RL_BENCH_DIR:-outputs/rl_bench}
 np=${NP:-8}
-throughput_updates=${THROUGHPUT_UPDATES:-10}
+throughput_updates=${THROUGHPUT_UPDATES:-4}
 learn_updates=${LEARN_UPDATES:-200}
 episodes=${EVAL_EPISODES:-100}
-scale=${TIME_SCALE:-10}
+scale=${TIME_SCALE:-40}
 deck=inputs/rl_push.in
 # Every rank one thread: the groups share the machine's cores.
 run() { mpirun -np "$1" --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "${@:2}"; }

@@ -242,7 +242,7 @@ std::vector<KeySpec> make_schema() {
       int_key("rl.trainers", "0", "ranks", at_least(0), "data-parallel trainer ranks; 0 = the remaining ranks"),
       int_key("rl.envs_per_simulator", "8", "", at_least(1), "environments each simulator steps"),
       int_key("rl.max_batch", "32", "samples", at_least(1), "generator: largest inference batch"),
-      real_key("rl.batch_timeout_ms", "5", "ms", at_least(0),
+      real_key("rl.batch_timeout_ms", "1", "ms", at_least(0),
                "generator: how long the first waiting request may wait for more before a batch runs"),
       int_key("rl.channel_capacity", "16", "messages", at_least(1), "messages in flight on one channel"),
       int_key("rl.segment_chunks", "8", "chunks", at_least(1),

@@ -63,6 +63,8 @@ nlohmann::json run_generator(const RlSetup& s) {
   std::deque<Pending> pending;
   const int my_envs = int(sims.size()) * o.envs_per_simulator;
   const bool rounds = o.mode != RlMode::async;
+  // The batching timeout is a modelled time too: it runs as slow as the stages it waits for.
+  const double timeout_ms = o.batch_timeout_ms * (s.cost.on() ? s.cost.config().time_scale : 1.0);
   const int64_t round_quota = int64_t(s.round_chunks_per_env) * my_envs;
   int32_t round = 0;
   int64_t served_in_round = 0, batches = 0, samples = 0, weight_updates = 0;
@@ -111,7 +113,7 @@ nlohmann::json run_generator(const RlSetup& s) {
       } else {
         const double waited_ms =
             std::chrono::duration<double, std::milli>(Clock::now() - pending[eligible[0]].arrived).count();
-        if (int(eligible.size()) >= o.max_batch || waited_ms >= o.batch_timeout_ms) batch = eligible.size();
+        if (int(eligible.size()) >= o.max_batch || waited_ms >= timeout_ms) batch = eligible.size();
       }
       if (rounds) batch = size_t(std::min<int64_t>(int64_t(batch), round_quota - served_in_round));
     }

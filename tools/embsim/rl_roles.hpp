@@ -36,6 +36,8 @@ namespace emb {
 constexpr int kTagRequest = 100, kTagReply = 110, kTagSegment = 120, kTagWeights = 130, kTagStop = 140;
 
 struct RlSetup {
+  RlSetup(const RlOptions& options, const RlGroups& g, const TaskSpec& t)
+      : o(options), groups(g), task(t), cost(options.cost, options.seed) {}
   const RlOptions& o;
   const RlGroups& groups;
   const TaskSpec& task;
@@ -55,6 +57,7 @@ class LoopClock {
  public:
   void busy_since(std::chrono::steady_clock::time_point start);
   void wait_since(std::chrono::steady_clock::time_point start);
+  void set(const Utilisation& u) { u_ = u; }
   nlohmann::json json() const;
 
  private:

@@ -121,8 +121,7 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
     groups = std::make_unique<RlGroups>(make_rl_groups(world, o.simulators, o.generators, o.trainers));
   });
   run_agreed(world, [&] {
-    setup = std::make_unique<RlSetup>(RlSetup{o, *groups, task_spec(o.task), {}, {}, {}, 4, 4, 0, 0, 0, {}, {}, {},
-                                              StageCostModel(o.cost, o.seed), 0});
+    setup = std::make_unique<RlSetup>(o, *groups, task_spec(o.task));
     load_rl_start(o.init, {}, *setup);
     check_setup(o, *groups, *setup);
     setup->round_chunks_per_env = o.update_chunks / (int(groups->simulators.size()) * o.envs_per_simulator);

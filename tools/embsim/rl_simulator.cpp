@@ -85,6 +85,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
   int64_t late_chunks = 0;
   const bool cost_on = s.cost.on();
   LoopClock clock;
+  const Clock::time_point run_start = Clock::now();
   std::vector<std::vector<uint8_t>> frames;
 
   auto flush = [&](Slot& slot) {
@@ -196,6 +197,10 @@ nlohmann::json run_simulator(const RlSetup& s) {
       clock.wait_since(loop_start);
     }
   }
+  // With the model on, an environment is busy for its modelled chunks (its own core of a
+  // cluster's simulator node); the rank's busy fraction is their share of E environments' time.
+  const double loop_s = seconds(Clock::now() - run_start);
+  if (cost_on) clock.set(Utilisation{modelled_s / E, std::max(0.0, loop_s - modelled_s / E)});
   drain_and_finish(g, {&from_generator}, {&to_generator, &to_trainer}, o.watchdog_s);
   return {{"role", "simulator"}, {"rank", g.world_rank}, {"env_steps", env_steps}, {"chunks", chunks},
           {"episodes", episodes}, {"successes", successes}, {"modelled_sim_s", modelled_s},

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# embsim rl end to end on 3 ranks (1 simulator x 2 environments, 1 generator, 1 trainer) from a
+# tiny SFT checkpoint: every mode runs its updates and writes summary.json and a checkpoint; a
+# run resumes from that checkpoint's version; a simulator that dies takes the job down with one
+# line, never a hang; bad decks fail with one line naming the key or the ranks.
+# Usage: embsim_rl_test.sh BUILD_DIR
+set -uo pipefail
+build=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run() { mpirun -np "$1" --oversubscribe -x OMP_NUM_THREADS=1 "${@:2}"; }
+json() { /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+run 2 "$build/embsim" collect push --episodes 2 --seed 1 -o "$out/push.h5" >/dev/null || fail "collect"
+run 2 "$build/embtrain" inputs/closed_loop_gr00t.in --set run.output_dir="$out" --set run.name=sft \
+  --set data.paths="$out/push.h5" --set train.global_batch=8 --set train.steps=2 --set train.ckpt_every=2 --set train.ckpt_dir="$out/sft" \
+  >/dev/null || fail "sft"
+small=(--set rl.simulators=1 --set rl.generators=1 --set rl.trainers=1 --set rl.envs_per_simulator=2
+       --set rl.update_chunks=8 --set rl.micro_chunks=4 --set rl.updates=2 --set rl.critic_warmup=1
+       --set train.watchdog_s=60 --set run.output_dir="$out/runs")
+
+for mode in sync async_rollout async; do
+  timeout 300 mpirun -np 3 --oversubscribe "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/sft" "${small[@]}" \
+    --set rl.mode=$mode --set run.name=$mode >"$out/$mode.log" 2>&1 || fail "$mode: $(tail -5 "$out/$mode.log")"
+  summary="$out/runs/$mode/summary.json"
+  [ "$(json "$summary" "s['mode']")" = "$mode" ] || fail "$mode: summary mode"
+  [ "$(json "$summary" "s['env_steps'] >= 16")" = True ] || fail "$mode: env steps $(json "$summary" "s['env_steps']")"
+  [ "$(json "$summary" "[r['version'] for r in s['ranks'] if r['role'] == 'trainer'][0]")" = 2 ] || fail "$mode: version"
+  [ "$(json "$summary" "s['trained_transitions'] + s['dropped_stale'] >= 16")" = True ] || fail "$mode: trained"
+  [ -f "$out/runs/$mode/ckpt/step_00000002.h5" ] && [ -f "$out/runs/$mode/ckpt/rl_00000002.h5" ] \
+    || fail "$mode: no checkpoint"
+  grep -q "rl update   2/2" "$out/$mode.log" || fail "$mode: no progress line"
+  echo "ok: $mode"
+done
+
+# Resume: the version counter continues from the checkpoint's (2 -> 4).
+timeout 300 mpirun -np 3 --oversubscribe "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/runs/async/ckpt" \
+  "${small[@]}" --set run.name=resumed >"$out/resumed.log" 2>&1 || fail "resume: $(tail -5 "$out/resumed.log")"
+grep -q "(version 2)" "$out/resumed.log" || fail "resume: did not start at version 2"
+[ -f "$out/runs/resumed/ckpt/step_00000004.h5" ] || fail "resume: no checkpoint of version 4"
+echo "ok: resume"
+
+# A simulator that dies: one line naming it, every rank gone, well before the watchdog.
+start=$(date +%s)
+timeout 120 mpirun -np 3 --oversubscribe "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/sft" "${small[@]}" \
+  --set run.name=dies --set debug.fail_rank=2 --set debug.fail_step=3 >"$out/dies.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "dying simulator: exit $rc"
+grep -q "embsim rl: simulator rank 2: debug.fail_rank: simulator rank 2 fails at chunk 3" "$out/dies.log" \
+  || fail "dying simulator: $(cat "$out/dies.log")"
+[ $(( $(date +%s) - start )) -lt 60 ] || fail "dying simulator: took $(( $(date +%s) - start )) s"
+echo "ok: dying simulator"
+
+# expect_error NAME NP PATTERN ARGS...: one 'embsim: error:' line matching PATTERN, non-zero exit.
+expect_error() {
+  local name=$1 np=$2 pattern=$3
+  shift 3
+  timeout 120 mpirun -np "$np" --oversubscribe "$build/embsim" rl inputs/rl_push.in "$@" >"$out/$name.out" 2>"$out/$name.err"
+  local rc=$?
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "$name: exit code $rc"
+  [ "$(grep -c '^embsim: error:' "$out/$name.err")" = 1 ] || fail "$name: $(cat "$out/$name.err")"
+  grep -q "$pattern" "$out/$name.err" || fail "$name: no '$pattern' in: $(cat "$out/$name.err")"
+  echo "ok: $name"
+}
+expect_error ranks 3 "simulators = 2, generators = 1, trainers = 1 need 4 ranks; mpirun started 3" \
+  --set rl.init="$out/sft" "${small[@]}" --set rl.simulators=2
+expect_error no_init 3 "rl.init must name the SFT checkpoint" "${small[@]}" --set rl.init=
+expect_error missing_init 3 "no such checkpoint" "${small[@]}" --set rl.init="$out/none.h5"
+expect_error micro 3 "rl.update_chunks = 8 is not a multiple of rl.micro_chunks = 3" \
+  --set rl.init="$out/sft" "${small[@]}" --set rl.micro_chunks=3
+expect_error round 3 "make it a multiple of simulators x envs_per_simulator" \
+  --set rl.init="$out/sft" "${small[@]}" --set rl.mode=sync --set rl.envs_per_simulator=3
