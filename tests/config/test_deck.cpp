@@ -229,7 +229,7 @@ BOOST_AUTO_TEST_CASE(unknown_section) {
   check_deck_errors(dir, {
       {std::string(kMinimal) + "\n[trian]\n", ":4: unknown section [trian] (did you mean [train]?)"},
       {"[optimizer]\n",
-       ":1: unknown section [optimizer]; sections are run, model, data, train, comm, plan, sim, debug"},
+       ":1: unknown section [optimizer]; sections are run, model, data, train, comm, plan, sim, rl, debug"},
   });
 }
 
@@ -440,7 +440,7 @@ BOOST_AUTO_TEST_CASE(long_input_is_truncated_in_messages) {
                                     "include = FILE or # comment"},
       {"[" + std::string(1 << 20, 's') + "]\n",
        ":1: unknown section [" + std::string(60, 's') + "... (1048576 bytes, truncated)]; sections are run, model, "
-                                                        "data, train, comm, plan, sim, debug"},
+                                                        "data, train, comm, plan, sim, rl, debug"},
       {"[train]\nsteps = " + std::string(100, '9') + "\n",
        ":2: train.steps: expected an integer, got '" + std::string(60, '9') + "... (100 bytes, truncated)'"},
   });

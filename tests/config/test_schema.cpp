@@ -25,7 +25,7 @@ BOOST_AUTO_TEST_CASE(keys_are_unique_and_grouped_by_section_in_order) {
     if (order.empty() || order.back() != spec.section()) order.push_back(spec.section());
   }
   // A section that came back later would show up twice here.
-  BOOST_TEST(order == (std::vector<std::string>{"run", "model", "data", "train", "comm", "plan", "sim", "debug"}));
+  BOOST_TEST(order == (std::vector<std::string>{"run", "model", "data", "train", "comm", "plan", "sim", "rl", "debug"}));
   BOOST_TEST(emb::deck_sections() == order);
 }
 

@@ -50,7 +50,7 @@ std::vector<float> RlLearner::executed_mask() const {
 
 void RlLearner::add(Segment segment) {
   for (const Transition& t : segment.transitions) {
-    stats_.env_steps += t.steps, ++stats_.transitions;
+    stats_.env_steps += t.steps, ++stats_.transitions, stats_.reward_sum += t.reward;
     if (t.done) ++stats_.episodes, stats_.successes += t.success;
   }
   waiting_ += int64_t(segment.transitions.size());

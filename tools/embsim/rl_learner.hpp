@@ -49,6 +49,7 @@ struct LearnerConfig {
 struct LearnerStats {
   int64_t transitions = 0, env_steps = 0, dropped_stale = 0, filtered = 0, clipped = 0, used = 0;
   int64_t episodes = 0, successes = 0;
+  double reward_sum = 0;  // of every transition received
   std::map<int64_t, int64_t> staleness;  // versions behind at training time → transitions
   double policy_loss = 0, value_loss = 0, mean_ratio = 0;  // of the last micro-batch
 };

@@ -1,6 +1,7 @@
 // The trainer role (rl_roles.hpp): segments from its simulators into RlLearner, micro-batch
 // steps (async: as soon as one is there; rounds: once the round is complete), weights pushed
 // to the generators after every update, progress lines, checkpoints and the stop signal.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -62,7 +63,8 @@ nlohmann::json run_trainer(const RlSetup& s) {
   const Clock::time_point start = Clock::now();
   const int64_t round_share = int64_t(o.update_chunks) / T;
   nlohmann::json curve = nlohmann::json::array();
-  int64_t last_episodes = 0, last_successes = 0;
+  int64_t last_episodes = 0, last_successes = 0, last_transitions = 0;
+  double last_reward = 0;
   std::string last_ckpt;
 
   while (learner.version() < s.start_version + o.updates) {
@@ -89,24 +91,29 @@ nlohmann::json run_trainer(const RlSetup& s) {
         // The run's totals over every trainer's simulators (the trainers step together, so
         // this collective is matched): env steps trained on, episodes ended, successes, drops.
         const LearnerStats& st = learner.stats();
-        int64_t totals[5] = {st.env_steps, st.episodes, st.successes, st.filtered, st.dropped_stale};
-        MPI_Allreduce(MPI_IN_PLACE, totals, 5, MPI_INT64_T, MPI_SUM, g.role_comm);
+        int64_t totals[6] = {st.env_steps, st.episodes, st.successes, st.filtered, st.dropped_stale, st.transitions};
+        MPI_Allreduce(MPI_IN_PLACE, totals, 6, MPI_INT64_T, MPI_SUM, g.role_comm);
+        double reward = st.reward_sum;
+        MPI_Allreduce(MPI_IN_PLACE, &reward, 1, MPI_DOUBLE, MPI_SUM, g.role_comm);
         if (g.index == 0) {
           publisher->publish(learner.params().data(), int64_t(learner.params().size()), learner.version());
           const int64_t eps = totals[1] - last_episodes, wins = totals[2] - last_successes;
+          const double reward_per_chunk = (reward - last_reward) / double(std::max<int64_t>(1, totals[5] - last_transitions));
           const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
           const int64_t done = learner.version() - s.start_version;
           const double eta = elapsed / double(done) * double(o.updates - done);
           std::printf("rl update %3lld/%d | env steps %lld | %.1f env steps/s | episodes %lld success %.2f | "
-                      "policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | ETA %02d:%02d\n",
+                      "reward/chunk %.3f | policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | "
+                      "ETA %02d:%02d\n",
                       (long long)done, o.updates, (long long)totals[0], double(totals[0]) / elapsed, (long long)eps,
-                      eps ? double(wins) / double(eps) : 0.0, st.policy_loss, st.value_loss, (long long)totals[3],
+                      eps ? double(wins) / double(eps) : 0.0, reward_per_chunk, st.policy_loss, st.value_loss,
+                      (long long)totals[3],
                       (long long)totals[4], int(eta) / 60, int(eta) % 60);
           std::fflush(stdout);
           curve.push_back({{"version", learner.version()}, {"env_steps", totals[0]}, {"seconds", elapsed},
-                           {"episodes", eps}, {"successes", wins}});
+                           {"episodes", eps}, {"successes", wins}, {"reward_per_chunk", reward_per_chunk}});
         }
-        last_episodes = totals[1], last_successes = totals[2];
+        last_episodes = totals[1], last_successes = totals[2], last_transitions = totals[5], last_reward = reward;
       }
       const bool last = learner.version() == s.start_version + o.updates;
       if (g.index == 0 && learner.version() > before &&
