@@ -10,7 +10,7 @@
 #   RL_BENCH_DIR        output directory (default outputs/rl_bench; emptied first)
 #   NP                  ranks (default 8 = inputs/rl_push.in's 4 simulators, 2 generators, 2 trainers)
 #   THROUGHPUT_UPDATES  updates of each throughput run (default 4: 32 rounds of 32 environments)
-#   LEARN_UPDATES       updates of each learning run (default 200), checkpoints every LEARN_UPDATES/5
+#   LEARN_UPDATES       updates of each learning run (default 100), checkpoints every LEARN_UPDATES/5
 #   EVAL_EPISODES       evaluation episodes per checkpoint (default 100)
 #   TIME_SCALE          rl.cost_time_scale of the modelled runs (default 40: no stage overruns here)
 set -euo pipefail
@@ -20,7 +20,7 @@ source scripts/mpi_env.sh
 root=${RL_BENCH_DIR:-outputs/rl_bench}
 np=${NP:-8}
 throughput_updates=${THROUGHPUT_UPDATES:-4}
-learn_updates=${LEARN_UPDATES:-200}
+learn_updates=${LEARN_UPDATES:-100}
 episodes=${EVAL_EPISODES:-100}
 scale=${TIME_SCALE:-40}
 deck=inputs/rl_push.in
@@ -33,8 +33,8 @@ mkdir -p "$root"
 echo "== 1/4 weak SFT checkpoint (push demos, 400 steps)"
 run 2 "$build/embsim" collect push --episodes 150 --seed 1 -o "$root/push.h5"
 run 2 "$build/embtrain" inputs/closed_loop_gr00t.in --set run.name=sft --set run.output_dir="$root" \
-  --set data.paths="$root/push.h5" --set train.steps=400 --set train.ckpt_every=400 --set train.ckpt_dir="$root/sft/ckpt"
-sft="$root/sft/ckpt/step_00000400.h5"
+  --set data.paths="$root/push.h5" --set train.steps=400 --set train.ckpt_every=400 --set train.ckpt_dir="$root/sft_ckpt"
+sft="$root/sft_ckpt/step_00000400.h5"
 
 echo "== 2/4 throughput: sync, async_rollout, async on $np ranks ($throughput_updates updates each)"
 for cost in on off; do
