@@ -72,9 +72,7 @@ std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<
   }
   integrate_flow(*model, params.data(), batch, kK, &sde);
   const size_t per = size_t(cfg.horizon) * cfg.action_dim;
-  std::vector<float> mask(per, 0.f);
-  for (int h = 0; h < kExec; ++h)
-    for (int k = 0; k < kActionDim; ++k) mask[size_t(h * cfg.action_dim + k)] = 1.f;
+  const std::vector<float> mask = executed_mask(cfg, kExec, kActionDim);
   std::vector<Segment> segments;
   for (int s = 0; s < n; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);

@@ -47,14 +47,13 @@ Deck checkpoint_deck(const std::string& text, const std::vector<std::string>& se
 
 Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed)
     : path_(checkpoint), seed_(seed) {
-  std::string deck_text;
   {
     CheckpointFile f(checkpoint, MPI_COMM_NULL, CheckpointFile::Access::read);
     f.expect_complete();
-    deck_text = f.attr_string("deck");
+    deck_text_ = f.attr_string("deck");
     step_ = f.attr_int("step");
   }
-  Deck deck = checkpoint_deck(deck_text, deck_sets);
+  Deck deck = checkpoint_deck(deck_text_, deck_sets);
   ModelConfig cfg = model_config_from_deck(deck);
   EMB_CHECK(cfg.family == Family::gr00t, checkpoint, ": a ", family_name(cfg.family),
             " checkpoint; embsim eval runs gr00t policies");

@@ -37,9 +37,10 @@ class Gr00tPolicy final : public Policy {
   const std::vector<float>& params() const { return params_; }
   const std::vector<float>& exp_avg() const { return exp_avg_; }
   const std::vector<float>& exp_avg_sq() const { return exp_avg_sq_; }
+  const std::string& deck_text() const { return deck_text_; }  // the checkpoint's resolved deck
 
  private:
-  std::string path_;
+  std::string path_, deck_text_;
   int64_t step_ = 0;
   uint64_t seed_;
   int flow_steps_ = 4, exec_steps_ = 4;

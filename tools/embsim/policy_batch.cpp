@@ -10,6 +10,13 @@
 
 namespace emb {
 
+std::vector<float> executed_mask(const ModelConfig& cfg, int exec_steps, int task_action_dim) {
+  std::vector<float> mask(size_t(cfg.horizon) * cfg.action_dim, 0.0f);
+  for (int h = 0; h < exec_steps; ++h)
+    for (int k = 0; k < task_action_dim; ++k) mask[size_t(h * cfg.action_dim + k)] = 1.0f;
+  return mask;
+}
+
 PackedBatch pack_policy_batch(const ModelConfig& cfg, const std::vector<PolicyObservation>& obs,
                               const std::string& what) {
   const size_t per_sample = size_t(cfg.horizon) * cfg.action_dim;

@@ -18,6 +18,10 @@ struct PolicyObservation {
   const std::vector<uint16_t>* vl = nullptr;  // float16 vl rows
 };
 
+// [horizon · action_dim]: 1 on the elements a chunk executes (its first exec_steps rows, the
+// task's first task_action_dim columns), 0 elsewhere: what RL's log-probabilities sum over.
+std::vector<float> executed_mask(const ModelConfig& cfg, int exec_steps, int task_action_dim);
+
 // One gr00t batch of the observations (sample_id[s] = index into obs; actions 0, mask 1).
 // `what` names the source in packing errors.
 PackedBatch pack_policy_batch(const ModelConfig& cfg, const std::vector<PolicyObservation>& obs,

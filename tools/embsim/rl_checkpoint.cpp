@@ -6,7 +6,6 @@
 #include "data/h5_file.hpp"
 #include "gr00t_policy.hpp"
 #include "train/checkpoint.hpp"
-#include "train/checkpoint_file.hpp"
 
 namespace emb {
 
@@ -58,10 +57,7 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();
   policy.check_task(s.task, s.o.observation.d_vl);
   s.init_params = policy.params();
-  {
-    CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
-    s.sft_deck_text = f.attr_string("deck");
-  }
+  s.sft_deck_text = policy.deck_text();
   const std::string side = rl_sidecar_path(path);
   if (side.empty()) return;
   H5File f = H5File::open(side);

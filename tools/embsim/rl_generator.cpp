@@ -72,9 +72,7 @@ nlohmann::json run_generator(const RlSetup& s) {
   LoopClock clock;
   StagePacer pacer(s.cost.on());
   const size_t per = size_t(cfg.horizon) * cfg.action_dim;
-  std::vector<float> mask(per, 0.f);
-  for (int h = 0; h < s.exec_steps; ++h)
-    for (int k = 0; k < s.task.action_dim; ++k) mask[size_t(h * cfg.action_dim + k)] = 1.f;
+  const std::vector<float> mask = executed_mask(cfg, s.exec_steps, s.task.action_dim);
 
   for (;;) {
     const Clock::time_point loop_start = Clock::now();

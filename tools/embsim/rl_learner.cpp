@@ -41,13 +41,6 @@ void RlLearner::restore(int64_t version, int64_t value_steps, int64_t policy_ste
   version_ = version, opt_step_ = value_steps, policy_steps_ = policy_steps;
 }
 
-std::vector<float> RlLearner::executed_mask() const {
-  std::vector<float> mask(size_t(cfg_.horizon) * cfg_.action_dim, 0.0f);
-  for (int h = 0; h < lc_.exec_steps; ++h)
-    for (int k = 0; k < lc_.task_action_dim; ++k) mask[size_t(h * cfg_.action_dim + k)] = 1.0f;
-  return mask;
-}
-
 void RlLearner::add(Segment segment) {
   for (const Transition& t : segment.transitions) {
     stats_.env_steps += t.steps, ++stats_.transitions, stats_.reward_sum += t.reward;
@@ -109,7 +102,7 @@ std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch&
   for (int s = 0; s < B; ++s) tau[size_t(s)] = float(rows[size_t(batch.sample_id[size_t(s)])]->k_star) / float(K);
   std::vector<float> velocity;
   model_->flow_velocity(params, batch, tau, velocity);
-  const std::vector<float> mask = executed_mask();
+  const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
   std::vector<double> logp(rows.size());
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);
@@ -168,7 +161,7 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   if (n > 0 && train_policy) {
     // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
     // −g·curvature/2 per executed element (denominator 1), from a = x + (1 − τ)v*, ε = x − τ·v*.
-    const std::vector<float> mask = executed_mask();
+    const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
     std::vector<float> tau(size_t(batch.n_samples)), noise(batch.actions.size()), v_target(per);
     for (int s = 0; s < batch.n_samples; ++s) {
       const size_t i = size_t(batch.sample_id[size_t(s)]);

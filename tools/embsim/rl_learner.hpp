@@ -98,7 +98,6 @@ class RlLearner {
   // log π of each transition of `batch` (actions = their x before k*) under params.
   std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<const Transition*>& rows);
   PackedBatch pack(const std::vector<const Transition*>& rows);
-  std::vector<float> executed_mask() const;  // [Hz·A]: 1 on the executed rows' task columns
 
   ModelConfig cfg_;
   LearnerConfig lc_;

@@ -14,10 +14,9 @@ const char* rl_mode_name(RlMode m) {
   return "";
 }
 
-RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<std::string>& sets) {
-  const Deck deck = load_deck(deck_path, sets);
+RlOptions rl_options_from_deck(const Deck& deck) {
   RlOptions o;
-  o.deck_path = deck_path;
+  o.deck_path = deck.path();
   o.deck_text = deck.resolved_text();
   const std::string mode = deck.get_string("rl.mode");
   o.mode = mode == "sync" ? RlMode::sync : mode == "async_rollout" ? RlMode::async_rollout : RlMode::async;

@@ -37,6 +37,6 @@ struct RlOptions {
 };
 
 // Throws emb::Error (one line naming the key) for values that cannot work together.
-RlOptions rl_options_from_deck(const std::string& deck_path, const std::vector<std::string>& sets);
+RlOptions rl_options_from_deck(const Deck& deck);
 
 }  // namespace emb

@@ -64,6 +64,9 @@ class LoopClock {
   Utilisation u_;
 };
 
+// {busy_s, wait_s, busy_fraction} (summary.json).
+nlohmann::json utilisation_json(const Utilisation& u);
+
 // A pacer's real and modelled totals and overruns (summary.json).
 nlohmann::json pacer_json(const StagePacer& p);
 

@@ -39,7 +39,7 @@ void check_setup(const RlOptions& o, const RlGroups& g, const RlSetup& s) {
 nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::vector<nlohmann::json>& ranks,
                              double wall_s) {
   int64_t env_steps = 0, episodes = 0, successes = 0;
-  std::map<std::string, std::pair<double, double>> busy_wait;  // role → (busy, wait)
+  std::map<std::string, Utilisation> busy_wait;  // per role, summed over its ranks
   nlohmann::json staleness = nlohmann::json::object(), curve = nlohmann::json::array();
   int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0;
   std::string checkpoint;
@@ -47,8 +47,8 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
   for (const nlohmann::json& r : ranks) {
     if (r.contains("pacer")) stages += r["pacer"]["stages"].get<int64_t>(), overruns += r["pacer"]["overruns"].get<int64_t>();
     const std::string role = r["role"];
-    busy_wait[role].first += r["time"]["busy_s"].get<double>();
-    busy_wait[role].second += r["time"]["wait_s"].get<double>();
+    busy_wait[role].busy_s += r["time"]["busy_s"].get<double>();
+    busy_wait[role].wait_s += r["time"]["wait_s"].get<double>();
     if (role == "simulator") {
       env_steps += r["env_steps"].get<int64_t>(), episodes += r["episodes"].get<int64_t>();
       successes += r["successes"].get<int64_t>();
@@ -63,10 +63,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
     }
   }
   nlohmann::json util = nlohmann::json::object();
-  for (auto& [role, bw] : busy_wait) {
-    const Utilisation u{bw.first, bw.second};
-    util[role] = {{"busy_s", u.busy_s}, {"wait_s", u.wait_s}, {"busy_fraction", u.busy_fraction()}};
-  }
+  for (auto& [role, u] : busy_wait) util[role] = utilisation_json(u);
   return {{"mode", rl_mode_name(o.mode)}, {"cost_model", o.cost.on ? "on" : "off"}, {"task", o.task},
           {"init", o.init}, {"simulators", g.simulators.size()}, {"generators", g.generators.size()},
           {"trainers", g.trainers.size()}, {"envs_per_simulator", o.envs_per_simulator}, {"updates", o.updates},
@@ -86,9 +83,11 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
 
 void LoopClock::busy_since(Clock::time_point start) { u_.busy_s += seconds_since(start); }
 void LoopClock::wait_since(Clock::time_point start) { u_.wait_s += seconds_since(start); }
-nlohmann::json LoopClock::json() const {
-  return {{"busy_s", u_.busy_s}, {"wait_s", u_.wait_s}, {"busy_fraction", u_.busy_fraction()}};
+nlohmann::json utilisation_json(const Utilisation& u) {
+  return {{"busy_s", u.busy_s}, {"wait_s", u.wait_s}, {"busy_fraction", u.busy_fraction()}};
 }
+
+nlohmann::json LoopClock::json() const { return utilisation_json(u_); }
 
 nlohmann::json pacer_json(const StagePacer& p) {
   return {{"stages", p.stages()}, {"real_s", p.real_s()}, {"modelled_s", p.modelled_s()}, {"slept_s", p.slept_s()},
@@ -112,11 +111,13 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
   int rank = 0;
   MPI_Comm_rank(world, &rank);
   RlOptions o;
+  std::unique_ptr<Deck> deck;
   std::unique_ptr<RlGroups> groups;
   std::unique_ptr<RlSetup> setup;
   std::string run_dir;
   run_agreed(world, [&] {
-    o = rl_options_from_deck(deck_path, sets);
+    deck = std::make_unique<Deck>(load_deck(deck_path, sets));
+    o = rl_options_from_deck(*deck);
     o.mjcf_dir = mjcf_dir;
     groups = std::make_unique<RlGroups>(make_rl_groups(world, o.simulators, o.generators, o.trainers));
   });
@@ -126,7 +127,7 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
     check_setup(o, *groups, *setup);
     setup->round_chunks_per_env = o.update_chunks / (int(groups->simulators.size()) * o.envs_per_simulator);
   });
-  run_agreed(world, [&] { run_dir = create_run_dir(world, load_deck(deck_path, sets)); });
+  run_agreed(world, [&] { run_dir = create_run_dir(world, *deck); });
   if (o.ckpt_dir.empty()) o.ckpt_dir = run_dir + "/ckpt";
   if (rank == 0) {
     std::filesystem::create_directories(o.ckpt_dir);

@@ -2,11 +2,9 @@
 // executed as they come, segments flushed to the trainer.
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <memory>
 
 #include "core/error.hpp"
-#include "core/rng.hpp"
 #include "observation.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
