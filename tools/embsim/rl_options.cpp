@@ -25,7 +25,6 @@ RlOptions rl_options_from_deck(const Deck& deck) {
   o.preset = deck.get_string("model.preset");
   o.task = deck.get_string("rl.task");
   task_spec(o.task);  // throws naming the known tasks
-  o.run_name = deck.get_string("run.name"), o.output_dir = deck.get_string("run.output_dir");
   o.ckpt_dir = deck.get_string("rl.ckpt_dir");
   o.seed = uint64_t(deck.get_int("run.seed"));
   o.simulators = int(deck.get_int("rl.simulators")), o.generators = int(deck.get_int("rl.generators"));

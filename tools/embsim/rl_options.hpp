@@ -19,7 +19,7 @@ struct RlOptions {
   std::string deck_path, deck_text;  // the resolved deck (stored in checkpoints beside the SFT deck)
   RlMode mode = RlMode::async;
   std::string preset;  // model.preset: must be the checkpoint's
-  std::string init, task, run_name, output_dir, ckpt_dir, mjcf_dir;
+  std::string init, task, ckpt_dir, mjcf_dir;  // the run directory comes from [run] (create_run_dir)
   uint64_t seed = 0;
   int simulators = 1, generators = 1, trainers = 0;
   int envs_per_simulator = 8, max_batch = 32, channel_capacity = 16, segment_chunks = 8;
