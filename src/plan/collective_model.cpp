@@ -17,20 +17,11 @@ double pass_time(Collective c, double n, int p, const LinkSpec& link) {
   return (c == Collective::all_reduce ? 2 : 1) * ring_pass(n, p, link);
 }
 
-}  // namespace
-
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-  }
-  return "?";
-}
-
-CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p) {
-  EMB_ASSERT(p >= 1);
-  if (p == 1 || n <= 0) return {0, "none"};
+// The links' part: α–β passes of the algorithms, the fastest chosen.
+CollectiveTime transfer_time(const Hardware& hw, Collective c, double n, int p) {
+  // One rank: the out-of-place collectives (comm_mpi.cpp's, NCCL's) still copy the buffer
+  // through memory; the in-place all-reduce does nothing.
+  if (p == 1) return c == Collective::all_reduce ? CollectiveTime{0, "none"} : CollectiveTime{n / hw.memory_bytes_per_s, "copy"};
   if (hw.ranks_share_node && p > hw.devices_per_node) {
     // More ranks than cores: a collective advances only while its peers hold a core, so each
     // hop waits for a time slice and the bandwidth is shared.
@@ -38,7 +29,7 @@ CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p
     const double share = double(hw.devices_per_node) / p;
     shared.intra_node = {hw.intra_node.bytes_per_s * share, hw.intra_node.latency_s / share};
     shared.devices_per_node = p;
-    return collective_time(shared, c, n, p);
+    return transfer_time(shared, c, n, p);
   }
   const int g = hw.ranks_share_node ? p : std::min(p, hw.devices_per_node);
   const int m = (p + g - 1) / g;
@@ -70,6 +61,27 @@ CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p
     across = std::min(across, 2 * std::ceil(std::log2(m)) * rail.latency_s + 2 * shard / rail.bytes_per_s);
   if (in_node + across < best.seconds) best = {in_node + across, "hierarchical"};
   return best;
+}
+
+}  // namespace
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+  }
+  return "?";
+}
+
+CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p) {
+  EMB_ASSERT(p >= 1);
+  if (n <= 0) return {0, "none"};
+  CollectiveTime t = transfer_time(hw, c, n, p);
+  // The sums of a reduction: (p−1)/p·n bytes per rank, whatever the algorithm.
+  if (c != Collective::all_gather && hw.reduce_bytes_per_s > 0 && p > 1)
+    t.seconds += double(p - 1) / p * n / (hw.reduce_bytes_per_s * device_share(hw, p));
+  return t;
 }
 
 }  // namespace emb

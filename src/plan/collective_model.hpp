@@ -7,6 +7,7 @@
 //   tree          all-reduce only (NCCL's double binary tree): 2·⌈log2 p⌉·α + 2·n/β, pipelined.
 //   hierarchical  reduce-scatter (or all-gather) inside the node over NVLink, the 1/g shard
 //                 across the m nodes over each device's own NIC (rail), then all-gather inside.
+// One rank copies an out-of-place collective's buffer at memory bandwidth.
 // The fastest algorithm is chosen per call, as NCCL's tuner does. Ranks oversubscribing a CPU
 // node's cores see β times and α divided by cores/ranks.
 #pragma once
@@ -21,7 +22,7 @@ const char* collective_name(Collective c);
 
 struct CollectiveTime {
   double seconds = 0;
-  std::string algorithm;  // "ring", "tree", "hierarchical", or "none" on one rank
+  std::string algorithm;  // "ring", "tree", "hierarchical"; on one rank "copy" (out of place) or "none"
 };
 
 CollectiveTime collective_time(const Hardware& hw, Collective c, double bytes, int ranks);

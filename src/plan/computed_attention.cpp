@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/attention_tiles.hpp"
 
 namespace emb {
 namespace {
+
+constexpr int64_t kSpannedTiles = 4;
 
 // Query-key pairs of the tiles that hold an allowed pair (computed whole).
 int64_t tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
@@ -22,7 +25,13 @@ int64_t tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
 }  // namespace
 
 ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, const PlanSample& shape) {
-  const int samples = std::min(samples_per_mb, 2);
+  // Short samples share tiles: a 64-token tile of 13-token samples computes the pairs of five
+  // of them, so the estimate needs the samples that span a few tiles of both axes; long ones
+  // need one sample boundary.
+  const PackedBatch one = plan_micro_batch(c, 1, shape);
+  const int64_t shortest = std::max<int64_t>(1, one.n_context > 0 ? std::min(one.n_tokens, one.n_context) : one.n_tokens);
+  const int64_t spanning = (kSpannedTiles * cpu::kAttnTileQ + shortest - 1) / shortest + 1;
+  const int samples = int(std::min<int64_t>(samples_per_mb, std::max<int64_t>(2, spanning)));
   const PackedBatch b = plan_micro_batch(c, samples, shape);
   const int32_t* seq = b.seq.data();
   const int32_t* cseq = b.cseq.data();

@@ -15,9 +15,10 @@ struct ComputedAttention {
 };
 
 // Per sample of a micro-batch of `samples` samples of `shape` laid end to end
-// (plan_micro_batch), estimated on at most two of them (one sample boundary: where packing
-// misaligns the blocks with the tiles), so that ranking hundreds of configurations of a
-// 28k-token preset stays quick.
+// (plan_micro_batch), estimated on as many of them as span 4 tiles (at least two: one sample
+// boundary, where packing misaligns the blocks with the tiles), so that ranking hundreds of
+// configurations of a 28k-token preset stays quick while samples shorter than a tile, which
+// share its work, are counted as the kernels compute them.
 ComputedAttention computed_attention(const ModelConfig& cfg, int samples, const PlanSample& shape);
 
 }  // namespace emb

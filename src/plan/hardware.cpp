@@ -90,6 +90,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");
   h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
+  if (j["intra_node"].contains("reduce_bytes_per_s")) h.reduce_bytes_per_s = f("intra_node.reduce_bytes_per_s");
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
     h.nics_per_node = int(f("inter_node.nics_per_node"));

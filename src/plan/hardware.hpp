@@ -47,6 +47,10 @@ struct Hardware {
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
+  // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
+  // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
+  // sum is fused into the transfer at memory speed (NCCL's kernels).
+  double reduce_bytes_per_s = 0;
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s
   double checkpoint_write_per_node = 0, checkpoint_write_total = 0;  // bytes/s

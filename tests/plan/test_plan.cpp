@@ -56,7 +56,27 @@ BOOST_AUTO_TEST_CASE(ring_collectives_match_the_closed_form_inside_a_node) {
   BOOST_TEST(collective_time(h, Collective::all_gather, n, 8).seconds == pass, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 8).seconds == pass, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(collective_time(h, Collective::all_reduce, n, 8).seconds <= 2 * pass + 1e-12);
-  BOOST_TEST(collective_time(h, Collective::all_gather, n, 1).seconds == 0.0);
+  // One rank: the out-of-place collectives copy the buffer, the in-place all-reduce is free.
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 1).seconds == n / h.memory_bytes_per_s,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 1).algorithm == "copy");
+  BOOST_TEST(collective_time(h, Collective::all_reduce, n, 1).seconds == 0.0);
+}
+
+// A CPU's MPI sums what it receives on the progress thread: reduce-scatters and all-reduces
+// take (p−1)/p·n bytes at the reduction rate on top of the pass; all-gathers do not.
+BOOST_AUTO_TEST_CASE(reductions_add_their_sums_at_the_reduce_rate) {
+  Hardware h = gpu_node();
+  const double n = 1e9, pass = 7 * 2e-6 + 7.0 / 8 * n / 400e9;
+  const double gather = collective_time(h, Collective::all_gather, n, 8).seconds;
+  const double all_reduce = collective_time(h, Collective::all_reduce, n, 8).seconds;
+  h.reduce_bytes_per_s = 50e9;
+  const double sums = 7.0 / 8 * n / 50e9;
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 8).seconds == gather, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 8).seconds == pass + sums,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::all_reduce, n, 8).seconds == all_reduce + sums,
+             boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_CASE(small_all_reduces_take_the_tree_and_large_multi_node_ones_the_hierarchy) {
@@ -196,6 +216,30 @@ BOOST_AUTO_TEST_CASE(attention_time_counts_the_tiles_the_kernels_compute) {
   const ComputedAttention dense_packed = computed_attention(c, 3, shape);
   BOOST_TEST(dense.attn_flops_fwd > 2.5 * one.attn_flops_fwd);
   BOOST_TEST(dense_packed.flops_fwd / dense.attn_flops_fwd < packed.flops_fwd / one.attn_flops_fwd);
+}
+
+// Samples shorter than a tile share it: ten 13-token gr00t samples with 34 context tokens,
+// packed end to end (130 tokens, 340 context), compute whole the 64 x 64 tiles that span them,
+// several times their own pairs; the estimate takes all ten (as many as span 4 tiles).
+//   self   3 diagonal tiles (64², 64², 2²) and the 4 that samples 4 and 9 straddle
+//          (2·64², 2·64·2): 16644 pairs
+//   cross  query tile 0 (samples 0-4, context 0-169) meets key tiles 0-2: 3·64²; tile 1
+//          (samples 4-9, context 136-339) key tiles 2-5: 3·64² + 64·20; tile 2 (sample 9,
+//          context 306-339) key tiles 4-5: 2·64 + 2·20: 26024 pairs
+//   context (the vision-language blocks, 34-token blocks over 340) 56208 pairs
+BOOST_AUTO_TEST_CASE(samples_shorter_than_a_tile_share_its_work) {
+  const ModelConfig c = preset_config("tiny_gr00t");
+  const PlanSample shape{34, 0};
+  const PlanReport one = make_plan(c, 1, 1, shape);
+  BOOST_TEST(one.tokens_per_sample == 13);
+  BOOST_TEST(one.context_per_sample == 34);
+  const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+  const double pair_heads =
+      (c.n_heads * (n_self * 16644.0 + n_cross * 26024.0) + c.n_heads_vl * c.n_layers_vl * 56208.0) / 10;
+  const ComputedAttention ten = computed_attention(c, 10, shape), two = computed_attention(c, 2, shape);
+  BOOST_TEST(ten.pair_heads == pair_heads, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(ten.pair_heads > 5 * one.attn_pair_heads);
+  BOOST_TEST(ten.pair_heads > 2.5 * two.pair_heads);
 }
 
 // ZeRO-3 keeps up to 4 gathered buckets (DataParallel's slots): a model in one bucket is

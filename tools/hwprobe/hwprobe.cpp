@@ -13,8 +13,9 @@
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
-//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring), the
-//               ranks entering together: the links themselves, without the ranks' skew;
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
+//               the trainer's MPI Comm and its progress thread, the ranks entering together:
+//               the links as a step drives them, without the ranks' skew;
 //   storage     writing 256 MiB with fsync.
 // Each figure is the median over 5 runs of the median over ranks.
 #include <mpi.h>
@@ -25,10 +26,12 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "comm/comm_factory.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/linear.hpp"
 
@@ -206,28 +209,30 @@ double triad_bandwidth() {
 }
 
 struct Fabric {
-  double latency_s = 0, bytes_per_s = 0;
+  double latency_s = 0, bytes_per_s = 0, reduce_bytes_per_s = 0;
 };
 
-// The links, every rank entering each collective together (after a barrier): α from 8-byte
-// all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes per rank) of 32 MiB gathers
-// and reduce-scatters. The ranks' skew is measured apart (rank_imbalance()).
-Fabric collectives() {
+// The links as the trainer drives them, every rank entering each collective together (after a
+// barrier): the project's MPI Comm (src/comm/comm_mpi.hpp: non-blocking collectives run by its
+// progress thread, which polls with pauses so as not to take a core from compute), issued and
+// waited for. α from 8-byte all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes
+// per rank) of 32 MiB gathers, and the reduction's rate from how much longer a reduce-scatter
+// of the same bytes takes (its sums, and MPI's non-blocking reduce-scatter algorithm). MPI's
+// blocking collectives run 2-3 times faster on this machine, but no step issues them. The
+// ranks' skew is measured apart (rank_imbalance()).
+Fabric collectives(const emb::World& world) {
+  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, "mpi", "thread", {}, emb::BufferMemory::host);
   const int p = g_size;
-  const size_t small = 2, big = size_t(8) << 20;  // floats
-  std::vector<float> send(big * size_t(p), 1.0f), recv(big * size_t(p));
-  const double alpha = timed([&] {
-    MPI_Allreduce(MPI_IN_PLACE, send.data(), int(small), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 21) / (2 * std::max(1, p - 1));
+  const int64_t small = 2, big = int64_t(8) << 20;  // floats
+  std::vector<float> full(size_t(big * p), 1.0f), shard(static_cast<size_t>(big));
+  const double alpha = timed([&] { comm->all_reduce(full.data(), small, emb::DType::f32, emb::ReduceOp::sum).wait(); },
+                             21) / (2 * std::max(1, p - 1));
   const double n = double(big) * sizeof(float) * p;  // the full buffer
-  const double gather = timed([&] {
-    MPI_Allgather(send.data(), int(big), MPI_FLOAT, recv.data(), int(big), MPI_FLOAT, MPI_COMM_WORLD);
-  }, 7);
-  const double scatter = timed([&] {
-    MPI_Reduce_scatter_block(send.data(), recv.data(), int(big), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  }, 7);
-  const double pass = 0.5 * (gather + scatter) - (p - 1) * alpha;
-  return {alpha, double(p - 1) / p * n / pass};
+  const double gather = timed([&] { comm->all_gather(shard.data(), full.data(), big * p, emb::DType::f32).wait(); }, 7);
+  const double scatter = timed(
+      [&] { comm->reduce_scatter(full.data(), shard.data(), big * p, emb::DType::f32, emb::ReduceOp::sum).wait(); }, 7);
+  const double per_rank = double(p - 1) / p * n;
+  return {alpha, per_rank / (gather - (p - 1) * alpha), per_rank / std::max(scatter - gather, 1e-9)};
 }
 
 
@@ -252,7 +257,7 @@ double write_bandwidth() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const emb::World world = emb::init_world(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   const std::string name = argc > 1 ? argv[1] : "cpu";
@@ -272,7 +277,7 @@ int main(int argc, char** argv) {
   const AttentionCost attn = attention_cost();
   const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
   const double imbalance = rank_imbalance();
-  const Fabric fabric = collectives();
+  const Fabric fabric = collectives(world);
   const double write = write_bandwidth();
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (g_rank == 0) {
@@ -295,8 +300,9 @@ int main(int argc, char** argv) {
         {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
                     {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                     {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gather and reduce-scatter, ranks entering together, ring pass")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce, ranks entering together, over 2(p-1) hops")}}},
+        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
+                        {"reduce_bytes_per_s", fig(fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
+                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
         {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                      {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
                      {"write_bytes_per_s_total", fig(write, "one node")}}},
