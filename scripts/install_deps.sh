@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ccache
   openmpi-bin libopenmpi-dev libucx-dev
   libhdf5-openmpi-dev hdf5-tools zlib1g-dev
   libcli11-dev libboost-test-dev libboost-context-dev nlohmann-json3-dev libfmt-dev
