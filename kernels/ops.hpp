@@ -163,6 +163,17 @@ class Ops {
                                    const View& pre, const View& dy, const View& dx, const View& dW,
                                    const View& db) = 0;
 
+  // ---- FP8 linear layers (model.fp8): kernels/cpu/fp8_linear.hpp's block-scaled recipe ----
+  // As linear_forward / linear_backward, with the input-side GEMMs in FP8 E4M3 and fp32
+  // accumulation: forward x (1×128 tiles) · W (128×128 blocks); backward dx += dpre (1×128 tiles)
+  // · Wᵀ (the same blocks, transposed exactly); dW and db from x and dpre unquantised, in the
+  // views' dtype. W is quantised per call (no cache across calls). in and out must be multiples
+  // of 16 (the FP8 GEMM's alignment, kernels/cuda/fp8_gemm.hpp).
+  virtual void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                  const View& y) = 0;
+  virtual void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                                   const View& dx, const View& dW, const View& db) = 0;
+
   // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
   // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
   virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,

@@ -101,6 +101,10 @@ OpCheck check_linear_backward(const char* op, const View& x, const View& W, Acti
   return c;
 }
 
+void check_fp8_shape(const OpCheck& c, const View& W) {
+  c.expect(W.rows % 16 == 0 && W.cols % 16 == 0, "the FP8 GEMM needs in and out multiples of 16");
+}
+
 OpCheck check_norm(const char* op, const View& x, const View& weight, const View& bias, const View& y,
                    const View& mean, const View& rstd) {
   OpCheck c(op, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}, {"mean", &mean}, {"rstd", &rstd}});

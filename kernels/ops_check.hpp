@@ -41,6 +41,8 @@ OpCheck check_linear(const char* op, const View& x, const View& W, const View& b
                      const View& y, int n_emb);
 OpCheck check_linear_backward(const char* op, const View& x, const View& W, Activation act, const View& pre,
                               const View& dy, const View& dx, const View& dW, const View& db, int n_emb);
+// The FP8 linears' extra rule: in and out (W [in, out]) multiples of 16.
+void check_fp8_shape(const OpCheck& c, const View& W);
 OpCheck check_norm(const char* op, const View& x, const View& weight, const View& bias, const View& y,
                    const View& mean, const View& rstd);
 OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,

@@ -10,6 +10,7 @@
 #include "kernels/cpu/column_sum.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/flow_loss.hpp"
+#include "kernels/cpu/fp8_linear.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/modulate.hpp"
 #include "kernels/cpu/norm.hpp"
@@ -48,7 +49,20 @@ void act_backward(Activation act, const float* x, const float* dy, float* dx, in
   EMB_ASSERT(false);
 }
 
+// Where a linear's GEMM writes: y without an activation, else pre (activation_epilogue reads it).
+float* gemm_output(Activation act, const View& pre, const View& y) { return act == Activation::none ? f(y) : f(pre); }
+void activation_epilogue(Activation act, const View& pre, const View& y) {
+  if (act != Activation::none) act_forward(act, cf(pre), f(y), y.size());
+}
+
 }  // namespace
+
+const float* CpuOps::activation_input_gradient(Activation act, const View& pre, const View& dy) {
+  if (act == Activation::none) return cf(dy);
+  float* dpre = scratch(dy.size());
+  act_backward(act, cf(pre), cf(dy), dpre, dy.size());
+  return dpre;
+}
 
 void* CpuOps::allocate(size_t bytes) {
   void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t(63));
@@ -149,21 +163,33 @@ void CpuOps::activation_backward(Activation act, const View& x, const View& dy, 
 void CpuOps::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                             const View& y) {
   fp32_contiguous(check_linear("linear_forward", x, W, b, act, pre, y, 0));
-  float* out = act == Activation::none ? f(y) : f(pre);
-  cpu::linear_forward(cf(x), cf(W), cf(b), out, x.rows, int(x.cols), int(W.cols));
-  if (act != Activation::none) act_forward(act, out, f(y), y.size());
+  cpu::linear_forward(cf(x), cf(W), cf(b), gemm_output(act, pre, y), x.rows, int(x.cols), int(W.cols));
+  activation_epilogue(act, pre, y);
 }
 
 void CpuOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                              const View& dx, const View& dW, const View& db) {
   fp32_contiguous(check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0));
-  const float* g = cf(dy);
-  if (act != Activation::none) {
-    float* dpre = scratch(dy.size());
-    act_backward(act, cf(pre), cf(dy), dpre, dy.size());
-    g = dpre;
-  }
-  cpu::linear_backward(cf(x), cf(W), g, f(dx), f(dW), f(db), x.rows, int(x.cols), int(W.cols));
+  cpu::linear_backward(cf(x), cf(W), activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db), x.rows,
+                       int(x.cols), int(W.cols));
+}
+
+// The reference of the FP8 recipe (kernels/cpu/fp8_linear.hpp), W quantised per call.
+void CpuOps::fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                const View& y) {
+  const OpCheck c = check_linear("fp8_linear_forward", x, W, b, act, pre, y, 0);
+  fp32_contiguous(c), check_fp8_shape(c, W);
+  const cpu::Fp8Weight w = cpu::quantize_fp8_weight(cf(W), W.rows, W.cols);
+  cpu::fp8_linear_forward(cf(x), w, cf(b), gemm_output(act, pre, y), x.rows);
+  activation_epilogue(act, pre, y);
+}
+
+void CpuOps::fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                                 const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_backward("fp8_linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
+  fp32_contiguous(c), check_fp8_shape(c, W);
+  const cpu::Fp8Weight w = cpu::quantize_fp8_weight(cf(W), W.rows, W.cols);
+  cpu::fp8_linear_backward(cf(x), w, activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db), x.rows);
 }
 
 void CpuOps::linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
@@ -171,9 +197,9 @@ void CpuOps::linear_emb_forward(const View& x, const View& W, const View& b, con
   const OpCheck c = check_linear("linear_emb_forward", x, W, b, act, pre, y, emb.n_emb);
   fp32_contiguous(c);
   c.expect(emb.n_emb > 0 && emb.ids && emb.n == x.rows, str("the embodiment ids must cover x's rows (", emb.n, ")"));
-  float* out = act == Activation::none ? f(y) : f(pre);
-  cpu::linear_emb_forward(cf(x), cf(W), cf(b), emb.ids, out, x.rows, int(x.cols), int(W.cols), emb.n_emb);
-  if (act != Activation::none) act_forward(act, out, f(y), y.size());
+  cpu::linear_emb_forward(cf(x), cf(W), cf(b), emb.ids, gemm_output(act, pre, y), x.rows, int(x.cols),
+                          int(W.cols), emb.n_emb);
+  activation_epilogue(act, pre, y);
 }
 
 void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
@@ -181,14 +207,8 @@ void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& em
   const OpCheck c = check_linear_backward("linear_emb_backward", x, W, act, pre, dy, dx, dW, db, emb.n_emb);
   fp32_contiguous(c);
   c.expect(emb.n_emb > 0 && emb.ids && emb.n == x.rows, str("the embodiment ids must cover x's rows (", emb.n, ")"));
-  const float* g = cf(dy);
-  if (act != Activation::none) {
-    float* dpre = scratch(dy.size());
-    act_backward(act, cf(pre), cf(dy), dpre, dy.size());
-    g = dpre;
-  }
-  cpu::linear_emb_backward(cf(x), cf(W), emb.ids, g, f(dx), f(dW), f(db), x.rows, int(x.cols), int(W.cols),
-                           emb.n_emb);
+  cpu::linear_emb_backward(cf(x), cf(W), emb.ids, activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db),
+                           x.rows, int(x.cols), int(W.cols), emb.n_emb);
 }
 
 void CpuOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,

@@ -2,8 +2,9 @@
 // folder, unchanged. Where the interface fuses (a linear with its activation, norm + modulate)
 // it runs the kernels one after the other, so results are bit-identical to calling them
 // directly. Memory is host memory, upload/download are memcpy, and every op returns when done
-// (there is no stream). Only fp32 views; most kernels also need contiguous rows (ld = cols),
-// except the row ops, column sums and the modulation chunks (scale, shift, gate).
+// (there is no stream). The FP8 linears run the reference recipe (fp8_linear.hpp). Only fp32
+// views; most kernels also need contiguous rows (ld = cols), except the row ops, column sums and
+// the modulation chunks (scale, shift, gate).
 #pragma once
 #include <vector>
 
@@ -39,6 +40,10 @@ class CpuOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                          const View& y) override;
+  void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                           const View& dx, const View& dW, const View& db) override;
   void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
                           const View& pre, const View& y) override;
   void linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
@@ -82,6 +87,9 @@ class CpuOps final : public Ops {
  private:
   // The gradient of a fused epilogue's input (linear's dpre, norm_modulate's dn), zeroed per use.
   float* scratch(int64_t n);
+  // The gradient at a linear's activation input: dy itself without an activation, else
+  // dy·act'(pre) in scratch.
+  const float* activation_input_gradient(Activation act, const View& pre, const View& dy);
   std::vector<float> scratch_;
 };
 

@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/flow_loss.hpp"
+#include "kernels/cuda/fp8_linear.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/residual.hpp"
@@ -306,6 +307,37 @@ void CudaOps::linear_backward(const View& x, const View& W, Activation act, cons
     const T* g = activation_input_gradient<T>(act, pre, dy);
     cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<T>(dW), ptr<T>(db), x.rows,
                           int(x.cols), int(W.cols), stream_);
+  });
+}
+
+// The FP8 recipe (fp8_linear.hpp); the activation composed as in linear_forward/backward.
+void CudaOps::fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                 const View& y) {
+  const OpCheck c = check_linear("fp8_linear_forward", x, W, b, act, pre, y, 0);
+  check_fp8_shape(c, W);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
+  dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
+    using T = decltype(t);
+    T* gemm_out = ptr<T>(act == Activation::none ? y : pre);
+    void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(T)), stream_);
+    cuda::fp8_linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), gemm_out, x.rows, x.cols,
+                             W.cols, scratch, stream_);
+    if (act != Activation::none)
+      cuda::activation_forward(kernel_activation(act), ptr<const T>(pre), ptr<T>(y), y.size(), stream_);
+  });
+}
+
+void CudaOps::fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                                  const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_backward("fp8_linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
+  check_fp8_shape(c, W);
+  contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
+  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+    using T = decltype(t);
+    const T* dpre = activation_input_gradient<T>(act, pre, dy);
+    void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(T)), stream_);
+    cuda::fp8_linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), dpre, ptr<T>(dx), ptr<T>(dW), ptr<T>(db),
+                              x.rows, x.cols, W.cols, scratch, stream_);
   });
 }
 

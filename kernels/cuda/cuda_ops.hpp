@@ -95,6 +95,10 @@ class CudaOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                          const View& y) override;
+  void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                           const View& dx, const View& dW, const View& db) override;
   void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
                           const View& pre, const View& y) override;
   void linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
@@ -146,7 +150,7 @@ class CudaOps final : public Ops {
   cudaStream_t stream_ = nullptr;
   DeviceMemory memory_;
   std::unique_ptr<cuda::Blas> blas_;
-  DeviceScratch workspace_{memory_};  // attention summaries, per-embodiment gathers, Σg² partials
+  DeviceScratch workspace_{memory_};  // attention summaries, per-embodiment gathers, Σg² partials, FP8 operands
   DeviceScratch gradient_{memory_};   // zeroed_gradient()
   // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
   unsigned long long* keyless_row_ = nullptr;
