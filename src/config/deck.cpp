@@ -166,12 +166,6 @@ const std::string& checked_value(const std::map<std::string, Deck::Entry>& value
   return values.at(key).value;
 }
 
-// Combinations of values that the schema, which checks one key at a time, cannot refuse.
-void check_key_combinations(const Deck& deck) {
-  if (deck.get_string("model.fp8") == "on" && deck.get_string("run.device") != "cuda")
-    input_error(where_set(deck, "model.fp8"),
-                "model.fp8 = on needs run.device = cuda: the FP8 GEMMs run through cuBLASLt only; use model.fp8 = off");
-}
 
 }  // namespace
 
@@ -192,7 +186,6 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
                             " = ...' under [", spec.section(), "] (", required_hint(spec), ")"));
     deck.values_[spec.key] = Deck::Entry{spec.default_value, "default"};
   }
-  check_key_combinations(deck);
   return deck;
 }
 

@@ -49,8 +49,7 @@ class Deck {
 };
 
 // Parses `path` (following includes), applies `overrides` ("section.key=value"), validates
-// every value, checks required keys and the combinations of values no single key can refuse
-// (model.fp8 = on needs run.device = cuda). Throws emb::Error (exit code 2) on the first problem.
+// every value and checks required keys. Throws emb::Error (exit code 2) on the first problem.
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Where an error about `key` points: "FILE:LINE" of the line that set it, "--set key=value",

@@ -44,6 +44,7 @@ BlockSpec dit_block_spec(const ParamRegistry& reg, const ModelConfig& cfg, int D
   BlockSpec spec;
   spec.unit = reg.n_units() - 1;
   spec.D = cfg.d_model, spec.H = cfg.n_heads, spec.F = cfg.d_ff, spec.Dc = Dc;
+  spec.fp8 = cfg.fp8;
   spec.modulation = modulation;
   return spec;
 }
@@ -95,6 +96,7 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   BlockSpec spec;
   spec.unit = reg.n_units() - 1;
   spec.D = cfg.d_ctx, spec.H = cfg.n_heads_vl, spec.F = 4 * cfg.d_ctx;
+  spec.fp8 = cfg.fp8;
   SublayerSpec attn;
   attn.norm = reg.add_layernorm(b + "ln1", spec.D);
   add_attention(reg, b + "attn", spec.D, spec.D, false, attn);
@@ -103,6 +105,16 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   ffn.norm = ln2;
   spec.sublayers = {attn, ffn};
   return spec;
+}
+
+bool fp8_eligible(const LinearRef& l) { return l.n_emb == 0 && l.in % 128 == 0 && l.out % 128 == 0; }
+
+int fp8_linear_count(const BlockSpec& spec) {
+  int n = 0;
+  for (const SublayerSpec& s : spec.sublayers)
+    for (const LinearRef* l : {&s.q, &s.k, &s.v, &s.o, &s.fc1, &s.fc2})
+      n += spec.fp8 && l->weight >= 0 && fp8_eligible(*l);
+  return n;
 }
 
 void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts,
@@ -170,6 +182,23 @@ namespace {
 
 View rows(const float* p, int64_t n, int64_t cols) { return view(p, n, cols); }
 
+// A sublayer linear l: x·W + b then act, on the FP8 path when the block runs l there.
+void block_linear_forward(Ops& ops, const BlockSpec& spec, const LinearRef& l, const ParamAccess& P, const View& x,
+                          Activation act, const View& pre, const View& y) {
+  if (spec.fp8 && fp8_eligible(l))
+    ops.fp8_linear_forward(x, P.pv(l.weight), P.pv(l.bias), act, pre, y);
+  else
+    ops.linear_forward(x, P.pv(l.weight), P.pv(l.bias), act, pre, y);
+}
+
+void block_linear_backward(Ops& ops, const BlockSpec& spec, const LinearRef& l, const ParamAccess& P, const View& x,
+                           Activation act, const View& pre, const View& dy, const View& dx) {
+  if (spec.fp8 && fp8_eligible(l))
+    ops.fp8_linear_backward(x, P.pv(l.weight), act, pre, dy, dx, P.gv(l.weight), P.gv(l.bias));
+  else
+    ops.linear_backward(x, P.pv(l.weight), act, pre, dy, dx, P.gv(l.weight), P.gv(l.bias));
+}
+
 // The chunk of the [T, n_chunks·D] modulation tensor `mod` (absent for chunk < 0).
 View chunk(const BlockSpec& spec, const float* mod, int64_t T, int c) {
   if (c < 0) return View{};
@@ -205,9 +234,9 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
   const int64_t Tk = src.rows;
   const View q = rows(a.q, T, D), k = rows(a.k, Tk, D), v = rows(a.v, Tk, D);
   const View q_pre = s.qk_norm ? rows(a.q_pre, T, D) : q, k_pre = s.qk_norm ? rows(a.k_pre, Tk, D) : k;
-  ops.linear_forward(rows(a.h, T, D), P.pv(s.q.weight), P.pv(s.q.bias), Activation::none, View{}, q_pre);
-  ops.linear_forward(src, P.pv(s.k.weight), P.pv(s.k.bias), Activation::none, View{}, k_pre);
-  ops.linear_forward(src, P.pv(s.v.weight), P.pv(s.v.bias), Activation::none, View{}, v);
+  block_linear_forward(ops, spec, s.q, P, rows(a.h, T, D), Activation::none, View{}, q_pre);
+  block_linear_forward(ops, spec, s.k, P, src, Activation::none, View{}, k_pre);
+  block_linear_forward(ops, spec, s.v, P, src, Activation::none, View{}, v);
   if (s.qk_norm) {
     ops.rmsnorm_forward(q_pre, P.pv(s.norm_q.weight), q, rows(a.rstd_q, T, 1));
     ops.rmsnorm_forward(k_pre, P.pv(s.norm_k.weight), k, rows(a.rstd_k, Tk, 1));
@@ -230,13 +259,11 @@ void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, co
   norm_forward(ops, spec, s, P, mod, T, x, a);
   if (s.attention) {
     attention_core_forward(ops, spec, s, P, io, a);
-    ops.linear_forward(rows(a.att, T, D), P.pv(s.o.weight), P.pv(s.o.bias), Activation::none, View{},
-                       rows(a.y, T, D));
+    block_linear_forward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, rows(a.y, T, D));
   } else {
-    ops.linear_forward(rows(a.h, T, D), P.pv(s.fc1.weight), P.pv(s.fc1.bias), Activation::gelu_tanh,
-                       rows(a.a, T, spec.F), rows(a.g, T, spec.F));
-    ops.linear_forward(rows(a.g, T, spec.F), P.pv(s.fc2.weight), P.pv(s.fc2.bias), Activation::none, View{},
-                       rows(a.y, T, D));
+    block_linear_forward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F),
+                         rows(a.g, T, spec.F));
+    block_linear_forward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, rows(a.y, T, D));
   }
   ops.gated_residual_forward(rows(x, T, D), chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D));
 }
@@ -257,8 +284,7 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
     const int hd = D / spec.H;
     const View datt = rows(w.datt, T, D);
     ops.zero(datt);
-    ops.linear_backward(rows(a.att, T, D), P.pv(s.o.weight), Activation::none, View{}, dy, datt, P.gv(s.o.weight),
-                        P.gv(s.o.bias));
+    block_linear_backward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, dy, datt);
     const View dq = rows(w.dq, T, D), dk = rows(w.dk, Tk, D), dv = rows(w.dv, Tk, D);
     ops.zero(dq), ops.zero(dk), ops.zero(dv);
     ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
@@ -278,19 +304,15 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
                            P.gv(s.norm_k.weight));
     }
     const View dsrc = s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : dh;
-    ops.linear_backward(rows(a.h, T, D), P.pv(s.q.weight), Activation::none, View{}, dq_in, dh, P.gv(s.q.weight),
-                        P.gv(s.q.bias));
-    ops.linear_backward(src, P.pv(s.k.weight), Activation::none, View{}, dk_in, dsrc, P.gv(s.k.weight),
-                        P.gv(s.k.bias));
-    ops.linear_backward(src, P.pv(s.v.weight), Activation::none, View{}, dv, dsrc, P.gv(s.v.weight),
-                        P.gv(s.v.bias));
+    block_linear_backward(ops, spec, s.q, P, rows(a.h, T, D), Activation::none, View{}, dq_in, dh);
+    block_linear_backward(ops, spec, s.k, P, src, Activation::none, View{}, dk_in, dsrc);
+    block_linear_backward(ops, spec, s.v, P, src, Activation::none, View{}, dv, dsrc);
   } else {
     const View dg = rows(w.dg, T, spec.F);
     ops.zero(dg);
-    ops.linear_backward(rows(a.g, T, spec.F), P.pv(s.fc2.weight), Activation::none, View{}, dy, dg,
-                        P.gv(s.fc2.weight), P.gv(s.fc2.bias));
-    ops.linear_backward(rows(a.h, T, D), P.pv(s.fc1.weight), Activation::gelu_tanh, rows(a.a, T, spec.F), dg, dh,
-                        P.gv(s.fc1.weight), P.gv(s.fc1.bias));
+    block_linear_backward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, dy, dg);
+    block_linear_backward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F), dg,
+                          dh);
   }
   if (s.scale_chunk >= 0) {
     ops.norm_modulate_backward(rows(a.x_in, T, D), rows(a.ln_out, T, D), chunk(spec, mod, T, s.scale_chunk),

@@ -41,6 +41,7 @@ enum class Modulation { none, ada6, ada2 };
 struct BlockSpec {
   int unit = 0;
   int D = 0, H = 0, F = 0, Dc = 0;  // width, heads, ffn width, context width
+  bool fp8 = false;                 // model.fp8: the eligible linears (fp8_eligible) run on the FP8 path
   Modulation modulation = Modulation::none;
   int modulation_table = -1;  // ada6: blocks.{l}.modulation [6, D]
   LinearRef ada2_linear;      // ada2: blocks.{l}.norm1.linear D -> 2D
@@ -48,6 +49,17 @@ struct BlockSpec {
 
   int n_chunks() const { return modulation == Modulation::ada6 ? 6 : modulation == Modulation::ada2 ? 2 : 0; }
 };
+
+// The linears model.fp8 sends through the FP8 block-scaled recipe (Ops::fp8_linear_*,
+// kernels/cpu/fp8_linear.hpp): a block's attention projections q, k, v, o and feed-forward fc1,
+// fc2, which carry nearly all of a step's GEMM FLOPs, when in and out are both multiples of 128,
+// so every weight block and activation tile is whole. The ada2 modulation linear (one row per
+// timestep) and every linear outside the blocks (encoders, heads, per-embodiment layers) stay in
+// the compute precision, as DeepSeek-V3 and Transformer Engine keep the small GEMMs and the
+// model's first and last layers out of FP8.
+bool fp8_eligible(const LinearRef& l);
+// The linears of `spec` on the FP8 path (0 unless spec.fp8).
+int fp8_linear_count(const BlockSpec& spec);
 
 // Registers a block's parameters (MODEL.md names) in the currently open unit.
 BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg);

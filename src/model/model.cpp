@@ -17,6 +17,13 @@ Model::Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {
     arena_.use_memory({[ops](size_t bytes) { return ops->allocate(bytes); }, [ops](void* p) { ops->deallocate(p); }});
 }
 
+int Model::fp8_linear_count() const {
+  int n = 0;
+  for (const BlockStack* stack : {&trunk_.context_blocks, &trunk_.blocks})
+    for (const BlockSpec& spec : stack->specs()) n += emb::fp8_linear_count(spec);
+  return n;
+}
+
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
   accumulate(params, grads, batch, step, seed, denominators, hooks);

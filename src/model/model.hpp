@@ -42,6 +42,9 @@ class Model {
   const ParamRegistry& params() const { return reg_; }
   void init_params(float* params, uint64_t seed) const { reg_.init(params, seed, cfg_.init_std); }
 
+  // The linears on the FP8 path (model.fp8; fp8_eligible in dit_block.hpp); 0 when it is off.
+  int fp8_linear_count() const;
+
   // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
   virtual std::vector<double> loss_counts(const PackedBatch& batch) const = 0;
 

@@ -39,6 +39,7 @@ struct ModelConfig : TokenConfig {
 
   Precision precision = Precision::fp32;
   Recompute recompute = Recompute::none;
+  bool fp8 = false;  // model.fp8: the blocks' eligible linears on the FP8 path (dit_block.hpp, fp8_eligible)
   double init_std = 0.02;
   SelfMask self_mask = SelfMask::family;
 

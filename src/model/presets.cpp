@@ -125,6 +125,7 @@ ModelConfig model_config_from_deck(const Deck& deck) {
   c.shift = deck.get_double("model.shift");
   c.action_loss_weight = deck.get_double("model.action_loss_weight");
   c.precision = deck.get_string("model.precision") == "bf16" ? Precision::bf16 : Precision::fp32;
+  c.fp8 = deck.get_string("model.fp8") == "on";
   std::string rc = deck.get_string("model.recompute");
   c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
   const std::string mask = deck.get_string("model.self_mask");

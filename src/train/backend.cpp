@@ -8,16 +8,30 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
 #endif
+#include "model/model.hpp"
 #include "model/presets.hpp"
 
 namespace emb {
 namespace {
 
 bool on_cuda(const Deck& deck) { return deck.get_string("run.device") == "cuda"; }
+bool fp8_on(const Deck& deck) { return deck.get_string("model.fp8") == "on"; }
+
+// model.fp8 = on with no linear on the FP8 path would train exactly as off: refused, so the run
+// does not silently measure something else.
+void check_fp8_linears(const Deck& deck) {
+  const ModelConfig mc = model_config_from_deck(deck);
+  if (make_model(mc, nullptr)->fp8_linear_count() > 0) return;
+  throw Error(str(where_set(deck, "model.fp8"), ": model.fp8 = on, but no linear is eligible for FP8 (the blocks' "
+                  "q, k, v, o, fc1 and fc2 need in and out multiples of 128; d_model is ", mc.d_model,
+                  "); set model.d_model (and model.d_ff) to multiples of 128, or model.fp8 = off"),
+              kExitInput);
+}
 
 }  // namespace
 
 void check_backend(const Deck& deck) {
+  if (fp8_on(deck)) check_fp8_linears(deck);
   if (!on_cuda(deck)) return;
 #ifdef EMBTRAIN_CUDA_KERNELS
   for (int hd : model_config_from_deck(deck).attention_head_dims())
@@ -33,11 +47,6 @@ void check_backend(const Deck& deck) {
                   "-DEMBTRAIN_CUDA=EMULATE to run CUDA on the CPU emulation, or use run.device = cpu"),
               kExitInput);
 #endif
-  if (deck.get_string("model.fp8") == "on")
-    throw Error(str(where_set(deck, "model.fp8"),
-                    ": model.fp8 = on: the model's linears do not use the FP8 GEMMs yet (kernels/cuda/fp8_gemm "
-                    "is tested alone); use model.fp8 = off"),
-                kExitInput);
 }
 
 std::unique_ptr<Ops> make_backend(const Deck& deck, const World& world) {
@@ -45,7 +54,17 @@ std::unique_ptr<Ops> make_backend(const Deck& deck, const World& world) {
 #ifdef EMBTRAIN_CUDA_KERNELS
   int n_devices = 0;
   if (cudaGetDeviceCount(&n_devices) != cudaSuccess) n_devices = 0;
-  return std::make_unique<CudaOps>(device_for_local_rank(world.local_rank, n_devices));
+  const int device = device_for_local_rank(world.local_rank, n_devices);
+#ifndef EMBTRAIN_CUDA_EMULATED
+  // cuBLASLt's block-scaled FP8 GEMM runs on Hopper (sm_90) and later.
+  int major = 0;
+  if (fp8_on(deck) && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      major < 9)
+    throw Error(str(where_set(deck, "model.fp8"), ": model.fp8 = on needs a GPU of compute capability 9.0 or later "
+                    "(the block-scaled FP8 GEMM); this one is ", major, ".x; use model.fp8 = off"),
+                kExitInput);
+#endif
+  return std::make_unique<CudaOps>(device);
 #else
   (void)world;
   check_backend(deck);

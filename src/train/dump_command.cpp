@@ -15,6 +15,7 @@ void write_step_dump(const Deck& deck, const std::string& path) {
   const ModelConfig mc = model_config_from_deck(deck);
   if (mc.precision != Precision::fp32)
     throw Error(str(deck.path(), ": --dump compares against fp32 references; set model.precision = fp32"), kExitInput);
+  if (mc.fp8) throw Error(str(deck.path(), ": --dump compares against fp32 references; set model.fp8 = off"), kExitInput);
   DataConfig dc = data_config_from_deck(deck);
   if (dc.paths.empty())
     throw Error(str(deck.path(), ": data.paths is empty; --dump writes the dataset's first micro-batch"), kExitInput);
