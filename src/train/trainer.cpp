@@ -106,6 +106,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
              " rank(s) on ", world.n_nodes, " node(s), shard = ", tc.shard_name, ", comm = ",
              comm.name(), ", ", tc.total_steps, " steps of ", tc.global_batch, " samples");
     log_info("outputs: ", result.run_dir, "; checkpoints: ", tc.ckpt_dir, " (run ", tc.run_id, ")");
+    if (mc.fp8) log_info("model.fp8: ", model->fp8_linear_count(), " linears on the FP8 path");
     if (!resume_from.empty())
       log_info("resumed from ", resume_from, " (step ", resumed.step, ", saved on ", resumed.world_size_at_save,
                " ranks)");
