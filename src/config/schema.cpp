@@ -141,12 +141,15 @@ std::vector<KeySpec> make_schema() {
       real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),
       real_key("model.action_loss_weight", "1", "", at_least(0),
                "wan weight of the action loss"),
-      enum_key("model.precision", "fp32", {"fp32", "bf16"}, "compute precision"),
+      enum_key("model.precision", "fp32", {"fp32", "bf16"},
+               "compute precision: bf16 keeps fp32 master weights and AdamW moments and computes on bf16 "
+               "copies of the weights (rounded once per update, gathered in bf16); activations, GEMMs and "
+               "gradients stay fp32 on both devices"),
       enum_key("model.fp8", "off", {"off", "on"},
                "FP8 (E4M3) GEMMs with block scales (1x128 activation tiles, 128x128 weight blocks) for the "
                "blocks' q, k, v, o, fc1 and fc2 whose in and out are multiples of 128: forward and input "
-               "gradient in FP8, weight gradient unquantised; on cuda needs compute capability 9.0+ (the "
-               "cpu backend runs the reference recipe)"),
+               "gradient in FP8, weight gradient unquantised; refused at start-up when no linear is eligible; "
+               "on cuda needs compute capability 9.0+ (the cpu backend runs the reference recipe)"),
       enum_key("model.self_mask", "family", {"family", "full", "block_causal", "prefix"},
                "DiT self-attention mask: family = MODEL.md's (gr00t full, wan block_causal); full on wan "
                "computes every pair of a sample, the dense-mask cost baseline of make bench"),
