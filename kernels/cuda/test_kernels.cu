@@ -145,6 +145,39 @@ void test_linear(const Blas& blas) {
   expect_close(tag + " backward db", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
 }
 
+double gelu_tanh_ref(double v) {
+  return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+}
+
+// pre = x W + b, y = gelu(pre) through the GELU_AUX(_BIAS) epilogue (out a multiple of 8) or the
+// separate pass (out = 37), with and without a bias. Each shape runs twice on other buffers: the
+// second call reuses the cached plan, which must take that call's pointers, and adds no plan.
+template <class T>
+void test_linear_gelu(const Blas& blas, int out, bool with_bias) {
+  std::mt19937 rng(11);
+  const int64_t N = 29;
+  const int in = 40;
+  const std::string tag = std::string("linear_gelu out ") + std::to_string(out) + (with_bias ? " bias " : " ") +
+                          dtype<T>();
+  size_t plans = 0;
+  for (int call = 0; call < 2; ++call) {
+    const auto x = stored<T>(random_normal(N * in, rng)), W = stored<T>(random_normal(in * out, rng, 0.3f));
+    const auto b = with_bias ? stored<T>(random_normal(out, rng)) : std::vector<float>(out, 0.0f);
+    DeviceArray<T> x_d(x), W_d(W), b_d(b), pre_d(N * out), y_d(N * out);
+    linear_gelu_forward(blas, x_d.get(), W_d.get(), with_bias ? b_d.get() : nullptr, pre_d.get(), y_d.get(), N, in,
+                        out, nullptr);
+    sync();
+    const Ref pre = linear_ref(x, W, b, N, in, out);
+    Ref y(pre.size());
+    for (size_t e = 0; e < pre.size(); ++e) y[e] = gelu_tanh_ref(pre[e]);
+    const std::string c = tag + " call " + std::to_string(call);
+    expect_close(c + " pre", relative_error(pre_d.download(), pre), tol<T>(1e-4, 1e-2));
+    expect_close(c + " y", relative_error(y_d.download(), y), tol<T>(1e-4, 1e-2));
+    if (call == 0) plans = blas.cached_plans();
+  }
+  expect_close(tag + " plans added by the second call", double(blas.cached_plans() - plans), 0.0);
+}
+
 template <class T>
 void test_linear_emb(const Blas& blas) {
   std::mt19937 rng(2);
@@ -1071,6 +1104,10 @@ void test_all_storage(const Blas& blas) {
   const std::string t = dtype<T>();
   run("linear " + t, [&] { test_linear<T>(blas); });
   run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
+  run("linear_gelu " + t, [&] {
+    for (int out : {80, 37})
+      for (bool bias : {true, false}) test_linear_gelu<T>(blas, out, bias);
+  });
   test_attention_suite<T, SimtAttention>();
   if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
   run("norm_modulate " + t, [&] {
