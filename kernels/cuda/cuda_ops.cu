@@ -423,12 +423,10 @@ void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View
   dispatch(storage(c, {&x, &scale, &shift, &normed, &y}), [&](auto t) {
     using T = decltype(t);
     const T* none = nullptr;
-    // normed = LN(x) (the backward's input), then y = LN(x)·(1 + scale) + shift fused.
-    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, none, none, 0, ptr<T>(normed),
-                                f(mean), f(rstd), x.rows, int(x.cols), stream_);
-    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, ptr<const T>(scale),
-                                ptr<const T>(shift), scale.ld, ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols),
-                                stream_);
+    // normed = LN(x) (the backward's input) and y = LN(x)·(1 + scale) + shift in one pass over x.
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<T>(x), none, 0, none, static_cast<T*>(nullptr),
+                                         none, none, ptr<const T>(scale), ptr<const T>(shift), scale.ld,
+                                         ptr<T>(normed), ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream_);
   });
 }
 

@@ -500,10 +500,10 @@ void test_attention_edge_cases() {
 // ---- norm + modulate, gated residual ---------------------------------------------------------
 
 template <class T>
-void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
+void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
   std::mt19937 rng(3);
   const int64_t N = 19;
-  const int C = 200, ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
+  const int ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
   const bool layer = kind == NormKind::layer;
   const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), w = stored<T>(random_normal(C, rng)),
              b = stored<T>(random_normal(C, rng)), mod = stored<T>(random_normal(N * ld_mod, rng, 0.5f)),
@@ -555,7 +555,7 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
     for (int c = 0; c < C; ++c) dx[i * C + c] += r * (g[c] - (layer ? g_mean : 0.0) - xhat[c] * gx_mean);
   }
   const std::string tag = std::string(layer ? "layernorm" : "rmsnorm") + (affine ? "+affine" : "") +
-                          (modulate ? "+modulate " : " ") + dtype<T>();
+                          (modulate ? "+modulate C " : " C ") + std::to_string(C) + " " + dtype<T>();
   expect_close(tag + " forward y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
   if (layer) expect_close(tag + " mean", relative_error(mean_d.download(), mean), 1e-5);
   expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
@@ -563,6 +563,51 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
   if (wp) expect_close(tag + " backward dweight", relative_error(dw_d.download(), dw), tol<T>(1e-5, 1e-2));
   if (bp) expect_close(tag + " backward dbias", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
   if (modulate) expect_close(tag + " backward dscale/dshift", relative_error(dmod_d.download(), dmod), tol<T>(1e-5, 1e-2));
+}
+
+// x += gate·r, x_in = x, normed = LN(x), y = normed·(1 + scale) + shift in one pass, against
+// the unfused sequence in double (x rounded to T once after the residual, as it is stored).
+template <class T>
+void test_residual_norm_modulate(bool gated, int C) {
+  std::mt19937 rng(12);
+  const int64_t N = 23;
+  const int ld = 6 * C;  // gate, scale and shift are chunks 2, 0 and 1 of a [N, 6C] tensor
+  const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), r = stored<T>(random_normal(N * C, rng)),
+             mod = stored<T>(random_normal(N * ld, rng, 0.5f));
+  DeviceArray<T> x_d(x), r_d(r), mod_d(mod), x_in_d(N * C), normed_d(N * C), y_d(N * C);
+  DeviceArray<float> mean_d(N), rstd_d(N);
+  const T* gate = gated ? mod_d.get() + 2 * C : nullptr;
+  residual_norm_modulate_forward(NormKind::layer, x_d.get(), gate, ld, r_d.get(), x_in_d.get(),
+                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), mod_d.get(),
+                                 mod_d.get() + C, ld, normed_d.get(), y_d.get(), mean_d.get(), rstd_d.get(), N, C,
+                                 nullptr);
+  sync();
+  std::vector<float> xs(x.size());
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) {
+      const float g = gated ? mod[i * ld + 2 * C + c] : 1.0f;
+      xs[i * C + c] = stored<T>(x[i * C + c] + g * r[i * C + c]);
+    }
+  Ref normed(xs.size()), y(xs.size()), rstd(N);
+  for (int64_t i = 0; i < N; ++i) {
+    double mu = 0.0, ss = 0.0;
+    for (int c = 0; c < C; ++c) mu += xs[i * C + c] / double(C);
+    for (int c = 0; c < C; ++c) ss += (xs[i * C + c] - mu) * (xs[i * C + c] - mu) / C;
+    rstd[i] = 1.0 / std::sqrt(ss + 1e-6);
+    for (int c = 0; c < C; ++c) {
+      normed[i * C + c] = (xs[i * C + c] - mu) * rstd[i];
+      y[i * C + c] = normed[i * C + c] * (1.0 + mod[i * ld + c]) + mod[i * ld + C + c];
+    }
+  }
+  const std::string tag = std::string("residual_norm_modulate") + (gated ? " gated" : "") + " C " +
+                          std::to_string(C) + " " + dtype<T>();
+  // x is the same rounding of the same sum on both sides (exact under the emulation; a GPU may
+  // contract x + g·r into an FMA and round once less).
+  expect_close(tag + " x", relative_error(x_d.download(), to_ref(xs)), tol<T>(1e-6, 1e-2));
+  expect_close(tag + " x_in", relative_error(x_in_d.download(), to_ref(xs)), tol<T>(1e-6, 1e-2));
+  expect_close(tag + " normed", relative_error(normed_d.download(), normed), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
 }
 
 template <class T>
@@ -1110,12 +1155,19 @@ void test_all_storage(const Blas& blas) {
   });
   test_attention_suite<T, SimtAttention>();
   if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
+  // C = 200: 16-byte vectors (every row aligned); C = 203: the scalar path.
   run("norm_modulate " + t, [&] {
-    test_norm_modulate<T>(NormKind::layer, false, true);
-    test_norm_modulate<T>(NormKind::layer, true, false);
-    test_norm_modulate<T>(NormKind::layer, true, true);
-    test_norm_modulate<T>(NormKind::rms, true, false);
-    test_norm_modulate<T>(NormKind::rms, false, true);
+    for (int C : {200, 203}) {
+      test_norm_modulate<T>(NormKind::layer, false, true, C);
+      test_norm_modulate<T>(NormKind::layer, true, false, C);
+      test_norm_modulate<T>(NormKind::layer, true, true, C);
+      test_norm_modulate<T>(NormKind::rms, true, false, C);
+      test_norm_modulate<T>(NormKind::rms, false, true, C);
+    }
+  });
+  run("residual_norm_modulate " + t, [&] {
+    for (int C : {256, 203})
+      for (bool gated : {true, false}) test_residual_norm_modulate<T>(gated, C);
   });
   run("gated_residual " + t, [&] {
     test_gated_residual<T>(true);
