@@ -772,7 +772,10 @@ void test_mse_loss(bool masked) {
 template <class G>
 void test_adamw() {
   std::mt19937 rng(9);
-  const std::vector<int64_t> sizes = {1000, 70001, 33};
+  // Tensors 3 and 4 start inside their buffers: 3 at the same offset for every operand (a scalar
+  // head, then 16-byte vectors), 4 with the gradient at another offset (all scalar).
+  const std::vector<int64_t> sizes = {1000, 70001, 33, 1027, 515};
+  const std::vector<int64_t> offsets = {0, 0, 0, 3, 1}, grad_offsets = {0, 0, 0, 3, 2};
   const AdamWConfig cfg{0.1f, 0.9f, 0.95f, 1e-8f, 0.01f};
   const int64_t step = 3;
   const float grad_scale = 0.5f, max_norm = 1.0f;
@@ -788,13 +791,19 @@ void test_adamw() {
     const int64_t n = sizes[t];
     Host h{random_normal(n, rng), stored<G>(random_normal(n, rng)), random_normal(n, rng, 0.1f), random_normal(n, rng)};
     for (float& x : h.v) x = x * x;
-    p_d.push_back(std::make_unique<DeviceArray<float>>(h.p));
-    m_d.push_back(std::make_unique<DeviceArray<float>>(h.m));
-    v_d.push_back(std::make_unique<DeviceArray<float>>(h.v));
-    g_d.push_back(std::make_unique<DeviceArray<G>>(h.g));
-    copy_d.push_back(std::make_unique<DeviceArray<__nv_bfloat16>>(static_cast<size_t>(n)));
-    tensors.push_back({p_d[t]->get(), g_d[t]->get(), m_d[t]->get(), v_d[t]->get(), copy_d[t]->get(), n,
-                       t == 1 ? 0.0f : 1.0f});
+    const int64_t off = offsets[t], goff = grad_offsets[t];
+    auto padded = [](const std::vector<float>& v, int64_t pad) {
+      std::vector<float> out(size_t(pad), 0.0f);
+      out.insert(out.end(), v.begin(), v.end());
+      return out;
+    };
+    p_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.p, off)));
+    m_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.m, off)));
+    v_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.v, off)));
+    g_d.push_back(std::make_unique<DeviceArray<G>>(padded(h.g, goff)));
+    copy_d.push_back(std::make_unique<DeviceArray<__nv_bfloat16>>(static_cast<size_t>(n + off)));
+    tensors.push_back({p_d[t]->get() + off, g_d[t]->get() + goff, m_d[t]->get() + off, v_d[t]->get() + off,
+                       copy_d[t]->get() + off, n, t == 1 ? 0.0f : 1.0f});
     host.push_back(std::move(h));
   }
   DeviceArray<double> ws(static_cast<size_t>(kSumSquaresWorkspace));
@@ -822,13 +831,15 @@ void test_adamw() {
       v[e] = 0.95 * h.v[e] + 0.05 * g * g;
       dp[e] = -cfg.lr * ((m[e] / bc1) / (std::sqrt(v[e] / bc2) + 1e-8) + decay * h.p[e]);
     }
-    std::vector<float> p = p_d[t]->download(), delta(n);
+    const auto tail = [&](const std::vector<float>& v) { return std::vector<float>(v.begin() + offsets[t], v.end()); };
+    std::vector<float> p = tail(p_d[t]->download()), delta(n);
     for (size_t e = 0; e < n; ++e) delta[e] = p[e] - h.p[e];
     const std::string tt = tag + " tensor " + std::to_string(t);
-    expect_close(tt + " m", relative_error(m_d[t]->download(), m), 1e-5);
-    expect_close(tt + " v", relative_error(v_d[t]->download(), v), 1e-5);
+    expect_close(tt + " m", relative_error(tail(m_d[t]->download()), m), 1e-5);
+    expect_close(tt + " v", relative_error(tail(v_d[t]->download()), v), 1e-5);
     expect_close(tt + " param update", relative_error(delta, dp), 1e-5);
-    expect_close(tt + " bf16 copy", relative_error(copy_d[t]->download(), to_ref(stored<__nv_bfloat16>(p))), 0.0);
+    expect_close(tt + " bf16 copy", relative_error(tail(copy_d[t]->download()), to_ref(stored<__nv_bfloat16>(p))),
+                 0.0);
   }
 }
 

@@ -1,6 +1,7 @@
-// 16-byte vector access for the memory-bound kernels: V consecutive elements of storage type T
-// (bf16×8, fp32×4) move as one 16-byte load or store (ld.global.v4 under nvcc), converted to
-// or from fp32 in registers. V = 1 is the scalar path for rows that are not 16-byte aligned.
+// Vector access for the memory-bound kernels: V consecutive elements of storage type T move as
+// one load or store of V·sizeof(T) bytes (bf16×8 and fp32×4: 16 bytes, ld.global.v4 under nvcc;
+// bf16×4: 8 bytes), converted to or from fp32 in registers. The address must be aligned to
+// V·sizeof(T). V = 1 is the scalar path for data that is not.
 #pragma once
 #include <cstdint>
 
@@ -12,11 +13,11 @@ template <class T>
 constexpr int kVectorWidth = 16 / int(sizeof(T));
 
 template <class T, int V>
-struct alignas(V == 1 ? alignof(T) : 16) VectorOf {
+struct alignas(V * sizeof(T)) VectorOf {
   T v[V];
 };
 
-// out[j] = p[j], j < V: one 16-byte load when V > 1 (p must then be 16-byte aligned).
+// out[j] = p[j], j < V: one load (p aligned to V·sizeof(T)).
 template <int V, class T>
 __device__ __forceinline__ void load_vector(const T* p, float (&out)[V]) {
   const VectorOf<T, V> vec = *reinterpret_cast<const VectorOf<T, V>*>(p);
@@ -24,7 +25,7 @@ __device__ __forceinline__ void load_vector(const T* p, float (&out)[V]) {
   for (int j = 0; j < V; ++j) out[j] = to_f32(vec.v[j]);
 }
 
-// p[j] = in[j] rounded to T, j < V: one 16-byte store when V > 1.
+// p[j] = in[j] rounded to T, j < V: one store (p aligned to V·sizeof(T)).
 template <int V, class T>
 __device__ __forceinline__ void store_vector(T* p, const float (&in)[V]) {
   VectorOf<T, V> vec;
@@ -33,8 +34,10 @@ __device__ __forceinline__ void store_vector(T* p, const float (&in)[V]) {
   *reinterpret_cast<VectorOf<T, V>*>(p) = vec;
 }
 
-// True when p is null or 16-byte aligned (a row of a tensor may start anywhere in it: the
-// caller also checks that every row stride is a multiple of the vector width).
-inline bool vector_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// True when p is a multiple of `bytes` (null is); a row of a tensor may start anywhere in it, so
+// callers also check that row strides are multiples of the vector width.
+__host__ __device__ inline bool vector_aligned(const void* p, unsigned bytes = 16) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
 
 }  // namespace emb::cuda
