@@ -611,10 +611,10 @@ void test_residual_norm_modulate(bool gated, int C) {
 }
 
 template <class T>
-void test_gated_residual(bool gated) {
+void test_gated_residual(bool gated, int C) {
   std::mt19937 rng(4);
   const int64_t N = 13;
-  const int C = 96, ld = 2 * C;
+  const int ld = 2 * C;
   const auto x = stored<T>(random_normal(N * C, rng)), gate = stored<T>(random_normal(N * ld, rng)),
              y = stored<T>(random_normal(N * C, rng)), dx = stored<T>(random_normal(N * C, rng)),
              dy0 = stored<T>(random_normal(N * C, rng)), dgate0 = stored<T>(random_normal(N * ld, rng));
@@ -631,7 +631,7 @@ void test_gated_residual(bool gated) {
       dyr[i * C + c] += dx[i * C + c] * gv;
       if (gated) dgr[i * ld + C + c] += dx[i * C + c] * y[i * C + c];
     }
-  const std::string tag = std::string(gated ? "gated_residual " : "residual ") + dtype<T>();
+  const std::string tag = std::string(gated ? "gated_residual C " : "residual C ") + std::to_string(C) + " " + dtype<T>();
   expect_close(tag + " forward x", relative_error(x_d.download(), xr), tol<T>(1e-6, 1e-2));
   expect_close(tag + " backward dy", relative_error(dy_d.download(), dyr), tol<T>(1e-6, 1e-2));
   if (gated) expect_close(tag + " backward dgate", relative_error(dgate_d.download(), dgr), tol<T>(1e-6, 1e-2));
@@ -1180,9 +1180,11 @@ void test_all_storage(const Blas& blas) {
     for (int C : {256, 203})
       for (bool gated : {true, false}) test_residual_norm_modulate<T>(gated, C);
   });
-  run("gated_residual " + t, [&] {
-    test_gated_residual<T>(true);
-    test_gated_residual<T>(false);
+  run("gated_residual " + t, [&] {  // C = 96: 16-byte vectors; C = 99: scalar
+    for (int C : {96, 99}) {
+      test_gated_residual<T>(true, C);
+      test_gated_residual<T>(false, C);
+    }
   });
   run("rope " + t, [&] {
     for (int hd : {48, 64, 128}) {
