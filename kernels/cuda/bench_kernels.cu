@@ -20,6 +20,9 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_implementations.hpp"
+#ifdef EMB_WITH_CUDNN
+#include "kernels/cuda/cudnn_sdpa.hpp"
+#endif
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -266,6 +269,47 @@ void bench_attention(int hd) {
   }
 }
 
+// Our tensor-core attention next to cuDNN's fused SDPA on the same GPU and the same work: B
+// samples of S tokens (packed = padded), full mask, and causal (our block_causal with one block
+// per token and one group is exactly causal). Rates count allowed pairs only.
+void bench_attention_vs_cudnn(int hd) {
+  const int64_t B = 4, S = 4096, H = 3072 / hd, T_ = B * S, ld = H * hd;
+  std::vector<int32_t> seq(static_cast<size_t>(T_)), blk(static_cast<size_t>(T_)), grp(static_cast<size_t>(T_), 0);
+  for (int64_t t = 0; t < T_; ++t) seq[size_t(t)] = int32_t(t / S), blk[size_t(t)] = int32_t(t % S);
+  const auto seq_d = upload_ints(seq), blk_d = upload_ints(blk), grp_d = upload_ints(grp);
+  Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld);
+  Buffer<float> lse(T_ * H);
+  Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
+  const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" + std::to_string(H) + " hd" +
+                            std::to_string(hd);
+  for (bool causal : {false, true}) {
+    const double pairs = causal ? double(B) * S * (S + 1) / 2 : double(B) * S * S;
+    const double flop = 4.0 * pairs * hd * H;
+    AttnIndex idx;
+    idx.mask = causal ? AttnMask::block_causal : AttnMask::full;
+    idx.q_seq = idx.k_seq = seq_d->get();
+    idx.q_blk = idx.k_blk = blk_d->get();
+    idx.q_grp = idx.k_grp = grp_d->get();
+    const std::string mask = causal ? " causal" : " full";
+    record_flops(std::string(MmaAttention::name) + " bf16" + mask + " fwd", shape, time_ms([&] {
+                   MmaAttention::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx,
+                                         ws.get(), nullptr);
+                 }, 5),
+                 flop);
+#ifdef EMB_WITH_CUDNN
+    try {
+      CudnnSdpa sdpa(B, S, H, hd, causal);
+      record_flops("cudnn_sdpa bf16" + mask + " fwd", shape,
+                   time_ms([&] { sdpa.forward(q.get(), k.get(), v.get(), out.get(), lse.get(), nullptr); }, 5), flop);
+    } catch (const std::exception& e) {
+      std::printf("cudnn_sdpa%s hd %d: skipped: %s\n", mask.c_str(), hd, e.what());
+    }
+#else
+    std::printf("cudnn_sdpa: skipped: built without cuDNN\n");
+#endif
+  }
+}
+
 // The DiT block's memory-bound kernels at both presets' widths (bf16, 16384 tokens). Bytes are
 // what each kernel must move (every operand read or written once); the unfused sequence is
 // reported against the fused kernel's bytes, i.e. as the effective rate of the same work.
@@ -396,6 +440,7 @@ int main(int argc, char** argv) {
     bench_fp8(blas);
     bench_attention<SimtAttention>(128);
     for (int hd : {48, 64, 128}) bench_attention<MmaAttention>(hd);
+    for (int hd : {64, 128}) bench_attention_vs_cudnn(hd);
     bench_memory_bound();
     write_json(path);
   } catch (const std::exception& e) {
