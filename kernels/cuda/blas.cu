@@ -90,6 +90,7 @@ void* Blas::bias_grad_scratch(cudaStream_t stream) const {
 }
 
 size_t Blas::cached_plans() const { return plans_.size(); }
+size_t Blas::fallback_plans() const { return fallbacks_; }
 
 const Blas::Plan& Blas::plan(const GemmShape& s, const GemmOperands& ops) const {
   const PlanKey key{s,
@@ -124,11 +125,12 @@ const Blas::Plan& Blas::plan(const GemmShape& s, const GemmOperands& ops) const 
   int found = 0;
   const cublasStatus_t status =
       cublasLtMatmulAlgoGetHeuristic(handle_, g.op, g.a, g.b, g.d, g.d, g.pref, 1, &heuristic, &found);
-  // An epilogue cuBLASLt does not offer here (status NOT_SUPPORTED or no result) is a plan
-  // without an algorithm: the caller falls back to its separate pass, on every later call too.
-  if (status != CUBLAS_STATUS_SUCCESS && (plain_epilogue(s.epilogue) || status != CUBLAS_STATUS_NOT_SUPPORTED))
-    check_cublas(status, "heuristic");
+  // An epilogue cuBLASLt refuses here (any status, or no result: the rules for epilogues vary by
+  // version and GPU) is a plan without an algorithm: the caller falls back to its separate pass,
+  // on every later call too, and fallback_plans() counts it.
+  if (status != CUBLAS_STATUS_SUCCESS && plain_epilogue(s.epilogue)) check_cublas(status, "heuristic");
   p->found = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  fallbacks_ += !p->found;
   p->algo = heuristic.algo;
   EMB_CHECK(p->found || !plain_epilogue(s.epilogue), "cublasLt: no algorithm for a ", s.m, "x", s.n, "x", s.k,
             " GEMM");

@@ -67,6 +67,8 @@ class Blas {
   // so ragged per-embodiment row counts cannot grow it without bound).
   size_t cached_plans() const;
   static constexpr size_t kMaxPlans = 4096;
+  // Plans built for an epilogue cuBLASLt refused (their GEMMs run the separate pass instead).
+  size_t fallback_plans() const;
 
  private:
   struct Plan;
@@ -83,6 +85,7 @@ class Blas {
   size_t workspace_bytes_ = 0;
   mutable std::unordered_map<cudaStream_t, void*> workspaces_;
   mutable std::unordered_map<PlanKey, std::unique_ptr<Plan>, PlanKeyHash, PlanKeyEqual> plans_;
+  mutable size_t fallbacks_ = 0;
 };
 
 // Owns the descriptors of one uncached cuBLASLt call (the FP8 GEMM).
