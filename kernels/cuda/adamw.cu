@@ -6,6 +6,7 @@
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace emb::cuda {
 
@@ -44,6 +45,33 @@ struct StepScalars {
   float lr, beta1, beta2, eps, weight_decay, bc1, bc2, grad_scale, max_norm;
 };
 
+// One element's update (cpu::adamw_step's formula); g is the raw gradient, scale = grad_scale·clip.
+__device__ __forceinline__ float adamw_update(const StepScalars& s, float scale, float decay, float g_raw, float p,
+                                              float& m, float& v) {
+  const float g = g_raw * scale;
+  m = s.beta1 * m + (1.0f - s.beta1) * g;
+  v = s.beta2 * v + (1.0f - s.beta2) * g * g;
+  const float m_hat = m / s.bc1, v_hat = v / s.bc2;
+  return p - s.lr * (m_hat / (sqrtf(v_hat) + s.eps) + decay * p);
+}
+
+constexpr int kAdamWVector = 4;  // fp32 ×4 = 16 bytes (param, m, v); bf16 ×4 = 8 bytes (grad, copy)
+
+// The element index from which every operand of t is aligned for kAdamWVector-wide access: the
+// elements before param's first 16-byte boundary, or t.n when the operands' alignments differ
+// (a bf16 gradient at another offset): then the whole tensor takes the scalar path.
+template <class G>
+__device__ int64_t vector_start(const AdamWTensor<G>& t) {
+  const int64_t head = int64_t((16 - reinterpret_cast<uintptr_t>(t.param) % 16) % 16 / sizeof(float));
+  if (head >= t.n) return t.n;
+  const bool aligned = vector_aligned(t.m + head) && vector_aligned(t.v + head) &&
+                       vector_aligned(t.grad + head, kAdamWVector * sizeof(G)) &&
+                       (!t.param_bf16 || vector_aligned(t.param_bf16 + head, kAdamWVector * 2));
+  return aligned ? head : t.n;
+}
+
+// blockIdx.y picks the tensor; a scalar head up to the first aligned element, vectors of
+// kAdamWVector, a scalar tail.
 template <class G>
 __global__ void __launch_bounds__(kThreads)
     adamw_kernel(TensorList<G> list, StepScalars s, const double* sum_squares) {
@@ -55,17 +83,33 @@ __global__ void __launch_bounds__(kThreads)
   }
   const float scale = s.grad_scale * clip;
   const float decay = s.weight_decay * t.decay_mult;
-  for (int64_t e = blockIdx.x * int64_t(kThreads) + threadIdx.x; e < t.n; e += int64_t(gridDim.x) * kThreads) {
-    const float g = to_f32(t.grad[e]) * scale;
-    const float m = s.beta1 * t.m[e] + (1.0f - s.beta1) * g;
-    const float v = s.beta2 * t.v[e] + (1.0f - s.beta2) * g * g;
+  const int64_t first = blockIdx.x * int64_t(kThreads) + threadIdx.x, stride = int64_t(gridDim.x) * kThreads;
+  auto scalar = [&](int64_t e) {
+    float m = t.m[e], v = t.v[e];
+    const float p = adamw_update(s, scale, decay, to_f32(t.grad[e]), t.param[e], m, v);
     t.m[e] = m;
     t.v[e] = v;
-    const float m_hat = m / s.bc1, v_hat = v / s.bc2;
-    const float p = t.param[e] - s.lr * (m_hat / (sqrtf(v_hat) + s.eps) + decay * t.param[e]);
     t.param[e] = p;
     if (t.param_bf16) t.param_bf16[e] = __float2bfloat16_rn(p);
+  };
+  constexpr int V = kAdamWVector;
+  const int64_t head = vector_start(t), vectors = (t.n - head) / V, tail = head + vectors * V;
+  for (int64_t e = first; e < head; e += stride) scalar(e);
+  for (int64_t q = first; q < vectors; q += stride) {
+    const int64_t e = head + q * V;
+    float p[V], g[V], m[V], v[V];
+    load_vector<V>(t.param + e, p);
+    load_vector<V>(t.grad + e, g);
+    load_vector<V>(t.m + e, m);
+    load_vector<V>(t.v + e, v);
+#pragma unroll
+    for (int j = 0; j < V; ++j) p[j] = adamw_update(s, scale, decay, g[j], p[j], m[j], v[j]);
+    store_vector<V>(t.m + e, m);
+    store_vector<V>(t.v + e, v);
+    store_vector<V>(t.param + e, p);
+    if (t.param_bf16) store_vector<V>(t.param_bf16 + e, p);
   }
+  for (int64_t e = tail + first; e < t.n; e += stride) scalar(e);
 }
 
 // Calls launch(list, tensors_in_list, max_n) once per group of up to kAdamWTensorsPerLaunch.
@@ -112,7 +156,8 @@ void adamw_step(const AdamWTensor<G>* tensors, int count, const AdamWConfig& cfg
                       grad_scale,
                       max_norm};
   for_each_launch(tensors, count, [&](const TensorList<G>& list, int k, int64_t max_n) {
-    const unsigned blocks_x = unsigned(std::clamp<int64_t>((max_n + kThreads - 1) / kThreads, 1, 1024));
+    const int64_t per_block = int64_t(kThreads) * kAdamWVector;
+    const unsigned blocks_x = unsigned(std::clamp<int64_t>((max_n + per_block - 1) / per_block, 1, 1024));
     EMB_LAUNCH(adamw_kernel, dim3(blocks_x, k), kThreads, 0, stream)(list, s, sum_squares);
     check_launch("adamw");
   });

@@ -1,4 +1,5 @@
-// Benchmarks of the CUDA kernels at DreamZero-5B sizes (D 3072, 24 heads of 128, F 14336):
+// Benchmarks of the CUDA kernels at the presets' sizes (GR00T-N1.5: D 1536, F 6144; DreamZero-5B:
+// D 3072, 24 heads of 128, F 14336):
 // achieved TFLOP/s (GEMM, attention) or GB/s (memory-bound kernels) and their fraction of the
 // H100 SXM peaks (989 TFLOP/s dense bf16, 1979 dense FP8, 3.35 TB/s HBM3), and varlen attention
 // forward + backward on a packed batch against the same samples padded to the longest one, for
@@ -19,11 +20,15 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_implementations.hpp"
+#ifdef EMB_WITH_CUDNN
+#include "kernels/cuda/cudnn_sdpa.hpp"
+#endif
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/test_support.hpp"
@@ -127,28 +132,56 @@ std::string dims(std::initializer_list<int64_t> d) {
   return s;
 }
 
-// Tokens and the (in, out) of the DreamZero-5B linears: attention projections, fc1, fc2.
+// Tokens and the (in, out) of the DreamZero-5B linears: attention projections, fc1, fc2 (the
+// FP8 benchmark's shapes).
 constexpr int64_t kLinearTokens = 8192;
 struct LinearShape {
   int in, out;
 };
 constexpr LinearShape kLinearShapes[] = {{3072, 3072}, {3072, 14336}, {14336, 3072}};
 
+// The linears of the presets (src/model/presets.cpp) at a micro-batch of 16384 tokens
+// (tokens_per_mb of inputs/gr00t_n15.in and dreamzero5b.in): a self-attention projection
+// (D → D), the cross-attention k/v projection (d_ctx → D, over as many context rows), fc1 with
+// its GELU epilogue (D → F) and fc2 (F → D). Forward, and backward (dx, dW, and db through
+// BGRADA), in bf16; the plans are built in the warm-up, so the timings are of cached plans.
+struct PresetLinear {
+  const char* preset;
+  const char* layer;
+  int in, out;
+  bool gelu;
+};
+constexpr int64_t kPresetTokens = 16384;
+constexpr PresetLinear kPresetLinears[] = {
+    {"gr00t_n15", "attn proj", 1536, 1536, false},      {"gr00t_n15", "cross k/v", 2048, 1536, false},
+    {"gr00t_n15", "fc1+gelu", 1536, 6144, true},        {"gr00t_n15", "fc2", 6144, 1536, false},
+    {"dreamzero5b", "attn proj", 3072, 3072, false},    {"dreamzero5b", "cross k/v", 4096, 3072, false},
+    {"dreamzero5b", "fc1+gelu", 3072, 14336, true},     {"dreamzero5b", "fc2", 14336, 3072, false},
+};
+
 void bench_linear(const Blas& blas) {
-  const int64_t N = kLinearTokens;
-  for (const LinearShape sh : kLinearShapes) {
-    const int in = sh.in, out = sh.out;
-    Buffer<bf16> x(N * in), W(int64_t(in) * out), b(out), y(N * out), dy(N * out), dx(N * in), dW(int64_t(in) * out),
-        db(out);
+  const int64_t N = kPresetTokens;
+  for (const PresetLinear& l : kPresetLinears) {
+    const int in = l.in, out = l.out;
+    Buffer<bf16> x(N * in), W(int64_t(in) * out), b(out), pre(N * out), y(N * out), dy(N * out), dx(N * in),
+        dW(int64_t(in) * out), db(out);
     const double flop = 2.0 * N * in * out;
     const std::string shape = dims({N, in, out});
-    record_flops("linear_forward bf16", shape,
-                 time_ms([&] { linear_forward(blas, x.get(), W.get(), b.get(), y.get(), N, in, out, nullptr); }), flop);
-    record_flops("linear_backward bf16 (dx, dW, db)", shape, time_ms([&] {
+    const std::string name = std::string(l.preset) + " " + l.layer;
+    record_flops(name + " forward bf16", shape, time_ms([&] {
+                   if (l.gelu)
+                     linear_gelu_forward(blas, x.get(), W.get(), b.get(), pre.get(), y.get(), N, in, out, nullptr);
+                   else
+                     linear_forward(blas, x.get(), W.get(), b.get(), y.get(), N, in, out, nullptr);
+                 }),
+                 flop);
+    record_flops(name + " backward bf16 (dx, dW, db)", shape, time_ms([&] {
                    linear_backward(blas, x.get(), W.get(), dy.get(), dx.get(), dW.get(), db.get(), N, in, out, nullptr);
                  }),
                  2 * flop);
   }
+  std::printf("cuBLASLt plans cached: %zu, of which epilogues cuBLASLt refused (separate pass): %zu\n",
+              blas.cached_plans(), blas.fallback_plans());
 }
 
 // The FP8 linear forward at the same shapes as bench_linear (W stored [out, in], quantised once
@@ -237,30 +270,103 @@ void bench_attention(int hd) {
   }
 }
 
+// Our tensor-core attention next to cuDNN's fused SDPA on the same GPU and the same work: B
+// samples of S tokens (packed = padded), full mask, and causal (our block_causal with one block
+// per token and one group is exactly causal). Rates count allowed pairs only.
+void bench_attention_vs_cudnn(int hd) {
+  const int64_t B = 4, S = 4096, H = 3072 / hd, T_ = B * S, ld = H * hd;
+  std::vector<int32_t> seq(static_cast<size_t>(T_)), blk(static_cast<size_t>(T_)), grp(static_cast<size_t>(T_), 0);
+  for (int64_t t = 0; t < T_; ++t) seq[size_t(t)] = int32_t(t / S), blk[size_t(t)] = int32_t(t % S);
+  const auto seq_d = upload_ints(seq), blk_d = upload_ints(blk), grp_d = upload_ints(grp);
+  Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld);
+  Buffer<float> lse(T_ * H);
+  Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
+  const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" + std::to_string(H) + " hd" +
+                            std::to_string(hd);
+  for (bool causal : {false, true}) {
+    const double pairs = causal ? double(B) * S * (S + 1) / 2 : double(B) * S * S;
+    const double flop = 4.0 * pairs * hd * H;
+    AttnIndex idx;
+    idx.mask = causal ? AttnMask::block_causal : AttnMask::full;
+    idx.q_seq = idx.k_seq = seq_d->get();
+    idx.q_blk = idx.k_blk = blk_d->get();
+    idx.q_grp = idx.k_grp = grp_d->get();
+    const std::string mask = causal ? " causal" : " full";
+    record_flops(std::string(MmaAttention::name) + " bf16" + mask + " fwd", shape, time_ms([&] {
+                   MmaAttention::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx,
+                                         ws.get(), nullptr);
+                 }, 5),
+                 flop);
+#ifdef EMB_WITH_CUDNN
+    try {
+      CudnnSdpa sdpa(B, S, H, hd, causal);
+      record_flops("cudnn_sdpa bf16" + mask + " fwd", shape,
+                   time_ms([&] { sdpa.forward(q.get(), k.get(), v.get(), out.get(), lse.get(), nullptr); }, 5), flop);
+    } catch (const std::exception& e) {
+      std::printf("cudnn_sdpa%s hd %d: skipped: %s\n", mask.c_str(), hd, e.what());
+    }
+#else
+    std::printf("cudnn_sdpa: skipped: built without cuDNN\n");
+#endif
+  }
+}
+
+// The DiT block's memory-bound kernels at both presets' widths (bf16, 16384 tokens). Bytes are
+// what each kernel must move (every operand read or written once); the unfused sequence is
+// reported against the fused kernel's bytes, i.e. as the effective rate of the same work.
+void bench_norms(int64_t N, int C) {
+  Buffer<bf16> x(N * C), r(N * C), mod(N * 6 * C), x_in(N * C), normed(N * C), y(N * C), dy(N * C), dx(N * C),
+      dmod(N * 6 * C);
+  Buffer<float> mean(N), rstd(N);
+  const bf16* none = nullptr;
+  bf16 *scale = mod.get(), *shift = mod.get() + C, *gate = mod.get() + 2 * C;
+  const std::string shape = dims({N, C});
+  const double row = double(N) * C * sizeof(bf16);
+  record_bytes("layernorm+modulate forward (y, normed)", shape, time_ms([&] {
+                 residual_norm_modulate_forward(NormKind::layer, x.get(), none, 0, none, (bf16*)nullptr, none, none,
+                                                scale, shift, 6 * C, normed.get(), y.get(), mean.get(), rstd.get(), N,
+                                                C, nullptr);
+               }),
+               5 * row);  // x, scale, shift read; normed, y written
+  record_bytes("gated residual + layernorm+modulate fused", shape, time_ms([&] {
+                 residual_norm_modulate_forward(NormKind::layer, x.get(), gate, 6 * C, r.get(), x_in.get(), none, none,
+                                                scale, shift, 6 * C, normed.get(), y.get(), mean.get(), rstd.get(), N,
+                                                C, nullptr);
+               }),
+               9 * row);  // x, gate, r, scale, shift read; x, x_in, normed, y written
+  record_bytes("gated residual + copy + layernorm+modulate unfused", shape, time_ms([&] {
+                 gated_residual_forward(x.get(), gate, 6 * C, r.get(), N, C, nullptr);
+                 check_cuda(cudaMemcpyAsync(x_in.get(), x.get(), size_t(row), cudaMemcpyDeviceToDevice), "copy");
+                 residual_norm_modulate_forward(NormKind::layer, x.get(), none, 0, none, (bf16*)nullptr, none, none,
+                                                scale, shift, 6 * C, normed.get(), y.get(), mean.get(), rstd.get(), N,
+                                                C, nullptr);
+               }),
+               9 * row);
+  record_bytes("layernorm+modulate backward", shape, time_ms([&] {
+                 norm_modulate_backward(NormKind::layer, x.get(), none, none, scale, 6 * C, mean.get(), rstd.get(),
+                                        dy.get(), dx.get(), (bf16*)nullptr, (bf16*)nullptr, dmod.get(),
+                                        dmod.get() + C, N, C, nullptr);
+               }),
+               9 * row);  // x, scale, dy read; dx, dscale, dshift read and written
+  record_bytes("gated residual forward", shape,
+               time_ms([&] { gated_residual_forward(x.get(), gate, 6 * C, r.get(), N, C, nullptr); }),
+               4 * row);  // x read and written, gate, y read
+  record_bytes("gated residual backward", shape, time_ms([&] {
+                 gated_residual_backward(gate, 6 * C, r.get(), dx.get(), dy.get(), dmod.get() + 2 * C, N, C, nullptr);
+               }),
+               7 * row);  // gate, y, dx read; dy, dgate read and written
+}
+
 void bench_memory_bound() {
+  for (int C : {1536, 3072}) bench_norms(kPresetTokens, C);
   const int64_t N = 8192;
   const int C = 3072;
   {
-    Buffer<bf16> x(N * C), mod(N * 6 * C), y(N * C), dy(N * C), dx(N * C), dmod(N * 6 * C);
-    Buffer<float> mean(N), rstd(N);
-    const std::string shape = dims({N, C});
-    record_bytes("layernorm+modulate forward bf16", shape, time_ms([&] {
-                   norm_modulate_forward(NormKind::layer, x.get(), (const bf16*)nullptr, (const bf16*)nullptr,
-                                         mod.get() + C, mod.get(), 6 * C, y.get(), mean.get(), rstd.get(), N, C,
-                                         nullptr);
-                 }),
-                 4.0 * N * C * 2);
-    record_bytes("layernorm+modulate backward bf16", shape, time_ms([&] {
-                   norm_modulate_backward(NormKind::layer, x.get(), (const bf16*)nullptr, (const bf16*)nullptr,
-                                          mod.get() + C, 6 * C, mean.get(), rstd.get(), dy.get(), dx.get(),
-                                          (bf16*)nullptr, (bf16*)nullptr, dmod.get() + C, dmod.get(), N, C, nullptr);
-                 }),
-                 // x, scale, dy read; dx, dscale, dshift read and written
-                 9.0 * N * C * 2);
+    Buffer<bf16> x(N * C);
     std::vector<int32_t> pos(size_t(N) * 3);
     for (int64_t t = 0; t < N; ++t) pos[t * 3] = int32_t(t / 256), pos[t * 3 + 1] = int32_t(t / 16 % 16), pos[t * 3 + 2] = int32_t(t % 16);
     const auto pos_d = upload_ints(pos);
-    record_bytes("rope 3d forward bf16 (24 heads of 128)", shape,
+    record_bytes("rope 3d forward bf16 (24 heads of 128)", dims({N, C}),
                  time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr); }),
                  2.0 * N * C * 2);
   }
@@ -335,6 +441,7 @@ int main(int argc, char** argv) {
     bench_fp8(blas);
     bench_attention<SimtAttention>(128);
     for (int hd : {48, 64, 128}) bench_attention<MmaAttention>(hd);
+    for (int hd : {64, 128}) bench_attention_vs_cudnn(hd);
     bench_memory_bound();
     write_json(path);
   } catch (const std::exception& e) {

@@ -142,7 +142,8 @@ CudaOps::CudaOps(int device) {
   check_cuda(cudaSetDevice(device), "CudaOps: cudaSetDevice");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
   blas_ = std::make_unique<cuda::Blas>();
-  memory_.count(blas_->workspace_bytes());
+  blas_->workspace(stream_);  // allocated now, never during a graph capture
+  memory_.count(blas_->workspace_bytes() + cuda::Blas::kBiasGradScratchBytes);
   keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
   check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
   clock_ = std::make_unique<cuda::EventClock>(stream_);
@@ -282,6 +283,11 @@ void CudaOps::linear_forward(const View& x, const View& W, const View& b, Activa
   contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
   dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
     using T = decltype(t);
+    if (act == Activation::gelu_tanh) {  // one GEMM with cuBLASLt's GELU epilogue (linear.hpp)
+      cuda::linear_gelu_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), ptr<T>(pre), ptr<T>(y),
+                                x.rows, int(x.cols), int(W.cols), stream_);
+      return;
+    }
     T* out = act == Activation::none ? ptr<T>(y) : ptr<T>(pre);
     cuda::linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), out, x.rows, int(x.cols),
                          int(W.cols), stream_);
@@ -449,12 +455,10 @@ void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View
   dispatch(storage(c, {&x, &scale, &shift, &normed, &y}), [&](auto t) {
     using T = decltype(t);
     const T* none = nullptr;
-    // normed = LN(x) (the backward's input), then y = LN(x)·(1 + scale) + shift fused.
-    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, none, none, 0, ptr<T>(normed),
-                                f(mean), f(rstd), x.rows, int(x.cols), stream_);
-    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), none, none, ptr<const T>(scale),
-                                ptr<const T>(shift), scale.ld, ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols),
-                                stream_);
+    // normed = LN(x) (the backward's input) and y = LN(x)·(1 + scale) + shift in one pass over x.
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<T>(x), none, 0, none, static_cast<T*>(nullptr),
+                                         none, none, ptr<const T>(scale), ptr<const T>(shift), scale.ld,
+                                         ptr<T>(normed), ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream_);
   });
 }
 

@@ -9,8 +9,9 @@
 // gradient may be bf16). Contiguity: the kernels that take no row stride need ld = cols (the
 // linears, norms, attention, RoPE, activations, losses); the row ops, column sums and the
 // modulation chunks (scale, shift, gate) take strides. Head dims 48, 64, 128.
-// Where Ops fuses and a kernel does not (a linear's activation, norm_modulate's `normed`
-// output), CudaOps composes kernels as CpuOps does; the composition is the CPU reference.
+// Where Ops fuses and a kernel does not (silu/relu after a linear, activation backwards, the
+// per-embodiment linears' activations), CudaOps composes kernels as CpuOps does; the
+// composition is the CPU reference.
 #pragma once
 #include <cuda_runtime_api.h>
 

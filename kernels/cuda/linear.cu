@@ -1,37 +1,36 @@
 #include <algorithm>
+#include <type_traits>
+
+#include "kernels/cuda/activation.hpp"
 
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
 
 namespace {
 
-// Column-major D[m, n] = op(A)·op(B) + beta·D (+ bias[m] per column), fp32 accumulation.
-// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b).
+// Column-major D[m, n] = op(A)·op(B) + beta·D with an epilogue, fp32 accumulation (blas.hpp).
+// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b). False when
+// cuBLASLt offers no algorithm for the epilogue (the caller runs its separate pass).
 template <class T>
-void gemm(const Blas& blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
-          const T* B, int64_t ldb, float beta, T* D, int64_t ldd, const T* bias, cudaStream_t stream) {
-  if (m == 0 || n == 0 || k == 0) return;  // k = 0 only arises for empty row groups (beta = 1)
-  constexpr cudaDataType_t type = data_type<T>();
-  MatmulDescs g;
-  check_cublas(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
-  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, op_a, "transa");
-  set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, op_b, "transb");
-  if (bias) {
-    const int32_t bias_type = type;
-    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS, "epilogue");
-    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "bias pointer");
-    set_matmul_attribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type, "bias type");
-  }
-  check_cublas(cublasLtMatrixLayoutCreate(&g.a, type, trans_a ? k : m, trans_a ? m : k, lda), "layout A");
-  check_cublas(cublasLtMatrixLayoutCreate(&g.b, type, trans_b ? n : k, trans_b ? k : n, ldb), "layout B");
-  check_cublas(cublasLtMatrixLayoutCreate(&g.d, type, m, n, ldd), "layout D");
-  run_matmul(blas, g, A, B, beta, D, m, n, k, stream);
+bool gemm(const Blas& blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
+          const T* B, int64_t ldb, float beta, T* D, int64_t ldd, cublasLtEpilogue_t epilogue, const void* bias,
+          T* aux, cudaStream_t stream) {
+  if (m == 0 || n == 0 || k == 0) return true;  // k = 0 only arises for empty row groups (beta = 1)
+  GemmShape s;
+  s.type = data_type<T>();
+  s.trans_a = trans_a, s.trans_b = trans_b;
+  s.m = m, s.n = n, s.k = k, s.lda = lda, s.ldb = ldb, s.ldd = ldd;
+  s.epilogue = epilogue;
+  s.aux_ld = aux ? m : 0;
+  GemmOperands o;
+  o.A = A, o.B = B, o.beta = beta, o.D = D, o.bias = const_cast<void*>(bias), o.aux = aux;
+  return blas.gemm(s, o, stream);
 }
 
 // dst[r] = src[perm[r]] (rows of C elements).
@@ -70,18 +69,47 @@ void scatter_rows(const T* src, const int32_t* perm, T* dst, int64_t N, int C, b
 template <class T>
 void linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T* y, int64_t N, int in, int out,
                     cudaStream_t stream) {
-  // yᵀ[out, N] = Wᵀ[out, in] · xᵀ[in, N] in column-major terms.
-  gemm(blas, false, false, out, N, in, W, out, x, in, 0.0f, y, out, b, stream);
+  // yᵀ[out, N] = Wᵀ[out, in] · xᵀ[in, N] in column-major terms; BIAS is always offered.
+  gemm(blas, false, false, out, N, in, W, out, x, in, 0.0f, y, out,
+       b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, b, static_cast<T*>(nullptr), stream);
+}
+
+template <class T>
+void linear_gelu_forward(const Blas& blas, const T* x, const T* W, const T* b, T* pre, T* y, int64_t N, int in,
+                         int out, cudaStream_t stream) {
+  // GELU_AUX(_BIAS) writes pre as its aux matrix, whose leading dimension (out) must be a
+  // multiple of 8 (cublasLt.h).
+  const bool fused = out % 8 == 0 &&
+                     gemm(blas, false, false, out, N, in, W, out, x, in, 0.0f, y, out,
+                          b ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX, b, pre, stream);
+  if (fused) return;
+  linear_forward(blas, x, W, b, pre, N, in, out, stream);
+  activation_forward(Activation::gelu_tanh, static_cast<const T*>(pre), y, N * out, stream);
 }
 
 template <class T>
 void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
                      int out, cudaStream_t stream) {
+  const T* none = nullptr;
   // dxᵀ[in, N] += W[in, out] · dyᵀ[out, N]
-  if (dx) gemm(blas, true, false, in, N, out, W, out, dy, out, 1.0f, dx, in, static_cast<const T*>(nullptr), stream);
-  // dWᵀ[out, in] += dyᵀ[out, N] · x[N, in]
-  if (dW) gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out, static_cast<const T*>(nullptr), stream);
-  if (db) column_sum(N, out, db, MatrixEntry<T>{dy, out}, stream);
+  if (dx) gemm(blas, true, false, in, N, out, W, out, dy, out, 1.0f, dx, in, CUBLASLT_EPILOGUE_DEFAULT, none,
+               static_cast<T*>(nullptr), stream);
+  // dWᵀ[out, in] += dyᵀ[out, N] · x[N, in]; A = dyᵀ, so BGRADA (reduction over k = N) is Σ_rows dy.
+  // bf16 takes it from the epilogue into scratch (it overwrites) and adds it to db; fp32 keeps
+  // the column sum in double, which matches the CPU to 1e-5 in a fixed order.
+  const bool bias_epilogue = dW && db && N > 0 && std::is_same_v<T, __nv_bfloat16> &&
+                             size_t(out) * sizeof(T) <= Blas::kBiasGradScratchBytes;
+  T* bias_grad = bias_epilogue ? static_cast<T*>(blas.bias_grad_scratch(stream)) : nullptr;
+  bool db_done = false;
+  if (dW) {
+    db_done = bias_epilogue && gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out,
+                                    CUBLASLT_EPILOGUE_BGRADA, bias_grad, static_cast<T*>(nullptr), stream);
+    if (!db_done)
+      gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out, CUBLASLT_EPILOGUE_DEFAULT, none,
+           static_cast<T*>(nullptr), stream);
+  }
+  if (db_done) add(db, 0, static_cast<const T*>(bias_grad), 0, db, 0, 1, out, stream);
+  if (db && !db_done) column_sum(N, out, db, MatrixEntry<T>{dy, out}, stream);
 }
 
 EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E) {
@@ -146,6 +174,8 @@ void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t
 
 #define EMB_INSTANTIATE(T)                                                                                            \
   template void linear_forward<T>(const Blas&, const T*, const T*, const T*, T*, int64_t, int, int, cudaStream_t);    \
+  template void linear_gelu_forward<T>(const Blas&, const T*, const T*, const T*, T*, T*, int64_t, int, int,          \
+                                       cudaStream_t);                                                                 \
   template void linear_backward<T>(const Blas&, const T*, const T*, const T*, T*, T*, T*, int64_t, int, int,          \
                                    cudaStream_t);                                                                     \
   template void linear_emb_forward<T>(const Blas&, const T*, const T*, const T*, const int32_t*, const int64_t*, T*, \

@@ -19,9 +19,19 @@ namespace emb::cuda {
 template <class T>
 void linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T* y, int64_t N, int in, int out,
                     cudaStream_t stream);
+// pre = x · W + b, y = gelu_tanh(pre) (b may be null): one GEMM with cuBLASLt's GELU_AUX(_BIAS)
+// epilogue (pre is its aux output; cuBLASLt's GELU is the tanh approximation, as PyTorch's
+// addmm_activation fallback assumes) when out is a multiple of 8 and cuBLASLt offers it, else
+// the GEMM and activation.hpp's kernel. The epilogue applies gelu to the fp32 accumulator, the
+// fallback to pre as stored (bf16: one more rounding, inside the bf16 tolerance).
+// cuBLASLt has no SiLU epilogue: SiLU stays a separate pass (activation.hpp).
+template <class T>
+void linear_gelu_forward(const Blas& blas, const T* x, const T* W, const T* b, T* pre, T* y, int64_t N, int in,
+                         int out, cudaStream_t stream);
 // dx += dy · Wᵀ ; dW += xᵀ · dy ; db += Σ_rows dy   (any of dx, dW, db may be null)
-// cuBLASLt's BGRADB epilogue overwrites the bias gradient instead of accumulating, so db is
-// a separate deterministic column sum.
+// bf16 with dW: db comes from the dW GEMM's BGRADA epilogue (Σ over the GEMM's k = rows, in the
+// GEMM's fp32 accumulation), written to Blas scratch since the epilogue overwrites, then added
+// to db. fp32, or db without dW: a deterministic column sum in double (matches the CPU to 1e-5).
 template <class T>
 void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
                      int out, cudaStream_t stream);

@@ -1,9 +1,12 @@
+#include <initializer_list>
+
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace emb::cuda {
 
@@ -12,78 +15,193 @@ namespace {
 constexpr float kEps = 1e-6f;
 constexpr int kThreads = 256;
 
-// Per-row view of the operands; one block normalises one row.
-template <class T>
-struct NormRow {
+// Per-row view of the affine parameters; V consecutive columns at a time.
+template <class T, int V>
+struct Affine {
   const T *weight, *bias;
-  __device__ float affine(float xhat, int c) const {
-    return (weight ? xhat * to_f32(weight[c]) : xhat) + (bias ? to_f32(bias[c]) : 0.0f);
+  __device__ void apply(int c, const float (&xhat)[V], float (&n)[V]) const {
+    float w[V] = {}, b[V] = {};
+    if (weight) load_vector<V>(weight + c, w);
+    if (bias) load_vector<V>(bias + c, b);
+#pragma unroll
+    for (int j = 0; j < V; ++j) n[j] = (weight ? xhat[j] * w[j] : xhat[j]) + (bias ? b[j] : 0.0f);
   }
 };
 
 template <class T>
-__global__ void __launch_bounds__(kThreads)
-    norm_modulate_forward_kernel(bool layer, const T* x, const T* weight, const T* bias, const T* scale,
-                                 const T* shift, int64_t ld_mod, T* y, float* mean, float* rstd, int C) {
+struct ForwardArgs {
+  bool layer;
+  T* x;
+  const T *gate, *r;
+  int64_t ld_gate;
+  T* x_in;
+  const T *weight, *bias, *scale, *shift;
+  int64_t ld_mod;
+  T *normed, *y;
+  float *mean, *rstd;
+  int C;
+};
+
+// Each thread owns the columns c = (threadIdx.x + k·kThreads)·V .. + V − 1 in every pass, so the
+// fp32 copy of the row in shared memory is only ever read by the thread that wrote it.
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(ForwardArgs<T> a) {
   __shared__ float scratch[32];
+  EMB_DYNAMIC_SHARED(float, row);
   const int64_t i = blockIdx.x;
-  const T* xi = x + i * C;
-  float mu = 0.0f;
-  if (layer) {
-    float s = 0.0f;
-    for (int c = threadIdx.x; c < C; c += kThreads) s += to_f32(xi[c]);
-    mu = block_sum(s, scratch) / C;
+  const int C = a.C;
+  T* xi = a.x + i * C;
+  float s = 0.0f;
+  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
+    float v[V];
+    load_vector<V>(xi + c, v);
+    if (a.r) {
+      float rv[V], g[V] = {};
+      load_vector<V>(a.r + i * C + c, rv);
+      if (a.gate) load_vector<V>(a.gate + i * a.ld_gate + c, g);
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[j] = to_f32(from_f32<T>(v[j] + (a.gate ? g[j] : 1.0f) * rv[j]));
+      store_vector<V>(xi + c, v);
+      if (a.x_in) store_vector<V>(a.x_in + i * C + c, v);
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      row[c + j] = v[j];
+      s += v[j];
+    }
   }
+  const float mu = a.layer ? block_sum(s, scratch) / C : 0.0f;
   float ss = 0.0f;
-  for (int c = threadIdx.x; c < C; c += kThreads) {
-    const float d = to_f32(xi[c]) - mu;
-    ss += d * d;
-  }
+  for (int c = threadIdx.x * V; c < C; c += kThreads * V)
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float d = row[c + j] - mu;
+      ss += d * d;
+    }
   const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + kEps);
   if (threadIdx.x == 0) {
-    if (mean) mean[i] = mu;
-    rstd[i] = r;
+    if (a.mean) a.mean[i] = mu;
+    a.rstd[i] = r;
   }
-  const NormRow<T> row{weight, bias};
-  for (int c = threadIdx.x; c < C; c += kThreads) {
-    float v = row.affine((to_f32(xi[c]) - mu) * r, c);
-    if (scale) v = v * (1.0f + to_f32(scale[i * ld_mod + c])) + to_f32(shift[i * ld_mod + c]);
-    y[i * C + c] = from_f32<T>(v);
+  const Affine<T, V> affine{a.weight, a.bias};
+  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
+    float xhat[V], n[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) xhat[j] = (row[c + j] - mu) * r;
+    affine.apply(c, xhat, n);
+    if (a.normed) store_vector<V>(a.normed + i * C + c, n);
+    if (a.scale) {
+      float sc[V], sh[V];
+      load_vector<V>(a.scale + i * a.ld_mod + c, sc);
+      load_vector<V>(a.shift + i * a.ld_mod + c, sh);
+#pragma unroll
+      for (int j = 0; j < V; ++j) n[j] = n[j] * (1.0f + sc[j]) + sh[j];
+    }
+    store_vector<V>(a.y + i * C + c, n);
   }
+}
+
+template <class T>
+struct BackwardArgs {
+  bool layer;
+  const T *x, *weight, *bias, *scale;
+  int64_t ld_mod;
+  const float *mean, *rstd;
+  const T* dy;
+  T *dx, *dscale, *dshift;
+  int C;
+};
+
+// dst[j] += add[j] for V columns, each rounded once to T (every backward accumulates).
+template <int V, class T>
+__device__ __forceinline__ void accumulate_vector(T* dst, const float (&add)[V]) {
+  float v[V];
+  load_vector<V>(dst, v);
+#pragma unroll
+  for (int j = 0; j < V; ++j) v[j] += add[j];
+  store_vector<V>(dst, v);
 }
 
 // With g = dn·weight, dn = dy·(1 + scale):
 //   layer: dx = rstd·(g − mean(g) − x̂·mean(g·x̂));  rms: dx = rstd·(g − x̂·mean(g·x̂))
-template <class T>
-__global__ void __launch_bounds__(kThreads)
-    norm_modulate_backward_kernel(bool layer, const T* x, const T* weight, const T* bias, const T* scale,
-                                  int64_t ld_mod, const float* mean, const float* rstd, const T* dy, T* dx,
-                                  T* dscale, T* dshift, int C) {
+// x̂ and g stay in shared memory (2C floats) between the row pass and the dx pass; each thread
+// reads back only its own columns, as in the forward.
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(BackwardArgs<T> a) {
   __shared__ float scratch[32];
+  EMB_DYNAMIC_SHARED(float, shared);
+  const int C = a.C;
+  float* xhat_row = shared;
+  float* g_row = shared + C;
   const int64_t i = blockIdx.x;
-  const float mu = layer ? mean[i] : 0.0f, r = rstd[i];
-  const NormRow<T> row{weight, bias};
+  const float mu = a.layer ? a.mean[i] : 0.0f, r = a.rstd[i];
+  const Affine<T, V> affine{a.weight, a.bias};
   float g_sum = 0.0f, gx_sum = 0.0f;
-  for (int c = threadIdx.x; c < C; c += kThreads) {
-    const float xhat = (to_f32(x[i * C + c]) - mu) * r;
-    const float d = to_f32(dy[i * C + c]);
-    const float dn = scale ? d * (1.0f + to_f32(scale[i * ld_mod + c])) : d;
-    if (dscale) add_to(dscale + i * ld_mod + c, d * row.affine(xhat, c));
-    if (dshift) add_to(dshift + i * ld_mod + c, d);
-    const float g = weight ? dn * to_f32(weight[c]) : dn;
-    g_sum += g;
-    gx_sum += g * xhat;
+  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
+    float xv[V], d[V], xhat[V], dn[V];
+    load_vector<V>(a.x + i * C + c, xv);
+    load_vector<V>(a.dy + i * C + c, d);
+#pragma unroll
+    for (int j = 0; j < V; ++j) xhat[j] = (xv[j] - mu) * r;
+    if (a.scale) {
+      float sc[V];
+      load_vector<V>(a.scale + i * a.ld_mod + c, sc);
+#pragma unroll
+      for (int j = 0; j < V; ++j) dn[j] = d[j] * (1.0f + sc[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) dn[j] = d[j];
+    }
+    if (a.dscale) {
+      float n[V], dsc[V];
+      affine.apply(c, xhat, n);
+#pragma unroll
+      for (int j = 0; j < V; ++j) dsc[j] = d[j] * n[j];
+      accumulate_vector<V>(a.dscale + i * a.ld_mod + c, dsc);
+    }
+    if (a.dshift) accumulate_vector<V>(a.dshift + i * a.ld_mod + c, d);
+    float w[V] = {};
+    if (a.weight) load_vector<V>(a.weight + c, w);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float g = a.weight ? dn[j] * w[j] : dn[j];
+      xhat_row[c + j] = xhat[j];
+      g_row[c + j] = g;
+      g_sum += g;
+      gx_sum += g * xhat[j];
+    }
   }
-  if (!dx) return;  // uniform over the block, so the block sums below stay collective
-  const float g_mean = layer ? block_sum(g_sum, scratch) / C : 0.0f;
+  if (!a.dx) return;  // uniform over the block, so the block sums below stay collective
+  const float g_mean = a.layer ? block_sum(g_sum, scratch) / C : 0.0f;
   const float gx_mean = block_sum(gx_sum, scratch) / C;
-  for (int c = threadIdx.x; c < C; c += kThreads) {
-    const float xhat = (to_f32(x[i * C + c]) - mu) * r;
-    const float d = to_f32(dy[i * C + c]);
-    const float dn = scale ? d * (1.0f + to_f32(scale[i * ld_mod + c])) : d;
-    const float g = weight ? dn * to_f32(weight[c]) : dn;
-    add_to(dx + i * C + c, r * (g - g_mean - xhat * gx_mean));
+  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
+    float dxv[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) dxv[j] = r * (g_row[c + j] - g_mean - xhat_row[c + j] * gx_mean);
+    accumulate_vector<V>(a.dx + i * C + c, dxv);
   }
+}
+
+// 16-byte vectors when every row of every operand starts 16-byte aligned.
+template <class T>
+bool rows_vectorizable(int C, std::initializer_list<int64_t> strides, std::initializer_list<const void*> pointers) {
+  if (C % kVectorWidth<T>) return false;
+  for (int64_t s : strides)
+    if (s % kVectorWidth<T>) return false;
+  for (const void* p : pointers)
+    if (!vector_aligned(p)) return false;
+  return true;
+}
+
+// Checks that a row's shared memory fits a block and opts the kernel in above the 48 KiB default.
+template <class Kernel>
+void allow_shared_bytes(Kernel* kernel, size_t shared, int C, const char* what) {
+  EMB_CHECK(shared <= size_t(227) << 10, what, ": rows of ", C, " columns need ", shared,
+            " bytes of shared memory, more than a GPU block has (227 KiB)");
+  if (shared > size_t(48) << 10)
+    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+               what);
 }
 
 // dn(i, c)·x̂(i, c) (weight gradient) or dn(i, c) (bias gradient), recomputed from the saved stats.
@@ -106,14 +224,35 @@ struct NormParamGrad {
 }  // namespace
 
 template <class T>
-void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, const T* shift,
-                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+void residual_norm_modulate_forward(NormKind kind, T* x, const T* gate, int64_t ld_gate, const T* r, T* x_in,
+                                    const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
-  EMB_LAUNCH(norm_modulate_forward_kernel, unsigned(N), kThreads, 0, stream)(
-      kind == NormKind::layer, x, weight, bias, scale, shift, ld_mod, y, kind == NormKind::layer ? mean : nullptr,
-      rstd, C);
+  const bool layer = kind == NormKind::layer;
+  const ForwardArgs<T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
+                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
+  const bool vectorized = rows_vectorizable<T>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
+                                               {x, gate, r, x_in, weight, bias, scale, shift, normed, y});
+  const size_t shared = size_t(C) * sizeof(float);
+  constexpr int V = kVectorWidth<T>;
+  if (vectorized) {
+    allow_shared_bytes(norm_modulate_forward_kernel<T, V>, shared, C, "norm_modulate_forward");
+    EMB_LAUNCH((norm_modulate_forward_kernel<T, V>), unsigned(N), kThreads, shared, stream)(args);
+  } else {
+    allow_shared_bytes(norm_modulate_forward_kernel<T, 1>, shared, C, "norm_modulate_forward");
+    EMB_LAUNCH((norm_modulate_forward_kernel<T, 1>), unsigned(N), kThreads, shared, stream)(args);
+  }
   check_launch("norm_modulate_forward");
+}
+
+template <class T>
+void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, const T* shift,
+                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+  // Without a residual the kernel only reads x.
+  residual_norm_modulate_forward(kind, const_cast<T*>(x), static_cast<const T*>(nullptr), 0,
+                                 static_cast<const T*>(nullptr), static_cast<T*>(nullptr), weight, bias, scale, shift,
+                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
 }
 
 template <class T>
@@ -124,8 +263,18 @@ void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T*
   const bool layer = kind == NormKind::layer;
   const float* mu = layer ? mean : nullptr;
   if (dx || dscale || dshift) {
-    EMB_LAUNCH(norm_modulate_backward_kernel, unsigned(N), kThreads, 0, stream)(
-        layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C);
+    const BackwardArgs<T> args{layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C};
+    const bool vectorized = rows_vectorizable<T>(C, {scale || dscale || dshift ? ld_mod : 0},
+                                                 {x, weight, bias, scale, dy, dx, dscale, dshift});
+    const size_t shared = 2 * size_t(C) * sizeof(float);
+    constexpr int V = kVectorWidth<T>;
+    if (vectorized) {
+      allow_shared_bytes(norm_modulate_backward_kernel<T, V>, shared, C, "norm_modulate_backward");
+      EMB_LAUNCH((norm_modulate_backward_kernel<T, V>), unsigned(N), kThreads, shared, stream)(args);
+    } else {
+      allow_shared_bytes(norm_modulate_backward_kernel<T, 1>, shared, C, "norm_modulate_backward");
+      EMB_LAUNCH((norm_modulate_backward_kernel<T, 1>), unsigned(N), kThreads, shared, stream)(args);
+    }
     check_launch("norm_modulate_backward");
   }
   if (dweight) column_sum(N, C, dweight, NormParamGrad<T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);
@@ -136,7 +285,10 @@ void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T*
   template void norm_modulate_forward<T>(NormKind, const T*, const T*, const T*, const T*, const T*, int64_t, T*,    \
                                          float*, float*, int64_t, int, cudaStream_t);                                \
   template void norm_modulate_backward<T>(NormKind, const T*, const T*, const T*, const T*, int64_t, const float*,   \
-                                          const float*, const T*, T*, T*, T*, T*, T*, int64_t, int, cudaStream_t);
+                                          const float*, const T*, T*, T*, T*, T*, T*, int64_t, int, cudaStream_t);   \
+  template void residual_norm_modulate_forward<T>(NormKind, T*, const T*, int64_t, const T*, T*, const T*, const T*, \
+                                                  const T*, const T*, int64_t, T*, T*, float*, float*, int64_t, int, \
+                                                  cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 

@@ -1,45 +1,89 @@
+#include <initializer_list>
+
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/vector_access.cuh"
 
 namespace emb::cuda {
 
 namespace {
 
-template <class T>
+// V consecutive columns per step (16-byte vectors when every row of every operand is aligned,
+// else V = 1); C is a multiple of V.
+template <class T, int V>
 __global__ void gated_residual_forward_kernel(T* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < N * C; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t i = e / C, c = e % C;
-    const float g = gate ? to_f32(gate[i * ld_gate + c]) : 1.0f;
-    add_to(x + e, g * to_f32(y[e]));
+  const int64_t vectors = N * C / V;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < vectors; q += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t e = q * V, i = e / C, c = e % C;
+    float xv[V], yv[V], g[V];
+    load_vector<V>(x + e, xv);
+    load_vector<V>(y + e, yv);
+    if (gate) load_vector<V>(gate + i * ld_gate + c, g);
+#pragma unroll
+    for (int j = 0; j < V; ++j) xv[j] += (gate ? g[j] : 1.0f) * yv[j];
+    store_vector<V>(x + e, xv);
+  }
+}
+
+template <class T, int V>
+__global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy,
+                                               T* dgate, int64_t N, int C) {
+  const int64_t vectors = N * C / V;
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < vectors; q += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t e = q * V, i = e / C, c = e % C;
+    float d[V], g[V], acc[V];
+    load_vector<V>(dx + e, d);
+    if (gate) load_vector<V>(gate + i * ld_gate + c, g);
+    if (dy) {
+      load_vector<V>(dy + e, acc);
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] += gate ? d[j] * g[j] : d[j];
+      store_vector<V>(dy + e, acc);
+    }
+    if (dgate) {
+      float yv[V];
+      load_vector<V>(y + e, yv);
+      load_vector<V>(dgate + i * ld_gate + c, acc);
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] += d[j] * yv[j];
+      store_vector<V>(dgate + i * ld_gate + c, acc);
+    }
   }
 }
 
 template <class T>
-__global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy,
-                                               T* dgate, int64_t N, int C) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < N * C; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t i = e / C, c = e % C;
-    const float d = to_f32(dx[e]);
-    if (dy) add_to(dy + e, gate ? d * to_f32(gate[i * ld_gate + c]) : d);
-    if (dgate) add_to(dgate + i * ld_gate + c, d * to_f32(y[e]));
-  }
+bool vectorizable(int C, int64_t ld_gate, std::initializer_list<const void*> pointers) {
+  if (C % kVectorWidth<T> || ld_gate % kVectorWidth<T>) return false;
+  for (const void* p : pointers)
+    if (!vector_aligned(p)) return false;
+  return true;
 }
 
 }  // namespace
 
 template <class T>
 void gated_residual_forward(T* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C, cudaStream_t stream) {
-  EMB_LAUNCH(gated_residual_forward_kernel, grid_for(N * C, 256), 256, 0, stream)(x, gate, ld_gate, y, N, C);
+  constexpr int V = kVectorWidth<T>;
+  if (vectorizable<T>(C, gate ? ld_gate : 0, {x, gate, y}))
+    EMB_LAUNCH((gated_residual_forward_kernel<T, V>), grid_for(N * C / V, 256), 256, 0, stream)(x, gate, ld_gate, y,
+                                                                                              N, C);
+  else
+    EMB_LAUNCH((gated_residual_forward_kernel<T, 1>), grid_for(N * C, 256), 256, 0, stream)(x, gate, ld_gate, y, N, C);
   check_launch("gated_residual_forward");
 }
 
 template <class T>
 void gated_residual_backward(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy, T* dgate, int64_t N,
                              int C, cudaStream_t stream) {
-  EMB_LAUNCH(gated_residual_backward_kernel, grid_for(N * C, 256), 256, 0, stream)(
-      gate, ld_gate, y, dx, dy, dgate, N, C);
+  constexpr int V = kVectorWidth<T>;
+  if (vectorizable<T>(C, gate ? ld_gate : 0, {gate, y, dx, dy, dgate}))
+    EMB_LAUNCH((gated_residual_backward_kernel<T, V>), grid_for(N * C / V, 256), 256, 0, stream)(gate, ld_gate, y, dx,
+                                                                                               dy, dgate, N, C);
+  else
+    EMB_LAUNCH((gated_residual_backward_kernel<T, 1>), grid_for(N * C, 256), 256, 0, stream)(gate, ld_gate, y, dx, dy,
+                                                                                           dgate, N, C);
   check_launch("gated_residual_backward");
 }
 

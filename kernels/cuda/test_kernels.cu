@@ -145,6 +145,47 @@ void test_linear(const Blas& blas) {
   expect_close(tag + " backward db", relative_error(db_d.download(), db), tol<T>(1e-5, 1e-2));
 }
 
+double gelu_tanh_ref(double v) {
+  return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+}
+
+// pre = x W + b, y = gelu(pre) through the GELU_AUX(_BIAS) epilogue (out a multiple of 8) or the
+// separate pass (out = 37), with and without a bias. Each shape runs twice on other buffers: the
+// second call reuses the cached plan, which must take that call's pointers, and adds no plan.
+template <class T>
+void test_linear_gelu(const Blas& blas, int out, bool with_bias) {
+  std::mt19937 rng(11);
+  const int64_t N = 29;
+  const int in = 40;
+  const std::string tag = std::string("linear_gelu out ") + std::to_string(out) + (with_bias ? " bias " : " ") +
+                          dtype<T>();
+  size_t plans = 0;
+  for (int call = 0; call < 2; ++call) {
+    const auto x = stored<T>(random_normal(N * in, rng)), W = stored<T>(random_normal(in * out, rng, 0.3f));
+    const auto b = with_bias ? stored<T>(random_normal(out, rng)) : std::vector<float>(out, 0.0f);
+    DeviceArray<T> x_d(x), W_d(W), b_d(b), pre_d(N * out), y_d(N * out);
+    linear_gelu_forward(blas, x_d.get(), W_d.get(), with_bias ? b_d.get() : nullptr, pre_d.get(), y_d.get(), N, in,
+                        out, nullptr);
+    sync();
+    const Ref pre = linear_ref(x, W, b, N, in, out);
+    Ref y(pre.size());
+    for (size_t e = 0; e < pre.size(); ++e) y[e] = gelu_tanh_ref(pre[e]);
+    const std::string c = tag + " call " + std::to_string(call);
+    expect_close(c + " pre", relative_error(pre_d.download(), pre), tol<T>(1e-4, 1e-2));
+    expect_close(c + " y", relative_error(y_d.download(), y), tol<T>(1e-4, 1e-2));
+    if (call == 0) plans = blas.cached_plans();
+  }
+  expect_close(tag + " plans added by the second call", double(blas.cached_plans() - plans), 0.0);
+#ifdef EMB_CUDA_EMULATE
+  // The stand-in offers GELU_AUX(_BIAS) and BGRADA: no plan may have fallen back.
+  expect_close(tag + " epilogue fallbacks", double(blas.fallback_plans()), 0.0);
+#else
+  // cuBLASLt may refuse an epilogue on some GPU or version: correct either way, slower if so.
+  std::printf("info %s: %zu epilogue plan(s) refused by cuBLASLt (separate pass)\n", tag.c_str(),
+              blas.fallback_plans());
+#endif
+}
+
 template <class T>
 void test_linear_emb(const Blas& blas) {
   std::mt19937 rng(2);
@@ -467,10 +508,10 @@ void test_attention_edge_cases() {
 // ---- norm + modulate, gated residual ---------------------------------------------------------
 
 template <class T>
-void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
+void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
   std::mt19937 rng(3);
   const int64_t N = 19;
-  const int C = 200, ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
+  const int ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
   const bool layer = kind == NormKind::layer;
   const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), w = stored<T>(random_normal(C, rng)),
              b = stored<T>(random_normal(C, rng)), mod = stored<T>(random_normal(N * ld_mod, rng, 0.5f)),
@@ -522,7 +563,7 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
     for (int c = 0; c < C; ++c) dx[i * C + c] += r * (g[c] - (layer ? g_mean : 0.0) - xhat[c] * gx_mean);
   }
   const std::string tag = std::string(layer ? "layernorm" : "rmsnorm") + (affine ? "+affine" : "") +
-                          (modulate ? "+modulate " : " ") + dtype<T>();
+                          (modulate ? "+modulate C " : " C ") + std::to_string(C) + " " + dtype<T>();
   expect_close(tag + " forward y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
   if (layer) expect_close(tag + " mean", relative_error(mean_d.download(), mean), 1e-5);
   expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
@@ -532,11 +573,56 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate) {
   if (modulate) expect_close(tag + " backward dscale/dshift", relative_error(dmod_d.download(), dmod), tol<T>(1e-5, 1e-2));
 }
 
+// x += gate·r, x_in = x, normed = LN(x), y = normed·(1 + scale) + shift in one pass, against
+// the unfused sequence in double (x rounded to T once after the residual, as it is stored).
 template <class T>
-void test_gated_residual(bool gated) {
+void test_residual_norm_modulate(bool gated, int C) {
+  std::mt19937 rng(12);
+  const int64_t N = 23;
+  const int ld = 6 * C;  // gate, scale and shift are chunks 2, 0 and 1 of a [N, 6C] tensor
+  const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), r = stored<T>(random_normal(N * C, rng)),
+             mod = stored<T>(random_normal(N * ld, rng, 0.5f));
+  DeviceArray<T> x_d(x), r_d(r), mod_d(mod), x_in_d(N * C), normed_d(N * C), y_d(N * C);
+  DeviceArray<float> mean_d(N), rstd_d(N);
+  const T* gate = gated ? mod_d.get() + 2 * C : nullptr;
+  residual_norm_modulate_forward(NormKind::layer, x_d.get(), gate, ld, r_d.get(), x_in_d.get(),
+                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), mod_d.get(),
+                                 mod_d.get() + C, ld, normed_d.get(), y_d.get(), mean_d.get(), rstd_d.get(), N, C,
+                                 nullptr);
+  sync();
+  std::vector<float> xs(x.size());
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) {
+      const float g = gated ? mod[i * ld + 2 * C + c] : 1.0f;
+      xs[i * C + c] = stored<T>(x[i * C + c] + g * r[i * C + c]);
+    }
+  Ref normed(xs.size()), y(xs.size()), rstd(N);
+  for (int64_t i = 0; i < N; ++i) {
+    double mu = 0.0, ss = 0.0;
+    for (int c = 0; c < C; ++c) mu += xs[i * C + c] / double(C);
+    for (int c = 0; c < C; ++c) ss += (xs[i * C + c] - mu) * (xs[i * C + c] - mu) / C;
+    rstd[i] = 1.0 / std::sqrt(ss + 1e-6);
+    for (int c = 0; c < C; ++c) {
+      normed[i * C + c] = (xs[i * C + c] - mu) * rstd[i];
+      y[i * C + c] = normed[i * C + c] * (1.0 + mod[i * ld + c]) + mod[i * ld + C + c];
+    }
+  }
+  const std::string tag = std::string("residual_norm_modulate") + (gated ? " gated" : "") + " C " +
+                          std::to_string(C) + " " + dtype<T>();
+  // x is the same rounding of the same sum on both sides (exact under the emulation; a GPU may
+  // contract x + g·r into an FMA and round once less).
+  expect_close(tag + " x", relative_error(x_d.download(), to_ref(xs)), tol<T>(1e-6, 1e-2));
+  expect_close(tag + " x_in", relative_error(x_in_d.download(), to_ref(xs)), tol<T>(1e-6, 1e-2));
+  expect_close(tag + " normed", relative_error(normed_d.download(), normed), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
+}
+
+template <class T>
+void test_gated_residual(bool gated, int C) {
   std::mt19937 rng(4);
   const int64_t N = 13;
-  const int C = 96, ld = 2 * C;
+  const int ld = 2 * C;
   const auto x = stored<T>(random_normal(N * C, rng)), gate = stored<T>(random_normal(N * ld, rng)),
              y = stored<T>(random_normal(N * C, rng)), dx = stored<T>(random_normal(N * C, rng)),
              dy0 = stored<T>(random_normal(N * C, rng)), dgate0 = stored<T>(random_normal(N * ld, rng));
@@ -553,7 +639,7 @@ void test_gated_residual(bool gated) {
       dyr[i * C + c] += dx[i * C + c] * gv;
       if (gated) dgr[i * ld + C + c] += dx[i * C + c] * y[i * C + c];
     }
-  const std::string tag = std::string(gated ? "gated_residual " : "residual ") + dtype<T>();
+  const std::string tag = std::string(gated ? "gated_residual C " : "residual C ") + std::to_string(C) + " " + dtype<T>();
   expect_close(tag + " forward x", relative_error(x_d.download(), xr), tol<T>(1e-6, 1e-2));
   expect_close(tag + " backward dy", relative_error(dy_d.download(), dyr), tol<T>(1e-6, 1e-2));
   if (gated) expect_close(tag + " backward dgate", relative_error(dgate_d.download(), dgr), tol<T>(1e-6, 1e-2));
@@ -694,7 +780,10 @@ void test_mse_loss(bool masked) {
 template <class G>
 void test_adamw() {
   std::mt19937 rng(9);
-  const std::vector<int64_t> sizes = {1000, 70001, 33};
+  // Tensors 3 and 4 start inside their buffers: 3 at the same offset for every operand (a scalar
+  // head, then 16-byte vectors), 4 with the gradient at another offset (all scalar).
+  const std::vector<int64_t> sizes = {1000, 70001, 33, 1027, 515};
+  const std::vector<int64_t> offsets = {0, 0, 0, 3, 1}, grad_offsets = {0, 0, 0, 3, 2};
   const AdamWConfig cfg{0.1f, 0.9f, 0.95f, 1e-8f, 0.01f};
   const int64_t step = 3;
   const float grad_scale = 0.5f, max_norm = 1.0f;
@@ -710,13 +799,19 @@ void test_adamw() {
     const int64_t n = sizes[t];
     Host h{random_normal(n, rng), stored<G>(random_normal(n, rng)), random_normal(n, rng, 0.1f), random_normal(n, rng)};
     for (float& x : h.v) x = x * x;
-    p_d.push_back(std::make_unique<DeviceArray<float>>(h.p));
-    m_d.push_back(std::make_unique<DeviceArray<float>>(h.m));
-    v_d.push_back(std::make_unique<DeviceArray<float>>(h.v));
-    g_d.push_back(std::make_unique<DeviceArray<G>>(h.g));
-    copy_d.push_back(std::make_unique<DeviceArray<__nv_bfloat16>>(static_cast<size_t>(n)));
-    tensors.push_back({p_d[t]->get(), g_d[t]->get(), m_d[t]->get(), v_d[t]->get(), copy_d[t]->get(), n,
-                       t == 1 ? 0.0f : 1.0f});
+    const int64_t off = offsets[t], goff = grad_offsets[t];
+    auto padded = [](const std::vector<float>& v, int64_t pad) {
+      std::vector<float> out(size_t(pad), 0.0f);
+      out.insert(out.end(), v.begin(), v.end());
+      return out;
+    };
+    p_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.p, off)));
+    m_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.m, off)));
+    v_d.push_back(std::make_unique<DeviceArray<float>>(padded(h.v, off)));
+    g_d.push_back(std::make_unique<DeviceArray<G>>(padded(h.g, goff)));
+    copy_d.push_back(std::make_unique<DeviceArray<__nv_bfloat16>>(static_cast<size_t>(n + off)));
+    tensors.push_back({p_d[t]->get() + off, g_d[t]->get() + goff, m_d[t]->get() + off, v_d[t]->get() + off,
+                       copy_d[t]->get() + off, n, t == 1 ? 0.0f : 1.0f});
     host.push_back(std::move(h));
   }
   DeviceArray<double> ws(static_cast<size_t>(kSumSquaresWorkspace));
@@ -744,13 +839,15 @@ void test_adamw() {
       v[e] = 0.95 * h.v[e] + 0.05 * g * g;
       dp[e] = -cfg.lr * ((m[e] / bc1) / (std::sqrt(v[e] / bc2) + 1e-8) + decay * h.p[e]);
     }
-    std::vector<float> p = p_d[t]->download(), delta(n);
+    const auto tail = [&](const std::vector<float>& v) { return std::vector<float>(v.begin() + offsets[t], v.end()); };
+    std::vector<float> p = tail(p_d[t]->download()), delta(n);
     for (size_t e = 0; e < n; ++e) delta[e] = p[e] - h.p[e];
     const std::string tt = tag + " tensor " + std::to_string(t);
-    expect_close(tt + " m", relative_error(m_d[t]->download(), m), 1e-5);
-    expect_close(tt + " v", relative_error(v_d[t]->download(), v), 1e-5);
+    expect_close(tt + " m", relative_error(tail(m_d[t]->download()), m), 1e-5);
+    expect_close(tt + " v", relative_error(tail(v_d[t]->download()), v), 1e-5);
     expect_close(tt + " param update", relative_error(delta, dp), 1e-5);
-    expect_close(tt + " bf16 copy", relative_error(copy_d[t]->download(), to_ref(stored<__nv_bfloat16>(p))), 0.0);
+    expect_close(tt + " bf16 copy", relative_error(tail(copy_d[t]->download()), to_ref(stored<__nv_bfloat16>(p))),
+                 0.0);
   }
 }
 
@@ -1071,18 +1168,31 @@ void test_all_storage(const Blas& blas) {
   const std::string t = dtype<T>();
   run("linear " + t, [&] { test_linear<T>(blas); });
   run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
+  run("linear_gelu " + t, [&] {
+    for (int out : {80, 37})
+      for (bool bias : {true, false}) test_linear_gelu<T>(blas, out, bias);
+  });
   test_attention_suite<T, SimtAttention>();
   if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
+  // C = 200: 16-byte vectors (every row aligned); C = 203: the scalar path.
   run("norm_modulate " + t, [&] {
-    test_norm_modulate<T>(NormKind::layer, false, true);
-    test_norm_modulate<T>(NormKind::layer, true, false);
-    test_norm_modulate<T>(NormKind::layer, true, true);
-    test_norm_modulate<T>(NormKind::rms, true, false);
-    test_norm_modulate<T>(NormKind::rms, false, true);
+    for (int C : {200, 203}) {
+      test_norm_modulate<T>(NormKind::layer, false, true, C);
+      test_norm_modulate<T>(NormKind::layer, true, false, C);
+      test_norm_modulate<T>(NormKind::layer, true, true, C);
+      test_norm_modulate<T>(NormKind::rms, true, false, C);
+      test_norm_modulate<T>(NormKind::rms, false, true, C);
+    }
   });
-  run("gated_residual " + t, [&] {
-    test_gated_residual<T>(true);
-    test_gated_residual<T>(false);
+  run("residual_norm_modulate " + t, [&] {
+    for (int C : {256, 203})
+      for (bool gated : {true, false}) test_residual_norm_modulate<T>(gated, C);
+  });
+  run("gated_residual " + t, [&] {  // C = 96: 16-byte vectors; C = 99: scalar
+    for (int C : {96, 99}) {
+      test_gated_residual<T>(true, C);
+      test_gated_residual<T>(false, C);
+    }
   });
   run("rope " + t, [&] {
     for (int hd : {48, 64, 128}) {

@@ -1,7 +1,13 @@
 // A cuBLASLt stand-in over OpenBLAS for the calls kernels/cuda makes (blas.cu, linear.cu,
 // fp8_gemm.cu): column-major D = alpha·op(A)·op(B) + beta·C (C = D), fp32 compute, with
 //   - fp32 or bf16 A, B, C, D (bf16 widened to fp32, one sgemm, rounded once), transposes,
-//     the BIAS epilogue (bias[m] added per column, before the single rounding);
+//     and the epilogues (cublasLt.h's enum comments; bias and aux in D's type, the default):
+//     BIAS (bias[m] added per column, before the single rounding); GELU_AUX and GELU_AUX_BIAS
+//     (the GELU input, bias included, rounded to D's type into the aux matrix [m, n] with
+//     leading dimension EPILOGUE_AUX_LD, a multiple of 8 and ≥ m; D = gelu of the unrounded
+//     input, the tanh approximation; beta = 0 only); BGRADA (bias[i] = Σ_k op(A)[i, k],
+//     overwritten, summed in double and rounded once where the GPU sums in fp32 in its own
+//     order; D computed as without the epilogue; alpha = 1 only);
 //   - E4M3 A (transposed) and B (not) with BLK128x128 scales on A and VEC128 scales on B, fp32
 //     or bf16 D, computed by the CPU reference kernels/cpu/fp8_gemm.cpp.
 // Anything else (other types, epilogues, scale modes, layout attributes) is refused with
@@ -11,6 +17,7 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -30,6 +37,8 @@ struct Desc {
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const void* bias = nullptr;
   int32_t bias_type = -1;
+  void* aux = nullptr;
+  int64_t aux_ld = 0;
   int32_t a_scale_mode = -1, b_scale_mode = -1;
   const float *a_scales = nullptr, *b_scales = nullptr;
 };
@@ -76,6 +85,16 @@ bool take(const void* buf, size_t size, V& value) {
   return true;
 }
 
+bool uses_bias(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_BGRADA;
+}
+bool uses_aux(cublasLtEpilogue_t e) { return e == CUBLASLT_EPILOGUE_GELU_AUX || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS; }
+
+// gelu_tanh in fp32, as kernels/cpu/activation.cpp computes it.
+float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
 bool is_fp8(const Desc& d) { return d.a_scale_mode >= 0 || d.b_scale_mode >= 0; }
 
 // Checks one call's descriptors; the problem is m x n x k.
@@ -115,10 +134,24 @@ cublasStatus_t validate(const Desc& d, const Layout& a, const Layout& b, const L
   if (a.type != b.type || a.type != dl.type || (a.type != CUDA_R_32F && a.type != CUDA_R_16BF))
     return refuse("operand types A " + std::to_string(int(a.type)) + ", B " + std::to_string(int(b.type)) + ", D " +
                   std::to_string(int(dl.type)) + " (only all fp32 or all bf16)");
-  if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT && d.epilogue != CUBLASLT_EPILOGUE_BIAS)
-    return refuse("epilogue " + std::to_string(int(d.epilogue)) + " (only DEFAULT and BIAS)");
-  if (d.epilogue == CUBLASLT_EPILOGUE_BIAS && (!d.bias || d.bias_type != int32_t(dl.type)))
-    return invalid("BIAS epilogue without a bias pointer of D's type");
+  switch (d.epilogue) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return CUBLAS_STATUS_SUCCESS;
+    case CUBLASLT_EPILOGUE_BIAS:
+    case CUBLASLT_EPILOGUE_GELU_AUX:
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+    case CUBLASLT_EPILOGUE_BGRADA:
+      break;
+    default:
+      return refuse("epilogue " + std::to_string(int(d.epilogue)) +
+                    " (only DEFAULT, BIAS, GELU_AUX, GELU_AUX_BIAS and BGRADA)");
+  }
+  if (uses_bias(d.epilogue) && !d.bias) return invalid("a bias epilogue without a bias pointer");
+  if (uses_bias(d.epilogue) && d.bias_type != -1 && d.bias_type != int32_t(dl.type))
+    return refuse("a bias type other than D's");
+  if (uses_aux(d.epilogue) && (!d.aux || d.aux_ld % 8 || d.aux_ld < int64_t(dl.rows)))
+    return invalid("a GELU_AUX epilogue needs an aux pointer and an aux leading dimension divisible by 8 and >= " +
+                   std::to_string(dl.rows) + " (got " + std::to_string(d.aux_ld) + ")");
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -145,6 +178,14 @@ void narrow(const Layout& l, const std::vector<float>& v, void* p) {
     }
 }
 
+// The m x n values of v (leading dimension ld) with leading dimension to_ld.
+std::vector<float> with_leading_dimension(const std::vector<float>& v, int64_t ld, int m, int n, int64_t to_ld) {
+  std::vector<float> out(size_t(to_ld) * n, 0.0f);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) out[size_t(j) * to_ld + i] = v[size_t(j) * ld + i];
+  return out;
+}
+
 void run_dense(const Desc& d, const Layout& a, const Layout& b, const Layout& dl, float alpha, float beta,
                const void* A, const void* B, void* D) {
   const int m = int(dl.rows), n = int(dl.cols), k = int(d.trans_a == CUBLAS_OP_N ? a.cols : a.rows);
@@ -154,11 +195,26 @@ void run_dense(const Desc& d, const Layout& a, const Layout& b, const Layout& dl
   cblas_sgemm(CblasColMajor, d.trans_a == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
               d.trans_b == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, fa.data(), int(a.ld), fb.data(),
               int(b.ld), beta, fd.data(), int(dl.ld));
-  if (d.epilogue == CUBLASLT_EPILOGUE_BIAS) {
-    const Layout bias_layout{dl.type, dl.rows, 1, int64_t(dl.rows)};
-    const std::vector<float> bias = widen(bias_layout, d.bias);
+  const Layout vector_layout{dl.type, dl.rows, 1, int64_t(dl.rows)};
+  if (d.epilogue == CUBLASLT_EPILOGUE_BIAS || d.epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS) {
+    const std::vector<float> bias = widen(vector_layout, d.bias);
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < m; ++i) fd[size_t(j) * dl.ld + i] += bias[size_t(i)];
+  }
+  if (uses_aux(d.epilogue)) {
+    narrow(Layout{dl.type, dl.rows, dl.cols, d.aux_ld}, with_leading_dimension(fd, dl.ld, m, n, d.aux_ld), d.aux);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) fd[size_t(j) * dl.ld + i] = gelu_tanh(fd[size_t(j) * dl.ld + i]);
+  }
+  if (d.epilogue == CUBLASLT_EPILOGUE_BGRADA) {
+    std::vector<float> grad(static_cast<size_t>(m));
+    for (int i = 0; i < m; ++i) {
+      double sum = 0.0;
+      for (int kk = 0; kk < k; ++kk)
+        sum += d.trans_a == CUBLAS_OP_N ? fa[size_t(kk) * a.ld + i] : fa[size_t(i) * a.ld + kk];
+      grad[size_t(i)] = float(sum);
+    }
+    narrow(vector_layout, grad, const_cast<void*>(d.bias));
   }
   narrow(dl, fd, D);
 }
@@ -225,6 +281,12 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
       break;
     case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
       ok = take(buf, size, d.bias_type);
+      break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+      ok = take(buf, size, d.aux);
+      break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
+      ok = take(buf, size, d.aux_ld);
       break;
     case CUBLASLT_MATMUL_DESC_A_SCALE_MODE:
       ok = take(buf, size, d.a_scale_mode);
@@ -345,6 +407,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
       if (!aligned(ptr, 16)) return invalid("FP8 operands and scales must be 16-byte aligned");
     emb::emu::enqueue(stream, "cublasLtMatmul (fp8)", [=] { run_fp8(d, a, dl, beta_v, A, B, D); });
   } else {
+    if (uses_aux(d.epilogue) && beta_v != 0.0f) return refuse("beta != 0 with a GELU_AUX epilogue");
+    if (d.epilogue == CUBLASLT_EPILOGUE_BGRADA && alpha_v != 1.0f) return refuse("alpha != 1 with BGRADA");
     emb::emu::enqueue(stream, "cublasLtMatmul", [=] { run_dense(d, a, b, dl, alpha_v, beta_v, A, B, D); });
   }
   return CUBLAS_STATUS_SUCCESS;

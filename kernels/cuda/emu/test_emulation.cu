@@ -291,4 +291,44 @@ BOOST_AUTO_TEST_CASE(cublaslt_refuses_what_it_does_not_emulate) {
   cublasLtDestroy(handle);
 }
 
+// The epilogue rules of cublasLt.h the stand-in enforces: GELU_AUX needs an aux pointer and an aux
+// leading dimension divisible by 8 and >= m; BGRADA needs a bias pointer; both are offered then.
+BOOST_AUTO_TEST_CASE(cublaslt_checks_epilogue_operands) {
+  cublasLtHandle_t handle;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t a, d;
+  cublasLtMatmulPreference_t pref;
+  BOOST_REQUIRE(cublasLtCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  BOOST_REQUIRE(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
+  cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, 16, 16, 16);
+  cublasLtMatrixLayoutCreate(&d, CUDA_R_32F, 16, 16, 16);
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulHeuristicResult_t result;
+  int found = -1;
+  auto heuristic = [&] { return cublasLtMatmulAlgoGetHeuristic(handle, op, a, a, d, d, pref, 1, &result, &found); };
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value) {
+    BOOST_REQUIRE(cublasLtMatmulDescSetAttribute(op, attribute, &value, sizeof(value)) == CUBLAS_STATUS_SUCCESS);
+  };
+  float buffer[16 * 24];
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX);
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_INVALID_VALUE);  // no aux pointer
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(buffer));
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(20));
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_INVALID_VALUE);  // ld not divisible by 8
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(8));
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_INVALID_VALUE);  // ld < m
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(24));
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_SUCCESS);
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BGRADA);
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_INVALID_VALUE);  // no bias pointer
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(buffer));
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_SUCCESS);
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DGELU_BGRAD);
+  BOOST_TEST(heuristic() == CUBLAS_STATUS_NOT_SUPPORTED);  // not modelled: not used
+  for (cublasLtMatrixLayout_t l : {a, d}) cublasLtMatrixLayoutDestroy(l);
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(handle);
+}
+
 }  // namespace
