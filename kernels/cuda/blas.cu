@@ -48,19 +48,19 @@ size_t Blas::PlanKeyHash::operator()(const PlanKey& k) const {
   size_t h = 0;
   auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   const GemmShape& s = k.shape;
-  for (int64_t v : {int64_t(s.type), int64_t(s.trans_a), int64_t(s.trans_b), s.m, s.n, s.k, s.lda, s.ldb, s.ldd,
-                    int64_t(s.epilogue), s.aux_ld, int64_t(k.align_a), int64_t(k.align_b), int64_t(k.align_d),
-                    int64_t(k.align_bias), int64_t(k.align_aux)})
+  for (int64_t v : {int64_t(s.type), int64_t(s.out_type), int64_t(s.trans_a), int64_t(s.trans_b), s.m, s.n, s.k,
+                    s.lda, s.ldb, s.ldd, int64_t(s.epilogue), s.aux_ld, int64_t(k.align_a), int64_t(k.align_b),
+                    int64_t(k.align_d), int64_t(k.align_bias), int64_t(k.align_aux)})
     mix(uint64_t(v));
   return h;
 }
 
 bool Blas::PlanKeyEqual::operator()(const PlanKey& a, const PlanKey& b) const {
   const GemmShape &x = a.shape, &y = b.shape;
-  return x.type == y.type && x.trans_a == y.trans_a && x.trans_b == y.trans_b && x.m == y.m && x.n == y.n &&
-         x.k == y.k && x.lda == y.lda && x.ldb == y.ldb && x.ldd == y.ldd && x.epilogue == y.epilogue &&
-         x.aux_ld == y.aux_ld && a.align_a == b.align_a && a.align_b == b.align_b && a.align_d == b.align_d &&
-         a.align_bias == b.align_bias && a.align_aux == b.align_aux;
+  return x.type == y.type && x.out_type == y.out_type && x.trans_a == y.trans_a && x.trans_b == y.trans_b &&
+         x.m == y.m && x.n == y.n && x.k == y.k && x.lda == y.lda && x.ldb == y.ldb && x.ldd == y.ldd &&
+         x.epilogue == y.epilogue && x.aux_ld == y.aux_ld && a.align_a == b.align_a && a.align_b == b.align_b &&
+         a.align_d == b.align_d && a.align_bias == b.align_bias && a.align_aux == b.align_aux;
 }
 
 struct Blas::Plan {
@@ -119,7 +119,7 @@ const Blas::Plan& Blas::plan(const GemmShape& s, const GemmOperands& ops) const 
                "layout A");
   check_cublas(cublasLtMatrixLayoutCreate(&g.b, s.type, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb),
                "layout B");
-  check_cublas(cublasLtMatrixLayoutCreate(&g.d, s.type, s.m, s.n, s.ldd), "layout D");
+  check_cublas(cublasLtMatrixLayoutCreate(&g.d, s.out_type, s.m, s.n, s.ldd), "layout D");
   set_preferences(g, workspace_bytes_, ops.A, ops.B, ops.D);
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;

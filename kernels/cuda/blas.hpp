@@ -16,13 +16,15 @@
 namespace emb::cuda {
 
 // One column-major GEMM D[m, n] = op(A)·op(B) + beta·D with an epilogue, as cached by Blas:
-// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b); all of one
-// storage type, fp32 compute (CUBLAS_COMPUTE_32F: no TF32, so fp32 matches the CPU).
+// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b); A and B of one
+// storage type, D of that type or fp32 beside bf16 A and B (bf16 activations accumulating into
+// fp32 parameter gradients); fp32 compute (CUBLAS_COMPUTE_32F: no TF32, so fp32 matches the CPU).
 // Epilogues used (cublasLt.h): BIAS (bias[m] added per column), GELU_AUX / GELU_AUX_BIAS
 // (D = gelu(A·B (+ bias)), the GELU input written to aux [m, n] with leading dimension aux_ld,
 // a multiple of 8), BGRADA (bias[m] = Σ_k op(A)[i, k], overwritten, in D's type).
 struct GemmShape {
-  cudaDataType_t type = CUDA_R_32F;
+  cudaDataType_t type = CUDA_R_32F;      // A and B
+  cudaDataType_t out_type = CUDA_R_32F;  // C and D (and a BGRADA bias gradient)
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;

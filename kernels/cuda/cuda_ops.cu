@@ -51,6 +51,23 @@ DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
   return first->dtype;
 }
 
+// The storage type of a call's parameter gradients (dW, db, norm weight and bias gradients,
+// column sums): the data views' type, or fp32 beside bf16 data (bf16 activations accumulate
+// into fp32 parameter gradients); the present ones share it.
+DType gradient_storage(const OpCheck& c, DType data, std::initializer_list<const View*> gradients) {
+  const View* first = nullptr;
+  for (const View* v : gradients) {
+    if (v->absent()) continue;
+    if (!first) first = v;
+    c.expect(v->dtype == first->dtype, "the parameter gradients must share one dtype on CUDA");
+  }
+  if (!first) return data;
+  c.expect(first->dtype == data || (data == DType::bf16 && first->dtype == DType::f32),
+           str("parameter gradients of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
+               " data are unsupported on CUDA (the data's dtype, or fp32 beside bf16)"));
+  return first->dtype;
+}
+
 // Statistics views (mean, rstd, lse, timesteps, AdamW state) are fp32.
 void fp32_views(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
   for (const auto& [name, v] : views)
@@ -69,6 +86,18 @@ void dispatch(DType t, Body body) {
     body(float{});
   else
     body(bf16_t{});
+}
+
+// Calls body(T{}, G{}) with the data's storage type T and the parameter gradients' G
+// (gradient_storage: G = T, or fp32 beside bf16).
+template <class Body>
+void dispatch_with_gradient(DType data, DType gradient, Body body) {
+  if (data == DType::f32)
+    body(float{}, float{});
+  else if (gradient == DType::f32)
+    body(bf16_t{}, float{});
+  else
+    body(bf16_t{}, bf16_t{});
 }
 
 cuda::Activation kernel_activation(Activation act) {
@@ -246,9 +275,11 @@ void CudaOps::column_sums(const View& x, const View& out) {
   OpCheck c("column_sums", {{"x", &x}, {"out", &out}});
   c.well_formed();
   c.expect(!x.absent() && !out.absent() && out.size() == x.cols && out.contiguous(), "out must be [1, x cols]");
-  dispatch(storage(c, {&x, &out}), [&](auto t) {
+  const DType data = storage(c, {&x});
+  dispatch_with_gradient(data, gradient_storage(c, data, {&out}), [&](auto t, auto g) {
     using T = decltype(t);
-    cuda::column_sum(x.rows, int(x.cols), ptr<T>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld}, stream_);
+    using G = decltype(g);
+    cuda::column_sum(x.rows, int(x.cols), ptr<G>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld}, stream_);
   });
 }
 
@@ -308,10 +339,12 @@ void CudaOps::linear_backward(const View& x, const View& W, Activation act, cons
                               const View& dx, const View& dW, const View& db) {
   const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
-  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+  const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
+  dispatch_with_gradient(data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto gt) {
     using T = decltype(t);
+    using G = decltype(gt);
     const T* g = activation_input_gradient<T>(act, pre, dy);
-    cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<T>(dW), ptr<T>(db), x.rows,
+    cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<G>(dW), ptr<G>(db), x.rows,
                           int(x.cols), int(W.cols), stream_);
   });
 }
@@ -376,13 +409,15 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
   const OpCheck c = check_linear_backward("linear_emb_backward", x, W, act, pre, dy, dx, dW, db, emb.n_emb);
   check_emb_rows(c, emb, x);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
-  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+  const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
+  dispatch_with_gradient(data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto gt) {
     using T = decltype(t);
+    using G = decltype(gt);
     const T* g = activation_input_gradient<T>(act, pre, dy);
     void* scratch =
         workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
     cuda::linear_emb_backward(*blas_, ptr<const T>(x), ptr<const T>(W), emb.perm, emb.offsets, g, ptr<T>(dx),
-                              ptr<T>(dW), ptr<T>(db), x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch, stream_);
+                              ptr<G>(dW), ptr<G>(db), x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch, stream_);
   });
 }
 
@@ -410,11 +445,13 @@ void CudaOps::layernorm_backward(const View& x, const View& weight, const View& 
   c.expect(dweight.absent() || dweight.size() == x.cols, "dweight must hold x cols elements");
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}, {"dbias", &dbias}});
-  dispatch(storage(c, {&x, &weight, &dy, &dx, &dweight, &dbias}), [&](auto t) {
+  const DType data = storage(c, {&x, &weight, &dy, &dx});
+  dispatch_with_gradient(data, gradient_storage(c, data, {&dweight, &dbias}), [&](auto t, auto g) {
     using T = decltype(t);
+    using G = decltype(g);
     cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const T>(x), ptr<const T>(weight),
                                  static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, fp(mean), fp(rstd),
-                                 ptr<const T>(dy), ptr<T>(dx), ptr<T>(dweight), ptr<T>(dbias),
+                                 ptr<const T>(dy), ptr<T>(dx), ptr<G>(dweight), ptr<G>(dbias),
                                  static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
   });
 }
@@ -438,11 +475,13 @@ void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rs
   c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
   fp32_views(c, {{"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}});
-  dispatch(storage(c, {&x, &weight, &dy, &dx, &dweight}), [&](auto t) {
+  const DType data = storage(c, {&x, &weight, &dy, &dx});
+  dispatch_with_gradient(data, gradient_storage(c, data, {&dweight}), [&](auto t, auto g) {
     using T = decltype(t);
+    using G = decltype(g);
     cuda::norm_modulate_backward(cuda::NormKind::rms, ptr<const T>(x), ptr<const T>(weight),
                                  static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, nullptr, fp(rstd),
-                                 ptr<const T>(dy), ptr<T>(dx), ptr<T>(dweight), static_cast<T*>(nullptr),
+                                 ptr<const T>(dy), ptr<T>(dx), ptr<G>(dweight), static_cast<G*>(nullptr),
                                  static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
   });
 }

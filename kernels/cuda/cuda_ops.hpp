@@ -4,7 +4,9 @@
 // blas.cu for the linears); nothing synchronises except download(), synchronize() and the
 // attention forward's check for rows without an allowed key (attention.hpp).
 //
-// Dtypes: the data views of one call share one storage type, fp32 or bf16 (math fp32); per-row
+// Dtypes: the data views of one call share one storage type, fp32 or bf16 (math fp32); parameter
+// gradients (linear dW and db, norm weight and bias gradients, column sums' out) may be fp32
+// beside bf16 data, as bf16 activations accumulate into fp32 parameter gradients; per-row
 // statistics (mean, rstd, lse), timesteps and AdamW's parameters and moments are fp32 (AdamW's
 // gradient may be bf16). Contiguity: the kernels that take no row stride need ld = cols (the
 // linears, norms, attention, RoPE, activations, losses); the row ops, column sums and the

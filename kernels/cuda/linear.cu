@@ -15,15 +15,17 @@ namespace emb::cuda {
 namespace {
 
 // Column-major D[m, n] = op(A)·op(B) + beta·D with an epilogue, fp32 accumulation (blas.hpp).
-// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b). False when
-// cuBLASLt offers no algorithm for the epilogue (the caller runs its separate pass).
-template <class T>
+// A is stored [m, k] (or [k, m] when trans_a), B [k, n] (or [n, k] when trans_b); D (and aux) of
+// type O, A's type or fp32 beside bf16. False when cuBLASLt offers no algorithm for the epilogue
+// (the caller runs its separate pass).
+template <class T, class O>
 bool gemm(const Blas& blas, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
-          const T* B, int64_t ldb, float beta, T* D, int64_t ldd, cublasLtEpilogue_t epilogue, const void* bias,
-          T* aux, cudaStream_t stream) {
+          const T* B, int64_t ldb, float beta, O* D, int64_t ldd, cublasLtEpilogue_t epilogue, const void* bias,
+          O* aux, cudaStream_t stream) {
   if (m == 0 || n == 0 || k == 0) return true;  // k = 0 only arises for empty row groups (beta = 1)
   GemmShape s;
   s.type = data_type<T>();
+  s.out_type = data_type<O>();
   s.trans_a = trans_a, s.trans_b = trans_b;
   s.m = m, s.n = n, s.k = k, s.lda = lda, s.ldb = ldb, s.ldd = ldd;
   s.epilogue = epilogue;
@@ -87,28 +89,28 @@ void linear_gelu_forward(const Blas& blas, const T* x, const T* W, const T* b, T
   activation_forward(Activation::gelu_tanh, static_cast<const T*>(pre), y, N * out, stream);
 }
 
-template <class T>
-void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
+template <class T, class G>
+void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, G* dW, G* db, int64_t N, int in,
                      int out, cudaStream_t stream) {
   const T* none = nullptr;
   // dxᵀ[in, N] += W[in, out] · dyᵀ[out, N]
   if (dx) gemm(blas, true, false, in, N, out, W, out, dy, out, 1.0f, dx, in, CUBLASLT_EPILOGUE_DEFAULT, none,
                static_cast<T*>(nullptr), stream);
   // dWᵀ[out, in] += dyᵀ[out, N] · x[N, in]; A = dyᵀ, so BGRADA (reduction over k = N) is Σ_rows dy.
-  // bf16 takes it from the epilogue into scratch (it overwrites) and adds it to db; fp32 keeps
-  // the column sum in double, which matches the CPU to 1e-5 in a fixed order.
+  // bf16 dy takes it from the epilogue into scratch (it overwrites; in dW's type) and adds it to
+  // db; fp32 keeps the column sum in double, which matches the CPU to 1e-5 in a fixed order.
   const bool bias_epilogue = dW && db && N > 0 && std::is_same_v<T, __nv_bfloat16> &&
-                             size_t(out) * sizeof(T) <= Blas::kBiasGradScratchBytes;
-  T* bias_grad = bias_epilogue ? static_cast<T*>(blas.bias_grad_scratch(stream)) : nullptr;
+                             size_t(out) * sizeof(G) <= Blas::kBiasGradScratchBytes;
+  G* bias_grad = bias_epilogue ? static_cast<G*>(blas.bias_grad_scratch(stream)) : nullptr;
   bool db_done = false;
   if (dW) {
     db_done = bias_epilogue && gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out,
-                                    CUBLASLT_EPILOGUE_BGRADA, bias_grad, static_cast<T*>(nullptr), stream);
+                                    CUBLASLT_EPILOGUE_BGRADA, bias_grad, static_cast<G*>(nullptr), stream);
     if (!db_done)
       gemm(blas, false, true, out, in, N, dy, out, x, in, 1.0f, dW, out, CUBLASLT_EPILOGUE_DEFAULT, none,
-           static_cast<T*>(nullptr), stream);
+           static_cast<G*>(nullptr), stream);
   }
-  if (db_done) add(db, 0, static_cast<const T*>(bias_grad), 0, db, 0, 1, out, stream);
+  if (db_done) add(db, 0, static_cast<const G*>(bias_grad), 0, db, 0, 1, out, stream);
   if (db && !db_done) column_sum(N, out, db, MatrixEntry<T>{dy, out}, stream);
 }
 
@@ -151,9 +153,9 @@ void linear_emb_forward(const Blas& blas, const T* x, const T* W, const T* b, co
   scatter_rows(ys, perm, y, N, out, false, stream);
 }
 
-template <class T>
+template <class T, class G>
 void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t* perm, const int64_t* offsets,
-                         const T* dy, T* dx, T* dW, T* db, int64_t N, int in, int out, int E, void* scratch,
+                         const T* dy, T* dx, G* dW, G* db, int64_t N, int in, int out, int E, void* scratch,
                          cudaStream_t stream) {
   char* base = static_cast<char*>(scratch);
   T* xs = reinterpret_cast<T*>(base);
@@ -176,13 +178,17 @@ void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t
   template void linear_forward<T>(const Blas&, const T*, const T*, const T*, T*, int64_t, int, int, cudaStream_t);    \
   template void linear_gelu_forward<T>(const Blas&, const T*, const T*, const T*, T*, T*, int64_t, int, int,          \
                                        cudaStream_t);                                                                 \
-  template void linear_backward<T>(const Blas&, const T*, const T*, const T*, T*, T*, T*, int64_t, int, int,          \
-                                   cudaStream_t);                                                                     \
   template void linear_emb_forward<T>(const Blas&, const T*, const T*, const T*, const int32_t*, const int64_t*, T*, \
-                                      int64_t, int, int, int, void*, cudaStream_t);                                   \
-  template void linear_emb_backward<T>(const Blas&, const T*, const T*, const int32_t*, const int64_t*, const T*, T*, \
-                                       T*, T*, int64_t, int, int, int, void*, cudaStream_t);
+                                      int64_t, int, int, int, void*, cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#undef EMB_INSTANTIATE
+
+#define EMB_INSTANTIATE(T, G)                                                                                         \
+  template void linear_backward<T, G>(const Blas&, const T*, const T*, const T*, T*, G*, G*, int64_t, int, int,       \
+                                      cudaStream_t);                                                                  \
+  template void linear_emb_backward<T, G>(const Blas&, const T*, const T*, const int32_t*, const int64_t*, const T*, \
+                                          T*, G*, G*, int64_t, int, int, int, void*, cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_GRADIENT(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda

@@ -29,11 +29,13 @@ template <class T>
 void linear_gelu_forward(const Blas& blas, const T* x, const T* W, const T* b, T* pre, T* y, int64_t N, int in,
                          int out, cudaStream_t stream);
 // dx += dy · Wᵀ ; dW += xᵀ · dy ; db += Σ_rows dy   (any of dx, dW, db may be null)
+// G, the parameter gradients' type, is T or fp32 beside bf16 T (fp32 accumulation either way;
+// fp32 dW and db keep the small per-step contributions bf16 would round away).
 // bf16 with dW: db comes from the dW GEMM's BGRADA epilogue (Σ over the GEMM's k = rows, in the
 // GEMM's fp32 accumulation), written to Blas scratch since the epilogue overwrites, then added
 // to db. fp32, or db without dW: a deterministic column sum in double (matches the CPU to 1e-5).
-template <class T>
-void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N, int in,
+template <class T, class G>
+void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, G* dW, G* db, int64_t N, int in,
                      int out, cudaStream_t stream);
 
 // Per-embodiment linear: row i uses W[emb[i]] [in, out] and b[emb[i]] [out]. Rows are gathered
@@ -52,9 +54,9 @@ template <class T>
 void linear_emb_forward(const Blas& blas, const T* x, const T* W, const T* b, const int32_t* perm,
                         const int64_t* offsets, T* y, int64_t N, int in, int out, int E, void* scratch,
                         cudaStream_t stream);
-template <class T>
+template <class T, class G>
 void linear_emb_backward(const Blas& blas, const T* x, const T* W, const int32_t* perm, const int64_t* offsets,
-                         const T* dy, T* dx, T* dW, T* db, int64_t N, int in, int out, int E, void* scratch,
+                         const T* dy, T* dx, G* dW, G* db, int64_t N, int in, int out, int E, void* scratch,
                          cudaStream_t stream);
 
 }  // namespace emb::cuda

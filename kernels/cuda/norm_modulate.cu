@@ -255,9 +255,9 @@ void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* 
                                  ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
 }
 
-template <class T>
+template <class T, class G>
 void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
-                            const float* mean, const float* rstd, const T* dy, T* dx, T* dweight, T* dbias, T* dscale,
+                            const float* mean, const float* rstd, const T* dy, T* dx, G* dweight, G* dbias, T* dscale,
                             T* dshift, int64_t N, int C, cudaStream_t stream) {
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
@@ -284,12 +284,16 @@ void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T*
 #define EMB_INSTANTIATE(T)                                                                                           \
   template void norm_modulate_forward<T>(NormKind, const T*, const T*, const T*, const T*, const T*, int64_t, T*,    \
                                          float*, float*, int64_t, int, cudaStream_t);                                \
-  template void norm_modulate_backward<T>(NormKind, const T*, const T*, const T*, const T*, int64_t, const float*,   \
-                                          const float*, const T*, T*, T*, T*, T*, T*, int64_t, int, cudaStream_t);   \
   template void residual_norm_modulate_forward<T>(NormKind, T*, const T*, int64_t, const T*, T*, const T*, const T*, \
                                                   const T*, const T*, int64_t, T*, T*, float*, float*, int64_t, int, \
                                                   cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#undef EMB_INSTANTIATE
+
+#define EMB_INSTANTIATE(T, G)                                                                                         \
+  template void norm_modulate_backward<T, G>(NormKind, const T*, const T*, const T*, const T*, int64_t, const float*, \
+                                             const float*, const T*, T*, G*, G*, T*, T*, int64_t, int, cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_GRADIENT(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda

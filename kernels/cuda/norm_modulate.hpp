@@ -32,10 +32,11 @@ void residual_norm_modulate_forward(NormKind kind, T* x, const T* gate, int64_t 
                                     T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
 
 // dx += ∂y/∂x·dy; dweight, dbias (column sums); dscale += dy·n; dshift += dy. The row pass reads
-// x, dy and scale once (x̂ and dn·weight kept in shared memory for the dx pass).
-template <class T>
+// x, dy and scale once (x̂ and dn·weight kept in shared memory for the dx pass). The parameter
+// gradients dweight and dbias are of type G: T, or fp32 beside bf16 T.
+template <class T, class G>
 void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
-                            const float* mean, const float* rstd, const T* dy, T* dx, T* dweight, T* dbias, T* dscale,
+                            const float* mean, const float* rstd, const T* dy, T* dx, G* dweight, G* dbias, T* dscale,
                             T* dshift, int64_t N, int C, cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -37,3 +37,6 @@ inline unsigned grid_for(int64_t n, int threads) {
 
 // Explicit instantiation for both storage types: X(float) X(__nv_bfloat16).
 #define EMB_CUDA_FOR_STORAGE(X) X(float) X(__nv_bfloat16)
+// Storage with the parameter gradients' type: each storage type's own, and fp32 gradients beside
+// bf16 data (bf16 activations accumulate into fp32 parameter gradients): X(T, G).
+#define EMB_CUDA_FOR_STORAGE_AND_GRADIENT(X) X(float, float) X(__nv_bfloat16, __nv_bfloat16) X(__nv_bfloat16, float)

@@ -146,15 +146,20 @@ class Indices {
 
 using Outputs = std::vector<std::vector<float>>;
 // One op case on a backend: inputs drawn with values rounded to `values`, data views stored as
-// `storage` (the CPU gets fp32 storage with the same bf16-rounded values); returns the outputs.
+// `storage`, parameter gradients as `gradients` (the CPU gets fp32 storage with the same
+// bf16-rounded values); returns the outputs.
 struct Run {
   Ops& ops;
-  DType storage, values;
+  DType storage, values, gradients;
   std::vector<float> random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) const {
     return random_values(n, seed, values, lo, hi);
   }
   std::unique_ptr<Buffer> data(const std::vector<float>& host, int64_t rows, int64_t cols, int64_t ld = 0) const {
     return std::make_unique<Buffer>(ops, host, rows, cols, storage, ld);
+  }
+  // A parameter gradient (dW, db, a norm's dweight and dbias, column sums' out).
+  std::unique_ptr<Buffer> gradient(const std::vector<float>& host, int64_t rows, int64_t cols) const {
+    return std::make_unique<Buffer>(ops, host, rows, cols, gradients);
   }
   std::unique_ptr<Buffer> stats(const std::vector<float>& host, int64_t rows, int64_t cols) const {
     return std::make_unique<Buffer>(ops, host, rows, cols, DType::f32);
@@ -182,22 +187,36 @@ struct Tol {
 };
 constexpr Tol kPointwise{1e-6, 1e-2}, kGemm{1e-5, 1e-2}, kAttnGrad{1e-5, 2e-2};
 
-// Runs the case on both backends in fp32 and bf16; output o is held to tols[o] (or tols[0]).
-void compare(const std::string& name, const std::vector<Tol>& tols, const Case& run_case) {
-  for (DType t : {DType::f32, DType::bf16}) {
-    const Outputs ref = run_case(Run{backends().cpu, DType::f32, t});
-    const Outputs got = run_case(Run{backends().cuda, t, t});
+// The CUDA storage of one comparison: data views, and parameter gradients.
+struct Precision {
+  DType storage, gradients;
+  const char* name;
+};
+constexpr Precision kFp32{DType::f32, DType::f32, "f32"}, kBf16{DType::bf16, DType::bf16, "bf16"},
+    kBf16WithFp32Gradients{DType::bf16, DType::f32, "bf16 + f32 gradients"};
+
+// Runs the case on both backends in fp32 and bf16, and when the case has parameter gradients
+// also bf16 data with fp32 gradients (model.precision = bf16 on CUDA), held to the bf16 bound;
+// output o is held to tols[o] (or tols[0]).
+void compare(const std::string& name, const std::vector<Tol>& tols, const Case& run_case,
+             bool fp32_gradients_too = false) {
+  std::vector<Precision> precisions{kFp32, kBf16};
+  if (fp32_gradients_too) precisions.push_back(kBf16WithFp32Gradients);
+  for (const Precision& p : precisions) {
+    const Outputs ref = run_case(Run{backends().cpu, DType::f32, p.storage, DType::f32});
+    const Outputs got = run_case(Run{backends().cuda, p.storage, p.storage, p.gradients});
     BOOST_TEST_REQUIRE(ref.size() == got.size());
     for (size_t o = 0; o < ref.size(); ++o) {
       const Tol& tol = tols[tols.size() == 1 ? 0 : o];
-      const double bound = t == DType::f32 ? tol.fp32 : tol.bf16;
+      const double bound = p.storage == DType::f32 ? tol.fp32 : tol.bf16;
       BOOST_TEST_REQUIRE(ref[o].size() == got[o].size());
       const double err = normwise_error(got[o], ref[o]);
-      BOOST_TEST_MESSAGE(name << " " << dtype_name(t) << " output " << o << ": error " << err);
-      BOOST_TEST(err <= bound, name << " " << dtype_name(t) << " output " << o << ": error " << err << " > " << bound);
+      BOOST_TEST_MESSAGE(name << " " << p.name << " output " << o << ": error " << err);
+      BOOST_TEST(err <= bound, name << " " << p.name << " output " << o << ": error " << err << " > " << bound);
     }
   }
 }
+constexpr bool kWithFp32Gradients = true;
 
 }  // namespace
 
@@ -245,11 +264,14 @@ BOOST_AUTO_TEST_CASE(elementwise_and_rows) {
     r.ops.add_rows(src->view(), si->rows(), dst->view(), di->rows());
     return Outputs{dst->read()};
   });
-  compare("column_sums", {kPointwise}, [&](const Run& r) {
-    auto x = r.data(r.random(N * ld, 14), N, C, ld), out = r.data(r.random(C, 15), 1, C);
-    r.ops.column_sums(x->view(), out->view());
-    return Outputs{out->read()};
-  });
+  compare(
+      "column_sums", {kPointwise},
+      [&](const Run& r) {
+        auto x = r.data(r.random(N * ld, 14), N, C, ld), out = r.gradient(r.random(C, 15), 1, C);
+        r.ops.column_sums(x->view(), out->view());
+        return Outputs{out->read()};
+      },
+      kWithFp32Gradients);
 }
 
 BOOST_AUTO_TEST_CASE(activations) {
@@ -275,8 +297,9 @@ struct LinearBuffers {
       : x(r.data(r.random(N * in, seed), N, in)), W(r.data(r.random(E * in * out, seed + 1), E * in, out)),
         b(r.data(r.random(E * out, seed + 2), E, out)), y(r.data(r.random(N * out, seed + 3), N, out)),
         pre(r.data(r.random(N * out, seed + 4), N, out)), dy(r.data(r.random(N * out, seed + 5), N, out)),
-        dx(r.data(r.random(N * in, seed + 6), N, in)), dW(r.data(r.random(E * in * out, seed + 7), E * in, out)),
-        db(r.data(r.random(E * out, seed + 8), E, out)) {}
+        dx(r.data(r.random(N * in, seed + 6), N, in)),
+        dW(r.gradient(r.random(E * in * out, seed + 7), E * in, out)),
+        db(r.gradient(r.random(E * out, seed + 8), E, out)) {}
   // pre's view when the linear has an activation, else absent.
   View pre_of(Activation act) const { return act == Activation::none ? View{} : pre->view(); }
   Outputs read() const { return Outputs{y->read(), dx->read(), dW->read(), db->read()}; }
@@ -288,27 +311,35 @@ BOOST_AUTO_TEST_CASE(linears) {
   const int64_t N = 45, in = 40, out = 24;
   for (Activation act : {Activation::none, Activation::gelu_tanh})
     for (bool bias : {true, false}) {
-      compare(str("linear act ", int(act), " bias ", bias), {kGemm}, [&](const Run& r) {
-        const LinearBuffers l(r, N, in, out, 1, 30);
-        r.ops.linear_forward(l.x->view(), l.W->view(), bias ? l.b->view() : View{}, act, l.pre_of(act), l.y->view());
-        r.ops.linear_backward(l.x->view(), l.W->view(), act, l.pre_of(act), l.dy->view(), l.dx->view(), l.dW->view(),
-                              bias ? l.db->view() : View{});
-        return l.read();
-      });
+      compare(
+          str("linear act ", int(act), " bias ", bias), {kGemm},
+          [&](const Run& r) {
+            const LinearBuffers l(r, N, in, out, 1, 30);
+            r.ops.linear_forward(l.x->view(), l.W->view(), bias ? l.b->view() : View{}, act, l.pre_of(act),
+                                 l.y->view());
+            r.ops.linear_backward(l.x->view(), l.W->view(), act, l.pre_of(act), l.dy->view(), l.dx->view(),
+                                  l.dW->view(), bias ? l.db->view() : View{});
+            return l.read();
+          },
+          kWithFp32Gradients);
     }
   const int E = 3;
   std::vector<int32_t> ids(N);
   for (int64_t i = 0; i < N; ++i) ids[i] = int32_t((i * 5 + i / 7) % E);
   const EmbGrouping grouping = group_rows_by_embodiment(ids.data(), N, E);
-  compare("linear_emb silu", {kGemm}, [&](const Run& r) {
-    const LinearBuffers l(r, N, in, out, E, 40);
-    auto id = r.index(ids), perm = r.index(grouping.perm);
-    const EmbRows emb{id->get(), N, E, perm->get(), grouping.offsets.data()};
-    r.ops.linear_emb_forward(l.x->view(), l.W->view(), l.b->view(), emb, Activation::silu, l.pre->view(), l.y->view());
-    r.ops.linear_emb_backward(l.x->view(), l.W->view(), emb, Activation::silu, l.pre->view(), l.dy->view(),
-                              l.dx->view(), l.dW->view(), l.db->view());
-    return l.read();
-  });
+  compare(
+      "linear_emb silu", {kGemm},
+      [&](const Run& r) {
+        const LinearBuffers l(r, N, in, out, E, 40);
+        auto id = r.index(ids), perm = r.index(grouping.perm);
+        const EmbRows emb{id->get(), N, E, perm->get(), grouping.offsets.data()};
+        r.ops.linear_emb_forward(l.x->view(), l.W->view(), l.b->view(), emb, Activation::silu, l.pre->view(),
+                                 l.y->view());
+        r.ops.linear_emb_backward(l.x->view(), l.W->view(), emb, Activation::silu, l.pre->view(), l.dy->view(),
+                                  l.dx->view(), l.dW->view(), l.db->view());
+        return l.read();
+      },
+      kWithFp32Gradients);
 }
 
 // The FP8 recipe: quantisation is bit-identical on both backends (fp8_quantize.hpp) and the GEMMs
@@ -336,28 +367,34 @@ BOOST_AUTO_TEST_CASE(fp8_linears) {
 BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
   const int64_t N = 29, C = 96;
   for (bool affine : {true, false}) {
-    compare(str("layernorm affine ", affine), {kPointwise}, [&](const Run& r) {
-      auto x = r.data(r.random(N * C, 50, -2, 2), N, C), w = r.data(r.random(C, 51), 1, C);
-      auto b = r.data(r.random(C, 52), 1, C), y = r.data(r.random(N * C, 53), N, C);
-      auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
-      auto dy = r.data(r.random(N * C, 54), N, C), dx = r.data(r.random(N * C, 55), N, C);
-      auto dw = r.data(r.random(C, 56), 1, C), db = r.data(r.random(C, 57), 1, C);
-      const View wv = affine ? w->view() : View{}, bv = affine ? b->view() : View{};
-      r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view());
-      r.ops.layernorm_backward(x->view(), wv, mean->view(), rstd->view(), dy->view(), dx->view(),
-                               affine ? dw->view() : View{}, affine ? db->view() : View{});
-      return Outputs{y->read(), mean->read(), rstd->read(), dx->read(), dw->read(), db->read()};
-    });
+    compare(
+        str("layernorm affine ", affine), {kPointwise},
+        [&](const Run& r) {
+          auto x = r.data(r.random(N * C, 50, -2, 2), N, C), w = r.data(r.random(C, 51), 1, C);
+          auto b = r.data(r.random(C, 52), 1, C), y = r.data(r.random(N * C, 53), N, C);
+          auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
+          auto dy = r.data(r.random(N * C, 54), N, C), dx = r.data(r.random(N * C, 55), N, C);
+          auto dw = r.gradient(r.random(C, 56), 1, C), db = r.gradient(r.random(C, 57), 1, C);
+          const View wv = affine ? w->view() : View{}, bv = affine ? b->view() : View{};
+          r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view());
+          r.ops.layernorm_backward(x->view(), wv, mean->view(), rstd->view(), dy->view(), dx->view(),
+                                   affine ? dw->view() : View{}, affine ? db->view() : View{});
+          return Outputs{y->read(), mean->read(), rstd->read(), dx->read(), dw->read(), db->read()};
+        },
+        kWithFp32Gradients);
   }
-  compare("rmsnorm", {kPointwise}, [&](const Run& r) {
-    auto x = r.data(r.random(N * C, 60, -2, 2), N, C), w = r.data(r.random(C, 61), 1, C);
-    auto y = r.data(r.random(N * C, 62), N, C), rstd = r.stats(std::vector<float>(N), N, 1);
-    auto dy = r.data(r.random(N * C, 63), N, C), dx = r.data(r.random(N * C, 64), N, C);
-    auto dw = r.data(r.random(C, 65), 1, C);
-    r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
-    r.ops.rmsnorm_backward(x->view(), w->view(), rstd->view(), dy->view(), dx->view(), dw->view());
-    return Outputs{y->read(), rstd->read(), dx->read(), dw->read()};
-  });
+  compare(
+      "rmsnorm", {kPointwise},
+      [&](const Run& r) {
+        auto x = r.data(r.random(N * C, 60, -2, 2), N, C), w = r.data(r.random(C, 61), 1, C);
+        auto y = r.data(r.random(N * C, 62), N, C), rstd = r.stats(std::vector<float>(N), N, 1);
+        auto dy = r.data(r.random(N * C, 63), N, C), dx = r.data(r.random(N * C, 64), N, C);
+        auto dw = r.gradient(r.random(C, 65), 1, C);
+        r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
+        r.ops.rmsnorm_backward(x->view(), w->view(), rstd->view(), dy->view(), dx->view(), dw->view());
+        return Outputs{y->read(), rstd->read(), dx->read(), dw->read()};
+      },
+      kWithFp32Gradients);
   // scale, shift and gate are chunks of one [N, 6C] modulation tensor (row stride 6C).
   compare("norm_modulate + gated_residual (strided chunks)", {kPointwise}, [&](const Run& r) {
     auto x = r.data(r.random(N * C, 70, -2, 2), N, C), mod = r.data(r.random(N * 6 * C, 71), N, 6 * C);
@@ -485,7 +522,7 @@ BOOST_AUTO_TEST_CASE(keyless_row_is_one_error_on_both_backends) {
   const int64_t Tq = 5, Tk = 3, hd = 16;
   std::vector<std::string> errors;
   for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
-    const Run r{*ops, DType::f32, DType::f32};
+    const Run r{*ops, DType::f32, DType::f32, DType::f32};
     auto q_seq = r.index(seq), k_seq = r.index(cseq);
     AttnIndex idx;
     idx.mask = AttnMask::cross;
@@ -580,7 +617,7 @@ BOOST_AUTO_TEST_CASE(optimizer) {
 // refuse it; a head dim CUDA does not build is refused by CUDA alone.
 BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
-    const Run r{*ops, DType::f32, DType::f32};
+    const Run r{*ops, DType::f32, DType::f32, DType::f32};
     auto x = r.data(r.random(8 * 16, 1), 8, 16), W = r.data(r.random(12 * 4, 2), 12, 4);
     auto y = r.data(r.random(8 * 4, 3), 8, 4);
     BOOST_TEST(error_of([&] { ops->linear_forward(x->view(), W->view(), View{}, Activation::none, View{}, y->view()); }) ==
@@ -591,7 +628,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
                }) == "fp8_linear_forward: the FP8 GEMM needs in and out multiples of 16; x [8, 16], W [16, 4], "
                      "b absent, pre absent, y [8, 4]");
   }
-  const Run r{backends().cuda, DType::f32, DType::f32};
+  const Run r{backends().cuda, DType::f32, DType::f32, DType::f32};
   std::vector<int32_t> seq(4, 0);
   auto s = r.index(seq);
   auto q = r.data(r.random(4 * 12, 4), 4, 12), lse = r.stats(std::vector<float>(4), 4, 1);
@@ -614,6 +651,11 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
                                                                           DType::f32);
   BOOST_TEST(error_of([&] { backends().cuda.copy(xb.view(), xf.view()); }) ==
              "copy: the data views must share one dtype (fp32 or bf16) on CUDA; x [8, 16 bf16], y [8, 16]");
+  // Parameter gradients may be fp32 beside bf16 data, not bf16 beside fp32 data.
+  Buffer out_b(backends().cuda, r.random(16, 7), 1, 16, DType::bf16);
+  BOOST_TEST(error_of([&] { backends().cuda.column_sums(xf.view(), out_b.view()); }) ==
+             "column_sums: parameter gradients of dtype bf16 beside fp32 data are unsupported on CUDA (the data's "
+             "dtype, or fp32 beside bf16); x [8, 16], out [1, 16 bf16]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

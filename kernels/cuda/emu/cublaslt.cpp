@@ -131,9 +131,12 @@ cublasStatus_t validate(const Desc& d, const Layout& a, const Layout& b, const L
       return refuse("FP8 GEMM output type " + std::to_string(int(dl.type)));
     return CUBLAS_STATUS_SUCCESS;
   }
-  if (a.type != b.type || a.type != dl.type || (a.type != CUDA_R_32F && a.type != CUDA_R_16BF))
+  // cuBLASLt's CUBLAS_COMPUTE_32F table: A = B = D fp32 or bf16, or bf16 A and B with fp32 C and D.
+  const bool same = a.type == b.type && a.type == dl.type && (a.type == CUDA_R_32F || a.type == CUDA_R_16BF);
+  const bool bf16_into_fp32 = a.type == CUDA_R_16BF && b.type == CUDA_R_16BF && dl.type == CUDA_R_32F;
+  if (!same && !bf16_into_fp32)
     return refuse("operand types A " + std::to_string(int(a.type)) + ", B " + std::to_string(int(b.type)) + ", D " +
-                  std::to_string(int(dl.type)) + " (only all fp32 or all bf16)");
+                  std::to_string(int(dl.type)) + " (only all fp32, all bf16, or bf16 A and B with fp32 D)");
   switch (d.epilogue) {
     case CUBLASLT_EPILOGUE_DEFAULT:
       return CUBLAS_STATUS_SUCCESS;

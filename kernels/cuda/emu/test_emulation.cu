@@ -285,7 +285,17 @@ BOOST_AUTO_TEST_CASE(cublaslt_refuses_what_it_does_not_emulate) {
              CUBLAS_STATUS_INVALID_VALUE);
   BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &result, &found) == CUBLAS_STATUS_SUCCESS);
   BOOST_TEST(found == 1);
-  for (cublasLtMatrixLayout_t l : {a, b, d, wrong}) cublasLtMatrixLayoutDestroy(l);
+  // Mixed types as cuBLASLt's CUBLAS_COMPUTE_32F table has them: bf16 A and B into fp32 D, not
+  // fp32 A and B into bf16 D.
+  cublasLtMatrixLayout_t a16, b16, d16;
+  cublasLtMatrixLayoutCreate(&a16, CUDA_R_16BF, 4, 4, 4);
+  cublasLtMatrixLayoutCreate(&b16, CUDA_R_16BF, 4, 4, 4);
+  cublasLtMatrixLayoutCreate(&d16, CUDA_R_16BF, 4, 4, 4);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a16, b16, d, d, pref, 1, &result, &found) ==
+             CUBLAS_STATUS_SUCCESS);
+  BOOST_TEST(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d16, d16, pref, 1, &result, &found) ==
+             CUBLAS_STATUS_NOT_SUPPORTED);
+  for (cublasLtMatrixLayout_t l : {a, b, d, wrong, a16, b16, d16}) cublasLtMatrixLayoutDestroy(l);
   cublasLtMatmulPreferenceDestroy(pref);
   cublasLtMatmulDescDestroy(op);
   cublasLtDestroy(handle);
