@@ -51,21 +51,29 @@ DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
   return first->dtype;
 }
 
-// The storage type of a call's parameter gradients (dW, db, norm weight and bias gradients,
-// column sums): the data views' type, or fp32 beside bf16 data (bf16 activations accumulate
-// into fp32 parameter gradients); the present ones share it.
-DType gradient_storage(const OpCheck& c, DType data, std::initializer_list<const View*> gradients) {
+// The storage type of a call's views that may be wider than its data (parameter gradients:
+// linear dW and db, norm weight and bias gradients, column sums; the residual stream: a norm's x
+// and dx, a gated residual's x and dx): the data's type, or fp32 beside bf16 data (bf16
+// activations accumulate into fp32 parameter gradients and keep an fp32 residual stream); the
+// present ones share it.
+DType wide_storage(const OpCheck& c, DType data, const char* what, std::initializer_list<const View*> views) {
   const View* first = nullptr;
-  for (const View* v : gradients) {
+  for (const View* v : views) {
     if (v->absent()) continue;
     if (!first) first = v;
-    c.expect(v->dtype == first->dtype, "the parameter gradients must share one dtype on CUDA");
+    c.expect(v->dtype == first->dtype, str("the ", what, " must share one dtype on CUDA"));
   }
   if (!first) return data;
   c.expect(first->dtype == data || (data == DType::bf16 && first->dtype == DType::f32),
-           str("parameter gradients of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
+           str(what, " of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
                " data are unsupported on CUDA (the data's dtype, or fp32 beside bf16)"));
   return first->dtype;
+}
+DType gradient_storage(const OpCheck& c, DType data, std::initializer_list<const View*> gradients) {
+  return wide_storage(c, data, "parameter gradients", gradients);
+}
+DType residual_storage(const OpCheck& c, DType data, std::initializer_list<const View*> residual) {
+  return wide_storage(c, data, "residual stream views", residual);
 }
 
 // Statistics views (mean, rstd, lse, timesteps, AdamW state) are fp32.
@@ -88,16 +96,22 @@ void dispatch(DType t, Body body) {
     body(bf16_t{});
 }
 
-// Calls body(T{}, G{}) with the data's storage type T and the parameter gradients' G
-// (gradient_storage: G = T, or fp32 beside bf16).
+// Calls body(T{}, R{}, G{}) with the data's storage type T, the residual stream's R and the
+// parameter gradients' G (wide_storage: each T, or fp32 beside bf16).
 template <class Body>
-void dispatch_with_gradient(DType data, DType gradient, Body body) {
+void dispatch_mixed(DType data, DType residual, DType gradient, Body body) {
+  auto with_gradient = [&](auto t, auto r) {
+    if (gradient == DType::f32)
+      body(t, r, float{});
+    else
+      body(t, r, decltype(t){});
+  };
   if (data == DType::f32)
-    body(float{}, float{});
-  else if (gradient == DType::f32)
-    body(bf16_t{}, float{});
+    body(float{}, float{}, float{});
+  else if (residual == DType::f32)
+    with_gradient(bf16_t{}, float{});
   else
-    body(bf16_t{}, bf16_t{});
+    with_gradient(bf16_t{}, bf16_t{});
 }
 
 cuda::Activation kernel_activation(Activation act) {
@@ -276,7 +290,7 @@ void CudaOps::column_sums(const View& x, const View& out) {
   c.well_formed();
   c.expect(!x.absent() && !out.absent() && out.size() == x.cols && out.contiguous(), "out must be [1, x cols]");
   const DType data = storage(c, {&x});
-  dispatch_with_gradient(data, gradient_storage(c, data, {&out}), [&](auto t, auto g) {
+  dispatch_mixed(data, data, gradient_storage(c, data, {&out}), [&](auto t, auto, auto g) {
     using T = decltype(t);
     using G = decltype(g);
     cuda::column_sum(x.rows, int(x.cols), ptr<G>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld}, stream_);
@@ -340,7 +354,7 @@ void CudaOps::linear_backward(const View& x, const View& W, Activation act, cons
   const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
   const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
-  dispatch_with_gradient(data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto gt) {
+  dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
     using T = decltype(t);
     using G = decltype(gt);
     const T* g = activation_input_gradient<T>(act, pre, dy);
@@ -410,7 +424,7 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
   check_emb_rows(c, emb, x);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
   const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
-  dispatch_with_gradient(data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto gt) {
+  dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
     using T = decltype(t);
     using G = decltype(gt);
     const T* g = activation_input_gradient<T>(act, pre, dy);
@@ -429,9 +443,11 @@ void CudaOps::layernorm_forward(const View& x, const View& weight, const View& b
   c.expect(!mean.absent(), "mean must be present");
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
-  dispatch(storage(c, {&x, &weight, &bias, &y}), [&](auto t) {
+  const DType data = storage(c, {&weight, &bias, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
-    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const T>(x), ptr<const T>(weight), ptr<const T>(bias),
+    using R = decltype(r);
+    cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, ptr<T>(y), f(mean),
                                 f(rstd), x.rows, int(x.cols), stream_);
   });
@@ -445,24 +461,29 @@ void CudaOps::layernorm_backward(const View& x, const View& weight, const View& 
   c.expect(dweight.absent() || dweight.size() == x.cols, "dweight must hold x cols elements");
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}, {"dbias", &dbias}});
-  const DType data = storage(c, {&x, &weight, &dy, &dx});
-  dispatch_with_gradient(data, gradient_storage(c, data, {&dweight, &dbias}), [&](auto t, auto g) {
-    using T = decltype(t);
-    using G = decltype(g);
-    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const T>(x), ptr<const T>(weight),
-                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, fp(mean), fp(rstd),
-                                 ptr<const T>(dy), ptr<T>(dx), ptr<G>(dweight), ptr<G>(dbias),
-                                 static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
-  });
+  const DType data = storage(c, {&weight, &dy});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), gradient_storage(c, data, {&dweight, &dbias}),
+                 [&](auto t, auto r, auto g) {
+                   using T = decltype(t);
+                   using R = decltype(r);
+                   using G = decltype(g);
+                   cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const R>(x), ptr<const T>(weight),
+                                                static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0,
+                                                fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight),
+                                                ptr<G>(dbias), static_cast<T*>(nullptr), static_cast<T*>(nullptr),
+                                                x.rows, int(x.cols), stream_);
+                 });
 }
 
 void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
   const OpCheck c = check_norm("rmsnorm_forward", x, weight, View{}, y, View{}, rstd);
   fp32_views(c, {{"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"y", &y}});
-  dispatch(storage(c, {&x, &weight, &y}), [&](auto t) {
+  const DType data = storage(c, {&weight, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
-    cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const T>(x), ptr<const T>(weight),
+    using R = decltype(r);
+    cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const R>(x), ptr<const T>(weight),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
                                 static_cast<const T*>(nullptr), 0, ptr<T>(y), nullptr, f(rstd), x.rows, int(x.cols),
                                 stream_);
@@ -475,15 +496,18 @@ void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rs
   c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
   fp32_views(c, {{"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}});
-  const DType data = storage(c, {&x, &weight, &dy, &dx});
-  dispatch_with_gradient(data, gradient_storage(c, data, {&dweight}), [&](auto t, auto g) {
-    using T = decltype(t);
-    using G = decltype(g);
-    cuda::norm_modulate_backward(cuda::NormKind::rms, ptr<const T>(x), ptr<const T>(weight),
-                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, nullptr, fp(rstd),
-                                 ptr<const T>(dy), ptr<T>(dx), ptr<G>(dweight), static_cast<G*>(nullptr),
-                                 static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
-  });
+  const DType data = storage(c, {&weight, &dy});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), gradient_storage(c, data, {&dweight}),
+                 [&](auto t, auto r, auto g) {
+                   using T = decltype(t);
+                   using R = decltype(r);
+                   using G = decltype(g);
+                   cuda::norm_modulate_backward(cuda::NormKind::rms, ptr<const R>(x), ptr<const T>(weight),
+                                                static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0,
+                                                nullptr, fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight),
+                                                static_cast<G*>(nullptr), static_cast<T*>(nullptr),
+                                                static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
+                 });
 }
 
 void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
@@ -491,11 +515,13 @@ void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View
   const OpCheck c = check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"normed", &normed}, {"y", &y}});
-  dispatch(storage(c, {&x, &scale, &shift, &normed, &y}), [&](auto t) {
+  const DType data = storage(c, {&scale, &shift, &normed, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
+    using R = decltype(r);
     const T* none = nullptr;
     // normed = LN(x) (the backward's input) and y = LN(x)·(1 + scale) + shift in one pass over x.
-    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<T>(x), none, 0, none, static_cast<T*>(nullptr),
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), none, 0, none, static_cast<R*>(nullptr),
                                          none, none, ptr<const T>(scale), ptr<const T>(shift), scale.ld,
                                          ptr<T>(normed), ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream_);
   });
@@ -508,11 +534,13 @@ void CudaOps::norm_modulate_backward(const View& x, const View& normed, const Vi
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"normed", &normed}, {"dy", &dy}, {"dx", &dx}});
   // The kernel recomputes LN(x) from x, mean and rstd; `normed` is checked but not read.
-  dispatch(storage(c, {&x, &normed, &scale, &dy, &dx, &dscale, &dshift}), [&](auto t) {
+  const DType data = storage(c, {&normed, &scale, &dy, &dscale, &dshift});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
+    using R = decltype(r);
     const T* none = nullptr;
-    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const T>(x), none, none, ptr<const T>(scale), scale.ld,
-                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<T>(dx), static_cast<T*>(nullptr),
+    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const R>(x), none, none, ptr<const T>(scale), scale.ld,
+                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), static_cast<T*>(nullptr),
                                  static_cast<T*>(nullptr), ptr<T>(dscale), ptr<T>(dshift), x.rows, int(x.cols),
                                  stream_);
   });
@@ -525,9 +553,11 @@ void CudaOps::gated_residual_forward(const View& x, const View& gate, const View
   c.same_shape(x, y, "x", "y");
   c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
   contiguous(c, {{"x", &x}, {"y", &y}});
-  dispatch(storage(c, {&x, &gate, &y}), [&](auto t) {
+  const DType data = storage(c, {&gate, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
-    cuda::gated_residual_forward(ptr<T>(x), ptr<const T>(gate), gate.ld, ptr<const T>(y), x.rows, int(x.cols),
+    using R = decltype(r);
+    cuda::gated_residual_forward(ptr<R>(x), ptr<const T>(gate), gate.ld, ptr<const T>(y), x.rows, int(x.cols),
                                  stream_);
   });
 }
@@ -543,9 +573,11 @@ void CudaOps::gated_residual_backward(const View& gate, const View& y, const Vie
   c.expect(dgate.absent() || (!gate.absent() && dgate.rows == y.rows && dgate.cols == y.cols && dgate.ld == gate.ld),
            "dgate must have gate's shape and row stride");
   contiguous(c, {{"y", &y}, {"dx", &dx}, {"dy", &dy}});
-  dispatch(storage(c, {&gate, &y, &dx, &dy, &dgate}), [&](auto t) {
+  const DType data = storage(c, {&gate, &y, &dy, &dgate});
+  dispatch_mixed(data, residual_storage(c, data, {&dx}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
-    cuda::gated_residual_backward(ptr<const T>(gate), gate.ld, ptr<const T>(y), ptr<const T>(dx), ptr<T>(dy),
+    using R = decltype(r);
+    cuda::gated_residual_backward(ptr<const T>(gate), gate.ld, ptr<const T>(y), ptr<const R>(dx), ptr<T>(dy),
                                   ptr<T>(dgate), y.rows, int(y.cols), stream_);
   });
 }

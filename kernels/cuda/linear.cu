@@ -188,7 +188,7 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
                                       cudaStream_t);                                                                  \
   template void linear_emb_backward<T, G>(const Blas&, const T*, const T*, const int32_t*, const int64_t*, const T*, \
                                           T*, G*, G*, int64_t, int, int, int, void*, cudaStream_t);
-EMB_CUDA_FOR_STORAGE_AND_GRADIENT(EMB_INSTANTIATE)
+EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda

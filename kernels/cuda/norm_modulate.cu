@@ -28,13 +28,14 @@ struct Affine {
   }
 };
 
-template <class T>
+// x and x_in (the residual stream) of type R, the rest of T (norm_modulate.hpp).
+template <class R, class T>
 struct ForwardArgs {
   bool layer;
-  T* x;
+  R* x;
   const T *gate, *r;
   int64_t ld_gate;
-  T* x_in;
+  R* x_in;
   const T *weight, *bias, *scale, *shift;
   int64_t ld_mod;
   T *normed, *y;
@@ -44,13 +45,13 @@ struct ForwardArgs {
 
 // Each thread owns the columns c = (threadIdx.x + k·kThreads)·V .. + V − 1 in every pass, so the
 // fp32 copy of the row in shared memory is only ever read by the thread that wrote it.
-template <class T, int V>
-__global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(ForwardArgs<T> a) {
+template <class R, class T, int V>
+__global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(ForwardArgs<R, T> a) {
   __shared__ float scratch[32];
   EMB_DYNAMIC_SHARED(float, row);
   const int64_t i = blockIdx.x;
   const int C = a.C;
-  T* xi = a.x + i * C;
+  R* xi = a.x + i * C;
   float s = 0.0f;
   for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
     float v[V];
@@ -60,7 +61,7 @@ __global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(Forward
       load_vector<V>(a.r + i * C + c, rv);
       if (a.gate) load_vector<V>(a.gate + i * a.ld_gate + c, g);
 #pragma unroll
-      for (int j = 0; j < V; ++j) v[j] = to_f32(from_f32<T>(v[j] + (a.gate ? g[j] : 1.0f) * rv[j]));
+      for (int j = 0; j < V; ++j) v[j] = to_f32(from_f32<R>(v[j] + (a.gate ? g[j] : 1.0f) * rv[j]));
       store_vector<V>(xi + c, v);
       if (a.x_in) store_vector<V>(a.x_in + i * C + c, v);
     }
@@ -101,14 +102,17 @@ __global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(Forward
   }
 }
 
-template <class T>
+// x and dx (the residual stream) of type R, the rest of T.
+template <class R, class T>
 struct BackwardArgs {
   bool layer;
-  const T *x, *weight, *bias, *scale;
+  const R* x;
+  const T *weight, *bias, *scale;
   int64_t ld_mod;
   const float *mean, *rstd;
   const T* dy;
-  T *dx, *dscale, *dshift;
+  R* dx;
+  T *dscale, *dshift;
   int C;
 };
 
@@ -126,8 +130,8 @@ __device__ __forceinline__ void accumulate_vector(T* dst, const float (&add)[V])
 //   layer: dx = rstd·(g − mean(g) − x̂·mean(g·x̂));  rms: dx = rstd·(g − x̂·mean(g·x̂))
 // x̂ and g stay in shared memory (2C floats) between the row pass and the dx pass; each thread
 // reads back only its own columns, as in the forward.
-template <class T, int V>
-__global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(BackwardArgs<T> a) {
+template <class R, class T, int V>
+__global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(BackwardArgs<R, T> a) {
   __shared__ float scratch[32];
   EMB_DYNAMIC_SHARED(float, shared);
   const int C = a.C;
@@ -182,12 +186,12 @@ __global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(Backwa
   }
 }
 
-// 16-byte vectors when every row of every operand starts 16-byte aligned.
-template <class T>
+// Vectors of V (kMixedVectorWidth) when every row of every operand starts 16-byte aligned.
+template <int V>
 bool rows_vectorizable(int C, std::initializer_list<int64_t> strides, std::initializer_list<const void*> pointers) {
-  if (C % kVectorWidth<T>) return false;
+  if (C % V) return false;
   for (int64_t s : strides)
-    if (s % kVectorWidth<T>) return false;
+    if (s % V) return false;
   for (const void* p : pointers)
     if (!vector_aligned(p)) return false;
   return true;
@@ -205,9 +209,10 @@ void allow_shared_bytes(Kernel* kernel, size_t shared, int C, const char* what) 
 }
 
 // dn(i, c)·x̂(i, c) (weight gradient) or dn(i, c) (bias gradient), recomputed from the saved stats.
-template <class T>
+template <class R, class T>
 struct NormParamGrad {
-  const T *x, *scale, *dy;
+  const R* x;
+  const T *scale, *dy;
   const float *mean, *rstd;
   int64_t ld_mod;
   int C;
@@ -223,77 +228,78 @@ struct NormParamGrad {
 
 }  // namespace
 
-template <class T>
-void residual_norm_modulate_forward(NormKind kind, T* x, const T* gate, int64_t ld_gate, const T* r, T* x_in,
+template <class R, class T>
+void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
                                     T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
-  const ForwardArgs<T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
+  const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
                             shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
-  const bool vectorized = rows_vectorizable<T>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
+  constexpr int V = kMixedVectorWidth<R, T>;
+  const bool vectorized = rows_vectorizable<V>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
                                                {x, gate, r, x_in, weight, bias, scale, shift, normed, y});
   const size_t shared = size_t(C) * sizeof(float);
-  constexpr int V = kVectorWidth<T>;
   if (vectorized) {
-    allow_shared_bytes(norm_modulate_forward_kernel<T, V>, shared, C, "norm_modulate_forward");
-    EMB_LAUNCH((norm_modulate_forward_kernel<T, V>), unsigned(N), kThreads, shared, stream)(args);
+    allow_shared_bytes(norm_modulate_forward_kernel<R, T, V>, shared, C, "norm_modulate_forward");
+    EMB_LAUNCH((norm_modulate_forward_kernel<R, T, V>), unsigned(N), kThreads, shared, stream)(args);
   } else {
-    allow_shared_bytes(norm_modulate_forward_kernel<T, 1>, shared, C, "norm_modulate_forward");
-    EMB_LAUNCH((norm_modulate_forward_kernel<T, 1>), unsigned(N), kThreads, shared, stream)(args);
+    allow_shared_bytes(norm_modulate_forward_kernel<R, T, 1>, shared, C, "norm_modulate_forward");
+    EMB_LAUNCH((norm_modulate_forward_kernel<R, T, 1>), unsigned(N), kThreads, shared, stream)(args);
   }
   check_launch("norm_modulate_forward");
 }
 
-template <class T>
-void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, const T* shift,
+template <class R, class T>
+void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
                            int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
   // Without a residual the kernel only reads x.
-  residual_norm_modulate_forward(kind, const_cast<T*>(x), static_cast<const T*>(nullptr), 0,
-                                 static_cast<const T*>(nullptr), static_cast<T*>(nullptr), weight, bias, scale, shift,
+  residual_norm_modulate_forward(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0,
+                                 static_cast<const T*>(nullptr), static_cast<R*>(nullptr), weight, bias, scale, shift,
                                  ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
 }
 
-template <class T, class G>
-void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
-                            const float* mean, const float* rstd, const T* dy, T* dx, G* dweight, G* dbias, T* dscale,
+template <class R, class T, class G>
+void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
+                            const float* mean, const float* rstd, const T* dy, R* dx, G* dweight, G* dbias, T* dscale,
                             T* dshift, int64_t N, int C, cudaStream_t stream) {
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
   const float* mu = layer ? mean : nullptr;
   if (dx || dscale || dshift) {
-    const BackwardArgs<T> args{layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C};
-    const bool vectorized = rows_vectorizable<T>(C, {scale || dscale || dshift ? ld_mod : 0},
+    const BackwardArgs<R, T> args{layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C};
+    constexpr int V = kMixedVectorWidth<R, T>;
+    const bool vectorized = rows_vectorizable<V>(C, {scale || dscale || dshift ? ld_mod : 0},
                                                  {x, weight, bias, scale, dy, dx, dscale, dshift});
     const size_t shared = 2 * size_t(C) * sizeof(float);
-    constexpr int V = kVectorWidth<T>;
     if (vectorized) {
-      allow_shared_bytes(norm_modulate_backward_kernel<T, V>, shared, C, "norm_modulate_backward");
-      EMB_LAUNCH((norm_modulate_backward_kernel<T, V>), unsigned(N), kThreads, shared, stream)(args);
+      allow_shared_bytes(norm_modulate_backward_kernel<R, T, V>, shared, C, "norm_modulate_backward");
+      EMB_LAUNCH((norm_modulate_backward_kernel<R, T, V>), unsigned(N), kThreads, shared, stream)(args);
     } else {
-      allow_shared_bytes(norm_modulate_backward_kernel<T, 1>, shared, C, "norm_modulate_backward");
-      EMB_LAUNCH((norm_modulate_backward_kernel<T, 1>), unsigned(N), kThreads, shared, stream)(args);
+      allow_shared_bytes(norm_modulate_backward_kernel<R, T, 1>, shared, C, "norm_modulate_backward");
+      EMB_LAUNCH((norm_modulate_backward_kernel<R, T, 1>), unsigned(N), kThreads, shared, stream)(args);
     }
     check_launch("norm_modulate_backward");
   }
-  if (dweight) column_sum(N, C, dweight, NormParamGrad<T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);
-  if (dbias) column_sum(N, C, dbias, NormParamGrad<T>{x, scale, dy, mu, rstd, ld_mod, C, false}, stream);
+  if (dweight) column_sum(N, C, dweight, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);
+  if (dbias) column_sum(N, C, dbias, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, false}, stream);
 }
 
-#define EMB_INSTANTIATE(T)                                                                                           \
-  template void norm_modulate_forward<T>(NormKind, const T*, const T*, const T*, const T*, const T*, int64_t, T*,    \
-                                         float*, float*, int64_t, int, cudaStream_t);                                \
-  template void residual_norm_modulate_forward<T>(NormKind, T*, const T*, int64_t, const T*, T*, const T*, const T*, \
-                                                  const T*, const T*, int64_t, T*, T*, float*, float*, int64_t, int, \
-                                                  cudaStream_t);
-EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#define EMB_INSTANTIATE(T, R)                                                                                     \
+  template void norm_modulate_forward<R, T>(NormKind, const R*, const T*, const T*, const T*, const T*, int64_t, T*, \
+                                            float*, float*, int64_t, int, cudaStream_t);                             \
+  template void residual_norm_modulate_forward<R, T>(NormKind, R*, const T*, int64_t, const T*, R*, const T*,        \
+                                                     const T*, const T*, const T*, int64_t, T*, T*, float*, float*,  \
+                                                     int64_t, int, cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
-#define EMB_INSTANTIATE(T, G)                                                                                         \
-  template void norm_modulate_backward<T, G>(NormKind, const T*, const T*, const T*, const T*, int64_t, const float*, \
-                                             const float*, const T*, T*, G*, G*, T*, T*, int64_t, int, cudaStream_t);
-EMB_CUDA_FOR_STORAGE_AND_GRADIENT(EMB_INSTANTIATE)
+#define EMB_INSTANTIATE(T, R, G)                                                                                      \
+  template void norm_modulate_backward<R, T, G>(NormKind, const R*, const T*, const T*, const T*, int64_t,           \
+                                                const float*, const float*, const T*, R*, G*, G*, T*, T*, int64_t,   \
+                                                int, cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_TWO_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda

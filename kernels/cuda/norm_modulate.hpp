@@ -13,11 +13,13 @@ namespace emb::cuda {
 
 enum class NormKind { layer, rms };
 
+// The residual stream (x, x_in, dx) is of type R: T, or fp32 beside bf16 T (bf16 activations
+// keep an fp32 residual stream; the norm's outputs are bf16).
 // One block per row reads the row from HBM once (16-byte vectors when every row of every
 // operand is 16-byte aligned, else scalar), keeps it in shared memory (fp32) for the statistics
 // and writes the outputs: one pass over HBM where a naive kernel makes three.
-template <class T>
-void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, const T* shift,
+template <class R, class T>
+void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
                            int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
 
 // The DiT block's sublayer boundary in the same pass (MODEL.md): the previous sublayer's gated
@@ -25,18 +27,18 @@ void norm_modulate_forward(NormKind kind, const T* x, const T* weight, const T* 
 // saved input x_in = x (null: not saved), then normed = x̂·weight + bias (the modulation's input
 // the backward may keep; null: not written) and y = normed·(1 + scale) + shift of the updated,
 // stored x. The unfused sequence gated_residual_forward, copy, norm_modulate_forward gives the
-// same values (each element of x is rounded to T once, before the statistics read it).
-template <class T>
-void residual_norm_modulate_forward(NormKind kind, T* x, const T* gate, int64_t ld_gate, const T* r, T* x_in,
+// same values (each element of x is rounded to R once, before the statistics read it).
+template <class R, class T>
+void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
                                     T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
 
 // dx += ∂y/∂x·dy; dweight, dbias (column sums); dscale += dy·n; dshift += dy. The row pass reads
 // x, dy and scale once (x̂ and dn·weight kept in shared memory for the dx pass). The parameter
 // gradients dweight and dbias are of type G: T, or fp32 beside bf16 T.
-template <class T, class G>
-void norm_modulate_backward(NormKind kind, const T* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
-                            const float* mean, const float* rstd, const T* dy, T* dx, G* dweight, G* dbias, T* dscale,
+template <class R, class T, class G>
+void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
+                            const float* mean, const float* rstd, const T* dy, R* dx, G* dweight, G* dbias, T* dscale,
                             T* dshift, int64_t N, int C, cudaStream_t stream);
 
 }  // namespace emb::cuda

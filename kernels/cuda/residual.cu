@@ -10,10 +10,10 @@ namespace emb::cuda {
 
 namespace {
 
-// V consecutive columns per step (16-byte vectors when every row of every operand is aligned,
-// else V = 1); C is a multiple of V.
-template <class T, int V>
-__global__ void gated_residual_forward_kernel(T* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C) {
+// V consecutive columns per step (kMixedVectorWidth when every row of every operand is 16-byte
+// aligned, else V = 1); C is a multiple of V.
+template <class R, class T, int V>
+__global__ void gated_residual_forward_kernel(R* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C) {
   const int64_t vectors = N * C / V;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < vectors; q += int64_t(gridDim.x) * blockDim.x) {
     const int64_t e = q * V, i = e / C, c = e % C;
@@ -27,8 +27,8 @@ __global__ void gated_residual_forward_kernel(T* x, const T* gate, int64_t ld_ga
   }
 }
 
-template <class T, int V>
-__global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy,
+template <class R, class T, int V>
+__global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, const T* y, const R* dx, T* dy,
                                                T* dgate, int64_t N, int C) {
   const int64_t vectors = N * C / V;
   for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < vectors; q += int64_t(gridDim.x) * blockDim.x) {
@@ -53,9 +53,9 @@ __global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, c
   }
 }
 
-template <class T>
+template <int V>
 bool vectorizable(int C, int64_t ld_gate, std::initializer_list<const void*> pointers) {
-  if (C % kVectorWidth<T> || ld_gate % kVectorWidth<T>) return false;
+  if (C % V || ld_gate % V) return false;
   for (const void* p : pointers)
     if (!vector_aligned(p)) return false;
   return true;
@@ -63,34 +63,36 @@ bool vectorizable(int C, int64_t ld_gate, std::initializer_list<const void*> poi
 
 }  // namespace
 
-template <class T>
-void gated_residual_forward(T* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C, cudaStream_t stream) {
-  constexpr int V = kVectorWidth<T>;
-  if (vectorizable<T>(C, gate ? ld_gate : 0, {x, gate, y}))
-    EMB_LAUNCH((gated_residual_forward_kernel<T, V>), grid_for(N * C / V, 256), 256, 0, stream)(x, gate, ld_gate, y,
-                                                                                              N, C);
+template <class R, class T>
+void gated_residual_forward(R* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C, cudaStream_t stream) {
+  constexpr int V = kMixedVectorWidth<R, T>;
+  if (vectorizable<V>(C, gate ? ld_gate : 0, {x, gate, y}))
+    EMB_LAUNCH((gated_residual_forward_kernel<R, T, V>), grid_for(N * C / V, 256), 256, 0, stream)(x, gate, ld_gate,
+                                                                                                 y, N, C);
   else
-    EMB_LAUNCH((gated_residual_forward_kernel<T, 1>), grid_for(N * C, 256), 256, 0, stream)(x, gate, ld_gate, y, N, C);
+    EMB_LAUNCH((gated_residual_forward_kernel<R, T, 1>), grid_for(N * C, 256), 256, 0, stream)(x, gate, ld_gate, y, N,
+                                                                                             C);
   check_launch("gated_residual_forward");
 }
 
-template <class T>
-void gated_residual_backward(const T* gate, int64_t ld_gate, const T* y, const T* dx, T* dy, T* dgate, int64_t N,
+template <class R, class T>
+void gated_residual_backward(const T* gate, int64_t ld_gate, const T* y, const R* dx, T* dy, T* dgate, int64_t N,
                              int C, cudaStream_t stream) {
-  constexpr int V = kVectorWidth<T>;
-  if (vectorizable<T>(C, gate ? ld_gate : 0, {gate, y, dx, dy, dgate}))
-    EMB_LAUNCH((gated_residual_backward_kernel<T, V>), grid_for(N * C / V, 256), 256, 0, stream)(gate, ld_gate, y, dx,
-                                                                                               dy, dgate, N, C);
+  constexpr int V = kMixedVectorWidth<R, T>;
+  if (vectorizable<V>(C, gate ? ld_gate : 0, {gate, y, dx, dy, dgate}))
+    EMB_LAUNCH((gated_residual_backward_kernel<R, T, V>), grid_for(N * C / V, 256), 256, 0, stream)(gate, ld_gate, y,
+                                                                                                  dx, dy, dgate, N, C);
   else
-    EMB_LAUNCH((gated_residual_backward_kernel<T, 1>), grid_for(N * C, 256), 256, 0, stream)(gate, ld_gate, y, dx, dy,
-                                                                                           dgate, N, C);
+    EMB_LAUNCH((gated_residual_backward_kernel<R, T, 1>), grid_for(N * C, 256), 256, 0, stream)(gate, ld_gate, y, dx,
+                                                                                              dy, dgate, N, C);
   check_launch("gated_residual_backward");
 }
 
-#define EMB_INSTANTIATE(T)                                                                                \
-  template void gated_residual_forward<T>(T*, const T*, int64_t, const T*, int64_t, int, cudaStream_t); \
-  template void gated_residual_backward<T>(const T*, int64_t, const T*, const T*, T*, T*, int64_t, int, cudaStream_t);
-EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#define EMB_INSTANTIATE(T, R)                                                                                    \
+  template void gated_residual_forward<R, T>(R*, const T*, int64_t, const T*, int64_t, int, cudaStream_t);     \
+  template void gated_residual_backward<R, T>(const T*, int64_t, const T*, const R*, T*, T*, int64_t, int,     \
+                                              cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
