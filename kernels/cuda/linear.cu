@@ -7,6 +7,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 

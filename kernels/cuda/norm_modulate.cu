@@ -3,6 +3,7 @@
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"

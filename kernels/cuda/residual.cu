@@ -2,6 +2,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"

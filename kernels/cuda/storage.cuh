@@ -37,11 +37,3 @@ inline unsigned grid_for(int64_t n, int threads) {
 
 // Explicit instantiation for both storage types: X(float) X(__nv_bfloat16).
 #define EMB_CUDA_FOR_STORAGE(X) X(float) X(__nv_bfloat16)
-// Storage with a type that may be wider: each storage type's own, and fp32 beside bf16 data:
-// X(T, W). W is the parameter gradients' type (bf16 activations accumulate into fp32 parameter
-// gradients) or the residual stream's (bf16 activations keep an fp32 residual stream).
-#define EMB_CUDA_FOR_STORAGE_AND_WIDE(X) X(float, float) X(__nv_bfloat16, __nv_bfloat16) X(__nv_bfloat16, float)
-// X(T, W1, W2) for two such types (a norm's residual stream and its parameter gradients).
-#define EMB_CUDA_FOR_STORAGE_AND_TWO_WIDE(X)                                                                    \
-  X(float, float, float) X(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16) X(__nv_bfloat16, __nv_bfloat16, float) \
-  X(__nv_bfloat16, float, __nv_bfloat16) X(__nv_bfloat16, float, float)

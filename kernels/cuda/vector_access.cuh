@@ -3,7 +3,6 @@
 // bf16×4: 8 bytes), converted to or from fp32 in registers. The address must be aligned to
 // V·sizeof(T). V = 1 is the scalar path for data that is not.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cuda/storage.cuh"
@@ -12,10 +11,6 @@ namespace emb::cuda {
 
 template <class T>
 constexpr int kVectorWidth = 16 / int(sizeof(T));
-// The width of kernels that mix storage types (an fp32 residual stream beside bf16 activations):
-// 16 bytes of the widest type, V·sizeof(T) of the others.
-template <class... Ts>
-constexpr int kMixedVectorWidth = std::min({kVectorWidth<Ts>...});
 
 template <class T, int V>
 struct alignas(V * sizeof(T)) VectorOf {
