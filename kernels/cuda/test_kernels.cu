@@ -573,10 +573,15 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
   if (modulate) expect_close(tag + " backward dscale/dshift", relative_error(dmod_d.download(), dmod), tol<T>(1e-5, 1e-2));
 }
 
-// x += gate·r, x_in = x, normed = LN(x), y = normed·(1 + scale) + shift in one pass, against
-// the unfused sequence in double (x rounded to T once after the residual, as it is stored).
+// The residual a sublayer boundary applies before its norm: x += gate·r, x += r, or none.
+enum class Residual { gated, plain, none };
+
+// x += gate·r (or r, or nothing), x_in = x, normed = LN(x), y = normed·(1 + scale) + shift in
+// one pass, against the unfused sequence in double (x rounded to T once after the residual, as
+// it is stored).
 template <class T>
-void test_residual_norm_modulate(bool gated, int C) {
+void test_residual_norm_modulate(Residual residual, int C) {
+  const bool gated = residual == Residual::gated;
   std::mt19937 rng(12);
   const int64_t N = 23;
   const int ld = 6 * C;  // gate, scale and shift are chunks 2, 0 and 1 of a [N, 6C] tensor
@@ -585,7 +590,8 @@ void test_residual_norm_modulate(bool gated, int C) {
   DeviceArray<T> x_d(x), r_d(r), mod_d(mod), x_in_d(N * C), normed_d(N * C), y_d(N * C);
   DeviceArray<float> mean_d(N), rstd_d(N);
   const T* gate = gated ? mod_d.get() + 2 * C : nullptr;
-  residual_norm_modulate_forward(NormKind::layer, x_d.get(), gate, ld, r_d.get(), x_in_d.get(),
+  residual_norm_modulate_forward(NormKind::layer, x_d.get(), gate, ld,
+                                 residual == Residual::none ? nullptr : r_d.get(), x_in_d.get(),
                                  static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), mod_d.get(),
                                  mod_d.get() + C, ld, normed_d.get(), y_d.get(), mean_d.get(), rstd_d.get(), N, C,
                                  nullptr);
@@ -594,7 +600,7 @@ void test_residual_norm_modulate(bool gated, int C) {
   for (int64_t i = 0; i < N; ++i)
     for (int c = 0; c < C; ++c) {
       const float g = gated ? mod[i * ld + 2 * C + c] : 1.0f;
-      xs[i * C + c] = stored<T>(x[i * C + c] + g * r[i * C + c]);
+      xs[i * C + c] = residual == Residual::none ? x[i * C + c] : stored<T>(x[i * C + c] + g * r[i * C + c]);
     }
   Ref normed(xs.size()), y(xs.size()), rstd(N);
   for (int64_t i = 0; i < N; ++i) {
@@ -607,7 +613,8 @@ void test_residual_norm_modulate(bool gated, int C) {
       y[i * C + c] = normed[i * C + c] * (1.0 + mod[i * ld + c]) + mod[i * ld + C + c];
     }
   }
-  const std::string tag = std::string("residual_norm_modulate") + (gated ? " gated" : "") + " C " +
+  const char* residual_name[] = {" gated", " plain", " no residual"};
+  const std::string tag = std::string("residual_norm_modulate") + residual_name[int(residual)] + " C " +
                           std::to_string(C) + " " + dtype<T>();
   // x is the same rounding of the same sum on both sides (exact under the emulation; a GPU may
   // contract x + g·r into an FMA and round once less).
@@ -1186,7 +1193,8 @@ void test_all_storage(const Blas& blas) {
   });
   run("residual_norm_modulate " + t, [&] {
     for (int C : {256, 203})
-      for (bool gated : {true, false}) test_residual_norm_modulate<T>(gated, C);
+      for (Residual residual : {Residual::gated, Residual::plain, Residual::none})
+        test_residual_norm_modulate<T>(residual, C);
   });
   run("gated_residual " + t, [&] {  // C = 96: 16-byte vectors; C = 99: scalar
     for (int C : {96, 99}) {
