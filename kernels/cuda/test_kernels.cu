@@ -1181,9 +1181,11 @@ void test_all_storage(const Blas& blas) {
   });
   test_attention_suite<T, SimtAttention>();
   if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
-  // C = 200: 16-byte vectors (every row aligned); C = 203: the scalar path.
+  // C = 200 and 2056: 16-byte vectors (every row aligned); C = 203 and 517: the scalar path. 2056
+  // and 517 exceed one vector or element per thread of the 256-thread row block, so each
+  // thread's row loop runs more than once (the presets' 1536 and 3072 in bf16 do too).
   run("norm_modulate " + t, [&] {
-    for (int C : {200, 203}) {
+    for (int C : {200, 2056, 203, 517}) {
       test_norm_modulate<T>(NormKind::layer, false, true, C);
       test_norm_modulate<T>(NormKind::layer, true, false, C);
       test_norm_modulate<T>(NormKind::layer, true, true, C);
@@ -1192,7 +1194,7 @@ void test_all_storage(const Blas& blas) {
     }
   });
   run("residual_norm_modulate " + t, [&] {
-    for (int C : {256, 203})
+    for (int C : {256, 2056, 203, 517})
       for (Residual residual : {Residual::gated, Residual::plain, Residual::none})
         test_residual_norm_modulate<T>(residual, C);
   });
