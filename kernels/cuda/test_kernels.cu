@@ -186,6 +186,28 @@ void test_linear_gelu(const Blas& blas, int out, bool with_bias) {
 #endif
 }
 
+#ifdef EMB_CUDA_EMULATE
+// An epilogue cuBLASLt refuses (the stand-in refuses DGELU_BGRAD; a GPU may refuse GELU_AUX or
+// BGRADA for a shape or version) makes Blas::gemm return false without running or throwing,
+// which sends linear.cu to its separate pass; the refusal is cached and counted once.
+void test_refused_epilogue() {
+  const Blas blas;
+  DeviceArray<float> a(std::vector<float>(64, 1.0f)), d(std::vector<float>(64, 2.0f)), bias(8), aux(64);
+  GemmShape shape;
+  shape.m = shape.n = shape.k = shape.lda = shape.ldb = shape.ldd = shape.aux_ld = 8;
+  shape.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  GemmOperands ops;
+  ops.A = ops.B = a.get();
+  ops.D = d.get();
+  ops.bias = bias.get();
+  ops.aux = aux.get();
+  const int ran = blas.gemm(shape, ops, nullptr) + blas.gemm(shape, ops, nullptr);
+  expect_close("refused epilogue: GEMMs run", ran, 0.0);
+  expect_close("refused epilogue: plans refused, minus 1", std::abs(double(blas.fallback_plans()) - 1.0), 0.0);
+  expect_close("refused epilogue: D untouched", relative_error(d.download(), Ref(64, 2.0)), 0.0);
+}
+#endif
+
 template <class T>
 void test_linear_emb(const Blas& blas) {
   std::mt19937 rng(2);
@@ -1307,6 +1329,9 @@ int main(int argc, char** argv) {
     test_all_storage<float>(blas);
     test_all_storage<__nv_bfloat16>(blas);
     run("fp8_gemm refuses shapes", [&] { test_fp8_gemm_rejects_shapes(blas); });
+#ifdef EMB_CUDA_EMULATE
+    run("linear refused epilogue", [&] { test_refused_epilogue(); });
+#endif
     run("mma", [&] { test_mma(); });
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
