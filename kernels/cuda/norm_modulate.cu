@@ -1,5 +1,3 @@
-#include <initializer_list>
-
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -64,8 +62,8 @@ __global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(Forward
 #pragma unroll
       for (int j = 0; j < V; ++j) v[j] = to_f32(from_f32<R>(v[j] + (a.gate ? g[j] : 1.0f) * rv[j]));
       store_vector<V>(xi + c, v);
-      if (a.x_in) store_vector<V>(a.x_in + i * C + c, v);
     }
+    if (a.x_in) store_vector<V>(a.x_in + i * C + c, v);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       row[c + j] = v[j];
@@ -187,26 +185,18 @@ __global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(Backwa
   }
 }
 
-// Vectors of V (kMixedVectorWidth) when every row of every operand starts 16-byte aligned.
-template <int V>
-bool rows_vectorizable(int C, std::initializer_list<int64_t> strides, std::initializer_list<const void*> pointers) {
-  if (C % V) return false;
-  for (int64_t s : strides)
-    if (s % V) return false;
-  for (const void* p : pointers)
-    if (!vector_aligned(p)) return false;
-  return true;
-}
-
-// Checks that a row's shared memory fits a block and opts the kernel in above the 48 KiB default.
-template <class Kernel>
-void allow_shared_bytes(Kernel* kernel, size_t shared, int C, const char* what) {
+// Launches Kernel with one block per row and `shared` bytes of dynamic shared memory (checked
+// against a block's limit, opted in above the 48 KiB default).
+template <auto Kernel, class Args>
+void launch_per_row(const Args& args, size_t shared, int64_t N, int C, cudaStream_t stream, const char* what) {
   EMB_CHECK(shared <= size_t(227) << 10, what, ": rows of ", C, " columns need ", shared,
             " bytes of shared memory, more than a GPU block has (227 KiB)");
   if (shared > size_t(48) << 10)
-    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(Kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(shared)),
                what);
+  EMB_LAUNCH(Kernel, unsigned(N), kThreads, shared, stream)(args);
+  check_launch(what);
 }
 
 // dn(i, c)·x̂(i, c) (weight gradient) or dn(i, c) (bias gradient), recomputed from the saved stats.
@@ -241,15 +231,11 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
   constexpr int V = kMixedVectorWidth<R, T>;
   const bool vectorized = rows_vectorizable<V>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
                                                {x, gate, r, x_in, weight, bias, scale, shift, normed, y});
-  const size_t shared = size_t(C) * sizeof(float);
-  if (vectorized) {
-    allow_shared_bytes(norm_modulate_forward_kernel<R, T, V>, shared, C, "norm_modulate_forward");
-    EMB_LAUNCH((norm_modulate_forward_kernel<R, T, V>), unsigned(N), kThreads, shared, stream)(args);
-  } else {
-    allow_shared_bytes(norm_modulate_forward_kernel<R, T, 1>, shared, C, "norm_modulate_forward");
-    EMB_LAUNCH((norm_modulate_forward_kernel<R, T, 1>), unsigned(N), kThreads, shared, stream)(args);
-  }
-  check_launch("norm_modulate_forward");
+  const size_t shared = size_t(C) * sizeof(float);  // the row in fp32
+  if (vectorized)
+    launch_per_row<norm_modulate_forward_kernel<R, T, V>>(args, shared, N, C, stream, "norm_modulate_forward");
+  else
+    launch_per_row<norm_modulate_forward_kernel<R, T, 1>>(args, shared, N, C, stream, "norm_modulate_forward");
 }
 
 template <class R, class T>
@@ -273,15 +259,11 @@ void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T*
     constexpr int V = kMixedVectorWidth<R, T>;
     const bool vectorized = rows_vectorizable<V>(C, {scale || dscale || dshift ? ld_mod : 0},
                                                  {x, weight, bias, scale, dy, dx, dscale, dshift});
-    const size_t shared = 2 * size_t(C) * sizeof(float);
-    if (vectorized) {
-      allow_shared_bytes(norm_modulate_backward_kernel<R, T, V>, shared, C, "norm_modulate_backward");
-      EMB_LAUNCH((norm_modulate_backward_kernel<R, T, V>), unsigned(N), kThreads, shared, stream)(args);
-    } else {
-      allow_shared_bytes(norm_modulate_backward_kernel<R, T, 1>, shared, C, "norm_modulate_backward");
-      EMB_LAUNCH((norm_modulate_backward_kernel<R, T, 1>), unsigned(N), kThreads, shared, stream)(args);
-    }
-    check_launch("norm_modulate_backward");
+    const size_t shared = 2 * size_t(C) * sizeof(float);  // x̂ and g of the row in fp32
+    if (vectorized)
+      launch_per_row<norm_modulate_backward_kernel<R, T, V>>(args, shared, N, C, stream, "norm_modulate_backward");
+    else
+      launch_per_row<norm_modulate_backward_kernel<R, T, 1>>(args, shared, N, C, stream, "norm_modulate_backward");
   }
   if (dweight) column_sum(N, C, dweight, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);
   if (dbias) column_sum(N, C, dbias, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, false}, stream);

@@ -1,5 +1,3 @@
-#include <initializer_list>
-
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mixed_storage.cuh"
@@ -54,20 +52,12 @@ __global__ void gated_residual_backward_kernel(const T* gate, int64_t ld_gate, c
   }
 }
 
-template <int V>
-bool vectorizable(int C, int64_t ld_gate, std::initializer_list<const void*> pointers) {
-  if (C % V || ld_gate % V) return false;
-  for (const void* p : pointers)
-    if (!vector_aligned(p)) return false;
-  return true;
-}
-
 }  // namespace
 
 template <class R, class T>
 void gated_residual_forward(R* x, const T* gate, int64_t ld_gate, const T* y, int64_t N, int C, cudaStream_t stream) {
   constexpr int V = kMixedVectorWidth<R, T>;
-  if (vectorizable<V>(C, gate ? ld_gate : 0, {x, gate, y}))
+  if (rows_vectorizable<V>(C, {gate ? ld_gate : 0}, {x, gate, y}))
     EMB_LAUNCH((gated_residual_forward_kernel<R, T, V>), grid_for(N * C / V, 256), 256, 0, stream)(x, gate, ld_gate,
                                                                                                  y, N, C);
   else
@@ -80,7 +70,7 @@ template <class R, class T>
 void gated_residual_backward(const T* gate, int64_t ld_gate, const T* y, const R* dx, T* dy, T* dgate, int64_t N,
                              int C, cudaStream_t stream) {
   constexpr int V = kMixedVectorWidth<R, T>;
-  if (vectorizable<V>(C, gate ? ld_gate : 0, {gate, y, dx, dy, dgate}))
+  if (rows_vectorizable<V>(C, {gate || dgate ? ld_gate : 0}, {gate, y, dx, dy, dgate}))
     EMB_LAUNCH((gated_residual_backward_kernel<R, T, V>), grid_for(N * C / V, 256), 256, 0, stream)(gate, ld_gate, y,
                                                                                                   dx, dy, dgate, N, C);
   else

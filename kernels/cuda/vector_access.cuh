@@ -4,6 +4,7 @@
 // V·sizeof(T). V = 1 is the scalar path for data that is not.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 
 #include "kernels/cuda/storage.cuh"
 
@@ -38,6 +39,19 @@ __device__ __forceinline__ void store_vector(T* p, const float (&in)[V]) {
 // callers also check that row strides are multiples of the vector width.
 __host__ __device__ inline bool vector_aligned(const void* p, unsigned bytes = 16) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+// True when every row of every operand of a [rows, C] kernel starts 16-byte aligned, so it can
+// take V columns at a time (kVectorWidth<T>, or kMixedVectorWidth for mixed storage types): C and
+// each row stride (0 for an absent operand) a multiple of V, each pointer aligned.
+template <int V>
+bool rows_vectorizable(int C, std::initializer_list<int64_t> strides, std::initializer_list<const void*> pointers) {
+  if (C % V) return false;
+  for (int64_t s : strides)
+    if (s % V) return false;
+  for (const void* p : pointers)
+    if (!vector_aligned(p)) return false;
+  return true;
 }
 
 }  // namespace emb::cuda

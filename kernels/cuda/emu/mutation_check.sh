@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Shows that the emulated attention tests catch the bugs the emulation exists for. In a scratch
-# copy of the working tree it builds the emulated tests (plain and ASan), then for each mutant
-# (every __syncthreads() of the SIMT kernels (attention.cu) and of the tensor-core pipeline
-# (async_pipeline.cuh) removed in turn; tile bounds shifted by one; a wrong cp_async_wait
-# depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
-# (attention_mma.cu, async_pipeline.cuh, mma_tiles.cuh)) rebuilds and runs the tests of the
-# mutated implementation (`cuda_test_kernels "attention "` for the SIMT kernels,
-# `cuda_test_kernels attention_mma` for the tensor-core ones), and the ASan build when they
-# pass. Prints a table (mutant, result, what caught it); exits 0 when the real code passes and
-# every mutant fails.
+# Shows that the emulated kernel tests catch the bugs the emulation exists for. In a scratch
+# copy of the working tree it builds the emulated tests (plain and ASan), runs every test on
+# the real code, then for each mutant rebuilds and runs the tests of the mutated file, and the
+# ASan build when they pass. Mutants: every __syncthreads() of the SIMT attention kernels
+# (attention.cu) and of the tensor-core pipeline (async_pipeline.cuh) removed in turn; tile
+# bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
+# summary in the tensor-core kernels (attention_mma.cu, async_pipeline.cuh, mma_tiles.cuh);
+# in the memory-bound kernels (norm_modulate.cu, residual.cu, adamw.cu, vector_access.cuh) a
+# wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows
+# are not aligned, a fused residual that loses its gate or its store, a short shared-memory
+# row; around the GEMMs (linear.cu, blas.cu) a cached plan that keeps its first call's bias
+# pointer, a wrong GELU aux leading dimension, a BGRADA bias gradient that is not accumulated.
+# Prints a table (mutant, result, what caught it); exits 0 when the real code passes and every
+# mutant fails.
 # Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default; an existing
-# scratch-dir is reused as it is, build included)
+# scratch-dir is reused as it is, build included; ONLY=<extended regex> keeps the mutants whose
+# file matches it, e.g. ONLY='norm_modulate|residual|adamw|vector_access|linear|blas')
 set -uo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
-files=(attention.cu attention_mma.cu async_pipeline.cuh mma_tiles.cuh)
+only=${ONLY:-.}
+files=(attention.cu attention_mma.cu async_pipeline.cuh mma_tiles.cuh norm_modulate.cu residual.cu adamw.cu
+  vector_access.cuh linear.cu blas.cu)
 if [ ! -d "$scratch/src" ]; then
   mkdir -p "$scratch/src" "$scratch/orig"
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
@@ -31,8 +38,8 @@ restore
 cmake -S "$scratch/src" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE >"$scratch/configure.log" 2>&1 ||
   { echo "mutation_check: configure failed, see $scratch/configure.log" >&2; exit 2; }
 
-# run_suite LOG FILTER: runs the filtered attention tests on the current sources; prints "pass"
-# or "FAIL (<what caught it>)".
+# run_suite LOG FILTER: runs the filtered kernel tests on the current sources; prints "pass" or
+# "FAIL (<what caught it>)".
 run_suite() {
   local log=$scratch/$1.log filter=$2 plain=0 asan=0
   if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
@@ -51,6 +58,8 @@ run_suite() {
   grep -q "FAIL .*copies differing between schedules" "$log" && why+=("schedules differ")
   grep -q "^FAIL attention.* \(out\|lse\|dq\|dk\|dv\) " "$log" && why+=("vs reference")
   grep -q "^FAIL attention.*(mismatch" "$log" && why+=("edge case")
+  grep "^FAIL " "$log" | grep -v "^FAIL attention\|^FAIL exception\|between schedules" | grep -q " err " &&
+    why+=("vs reference")
   grep -q "^FAIL exception" "$log" && why+=("exception")
   grep -q "emulated CUDA:" "$log" && why+=("emulation fault")
   grep -q "AddressSanitizer" "$log" && why+=("ASan")
@@ -72,7 +81,18 @@ open(sys.argv[2], "w").write(t)
 PY
 }
 
-filter_of() { [ "$1" = attention.cu ] && echo "attention " || echo attention_mma; }
+# The tests of each file's kernels (test names contain the filter; "" runs them all).
+filter_of() {
+  case $1 in
+  attention.cu) echo "attention " ;;
+  attention_mma.cu | async_pipeline.cuh | mma_tiles.cuh) echo attention_mma ;;
+  norm_modulate.cu) echo norm_modulate ;;
+  residual.cu) echo residual ;;
+  adamw.cu) echo adamw ;;
+  linear.cu | blas.cu) echo linear ;;
+  *) echo "" ;;
+  esac
+}
 
 failures=0
 n=0
@@ -81,11 +101,12 @@ report() {  # report NAME RESULT
   [[ $2 == FAIL* ]] || failures=$((failures + 1))
 }
 printf '%-78s %s\n' "mutant" "result"
-real=$(run_suite real attention)
+real=$(run_suite real "")
 printf '%-78s %s\n' "real code" "$real"
 [ "$real" = pass ] || failures=$((failures + 1))
 
 for f in attention.cu async_pipeline.cuh; do
+  [[ $f =~ $only ]] || continue
   n_sync=$(grep -c "__syncthreads();" "$scratch/orig/$f")
   for ((k = 0; k < n_sync; ++k)); do
     line=$(grep -n "__syncthreads();" "$scratch/orig/$f" | sed -n "$((k + 1))p" | cut -d: -f1)
@@ -115,11 +136,30 @@ mutants=(
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
+  "norm_modulate.cu|forward: row pass steps kThreads, not kThreads * V (vectors overlap)|s.replace('for (int c = threadIdx.x * V; c < C; c += kThreads * V) {', 'for (int c = threadIdx.x * V; c < C; c += kThreads) {', 1)"
+  "norm_modulate.cu|forward: the last vector of the row left out (c + V < C)|s.replace('for (int c = threadIdx.x * V; c < C; c += kThreads * V) {', 'for (int c = threadIdx.x * V; c + V < C; c += kThreads * V) {', 1)"
+  "norm_modulate.cu|fused residual: the gate ignored (x += r)|s.replace('(a.gate ? g[j] : 1.0f) * rv[j]', 'rv[j]', 1)"
+  "norm_modulate.cu|fused residual: updated x not stored|s.replace('      store_vector<V>(xi + c, v);\n', '', 1)"
+  "norm_modulate.cu|forward: shared-memory row one float short|s.replace('size_t(C) * sizeof(float);  // the row in fp32', 'size_t(C - 1) * sizeof(float);  // the row in fp32', 1)"
+  "norm_modulate.cu|backward: dx pass leaves out the last vector (c + V < C)|(lambda i: s[:i] + s[i:].replace('c < C; c += kThreads * V) {', 'c + V < C; c += kThreads * V) {', 1))(s.index('if (!a.dx) return;'))"
+  "norm_modulate.cu|backward: mean(g) term dropped|s.replace('a.layer ? block_sum(g_sum, scratch) / C : 0.0f', '0.0f * block_sum(g_sum, scratch)', 1)"
+  "vector_access.cuh|rows_vectorizable ignores C % width (vector path on unaligned rows)|s.replace('if (C % V) return false;', '', 1)"
+  "residual.cu|forward: the last vector left out (N*C/V - 1 vectors)|s.replace('const int64_t vectors = N * C / V;', 'const int64_t vectors = N * C / V - 1;', 1)"
+  "residual.cu|backward: one vector past the end (N*C/V + 1 vectors)|(lambda i: s[:i] + s[i:].replace('const int64_t vectors = N * C / V;', 'const int64_t vectors = N * C / V + 1;', 1))(s.index('gated_residual_backward_kernel('))"
+  "residual.cu|backward: dgate at row stride C instead of ld_gate|s.replace('load_vector<V>(dgate + i * ld_gate + c, acc);', 'load_vector<V>(dgate + i * C + c, acc);', 1).replace('store_vector<V>(dgate + i * ld_gate + c, acc);', 'store_vector<V>(dgate + i * C + c, acc);', 1)"
+  "adamw.cu|scalar tail dropped|s.replace('  for (int64_t e = tail + first; e < t.n; e += stride) scalar(e);\n', '', 1)"
+  "adamw.cu|scalar head dropped|s.replace('  for (int64_t e = first; e < head; e += stride) scalar(e);\n', '', 1)"
+  "adamw.cu|one vector past the end ((n - head + V - 1) / V vectors)|s.replace('vectors = (t.n - head) / V,', 'vectors = (t.n - head + V - 1) / V,', 1)"
+  "adamw.cu|vectors although the gradient's offset differs|s.replace('return aligned ? head : t.n;', 'return aligned || true ? head : t.n;', 1)"
+  "blas.cu|cached plan keeps its first call's bias pointer|(lambda i: s[:i] + s[i:].replace('  if (ops.bias) set_matmul_attribute(p.descs.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, ops.bias, \"bias pointer\");\n', '', 1))(s.index('bool Blas::gemm('))"
+  "linear.cu|GELU aux leading dimension m + 8|s.replace('s.aux_ld = aux ? m : 0;', 's.aux_ld = aux ? m + 8 : 0;', 1)"
+  "linear.cu|BGRADA bias gradient not accumulated (db = 2 x the epilogue's)|s.replace('if (db_done) add(db, 0,', 'if (db_done) add(static_cast<const T*>(bias_grad), 0,', 1)"
 )
 for entry in "${mutants[@]}"; do
   f=${entry%%|*}
   rest=${entry#*|}
   name=${rest%%|*}
+  [[ $f =~ $only ]] || continue
   mutate "$f" "$name" "${rest#*|}"
   n=$((n + 1))
   report "$f: $name" "$(run_suite "m$n" "$(filter_of "$f")")"
