@@ -20,6 +20,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,8 @@ struct RopeConfig {
 //   sum  = Σ m·(pred − target)²          (m = mask[t, col(c)], or 1 when mask is absent)
 //   dpred[r, c] = 2·weight·m·(pred − target) / denominator   (written, when dpred is present)
 // The sum is accumulated in double in row order and written to *sum (backend memory).
+class InputSlots;
+
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
@@ -100,6 +103,9 @@ class Ops {
   virtual void deallocate(void* p) = 0;
   // host → backend (h2d), ordered on the stream; the host buffer may be reused on return.
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  // The slots the model's micro-batches are uploaded through (kernels/input_slots.hpp): on a
+  // GPU from pinned memory on a copy stream; by default staged host memory and upload().
+  virtual std::unique_ptr<InputSlots> make_input_slots();
   // backend → host; returns when the bytes are on the host (waits for earlier ops).
   virtual void download(void* dst, const void* src, size_t bytes) = 0;
   // Returns when every op issued so far is done.

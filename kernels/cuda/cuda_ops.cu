@@ -11,6 +11,7 @@
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_input_slots.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/flow_loss.hpp"
 #include "kernels/cuda/linear.hpp"
@@ -161,6 +162,7 @@ void CudaOps::upload(void* dst, const void* src, size_t bytes) {
   // From pageable memory the copy is staged before the call returns: src may be reused.
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "CudaOps::upload");
 }
+std::unique_ptr<InputSlots> CudaOps::make_input_slots() { return std::make_unique<CudaInputSlots>(stream_, memory_); }
 void CudaOps::download(void* dst, const void* src, size_t bytes) {
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "CudaOps::download");
   synchronize();

@@ -71,6 +71,7 @@ class CudaOps final : public Ops {
   void* allocate(size_t bytes) override;
   void deallocate(void* p) override;
   void upload(void* dst, const void* src, size_t bytes) override;
+  std::unique_ptr<InputSlots> make_input_slots() override;
   void download(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
   void* stream() const override { return stream_; }

@@ -73,10 +73,12 @@ class Model {
   // (upper bound over layouts), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
 
-  // Seconds spent uploading micro-batches to the backend (DeviceBatch) since the last call:
-  // the step's h2d phase.
+  // Seconds the micro-batches' uploads (DeviceBatch) took since the last call, the step's h2d
+  // phase: the host's staging (and its waits for a free input slot) plus the device time the
+  // compute stream waited for the copies. Reads the device's clock: call it after the step's
+  // synchronisation (take_loss).
   double take_upload_seconds() {
-    const double s = upload_seconds_;
+    const double s = upload_seconds_ + dev_.take_copy_wait_seconds();
     upload_seconds_ = 0;
     return s;
   }
