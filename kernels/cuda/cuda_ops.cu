@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
@@ -94,9 +95,13 @@ void* DeviceMemory::allocate(size_t bytes, const char* what) {
   const cudaError_t status = cudaMalloc(&p, bytes);  // 256-byte aligned
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // clear it, so the next CUDA call does not report it again
-    auto mb = [](size_t n) { return (n + 999999) / 1000000; };
-    throw Error(str("CUDA out of memory: ", what, " asked for ", mb(bytes), " MB with ", mb(in_use_),
-                    " MB held by embtrain on this GPU; lower data.tokens_per_mb, set "
+    auto amount = [](size_t n) { return n >= 1000000 ? str((n + 999999) / 1000000, " MB") : str((n + 999) / 1000, " kB"); };
+    // Where the run was (the phase and step, core/activity.hpp) and what it was allocating.
+    const std::string when = current_activity();
+    const char* label = current_activity_label();
+    throw Error(str("CUDA out of memory", when.empty() ? "" : " in " + when, ": ", label ? label : what, " asked for ",
+                    amount(bytes), " with ", amount(in_use_),
+                    " held by embtrain on this GPU; lower data.tokens_per_mb, set "
                     "model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan "
                     "estimates the memory per GPU)"));
   }

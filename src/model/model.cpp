@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "model/activation_plan.hpp"
 
@@ -60,6 +61,7 @@ void Model::prepare(const PackedBatch& batch) {
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
+    const ActivityLabel allocating("activations");  // what an out-of-memory error names
     arena_.reserve(measure.bytes());
     arena_.reset();
     ActivationPlan real(&arena_);

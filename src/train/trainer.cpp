@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/deck.hpp"
+#include "core/activity.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
@@ -69,7 +70,10 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   const ParamRegistry& reg = model->params();
   ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);
   DataParallel dp(layout, comm, *ops, timers, tc.overlap_comm, mc.precision == Precision::bf16);
-  Optimizer optimizer(layout, *ops, tc.adamw, tc.grad_clip);
+  Optimizer optimizer = [&] {
+    const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
+    return Optimizer(layout, *ops, tc.adamw, tc.grad_clip);
+  }();
   // Checkpoints are written and read through host memory: the owned parameters and moments are
   // staged here on their way to or from the backend.
   const size_t owned_count = size_t(layout.owned_total());

@@ -14,6 +14,16 @@
 #                             SIGUSR1 checkpoints at the step boundary and exits 0.
 #   refused                   what CUDA does not run (a head dim it is not built for, FP8 linears)
 #                             is one line at start-up with exit 2 on every rank, before any output.
+#   input_streams             the micro-batches' uploads on the copy stream (kernels/input_slots.hpp),
+#                             several per step: with the emulation's streams run apart
+#                             (EMB_EMU_STREAM_ORDER: the compute stream ahead of the copies, then
+#                             the copies ahead of the compute; a missing event wait gives NaN or
+#                             another batch's input) the losses equal those of issue order bit for
+#                             bit (and the CPU's to 1e-4), and summary.json reports h2d.
+#   out_of_memory             an emulated GPU too small (EMB_EMU_DEVICE_MEMORY) stops the run with
+#                             one line naming the phase and step, what it allocated, the bytes
+#                             asked and held, and what to change. The limits fit tiny_gr00t's
+#                             sizes (about 46 MB held after init with the 32 MiB cuBLASLt workspace).
 # On a build for real GPUs (BACKEND = hardware) the cases need a GPU and skip (exit 77) without.
 set -uo pipefail
 build=$1
@@ -105,6 +115,39 @@ refused)
   refused "inputs/tiny_gr00t.in:9: run.device = cuda: attention head dim 12 (a width divided by its heads) is not built on CUDA (8, 16, 32, 48, 64, 128)" \
     --set model.d_model=48 --set model.d_ff=96
   refused "--set model.fp8=on: model.fp8 = on: the model's linears do not use the FP8 GEMMs yet" --set model.fp8=on
+  ;;
+input_streams)
+  [ "$backend" = emulated ] || { echo "skipped: the stream orders are the emulation's"; exit 77; }
+  small=(--set train.shard=none --set data.tokens_per_mb=128)
+  train cuda-streams-cpu 1 --set run.device=cpu "${small[@]}"
+  EMB_EMU_STREAM_ORDER=issue train cuda-streams-issue 1 "${cuda[@]}" "${small[@]}"
+  same_losses cuda-streams-issue cuda-streams-cpu 1 $tolerance
+  for order in oldest_first newest_first; do
+    EMB_EMU_STREAM_ORDER=$order train "cuda-streams-$order" 1 "${cuda[@]}" "${small[@]}"
+    same_losses "cuda-streams-$order" cuda-streams-issue 1 0
+  done
+  /usr/bin/python3 -c "import json,sys; assert 'h2d' in json.load(open(sys.argv[1]))['phases']" \
+    outputs/cuda-streams-newest_first/summary.json || fail "summary.json has no h2d phase"
+  rm -rf outputs/cuda-streams-*
+  ;;
+out_of_memory)
+  [ "$backend" = emulated ] || { echo "skipped: needs the emulation's memory limit"; exit 77; }
+  advice="held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)"
+  out_of_memory() {  # out_of_memory BYTES START: the run stops (exit 1) with one error line: START, amounts, advice
+    rm -rf outputs/cuda-oom
+    EMB_EMU_DEVICE_MEMORY=$1 "$embtrain" "$deck" "${cuda[@]}" --set train.steps=2 --set run.name=cuda-oom \
+      >"$tmp/oom.out" 2>&1
+    local code=$?
+    [ $code -eq 1 ] || fail "exit code $code with $1 bytes of device memory, expected 1: $(tail -3 "$tmp/oom.out")"
+    [ "$(grep -c "^embtrain: error" "$tmp/oom.out")" -eq 1 ] || fail "not one error line: $(cat "$tmp/oom.out")"
+    local line
+    line=$(grep "^embtrain: error" "$tmp/oom.out")
+    [[ "$line" == "$2 "[0-9]*[kM]"B with "[0-9]*[kM]"B $advice" ]] || fail "expected '$2 N MB with N MB $advice', got: $line"
+    rm -rf outputs/cuda-oom
+  }
+  out_of_memory 40000000 "embtrain: error: CUDA out of memory in init: data-parallel buffers (parameters, gradients, gather slots) asked for"
+  out_of_memory 46000000 "embtrain: error: CUDA out of memory in init: AdamW moments asked for"
+  out_of_memory 50000000 "embtrain: error: CUDA out of memory in fwd of step 1: activations asked for"
   ;;
 *) fail "unknown case" ;;
 esac
