@@ -87,6 +87,14 @@ struct RopeConfig {
 // The sum is accumulated in double in row order and written to *sum (backend memory).
 class InputSlots;
 
+// What a backend's CUDA graphs did (kernels/cuda/graph_cache.hpp): micro-batches captured,
+// replays (a bucket's graph updated from the capture and launched), graphs cached and their
+// nodes, nodes launched by replays, and the measured host cost of one kernel launch.
+struct GraphStats {
+  int64_t captures = 0, replays = 0, graphs = 0, nodes = 0, replayed_nodes = 0;
+  double launch_seconds = 0;
+};
+
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
@@ -106,6 +114,14 @@ class Ops {
   // The slots the model's micro-batches are uploaded through (kernels/input_slots.hpp): on a
   // GPU from pinned memory on a copy stream; by default staged host memory and upload().
   virtual std::unique_ptr<InputSlots> make_input_slots();
+  // CUDA graphs of a micro-batch: begin_graph() starts capturing the ops issued from now on and
+  // returns true (false: this backend has no graphs and runs them at once, as the CPU);
+  // end_graph() runs what was captured, as a replay of the graph kept under `key` (what decides
+  // the micro-batch's node sequence) when it matches. Between the two nothing may wait for the
+  // stream (download, synchronize).
+  virtual bool begin_graph() { return false; }
+  virtual void end_graph(const std::vector<int64_t>& key) { (void)key; }
+  virtual GraphStats graph_stats() const { return {}; }
   // backend → host; returns when the bytes are on the host (waits for earlier ops).
   virtual void download(void* dst, const void* src, size_t bytes) = 0;
   // Returns when every op issued so far is done.

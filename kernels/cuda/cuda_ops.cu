@@ -15,6 +15,7 @@
 #include "kernels/cuda/cuda_input_slots.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/flow_loss.hpp"
+#include "kernels/cuda/graph_cache.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/residual.hpp"
@@ -127,6 +128,7 @@ void DeviceMemory::count(size_t bytes) {
 
 DeviceScratch::~DeviceScratch() {
   try {
+    for (void* p : retired_) memory_.release(p);
     memory_.release(data_);
   } catch (const std::exception&) {  // a destructor cannot throw; the run already failed
   }
@@ -134,8 +136,16 @@ DeviceScratch::~DeviceScratch() {
 
 void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
   if (bytes <= bytes_) return data_;
-  check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
-  memory_.release(data_);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream, &capture), "scratch: capture status");
+  if (capture == cudaStreamCaptureStatusNone) {
+    check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
+    for (void* p : retired_) memory_.release(p);
+    retired_.clear();
+    memory_.release(data_);
+  } else if (data_) {
+    retired_.push_back(data_);
+  }
   data_ = nullptr;
   bytes_ = 0;
   data_ = memory_.allocate(bytes, "CudaOps scratch");
@@ -155,6 +165,7 @@ CudaOps::CudaOps(int device) {
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);  // errors cannot be thrown here; the run already ended
+  graphs_.reset();
   clock_.reset();
   cudaFree(keyless_row_);
   blas_.reset();
@@ -168,6 +179,13 @@ void CudaOps::upload(void* dst, const void* src, size_t bytes) {
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "CudaOps::upload");
 }
 std::unique_ptr<InputSlots> CudaOps::make_input_slots() { return std::make_unique<CudaInputSlots>(stream_, memory_); }
+bool CudaOps::begin_graph() {
+  if (!graphs_) graphs_ = std::make_unique<cuda::GraphCache>(stream_);
+  graphs_->begin();
+  return true;
+}
+void CudaOps::end_graph(const std::vector<int64_t>& key) { graphs_->end(key); }
+GraphStats CudaOps::graph_stats() const { return graphs_ ? graphs_->stats() : GraphStats{}; }
 void CudaOps::download(void* dst, const void* src, size_t bytes) {
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "CudaOps::download");
   synchronize();

@@ -626,6 +626,10 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
 }
 
 // Waits until the event's latest recording ran (at once for an event never recorded).
+// Inside a capture every recording is a node of the graph (cudaEventRecordExternal's meaning);
+// the other flags change nothing here.
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned) { return cudaEventRecord(e, s); }
+
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize of a null event");
   if (device().captures > 0)
@@ -675,6 +679,31 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* statu
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
   *exec = new CUgraphExec_st{graph->ops};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
+  if (nodes) return api_error(cudaErrorNotSupported, "cudaGraphGetNodes: only the count is emulated");
+  *count = graph->ops.size();
+  return cudaSuccess;
+}
+
+// The update takes the graph's calls when they are the same sequence of operations (the same
+// kernels, copies, sets and event records, in order): stricter than CUDA, which lets a kernel
+// node change its function, never looser.
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {
+  bool same = exec->ops.size() == graph->ops.size();
+  for (size_t i = 0; same && i < graph->ops.size(); ++i) same = exec->ops[i].what == graph->ops[i].what;
+  if (info) *info = cudaGraphExecUpdateResultInfo{};
+  if (!same) {
+    if (info) info->result = cudaGraphExecUpdateErrorTopologyChanged;
+    Device& d = device();
+    Lock lock(d.mutex);
+    if (d.last == cudaSuccess) d.last = cudaErrorGraphExecUpdateFailure;
+    return cudaErrorGraphExecUpdateFailure;
+  }
+  exec->ops = graph->ops;
+  if (info) info->result = cudaGraphExecUpdateSuccess;
   return cudaSuccess;
 }
 
