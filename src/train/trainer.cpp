@@ -67,6 +67,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   comm.set_compute_stream(ops->stream());
   timers.set_device_clock(ops->device_clock());
   auto model = make_model(mc, ops.get());
+  model->use_graphs(deck.get_string("run.cuda_graphs") == "on");
   const ParamRegistry& reg = model->params();
   ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);
   DataParallel dp(layout, comm, *ops, timers, tc.overlap_comm, mc.precision == Precision::bf16);
@@ -200,6 +201,16 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
     totals.device_peak_bytes = ops->device_peak_bytes();
+    totals.micro_batches = model->micro_batches();
+    totals.graphs = ops->graph_stats();
+    if (totals.graphs.captures > 0) {
+      const GraphStats& g = totals.graphs;
+      log_info("cuda graphs (rank ", world.rank, "): ", g.replays, " of ", totals.micro_batches,
+               " micro-batches replayed (hit rate ", 100.0 * double(g.replays) / double(totals.micro_batches), " %), ",
+               g.graphs, " graph(s) of ", g.nodes, " nodes; ", g.replayed_nodes, " launches replayed x ",
+               g.launch_seconds * 1e6, " us per launch = ", double(g.replayed_nodes) * g.launch_seconds,
+               " s of launch overhead saved");
+    }
     watchdog.watch("report", totals.steps, "every rank's timings for the run report");
     write_run_report(world.comm, result.run_dir, totals);
     watchdog.idle();

@@ -20,6 +20,12 @@
 #                             the copies ahead of the compute; a missing event wait gives NaN or
 #                             another batch's input) the losses equal those of issue order bit for
 #                             bit (and the CPU's to 1e-4), and summary.json reports h2d.
+#   graphs                    run.cuda_graphs = on against off, both tiny decks, several
+#                             micro-batches a step: losses and the parameters after 10 steps
+#                             bit-identical; after warm-up graphs
+#                             are replayed (hit rate > 0), and micro-batches whose key was not
+#                             cached yet fell back to a new graph (captures > replays); summary.json
+#                             and the log line report them; off captures nothing.
 #   out_of_memory             an emulated GPU too small (EMB_EMU_DEVICE_MEMORY) stops the run with
 #                             one line naming the phase and step, what it allocated, the bytes
 #                             asked and held, and what to change. The limits fit tiny_gr00t's
@@ -129,6 +135,34 @@ input_streams)
   /usr/bin/python3 -c "import json,sys; assert 'h2d' in json.load(open(sys.argv[1]))['phases']" \
     outputs/cuda-streams-newest_first/summary.json || fail "summary.json has no h2d phase"
   rm -rf outputs/cuda-streams-*
+  ;;
+graphs)
+  small=(--set train.shard=none --set data.tokens_per_mb=128 --set train.steps=10 --set train.ckpt_every=10)
+  for deck in inputs/tiny_gr00t.in inputs/tiny_wan.in; do
+    name=cuda-graphs-$(basename "$deck" .in)
+    train "$name-off" 1 "${cuda[@]}" "${small[@]}" --set run.cuda_graphs=off --set train.ckpt_dir="$tmp/$name-off"
+    train "$name-on" 1 "${cuda[@]}" "${small[@]}" --set train.ckpt_dir="$tmp/$name-on"
+    same_losses "$name-on" "$name-off" 1 0
+    /usr/bin/python3 - "$tmp/$name-on/step_00000010.h5" "$tmp/$name-off/step_00000010.h5" <<'PY' || fail "$name: parameters differ"
+import sys, h5py, numpy as np
+on, off = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert sorted(on["params"]) == sorted(off["params"])
+differ = [n for n in on["params"] if on["params"][n][...].tobytes() != off["params"][n][...].tobytes()]
+assert not differ, differ
+print(f"{len(on['params'])} parameter tensors bit-identical after 10 steps")
+PY
+    expect_contains "$(cat "$tmp/$name-on.out")" "cuda graphs (rank 0): "
+    /usr/bin/python3 - "outputs/$name-on/summary.json" "outputs/$name-off/summary.json" <<'PY' || fail "$name: graph counts"
+import json, sys
+on, off = (json.load(open(p))["cuda_graphs"] for p in sys.argv[1:])
+print("graphs on:", on)
+assert on["replays"] > 0 and on["hit_rate"] > 0 and on["captures"] > on["replays"], on
+assert on["graphs"] >= 1 and on["nodes"] > 0 and on["launch_overhead_saved_s"] > 0, on
+assert on["hit_rate"] == on["replays"] / on["micro_batches"], on
+assert off["captures"] == 0 and off["replays"] == 0 and off["micro_batches"] == on["micro_batches"], off
+PY
+    rm -rf "outputs/$name-on" "outputs/$name-off"
+  done
   ;;
 out_of_memory)
   [ "$backend" = emulated ] || { echo "skipped: needs the emulation's memory limit"; exit 77; }
