@@ -135,6 +135,8 @@ class Ops {
   // The most device memory this backend held at once (allocations, workspaces); 0 for host
   // backends, whose memory the process's peak resident size counts.
   virtual size_t device_peak_bytes() const { return 0; }
+  // Of device_peak_bytes, the GEMM library's workspace (cuBLASLt's), held from start to end.
+  virtual size_t blas_workspace_bytes() const { return 0; }
   // Throws the first error an op found in the data since the last call (emb::Error, the message
   // a host backend throws at the op itself): a GPU records such errors without synchronising
   // (a query row without an allowed key in attention_forward) and reports them here, once per

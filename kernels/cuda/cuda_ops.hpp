@@ -85,6 +85,7 @@ class CudaOps final : public Ops {
   void* stream() const override { return stream_; }
   bool host_memory() const override { return false; }
   size_t device_peak_bytes() const override { return memory_.peak(); }
+  size_t blas_workspace_bytes() const override;
   void check_deferred_errors() override;
   DeviceClock* device_clock() override { return clock_.get(); }
 

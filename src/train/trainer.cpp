@@ -201,6 +201,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
     totals.device_peak_bytes = ops->device_peak_bytes();
+    totals.blas_workspace_bytes = ops->blas_workspace_bytes();
+    totals.comm_device_bytes = comm.device_bytes();
     totals.micro_batches = model->micro_batches();
     totals.graphs = ops->graph_stats();
     if (totals.graphs.captures > 0) {

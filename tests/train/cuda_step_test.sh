@@ -19,7 +19,8 @@
 #                             (EMB_EMU_STREAM_ORDER: the compute stream ahead of the copies, then
 #                             the copies ahead of the compute; a missing event wait gives NaN or
 #                             another batch's input) the losses equal those of issue order bit for
-#                             bit (and the CPU's to 1e-4), and summary.json reports h2d.
+#                             bit (and the CPU's to 1e-4), and summary.json reports h2d and
+#                             the device memory's parts (allocator peak, cuBLASLt workspace, NCCL).
 #   graphs                    run.cuda_graphs = on against off, both tiny decks, several
 #                             micro-batches a step: losses and the parameters after 10 steps
 #                             bit-identical; after warm-up graphs
@@ -134,6 +135,13 @@ input_streams)
   done
   /usr/bin/python3 -c "import json,sys; assert 'h2d' in json.load(open(sys.argv[1]))['phases']" \
     outputs/cuda-streams-newest_first/summary.json || fail "summary.json has no h2d phase"
+  /usr/bin/python3 - outputs/cuda-streams-newest_first/summary.json <<'PY' || fail "summary.json: device memory parts"
+import json, sys
+s = json.load(open(sys.argv[1]))
+parts = s["device_memory_bytes"]
+assert parts["blas_workspace"] == 32 << 20 and parts["nccl"]["max"] == 0, parts  # the emulation's Comm is MPI
+assert s["device_peak_memory_bytes"]["max"] == parts["allocator_peak"]["max"] + parts["nccl"]["max"] > 32 << 20, s
+PY
   rm -rf outputs/cuda-streams-*
   ;;
 graphs)
