@@ -118,9 +118,11 @@ class Ops {
   // returns true (false: this backend has no graphs and runs them at once, as the CPU);
   // end_graph() runs what was captured, as a replay of the graph kept under `key` (what decides
   // the micro-batch's node sequence) when it matches. Between the two nothing may wait for the
-  // stream (download, synchronize).
+  // stream (download, synchronize). abandon_graph() ends the capture of a micro-batch that
+  // threw, running none of it, so the error's own line is what the run reports.
   virtual bool begin_graph() { return false; }
   virtual void end_graph(const std::vector<int64_t>& key) { (void)key; }
+  virtual void abandon_graph() {}
   virtual GraphStats graph_stats() const { return {}; }
   // backend → host; returns when the bytes are on the host (waits for earlier ops).
   virtual void download(void* dst, const void* src, size_t bytes) = 0;

@@ -185,6 +185,7 @@ bool CudaOps::begin_graph() {
   return true;
 }
 void CudaOps::end_graph(const std::vector<int64_t>& key) { graphs_->end(key); }
+void CudaOps::abandon_graph() { graphs_->abandon(); }
 size_t CudaOps::blas_workspace_bytes() const { return blas_->workspace_bytes(); }
 GraphStats CudaOps::graph_stats() const { return graphs_ ? graphs_->stats() : GraphStats{}; }
 void CudaOps::download(void* dst, const void* src, size_t bytes) {

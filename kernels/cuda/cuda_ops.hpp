@@ -79,6 +79,7 @@ class CudaOps final : public Ops {
   std::unique_ptr<InputSlots> make_input_slots() override;
   bool begin_graph() override;
   void end_graph(const std::vector<int64_t>& key) override;
+  void abandon_graph() override;
   GraphStats graph_stats() const override;
   void download(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;

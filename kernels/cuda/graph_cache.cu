@@ -41,6 +41,12 @@ void GraphCache::begin() {
   check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "graphs: begin the capture");
 }
 
+void GraphCache::abandon() {
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // an invalidated capture's error belongs to the failure being reported
+}
+
 void GraphCache::end(const std::vector<int64_t>& key) {
   cudaGraph_t graph = nullptr;
   check_cuda(cudaStreamEndCapture(stream_, &graph), "graphs: end the capture");

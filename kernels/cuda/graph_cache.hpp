@@ -33,6 +33,8 @@ class GraphCache {
   // Ends the capture and launches it on the stream: as a replay of key's graph when the node
   // sequence matches, else as the key's new graph.
   void end(const std::vector<int64_t>& key);
+  // Ends the capture without running it (the captured micro-batch threw); never throws.
+  void abandon();
   GraphStats stats() const { return stats_; }
 
  private:

@@ -55,7 +55,12 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   // buffer made and a loss slot free (take_loss would read the sums).
   const bool graph = graphs_ && (!hooks || hooks->micro_batch_is_local()) && !loss_sums_.empty() &&
                      pending_losses_.size() < size_t(kLossSlots) && ops_->begin_graph();
-  run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+  try {
+    run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+  } catch (...) {
+    if (graph) ops_->abandon_graph();
+    throw;
+  }
   if (graph) ops_->end_graph(graph_key(batch));
 }
 

@@ -1,7 +1,8 @@
 // CUDA graphs of a micro-batch (kernels/cuda/graph_cache.hpp) through Ops::begin_graph and
 // end_graph: every micro-batch runs what it captured, whether its key's graph is replayed (the
 // update carries this capture's parameters), made for a key not cached yet, or made anew because
-// its node sequence no longer matches the key's graph; the CPU backend has no graphs.
+// its node sequence no longer matches the key's graph; an abandoned capture runs nothing and
+// leaves the stream usable; the CPU backend has no graphs.
 #define BOOST_TEST_MODULE graph_cache
 #include <boost/test/unit_test.hpp>
 #include <cuda_runtime_api.h>
@@ -17,6 +18,14 @@ using namespace emb;
 namespace {
 
 constexpr size_t kBytes = 256;
+
+// False, with a message, on a machine without a GPU (an nvcc build; the emulation has one).
+bool has_device() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) return true;
+  BOOST_TEST_MESSAGE("skipped: no CUDA device");
+  return false;
+}
 
 // Sets the buffer's halves to `low` and `high` on the ops' stream: one memset when they are the
 // same byte, else two (another node sequence).
@@ -50,11 +59,7 @@ std::vector<unsigned char> halves(int low, int high) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_micro_batch_runs_its_own_capture) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    BOOST_TEST_MESSAGE("skipped: no CUDA device");
-    return;
-  }
+  if (!has_device()) return;
   CudaOps ops(0);
   void* buffer = ops.allocate(kBytes);
   const std::vector<int64_t> a = {128, 512, 0}, b = {256, 512, 0, 1};
@@ -90,6 +95,23 @@ BOOST_AUTO_TEST_CASE(every_micro_batch_runs_its_own_capture) {
   s = ops.graph_stats();
   BOOST_TEST(s.replays == 2);
   BOOST_TEST(s.replayed_nodes == 3);
+  ops.deallocate(buffer);
+}
+
+BOOST_AUTO_TEST_CASE(an_abandoned_capture_runs_nothing) {
+  if (!has_device()) return;
+  CudaOps ops(0);
+  void* buffer = ops.allocate(kBytes);
+  BOOST_TEST(run_micro_batch(ops, buffer, {1}, 1, 1) == halves(1, 1));
+  BOOST_TEST_REQUIRE(ops.begin_graph());
+  fill(ops, buffer, 2, 2);
+  ops.abandon_graph();
+  std::vector<unsigned char> out(kBytes);
+  ops.download(out.data(), buffer, kBytes);  // the stream no longer captures
+  BOOST_TEST(out == halves(1, 1));
+  BOOST_TEST(ops.graph_stats().captures == 1);
+  BOOST_TEST(run_micro_batch(ops, buffer, {1}, 3, 3) == halves(3, 3));
+  BOOST_TEST(ops.graph_stats().replays == 1);
   ops.deallocate(buffer);
 }
 
