@@ -1,8 +1,11 @@
 #include "kernels/ops.hpp"
 
 #include "core/error.hpp"
+#include "kernels/input_slots.hpp"
 
 namespace emb {
+
+std::unique_ptr<InputSlots> Ops::make_input_slots() { return std::make_unique<OpsInputSlots>(*this); }
 
 View View::rows_range(int64_t begin, int64_t n) const {
   EMB_CHECK(begin >= 0 && n >= 0 && begin + n <= rows, "view rows [", begin, ", ", begin + n, ") of ", shape());

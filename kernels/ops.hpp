@@ -20,6 +20,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,16 @@ struct RopeConfig {
 //   sum  = Σ m·(pred − target)²          (m = mask[t, col(c)], or 1 when mask is absent)
 //   dpred[r, c] = 2·weight·m·(pred − target) / denominator   (written, when dpred is present)
 // The sum is accumulated in double in row order and written to *sum (backend memory).
+class InputSlots;
+
+// What a backend's CUDA graphs did (kernels/cuda/graph_cache.hpp): micro-batches captured,
+// replays (a bucket's graph updated from the capture and launched), graphs cached and their
+// nodes, nodes launched by replays, and the measured host cost of one kernel launch.
+struct GraphStats {
+  int64_t captures = 0, replays = 0, graphs = 0, nodes = 0, replayed_nodes = 0;
+  double launch_seconds = 0;
+};
+
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
@@ -100,6 +111,19 @@ class Ops {
   virtual void deallocate(void* p) = 0;
   // host → backend (h2d), ordered on the stream; the host buffer may be reused on return.
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  // The slots the model's micro-batches are uploaded through (kernels/input_slots.hpp): on a
+  // GPU from pinned memory on a copy stream; by default staged host memory and upload().
+  virtual std::unique_ptr<InputSlots> make_input_slots();
+  // CUDA graphs of a micro-batch: begin_graph() starts capturing the ops issued from now on and
+  // returns true (false: this backend has no graphs and runs them at once, as the CPU);
+  // end_graph() runs what was captured, as a replay of the graph kept under `key` (what decides
+  // the micro-batch's node sequence) when it matches. Between the two nothing may wait for the
+  // stream (download, synchronize). abandon_graph() ends the capture of a micro-batch that
+  // threw, running none of it, so the error's own line is what the run reports.
+  virtual bool begin_graph() { return false; }
+  virtual void end_graph(const std::vector<int64_t>& key) { (void)key; }
+  virtual void abandon_graph() {}
+  virtual GraphStats graph_stats() const { return {}; }
   // backend → host; returns when the bytes are on the host (waits for earlier ops).
   virtual void download(void* dst, const void* src, size_t bytes) = 0;
   // Returns when every op issued so far is done.
@@ -113,6 +137,8 @@ class Ops {
   // The most device memory this backend held at once (allocations, workspaces); 0 for host
   // backends, whose memory the process's peak resident size counts.
   virtual size_t device_peak_bytes() const { return 0; }
+  // Of device_peak_bytes, the GEMM library's workspace (cuBLASLt's), held from start to end.
+  virtual size_t blas_workspace_bytes() const { return 0; }
   // Throws the first error an op found in the data since the last call (emb::Error, the message
   // a host backend throws at the op itself): a GPU records such errors without synchronising
   // (a query row without an allowed key in attention_forward) and reports them here, once per

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
@@ -11,9 +12,11 @@
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_input_slots.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/flow_loss.hpp"
 #include "kernels/cuda/fp8_linear.hpp"
+#include "kernels/cuda/graph_cache.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/residual.hpp"
@@ -137,9 +140,13 @@ void* DeviceMemory::allocate(size_t bytes, const char* what) {
   const cudaError_t status = cudaMalloc(&p, bytes);  // 256-byte aligned
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // clear it, so the next CUDA call does not report it again
-    auto mb = [](size_t n) { return (n + 999999) / 1000000; };
-    throw Error(str("CUDA out of memory: ", what, " asked for ", mb(bytes), " MB with ", mb(in_use_),
-                    " MB held by embtrain on this GPU; lower data.tokens_per_mb, set "
+    auto amount = [](size_t n) { return n >= 1000000 ? str((n + 999999) / 1000000, " MB") : str((n + 999) / 1000, " kB"); };
+    // Where the run was (the phase and step, core/activity.hpp) and what it was allocating.
+    const std::string when = current_activity();
+    const char* label = current_activity_label();
+    throw Error(str("CUDA out of memory", when.empty() ? "" : " in " + when, ": ", label ? label : what, " asked for ",
+                    amount(bytes), " with ", amount(in_use_),
+                    " held by embtrain on this GPU; lower data.tokens_per_mb, set "
                     "model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan "
                     "estimates the memory per GPU)"));
   }
@@ -165,6 +172,7 @@ void DeviceMemory::count(size_t bytes) {
 
 DeviceScratch::~DeviceScratch() {
   try {
+    for (void* p : retired_) memory_.release(p);
     memory_.release(data_);
   } catch (const std::exception&) {  // a destructor cannot throw; the run already failed
   }
@@ -172,8 +180,16 @@ DeviceScratch::~DeviceScratch() {
 
 void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
   if (bytes <= bytes_) return data_;
-  check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
-  memory_.release(data_);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream, &capture), "scratch: capture status");
+  if (capture == cudaStreamCaptureStatusNone) {
+    check_cuda(cudaStreamSynchronize(stream), "scratch: wait for the stream");
+    for (void* p : retired_) memory_.release(p);
+    retired_.clear();
+    memory_.release(data_);
+  } else if (data_) {
+    retired_.push_back(data_);
+  }
   data_ = nullptr;
   bytes_ = 0;
   data_ = memory_.allocate(bytes, "CudaOps scratch");
@@ -194,6 +210,7 @@ CudaOps::CudaOps(int device) {
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);  // errors cannot be thrown here; the run already ended
+  graphs_.reset();
   clock_.reset();
   cudaFree(keyless_row_);
   blas_.reset();
@@ -206,6 +223,16 @@ void CudaOps::upload(void* dst, const void* src, size_t bytes) {
   // From pageable memory the copy is staged before the call returns: src may be reused.
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "CudaOps::upload");
 }
+std::unique_ptr<InputSlots> CudaOps::make_input_slots() { return std::make_unique<CudaInputSlots>(stream_, memory_); }
+bool CudaOps::begin_graph() {
+  if (!graphs_) graphs_ = std::make_unique<cuda::GraphCache>(stream_);
+  graphs_->begin();
+  return true;
+}
+void CudaOps::end_graph(const std::vector<int64_t>& key) { graphs_->end(key); }
+void CudaOps::abandon_graph() { graphs_->abandon(); }
+size_t CudaOps::blas_workspace_bytes() const { return blas_->workspace_bytes(); }
+GraphStats CudaOps::graph_stats() const { return graphs_ ? graphs_->stats() : GraphStats{}; }
 void CudaOps::download(void* dst, const void* src, size_t bytes) {
   if (bytes) check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "CudaOps::download");
   synchronize();

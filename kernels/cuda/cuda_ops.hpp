@@ -19,12 +19,14 @@
 
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/cuda/event_clock.hpp"
 #include "kernels/ops.hpp"
 
 namespace emb::cuda {
 class Blas;
+class GraphCache;
 }
 
 namespace emb {
@@ -52,13 +54,16 @@ class DeviceScratch {
   ~DeviceScratch();
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
-  // At least `bytes` (uninitialised); growing waits for `stream`, whose ops may use the old buffer.
+  // At least `bytes` (uninitialised). Growing waits for `stream`, whose ops may use the old
+  // buffer, before freeing it; while the stream is capturing a graph it cannot wait, so the old
+  // buffer is kept until the next growth outside a capture.
   void* get(size_t bytes, cudaStream_t stream);
 
  private:
   DeviceMemory& memory_;
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  std::vector<void*> retired_;  // outgrown during a capture, which may still read them
 };
 
 class CudaOps final : public Ops {
@@ -74,11 +79,17 @@ class CudaOps final : public Ops {
   void* allocate(size_t bytes) override;
   void deallocate(void* p) override;
   void upload(void* dst, const void* src, size_t bytes) override;
+  std::unique_ptr<InputSlots> make_input_slots() override;
+  bool begin_graph() override;
+  void end_graph(const std::vector<int64_t>& key) override;
+  void abandon_graph() override;
+  GraphStats graph_stats() const override;
   void download(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
   void* stream() const override { return stream_; }
   bool host_memory() const override { return false; }
   size_t device_peak_bytes() const override { return memory_.peak(); }
+  size_t blas_workspace_bytes() const override;
   void check_deferred_errors() override;
   DeviceClock* device_clock() override { return clock_.get(); }
 
@@ -158,6 +169,7 @@ class CudaOps final : public Ops {
   // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
   unsigned long long* keyless_row_ = nullptr;
   std::unique_ptr<cuda::EventClock> clock_;
+  std::unique_ptr<cuda::GraphCache> graphs_;  // made at the first begin_graph()
 };
 
 }  // namespace emb

@@ -13,7 +13,14 @@ int EventClock::mark() {
     check_cuda(cudaEventCreate(&e), "EventClock: create an event");
     events_.push_back(e);
   }
-  check_cuda(cudaEventRecord(events_[size_t(used_)], stream_), "EventClock: record");
+  // Inside a graph capture the record becomes a node of the graph (external), so the mark is
+  // taken when the graph runs.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream_, &capture), "EventClock: capture status");
+  check_cuda(cudaEventRecordWithFlags(events_[size_t(used_)], stream_,
+                                      capture == cudaStreamCaptureStatusNone ? cudaEventRecordDefault
+                                                                             : cudaEventRecordExternal),
+             "EventClock: record");
   return used_++;
 }
 

@@ -25,6 +25,9 @@ class Comm {
   // (NCCL). A host backend reads its buffers when issued: a caller whose buffers a stream
   // writes lazily (the CUDA emulation) synchronises that stream first.
   virtual bool ordered_after_compute() const { return false; }
+  // Device memory the communication library took when it was set up (NCCL's channels and
+  // buffers), which no allocator of ours counts; 0 for host backends.
+  virtual size_t device_bytes() const { return 0; }
 
   // Starts `c`; the buffers must stay untouched until the handle completes.
   virtual CommHandle issue(const Collective& c) = 0;

@@ -84,12 +84,18 @@ struct NcclOp final : CommOp {
 
 NcclComm::NcclComm(const World& world, int device) : rank_(world.rank), size_(world.size) {
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  cuda_check(cudaFree(nullptr), "cudaFree");  // makes the context first, so its memory is not NCCL's
+  size_t free_before = 0, free_after = 0, total = 0;
+  cuda_check(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");
   ncclUniqueId id;
   if (rank_ == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world.comm), "MPI_Bcast");
   nccl_check(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   cuda_check(cudaMalloc(&barrier_word_, sizeof(float)), "cudaMalloc");
+  cuda_check(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+  // Another process on the same GPU may free memory meanwhile: never below zero.
+  device_bytes_ = free_before > free_after ? free_before - free_after : 0;
 }
 
 NcclComm::~NcclComm() {

@@ -34,6 +34,7 @@ class NcclComm final : public Comm {
   const char* name() const override { return "nccl"; }
   void set_compute_stream(void* stream) override { compute_ = static_cast<cudaStream_t>(stream); }
   bool ordered_after_compute() const override { return true; }
+  size_t device_bytes() const override { return device_bytes_; }
   CommHandle issue(const Collective& c) override;
 
  private:
@@ -44,6 +45,7 @@ class NcclComm final : public Comm {
   cudaStream_t stream_ = nullptr;
   cudaStream_t compute_ = nullptr;  // the legacy default stream until set
   float* barrier_word_ = nullptr;   // a barrier is an all-reduce of one float
+  size_t device_bytes_ = 0;         // the device's free memory before the set-up less after it
   OpPool<NcclOp> pool_;
 };
 

@@ -1,7 +1,9 @@
 #include "core/timer.hpp"
 
+#include <cstddef>
 #include <cstdio>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -18,12 +20,26 @@ void PhaseTimers::start(Phase p) {
   phase_ranges_[size_t(p)].start(phase_name(p));
   started_[int(p)] = Clock::now();
   if (on_device(p)) device_started_[int(p)] = device_clock_->mark();
+  running_.push_back(p);
+  publish_activity();
+}
+
+void PhaseTimers::publish_activity() const {
+  // The step being timed is the one after the last recorded (end_step(first - 1) closes init).
+  set_current_phase(running_.empty() ? nullptr : phase_name(running_.back()),
+                    records_.empty() ? -1 : records_.back().step + 1);
 }
 
 void PhaseTimers::stop(Phase p) {
   EMB_ASSERT(depth_[int(p)] > 0);
   if (--depth_[int(p)] != 0) return;
   const Clock::time_point now = Clock::now();
+  for (size_t i = running_.size(); i-- > 0;)
+    if (running_[i] == p) {
+      running_.erase(running_.begin() + std::ptrdiff_t(i));
+      break;
+    }
+  publish_activity();
   phase_ranges_[size_t(p)].end();
   if (on_device(p))
     device_spans_.push_back({p, device_started_[int(p)], device_clock_->mark()});

@@ -28,7 +28,7 @@ class PhaseTimers {
  public:
   using Clock = std::chrono::steady_clock;
 
-  PhaseTimers() { records_.reserve(1024), device_spans_.reserve(64); }
+  PhaseTimers() { records_.reserve(1024), device_spans_.reserve(64), running_.reserve(kNumPhases); }
   void start(Phase p);
   void stop(Phase p);
   // Adds time measured elsewhere (e.g. a collective's issue-to-completion time).
@@ -61,6 +61,10 @@ class PhaseTimers {
     int from, to;
   };
   std::vector<DeviceSpan> device_spans_;  // this step's, read at end_step
+  // The running phases in the order they started: the last is the current activity
+  // (core/activity.hpp) that an out-of-memory error names.
+  std::vector<Phase> running_;
+  void publish_activity() const;
   StepTimes current_;
   std::vector<StepTimes> records_;
   RunTrace* trace_ = nullptr;

@@ -10,10 +10,6 @@ constexpr size_t kAlign = 64;
 
 }  // namespace
 
-DeviceBatch::~DeviceBatch() {
-  if (buffer_) ops_->deallocate(buffer_);
-}
-
 size_t DeviceBatch::stage(const void* src, size_t bytes) {
   const size_t offset = used_;
   pieces_.push_back({src, bytes, offset});
@@ -23,7 +19,7 @@ size_t DeviceBatch::stage(const void* src, size_t bytes) {
 
 void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L,
                          const FlowDraws& d, const TimeRows& time) {
-  if (ops_ != &ops && buffer_) ops_->deallocate(buffer_), buffer_ = nullptr, capacity_ = 0;
+  if (ops_ != &ops) slots_ = ops.make_input_slots();
   ops_ = &ops;
   pieces_.clear();
   used_ = 0;
@@ -100,16 +96,11 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
     n_noisy = int64_t(L.noisy.size());
   }
 
-  if (used_ > capacity_) {
-    if (buffer_) ops.deallocate(buffer_);
-    capacity_ = used_ + used_ / 2;
-    buffer_ = ops.allocate(capacity_);
-  }
-  staging_.resize(used_);
+  const InputSlots::Slot slot = slots_->stage(used_);
   for (const Piece& p : pieces_)
-    if (p.src) std::memcpy(staging_.data() + p.offset, p.src, p.bytes);
-  ops.upload(buffer_, staging_.data(), used_);
-  for (auto& f : place) f(static_cast<uint8_t*>(buffer_));
+    if (p.src) std::memcpy(static_cast<uint8_t*>(slot.host) + p.offset, p.src, p.bytes);
+  slots_->upload(used_);
+  for (auto& f : place) f(static_cast<uint8_t*>(slot.backend));
 }
 
 }  // namespace emb

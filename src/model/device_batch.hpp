@@ -1,12 +1,16 @@
 // One packed micro-batch in the memory of the backend that runs the model (BACKENDS.md): the
 // token index the kernels read (attention's seq/blk/grp, positions, the row maps of
 // token_layout.hpp, the time row of every token), the batch's tensors and the flow draws. The
-// host arrays are staged into one buffer and go to the backend in one upload per micro-batch;
-// the backend buffer is kept and grows when a micro-batch needs more.
+// host arrays are staged into the next input slot (kernels/input_slots.hpp: pinned memory on a
+// GPU) and go to the backend in one copy per micro-batch, off the compute stream; the slots
+// are kept and grow when a micro-batch needs more. The pointers below are valid until the
+// next-but-one upload.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "kernels/input_slots.hpp"
 #include "kernels/ops.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/flow_matching.hpp"
@@ -19,12 +23,13 @@ namespace emb {
 class DeviceBatch {
  public:
   DeviceBatch() = default;
-  ~DeviceBatch();
   DeviceBatch(const DeviceBatch&) = delete;
   DeviceBatch& operator=(const DeviceBatch&) = delete;
 
   void upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d,
               const TimeRows& time);
+  // Device seconds the compute stream waited for these uploads since the last call (part of h2d).
+  double take_copy_wait_seconds() { return slots_ ? slots_->take_copy_wait_seconds() : 0.0; }
 
   // Attention and RoPE (index arrays of the batch, [T] / [Tc] / [T, 3]).
   const int32_t *seq = nullptr, *blk = nullptr, *grp = nullptr, *cseq = nullptr, *pos = nullptr;
@@ -62,10 +67,9 @@ class DeviceBatch {
   View matrix(const std::vector<float>& v, int64_t cols);
 
   Ops* ops_ = nullptr;
-  void* buffer_ = nullptr;
-  size_t capacity_ = 0, used_ = 0;
+  std::unique_ptr<InputSlots> slots_;
+  size_t used_ = 0;
   std::vector<Piece> pieces_;
-  std::vector<uint8_t> staging_;
   // Host arrays derived here (they must outlive the upload).
   std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
   std::vector<float> tq_;

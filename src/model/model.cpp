@@ -1,7 +1,9 @@
 #include "model/model.hpp"
 
 #include <chrono>
+#include <set>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "model/activation_plan.hpp"
 
@@ -55,7 +57,38 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   build_time_rows(draws_.temb_t, time_rows_);
   prepare(batch);
   ParamAccess access(reg_, params, grads, hooks);
-  run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+  ++micro_batches_;
+  // A graph only where nothing in the micro-batch waits for the stream: local hooks, the loss
+  // buffer made and a loss slot free (take_loss would read the sums).
+  const bool graph = graphs_ && (!hooks || hooks->micro_batch_is_local()) && !loss_sums_.empty() &&
+                     pending_losses_.size() < size_t(kLossSlots) && ops_->begin_graph();
+  try {
+    run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+  } catch (...) {
+    if (graph) ops_->abandon_graph();
+    throw;
+  }
+  if (graph) ops_->end_graph(graph_key(batch));
+}
+
+// Micro-batches of the same key share a graph, updated from each one's capture
+// (kernels/cuda/graph_cache.hpp). The key holds what decides the node sequence: the query and
+// context tokens rounded up to a power of two, so that shapes close enough for cuBLASLt to pick
+// the same kernels share a graph while the packed micro-batches' token counts vary below
+// data.tokens_per_mb, and for gr00t the embodiments present (its per-embodiment linears issue
+// one GEMM per embodiment with rows).
+std::vector<int64_t> Model::graph_key(const PackedBatch& batch) const {
+  auto bucket = [](int64_t tokens) {
+    int64_t b = 1;
+    while (b < tokens) b *= 2;
+    return b;
+  };
+  std::vector<int64_t> key = {bucket(batch.n_tokens), bucket(batch.n_context)};
+  if (cfg_.family == Family::gr00t) {
+    const std::set<int32_t> embodiments(batch.emb_id.begin(), batch.emb_id.end());
+    key.insert(key.end(), embodiments.begin(), embodiments.end());
+  }
+  return key;
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
@@ -67,6 +100,7 @@ void Model::prepare(const PackedBatch& batch) {
   if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
     ActivationPlan measure(nullptr);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
+    const ActivityLabel allocating("activations");  // what an out-of-memory error names
     arena_.reserve(measure.bytes());
     arena_.reset();
     ActivationPlan real(&arena_);

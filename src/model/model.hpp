@@ -76,13 +76,21 @@ class Model {
   // (upper bound over layouts), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
 
-  // Seconds spent uploading micro-batches to the backend (DeviceBatch) since the last call:
-  // the step's h2d phase.
+  // Seconds the micro-batches' uploads (DeviceBatch) took since the last call, the step's h2d
+  // phase: the host's staging (and its waits for a free input slot) plus the device time the
+  // compute stream waited for the copies. Reads the device's clock: call it after the step's
+  // synchronisation (take_loss).
   double take_upload_seconds() {
-    const double s = upload_seconds_;
+    const double s = upload_seconds_ + dev_.take_copy_wait_seconds();
     upload_seconds_ = 0;
     return s;
   }
+
+  // Captures each micro-batch whose hooks are local (UnitHooks::micro_batch_is_local) into a
+  // CUDA graph of its bucket (Ops::begin_graph; run.cuda_graphs): off by default.
+  void use_graphs(bool on) { graphs_ = on; }
+  // Micro-batches accumulated so far (the denominator of the graph hit rate).
+  int64_t micro_batches() const { return micro_batches_; }
 
   // The draws and token layout of the last forward_backward (what --dump writes).
   const FlowDraws& last_draws() const { return draws_; }
@@ -134,6 +142,7 @@ class Model {
 
  private:
   void prepare(const PackedBatch& batch);  // uploads batch and lays out the activations of its shape
+  std::vector<int64_t> graph_key(const PackedBatch& batch) const;
   // gr00t: the draws of a forward at explicit flow times tau [B] and noise [B, Hz, A]; then prepare().
   void set_explicit_draws(const PackedBatch& batch, const std::vector<float>& tau, const std::vector<float>& noise);
   void run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
@@ -148,6 +157,8 @@ class Model {
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;
   double upload_seconds_ = 0;
+  bool graphs_ = false;
+  int64_t micro_batches_ = 0;
 };
 
 // ops: the backend the model computes on; null for a model that only describes itself.

@@ -21,6 +21,10 @@ class UnitHooks {
   virtual float* unit_grads(int u) = 0;
   // Every gradient of unit u is final for this micro-batch.
   virtual void unit_grads_ready(int u) = 0;
+  // True when the hooks of the micro-batch starting now only hand out memory, the same as for
+  // the last one: no collective, no wait for the stream, so its ops may be captured into a CUDA
+  // graph (kernels/cuda/graph_cache.hpp).
+  virtual bool micro_batch_is_local() const { return false; }
 };
 
 // Resolves registry tensors to parameter and gradient memory for one forward/backward, unit by

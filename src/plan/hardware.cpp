@@ -89,6 +89,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");
+  if (j["memory"].contains("blas_workspace_bytes")) h.blas_workspace_bytes = f("memory.blas_workspace_bytes");
+  if (j["memory"].contains("comm_library_bytes")) h.comm_library_bytes = f("memory.comm_library_bytes");
   h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
   if (j["intra_node"].contains("reduce_bytes_per_s")) h.reduce_bytes_per_s = f("intra_node.reduce_bytes_per_s");
   if (j.contains("inter_node")) {

@@ -31,7 +31,10 @@ struct Hardware {
   double attention_forward_fraction = 4.0 / 14;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device
-  double reserved_bytes = 0;      // runtime, workspaces, fragmentation
+  double reserved_bytes = 0;      // runtime, fragmentation
+  // On a GPU: the GEMM library's workspace (cuBLASLt) and the communication library's channels
+  // and buffers (NCCL); summary.json measures both (device_memory_bytes).
+  double blas_workspace_bytes = 0, comm_library_bytes = 0;
   // Activations held in the compute precision (GPU), or always in fp32 (the CPU kernels widen
   // bf16 to fp32).
   bool activations_in_compute_precision = true;

@@ -68,7 +68,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
       {"mfu", s.mfu},
       {"data", {{"bytes_per_sample", s.data_bytes_per_sample}, {"bytes_per_s_per_node", s.data_bytes_per_s_per_node}}},
       {"memory_bytes",
-       {{"state", s.state_bytes}, {"activations", s.activation_bytes}, {"reserved", s.reserved_bytes},
+       {{"state", s.state_bytes}, {"activations", s.activation_bytes}, {"blas_workspace", s.blas_workspace_bytes},
+        {"comm_library", s.comm_library_bytes}, {"reserved", s.reserved_bytes},
         {"total", s.memory_bytes}, {"capacity", s.capacity_bytes}, {"fits", s.fits}}},
       {"checkpoint_bytes", s.checkpoint_bytes},
       {"collectives", collectives},
@@ -105,7 +106,10 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   t += str("  data                 ", s.data_bytes_per_sample / 1e6, " MB per sample, ",
            s.data_bytes_per_s_per_node / 1e9, " GB/s per node\n");
   t += str("  memory per device    ", gib(s.memory_bytes), " GiB = state ", gib(s.state_bytes), " + activations ",
-           gib(s.activation_bytes), " + reserve ", gib(s.reserved_bytes), " of ", gib(s.capacity_bytes), " GiB: ",
+           gib(s.activation_bytes),
+           s.blas_workspace_bytes > 0 ? str(" + cuBLASLt workspace ", gib(s.blas_workspace_bytes)) : std::string(),
+           s.comm_library_bytes > 0 ? str(" + NCCL ", gib(s.comm_library_bytes)) : std::string(), " + reserve ",
+           gib(s.reserved_bytes), " of ", gib(s.capacity_bytes), " GiB: ",
            s.fits ? str("fits, ", gib(s.capacity_bytes - s.memory_bytes), " GiB headroom") : std::string("DOES NOT FIT"),
            "\n");
   t += str("  checkpoint           ", gib(s.checkpoint_bytes), " GiB in ", duration(s.checkpoint_s),

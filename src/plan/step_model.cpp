@@ -244,7 +244,9 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   s.state_bytes = p.state_bytes[size_t(mode)];
   s.activation_bytes = p.activation_bytes * act_scale;
   s.reserved_bytes = hw.reserved_bytes;
-  s.memory_bytes = s.state_bytes + s.activation_bytes + s.reserved_bytes;
+  s.blas_workspace_bytes = hw.blas_workspace_bytes;
+  s.comm_library_bytes = hw.comm_library_bytes;
+  s.memory_bytes = s.state_bytes + s.activation_bytes + s.blas_workspace_bytes + s.comm_library_bytes + s.reserved_bytes;
   s.capacity_bytes = hw.ranks_share_node ? hw.memory_bytes / R : hw.memory_bytes;
   s.fits = s.memory_bytes <= s.capacity_bytes;
 

@@ -21,7 +21,8 @@
 //   data      the bytes per sample a node must read per second, and the wait when storage is
 //             slower than the step consumes;
 //   memory    state of the shard mode + one micro-batch's activations (in bf16 on a GPU under
-//             bf16) + the reserve, against the device's memory;
+//             bf16) + the cuBLASLt workspace + NCCL's buffers + the reserve,
+//             against the device's memory;
 //   checkpoint parameters and AdamW moments in fp32, written by every node at once.
 #pragma once
 #include <cstdint>
@@ -72,6 +73,7 @@ struct StepPrediction {
   double samples_per_s_per_device = 0, mfu = 0, epoch_s = 0;
   double data_bytes_per_sample = 0, data_bytes_per_s_per_node = 0;
   double state_bytes = 0, activation_bytes = 0, reserved_bytes = 0, memory_bytes = 0, capacity_bytes = 0;
+  double blas_workspace_bytes = 0, comm_library_bytes = 0;  // cuBLASLt's, NCCL's (Hardware)
   bool fits = false;
   double checkpoint_bytes = 0, checkpoint_s = 0;
   double preemption_signal_s = 0;  // Slurm --signal=USR1@T: a step, a checkpoint and margin

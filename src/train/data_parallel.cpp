@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "plan/zero3_schedule.hpp"
 
@@ -18,6 +19,7 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, Phas
       reduced_(size_t(layout.n_buckets()), false),
       overlap_(overlap),
       bf16_(bf16_compute) {
+  const ActivityLabel allocating("data-parallel buffers (parameters, gradients, gather slots)");
   const int64_t n = layout.flat_total(), owned = layout.owned_total();
   const int64_t max_bucket = layout.max_bucket_count();
   // Zeroed buffers in backend memory (never copied from the host).

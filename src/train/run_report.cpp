@@ -60,10 +60,22 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  // Host: the process's peak resident size; device: the backend's allocator (0 on the CPU).
-  double peaks[2] = {double(peak_rss_bytes()), double(totals.device_peak_bytes)}, peak_min[2], peak_max[2];
-  MPI_Reduce(peaks, peak_min, 2, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(peaks, peak_max, 2, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
+  // Host: the process's peak resident size; device (0 on the CPU): the backend allocator's peak,
+  // which holds the cuBLASLt workspace, plus NCCL's memory; then those parts.
+  double peaks[5] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
+                     double(totals.device_peak_bytes), double(totals.blas_workspace_bytes),
+                     double(totals.comm_device_bytes)},
+         peak_min[5], peak_max[5];
+  MPI_Reduce(peaks, peak_min, 5, MPI_DOUBLE, MPI_MIN, 0, comm);
+  MPI_Reduce(peaks, peak_max, 5, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
+  // CUDA graphs, summed over ranks: micro-batches, captures, replays, nodes replayed, launch
+  // seconds saved; then the largest rank's graphs and nodes.
+  const GraphStats& g = totals.graphs;
+  double graph_sums[5] = {double(totals.micro_batches), double(g.captures), double(g.replays), double(g.replayed_nodes),
+                          double(g.replayed_nodes) * g.launch_seconds};
+  double graph_maxes[2] = {double(g.graphs), double(g.nodes)};
+  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : graph_sums, graph_sums, 5, MPI_DOUBLE, MPI_SUM, 0, comm);
+  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : graph_maxes, graph_maxes, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
   if (rank != 0) return;
 
   std::ostringstream csv;
@@ -115,6 +127,20 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
       {"final_loss", totals.final_loss},
       {"peak_memory_bytes", {{"min", peak_min[0]}, {"max", peak_max[0]}}},
       {"device_peak_memory_bytes", {{"min", peak_min[1]}, {"max", peak_max[1]}}},
+      {"device_memory_bytes",
+       {{"allocator_peak", {{"min", peak_min[2]}, {"max", peak_max[2]}}},
+        {"blas_workspace", peak_max[3]},
+        {"nccl", {{"min", peak_min[4]}, {"max", peak_max[4]}}}}},
+      {"cuda_graphs",
+       {{"micro_batches", int64_t(graph_sums[0])},
+        {"captures", int64_t(graph_sums[1])},
+        {"replays", int64_t(graph_sums[2])},
+        {"hit_rate", graph_sums[0] > 0 ? graph_sums[2] / graph_sums[0] : 0.0},
+        {"graphs", int64_t(graph_maxes[0])},
+        {"nodes", int64_t(graph_maxes[1])},
+        {"replayed_nodes", int64_t(graph_sums[3])},
+        {"launch_seconds", g.launch_seconds},
+        {"launch_overhead_saved_s", graph_sums[4]}}},
       {"phases", phases},
   };
   write_file_atomic(run_dir + "/summary.json", summary.dump(2) + "\n");

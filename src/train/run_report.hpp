@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/timer.hpp"
+#include "kernels/ops.hpp"
 
 namespace emb {
 
@@ -21,6 +22,10 @@ struct RunTotals {
   double peak_flops_per_rank = 0;  // the hardware file's peak for one rank's share (MFU); 0 if unknown
   double final_loss = 0;
   size_t device_peak_bytes = 0;  // this rank's backend's peak device memory (0 on the CPU)
+  size_t blas_workspace_bytes = 0;  // of device_peak_bytes, the cuBLASLt workspace
+  size_t comm_device_bytes = 0;     // NCCL's, besides device_peak_bytes
+  int64_t micro_batches = 0;     // this rank's
+  GraphStats graphs;             // this rank's CUDA graphs (none on the CPU)
   std::string family, preset, device;
 };
 

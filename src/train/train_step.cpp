@@ -74,9 +74,9 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
   // part in every collective of the others.
   if (dp.layout().mode() == ShardMode::full)
     for (int i = n_local; i < n_max; ++i) dp.run_empty_pass(i == n_max - 1);
-  ctx.timers.add(Phase::h2d, ctx.model.take_upload_seconds());
   dp.finish_gradients();
   sums[0] = ctx.model.take_loss();  // the step's one read of the loss from the backend
+  ctx.timers.add(Phase::h2d, ctx.model.take_upload_seconds());  // after the read: no wait of its own
   MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, ctx.comm);
 
   StepResult r;

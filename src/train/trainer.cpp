@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/deck.hpp"
+#include "core/activity.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
@@ -66,10 +67,14 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   comm.set_compute_stream(ops->stream());
   timers.set_device_clock(ops->device_clock());
   auto model = make_model(mc, ops.get());
+  model->use_graphs(deck.get_string("run.cuda_graphs") == "on");
   const ParamRegistry& reg = model->params();
   ShardLayout layout(reg, tc.shard, world.rank, world.size, tc.bucket_bytes);
   DataParallel dp(layout, comm, *ops, timers, tc.overlap_comm, mc.precision == Precision::bf16);
-  Optimizer optimizer(layout, *ops, tc.adamw, tc.grad_clip);
+  Optimizer optimizer = [&] {
+    const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
+    return Optimizer(layout, *ops, tc.adamw, tc.grad_clip);
+  }();
   // Checkpoints are written and read through host memory: the owned parameters and moments are
   // staged here on their way to or from the backend.
   const size_t owned_count = size_t(layout.owned_total());
@@ -197,6 +202,18 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
 
     if (world.rank == 0) write_file_atomic(result.run_dir + "/loss.csv", loss_csv.str());
     totals.device_peak_bytes = ops->device_peak_bytes();
+    totals.blas_workspace_bytes = ops->blas_workspace_bytes();
+    totals.comm_device_bytes = comm.device_bytes();
+    totals.micro_batches = model->micro_batches();
+    totals.graphs = ops->graph_stats();
+    if (totals.graphs.captures > 0) {
+      const GraphStats& g = totals.graphs;
+      log_info("cuda graphs (rank ", world.rank, "): ", g.replays, " of ", totals.micro_batches,
+               " micro-batches replayed (hit rate ", 100.0 * double(g.replays) / double(totals.micro_batches), " %), ",
+               g.graphs, " graph(s) of ", g.nodes, " nodes; ", g.replayed_nodes, " launches replayed x ",
+               g.launch_seconds * 1e6, " us per launch = ", double(g.replayed_nodes) * g.launch_seconds,
+               " s of launch overhead saved");
+    }
     watchdog.watch("report", totals.steps, "every rank's timings for the run report");
     write_run_report(world.comm, result.run_dir, totals);
     watchdog.idle();

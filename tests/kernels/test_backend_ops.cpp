@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "core/activity.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "kernels/cpu/attention.hpp"
@@ -656,10 +657,19 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   // above), what to change.
   const std::string oom = error_of([&] { backends().cuda.allocate(size_t(1) << 50); });
   BOOST_TEST(oom.rfind("CUDA out of memory: CudaOps::allocate asked for 1125899907 MB with ", 0) == 0, oom);
-  BOOST_TEST(oom.find(" MB held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or "
+  BOOST_TEST(oom.find(" held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or "
                       "train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)") !=
                  std::string::npos,
              oom);
+  // Inside a phase (the phase timers set it) and a labelled allocation, the line names both.
+  set_current_phase("fwd", 12);
+  {
+    const ActivityLabel allocating("activations");
+    const std::string in_phase = error_of([&] { backends().cuda.allocate(size_t(1) << 50); });
+    BOOST_TEST(in_phase.rfind("CUDA out of memory in fwd of step 12: activations asked for 1125899907 MB with ", 0) == 0,
+               in_phase);
+  }
+  set_current_phase(nullptr, -1);
   Buffer xb(backends().cuda, r.random(8 * 16, 5), 8, 16, DType::bf16), xf(backends().cuda, r.random(8 * 16, 6), 8, 16,
                                                                           DType::f32);
   BOOST_TEST(error_of([&] { backends().cuda.copy(xb.view(), xf.view()); }) ==

@@ -24,6 +24,23 @@
 #   refused                   what CUDA does not run (a head dim it is not built for) and model.fp8
 #                             with no eligible linear are one line at start-up with exit 2 on every
 #                             rank, before any output.
+#   input_streams             the micro-batches' uploads on the copy stream (kernels/input_slots.hpp),
+#                             several per step: with the emulation's streams run apart
+#                             (EMB_EMU_STREAM_ORDER: the compute stream ahead of the copies, then
+#                             the copies ahead of the compute; a missing event wait gives NaN or
+#                             another batch's input) the losses equal those of issue order bit for
+#                             bit (and the CPU's to 1e-4), and summary.json reports h2d and
+#                             the device memory's parts (allocator peak, cuBLASLt workspace, NCCL).
+#   graphs                    run.cuda_graphs = on against off, both tiny decks, several
+#                             micro-batches a step: losses and the parameters after 10 steps
+#                             bit-identical; after warm-up graphs
+#                             are replayed (hit rate > 0), and micro-batches whose key was not
+#                             cached yet fell back to a new graph (captures > replays); summary.json
+#                             and the log line report them; off captures nothing.
+#   out_of_memory             an emulated GPU too small (EMB_EMU_DEVICE_MEMORY) stops the run with
+#                             one line naming the phase and step, what it allocated, the bytes
+#                             asked and held, and what to change. The limits fit tiny_gr00t's
+#                             sizes (about 46 MB held after init with the 32 MiB cuBLASLt workspace).
 # On a build for real GPUs (BACKEND = hardware) the cases need a GPU and skip (exit 77) without.
 set -uo pipefail
 build=$1
@@ -147,6 +164,74 @@ refused)
     --set model.d_model=48 --set model.d_ff=96
   refused "--set model.fp8=on: model.fp8 = on, but no linear is eligible for FP8 (the blocks' q, k, v, o, fc1 and fc2 need in and out multiples of 128; d_model is 64); set model.d_model (and model.d_ff) to multiples of 128, or model.fp8 = off" \
     --set model.fp8=on
+  ;;
+input_streams)
+  [ "$backend" = emulated ] || { echo "skipped: the stream orders are the emulation's"; exit 77; }
+  small=(--set train.shard=none --set data.tokens_per_mb=128)
+  train cuda-streams-cpu 1 --set run.device=cpu "${small[@]}"
+  EMB_EMU_STREAM_ORDER=issue train cuda-streams-issue 1 "${cuda[@]}" "${small[@]}"
+  same_losses cuda-streams-issue cuda-streams-cpu 1 $tolerance
+  for order in oldest_first newest_first; do
+    EMB_EMU_STREAM_ORDER=$order train "cuda-streams-$order" 1 "${cuda[@]}" "${small[@]}"
+    same_losses "cuda-streams-$order" cuda-streams-issue 1 0
+  done
+  /usr/bin/python3 -c "import json,sys; assert 'h2d' in json.load(open(sys.argv[1]))['phases']" \
+    outputs/cuda-streams-newest_first/summary.json || fail "summary.json has no h2d phase"
+  /usr/bin/python3 - outputs/cuda-streams-newest_first/summary.json <<'PY' || fail "summary.json: device memory parts"
+import json, sys
+s = json.load(open(sys.argv[1]))
+parts = s["device_memory_bytes"]
+assert parts["blas_workspace"] == 32 << 20 and parts["nccl"]["max"] == 0, parts  # the emulation's Comm is MPI
+assert s["device_peak_memory_bytes"]["max"] == parts["allocator_peak"]["max"] + parts["nccl"]["max"] > 32 << 20, s
+PY
+  rm -rf outputs/cuda-streams-*
+  ;;
+graphs)
+  small=(--set train.shard=none --set data.tokens_per_mb=128 --set train.steps=10 --set train.ckpt_every=10)
+  for deck in inputs/tiny_gr00t.in inputs/tiny_wan.in; do
+    name=cuda-graphs-$(basename "$deck" .in)
+    train "$name-off" 1 "${cuda[@]}" "${small[@]}" --set run.cuda_graphs=off --set train.ckpt_dir="$tmp/$name-off"
+    train "$name-on" 1 "${cuda[@]}" "${small[@]}" --set run.cuda_graphs=on --set train.ckpt_dir="$tmp/$name-on"
+    same_losses "$name-on" "$name-off" 1 0
+    /usr/bin/python3 - "$tmp/$name-on/step_00000010.h5" "$tmp/$name-off/step_00000010.h5" <<'PY' || fail "$name: parameters differ"
+import sys, h5py, numpy as np
+on, off = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert sorted(on["params"]) == sorted(off["params"])
+differ = [n for n in on["params"] if on["params"][n][...].tobytes() != off["params"][n][...].tobytes()]
+assert not differ, differ
+print(f"{len(on['params'])} parameter tensors bit-identical after 10 steps")
+PY
+    expect_contains "$(cat "$tmp/$name-on.out")" "cuda graphs (rank 0): "
+    /usr/bin/python3 - "outputs/$name-on/summary.json" "outputs/$name-off/summary.json" <<'PY' || fail "$name: graph counts"
+import json, sys
+on, off = (json.load(open(p))["cuda_graphs"] for p in sys.argv[1:])
+print("graphs on:", on)
+assert on["replays"] > 0 and on["hit_rate"] > 0 and on["captures"] > on["replays"], on
+assert on["graphs"] >= 1 and on["nodes"] > 0 and on["launch_overhead_saved_s"] > 0, on
+assert on["hit_rate"] == on["replays"] / on["micro_batches"], on
+assert off["captures"] == 0 and off["replays"] == 0 and off["micro_batches"] == on["micro_batches"], off
+PY
+    rm -rf "outputs/$name-on" "outputs/$name-off"
+  done
+  ;;
+out_of_memory)
+  [ "$backend" = emulated ] || { echo "skipped: needs the emulation's memory limit"; exit 77; }
+  advice="held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)"
+  out_of_memory() {  # out_of_memory BYTES START: the run stops (exit 1) with one error line: START, amounts, advice
+    rm -rf outputs/cuda-oom
+    EMB_EMU_DEVICE_MEMORY=$1 "$embtrain" "$deck" "${cuda[@]}" --set train.steps=2 --set run.name=cuda-oom \
+      >"$tmp/oom.out" 2>&1
+    local code=$?
+    [ $code -eq 1 ] || fail "exit code $code with $1 bytes of device memory, expected 1: $(tail -3 "$tmp/oom.out")"
+    [ "$(grep -c "^embtrain: error" "$tmp/oom.out")" -eq 1 ] || fail "not one error line: $(cat "$tmp/oom.out")"
+    local line
+    line=$(grep "^embtrain: error" "$tmp/oom.out")
+    [[ "$line" == "$2 "[0-9]*[kM]"B with "[0-9]*[kM]"B $advice" ]] || fail "expected '$2 N MB with N MB $advice', got: $line"
+    rm -rf outputs/cuda-oom
+  }
+  out_of_memory 40000000 "embtrain: error: CUDA out of memory in init: data-parallel buffers (parameters, gradients, gather slots) asked for"
+  out_of_memory 46000000 "embtrain: error: CUDA out of memory in init: AdamW moments asked for"
+  out_of_memory 50000000 "embtrain: error: CUDA out of memory in fwd of step 1: activations asked for"
   ;;
 *) fail "unknown case" ;;
 esac

@@ -1,14 +1,18 @@
 // The subset of the CUDA runtime API the project uses, over host memory: device allocations
 // are host allocations (ASan sees overruns; fresh memory reads as 0xff bytes, NaN in floats),
-// streams queue work that runs lazily in issue order at the next synchronising call, events
-// order and time that work (times are host times: meaningless for speed), and stream capture
-// records the calls into a graph that a launch replays. A kernel fault (block_scheduler.hpp)
-// is a sticky error, as on a GPU: every later call returns it, and cudaGetErrorString says
-// what happened.
+// streams queue work that runs lazily at the next synchronising call, events order and time
+// that work (times are host times: meaningless for speed), and stream capture records the
+// calls into a graph that a launch replays. Each stream keeps its own queue: work runs in its
+// stream's order, after the events it waits on, and the legacy default stream is a barrier
+// (stricter than CUDA, never looser); which ready stream runs first is the stream order
+// (runtime.hpp), so a missing event wait between two streams changes results under one of
+// the orders. A kernel fault (block_scheduler.hpp) is a sticky error, as on a GPU: every later
+// call returns it, and cudaGetErrorString says what happened.
 #include "kernels/cuda/emu/runtime.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,15 +32,27 @@ struct Op {
   std::function<void()> work;
 };
 
+// Work issued on a stream and not run yet: an operation, or a wait until an event's
+// `record`-th recording has run (cudaStreamWaitEvent).
+struct Issued {
+  Op op;
+  uint64_t seq;  // issue order over all streams
+  struct CUevent_st* event = nullptr;
+  uint64_t record = 0;
+};
+
 struct CUstream_st {
   unsigned flags = 0;
+  uint64_t created = 0;  // creation order, for the stream orders
   bool capturing = false;
   bool capture_invalidated = false;
   std::vector<Op> captured;
+  std::deque<Issued> queue;
 };
 
 struct CUevent_st {
   bool recorded = false, completed = false;
+  uint64_t records = 0, reached = 0;  // recordings issued / run
   double time_ms = 0.0;
   CUstream_st* captured_on = nullptr;
 };
@@ -53,10 +69,30 @@ namespace emb::emu {
 
 namespace {
 
+StreamOrder order_from_environment() {
+  const char* v = std::getenv("EMB_EMU_STREAM_ORDER");
+  const std::string name = v ? v : "issue";
+  if (name == "oldest_first") return StreamOrder::oldest_first;
+  if (name == "newest_first") return StreamOrder::newest_first;
+  if (name != "issue")
+    std::fprintf(stderr, "emulated CUDA: EMB_EMU_STREAM_ORDER=%s is not issue, oldest_first or newest_first; using issue\n",
+                 name.c_str());
+  return StreamOrder::issue;
+}
+
+// The emulated GPU's memory: 16 GiB, or EMB_EMU_DEVICE_MEMORY bytes (a small GPU, to test what
+// running out of memory does).
+size_t memory_from_environment() {
+  const char* v = std::getenv("EMB_EMU_DEVICE_MEMORY");
+  return v && *v ? size_t(std::strtoull(v, nullptr, 10)) : size_t(16) << 30;
+}
+
 struct Device {
   std::recursive_mutex mutex;
-  std::deque<Op> pending;
   CUstream_st legacy;                       // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
+  std::vector<CUstream_st*> streams{&legacy};  // every live stream, legacy first
+  uint64_t issued = 0, streams_created = 0;
+  StreamOrder order = order_from_environment();
   std::map<uintptr_t, size_t> allocations;  // device memory: start → bytes
   std::set<const void*> pinned;
   cudaError_t sticky = cudaSuccess;
@@ -64,6 +100,8 @@ struct Device {
   std::map<int, std::string> messages;  // what cudaGetErrorString says, per code
   std::vector<uint64_t>* copy_digests = nullptr;
   int captures = 0;  // streams capturing now
+  size_t allocated = 0;                  // bytes in `allocations`
+  size_t memory = memory_from_environment();
 };
 
 Device& device() {
@@ -90,24 +128,73 @@ uint64_t digest(const void* p, size_t n) {
   return h ^ n;
 }
 
-// Runs every queued operation in issue order. After a fault the rest is dropped, as a GPU
-// context that faulted runs nothing more.
-void drain() {
+// Whether the oldest work of stream s may run: its event (if it waits on one) was reached, and
+// no earlier work is pending across the legacy stream's barrier.
+bool ready(const CUstream_st* s) {
+  Device& d = device();
+  const Issued& w = s->queue.front();
+  if (w.event && w.event->reached < w.record) return false;
+  for (const CUstream_st* o : d.streams)
+    if (o != s && !o->queue.empty() && o->queue.front().seq < w.seq && (s == &d.legacy || o == &d.legacy))
+      return false;
+  return true;
+}
+
+// The stream whose oldest work runs next under the stream order (null: nothing is ready).
+CUstream_st* next_stream() {
+  Device& d = device();
+  CUstream_st* best = nullptr;
+  for (CUstream_st* s : d.streams) {
+    if (s->queue.empty() || !ready(s)) continue;
+    const bool better = !best || (d.order == StreamOrder::issue          ? s->queue.front().seq < best->queue.front().seq
+                                  : d.order == StreamOrder::oldest_first ? s->created < best->created
+                                                                          : s->created > best->created);
+    if (better) best = s;
+  }
+  return best;
+}
+
+// Runs queued operations, each stream in its order, until `done` (a stream or event
+// synchronisation waits for its own work only; what else runs first is the stream order's
+// choice) or nothing is left. After a fault the rest is dropped, as a GPU context that faulted
+// runs nothing more.
+void drain_until(const std::function<bool()>& done) {
   Device& d = device();
   Lock lock(d.mutex);
-  while (!d.pending.empty()) {
-    Op op = std::move(d.pending.front());
-    d.pending.pop_front();
-    if (d.sticky != cudaSuccess) continue;
+  while (!done()) {
+    CUstream_st* s = next_stream();
+    if (!s) break;
+    Issued w = std::move(s->queue.front());
+    s->queue.pop_front();
+    if (d.sticky != cudaSuccess || w.event) continue;
     try {
-      op.work();
+      w.op.work();
     } catch (const std::exception& e) {
       d.sticky = cudaErrorLaunchFailure;
       d.messages[cudaErrorLaunchFailure] =
-          "unspecified launch failure (emulated CUDA: " + op.what + ": " + e.what() + ")";
-      std::fprintf(stderr, "emulated CUDA: %s: %s\n", op.what.c_str(), e.what());
+          "unspecified launch failure (emulated CUDA: " + w.op.what + ": " + e.what() + ")";
+      std::fprintf(stderr, "emulated CUDA: %s: %s\n", w.op.what.c_str(), e.what());
     }
   }
+  // Issue order satisfies every wait (an event is recorded before it is waited on), so work
+  // that never became ready is a bug of the emulation.
+  if (!done()) {
+    std::fprintf(stderr, "emulated CUDA: queued work never became ready\n");
+    std::abort();
+  }
+}
+
+bool nothing_queued() {
+  for (const CUstream_st* s : device().streams)
+    if (!s->queue.empty()) return false;
+  return true;
+}
+
+void drain() { drain_until(nothing_queued); }
+
+void issue(CUstream_st* s, Issued w) {
+  w.seq = ++device().issued;
+  s->queue.push_back(std::move(w));
 }
 
 // A synchronous call: fails while a stream is capturing (it would break the capture).
@@ -200,8 +287,15 @@ void enqueue(cudaStream_t stream, const char* what, std::function<void()> work) 
   if (s->capturing)
     s->captured.push_back(Op{what, std::move(work)});
   else
-    d.pending.push_back(Op{what, std::move(work)});
+    issue(s, Issued{Op{what, std::move(work)}, 0});
 }
+
+void set_stream_order(StreamOrder order) {
+  Lock lock(device().mutex);
+  device().order = order;
+}
+
+StreamOrder stream_order() { return device().order; }
 
 void launch(const LaunchConfig& c, std::function<void()> body) {
   const dim3 g = c.grid, b = c.block;
@@ -279,7 +373,7 @@ const char* cudaGetErrorName(cudaError_t e) {
 cudaError_t cudaDeviceReset() {
   Device& d = device();
   Lock lock(d.mutex);
-  d.pending.clear();
+  for (CUstream_st* s : d.streams) s->queue.clear();
   d.sticky = d.last = cudaSuccess;
   d.messages.clear();
   return cudaSuccess;
@@ -309,7 +403,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int dev) {
   prop->maxThreadsPerBlock = 1024;
   prop->sharedMemPerBlock = 48 << 10;
   prop->sharedMemPerBlockOptin = 227 << 10;
-  prop->totalGlobalMem = size_t(16) << 30;
+  prop->totalGlobalMem = device().memory;
   return cudaSuccess;
 }
 
@@ -328,7 +422,10 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
-  *free_bytes = *total = size_t(16) << 30;
+  Device& d = device();
+  Lock lock(d.mutex);
+  *total = d.memory;
+  *free_bytes = d.memory - std::min(d.memory, d.allocated);
   return cudaSuccess;
 }
 
@@ -340,10 +437,15 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   if (d.sticky != cudaSuccess) return d.sticky;
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
+  if (bytes > d.memory - std::min(d.memory, d.allocated))
+    return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes with " +
+                                                    std::to_string(d.allocated) + " of " + std::to_string(d.memory) +
+                                                    " allocated");
   if (posix_memalign(p, 256, bytes) != 0)
     return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes");
   std::memset(*p, 0xff, bytes);
   d.allocations[reinterpret_cast<uintptr_t>(*p)] = bytes;
+  d.allocated += bytes;
   return cudaSuccess;
 }
 
@@ -355,6 +457,7 @@ cudaError_t cudaFree(void* p) {
   auto it = d.allocations.find(reinterpret_cast<uintptr_t>(p));
   if (it == d.allocations.end())
     return api_error(cudaErrorInvalidValue, "cudaFree of a pointer cudaMalloc did not return");
+  d.allocated -= it->second;
   d.allocations.erase(it);
   std::free(p);
   return cudaSuccess;
@@ -369,7 +472,10 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
     return api_error(cudaErrorInvalidValue, "cudaFreeAsync of a pointer cudaMalloc did not return");
   enqueue(stream, "cudaFreeAsync", [p] {
     Lock l(device().mutex);
-    device().allocations.erase(reinterpret_cast<uintptr_t>(p));
+    const auto it = device().allocations.find(reinterpret_cast<uintptr_t>(p));
+    if (it == device().allocations.end()) return;
+    device().allocated -= it->second;
+    device().allocations.erase(it);
     std::free(p);
   });
   return cudaSuccess;
@@ -438,8 +544,12 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t n, cudaStream_t stream) {
 cudaError_t cudaMemset(void* p, int value, size_t n) { return cudaMemsetAsync(p, value, n, nullptr); }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags) {
+  Device& d = device();
+  Lock lock(d.mutex);
   *s = new CUstream_st;
   (*s)->flags = flags;
+  (*s)->created = ++d.streams_created;
+  d.streams.push_back(*s);
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
@@ -450,25 +560,42 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int) {
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   if (s == nullptr || s->capturing)
     return api_error(cudaErrorInvalidResourceHandle, "cudaStreamDestroy of this stream");
-  delete s;  // queued work does not refer to its stream
+  Device& d = device();
+  Lock lock(d.mutex);
+  drain();  // its queued work still runs, as on a GPU
+  d.streams.erase(std::find(d.streams.begin(), d.streams.end(), s));
+  delete s;
   return cudaSuccess;
 }
 
+// Waits for the stream's own work (the legacy stream's waits for all work issued before it).
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-  if (resolve(s)->capturing)
+  CUstream_st* stream = resolve(s);
+  if (stream->capturing)
     return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize of a capturing stream");
-  return synchronize("cudaStreamSynchronize");
+  if (stream == &device().legacy) return synchronize("cudaStreamSynchronize");
+  if (device().captures > 0)
+    return api_error(cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize while a stream is capturing");
+  drain_until([stream] { return stream->queue.empty(); });
+  return device().sticky;
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
 
-// Work runs in issue order, so anything issued before the event is done before what follows.
+// Work issued on s later runs after the event's latest recording (none: no wait). Inside a
+// capture the recorded calls keep their order, so a wait on the capturing stream's own event
+// is already satisfied.
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
   if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent on a null event");
-  if (e->captured_on && e->captured_on != resolve(s))
+  Device& d = device();
+  Lock lock(d.mutex);
+  CUstream_st* stream = resolve(s);
+  if (e->captured_on && e->captured_on != stream)
     return api_error(cudaErrorStreamCaptureUnsupported,
                      "cudaStreamWaitEvent joining two streams into a capture (not emulated)");
-  return device().sticky;
+  if (!stream->capturing && !e->captured_on && e->records > 0)
+    issue(stream, Issued{Op{"cudaStreamWaitEvent", nullptr}, 0, e, e->records});
+  return d.sticky;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
@@ -483,20 +610,33 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaEventRecord of a null event");
+  Device& d = device();
+  Lock lock(d.mutex);
   CUstream_st* stream = resolve(s);
   e->recorded = true;
   e->completed = false;
   e->captured_on = stream->capturing ? stream : nullptr;
-  enqueue(s, "cudaEventRecord", [e] {
+  const uint64_t record = stream->capturing ? 0 : ++e->records;
+  enqueue(s, "cudaEventRecord", [e, record] {
     e->completed = true;
+    e->reached = std::max(e->reached, record);
     e->time_ms = now_ms();
   });
-  return device().sticky;
+  return d.sticky;
 }
+
+// Waits until the event's latest recording ran (at once for an event never recorded).
+// Inside a capture every recording is a node of the graph (cudaEventRecordExternal's meaning);
+// the other flags change nothing here.
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned) { return cudaEventRecord(e, s); }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   if (e == nullptr) return api_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize of a null event");
-  return synchronize("cudaEventSynchronize");
+  if (device().captures > 0)
+    return api_error(cudaErrorStreamCaptureUnsupported, "cudaEventSynchronize while a stream is capturing");
+  const uint64_t record = e->records;
+  drain_until([e, record] { return e->reached >= record; });
+  return device().sticky;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
@@ -539,6 +679,31 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* statu
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
   *exec = new CUgraphExec_st{graph->ops};
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
+  if (nodes) return api_error(cudaErrorNotSupported, "cudaGraphGetNodes: only the count is emulated");
+  *count = graph->ops.size();
+  return cudaSuccess;
+}
+
+// The update takes the graph's calls when they are the same sequence of operations (the same
+// kernels, copies, sets and event records, in order): stricter than CUDA, which lets a kernel
+// node change its function, never looser.
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {
+  bool same = exec->ops.size() == graph->ops.size();
+  for (size_t i = 0; same && i < graph->ops.size(); ++i) same = exec->ops[i].what == graph->ops[i].what;
+  if (info) *info = cudaGraphExecUpdateResultInfo{};
+  if (!same) {
+    if (info) info->result = cudaGraphExecUpdateErrorTopologyChanged;
+    Device& d = device();
+    Lock lock(d.mutex);
+    if (d.last == cudaSuccess) d.last = cudaErrorGraphExecUpdateFailure;
+    return cudaErrorGraphExecUpdateFailure;
+  }
+  exec->ops = graph->ops;
+  if (info) info->result = cudaGraphExecUpdateSuccess;
   return cudaSuccess;
 }
 

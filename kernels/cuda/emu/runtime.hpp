@@ -26,6 +26,16 @@ void launch(const LaunchConfig& config, std::function<void()> body);
 // (a host that reads device memory without synchronising sees stale data, as it may on a GPU).
 void enqueue(cudaStream_t stream, const char* what, std::function<void()> work);
 
+// Which stream runs first when several have work ready at a synchronising call: `issue`
+// runs all work in the order it was issued (events then order nothing further); the other two
+// run each stream as far ahead as its event waits allow, oldest or newest stream first, so
+// work that lacks a wait on another stream's event runs before or after that work and the
+// result changes. The environment's EMB_EMU_STREAM_ORDER (issue, oldest_first, newest_first)
+// sets it at start-up.
+enum class StreamOrder { issue, oldest_first, newest_first };
+void set_stream_order(StreamOrder order);
+StreamOrder stream_order();
+
 // Reports an API misuse on stderr and returns `code`, which cudaGetErrorString then explains.
 cudaError_t api_error(cudaError_t code, const std::string& message);
 

@@ -250,6 +250,37 @@ BOOST_AUTO_TEST_CASE(work_runs_at_synchronisation_and_graphs_replay) {
   cudaStreamDestroy(s);
 }
 
+// Streams keep their own queues: under `issue` work runs in issue order, under the other stream
+// orders each stream runs as far as its event waits allow, so a read on stream `reader` of what
+// stream `writer` wrote without waiting on writer's event sees the old data under
+// `newest_first` (reader was created last), and the right data under every order with the wait.
+BOOST_AUTO_TEST_CASE(stream_orders_expose_a_missing_event_wait) {
+  using emb::emu::StreamOrder;
+  for (bool wait : {true, false})
+    for (StreamOrder order : {StreamOrder::issue, StreamOrder::oldest_first, StreamOrder::newest_first}) {
+      emb::emu::set_stream_order(order);
+      Buffer<int> x(8), y(8);
+      BOOST_REQUIRE_EQUAL(cudaMemset(x.p, 0, 8 * sizeof(int)), cudaSuccess);
+      cudaStream_t writer, reader;
+      cudaEvent_t written;
+      BOOST_REQUIRE_EQUAL(cudaStreamCreateWithFlags(&writer, cudaStreamNonBlocking), cudaSuccess);
+      BOOST_REQUIRE_EQUAL(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking), cudaSuccess);
+      BOOST_REQUIRE_EQUAL(cudaEventCreate(&written), cudaSuccess);
+      BOOST_REQUIRE_EQUAL(cudaStreamSynchronize(writer), cudaSuccess);  // the memset is done
+      EMB_LAUNCH(add_kernel, 1, 32, 0, writer)(x.p, 8, 5);
+      BOOST_REQUIRE_EQUAL(cudaEventRecord(written, writer), cudaSuccess);
+      if (wait) BOOST_REQUIRE_EQUAL(cudaStreamWaitEvent(reader, written, 0), cudaSuccess);
+      BOOST_REQUIRE_EQUAL(cudaMemcpyAsync(y.p, x.p, 8 * sizeof(int), cudaMemcpyDeviceToDevice, reader), cudaSuccess);
+      BOOST_REQUIRE_EQUAL(cudaStreamSynchronize(reader), cudaSuccess);
+      const bool stale = !wait && order == StreamOrder::newest_first;
+      BOOST_TEST(y.download()[3] == (stale ? 0 : 5), "wait " << wait << ", order " << int(order));
+      cudaEventDestroy(written);
+      cudaStreamDestroy(writer);
+      cudaStreamDestroy(reader);
+    }
+  emb::emu::set_stream_order(StreamOrder::issue);
+}
+
 BOOST_AUTO_TEST_CASE(copies_outside_an_allocation_are_refused) {
   Buffer<int> x(8);
   std::vector<int> h(16);
