@@ -11,6 +11,8 @@
 #include "kernels/cuda/emu/runtime.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/tma.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace {
 
@@ -292,3 +294,52 @@ BOOST_AUTO_TEST_CASE(cublaslt_refuses_what_it_does_not_emulate) {
 }
 
 }  // namespace
+
+// Hopper misuse (wgmma.cuh, tma.cuh), each a clear fault: 0 wgmma without wgmma.fence, 1 shared
+// memory written while a wgmma reading it is in flight, 2 a descriptor reading past the dynamic
+// shared memory, 3 a wait on an mbarrier nobody arrives on, 4 accumulators written in flight.
+__global__ void hopper_misuse_kernel(int misuse) {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  if (misuse == 3) {
+    uint64_t* bar = reinterpret_cast<uint64_t*>(base);
+    if (threadIdx.x == 0) emb::cuda::mbarrier_init(bar, 1);
+    __syncthreads();
+    emb::cuda::mbarrier_wait(bar, 0);
+    return;
+  }
+  float d[8][4] = {};
+  if (misuse != 0) emb::cuda::wgmma_fence();
+  const uint64_t a = emb::cuda::wgmma_descriptor(base, 1024, 128);
+  const uint64_t b = emb::cuda::wgmma_descriptor(base + 2048, 1024, misuse == 2 ? 1024 : 128);
+  emb::cuda::wgmma_ss<64, 0>(d, a, b, true);
+  emb::cuda::wgmma_commit();
+  if (misuse == 1 && threadIdx.x == 5) base[100] = 1;
+  if (misuse == 4) d[0][0] = 1.0f;
+  emb::cuda::wgmma_wait<0>();
+}
+
+BOOST_AUTO_TEST_CASE(hopper_misuse_is_a_clear_error) {
+  const char* expected[] = {"without a wgmma.fence", "shared memory it reads was written while it was in flight",
+                            "beyond the block's 4096 bytes", "mbarrier_wait never completes",
+                            "accumulator registers were written while it was in flight"};
+  for (int misuse = 0; misuse < 5; ++misuse) {
+    EMB_LAUNCH(hopper_misuse_kernel, 1, 128, 4096, nullptr)(misuse);
+    const std::string fault = fault_of_last_launch();
+    BOOST_TEST(fault.find(expected[misuse]) != std::string::npos, "misuse " << misuse << ": " << fault);
+  }
+}
+
+// A warpgroup instruction in a block whose threads do not fill a warpgroup.
+__global__ void partial_warpgroup_kernel() {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  float d[8][4] = {};
+  emb::cuda::wgmma_fence();
+  const uint64_t desc = emb::cuda::wgmma_descriptor(shared, 1024, 128);
+  emb::cuda::wgmma_ss<64, 0>(d, desc, desc, false);
+}
+
+BOOST_AUTO_TEST_CASE(wgmma_needs_a_whole_warpgroup) {
+  EMB_LAUNCH(partial_warpgroup_kernel, 1, 96, 4096, nullptr)();
+  BOOST_TEST(fault_of_last_launch().find("not in a complete warpgroup") != std::string::npos);
+}
