@@ -1,0 +1,35 @@
+// The varlen attention forward on Hopper (sm_90a): wgmma and TMA, FlashAttention-3 style warp
+// specialisation. Same API, masks, layouts, workspace and results (within the bf16 tolerance)
+// as attention_mma_forward (attention_mma.hpp), whose backward stays the backward of both.
+//
+// A block is one consumer warpgroup (4 warps, 64 query rows of one head, 16 per warp) and one
+// producer warp. The producer loads Q once and streams the allowed 64-key tiles of K and V
+// (tile skipping as attention_mma) by TMA into a 2-stage ring of shared memory (no-swizzle core
+// matrix layout), signalled by per-stage "full" mbarriers (transaction bytes) and released by
+// "empty" mbarriers the consumer warps arrive on once their wgmma reading the stage has retired.
+// The consumers compute S = Q·Kᵀ (wgmma, both operands from shared memory), the online softmax
+// in registers, and O += P·V (wgmma, P from registers as bf16, V N-major from shared memory),
+// then write out and lse.
+//
+// Requirements: those of attention_mma (bf16, 16-byte aligned tensors, hd 48, 64, 128) and a
+// device of compute capability 9.0 (attention_wgmma_available).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/attention.hpp"
+
+namespace emb::cuda {
+
+// True when device `device` runs the sm_90a kernels (an H100/H200: compute capability 9.0).
+bool attention_wgmma_available(int device);
+
+// keyless: as attention_forward's (attention.hpp).
+void attention_wgmma_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                             __nv_bfloat16* out, float* lse, int64_t Tq, int64_t Tk, int H, int hd,
+                             const AttnIndex& idx, void* workspace, cudaStream_t stream,
+                             unsigned long long* keyless = nullptr);
+
+}  // namespace emb::cuda
