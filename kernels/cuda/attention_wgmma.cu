@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 #include "kernels/cuda/attention_passes.cuh"
 #include "kernels/cuda/attention_rows.cuh"
@@ -23,12 +25,6 @@ constexpr int kThreads = kConsumers + 32;  // and the producer warp
 constexpr int kBlockRows = 64;             // query rows per block (wgmma's M)
 constexpr int kKeyTile = 64;               // keys per streamed tile (S's N, P·V's K)
 constexpr int kStages = 2;                 // K/V buffers in the ring
-// A tile of 64 rows × HD columns lands in shared memory as one TMA box of 8 columns × 64 rows
-// per 8-column chunk: chunk c at c · kChunkBytes, row r of it at 16r. This is the no-swizzle
-// core-matrix layout (8 rows × 16 bytes, 128 contiguous bytes) with core matrices 128 bytes
-// apart along the rows and kChunkBytes apart along the columns.
-constexpr uint32_t kCoreBytes = 128;
-constexpr uint32_t kChunkBytes = kBlockRows * 16;
 static_assert(kKeyTile == kBlockRows, "K, V and Q tiles share the chunk layout");
 
 // Dynamic shared memory: Q, the K and V stages, per stage the key tokens of its tile, then the
@@ -46,6 +42,14 @@ struct alignas(128) Aligned128 {  // TMA writes to 128-byte aligned shared memor
   char bytes[128];
 };
 
+#ifdef EMB_HOPPER_DEVICE_CODE
+// A tile of 64 rows × HD columns lands in shared memory as one TMA box of 8 columns × 64 rows
+// per 8-column chunk: chunk c at c · kChunkBytes, row r of it at 16r. This is the no-swizzle
+// core-matrix layout (8 rows × 16 bytes, 128 contiguous bytes) with core matrices 128 bytes
+// apart along the rows and kChunkBytes apart along the columns.
+constexpr uint32_t kCoreBytes = 128;
+constexpr uint32_t kChunkBytes = kBlockRows * 16;
+
 // The allowed key tiles of the block in order: both roles walk the same sequence.
 struct AllowedTiles {
   const Params& p;
@@ -57,7 +61,6 @@ struct AllowedTiles {
   }
 };
 
-#ifdef EMB_HOPPER_DEVICE_CODE
 // Issues the TMA loads of a 64-row tile (rows row0.., head h's HD columns) into dst, one box
 // per 8-column chunk, completing on bar.
 template <int HD>
@@ -197,6 +200,18 @@ bool attention_wgmma_available(int device) {
   cudaDeviceProp prop;
   check_cuda(cudaGetDeviceProperties(&prop, device), "attention_wgmma_available");
   return prop.major == 9;
+}
+
+bool attention_wgmma_selected(int device) {
+  const char* env = std::getenv("EMBTRAIN_CUDA_WGMMA");
+  const std::string choice = env ? env : "";
+  EMB_CHECK(choice.empty() || choice == "0" || choice == "1", "EMBTRAIN_CUDA_WGMMA=", choice,
+            ": expected 0 (mma.sync attention forward) or 1 (wgmma, sm_90 only)");
+  if (choice == "0") return false;
+  const bool available = attention_wgmma_available(device);
+  EMB_CHECK(available || choice.empty(), "EMBTRAIN_CUDA_WGMMA=1: device ", device,
+            " is not compute capability 9.x (the wgmma attention is built for sm_90a)");
+  return available;
 }
 
 void attention_wgmma_forward(const bf16* q, const bf16* k, const bf16* v, bf16* out, float* lse, int64_t Tq,

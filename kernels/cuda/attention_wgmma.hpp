@@ -23,8 +23,15 @@
 
 namespace emb::cuda {
 
-// True when device `device` runs the sm_90a kernels (an H100/H200: compute capability 9.0).
+// True when device `device` runs the sm_90a kernels (an H100/H200: compute capability 9.x;
+// the emulation reports 9.0).
 bool attention_wgmma_available(int device);
+
+// Whether CudaOps runs its bf16 attention forwards here rather than on attention_mma: on a
+// device where attention_wgmma_available, unless the environment variable EMBTRAIN_CUDA_WGMMA
+// is "0" (the mma.sync forward, e.g. to compare both through the same suite); "1" requires it
+// (an error on other devices).
+bool attention_wgmma_selected(int device);
 
 // keyless: as attention_forward's (attention.hpp).
 void attention_wgmma_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
