@@ -183,11 +183,10 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-// The 2-D tensor map of one [T, H·hd] bf16 tensor with a box of 8 columns × 64 rows (T = 0, an
-// empty context, gets a map of one row that no block reads).
+// The 2-D tensor map of one [T, H·hd] bf16 tensor with a box of 8 columns × 64 rows.
 CUtensorMap tile_map(const bf16* x, int64_t T, int H, int hd) {
   CUtensorMap map;
-  const uint64_t dims[2] = {uint64_t(H) * uint64_t(hd), uint64_t(T > 0 ? T : 1)};
+  const uint64_t dims[2] = {uint64_t(H) * uint64_t(hd), uint64_t(T)};
   const uint64_t strides[1] = {uint64_t(H) * uint64_t(hd) * 2};
   const uint32_t box[2] = {8, kBlockRows};
   make_tensor_map(&map, x, 2, dims, strides, box, 2);
@@ -224,8 +223,12 @@ void attention_wgmma_forward(const bf16* q, const bf16* k, const bf16* v, bf16* 
     constexpr int HD = decltype(head_dim)::value, bytes = Shared<HD>::kBytes;
     allow_shared_bytes(attention_wgmma_forward_kernel<HD>, bytes, "attention_wgmma");
     const dim3 grid(unsigned((Tq + kBlockRows - 1) / kBlockRows), unsigned(H));
+    // An empty context (Tk = 0, k and v possibly null) loads no key tile: its maps describe q,
+    // so that they are valid ones.
+    const bool keys = Tk > 0;
     EMB_LAUNCH(attention_wgmma_forward_kernel<HD>, grid, kThreads, bytes, stream)(
-        tile_map(q, Tq, H, HD), tile_map(k, Tk, H, HD), tile_map(v, Tk, H, HD), out, lse, p);
+        tile_map(q, Tq, H, HD), tile_map(keys ? k : q, keys ? Tk : Tq, H, HD), tile_map(keys ? v : q, keys ? Tk : Tq, H, HD),
+        out, lse, p);
   });
   check_launch("attention_wgmma_forward");
   check_keyless_rows(lse, p, w, stream, keyless);

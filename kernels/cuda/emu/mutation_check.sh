@@ -4,9 +4,11 @@
 # (every __syncthreads() of the SIMT kernels (attention.cu) and of the tensor-core pipeline
 # (async_pipeline.cuh) removed in turn; tile bounds shifted by one; a wrong cp_async_wait
 # depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
-# (attention_mma.cu, async_pipeline.cuh, mma_tiles.cuh)) rebuilds and runs the tests of the
-# mutated implementation (`cuda_test_kernels "attention "` for the SIMT kernels,
-# `cuda_test_kernels attention_mma` for the tensor-core ones), and the ASan build when they
+# (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh, mma_tiles.cuh); a missing wgmma
+# fence or wait, mbarrier arrival or wait, or a wrong descriptor in the Hopper forward
+# (attention_wgmma.cu)) rebuilds and runs the tests of the mutated implementation
+# (`cuda_test_kernels "attention "` for the SIMT kernels, `attention_mma` or `attention_wgmma`
+# for the tensor-core ones, `attention_` for what both share), and the ASan build when they
 # pass. Prints a table (mutant, result, what caught it); exits 0 when the real code passes and
 # every mutant fails.
 # Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default; an existing
@@ -15,7 +17,7 @@ set -uo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
-files=(attention.cu attention_mma.cu async_pipeline.cuh mma_tiles.cuh)
+files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu async_pipeline.cuh mma_tiles.cuh)
 if [ ! -d "$scratch/src" ]; then
   mkdir -p "$scratch/src" "$scratch/orig"
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
@@ -72,7 +74,14 @@ open(sys.argv[2], "w").write(t)
 PY
 }
 
-filter_of() { [ "$1" = attention.cu ] && echo "attention " || echo attention_mma; }
+filter_of() {
+  case $1 in
+    attention.cu) echo "attention " ;;
+    attention_wgmma.cu) echo attention_wgmma ;;
+    attention_rows.cuh) echo attention_ ;;
+    *) echo attention_mma ;;
+  esac
+}
 
 failures=0
 n=0
@@ -108,10 +117,17 @@ mutants=(
   "attention_mma.cu|forward: key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1)"
   "attention_mma.cu|dq: key tiles (Tk / 64, the partial tile dropped)|(lambda i: s[:i] + s[i:].replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1))(s.index('attention_mma_dq_kernel('))"
   "attention_mma.cu|dkdv: query tiles (Tq / QT, the partial tile dropped)|s.replace('(p.Tq + QT - 1) / QT,', 'p.Tq / QT,', 1)"
-  "attention_mma.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) continue;', 'if (i > p.Tq) continue;', 1)"
-  "attention_mma.cu|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
-  "attention_mma.cu|forward, dq: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));', 'return kt >= 0;', 1)"
+  "attention_rows.cuh|forward epilogue: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) continue;', 'if (i > p.Tq) continue;', 1)"
+  "attention_rows.cuh|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
+  "attention_rows.cuh|key_tile_allowed: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * KEY_TILE, KEY_TILE, p.Tk));', 'return kt >= 0;', 1)"
   "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
+  "attention_wgmma.cu|key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile}', 'p.Tk / kKeyTile}', 1)"
+  "attention_wgmma.cu|wgmma_fence() before O += P·V removed|s.replace('    wgmma_fence();  // o was rescaled by the softmax\n', '', 1)"
+  "attention_wgmma.cu|S read one group early (wgmma_wait<1> after S = Q·Kᵀ)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(sc);', 'wgmma_wait<1>();\n    wgmma_fence_operand(sc);', 1)"
+  "attention_wgmma.cu|consumer reads a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&full[s], unsigned(use / kStages & 1));\n', '', 1)"
+  "attention_wgmma.cu|consumer warps never release a stage (empty arrival removed)|s.replace('if (lane == 0) mbarrier_arrive(&empty[s]);', '', 1)"
+  "attention_wgmma.cu|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
+  "attention_wgmma.cu|V descriptor: core matrices along K 256 bytes apart|s.replace('wgmma_descriptor(v_s + 2 * kk * kCoreBytes, kCoreBytes, kChunkBytes)', 'wgmma_descriptor(v_s + 2 * kk * kCoreBytes, 2 * kCoreBytes, kChunkBytes)', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
