@@ -74,6 +74,7 @@ struct BulkCopy {
   char* dst;
   std::vector<char> bytes;
   void* barrier;
+  unsigned phase;  // the mbarrier's phase parity at issue: the phase whose expected bytes count it
 };
 
 // What device code sees of the running thread and its block.

@@ -39,9 +39,15 @@ void complete_if_done(Mbarrier& b) {
   note_progress();
 }
 
+// A copy landing after its phase completed was not counted by that phase's expect_tx (too few
+// bytes announced): on a GPU the phase completes before the copy, whose reader sees old bytes.
 void land(const BulkCopy& c) {
   std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
   Mbarrier& b = barrier_at(c.barrier, "bulk copy");
+  if (b.phase() != c.phase)
+    device_fault("bulk_tensor_load: a copy of " + std::to_string(c.bytes.size()) +
+                 " bytes landed after the mbarrier phase it was issued in had completed (mbarrier_arrive_expect_tx "
+                 "announced too few bytes)");
   b.tx -= int32_t(c.bytes.size());
   complete_if_done(b);
 }
@@ -105,8 +111,8 @@ void bulk_tensor_load(void* dst, const CUtensorMap* map, const int32_t* coords, 
   if (reinterpret_cast<uintptr_t>(dst) % 128 || !in_dynamic_shared(dst, bytes))
     device_fault("bulk_tensor_load: destination of " + std::to_string(bytes) +
                  " bytes not 128-byte aligned inside the block's dynamic shared memory");
-  barrier_at(barrier, "bulk_tensor_load");
-  BulkCopy c{static_cast<char*>(dst), std::vector<char>(bytes, 0), barrier};
+  BulkCopy c{static_cast<char*>(dst), std::vector<char>(bytes, 0), barrier,
+             barrier_at(barrier, "bulk_tensor_load").phase()};
   const size_t run = size_t(m.box[0]) * m.element_bytes;
   const size_t rows = bytes / run;
   for (size_t r = 0; r < rows; ++r) {

@@ -7,7 +7,8 @@
 // GPU may deliver it (a read of the destination before that wait sees the old bytes), under the
 // other orders at once, the earliest (a copy into a buffer still being read overwrites it).
 // The two test schedules therefore disagree, or the wgmma checks fault, when the barriers that
-// order copies and readers are wrong. The tensor map is this emulation's own encoding inside
+// order copies and readers are wrong. A copy landing after the phase it was issued in completed
+// faults: that phase's expect_tx announced too few bytes. The tensor map is this emulation's own encoding inside
 // CUtensorMap's 128 bytes (tile mode, no interleave, no swizzle).
 #pragma once
 #include <cuda.h>

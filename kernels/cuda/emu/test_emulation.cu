@@ -330,6 +330,31 @@ BOOST_AUTO_TEST_CASE(hopper_misuse_is_a_clear_error) {
   }
 }
 
+// Two 8 × 8 bf16 boxes (128 bytes each) completing on one mbarrier whose phase announced only
+// the first: the second lands after the phase completed. Under the forward schedule (copies land
+// at the wait; under the reverse one the second copy is issued into the next phase already).
+__global__ void short_expect_tx_kernel(const __grid_constant__ CUtensorMap map) {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(base + 256);
+  emb::cuda::mbarrier_init(bar, 1);
+  emb::cuda::mbarrier_arrive_expect_tx(bar, 128);
+  emb::cuda::bulk_load_2d(base, &map, 0, 0, bar);
+  emb::cuda::bulk_load_2d(base + 128, &map, 0, 8, bar);
+  emb::cuda::mbarrier_wait(bar, 0);
+}
+
+BOOST_AUTO_TEST_CASE(bulk_copy_beyond_expect_tx_is_a_clear_error) {
+  Buffer<uint16_t> tensor(16 * 8);
+  CUtensorMap map;
+  const uint64_t dims[2] = {8, 16}, strides[1] = {16};
+  const uint32_t box[2] = {8, 8};
+  emb::cuda::make_tensor_map(&map, tensor.p, 2, dims, strides, box, 2);
+  EMB_LAUNCH(short_expect_tx_kernel, 1, 1, 512, nullptr)(map);
+  const std::string fault = fault_of_last_launch();
+  BOOST_TEST(fault.find("landed after the mbarrier phase it was issued in had completed") != std::string::npos, fault);
+}
+
 // A warpgroup instruction in a block whose threads do not fill a warpgroup.
 __global__ void partial_warpgroup_kernel() {
   EMB_DYNAMIC_SHARED(uint4, shared);
