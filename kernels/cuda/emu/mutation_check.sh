@@ -5,8 +5,8 @@
 # (async_pipeline.cuh) removed in turn; tile bounds shifted by one; a wrong cp_async_wait
 # depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
 # (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh, mma_tiles.cuh); a missing wgmma
-# fence or wait, mbarrier arrival or wait, or a wrong descriptor in the Hopper forward
-# (attention_wgmma.cu)) rebuilds and runs the tests of the mutated implementation
+# fence or wait, mbarrier arrival or wait, a wrong expect_tx byte count or a wrong descriptor in
+# the Hopper forward (attention_wgmma.cu)) rebuilds and runs the tests of the mutated implementation
 # (`cuda_test_kernels "attention "` for the SIMT kernels, `attention_mma` or `attention_wgmma`
 # for the tensor-core ones, `attention_` for what both share), and the ASan build when they
 # pass. Prints a table (mutant, result, what caught it); exits 0 when the real code passes and
@@ -127,6 +127,11 @@ mutants=(
   "attention_wgmma.cu|consumer reads a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&full[s], unsigned(use / kStages & 1));\n', '', 1)"
   "attention_wgmma.cu|consumer warps never release a stage (empty arrival removed)|s.replace('if (lane == 0) mbarrier_arrive(&empty[s]);', '', 1)"
   "attention_wgmma.cu|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
+  "attention_wgmma.cu|wgmma_wait<0> after O += P·V removed (stage released, o rescaled in flight)|s.replace('    wgmma_commit();\n    wgmma_wait<0>();\n    wgmma_fence_operand(o);\n', '    wgmma_commit();\n    wgmma_fence_operand(o);\n', 1)"
+  "attention_wgmma.cu|full mbarrier expects K's bytes only (expect_tx kTileBytes, V lands late)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], L::kTileBytes);', 1)"
+  "attention_wgmma.cu|full mbarrier expects a third tile (expect_tx 3 · kTileBytes)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], 3 * L::kTileBytes);', 1)"
+  "attention_wgmma.cu|consumers read Q without waiting for its mbarrier|s.replace('  mbarrier_wait(q_full, 0);\n', '', 1)"
+  "attention_wgmma.cu|K descriptor: LBO and SBO swapped|s.replace('wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes)', 'wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kCoreBytes, kChunkBytes)', 1)"
   "attention_wgmma.cu|V descriptor: core matrices along K 256 bytes apart|s.replace('wgmma_descriptor(v_s + 2 * kk * kCoreBytes, kCoreBytes, kChunkBytes)', 'wgmma_descriptor(v_s + 2 * kk * kCoreBytes, 2 * kCoreBytes, kChunkBytes)', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
