@@ -20,19 +20,23 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kConsumers = 128;            // one warpgroup: 4 warps × 16 query rows
+constexpr int kGroupRows = 64;  // query rows per consumer warpgroup (wgmma's M): 4 warps × 16
+// Consumer warpgroups per block: both read each K/V tile, which halves the K/V bytes per FLOP
+// against one (the L2 roofline of the README).
+constexpr int kGroups = 2;
+constexpr int kConsumers = 128 * kGroups;
 constexpr int kThreads = kConsumers + 32;  // and the producer warp
-constexpr int kBlockRows = 64;             // query rows per block (wgmma's M)
-constexpr int kKeyTile = 64;               // keys per streamed tile (S's N, P·V's K)
-constexpr int kStages = 2;                 // K/V buffers in the ring
-static_assert(kKeyTile == kBlockRows, "K, V and Q tiles share the chunk layout");
+constexpr int kBlockRows = kGroups * kGroupRows;
+constexpr int kKeyTile = 64;  // keys per streamed tile (S's N, P·V's K)
+constexpr int kStages = 2;    // K/V buffers in the ring
+static_assert(kKeyTile == kGroupRows, "K, V and each warpgroup's Q tile share the chunk layout");
 
-// Dynamic shared memory: Q, the K and V stages, per stage the key tokens of its tile, then the
-// mbarriers (Q loaded, per stage full and empty).
+// Dynamic shared memory: Q (one 64-row tile per consumer warpgroup), the K and V stages, per
+// stage the key tokens of its tile, then the mbarriers (Q loaded, per stage full and empty).
 template <int HD>
 struct Shared {
-  static constexpr int kTileBytes = kBlockRows * HD * 2;
-  static constexpr int kK = kTileBytes, kV = kK + kStages * kTileBytes, kIndex = kV + kStages * kTileBytes;
+  static constexpr int kTileBytes = kGroupRows * HD * 2;
+  static constexpr int kK = kGroups * kTileBytes, kV = kK + kStages * kTileBytes, kIndex = kV + kStages * kTileBytes;
   static constexpr int kBarriers = kIndex + kStages * kKeyTile * int(sizeof(TokenIndex));
   static constexpr int kBytes = kBarriers + (1 + 2 * kStages) * 8;
   static_assert(kBarriers % 8 == 0, "mbarriers are 8-byte aligned");
@@ -48,7 +52,7 @@ struct alignas(128) Aligned128 {  // TMA writes to 128-byte aligned shared memor
 // core-matrix layout (8 rows × 16 bytes, 128 contiguous bytes) with core matrices 128 bytes
 // apart along the rows and kChunkBytes apart along the columns.
 constexpr uint32_t kCoreBytes = 128;
-constexpr uint32_t kChunkBytes = kBlockRows * 16;
+constexpr uint32_t kChunkBytes = kGroupRows * 16;
 
 // The allowed key tiles of the block in order: both roles walk the same sequence.
 struct AllowedTiles {
@@ -69,7 +73,7 @@ __device__ __forceinline__ void load_tile(char* dst, const CUtensorMap* map, int
   for (int c = 0; c < HD / 8; ++c) bulk_load_2d(dst + c * kChunkBytes, map, h * HD + 8 * c, int32_t(row0), bar);
 }
 
-// The producer warp: Q once, then each allowed K/V tile into the next stage once its consumers
+// The producer warp: the Q tiles once, then each allowed K/V tile into the next stage once its consumers
 // released it (parity of the previous round; the first round's wait returns at once).
 template <int HD>
 __device__ void produce(char* base, uint64_t* q_full, uint64_t* full, uint64_t* empty, const CUtensorMap* q_map,
@@ -78,8 +82,8 @@ __device__ void produce(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
   using L = Shared<HD>;
   const int lane = threadIdx.x % 32;
   if (lane == 0) {
-    mbarrier_arrive_expect_tx(q_full, L::kTileBytes);
-    load_tile<HD>(base, q_map, h, i0, q_full);
+    mbarrier_arrive_expect_tx(q_full, kGroups * L::kTileBytes);
+    for (int g = 0; g < kGroups; ++g) load_tile<HD>(base + g * L::kTileBytes, q_map, h, i0 + g * kGroupRows, q_full);
   }
   int64_t use = 0;
   for (int64_t kt = tiles.next(0); kt < tiles.n; kt = tiles.next(kt + 1), ++use) {
@@ -97,8 +101,9 @@ __device__ void produce(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
   }
 }
 
-// The consumer warpgroup: per allowed tile S = Q·Kᵀ, the online softmax, O += P·V; warp w
-// holds query rows 16w .. 16w + 15 (attention_rows.cuh).
+// A consumer warpgroup (g = threadIdx.x / 128, its Q tile the g-th): per tile of the block's
+// sequence that its own 64 rows may attend, S = Q·Kᵀ, the online softmax, O += P·V; warp w of the
+// block holds query rows 16w .. 16w + 15 (attention_rows.cuh).
 template <int HD>
 __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* empty, const AllowedTiles& tiles,
                         int h, int64_t i0, bf16* out, float* lse) {
@@ -108,6 +113,9 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
   const WarpRows rows(i0);
   const TokenIndex qi[2] = {p.q_side.at(rows.row[0]), p.q_side.at(rows.row[1])};
   const float scale_log2 = p.scale * kLog2e;
+  const int g = int(threadIdx.x / 128);
+  const char* q_g = base + g * L::kTileBytes;
+  const TileSummary own_span = span_summary(p.q_tiles, i0 + g * kGroupRows, kGroupRows, p.Tq);
   float o[HD / 8][4] = {};
   OnlineSoftmax<HD> softmax;
   mbarrier_wait(q_full, 0);
@@ -117,11 +125,17 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
     const char* k_s = base + L::kK + s * L::kTileBytes;
     const char* v_s = base + L::kV + s * L::kTileBytes;
     mbarrier_wait(&full[s], unsigned(use / kStages & 1));
+    // A tile only the other warpgroup's rows may attend is released unread: P = 0 would not
+    // keep its V out of O (0 · NaN). The wait above still orders this warp's arrivals by phase.
+    if (!key_tile_allowed<kKeyTile>(p, own_span, kt)) {  // uniform per warpgroup
+      if (lane == 0) mbarrier_arrive(&empty[s]);
+      continue;
+    }
     float sc[kKeyTile / 8][4] = {};
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk)  // K-major Q and K: 16 columns are chunks 2kk, 2kk + 1
-      wgmma_ss<kKeyTile, 0>(sc, wgmma_descriptor(base + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes),
+      wgmma_ss<kKeyTile, 0>(sc, wgmma_descriptor(q_g + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes),
                             wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes), kk > 0);
     wgmma_commit();
     wgmma_wait<0>();
@@ -153,7 +167,8 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
 }
 #endif
 
-// Grid (query blocks of 64, heads); threads 0..127 consume, 128..159 produce.
+// Grid (query blocks of 128, heads); threads 0..255 consume (warpgroup g: rows 64g ..), 256..287
+// produce.
 template <int HD>
 __global__ void __launch_bounds__(kThreads)
     attention_wgmma_forward_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -188,7 +203,7 @@ CUtensorMap tile_map(const bf16* x, int64_t T, int H, int hd) {
   CUtensorMap map;
   const uint64_t dims[2] = {uint64_t(H) * uint64_t(hd), uint64_t(T)};
   const uint64_t strides[1] = {uint64_t(H) * uint64_t(hd) * 2};
-  const uint32_t box[2] = {8, kBlockRows};
+  const uint32_t box[2] = {8, kGroupRows};
   make_tensor_map(&map, x, 2, dims, strides, box, 2);
   return map;
 }

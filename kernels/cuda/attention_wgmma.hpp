@@ -2,14 +2,16 @@
 // specialisation. Same API, masks, layouts, workspace and results (within the bf16 tolerance)
 // as attention_mma_forward (attention_mma.hpp), whose backward stays the backward of both.
 //
-// A block is one consumer warpgroup (4 warps, 64 query rows of one head, 16 per warp) and one
-// producer warp. The producer loads Q once and streams the allowed 64-key tiles of K and V
-// (tile skipping as attention_mma) by TMA into a 2-stage ring of shared memory (no-swizzle core
-// matrix layout), signalled by per-stage "full" mbarriers (transaction bytes) and released by
-// "empty" mbarriers the consumer warps arrive on once their wgmma reading the stage has retired.
-// The consumers compute S = Q·Kᵀ (wgmma, both operands from shared memory), the online softmax
-// in registers, and O += P·V (wgmma, P from registers as bf16, V N-major from shared memory),
-// then write out and lse.
+// A block is two consumer warpgroups (4 warps and 64 query rows each: 128 rows of one head, 16
+// per warp) and one producer warp. The producer loads Q once and streams the allowed 64-key
+// tiles of K and V (tile skipping as attention_mma, over the block's 128 rows) by TMA into a
+// 2-stage ring of shared memory (no-swizzle core matrix layout) that both warpgroups read,
+// signalled by per-stage "full" mbarriers (transaction bytes) and released by "empty" mbarriers
+// each consumer warp arrives on once its wgmma reading the stage has retired. Each warpgroup
+// computes S = Q·Kᵀ of its rows (wgmma, both operands from shared memory), the online softmax in
+// registers, and O += P·V (wgmma, P from registers as bf16, V N-major from shared memory), then
+// writes out and lse. The warpgroups are not ordered against each other (no FA3 ping-pong):
+// one's softmax overlaps the other's wgmma only as the warp schedulers happen to interleave them.
 //
 // Requirements: those of attention_mma (bf16, 16-byte aligned tensors, hd 48, 64, 128) and a
 // device of compute capability 9.0 (attention_wgmma_available).
