@@ -319,24 +319,27 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
 }
 
-// Tiles with no allowed pair are never loaded: 4 samples of 64 tokens (tile-aligned; grp 0 then
-// grp 1, two blocks each; 64 context tokens each), the q, k, v, dout (and context) rows of the
-// last sample NaN. A poisoned tile that were loaded would spread NaN into the other samples
-// through P·V, dS·K or Pᵀ·dO even where P = 0, so every other sample's out, lse, dq, dk, dv
-// must still match the reference. Also runs 4 to 5 streamed tiles per block (pipeline reuse).
+// Tiles with no allowed pair are never loaded: samples of 192, 64, 64 and 64 tokens
+// (tile-aligned; grp 0 then grp 1, two blocks each; as many context tokens each), the q, k, v,
+// dout (and context) rows of the last sample NaN. A poisoned tile that were loaded would spread
+// NaN into the other samples through P·V, dS·K or Pᵀ·dO even where P = 0, so every other
+// sample's out, lse, dq, dk, dv must still match the reference. Also runs 4 to 5 streamed tiles
+// per block (pipeline reuse), and in attention_wgmma's block of rows 128 .. 255 one warpgroup
+// reads the 3 tiles of sample 0 while the other skips them (its releases must stay in phase).
 template <class T, class Impl>
 void test_attention_skips_other_samples(AttnMask mask) {
-  const int samples = 4, per = 64, H = 2, hd = 64, poisoned = samples - 1;
+  const int lengths[] = {192, 64, 64, 64}, samples = 4, H = 2, hd = 64, poisoned = samples - 1;
   PackedIndex p;
   for (int s = 0; s < samples; ++s)
-    for (int tok = 0; tok < per; ++tok) {
+    for (int tok = 0; tok < lengths[s]; ++tok) {
+      const int half = lengths[s] / 2;
       p.seq.push_back(s);
-      p.grp.push_back(tok / 32);
-      p.blk.push_back(tok % 32 / 16);
+      p.grp.push_back(tok / half);
+      p.blk.push_back(tok % half / (half / 2));
       p.cseq.push_back(s);
     }
   const bool cross = mask == AttnMask::cross;
-  const int64_t n = samples * per, ld = int64_t(H) * hd;
+  const int64_t n = int64_t(p.seq.size()), ld = int64_t(H) * hd;
   std::vector<TokenIndex> qi, kj;
   for (int64_t i = 0; i < n; ++i) qi.push_back({p.seq[i], p.blk[i], p.grp[i]});
   for (int64_t j = 0; j < n; ++j) kj.push_back(cross ? TokenIndex{p.cseq[j], 0, 0} : qi[j]);
