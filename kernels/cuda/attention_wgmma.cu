@@ -30,15 +30,17 @@ constexpr int kBlockRows = kGroups * kGroupRows;
 constexpr int kKeyTile = 64;  // keys per streamed tile (S's N, P·V's K)
 constexpr int kStages = 2;    // K/V buffers in the ring
 static_assert(kKeyTile == kGroupRows, "K, V and each warpgroup's Q tile share the chunk layout");
+static_assert(kGroups == 2, "the ping-pong turns alternate between two warpgroups");
 
 // Dynamic shared memory: Q (one 64-row tile per consumer warpgroup), the K and V stages, per
-// stage the key tokens of its tile, then the mbarriers (Q loaded, per stage full and empty).
+// stage the key tokens of its tile, then the mbarriers (Q loaded, per stage full and empty, per
+// warpgroup its turn).
 template <int HD>
 struct Shared {
   static constexpr int kTileBytes = kGroupRows * HD * 2;
   static constexpr int kK = kGroups * kTileBytes, kV = kK + kStages * kTileBytes, kIndex = kV + kStages * kTileBytes;
   static constexpr int kBarriers = kIndex + kStages * kKeyTile * int(sizeof(TokenIndex));
-  static constexpr int kBytes = kBarriers + (1 + 2 * kStages) * 8;
+  static constexpr int kBytes = kBarriers + (1 + 2 * kStages + kGroups) * 8;
   static_assert(kBarriers % 8 == 0, "mbarriers are 8-byte aligned");
 };
 
@@ -73,8 +75,8 @@ __device__ __forceinline__ void load_tile(char* dst, const CUtensorMap* map, int
   for (int c = 0; c < HD / 8; ++c) bulk_load_2d(dst + c * kChunkBytes, map, h * HD + 8 * c, int32_t(row0), bar);
 }
 
-// The producer warp: the Q tiles once, then each allowed K/V tile into the next stage once its consumers
-// released it (parity of the previous round; the first round's wait returns at once).
+// The producer warp: the Q tiles once, then each allowed K/V tile into the next stage once its
+// consumers released it (parity of the previous round; the first round's wait returns at once).
 template <int HD>
 __device__ void produce(char* base, uint64_t* q_full, uint64_t* full, uint64_t* empty, const CUtensorMap* q_map,
                         const CUtensorMap* k_map, const CUtensorMap* v_map, const AllowedTiles& tiles, int h,
@@ -103,10 +105,13 @@ __device__ void produce(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
 
 // A consumer warpgroup (g = threadIdx.x / 128, its Q tile the g-th): per tile of the block's
 // sequence that its own 64 rows may attend, S = Q·Kᵀ, the online softmax, O += P·V; warp w of the
-// block holds query rows 16w .. 16w + 15 (attention_rows.cuh).
+// block holds query rows 16w .. 16w + 15 (attention_rows.cuh). FA3's ping-pong: the warpgroups
+// take turns to issue S (turn[g], passed on by the other one's 128 threads, warpgroup 0 first), so
+// that one's softmax runs while the other's wgmma does; a skipped tile still takes its turn,
+// since both walk the block's sequence. The turns order only speed, never results.
 template <int HD>
-__device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* empty, const AllowedTiles& tiles,
-                        int h, int64_t i0, bf16* out, float* lse) {
+__device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* empty, uint64_t* turn,
+                        const AllowedTiles& tiles, int h, int64_t i0, bf16* out, float* lse) {
   using L = Shared<HD>;
   const Params& p = tiles.p;
   const int lane = threadIdx.x % 32;
@@ -127,7 +132,10 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
     mbarrier_wait(&full[s], unsigned(use / kStages & 1));
     // A tile only the other warpgroup's rows may attend is released unread: P = 0 would not
     // keep its V out of O (0 · NaN). The wait above still orders this warp's arrivals by phase.
-    if (!key_tile_allowed<kKeyTile>(p, own_span, kt)) {  // uniform per warpgroup
+    const bool attend = key_tile_allowed<kKeyTile>(p, own_span, kt);  // uniform per warpgroup
+    mbarrier_wait(&turn[g], unsigned(use & 1) ^ unsigned(g == 0));
+    if (!attend) {
+      mbarrier_arrive(&turn[1 - g]);
       if (lane == 0) mbarrier_arrive(&empty[s]);
       continue;
     }
@@ -138,6 +146,9 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
       wgmma_ss<kKeyTile, 0>(sc, wgmma_descriptor(q_g + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes),
                             wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes), kk > 0);
     wgmma_commit();
+    // Every thread passes the turn (no lane branch between a wgmma and its wait, which would
+    // make ptxas serialise the wgmma).
+    mbarrier_arrive(&turn[1 - g]);
     wgmma_wait<0>();
     wgmma_fence_operand(sc);
     const TokenIndex* kj = reinterpret_cast<const TokenIndex*>(base + L::kIndex) + s * kKeyTile;
@@ -178,7 +189,7 @@ __global__ void __launch_bounds__(kThreads)
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
   uint64_t* bars = reinterpret_cast<uint64_t*>(base + L::kBarriers);
-  uint64_t *q_full = bars, *full = bars + 1, *empty = bars + 1 + kStages;
+  uint64_t *q_full = bars, *full = bars + 1, *empty = bars + 1 + kStages, *turn = bars + 1 + 2 * kStages;
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kKeyTile - 1) / kKeyTile};
@@ -188,13 +199,14 @@ __global__ void __launch_bounds__(kThreads)
       mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], kConsumers / 32);  // one arrival per consumer warp
     }
+    for (int g = 0; g < kGroups; ++g) mbarrier_init(&turn[g], 128);  // the other warpgroup's threads
     mbarrier_init_fence();
   }
   __syncthreads();
   if (threadIdx.x >= kConsumers)
     produce<HD>(base, q_full, full, empty, &q_map, &k_map, &v_map, tiles, h, i0);
   else
-    consume<HD>(base, q_full, full, empty, tiles, h, i0, out, lse);
+    consume<HD>(base, q_full, full, empty, turn, tiles, h, i0, out, lse);
 #endif
 }
 
