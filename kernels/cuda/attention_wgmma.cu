@@ -131,7 +131,8 @@ __device__ void consume(char* base, uint64_t* q_full, uint64_t* full, uint64_t* 
     const char* v_s = base + L::kV + s * L::kTileBytes;
     mbarrier_wait(&full[s], unsigned(use / kStages & 1));
     // A tile only the other warpgroup's rows may attend is released unread: P = 0 would not
-    // keep its V out of O (0 · NaN). The wait above still orders this warp's arrivals by phase.
+    // keep its V out of O (0 · NaN). The wait above keeps this warp's arrivals in phase without
+    // relying on the turns (which also keep the warpgroups within a tile of each other).
     const bool attend = key_tile_allowed<kKeyTile>(p, own_span, kt);  // uniform per warpgroup
     mbarrier_wait(&turn[g], unsigned(use & 1) ^ unsigned(g == 0));
     if (!attend) {

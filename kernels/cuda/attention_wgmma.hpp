@@ -10,8 +10,9 @@
 // each consumer warp arrives on once its wgmma reading the stage has retired. Each warpgroup
 // computes S = Q·Kᵀ of its rows (wgmma, both operands from shared memory), the online softmax in
 // registers, and O += P·V (wgmma, P from registers as bf16, V N-major from shared memory), then
-// writes out and lse. The warpgroups are not ordered against each other (no FA3 ping-pong):
-// one's softmax overlaps the other's wgmma only as the warp schedulers happen to interleave them.
+// writes out and lse. FA3's ping-pong: the warpgroups take turns (an mbarrier each) to issue
+// S, so that one's softmax runs under the other's wgmma; there is no overlap inside a warpgroup
+// (each wgmma group is waited for at once).
 //
 // Requirements: those of attention_mma (bf16, 16-byte aligned tensors, hd 48, 64, 128) and a
 // device of compute capability 9.0 (attention_wgmma_available).
