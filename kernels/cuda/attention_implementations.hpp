@@ -1,10 +1,11 @@
-// The two attention implementations as types with one API (static forward / backward taking
-// the arguments of attention.hpp), so that the tests and benchmarks run the same code on both:
+// The attention implementations as types with one API (static forward / backward taking the
+// arguments of attention.hpp), so that the tests and benchmarks run the same code on each:
 // the SIMT kernels (attention.hpp; fp32 and bf16) and the tensor-core ones (attention_mma.hpp;
-// bf16 only).
+// bf16 only), and the Hopper forward (attention_wgmma.hpp; sm_90a) with the tensor-core backward.
 #pragma once
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_mma.hpp"
+#include "kernels/cuda/attention_wgmma.hpp"
 
 namespace emb::cuda::testing {
 
@@ -27,6 +28,19 @@ struct MmaAttention {
   template <class... Args>
   static void forward(Args... args) {
     attention_mma_forward(args...);
+  }
+  template <class... Args>
+  static void backward(Args... args) {
+    attention_mma_backward(args...);
+  }
+};
+
+struct WgmmaAttention {
+  static constexpr const char* name = "attention_wgmma";
+  static constexpr int head_dims[] = {48, 64, 128};
+  template <class... Args>
+  static void forward(Args... args) {
+    attention_wgmma_forward(args...);
   }
   template <class... Args>
   static void backward(Args... args) {

@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/async_pipeline.cuh"
 #include "kernels/cuda/attention_passes.cuh"
+#include "kernels/cuda/attention_rows.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mma_tiles.cuh"
@@ -17,7 +18,6 @@ using bf16 = __nv_bfloat16;
 
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kWarpRows = 16;                   // one m16 tile of rows per warp
 constexpr int kBlockRows = kWarps * kWarpRows;  // rows a block owns: queries (forward, dq) or keys (dk, dv)
 constexpr int kStages = 2;                      // cp.async buffers per streamed array (pipeline depth)
 constexpr int kKeyTile = 64;                    // keys per streamed tile (forward, dq)
@@ -25,8 +25,6 @@ constexpr int kKeyTile = 64;                    // keys per streamed tile (forwa
 // gradient accumulators already take 128 registers per thread; 64 otherwise.
 template <int HD>
 constexpr int kDkdvQueryTile = HD == 128 ? 32 : 64;
-// Scores are kept in log2 units (s·log2 e) so that the softmax uses exp2f (one FFMA + MUFU.EX2).
-constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 
 // The dynamic shared memory of one kernel, row stride HD + 8 (mma_tiles.cuh): RESIDENT arrays
 // of kBlockRows rows loaded once per block, STREAMED arrays of TILE rows per pipeline stage,
@@ -57,25 +55,6 @@ using DqShared = SharedLayout<HD, 2, 2, kKeyTile, 0>;  // Q, dO resident; K, V s
 template <int HD>
 using DkdvShared = SharedLayout<HD, 2, 2, kDkdvQueryTile<HD>, 2>;  // K, V resident; Q, dO, lse, D streamed
 
-// The summary of tokens [first, first + count) (count a multiple of kAttnTile): kernel tiles
-// span several of the kAttnTile-token summaries.
-__device__ TileSummary span_summary(const TileSummary* tiles, int64_t first, int count, int64_t T) {
-  TileSummary s = empty_tile();
-  const int64_t n = tiles_of(T), end = (first + count) / kAttnTile < n ? (first + count) / kAttnTile : n;
-  for (int64_t t = first / kAttnTile; t < end; ++t) s = merge_tiles(s, tiles[t]);
-  return s;
-}
-
-// This thread's two rows of the warp's 16 (rows g and g + 8 of the mma layout).
-struct WarpRows {
-  int64_t row[2];
-  __device__ WarpRows(int64_t block_row0) {
-    const int64_t r0 = block_row0 + (threadIdx.x / 32) * kWarpRows + (threadIdx.x % 32) / 4;
-    row[0] = r0;
-    row[1] = r0 + 8;
-  }
-};
-
 // The gradient epilogue: fn(element offset, accumulator [d][2r + c]) for each element of a
 // [16, HD] accumulator this lane holds, in rows below T (element offset row·ld + col0 + column).
 template <int HD, class Fn>
@@ -91,11 +70,6 @@ __device__ __forceinline__ void for_each_gradient_element(const WarpRows& rows, 
 #pragma unroll
       for (int c = 0; c < 2; ++c) fn(row * ld + col0 + 8 * d + 2 * t + c, d, 2 * r + c);
   }
-}
-
-// Whether key tile kt may hold an allowed pair for the queries summarised by q_span.
-__device__ __forceinline__ bool key_tile_allowed(const Params& p, const TileSummary& q_span, int64_t kt) {
-  return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));
 }
 
 // Starts the loads of key tile kt (K and V rows, key indices) into `stage` of a kernel whose
@@ -125,67 +99,21 @@ __global__ void __launch_bounds__(kThreads)
   const float scale_log2 = p.scale * kLog2e;
   const bf16* q_warp = L::resident(base, 0) + warp * kWarpRows * S;
   float o[HD / 8][4] = {};
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // running max (log2 units), this lane's partial sums
-  int allowed[2] = {0, 0};  // this lane saw an allowed key of the row, whatever its score
+  OnlineSoftmax<HD> softmax;
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 0), q, i0, p.Tq, ld, col0);
   pipeline_allowed_tiles<kStages>(
       (p.Tk + kKeyTile - 1) / kKeyTile,
-      [&](int64_t kt) { return key_tile_allowed(p, q_span, kt); },
+      [&](int64_t kt) { return key_tile_allowed<kKeyTile>(p, q_span, kt); },
       [&](int stage, int64_t kt) { issue_key_tile<L, HD>(base, stage, kt, k, v, p, ld, col0); },
       [&](int stage, int64_t) {
         float s[kKeyTile / 8][4] = {};
         warp_mma_abt<kKeyTile, HD, S>(s, q_warp, L::streamed(base, 0, stage), lane);
         const TokenIndex* kj = L::index(base, stage);
-        for_each_element<kKeyTile>(lane, [&](int n, int e, int col) {
-          const bool attends = tokens_attend(p.mask, qi[e / 2], kj[col]);
-          allowed[e / 2] |= attends;
-          s[n][e] = attends ? s[n][e] * scale_log2 : -INFINITY;
-        });
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {  // online softmax of row g + 8r; its 4 lanes (a quad) share it
-          float mx = -INFINITY;
-#pragma unroll
-          for (int n = 0; n < kKeyTile / 8; ++n) mx = nan_max(mx, nan_max(s[n][2 * r], s[n][2 * r + 1]));
-          mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float m_new = nan_max(m[r], mx);
-          // No allowed key yet: m stays −inf and scores are taken against 0 (exp2(−inf) = 0, not NaN).
-          const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
-          const float correction = exp2f(m[r] - m_ref);
-          m[r] = m_new;
-          l[r] *= correction;
-#pragma unroll
-          for (int d = 0; d < HD / 8; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
-#pragma unroll
-          for (int n = 0; n < kKeyTile / 8; ++n)
-#pragma unroll
-            for (int c = 0; c < 2; ++c) {
-              s[n][2 * r + c] = exp2f(s[n][2 * r + c] - m_ref);
-              l[r] += s[n][2 * r + c];
-            }
-        }
+        softmax.template step<kKeyTile>(s, o, scale_log2, lane,
+                                        [&](int e, int col) { return tokens_attend(p.mask, qi[e / 2], kj[col]); });
         warp_mma_pb<kKeyTile, HD, S>(o, s, L::streamed(base, 1, stage), lane);
       });
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 1);
-    allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 2);
-  }
-  const int t = lane % 4;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t i = rows.row[r];
-    if (i >= p.Tq) continue;
-    // NaN stays NaN; l = 0: empty_row_*.
-    const float inv_l = l[r] != 0.0f ? 1.0f / l[r] : empty_row_inverse_sum(allowed[r]);
-    bf16* dst = out + i * ld + col0 + 2 * t;
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d)
-      *reinterpret_cast<uint32_t*>(dst + 8 * d) = pack_bf16x2(o[d][2 * r] * inv_l, o[d][2 * r + 1] * inv_l);
-    if (t == 0) lse[i * p.H + h] = l[r] != 0.0f ? (m[r] + log2f(l[r])) * kLn2 : empty_row_lse(allowed[r]);
-  }
+  softmax.store(o, rows, p, h, lane, out, lse);
 }
 
 // Query-major dq: grid (query blocks of 64, heads). With P = exp(s − lse) and
@@ -219,7 +147,7 @@ __global__ void __launch_bounds__(kThreads)
   load_rows_async<kBlockRows, HD, S, kThreads>(L::resident(base, 1), dout, i0, p.Tq, ld, col0);
   pipeline_allowed_tiles<kStages>(
       (p.Tk + kKeyTile - 1) / kKeyTile,
-      [&](int64_t kt) { return key_tile_allowed(p, q_span, kt); },
+      [&](int64_t kt) { return key_tile_allowed<kKeyTile>(p, q_span, kt); },
       [&](int stage, int64_t kt) { issue_key_tile<L, HD>(base, stage, kt, k, v, p, ld, col0); },
       [&](int stage, int64_t) {
         const bf16 *k_s = L::streamed(base, 0, stage), *v_s = L::streamed(base, 1, stage);
@@ -292,14 +220,6 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// Dynamic shared memory beyond 48 KiB needs the kernel's opt-in on a GPU.
-template <class Kernel>
-void allow_shared_bytes(Kernel* kernel, int bytes) {
-  check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  bytes),
-             "attention_mma shared memory opt-in");
-}
-
 template <class Body>
 void dispatch_mma_head_dim(int hd, Body body) {
   dispatch_head_dim<48, 64, 128>("attention_mma", hd, body);
@@ -317,7 +237,7 @@ void attention_mma_forward(const bf16* q, const bf16* k, const bf16* v, bf16* ou
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   dispatch_mma_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value, bytes = ForwardShared<HD>::kBytes;
-    allow_shared_bytes(attention_mma_forward_kernel<HD>, bytes);
+    allow_shared_bytes(attention_mma_forward_kernel<HD>, bytes, "attention_mma");
     EMB_LAUNCH(attention_mma_forward_kernel<HD>, block_grid(Tq, H), kThreads, bytes, stream)(q, k, v, out, lse, p);
   });
   check_launch("attention_mma_forward");
@@ -333,8 +253,8 @@ void attention_mma_backward(const bf16* q, const bf16* k, const bf16* v, const b
   launch_attention_dot(out, dout, w.d, Tq, H, hd, stream);
   dispatch_mma_head_dim(hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value, dq_bytes = DqShared<HD>::kBytes, dkdv_bytes = DkdvShared<HD>::kBytes;
-    allow_shared_bytes(attention_mma_dq_kernel<HD>, dq_bytes);
-    allow_shared_bytes(attention_mma_dkdv_kernel<HD>, dkdv_bytes);
+    allow_shared_bytes(attention_mma_dq_kernel<HD>, dq_bytes, "attention_mma");
+    allow_shared_bytes(attention_mma_dkdv_kernel<HD>, dkdv_bytes, "attention_mma");
     EMB_LAUNCH(attention_mma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(q, k, v, lse, dout, w.d,
                                                                                             dq, p);
     EMB_LAUNCH(attention_mma_dkdv_kernel<HD>, block_grid(Tk, H), kThreads, dkdv_bytes, stream)(q, k, v, lse, dout,

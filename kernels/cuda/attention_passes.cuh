@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 
 #include "kernels/cuda/attention_tiles.hpp"
 
@@ -68,6 +69,14 @@ __device__ __forceinline__ float empty_row_lse(bool allowed) { return allowed ? 
 
 // max that propagates NaN (fmaxf drops it): a NaN score makes its row NaN, as on the CPU.
 __device__ __forceinline__ float nan_max(float a, float b) { return b > a || b != b ? b : a; }
+
+// Dynamic shared memory beyond 48 KiB needs the kernel's opt-in on a GPU.
+template <class Kernel>
+void allow_shared_bytes(Kernel* kernel, int bytes, const char* implementation) {
+  check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  bytes),
+             str(implementation, " shared memory opt-in").c_str());
+}
 
 // Calls body(std::integral_constant<int, HD>) with HD = hd, one of an implementation's Dims;
 // throws naming them for any other hd.

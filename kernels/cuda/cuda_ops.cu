@@ -9,6 +9,7 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_mma.hpp"
+#include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
@@ -206,6 +207,7 @@ CudaOps::CudaOps(int device) {
   keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
   check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
   clock_ = std::make_unique<cuda::EventClock>(stream_);
+  wgmma_attention_ = cuda::attention_wgmma_selected(device);
 }
 
 CudaOps::~CudaOps() {
@@ -619,8 +621,9 @@ void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
 }  // namespace
 
 // bf16 runs on tensor cores (attention_mma.hpp) when its views are 16-byte aligned, as cp.async
-// needs, at the head dims those kernels are built for; fp32 (and other bf16) keeps the SIMT
-// kernels (attention.hpp), the fp32 path that matches the CPU to 1e-5.
+// needs, at the head dims those kernels are built for, the forward on the Hopper kernel
+// (attention_wgmma.hpp) when the device is sm_90 (attention_wgmma_selected); fp32 (and other
+// bf16) keeps the SIMT kernels (attention.hpp), the fp32 path that matches the CPU to 1e-5.
 void CudaOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
                                 const AttnConfig& cfg, const AttnIndex& idx) {
   const OpCheck c = check_attention("attention_forward", q, k, v, out, lse, cfg, idx);
@@ -633,8 +636,9 @@ void CudaOps::attention_forward(const View& q, const View& k, const View& v, con
     if constexpr (std::is_same_v<T, bf16_t>)
       if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
           cuda::attention_mma_aligned({q.data, k.data, v.data, out.data}))
-        return cuda::attention_mma_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse),
-                                           q.rows, k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
+        return (wgmma_attention_ ? cuda::attention_wgmma_forward : cuda::attention_mma_forward)(
+            ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows, cfg.heads,
+            cfg.head_dim, idx, ws, stream_, keyless_row_);
     cuda::attention_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows,
                             cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
   });

@@ -22,6 +22,7 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_implementations.hpp"
+#include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
@@ -29,11 +30,14 @@
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/loss.hpp"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/mma_tiles.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/packed_index.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/test_support.hpp"
+#include "kernels/cuda/tma.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
@@ -378,24 +382,27 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
 }
 
-// Tiles with no allowed pair are never loaded: 4 samples of 64 tokens (tile-aligned; grp 0 then
-// grp 1, two blocks each; 64 context tokens each), the q, k, v, dout (and context) rows of the
-// last sample NaN. A poisoned tile that were loaded would spread NaN into the other samples
-// through P·V, dS·K or Pᵀ·dO even where P = 0, so every other sample's out, lse, dq, dk, dv
-// must still match the reference. Also runs 4 to 5 streamed tiles per block (pipeline reuse).
+// Tiles with no allowed pair are never loaded: samples of 192, 64, 64 and 64 tokens
+// (tile-aligned; grp 0 then grp 1, two blocks each; as many context tokens each), the q, k, v,
+// dout (and context) rows of the last sample NaN. A poisoned tile that were loaded would spread
+// NaN into the other samples through P·V, dS·K or Pᵀ·dO even where P = 0, so every other
+// sample's out, lse, dq, dk, dv must still match the reference. Also runs 4 to 5 streamed tiles
+// per block (pipeline reuse), and in attention_wgmma's block of rows 128 .. 255 one warpgroup
+// reads the 3 tiles of sample 0 while the other skips them (its releases must stay in phase).
 template <class T, class Impl>
 void test_attention_skips_other_samples(AttnMask mask) {
-  const int samples = 4, per = 64, H = 2, hd = 64, poisoned = samples - 1;
+  const int lengths[] = {192, 64, 64, 64}, samples = 4, H = 2, hd = 64, poisoned = samples - 1;
   PackedIndex p;
   for (int s = 0; s < samples; ++s)
-    for (int tok = 0; tok < per; ++tok) {
+    for (int tok = 0; tok < lengths[s]; ++tok) {
+      const int half = lengths[s] / 2;
       p.seq.push_back(s);
-      p.grp.push_back(tok / 32);
-      p.blk.push_back(tok % 32 / 16);
+      p.grp.push_back(tok / half);
+      p.blk.push_back(tok % half / (half / 2));
       p.cseq.push_back(s);
     }
   const bool cross = mask == AttnMask::cross;
-  const int64_t n = samples * per, ld = int64_t(H) * hd;
+  const int64_t n = int64_t(p.seq.size()), ld = int64_t(H) * hd;
   std::vector<TokenIndex> qi, kj;
   for (int64_t i = 0; i < n; ++i) qi.push_back({p.seq[i], p.blk[i], p.grp[i]});
   for (int64_t j = 0; j < n; ++j) kj.push_back(cross ? TokenIndex{p.cseq[j], 0, 0} : qi[j]);
@@ -1221,6 +1228,113 @@ void test_mma() {
                  relative_error(std::vector<float>(x4.begin() + half * 128, x4.begin() + (half + 1) * 128), D), 1e-6);
 }
 
+// ---- Hopper wrappers (wgmma.cuh, tma.cuh) ---------------------------------------------------
+
+struct alignas(128) Aligned128 {
+  char bytes[128];
+};
+
+// One warpgroup. TMA brings A [64][16] (a tensor of 60 rows: rows 60..63 must come as zeros),
+// Bᵀ [N][16] and B [16][N] into shared memory in the no-swizzle core-matrix layouts (A and Bᵀ
+// K-major: one box of 8 columns per chunk, chunks 64·16 and N·16 bytes apart; B N-major: boxes of
+// 8 columns × 16 rows, 256 bytes apart). Then, in one group, d1 = C + A·B through wgmma_ss
+// (K-major B) + A·B through wgmma_rs (A from registers, N-major B), and d2 = A·B through
+// wgmma_rs with scale_d false over NaN. out1, out2: [64][N] row-major.
+template <int N>
+__global__ void wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap bt_map,
+                             const __grid_constant__ CUtensorMap b_map, const __nv_bfloat16* A, const float* C,
+                             float* out1, float* out2) {
+#ifdef EMB_HOPPER_DEVICE_CODE
+  constexpr int kA = 0, kBt = 64 * 16 * 2, kB = kBt + N * 16 * 2, kBar = kB + N * 16 * 2;
+  EMB_DYNAMIC_SHARED(Aligned128, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(base + kBar);
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(bar, kBar);
+    for (int c = 0; c < 2; ++c) {
+      bulk_load_2d(base + kA + c * 64 * 16, &a_map, 8 * c, 0, bar);
+      bulk_load_2d(base + kBt + c * N * 16, &bt_map, 8 * c, 0, bar);
+    }
+    for (int c = 0; c < N / 8; ++c) bulk_load_2d(base + kB + c * 256, &b_map, 8 * c, 0, bar);
+  }
+  mbarrier_wait(bar, 0);
+  const int w = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  auto pack = [&](int row, int col) {
+    const __nv_bfloat16_raw lo = A[(16 * w + row) * 16 + col], hi = A[(16 * w + row) * 16 + col + 1];
+    return uint32_t(lo.x) | uint32_t(hi.x) << 16;
+  };
+  const uint32_t a[4] = {pack(g, 2 * t), pack(g + 8, 2 * t), pack(g, 2 * t + 8), pack(g + 8, 2 * t + 8)};
+  float d1[N / 8][4], d2[N / 8][4];
+  for_each_element<N>(threadIdx.x % 32, [&](int n, int e, int col) {
+    d1[n][e] = C[(16 * w + g + 8 * (e / 2)) * N + col];
+    d2[n][e] = NAN;
+  });
+  wgmma_fence();
+  wgmma_ss<N, 0>(d1, wgmma_descriptor(base + kA, 64 * 16, 128), wgmma_descriptor(base + kBt, N * 16, 128), true);
+  wgmma_rs<N, 1>(d1, a, wgmma_descriptor(base + kB, 128, 256), true);
+  wgmma_rs<N, 1>(d2, a, wgmma_descriptor(base + kB, 128, 256), false);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(d1);
+  wgmma_fence_operand(d2);
+  for_each_element<N>(threadIdx.x % 32, [&](int n, int e, int col) {
+    const int row = 16 * w + g + 8 * (e / 2);
+    out1[row * N + col] = d1[n][e];
+    out2[row * N + col] = d2[n][e];
+  });
+#endif
+}
+
+template <int N>
+void test_wgmma() {
+  constexpr int kRowsInTensor = 60;
+  std::mt19937 rng(17);
+  auto A = stored<__nv_bfloat16>(random_normal(64 * 16, rng));
+  std::fill(A.begin() + kRowsInTensor * 16, A.end(), 0.0f);  // what TMA's zero fill gives
+  auto A_tma = A;                                               // rows beyond the tensor poisoned
+  std::fill(A_tma.begin() + kRowsInTensor * 16, A_tma.end(), NAN);
+  const auto B = stored<__nv_bfloat16>(random_normal(16 * N, rng));
+  std::vector<float> Bt(N * 16);
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < N; ++n) Bt[n * 16 + k] = B[k * N + n];
+  const auto C = random_normal(64 * N, rng);
+  DeviceArray<__nv_bfloat16> A_d(A), A_tma_d(A_tma), B_d(B), Bt_d(Bt);
+  DeviceArray<float> C_d(C), out1_d(64 * N), out2_d(64 * N);
+  auto map = [](const DeviceArray<__nv_bfloat16>& x, uint64_t cols, uint64_t rows, uint32_t box_rows) {
+    CUtensorMap m;
+    const uint64_t dims[2] = {cols, rows}, strides[1] = {cols * 2};
+    const uint32_t box[2] = {8, box_rows};
+    make_tensor_map(&m, x.get(), 2, dims, strides, box, 2);
+    return m;
+  };
+  constexpr int bytes = 64 * 16 * 2 + 2 * N * 16 * 2 + 8;
+  check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(wgmma_kernel<N>),
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+             "wgmma_kernel");
+  EMB_LAUNCH(wgmma_kernel<N>, 1, 128, bytes, nullptr)(map(A_tma_d, 16, kRowsInTensor, 64), map(Bt_d, 16, N, N),
+                                                      map(B_d, N, 16, 16), A_d.get(), C_d.get(), out1_d.get(),
+                                                      out2_d.get());
+  check_launch("wgmma_kernel");
+  sync();
+  Ref D1(64 * N), D2(64 * N);
+  for (int r = 0; r < 64; ++r)
+    for (int n = 0; n < N; ++n) {
+      double s = 0.0;
+      for (int k = 0; k < 16; ++k) s += double(A[r * 16 + k]) * B[k * N + n];
+      D1[r * N + n] = C[r * N + n] + 2.0 * s;
+      D2[r * N + n] = s;
+    }
+  const std::string n = " N " + std::to_string(N);
+  expect_close("wgmma_ss + wgmma_rs chained, after TMA loads (zero fill)" + n, relative_error(out1_d.download(), D1),
+               1e-6);
+  expect_close("wgmma_rs with scale_d false" + n, relative_error(out2_d.download(), D2), 1e-6);
+}
+
 std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
 
 // One device test, under every schedule the build offers (test_support.hpp): under the
@@ -1261,7 +1375,10 @@ void test_all_storage(const Blas& blas) {
       for (bool bias : {true, false}) test_linear_gelu<T>(blas, out, bias);
   });
   test_attention_suite<T, SimtAttention>();
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) test_attention_suite<T, MmaAttention>();
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    test_attention_suite<T, MmaAttention>();
+    if (attention_wgmma_available(0)) test_attention_suite<T, WgmmaAttention>();
+  }
   // C = 200 and 2056: 16-byte vectors (every row aligned); C = 203 and 517: the scalar path. 2056
   // and 517 exceed one vector or element per thread of the 256-thread row block, so each
   // thread's row loop runs more than once (the presets' 1536 and 3072 in bf16 do too).
@@ -1333,6 +1450,12 @@ int main(int argc, char** argv) {
     run("linear refused epilogue", [&] { test_refused_epilogue(); });
 #endif
     run("mma", [&] { test_mma(); });
+    if (attention_wgmma_available(0))
+      run("wgmma", [&] {
+        test_wgmma<48>();
+        test_wgmma<64>();
+        test_wgmma<128>();
+      });
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;

@@ -121,6 +121,7 @@ struct Thread {
   Wait wait = Wait::ready;
   const void* in = nullptr;
   void* out = nullptr;
+  uint64_t spin_progress = ~uint64_t(0);  // the block's progress count at this thread's last spin
 };
 
 struct Warp {
@@ -131,17 +132,28 @@ struct Warp {
   std::vector<int> order;  // the block's schedule restricted to this warp
 };
 
+// The 4 aligned warps of a warpgroup, for warpgroup collectives (as Warp for warp collectives).
+struct Warpgroup {
+  int first = 0, arrived = 0;
+  Site site;
+  Combine combine = nullptr;
+  std::vector<int> order;
+};
+constexpr int kWarpgroupThreads = 128;
+
 struct Block {
   const char* kernel;
   BlockState state;
   std::vector<Thread> threads;
   std::vector<Warp> warps;
+  std::vector<Warpgroup> warpgroups;  // complete warpgroups only
   std::vector<int> order;
   std::deque<int> ready;
   int barrier_arrived = 0, done = 0;
   Site barrier_site;
   Thread* running = nullptr;
   std::string fault;
+  uint64_t progress = 0;  // suspensions other than spins, and mbarrier arrivals
 };
 
 thread_local Block* t_current = nullptr;
@@ -192,15 +204,27 @@ void release_warp(Block& b, const std::vector<int>& order, int first) {
   }
 }
 
+Warpgroup* warpgroup_of(Block& b, const Thread& t) {
+  const size_t g = size_t(t.state.linear / kWarpgroupThreads);
+  return g < b.warpgroups.size() ? &b.warpgroups[g] : nullptr;
+}
+
 void thread_exited(Block& b, Thread& t) {
   t.wait = Wait::done;
   ++b.done;
   Warp& w = b.warps[size_t(t.state.linear / 32)];
   ++w.exited;
   if (!b.fault.empty()) return;
+  ++b.progress;
+  const Warpgroup* g = warpgroup_of(b, t);
   if (!t.state.async_copies.empty())
     b.fault = where(b, &t) + ": exited with " + std::to_string(t.state.async_copies.size()) +
               " cp.async copies never waited for (cp_async_wait)";
+  else if (!t.state.async_mmas.empty())
+    b.fault = where(b, &t) + ": exited with " + std::to_string(t.state.async_mmas.size()) +
+              " wgmma.mma_async never waited for (wgmma wait_group)";
+  else if (g && g->arrived > 0)
+    b.fault = where(b, &t) + ": exited while threads of its warpgroup wait at " + describe(g->site);
   else if (b.barrier_arrived > 0)
     b.fault = where(b, &t) + ": exited while " + std::to_string(b.barrier_arrived) + " threads wait at " +
               describe(b.barrier_site) + " (a barrier every thread must reach)";
@@ -213,6 +237,8 @@ void run_block(Block& b, const std::function<void()>& body) {
   for (int i : b.order) {
     b.ready.push_back(i);
     b.warps[size_t(i / 32)].order.push_back(i % 32);
+    if (size_t(i / kWarpgroupThreads) < b.warpgroups.size())
+      b.warpgroups[size_t(i / kWarpgroupThreads)].order.push_back(i % kWarpgroupThreads);
   }
   for (int i = 0; i < n; ++i)
     b.threads[size_t(i)].fiber = ctx::fiber(std::allocator_arg, PooledStack{&b.threads[size_t(i)].stack},
@@ -246,6 +272,9 @@ void run_block(Block& b, const std::function<void()>& body) {
   }
   b.running = nullptr;
   t_thread = nullptr;
+  if (b.fault.empty() && !b.state.bulk_copies.empty())
+    b.fault = where(b, nullptr) + ": ended with " + std::to_string(b.state.bulk_copies.size()) +
+              " bulk copies whose mbarrier no thread waited for";
   if (!b.fault.empty()) throw Fault(b.fault);
   if (b.done != n) {  // cannot happen without a fault above; kept as a last line of defence
     for (const Thread& t : b.threads)
@@ -284,10 +313,13 @@ void run_grid(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_b
                               unsigned(linear / (uint64_t(grid.x) * grid.y))};
     b.state.block_dim = block;
     b.state.grid_dim = grid;
-    // Fresh per block (ASan sees overruns), filled with 0xff bytes (NaN) as unwritten memory.
+    // Fresh per block (ASan sees overruns), filled with 0xff bytes (NaN) as unwritten memory,
+    // 128-byte aligned as TMA destinations need (a GPU's dynamic shared memory starts aligned).
     b.state.dynamic_shared_bytes = dynamic_shared_bytes;
     b.state.dynamic_shared = nullptr;
-    char* dyn = dynamic_shared_bytes ? static_cast<char*>(std::malloc(dynamic_shared_bytes)) : nullptr;
+    void* dyn_raw = nullptr;
+    if (dynamic_shared_bytes && posix_memalign(&dyn_raw, 128, dynamic_shared_bytes) != 0) throw std::bad_alloc();
+    char* dyn = static_cast<char*>(dyn_raw);
     if (dyn) std::memset(dyn, 0xff, dynamic_shared_bytes);
     b.state.dynamic_shared = dyn;
     b.threads.resize(size_t(n));
@@ -296,6 +328,8 @@ void run_grid(const char* kernel, dim3 grid, dim3 block, size_t dynamic_shared_b
       s.linear = i;
       s.thread_idx = uint3{unsigned(i % block.x), unsigned(i / block.x % block.y), unsigned(i / (block.x * block.y))};
     }
+    b.warpgroups.resize(size_t(n / kWarpgroupThreads));
+    for (size_t g = 0; g < b.warpgroups.size(); ++g) b.warpgroups[g].first = int(g) * kWarpgroupThreads;
     b.warps.resize(size_t((n + 31) / 32));
     for (size_t w = 0; w < b.warps.size(); ++w) {
       b.warps[w].first = int(w) * 32;
@@ -332,6 +366,9 @@ void block_barrier(const char* file, int line) {
                  " threads that already exited (a barrier every thread must reach)");
   const Warp& w = b.warps[size_t(t.state.linear / 32)];
   if (w.arrived > 0) device_fault(describe(site) + " while lanes of its warp wait at " + describe(w.site));
+  if (const Warpgroup* g = warpgroup_of(b, t); g && g->arrived > 0)
+    device_fault(describe(site) + " while threads of its warpgroup wait at " + describe(g->site));
+  ++b.progress;
   if (b.barrier_arrived == 0)
     b.barrier_site = site;
   else if (!(b.barrier_site == site))
@@ -364,6 +401,12 @@ void warp_collective(const char* what, const char* file, int line, unsigned mask
       if (b.threads[size_t(w.first + l)].wait == Wait::barrier)
         device_fault(describe(site) + " while lane " + std::to_string(l) + " of its warp waits at " +
                      describe(b.barrier_site) + " (divergent warp)");
+  if (const Warpgroup* g = warpgroup_of(b, t); g && g->arrived > 0 && w.arrived == 0)
+    for (int l = 0; l < w.lanes; ++l)
+      if (b.threads[size_t(w.first + l)].wait == Wait::warp)
+        device_fault(describe(site) + " while lane " + std::to_string(l) + " of its warp waits at " +
+                     describe(g->site) + " (divergent warp)");
+  ++b.progress;
   if (w.arrived == 0) {
     w.site = site;
     w.combine = combine;
@@ -387,9 +430,67 @@ void warp_collective(const char* what, const char* file, int line, unsigned mask
   suspend(t);
 }
 
+void warpgroup_collective(const char* what, const char* file, int line, const void* in, void* out, Combine combine) {
+  Block& b = *t_current;
+  Thread& t = *b.running;
+  const Site site{what, file, line};
+  Warpgroup* g = warpgroup_of(b, t);
+  if (!g)
+    device_fault(describe(site) + ": thread " + std::to_string(t.state.linear) +
+                 " is not in a complete warpgroup of 128 threads (the block has " + std::to_string(b.threads.size()) +
+                 ")");
+  for (int l = 0; l < kWarpgroupThreads; ++l) {
+    const Thread& other = b.threads[size_t(g->first + l)];
+    if (other.wait == Wait::done)
+      device_fault(describe(site) + ": thread " + std::to_string(g->first + l) + " of the warpgroup already exited");
+    if (other.wait == Wait::barrier)
+      device_fault(describe(site) + " while thread " + std::to_string(g->first + l) + " of its warpgroup waits at " +
+                   describe(b.barrier_site) + " (divergent warpgroup)");
+  }
+  if (b.warps[size_t(t.state.linear / 32)].arrived > 0)
+    device_fault(describe(site) + " while lanes of its warp wait at " +
+                 describe(b.warps[size_t(t.state.linear / 32)].site) + " (divergent warp)");
+  if (g->arrived == 0) {
+    g->site = site;
+    g->combine = combine;
+  } else if (!(g->site == site)) {
+    device_fault(describe(site) + " while other threads of its warpgroup wait at " + describe(g->site) +
+                 " (divergent warpgroup)");
+  }
+  ++b.progress;
+  t.wait = Wait::warp;
+  t.in = in;
+  t.out = out;
+  if (++g->arrived == kWarpgroupThreads) {
+    const void* ins[kWarpgroupThreads] = {};
+    void* outs[kWarpgroupThreads] = {};
+    for (int l = 0; l < kWarpgroupThreads; ++l) {
+      ins[l] = b.threads[size_t(g->first + l)].in;
+      outs[l] = b.threads[size_t(g->first + l)].out;
+    }
+    g->arrived = 0;
+    g->combine(ins, outs);
+    release_warp(b, g->order, g->first);
+  }
+  suspend(t);
+}
+
+void note_progress() { ++t_current->progress; }
+
+void spin_yield(const char* what) {
+  Block& b = *t_current;
+  Thread& t = *b.running;
+  if (t.spin_progress == b.progress)
+    device_fault(std::string(what) + " never completes: every ready thread of the block is spinning (deadlock)");
+  t.spin_progress = b.progress;
+  b.ready.push_back(t.state.linear);
+  suspend(t);
+}
+
 void yield_thread() {
   Block& b = *t_current;
   Thread& t = *b.running;
+  ++b.progress;
   if (g_schedule.warps_run_ahead)
     b.ready.push_front(t.state.linear);
   else

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,18 +49,50 @@ struct AsyncCopy {
   int group;
 };
 
+// 16 bytes of shared memory as an asynchronous reader saw them at its issue.
+struct SharedChunk {
+  const char* at;
+  char bytes[16];
+};
+
+// A wgmma.mma_async in flight (warpgroup_mma.hpp): its result lands in the count registers at d
+// at the issuing thread's wgmma wait, which first checks that those registers still hold
+// `expected` and that the shared memory it read (`read`, shared by the warpgroup) is unchanged;
+// group −1: not committed.
+struct AsyncMma {
+  float* d;
+  int count, group;
+  std::vector<float> expected, result;
+  std::shared_ptr<const std::vector<SharedChunk>> read;
+  const char* file;
+  int line;
+};
+
+// A bulk (TMA) copy in flight (bulk_copy.hpp): the bytes it read, for `dst`; landing completes
+// bytes.size() bytes of the transaction count of the mbarrier at `barrier`.
+struct BulkCopy {
+  char* dst;
+  std::vector<char> bytes;
+  void* barrier;
+  unsigned phase;  // the mbarrier's phase parity at issue: the phase whose expected bytes count it
+};
+
 // What device code sees of the running thread and its block.
 struct ThreadState {
   uint3 thread_idx;
   int linear;  // x + y·Dx + z·Dx·Dy
   std::vector<AsyncCopy> async_copies;
   int groups_committed = 0;
+  std::vector<AsyncMma> async_mmas;
+  int mma_groups_committed = 0;
+  bool mma_fenced = false;  // a wgmma.fence since this thread last took its registers back
 };
 struct BlockState {
   uint3 block_idx;
   dim3 block_dim, grid_dim;
   char* dynamic_shared;
   size_t dynamic_shared_bytes;
+  mutable std::vector<BulkCopy> bulk_copies;  // issued, not yet landed
 };
 extern thread_local ThreadState* t_thread;
 extern thread_local const BlockState* t_block;
@@ -78,9 +111,20 @@ using Combine = void (*)(const void* const* in, void* const* out);
 void warp_collective(const char* what, const char* file, int line, unsigned mask, const void* in, void* out,
                      Combine combine);
 
+// A warpgroup collective (wgmma): the 128 threads of the 4 aligned warps of the calling
+// thread's warpgroup must call it from the same call site; combine(in, out) gets 128 lanes.
+void warpgroup_collective(const char* what, const char* file, int line, const void* in, void* out, Combine combine);
+
 // Lets the other ready threads of the block run first (used by cp.async waits); with
 // warps_run_ahead the thread goes on at once.
 void yield_thread();
+
+// A spin-wait step (mbarrier waits): the other ready threads run first under every schedule.
+// A thread that spins again with nothing else having happened in the block (every ready thread
+// spinning: a deadlock) faults naming `what`. note_progress() tells the scheduler that a
+// spinning thread's condition may have changed (an mbarrier arrival).
+void spin_yield(const char* what);
+void note_progress();
 
 // A Fault naming the running kernel, block and thread.
 [[noreturn]] void device_fault(const std::string& message);

@@ -13,6 +13,8 @@
 
 // host_defines.h leaves these undefined (or empty) outside nvcc.
 #define __launch_bounds__(...)
+#undef __grid_constant__
+#define __grid_constant__
 // Blocks run one after another on one OS thread, so function-static storage is per block.
 #undef __shared__
 #define __shared__ static

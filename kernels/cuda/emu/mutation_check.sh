@@ -5,12 +5,14 @@
 # ASan build when they pass. Mutants: every __syncthreads() of the SIMT attention kernels
 # (attention.cu) and of the tensor-core pipeline (async_pipeline.cuh) removed in turn; tile
 # bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
-# summary in the tensor-core kernels (attention_mma.cu, async_pipeline.cuh, mma_tiles.cuh);
-# in the memory-bound kernels (norm_modulate.cu, residual.cu, adamw.cu, vector_access.cuh) a
-# wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows
-# are not aligned, a fused residual that loses its gate or its store, a short shared-memory
-# row; around the GEMMs (linear.cu, blas.cu) a cached plan that keeps its first call's bias
-# pointer, a wrong GELU aux leading dimension, a BGRADA bias gradient that is not accumulated.
+# summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
+# mma_tiles.cuh); a missing wgmma fence or wait, mbarrier arrival or wait, a wrong expect_tx
+# byte count or a wrong descriptor in the Hopper forward (attention_wgmma.cu); in the
+# memory-bound kernels (norm_modulate.cu, residual.cu, adamw.cu, vector_access.cuh) a wrong
+# vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are not
+# aligned, a fused residual that loses its gate or its store, a short shared-memory row; around
+# the GEMMs (linear.cu, blas.cu) a cached plan that keeps its first call's bias pointer, a wrong
+# GELU aux leading dimension, a BGRADA bias gradient that is not accumulated.
 # Prints a table (mutant, result, what caught it); exits 0 when the real code passes and every
 # mutant fails.
 # Usage: kernels/cuda/emu/mutation_check.sh [scratch-dir]   (JOBS=2 by default; an existing
@@ -21,8 +23,8 @@ root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
 only=${ONLY:-.}
-files=(attention.cu attention_mma.cu async_pipeline.cuh mma_tiles.cuh norm_modulate.cu residual.cu adamw.cu
-  vector_access.cuh linear.cu blas.cu)
+files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu async_pipeline.cuh mma_tiles.cuh
+  norm_modulate.cu residual.cu adamw.cu vector_access.cuh linear.cu blas.cu)
 if [ ! -d "$scratch/src" ]; then
   mkdir -p "$scratch/src" "$scratch/orig"
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
@@ -86,6 +88,8 @@ filter_of() {
   case $1 in
   attention.cu) echo "attention " ;;
   attention_mma.cu | async_pipeline.cuh | mma_tiles.cuh) echo attention_mma ;;
+  attention_wgmma.cu) echo attention_wgmma ;;
+  attention_rows.cuh) echo attention_ ;;
   norm_modulate.cu) echo norm_modulate ;;
   residual.cu) echo residual ;;
   adamw.cu) echo adamw ;;
@@ -129,10 +133,24 @@ mutants=(
   "attention_mma.cu|forward: key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1)"
   "attention_mma.cu|dq: key tiles (Tk / 64, the partial tile dropped)|(lambda i: s[:i] + s[i:].replace('(p.Tk + kKeyTile - 1) / kKeyTile,', 'p.Tk / kKeyTile,', 1))(s.index('attention_mma_dq_kernel('))"
   "attention_mma.cu|dkdv: query tiles (Tq / QT, the partial tile dropped)|s.replace('(p.Tq + QT - 1) / QT,', 'p.Tq / QT,', 1)"
-  "attention_mma.cu|forward: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) continue;', 'if (i > p.Tq) continue;', 1)"
-  "attention_mma.cu|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
-  "attention_mma.cu|forward, dq: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * kKeyTile, kKeyTile, p.Tk));', 'return kt >= 0;', 1)"
+  "attention_rows.cuh|forward epilogue: writes rows i > Tq (one row past the end)|s.replace('if (i >= p.Tq) continue;', 'if (i > p.Tq) continue;', 1)"
+  "attention_rows.cuh|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
+  "attention_rows.cuh|key_tile_allowed: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * KEY_TILE, KEY_TILE, p.Tk));', 'return kt >= 0;', 1)"
   "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
+  "attention_wgmma.cu|key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile}', 'p.Tk / kKeyTile}', 1)"
+  "attention_wgmma.cu|wgmma_fence() before O += P·V removed|s.replace('    wgmma_fence();  // o was rescaled by the softmax\n', '', 1)"
+  "attention_wgmma.cu|S read one group early (wgmma_wait<1> after S = Q·Kᵀ)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(sc);', 'wgmma_wait<1>();\n    wgmma_fence_operand(sc);', 1)"
+  "attention_wgmma.cu|consumer reads a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&full[s], unsigned(use / kStages & 1));\n', '', 1)"
+  "attention_wgmma.cu|consumer warps never release a stage they read (empty arrival removed)|s.replace('before the warp releases it\n    if (lane == 0) mbarrier_arrive(&empty[s]);', 'before the warp releases it', 1)"
+  "attention_wgmma.cu|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
+  "attention_wgmma.cu|wgmma_wait<0> after O += P·V removed (stage released, o rescaled in flight)|s.replace('    wgmma_commit();\n    wgmma_wait<0>();\n    wgmma_fence_operand(o);\n', '    wgmma_commit();\n    wgmma_fence_operand(o);\n', 1)"
+  "attention_wgmma.cu|full mbarrier expects K's bytes only (expect_tx kTileBytes, V lands late)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], L::kTileBytes);', 1)"
+  "attention_wgmma.cu|full mbarrier expects a third tile (expect_tx 3 · kTileBytes)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], 3 * L::kTileBytes);', 1)"
+  "attention_wgmma.cu|consumers read Q without waiting for its mbarrier|s.replace('  mbarrier_wait(q_full, 0);\n', '', 1)"
+  "attention_wgmma.cu|K descriptor: LBO and SBO swapped|s.replace('wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes)', 'wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kCoreBytes, kChunkBytes)', 1)"
+  "attention_wgmma.cu|a warpgroup reads tiles only the other one's rows may attend (own-span skip removed)|s.replace('const bool attend = key_tile_allowed<kKeyTile>(p, own_span, kt);', 'const bool attend = kt >= 0;', 1)"
+  "attention_wgmma.cu|a warpgroup passes the ping-pong turn on only for the tiles it skips|s.replace('    mbarrier_arrive(&turn[1 - g]);\n    wgmma_wait<0>();', '    wgmma_wait<0>();', 1)"
+  "attention_wgmma.cu|V descriptor: core matrices along K 256 bytes apart|s.replace('wgmma_descriptor(v_s + 2 * kk * kCoreBytes, kCoreBytes, kChunkBytes)', 'wgmma_descriptor(v_s + 2 * kk * kCoreBytes, 2 * kCoreBytes, kChunkBytes)', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"

@@ -8,14 +8,14 @@
 
 namespace emb::emu {
 
-namespace {
-
 float bf16_at(uint32_t reg, int half) {
   const uint32_t bits = (half ? reg >> 16 : reg & 0xffffu) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
+
+namespace {
 
 struct MmaIn {
   uint32_t a[4], b[2];

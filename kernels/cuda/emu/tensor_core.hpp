@@ -5,6 +5,9 @@
 
 namespace emb::emu {
 
+// The bf16 in the low (half 0) or high (half 1) 16 bits of a fragment register, as a float.
+float bf16_at(uint32_t reg, int half);
+
 void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4],
                        const char* file, int line);
 // count 8×8 matrices (1, 2 or 4), transposed or not, into r[0..count).

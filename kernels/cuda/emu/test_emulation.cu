@@ -11,6 +11,8 @@
 #include "kernels/cuda/emu/runtime.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/tma.cuh"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace {
 
@@ -373,3 +375,77 @@ BOOST_AUTO_TEST_CASE(cublaslt_checks_epilogue_operands) {
 }
 
 }  // namespace
+
+// Hopper misuse (wgmma.cuh, tma.cuh), each a clear fault: 0 wgmma without wgmma.fence, 1 shared
+// memory written while a wgmma reading it is in flight, 2 a descriptor reading past the dynamic
+// shared memory, 3 a wait on an mbarrier nobody arrives on, 4 accumulators written in flight.
+__global__ void hopper_misuse_kernel(int misuse) {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  if (misuse == 3) {
+    uint64_t* bar = reinterpret_cast<uint64_t*>(base);
+    if (threadIdx.x == 0) emb::cuda::mbarrier_init(bar, 1);
+    __syncthreads();
+    emb::cuda::mbarrier_wait(bar, 0);
+    return;
+  }
+  float d[8][4] = {};
+  if (misuse != 0) emb::cuda::wgmma_fence();
+  const uint64_t a = emb::cuda::wgmma_descriptor(base, 1024, 128);
+  const uint64_t b = emb::cuda::wgmma_descriptor(base + 2048, 1024, misuse == 2 ? 1024 : 128);
+  emb::cuda::wgmma_ss<64, 0>(d, a, b, true);
+  emb::cuda::wgmma_commit();
+  if (misuse == 1 && threadIdx.x == 5) base[100] = 1;
+  if (misuse == 4) d[0][0] = 1.0f;
+  emb::cuda::wgmma_wait<0>();
+}
+
+BOOST_AUTO_TEST_CASE(hopper_misuse_is_a_clear_error) {
+  const char* expected[] = {"without a wgmma.fence", "shared memory it reads was written while it was in flight",
+                            "beyond the block's 4096 bytes", "mbarrier_wait never completes",
+                            "accumulator registers were written while it was in flight"};
+  for (int misuse = 0; misuse < 5; ++misuse) {
+    EMB_LAUNCH(hopper_misuse_kernel, 1, 128, 4096, nullptr)(misuse);
+    const std::string fault = fault_of_last_launch();
+    BOOST_TEST(fault.find(expected[misuse]) != std::string::npos, "misuse " << misuse << ": " << fault);
+  }
+}
+
+// Two 8 × 8 bf16 boxes (128 bytes each) completing on one mbarrier whose phase announced only
+// the first: the second lands after the phase completed. Under the forward schedule (copies land
+// at the wait; under the reverse one the second copy is issued into the next phase already).
+__global__ void short_expect_tx_kernel(const __grid_constant__ CUtensorMap map) {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(base + 256);
+  emb::cuda::mbarrier_init(bar, 1);
+  emb::cuda::mbarrier_arrive_expect_tx(bar, 128);
+  emb::cuda::bulk_load_2d(base, &map, 0, 0, bar);
+  emb::cuda::bulk_load_2d(base + 128, &map, 0, 8, bar);
+  emb::cuda::mbarrier_wait(bar, 0);
+}
+
+BOOST_AUTO_TEST_CASE(bulk_copy_beyond_expect_tx_is_a_clear_error) {
+  Buffer<uint16_t> tensor(16 * 8);
+  CUtensorMap map;
+  const uint64_t dims[2] = {8, 16}, strides[1] = {16};
+  const uint32_t box[2] = {8, 8};
+  emb::cuda::make_tensor_map(&map, tensor.p, 2, dims, strides, box, 2);
+  EMB_LAUNCH(short_expect_tx_kernel, 1, 1, 512, nullptr)(map);
+  const std::string fault = fault_of_last_launch();
+  BOOST_TEST(fault.find("landed after the mbarrier phase it was issued in had completed") != std::string::npos, fault);
+}
+
+// A warpgroup instruction in a block whose threads do not fill a warpgroup.
+__global__ void partial_warpgroup_kernel() {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  float d[8][4] = {};
+  emb::cuda::wgmma_fence();
+  const uint64_t desc = emb::cuda::wgmma_descriptor(shared, 1024, 128);
+  emb::cuda::wgmma_ss<64, 0>(d, desc, desc, false);
+}
+
+BOOST_AUTO_TEST_CASE(wgmma_needs_a_whole_warpgroup) {
+  EMB_LAUNCH(partial_warpgroup_kernel, 1, 96, 4096, nullptr)();
+  BOOST_TEST(fault_of_last_launch().find("not in a complete warpgroup") != std::string::npos);
+}

@@ -1,0 +1,116 @@
+// What the tensor-core attention kernels (attention_mma.cu: mma.sync; attention_wgmma.cu:
+// wgmma) share per warp: the two rows a lane holds of its warp's 16 (the accumulator layout of
+// mma.m16n8 and of wgmma, where warp w of a warpgroup owns rows 16w .. 16w + 15), the summary of
+// a span of tokens for tile skipping, and the forward's online softmax with its epilogue.
+#pragma once
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cuda/attention_passes.cuh"
+#include "kernels/cuda/mma_tiles.cuh"
+
+namespace emb::cuda {
+
+constexpr int kWarpRows = 16;  // one m16 tile of rows per warp
+// Scores are kept in log2 units (s·log2 e) so that the softmax uses exp2f (one FFMA + MUFU.EX2).
+constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
+
+// The summary of tokens [first, first + count) (count a multiple of kAttnTile): kernel tiles
+// span several of the kAttnTile-token summaries.
+__device__ inline TileSummary span_summary(const TileSummary* tiles, int64_t first, int count, int64_t T) {
+  TileSummary s = empty_tile();
+  const int64_t n = tiles_of(T), end = (first + count) / kAttnTile < n ? (first + count) / kAttnTile : n;
+  for (int64_t t = first / kAttnTile; t < end; ++t) s = merge_tiles(s, tiles[t]);
+  return s;
+}
+
+// Whether key tile kt (of KEY_TILE keys) may hold an allowed pair for the queries of q_span.
+template <int KEY_TILE>
+__device__ __forceinline__ bool key_tile_allowed(const Params& p, const TileSummary& q_span, int64_t kt) {
+  return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * KEY_TILE, KEY_TILE, p.Tk));
+}
+
+// This thread's two rows of its warp's 16 (rows g and g + 8 of the mma layout), warp w of the
+// block owning rows block_row0 + 16w ...
+struct WarpRows {
+  int64_t row[2];
+  __device__ WarpRows(int64_t block_row0) {
+    const int64_t r0 = block_row0 + (threadIdx.x / 32) * kWarpRows + (threadIdx.x % 32) / 4;
+    row[0] = r0;
+    row[1] = r0 + 8;
+  }
+};
+
+// The forward's running softmax state of this lane's two rows, over tiles of scores in the
+// accumulator layout (s[n][e]: row g + 8·(e / 2), column 8n + 2t + e % 2; o likewise over HD).
+template <int HD>
+struct OnlineSoftmax {
+  float m[2] = {-INFINITY, -INFINITY};  // running max (log2 units)
+  float l[2] = {0.0f, 0.0f};            // this lane's partial sums
+  int allowed[2] = {0, 0};              // this lane saw an allowed key of the row, whatever its score
+
+  // Masks the raw scores s of an N-key tile (attends(e, col): row e / 2 may attend key col),
+  // rescales o to the new running max and turns s into P = exp2(s·scale_log2 − max).
+  template <int N, class Attends>
+  __device__ __forceinline__ void step(float (&s)[N / 8][4], float (&o)[HD / 8][4], float scale_log2, int lane,
+                                       Attends attends) {
+    for_each_element<N>(lane, [&](int n, int e, int col) {
+      const bool a = attends(e, col);
+      allowed[e / 2] |= a;
+      s[n][e] = a ? s[n][e] * scale_log2 : -INFINITY;
+    });
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {  // row g + 8r; its 4 lanes (a quad) share it
+      float mx = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < N / 8; ++n) mx = nan_max(mx, nan_max(s[n][2 * r], s[n][2 * r + 1]));
+      mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = nan_max(m[r], mx);
+      // No allowed key yet: m stays −inf and scores are taken against 0 (exp2(−inf) = 0, not NaN).
+      const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
+      const float correction = exp2f(m[r] - m_ref);
+      m[r] = m_new;
+      l[r] *= correction;
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+#pragma unroll
+      for (int n = 0; n < N / 8; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          s[n][2 * r + c] = exp2f(s[n][2 * r + c] - m_ref);
+          l[r] += s[n][2 * r + c];
+        }
+    }
+  }
+
+  // out rows (bf16, head h's columns) = o / l and lse for the rows below p.Tq.
+  __device__ __forceinline__ void store(const float (&o)[HD / 8][4], const WarpRows& rows, const Params& p, int h,
+                                        int lane, __nv_bfloat16* out, float* lse) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+      allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 1);
+      allowed[r] |= __shfl_xor_sync(0xffffffffu, allowed[r], 2);
+    }
+    const int t = lane % 4;
+    const int64_t ld = int64_t(p.H) * HD;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t i = rows.row[r];
+      if (i >= p.Tq) continue;
+      // NaN stays NaN; l = 0: empty_row_*.
+      const float inv_l = l[r] != 0.0f ? 1.0f / l[r] : empty_row_inverse_sum(allowed[r]);
+      __nv_bfloat16* dst = out + i * ld + int64_t(h) * HD + 2 * t;
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d)
+        *reinterpret_cast<uint32_t*>(dst + 8 * d) = pack_bf16x2(o[d][2 * r] * inv_l, o[d][2 * r + 1] * inv_l);
+      if (t == 0) lse[i * p.H + h] = l[r] != 0.0f ? (m[r] + log2f(l[r])) * kLn2 : empty_row_lse(allowed[r]);
+    }
+  }
+};
+
+}  // namespace emb::cuda
