@@ -129,6 +129,18 @@ cuda::Activation kernel_activation(Activation act) {
   return cuda::Activation::relu;
 }
 
+// Where a linear's GEMM writes: y without an activation, else pre (activation_epilogue reads it).
+template <class T>
+T* gemm_output(Activation act, const View& pre, const View& y) {
+  return ptr<T>(act == Activation::none ? y : pre);
+}
+// y = act(pre) after a GEMM that had no epilogue for it (nothing without an activation).
+template <class T>
+void activation_epilogue(Activation act, const View& pre, const View& y, cudaStream_t stream) {
+  if (act != Activation::none)
+    cuda::activation_forward(kernel_activation(act), ptr<const T>(pre), ptr<T>(y), y.size(), stream);
+}
+
 int64_t row_count(const View& src, const RowIndex& src_rows, const RowIndex& dst_rows) {
   return !src_rows.absent() ? src_rows.n : !dst_rows.absent() ? dst_rows.n : src.rows;
 }
@@ -362,11 +374,9 @@ void CudaOps::linear_forward(const View& x, const View& W, const View& b, Activa
                                 x.rows, int(x.cols), int(W.cols), stream_);
       return;
     }
-    T* out = act == Activation::none ? ptr<T>(y) : ptr<T>(pre);
-    cuda::linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), out, x.rows, int(x.cols),
-                         int(W.cols), stream_);
-    if (act != Activation::none)
-      cuda::activation_forward(kernel_activation(act), static_cast<const T*>(out), ptr<T>(y), y.size(), stream_);
+    cuda::linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), gemm_output<T>(act, pre, y),
+                         x.rows, int(x.cols), int(W.cols), stream_);
+    activation_epilogue<T>(act, pre, y, stream_);
   });
 }
 
@@ -400,12 +410,10 @@ void CudaOps::fp8_linear_forward(const View& x, const View& W, const View& b, Ac
   contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
   dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
     using T = decltype(t);
-    T* gemm_out = ptr<T>(act == Activation::none ? y : pre);
     void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(T)), stream_);
-    cuda::fp8_linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), gemm_out, x.rows, x.cols,
-                             W.cols, scratch, stream_);
-    if (act != Activation::none)
-      cuda::activation_forward(kernel_activation(act), ptr<const T>(pre), ptr<T>(y), y.size(), stream_);
+    cuda::fp8_linear_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), gemm_output<T>(act, pre, y),
+                             x.rows, x.cols, W.cols, scratch, stream_);
+    activation_epilogue<T>(act, pre, y, stream_);
   });
 }
 
@@ -437,13 +445,12 @@ void CudaOps::linear_emb_forward(const View& x, const View& W, const View& b, co
   contiguous(c, {{"x", &x}, {"W", &W}, {"b", &b}, {"pre", &pre}, {"y", &y}});
   dispatch(storage(c, {&x, &W, &b, &pre, &y}), [&](auto t) {
     using T = decltype(t);
-    T* out = act == Activation::none ? ptr<T>(y) : ptr<T>(pre);
     void* scratch =
         workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
-    cuda::linear_emb_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), emb.perm, emb.offsets, out,
-                             x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch, stream_);
-    if (act != Activation::none)
-      cuda::activation_forward(kernel_activation(act), static_cast<const T*>(out), ptr<T>(y), y.size(), stream_);
+    cuda::linear_emb_forward(*blas_, ptr<const T>(x), ptr<const T>(W), ptr<const T>(b), emb.perm, emb.offsets,
+                             gemm_output<T>(act, pre, y), x.rows, int(x.cols), int(W.cols), emb.n_emb, scratch,
+                             stream_);
+    activation_epilogue<T>(act, pre, y, stream_);
   });
 }
 

@@ -109,11 +109,17 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
 bool fp8_eligible(const LinearRef& l) { return l.n_emb == 0 && l.in % 128 == 0 && l.out % 128 == 0; }
 
+namespace {
+
+// Whether the block runs its sublayer linear l (present: weight registered) on the FP8 path.
+bool on_fp8_path(const BlockSpec& spec, const LinearRef& l) { return spec.fp8 && l.weight >= 0 && fp8_eligible(l); }
+
+}  // namespace
+
 int fp8_linear_count(const BlockSpec& spec) {
   int n = 0;
   for (const SublayerSpec& s : spec.sublayers)
-    for (const LinearRef* l : {&s.q, &s.k, &s.v, &s.o, &s.fc1, &s.fc2})
-      n += spec.fp8 && l->weight >= 0 && fp8_eligible(*l);
+    for (const LinearRef* l : {&s.q, &s.k, &s.v, &s.o, &s.fc1, &s.fc2}) n += on_fp8_path(spec, *l);
   return n;
 }
 
@@ -185,7 +191,7 @@ View rows(const float* p, int64_t n, int64_t cols) { return view(p, n, cols); }
 // A sublayer linear l: x·W + b then act, on the FP8 path when the block runs l there.
 void block_linear_forward(Ops& ops, const BlockSpec& spec, const LinearRef& l, const ParamAccess& P, const View& x,
                           Activation act, const View& pre, const View& y) {
-  if (spec.fp8 && fp8_eligible(l))
+  if (on_fp8_path(spec, l))
     ops.fp8_linear_forward(x, P.pv(l.weight), P.pv(l.bias), act, pre, y);
   else
     ops.linear_forward(x, P.pv(l.weight), P.pv(l.bias), act, pre, y);
@@ -193,7 +199,7 @@ void block_linear_forward(Ops& ops, const BlockSpec& spec, const LinearRef& l, c
 
 void block_linear_backward(Ops& ops, const BlockSpec& spec, const LinearRef& l, const ParamAccess& P, const View& x,
                            Activation act, const View& pre, const View& dy, const View& dx) {
-  if (spec.fp8 && fp8_eligible(l))
+  if (on_fp8_path(spec, l))
     ops.fp8_linear_backward(x, P.pv(l.weight), act, pre, dy, dx, P.gv(l.weight), P.gv(l.bias));
   else
     ops.linear_backward(x, P.pv(l.weight), act, pre, dy, dx, P.gv(l.weight), P.gv(l.bias));
