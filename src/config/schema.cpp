@@ -238,6 +238,9 @@ std::vector<KeySpec> make_schema() {
               "K: Euler steps integrating the learned flow from noise to an action chunk (GR00T: 4)"),
       int_key("sim.exec_steps", "4", "steps", at_least(1),
               "n: actions of each sampled chunk executed before the policy is asked again (<= horizon)"),
+      real_key("sim.sde_noise", "0", "", at_least(0),
+               "0 = integrate the flow as an ODE; a > 0 = sample as RL's rollouts do: one Flow-SDE step of "
+               "noise level a at a random denoising step per chunk (evaluates the policy RL trains)"),
 
       // [rl] reinforcement learning of a gr00t policy in the closed loop (embsim rl, CLOSED_LOOP.md
       // "RL for a flow-matching action head", "Asynchrony")
@@ -262,6 +265,9 @@ std::vector<KeySpec> make_schema() {
       int_key("rl.critic_warmup", "5", "updates", at_least(0),
               "the first N updates train the value head only (the policy waits for a critic that knows the task)"),
       int_key("rl.ppo_epochs", "1", "", at_least(1), "passes over each update's micro-batches (PPO epochs)"),
+      int_key("rl.value_steps", "1", "", at_least(1),
+              "value-head AdamW steps on each micro-batch: a critic that lags its returns turns advantages "
+              "into the states' return differences"),
       real_key("rl.lr", "3e-05", "", at_least(0), "policy learning rate (AdamW)"),
       real_key("rl.value_lr", "0.001", "", at_least(0), "value head learning rate (AdamW)"),
       real_key("rl.gamma", "0.99", "", between(0, 1), "discount per action chunk"),
@@ -272,8 +278,13 @@ std::vector<KeySpec> make_schema() {
                "decoupled PPO: samples whose pi_prox / pi_behav exceeds this are filtered out"),
       int_key("rl.max_staleness", "4", "versions", at_least(0), "samples from a policy older than this are dropped"),
       real_key("rl.noise_level", "0.5", "", at_least(0), "Flow-SDE noise level a: sigma_t = a * sqrt((1 - t) / t)"),
-      enum_key("rl.reward", "shaped", {"sparse", "shaped"},
-               "sparse = 1 on success; shaped = also the progress of the task's distances (Meta-World style)"),
+      enum_key("rl.sde_steps", "one", {"one", "all"},
+               "stochastic denoising steps of a chunk: one = one drawn per chunk (piRL / RLinf), all = every "
+               "step (DPPO / ReinFlow: log pi covers all the chain's noise but x0's; K times the trainer's work)"),
+      enum_key("rl.reward", "shaped", {"sparse", "shaped", "action_probe"},
+               "sparse = 1 on success; shaped = also the progress of the task's distances (Meta-World style); "
+               "action_probe = the mean first action coordinate of the chunk's executed steps, nothing else (a "
+               "check that the RL machinery learns, apart from the task's credit assignment)"),
       int_key("rl.eval_every", "10", "updates", at_least(0), "evaluate success every N updates; 0 = at the end only"),
       int_key("rl.eval_episodes", "24", "episodes", at_least(1), "evaluation episodes (eval split) per evaluation"),
       int_key("rl.ckpt_every", "0", "updates", at_least(0), "checkpoint every N updates; 0 = at the end only"),

@@ -33,6 +33,15 @@ double transition_log_prob(const FlowTransition& tr, const float* x, const float
   return sum;
 }
 
+double chain_log_prob(int k_first, int k_count, int K, double noise_level, const float* chain, const float* v,
+                      const float* mask, int64_t n) {
+  double sum = 0;
+  for (int j = 0; j < k_count; ++j)
+    sum += transition_log_prob(flow_sde_transition(k_first + j, K, noise_level), chain + j * n, v + j * n,
+                               chain + (j + 1) * n, mask, n);
+  return sum;
+}
+
 void transition_target_velocity(const FlowTransition& tr, const float* x, const float* x_next, float* v_target,
                                 int64_t n) {
   EMB_CHECK(tr.beta != 0, "transition_target_velocity: the transition does not depend on v (beta = 0)");

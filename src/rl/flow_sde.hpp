@@ -28,6 +28,11 @@ FlowTransition flow_sde_transition(int k, int K, double noise_level);
 double transition_log_prob(const FlowTransition& tr, const float* x, const float* v, const float* x_next,
                            const float* mask, int64_t n);
 
+// Σ over steps k_first .. k_first + k_count − 1 of K of transition_log_prob: chain [(k_count + 1), n]
+// holds x before each step and after the last, v [k_count, n] the velocity at each.
+double chain_log_prob(int k_first, int k_count, int K, double noise_level, const float* chain, const float* v,
+                      const float* mask, int64_t n);
+
 // v* = (x_next − α·x)/β: the velocity under which x_next is the transition's mean.
 void transition_target_velocity(const FlowTransition& tr, const float* x, const float* x_next, float* v_target,
                                 int64_t n);

@@ -58,6 +58,28 @@ BOOST_AUTO_TEST_CASE(transition_log_prob_target_and_curvature) {
   BOOST_TEST(fd == -log_prob_curvature(tr) * (v[0] - vt[0]), boost::test_tools::tolerance(1e-3));
 }
 
+BOOST_AUTO_TEST_CASE(chain_log_prob_sums_its_steps) {
+  // Steps 2 and 3 of K = 4 (rl.sde_steps = all from k_first 2): x₂ → x₃ → x₄, two elements each.
+  const std::vector<float> chain{0.1f, -0.4f, 0.3f, 0.2f, 0.9f, -0.1f}, v{0.6f, 1.1f, 0.8f, -0.7f};
+  const std::vector<float> mask{1.f, 1.f};
+  double expect = 0;
+  for (int j = 0; j < 2; ++j) {
+    const FlowTransition tr = flow_sde_transition(2 + j, 4, 0.7);
+    for (int e = 0; e < 2; ++e) {
+      const double mu = tr.alpha * chain[size_t(2 * j + e)] + tr.beta * v[size_t(2 * j + e)];
+      const double z = (chain[size_t(2 * (j + 1) + e)] - mu) / tr.std;
+      expect += -std::log(tr.std) - 0.5 * std::log(2 * M_PI) - 0.5 * z * z;
+    }
+  }
+  BOOST_TEST(chain_log_prob(2, 2, 4, 0.7, chain.data(), v.data(), mask.data(), 2) == expect,
+             boost::test_tools::tolerance(1e-12));
+  // One step is transition_log_prob itself.
+  BOOST_TEST(chain_log_prob(3, 1, 4, 0.7, chain.data() + 2, v.data() + 2, mask.data(), 2) ==
+                 transition_log_prob(flow_sde_transition(3, 4, 0.7), chain.data() + 2, v.data() + 2, chain.data() + 4,
+                                     mask.data(), 2),
+             boost::test_tools::tolerance(1e-12));
+}
+
 BOOST_AUTO_TEST_CASE(decoupled_ppo_by_hand) {
   const PpoConfig cfg{0.2, 3.0, 2.0};
   // Stale but accepted: w = e^0.4, r = e^0.1 inside the clip range: the unclipped term.

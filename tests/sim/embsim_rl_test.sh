@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # embsim rl end to end on 3 ranks (1 simulator x 2 environments, 1 generator, 1 trainer) from a
-# tiny SFT checkpoint: every mode runs its updates and writes summary.json and a checkpoint; a
-# run resumes from that checkpoint's version; a simulator that dies takes the job down with one
+# tiny SFT checkpoint: every mode runs its updates and writes summary.json and a checkpoint; the
+# policy learns a reward its actions alone decide (rl.reward = action_probe); a run resumes from that checkpoint's version; a simulator that dies takes the job down with one
 # line, never a hang; bad decks fail with one line naming the key or the ranks.
 # Usage: embsim_rl_test.sh BUILD_DIR
 set -uo pipefail
@@ -33,6 +33,26 @@ for mode in sync async_rollout async; do
   grep -q "rl update   2/2" "$out/$mode.log" || fail "$mode: no progress line"
   echo "ok: $mode"
 done
+
+# The machinery learns: with rl.reward = action_probe (the chunk's mean first action, nothing
+# else) the reward per chunk of the last 6 updates beats the first 6's by probe_gain. The SFT
+# policy here is 2 steps old, so x0 decides most of a chunk: every denoising step stochastic
+# (rl.sde_steps = all) at noise 1 makes the credited noise dominate, and lr 3e-4 makes it quick.
+probe_updates=24 probe_gain=0.05
+timeout 300 mpirun -np 3 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/sft" \
+  "${small[@]}" --set rl.envs_per_simulator=8 --set rl.update_chunks=64 --set rl.micro_chunks=32 \
+  --set rl.updates=$probe_updates --set rl.critic_warmup=2 --set rl.reward=action_probe --set rl.sde_steps=all \
+  --set rl.noise_level=1 --set rl.lr=3e-4 --set run.name=probe >"$out/probe.log" 2>&1 || fail "probe: $(tail -5 "$out/probe.log")"
+gain=$(json "$out/runs/probe/summary.json" \
+  "round(sum(c['reward_per_chunk'] for c in s['curve'][-6:]) / 6 - sum(c['reward_per_chunk'] for c in s['curve'][:6]) / 6, 3)")
+[ "$(/usr/bin/python3 -c "print($gain >= $probe_gain)")" = True ] || fail "probe: reward per chunk rose by $gain < $probe_gain"
+echo "ok: probe learns (reward per chunk +$gain)"
+
+# The rollouts' sampler evaluates too (sim.sde_noise), recorded in eval.json.
+run 2 "$build/embsim" eval "$out/sft" --task push --episodes 2 --seed 2 --videos 0 --set sim.sde_noise=0.5 \
+  --out "$out/eval_sde" >/dev/null || fail "eval with sim.sde_noise"
+[ "$(json "$out/eval_sde/eval.json" "s['sde_noise']")" = 0.5 ] || fail "eval: sde_noise not in eval.json"
+echo "ok: eval with the rollouts' sampler"
 
 # Resume: the version counter continues from the checkpoint's (2 -> 4).
 timeout 300 mpirun -np 3 --oversubscribe "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/runs/async/ckpt" \

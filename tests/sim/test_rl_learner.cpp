@@ -47,9 +47,10 @@ LearnerConfig learner_config(int micro) {
 }
 
 // n transitions in segments of `per_segment`, sampled by the behaviour policy `params` exactly
-// as a generator does (random observations; rewards alternate +1 / −1 per transition).
+// as a generator does (random observations; rewards alternate +1 / −1 per transition; `one`:
+// transition s's stochastic step is s mod K).
 std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<float>& params, int n,
-                                      int per_segment, int64_t version) {
+                                      int per_segment, int64_t version, SdeSteps which = SdeSteps::one) {
   CpuOps ops;
   auto model = make_model(cfg, &ops);
   std::vector<Observation> obs(static_cast<size_t>(n));
@@ -62,27 +63,27 @@ std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<
     views.push_back({1, &obs[size_t(i)].state, &obs[size_t(i)].vl});
   }
   PackedBatch batch = pack_policy_batch(cfg, views, "test");
-  StochasticStep sde;
-  sde.k_star.resize(size_t(n));
-  sde.xi.resize(batch.actions.size());
-  for (int s = 0; s < n; ++s) sde.k_star[size_t(s)] = s % kK;
-  for (size_t e = 0; e < batch.actions.size(); ++e) {
-    CounterRng r(19, RngStream::test, e, 1);
-    batch.actions[e] = float(r.normal(0)), sde.xi[e] = float(r.normal(1));
-  }
-  integrate_flow(*model, params.data(), batch, kK, &sde);
   const size_t per = size_t(cfg.horizon) * cfg.action_dim;
+  StochasticSteps sde;
+  sde.resize(n, kK, per);
+  for (int s = 0; s < n; ++s) {
+    draw_stochastic_steps(sde, which, s, per, kK, CounterRng(23, RngStream::test, uint64_t(s), 0),
+                          CounterRng(19, RngStream::test, uint64_t(s), 1));
+    if (which == SdeSteps::one) sde.k_first[size_t(s)] = s % kK;
+  }
+  for (size_t e = 0; e < batch.actions.size(); ++e) batch.actions[e] = float(CounterRng(19, RngStream::test, e, 1).normal(0));
+  integrate_flow(*model, params.data(), batch, kK, &sde);
   const std::vector<float> mask = executed_mask(cfg, kExec, kActionDim);
   std::vector<Segment> segments;
   for (int s = 0; s < n; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);
     Transition t;
     t.obs = obs[i];
-    t.version = version, t.k_star = sde.k_star[size_t(s)], t.steps = kExec;
-    t.x_before.assign(sde.x_before.begin() + int64_t(s * per), sde.x_before.begin() + int64_t((s + 1) * per));
-    t.x_after.assign(sde.x_after.begin() + int64_t(s * per), sde.x_after.begin() + int64_t((s + 1) * per));
-    t.logp_behav = transition_log_prob(flow_sde_transition(t.k_star, kK, 0.5), t.x_before.data(),
-                                       &sde.v_before[s * per], t.x_after.data(), mask.data(), int64_t(per));
+    t.version = version, t.k_first = sde.k_first[size_t(s)], t.k_count = sde.k_count[size_t(s)], t.steps = kExec;
+    const auto chain = sde.chain.begin() + int64_t(size_t(s) * (kK + 1) * per);
+    t.chain.assign(chain, chain + int64_t(size_t(t.k_count + 1) * per));
+    t.logp_behav = chain_log_prob(t.k_first, t.k_count, kK, 0.5, t.chain.data(), &sde.velocity[size_t(s) * kK * per],
+                                  mask.data(), int64_t(per));
     t.reward = (i % 2 == 0) ? 1.f : -1.f;
     t.done = 1;
     if (i % size_t(per_segment) == 0) segments.push_back({int32_t(i), {}, std::vector<float>(kStateDim, 0.f)});
@@ -96,52 +97,59 @@ std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<
 BOOST_AUTO_TEST_CASE(whole_round_and_stream_give_the_same_update) {
   const ModelConfig cfg = closed_loop_config();
   const std::vector<float> p0 = initial_params(cfg);
-  const std::vector<Segment> segments = sampled_segments(cfg, p0, 32, 3, 0);  // 32 transitions: 2 updates of 2 × 8
-  for (int epochs : {1, 2}) {
-    LearnerConfig lc = learner_config(8);
-    lc.ppo_epochs = epochs;
-    RlLearner whole(cfg, lc, p0, MPI_COMM_NULL, 5), stream(cfg, lc, p0, MPI_COMM_NULL, 5);
-    for (const Segment& s : segments) whole.add(s);
-    while (whole.waiting() >= 8) whole.step_micro();
-    for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
-      stream.add(s);
-      while (stream.waiting() >= 8) stream.step_micro();
+  for (SdeSteps which : {SdeSteps::one, SdeSteps::all}) {
+    for (int epochs : {1, 2}) {
+      const std::vector<Segment> segments = sampled_segments(cfg, p0, 32, 3, 0, which);  // 2 updates of 2 × 8
+      LearnerConfig lc = learner_config(8);
+      lc.ppo_epochs = epochs;
+      RlLearner whole(cfg, lc, p0, MPI_COMM_NULL, 5), stream(cfg, lc, p0, MPI_COMM_NULL, 5);
+      for (const Segment& s : segments) whole.add(s);
+      while (whole.waiting() >= 8) whole.step_micro();
+      for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
+        stream.add(s);
+        while (stream.waiting() >= 8) stream.step_micro();
+      }
+      BOOST_TEST(whole.version() == 2);
+      BOOST_TEST(stream.version() == 2);
+      BOOST_TEST(whole.stats().used == 32);
+      BOOST_TEST(whole.policy_steps() == 4 * epochs);
+      size_t differ = 0, moved = 0;
+      for (size_t i = 0; i < p0.size(); ++i)
+        differ += whole.params()[i] != stream.params()[i], moved += whole.params()[i] != p0[i];
+      BOOST_TEST(differ == 0u, (which == SdeSteps::one ? "one" : "all") << ", " << epochs << " epochs: " << differ
+                                                                   << " parameters differ");
+      BOOST_TEST(moved > p0.size() / 2);
+      BOOST_TEST(whole.value_head().params() == stream.value_head().params());
     }
-    BOOST_TEST(whole.version() == 2);
-    BOOST_TEST(stream.version() == 2);
-    BOOST_TEST(whole.stats().used == 32);
-    BOOST_TEST(whole.policy_steps() == 4 * epochs);
-    size_t differ = 0, moved = 0;
-    for (size_t i = 0; i < p0.size(); ++i)
-      differ += whole.params()[i] != stream.params()[i], moved += whole.params()[i] != p0[i];
-    BOOST_TEST(differ == 0u, epochs << " epochs: " << differ << " parameters differ");
-    BOOST_TEST(moved > p0.size() / 2);
-    BOOST_TEST(whole.value_head().params() == stream.value_head().params());
   }
 }
 
 BOOST_AUTO_TEST_CASE(a_step_raises_log_prob_of_the_better_transition) {
   const ModelConfig cfg = closed_loop_config();
   const std::vector<float> p0 = initial_params(cfg);
-  const std::vector<Segment> segments = sampled_segments(cfg, p0, 8, 1, 0);
-  LearnerConfig lc = learner_config(8);
-  lc.micro_per_update = 1;
-  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
-  for (const Segment& s : segments) learner.add(s);
-  learner.step_micro();
-  std::vector<const Transition*> ts;
-  for (const Segment& s : segments) ts.push_back(&s.transitions[0]);
-  const std::vector<double> before = learner.log_probs(ts, p0), after = learner.log_probs(ts, learner.params());
-  double better = 0, worse = 0;  // mean change of log π of the +1 and of the −1 transitions
-  for (size_t i = 0; i < ts.size(); ++i) {
-    BOOST_TEST(before[i] == ts[i]->logp_behav, boost::test_tools::tolerance(1e-4));  // the sampler's own log π
-    (ts[i]->reward > 0 ? better : worse) += (after[i] - before[i]) / 4.0;
+  for (SdeSteps which : {SdeSteps::one, SdeSteps::all}) {
+    const std::vector<Segment> segments = sampled_segments(cfg, p0, 8, 1, 0, which);
+    LearnerConfig lc = learner_config(8);
+    lc.micro_per_update = 1;
+    RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+    for (const Segment& s : segments) learner.add(s);
+    learner.step_micro();
+    std::vector<const Transition*> ts;
+    for (const Segment& s : segments) ts.push_back(&s.transitions[0]);
+    const std::vector<double> before = learner.log_probs(ts, p0), after = learner.log_probs(ts, learner.params());
+    double better = 0, worse = 0;  // mean change of log π of the +1 and of the −1 transitions
+    for (size_t i = 0; i < ts.size(); ++i) {
+      BOOST_TEST(before[i] == ts[i]->logp_behav, boost::test_tools::tolerance(1e-4));  // the sampler's own log π
+      (ts[i]->reward > 0 ? better : worse) += (after[i] - before[i]) / 4.0;
+    }
+    const char* kind = which == SdeSteps::one ? "one" : "all";
+    // The step ascends Σ A·log π (A = ±1 after normalising): to first order the rewarded
+    // transitions' log π gains on the punished ones' (both may rise: they share parameters).
+    BOOST_TEST(better > 0.0, kind << ": mean Δ log π of rewarded transitions " << better);
+    BOOST_TEST(better - worse > 0.0, kind << ": rewarded " << better << " vs punished " << worse);
+    BOOST_TEST(learner.stats().used == 8);
+    BOOST_TEST(learner.version() == 1);
   }
-  BOOST_TEST(better > 0.0, "mean Δ log π of rewarded transitions " << better);
-  BOOST_TEST(worse < 0.0, "mean Δ log π of punished transitions " << worse);
-  const LearnerStats& st = learner.stats();
-  BOOST_TEST(st.used == 8);
-  BOOST_TEST(learner.version() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(stale_transitions_are_dropped_and_the_rest_counted_by_age) {

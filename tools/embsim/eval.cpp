@@ -178,6 +178,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
         for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
       });
       report["flow_steps"] = policy->flow_steps(), report["exec_steps"] = policy->exec_steps();
+      report["sde_noise"] = policy->sde_noise();
       evaluate_all(*policy, policy->step(), checkpoints[c], o.videos > 0 && c + 1 == checkpoints.size());
     }
   }

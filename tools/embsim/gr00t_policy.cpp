@@ -24,6 +24,7 @@ namespace emb {
 namespace {
 
 constexpr uint64_t kPolicyNoiseStream = 1ull << 62;  // flow_noise substreams beyond any training step
+constexpr uint64_t kPolicySdeStream = (1ull << 62) + (1ull << 60);  // sim.sde_noise's draws, apart from x0's
 
 // The deck stored in a checkpoint, parsed as embtrain would (a temporary file for load_deck).
 Deck checkpoint_deck(const std::string& text, const std::vector<std::string>& sets) {
@@ -59,6 +60,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
             " checkpoint; embsim eval runs gr00t policies");
   flow_steps_ = int(deck.get_int("sim.flow_steps"));
   exec_steps_ = int(deck.get_int("sim.exec_steps"));
+  sde_noise_ = deck.get_double("sim.sde_noise");
   EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
             cfg.horizon);
   for (const std::string& p : deck.get_list("data.paths")) data_paths_.push_back(p);
@@ -106,12 +108,19 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
   PackedBatch batch = pack_policy_batch(cfg, obs, path_);
   const int B = batch.n_samples;
   // Noise of the input in slot s, keyed by its episode and step: the same whatever the batch.
+  StochasticSteps sde;
+  sde.noise_level = sde_noise_;
+  sde.resize(B, flow_steps_, per_sample);
   for (int s = 0; s < B; ++s) {
     const PolicyInput& in = inputs[size_t(batch.sample_id[size_t(s)])];
-    CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + uint64_t(in.episode), uint64_t(in.env->steps()));
+    const uint64_t episode = uint64_t(in.episode), step = uint64_t(in.env->steps());
+    CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + episode, step);
     for (size_t e = 0; e < per_sample; ++e) batch.actions[s * per_sample + e] = float(noise.normal(e));
+    if (sde_noise_ > 0)
+      draw_stochastic_steps(sde, SdeSteps::one, s, per_sample, flow_steps_, CounterRng(seed_, RngStream::flow_time, kPolicySdeStream + episode, step),
+                           CounterRng(seed_, RngStream::flow_noise, kPolicySdeStream + episode, step));
   }
-  integrate_flow(*model_, params_.data(), batch, flow_steps_, nullptr);
+  integrate_flow(*model_, params_.data(), batch, flow_steps_, sde_noise_ > 0 ? &sde : nullptr);
   chunks.resize(inputs.size());
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);

@@ -4,7 +4,9 @@
 // zero-padded to the model's Sd, vl features as context, the sample's embodiment) and
 // samples a chunk for all of them at once: x₀ ~ N(0, I) keyed by (seed, episode, step), then
 // K Euler steps x ← x + v_θ(x, k/K)/K of Model::flow_velocity (GR00T's t: 0 noise, 1 data);
-// the first n actions (the task's columns, clipped to [-1, 1]) are executed.
+// the first n actions (the task's columns, clipped to [-1, 1]) are executed. With
+// sim.sde_noise = a > 0 one of the K steps, drawn per chunk, is the Flow-SDE step of RL's
+// rollouts instead (policy_batch.hpp): the stochastic policy RL trains, evaluated as such.
 #pragma once
 #include <memory>
 #include <string>
@@ -32,6 +34,7 @@ class Gr00tPolicy final : public Policy {
   int64_t step() const { return step_; }
   int flow_steps() const { return flow_steps_; }
   int exec_steps() const { return exec_steps_; }
+  double sde_noise() const { return sde_noise_; }
   const ModelConfig& config() const { return model_->config(); }
   // The checkpoint's parameters and AdamW moments (RL starts or resumes from them).
   const std::vector<float>& params() const { return params_; }
@@ -44,6 +47,7 @@ class Gr00tPolicy final : public Policy {
   int64_t step_ = 0;
   uint64_t seed_;
   int flow_steps_ = 4, exec_steps_ = 4;
+  double sde_noise_ = 0;  // sim.sde_noise: 0 = the ODE; > 0 = RL's rollout sampler
   std::vector<std::string> data_paths_;
   CpuOps ops_;  // the backend the policy computes on
   std::unique_ptr<Model> model_;

@@ -45,15 +45,18 @@ PackedBatch pack_policy_batch(const ModelConfig& cfg, const std::vector<PolicyOb
   return std::move(batches[0]);
 }
 
-void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K, StochasticStep* stochastic) {
+void StochasticSteps::resize(int B, int K, size_t per) {
+  k_first.assign(size_t(B), 0), k_count.assign(size_t(B), 1);
+  xi.assign(size_t(B) * size_t(K) * per, 0.f);
+  chain.assign(size_t(B) * size_t(K + 1) * per, 0.f);
+  velocity.assign(size_t(B) * size_t(K) * per, 0.f);
+}
+
+void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K, StochasticSteps* stochastic) {
   const int B = batch.n_samples;
-  const size_t per_sample = batch.actions.size() / size_t(std::max(B, 1));
-  if (stochastic) {
-    EMB_ASSERT(int(stochastic->k_star.size()) == B && stochastic->xi.size() == batch.actions.size());
-    stochastic->x_before.assign(batch.actions.size(), 0.f);
-    stochastic->x_after.assign(batch.actions.size(), 0.f);
-    stochastic->v_before.assign(batch.actions.size(), 0.f);
-  }
+  const size_t per = batch.actions.size() / size_t(std::max(B, 1));
+  if (stochastic)
+    EMB_ASSERT(int(stochastic->k_first.size()) == B && stochastic->xi.size() == size_t(B) * size_t(K) * per);
   const FlowTransition ode = flow_sde_transition(0, K, 0.0);
   std::vector<float> velocity;
   for (int k = 0; k < K; ++k) {
@@ -61,19 +64,38 @@ void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K
     model.flow_velocity(params, batch, tau, velocity);
     const FlowTransition sde = stochastic ? flow_sde_transition(k, K, stochastic->noise_level) : ode;
     for (int s = 0; s < B; ++s) {
-      const bool noisy = stochastic && stochastic->k_star[size_t(s)] == k;
+      const int j = stochastic ? k - stochastic->k_first[size_t(s)] : -1;  // the sample's j-th noisy step
+      const bool noisy = stochastic && j >= 0 && j < stochastic->k_count[size_t(s)];
       const FlowTransition& tr = noisy ? sde : ode;
-      for (size_t e = s * per_sample; e < (s + 1) * per_sample; ++e) {
-        const float x = batch.actions[e];
-        float next = float(tr.alpha * x + tr.beta * velocity[e]);
-        if (noisy) {
-          next += float(tr.std * stochastic->xi[e]);
-          stochastic->x_before[e] = x, stochastic->x_after[e] = next, stochastic->v_before[e] = velocity[e];
-        }
-        batch.actions[e] = next;
+      float* x = &batch.actions[s * per];
+      const float* v = &velocity[s * per];
+      if (noisy) {
+        const size_t row = (size_t(s) * size_t(K) + size_t(j)) * per;
+        float* before = &stochastic->chain[(size_t(s) * size_t(K + 1) + size_t(j)) * per];
+        std::copy(x, x + per, before);
+        std::copy(v, v + per, &stochastic->velocity[row]);
+        for (size_t e = 0; e < per; ++e) x[e] = float(tr.alpha * x[e] + tr.beta * v[e] + tr.std * stochastic->xi[row + e]);
+        std::copy(x, x + per, before + per);
+      } else {
+        for (size_t e = 0; e < per; ++e) x[e] = float(tr.alpha * x[e] + tr.beta * v[e]);
       }
     }
   }
+}
+
+SdeSteps sde_steps_from_name(const std::string& name) {
+  if (name == "one") return SdeSteps::one;
+  EMB_CHECK(name == "all", "rl.sde_steps: '", name, "' is not one of one, all");
+  return SdeSteps::all;
+}
+
+void draw_stochastic_steps(StochasticSteps& sde, SdeSteps which, int b, size_t per, int K, const CounterRng& k_draw,
+                           const CounterRng& xi_draw) {
+  const bool one = which == SdeSteps::one;
+  sde.k_first[size_t(b)] = one ? std::min(K - 1, int(k_draw.uniform(0) * K)) : 0;
+  sde.k_count[size_t(b)] = one ? 1 : K;
+  float* xi = &sde.xi[size_t(b) * size_t(K) * per];
+  for (size_t e = 0; e < size_t(sde.k_count[size_t(b)]) * per; ++e) xi[e] = float(xi_draw.normal(e));
 }
 
 }  // namespace emb

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "batch/packed_batch.hpp"
+#include "core/rng.hpp"
 #include "model/model.hpp"
 
 namespace emb {
@@ -28,15 +29,30 @@ PackedBatch pack_policy_batch(const ModelConfig& cfg, const std::vector<PolicyOb
                               const std::string& what);
 
 // K Euler steps x ← μ_k(x, v_θ(x, k/K)) from x₀ = batch.actions, which ends as the chunk.
-// With stochastic steps: sample s takes step k_star[s] as the Flow-SDE transition of
-// noise_level, x' = μ + std·xi[s], and its x before / after that step are kept in
-// x_before / x_after [B, Hz·A] and its velocity there in v_before. k_star empty: ODE only.
-struct StochasticStep {
-  std::vector<int> k_star;          // [B]
-  std::vector<float> xi;            // [B, Hz·A] standard normal
+// With stochastic steps: sample s takes steps k_first[s] .. k_first[s] + k_count[s] − 1 as
+// Flow-SDE transitions of noise_level, the j-th of them x' = μ + std·xi[s, j]; the x before
+// each of them and after the last are kept in chain[s] and the velocities there in velocity[s].
+// Without: ODE only.
+struct StochasticSteps {
   double noise_level = 0.5;
-  std::vector<float> x_before, x_after, v_before;  // outputs
+  std::vector<int> k_first, k_count;  // [B]
+  std::vector<float> xi;              // [B, K, Hz·A] standard normal (rows past k_count unused)
+  std::vector<float> chain;           // output [B, K + 1, Hz·A] (rows 0 .. k_count)
+  std::vector<float> velocity;        // output [B, K, Hz·A] (rows 0 .. k_count − 1)
+  void resize(int B, int K, size_t per);
 };
-void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K, StochasticStep* stochastic);
+void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K, StochasticSteps* stochastic);
+
+// Which denoising steps of a chunk are stochastic (rl.sde_steps): `one` drawn uniformly per chunk
+// (πRL's Flow-SDE as RLinf runs it: the cheapest log π), or `all` K (DPPO / ReinFlow: the whole
+// chain's noise is the policy's, so the log-probability accounts for all of it but x₀).
+enum class SdeSteps { one, all };
+SdeSteps sde_steps_from_name(const std::string& name);
+
+// Sample b's draws (RL's rollouts and `sim.sde_noise` evaluation sample alike): its steps (`one`:
+// k uniform over the K steps from `k_draw`), xi[b] (`per` = Hz·A normals a step) from `xi_draw`.
+// `sde` must already be resized to the batch.
+void draw_stochastic_steps(StochasticSteps& sde, SdeSteps which, int b, size_t per, int K, const CounterRng& k_draw,
+                           const CounterRng& xi_draw);
 
 }  // namespace emb

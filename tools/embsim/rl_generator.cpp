@@ -123,32 +123,28 @@ nlohmann::json run_generator(const RlSetup& s) {
       std::vector<PolicyObservation> obs;
       for (const Pending& p : take) obs.push_back({p.request.obs.embodiment, &p.request.obs.state, &p.request.obs.vl});
       PackedBatch packed = pack_policy_batch(cfg, obs, "rl generator");
-      StochasticStep sde;
+      StochasticSteps sde;
       sde.noise_level = o.noise_level;
-      sde.k_star.resize(size_t(packed.n_samples));
-      sde.xi.resize(packed.actions.size());
+      sde.resize(packed.n_samples, s.flow_steps, per);
       for (int b = 0; b < packed.n_samples; ++b) {
         const ActionRequest& r = take[size_t(packed.sample_id[size_t(b)])].request;
         CounterRng x0(o.seed, RngStream::flow_noise, kStreamInitialNoise + uint64_t(r.env), chunk_key(r));
         CounterRng xi(o.seed, RngStream::flow_noise, kStreamSdeNoise + uint64_t(r.env), chunk_key(r));
         CounterRng k(o.seed, RngStream::flow_time, kStreamKStar + uint64_t(r.env), chunk_key(r));
-        sde.k_star[size_t(b)] = std::min(s.flow_steps - 1, int(k.uniform(0) * s.flow_steps));
-        for (size_t e = 0; e < per; ++e) {
-          packed.actions[b * per + e] = float(x0.normal(e));
-          sde.xi[b * per + e] = float(xi.normal(e));
-        }
+        draw_stochastic_steps(sde, o.sde_steps, b, per, s.flow_steps, k, xi);
+        for (size_t e = 0; e < per; ++e) packed.actions[b * per + e] = float(x0.normal(e));
       }
       integrate_flow(*model, params.data(), packed, s.flow_steps, &sde);
       for (int b = 0; b < packed.n_samples; ++b) {
         const size_t i = size_t(packed.sample_id[size_t(b)]);
         const ActionRequest& r = take[i].request;
         ActionReply reply;
-        reply.env = r.env, reply.version = version, reply.k_star = sde.k_star[size_t(b)];
-        const FlowTransition tr = flow_sde_transition(reply.k_star, s.flow_steps, o.noise_level);
-        reply.x_before.assign(sde.x_before.begin() + int64_t(b * per), sde.x_before.begin() + int64_t((b + 1) * per));
-        reply.x_after.assign(sde.x_after.begin() + int64_t(b * per), sde.x_after.begin() + int64_t((b + 1) * per));
-        reply.logp = transition_log_prob(tr, reply.x_before.data(), &sde.v_before[b * per], reply.x_after.data(),
-                                         mask.data(), int64_t(per));
+        reply.env = r.env, reply.version = version;
+        reply.k_first = sde.k_first[size_t(b)], reply.k_count = sde.k_count[size_t(b)];
+        const auto chain = sde.chain.begin() + int64_t(size_t(b) * size_t(s.flow_steps + 1) * per);
+        reply.chain.assign(chain, chain + int64_t(size_t(reply.k_count + 1) * per));
+        reply.logp = chain_log_prob(reply.k_first, reply.k_count, s.flow_steps, o.noise_level, reply.chain.data(),
+                                    &sde.velocity[size_t(b) * size_t(s.flow_steps) * per], mask.data(), int64_t(per));
         for (int h = 0; h < s.exec_steps; ++h)
           for (int k = 0; k < s.task.action_dim; ++k)
             reply.actions.push_back(std::clamp(packed.actions[b * per + size_t(h * cfg.action_dim + k)], -1.f, 1.f));

@@ -82,41 +82,51 @@ std::vector<RlLearner::Ready> RlLearner::take(int n) {
   return out;
 }
 
-PackedBatch RlLearner::pack(const std::vector<const Transition*>& rows) {
+std::vector<RlLearner::StepRow> RlLearner::step_rows(const std::vector<const Transition*>& ts) {
+  std::vector<StepRow> rows;
+  for (size_t i = 0; i < ts.size(); ++i)
+    for (int j = 0; j < ts[i]->k_count; ++j) rows.push_back({ts[i], i, j});
+  return rows;
+}
+
+PackedBatch RlLearner::pack(const std::vector<StepRow>& rows) {
   std::vector<PolicyObservation> obs;
-  for (const Transition* t : rows) obs.push_back({t->obs.embodiment, &t->obs.state, &t->obs.vl});
+  for (const StepRow& r : rows) obs.push_back({r.t->obs.embodiment, &r.t->obs.state, &r.t->obs.vl});
   PackedBatch batch = pack_policy_batch(cfg_, obs, "rl micro-batch");
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   for (int s = 0; s < batch.n_samples; ++s) {
-    const Transition& t = *rows[size_t(batch.sample_id[size_t(s)])];
-    std::copy(t.x_before.begin(), t.x_before.end(), batch.actions.begin() + int64_t(s * per));
+    const StepRow& r = rows[size_t(batch.sample_id[size_t(s)])];
+    const auto before = r.t->chain.begin() + int64_t(size_t(r.j) * per);
+    std::copy(before, before + int64_t(per), batch.actions.begin() + int64_t(s * per));
   }
   return batch;
 }
 
-std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch& batch,
-                                         const std::vector<const Transition*>& rows) {
-  const int B = batch.n_samples, K = lc_.flow_steps;
+float RlLearner::step_time(const StepRow& r) const { return float(r.t->k_first + r.j) / float(lc_.flow_steps); }
+
+std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch& batch, const std::vector<StepRow>& rows,
+                                         size_t transitions) {
+  const int B = batch.n_samples;
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<float> tau(static_cast<size_t>(B));
-  for (int s = 0; s < B; ++s) tau[size_t(s)] = float(rows[size_t(batch.sample_id[size_t(s)])]->k_star) / float(K);
+  for (int s = 0; s < B; ++s) tau[size_t(s)] = step_time(rows[size_t(batch.sample_id[size_t(s)])]);
   std::vector<float> velocity;
   model_->flow_velocity(params, batch, tau, velocity);
   const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
-  std::vector<double> logp(rows.size());
+  std::vector<double> logp(transitions, 0.0);
   for (int s = 0; s < B; ++s) {
-    const size_t i = size_t(batch.sample_id[size_t(s)]);
-    const Transition& t = *rows[i];
-    const FlowTransition tr = flow_sde_transition(t.k_star, K, lc_.noise_level);
-    logp[i] = transition_log_prob(tr, t.x_before.data(), &velocity[s * per], t.x_after.data(), mask.data(),
-                                  int64_t(per));
+    const StepRow& r = rows[size_t(batch.sample_id[size_t(s)])];
+    const FlowTransition tr = flow_sde_transition(r.t->k_first + r.j, lc_.flow_steps, lc_.noise_level);
+    const float* before = &r.t->chain[size_t(r.j) * per];
+    logp[r.transition] += transition_log_prob(tr, before, &velocity[s * per], before + per, mask.data(), int64_t(per));
   }
   return logp;
 }
 
 std::vector<double> RlLearner::log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params) {
   if (ts.empty()) return {};
-  return log_probs(params.data(), pack(ts), ts);
+  const std::vector<StepRow> rows = step_rows(ts);
+  return log_probs(params.data(), pack(rows), rows, ts.size());
 }
 
 void RlLearner::step_micro() {
@@ -141,11 +151,12 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<double> logp, logp_prox;
   PackedBatch batch;
+  const std::vector<StepRow> steps = step_rows(rows);
   const bool train_policy = version_ >= lc_.policy_from_version;
   if (n > 0 && train_policy) {
-    batch = pack(rows);
-    logp_prox = log_probs(prox_params_.data(), batch, rows);
-    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(params_.data(), batch, rows);
+    batch = pack(steps);
+    logp_prox = log_probs(prox_params_.data(), batch, steps, rows.size());
+    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(params_.data(), batch, steps, rows.size());
   }
   std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
   double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
@@ -164,47 +175,50 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
     const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
     std::vector<float> tau(size_t(batch.n_samples)), noise(batch.actions.size()), v_target(per);
     for (int s = 0; s < batch.n_samples; ++s) {
-      const size_t i = size_t(batch.sample_id[size_t(s)]);
-      const Transition& t = micro[i].t;
-      const FlowTransition tr = flow_sde_transition(t.k_star, lc_.flow_steps, lc_.noise_level);
-      const float ts = float(t.k_star) / float(lc_.flow_steps);
+      const StepRow& r = steps[size_t(batch.sample_id[size_t(s)])];
+      const FlowTransition tr = flow_sde_transition(r.t->k_first + r.j, lc_.flow_steps, lc_.noise_level);
+      const float ts = step_time(r);
       tau[size_t(s)] = ts;
-      transition_target_velocity(tr, t.x_before.data(), t.x_after.data(), v_target.data(), int64_t(per));
-      const PpoSampleTerms& pt = terms[i];
+      const float* before = &r.t->chain[size_t(r.j) * per];
+      transition_target_velocity(tr, before, before + per, v_target.data(), int64_t(per));
+      const PpoSampleTerms& pt = terms[r.transition];
       const double g = pt.filtered ? 0.0 : pt.dloss_dlogp / N;
       const float weight = float(-g * log_prob_curvature(tr) / 2.0);
       for (size_t e = 0; e < per; ++e) {
         const size_t at = s * per + e;
-        batch.actions[at] = t.x_before[e] + (1.0f - ts) * v_target[e];
-        noise[at] = t.x_before[e] - ts * v_target[e];
+        batch.actions[at] = before[e] + (1.0f - ts) * v_target[e];
+        noise[at] = before[e] - ts * v_target[e];
         batch.action_mask[at] = weight * mask[e];
       }
-      if (!pt.filtered) policy_loss += pt.loss / N;
     }
+    for (const PpoSampleTerms& pt : terms)
+      if (!pt.filtered) policy_loss += pt.loss / N;
     model_->accumulate_flow_regression(params_.data(), grads_.data(), batch, tau, noise, 1.0);
     model_->take_loss();
   }
-  // The value head regresses the GAE returns.
-  value_.zero_grads();
-  double value_loss = 0;
-  if (n > 0) {
-    std::vector<float> states, values(static_cast<size_t>(n)), targets, dv(static_cast<size_t>(n));
-    for (const Ready& r : micro) states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end()), targets.push_back(r.ret);
-    value_.forward(states.data(), n, values.data());
-    value_loss = value_.mse_loss_grad(values.data(), targets.data(), n, dv.data());
-    value_.backward(dv.data(), n);
-  }
-  int trainers = 1;
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &trainers);
   allreduce_sum(grads_, comm_);
-  allreduce_sum(value_.grads(), comm_);
-  for (float& g : value_.grads()) g /= float(trainers);
-  ++opt_step_;
   if (train_policy) {
     const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
     optimizer_->step(params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
   }
-  value_.adamw_step(lc_.value_lr, 0.0, opt_step_);
+  // The value head regresses the GAE returns (value_steps AdamW steps; the loss reported is the first's).
+  double value_loss = 0;
+  int trainers = 1;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &trainers);
+  std::vector<float> states, values(static_cast<size_t>(n)), targets, dv(static_cast<size_t>(n));
+  for (const Ready& r : micro) states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end()), targets.push_back(r.ret);
+  for (int v = 0; v < lc_.value_steps; ++v) {
+    value_.zero_grads();
+    if (n > 0) {
+      value_.forward(states.data(), n, values.data());
+      const double loss = value_.mse_loss_grad(values.data(), targets.data(), n, dv.data());
+      if (v == 0) value_loss = loss;
+      value_.backward(dv.data(), n);
+    }
+    allreduce_sum(value_.grads(), comm_);
+    for (float& g : value_.grads()) g /= float(trainers);
+    value_.adamw_step(lc_.value_lr, 0.0, ++opt_step_);
+  }
   for (int i = 0; i < n && first_epoch; ++i) {
     const PpoSampleTerms& pt = terms[size_t(i)];
     ++stats_.staleness[version_ - micro[size_t(i)].t.version];

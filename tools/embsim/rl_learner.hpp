@@ -1,7 +1,7 @@
 // The trainer's side of RL (CLOSED_LOOP.md "RL for a flow-matching action head"): transitions
 // arrive in segments; GAE with the value head turns them into advantages; each micro-batch of
 // transitions is one optimizer step of the decoupled PPO loss (rl/ppo.hpp) through the
-// Flow-SDE log-probability of the one stochastic denoising step (rl/flow_sde.hpp), computed
+// Flow-SDE log-probability of the chunk's stochastic denoising steps (rl/flow_sde.hpp), computed
 // as the model's weighted flow regression (Model::accumulate_flow_regression); `micro_per_update`
 // steps make one update (then rl.ppo_epochs − 1 more passes over its micro-batches), after
 // which the policy version advances. π_prox is the policy at
@@ -40,6 +40,7 @@ struct LearnerConfig {
   int micro_chunks = 64;       // this trainer's share of a micro-batch
   int micro_per_update = 4;
   int ppo_epochs = 1;          // passes over each update's micro-batches
+  int value_steps = 1;         // value-head AdamW steps on each micro-batch (rl.value_steps)
   int max_staleness = 4;
   // Updates before this version train the value head only: advantages from an untrained
   // critic would first pull the SFT policy anywhere (rl.critic_warmup).
@@ -73,7 +74,7 @@ class RlLearner {
   const ParamRegistry& registry() const { return model_->params(); }
   const ShardLayout& layout() const { return layout_; }
   Optimizer& optimizer() { return *optimizer_; }
-  // log π of each transition (its k* step, executed elements) under params.
+  // log π of each transition (its stochastic steps, executed elements) under params.
   std::vector<double> log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params);
   // Restores a checkpoint's version and AdamW step counts (value head: every micro-step;
   // policy: those after the critic warm-up).
@@ -95,9 +96,19 @@ class RlLearner {
   // One optimizer step on a micro-batch (statistics counted on the first epoch only).
   void train_on(const std::vector<Ready>& micro, bool first_epoch);
   std::vector<Ready> take(int n);
-  // log π of each transition of `batch` (actions = their x before k*) under params.
-  std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<const Transition*>& rows);
-  PackedBatch pack(const std::vector<const Transition*>& rows);
+  // One row of a packed batch: the j-th stochastic step of transitions[transition].
+  struct StepRow {
+    const Transition* t;
+    size_t transition;
+    int j;
+  };
+  static std::vector<StepRow> step_rows(const std::vector<const Transition*>& ts);
+  float step_time(const StepRow& r) const;  // t = k/K of its step
+  // Each row's observation with actions = the chain's x before its step.
+  PackedBatch pack(const std::vector<StepRow>& rows);
+  // log π of each of `transitions` (the sum over its rows) under params.
+  std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<StepRow>& rows,
+                                size_t transitions);
 
   ModelConfig cfg_;
   LearnerConfig lc_;

@@ -16,13 +16,13 @@ void get(ByteReader& r, Observation& o) {
 
 void put(ByteWriter& w, const Transition& t) {
   put(w, t.obs);
-  w.put(t.version), w.put(t.k_star), w.put(t.logp_behav), w.put_vector(t.x_before), w.put_vector(t.x_after);
+  w.put(t.version), w.put(t.k_first), w.put(t.k_count), w.put(t.logp_behav), w.put_vector(t.chain);
   w.put(t.reward), w.put(t.done), w.put(t.success), w.put(t.steps);
 }
 void get(ByteReader& r, Transition& t) {
   get(r, t.obs);
-  t.version = r.get<int64_t>("version"), t.k_star = r.get<int32_t>("k_star"), t.logp_behav = r.get<double>("logp");
-  t.x_before = r.get_vector<float>("x_before"), t.x_after = r.get_vector<float>("x_after");
+  t.version = r.get<int64_t>("version"), t.k_first = r.get<int32_t>("k_first"), t.k_count = r.get<int32_t>("k_count");
+  t.logp_behav = r.get<double>("logp"), t.chain = r.get_vector<float>("chain");
   t.reward = r.get<float>("reward"), t.done = r.get<uint8_t>("done"), t.success = r.get<uint8_t>("success");
   t.steps = r.get<int32_t>("steps");
 }
@@ -38,8 +38,8 @@ std::vector<uint8_t> encode(const ActionRequest& m) {
 
 std::vector<uint8_t> encode(const ActionReply& m) {
   ByteWriter w;
-  w.put(m.env), w.put(m.version), w.put(m.k_star), w.put(m.logp);
-  w.put_vector(m.x_before), w.put_vector(m.x_after), w.put_vector(m.actions);
+  w.put(m.env), w.put(m.version), w.put(m.k_first), w.put(m.k_count), w.put(m.logp);
+  w.put_vector(m.chain), w.put_vector(m.actions);
   return w.take();
 }
 
@@ -61,9 +61,9 @@ void decode(const std::vector<uint8_t>& bytes, ActionRequest& m) {
 
 void decode(const std::vector<uint8_t>& bytes, ActionReply& m) {
   ByteReader r(bytes);
-  m.env = r.get<int32_t>("env"), m.version = r.get<int64_t>("version"), m.k_star = r.get<int32_t>("k_star");
-  m.logp = r.get<double>("logp");
-  m.x_before = r.get_vector<float>("x_before"), m.x_after = r.get_vector<float>("x_after");
+  m.env = r.get<int32_t>("env"), m.version = r.get<int64_t>("version"), m.k_first = r.get<int32_t>("k_first");
+  m.k_count = r.get<int32_t>("k_count"), m.logp = r.get<double>("logp");
+  m.chain = r.get_vector<float>("chain");
   m.actions = r.get_vector<float>("actions");
   EMB_CHECK(r.done(), "rl: an action reply with trailing bytes");
 }

@@ -28,18 +28,18 @@ struct ActionRequest {
 struct ActionReply {
   int32_t env = 0;
   int64_t version = 0;       // policy version of the weights used
-  int32_t k_star = 0;        // the denoising step that was stochastic
-  double logp = 0;           // log π_behav of that transition (executed elements only)
-  std::vector<float> x_before, x_after;  // [Hz·A] the chunk before / after step k_star
+  int32_t k_first = 0, k_count = 1;  // the stochastic denoising steps: k_first .. k_first + k_count − 1
+  double logp = 0;                   // log π_behav of those transitions (executed elements only)
+  std::vector<float> chain;          // [k_count + 1, Hz·A] the chunk before each of them and after the last
   std::vector<float> actions;            // [exec_steps, task action_dim], clipped to [-1, 1]
 };
 
 struct Transition {
   Observation obs;
   int64_t version = 0;
-  int32_t k_star = 0;
+  int32_t k_first = 0, k_count = 1;  // as in ActionReply
   double logp_behav = 0;
-  std::vector<float> x_before, x_after;
+  std::vector<float> chain;
   float reward = 0;
   uint8_t done = 0;     // the episode ended with this chunk (success or time limit)
   uint8_t success = 0;  // it ended in success

@@ -38,12 +38,17 @@ RlOptions rl_options_from_deck(const Deck& deck) {
   o.updates = int(deck.get_int("rl.updates")), o.max_staleness = int(deck.get_int("rl.max_staleness"));
   o.critic_warmup = int(deck.get_int("rl.critic_warmup"));
   o.ppo_epochs = int(deck.get_int("rl.ppo_epochs"));
+  o.value_steps = int(deck.get_int("rl.value_steps"));
   o.lr = deck.get_double("rl.lr"), o.value_lr = deck.get_double("rl.value_lr");
   o.gamma = deck.get_double("rl.gamma"), o.gae_lambda = deck.get_double("rl.gae_lambda");
   o.noise_level = deck.get_double("rl.noise_level");
+  o.sde_steps = sde_steps_from_name(deck.get_string("rl.sde_steps"));
   o.ppo.clip = deck.get_double("rl.clip"), o.ppo.dual_clip = deck.get_double("rl.dual_clip");
   o.ppo.behav_weight_max = deck.get_double("rl.behav_weight_max");
-  o.shaped_reward = deck.get_string("rl.reward") == "shaped";
+  const std::string reward = deck.get_string("rl.reward");
+  o.reward = reward == "sparse" ? RlOptions::Reward::sparse
+             : reward == "shaped" ? RlOptions::Reward::shaped
+                                  : RlOptions::Reward::action_probe;
   o.ckpt_every = int(deck.get_int("rl.ckpt_every"));
   o.cost.on = deck.get_string("rl.cost_model") == "on";
   o.cost.sim_step_ms = deck.get_double("rl.sim_step_ms"), o.cost.sim_step_sigma = deck.get_double("rl.sim_step_sigma");

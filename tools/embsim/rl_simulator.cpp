@@ -35,6 +35,22 @@ double task_distance(const Env& env) {
 
 constexpr double kShapingScale = 10.0;  // per metre of progress; success is worth 1
 
+// rl.reward of one executed chunk; `distance_before` is task_distance before it ran.
+float chunk_reward(RlOptions::Reward kind, const Env& env, double distance_before, const std::vector<float>& actions,
+                   int action_dim) {
+  switch (kind) {
+    case RlOptions::Reward::sparse: return float(env.success());
+    case RlOptions::Reward::shaped: return float(env.success() + kShapingScale * (distance_before - task_distance(env)));
+    case RlOptions::Reward::action_probe: {
+      double sum = 0;
+      const size_t steps = actions.size() / size_t(action_dim);
+      for (size_t h = 0; h < steps; ++h) sum += actions[h * size_t(action_dim)];
+      return float(sum / double(std::max<size_t>(steps, 1)));
+    }
+  }
+  return 0.f;
+}
+
 }  // namespace
 
 nlohmann::json run_simulator(const RlSetup& s) {
@@ -133,10 +149,10 @@ nlohmann::json run_simulator(const RlSetup& s) {
         EMB_CHECK(false, "debug.fail_rank: simulator rank ", g.world_rank, " fails at chunk ", chunks + 1);
       Transition t;
       t.obs = std::move(slot.request.obs);
-      t.version = reply.version, t.k_star = reply.k_star, t.logp_behav = reply.logp;
-      t.x_before = std::move(reply.x_before), t.x_after = std::move(reply.x_after);
+      t.version = reply.version, t.k_first = reply.k_first, t.k_count = reply.k_count, t.logp_behav = reply.logp;
+      t.chain = std::move(reply.chain);
       t.success = slot.env->success(), t.done = slot.env->done(), t.steps = steps;
-      t.reward = float(t.success) + (o.shaped_reward ? float(kShapingScale * (before - task_distance(*slot.env))) : 0.f);
+      t.reward = chunk_reward(o.reward, *slot.env, before, reply.actions, task.action_dim);
       slot.segment.transitions.push_back(std::move(t));
       env_steps += steps, ++chunks, ++slot.chunk, ++slot.round_chunks;
       const double modelled =
