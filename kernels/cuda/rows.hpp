@@ -2,8 +2,9 @@
 // kernels/cpu/rows.hpp: row-major matrices with a row stride (ld) each, so a column chunk of a
 // wider tensor is read or written in place; a null index pointer is the identity. Storage fp32
 // or bf16 (math fp32); add_rows may sum bf16 rows into fp32 ones (R: the source's type, or fp32
-// beside bf16, mixed_storage.cuh: the blocks' bf16 gradients into the fp32 ones outside them). add_rows keeps the CPU's row order per column (one thread per column
-// walks the rows), so repeated destination rows give the same result on both.
+// beside bf16, mixed_storage.cuh: the blocks' bf16 gradients into the fp32 ones outside them).
+// add_rows keeps the CPU's row order per column (one thread per column walks the rows), so
+// repeated destination rows give the same result on both.
 #pragma once
 #include <cuda_runtime.h>
 

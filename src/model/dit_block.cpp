@@ -181,7 +181,8 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
   const int64_t rows = std::max(T, Tc);  // vl blocks run over the context tokens
   s.dmod = plan.activations(rows * chunks * D);
   s.dmod_rows = plan.activations(rows * 2 * D);
-  for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.activations(rows * D);
+  for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre})
+    *p = plan.activations(rows * D);
   s.dg = plan.activations(rows * F);
   // The context's gradient [Tc, Dc] or ada2's conditioning's [n_cond ≤ T, D].
   s.dinput = plan.activation_dtype() == DType::f32 ? TensorPtr{} : plan.activations(rows * std::max(D, Dc));

@@ -105,8 +105,9 @@ struct BlockActs {
   std::vector<SublayerActs> sub;
 };
 
-// Gradient scratch shared by all blocks of a model (sized for the widest block), in the
-// activation dtype.
+// Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc)),
+// in the activation dtype: dmod [rows, n_chunks·D], dmod_rows [rows, 2D], dg [rows, F], the others
+// [rows, D].
 struct BlockScratch {
   TensorPtr dmod, dmod_rows, dh, dy, datt, dq, dk, dv, dq_pre, dk_pre, dg;
   // bf16 activations: a linear's dx into an fp32 input gradient from outside the block (the

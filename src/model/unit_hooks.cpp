@@ -61,6 +61,8 @@ View ParamAccess::pv(int tensor) const {
   EMB_ASSERT(base != nullptr);
   return tensor_view(info, base + (info.offset - reg_.unit(info.unit).offset) * int64_t(dtype_size(dtype)), dtype);
 }
-View ParamAccess::gv(int tensor) const { return tensor < 0 ? View{} : tensor_view(reg_[tensor], g(tensor), DType::f32); }
+View ParamAccess::gv(int tensor) const {
+  return tensor < 0 ? View{} : tensor_view(reg_[tensor], g(tensor), DType::f32);
+}
 
 }  // namespace emb

@@ -4,10 +4,18 @@
 # host-addressable device memory. The CPU backend of the same executable is the reference.
 #   cuda_step_test.sh BUILD_DIR CASE
 # Cases:
-#   parity_gr00t, parity_wan  20 steps at 1 and 2 ranks, every shard mode, overlap off, bf16
-#                             compute copies: losses equal the CPU's to 1e-4 (relative). With
-#                             model.precision = bf16 both backends compute in fp32 on the same
-#                             bf16-rounded weights, so the bound is the same.
+#   parity_gr00t, parity_wan  20 steps at 1 and 2 ranks, every shard mode, overlap off: losses
+#                             equal the CPU's to 1e-4 (relative). model.precision = bf16 at 2
+#                             ranks, shard full: CUDA computes the blocks on bf16 activations
+#                             (the CPU stays fp32 on the bf16-rounded weights); its losses stay
+#                             within BF16_BOUND = 2e-3 of the CPU's fp32 curve (measured under
+#                             emulation: 5.8e-4 on gr00t, 1.0e-4 on wan; the CPU's own bf16 mode
+#                             is 2.2e-4 and 1.1e-4 from it, also asserted), the loss falls, and
+#                             the device activation arena (summary.json device_memory_bytes
+#                             activations) is at most ACT_RATIO = 0.8 of the fp32 run's with the
+#                             same micro-batches (measured 0.64 on gr00t, 0.72 on wan: the
+#                             residual stream, statistics, encoders and heads stay fp32; fp32
+#                             activations would give 1).
 #   fp8_gr00t, fp8_wan        model.fp8 = on on the deck widened to d_model 128, d_ff 512 (the
 #                             tiny widths leave no linear eligible for FP8): CUDA at 1 rank and at
 #                             2 ranks (shard full) gives the CPU backend's FP8 losses, the same
@@ -54,8 +62,8 @@ if [ "$backend" = hardware ] && ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 cuda=(--set run.device=cuda)
 tolerance=1e-4
-bf16_bound=${BF16_BOUND:-1e-2}
-act_ratio=${ACT_RATIO:-0.75}
+bf16_bound=${BF16_BOUND:-2e-3}
+act_ratio=${ACT_RATIO:-0.8}
 fp8_same=${FP8_SAME:-5e-3}
 fp8_bound=${FP8_BOUND:-5e-3}
 
