@@ -134,6 +134,11 @@ class Ops {
   // True when backend memory is host memory that the host may read once synchronize() returned
   // (CPU; the CUDA emulation is not, since its kernels run lazily, but its memory is host-addressable).
   virtual bool host_memory() const = 0;
+  // True when the ops take bf16 data beside fp32 parameter gradients and an fp32 residual stream
+  // (kernels/cuda/README.md, mixed_storage.cuh): model.precision = bf16 then computes the
+  // model's blocks on bf16 activations (Model::training_blocks_dtype). A backend without (the
+  // CPU, whose ops are fp32) computes bf16 mode in fp32 on the bf16-rounded weights.
+  virtual bool mixed_storage() const { return false; }
   // The most device memory this backend held at once (allocations, workspaces); 0 for host
   // backends, whose memory the process's peak resident size counts.
   virtual size_t device_peak_bytes() const { return 0; }

@@ -317,11 +317,15 @@ void CudaOps::copy_rows(const View& src, const RowIndex& src_rows, const View& d
   });
 }
 
+// dst may be wider than src (residual_storage: fp32 beside bf16): the blocks' bf16 gradients of
+// the conditioning and the context summed into the fp32 ones outside the blocks.
 void CudaOps::add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
   const OpCheck c = check_rows("add_rows", src, src_rows, dst, dst_rows);
-  dispatch(storage(c, {&src, &dst}), [&](auto t) {
+  const DType data = storage(c, {&src});
+  dispatch_mixed(data, residual_storage(c, data, {&dst}), data, [&](auto t, auto r, auto) {
     using T = decltype(t);
-    cuda::add_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<T>(dst), dst.ld, dst_rows.data,
+    using R = decltype(r);
+    cuda::add_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<R>(dst), dst.ld, dst_rows.data,
                    row_count(src, src_rows, dst_rows), src.cols, stream_);
   });
 }

@@ -88,6 +88,7 @@ class CudaOps final : public Ops {
   void synchronize() override;
   void* stream() const override { return stream_; }
   bool host_memory() const override { return false; }
+  bool mixed_storage() const override { return true; }
   size_t device_peak_bytes() const override { return memory_.peak(); }
   size_t blas_workspace_bytes() const override;
   void check_deferred_errors() override;

@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -29,8 +30,8 @@ struct Assign {
 };
 
 // One thread per column walks the rows in order (a destination row may repeat).
-template <class T>
-__global__ void add_rows_kernel(const T* src, int64_t ld_src, const int32_t* src_rows, T* dst, int64_t ld_dst,
+template <class T, class R>
+__global__ void add_rows_kernel(const T* src, int64_t ld_src, const int32_t* src_rows, R* dst, int64_t ld_dst,
                                 const int32_t* dst_rows, int64_t n, int64_t C) {
   const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (c >= C) return;
@@ -66,8 +67,8 @@ void copy_rows(const T* src, int64_t ld_src, const int32_t* src_rows, T* dst, in
   check_launch("copy_rows");
 }
 
-template <class T>
-void add_rows(const T* src, int64_t ld_src, const int32_t* src_rows, T* dst, int64_t ld_dst, const int32_t* dst_rows,
+template <class T, class R>
+void add_rows(const T* src, int64_t ld_src, const int32_t* src_rows, R* dst, int64_t ld_dst, const int32_t* dst_rows,
               int64_t n, int64_t C, cudaStream_t stream) {
   if (n * C == 0) return;
   EMB_LAUNCH(add_rows_kernel, unsigned((C + kThreads - 1) / kThreads), kThreads, 0, stream)(src, ld_src, src_rows, dst, ld_dst,
@@ -113,11 +114,15 @@ void convert(const S* x, D* y, int64_t n, cudaStream_t stream) {
 template void convert<float, __nv_bfloat16>(const float*, __nv_bfloat16*, int64_t, cudaStream_t);
 template void convert<__nv_bfloat16, float>(const __nv_bfloat16*, float*, int64_t, cudaStream_t);
 
+#define EMB_INSTANTIATE_ADD_ROWS(T, R)                                                                             \
+  template void add_rows<T, R>(const T*, int64_t, const int32_t*, R*, int64_t, const int32_t*, int64_t, int64_t,   \
+                               cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE_ADD_ROWS)
+#undef EMB_INSTANTIATE_ADD_ROWS
+
 #define EMB_INSTANTIATE(T)                                                                                         \
   template void copy_rows<T>(const T*, int64_t, const int32_t*, T*, int64_t, const int32_t*, int64_t, int64_t,     \
                              cudaStream_t);                                                                        \
-  template void add_rows<T>(const T*, int64_t, const int32_t*, T*, int64_t, const int32_t*, int64_t, int64_t,      \
-                            cudaStream_t);                                                                         \
   template void add<T>(const T*, int64_t, const T*, int64_t, T*, int64_t, int64_t, int64_t, cudaStream_t);        \
   template void add_bias<T>(T*, int64_t, const T*, int64_t, int64_t, cudaStream_t);                                \
   template void zero_rows<T>(T*, int64_t, int64_t, int64_t, cudaStream_t);

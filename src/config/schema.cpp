@@ -147,8 +147,10 @@ std::vector<KeySpec> make_schema() {
                "wan weight of the action loss"),
       enum_key("model.precision", "fp32", {"fp32", "bf16"},
                "compute precision: bf16 keeps fp32 master weights and AdamW moments and computes on bf16 "
-               "copies of the weights (rounded once per update, gathered in bf16); activations, GEMMs and "
-               "gradients stay fp32 on both devices"),
+               "copies of the weights (rounded once per update, gathered in bf16); on cuda the transformer "
+               "blocks run on bf16 activations and GEMMs (fp32 accumulation, fp32 residual stream, norm "
+               "statistics and parameter gradients; encoders and heads in fp32, and all of it in fp32 with "
+               "model.fp8 = on); on cpu everything computes in fp32 on the rounded weights"),
       enum_key("model.fp8", "off", {"off", "on"},
                "FP8 (E4M3) GEMMs with block scales (1x128 activation tiles, 128x128 weight blocks) for the "
                "blocks' q, k, v, o, fc1 and fc2 whose in and out are multiples of 128: forward and input "

@@ -127,8 +127,8 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPla
                      BlockActsPart part) {
   const int64_t D = spec.D;
   const bool cores = part != BlockActsPart::all_but_attention_cores, rest = part != BlockActsPart::attention_cores;
-  acts.mod = rest && spec.n_chunks() ? plan.floats(T * spec.n_chunks() * D) : nullptr;
-  acts.mod_rows = rest && spec.modulation == Modulation::ada2 ? plan.floats(T * 2 * D) : nullptr;
+  acts.mod = rest && spec.n_chunks() ? plan.activations(T * spec.n_chunks() * D) : TensorPtr{};
+  acts.mod_rows = rest && spec.modulation == Modulation::ada2 ? plan.activations(T * 2 * D) : TensorPtr{};
   acts.sub.assign(spec.sublayers.size(), SublayerActs{});
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     const SublayerSpec& s = spec.sublayers[i];
@@ -137,27 +137,27 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPla
       a.x_in = plan.floats(T * D);
       a.mean = plan.floats(T);
       a.rstd = plan.floats(T);
-      a.y = plan.floats(T * D);
+      a.y = plan.activations(T * D);
     }
     if (s.attention ? !cores : !rest) continue;
-    if (s.scale_chunk >= 0) a.ln_out = plan.floats(T * D);
-    a.h = plan.floats(T * D);
+    if (s.scale_chunk >= 0) a.ln_out = plan.activations(T * D);
+    a.h = plan.activations(T * D);
     if (s.attention) {
       const int64_t Tk = s.cross ? Tc : T;
-      a.q = plan.floats(T * D);
-      a.k = plan.floats(Tk * D);
-      a.v = plan.floats(Tk * D);
+      a.q = plan.activations(T * D);
+      a.k = plan.activations(Tk * D);
+      a.v = plan.activations(Tk * D);
       if (s.qk_norm) {
-        a.q_pre = plan.floats(T * D);
-        a.k_pre = plan.floats(Tk * D);
+        a.q_pre = plan.activations(T * D);
+        a.k_pre = plan.activations(Tk * D);
         a.rstd_q = plan.floats(T);
         a.rstd_k = plan.floats(Tk);
       }
-      a.att = plan.floats(T * D);
+      a.att = plan.activations(T * D);
       a.lse = plan.floats(T * spec.H);
     } else {
-      a.a = plan.floats(T * spec.F);
-      a.g = plan.floats(T * spec.F);
+      a.a = plan.activations(T * spec.F);
+      a.g = plan.activations(T * spec.F);
     }
   }
 }
@@ -174,19 +174,48 @@ void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockA
 
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
                         BlockScratch& s) {
-  int64_t D = 0, F = 0, chunks = 1;
+  int64_t D = 0, F = 0, Dc = 0, chunks = 1;
   for (const BlockSpec* b : specs)
-    D = std::max<int64_t>(D, b->D), F = std::max<int64_t>(F, b->F), chunks = std::max<int64_t>(chunks, b->n_chunks());
+    D = std::max<int64_t>(D, b->D), F = std::max<int64_t>(F, b->F), Dc = std::max<int64_t>(Dc, b->Dc),
+    chunks = std::max<int64_t>(chunks, b->n_chunks());
   const int64_t rows = std::max(T, Tc);  // vl blocks run over the context tokens
-  s.dmod = plan.floats(rows * chunks * D);
-  s.dmod_rows = plan.floats(rows * 2 * D);
-  for (float** p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre}) *p = plan.floats(rows * D);
-  s.dg = plan.floats(rows * F);
+  s.dmod = plan.activations(rows * chunks * D);
+  s.dmod_rows = plan.activations(rows * 2 * D);
+  for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre})
+    *p = plan.activations(rows * D);
+  s.dg = plan.activations(rows * F);
+  // The context's gradient [Tc, Dc] or ada2's conditioning's [n_cond ≤ T, D].
+  s.dinput = plan.activation_dtype() == DType::f32 ? TensorPtr{} : plan.activations(rows * std::max(D, Dc));
 }
 
 namespace {
 
 View rows(const float* p, int64_t n, int64_t cols) { return view(p, n, cols); }
+View rows(const TensorPtr& p, int64_t n, int64_t cols) { return p.rows(n, cols); }
+
+// The fp32 gradient `target` of a block input from outside the block (the context, ada2's
+// conditioning), as the block's linears accumulate into it: target itself when the block
+// computes in fp32; with bf16 activations, whose linears write dx in their data's dtype, the
+// scratch `staging` zeroed, which add_to_target() then adds to target.
+class OutsideGradient {
+ public:
+  OutsideGradient(Ops& ops, const View& target, const TensorPtr& staging, DType activations)
+      : ops_(ops),
+        target_(target),
+        grad_(target.absent() || activations == target.dtype ? target : staging.rows(target.rows, target.cols)) {
+    if (staged()) ops_.zero(grad_);
+  }
+  const View& view() const { return grad_; }
+  void add_to_target() const {
+    if (staged()) ops_.add_rows(grad_, RowIndex{}, target_, RowIndex{});
+  }
+
+ private:
+  bool staged() const { return grad_.data != target_.data; }
+  Ops& ops_;
+  View target_;
+  View grad_;
+};
 
 // A sublayer linear l: x·W + b then act, on the FP8 path when the block runs l there.
 void block_linear_forward(Ops& ops, const BlockSpec& spec, const LinearRef& l, const ParamAccess& P, const View& x,
@@ -206,14 +235,14 @@ void block_linear_backward(Ops& ops, const BlockSpec& spec, const LinearRef& l, 
 }
 
 // The chunk of the [T, n_chunks·D] modulation tensor `mod` (absent for chunk < 0).
-View chunk(const BlockSpec& spec, const float* mod, int64_t T, int c) {
+View chunk(const BlockSpec& spec, const TensorPtr& mod, int64_t T, int c) {
   if (c < 0) return View{};
   const int64_t D = spec.D;
-  return view(mod, T, int64_t(spec.n_chunks()) * D).cols_range(c * D, D);
+  return mod.rows(T, int64_t(spec.n_chunks()) * D).cols_range(c * D, D);
 }
 
 // The sublayer's normalised input: x → a.h (adaLN: a.ln_out modulated; else affine LN).
-void norm_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const float* mod,
+void norm_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P, const TensorPtr& mod,
                   int64_t T, const float* x, SublayerActs& a) {
   const int D = spec.D;
   if (s.scale_chunk >= 0) {
@@ -258,7 +287,7 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
 }
 
 void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
-                      const BlockIO& io, const float* mod, SublayerActs& a, float* x) {
+                      const BlockIO& io, const TensorPtr& mod, SublayerActs& a, float* x) {
   const int64_t T = io.T;
   const int D = spec.D;
   ops.copy(rows(x, T, D), rows(a.x_in, T, D));
@@ -275,8 +304,8 @@ void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, co
 }
 
 void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
-                       const BlockIO& io, const float* mod, const SublayerActs& a, const BlockScratch& w, float* dmod,
-                       float* dx) {
+                       const BlockIO& io, const TensorPtr& mod, const SublayerActs& a, const BlockScratch& w,
+                       const TensorPtr& dmod, float* dx) {
   const int64_t T = io.T;
   const int D = spec.D;
   const View dy = rows(w.dy, T, D), dh = rows(w.dh, T, D);
@@ -309,10 +338,13 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
       ops.rmsnorm_backward(rows(a.k_pre, Tk, D), P.pv(s.norm_k.weight), rows(a.rstd_k, Tk, 1), dk, dk_in,
                            P.gv(s.norm_k.weight));
     }
-    const View dsrc = s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : dh;
+    const OutsideGradient dcontext(ops, s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : View{}, w.dinput,
+                                   a.h.dtype);
+    const View dsrc = s.cross ? dcontext.view() : dh;
     block_linear_backward(ops, spec, s.q, P, rows(a.h, T, D), Activation::none, View{}, dq_in, dh);
     block_linear_backward(ops, spec, s.k, P, src, Activation::none, View{}, dk_in, dsrc);
     block_linear_backward(ops, spec, s.v, P, src, Activation::none, View{}, dv, dsrc);
+    dcontext.add_to_target();
   } else {
     const View dg = rows(w.dg, T, spec.F);
     ops.zero(dg);
@@ -366,16 +398,18 @@ void block_backward(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const
   if (C == 0) return;
   const View dmod = rows(scratch.dmod, T, C);
   // Per-token gradients summed into their timestep's row (ada6: straight into dcond).
-  const View drows = rows(spec.modulation == Modulation::ada6 ? io.dcond : scratch.dmod_rows, io.n_cond, C);
+  const View drows = spec.modulation == Modulation::ada6 ? rows(io.dcond, io.n_cond, C)
+                                                         : rows(scratch.dmod_rows, io.n_cond, C);
   if (spec.modulation == Modulation::ada2) ops.zero(drows);
   ops.add_rows(dmod, RowIndex{}, drows, io.cond_row);
   if (spec.modulation == Modulation::ada6) {
     const View dtable = P.gv(spec.modulation_table);
     if (!dtable.absent()) ops.column_sums(dmod, dtable.flat());
   } else {
+    const OutsideGradient dcond(ops, rows(io.dcond, io.n_cond, spec.D), scratch.dinput, dmod.dtype);
     ops.linear_backward(rows(io.cond, io.n_cond, spec.D), P.pv(spec.ada2_linear.weight), Activation::none, View{},
-                        drows, rows(io.dcond, io.n_cond, spec.D), P.gv(spec.ada2_linear.weight),
-                        P.gv(spec.ada2_linear.bias));
+                        drows, dcond.view(), P.gv(spec.ada2_linear.weight), P.gv(spec.ada2_linear.bias));
+    dcond.add_to_target();
   }
 }
 

@@ -67,41 +67,52 @@ BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 
 // What a block reads besides its parameters, in the backend's memory; gradient pointers accumulate.
+// The inputs are in the blocks' activation dtype (ActivationPlan); their gradients are fp32 (the
+// head and the encoders add to them too), which the blocks add to through scratch in the
+// activation dtype (BlockScratch::dinput) when that is bf16.
 struct BlockIO {
   int64_t T = 0, Tc = 0;
   // Per distinct timestep (time_rows.hpp): ada6 silu(temb)·time_proj [n_cond, 6D]; ada2
   // silu(temb) [n_cond, D]; token i uses row cond_row[i].
-  const float* cond = nullptr;
+  TensorPtr cond;
   float* dcond = nullptr;
   int64_t n_cond = 0;
   RowIndex cond_row;  // [T]
-  const float* context = nullptr;  // [Tc, Dc]
+  TensorPtr context;  // [Tc, Dc]
   float* dcontext = nullptr;
   AttnIndex self_index, cross_index;
   const int32_t* pos = nullptr;  // [T, 3]
 };
 
+// With bf16 activations the residual stream (x_in, the sublayer's input x [T, D] saved) and the
+// per-row statistics (mean, rstd [T, 1], rstd_q, rstd_k [T or Tk, 1], lse [T, H]) stay fp32;
+// the rest is in the activation dtype.
 struct SublayerActs {
-  float *x_in = nullptr, *mean = nullptr, *rstd = nullptr, *y = nullptr;
-  // The normalised input (ln_out before modulation, h after). Of attention sublayers, these
-  // and the attention core's activations below are what selective recompute re-runs.
-  float *ln_out = nullptr, *h = nullptr;
-  float *q_pre = nullptr, *k_pre = nullptr, *q = nullptr, *k = nullptr, *v = nullptr;  // attention
-  float *rstd_q = nullptr, *rstd_k = nullptr, *att = nullptr, *lse = nullptr;
-  float *a = nullptr, *g = nullptr;  // feed-forward: fc1 output, gelu output
+  float *x_in = nullptr, *mean = nullptr, *rstd = nullptr;
+  TensorPtr y;  // [T, D], the sublayer's output before the gated residual
+  // The normalised input (ln_out before modulation, h after) [T, D]. Of attention sublayers,
+  // these and the attention core's activations below are what selective recompute re-runs.
+  TensorPtr ln_out, h;
+  TensorPtr q_pre, k_pre, q, k, v;  // attention: [T, D] (q) and [Tk, D] (k, v)
+  float *rstd_q = nullptr, *rstd_k = nullptr, *lse = nullptr;
+  TensorPtr att;   // [T, D]
+  TensorPtr a, g;  // feed-forward: fc1 output, gelu output [T, F]
 };
 
 struct BlockActs {
-  float* mod = nullptr;       // [T, n_chunks·D]
-  float* mod_rows = nullptr;  // ada2: [n_cond, 2D] before the per-token gather
+  TensorPtr mod;       // [T, n_chunks·D]
+  TensorPtr mod_rows;  // ada2: [n_cond, 2D] before the per-token gather
   std::vector<SublayerActs> sub;
 };
 
-// Gradient scratch shared by all blocks of a model (sized for the widest block).
+// Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc)),
+// in the activation dtype: dmod [rows, n_chunks·D], dmod_rows [rows, 2D], dg [rows, F], the others
+// [rows, D].
 struct BlockScratch {
-  float *dmod = nullptr, *dmod_rows = nullptr, *dh = nullptr, *dy = nullptr, *datt = nullptr;
-  float *dq = nullptr, *dk = nullptr, *dv = nullptr, *dq_pre = nullptr, *dk_pre = nullptr;
-  float* dg = nullptr;
+  TensorPtr dmod, dmod_rows, dh, dy, datt, dq, dk, dv, dq_pre, dk_pre, dg;
+  // bf16 activations: a linear's dx into an fp32 input gradient from outside the block (the
+  // context's, ada2's conditioning's) before it is added there; absent with fp32 activations.
+  TensorPtr dinput;
 };
 
 // Which of a block's activations plan_block_acts carves: all of them, or (selective
@@ -116,7 +127,7 @@ void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockA
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
                         BlockScratch& scratch);
 
-// x [T, D]: block input in, block output out.
+// x [T, D] (fp32, the residual stream): block input in, block output out.
 void block_forward(Ops& ops, const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts,
                    float* x);
 // Re-runs the attention cores of a block from its saved sublayer inputs (selective recompute),

@@ -26,6 +26,18 @@ int Model::fp8_linear_count() const {
   return n;
 }
 
+DType Model::training_blocks_dtype() const {
+  const bool mixed = ops_ && ops_->mixed_storage();
+  return cfg_.precision == Precision::bf16 && mixed && !cfg_.fp8 ? DType::bf16 : DType::f32;
+}
+
+std::vector<DType> Model::unit_param_dtypes() const {
+  std::vector<DType> dtypes(size_t(reg_.n_units()), DType::f32);
+  for (const BlockStack* stack : {&trunk_.context_blocks, &trunk_.blocks})
+    for (const BlockSpec& spec : stack->specs()) dtypes[size_t(spec.unit)] = planned_blocks_;
+  return dtypes;
+}
+
 double Model::forward_backward(const float* params, float* grads, const PackedBatch& batch, int64_t step,
                                uint64_t seed, const std::vector<double>& denominators, UnitHooks* hooks) {
   accumulate(params, grads, batch, step, seed, denominators, hooks);
@@ -55,8 +67,8 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
-  prepare(batch);
-  ParamAccess access(reg_, params, grads, hooks);
+  prepare(batch, hooks ? training_blocks_dtype() : DType::f32);
+  ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes());
   ++micro_batches_;
   // A graph only where nothing in the micro-batch waits for the stream: local hooks, the loss
   // buffer made and a loss slot free (take_loss would read the sums).
@@ -92,20 +104,22 @@ std::vector<int64_t> Model::graph_key(const PackedBatch& batch) const {
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
-// shape (planned again only when the shape changes).
-void Model::prepare(const PackedBatch& batch) {
+// shape (planned again only when the shape or the blocks' dtype changes).
+void Model::prepare(const PackedBatch& batch, DType blocks) {
   const auto upload_start = std::chrono::steady_clock::now();
   dev_.upload(*ops_, cfg_, batch, layout_, draws_, time_rows_);
   upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
-  if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_) {
-    ActivationPlan measure(nullptr);
+  if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_ ||
+      blocks != planned_blocks_) {
+    ActivationPlan measure(nullptr, blocks);
     plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
     const ActivityLabel allocating("activations");  // what an out-of-memory error names
     arena_.reserve(measure.bytes());
     arena_.reset();
-    ActivationPlan real(&arena_);
+    ActivationPlan real(&arena_, blocks);
     plan_activations(real, batch.n_tokens, batch.n_context, batch.n_samples);
     planned_T_ = batch.n_tokens, planned_Tc_ = batch.n_context, planned_B_ = batch.n_samples;
+    planned_blocks_ = blocks;
   }
 }
 
@@ -140,7 +154,7 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::
 }
 
 size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {
-  ActivationPlan measure(nullptr);
+  ActivationPlan measure(nullptr, training_blocks_dtype());
   plan_activations(measure, T, Tc, B);
   planned_T_ = -1;  // measuring nulled the layout pointers: the next step plans again
   return measure.bytes();

@@ -45,6 +45,14 @@ class Model {
   // The linears on the FP8 path (model.fp8; fp8_eligible in dit_block.hpp); 0 when it is off.
   int fp8_linear_count() const;
 
+  // The storage type of the trunk's blocks' activations and parameters in training (accumulate
+  // with hooks): bf16 with model.precision = bf16 on a backend with mixed storage
+  // (Ops::mixed_storage, CUDA) and model.fp8 off (the FP8 linears take one dtype for data and
+  // gradients), else fp32. The residual stream, statistics, gradients, encoders and heads stay
+  // fp32; the CPU computes bf16 mode in fp32 on the bf16-rounded weights. Calls without hooks
+  // (the flat fp32 parameters: policy evaluation, direct calls) compute the blocks in fp32.
+  DType training_blocks_dtype() const;
+
   // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
   virtual std::vector<double> loss_counts(const PackedBatch& batch) const = 0;
 
@@ -73,8 +81,10 @@ class Model {
                                   const std::vector<float>& tau, const std::vector<float>& noise, double denominator);
 
   // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
-  // (upper bound over layouts), computed without allocating.
+  // (upper bound over layouts) in training (training_blocks_dtype), computed without allocating.
   size_t activation_bytes(int64_t T, int64_t Tc, int B);
+  // The bytes of the activation arena, which grows to the largest micro-batch's layout.
+  size_t activation_arena_bytes() const { return arena_.capacity(); }
 
   // Seconds the micro-batches' uploads (DeviceBatch) took since the last call, the step's h2d
   // phase: the host's staging (and its waits for a free input slot) plus the device time the
@@ -141,7 +151,10 @@ class Model {
   Trunk trunk_;
 
  private:
-  void prepare(const PackedBatch& batch);  // uploads batch and lays out the activations of its shape
+  // Uploads batch and lays out the activations of its shape, the blocks' in `blocks`.
+  void prepare(const PackedBatch& batch, DType blocks);
+  // The dtype each unit's parameters are read in (ParamAccess) under the current layout.
+  std::vector<DType> unit_param_dtypes() const;
   std::vector<int64_t> graph_key(const PackedBatch& batch) const;
   // gr00t: the draws of a forward at explicit flow times tau [B] and noise [B, Hz, A]; then prepare().
   void set_explicit_draws(const PackedBatch& batch, const std::vector<float>& tau, const std::vector<float>& noise);
@@ -156,6 +169,7 @@ class Model {
   double taken_early_ = 0;
   int64_t planned_T_ = -1, planned_Tc_ = -1;
   int planned_B_ = -1;
+  DType planned_blocks_ = DType::f32;
   double upload_seconds_ = 0;
   bool graphs_ = false;
   int64_t micro_batches_ = 0;

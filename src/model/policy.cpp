@@ -27,13 +27,13 @@ void Model::set_explicit_draws(const PackedBatch& batch, const std::vector<float
   for (int64_t t = 0; t < batch.n_tokens; ++t)
     if (batch.seq[size_t(t)] >= 0) draws_.temb_t[size_t(t)] = float(draws_.tq[size_t(batch.seq[size_t(t)])]);
   build_time_rows(draws_.temb_t, time_rows_);
-  prepare(batch);
+  prepare(batch, DType::f32);
 }
 
 void Model::flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,
                           std::vector<float>& velocity) {
   set_explicit_draws(batch, tau, batch.actions);  // ε = a = x: the encoders' input is x
-  ParamAccess access(reg_, params, nullptr, nullptr);
+  ParamAccess access(reg_, params, nullptr, nullptr, unit_param_dtypes());
   run(access, false, batch, loss_counts(batch));
   take_loss();  // the head's loss against the batch's placeholder actions means nothing here
   const int B = batch.n_samples, Hz = cfg_.horizon, A = cfg_.action_dim;
@@ -51,7 +51,7 @@ void Model::accumulate_flow_regression(const float* params, float* grads, const 
                                        const std::vector<float>& tau, const std::vector<float>& noise,
                                        double denominator) {
   set_explicit_draws(batch, tau, noise);
-  ParamAccess access(reg_, params, grads, nullptr);
+  ParamAccess access(reg_, params, grads, nullptr, unit_param_dtypes());
   run(access, true, batch, {denominator});
 }
 

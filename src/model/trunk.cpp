@@ -16,10 +16,14 @@ BlockIO context_io(const PackedBatch& b, const DeviceBatch& dev) {
 
 }  // namespace
 
-void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, Recompute recompute) {
-  D_ = D, Dc_ = Dc;
+void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, int64_t cond_width,
+                 Recompute recompute) {
+  D_ = D, Dc_ = Dc, cond_width_ = cond_width;
   for (float** p : {&x, &dx}) *p = plan.floats(T * D);
   for (float** p : {&c, &dc}) *p = plan.floats(Tc * Dc);
+  converts_inputs_ = plan.activation_dtype() != DType::f32;
+  block_c_ = converts_inputs_ ? plan.activations(Tc * Dc) : TensorPtr{};
+  block_cond_ = converts_inputs_ ? plan.activations(T * cond_width) : TensorPtr{};  // a row per timestep ≤ T
   work_ = plan.floats(std::max(T * D, context_blocks.specs().empty() ? 0 : Tc * Dc));
   context_blocks.plan(plan, Tc, Tc, recompute);
   blocks.plan(plan, T, Tc, recompute);
@@ -29,18 +33,18 @@ void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t
   plan_block_scratch(specs, T, Tc, plan, scratch_);
 }
 
-void Trunk::condition_on(const float* cond, float* dcond, int64_t width) {
-  cond_ = cond, dcond_ = dcond, cond_width_ = width;
-}
+void Trunk::condition_on(const float* cond, float* dcond) { cond_ = cond, dcond_ = dcond; }
 
 // The self index carries every field a self-attention mask reads; each sublayer applies the
 // mask of its BlockSpec.
 BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   BlockIO io;
   io.T = b.n_tokens, io.Tc = b.n_context;
-  io.cond = cond_, io.dcond = dcond_;
+  io.cond = !converts_inputs_ ? TensorPtr{const_cast<float*>(cond_), DType::f32} : block_cond_;
+  io.dcond = dcond_;
   io.n_cond = dev.time_t.rows, io.cond_row = dev.time_row;
-  io.context = c, io.dcontext = dc;
+  io.context = !converts_inputs_ ? TensorPtr{c, DType::f32} : block_c_;
+  io.dcontext = dc;
   io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp};
   io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
   io.pos = dev.pos;
@@ -49,7 +53,12 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
 
 void Trunk::forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {
   context_blocks.forward(ops, P, context_io(b, dev), c);
-  blocks.forward(ops, P, blocks_io(b, dev), x);
+  const BlockIO io = blocks_io(b, dev);
+  if (converts_inputs_) {
+    ops.convert(view(c, b.n_context, Dc_), io.context.rows(b.n_context, Dc_));
+    ops.convert(view(cond_, io.n_cond, cond_width_), io.cond.rows(io.n_cond, cond_width_));
+  }
+  blocks.forward(ops, P, io, x);
 }
 
 void Trunk::zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev) {

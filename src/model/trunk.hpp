@@ -18,14 +18,17 @@ class Trunk {
   // Filled by the family's constructor, one unit per block, context blocks first.
   BlockStack context_blocks, blocks;
 
-  // Activations; d* are gradients.
+  // Activations, fp32 (the residual streams, also beside bf16 block activations); d* are gradients.
   float *x = nullptr, *dx = nullptr;  // [T, D]
   float *c = nullptr, *dc = nullptr;  // [Tc, Dc]
 
-  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, Recompute recompute);
-  // What the blocks are conditioned on (BlockIO::cond), the family's activation of `width`
-  // per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set after each plan.
-  void condition_on(const float* cond, float* dcond, int64_t width);
+  // cond_width: the width of the conditioning rows (condition_on).
+  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, int64_t cond_width,
+            Recompute recompute);
+  // What the blocks are conditioned on (BlockIO::cond), the family's fp32 activation of
+  // plan's cond_width per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set
+  // after each plan.
+  void condition_on(const float* cond, float* dcond);
 
   void forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev);
   // Zeroes dx, dc and the conditioning's gradient, which the head and the blocks add to.
@@ -38,6 +41,10 @@ class Trunk {
   int64_t D_ = 0, Dc_ = 0, cond_width_ = 0;
   const float* cond_ = nullptr;
   float* dcond_ = nullptr;
+  // What the blocks read of c and cond, in their activation dtype: converted copies [Tc, Dc] and
+  // [T, cond_width] with bf16 activations (made once a micro-batch); c and cond themselves with fp32.
+  TensorPtr block_c_, block_cond_;
+  bool converts_inputs_ = false;
   float* work_ = nullptr;  // a recomputed block input, of either stack
   BlockScratch scratch_;
 };

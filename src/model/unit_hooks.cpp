@@ -1,20 +1,30 @@
 #include "model/unit_hooks.hpp"
 
+#include <utility>
+
 #include "core/error.hpp"
 
 namespace emb {
 
-ParamAccess::ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks)
-    : reg_(reg), params_(params), grads_(grads), hooks_(hooks),
-      unit_params_(size_t(reg.n_units()), nullptr), unit_grads_(size_t(reg.n_units()), nullptr) {}
+ParamAccess::ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
+                         std::vector<DType> unit_dtypes)
+    : reg_(reg), params_(params), grads_(grads), hooks_(hooks), unit_dtypes_(std::move(unit_dtypes)),
+      unit_params_(size_t(reg.n_units()), nullptr), unit_grads_(size_t(reg.n_units()), nullptr) {
+  EMB_ASSERT(unit_dtypes_.size() == size_t(reg.n_units()));
+  if (!hooks_)
+    for (DType t : unit_dtypes_)
+      EMB_CHECK(t == DType::f32, "model: bf16 parameters come from the trainer's unit hooks; the flat parameter "
+                                 "buffer is fp32 (set model.precision = fp32 to call the model directly)");
+}
 
 void ParamAccess::enter_forward(int u) {
-  unit_params_[size_t(u)] = hooks_ ? hooks_->unit_params(u, false) : params_ + reg_.unit(u).offset;
+  unit_params_[size_t(u)] =
+      hooks_ ? hooks_->unit_params(u, false, unit_dtypes_[size_t(u)]) : params_ + reg_.unit(u).offset;
 }
 
 void ParamAccess::enter_backward(int u) {
   if (hooks_) {
-    unit_params_[size_t(u)] = hooks_->unit_params(u, true);
+    unit_params_[size_t(u)] = hooks_->unit_params(u, true, unit_dtypes_[size_t(u)]);
     unit_grads_[size_t(u)] = hooks_->unit_grads(u);
   } else {
     unit_params_[size_t(u)] = params_ + reg_.unit(u).offset;
@@ -26,13 +36,6 @@ void ParamAccess::leave_backward(int u) {
   if (hooks_) hooks_->unit_grads_ready(u);
 }
 
-const float* ParamAccess::p(int tensor) const {
-  const ParamInfo& info = reg_[tensor];
-  const float* base = unit_params_[size_t(info.unit)];
-  EMB_ASSERT(base != nullptr);
-  return base + (info.offset - reg_.unit(info.unit).offset);
-}
-
 float* ParamAccess::g(int tensor) const {
   const ParamInfo& info = reg_[tensor];
   float* base = unit_grads_[size_t(info.unit)];
@@ -41,15 +44,25 @@ float* ParamAccess::g(int tensor) const {
 
 namespace {
 
-View tensor_view(const ParamInfo& info, const float* p) {
+// The tensor as [all dims but the last, last dim] at p, in dtype.
+View tensor_view(const ParamInfo& info, const void* p, DType dtype) {
   if (!p) return View{};
   const int64_t cols = info.shape.empty() ? 1 : info.shape.back();
-  return view(p, cols ? info.numel / cols : 0, cols);
+  return View{const_cast<void*>(p), dtype, cols ? info.numel / cols : 0, cols, cols};
 }
 
 }  // namespace
 
-View ParamAccess::pv(int tensor) const { return tensor < 0 ? View{} : tensor_view(reg_[tensor], p(tensor)); }
-View ParamAccess::gv(int tensor) const { return tensor < 0 ? View{} : tensor_view(reg_[tensor], g(tensor)); }
+View ParamAccess::pv(int tensor) const {
+  if (tensor < 0) return View{};
+  const ParamInfo& info = reg_[tensor];
+  const DType dtype = unit_dtypes_[size_t(info.unit)];
+  const char* base = static_cast<const char*>(unit_params_[size_t(info.unit)]);
+  EMB_ASSERT(base != nullptr);
+  return tensor_view(info, base + (info.offset - reg_.unit(info.unit).offset) * int64_t(dtype_size(dtype)), dtype);
+}
+View ParamAccess::gv(int tensor) const {
+  return tensor < 0 ? View{} : tensor_view(reg_[tensor], g(tensor), DType::f32);
+}
 
 }  // namespace emb

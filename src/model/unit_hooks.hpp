@@ -15,8 +15,10 @@ namespace emb {
 class UnitHooks {
  public:
   virtual ~UnitHooks() = default;
-  // The unit's parameters, `registry.unit(u).count` floats, valid until the next call for u.
-  virtual const float* unit_params(int u, bool backward) = 0;
+  // The unit's parameters, `registry.unit(u).count` elements of `dtype`, valid until the next
+  // call for u: fp32, or bf16 (the compute copy of model.precision = bf16) for a unit the model
+  // computes in bf16 (Model::unit_param_dtypes).
+  virtual const void* unit_params(int u, bool backward, DType dtype) = 0;
   // The unit's gradient buffer (accumulated into), asked for before its backward runs.
   virtual float* unit_grads(int u) = 0;
   // Every gradient of unit u is final for this micro-batch.
@@ -28,16 +30,17 @@ class UnitHooks {
 };
 
 // Resolves registry tensors to parameter and gradient memory for one forward/backward, unit by
-// unit, through the hooks when there are any.
+// unit, through the hooks when there are any. Parameters are read in their unit's dtype
+// (unit_dtypes, one per unit: bf16 only through hooks, the flat buffer is fp32), gradients are fp32.
 class ParamAccess {
  public:
-  ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks);
+  ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
+              std::vector<DType> unit_dtypes);
 
   void enter_forward(int u);
   void enter_backward(int u);
   void leave_backward(int u);
 
-  const float* p(int tensor) const;
   float* g(int tensor) const;  // null when no gradients are being computed
   // The same as views [all dims but the last, last dim] (W [in, out], per-embodiment W
   // [E·in, out], a norm's weight [1, D]); absent for tensor < 0, and gv when there are no gradients.
@@ -49,7 +52,8 @@ class ParamAccess {
   const float* params_;
   float* grads_;
   UnitHooks* hooks_;
-  std::vector<const float*> unit_params_;
+  std::vector<DType> unit_dtypes_;
+  std::vector<const void*> unit_params_;
   std::vector<float*> unit_grads_;
 };
 

@@ -59,10 +59,10 @@ class WanModel final : public Model {
   void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int /*B*/) override {
     const int64_t D = cfg_.d_model, P = cfg_.patch_dim_in(), Po = cfg_.patch_dim_out(), A = cfg_.action_dim;
     time_enc_.plan(plan, T);
-    trunk_.plan(plan, T, Tc, D, D, cfg_.recompute);
+    trunk_.plan(plan, T, Tc, D, D, 6 * D, cfg_.recompute);
     Acts& a = a_;
     for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(T * 6 * D);
-    trunk_.condition_on(a.tp, a.dtp, 6 * D);  // ada6 adds each block's modulation to silu(temb)·time_proj
+    trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
     for (float** p : {&a.vemb, &a.aemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb, &a.daemb})
       *p = plan.floats(T * D);
     a.vin = plan.floats(T * P);

@@ -151,9 +151,10 @@ void DataParallel::trace_unit_boundary(int next_unit, bool backward) {
 void DataParallel::run_empty_pass(bool last) {
   begin_micro_batch(last);
   const int n = layout_.n_units();
-  for (int u = 0; u < n; ++u) unit_params(u, false);
+  const DType dtype = bf16_ ? DType::bf16 : DType::f32;  // nothing to widen: no unit computes here
+  for (int u = 0; u < n; ++u) unit_params(u, false, dtype);
   for (int u = n - 1; u >= 0; --u) {
-    unit_params(u, true);
+    unit_params(u, true, dtype);
     unit_grads(u);
     unit_grads_ready(u);
   }
@@ -174,9 +175,11 @@ void DataParallel::check_order(int u, bool backward) {
   expected_unit_ += backward ? -1 : 1;
 }
 
-const float* DataParallel::unit_params(int u, bool backward) {
+const void* DataParallel::unit_params(int u, bool backward, DType dtype) {
   check_order(u, backward);
   trace_unit_boundary(u, backward);
+  EMB_CHECK(dtype == DType::f32 || bf16_, "data parallel: unit ", u,
+            " asked for bf16 parameters, but the compute copies are fp32 (model.precision = fp32)");
   const int b = layout_.bucket_of_unit(u);
   const Bucket& k = layout_.bucket(b);
   if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
@@ -188,7 +191,18 @@ const float* DataParallel::unit_params(int u, bool backward) {
       const int next = backward ? b - d : b + d;
       if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
     }
-  return slot.data.data() + (layout_.unit_offset(u) - k.offset);
+  const int64_t at = layout_.unit_offset(u) - k.offset;
+  if (dtype == DType::bf16) return static_cast<const bf16*>(bf16_copy(slot, b).data) + at;
+  if (!slot.widened) {
+    ops_.convert(bf16_copy(slot, b), slot.data.view(0, k.count));
+    slot.widened = true;
+  }
+  return slot.data.data() + at;
+}
+
+View DataParallel::bf16_copy(const GatherSlot& slot, int b) const {
+  const Bucket& k = layout_.bucket(b);
+  return mode() == ShardMode::grads ? flat_bf16_.view(k.offset, k.count) : slot.staged.view(0, k.count);
 }
 
 DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
@@ -196,11 +210,6 @@ DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
     if (s.bucket == b) {
       s.last_use = ++use_clock_;
       wait(s.handle);
-      if (!s.widened) {
-        const int64_t count = layout_.bucket(b).count;
-        ops_.convert(s.staged.view(0, count), s.data.view(0, count));
-        s.widened = true;
-      }
       return s;
     }
   prefetch(b, keep);
@@ -227,22 +236,18 @@ void DataParallel::prefetch(int b, int keep) {
 void DataParallel::fill_slot(GatherSlot& slot, int b) {
   const Bucket& k = layout_.bucket(b);
   slot.handle = CommHandle();
-  slot.widened = true;
+  slot.widened = !bf16_;  // bf16: widened when a unit computing in fp32 asks (unit_params)
   if (mode() == ShardMode::full) order_after_compute();
   if (mode() == ShardMode::full && bf16_) {
     slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16),
                         "all_gather", b, k.count * 2);
-    slot.widened = false;
   } else if (mode() == ShardMode::full) {
     slot.handle =
         track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
               "all_gather", b, k.count * 4);
-  } else if (mode() == ShardMode::grads) {  // bf16: widen the gathered copy
-    ops_.convert(flat_bf16_.view(k.offset, k.count), slot.data.view(0, k.count));
-  } else {  // none, bf16: round the replicated master weights
+  } else if (mode() == ShardMode::none) {  // bf16: round the replicated master weights
     ops_.convert(flat_params_.view(k.offset, k.count), slot.staged.view(0, k.count));
-    ops_.convert(slot.staged.view(0, k.count), slot.data.view(0, k.count));
-  }
+  }  // grads, bf16: the gathered flat copy is the bucket's (bf16_copy)
 }
 
 float* DataParallel::unit_grads(int u) {

@@ -16,8 +16,9 @@
 //
 // Mixed precision (bf16_compute): master weights and AdamW moments stay fp32 in the owned
 // shards; the model computes on bf16 copies (rounded once per update, gathered in bf16 so
-// parameter traffic halves), widened to fp32 per bucket for the kernels; gradients and
-// their reductions stay fp32.
+// parameter traffic halves), handed to it in the dtype each unit asks for: the bf16 copy itself
+// (the blocks on bf16 activations, Model::training_blocks_dtype), or widened to fp32 once per
+// bucket fill (the units computing in fp32); gradients and their reductions stay fp32.
 //
 // Every buffer lives in the memory of the backend the model runs on (Ops: host memory on the
 // CPU, device memory on CUDA), and every operation on them is an Ops call on its stream, so a
@@ -84,7 +85,7 @@ class DataParallel final : public UnitHooks {
   // (comm_total: overlapping collectives count once); resets the count.
   double take_comm_seconds();
 
-  const float* unit_params(int u, bool backward) override;
+  const void* unit_params(int u, bool backward, DType dtype) override;
   float* unit_grads(int u) override;
   void unit_grads_ready(int u) override;
   // Replicated fp32 parameters (shard = none) outside the step's last micro-batch: the hooks
@@ -99,8 +100,8 @@ class DataParallel final : public UnitHooks {
     CommHandle handle;
     uint64_t last_use = 0;
     OpsBuffer<float> data;
-    OpsBuffer<bf16> staged;  // bf16: the rounded copy (full: what the gather delivers), widened into data
-    bool widened = true;
+    OpsBuffer<bf16> staged;  // bf16 none/full: the rounded copy (full: what the gather delivers)
+    bool widened = true;     // data holds the bucket (bf16: widened when an fp32 unit first asks)
   };
   struct PendingReduce {
     int bucket = -1;
@@ -115,6 +116,8 @@ class DataParallel final : public UnitHooks {
   CommHandle track(CommHandle h, const char* op, int bucket, int64_t bytes);
   bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
   GatherSlot& gather_bucket(int b, int keep);
+  // bf16: the bucket's bf16 compute copy (grads: in the gathered flat copy; else the slot's).
+  View bf16_copy(const GatherSlot& slot, int b) const;
   void fill_slot(GatherSlot& slot, int b);
   void round_owned_to_bf16();
   void prefetch(int b, int keep);

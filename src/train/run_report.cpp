@@ -61,13 +61,13 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   // Host: the process's peak resident size; device (0 on the CPU): the backend allocator's peak,
-  // which holds the cuBLASLt workspace, plus NCCL's memory; then those parts.
-  double peaks[5] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
+  // which holds the cuBLASLt workspace and the activations, plus NCCL's memory; then those parts.
+  double peaks[6] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
                      double(totals.device_peak_bytes), double(totals.blas_workspace_bytes),
-                     double(totals.comm_device_bytes)},
-         peak_min[5], peak_max[5];
-  MPI_Reduce(peaks, peak_min, 5, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(peaks, peak_max, 5, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
+                     double(totals.comm_device_bytes), double(totals.activation_device_bytes)},
+         peak_min[6], peak_max[6];
+  MPI_Reduce(peaks, peak_min, 6, MPI_DOUBLE, MPI_MIN, 0, comm);
+  MPI_Reduce(peaks, peak_max, 6, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
   // CUDA graphs, summed over ranks: micro-batches, captures, replays, nodes replayed, launch
   // seconds saved; then the largest rank's graphs and nodes.
   const GraphStats& g = totals.graphs;
@@ -130,7 +130,8 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
       {"device_memory_bytes",
        {{"allocator_peak", {{"min", peak_min[2]}, {"max", peak_max[2]}}},
         {"blas_workspace", peak_max[3]},
-        {"nccl", {{"min", peak_min[4]}, {"max", peak_max[4]}}}}},
+        {"nccl", {{"min", peak_min[4]}, {"max", peak_max[4]}}},
+        {"activations", {{"min", peak_min[5]}, {"max", peak_max[5]}}}}},
       {"cuda_graphs",
        {{"micro_batches", int64_t(graph_sums[0])},
         {"captures", int64_t(graph_sums[1])},

@@ -24,6 +24,7 @@ struct RunTotals {
   size_t device_peak_bytes = 0;  // this rank's backend's peak device memory (0 on the CPU)
   size_t blas_workspace_bytes = 0;  // of device_peak_bytes, the cuBLASLt workspace
   size_t comm_device_bytes = 0;     // NCCL's, besides device_peak_bytes
+  size_t activation_device_bytes = 0;  // of device_peak_bytes, the model's activation arena (its largest)
   int64_t micro_batches = 0;     // this rank's
   GraphStats graphs;             // this rank's CUDA graphs (none on the CPU)
   std::string family, preset, device;

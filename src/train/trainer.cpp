@@ -204,6 +204,7 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     totals.device_peak_bytes = ops->device_peak_bytes();
     totals.blas_workspace_bytes = ops->blas_workspace_bytes();
     totals.comm_device_bytes = comm.device_bytes();
+    totals.activation_device_bytes = ops->host_memory() ? 0 : model->activation_arena_bytes();
     totals.micro_batches = model->micro_batches();
     totals.graphs = ops->graph_stats();
     if (totals.graphs.captures > 0) {

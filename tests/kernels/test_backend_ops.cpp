@@ -167,9 +167,9 @@ struct Run {
   std::unique_ptr<Buffer> gradient(const std::vector<float>& host, int64_t rows, int64_t cols) const {
     return std::make_unique<Buffer>(ops, host, rows, cols, gradients);
   }
-  // A view of the residual stream (a norm's x and dx, a gated residual's x and dx).
-  std::unique_ptr<Buffer> stream(const std::vector<float>& host, int64_t rows, int64_t cols) const {
-    return std::make_unique<Buffer>(ops, host, rows, cols, residual);
+  // A view of the residual stream (a norm's x and dx, a gated residual's x and dx, add_rows' dst).
+  std::unique_ptr<Buffer> stream(const std::vector<float>& host, int64_t rows, int64_t cols, int64_t ld = 0) const {
+    return std::make_unique<Buffer>(ops, host, rows, cols, residual, ld);
   }
   std::unique_ptr<Buffer> stats(const std::vector<float>& host, int64_t rows, int64_t cols) const {
     return std::make_unique<Buffer>(ops, host, rows, cols, DType::f32);
@@ -269,12 +269,17 @@ BOOST_AUTO_TEST_CASE(elementwise_and_rows) {
     r.ops.copy_rows(src->view(), RowIndex{}, plain->view(), RowIndex{});
     return Outputs{dst->read(), plain->read()};
   });
-  compare("add_rows (repeated destinations)", {kPointwise}, [&](const Run& r) {
-    auto src = r.data(r.random(N * C, 12), N, C), dst = r.data(r.random(N * ld, 13), N, C, ld);
-    auto si = r.index(src_rows), di = r.index(dst_rows);
-    r.ops.add_rows(src->view(), si->rows(), dst->view(), di->rows());
-    return Outputs{dst->read()};
-  });
+  // The destination as a wide view: with bf16 block activations the blocks' gradients of the
+  // conditioning and the context are summed into fp32 ones outside the blocks.
+  compare(
+      "add_rows (repeated destinations)", {kPointwise},
+      [&](const Run& r) {
+        auto src = r.data(r.random(N * C, 12), N, C), dst = r.stream(r.random(N * ld, 13), N, C, ld);
+        auto si = r.index(src_rows), di = r.index(dst_rows);
+        r.ops.add_rows(src->view(), si->rows(), dst->view(), di->rows());
+        return Outputs{dst->read()};
+      },
+      kAlsoMixed);
   compare(
       "column_sums", {kPointwise},
       [&](const Run& r) {

@@ -22,7 +22,8 @@ class RecordingHooks : public UnitHooks {
     }
     ready_copy_.resize(grads_.size());
   }
-  const float* unit_params(int u, bool backward) override {
+  // On CpuOps every unit computes in fp32 (Model::training_blocks_dtype).
+  const void* unit_params(int u, bool backward, DType) override {
     (backward ? backward_ : forward_).push_back(u);
     return params_[size_t(u)].data();
   }
