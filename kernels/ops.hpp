@@ -225,6 +225,15 @@ class Ops {
                                       const View& dshift) = 0;
   // x += gate·y (gate absent: x += y); gate per token [N, C]
   virtual void gated_residual_forward(const View& x, const View& gate, const View& y) = 0;
+  // The DiT block's sublayer boundary as one op: the previous sublayer's gated residual
+  // x += gate·r (gate absent: x += r), the next sublayer's saved input x_in = x (absent: not
+  // saved), then norm_modulate_forward of the updated x. The same values as those three ops in a
+  // row, in one pass over x on a GPU. Its backward is theirs: norm_modulate_backward accumulates
+  // into the stream's dx, which gated_residual_backward then reads; the fusion changes no
+  // gradient's data flow, so it has no backward op of its own.
+  virtual void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                              const View& scale, const View& shift, const View& normed,
+                                              const View& y, const View& mean, const View& rstd) = 0;
   // dy += dx·gate (or dx); dgate += dx·y
   virtual void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                        const View& dgate) = 0;

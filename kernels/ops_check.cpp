@@ -117,6 +117,25 @@ OpCheck check_norm(const char* op, const View& x, const View& weight, const View
   return c;
 }
 
+namespace {
+
+// The rules an op shares with its fused form, on that op's OpCheck (which names the views).
+void gated_residual_rules(const OpCheck& c, const View& x, const View& gate, const View& y, const char* y_name) {
+  c.expect(!x.absent() && !y.absent(), str("x and ", y_name, " must be present"));
+  c.same_shape(x, y, "x", y_name);
+  c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
+}
+
+void norm_modulate_rules(const char* op, const OpCheck& c, const View& x, const View& scale, const View& shift,
+                         const View& normed, const View& y, const View& mean, const View& rstd) {
+  check_norm(op, x, View{}, View{}, normed, mean, rstd);
+  c.expect(!y.absent() && !scale.absent() && !shift.absent() && !mean.absent(), "every view must be present");
+  c.same_shape(x, y, "x", "y"), c.same_shape(x, scale, "x", "scale"), c.same_shape(x, shift, "x", "shift");
+  c.expect(scale.ld == shift.ld, "scale and shift must share a row stride");
+}
+
+}  // namespace
+
 OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
                                     const View& y, const View& mean, const View& rstd) {
   OpCheck c("norm_modulate_forward", {{"x", &x},
@@ -127,10 +146,35 @@ OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View
                                       {"mean", &mean},
                                       {"rstd", &rstd}});
   c.well_formed();
-  check_norm("norm_modulate_forward", x, View{}, View{}, normed, mean, rstd);
-  c.expect(!y.absent() && !scale.absent() && !shift.absent() && !mean.absent(), "every view must be present");
-  c.same_shape(x, y, "x", "y"), c.same_shape(x, scale, "x", "scale"), c.same_shape(x, shift, "x", "shift");
-  c.expect(scale.ld == shift.ld, "scale and shift must share a row stride");
+  norm_modulate_rules("norm_modulate_forward", c, x, scale, shift, normed, y, mean, rstd);
+  return c;
+}
+
+OpCheck check_gated_residual_forward(const View& x, const View& gate, const View& y) {
+  OpCheck c("gated_residual_forward", {{"x", &x}, {"gate", &gate}, {"y", &y}});
+  c.well_formed();
+  gated_residual_rules(c, x, gate, y, "y");
+  return c;
+}
+
+OpCheck check_residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                             const View& scale, const View& shift, const View& normed,
+                                             const View& y, const View& mean, const View& rstd) {
+  const char* op = "residual_norm_modulate_forward";
+  OpCheck c(op, {{"x", &x},
+                 {"gate", &gate},
+                 {"r", &r},
+                 {"x_in", &x_in},
+                 {"scale", &scale},
+                 {"shift", &shift},
+                 {"normed", &normed},
+                 {"y", &y},
+                 {"mean", &mean},
+                 {"rstd", &rstd}});
+  c.well_formed();
+  gated_residual_rules(c, x, gate, r, "r");
+  c.expect(x_in.absent() || (x_in.rows == x.rows && x_in.cols == x.cols), "x_in must have x's shape");
+  norm_modulate_rules(op, c, x, scale, shift, normed, y, mean, rstd);
   return c;
 }
 

@@ -47,6 +47,10 @@ OpCheck check_norm(const char* op, const View& x, const View& weight, const View
                    const View& mean, const View& rstd);
 OpCheck check_norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
                                     const View& y, const View& mean, const View& rstd);
+OpCheck check_gated_residual_forward(const View& x, const View& gate, const View& y);
+OpCheck check_residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                             const View& scale, const View& shift, const View& normed,
+                                             const View& y, const View& mean, const View& rstd);
 OpCheck check_norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
                                      const View& dshift);

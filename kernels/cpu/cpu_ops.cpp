@@ -265,13 +265,20 @@ void CpuOps::norm_modulate_backward(const View& x, const View& normed, const Vie
 }
 
 void CpuOps::gated_residual_forward(const View& x, const View& gate, const View& y) {
-  OpCheck c("gated_residual_forward", {{"x", &x}, {"gate", &gate}, {"y", &y}});
-  c.well_formed(), fp32(c);
-  c.expect(!x.absent() && !y.absent(), "x and y must be present");
-  c.same_shape(x, y, "x", "y");
-  c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
+  const OpCheck c = check_gated_residual_forward(x, gate, y);
+  fp32(c);
   c.expect(x.contiguous() && y.contiguous(), "x and y must be contiguous");
   cpu::gated_residual_forward(f(x), cf(gate), gate.ld, cf(y), x.rows, int(x.cols));
+}
+
+// No fused loop: the reference is the three ops the fusion replaces, in their order.
+void CpuOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                            const View& scale, const View& shift, const View& normed, const View& y,
+                                            const View& mean, const View& rstd) {
+  fp32(check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd));
+  CpuOps::gated_residual_forward(x, gate, r);
+  if (!x_in.absent()) CpuOps::copy(x, x_in);
+  CpuOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
 }
 
 void CpuOps::gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,

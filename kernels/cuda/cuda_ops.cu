@@ -550,21 +550,38 @@ void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rs
                  });
 }
 
+namespace {
+// Both norm_modulate forwards run the fused kernel (gate, r and x_in absent: the norm alone):
+// normed = LN(x) (the backward's input) and y = normed·(1 + scale) + shift in one pass over x.
+void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& gate, const View& r, const View& x_in,
+                                   const View& scale, const View& shift, const View& normed, const View& y,
+                                   const View& mean, const View& rstd, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  contiguous(c, {{"x", &x}, {"r", &r}, {"x_in", &x_in}, {"normed", &normed}, {"y", &y}});
+  const DType data = storage(c, {&gate, &r, &scale, &shift, &normed, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &x_in}), data, [&](auto t, auto rt, auto) {
+    using T = decltype(t);
+    using R = decltype(rt);
+    const T* none = nullptr;
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), ptr<const T>(gate), gate.ld,
+                                         ptr<const T>(r), ptr<R>(x_in), none, none, ptr<const T>(scale),
+                                         ptr<const T>(shift), scale.ld, ptr<T>(normed), ptr<T>(y), f(mean), f(rstd),
+                                         x.rows, int(x.cols), stream);
+  });
+}
+}  // namespace
+
 void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
                                     const View& y, const View& mean, const View& rstd) {
-  const OpCheck c = check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
-  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
-  contiguous(c, {{"x", &x}, {"normed", &normed}, {"y", &y}});
-  const DType data = storage(c, {&scale, &shift, &normed, &y});
-  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
-    using T = decltype(t);
-    using R = decltype(r);
-    const T* none = nullptr;
-    // normed = LN(x) (the backward's input) and y = LN(x)·(1 + scale) + shift in one pass over x.
-    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), none, 0, none, static_cast<R*>(nullptr),
-                                         none, none, ptr<const T>(scale), ptr<const T>(shift), scale.ld,
-                                         ptr<T>(normed), ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream_);
-  });
+  launch_residual_norm_modulate(check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd), x, View{},
+                                View{}, View{}, scale, shift, normed, y, mean, rstd, stream_);
+}
+
+void CudaOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                             const View& scale, const View& shift, const View& normed, const View& y,
+                                             const View& mean, const View& rstd) {
+  const OpCheck c = check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd);
+  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, stream_);
 }
 
 void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
@@ -587,11 +604,7 @@ void CudaOps::norm_modulate_backward(const View& x, const View& normed, const Vi
 }
 
 void CudaOps::gated_residual_forward(const View& x, const View& gate, const View& y) {
-  OpCheck c("gated_residual_forward", {{"x", &x}, {"gate", &gate}, {"y", &y}});
-  c.well_formed();
-  c.expect(!x.absent() && !y.absent(), "x and y must be present");
-  c.same_shape(x, y, "x", "y");
-  c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
+  const OpCheck c = check_gated_residual_forward(x, gate, y);
   contiguous(c, {{"x", &x}, {"y", &y}});
   const DType data = storage(c, {&gate, &y});
   dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {

@@ -132,6 +132,9 @@ class CudaOps final : public Ops {
                               const View& rstd, const View& dy, const View& dx, const View& dscale,
                               const View& dshift) override;
   void gated_residual_forward(const View& x, const View& gate, const View& y) override;
+  void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                      const View& scale, const View& shift, const View& normed, const View& y,
+                                      const View& mean, const View& rstd) override;
   void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                const View& dgate) override;
 

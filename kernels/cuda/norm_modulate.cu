@@ -12,7 +12,7 @@ namespace emb::cuda {
 namespace {
 
 constexpr float kEps = 1e-6f;
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;  // the backward's row block
 
 // Per-row view of the affine parameters; V consecutive columns at a time.
 template <class T, int V>
@@ -42,63 +42,101 @@ struct ForwardArgs {
   int C;
 };
 
-// Each thread owns the columns c = (threadIdx.x + k·kThreads)·V .. + V − 1 in every pass, so the
-// fp32 copy of the row in shared memory is only ever read by the thread that wrote it.
-template <class R, class T, int V>
-__global__ void __launch_bounds__(kThreads) norm_modulate_forward_kernel(ForwardArgs<R, T> a) {
+// The forward holds its row in registers: thread t of a block of `threads` (≤ kRowThreads, a
+// multiple of 32) takes the vectors t, t + threads, ..., K of them, so consecutive threads read
+// consecutive vectors and each thread holds at most kRowValues fp32 values of the row (with its
+// residual, gate, scale and shift: 5·kRowValues). Rows of up to kRowThreads·kRowValues columns
+// fit, in every storage (8192: the presets' widths are ≤ 5120).
+constexpr int kRowThreads = 512, kRowValues = 16;
+
+// The first column of the thread's k-th vector.
+template <int V>
+__device__ __forceinline__ int forward_column(int k) {
+  return (int(threadIdx.x) + k * int(blockDim.x)) * V;
+}
+
+// Every load of the row (x, the residual, scale and shift) is issued before the first use, so a
+// block waits for one memory round trip; the statistics are two block sums over the registers.
+template <class R, class T, int V, int K>
+__global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(ForwardArgs<R, T> a) {
   __shared__ float scratch[32];
-  EMB_DYNAMIC_SHARED(float, row);
   const int64_t i = blockIdx.x;
   const int C = a.C;
   R* xi = a.x + i * C;
+  float v[K][V] = {}, rv[K][V] = {}, g[K][V] = {}, sc[K][V] = {}, sh[K][V] = {};
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = forward_column<V>(k);
+    if (c >= C) continue;
+    load_vector<V>(xi + c, v[k]);
+    if (a.r) load_vector<V>(a.r + i * C + c, rv[k]);
+    if (a.gate) load_vector<V>(a.gate + i * a.ld_gate + c, g[k]);
+    if (a.scale) {
+      load_vector<V>(a.scale + i * a.ld_mod + c, sc[k]);
+      load_vector<V>(a.shift + i * a.ld_mod + c, sh[k]);
+    }
+  }
   float s = 0.0f;
-  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
-    float v[V];
-    load_vector<V>(xi + c, v);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = forward_column<V>(k);
+    if (c >= C) continue;
     if (a.r) {
-      float rv[V], g[V] = {};
-      load_vector<V>(a.r + i * C + c, rv);
-      if (a.gate) load_vector<V>(a.gate + i * a.ld_gate + c, g);
 #pragma unroll
-      for (int j = 0; j < V; ++j) v[j] = to_f32(from_f32<R>(v[j] + (a.gate ? g[j] : 1.0f) * rv[j]));
-      store_vector<V>(xi + c, v);
+      for (int j = 0; j < V; ++j) v[k][j] = to_f32(from_f32<R>(v[k][j] + (a.gate ? g[k][j] : 1.0f) * rv[k][j]));
+      store_vector<V>(xi + c, v[k]);
     }
-    if (a.x_in) store_vector<V>(a.x_in + i * C + c, v);
+    if (a.x_in) store_vector<V>(a.x_in + i * C + c, v[k]);
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      row[c + j] = v[j];
-      s += v[j];
-    }
+    for (int j = 0; j < V; ++j) s += v[k][j];
   }
   const float mu = a.layer ? block_sum(s, scratch) / C : 0.0f;
   float ss = 0.0f;
-  for (int c = threadIdx.x * V; c < C; c += kThreads * V)
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (forward_column<V>(k) >= C) continue;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      const float d = row[c + j] - mu;
+      const float d = v[k][j] - mu;
       ss += d * d;
     }
+  }
   const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + kEps);
   if (threadIdx.x == 0) {
     if (a.mean) a.mean[i] = mu;
     a.rstd[i] = r;
   }
   const Affine<T, V> affine{a.weight, a.bias};
-  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = forward_column<V>(k);
+    if (c >= C) continue;
     float xhat[V], n[V];
 #pragma unroll
-    for (int j = 0; j < V; ++j) xhat[j] = (row[c + j] - mu) * r;
+    for (int j = 0; j < V; ++j) xhat[j] = (v[k][j] - mu) * r;
     affine.apply(c, xhat, n);
     if (a.normed) store_vector<V>(a.normed + i * C + c, n);
-    if (a.scale) {
-      float sc[V], sh[V];
-      load_vector<V>(a.scale + i * a.ld_mod + c, sc);
-      load_vector<V>(a.shift + i * a.ld_mod + c, sh);
+    if (a.scale)
 #pragma unroll
-      for (int j = 0; j < V; ++j) n[j] = n[j] * (1.0f + sc[j]) + sh[j];
-    }
+      for (int j = 0; j < V; ++j) n[j] = n[j] * (1.0f + sc[k][j]) + sh[k][j];
     store_vector<V>(a.y + i * C + c, n);
   }
+}
+
+// Launches the forward with the fewest vectors per thread K (a power of two) that cover the row
+// with kRowThreads threads, and the fewest whole warps that cover it with K: a row of 192 bf16
+// vectors (C 1536) runs on 6 warps, 384 (C 3072) on 12, none idle.
+template <class R, class T, int V, int K = 1>
+void launch_forward(const ForwardArgs<R, T>& args, int64_t N, cudaStream_t stream) {
+  const int vectors = (args.C + V - 1) / V;
+  if constexpr (K * V < kRowValues) {
+    if (K * kRowThreads < vectors) return launch_forward<R, T, V, 2 * K>(args, N, stream);
+  }
+  EMB_CHECK(K * kRowThreads >= vectors, "norm_modulate_forward: rows of ", args.C, " columns exceed the ",
+            kRowThreads * kRowValues, " a row block holds in registers");
+  const int threads = ((vectors + K - 1) / K + 31) / 32 * 32;
+  EMB_LAUNCH((norm_modulate_forward_kernel<R, T, V, K>), unsigned(N), threads, 0, stream)(args);
+  check_launch("norm_modulate_forward");
 }
 
 // x and dx (the residual stream) of type R, the rest of T.
@@ -229,13 +267,11 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
   const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
                             shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
   constexpr int V = kMixedVectorWidth<R, T>;
-  const bool vectorized = rows_vectorizable<V>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
-                                               {x, gate, r, x_in, weight, bias, scale, shift, normed, y});
-  const size_t shared = size_t(C) * sizeof(float);  // the row in fp32
-  if (vectorized)
-    launch_per_row<norm_modulate_forward_kernel<R, T, V>>(args, shared, N, C, stream, "norm_modulate_forward");
+  if (rows_vectorizable<V>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
+                           {x, gate, r, x_in, weight, bias, scale, shift, normed, y}))
+    launch_forward<R, T, V>(args, N, stream);
   else
-    launch_per_row<norm_modulate_forward_kernel<R, T, 1>>(args, shared, N, C, stream, "norm_modulate_forward");
+    launch_forward<R, T, 1>(args, N, stream);
 }
 
 template <class R, class T>

@@ -16,8 +16,9 @@ enum class NormKind { layer, rms };
 // The residual stream (x, x_in, dx) is of type R: T, or fp32 beside bf16 T (bf16 activations
 // keep an fp32 residual stream; the norm's outputs are bf16).
 // One block per row reads the row from HBM once (16-byte vectors when every row of every
-// operand is 16-byte aligned, else scalar), keeps it in shared memory (fp32) for the statistics
-// and writes the outputs: one pass over HBM where a naive kernel makes three.
+// operand is 16-byte aligned, else scalar), keeps it in registers (fp32) for the statistics and
+// writes the outputs: one pass over HBM where a naive kernel makes three. Rows of at most 8192
+// columns (a wider row is an error).
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
                            int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);

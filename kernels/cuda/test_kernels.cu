@@ -654,6 +654,23 @@ void test_residual_norm_modulate(Residual residual, int C) {
   expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
 }
 
+// The forward holds a row in registers, at most 8192 columns: a wider row is one clear error.
+void test_norm_modulate_row_limit() {
+  const int C = 8193;
+  DeviceArray<float> x_d(C), y_d(C), mean_d(1), rstd_d(1);
+  const float* none = nullptr;
+  std::string error;
+  try {
+    norm_modulate_forward(NormKind::layer, x_d.get(), none, none, none, none, 0, y_d.get(), mean_d.get(),
+                          rstd_d.get(), 1, C, nullptr);
+  } catch (const emb::Error& e) {
+    error = e.what();
+  }
+  const std::string want =
+      "norm_modulate_forward: rows of 8193 columns exceed the 8192 a row block holds in registers";
+  expect_close("norm_modulate row limit: '" + error + "'", error == want ? 0.0 : 1.0, 0.0);
+}
+
 // The fused forward has no backward kernel of its own: its backward is norm_modulate_backward
 // (dx added to the gradient that reaches the stored x directly) fed to gated_residual_backward,
 // as the model composes them. Checked against central differences of the fused forward itself
@@ -1380,8 +1397,8 @@ void test_all_storage(const Blas& blas) {
     if (attention_wgmma_available(0)) test_attention_suite<T, WgmmaAttention>();
   }
   // C = 200 and 2056: 16-byte vectors (every row aligned); C = 203 and 517: the scalar path. 2056
-  // and 517 exceed one vector or element per thread of the 256-thread row block, so each
-  // thread's row loop runs more than once (the presets' 1536 and 3072 in bf16 do too).
+  // and 517 exceed one vector or element per thread of a 256-thread row block, so the forward's
+  // threads hold 2 or 4 of them (the presets' 3072 in bf16 does too).
   run("norm_modulate " + t, [&] {
     for (int C : {200, 2056, 203, 517}) {
       test_norm_modulate<T>(NormKind::layer, false, true, C);
@@ -1391,15 +1408,19 @@ void test_all_storage(const Blas& blas) {
       test_norm_modulate<T>(NormKind::rms, false, true, C);
     }
   });
+  // 8192 and 8189: the widest rows the forward holds, in vectors (fp32 8 per thread, bf16 4) and
+  // scalar (32 per thread).
   run("residual_norm_modulate " + t, [&] {
-    for (int C : {256, 2056, 203, 517})
+    for (int C : {256, 2056, 203, 517, 8192, 8189})
       for (Residual residual : {Residual::gated, Residual::plain, Residual::none})
         test_residual_norm_modulate<T>(residual, C);
   });
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, float>) {
+    run("norm_modulate row limit", [&] { test_norm_modulate_row_limit(); });
     run("residual_norm_modulate gradient check " + t, [&] {
       for (int C : {8, 7}) test_residual_norm_modulate_gradient(C);  // vectors, scalar
     });
+  }
   run("gated_residual " + t, [&] {  // C = 96: 16-byte vectors; C = 99: scalar
     for (int C : {96, 99}) {
       test_gated_residual<T>(true, C);

@@ -286,12 +286,31 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
                         sublayer_index(s, io));
 }
 
-void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
-                      const BlockIO& io, const TensorPtr& mod, SublayerActs& a, float* x) {
+// A sublayer's gated residual x += gate·y, left for the next sublayer to apply: an adaLN norm
+// applies it in the same pass over x (residual_norm_modulate_forward), anything else before
+// itself. The backward is unchanged (Ops::residual_norm_modulate_forward).
+struct PendingResidual {
+  View gate, y;  // y absent: none pending
+};
+
+void apply_residual(Ops& ops, const View& x, const PendingResidual& r) {
+  if (!r.y.absent()) ops.gated_residual_forward(x, r.gate, r.y);
+}
+
+PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                                 const BlockIO& io, const TensorPtr& mod, SublayerActs& a, float* x,
+                                 const PendingResidual& pending) {
   const int64_t T = io.T;
   const int D = spec.D;
-  ops.copy(rows(x, T, D), rows(a.x_in, T, D));
-  norm_forward(ops, spec, s, P, mod, T, x, a);
+  if (s.scale_chunk >= 0 && !pending.y.absent()) {
+    ops.residual_norm_modulate_forward(rows(x, T, D), pending.gate, pending.y, rows(a.x_in, T, D),
+                                       chunk(spec, mod, T, s.scale_chunk), chunk(spec, mod, T, s.shift_chunk),
+                                       rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1));
+  } else {
+    apply_residual(ops, rows(x, T, D), pending);
+    ops.copy(rows(x, T, D), rows(a.x_in, T, D));
+    norm_forward(ops, spec, s, P, mod, T, x, a);
+  }
   if (s.attention) {
     attention_core_forward(ops, spec, s, P, io, a);
     block_linear_forward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, rows(a.y, T, D));
@@ -300,7 +319,7 @@ void sublayer_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, co
                          rows(a.g, T, spec.F));
     block_linear_forward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, rows(a.y, T, D));
   }
-  ops.gated_residual_forward(rows(x, T, D), chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D));
+  return PendingResidual{chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D)};
 }
 
 void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
@@ -375,8 +394,10 @@ void block_forward(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const 
                        Activation::none, View{}, rows(acts.mod_rows, io.n_cond, C));
     ops.copy_rows(rows(acts.mod_rows, io.n_cond, C), io.cond_row, rows(acts.mod, T, C), RowIndex{});
   }
+  PendingResidual pending;
   for (size_t i = 0; i < spec.sublayers.size(); ++i)
-    sublayer_forward(ops, spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x);
+    pending = sublayer_forward(ops, spec, spec.sublayers[i], P, io, acts.mod, acts.sub[i], x, pending);
+  apply_residual(ops, rows(x, T, spec.D), pending);
 }
 
 void block_recompute_attention(Ops& ops, const BlockSpec& spec, const ParamAccess& P, const BlockIO& io,

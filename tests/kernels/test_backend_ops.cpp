@@ -14,7 +14,8 @@
 //   bf16: CudaOps stores every data view in bf16 (math fp32) while CpuOps runs fp32 on the
 //         same bf16-rounded inputs; the bound is the output rounding 2⁻⁸ = 3.9e-3 plus fp32
 //         accumulation: 1e-2 (2e-2 for attention gradients, whose P·dS products round twice).
-//         Measured under the emulation: at most 4.4e-3 (linear).
+//         Measured under the emulation: at most 5.4e-3 (residual_norm_modulate's normed: a bf16
+//         stream rounds x + gate·r, which the CPU keeps in fp32), 4.4e-3 for the linears.
 //   bf16 + fp32 gradients and residual (model.precision = bf16 on CUDA): the ops with parameter
 //         gradients or residual stream views run again with those fp32 beside bf16 data, held to
 //         the bf16 bound. Measured under the emulation: bf16 outputs as above; the fp32
@@ -433,6 +434,59 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
                        dy->read()};
       },
       kAlsoMixed);
+  // The fused sublayer boundary, with the gate (a chunk) and without, saving x_in and not; C 96
+  // takes the CUDA kernel's vectors, C 99 its scalar path.
+  for (const int64_t Cf : {C, C + 3})
+    for (bool gated : {true, false})
+      for (bool save_input : {true, false})
+        compare(
+            str("residual_norm_modulate C ", Cf, " gated ", gated, " x_in ", save_input), {kPointwise},
+            [&](const Run& r) {
+              auto x = r.stream(r.random(N * Cf, 80, -2, 2), N, Cf), mod = r.data(r.random(N * 6 * Cf, 81), N, 6 * Cf);
+              auto res = r.data(r.random(N * Cf, 82), N, Cf), x_in = r.stream(r.random(N * Cf, 83), N, Cf);
+              auto normed = r.data(r.random(N * Cf, 84), N, Cf), y = r.data(r.random(N * Cf, 85), N, Cf);
+              auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
+              const View m = mod->view();
+              r.ops.residual_norm_modulate_forward(x->view(), gated ? m.cols_range(2 * Cf, Cf) : View{}, res->view(),
+                                                   save_input ? x_in->view() : View{}, m.cols_range(Cf, Cf),
+                                                   m.cols_range(0, Cf), normed->view(), y->view(), mean->view(),
+                                                   rstd->view());
+              return Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()};
+            },
+            kAlsoMixed);
+}
+
+// residual_norm_modulate_forward is gated_residual_forward, copy and norm_modulate_forward in one
+// op: on each backend, in each storage, the fused op and the three in a row give the same bits
+// (each element of x is rounded to the stream's type once, before the statistics read it).
+BOOST_AUTO_TEST_CASE(residual_norm_modulate_is_its_unfused_sequence) {
+  const int64_t N = 13, C = 200;
+  for (const Precision& p : {kFp32, kBf16, kBf16Mixed})
+    for (Ops* ops : {static_cast<Ops*>(&backends().cpu), static_cast<Ops*>(&backends().cuda)}) {
+      if (ops == &backends().cpu && p.storage != DType::f32) continue;
+      const Run r{*ops, p.storage, p.storage, p.gradients, p.residual};
+      std::vector<Outputs> runs;
+      for (bool fused : {true, false}) {
+        auto x = r.stream(r.random(N * C, 90, -2, 2), N, C), mod = r.data(r.random(N * 3 * C, 91), N, 3 * C);
+        auto res = r.data(r.random(N * C, 92), N, C), x_in = r.stream(r.random(N * C, 93), N, C);
+        auto normed = r.data(r.random(N * C, 94), N, C), y = r.data(r.random(N * C, 95), N, C);
+        auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
+        const View m = mod->view(), gate = m.cols_range(2 * C, C), scale = m.cols_range(C, C),
+                   shift = m.cols_range(0, C);
+        if (fused) {
+          ops->residual_norm_modulate_forward(x->view(), gate, res->view(), x_in->view(), scale, shift,
+                                              normed->view(), y->view(), mean->view(), rstd->view());
+        } else {
+          ops->gated_residual_forward(x->view(), gate, res->view());
+          ops->copy(x->view(), x_in->view());
+          ops->norm_modulate_forward(x->view(), scale, shift, normed->view(), y->view(), mean->view(), rstd->view());
+        }
+        runs.push_back(Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()});
+      }
+      for (size_t o = 0; o < runs[0].size(); ++o)
+        BOOST_TEST(std::memcmp(runs[0][o].data(), runs[1][o].data(), runs[0][o].size() * sizeof(float)) == 0,
+                   ops->name() << " " << p.name << " output " << o << " differs from the unfused ops");
+    }
 }
 
 BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
@@ -646,6 +700,13 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
                  ops->fp8_linear_forward(x->view(), W4->view(), View{}, Activation::none, View{}, y->view());
                }) == "fp8_linear_forward: the FP8 GEMM needs in and out multiples of 16; x [8, 16], W [16, 4], "
                      "b absent, pre absent, y [8, 4]");
+    auto stat = r.stats(std::vector<float>(8), 8, 1);
+    const View xv = x->view();
+    BOOST_TEST(error_of([&] {
+                 ops->residual_norm_modulate_forward(xv, View{}, y->view(), View{}, xv, xv, xv, xv, stat->view(),
+                                                     stat->view());
+               }) == "residual_norm_modulate_forward: x and r differ in shape; x [8, 16], gate absent, r [8, 4], "
+                     "x_in absent, scale [8, 16], shift [8, 16], normed [8, 16], y [8, 16], mean [8, 1], rstd [8, 1]");
   }
   const Run r{backends().cuda, DType::f32, DType::f32, DType::f32, DType::f32};
   std::vector<int32_t> seq(4, 0);

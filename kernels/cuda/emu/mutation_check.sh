@@ -10,7 +10,8 @@
 # byte count or a wrong descriptor in the Hopper forward (attention_wgmma.cu); in the
 # memory-bound kernels (norm_modulate.cu, residual.cu, adamw.cu, vector_access.cuh) a wrong
 # vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are not
-# aligned, a fused residual that loses its gate or its store, a short shared-memory row; around
+# aligned, a fused residual that loses its gate or its store, a row block a warp short or a
+# thread's later vectors unmodulated; around
 # the GEMMs (linear.cu, blas.cu) a cached plan that keeps its first call's bias pointer, a wrong
 # GELU aux leading dimension, a BGRADA bias gradient that is not accumulated.
 # Prints a table (mutant, result, what caught it); exits 0 when the real code passes and every
@@ -154,11 +155,12 @@ mutants=(
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
-  "norm_modulate.cu|forward: row pass steps kThreads, not kThreads * V (vectors overlap)|s.replace('for (int c = threadIdx.x * V; c < C; c += kThreads * V) {', 'for (int c = threadIdx.x * V; c < C; c += kThreads) {', 1)"
-  "norm_modulate.cu|forward: the last vector of the row left out (c + V < C)|s.replace('for (int c = threadIdx.x * V; c < C; c += kThreads * V) {', 'for (int c = threadIdx.x * V; c + V < C; c += kThreads * V) {', 1)"
-  "norm_modulate.cu|fused residual: the gate ignored (x += r)|s.replace('(a.gate ? g[j] : 1.0f) * rv[j]', 'rv[j]', 1)"
-  "norm_modulate.cu|fused residual: updated x not stored|s.replace('      store_vector<V>(xi + c, v);\n', '', 1)"
-  "norm_modulate.cu|forward: shared-memory row one float short|s.replace('size_t(C) * sizeof(float);  // the row in fp32', 'size_t(C - 1) * sizeof(float);  // the row in fp32', 1)"
+  "norm_modulate.cu|forward: a thread's vectors k·blockDim elements apart, not k·blockDim vectors (vectors overlap)|s.replace('return (int(threadIdx.x) + k * int(blockDim.x)) * V;', 'return int(threadIdx.x) * V + k * int(blockDim.x);', 1)"
+  "norm_modulate.cu|forward: the last vector of the row left out (c + V >= C skipped)|s.replace('if (c >= C) continue;', 'if (c + V >= C) continue;')"
+  "norm_modulate.cu|fused residual: the gate ignored (x += r)|s.replace('(a.gate ? g[k][j] : 1.0f) * rv[k][j]', 'rv[k][j]', 1)"
+  "norm_modulate.cu|fused residual: updated x not stored|s.replace('      store_vector<V>(xi + c, v[k]);\n', '', 1)"
+  "norm_modulate.cu|forward: one warp too few per row block (the row's last vectors on no thread)|s.replace('const int threads = ((vectors + K - 1) / K + 31) / 32 * 32;', 'const int threads = ((vectors + K - 1) / K + 31) / 32 * 32 - 32;', 1)"
+  "norm_modulate.cu|forward: scale and shift of a thread's first vector only (k = 0)|s.replace('    if (a.scale) {\n      load_vector<V>(a.scale', '    if (a.scale && k == 0) {\n      load_vector<V>(a.scale', 1)"
   "norm_modulate.cu|backward: dx pass leaves out the last vector (c + V < C)|(lambda i: s[:i] + s[i:].replace('c < C; c += kThreads * V) {', 'c + V < C; c += kThreads * V) {', 1))(s.index('if (!a.dx) return;'))"
   "norm_modulate.cu|backward: mean(g) term dropped|s.replace('a.layer ? block_sum(g_sum, scratch) / C : 0.0f', '0.0f * block_sum(g_sum, scratch)', 1)"
   "vector_access.cuh|rows_vectorizable ignores C % width (vector path on unaligned rows)|s.replace('if (C % V) return false;', '', 1)"
