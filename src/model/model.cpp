@@ -27,7 +27,7 @@ int Model::fp8_linear_count() const {
 }
 
 DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage) {
-  return cfg.precision == Precision::bf16 && mixed_storage && !cfg.fp8 ? DType::bf16 : DType::f32;
+  return cfg.precision == Precision::bf16 && mixed_storage ? DType::bf16 : DType::f32;
 }
 
 DType Model::training_blocks_dtype() const { return emb::training_blocks_dtype(cfg_, ops_ && ops_->mixed_storage()); }

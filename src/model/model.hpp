@@ -31,10 +31,10 @@ namespace emb {
 
 // The storage type of the trunk's blocks' activations and parameters in training (accumulate
 // with hooks): bf16 with model.precision = bf16 on a backend with mixed storage
-// (Ops::mixed_storage, CUDA) and model.fp8 off (the FP8 linears take one dtype for data and
-// gradients), else fp32. The residual stream, statistics, gradients, encoders and heads stay
-// fp32; the CPU computes bf16 mode in fp32 on the bf16-rounded weights. One rule for the run
-// (Model::training_blocks_dtype) and for --plan, which has no backend (src/plan).
+// (Ops::mixed_storage, CUDA), model.fp8 = on included (the FP8 linears quantise bf16 data and
+// accumulate fp32 dW and db), else fp32. The residual stream, statistics, gradients, encoders
+// and heads stay fp32; the CPU computes bf16 mode in fp32 on the bf16-rounded weights. One rule
+// for the run (Model::training_blocks_dtype) and for --plan, which has no backend (src/plan).
 DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage);
 
 class Model {
