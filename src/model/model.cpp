@@ -30,7 +30,9 @@ DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage) {
   return cfg.precision == Precision::bf16 && mixed_storage ? DType::bf16 : DType::f32;
 }
 
-DType Model::training_blocks_dtype() const { return emb::training_blocks_dtype(cfg_, ops_ && ops_->mixed_storage()); }
+DType Model::training_blocks_dtype() const {
+  return emb::training_blocks_dtype(cfg_, ops_ && ops_->mixed_storage());
+}
 
 std::vector<DType> Model::unit_param_dtypes() const {
   std::vector<DType> dtypes(size_t(reg_.n_units()), DType::f32);

@@ -198,8 +198,9 @@ std::string plan_text(const PlanReport& p) {
            " per sample\n");
   s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
            " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
-  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (", g(p.block_activation_bytes + p.block_conversion_bytes),
-           " of it the blocks' in ", dtype_name(p.blocks_dtype), "; recompute changes it)\n");
+  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
+           g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
+           "; recompute changes it)\n");
   s += str("  state per rank       shard none ", g(p.state_bytes[0]), ", grads ", g(p.state_bytes[1]), ", full ",
            g(p.state_bytes[2]), "\n");
   return s;
