@@ -426,11 +426,13 @@ void CudaOps::fp8_linear_backward(const View& x, const View& W, Activation act, 
   const OpCheck c = check_linear_backward("fp8_linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
   check_fp8_shape(c, W);
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
-  dispatch(storage(c, {&x, &W, &pre, &dy, &dx, &dW, &db}), [&](auto t) {
+  const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
+  dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
     using T = decltype(t);
+    using G = decltype(gt);
     const T* dpre = activation_input_gradient<T>(act, pre, dy);
     void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(T)), stream_);
-    cuda::fp8_linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), dpre, ptr<T>(dx), ptr<T>(dW), ptr<T>(db),
+    cuda::fp8_linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), dpre, ptr<T>(dx), ptr<G>(dW), ptr<G>(db),
                               x.rows, x.cols, W.cols, scratch, stream_);
   });
 }

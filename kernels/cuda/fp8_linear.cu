@@ -6,6 +6,7 @@
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
+#include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -95,8 +96,8 @@ void fp8_linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T*
   if (b) add_bias(y, out, b, N, out, stream);
 }
 
-template <class T>
-void fp8_linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N,
+template <class T, class G>
+void fp8_linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, G* dW, G* db, int64_t N,
                          int64_t in, int64_t out, void* scratch, cudaStream_t stream) {
   if (dx && N > 0) {
     const Fp8Scratch s = carve(scratch, N, in, out, sizeof(T));
@@ -110,10 +111,14 @@ void fp8_linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, 
 
 #define EMB_INSTANTIATE(T)                                                                                      \
   template void fp8_linear_forward<T>(const Blas&, const T*, const T*, const T*, T*, int64_t, int64_t, int64_t, \
-                                      void*, cudaStream_t);                                                     \
-  template void fp8_linear_backward<T>(const Blas&, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, \
-                                       int64_t, void*, cudaStream_t);
+                                      void*, cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
+#undef EMB_INSTANTIATE
+
+#define EMB_INSTANTIATE(T, G)                                                                                      \
+  template void fp8_linear_backward<T, G>(const Blas&, const T*, const T*, const T*, T*, G*, G*, int64_t, int64_t, \
+                                          int64_t, void*, cudaStream_t);
+EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda

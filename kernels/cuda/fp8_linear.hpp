@@ -8,7 +8,9 @@
 // The FP8 GEMM needs a row count N that is a multiple of 4 and 16-byte aligned operands; a call
 // that has neither runs on zero-padded copies in the scratch (rows of zeros quantise to zero
 // codes and add nothing), so any packed token count works. in and out: multiples of 16.
-// Storage fp32 or bf16; backward outputs accumulate (+=), null gradients are not computed.
+// Storage fp32 or bf16; backward outputs accumulate (+=), null gradients are not computed. The
+// backward's G, the type of dW and db, is T or fp32 beside bf16 T (bf16 activations: the
+// parameter gradients stay fp32, as in linear_backward).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -25,8 +27,8 @@ size_t fp8_linear_scratch_bytes(int64_t N, int64_t in, int64_t out, size_t elem_
 template <class T>
 void fp8_linear_forward(const Blas& blas, const T* x, const T* W, const T* b, T* y, int64_t N, int64_t in,
                         int64_t out, void* scratch, cudaStream_t stream);
-template <class T>
-void fp8_linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, T* dW, T* db, int64_t N,
+template <class T, class G>
+void fp8_linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* dx, G* dW, G* db, int64_t N,
                          int64_t in, int64_t out, void* scratch, cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -185,7 +185,7 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
     *p = plan.activations(rows * D);
   s.dg = plan.activations(rows * F);
   // The context's gradient [Tc, Dc] or ada2's conditioning's [n_cond ≤ T, D].
-  s.dinput = plan.activation_dtype() == DType::f32 ? TensorPtr{} : plan.activations(rows * std::max(D, Dc));
+  s.dinput = plan.conversion(rows * std::max(D, Dc));
 }
 
 namespace {

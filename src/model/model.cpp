@@ -26,9 +26,12 @@ int Model::fp8_linear_count() const {
   return n;
 }
 
+DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage) {
+  return cfg.precision == Precision::bf16 && mixed_storage ? DType::bf16 : DType::f32;
+}
+
 DType Model::training_blocks_dtype() const {
-  const bool mixed = ops_ && ops_->mixed_storage();
-  return cfg_.precision == Precision::bf16 && mixed && !cfg_.fp8 ? DType::bf16 : DType::f32;
+  return emb::training_blocks_dtype(cfg_, ops_ && ops_->mixed_storage());
 }
 
 std::vector<DType> Model::unit_param_dtypes() const {
@@ -153,11 +156,11 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::
   P.leave_backward(0);
 }
 
-size_t Model::activation_bytes(int64_t T, int64_t Tc, int B) {
-  ActivationPlan measure(nullptr, training_blocks_dtype());
+ActivationBytes Model::activation_bytes(int64_t T, int64_t Tc, int B, DType blocks) {
+  ActivationPlan measure(nullptr, blocks);
   plan_activations(measure, T, Tc, B);
   planned_T_ = -1;  // measuring nulled the layout pointers: the next step plans again
-  return measure.bytes();
+  return measure.measured();
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& cfg, Ops* ops) {

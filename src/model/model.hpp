@@ -16,6 +16,7 @@
 #include "kernels/ops.hpp"
 #include "kernels/ops_buffer.hpp"
 #include "batch/packed_batch.hpp"
+#include "model/activation_plan.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/model_config.hpp"
@@ -28,7 +29,13 @@
 
 namespace emb {
 
-class ActivationPlan;
+// The storage type of the trunk's blocks' activations and parameters in training (accumulate
+// with hooks): bf16 with model.precision = bf16 on a backend with mixed storage
+// (Ops::mixed_storage, CUDA), model.fp8 = on included (the FP8 linears quantise bf16 data and
+// accumulate fp32 dW and db), else fp32. The residual stream, statistics, gradients, encoders
+// and heads stay fp32; the CPU computes bf16 mode in fp32 on the bf16-rounded weights. One rule
+// for the run (Model::training_blocks_dtype) and for --plan, which has no backend (src/plan).
+DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage);
 
 class Model {
  public:
@@ -45,12 +52,8 @@ class Model {
   // The linears on the FP8 path (model.fp8; fp8_eligible in dit_block.hpp); 0 when it is off.
   int fp8_linear_count() const;
 
-  // The storage type of the trunk's blocks' activations and parameters in training (accumulate
-  // with hooks): bf16 with model.precision = bf16 on a backend with mixed storage
-  // (Ops::mixed_storage, CUDA) and model.fp8 off (the FP8 linears take one dtype for data and
-  // gradients), else fp32. The residual stream, statistics, gradients, encoders and heads stay
-  // fp32; the CPU computes bf16 mode in fp32 on the bf16-rounded weights. Calls without hooks
-  // (the flat fp32 parameters: policy evaluation, direct calls) compute the blocks in fp32.
+  // training_blocks_dtype (below) on this model's backend. Calls without hooks (the flat fp32
+  // parameters: policy evaluation, direct calls) compute the blocks in fp32.
   DType training_blocks_dtype() const;
 
   // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
@@ -81,8 +84,10 @@ class Model {
                                   const std::vector<float>& tau, const std::vector<float>& noise, double denominator);
 
   // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
-  // (upper bound over layouts) in training (training_blocks_dtype), computed without allocating.
-  size_t activation_bytes(int64_t T, int64_t Tc, int B);
+  // (upper bound over layouts) with the blocks' activations in `blocks` (training_blocks_dtype
+  // of the run's backend), computed without allocating: a model made without a backend (--plan)
+  // measures what a run on any backend holds.
+  ActivationBytes activation_bytes(int64_t T, int64_t Tc, int B, DType blocks);
   // The bytes of the activation arena, which grows to the largest micro-batch's layout.
   size_t activation_arena_bytes() const { return arena_.capacity(); }
 

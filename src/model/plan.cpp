@@ -142,7 +142,7 @@ PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample
   return b;
 }
 
-PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape) {
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape, DType blocks) {
   EMB_ASSERT(ranks > 0);
   PlanReport p;
   p.preset = c.preset;
@@ -170,7 +170,11 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.flops_fwd = f.fwd;
   p.flops_bwd = f.bwd;
 
-  p.activation_bytes = double(model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb));
+  const ActivationBytes act = model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb, blocks);
+  p.activation_bytes = double(act.total);
+  p.blocks_dtype = blocks;
+  p.block_activation_bytes = double(act.in_activation_dtype);
+  p.block_conversion_bytes = double(act.conversions);
   // fp32 master parameters, fp32 gradients, AdamW m and v; bf16 adds a 2-byte compute copy
   // (of everything, or of the two gathered units in flight under full sharding).
   const double N = double(p.n_params), R = ranks, U = double(p.max_unit_params);
@@ -194,7 +198,9 @@ std::string plan_text(const PlanReport& p) {
            " per sample\n");
   s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
            " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
-  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (recompute changes it)\n");
+  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
+           g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
+           "; recompute changes it)\n");
   s += str("  state per rank       shard none ", g(p.state_bytes[0]), ", grads ", g(p.state_bytes[1]), ", full ",
            g(p.state_bytes[2]), "\n");
   return s;

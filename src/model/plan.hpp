@@ -5,7 +5,8 @@
 //     10·pairs·D backward (flash backward recomputes QKᵀ: five matmuls), with the allowed
 //     (query, key) pairs of a typical sample's token layout under its masks; backward GEMMs
 //     are twice the forward ones;
-//   memory per rank: activations of one micro-batch (the model's own arena layout), and
+//   memory per rank: activations of one micro-batch (the model's own arena layout, the blocks'
+//     activations in the storage type the run gives them: training_blocks_dtype), and
 //     parameters + gradients + AdamW moments for shard = none / grads / full.
 #pragma once
 #include <array>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "batch/packed_batch.hpp"
+#include "core/dtype.hpp"
 #include "kernels/op_types.hpp"
 #include "model/model_config.hpp"
 
@@ -44,6 +46,9 @@ struct PlanReport {
   double attn_pair_heads = 0;                     // per sample, as StepFlops
   double flops_fwd = 0, flops_bwd = 0;            // per sample
   double activation_bytes = 0;                    // one micro-batch on one rank
+  DType blocks_dtype = DType::f32;                // the blocks' activations' storage type
+  double block_activation_bytes = 0;              // of activation_bytes, the blocks' data in blocks_dtype
+  double block_conversion_bytes = 0;              // and their copies of fp32 tensors (bf16 blocks only)
   std::array<double, 3> state_bytes{};            // per rank: shard none, grads, full
 };
 
@@ -60,7 +65,10 @@ struct PlanSample {
 PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape);
 
 // token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
-PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {});
+// blocks: the storage type of the blocks' activations on the run's backend
+// (training_blocks_dtype: bf16 on CUDA under model.precision = bf16).
+PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {},
+                     DType blocks = DType::f32);
 std::string plan_text(const PlanReport& plan);
 
 }  // namespace emb

@@ -22,8 +22,8 @@ void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t
   for (float** p : {&x, &dx}) *p = plan.floats(T * D);
   for (float** p : {&c, &dc}) *p = plan.floats(Tc * Dc);
   converts_inputs_ = plan.activation_dtype() != DType::f32;
-  block_c_ = converts_inputs_ ? plan.activations(Tc * Dc) : TensorPtr{};
-  block_cond_ = converts_inputs_ ? plan.activations(T * cond_width) : TensorPtr{};  // a row per timestep ≤ T
+  block_c_ = plan.conversion(Tc * Dc);
+  block_cond_ = plan.conversion(T * cond_width);  // a row per timestep ≤ T
   work_ = plan.floats(std::max(T * D, context_blocks.specs().empty() ? 0 : Tc * Dc));
   context_blocks.plan(plan, Tc, Tc, recompute);
   blocks.plan(plan, T, Tc, recompute);

@@ -35,8 +35,9 @@ struct Hardware {
   // On a GPU: the GEMM library's workspace (cuBLASLt) and the communication library's channels
   // and buffers (NCCL); summary.json measures both (device_memory_bytes).
   double blas_workspace_bytes = 0, comm_library_bytes = 0;
-  // Activations held in the compute precision (GPU), or always in fp32 (the CPU kernels widen
-  // bf16 to fp32).
+  // The backend keeps the blocks' activations in the compute precision (a GPU: CUDA's mixed
+  // storage, Model's training_blocks_dtype), or everything in fp32 (the CPU kernels widen bf16
+  // to fp32).
   bool activations_in_compute_precision = true;
   // false: no core to spare (MACHINE.md): the MPI progress thread's copies and sums take the
   // compute's core time, so every collective adds to the step.

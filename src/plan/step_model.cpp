@@ -101,6 +101,10 @@ double expected_max_of_normals(int n) {
 
 }  // namespace
 
+DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c) {
+  return training_blocks_dtype(c, hw.activations_in_compute_precision);
+}
+
 StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
   StepPrediction s;
@@ -117,10 +121,11 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
                                                          : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
   s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
   s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
-  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample_tokens, w.sample);
+  const DType blocks = planned_blocks_dtype(hw, c);
+  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample_tokens, w.sample, blocks);
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample);
+  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample, blocks);
 
   // Compute rates per rank: ranks sharing a CPU node share its cores, and run faster with
   // cores to spare.
@@ -133,10 +138,9 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const double gemm_rate = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
   const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
   const double mem_rate = hw.memory_bytes_per_s * share;
-  const double act_scale = bf16 && hw.activations_in_compute_precision ? 0.5 : 1.0;
   // Activation traffic of elementwise work: each activation written and read once in the
   // forward, its gradient written and read once in the backward.
-  const double act_per_sample = p_none.activation_bytes * act_scale / s.samples_per_mb;
+  const double act_per_sample = p_none.activation_bytes / s.samples_per_mb;
   const double passes = w.fp8 ? 3 : 2;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
   // their per-pair work, split by the forward's measured share.
@@ -242,7 +246,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   if (w.dataset_samples > 0) s.epoch_s = double(w.dataset_samples) / (samples_per_step / s.step_s);
 
   s.state_bytes = p.state_bytes[size_t(mode)];
-  s.activation_bytes = p.activation_bytes * act_scale;
+  s.activation_bytes = p.activation_bytes;
   s.reserved_bytes = hw.reserved_bytes;
   s.blas_workspace_bytes = hw.blas_workspace_bytes;
   s.comm_library_bytes = hw.comm_library_bytes;

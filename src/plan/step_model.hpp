@@ -20,8 +20,9 @@
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is
 //             slower than the step consumes;
-//   memory    state of the shard mode + one micro-batch's activations (in bf16 on a GPU under
-//             bf16) + the cuBLASLt workspace + NCCL's buffers + the reserve,
+//   memory    state of the shard mode + one micro-batch's activations (the blocks' in the
+//             storage type a run on the hardware gives them: planned_blocks_dtype) + the
+//             cuBLASLt workspace + NCCL's buffers + the reserve,
 //             against the device's memory;
 //   checkpoint parameters and AdamW moments in fp32, written by every node at once.
 #pragma once
@@ -78,6 +79,10 @@ struct StepPrediction {
   double checkpoint_bytes = 0, checkpoint_s = 0;
   double preemption_signal_s = 0;  // Slurm --signal=USR1@T: a step, a checkpoint and margin
 };
+
+// The storage type of the blocks' activations in a run of `c` on `hw`: training_blocks_dtype
+// with the hardware's backend (activations_in_compute_precision: CUDA's mixed storage).
+DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c);
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w);
 

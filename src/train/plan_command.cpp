@@ -11,6 +11,7 @@
 #include "model/presets.hpp"
 #include "plan/config_search.hpp"
 #include "plan/plan_output.hpp"
+#include "plan/step_model.hpp"
 #include "train/commands.hpp"
 
 namespace emb {
@@ -70,7 +71,8 @@ std::string plan_report(const Deck& deck, int world_size) {
   if (json_path.empty()) json_path = deck.get_string("run.output_dir") + "/plan/" + deck.stem() + ".json";
   std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
   write_file_atomic(json_path, plan_json(hw, as_deck, ranked).dump(2) + "\n");
-  return plan_text(make_plan(mc, ranks, w.tokens_per_mb, w.sample)) + prediction_text(hw, as_deck, ranked, 10) +
+  return plan_text(make_plan(mc, ranks, w.tokens_per_mb, w.sample, planned_blocks_dtype(hw, mc))) +
+         prediction_text(hw, as_deck, ranked, 10) +
          str("JSON: ", json_path, "\n");
 }
 

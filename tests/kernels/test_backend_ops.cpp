@@ -365,19 +365,23 @@ BOOST_AUTO_TEST_CASE(linears) {
 // dpre = act'(pre)·dy already rounded to bf16, which moves some elements across an E4M3 rounding
 // boundary (a step of 2⁻³ relative): 5e-2 (measured 1.8e-2); without an activation 4e-3.
 // 45 rows take the padded path of kernels/cuda/fp8_linear.hpp (the GEMM needs a multiple of 4),
-// 64 the direct one; in = 160 ends in a partial 128-wide block.
+// 64 the direct one; in = 160 ends in a partial 128-wide block. Also as bf16 activations run it
+// (model.precision = bf16 with model.fp8 = on): bf16 data, fp32 dW and db.
 BOOST_AUTO_TEST_CASE(fp8_linears) {
   const int64_t in = 160, out = 48;
   const Tol fp8_dgrad{1e-5, 5e-2};
   for (int64_t N : {45, 64})
     for (Activation act : {Activation::none, Activation::gelu_tanh}) {
-      compare(str("fp8_linear rows ", N, " act ", int(act)), {kGemm, fp8_dgrad, kGemm, kGemm}, [&](const Run& r) {
-        const LinearBuffers l(r, N, in, out, 1, 50);
-        r.ops.fp8_linear_forward(l.x->view(), l.W->view(), l.b->view(), act, l.pre_of(act), l.y->view());
-        r.ops.fp8_linear_backward(l.x->view(), l.W->view(), act, l.pre_of(act), l.dy->view(), l.dx->view(),
-                                  l.dW->view(), l.db->view());
-        return l.read();
-      });
+      compare(
+          str("fp8_linear rows ", N, " act ", int(act)), {kGemm, fp8_dgrad, kGemm, kGemm},
+          [&](const Run& r) {
+            const LinearBuffers l(r, N, in, out, 1, 50);
+            r.ops.fp8_linear_forward(l.x->view(), l.W->view(), l.b->view(), act, l.pre_of(act), l.y->view());
+            r.ops.fp8_linear_backward(l.x->view(), l.W->view(), act, l.pre_of(act), l.dy->view(), l.dx->view(),
+                                      l.dW->view(), l.db->view());
+            return l.read();
+          },
+          kAlsoMixed);
     }
 }
 

@@ -121,16 +121,41 @@ BOOST_AUTO_TEST_CASE(recompute_costs_forward_work_and_saves_activations) {
   BOOST_TEST(full.flops_per_sample == none.flops_per_sample);  // MFU counts model FLOPs only
 }
 
-BOOST_AUTO_TEST_CASE(bf16_halves_activations_on_a_gpu_and_not_on_the_cpu) {
+// bf16 on a GPU stores the blocks' data tensors in bf16 (CUDA's mixed storage) and the rest
+// (residual stream, statistics, encoders, heads) in fp32, as a run does: the activations shrink
+// by half of the fp32 plan's block part, less the bf16 copies the blocks take of fp32 tensors,
+// measured from the plan's own layout, FP8 or not. The CPU keeps every activation in fp32.
+BOOST_AUTO_TEST_CASE(bf16_halves_the_blocks_activations_on_a_gpu_and_not_on_the_cpu) {
   Workload w = tiny_workload();
   Hardware h = gpu_node();
   const StepPrediction fp32 = predict_step(h, w);
   w.model.precision = Precision::bf16;
   const StepPrediction bf16 = predict_step(h, w);
-  BOOST_TEST(bf16.activation_bytes == fp32.activation_bytes / 2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST((planned_blocks_dtype(h, w.model) == DType::bf16));
+
+  const PlanReport sample = make_plan(w.model, w.ranks, 1, w.sample);
+  const int64_t budget = bf16.samples_per_mb * (sample.tokens_per_sample + sample.context_per_sample);
+  const PlanReport wide = make_plan(w.model, w.ranks, budget, w.sample, DType::f32);
+  const PlanReport narrow = make_plan(w.model, w.ranks, budget, w.sample, DType::bf16);
+  BOOST_TEST((narrow.blocks_dtype == DType::bf16));
+  BOOST_TEST(wide.block_activation_bytes > 0.5 * wide.activation_bytes);  // the blocks hold most of it
+  BOOST_TEST(wide.block_conversion_bytes == 0.0);
+  BOOST_TEST(narrow.block_conversion_bytes > 0.0);
+  // What stays fp32 is the same; the blocks' part halves (each tensor rounded up to 64 bytes).
+  BOOST_TEST(narrow.activation_bytes - narrow.block_activation_bytes - narrow.block_conversion_bytes ==
+             wide.activation_bytes - wide.block_activation_bytes);
+  BOOST_TEST(narrow.block_activation_bytes == wide.block_activation_bytes / 2, boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(fp32.activation_bytes == wide.activation_bytes);
+  const double saved = wide.block_activation_bytes / 2 - narrow.block_conversion_bytes;
+  BOOST_TEST(saved > 0.25 * fp32.activation_bytes);
+  BOOST_TEST(bf16.activation_bytes == fp32.activation_bytes - saved, boost::test_tools::tolerance(1e-3));
   BOOST_TEST(bf16.compute_s < fp32.compute_s);
+
   h.activations_in_compute_precision = false;
-  BOOST_TEST(predict_step(h, w).activation_bytes == fp32.activation_bytes, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(predict_step(h, w).activation_bytes == fp32.activation_bytes);
+  h.activations_in_compute_precision = true;
+  w.model.fp8 = true;
+  BOOST_TEST((planned_blocks_dtype(h, w.model) == DType::bf16));
 }
 
 BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {

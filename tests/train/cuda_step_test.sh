@@ -17,14 +17,19 @@
 #                             residual stream, statistics, encoders and heads stay fp32; fp32
 #                             activations would give 1).
 #   fp8_gr00t, fp8_wan        model.fp8 = on on the deck widened to d_model 128, d_ff 512 (the
-#                             tiny widths leave no linear eligible for FP8): CUDA at 1 rank and at
-#                             2 ranks (shard full) gives the CPU backend's FP8 losses, the same
-#                             recipe, to FP8_SAME; the FP8 curve stays within FP8_BOUND of the
-#                             bf16 one (FP8 off); and the loss falls. Both bounds are 5e-3 over
-#                             20 steps; measured under emulation: CUDA vs CPU 1.3e-3 (gr00t) and
-#                             5.9e-4 (wan), FP8 vs bf16 1.1e-3 and 5.8e-4. The first step agrees
-#                             to 1e-8 on both decks: the gap grows as a GEMM's fp32 summation
-#                             order flips an E4M3 rounding downstream and training amplifies it.
+#                             tiny widths leave no linear eligible for FP8), model.precision =
+#                             bf16: CUDA (the blocks on bf16 activations) at 1 rank and at 2 ranks
+#                             (shard full) gives the CPU backend's FP8 losses (fp32 on the rounded
+#                             weights, the same recipe) to FP8_SAME; the FP8 curve stays within
+#                             FP8_BOUND of the bf16 one (FP8 off); the loss falls; and the 1-rank
+#                             run's device activations are at most ACT_RATIO of the same run's with
+#                             fp32 activations (model.precision = fp32). Both bounds are 5e-3 over
+#                             20 steps; measured under emulation: CUDA vs CPU 8.5e-4 / 1.0e-3
+#                             (gr00t, 1 / 2 ranks) and 7.2e-4 / 1.1e-3 (wan), FP8 vs bf16 1.1e-3
+#                             and 5.8e-4; activations 0.64 and 0.71. With fp32 activations (before
+#                             FP8 ran on bf16 ones) CUDA vs CPU was 1.3e-3 and 5.9e-4: the gap
+#                             grows as a GEMM's summation order or a bf16 rounding flips an E4M3
+#                             rounding downstream and training amplifies it.
 #   resume_across_backends    CPU → CUDA and CUDA → CPU resumes continue the uninterrupted
 #                             CPU loss curve (1e-4), at other rank counts and shard modes.
 #   faults                    a failing rank takes every rank down (non-zero, FAILED, < 60 s);
@@ -123,11 +128,13 @@ fp8() {  # fp8 DECK LINEARS: LINEARS of the widened DECK's linears run on the FP
   train "$case_name-cpu" 1 --set run.device=cpu --set train.shard=none "${wide[@]}"
   train "$case_name-cuda1" 1 "${cuda[@]}" --set train.shard=none "${wide[@]}"
   train "$case_name-cuda2" 2 "${cuda[@]}" --set train.shard=full "${wide[@]}"
+  train "$case_name-cuda1-fp32" 1 "${cuda[@]}" --set train.shard=none "${wide[@]}" --set model.precision=fp32
   expect_contains "$(cat "$tmp/$case_name-cuda2.out")" "model.fp8: $2 linears on the FP8 path"
   same_losses "$case_name-cuda1" "$case_name-cpu" 1 "$fp8_same"
   same_losses "$case_name-cuda2" "$case_name-cpu" 1 "$fp8_same"
   same_losses "$case_name-cpu" "$case_name-bf16" 1 "$fp8_bound"
   loss_falls "$case_name-cuda2"
+  activations_shrink "$case_name-cuda1" "$case_name-cuda1-fp32"
   rm -rf "outputs/$case_name"-*
 }
 
