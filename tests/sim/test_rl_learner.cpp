@@ -71,7 +71,8 @@ std::vector<Segment> sampled_segments(const ModelConfig& cfg, const std::vector<
                           CounterRng(19, RngStream::test, uint64_t(s), 1));
     if (which == SdeSteps::one) sde.k_first[size_t(s)] = s % kK;
   }
-  for (size_t e = 0; e < batch.actions.size(); ++e) batch.actions[e] = float(CounterRng(19, RngStream::test, e, 1).normal(0));
+  for (size_t e = 0; e < batch.actions.size(); ++e)
+    batch.actions[e] = float(CounterRng(19, RngStream::test, e, 1).normal(0));
   integrate_flow(*model, params.data(), batch, kK, &sde);
   const std::vector<float> mask = executed_mask(cfg, kExec, kActionDim);
   std::vector<Segment> segments;

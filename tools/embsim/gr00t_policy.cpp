@@ -107,20 +107,23 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
   for (const PolicyInput& in : inputs) obs.push_back({in.env->task().embodiment, &in.state, &in.vl});
   PackedBatch batch = pack_policy_batch(cfg, obs, path_);
   const int B = batch.n_samples;
-  // Noise of the input in slot s, keyed by its episode and step: the same whatever the batch.
+  // Noise of the input in slot s (and with sim.sde_noise its stochastic step's draws), keyed by
+  // its episode and step: the same whatever the batch.
+  const bool stochastic = sde_noise_ > 0;
   StochasticSteps sde;
   sde.noise_level = sde_noise_;
-  sde.resize(B, flow_steps_, per_sample);
+  if (stochastic) sde.resize(B, flow_steps_, per_sample);
   for (int s = 0; s < B; ++s) {
     const PolicyInput& in = inputs[size_t(batch.sample_id[size_t(s)])];
     const uint64_t episode = uint64_t(in.episode), step = uint64_t(in.env->steps());
     CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + episode, step);
     for (size_t e = 0; e < per_sample; ++e) batch.actions[s * per_sample + e] = float(noise.normal(e));
-    if (sde_noise_ > 0)
-      draw_stochastic_steps(sde, SdeSteps::one, s, per_sample, flow_steps_, CounterRng(seed_, RngStream::flow_time, kPolicySdeStream + episode, step),
-                           CounterRng(seed_, RngStream::flow_noise, kPolicySdeStream + episode, step));
+    if (stochastic)
+      draw_stochastic_steps(sde, SdeSteps::one, s, per_sample, flow_steps_,
+                            CounterRng(seed_, RngStream::flow_time, kPolicySdeStream + episode, step),
+                            CounterRng(seed_, RngStream::flow_noise, kPolicySdeStream + episode, step));
   }
-  integrate_flow(*model_, params_.data(), batch, flow_steps_, sde_noise_ > 0 ? &sde : nullptr);
+  integrate_flow(*model_, params_.data(), batch, flow_steps_, stochastic ? &sde : nullptr);
   chunks.resize(inputs.size());
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);

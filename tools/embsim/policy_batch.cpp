@@ -74,7 +74,8 @@ void integrate_flow(Model& model, const float* params, PackedBatch& batch, int K
         float* before = &stochastic->chain[(size_t(s) * size_t(K + 1) + size_t(j)) * per];
         std::copy(x, x + per, before);
         std::copy(v, v + per, &stochastic->velocity[row]);
-        for (size_t e = 0; e < per; ++e) x[e] = float(tr.alpha * x[e] + tr.beta * v[e] + tr.std * stochastic->xi[row + e]);
+        const float* xi = &stochastic->xi[row];
+        for (size_t e = 0; e < per; ++e) x[e] = float(tr.alpha * x[e] + tr.beta * v[e] + tr.std * xi[e]);
         std::copy(x, x + per, before + per);
       } else {
         for (size_t e = 0; e < per; ++e) x[e] = float(tr.alpha * x[e] + tr.beta * v[e]);

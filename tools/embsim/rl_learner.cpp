@@ -104,8 +104,8 @@ PackedBatch RlLearner::pack(const std::vector<StepRow>& rows) {
 
 float RlLearner::step_time(const StepRow& r) const { return float(r.t->k_first + r.j) / float(lc_.flow_steps); }
 
-std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch& batch, const std::vector<StepRow>& rows,
-                                         size_t transitions) {
+std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch& batch,
+                                         const std::vector<StepRow>& rows, size_t transitions) {
   const int B = batch.n_samples;
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<float> tau(static_cast<size_t>(B));
@@ -206,7 +206,10 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   int trainers = 1;
   if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &trainers);
   std::vector<float> states, values(static_cast<size_t>(n)), targets, dv(static_cast<size_t>(n));
-  for (const Ready& r : micro) states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end()), targets.push_back(r.ret);
+  for (const Ready& r : micro) {
+    states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end());
+    targets.push_back(r.ret);
+  }
   for (int v = 0; v < lc_.value_steps; ++v) {
     value_.zero_grads();
     if (n > 0) {

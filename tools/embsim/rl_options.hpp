@@ -25,7 +25,8 @@ struct RlOptions {
   int simulators = 1, generators = 1, trainers = 0;
   int envs_per_simulator = 8, max_batch = 32, channel_capacity = 16, segment_chunks = 8;
   double batch_timeout_ms = 5;
-  int update_chunks = 256, micro_chunks = 64, updates = 40, max_staleness = 4, critic_warmup = 5, ppo_epochs = 1, value_steps = 1;
+  int update_chunks = 256, micro_chunks = 64, updates = 40, max_staleness = 4, critic_warmup = 5, ppo_epochs = 1;
+  int value_steps = 1;
   double lr = 3e-5, value_lr = 1e-3, gamma = 0.99, gae_lambda = 0.95, noise_level = 0.5;
   SdeSteps sde_steps = SdeSteps::one;  // rl.sde_steps
   PpoConfig ppo;

@@ -40,7 +40,8 @@ float chunk_reward(RlOptions::Reward kind, const Env& env, double distance_befor
                    int action_dim) {
   switch (kind) {
     case RlOptions::Reward::sparse: return float(env.success());
-    case RlOptions::Reward::shaped: return float(env.success() + kShapingScale * (distance_before - task_distance(env)));
+    case RlOptions::Reward::shaped:
+      return float(env.success() + kShapingScale * (distance_before - task_distance(env)));
     case RlOptions::Reward::action_probe: {
       double sum = 0;
       const size_t steps = actions.size() / size_t(action_dim);
