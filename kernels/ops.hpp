@@ -87,9 +87,11 @@ struct RopeConfig {
 // The sum is accumulated in double in row order and written to *sum (backend memory).
 class InputSlots;
 
-// What a backend's CUDA graphs did (kernels/cuda/graph_cache.hpp): micro-batches captured,
-// replays (a bucket's graph updated from the capture and launched), graphs cached and their
-// nodes, nodes launched by replays, and the measured host cost of one kernel launch.
+// What a backend's CUDA graphs did (kernels/cuda/graph_cache.hpp): spans captured (a
+// micro-batch is one per stretch between unit hooks, src/model/graph_segments.hpp; empty ones
+// are not counted), replays (a key's graph updated from the capture and launched), graphs
+// cached and their nodes, nodes launched by replays, and the measured host cost of one kernel
+// launch.
 struct GraphStats {
   int64_t captures = 0, replays = 0, graphs = 0, nodes = 0, replayed_nodes = 0;
   double launch_seconds = 0;
@@ -114,12 +116,13 @@ class Ops {
   // The slots the model's micro-batches are uploaded through (kernels/input_slots.hpp): on a
   // GPU from pinned memory on a copy stream; by default staged host memory and upload().
   virtual std::unique_ptr<InputSlots> make_input_slots();
-  // CUDA graphs of a micro-batch: begin_graph() starts capturing the ops issued from now on and
-  // returns true (false: this backend has no graphs and runs them at once, as the CPU);
-  // end_graph() runs what was captured, as a replay of the graph kept under `key` (what decides
-  // the micro-batch's node sequence) when it matches. Between the two nothing may wait for the
-  // stream (download, synchronize). abandon_graph() ends the capture of a micro-batch that
-  // threw, running none of it, so the error's own line is what the run reports.
+  // CUDA graphs: begin_graph() starts capturing the ops issued from now on and returns true
+  // (false: this backend has no graphs and runs them at once, as the CPU); end_graph() runs
+  // what was captured, as a replay of the graph kept under `key` (what decides the captured
+  // node sequence) when it matches. Between the two nothing may wait for the stream
+  // (download, synchronize) or order another stream against it. abandon_graph() ends the
+  // capture of a micro-batch that threw, running none of it, so the error's own line is what
+  // the run reports.
   virtual bool begin_graph() { return false; }
   virtual void end_graph(const std::vector<int64_t>& key) { (void)key; }
   virtual void abandon_graph() {}

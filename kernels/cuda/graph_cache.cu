@@ -51,8 +51,16 @@ void GraphCache::end(const std::vector<int64_t>& key) {
   cudaGraph_t graph = nullptr;
   check_cuda(cudaStreamEndCapture(stream_, &graph), "graphs: end the capture");
   const size_t nodes = node_count(graph);
+  if (nodes == 0) {  // a span between two hooks with no op in it: nothing to run
+    check_cuda(cudaGraphDestroy(graph), "graphs: drop the capture");
+    return;
+  }
   ++stats_.captures;
-  Entry& entry = graphs_[key];
+  // Captures of one key with another node count (gr00t's encoders with another number of
+  // embodiments present) can never update each other's graph: each count keeps its own.
+  std::vector<int64_t> sequence_key = key;
+  sequence_key.push_back(int64_t(nodes));
+  Entry& entry = graphs_[sequence_key];
   bool replay = false;
   if (entry.exec) {
     cudaGraphExecUpdateResultInfo info{};

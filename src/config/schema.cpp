@@ -110,9 +110,9 @@ std::vector<KeySpec> make_schema() {
       int_key("run.log_every", "10", "steps", at_least(1), "log a train.log line every N steps"),
       enum_key("run.device", "cpu", {"cpu", "cuda"}, "where the model runs"),
       enum_key("run.cuda_graphs", "off", {"on", "off"},
-               "run.device = cuda: capture each micro-batch whose hooks communicate nothing (train.shard = none, "
-               "fp32, not the step's last) into a CUDA graph of its token-count bucket and replay it; off by "
-               "default until it has run on a GPU (README, On GPUs)"),
+               "run.device = cuda: run each micro-batch as CUDA graphs, one per span between the units' "
+               "communication, kept per token-count bucket and replayed; off by default until it has run on "
+               "a GPU (README, On GPUs)"),
 
       // [model]: sizes default to 0 = the preset's value
       required(enum_key("model.preset", "",

@@ -1,7 +1,6 @@
 #include "model/model.hpp"
 
 #include <chrono>
-#include <set>
 
 #include "core/activity.hpp"
 #include "core/error.hpp"
@@ -13,7 +12,7 @@ namespace emb {
 std::unique_ptr<Model> make_gr00t_model(const ModelConfig& cfg, Ops* ops);  // gr00t.cpp
 std::unique_ptr<Model> make_wan_model(const ModelConfig& cfg, Ops* ops);    // wan.cpp
 
-Model::Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops) {
+Model::Model(const ModelConfig& cfg, Ops* ops) : cfg_(cfg), ops_(ops), segments_(ops) {
   // Activations live in the backend's memory (a GPU's); host backends keep the arena's huge pages.
   if (ops_ && !ops_->host_memory())
     arena_.use_memory({[ops](size_t bytes) { return ops->allocate(bytes); }, [ops](void* p) { ops->deallocate(p); }});
@@ -71,39 +70,32 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, time_rows_);
   prepare(batch, hooks ? training_blocks_dtype() : DType::f32);
-  ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes());
+  ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes(), &segments_);
   ++micro_batches_;
-  // A graph only where nothing in the micro-batch waits for the stream: local hooks, the loss
-  // buffer made and a loss slot free (take_loss would read the sums).
-  const bool graph = graphs_ && (!hooks || hooks->micro_batch_is_local()) && !loss_sums_.empty() &&
-                     pending_losses_.size() < size_t(kLossSlots) && ops_->begin_graph();
+  if (graphs_) segments_.start(graph_key(batch));
   try {
     run(access, grads != nullptr || hooks != nullptr, batch, denominators);
   } catch (...) {
-    if (graph) ops_->abandon_graph();
+    segments_.abandon();
     throw;
   }
-  if (graph) ops_->end_graph(graph_key(batch));
+  segments_.finish();
 }
 
-// Micro-batches of the same key share a graph, updated from each one's capture
-// (kernels/cuda/graph_cache.hpp). The key holds what decides the node sequence: the query and
-// context tokens rounded up to a power of two, so that shapes close enough for cuBLASLt to pick
-// the same kernels share a graph while the packed micro-batches' token counts vary below
-// data.tokens_per_mb, and for gr00t the embodiments present (its per-embodiment linears issue
-// one GEMM per embodiment with rows).
+// Micro-batches of the same key share their spans' graphs, each updated from its capture
+// (graph_segments.hpp, kernels/cuda/graph_cache.hpp). The key holds what decides the node
+// sequences: the query and context tokens rounded up to a power of two, so that shapes close
+// enough for cuBLASLt to pick the same kernels share a graph while the packed micro-batches'
+// token counts vary below data.tokens_per_mb. gr00t's per-embodiment linears issue one GEMM per
+// embodiment present; the cache tells those spans apart by their node count, so the blocks'
+// spans, which do not depend on the embodiments, share graphs across embodiment mixes.
 std::vector<int64_t> Model::graph_key(const PackedBatch& batch) const {
   auto bucket = [](int64_t tokens) {
     int64_t b = 1;
     while (b < tokens) b *= 2;
     return b;
   };
-  std::vector<int64_t> key = {bucket(batch.n_tokens), bucket(batch.n_context)};
-  if (cfg_.family == Family::gr00t) {
-    const std::set<int32_t> embodiments(batch.emb_id.begin(), batch.emb_id.end());
-    key.insert(key.end(), embodiments.begin(), embodiments.end());
-  }
-  return key;
+  return {bucket(batch.n_tokens), bucket(batch.n_context)};
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
@@ -140,7 +132,7 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::
   trunk_.forward(ops, P, b, dev_);
   P.enter_forward(head_unit);
   if (loss_sums_.empty()) loss_sums_ = OpsBuffer<double>(ops, 2 * kLossSlots);
-  if (pending_losses_.size() == size_t(kLossSlots)) taken_early_ = take_loss();
+  if (pending_losses_.size() == size_t(kLossSlots)) segments_.outside([&] { taken_early_ = take_loss(); });
   pending_losses_.push_back(head(P, b, denominators, backward, loss_sums_.data() + 2 * pending_losses_.size()));
   if (!backward) return;
 

@@ -19,6 +19,7 @@
 #include "model/activation_plan.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
+#include "model/graph_segments.hpp"
 #include "model/model_config.hpp"
 #include "model/param_registry.hpp"
 #include "model/time_encoder.hpp"
@@ -101,10 +102,10 @@ class Model {
     return s;
   }
 
-  // Captures each micro-batch whose hooks are local (UnitHooks::micro_batch_is_local) into a
-  // CUDA graph of its bucket (Ops::begin_graph; run.cuda_graphs): off by default.
+  // Runs each micro-batch as CUDA graphs, one per span between unit hooks (graph_segments.hpp;
+  // run.cuda_graphs): off by default.
   void use_graphs(bool on) { graphs_ = on; }
-  // Micro-batches accumulated so far (the denominator of the graph hit rate).
+  // Micro-batches accumulated so far.
   int64_t micro_batches() const { return micro_batches_; }
 
   // The draws and token layout of the last forward_backward (what --dump writes).
@@ -177,6 +178,7 @@ class Model {
   DType planned_blocks_ = DType::f32;
   double upload_seconds_ = 0;
   bool graphs_ = false;
+  GraphSegments segments_;
   int64_t micro_batches_ = 0;
 };
 

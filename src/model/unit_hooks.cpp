@@ -7,8 +7,9 @@
 namespace emb {
 
 ParamAccess::ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
-                         std::vector<DType> unit_dtypes)
+                         std::vector<DType> unit_dtypes, GraphSegments* segments)
     : reg_(reg), params_(params), grads_(grads), hooks_(hooks), unit_dtypes_(std::move(unit_dtypes)),
+      segments_(segments),
       unit_params_(size_t(reg.n_units()), nullptr), unit_grads_(size_t(reg.n_units()), nullptr) {
   EMB_ASSERT(unit_dtypes_.size() == size_t(reg.n_units()));
   if (!hooks_)
@@ -17,23 +18,36 @@ ParamAccess::ParamAccess(const ParamRegistry& reg, const float* params, float* g
                                  "buffer is fp32 (set model.precision = fp32 to call the model directly)");
 }
 
+template <class Hook>
+void ParamAccess::call_hooks(Hook&& hook) {
+  if (segments_)
+    segments_->outside(hook);
+  else
+    hook();
+}
+
 void ParamAccess::enter_forward(int u) {
-  unit_params_[size_t(u)] =
-      hooks_ ? hooks_->unit_params(u, false, unit_dtypes_[size_t(u)]) : params_ + reg_.unit(u).offset;
+  if (!hooks_) {
+    unit_params_[size_t(u)] = params_ + reg_.unit(u).offset;
+    return;
+  }
+  call_hooks([&] { unit_params_[size_t(u)] = hooks_->unit_params(u, false, unit_dtypes_[size_t(u)]); });
 }
 
 void ParamAccess::enter_backward(int u) {
-  if (hooks_) {
-    unit_params_[size_t(u)] = hooks_->unit_params(u, true, unit_dtypes_[size_t(u)]);
-    unit_grads_[size_t(u)] = hooks_->unit_grads(u);
-  } else {
+  if (!hooks_) {
     unit_params_[size_t(u)] = params_ + reg_.unit(u).offset;
     unit_grads_[size_t(u)] = grads_ ? grads_ + reg_.unit(u).offset : nullptr;
+    return;
   }
+  call_hooks([&] {
+    unit_params_[size_t(u)] = hooks_->unit_params(u, true, unit_dtypes_[size_t(u)]);
+    unit_grads_[size_t(u)] = hooks_->unit_grads(u);
+  });
 }
 
 void ParamAccess::leave_backward(int u) {
-  if (hooks_) hooks_->unit_grads_ready(u);
+  if (hooks_) call_hooks([&] { hooks_->unit_grads_ready(u); });
 }
 
 float* ParamAccess::g(int tensor) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/ops.hpp"
+#include "model/graph_segments.hpp"
 #include "model/param_registry.hpp"
 
 namespace emb {
@@ -23,10 +24,6 @@ class UnitHooks {
   virtual float* unit_grads(int u) = 0;
   // Every gradient of unit u is final for this micro-batch.
   virtual void unit_grads_ready(int u) = 0;
-  // True when the hooks of the micro-batch starting now only hand out memory, the same as for
-  // the last one: no collective, no wait for the stream, so its ops may be captured into a CUDA
-  // graph (kernels/cuda/graph_cache.hpp).
-  virtual bool micro_batch_is_local() const { return false; }
 };
 
 // Resolves registry tensors to parameter and gradient memory for one forward/backward, unit by
@@ -35,7 +32,7 @@ class UnitHooks {
 class ParamAccess {
  public:
   ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
-              std::vector<DType> unit_dtypes);
+              std::vector<DType> unit_dtypes, GraphSegments* segments = nullptr);
 
   void enter_forward(int u);
   void enter_backward(int u);
@@ -48,11 +45,16 @@ class ParamAccess {
   View gv(int tensor) const;
 
  private:
+  // Runs a hook between two graph spans (it may communicate or wait for the stream).
+  template <class Hook>
+  void call_hooks(Hook&& hook);
+
   const ParamRegistry& reg_;
   const float* params_;
   float* grads_;
   UnitHooks* hooks_;
   std::vector<DType> unit_dtypes_;
+  GraphSegments* segments_;
   std::vector<const void*> unit_params_;
   std::vector<float*> unit_grads_;
 };

@@ -88,10 +88,6 @@ class DataParallel final : public UnitHooks {
   const void* unit_params(int u, bool backward, DType dtype) override;
   float* unit_grads(int u) override;
   void unit_grads_ready(int u) override;
-  // Replicated fp32 parameters (shard = none) outside the step's last micro-batch: the hooks
-  // return the flat buffers and reduce nothing. Every other mode gathers, converts or reduces
-  // on the way (NCCL could be captured on a GPU, the MPI of the emulation cannot).
-  bool micro_batch_is_local() const override { return mode() == ShardMode::none && !bf16_ && !last_micro_batch_; }
 
  private:
   // A bucket's compute copy: gathered (ZeRO-3) and/or widened from bf16.

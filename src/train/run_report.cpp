@@ -68,8 +68,8 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
          peak_min[6], peak_max[6];
   MPI_Reduce(peaks, peak_min, 6, MPI_DOUBLE, MPI_MIN, 0, comm);
   MPI_Reduce(peaks, peak_max, 6, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
-  // CUDA graphs, summed over ranks: micro-batches, captures, replays, nodes replayed, launch
-  // seconds saved; then the largest rank's graphs and nodes.
+  // CUDA graphs, summed over ranks: micro-batches, spans captured, replays, nodes replayed,
+  // launch seconds saved; then the largest rank's graphs and nodes.
   const GraphStats& g = totals.graphs;
   double graph_sums[5] = {double(totals.micro_batches), double(g.captures), double(g.replays), double(g.replayed_nodes),
                           double(g.replayed_nodes) * g.launch_seconds};
@@ -136,7 +136,7 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
        {{"micro_batches", int64_t(graph_sums[0])},
         {"captures", int64_t(graph_sums[1])},
         {"replays", int64_t(graph_sums[2])},
-        {"hit_rate", graph_sums[0] > 0 ? graph_sums[2] / graph_sums[0] : 0.0},
+        {"hit_rate", graph_sums[1] > 0 ? graph_sums[2] / graph_sums[1] : 0.0},
         {"graphs", int64_t(graph_maxes[0])},
         {"nodes", int64_t(graph_maxes[1])},
         {"replayed_nodes", int64_t(graph_sums[3])},

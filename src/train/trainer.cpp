@@ -209,8 +209,8 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
     totals.graphs = ops->graph_stats();
     if (totals.graphs.captures > 0) {
       const GraphStats& g = totals.graphs;
-      log_info("cuda graphs (rank ", world.rank, "): ", g.replays, " of ", totals.micro_batches,
-               " micro-batches replayed (hit rate ", 100.0 * double(g.replays) / double(totals.micro_batches), " %), ",
+      log_info("cuda graphs (rank ", world.rank, "): ", totals.micro_batches, " micro-batches in ", g.captures,
+               " spans, ", g.replays, " replayed (hit rate ", 100.0 * double(g.replays) / double(g.captures), " %), ",
                g.graphs, " graph(s) of ", g.nodes, " nodes; ", g.replayed_nodes, " launches replayed x ",
                g.launch_seconds * 1e6, " us per launch = ", double(g.replayed_nodes) * g.launch_seconds,
                " s of launch overhead saved");

@@ -17,6 +17,7 @@
 #include "kernels/cuda/cuda_input_slots.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
 #include "kernels/input_slots.hpp"
+#include "tests/kernels/cuda_device.hpp"
 #ifdef EMBTRAIN_CUDA_EMULATED
 #include "kernels/cuda/emu/runtime.hpp"
 #endif
@@ -74,11 +75,7 @@ BOOST_AUTO_TEST_CASE(cpu_slots_deliver_every_batch) {
 }
 
 BOOST_AUTO_TEST_CASE(cuda_slots_copy_off_the_compute_stream_in_order) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    BOOST_TEST_MESSAGE("skipped: no CUDA device");
-    return;
-  }
+  if (!testing::cuda_device_or_skip()) return;
   CudaOps cuda;
   const std::vector<float> want = expected();
 #ifdef EMBTRAIN_CUDA_EMULATED
