@@ -31,7 +31,7 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, Phas
   if (mode() != ShardMode::full) zeroed(flat_grads_, n);
   if (mode() != ShardMode::none) zeroed(owned_params_, owned), zeroed(owned_grads_, owned);
   if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
-  if (mode() == ShardMode::grads && bf16_) flat_bf16_ = OpsBuffer<bf16>(ops_, n);
+  if (mode() != ShardMode::full && bf16_) flat_bf16_ = OpsBuffer<bf16>(ops_, n);
   if (mode() != ShardMode::none && bf16_) owned_bf16_ = OpsBuffer<bf16>(ops_, owned);
   if (mode() == ShardMode::full) {
     int64_t max_owned = 0;
@@ -43,7 +43,7 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, Phas
     gather_slots_.resize(kGatherSlots);
     for (GatherSlot& s : gather_slots_) {
       zeroed(s.data, max_bucket);
-      if (bf16_ && mode() != ShardMode::grads) s.staged = OpsBuffer<bf16>(ops_, max_bucket);
+      if (bf16_ && mode() == ShardMode::full) s.staged = OpsBuffer<bf16>(ops_, max_bucket);
     }
   }
 }
@@ -77,8 +77,12 @@ void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, do
   load_owned_params(owned.data());  // grads: the replicated compute copy is gathered from the shards
 }
 
+// Once per update. none: the replicated masters straight into the compute copy, which every
+// micro-batch of the step then reads as is (rounding per micro-batch would read and write the
+// whole model again each time).
 void DataParallel::round_owned_to_bf16() {
   if (!owned_bf16_.empty()) ops_.convert(owned_params_.view(), owned_bf16_.view());
+  if (mode() == ShardMode::none && bf16_) ops_.convert(flat_params_.view(), flat_bf16_.view());
 }
 
 void DataParallel::load_owned_params(const float* owned) {
@@ -202,7 +206,7 @@ const void* DataParallel::unit_params(int u, bool backward, DType dtype) {
 
 View DataParallel::bf16_copy(const GatherSlot& slot, int b) const {
   const Bucket& k = layout_.bucket(b);
-  return mode() == ShardMode::grads ? flat_bf16_.view(k.offset, k.count) : slot.staged.view(0, k.count);
+  return mode() == ShardMode::full ? slot.staged.view(0, k.count) : flat_bf16_.view(k.offset, k.count);
 }
 
 DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
@@ -245,9 +249,7 @@ void DataParallel::fill_slot(GatherSlot& slot, int b) {
     slot.handle =
         track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
               "all_gather", b, k.count * 4);
-  } else if (mode() == ShardMode::none) {  // bf16: round the replicated master weights
-    ops_.convert(flat_params_.view(k.offset, k.count), slot.staged.view(0, k.count));
-  }  // grads, bf16: the gathered flat copy is the bucket's (bf16_copy)
+  }  // none, grads, bf16: the rounded or gathered flat copy is the bucket's (bf16_copy)
 }
 
 float* DataParallel::unit_grads(int u) {

@@ -96,7 +96,7 @@ class DataParallel final : public UnitHooks {
     CommHandle handle;
     uint64_t last_use = 0;
     OpsBuffer<float> data;
-    OpsBuffer<bf16> staged;  // bf16 none/full: the rounded copy (full: what the gather delivers)
+    OpsBuffer<bf16> staged;  // bf16 full: what the gather delivers
     bool widened = true;     // data holds the bucket (bf16: widened when an fp32 unit first asks)
   };
   struct PendingReduce {
@@ -128,7 +128,7 @@ class DataParallel final : public UnitHooks {
   OpsBuffer<float> flat_params_, flat_grads_;    // none, grads
   OpsBuffer<float> owned_params_, owned_grads_;  // grads, full
   OpsBuffer<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
-  OpsBuffer<bf16> flat_bf16_;                    // bf16 grads: the gathered compute copy
+  OpsBuffer<bf16> flat_bf16_;                    // bf16 none: the rounded compute copy; grads: gathered
   std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
