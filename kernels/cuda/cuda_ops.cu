@@ -392,15 +392,26 @@ const T* CudaOps::activation_input_gradient(Activation act, const View& pre, con
   return dpre;
 }
 
-void CudaOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
-                              const View& dx, const View& dW, const View& db) {
-  const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
+// What every linear backward shares: contiguous operands, one storage type for the data and
+// one for the weight and bias gradients (fp32 beside bf16 data), and dy taken through the
+// activation's derivative. gemms(T{}, G{}, g) then runs the family's GEMMs on g.
+template <class Gemms>
+void CudaOps::linear_backward_frame(const OpCheck& c, const View& x, const View& W, Activation act, const View& pre,
+                                    const View& dy, const View& dx, const View& dW, const View& db, Gemms&& gemms) {
   contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
   const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
   dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
     using T = decltype(t);
+    gemms(t, gt, activation_input_gradient<T>(act, pre, dy));
+  });
+}
+
+void CudaOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                              const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_backward("linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
+  linear_backward_frame(c, x, W, act, pre, dy, dx, dW, db, [&](auto t, auto gt, auto g) {
+    using T = decltype(t);
     using G = decltype(gt);
-    const T* g = activation_input_gradient<T>(act, pre, dy);
     cuda::linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), g, ptr<T>(dx), ptr<G>(dW), ptr<G>(db), x.rows,
                           int(x.cols), int(W.cols), stream_);
   });
@@ -425,12 +436,9 @@ void CudaOps::fp8_linear_backward(const View& x, const View& W, Activation act, 
                                   const View& dx, const View& dW, const View& db) {
   const OpCheck c = check_linear_backward("fp8_linear_backward", x, W, act, pre, dy, dx, dW, db, 0);
   check_fp8_shape(c, W);
-  contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
-  const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
-  dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
+  linear_backward_frame(c, x, W, act, pre, dy, dx, dW, db, [&](auto t, auto gt, auto dpre) {
     using T = decltype(t);
     using G = decltype(gt);
-    const T* dpre = activation_input_gradient<T>(act, pre, dy);
     void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(T)), stream_);
     cuda::fp8_linear_backward(*blas_, ptr<const T>(x), ptr<const T>(W), dpre, ptr<T>(dx), ptr<G>(dW), ptr<G>(db),
                               x.rows, x.cols, W.cols, scratch, stream_);
@@ -464,12 +472,9 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
                                   const View& dy, const View& dx, const View& dW, const View& db) {
   const OpCheck c = check_linear_backward("linear_emb_backward", x, W, act, pre, dy, dx, dW, db, emb.n_emb);
   check_emb_rows(c, emb, x);
-  contiguous(c, {{"x", &x}, {"W", &W}, {"pre", &pre}, {"dy", &dy}, {"dx", &dx}, {"dW", &dW}, {"db", &db}});
-  const DType data = storage(c, {&x, &W, &pre, &dy, &dx});
-  dispatch_mixed(data, data, gradient_storage(c, data, {&dW, &db}), [&](auto t, auto, auto gt) {
+  linear_backward_frame(c, x, W, act, pre, dy, dx, dW, db, [&](auto t, auto gt, auto g) {
     using T = decltype(t);
     using G = decltype(gt);
-    const T* g = activation_input_gradient<T>(act, pre, dy);
     void* scratch =
         workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(T)), stream_);
     cuda::linear_emb_backward(*blas_, ptr<const T>(x), ptr<const T>(W), emb.perm, emb.offsets, g, ptr<T>(dx),

@@ -31,6 +31,8 @@ class GraphCache;
 
 namespace emb {
 
+class OpCheck;  // kernels/ops_check.hpp
+
 // The device bytes one CudaOps holds (its allocations, scratch and the cuBLASLt workspace), and
 // cudaMalloc through it: running out is one line saying what was asked, what is held and what
 // to change.
@@ -164,6 +166,11 @@ class CudaOps final : public Ops {
   // dy·act'(pre) in zeroed_gradient's scratch.
   template <class T>
   const T* activation_input_gradient(Activation act, const View& pre, const View& dy);
+  // The checks, storage dispatch and activation gradient every linear backward shares
+  // (cuda_ops.cu); gemms(T{}, G{}, g) runs the GEMMs on the activation input's gradient g.
+  template <class Gemms>
+  void linear_backward_frame(const OpCheck& c, const View& x, const View& W, Activation act, const View& pre,
+                             const View& dy, const View& dx, const View& dW, const View& db, Gemms&& gemms);
 
   cudaStream_t stream_ = nullptr;
   DeviceMemory memory_;
