@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI's regression check (issue 17), robust to whatever machine CI runs on: a reference run of
 # tiny_gr00t on 2 ranks is measured on this machine now (regression/collect.py), then
-#   - the same run again must pass regression/compare (step and forward medians within 50 %);
+#   - the same run again must pass regression/compare (step and forward medians within 50 %;
+#     a pair that fails is measured once more before the check fails);
 #   - the run slowed down 2x on purpose (debug.slow_step_ms = the reference step median, slept
 #     in every micro-batch's forward) must fail it.
 #   ci_regression.sh [BUILD_DIR]
@@ -22,10 +23,16 @@ run() {  # run NAME [--set ...]: 40 steps on 2 ranks, then its measurement in $o
   /usr/bin/python3 regression/collect.py "$out/$name.json" ci-machine --run "tiny=outputs/$name/summary.json" >/dev/null
 }
 judge=(--tolerance 0.5 --only .step_s,.fwd_s)
-run ci-regress-ref
-run ci-regress-same
-regression/compare "$out/ci-regress-ref.json" "$out/ci-regress-same.json" "${judge[@]}" ||
-  { echo "FAIL: an unchanged run was judged a regression (machine too noisy?)" >&2; exit 1; }
+# A burst of other work on a shared machine can slow one of two unchanged runs by half; a
+# second pair measured afresh tells that from a real instability (the slowdown check below is
+# not weakened: it compares against the reference that passed).
+for attempt in 1 2; do
+  run ci-regress-ref
+  run ci-regress-same
+  regression/compare "$out/ci-regress-ref.json" "$out/ci-regress-same.json" "${judge[@]}" && break
+  [ $attempt -eq 2 ] && { echo "FAIL: an unchanged run was judged a regression twice (machine too noisy?)" >&2; exit 1; }
+  echo "an unchanged run was judged a regression; measuring the pair again" >&2
+done
 slow_ms=$(/usr/bin/python3 -c "import json; print(1e3 * json.load(open('$out/ci-regress-ref.json'))['metrics']['tiny.step_s']['value'])")
 run ci-regress-slow --set debug.slow_step_ms="$slow_ms"
 if regression/compare "$out/ci-regress-ref.json" "$out/ci-regress-slow.json" "${judge[@]}"; then
