@@ -23,7 +23,7 @@ namespace emb::cuda {
 // × kColumnSumThreadRows rows; each thread issues kColumnSumUnroll rows' loads before adding them.
 constexpr int kColumnSumTileVectors = 32, kColumnSumThreadRows = 8, kColumnSumUnroll = 4;
 // Chunks are cut so that tiles × chunks ≈ this many blocks: 4 per SM of an H100 or H200 (132
-// SMs), one wave whose reads in flight (16 KB per block) cover the DRAM latency several times.
+// SMs; 2–5 fit an SM by registers), each with 16–48 KB of reads in flight per step.
 constexpr int kColumnSumBlocks = 528;
 // A chunk holds at least one unrolled step of every thread row.
 constexpr int kColumnSumMinChunkRows = kColumnSumThreadRows * kColumnSumUnroll;
