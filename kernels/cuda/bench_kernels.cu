@@ -20,6 +20,7 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_implementations.hpp"
+#include "kernels/cuda/column_sum.cuh"
 #ifdef EMB_WITH_CUDNN
 #include "kernels/cuda/cudnn_sdpa.hpp"
 #endif
@@ -345,7 +346,7 @@ void bench_norms(int64_t N, int C) {
   record_bytes("layernorm+modulate backward", shape, time_ms([&] {
                  norm_modulate_backward(NormKind::layer, x.get(), none, none, scale, 6 * C, mean.get(), rstd.get(),
                                         dy.get(), dx.get(), (bf16*)nullptr, (bf16*)nullptr, dmod.get(),
-                                        dmod.get() + C, N, C, nullptr);
+                                        dmod.get() + C, N, C, nullptr, nullptr);
                }),
                9 * row);  // x, scale, dy read; dx, dscale, dshift read and written
   record_bytes("gated residual forward", shape,
@@ -355,6 +356,20 @@ void bench_norms(int64_t N, int C) {
                  gated_residual_backward(gate, 6 * C, r.get(), dx.get(), dy.get(), dmod.get() + 2 * C, N, C, nullptr);
                }),
                7 * row);  // gate, y, dx read; dy, dgate read and written
+  // The parameter gradients in fp32 beside bf16 data (model.precision = bf16).
+  Buffer<float> dweight(C), dbias(C);
+  Buffer<double> column_sum_scratch(int64_t(kColumnSumScratchBytes / sizeof(double)));
+  const bf16* w = mod.get() + 3 * C;  // any C values
+  record_bytes("column_sum bf16 into fp32", shape, time_ms([&] {
+                 column_sum(N, C, dweight.get(), MatrixEntry<bf16>{dy.get(), C}, column_sum_scratch.get(), nullptr);
+               }),
+               row);  // dy read
+  record_bytes("layernorm backward dx, dweight, dbias", shape, time_ms([&] {
+                 norm_modulate_backward(NormKind::layer, x.get(), w, none, none, 0, mean.get(), rstd.get(), dy.get(),
+                                        dx.get(), dweight.get(), dbias.get(), (bf16*)nullptr, (bf16*)nullptr, N, C,
+                                        column_sum_scratch.get(), nullptr);
+               }),
+               4 * row);  // x, dy read; dx read and written (the column sums read x and dy again)
 }
 
 void bench_memory_bound() {

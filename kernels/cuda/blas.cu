@@ -1,6 +1,7 @@
 #include <functional>
 
 #include "kernels/cuda/blas.hpp"
+#include "kernels/cuda/column_sum.cuh"
 
 namespace emb::cuda {
 
@@ -81,13 +82,19 @@ Blas::~Blas() {
 
 void* Blas::workspace(cudaStream_t stream) const {
   void*& ws = workspaces_[stream];
-  if (!ws) check_cuda(cudaMalloc(&ws, workspace_bytes_ + kBiasGradScratchBytes), "cudaMalloc(cuBLASLt workspace)");
+  if (!ws) check_cuda(cudaMalloc(&ws, stream_bytes()), "cudaMalloc(cuBLASLt workspace)");
   return ws;
 }
 
 void* Blas::bias_grad_scratch(cudaStream_t stream) const {
   return static_cast<char*>(workspace(stream)) + workspace_bytes_;  // aligned as workspace_bytes_ is
 }
+
+void* Blas::column_sum_scratch(cudaStream_t stream) const {
+  return static_cast<char*>(bias_grad_scratch(stream)) + kBiasGradScratchBytes;
+}
+
+size_t Blas::stream_bytes() const { return workspace_bytes_ + kBiasGradScratchBytes + kColumnSumScratchBytes; }
 
 size_t Blas::cached_plans() const { return plans_.size(); }
 size_t Blas::fallback_plans() const { return fallbacks_; }

@@ -60,6 +60,11 @@ class Blas {
   // a bias gradient that is then added to the accumulated one (the epilogue overwrites).
   void* bias_grad_scratch(cudaStream_t stream) const;
   static constexpr size_t kBiasGradScratchBytes = size_t{256} << 10;
+  // Device scratch of kColumnSumScratchBytes (column_sum.cuh) after the bias-gradient scratch:
+  // the per-chunk partials of the stream's column sums (fp32 bias and norm parameter gradients).
+  void* column_sum_scratch(cudaStream_t stream) const;
+  // The bytes allocated per stream: workspace, bias-gradient and column-sum scratch.
+  size_t stream_bytes() const;
 
   // Runs the GEMM with its cached plan (built on the first call of its key). Returns false,
   // running nothing, when cuBLASLt has no algorithm for an epilogue other than DEFAULT/BIAS (the

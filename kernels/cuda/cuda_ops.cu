@@ -215,7 +215,7 @@ CudaOps::CudaOps(int device) {
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
   blas_ = std::make_unique<cuda::Blas>();
   blas_->workspace(stream_);  // allocated now, never during a graph capture
-  memory_.count(blas_->workspace_bytes() + cuda::Blas::kBiasGradScratchBytes);
+  memory_.count(blas_->stream_bytes());
   keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
   check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
   clock_ = std::make_unique<cuda::EventClock>(stream_);
@@ -338,7 +338,8 @@ void CudaOps::column_sums(const View& x, const View& out) {
   dispatch_mixed(data, data, gradient_storage(c, data, {&out}), [&](auto t, auto, auto g) {
     using T = decltype(t);
     using G = decltype(g);
-    cuda::column_sum(x.rows, int(x.cols), ptr<G>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld}, stream_);
+    cuda::column_sum(x.rows, int(x.cols), ptr<G>(out), cuda::MatrixEntry<T>{ptr<const T>(x), x.ld},
+                     blas_->column_sum_scratch(stream_), stream_);
   });
 }
 
@@ -518,7 +519,7 @@ void CudaOps::layernorm_backward(const View& x, const View& weight, const View& 
                                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0,
                                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight),
                                                 ptr<G>(dbias), static_cast<T*>(nullptr), static_cast<T*>(nullptr),
-                                                x.rows, int(x.cols), stream_);
+                                                x.rows, int(x.cols), blas_->column_sum_scratch(stream_), stream_);
                  });
 }
 
@@ -553,7 +554,8 @@ void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rs
                                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0,
                                                 nullptr, fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight),
                                                 static_cast<G*>(nullptr), static_cast<T*>(nullptr),
-                                                static_cast<T*>(nullptr), x.rows, int(x.cols), stream_);
+                                                static_cast<T*>(nullptr), x.rows, int(x.cols),
+                                                blas_->column_sum_scratch(stream_), stream_);
                  });
 }
 
@@ -606,7 +608,7 @@ void CudaOps::norm_modulate_backward(const View& x, const View& normed, const Vi
     cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const R>(x), none, none, ptr<const T>(scale), scale.ld,
                                  fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), static_cast<T*>(nullptr),
                                  static_cast<T*>(nullptr), ptr<T>(dscale), ptr<T>(dshift), x.rows, int(x.cols),
-                                 stream_);
+                                 nullptr, stream_);
   });
 }
 

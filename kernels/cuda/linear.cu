@@ -112,7 +112,7 @@ void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* d
            static_cast<G*>(nullptr), stream);
   }
   if (db_done) add(db, 0, static_cast<const G*>(bias_grad), 0, db, 0, 1, out, stream);
-  if (db && !db_done) column_sum(N, out, db, MatrixEntry<T>{dy, out}, stream);
+  if (db && !db_done) column_sum(N, out, db, MatrixEntry<T>{dy, out}, blas.column_sum_scratch(stream), stream);
 }
 
 EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E) {

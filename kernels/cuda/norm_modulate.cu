@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -12,7 +14,6 @@ namespace emb::cuda {
 namespace {
 
 constexpr float kEps = 1e-6f;
-constexpr int kThreads = 256;  // the backward's row block
 
 // Per-row view of the affine parameters; V consecutive columns at a time.
 template <class T, int V>
@@ -42,16 +43,17 @@ struct ForwardArgs {
   int C;
 };
 
-// The forward holds its row in registers: thread t of a block of `threads` (≤ kRowThreads, a
+// Both passes hold their row in registers: thread t of a block of `threads` (≤ kRowThreads, a
 // multiple of 32) takes the vectors t, t + threads, ..., K of them, so consecutive threads read
-// consecutive vectors and each thread holds at most kRowValues fp32 values of the row (with its
-// residual, gate, scale and shift: 5·kRowValues). Rows of up to kRowThreads·kRowValues columns
-// fit, in every storage (8192: the presets' widths are ≤ 5120).
+// consecutive vectors and each thread holds at most kRowValues fp32 values of the row (the
+// forward with its residual, gate, scale and shift: 5·kRowValues; the backward with dy, scale
+// and the dx, dscale, dshift it accumulates into: 6·kRowValues). Rows of up to
+// kRowThreads·kRowValues columns fit, in every storage (8192: the presets' widths are ≤ 5120).
 constexpr int kRowThreads = 512, kRowValues = 16;
 
 // The first column of the thread's k-th vector.
 template <int V>
-__device__ __forceinline__ int forward_column(int k) {
+__device__ __forceinline__ int row_column(int k) {
   return (int(threadIdx.x) + k * int(blockDim.x)) * V;
 }
 
@@ -66,7 +68,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
   float v[K][V] = {}, rv[K][V] = {}, g[K][V] = {}, sc[K][V] = {}, sh[K][V] = {};
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int c = forward_column<V>(k);
+    const int c = row_column<V>(k);
     if (c >= C) continue;
     load_vector<V>(xi + c, v[k]);
     if (a.r) load_vector<V>(a.r + i * C + c, rv[k]);
@@ -79,7 +81,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int c = forward_column<V>(k);
+    const int c = row_column<V>(k);
     if (c >= C) continue;
     if (a.r) {
 #pragma unroll
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
   float ss = 0.0f;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    if (forward_column<V>(k) >= C) continue;
+    if (row_column<V>(k) >= C) continue;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const float d = v[k][j] - mu;
@@ -109,7 +111,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
   const Affine<T, V> affine{a.weight, a.bias};
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int c = forward_column<V>(k);
+    const int c = row_column<V>(k);
     if (c >= C) continue;
     float xhat[V], n[V];
 #pragma unroll
@@ -123,20 +125,21 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
   }
 }
 
-// Launches the forward with the fewest vectors per thread K (a power of two) that cover the row
-// with kRowThreads threads, and the fewest whole warps that cover it with K: a row of 192 bf16
-// vectors (C 1536) runs on 6 warps, 384 (C 3072) on 12, none idle.
-template <class R, class T, int V, int K = 1>
-void launch_forward(const ForwardArgs<R, T>& args, int64_t N, cudaStream_t stream) {
-  const int vectors = (args.C + V - 1) / V;
+// Calls launch(std::integral_constant<int, K>, threads) with the fewest vectors per thread K (a
+// power of two) that cover a row of C columns with kRowThreads threads, and the fewest whole
+// warps that cover it with K: a row of 192 bf16 vectors (C 1536) runs on 6 warps, 384 (C 3072)
+// on 12, none idle.
+template <int V, int K = 1, class Launch>
+void launch_row_blocks(int C, const char* what, const Launch& launch) {
+  const int vectors = (C + V - 1) / V;
   if constexpr (K * V < kRowValues) {
-    if (K * kRowThreads < vectors) return launch_forward<R, T, V, 2 * K>(args, N, stream);
+    if (K * kRowThreads < vectors) return launch_row_blocks<V, 2 * K>(C, what, launch);
   }
-  EMB_CHECK(K * kRowThreads >= vectors, "norm_modulate_forward: rows of ", args.C, " columns exceed the ",
-            kRowThreads * kRowValues, " a row block holds in registers");
+  EMB_CHECK(K * kRowThreads >= vectors, what, ": rows of ", C, " columns exceed the ", kRowThreads * kRowValues,
+            " a row block holds in registers");
   const int threads = ((vectors + K - 1) / K + 31) / 32 * 32;
-  EMB_LAUNCH((norm_modulate_forward_kernel<R, T, V, K>), unsigned(N), threads, 0, stream)(args);
-  check_launch("norm_modulate_forward");
+  launch(std::integral_constant<int, K>{}, threads);
+  check_launch(what);
 }
 
 // x and dx (the residual stream) of type R, the rest of T.
@@ -153,105 +156,99 @@ struct BackwardArgs {
   int C;
 };
 
-// dst[j] += add[j] for V columns, each rounded once to T (every backward accumulates).
-template <int V, class T>
-__device__ __forceinline__ void accumulate_vector(T* dst, const float (&add)[V]) {
-  float v[V];
-  load_vector<V>(dst, v);
-#pragma unroll
-  for (int j = 0; j < V; ++j) v[j] += add[j];
-  store_vector<V>(dst, v);
-}
-
 // With g = dn·weight, dn = dy·(1 + scale):
 //   layer: dx = rstd·(g − mean(g) − x̂·mean(g·x̂));  rms: dx = rstd·(g − x̂·mean(g·x̂))
-// x̂ and g stay in shared memory (2C floats) between the row pass and the dx pass; each thread
-// reads back only its own columns, as in the forward.
-template <class R, class T, int V>
-__global__ void __launch_bounds__(kThreads) norm_modulate_backward_kernel(BackwardArgs<R, T> a) {
+// As the forward: x̂ and g of the row stay in registers between the row pass and the dx pass,
+// and every load of the row (x, dy, scale, and the dx, dscale, dshift it accumulates into) is
+// issued before the first use, so a block waits for one memory round trip.
+template <class R, class T, int V, int K>
+__global__ void __launch_bounds__(kRowThreads) norm_modulate_backward_kernel(BackwardArgs<R, T> a) {
   __shared__ float scratch[32];
-  EMB_DYNAMIC_SHARED(float, shared);
   const int C = a.C;
-  float* xhat_row = shared;
-  float* g_row = shared + C;
   const int64_t i = blockIdx.x;
   const float mu = a.layer ? a.mean[i] : 0.0f, r = a.rstd[i];
+  // xhat holds x and g holds dy until the row pass turns them into x̂ and g.
+  float xhat[K][V] = {}, g[K][V] = {}, sc[K][V] = {}, dx[K][V] = {}, dsc[K][V] = {}, dsh[K][V] = {};
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = row_column<V>(k);
+    if (c >= C) continue;
+    load_vector<V>(a.x + i * C + c, xhat[k]);
+    load_vector<V>(a.dy + i * C + c, g[k]);
+    if (a.scale) load_vector<V>(a.scale + i * a.ld_mod + c, sc[k]);
+    if (a.dx) load_vector<V>(a.dx + i * C + c, dx[k]);
+    if (a.dscale) load_vector<V>(a.dscale + i * a.ld_mod + c, dsc[k]);
+    if (a.dshift) load_vector<V>(a.dshift + i * a.ld_mod + c, dsh[k]);
+  }
   const Affine<T, V> affine{a.weight, a.bias};
   float g_sum = 0.0f, gx_sum = 0.0f;
-  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
-    float xv[V], d[V], xhat[V], dn[V];
-    load_vector<V>(a.x + i * C + c, xv);
-    load_vector<V>(a.dy + i * C + c, d);
 #pragma unroll
-    for (int j = 0; j < V; ++j) xhat[j] = (xv[j] - mu) * r;
-    if (a.scale) {
-      float sc[V];
-      load_vector<V>(a.scale + i * a.ld_mod + c, sc);
+  for (int k = 0; k < K; ++k) {
+    const int c = row_column<V>(k);
+    if (c >= C) continue;
 #pragma unroll
-      for (int j = 0; j < V; ++j) dn[j] = d[j] * (1.0f + sc[j]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < V; ++j) dn[j] = d[j];
-    }
+    for (int j = 0; j < V; ++j) xhat[k][j] = (xhat[k][j] - mu) * r;
     if (a.dscale) {
-      float n[V], dsc[V];
-      affine.apply(c, xhat, n);
+      float n[V];
+      affine.apply(c, xhat[k], n);
 #pragma unroll
-      for (int j = 0; j < V; ++j) dsc[j] = d[j] * n[j];
-      accumulate_vector<V>(a.dscale + i * a.ld_mod + c, dsc);
+      for (int j = 0; j < V; ++j) dsc[k][j] += g[k][j] * n[j];
+      store_vector<V>(a.dscale + i * a.ld_mod + c, dsc[k]);
     }
-    if (a.dshift) accumulate_vector<V>(a.dshift + i * a.ld_mod + c, d);
+    if (a.dshift) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) dsh[k][j] += g[k][j];
+      store_vector<V>(a.dshift + i * a.ld_mod + c, dsh[k]);
+    }
     float w[V] = {};
     if (a.weight) load_vector<V>(a.weight + c, w);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      const float g = a.weight ? dn[j] * w[j] : dn[j];
-      xhat_row[c + j] = xhat[j];
-      g_row[c + j] = g;
-      g_sum += g;
-      gx_sum += g * xhat[j];
+      const float dn = a.scale ? g[k][j] * (1.0f + sc[k][j]) : g[k][j];
+      g[k][j] = a.weight ? dn * w[j] : dn;
+      g_sum += g[k][j];
+      gx_sum += g[k][j] * xhat[k][j];
     }
   }
   if (!a.dx) return;  // uniform over the block, so the block sums below stay collective
   const float g_mean = a.layer ? block_sum(g_sum, scratch) / C : 0.0f;
   const float gx_mean = block_sum(gx_sum, scratch) / C;
-  for (int c = threadIdx.x * V; c < C; c += kThreads * V) {
-    float dxv[V];
 #pragma unroll
-    for (int j = 0; j < V; ++j) dxv[j] = r * (g_row[c + j] - g_mean - xhat_row[c + j] * gx_mean);
-    accumulate_vector<V>(a.dx + i * C + c, dxv);
+  for (int k = 0; k < K; ++k) {
+    const int c = row_column<V>(k);
+    if (c >= C) continue;
+#pragma unroll
+    for (int j = 0; j < V; ++j) dx[k][j] += r * (g[k][j] - g_mean - xhat[k][j] * gx_mean);
+    store_vector<V>(a.dx + i * C + c, dx[k]);
   }
 }
 
-// Launches Kernel with one block per row and `shared` bytes of dynamic shared memory (checked
-// against a block's limit, opted in above the 48 KiB default).
-template <auto Kernel, class Args>
-void launch_per_row(const Args& args, size_t shared, int64_t N, int C, cudaStream_t stream, const char* what) {
-  EMB_CHECK(shared <= size_t(227) << 10, what, ": rows of ", C, " columns need ", shared,
-            " bytes of shared memory, more than a GPU block has (227 KiB)");
-  if (shared > size_t(48) << 10)
-    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(Kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(shared)),
-               what);
-  EMB_LAUNCH(Kernel, unsigned(N), kThreads, shared, stream)(args);
-  check_launch(what);
-}
-
-// dn(i, c)·x̂(i, c) (weight gradient) or dn(i, c) (bias gradient), recomputed from the saved stats.
+// dn(i, c)·x̂(i, c) (weight gradient) or dn(i, c) (bias gradient), recomputed from the saved
+// stats; V columns at a time for column_sum.
 template <class R, class T>
 struct NormParamGrad {
+  static constexpr int kWidth = kMixedVectorWidth<R, T>;
   const R* x;
   const T *scale, *dy;
   const float *mean, *rstd;
   int64_t ld_mod;
   int C;
   bool with_xhat;
-  __device__ float operator()(int64_t i, int c) const {
-    const float d = to_f32(dy[i * C + c]);
-    const float dn = scale ? d * (1.0f + to_f32(scale[i * ld_mod + c])) : d;
-    if (!with_xhat) return dn;
-    const float mu = mean ? mean[i] : 0.0f;
-    return dn * ((to_f32(x[i * C + c]) - mu) * rstd[i]);
+  bool vectorizable(int columns) const {
+    return rows_vectorizable<kWidth>(columns, {scale ? ld_mod : 0}, {x, scale, dy});
+  }
+  template <int V>
+  __device__ void operator()(int64_t i, int c, float (&v)[V]) const {
+    float d[V], sc[V] = {}, xv[V] = {};
+    load_vector<V>(dy + i * C + c, d);
+    if (scale) load_vector<V>(scale + i * ld_mod + c, sc);
+    if (with_xhat) load_vector<V>(x + i * C + c, xv);
+    const float mu = mean ? mean[i] : 0.0f, r = with_xhat ? rstd[i] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float dn = scale ? d[j] * (1.0f + sc[j]) : d[j];
+      v[j] = with_xhat ? dn * ((xv[j] - mu) * r) : dn;
+    }
   }
 };
 
@@ -267,11 +264,17 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
   const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
                             shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
   constexpr int V = kMixedVectorWidth<R, T>;
+  const auto launch = [&](auto vector) {
+    launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_forward", [&](auto k, int threads) {
+      EMB_LAUNCH((norm_modulate_forward_kernel<R, T, decltype(vector)::value, decltype(k)::value>), unsigned(N),
+                 threads, 0, stream)(args);
+    });
+  };
   if (rows_vectorizable<V>(C, {scale ? ld_mod : 0, gate ? ld_gate : 0},
                            {x, gate, r, x_in, weight, bias, scale, shift, normed, y}))
-    launch_forward<R, T, V>(args, N, stream);
+    launch(std::integral_constant<int, V>{});
   else
-    launch_forward<R, T, 1>(args, N, stream);
+    launch(std::integral_constant<int, 1>{});
 }
 
 template <class R, class T>
@@ -286,23 +289,29 @@ void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* 
 template <class R, class T, class G>
 void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
                             const float* mean, const float* rstd, const T* dy, R* dx, G* dweight, G* dbias, T* dscale,
-                            T* dshift, int64_t N, int C, cudaStream_t stream) {
+                            T* dshift, int64_t N, int C, void* column_sum_scratch, cudaStream_t stream) {
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
   const float* mu = layer ? mean : nullptr;
   if (dx || dscale || dshift) {
     const BackwardArgs<R, T> args{layer, x, weight, bias, scale, ld_mod, mu, rstd, dy, dx, dscale, dshift, C};
     constexpr int V = kMixedVectorWidth<R, T>;
-    const bool vectorized = rows_vectorizable<V>(C, {scale || dscale || dshift ? ld_mod : 0},
-                                                 {x, weight, bias, scale, dy, dx, dscale, dshift});
-    const size_t shared = 2 * size_t(C) * sizeof(float);  // x̂ and g of the row in fp32
-    if (vectorized)
-      launch_per_row<norm_modulate_backward_kernel<R, T, V>>(args, shared, N, C, stream, "norm_modulate_backward");
+    const auto launch = [&](auto vector) {
+      launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_backward", [&](auto k, int threads) {
+        EMB_LAUNCH((norm_modulate_backward_kernel<R, T, decltype(vector)::value, decltype(k)::value>), unsigned(N),
+                   threads, 0, stream)(args);
+      });
+    };
+    if (rows_vectorizable<V>(C, {scale || dscale || dshift ? ld_mod : 0},
+                             {x, weight, bias, scale, dy, dx, dscale, dshift}))
+      launch(std::integral_constant<int, V>{});
     else
-      launch_per_row<norm_modulate_backward_kernel<R, T, 1>>(args, shared, N, C, stream, "norm_modulate_backward");
+      launch(std::integral_constant<int, 1>{});
   }
-  if (dweight) column_sum(N, C, dweight, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, true}, stream);
-  if (dbias) column_sum(N, C, dbias, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, false}, stream);
+  if (dweight)
+    column_sum(N, C, dweight, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, true}, column_sum_scratch, stream);
+  if (dbias)
+    column_sum(N, C, dbias, NormParamGrad<R, T>{x, scale, dy, mu, rstd, ld_mod, C, false}, column_sum_scratch, stream);
 }
 
 #define EMB_INSTANTIATE(T, R)                                                                                     \
@@ -317,7 +326,7 @@ EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #define EMB_INSTANTIATE(T, R, G)                                                                                      \
   template void norm_modulate_backward<R, T, G>(NormKind, const R*, const T*, const T*, const T*, int64_t,           \
                                                 const float*, const float*, const T*, R*, G*, G*, T*, T*, int64_t,   \
-                                                int, cudaStream_t);
+                                                int, void*, cudaStream_t);
 EMB_CUDA_FOR_STORAGE_AND_TWO_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 

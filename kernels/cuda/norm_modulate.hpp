@@ -34,12 +34,15 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
                                     T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
 
-// dx += ∂y/∂x·dy; dweight, dbias (column sums); dscale += dy·n; dshift += dy. The row pass reads
-// x, dy and scale once (x̂ and dn·weight kept in shared memory for the dx pass). The parameter
-// gradients dweight and dbias are of type G: T, or fp32 beside bf16 T.
+// dx += ∂y/∂x·dy; dweight, dbias (column sums); dscale += dy·n; dshift += dy. One block per row
+// as the forward's: it reads x, dy and scale once and keeps x̂ and dn·weight in registers for
+// the dx pass (rows of at most 8192 columns). The parameter gradients dweight and dbias are of
+// type G: T, or fp32 beside bf16 T, summed by column_sum.cuh in column_sum_scratch
+// (kColumnSumScratchBytes of device memory, e.g. Blas::column_sum_scratch; only read with
+// dweight or dbias).
 template <class R, class T, class G>
 void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, int64_t ld_mod,
                             const float* mean, const float* rstd, const T* dy, R* dx, G* dweight, G* dbias, T* dscale,
-                            T* dshift, int64_t N, int C, cudaStream_t stream);
+                            T* dshift, int64_t N, int C, void* column_sum_scratch, cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -23,6 +23,7 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/attention_wgmma.hpp"
+#include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
@@ -534,12 +535,47 @@ void test_attention_edge_cases() {
   }
 }
 
+// ---- column sums ------------------------------------------------------------------------------
+
+// out[c] += Σ_i m[i·ld + c] of T data into G sums (fp32 beside bf16 too), against double.
+template <class T, class G>
+void test_column_sum(int64_t N, int C, int64_t ld) {
+  std::mt19937 rng(11);
+  const auto m = stored<T>(random_normal(N * ld, rng)), out0 = stored<G>(random_normal(C, rng));
+  DeviceArray<T> m_d(m);
+  DeviceArray<G> out_d(out0);
+  DeviceArray<double> scratch(kColumnSumScratchBytes / sizeof(double));
+  column_sum(N, C, out_d.get(), MatrixEntry<T>{m_d.get(), ld}, scratch.get(), nullptr);
+  Ref out = to_ref(out0);
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) out[c] += m[i * ld + c];
+  const ColumnSumSplit split = MatrixEntry<T>{m_d.get(), ld}.vectorizable(C) ? column_sum_split<kVectorWidth<T>>(N, C)
+                                                                              : column_sum_split<1>(N, C);
+  expect_close(std::string("column_sum ") + dtype<T>() + " into " + dtype<G>() + " N " + std::to_string(N) + " C " +
+                   std::to_string(C) + " ld " + std::to_string(ld) + " (" + std::to_string(split.tiles) +
+                   " tiles × " + std::to_string(split.chunks) + " chunks of " + std::to_string(split.chunk_rows) +
+                   " rows)",
+               relative_error(out_d.download(), out), tol<G>(1e-6, 1e-2));
+}
+
+// Shapes of the two-level split: one row (one chunk, no scratch); row counts that are not a
+// multiple of the chunk; chunks capped by the tiles (C 2048 fp32: 16 tiles, at most 33 chunks);
+// C not a multiple of the vector width and a row stride that is not (scalar); a row stride
+// wider than C that is (vectors).
+template <class T, class G>
+void test_column_sums() {
+  for (int64_t N : {1, 1000, 333}) test_column_sum<T, G>(N, 200, 200);
+  test_column_sum<T, G>(333, 203, 203);
+  test_column_sum<T, G>(1200, 2048, 2048);
+  test_column_sum<T, G>(100, 200, 208);
+  test_column_sum<T, G>(100, 200, 203);
+}
+
 // ---- norm + modulate, gated residual ---------------------------------------------------------
 
 template <class T>
-void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
+void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C, int64_t N = 19) {
   std::mt19937 rng(3);
-  const int64_t N = 19;
   const int ld_mod = 3 * C;  // scale/shift are chunks of a [N, 3C] tensor
   const bool layer = kind == NormKind::layer;
   const auto x = stored<T>(random_normal(N * C, rng, 2.0f)), w = stored<T>(random_normal(C, rng)),
@@ -550,6 +586,7 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
   DeviceArray<T> x_d(x), w_d(w), b_d(b), mod_d(mod), y_d(N * C), dy_d(dy), dx_d(dx0), dw_d(dw0), db_d(db0),
       dmod_d(dmod0);
   DeviceArray<float> mean_d(N), rstd_d(N);
+  DeviceArray<double> column_sum_scratch(kColumnSumScratchBytes / sizeof(double));
   T* wp = affine ? w_d.get() : nullptr;
   T* bp = affine && layer ? b_d.get() : nullptr;
   T* scale = modulate ? mod_d.get() + C : nullptr;  // chunk 1 = scale, chunk 2 = shift
@@ -559,7 +596,8 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
   norm_modulate_forward(kind, x_d.get(), wp, bp, scale, shift, ld_mod, y_d.get(), mean_d.get(), rstd_d.get(), N, C,
                         nullptr);
   norm_modulate_backward(kind, x_d.get(), wp, bp, scale, ld_mod, mean_d.get(), rstd_d.get(), dy_d.get(), dx_d.get(),
-                         wp ? dw_d.get() : nullptr, bp ? db_d.get() : nullptr, dscale, dshift, N, C, nullptr);
+                         wp ? dw_d.get() : nullptr, bp ? db_d.get() : nullptr, dscale, dshift, N, C,
+                         column_sum_scratch.get(), nullptr);
   sync();
   Ref y(size_t(N) * C), mean(N), rstd(N), dx = to_ref(dx0), dw = to_ref(dw0), db = to_ref(db0), dmod = to_ref(dmod0);
   for (int64_t i = 0; i < N; ++i) {
@@ -592,7 +630,8 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C) {
     for (int c = 0; c < C; ++c) dx[i * C + c] += r * (g[c] - (layer ? g_mean : 0.0) - xhat[c] * gx_mean);
   }
   const std::string tag = std::string(layer ? "layernorm" : "rmsnorm") + (affine ? "+affine" : "") +
-                          (modulate ? "+modulate C " : " C ") + std::to_string(C) + " " + dtype<T>();
+                          (modulate ? "+modulate C " : " C ") + std::to_string(C) + " N " + std::to_string(N) + " " +
+                          dtype<T>();
   expect_close(tag + " forward y", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
   if (layer) expect_close(tag + " mean", relative_error(mean_d.download(), mean), 1e-5);
   expect_close(tag + " rstd", relative_error(rstd_d.download(), rstd), 1e-5);
@@ -718,7 +757,8 @@ void test_residual_norm_modulate_gradient(int C) {
   DeviceArray<float> dy_d(wy), dx_d(wx), dr_d(std::vector<float>(N * C, 0.0f)),
       dmod_d(std::vector<float>(N * ld, 0.0f));
   norm_modulate_backward(NormKind::layer, x_d.get(), none, none, mod_d.get(), ld, mean_d.get(), rstd_d.get(),
-                         dy_d.get(), dx_d.get(), no_output, no_output, dmod_d.get(), dmod_d.get() + C, N, C, nullptr);
+                         dy_d.get(), dx_d.get(), no_output, no_output, dmod_d.get(), dmod_d.get() + C, N, C, nullptr,
+                         nullptr);
   gated_residual_backward(mod_d.get() + 2 * C, ld, r_d.get(), dx_d.get(), dr_d.get(), dmod_d.get() + 2 * C, N, C,
                           nullptr);
   const std::vector<float> dx = dx_d.download(), dr = dr_d.download(), dmod = dmod_d.download();
@@ -1407,7 +1447,16 @@ void test_all_storage(const Blas& blas) {
       test_norm_modulate<T>(NormKind::rms, true, false, C);
       test_norm_modulate<T>(NormKind::rms, false, true, C);
     }
+    // dweight and dbias over one row and over 333 (11 chunks of 31 rows, the last one shorter).
+    for (int C : {200, 203})
+      for (int64_t N : {1, 333}) {
+        test_norm_modulate<T>(NormKind::layer, true, true, C, N);
+        test_norm_modulate<T>(NormKind::rms, true, false, C, N);
+      }
   });
+  run("column_sum " + t, [&] { test_column_sums<T, T>(); });
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    run("column_sum bf16 into fp32", [&] { test_column_sums<T, float>(); });
   // 8192 and 8189: the widest rows the forward holds, in vectors (fp32 8 per thread, bf16 4) and
   // scalar (32 per thread).
   run("residual_norm_modulate " + t, [&] {

@@ -385,6 +385,40 @@ BOOST_AUTO_TEST_CASE(fp8_linears) {
     }
 }
 
+// The column sums' row split (column_sum.cuh): one row (one chunk), 333 rows (11 chunks, the last
+// one shorter) at a C that is a multiple of every vector width (200) and one that is not (203):
+// column_sums and the norms' backward (dx, dweight, dbias) against the CPU.
+BOOST_AUTO_TEST_CASE(column_sums_split_rows) {
+  for (const int64_t N : {1, 333})
+    for (const int64_t C : {200, 203}) {
+      compare(
+          str("column_sums N ", N, " C ", C), {kPointwise},
+          [&](const Run& r) {
+            auto x = r.data(r.random(N * C, 80), N, C), out = r.gradient(r.random(C, 81), 1, C);
+            r.ops.column_sums(x->view(), out->view());
+            return Outputs{out->read()};
+          },
+          kAlsoMixed);
+      compare(
+          str("layernorm and rmsnorm backward N ", N, " C ", C), {kPointwise},
+          [&](const Run& r) {
+            auto x = r.stream(r.random(N * C, 82, -2, 2), N, C), w = r.data(r.random(C, 83), 1, C);
+            auto b = r.data(r.random(C, 84), 1, C), y = r.data(r.random(N * C, 85), N, C);
+            auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
+            auto dy = r.data(r.random(N * C, 86), N, C), dx = r.stream(r.random(N * C, 90), N, C);
+            auto dw = r.gradient(r.random(C, 87), 1, C), db = r.gradient(r.random(C, 88), 1, C);
+            auto dw_rms = r.gradient(r.random(C, 89), 1, C);
+            r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view());
+            r.ops.layernorm_backward(x->view(), w->view(), mean->view(), rstd->view(), dy->view(), dx->view(),
+                                     dw->view(), db->view());
+            r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
+            r.ops.rmsnorm_backward(x->view(), w->view(), rstd->view(), dy->view(), dx->view(), dw_rms->view());
+            return Outputs{dx->read(), dw->read(), db->read(), dw_rms->read()};
+          },
+          kAlsoMixed);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
   const int64_t N = 29, C = 96;
   for (bool affine : {true, false}) {

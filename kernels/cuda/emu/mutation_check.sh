@@ -8,10 +8,11 @@
 # summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
 # mma_tiles.cuh); a missing wgmma fence or wait, mbarrier arrival or wait, a wrong expect_tx
 # byte count or a wrong descriptor in the Hopper forward (attention_wgmma.cu); in the
-# memory-bound kernels (norm_modulate.cu, residual.cu, adamw.cu, vector_access.cuh) a wrong
-# vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are not
-# aligned, a fused residual that loses its gate or its store, a row block a warp short or a
-# thread's later vectors unmodulated; around
+# memory-bound kernels (norm_modulate.cu, column_sum.cuh, residual.cu, adamw.cu, vector_access.cuh)
+# a wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are
+# not aligned, a fused residual that loses its gate or its store, a row block a warp short or a
+# thread's later vectors unmodulated, an accumulated gradient overwritten, a column sum's row
+# chunk that drops or repeats a row, a dropped chunk or a missing barrier; around
 # the GEMMs (linear.cu, blas.cu) a cached plan that keeps its first call's bias pointer, a wrong
 # GELU aux leading dimension, a BGRADA bias gradient that is not accumulated.
 # Prints a table (mutant, result, what caught it); exits 0 when the real code passes and every
@@ -25,7 +26,7 @@ scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
 only=${ONLY:-.}
 files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu async_pipeline.cuh mma_tiles.cuh
-  norm_modulate.cu residual.cu adamw.cu vector_access.cuh linear.cu blas.cu)
+  norm_modulate.cu column_sum.cuh residual.cu adamw.cu vector_access.cuh linear.cu blas.cu)
 if [ ! -d "$scratch/src" ]; then
   mkdir -p "$scratch/src" "$scratch/orig"
   (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$scratch/src")
@@ -92,6 +93,7 @@ filter_of() {
   attention_wgmma.cu) echo attention_wgmma ;;
   attention_rows.cuh) echo attention_ ;;
   norm_modulate.cu) echo norm_modulate ;;
+  column_sum.cuh) echo column_sum ;;
   residual.cu) echo residual ;;
   adamw.cu) echo adamw ;;
   linear.cu | blas.cu) echo linear ;;
@@ -155,14 +157,24 @@ mutants=(
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
-  "norm_modulate.cu|forward: a thread's vectors k·blockDim elements apart, not k·blockDim vectors (vectors overlap)|s.replace('return (int(threadIdx.x) + k * int(blockDim.x)) * V;', 'return int(threadIdx.x) * V + k * int(blockDim.x);', 1)"
-  "norm_modulate.cu|forward: the last vector of the row left out (c + V >= C skipped)|s.replace('if (c >= C) continue;', 'if (c + V >= C) continue;')"
+  "norm_modulate.cu|row blocks: a thread's vectors k·blockDim elements apart, not k·blockDim vectors (vectors overlap)|s.replace('return (int(threadIdx.x) + k * int(blockDim.x)) * V;', 'return int(threadIdx.x) * V + k * int(blockDim.x);', 1)"
+  "norm_modulate.cu|forward: the last vector of the row left out (c + V >= C skipped)|(lambda i: s[:i].replace('if (c >= C) continue;', 'if (c + V >= C) continue;') + s[i:])(s.index('norm_modulate_backward_kernel'))"
   "norm_modulate.cu|fused residual: the gate ignored (x += r)|s.replace('(a.gate ? g[k][j] : 1.0f) * rv[k][j]', 'rv[k][j]', 1)"
   "norm_modulate.cu|fused residual: updated x not stored|s.replace('      store_vector<V>(xi + c, v[k]);\n', '', 1)"
-  "norm_modulate.cu|forward: one warp too few per row block (the row's last vectors on no thread)|s.replace('const int threads = ((vectors + K - 1) / K + 31) / 32 * 32;', 'const int threads = ((vectors + K - 1) / K + 31) / 32 * 32 - 32;', 1)"
+  "norm_modulate.cu|row blocks: one warp too few (the row's last vectors on no thread)|s.replace('const int threads = ((vectors + K - 1) / K + 31) / 32 * 32;', 'const int threads = ((vectors + K - 1) / K + 31) / 32 * 32 - 32;', 1)"
   "norm_modulate.cu|forward: scale and shift of a thread's first vector only (k = 0)|s.replace('    if (a.scale) {\n      load_vector<V>(a.scale', '    if (a.scale && k == 0) {\n      load_vector<V>(a.scale', 1)"
-  "norm_modulate.cu|backward: dx pass leaves out the last vector (c + V < C)|(lambda i: s[:i] + s[i:].replace('c < C; c += kThreads * V) {', 'c + V < C; c += kThreads * V) {', 1))(s.index('if (!a.dx) return;'))"
+  "norm_modulate.cu|backward: dx pass leaves out the last vector (c + V >= C skipped)|(lambda i: s[:i] + s[i:].replace('if (c >= C) continue;', 'if (c + V >= C) continue;', 1))(s.index('if (!a.dx) return;'))"
   "norm_modulate.cu|backward: mean(g) term dropped|s.replace('a.layer ? block_sum(g_sum, scratch) / C : 0.0f', '0.0f * block_sum(g_sum, scratch)', 1)"
+  "norm_modulate.cu|backward: dx's old value not loaded (overwritten, not accumulated)|s.replace('    if (a.dx) load_vector<V>(a.dx + i * C + c, dx[k]);\n', '', 1)"
+  "norm_modulate.cu|backward: scale of a thread's first vector only (k = 0)|s.replace('if (a.scale) load_vector<V>(a.scale + i * a.ld_mod + c, sc[k]);', 'if (a.scale && k == 0) load_vector<V>(a.scale + i * a.ld_mod + c, sc[k]);', 1)"
+  "norm_modulate.cu|dweight: scale at row stride C instead of ld_mod|s.replace('load_vector<V>(scale + i * ld_mod + c, sc);', 'load_vector<V>(scale + i * C + c, sc);', 1)"
+  "column_sum.cuh|each chunk but the last leaves out its last row|s.replace('first + chunk_rows < N ? first + chunk_rows : N;', 'first + chunk_rows < N ? first + chunk_rows - 1 : N;', 1)"
+  "column_sum.cuh|unrolled rows up to the chunk end inclusive (a row counted in two chunks)|s.replace('i + u * kColumnSumThreadRows < end', 'i + u * kColumnSumThreadRows <= end')"
+  "column_sum.cuh|the last, shorter chunk dropped (chunk count rounded down)|s.replace('int(std::max<int64_t>(1, (N + chunk_rows - 1) / chunk_rows))', 'int(std::max<int64_t>(1, N / chunk_rows))', 1)"
+  "column_sum.cuh|second pass leaves out the last chunk|s.replace('k < chunks; k += kChunkSumRows', 'k < chunks - 1; k += kChunkSumRows', 1)"
+  "column_sum.cuh|thread rows' partials summed without the barrier after they are written|s.replace('  __syncthreads();\n', '', 1)"
+  "column_sum.cuh|a thread's vector at threadIdx.x columns, not threadIdx.x vectors (vectors overlap)|s.replace('const int c = tile_column + int(threadIdx.x) * V;', 'const int c = tile_column + int(threadIdx.x);', 1)"
+  "column_sum.cuh|MatrixEntry takes vectors whatever its row stride|s.replace('rows_vectorizable<kWidth>(C, {ld}, {m})', 'rows_vectorizable<kWidth>(C, {}, {m})', 1)"
   "vector_access.cuh|rows_vectorizable ignores C % width (vector path on unaligned rows)|s.replace('if (C % V) return false;', '', 1)"
   "residual.cu|forward: the last vector left out (N*C/V - 1 vectors)|s.replace('const int64_t vectors = N * C / V;', 'const int64_t vectors = N * C / V - 1;', 1)"
   "residual.cu|backward: one vector past the end (N*C/V + 1 vectors)|(lambda i: s[:i] + s[i:].replace('const int64_t vectors = N * C / V;', 'const int64_t vectors = N * C / V + 1;', 1))(s.index('gated_residual_backward_kernel('))"
