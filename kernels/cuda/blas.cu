@@ -1,6 +1,8 @@
-#include <functional>
-
 #include "kernels/cuda/blas.hpp"
+
+#include <functional>
+#include <utility>
+
 #include "kernels/cuda/column_sum.cuh"
 
 namespace emb::cuda {
@@ -70,19 +72,33 @@ struct Blas::Plan {
   bool found = false;
 };
 
-Blas::Blas(size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+Blas::Blas(size_t workspace_bytes, Allocator allocator)
+    : workspace_bytes_(workspace_bytes), allocator_(std::move(allocator)) {
   check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
 }
 
 Blas::~Blas() {
   plans_.clear();
-  for (auto& entry : workspaces_) cudaFree(entry.second);
+  for (auto& entry : workspaces_) {
+    if (!allocator_.release) {
+      cudaFree(entry.second);
+      continue;
+    }
+    try {
+      allocator_.release(entry.second);
+    } catch (const std::exception&) {  // a destructor cannot throw; the run already failed
+    }
+  }
   cublasLtDestroy(handle_);
 }
 
 void* Blas::workspace(cudaStream_t stream) const {
   void*& ws = workspaces_[stream];
-  if (!ws) check_cuda(cudaMalloc(&ws, stream_bytes()), "cudaMalloc(cuBLASLt workspace)");
+  if (ws) return ws;
+  if (allocator_.allocate)
+    ws = allocator_.allocate(stream_bytes(), "cuBLASLt workspace");
+  else
+    check_cuda(cudaMalloc(&ws, stream_bytes()), "cudaMalloc(cuBLASLt workspace)");
   return ws;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -47,7 +48,13 @@ struct GemmOperands {
 // Blas serves the streams of one host thread (one CudaOps).
 class Blas {
  public:
-  explicit Blas(size_t workspace_bytes = size_t{32} << 20);
+  // Where the per-stream device memory comes from: CudaOps' DeviceMemory, so that running out
+  // is its one line naming the phase and what to change; null: cudaMalloc and cudaFree.
+  struct Allocator {
+    std::function<void*(size_t bytes, const char* what)> allocate;
+    std::function<void(void* p)> release;
+  };
+  explicit Blas(size_t workspace_bytes = size_t{32} << 20, Allocator allocator = {});
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
@@ -90,6 +97,7 @@ class Blas {
 
   cublasLtHandle_t handle_ = nullptr;
   size_t workspace_bytes_ = 0;
+  Allocator allocator_;
   mutable std::unordered_map<cudaStream_t, void*> workspaces_;
   mutable std::unordered_map<PlanKey, std::unique_ptr<Plan>, PlanKeyHash, PlanKeyEqual> plans_;
   mutable size_t fallbacks_ = 0;

@@ -165,7 +165,8 @@ void* DeviceMemory::allocate(size_t bytes, const char* what) {
   }
   check_cuda(status, what);
   sizes_[p] = bytes;
-  count(bytes);
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
   return p;
 }
 
@@ -176,11 +177,6 @@ void DeviceMemory::release(void* p) {
   in_use_ -= it->second;
   sizes_.erase(it);
   check_cuda(cudaFree(p), "cudaFree");
-}
-
-void DeviceMemory::count(size_t bytes) {
-  in_use_ += bytes;
-  peak_ = std::max(peak_, in_use_);
 }
 
 DeviceScratch::~DeviceScratch() {
@@ -213,9 +209,10 @@ void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
 CudaOps::CudaOps(int device) {
   check_cuda(cudaSetDevice(device), "CudaOps: cudaSetDevice");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
-  blas_ = std::make_unique<cuda::Blas>();
+  cuda::Blas::Allocator device_memory{[this](size_t bytes, const char* what) { return memory_.allocate(bytes, what); },
+                                      [this](void* p) { memory_.release(p); }};
+  blas_ = std::make_unique<cuda::Blas>(size_t{32} << 20, std::move(device_memory));
   blas_->workspace(stream_);  // allocated now, never during a graph capture
-  memory_.count(blas_->stream_bytes());
   keyless_row_ = static_cast<unsigned long long*>(memory_.allocate(sizeof *keyless_row_, "CudaOps: keyless row"));
   check_cuda(cudaMemsetAsync(keyless_row_, 0xff, sizeof *keyless_row_, stream_), "CudaOps: keyless row");
   clock_ = std::make_unique<cuda::EventClock>(stream_);

@@ -40,8 +40,6 @@ class DeviceMemory {
  public:
   void* allocate(size_t bytes, const char* what);
   void release(void* p);
-  // Counts memory allocated elsewhere (the cuBLASLt workspace).
-  void count(size_t bytes);
   size_t peak() const { return peak_; }
 
  private:

@@ -55,9 +55,10 @@
 #                             captures nothing.
 #   out_of_memory             an emulated GPU too small (EMB_EMU_DEVICE_MEMORY) stops the run with
 #                             one line naming the phase and step, what it allocated, the bytes
-#                             asked and held, and what to change. The limits fit tiny_gr00t's
-#                             sizes (about 47 MB held after init with the 32 MiB cuBLASLt workspace and its bias-gradient scratch: the
-#                             AdamW moments fail between 46.3 and 47.8 MB; re-measure when allocations change).
+#                             asked and held, and what to change; so does every allocation of a
+#                             run made to fail in turn (EMB_EMU_FAIL_ALLOCATION = 1, 2, ... until
+#                             the run trains), the data-parallel buffers, AdamW moments and the
+#                             first step's activations among them, in that order.
 # On a build for real GPUs (BACKEND = hardware) the cases need a GPU and skip (exit 77) without.
 set -uo pipefail
 build=$1
@@ -269,21 +270,45 @@ PY
 out_of_memory)
   [ "$backend" = emulated ] || { echo "skipped: needs the emulation's memory limit"; exit 77; }
   advice="held by embtrain on this GPU; lower data.tokens_per_mb, set model.recompute = full or train.shard = full, or use more GPUs (embtrain DECK --plan estimates the memory per GPU)"
-  out_of_memory() {  # out_of_memory BYTES START: the run stops (exit 1) with one error line: START, amounts, advice
+  # oom_run VAR=VALUE: a run under the emulation's limit; prints its one error line, or nothing
+  # when it trained to the end.
+  oom_run() {
     rm -rf outputs/cuda-oom
-    EMB_EMU_DEVICE_MEMORY=$1 "$embtrain" "$deck" "${cuda[@]}" --set train.steps=2 --set run.name=cuda-oom \
-      >"$tmp/oom.out" 2>&1
+    env "$1" "$embtrain" "$deck" "${cuda[@]}" --set train.steps=2 --set run.name=cuda-oom >"$tmp/oom.out" 2>&1
     local code=$?
-    [ $code -eq 1 ] || fail "exit code $code with $1 bytes of device memory, expected 1: $(tail -3 "$tmp/oom.out")"
-    [ "$(grep -c "^embtrain: error" "$tmp/oom.out")" -eq 1 ] || fail "not one error line: $(cat "$tmp/oom.out")"
+    rm -rf outputs/cuda-oom
+    [ $code -eq 0 ] && return 0
+    [ $code -eq 1 ] || fail "$1: exit code $code, expected 1: $(tail -3 "$tmp/oom.out")"
+    [ "$(grep -c "^embtrain: error" "$tmp/oom.out")" -eq 1 ] || fail "$1: not one error line: $(cat "$tmp/oom.out")"
     local line
     line=$(grep "^embtrain: error" "$tmp/oom.out")
-    [[ "$line" == "$2 "[0-9]*[kM]"B with "[0-9]*[kM]"B $advice" ]] || fail "expected '$2 N MB with N MB $advice', got: $line"
-    rm -rf outputs/cuda-oom
+    [[ "$line" == "embtrain: error: CUDA out of memory in "*": "*" asked for "[0-9]*[kM]"B with "[0-9]*[kM]"B $advice" ]] ||
+      fail "$1: expected 'CUDA out of memory in PHASE: WHAT asked for N MB with N MB $advice', got: $line"
+    echo "$line"
   }
-  out_of_memory 40000000 "embtrain: error: CUDA out of memory in init: data-parallel buffers (parameters, gradients, gather slots) asked for"
-  out_of_memory 47000000 "embtrain: error: CUDA out of memory in init: AdamW moments asked for"
-  out_of_memory 50000000 "embtrain: error: CUDA out of memory in fwd of step 1: activations asked for"
+  # A GPU too small for the cuBLASLt workspace made with the backend.
+  line=$(oom_run EMB_EMU_DEVICE_MEMORY=1000000)
+  expect_contains "$line" "CUDA out of memory in init: cuBLASLt workspace asked for 35 MB with 0 kB held"
+  # Every allocation of a run failing in turn (the N-th cudaMalloc, EMB_EMU_FAIL_ALLOCATION) stops
+  # it with the one line, until N is past the run's last allocation; the phases come in order.
+  phases=()
+  for ((n = 1; n <= 400; ++n)); do
+    line=$(oom_run EMB_EMU_FAIL_ALLOCATION=$n)
+    [ -n "$line" ] || break
+    phase=${line#embtrain: error: CUDA out of memory in }
+    phases+=("${phase%% asked for *}")
+  done
+  [ -z "$line" ] || fail "allocation $n still failed the run"
+  echo "$((n - 1)) allocations, each stopping the run with one line; the last: ${phases[-1]}"
+  /usr/bin/python3 - "${phases[@]}" <<'PY' || fail "out-of-memory phases"
+import sys
+seen = sys.argv[1:]
+want = ["init: data-parallel buffers (parameters, gradients, gather slots)", "init: AdamW moments",
+        "fwd of step 1: activations"]
+at = [seen.index(w) if w in seen else -1 for w in want]
+print("phases at allocations", dict(zip(want, at)))
+assert -1 not in at and at == sorted(at), (at, seen)
+PY
   ;;
 *) fail "unknown case" ;;
 esac

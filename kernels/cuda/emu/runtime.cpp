@@ -87,6 +87,13 @@ size_t memory_from_environment() {
   return v && *v ? size_t(std::strtoull(v, nullptr, 10)) : size_t(16) << 30;
 }
 
+// EMB_EMU_FAIL_ALLOCATION = N: the N-th cudaMalloc of a non-zero size (counted from 1) runs out
+// of memory, whatever the size, so a test can walk a run's allocations one by one; 0 = never.
+uint64_t failing_allocation_from_environment() {
+  const char* v = std::getenv("EMB_EMU_FAIL_ALLOCATION");
+  return v && *v ? std::strtoull(v, nullptr, 10) : 0;
+}
+
 struct Device {
   std::recursive_mutex mutex;
   CUstream_st legacy;                       // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
@@ -102,6 +109,8 @@ struct Device {
   int captures = 0;  // streams capturing now
   size_t allocated = 0;                  // bytes in `allocations`
   size_t memory = memory_from_environment();
+  uint64_t allocations_made = 0;  // cudaMalloc calls of a non-zero size
+  uint64_t failing_allocation = failing_allocation_from_environment();
 };
 
 Device& device() {
@@ -437,6 +446,9 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   if (d.sticky != cudaSuccess) return d.sticky;
   *p = nullptr;
   if (bytes == 0) return cudaSuccess;
+  if (++d.allocations_made == d.failing_allocation)
+    return api_error(cudaErrorMemoryAllocation, "cudaMalloc number " + std::to_string(d.allocations_made) +
+                                                    " (EMB_EMU_FAIL_ALLOCATION)");
   if (bytes > d.memory - std::min(d.memory, d.allocated))
     return api_error(cudaErrorMemoryAllocation, "cudaMalloc of " + std::to_string(bytes) + " bytes with " +
                                                     std::to_string(d.allocated) + " of " + std::to_string(d.memory) +
