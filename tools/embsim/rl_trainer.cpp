@@ -45,7 +45,10 @@ nlohmann::json run_trainer(const RlSetup& s) {
   lc.noise_level = o.noise_level, lc.gamma = o.gamma, lc.gae_lambda = o.gae_lambda, lc.lr = o.lr;
   lc.value_lr = o.value_lr, lc.ppo = o.ppo, lc.max_staleness = o.max_staleness;
   lc.micro_chunks = o.micro_chunks / T, lc.micro_per_update = o.update_chunks / o.micro_chunks;
-  lc.policy_from_version = o.critic_warmup, lc.ppo_epochs = o.ppo_epochs, lc.value_steps = o.value_steps;  // versions count from the SFT start: a resumed run is past it
+  // Versions count from the SFT start: a resumed run is past the warm-up. GRPO has no critic to warm up.
+  lc.policy_from_version = o.advantage == Advantage::grpo ? 0 : o.critic_warmup;
+  lc.ppo_epochs = o.ppo_epochs, lc.value_steps = o.value_steps;
+  lc.advantage = o.advantage, lc.group_size = o.group_size;
   RlLearner learner(s.cfg, lc, s.init_params, g.role_comm, o.seed);
   learner.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
   if (!s.value_state.empty()) restore_value_head(learner.value_head(), s.value_state);
@@ -141,6 +144,7 @@ nlohmann::json run_trainer(const RlSetup& s) {
   return {{"role", "trainer"}, {"rank", g.world_rank}, {"version", learner.version()},
           {"transitions", st.transitions}, {"env_steps", st.env_steps}, {"used", st.used}, {"filtered", st.filtered},
           {"clipped", st.clipped}, {"dropped_stale", st.dropped_stale}, {"staleness", staleness},
+          {"uniform_groups", st.uniform_groups},
           {"episodes", st.episodes}, {"successes", st.successes}, {"curve", curve}, {"checkpoint", last_ckpt},
           {"time", clock.json()}, {"pacer", pacer_json(pacer)}};
 }
