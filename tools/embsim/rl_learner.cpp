@@ -179,7 +179,10 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   std::vector<const Transition*> rows;
   std::vector<float> advantages;
   for (const Ready& r : micro) rows.push_back(&r.t), advantages.push_back(r.advantage);
-  if (lc_.advantage == Advantage::gae) normalise_advantages(advantages);
+  // GRPO's too: a group's failed episodes outlast its successes, so its advantages summed over
+  // transitions are negative; uncentred, that sum pushes log π down at every sample, which moves
+  // the policy wherever the trainer's π differs from the generator's (bf16 weights).
+  normalise_advantages(advantages);
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<double> logp, logp_prox;
   PackedBatch batch;

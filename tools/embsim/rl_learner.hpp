@@ -14,8 +14,8 @@
 // and staleness is judged when a transition is taken.
 // With rl.advantage = grpo there is no GAE and no value head: segments are whole episodes,
 // held until their group's rl.group_size episodes are all there, then queued with the group's
-// advantages (rl/grpo.hpp), which are not normalised again per micro-batch; a group whose
-// returns are all equal is not queued (its advantages are 0: no gradient, only work).
+// advantages (rl/grpo.hpp), normalised again per micro-batch as GAE's are (train_on says why);
+// a group whose returns are all equal is not queued (its advantages are 0: no signal, only work).
 // Data-parallel trainers each hold their share of every micro-batch and sum gradients
 // (MPI_Allreduce over `comm`); the loss is normalised by the global unfiltered count.
 #pragma once
