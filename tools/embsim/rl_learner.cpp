@@ -180,8 +180,9 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   std::vector<float> advantages;
   for (const Ready& r : micro) rows.push_back(&r.t), advantages.push_back(r.advantage);
   // GRPO's too: a group's failed episodes outlast its successes, so its advantages summed over
-  // transitions are negative; uncentred, that sum pushes log π down at every sample, which moves
-  // the policy wherever the trainer's π differs from the generator's (bf16 weights).
+  // transitions are negative, and pushing log π down at every sample has zero mean only where
+  // the trainer's π is the generators' (theirs run bf16 weights). Uncentred, sparse GRPO on push
+  // fell from 0.085 to 0.017 rollout success in 150k env steps; centred, it held 0.08-0.12.
   normalise_advantages(advantages);
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
   std::vector<double> logp, logp_prox;
