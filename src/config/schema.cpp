@@ -287,6 +287,13 @@ std::vector<KeySpec> make_schema() {
                "sparse = 1 on success; shaped = also the progress of the task's distances (Meta-World style); "
                "action_probe = the mean first action coordinate of the chunk's executed steps, nothing else (a "
                "check that the RL machinery learns, apart from the task's credit assignment)"),
+      enum_key("rl.advantage", "gae", {"gae", "grpo"},
+               "gae = GAE with the value head; grpo = rl.group_size environments reset to the same initial state, "
+               "each episode's advantage its return against the group's mean, over the group's std (no critic; "
+               "rl.mode = async)"),
+      int_key("rl.group_size", "8", "episodes", at_least(2),
+              "grpo: episodes per group (environments of a simulator that share each reset; divides "
+              "rl.envs_per_simulator)"),
       int_key("rl.eval_every", "10", "updates", at_least(0), "evaluate success every N updates; 0 = at the end only"),
       int_key("rl.eval_episodes", "24", "episodes", at_least(1), "evaluation episodes (eval split) per evaluation"),
       int_key("rl.ckpt_every", "0", "updates", at_least(0), "checkpoint every N updates; 0 = at the end only"),

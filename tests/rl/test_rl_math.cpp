@@ -1,6 +1,6 @@
 // The RL math of src/rl against hand-computed cases: the Flow-SDE transition (coefficients,
 // log-probability, the target velocity and curvature that turn its gradient into a weighted
-// regression), the decoupled PPO loss of stale samples, and GAE.
+// regression), the decoupled PPO loss of stale samples, GAE and GRPO's group advantages.
 #define BOOST_TEST_MODULE rl_math
 #include <boost/test/unit_test.hpp>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rl/flow_sde.hpp"
+#include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 
 using namespace emb;
@@ -127,4 +128,20 @@ BOOST_AUTO_TEST_CASE(gae_by_hand) {
   normalise_advantages(a);
   BOOST_TEST(a[0] + a[1] + a[2] + a[3] == 0.f, boost::test_tools::tolerance(1e-5f));
   BOOST_TEST(a[3] == 3.f / std::sqrt(3.5f), boost::test_tools::tolerance(1e-5f));
+}
+
+BOOST_AUTO_TEST_CASE(group_advantages_by_hand) {
+  // Returns 0.3, 0.3, 1.2: mean 0.6, std sqrt((0.09 + 0.09 + 0.36)/3) = sqrt(0.18).
+  const std::vector<float> a = group_advantages({0.3, 0.3, 1.2});
+  BOOST_TEST(a[0] == -0.3 / std::sqrt(0.18), boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(a[1] == a[0]);
+  BOOST_TEST(a[2] == 0.6 / std::sqrt(0.18), boost::test_tools::tolerance(1e-6));
+  // Sparse returns, 1 success in 4: mean 0.25, std sqrt(3)/4.
+  const std::vector<float> b = group_advantages({0, 1, 0, 0});
+  BOOST_TEST(b[1] == 3.0 / std::sqrt(3.0), boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(b[0] == -1.0 / std::sqrt(3.0), boost::test_tools::tolerance(1e-6));
+  // A uniform group carries no signal.
+  for (float x : group_advantages({1, 1, 1})) BOOST_TEST(x == 0.f);
+  BOOST_TEST((advantage_from_name("grpo") == Advantage::grpo));
+  BOOST_CHECK_THROW(advantage_from_name("ppo"), std::exception);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # embsim rl end to end on 3 ranks (1 simulator x 2 environments, 1 generator, 1 trainer) from a
-# tiny SFT checkpoint: every mode runs its updates and writes summary.json and a checkpoint; the
+# tiny SFT checkpoint: every mode runs its updates and writes summary.json and a checkpoint, and
+# so does a GRPO run (rl.advantage = grpo); the
 # policy learns a reward its actions alone decide (rl.reward = action_probe); a run resumes from that checkpoint's version; a simulator that dies takes the job down with one
 # line, never a hang; bad decks fail with one line naming the key or the ranks.
 # Usage: embsim_rl_test.sh BUILD_DIR
@@ -33,6 +34,17 @@ for mode in sync async_rollout async; do
   grep -q "rl update   2/2" "$out/$mode.log" || fail "$mode: no progress line"
   echo "ok: $mode"
 done
+
+# GRPO: 2 environments reset together as one group; whole episodes reach the trainer, which
+# trains on the group's advantages (no critic warm-up) and reports the uniform groups it skipped.
+timeout 300 mpirun -np 3 --oversubscribe "$build/embsim" rl inputs/rl_push.in --set rl.init="$out/sft" "${small[@]}" \
+  --set rl.advantage=grpo --set rl.group_size=2 --set run.name=grpo >"$out/grpo.log" 2>&1 \
+  || fail "grpo: $(tail -5 "$out/grpo.log")"
+summary="$out/runs/grpo/summary.json"
+[ "$(json "$summary" "s['advantage']")" = grpo ] || fail "grpo: summary advantage"
+[ "$(json "$summary" "s['trained_transitions'] + s['dropped_stale'] >= 16")" = True ] || fail "grpo: trained"
+[ "$(json "$summary" "s['uniform_groups'] >= 0")" = True ] || fail "grpo: no uniform_groups"
+echo "ok: grpo"
 
 # The machinery learns: with rl.reward = action_probe (the chunk's mean first action, nothing
 # else) the reward per chunk of the last 6 updates beats the first 6's by probe_gain. The SFT
@@ -89,5 +101,9 @@ expect_error no_init 3 "rl.init must name the SFT checkpoint" "${small[@]}" --se
 expect_error missing_init 3 "no such checkpoint" "${small[@]}" --set rl.init="$out/none.h5"
 expect_error micro 3 "rl.update_chunks = 8 is not a multiple of rl.micro_chunks = 3" \
   --set rl.init="$out/sft" "${small[@]}" --set rl.micro_chunks=3
+expect_error grpo_sync 3 "rl.advantage = grpo needs rl.mode = async" \
+  --set rl.init="$out/sft" "${small[@]}" --set rl.mode=sync --set rl.advantage=grpo --set rl.group_size=2
+expect_error grpo_group 3 "rl.group_size = 4 does not divide rl.envs_per_simulator = 2" \
+  --set rl.init="$out/sft" "${small[@]}" --set rl.advantage=grpo --set rl.group_size=4
 expect_error round 3 "make it a multiple of simulators x envs_per_simulator" \
   --set rl.init="$out/sft" "${small[@]}" --set rl.mode=sync --set rl.envs_per_simulator=3

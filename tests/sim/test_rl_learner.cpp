@@ -3,6 +3,8 @@
 //   - mode equivalence: the whole round first (sync, async_rollout) or streamed micro-batch by
 //     micro-batch (async) gives the same update, bit for bit
 //   - direction: a step raises log π of the better-than-average transition and lowers the other's
+//   - grpo: a group is queued once its episodes are all there, with its group-relative
+//     advantages (a uniform group not at all), and a step favours the better episode
 //   - version tagging: transitions older than rl.max_staleness are dropped, the rest counted in
 //     the staleness histogram by how many versions behind they were
 #define BOOST_TEST_MODULE rl_learner
@@ -168,4 +170,53 @@ BOOST_AUTO_TEST_CASE(stale_transitions_are_dropped_and_the_rest_counted_by_age) 
   BOOST_TEST(learner.stats().used + learner.stats().filtered == 8);
   BOOST_TEST(learner.stats().staleness.at(3) == 8);
   BOOST_TEST(learner.version() == 11);
+}
+
+BOOST_AUTO_TEST_CASE(grpo_queues_complete_groups_and_favours_the_better_episode) {
+  const ModelConfig cfg = closed_loop_config();
+  const std::vector<float> p0 = initial_params(cfg);
+  // Four episodes of 2 transitions: group 7 = episodes 0 (return 1) and 1 (return 0), so
+  // A = +1, −1; group 9 = episodes 2 and 3, both return 0: uniform.
+  std::vector<Segment> episodes = sampled_segments(cfg, p0, 8, 2, 0);
+  const float rewards[8] = {0, 1, 0, 0, 0, 0, 0, 0};
+  for (size_t i = 0; i < episodes.size(); ++i) {
+    episodes[i].episode = i < 2 ? 7 : 9;
+    for (size_t j = 0; j < 2; ++j) episodes[i].transitions[j].reward = rewards[2 * i + j];
+    episodes[i].transitions[0].done = 0;  // the fixture ends an episode at every transition
+  }
+  LearnerConfig lc = learner_config(4);
+  lc.advantage = Advantage::grpo, lc.group_size = 2, lc.micro_per_update = 1;
+  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  learner.add(episodes[0]);
+  learner.add(episodes[2]);
+  BOOST_TEST(learner.waiting() == 0);  // no group is complete
+  learner.add(episodes[1]);
+  BOOST_TEST(learner.waiting() == 4);  // group 7
+  learner.add(episodes[3]);
+  BOOST_TEST(learner.waiting() == 4);  // group 9 carries no signal
+  BOOST_TEST(learner.stats().uniform_groups == 1);
+  BOOST_TEST(learner.stats().episodes == 4);
+  const std::vector<float> value_before = learner.value_head().params();
+  learner.step_micro();
+  BOOST_TEST(learner.version() == 1);
+  BOOST_TEST(learner.stats().used == 4);
+  BOOST_TEST(learner.value_head().params() == value_before);  // no critic
+  std::vector<const Transition*> ts;
+  for (size_t i = 0; i < 2; ++i)
+    for (const Transition& t : episodes[i].transitions) ts.push_back(&t);
+  const std::vector<double> before = learner.log_probs(ts, p0), after = learner.log_probs(ts, learner.params());
+  const double better = (after[0] - before[0] + after[1] - before[1]) / 2;
+  const double worse = (after[2] - before[2] + after[3] - before[3]) / 2;
+  BOOST_TEST(better - worse > 0.0, "the better episode's mean Δ log π " << better << " vs the other's " << worse);
+}
+
+BOOST_AUTO_TEST_CASE(grpo_refuses_a_segment_that_does_not_end_its_episode) {
+  const ModelConfig cfg = closed_loop_config();
+  const std::vector<float> p0 = initial_params(cfg);
+  std::vector<Segment> segments = sampled_segments(cfg, p0, 2, 2, 0);
+  segments[0].transitions.back().done = 0;
+  LearnerConfig lc = learner_config(2);
+  lc.advantage = Advantage::grpo, lc.group_size = 2;
+  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  BOOST_CHECK_THROW(learner.add(segments[0]), std::exception);
 }

@@ -12,6 +12,10 @@
 // uses the value head as it was at the start of the update whose micro-batch first takes
 // from it, advantages are normalised per micro-batch (the one statistic a stream can know),
 // and staleness is judged when a transition is taken.
+// With rl.advantage = grpo there is no GAE and no value head: segments are whole episodes,
+// held until their group's rl.group_size episodes are all there, then queued with the group's
+// advantages (rl/grpo.hpp), normalised again per micro-batch as GAE's are (train_on says why);
+// a group whose returns are all equal is not queued (its advantages are 0: no signal, only work).
 // Data-parallel trainers each hold their share of every micro-batch and sum gradients
 // (MPI_Allreduce over `comm`); the loss is normalised by the global unfiltered count.
 #pragma once
@@ -25,6 +29,7 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
+#include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 #include "rl/value_head.hpp"
 #include "rl_messages.hpp"
@@ -42,6 +47,8 @@ struct LearnerConfig {
   int ppo_epochs = 1;          // passes over each update's micro-batches
   int value_steps = 1;         // value-head AdamW steps on each micro-batch (rl.value_steps)
   int max_staleness = 4;
+  Advantage advantage = Advantage::gae;
+  int group_size = 8;          // grpo: episodes per group
   // Updates before this version train the value head only: advantages from an untrained
   // critic would first pull the SFT policy anywhere (rl.critic_warmup).
   int64_t policy_from_version = 0;
@@ -50,6 +57,7 @@ struct LearnerConfig {
 struct LearnerStats {
   int64_t transitions = 0, env_steps = 0, dropped_stale = 0, filtered = 0, clipped = 0, used = 0;
   int64_t episodes = 0, successes = 0;
+  int64_t uniform_groups = 0;  // grpo: groups not queued, their returns all equal
   double reward_sum = 0;  // of every transition received
   std::map<int64_t, int64_t> staleness;  // versions behind at training time → transitions
   double policy_loss = 0, value_loss = 0, mean_ratio = 0;  // of the last micro-batch
@@ -93,6 +101,7 @@ class RlLearner {
     size_t next = 0;
   };
   void score(Queued& q);  // GAE with the update's value head
+  void queue_group(std::vector<Segment>& group);  // grpo: a complete group's episodes, with their advantages
   // One optimizer step on a micro-batch (statistics counted on the first epoch only).
   void train_on(const std::vector<Ready>& micro, bool first_epoch);
   std::vector<Ready> take(int n);
@@ -120,6 +129,7 @@ class RlLearner {
   std::vector<float> params_, prox_params_, grads_;
   ValueHead value_, value_at_update_;
   std::deque<Queued> queue_;
+  std::map<int64_t, std::vector<Segment>> groups_;  // grpo: incomplete groups by episode key
   std::vector<std::vector<Ready>> update_;  // this update's micro-batches, for the further epochs
   int64_t waiting_ = 0;
   int64_t version_ = 0, opt_step_ = 0, policy_steps_ = 0;

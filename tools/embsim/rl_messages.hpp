@@ -50,6 +50,7 @@ struct Segment {
   int32_t env = 0;
   std::vector<Transition> transitions;
   std::vector<float> next_state;  // the state after the last transition (bootstraps GAE when not done)
+  int64_t episode = 0;  // the episode key its transitions belong to (a GRPO group's shared reset key)
 };
 
 std::vector<uint8_t> encode(const ActionRequest& m);

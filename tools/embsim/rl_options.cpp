@@ -49,6 +49,8 @@ RlOptions rl_options_from_deck(const Deck& deck) {
   o.reward = reward == "sparse" ? RlOptions::Reward::sparse
              : reward == "shaped" ? RlOptions::Reward::shaped
                                   : RlOptions::Reward::action_probe;
+  o.advantage = advantage_from_name(deck.get_string("rl.advantage"));
+  o.group_size = int(deck.get_int("rl.group_size"));
   o.ckpt_every = int(deck.get_int("rl.ckpt_every"));
   o.cost.on = deck.get_string("rl.cost_model") == "on";
   o.cost.sim_step_ms = deck.get_double("rl.sim_step_ms"), o.cost.sim_step_sigma = deck.get_double("rl.sim_step_sigma");
@@ -62,6 +64,13 @@ RlOptions rl_options_from_deck(const Deck& deck) {
   o.fail_rank = int(deck.get_int("debug.fail_rank")), o.fail_step = deck.get_int("debug.fail_step");
   EMB_CHECK(o.update_chunks % o.micro_chunks == 0, where_set(deck, "rl.update_chunks"), ": rl.update_chunks = ",
             o.update_chunks, " is not a multiple of rl.micro_chunks = ", o.micro_chunks);
+  if (o.advantage == Advantage::grpo) {
+    // A group's episodes reset together, so its environments wait for each other between
+    // episodes; lockstep rounds would wait on them too.
+    EMB_CHECK(o.mode == RlMode::async, where_set(deck, "rl.advantage"), ": rl.advantage = grpo needs rl.mode = async");
+    EMB_CHECK(o.envs_per_simulator % o.group_size == 0, where_set(deck, "rl.group_size"), ": rl.group_size = ",
+              o.group_size, " does not divide rl.envs_per_simulator = ", o.envs_per_simulator);
+  }
   return o;
 }
 

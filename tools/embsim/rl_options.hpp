@@ -8,6 +8,7 @@
 #include "config/deck.hpp"
 #include "observation.hpp"
 #include "policy_batch.hpp"
+#include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 #include "rl/stage_cost.hpp"
 
@@ -31,6 +32,8 @@ struct RlOptions {
   SdeSteps sde_steps = SdeSteps::one;  // rl.sde_steps
   PpoConfig ppo;
   enum class Reward { sparse, shaped, action_probe } reward = Reward::shaped;  // rl.reward
+  Advantage advantage = Advantage::gae;  // rl.advantage
+  int group_size = 8;                    // rl.group_size (grpo)
   int ckpt_every = 0;
   StageCostConfig cost;
   double watchdog_s = 120;  // a rank that hears nothing it waits for this long fails the run

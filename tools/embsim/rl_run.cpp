@@ -41,7 +41,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
   int64_t env_steps = 0, episodes = 0, successes = 0;
   std::map<std::string, Utilisation> busy_wait;  // per role, summed over its ranks
   nlohmann::json staleness = nlohmann::json::object(), curve = nlohmann::json::array();
-  int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0;
+  int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0, uniform_groups = 0;
   std::string checkpoint;
   int64_t stages = 0, overruns = 0;
   for (const nlohmann::json& r : ranks) {
@@ -59,6 +59,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
         staleness[k] = staleness.value(k, int64_t(0)) + n.get<int64_t>();
       used += r["used"].get<int64_t>(), filtered += r["filtered"].get<int64_t>();
       dropped += r["dropped_stale"].get<int64_t>(), clipped += r["clipped"].get<int64_t>();
+      uniform_groups += r["uniform_groups"].get<int64_t>();
       if (r["rank"] == g.trainers[0]) curve = r["curve"], checkpoint = r["checkpoint"];
     }
   }
@@ -75,7 +76,9 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
           {"successes", successes}, {"rollout_success_rate", episodes ? double(successes) / double(episodes) : 0.0},
           {"utilisation", util}, {"paced_stages", stages}, {"paced_overruns", overruns}, {"generator_mean_batch", gen_batches ? double(gen_samples) / double(gen_batches) : 0.0},
           {"trained_transitions", used}, {"filtered_behaviour_weight", filtered}, {"dropped_stale", dropped},
-          {"clipped", clipped}, {"staleness_histogram", staleness}, {"curve", curve}, {"checkpoint", checkpoint},
+          {"clipped", clipped}, {"staleness_histogram", staleness},
+          {"advantage", o.advantage == Advantage::grpo ? "grpo" : "gae"}, {"uniform_groups", uniform_groups},
+          {"curve", curve}, {"checkpoint", checkpoint},
           {"ranks", ranks}};
 }
 

@@ -1,5 +1,7 @@
 // The simulator role (rl_roles.hpp): per-environment slots over one MuJoCo model, replies
-// executed as they come, segments flushed to the trainer.
+// executed as they come, segments flushed to the trainer. With rl.advantage = grpo, consecutive
+// slots form groups of rl.group_size that reset to the same initial state (one episode key) and
+// wait for each other between episodes; each episode goes to the trainer as one segment.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -60,6 +62,8 @@ nlohmann::json run_simulator(const RlSetup& s) {
   const TaskSpec& task = s.task;
   const int E = o.envs_per_simulator, first_env = g.index * E;
   const int total_envs = int(g.simulators.size()) * E;
+  const bool grpo = o.advantage == Advantage::grpo;
+  const int G = grpo ? o.group_size : 1;  // environments sharing each reset
   const int generator = g.generators[size_t(generator_of_simulator(g.index, int(g.generators.size())))];
   const int trainer = g.trainers[size_t(g.index % int(g.trainers.size()))];
   ChannelSender to_generator(MPI_COMM_WORLD, generator, kTagRequest, o.channel_capacity);
@@ -77,16 +81,27 @@ nlohmann::json run_simulator(const RlSetup& s) {
     int64_t episode = 0, started = 0;
     int32_t chunk = 0, round_chunks = 0;
     bool awaiting = false;
+    bool between_episodes = false;  // grpo: done, waiting for its group to finish theirs
     Clock::time_point ready_at;
     double modelled_s = 0;  // of the chunk it is doing
     ActionRequest request;  // the observation the pending chunk answers
     Segment segment;
   };
   std::vector<Slot> slots(static_cast<size_t>(E));
+  // A group's members start their n-th episodes together, so they share its key.
   auto start_episode = [&](Slot& slot, int e) {
-    slot.episode = int64_t(first_env + e) + slot.started++ * total_envs;
+    slot.episode = int64_t((first_env + e) / G) + slot.started++ * (total_envs / G);
     slot.env->reset(o.seed, EpisodeSplit::collect, slot.episode);
     slot.chunk = 0;
+    slot.between_episodes = false;
+  };
+  // grpo: once the last of e's group is done, the whole group starts its next episode.
+  auto end_episode = [&](int e) {
+    const int first = e / G * G;
+    slots[size_t(e)].between_episodes = true;
+    for (int m = first; m < first + G; ++m)
+      if (!slots[size_t(m)].between_episodes) return;
+    for (int m = first; m < first + G; ++m) start_episode(slots[size_t(m)], m);
   };
   for (int e = 0; e < E; ++e) {
     slots[size_t(e)].env = std::make_unique<Env>(task, model);
@@ -106,6 +121,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
   auto flush = [&](Slot& slot) {
     slot.segment.next_state.assign(size_t(task.state_dim), 0.f);
     slot.env->observe(slot.segment.next_state.data());
+    slot.segment.episode = slot.episode;
     segments.push(encode(slot.segment));
     slot.segment.transitions.clear();
   };
@@ -162,10 +178,11 @@ nlohmann::json run_simulator(const RlSetup& s) {
       slot.ready_at = Clock::now() + std::chrono::microseconds(int64_t(modelled * 1e6));
       slot.modelled_s = modelled;
       const bool round_end = rounds && slot.round_chunks == s.round_chunks_per_env;
-      if (slot.env->done() || int(slot.segment.transitions.size()) == o.segment_chunks || round_end) flush(slot);
+      const bool segment_full = !grpo && int(slot.segment.transitions.size()) == o.segment_chunks;
+      if (slot.env->done() || segment_full || round_end) flush(slot);
       if (slot.env->done()) {
         ++episodes, successes += slot.env->success();
-        start_episode(slot, e);
+        end_episode(e);
       }
     }
     // A round ends when every environment did its chunks: the next round's may start.
@@ -180,7 +197,7 @@ nlohmann::json run_simulator(const RlSetup& s) {
     // Requests: async modes serve every ready slot at once; sync waits for the whole rank.
     const Clock::time_point now = Clock::now();
     auto ready = [&](const Slot& slot) {
-      return !slot.awaiting && slot.ready_at <= now && (!rounds || slot.round_chunks < s.round_chunks_per_env);
+      return !slot.awaiting && !slot.between_episodes && slot.ready_at <= now && (!rounds || slot.round_chunks < s.round_chunks_per_env);
     };
     if (o.mode == RlMode::sync) {
       bool all_ready = true;

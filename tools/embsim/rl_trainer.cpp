@@ -45,7 +45,10 @@ nlohmann::json run_trainer(const RlSetup& s) {
   lc.noise_level = o.noise_level, lc.gamma = o.gamma, lc.gae_lambda = o.gae_lambda, lc.lr = o.lr;
   lc.value_lr = o.value_lr, lc.ppo = o.ppo, lc.max_staleness = o.max_staleness;
   lc.micro_chunks = o.micro_chunks / T, lc.micro_per_update = o.update_chunks / o.micro_chunks;
-  lc.policy_from_version = o.critic_warmup, lc.ppo_epochs = o.ppo_epochs, lc.value_steps = o.value_steps;  // versions count from the SFT start: a resumed run is past it
+  // Versions count from the SFT start: a resumed run is past the warm-up. GRPO has no critic to warm up.
+  lc.policy_from_version = o.advantage == Advantage::grpo ? 0 : o.critic_warmup;
+  lc.ppo_epochs = o.ppo_epochs, lc.value_steps = o.value_steps;
+  lc.advantage = o.advantage, lc.group_size = o.group_size;
   RlLearner learner(s.cfg, lc, s.init_params, g.role_comm, o.seed);
   learner.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
   if (!s.value_state.empty()) restore_value_head(learner.value_head(), s.value_state);
@@ -91,8 +94,9 @@ nlohmann::json run_trainer(const RlSetup& s) {
         // The run's totals over every trainer's simulators (the trainers step together, so
         // this collective is matched): env steps trained on, episodes ended, successes, drops.
         const LearnerStats& st = learner.stats();
-        int64_t totals[6] = {st.env_steps, st.episodes, st.successes, st.filtered, st.dropped_stale, st.transitions};
-        MPI_Allreduce(MPI_IN_PLACE, totals, 6, MPI_INT64_T, MPI_SUM, g.role_comm);
+        int64_t totals[7] = {st.env_steps,     st.episodes,    st.successes,     st.filtered,
+                             st.dropped_stale, st.transitions, st.uniform_groups};
+        MPI_Allreduce(MPI_IN_PLACE, totals, 7, MPI_INT64_T, MPI_SUM, g.role_comm);
         double reward = st.reward_sum;
         MPI_Allreduce(MPI_IN_PLACE, &reward, 1, MPI_DOUBLE, MPI_SUM, g.role_comm);
         if (g.index == 0) {
@@ -104,11 +108,13 @@ nlohmann::json run_trainer(const RlSetup& s) {
           const double eta = elapsed / double(done) * double(o.updates - done);
           std::printf("rl update %3lld/%d | env steps %lld | %.1f env steps/s | episodes %lld success %.2f | "
                       "reward/chunk %.3f | policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | "
-                      "ETA %02d:%02d\n",
+                      "ETA %02d:%02d",
                       (long long)done, o.updates, (long long)totals[0], double(totals[0]) / elapsed, (long long)eps,
                       eps ? double(wins) / double(eps) : 0.0, reward_per_chunk, st.policy_loss, st.value_loss,
                       (long long)totals[3],
                       (long long)totals[4], int(eta) / 60, int(eta) % 60);
+          if (o.advantage == Advantage::grpo) std::printf(" | uniform groups %lld", (long long)totals[6]);
+          std::printf("\n");
           std::fflush(stdout);
           curve.push_back({{"version", learner.version()}, {"env_steps", totals[0]}, {"seconds", elapsed},
                            {"episodes", eps}, {"successes", wins}, {"reward_per_chunk", reward_per_chunk}});
@@ -141,6 +147,7 @@ nlohmann::json run_trainer(const RlSetup& s) {
   return {{"role", "trainer"}, {"rank", g.world_rank}, {"version", learner.version()},
           {"transitions", st.transitions}, {"env_steps", st.env_steps}, {"used", st.used}, {"filtered", st.filtered},
           {"clipped", st.clipped}, {"dropped_stale", st.dropped_stale}, {"staleness", staleness},
+          {"uniform_groups", st.uniform_groups},
           {"episodes", st.episodes}, {"successes", st.successes}, {"curve", curve}, {"checkpoint", last_ckpt},
           {"time", clock.json()}, {"pacer", pacer_json(pacer)}};
 }
