@@ -1,6 +1,7 @@
 #include "kernels/cuda/blas.hpp"
 
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "kernels/cuda/column_sum.cuh"
@@ -74,16 +75,19 @@ struct Blas::Plan {
 
 Blas::Blas(size_t workspace_bytes, Allocator allocator)
     : workspace_bytes_(workspace_bytes), allocator_(std::move(allocator)) {
+  if (!allocator_.allocate)
+    allocator_ = {[](size_t bytes, const char* what) {
+                    void* p = nullptr;
+                    check_cuda(cudaMalloc(&p, bytes), (std::string("cudaMalloc(") + what + ")").c_str());
+                    return p;
+                  },
+                  [](void* p) { cudaFree(p); }};
   check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
 }
 
 Blas::~Blas() {
   plans_.clear();
   for (auto& entry : workspaces_) {
-    if (!allocator_.release) {
-      cudaFree(entry.second);
-      continue;
-    }
     try {
       allocator_.release(entry.second);
     } catch (const std::exception&) {  // a destructor cannot throw; the run already failed
@@ -94,11 +98,7 @@ Blas::~Blas() {
 
 void* Blas::workspace(cudaStream_t stream) const {
   void*& ws = workspaces_[stream];
-  if (ws) return ws;
-  if (allocator_.allocate)
-    ws = allocator_.allocate(stream_bytes(), "cuBLASLt workspace");
-  else
-    check_cuda(cudaMalloc(&ws, stream_bytes()), "cudaMalloc(cuBLASLt workspace)");
+  if (!ws) ws = allocator_.allocate(stream_bytes(), "cuBLASLt workspace");
   return ws;
 }
 

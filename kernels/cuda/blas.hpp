@@ -49,7 +49,7 @@ struct GemmOperands {
 class Blas {
  public:
   // Where the per-stream device memory comes from: CudaOps' DeviceMemory, so that running out
-  // is its one line naming the phase and what to change; null: cudaMalloc and cudaFree.
+  // is its one line naming the phase and what to change; empty: cudaMalloc and cudaFree.
   struct Allocator {
     std::function<void*(size_t bytes, const char* what)> allocate;
     std::function<void(void* p)> release;
