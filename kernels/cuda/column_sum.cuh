@@ -116,6 +116,9 @@ void launch_column_sum(int64_t N, int C, G* out, const Value& value, void* scrat
   double* partials = split.chunks > 1 ? static_cast<double*>(scratch) : nullptr;
   EMB_CHECK(split.chunks == 1 || size_t(split.chunks) * C * sizeof(double) <= kColumnSumScratchBytes,
             "column_sum: partials exceed the scratch");
+  EMB_CHECK(split.chunks == 1 || scratch != nullptr,
+            "column_sum: ", N, " rows need ", split.chunks,
+            " chunks and so the scratch (Blas::column_sum_scratch), but none was passed");
   EMB_LAUNCH((column_sum_chunk_kernel<V, G, Value>), dim3(split.tiles, split.chunks),
              dim3(kColumnSumTileVectors, kColumnSumThreadRows), 0, stream)(N, C, split.chunk_rows, value, out,
                                                                             partials);

@@ -571,6 +571,23 @@ void test_column_sums() {
   test_column_sum<T, G>(100, 200, 203);
 }
 
+// A sum long enough for several chunks needs the scratch: without it, one clear error, no launch.
+void test_column_sum_needs_scratch() {
+  const int64_t N = 1000;
+  const int C = 200;
+  DeviceArray<float> m_d(N * C), out_d(C);
+  std::string error;
+  try {
+    column_sum(N, C, out_d.get(), MatrixEntry<float>{m_d.get(), C}, nullptr, nullptr);
+  } catch (const emb::Error& e) {
+    error = e.what();
+  }
+  const int chunks = column_sum_split<kVectorWidth<float>>(N, C).chunks;
+  const std::string want = "column_sum: 1000 rows need " + std::to_string(chunks) +
+                           " chunks and so the scratch (Blas::column_sum_scratch), but none was passed";
+  expect_close("column_sum without scratch: '" + error + "'", chunks > 1 && error == want ? 0.0 : 1.0, 0.0);
+}
+
 // ---- norm + modulate, gated residual ---------------------------------------------------------
 
 template <class T>
@@ -1465,6 +1482,7 @@ void test_all_storage(const Blas& blas) {
         test_residual_norm_modulate<T>(residual, C);
   });
   if constexpr (std::is_same_v<T, float>) {
+    run("column_sum without scratch", [&] { test_column_sum_needs_scratch(); });
     run("norm_modulate row limit", [&] { test_norm_modulate_row_limit(); });
     run("residual_norm_modulate gradient check " + t, [&] {
       for (int C : {8, 7}) test_residual_norm_modulate_gradient(C);  // vectors, scalar
