@@ -55,7 +55,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"packing", s.w.packing}, {"context_tokens_per_sample", s.w.sample.context_tokens},
         {"padded_context", s.w.sample.padded_context}, {"global_batch", s.w.global_batch},
         {"samples_per_rank", s.samples_per_rank}, {"samples_per_micro_batch", s.samples_per_mb},
-        {"micro_batches", s.micro_batches}, {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets},
+        {"tokens_per_micro_batch", s.tokens_per_mb}, {"micro_batches", s.micro_batches}, {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets},
         {"overlap", s.w.overlap}}},
       {"seconds",
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},

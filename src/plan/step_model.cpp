@@ -121,11 +121,12 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
                                                          : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
   s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
   s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
+  s.tokens_per_mb = s.samples_per_mb * sample_tokens;
   const DType blocks = planned_blocks_dtype(hw, c);
-  const PlanReport p = make_plan(c, R, s.samples_per_mb * sample_tokens, w.sample, blocks);
+  const PlanReport p = make_plan(c, R, s.tokens_per_mb, w.sample, blocks);
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, R, s.samples_per_mb * sample_tokens, w.sample, blocks);
+  const PlanReport p_none = make_plan(kept, R, s.tokens_per_mb, w.sample, blocks);
 
   // Compute rates per rank: ranks sharing a CPU node share its cores, and run faster with
   // cores to spare.

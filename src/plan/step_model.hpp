@@ -66,6 +66,7 @@ struct CollectiveCost {
 struct StepPrediction {
   Workload w;
   int samples_per_rank = 0, samples_per_mb = 0, micro_batches = 0, buckets = 0, nodes = 1;
+  int64_t tokens_per_mb = 0;  // the micro-batch the prediction costs: samples_per_mb samples' tokens and context
   double flops_per_sample = 0;            // model FLOPs (forward + backward), no recompute
   double recompute_flops_per_sample = 0;  // re-run forward work
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;

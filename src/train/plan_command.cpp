@@ -71,7 +71,9 @@ std::string plan_report(const Deck& deck, int world_size) {
   if (json_path.empty()) json_path = deck.get_string("run.output_dir") + "/plan/" + deck.stem() + ".json";
   std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
   write_file_atomic(json_path, plan_json(hw, as_deck, ranked).dump(2) + "\n");
-  return plan_text(make_plan(mc, ranks, w.tokens_per_mb, w.sample, planned_blocks_dtype(hw, mc))) +
+  // The header's memory plan is the micro-batch the prediction costs (train.micro_batch samples
+  // when padded and set, else what data.tokens_per_mb holds), so the two never disagree.
+  return plan_text(make_plan(mc, ranks, as_deck.tokens_per_mb, w.sample, planned_blocks_dtype(hw, mc))) +
          prediction_text(hw, as_deck, ranked, 10) +
          str("JSON: ", json_path, "\n");
 }

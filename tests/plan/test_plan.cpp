@@ -201,6 +201,12 @@ BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attenti
   const int64_t q = a.tokens_per_sample;
   BOOST_TEST(packed.samples_per_mb == std::min<int64_t>(2048 / (q + 40), packed.samples_per_rank));
   BOOST_TEST(padded.samples_per_mb == 2048 / (q + 240));
+  // The micro-batch costed is those samples, which --plan's header plans memory for too.
+  BOOST_TEST(padded.tokens_per_mb == padded.samples_per_mb * (q + 240));
+  w.micro_batch = 3;  // padded with train.micro_batch set: 3 samples whatever data.tokens_per_mb holds
+  const StepPrediction three = predict_step(gpu_node(), w);
+  BOOST_TEST(three.samples_per_mb == 3);
+  BOOST_TEST(three.tokens_per_mb == 3 * (q + 240));
 }
 
 // FP8 runs the GEMMs at the hardware's FP8 rate (and quantizes their inputs); a machine
