@@ -22,6 +22,17 @@ namespace {
 using namespace wgmma_attention;
 using bf16 = __nv_bfloat16;
 
+// The producer is a whole warpgroup (its first warp loads, the other three idle), so that
+// setmaxnreg can move registers to the consumers, as FA3 does: at launch a block of 3 warpgroups
+// gets 168 registers per thread (65536 / 384 rounded down per warp scheduler), the producer gives
+// back all but 24 and the consumers take 240. With 168 (a block of 288 threads) ptxas spilled
+// dK, dV at hd 128 (1.4 kB per thread): two [64][128] fp32 accumulators are 128 registers and Sᵀ,
+// dPᵀ 64 more.
+constexpr int kBackwardThreads = kConsumers + 128;
+constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+static_assert(128 * kProducerRegisters + kConsumers * kConsumerRegisters <= kBackwardThreads * 168,
+              "setmaxnreg moves registers, it does not add them");
+
 // dQ: Q and dO resident; K and V streamed with their key tokens.
 template <int HD>
 using DqShared = RingLayout<HD, 2, 2, 0, 0>;
@@ -134,10 +145,11 @@ __device__ void consume_dkdv(char* base, const Ring& ring, const AllowedTiles<fa
 }
 #endif
 
-// Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce: Q
+// Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (and
+// 288..383 give their registers away): Q
 // and dO once, then the allowed 64-key tiles of K and V.
 template <int HD>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBackwardThreads, 1)
     attention_wgmma_dq_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
                               const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
                               const float* lse, const float* D, bf16* dq, Params p) {
@@ -155,20 +167,24 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   if (threadIdx.x >= kConsumers) {
+    warpgroup_release_registers<kProducerRegisters>();
+    if (threadIdx.x >= kConsumers + 32) return;
     const CUtensorMap* const resident[2] = {&q_map, &do_map};
     const CUtensorMap* const streamed[2] = {&k_map, &v_map};
     produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
                    [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
   } else {
+    warpgroup_claim_registers<kConsumerRegisters>();
     consume_dq<HD>(base, ring, tiles, h, i0, lse, D, dq);
   }
 #endif
 }
 
-// Key-major dK, dV: grid (key blocks of 128, heads); threads 0..255 consume, 256..287 produce:
+// Key-major dK, dV: grid (key blocks of 128, heads); threads 0..255 consume, 256..287 produce (and
+// 288..383 give their registers away):
 // K and V once, then the allowed 64-query tiles of Q and dO with their rows' tokens, lse and D.
 template <int HD>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBackwardThreads, 1)
     attention_wgmma_dkdv_kernel(const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
                                 const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
                                 const float* lse, const float* D, bf16* dk, bf16* dv, Params p) {
@@ -186,6 +202,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   if (threadIdx.x >= kConsumers) {
+    warpgroup_release_registers<kProducerRegisters>();
+    if (threadIdx.x >= kConsumers + 32) return;
     const CUtensorMap* const resident[2] = {&k_map, &v_map};
     const CUtensorMap* const streamed[2] = {&q_map, &do_map};
     produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
@@ -195,6 +213,7 @@ __global__ void __launch_bounds__(kThreads)
       L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
     });
   } else {
+    warpgroup_claim_registers<kConsumerRegisters>();
     consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv);
   }
 #endif
@@ -217,9 +236,9 @@ void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const
     allow_shared_bytes(attention_wgmma_dkdv_kernel<HD>, dkdv_bytes, "attention_wgmma");
     const CUtensorMap q_map = tile_map(q, Tq, H, HD), do_map = tile_map(dout, Tq, H, HD),
                       k_map = tile_map(k, Tk, H, HD), v_map = tile_map(v, Tk, H, HD);
-    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(q_map, do_map, k_map,
+    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kBackwardThreads, dq_bytes, stream)(q_map, do_map, k_map,
                                                                                              v_map, lse, w.d, dq, p);
-    EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kThreads, dkdv_bytes, stream)(
+    EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kBackwardThreads, dkdv_bytes, stream)(
         k_map, v_map, q_map, do_map, lse, w.d, dk, dv, p);
   });
   check_launch("attention_wgmma_backward");
