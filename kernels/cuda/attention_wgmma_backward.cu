@@ -24,14 +24,19 @@ using bf16 = __nv_bfloat16;
 
 // The producer is a whole warpgroup (its first warp loads, the other three idle), so that
 // setmaxnreg can move registers to the consumers, as FA3 does: at launch a block of 3 warpgroups
-// gets 168 registers per thread (65536 / 384 rounded down per warp scheduler), the producer gives
-// back all but 24 and the consumers take 240. With 168 (a block of 288 threads) ptxas spilled
-// dK, dV at hd 128 (1.4 kB per thread): two [64][128] fp32 accumulators are 128 registers and Sᵀ,
-// dPᵀ 64 more.
+// gets 168 registers per thread (65536 / 384 rounded down per warp scheduler; with 288 threads it
+// is 168 too, and ptxas spilled dK, dV at hd 128: 1.4 kB per thread, two [64][128] fp32
+// accumulators are 128 registers and Sᵀ, dPᵀ 64 more). The splits are the fewest spills ptxas
+// (nvcc 13.0) gave at hd 128 (24 / 240 spilled the producer's 16 unrolled TMA issues).
 constexpr int kBackwardThreads = kConsumers + 128;
-constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
-static_assert(128 * kProducerRegisters + kConsumers * kConsumerRegisters <= kBackwardThreads * 168,
-              "setmaxnreg moves registers, it does not add them");
+template <int PRODUCER, int CONSUMER>
+struct RegisterSplit {
+  static constexpr int kProducer = PRODUCER, kConsumer = CONSUMER;
+  static_assert(128 * PRODUCER + kConsumers * CONSUMER <= kBackwardThreads * 168,
+                "setmaxnreg moves registers, it does not add them");
+};
+using DqRegisters = RegisterSplit<56, 224>;    // no spills
+using DkdvRegisters = RegisterSplit<40, 232>;  // 104 B of spill stores at hd 128, none below
 
 // dQ: Q and dO resident; K and V streamed with their key tokens.
 template <int HD>
@@ -167,14 +172,14 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   }
   __syncthreads();
   if (threadIdx.x >= kConsumers) {
-    warpgroup_release_registers<kProducerRegisters>();
+    warpgroup_release_registers<DqRegisters::kProducer>();
     if (threadIdx.x >= kConsumers + 32) return;
     const CUtensorMap* const resident[2] = {&q_map, &do_map};
     const CUtensorMap* const streamed[2] = {&k_map, &v_map};
     produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
                    [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
   } else {
-    warpgroup_claim_registers<kConsumerRegisters>();
+    warpgroup_claim_registers<DqRegisters::kConsumer>();
     consume_dq<HD>(base, ring, tiles, h, i0, lse, D, dq);
   }
 #endif
@@ -202,7 +207,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   }
   __syncthreads();
   if (threadIdx.x >= kConsumers) {
-    warpgroup_release_registers<kProducerRegisters>();
+    warpgroup_release_registers<DkdvRegisters::kProducer>();
     if (threadIdx.x >= kConsumers + 32) return;
     const CUtensorMap* const resident[2] = {&k_map, &v_map};
     const CUtensorMap* const streamed[2] = {&q_map, &do_map};
@@ -213,7 +218,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
       L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
     });
   } else {
-    warpgroup_claim_registers<kConsumerRegisters>();
+    warpgroup_claim_registers<DkdvRegisters::kConsumer>();
     consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv);
   }
 #endif
