@@ -26,8 +26,9 @@ using bf16 = __nv_bfloat16;
 // setmaxnreg can move registers to the consumers, as FA3 does: at launch a block of 3 warpgroups
 // gets 168 registers per thread (65536 / 384 rounded down per warp scheduler; with 288 threads it
 // is 168 too, and ptxas spilled dK, dV at hd 128: 1.4 kB per thread, two [64][128] fp32
-// accumulators are 128 registers and Sᵀ, dPᵀ 64 more). The splits are the fewest spills ptxas
-// (nvcc 13.0) gave at hd 128 (24 / 240 spilled the producer's 16 unrolled TMA issues).
+// accumulators are 128 registers and Sᵀ, dPᵀ 64 more). The splits gave ptxas (nvcc 13.0) the
+// fewest spills at hd 128 of those tried: 24 / 240 spilled both kernels, less as the producer got
+// more (its tile scan and 2 · 16 unrolled TMA issues per tile), 56 / 224 spilled dK/dV more.
 constexpr int kBackwardThreads = kConsumers + 128;
 template <int PRODUCER, int CONSUMER>
 struct RegisterSplit {
@@ -148,11 +149,28 @@ __device__ void consume_dkdv(char* base, const Ring& ring, const AllowedTiles<fa
     add_to(dv + e, dv_acc[d][k]);
   });
 }
+
+// The block's roles once thread 0 has initialised the ring: the producer warpgroup gives its
+// registers away and its first warp runs produce(); the consumers take theirs and run consume().
+template <class Registers, class Produce, class Consume>
+__device__ __forceinline__ void run_roles(const Ring& ring, Produce produce, Consume consume) {
+  if (threadIdx.x == 0) {
+    ring.init();
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x >= kConsumers) {
+    warpgroup_release_registers<Registers::kProducer>();
+    if (threadIdx.x < kConsumers + 32) produce();
+  } else {
+    warpgroup_claim_registers<Registers::kConsumer>();
+    consume();
+  }
+}
 #endif
 
-// Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (and
-// 288..383 give their registers away): Q
-// and dO once, then the allowed 64-key tiles of K and V.
+// Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (Q
+// and dO once, then the allowed 64-key tiles of K and V), 288..383 give their registers away.
 template <int HD>
 __global__ void __launch_bounds__(kBackwardThreads, 1)
     attention_wgmma_dq_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
@@ -166,28 +184,21 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};
-  if (threadIdx.x == 0) {
-    ring.init();
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    warpgroup_release_registers<DqRegisters::kProducer>();
-    if (threadIdx.x >= kConsumers + 32) return;
-    const CUtensorMap* const resident[2] = {&q_map, &do_map};
-    const CUtensorMap* const streamed[2] = {&k_map, &v_map};
-    produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
-                   [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
-  } else {
-    warpgroup_claim_registers<DqRegisters::kConsumer>();
-    consume_dq<HD>(base, ring, tiles, h, i0, lse, D, dq);
-  }
+  const CUtensorMap* const resident[2] = {&q_map, &do_map};
+  const CUtensorMap* const streamed[2] = {&k_map, &v_map};
+  run_roles<DqRegisters>(
+      ring,
+      [&] {
+        produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
+                       [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
+      },
+      [&] { consume_dq<HD>(base, ring, tiles, h, i0, lse, D, dq); });
 #endif
 }
 
-// Key-major dK, dV: grid (key blocks of 128, heads); threads 0..255 consume, 256..287 produce (and
-// 288..383 give their registers away):
-// K and V once, then the allowed 64-query tiles of Q and dO with their rows' tokens, lse and D.
+// Key-major dK, dV: grid (key blocks of 128, heads); threads 0..255 consume, 256..287 produce (K
+// and V once, then the allowed 64-query tiles of Q and dO with their rows' tokens, lse and D),
+// 288..383 give their registers away.
 template <int HD>
 __global__ void __launch_bounds__(kBackwardThreads, 1)
     attention_wgmma_dkdv_kernel(const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
@@ -201,26 +212,19 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const int h = int(blockIdx.y);
   const int64_t j0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<false> tiles{p, span_summary(p.k_tiles, j0, kBlockRows, p.Tk), (p.Tq + kTileRows - 1) / kTileRows};
-  if (threadIdx.x == 0) {
-    ring.init();
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    warpgroup_release_registers<DkdvRegisters::kProducer>();
-    if (threadIdx.x >= kConsumers + 32) return;
-    const CUtensorMap* const resident[2] = {&k_map, &v_map};
-    const CUtensorMap* const streamed[2] = {&q_map, &do_map};
-    produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
-      const int64_t i = qt * kTileRows + r;
-      L::index(base, s)[r] = p.q_side.at(i);
-      L::floats(base, 0, s)[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-      L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
-    });
-  } else {
-    warpgroup_claim_registers<DkdvRegisters::kConsumer>();
-    consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv);
-  }
+  const CUtensorMap* const resident[2] = {&k_map, &v_map};
+  const CUtensorMap* const streamed[2] = {&q_map, &do_map};
+  run_roles<DkdvRegisters>(
+      ring,
+      [&] {
+        produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
+          const int64_t i = qt * kTileRows + r;
+          L::index(base, s)[r] = p.q_side.at(i);
+          L::floats(base, 0, s)[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
+          L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
+        });
+      },
+      [&] { consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv); });
 #endif
 }
 
