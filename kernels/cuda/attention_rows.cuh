@@ -1,7 +1,8 @@
-// What the tensor-core attention kernels (attention_mma.cu: mma.sync; attention_wgmma.cu:
-// wgmma) share per warp: the two rows a lane holds of its warp's 16 (the accumulator layout of
-// mma.m16n8 and of wgmma, where warp w of a warpgroup owns rows 16w .. 16w + 15), the summary of
-// a span of tokens for tile skipping, and the forward's online softmax with its epilogue.
+// What the tensor-core attention kernels (attention_mma.cu: mma.sync; attention_wgmma.cu and
+// attention_wgmma_backward.cu: wgmma) share per warp: the two rows a lane holds of its warp's 16
+// (the accumulator layout of mma.m16n8 and of wgmma, where warp w of a warpgroup owns rows
+// 16w .. 16w + 15), the summary of a span of tokens for tile skipping, the forward's online
+// softmax with its epilogue, and the backward's gradient epilogue.
 #pragma once
 #include <cuda_bf16.h>
 
