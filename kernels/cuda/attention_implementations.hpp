@@ -1,7 +1,7 @@
 // The attention implementations as types with one API (static forward / backward taking the
 // arguments of attention.hpp), so that the tests and benchmarks run the same code on each:
 // the SIMT kernels (attention.hpp; fp32 and bf16) and the tensor-core ones (attention_mma.hpp;
-// bf16 only), and the Hopper forward (attention_wgmma.hpp; sm_90a) with the tensor-core backward.
+// bf16 only), and the Hopper ones (attention_wgmma.hpp; sm_90a).
 #pragma once
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_mma.hpp"
@@ -44,7 +44,7 @@ struct WgmmaAttention {
   }
   template <class... Args>
   static void backward(Args... args) {
-    attention_mma_backward(args...);
+    attention_wgmma_backward(args...);
   }
 };
 

@@ -55,23 +55,6 @@ using DqShared = SharedLayout<HD, 2, 2, kKeyTile, 0>;  // Q, dO resident; K, V s
 template <int HD>
 using DkdvShared = SharedLayout<HD, 2, 2, kDkdvQueryTile<HD>, 2>;  // K, V resident; Q, dO, lse, D streamed
 
-// The gradient epilogue: fn(element offset, accumulator [d][2r + c]) for each element of a
-// [16, HD] accumulator this lane holds, in rows below T (element offset row·ld + col0 + column).
-template <int HD, class Fn>
-__device__ __forceinline__ void for_each_gradient_element(const WarpRows& rows, int64_t T, int64_t ld, int64_t col0,
-                                                          int lane, Fn fn) {
-  const int t = lane % 4;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t row = rows.row[r];
-    if (row >= T) continue;
-#pragma unroll
-    for (int d = 0; d < HD / 8; ++d)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) fn(row * ld + col0 + 8 * d + 2 * t + c, d, 2 * r + c);
-  }
-}
-
 // Starts the loads of key tile kt (K and V rows, key indices) into `stage` of a kernel whose
 // streamed arrays 0 and 1 are K and V.
 template <class Layout, int HD>

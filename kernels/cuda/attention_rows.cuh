@@ -1,7 +1,8 @@
-// What the tensor-core attention kernels (attention_mma.cu: mma.sync; attention_wgmma.cu:
-// wgmma) share per warp: the two rows a lane holds of its warp's 16 (the accumulator layout of
-// mma.m16n8 and of wgmma, where warp w of a warpgroup owns rows 16w .. 16w + 15), the summary of
-// a span of tokens for tile skipping, and the forward's online softmax with its epilogue.
+// What the tensor-core attention kernels (attention_mma.cu: mma.sync; attention_wgmma.cu and
+// attention_wgmma_backward.cu: wgmma) share per warp: the two rows a lane holds of its warp's 16
+// (the accumulator layout of mma.m16n8 and of wgmma, where warp w of a warpgroup owns rows
+// 16w .. 16w + 15), the summary of a span of tokens for tile skipping, the forward's online
+// softmax with its epilogue, and the backward's gradient epilogue.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -32,6 +33,12 @@ __device__ __forceinline__ bool key_tile_allowed(const Params& p, const TileSumm
   return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * KEY_TILE, KEY_TILE, p.Tk));
 }
 
+// Whether query tile qt (of QUERY_TILE queries) may hold an allowed pair for the keys of k_span.
+template <int QUERY_TILE>
+__device__ __forceinline__ bool query_tile_allowed(const Params& p, const TileSummary& k_span, int64_t qt) {
+  return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QUERY_TILE, QUERY_TILE, p.Tq), k_span);
+}
+
 // This thread's two rows of its warp's 16 (rows g and g + 8 of the mma layout), warp w of the
 // block owning rows block_row0 + 16w ...
 struct WarpRows {
@@ -42,6 +49,23 @@ struct WarpRows {
     row[1] = r0 + 8;
   }
 };
+
+// The gradient epilogue: fn(element offset, accumulator [d][2r + c]) for each element of a
+// [16, HD] accumulator this lane holds, in rows below T (element offset row·ld + col0 + column).
+template <int HD, class Fn>
+__device__ __forceinline__ void for_each_gradient_element(const WarpRows& rows, int64_t T, int64_t ld, int64_t col0,
+                                                          int lane, Fn fn) {
+  const int t = lane % 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = rows.row[r];
+    if (row >= T) continue;
+#pragma unroll
+    for (int d = 0; d < HD / 8; ++d)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) fn(row * ld + col0 + 8 * d + 2 * t + c, d, 2 * r + c);
+  }
+}
 
 // The forward's running softmax state of this lane's two rows, over tiles of scores in the
 // accumulator layout (s[n][e]: row g + 8·(e / 2), column 8n + 2t + e % 2; o likewise over HD).

@@ -3,7 +3,8 @@
 // achieved TFLOP/s (GEMM, attention) or GB/s (memory-bound kernels) and their fraction of the
 // H100 SXM peaks (989 TFLOP/s dense bf16, 1979 dense FP8, 3.35 TB/s HBM3), and varlen attention
 // forward + backward on a packed batch against the same samples padded to the longest one, for
-// the SIMT kernels (hd 128) and the tensor-core ones (hd 48, 64, 128; H·hd = 3072).
+// the SIMT kernels (hd 128) and the tensor-core ones (hd 48, 64, 128; H·hd = 3072; mma.sync, and
+// wgmma on sm_90), forward, backward and both.
 //   bench_kernels [out.json]   (default outputs/bench/cuda_kernels.json; skips without a GPU)
 #include <algorithm>
 #include <cstdio>
@@ -266,20 +267,23 @@ void bench_attention(int hd) {
       };
       // Rates count the packed batch's allowed pairs only: padding is wasted work.
       record_flops(name + " fwd", shape, time_ms(fwd, 5), fwd_flop);
+      record_flops(name + " bwd", shape, time_ms(bwd, 5), 2.5 * fwd_flop);
       record_flops(name + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * fwd_flop);
     }
   }
 }
 
-// Our tensor-core attention next to cuDNN's fused SDPA on the same GPU and the same work: B
-// samples of S tokens (packed = padded), full mask, and causal (our block_causal with one block
-// per token and one group is exactly causal). Rates count allowed pairs only.
+// Our tensor-core attention (mma.sync, and wgmma on sm_90) next to cuDNN's fused SDPA forward on
+// the same GPU and the same work: B samples of S tokens (packed = padded), full mask, and causal
+// (our block_causal with one block per token and one group is exactly causal). Rates count
+// allowed pairs only; ours also backward (the issue's target: fwd+bwd at least cuDNN's).
 void bench_attention_vs_cudnn(int hd) {
   const int64_t B = 4, S = 4096, H = 3072 / hd, T_ = B * S, ld = H * hd;
   std::vector<int32_t> seq(static_cast<size_t>(T_)), blk(static_cast<size_t>(T_)), grp(static_cast<size_t>(T_), 0);
   for (int64_t t = 0; t < T_; ++t) seq[size_t(t)] = int32_t(t / S), blk[size_t(t)] = int32_t(t % S);
   const auto seq_d = upload_ints(seq), blk_d = upload_ints(blk), grp_d = upload_ints(grp);
-  Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld);
+  Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld), dout(T_ * ld, 4), dq(T_ * ld), dk(T_ * ld),
+      dv(T_ * ld);
   Buffer<float> lse(T_ * H);
   Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
   const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" + std::to_string(H) + " hd" +
@@ -293,11 +297,21 @@ void bench_attention_vs_cudnn(int hd) {
     idx.q_blk = idx.k_blk = blk_d->get();
     idx.q_grp = idx.k_grp = grp_d->get();
     const std::string mask = causal ? " causal" : " full";
-    record_flops(std::string(MmaAttention::name) + " bf16" + mask + " fwd", shape, time_ms([&] {
-                   MmaAttention::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx,
-                                         ws.get(), nullptr);
-                 }, 5),
-                 flop);
+    auto ours = [&](auto impl) {
+      using Impl = decltype(impl);
+      record_flops(std::string(Impl::name) + " bf16" + mask + " fwd", shape, time_ms([&] {
+                     Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx, ws.get(),
+                                   nullptr);
+                   }, 5),
+                   flop);
+      record_flops(std::string(Impl::name) + " bf16" + mask + " bwd", shape, time_ms([&] {
+                     Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(),
+                                    dv.get(), T_, T_, int(H), hd, idx, ws.get(), nullptr);
+                   }, 5),
+                   2.5 * flop);
+    };
+    ours(MmaAttention{});
+    if (attention_wgmma_available(0)) ours(WgmmaAttention{});
 #ifdef EMB_WITH_CUDNN
     try {
       CudnnSdpa sdpa(B, S, H, hd, causal);
@@ -456,6 +470,8 @@ int main(int argc, char** argv) {
     bench_fp8(blas);
     bench_attention<SimtAttention>(128);
     for (int hd : {48, 64, 128}) bench_attention<MmaAttention>(hd);
+    if (attention_wgmma_available(0))
+      for (int hd : {48, 64, 128}) bench_attention<WgmmaAttention>(hd);
     for (int hd : {64, 128}) bench_attention_vs_cudnn(hd);
     bench_memory_bound();
     write_json(path);

@@ -651,7 +651,7 @@ void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
 }  // namespace
 
 // bf16 runs on tensor cores (attention_mma.hpp) when its views are 16-byte aligned, as cp.async
-// needs, at the head dims those kernels are built for, the forward on the Hopper kernel
+// needs, at the head dims those kernels are built for, forward and backward on the Hopper kernels
 // (attention_wgmma.hpp) when the device is sm_90 (attention_wgmma_selected); fp32 (and other
 // bf16) keeps the SIMT kernels (attention.hpp), the fp32 path that matches the CPU to 1e-5.
 void CudaOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
@@ -704,9 +704,9 @@ void CudaOps::attention_backward(const View& q, const View& k, const View& v, co
     if constexpr (std::is_same_v<T, bf16_t>)
       if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
           cuda::attention_mma_aligned({q.data, k.data, v.data, out.data, dout.data, dq.data, dk.data, dv.data}))
-        return cuda::attention_mma_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out),
-                                            fp(lse), ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows,
-                                            k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_);
+        return (wgmma_attention_ ? cuda::attention_wgmma_backward : cuda::attention_mma_backward)(
+            ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse), ptr<const T>(dout),
+            ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_);
     cuda::attention_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse),
                              ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads,
                              cfg.head_dim, idx, ws, stream_);

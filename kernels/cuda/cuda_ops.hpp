@@ -175,7 +175,8 @@ class CudaOps final : public Ops {
   std::unique_ptr<cuda::Blas> blas_;
   DeviceScratch workspace_{memory_};  // attention summaries, per-embodiment gathers, Σg² partials, FP8 operands
   DeviceScratch gradient_{memory_};   // zeroed_gradient()
-  // bf16 attention forwards on the Hopper kernel (attention_wgmma.hpp), decided at construction.
+  // bf16 attention forwards and backwards on the Hopper kernels (attention_wgmma.hpp), decided at
+  // construction.
   bool wgmma_attention_ = false;
   // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
   unsigned long long* keyless_row_ = nullptr;

@@ -19,6 +19,18 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return uint32_t(l.x) | uint32_t(h.x) << 16;
 }
 
+// The bf16 A fragment (mma.m16n8k16's, and wgmma's from registers) of columns 16kk .. 16kk + 15
+// of a 16 × N fp32 accumulator: the C layout of n-tiles 2kk and 2kk + 1 is exactly the A layout
+// of one 16-wide k-chunk (FlashAttention-2's register reuse of P).
+struct AFragment {
+  uint32_t a[4];
+  AFragment() = default;
+  template <int TILES>
+  __device__ __forceinline__ AFragment(const float (&acc)[TILES][4], int kk)
+      : a{pack_bf16x2(acc[2 * kk][0], acc[2 * kk][1]), pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),
+          pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]), pack_bf16x2(acc[2 * kk + 1][2], acc[2 * kk + 1][3])} {}
+};
+
 // Calls f(n, e, col) for this lane's elements acc[n][e] of a 16 × N accumulator: column
 // 8n + 2t + e % 2 of the tile, row g + 8·(e / 2) of the warp's 16 (the kernels keep their two
 // rows' data in arrays indexed by e / 2).
@@ -66,17 +78,15 @@ __device__ __forceinline__ void warp_mma_pb(float (&acc)[D / 8][4], const float 
   const int i = lane / 8, r = lane % 8;
 #pragma unroll
   for (int kk = 0; kk < N / 16; ++kk) {
-    const uint32_t af[4] = {pack_bf16x2(p[2 * kk][0], p[2 * kk][1]), pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),
-                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
-                            pack_bf16x2(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+    const AFragment af(p, kk);
 #pragma unroll
     for (int d = 0; d < D / 16; ++d) {
       // matrices: k rows 0-7 / 8-15 (i % 2) × columns 0-7 / 8-15 (i / 2): b[0], b[1] of two n-tiles
       uint32_t bf[4];
       ldmatrix_x4_trans(bf, b + (kk * 16 + (i % 2) * 8 + r) * STRIDE + d * 16 + (i / 2) * 8);
       const uint32_t b0[2] = {bf[0], bf[1]}, b1[2] = {bf[2], bf[3]};
-      mma_m16n8k16_bf16(acc[2 * d], af, b0, acc[2 * d]);
-      mma_m16n8k16_bf16(acc[2 * d + 1], af, b1, acc[2 * d + 1]);
+      mma_m16n8k16_bf16(acc[2 * d], af.a, b0, acc[2 * d]);
+      mma_m16n8k16_bf16(acc[2 * d + 1], af.a, b1, acc[2 * d + 1]);
     }
   }
 }

@@ -26,6 +26,11 @@
 // the shared memory read must not change. wgmma_fence_operand(d) after a wait and before an
 // issue keeps the compiler from moving accumulator accesses across them (CUTLASS's
 // warpgroup_fence_operand).
+// Register budgets (setmaxnreg): warpgroup_release_registers<R>() / warpgroup_claim_registers<R>()
+// set the per-thread register count of the calling warpgroup (all 128 threads, R a multiple of 8
+// in 24 .. 256), so that a warp-specialised block moves registers from its producer warpgroup to
+// its consumers (FA3); the block's launch count (65536 / threads, rounded down per warp
+// scheduler) must cover the sum.
 #pragma once
 #include <cstdint>
 
@@ -63,6 +68,11 @@ template <int N>
 inline void wgmma_wait(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   emu::wgmma_wait(N, file, line);
 }
+// Register budgets are not modelled (host threads have no register file).
+template <int REGS>
+inline void warpgroup_release_registers() {}
+template <int REGS>
+inline void warpgroup_claim_registers() {}
 
 }  // namespace emb::cuda
 #elif defined(EMB_HOPPER_DEVICE_CODE)
@@ -159,6 +169,14 @@ __device__ __forceinline__ void wgmma_fence_operand(float (&d)[ROWS][4]) {
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int REGS>
+__device__ __forceinline__ void warpgroup_release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+__device__ __forceinline__ void warpgroup_claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
 }  // namespace emb::cuda

@@ -7,7 +7,8 @@
 # bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
 # summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
 # mma_tiles.cuh); a missing wgmma fence or wait, mbarrier arrival or wait, a wrong expect_tx
-# byte count or a wrong descriptor in the Hopper forward (attention_wgmma.cu); in the
+# byte count or a wrong descriptor, tile counts shifted or tile skipping removed in the Hopper
+# kernels (attention_wgmma.cu, attention_wgmma_backward.cu, attention_wgmma_ring.cuh); in the
 # memory-bound kernels (norm_modulate.cu, column_sum.cuh, residual.cu, adamw.cu, vector_access.cuh)
 # a wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are
 # not aligned, a fused residual that loses its gate or its store, a row block a warp short or a
@@ -25,7 +26,8 @@ root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
 jobs=${JOBS:-2}
 only=${ONLY:-.}
-files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu async_pipeline.cuh mma_tiles.cuh
+files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu attention_wgmma_backward.cu
+  attention_wgmma_ring.cuh async_pipeline.cuh mma_tiles.cuh
   norm_modulate.cu column_sum.cuh residual.cu adamw.cu vector_access.cuh linear.cu blas.cu)
 if [ ! -d "$scratch/src" ]; then
   mkdir -p "$scratch/src" "$scratch/orig"
@@ -90,7 +92,7 @@ filter_of() {
   case $1 in
   attention.cu) echo "attention " ;;
   attention_mma.cu | async_pipeline.cuh | mma_tiles.cuh) echo attention_mma ;;
-  attention_wgmma.cu) echo attention_wgmma ;;
+  attention_wgmma.cu | attention_wgmma_backward.cu | attention_wgmma_ring.cuh) echo attention_wgmma ;;
   attention_rows.cuh) echo attention_ ;;
   norm_modulate.cu) echo norm_modulate ;;
   column_sum.cuh) echo column_sum ;;
@@ -140,21 +142,33 @@ mutants=(
   "attention_rows.cuh|span_summary: its last 32-token summary left out|s.replace('(first + count) / kAttnTile < n ? (first + count) / kAttnTile : n', '(first + count) / kAttnTile - 1 < n ? (first + count) / kAttnTile - 1 : n', 1)"
   "attention_rows.cuh|key_tile_allowed: every key tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, q_span, span_summary(p.k_tiles, kt * KEY_TILE, KEY_TILE, p.Tk));', 'return kt >= 0;', 1)"
   "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
-  "attention_wgmma.cu|key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kKeyTile - 1) / kKeyTile}', 'p.Tk / kKeyTile}', 1)"
+  "attention_wgmma.cu|key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kTileRows - 1) / kTileRows}', 'p.Tk / kTileRows}', 1)"
   "attention_wgmma.cu|wgmma_fence() before O += P·V removed|s.replace('    wgmma_fence();  // o was rescaled by the softmax\n', '', 1)"
   "attention_wgmma.cu|S read one group early (wgmma_wait<1> after S = Q·Kᵀ)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(sc);', 'wgmma_wait<1>();\n    wgmma_fence_operand(sc);', 1)"
-  "attention_wgmma.cu|consumer reads a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&full[s], unsigned(use / kStages & 1));\n', '', 1)"
-  "attention_wgmma.cu|consumer warps never release a stage they read (empty arrival removed)|s.replace('before the warp releases it\n    if (lane == 0) mbarrier_arrive(&empty[s]);', 'before the warp releases it', 1)"
-  "attention_wgmma.cu|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
-  "attention_wgmma.cu|wgmma_wait<0> after O += P·V removed (stage released, o rescaled in flight)|s.replace('    wgmma_commit();\n    wgmma_wait<0>();\n    wgmma_fence_operand(o);\n', '    wgmma_commit();\n    wgmma_fence_operand(o);\n', 1)"
-  "attention_wgmma.cu|full mbarrier expects K's bytes only (expect_tx kTileBytes, V lands late)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], L::kTileBytes);', 1)"
-  "attention_wgmma.cu|full mbarrier expects a third tile (expect_tx 3 · kTileBytes)|s.replace('mbarrier_arrive_expect_tx(&full[s], 2 * L::kTileBytes);', 'mbarrier_arrive_expect_tx(&full[s], 3 * L::kTileBytes);', 1)"
-  "attention_wgmma.cu|consumers read Q without waiting for its mbarrier|s.replace('  mbarrier_wait(q_full, 0);\n', '', 1)"
-  "attention_wgmma.cu|K descriptor: LBO and SBO swapped|s.replace('wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes)', 'wgmma_descriptor(k_s + 2 * kk * kChunkBytes, kCoreBytes, kChunkBytes)', 1)"
-  "attention_wgmma.cu|a warpgroup reads tiles only the other one's rows may attend (own-span skip removed)|s.replace('const bool attend = key_tile_allowed<kKeyTile>(p, own_span, kt);', 'const bool attend = kt >= 0;', 1)"
+  "attention_wgmma.cu|wgmma_wait<0> after O += P·V removed (stage released, o rescaled in flight)|s.replace('    issue_pb<HD>(o, pa, v_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(o, pa, v_s);\n    wgmma_commit();\n', 1)"
+  "attention_wgmma.cu|a warpgroup reads tiles only the other one's rows may attend (own-span skip removed)|s.replace('const bool attend = tiles.allowed(own_span, kt);', 'const bool attend = kt >= 0;', 1)"
   "attention_wgmma.cu|a warpgroup passes the ping-pong turn on only for the tiles it skips|s.replace('    mbarrier_arrive(&turn[1 - g]);\n    wgmma_wait<0>();', '    wgmma_wait<0>();', 1)"
-  "attention_wgmma.cu|V descriptor: core matrices along K 256 bytes apart|s.replace('wgmma_descriptor(v_s + 2 * kk * kCoreBytes, kCoreBytes, kChunkBytes)', 'wgmma_descriptor(v_s + 2 * kk * kCoreBytes, 2 * kCoreBytes, kChunkBytes)', 1)"
-  "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),\n                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),', 'pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),\n                            pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),', 1)"
+  "attention_wgmma_ring.cuh|consumers read a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&ring.full[s], unsigned(use / kStages & 1));\n', '', 1)"
+  "attention_wgmma_ring.cuh|consumer warps never release a stage (empty arrival removed)|s.replace('before the warp releases it\n    if (lane == 0) mbarrier_arrive(&ring.empty[s]);', 'before the warp releases it', 1)"
+  "attention_wgmma_ring.cuh|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&ring.empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
+  "attention_wgmma_ring.cuh|full mbarrier expects one streamed tile too few (the last lands late)|s.replace('mbarrier_arrive_expect_tx(&ring.full[s], Layout::kStreamed * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(&ring.full[s], (Layout::kStreamed - 1) * Layout::kTileBytes);', 1)"
+  "attention_wgmma_ring.cuh|full mbarrier expects one streamed tile too many|s.replace('mbarrier_arrive_expect_tx(&ring.full[s], Layout::kStreamed * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(&ring.full[s], (Layout::kStreamed + 1) * Layout::kTileBytes);', 1)"
+  "attention_wgmma_ring.cuh|resident mbarrier expects one tile too few|s.replace('mbarrier_arrive_expect_tx(ring.resident, RESIDENT * kGroups * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(ring.resident, (RESIDENT * kGroups - 1) * Layout::kTileBytes);', 1)"
+  "attention_wgmma_ring.cuh|consumers read the resident tiles without waiting for their mbarrier|s.replace('  mbarrier_wait(ring.resident, 0);\n', '', 1)"
+  "attention_wgmma_ring.cuh|K-major descriptor: LBO and SBO swapped|s.replace('wgmma_descriptor(tile + 2 * kk * kChunkBytes, kChunkBytes, kCoreBytes)', 'wgmma_descriptor(tile + 2 * kk * kChunkBytes, kCoreBytes, kChunkBytes)', 1)"
+  "attention_wgmma_ring.cuh|N-major descriptor: core matrices along K 256 bytes apart|s.replace('wgmma_descriptor(tile + 2 * kk * kCoreBytes, kCoreBytes, kChunkBytes)', 'wgmma_descriptor(tile + 2 * kk * kCoreBytes, 2 * kCoreBytes, kChunkBytes)', 1)"
+  "attention_wgmma_ring.cuh|query tiles: every one loaded and read (dK/dV tile skipping removed)|s.replace(': query_tile_allowed<kTileRows>(p, rows_span, t);', ': t >= 0;', 1)"
+  "attention_wgmma_backward.cu|dq: key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kTileRows - 1) / kTileRows}', 'p.Tk / kTileRows}', 1)"
+  "attention_wgmma_backward.cu|dkdv: query tiles (Tq / 64, the partial tile dropped)|s.replace('(p.Tq + kTileRows - 1) / kTileRows}', 'p.Tq / kTileRows}', 1)"
+  "attention_wgmma_backward.cu|dq: S and dP read one group early (wgmma_wait<1>)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(sc);', 'wgmma_wait<1>();\n    wgmma_fence_operand(sc);', 1)"
+  "attention_wgmma_backward.cu|dkdv: Sᵀ and dPᵀ read one group early (wgmma_wait<1>)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(st);', 'wgmma_wait<1>();\n    wgmma_fence_operand(st);', 1)"
+  "attention_wgmma_backward.cu|dq: wgmma_fence() before dQ += dS·K removed|s.replace('    wgmma_fence();\n    wgmma_fence_operand(acc);\n', '    wgmma_fence_operand(acc);\n', 1)"
+  "attention_wgmma_backward.cu|dkdv: wgmma_fence() before dV += Pᵀ·dO removed|s.replace('    wgmma_fence();\n    wgmma_fence_operand(dv_acc);\n', '    wgmma_fence_operand(dv_acc);\n', 1)"
+  "attention_wgmma_backward.cu|dq: wgmma_wait<0> after dQ += dS·K removed|s.replace('    issue_pb<HD>(acc, ds, k_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(acc, ds, k_s);\n    wgmma_commit();\n', 1)"
+  "attention_wgmma_backward.cu|dkdv: wgmma_wait<0> after dV, dK removed (stage released in flight)|s.replace('    issue_pb<HD>(dk_acc, dst, q_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(dk_acc, dst, q_s);\n    wgmma_commit();\n', 1)"
+  "attention_wgmma_backward.cu|dq: a warpgroup reads key tiles only the other one's rows may attend|s.replace('    if (!tiles.allowed(own_span, kt)) return;  // uniform per warpgroup\n', '', 1)"
+  "attention_wgmma_backward.cu|dkdv: a warpgroup reads query tiles only the other one's keys may attend|s.replace('    if (!tiles.allowed(own_span, qt)) return;  // uniform per warpgroup\n', '', 1)"
+  "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),\n          pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),', 'pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),\n          pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
   "norm_modulate.cu|row blocks: a thread's vectors k·blockDim elements apart, not k·blockDim vectors (vectors overlap)|s.replace('return (int(threadIdx.x) + k * int(blockDim.x)) * V;', 'return int(threadIdx.x) * V + k * int(blockDim.x);', 1)"

@@ -1,0 +1,256 @@
+// The varlen attention backward on Hopper (attention_wgmma.hpp): deterministic, no atomics, the
+// design of attention_mma_backward (D pre-pass, key-major dK/dV kernel, query-major dQ kernel, P
+// recomputed from lse) on wgmma with TMA-fed rings (attention_wgmma_ring.cuh).
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/attention_passes.cuh"
+#include "kernels/cuda/attention_rows.cuh"
+#include "kernels/cuda/attention_wgmma.hpp"
+#include "kernels/cuda/attention_wgmma_ring.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/storage.cuh"
+#include "kernels/cuda/tma.cuh"
+#include "kernels/cuda/wgmma.cuh"
+
+namespace emb::cuda {
+
+namespace {
+
+using namespace wgmma_attention;
+using bf16 = __nv_bfloat16;
+
+// The producer is a whole warpgroup (its first warp loads, the other three idle), so that
+// setmaxnreg can move registers to the consumers, as FA3 does: at launch a block of 3 warpgroups
+// gets 168 registers per thread (65536 / 384 rounded down per warp scheduler; with 288 threads it
+// is 168 too, and ptxas spilled dK, dV at hd 128: 1.4 kB per thread, two [64][128] fp32
+// accumulators are 128 registers and Sᵀ, dPᵀ 64 more). The splits gave ptxas (nvcc 13.0) the
+// fewest spills at hd 128 of those tried: 24 / 240 spilled both kernels, less as the producer got
+// more (its tile scan and 2 · 16 unrolled TMA issues per tile), 56 / 224 spilled dK/dV more.
+constexpr int kBackwardThreads = kConsumers + 128;
+template <int PRODUCER, int CONSUMER>
+struct RegisterSplit {
+  static constexpr int kProducer = PRODUCER, kConsumer = CONSUMER;
+  static_assert(128 * PRODUCER + kConsumers * CONSUMER <= kBackwardThreads * 168,
+                "setmaxnreg moves registers, it does not add them");
+};
+using DqRegisters = RegisterSplit<56, 224>;    // no spills
+using DkdvRegisters = RegisterSplit<40, 232>;  // 104 B of spill stores at hd 128, none below
+
+// dQ: Q and dO resident; K and V streamed with their key tokens.
+template <int HD>
+using DqShared = RingLayout<HD, 2, 2, 0, 0>;
+// dK, dV: K and V resident; Q and dO streamed with their query tokens, lse (log2 units) and D.
+template <int HD>
+using DkdvShared = RingLayout<HD, 2, 2, 2, 0>;
+
+#ifdef EMB_HOPPER_DEVICE_CODE
+// The dQ of a consumer warpgroup's 64 query rows (g = threadIdx.x / 128): per key tile its rows
+// may attend, S = Q·Kᵀ and dP = dO·Vᵀ (wgmma, one group), P = exp2(S·scale·log2 e − lse) where
+// allowed, dS = P∘(dP − D) in registers, dQ += dS·K (wgmma, dS as bf16 A fragments, K N-major);
+// then dq += scale·dQ for the rows below Tq.
+template <int HD>
+__device__ void consume_dq(char* base, const Ring& ring, const AllowedTiles<true>& tiles, int h, int64_t i0,
+                           const float* lse, const float* D, bf16* dq) {
+  using L = DqShared<HD>;
+  const Params& p = tiles.p;
+  const int lane = threadIdx.x % 32, g = int(threadIdx.x / 128);
+  const WarpRows rows(i0);
+  TokenIndex qi[2];
+  float lse2[2], D_row[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t i = rows.row[r];
+    qi[r] = p.q_side.at(i);
+    lse2[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
+    D_row[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
+  }
+  const float scale_log2 = p.scale * kLog2e;
+  const char *q_g = L::resident(base, 0, g), *do_g = L::resident(base, 1, g);
+  const TileSummary own_span = span_summary(p.q_tiles, i0 + g * kGroupRows, kGroupRows, p.Tq);
+  float acc[HD / 8][4] = {};
+  consume(ring, tiles, [&](int64_t kt, int s, int64_t) {
+    if (!tiles.allowed(own_span, kt)) return;  // uniform per warpgroup
+    const char *k_s = L::streamed(base, 0, s), *v_s = L::streamed(base, 1, s);
+    float sc[kTileRows / 8][4] = {}, dp[kTileRows / 8][4] = {};
+    wgmma_fence();
+    issue_abt<kTileRows, HD>(sc, q_g, k_s);
+    issue_abt<kTileRows, HD>(dp, do_g, v_s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operand(sc);
+    wgmma_fence_operand(dp);
+    const TokenIndex* kj = L::index(base, s);
+    for_each_element<kTileRows>(lane, [&](int n, int e, int col) {
+      const float pr = tokens_attend(p.mask, qi[e / 2], kj[col]) ? exp2f(sc[n][e] * scale_log2 - lse2[e / 2]) : 0.0f;
+      sc[n][e] = pr * (dp[n][e] - D_row[e / 2]);
+    });
+    const PFragments ds(sc);
+    wgmma_fence();
+    wgmma_fence_operand(acc);
+    issue_pb<HD>(acc, ds, k_s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operand(acc);
+  });
+  for_each_gradient_element<HD>(rows, p.Tq, int64_t(p.H) * HD, int64_t(h) * HD, lane,
+                                [&](int64_t e, int d, int k) { add_to(dq + e, p.scale * acc[d][k]); });
+}
+
+// The dK, dV of a consumer warpgroup's 64 key rows, on the transposed tiles (FA3's layout): per
+// query tile its keys may attend, Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ (wgmma, one group), Pᵀ and
+// dSᵀ = Pᵀ∘(dPᵀ − D) in registers, already in the accumulator layout that is the A fragment
+// layout, then dV += Pᵀ·dO and dK += dSᵀ·Q (wgmma, A from registers, dO and Q N-major: their tile
+// rows are the product's K); then dk += scale·dK, dv += dV for the rows below Tk.
+template <int HD>
+__device__ void consume_dkdv(char* base, const Ring& ring, const AllowedTiles<false>& tiles, int h, int64_t j0,
+                             bf16* dk, bf16* dv) {
+  using L = DkdvShared<HD>;
+  const Params& p = tiles.p;
+  const int lane = threadIdx.x % 32, g = int(threadIdx.x / 128);
+  const WarpRows rows(j0);
+  const TokenIndex kj[2] = {p.k_side.at(rows.row[0]), p.k_side.at(rows.row[1])};
+  const float scale_log2 = p.scale * kLog2e;
+  const char *k_g = L::resident(base, 0, g), *v_g = L::resident(base, 1, g);
+  const TileSummary own_span = span_summary(p.k_tiles, j0 + g * kGroupRows, kGroupRows, p.Tk);
+  float dk_acc[HD / 8][4] = {}, dv_acc[HD / 8][4] = {};
+  consume(ring, tiles, [&](int64_t qt, int s, int64_t) {
+    if (!tiles.allowed(own_span, qt)) return;  // uniform per warpgroup
+    const char *q_s = L::streamed(base, 0, s), *do_s = L::streamed(base, 1, s);
+    float st[kTileRows / 8][4] = {}, dpt[kTileRows / 8][4] = {};
+    wgmma_fence();
+    issue_abt<kTileRows, HD>(st, k_g, q_s);
+    issue_abt<kTileRows, HD>(dpt, v_g, do_s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operand(st);
+    wgmma_fence_operand(dpt);
+    const TokenIndex* qi = L::index(base, s);
+    const float *lse2 = L::floats(base, 0, s), *D_col = L::floats(base, 1, s);
+    for_each_element<kTileRows>(lane, [&](int n, int e, int col) {
+      st[n][e] = tokens_attend(p.mask, qi[col], kj[e / 2]) ? exp2f(st[n][e] * scale_log2 - lse2[col]) : 0.0f;
+      dpt[n][e] = st[n][e] * (dpt[n][e] - D_col[col]);
+    });
+    const PFragments pt(st), dst(dpt);
+    wgmma_fence();
+    wgmma_fence_operand(dv_acc);
+    wgmma_fence_operand(dk_acc);
+    issue_pb<HD>(dv_acc, pt, do_s);
+    issue_pb<HD>(dk_acc, dst, q_s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operand(dv_acc);
+    wgmma_fence_operand(dk_acc);
+  });
+  for_each_gradient_element<HD>(rows, p.Tk, int64_t(p.H) * HD, int64_t(h) * HD, lane, [&](int64_t e, int d, int k) {
+    add_to(dk + e, p.scale * dk_acc[d][k]);
+    add_to(dv + e, dv_acc[d][k]);
+  });
+}
+
+// The block's roles once thread 0 has initialised the ring: the producer warpgroup gives its
+// registers away and its first warp runs produce(); the consumers take theirs and run consume().
+template <class Registers, class Produce, class Consume>
+__device__ __forceinline__ void run_roles(const Ring& ring, Produce produce, Consume consume) {
+  if (threadIdx.x == 0) {
+    ring.init();
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x >= kConsumers) {
+    warpgroup_release_registers<Registers::kProducer>();
+    if (threadIdx.x < kConsumers + 32) produce();
+  } else {
+    warpgroup_claim_registers<Registers::kConsumer>();
+    consume();
+  }
+}
+#endif
+
+// Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (Q
+// and dO once, then the allowed 64-key tiles of K and V), 288..383 give their registers away.
+template <int HD>
+__global__ void __launch_bounds__(kBackwardThreads, 1)
+    attention_wgmma_dq_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
+                              const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+                              const float* lse, const float* D, bf16* dq, Params p) {
+#ifdef EMB_HOPPER_DEVICE_CODE
+  using L = DqShared<HD>;
+  EMB_DYNAMIC_SHARED(Aligned128, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  const Ring ring(L::barriers(base));
+  const int h = int(blockIdx.y);
+  const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
+  const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};
+  const CUtensorMap* const resident[2] = {&q_map, &do_map};
+  const CUtensorMap* const streamed[2] = {&k_map, &v_map};
+  run_roles<DqRegisters>(
+      ring,
+      [&] {
+        produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
+                       [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
+      },
+      [&] { consume_dq<HD>(base, ring, tiles, h, i0, lse, D, dq); });
+#endif
+}
+
+// Key-major dK, dV: grid (key blocks of 128, heads); threads 0..255 consume, 256..287 produce (K
+// and V once, then the allowed 64-query tiles of Q and dO with their rows' tokens, lse and D),
+// 288..383 give their registers away.
+template <int HD>
+__global__ void __launch_bounds__(kBackwardThreads, 1)
+    attention_wgmma_dkdv_kernel(const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+                                const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
+                                const float* lse, const float* D, bf16* dk, bf16* dv, Params p) {
+#ifdef EMB_HOPPER_DEVICE_CODE
+  using L = DkdvShared<HD>;
+  EMB_DYNAMIC_SHARED(Aligned128, shared);
+  char* base = reinterpret_cast<char*>(shared);
+  const Ring ring(L::barriers(base));
+  const int h = int(blockIdx.y);
+  const int64_t j0 = int64_t(blockIdx.x) * kBlockRows;
+  const AllowedTiles<false> tiles{p, span_summary(p.k_tiles, j0, kBlockRows, p.Tk), (p.Tq + kTileRows - 1) / kTileRows};
+  const CUtensorMap* const resident[2] = {&k_map, &v_map};
+  const CUtensorMap* const streamed[2] = {&q_map, &do_map};
+  run_roles<DkdvRegisters>(
+      ring,
+      [&] {
+        produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
+          const int64_t i = qt * kTileRows + r;
+          L::index(base, s)[r] = p.q_side.at(i);
+          L::floats(base, 0, s)[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
+          L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
+        });
+      },
+      [&] { consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv); });
+#endif
+}
+
+dim3 block_grid(int64_t T, int H) { return dim3(unsigned((T + kBlockRows - 1) / kBlockRows), unsigned(H)); }
+
+}  // namespace
+
+void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const bf16* out, const float* lse,
+                              const bf16* dout, bf16* dq, bf16* dk, bf16* dv, int64_t Tq, int64_t Tk, int H, int hd,
+                              const AttnIndex& idx, void* workspace, cudaStream_t stream) {
+  if (Tq == 0 || Tk == 0) return;
+  const Workspace w = carve_workspace(workspace, Tq, Tk);
+  const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
+  launch_attention_dot(out, dout, w.d, Tq, H, hd, stream);
+  dispatch_head_dim<48, 64, 128>("attention_wgmma", hd, [&](auto head_dim) {
+    constexpr int HD = decltype(head_dim)::value, dq_bytes = DqShared<HD>::kBytes, dkdv_bytes = DkdvShared<HD>::kBytes;
+    allow_shared_bytes(attention_wgmma_dq_kernel<HD>, dq_bytes, "attention_wgmma");
+    allow_shared_bytes(attention_wgmma_dkdv_kernel<HD>, dkdv_bytes, "attention_wgmma");
+    const CUtensorMap q_map = tile_map(q, Tq, H, HD), do_map = tile_map(dout, Tq, H, HD),
+                      k_map = tile_map(k, Tk, H, HD), v_map = tile_map(v, Tk, H, HD);
+    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kBackwardThreads, dq_bytes, stream)(q_map, do_map, k_map,
+                                                                                             v_map, lse, w.d, dq, p);
+    EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kBackwardThreads, dkdv_bytes, stream)(
+        k_map, v_map, q_map, do_map, lse, w.d, dk, dv, p);
+  });
+  check_launch("attention_wgmma_backward");
+}
+
+}  // namespace emb::cuda
