@@ -62,9 +62,10 @@ def env_steps_of(summary, version):
 
 
 # The learning runs: (label, run directory, its checkpoints' evaluation, its SFT start's evaluation).
-RUNS = [("sync", "learn/sync", "learn/sync_eval", "learn/sft_eval"),
-        ("async", "learn/async", "learn/async_eval", "learn/sft_eval"),
-        ("async GRPO", "learn/grpo", "learn/grpo_eval", "learn/sft600_eval")]
+GRPO = "async GRPO, 600-step SFT"
+RUNS = [("sync GAE, 400-step SFT", "learn/sync", "learn/sync_eval", "learn/sft_eval"),
+        ("async GAE, 400-step SFT", "learn/async", "learn/async_eval", "learn/sft_eval"),
+        (GRPO, "learn/grpo", "learn/grpo_eval", "learn/sft600_eval")]
 
 
 def success_line(label, t):
@@ -100,12 +101,12 @@ def learning(root):
                          f"{t['ci95'][0]:.2f} .. {t['ci95'][1]:.2f} | {point['seconds'] / 60:.1f} |")
             xs.append(steps), ys.append(t["success_rate"]), lo.append(t["ci95"][0]), hi.append(t["ci95"][1])
         curves[label] = (xs, ys, lo, hi, summary)
-        if label == "async GRPO":
+        if label == GRPO:
             target_lines = budget_verdict(base, ev, summary)
         lines.append(f"| {label} | | {summary['env_steps']} | gain {100 * (ys[-1] - ys[0]):+.0f} points at the end, "
                      f"{100 * (max(ys) - ys[0]):+.0f} at best | | wall {summary['wall_s'] / 60:.1f} at "
                      f"{summary['env_steps_per_s']:.0f} env steps/s |")
-    return lines + ([""] + target_lines if "async GRPO" in curves else []), curves
+    return lines + ([""] + target_lines if GRPO in curves else []), curves
 
 
 # Issue 16's learning target: +20 points (absolute) within 20 minutes of this machine. The
@@ -144,14 +145,14 @@ def plot(root, curves):
     ax.legend()
     fig.tight_layout()
     fig.savefig(f"{root}/rl_success_vs_env_steps.png", dpi=120)
-    if "async" in curves:
-        hist = curves["async"][4]["staleness_histogram"]
+    if GRPO in curves:
+        hist = curves[GRPO][4]["staleness_histogram"]
         ages = sorted(int(k) for k in hist)
         fig, ax = plt.subplots(figsize=(5, 3))
         ax.bar(ages, [hist[str(a)] for a in ages])
         ax.set_xlabel("versions behind at training")
         ax.set_ylabel("transitions")
-        ax.set_title("async staleness")
+        ax.set_title(f"staleness, {GRPO}")
         fig.tight_layout()
         fig.savefig(f"{root}/rl_staleness.png", dpi=120)
 
