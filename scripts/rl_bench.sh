@@ -42,12 +42,12 @@ echo "== 1/5 SFT checkpoints (push demos): 400 steps (weak), the middle of a 120
 run 2 "$build/embsim" collect push --episodes 150 --seed 1 -o "$root/push.h5"
 sft_run() {  # NAME STEPS CKPT_EVERY
   run 2 "$build/embtrain" inputs/closed_loop_gr00t.in --set run.name="$1" --set run.output_dir="$root" \
-    --set data.paths="$root/push.h5" --set train.steps="$2" --set train.ckpt_every="$3" --set train.ckpt_dir="$root/$1/ckpt"
+    --set data.paths="$root/push.h5" --set train.steps="$2" --set train.ckpt_every="$3" --set train.ckpt_dir="$root/$1_ckpt"
 }
 sft_run sft 400 400
 sft_run sft600 1200 600
-sft="$root/sft/ckpt/step_00000400.h5"
-sft600="$root/sft600/ckpt/step_00000600.h5"
+sft="$root/sft_ckpt/step_00000400.h5"
+sft600="$root/sft600_ckpt/step_00000600.h5"
 
 echo "== 2/5 throughput: sync, async_rollout, async on $np ranks ($throughput_updates updates each)"
 for cost in on off; do
