@@ -112,15 +112,7 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, h = blockIdx.y;
   const int64_t ld = int64_t(p.H) * HD, col0 = int64_t(h) * HD, i0 = int64_t(blockIdx.x) * kBlockRows;
   const WarpRows rows(i0);
-  TokenIndex qi[2];
-  float lse2[2], D_row[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t i = rows.row[r];
-    qi[r] = p.q_side.at(i);
-    lse2[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-    D_row[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
-  }
+  const DqRows q_rows(rows, p, lse, D, h);
   const TileSummary q_span = span_summary(p.q_tiles, i0, kBlockRows, p.Tq);
   const float scale_log2 = p.scale * kLog2e;
   const bf16* q_warp = L::resident(base, 0) + warp * kWarpRows * S;
@@ -138,10 +130,8 @@ __global__ void __launch_bounds__(kThreads)
         warp_mma_abt<kKeyTile, HD, S>(s, q_warp, k_s, lane);
         warp_mma_abt<kKeyTile, HD, S>(dp, do_warp, v_s, lane);
         const TokenIndex* kj = L::index(base, stage);
-        for_each_element<kKeyTile>(lane, [&](int n, int e, int col) {
-          const float pr = tokens_attend(p.mask, qi[e / 2], kj[col]) ? exp2f(s[n][e] * scale_log2 - lse2[e / 2]) : 0.0f;
-          s[n][e] = pr * (dp[n][e] - D_row[e / 2]);
-        });
+        for_each_element<kKeyTile>(
+            lane, [&](int n, int e, int col) { s[n][e] = q_rows.ds(p, scale_log2, s[n][e], dp[n][e], e, kj[col]); });
         warp_mma_pb<kKeyTile, HD, S>(acc, s, k_s, lane);
       });
   for_each_gradient_element<HD>(rows, p.Tq, ld, col0, lane,

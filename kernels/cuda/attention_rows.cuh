@@ -50,6 +50,29 @@ struct WarpRows {
   }
 };
 
+// The query rows of a dQ kernel's lane (both tensor-core backwards): their tokens, lse in log2
+// units and D = rowsum(dout ∘ out), read once (0 past Tq); ds() turns a score and its dP into
+// dS = P ∘ (dP − D), P recomputed from lse where the pair may attend and 0 where it may not.
+struct DqRows {
+  TokenIndex token[2];
+  float lse2[2], D[2];
+  __device__ DqRows(const WarpRows& rows, const Params& p, const float* lse, const float* D_all, int h) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t i = rows.row[r];
+      token[r] = p.q_side.at(i);
+      lse2[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
+      D[r] = i < p.Tq ? D_all[i * p.H + h] : 0.0f;
+    }
+  }
+  // Accumulator element e (row e / 2 of the lane's two) against key token kj.
+  __device__ __forceinline__ float ds(const Params& p, float scale_log2, float score, float dp, int e,
+                                      TokenIndex kj) const {
+    const float pr = tokens_attend(p.mask, token[e / 2], kj) ? exp2f(score * scale_log2 - lse2[e / 2]) : 0.0f;
+    return pr * (dp - D[e / 2]);
+  }
+};
+
 // The gradient epilogue: fn(element offset, accumulator [d][2r + c]) for each element of a
 // [16, HD] accumulator this lane holds, in rows below T (element offset row·ld + col0 + column).
 template <int HD, class Fn>

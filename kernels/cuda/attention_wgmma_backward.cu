@@ -58,15 +58,7 @@ __device__ void consume_dq(char* base, const Ring& ring, const AllowedTiles<true
   const Params& p = tiles.p;
   const int lane = threadIdx.x % 32, g = int(threadIdx.x / 128);
   const WarpRows rows(i0);
-  TokenIndex qi[2];
-  float lse2[2], D_row[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t i = rows.row[r];
-    qi[r] = p.q_side.at(i);
-    lse2[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-    D_row[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
-  }
+  const DqRows q_rows(rows, p, lse, D, h);
   const float scale_log2 = p.scale * kLog2e;
   const char *q_g = L::resident(base, 0, g), *do_g = L::resident(base, 1, g);
   const TileSummary own_span = span_summary(p.q_tiles, i0 + g * kGroupRows, kGroupRows, p.Tq);
@@ -83,10 +75,8 @@ __device__ void consume_dq(char* base, const Ring& ring, const AllowedTiles<true
     wgmma_fence_operand(sc);
     wgmma_fence_operand(dp);
     const TokenIndex* kj = L::index(base, s);
-    for_each_element<kTileRows>(lane, [&](int n, int e, int col) {
-      const float pr = tokens_attend(p.mask, qi[e / 2], kj[col]) ? exp2f(sc[n][e] * scale_log2 - lse2[e / 2]) : 0.0f;
-      sc[n][e] = pr * (dp[n][e] - D_row[e / 2]);
-    });
+    for_each_element<kTileRows>(
+        lane, [&](int n, int e, int col) { sc[n][e] = q_rows.ds(p, scale_log2, sc[n][e], dp[n][e], e, kj[col]); });
     const PFragments ds(sc);
     wgmma_fence();
     wgmma_fence_operand(acc);
