@@ -34,6 +34,8 @@ scale=${TIME_SCALE:-40}
 deck=inputs/rl_push.in
 # Every rank one thread: the groups share the machine's cores.
 run() { mpirun -np "$1" --oversubscribe -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "${@:2}"; }
+# A checkpoint (or every checkpoint of a directory) on the eval split, seed 2: TARGET EPISODES OUT.
+evaluate() { run 2 "$build/embsim" eval "$1" --task push --episodes "$2" --seed 2 --videos 0 --out "$3" | grep success; }
 start=$(date +%s)
 rm -rf "$root"
 mkdir -p "$root"
@@ -59,22 +61,20 @@ for cost in on off; do
 done
 
 echo "== 3/5 learning: sync and async, $learn_updates updates each, evaluated on $episodes eval episodes"
-run 2 "$build/embsim" eval "$sft" --task push --episodes "$episodes" --seed 2 --videos 0 --out "$root/learn/sft_eval" | grep success
+evaluate "$sft" "$episodes" "$root/learn/sft_eval"
 for mode in sync async; do
   run "$np" "$build/embsim" rl "$deck" --set rl.init="$sft" --set rl.mode=$mode --set rl.updates="$learn_updates" \
     --set rl.ckpt_every=$((learn_updates / 5)) --set run.output_dir="$root/learn" --set run.name="$mode" \
     | grep -E "^rl (update +[0-9]*0/|done)|^embsim"
-  run 2 "$build/embsim" eval "$root/learn/$mode/ckpt" --task push --episodes "$episodes" --seed 2 --videos 0 \
-    --out "$root/learn/${mode}_eval" | grep success
+  evaluate "$root/learn/$mode/ckpt" "$episodes" "$root/learn/${mode}_eval"
 done
 
 echo "== 4/5 learning: the GRPO recipe (inputs/rl_push_grpo.in), $grpo_updates updates from the 600-step SFT"
-run 2 "$build/embsim" eval "$sft600" --task push --episodes "$grpo_episodes" --seed 2 --videos 0 --out "$root/learn/sft600_eval" | grep success
+evaluate "$sft600" "$grpo_episodes" "$root/learn/sft600_eval"
 run "$np" "$build/embsim" rl inputs/rl_push_grpo.in --set rl.init="$sft600" --set rl.updates="$grpo_updates" \
   --set rl.ckpt_every=$((grpo_updates / 5)) --set run.output_dir="$root/learn" --set run.name=grpo \
   | grep -E "^rl (update +[0-9]*0/|done)|^embsim"
-run 2 "$build/embsim" eval "$root/learn/grpo/ckpt" --task push --episodes "$grpo_episodes" --seed 2 --videos 0 \
-  --out "$root/learn/grpo_eval" | grep success
+evaluate "$root/learn/grpo/ckpt" "$grpo_episodes" "$root/learn/grpo_eval"
 
 echo "== 5/5 report"
 /usr/bin/python3 scripts/rl_report.py "$root" | tee "$root/report.md"

@@ -54,11 +54,9 @@ def throughput_table(root):
     return lines
 
 
-def env_steps_of(summary, version):
-    for point in summary["curve"]:
-        if point["version"] == version:
-            return point["env_steps"]
-    return None
+def curve_point(summary, version):
+    """The run's curve point of update `version` (env steps, seconds), {} when it has none."""
+    return next((p for p in summary["curve"] if p["version"] == version), {})
 
 
 # The learning runs: (label, run directory, its checkpoints' evaluation, its SFT start's evaluation).
@@ -86,7 +84,7 @@ def learning(root):
     lines.append("")
     lines.append("| run | update | env steps | success | 95% CI | minutes |")
     lines.append("|---|---|---|---|---|---|")
-    curves = {}
+    curves, target_lines = {}, []
     for label, run, evaluation, sft in RUNS:
         summary, ev = load(f"{root}/{run}/summary.json"), load(f"{root}/{evaluation}/eval.json")
         if not summary or not ev or sft not in starts:
@@ -95,26 +93,26 @@ def learning(root):
         xs, ys, lo, hi = [0], [base["success_rate"]], [base["ci95"][0]], [base["ci95"][1]]
         for c in ev["checkpoints"]:
             t = c["tasks"]["push"]
-            steps = env_steps_of(summary, c["step"])
-            point = next((p for p in summary["curve"] if p["version"] == c["step"]), {"seconds": 0})
+            point = curve_point(summary, c["step"])
+            steps = point.get("env_steps")
             lines.append(f"| {label} | {c['step']} | {steps} | {t['success_rate']:.2f} | "
-                         f"{t['ci95'][0]:.2f} .. {t['ci95'][1]:.2f} | {point['seconds'] / 60:.1f} |")
+                         f"{t['ci95'][0]:.2f} .. {t['ci95'][1]:.2f} | {point.get('seconds', 0) / 60:.1f} |")
             xs.append(steps), ys.append(t["success_rate"]), lo.append(t["ci95"][0]), hi.append(t["ci95"][1])
         curves[label] = (xs, ys, lo, hi, summary)
         if label == GRPO:
-            target_lines = budget_verdict(base, ev, summary)
+            target_lines = [""] + budget_verdict(base, ev, summary)
         lines.append(f"| {label} | | {summary['env_steps']} | gain {100 * (ys[-1] - ys[0]):+.0f} points at the end, "
                      f"{100 * (max(ys) - ys[0]):+.0f} at best | | wall {summary['wall_s'] / 60:.1f} at "
                      f"{summary['env_steps_per_s']:.0f} env steps/s |")
-    return lines + ([""] + target_lines if GRPO in curves else []), curves
+    return lines + target_lines, curves
 
 
 # Issue 16's learning target: +20 points (absolute) within 20 minutes of this machine. The
 # checkpoints' wall seconds come from the run's own clock, so a run slowed by other work on
 # the machine counts against the target, never for it.
 def budget_verdict(base, ev, summary, budget_s=1200, points=20):
-    within = [(c, next(p for p in summary["curve"] if p["version"] == c["step"])) for c in ev["checkpoints"]]
-    within = [(c, p) for c, p in within if p["seconds"] <= budget_s]
+    points_of = [(c, curve_point(summary, c["step"])) for c in ev["checkpoints"]]
+    within = [(c, p) for c, p in points_of if p and p["seconds"] <= budget_s]
     if not within:
         return [f"GRPO: no checkpoint within {budget_s / 60:.0f} minutes (target +{points} points)."]
 
