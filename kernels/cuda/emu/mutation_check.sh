@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Shows that the emulated kernel tests catch the bugs the emulation exists for. In a scratch
-# copy of the working tree it builds the emulated tests (plain and ASan), runs every test on
-# the real code, then for each mutant rebuilds and runs the tests of the mutated file, and the
-# ASan build when they pass. Mutants: every __syncthreads() of the SIMT attention kernels
+# copy of the working tree it builds the emulated tests (plain and ASan), runs the tests on the
+# real code (every test, or with ONLY those of the selected files), then for each mutant
+# rebuilds and runs the tests of the mutated file, and the ASan build when they pass. Mutants: every __syncthreads() of the SIMT attention kernels
 # (attention.cu) and of the tensor-core pipeline (async_pipeline.cuh) removed in turn; tile
 # bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
 # summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
@@ -110,8 +110,19 @@ report() {  # report NAME RESULT
   [[ $2 == FAIL* ]] || failures=$((failures + 1))
 }
 printf '%-78s %s\n' "mutant" "result"
-real=$(run_suite real "")
-printf '%-78s %s\n' "real code" "$real"
+# The real code runs the tests the selected mutants run: all of them without ONLY, else each
+# selected file's filter once.
+real_filters=("")
+if [ "$only" != . ]; then
+  mapfile -t real_filters < <(for f in "${files[@]}"; do [[ $f =~ $only ]] && filter_of "$f"; done | sort -u)
+  for filter in "${real_filters[@]}"; do [ -n "$filter" ] || real_filters=(""); done  # "" runs them all
+fi
+real=pass
+for ((k = 0; k < ${#real_filters[@]}; ++k)); do
+  result=$(run_suite "real$k" "${real_filters[$k]}")
+  [ "$result" = pass ] || real=$result
+done
+printf '%-78s %s\n' "real code (tests: ${real_filters[*]:-all})" "$real"
 [ "$real" = pass ] || failures=$((failures + 1))
 
 for f in attention.cu async_pipeline.cuh; do
