@@ -226,6 +226,15 @@ TokenIndex bench_token(int32_t sample, int t, int n) {
 
 // Packed: samples end to end. Padded: each sample padded to the longest, padding tokens
 // belonging to their sample, i.e. the work a dense batched kernel does. H·hd = 3072.
+// Times an attention's forward, backward and both, counting the backward as FlashAttention does:
+// five products (S recomputed, dP, dV, dQ, dK) against the forward's two, 2.5 times its FLOP.
+void record_attention_passes(const std::string& name, const std::string& shape, double fwd_flop,
+                             const std::function<void()>& fwd, const std::function<void()>& bwd) {
+  record_flops(name + " fwd", shape, time_ms(fwd, 5), fwd_flop);
+  record_flops(name + " bwd", shape, time_ms(bwd, 5), 2.5 * fwd_flop);
+  record_flops(name + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * fwd_flop);
+}
+
 template <class Impl>
 void bench_attention(int hd) {
   const int H = 3072 / hd;
@@ -270,9 +279,7 @@ void bench_attention(int hd) {
                        T_, H, hd, idx, ws.get(), nullptr);
       };
       // Rates count the packed batch's allowed pairs only: padding is wasted work.
-      record_flops(name + " fwd", shape, time_ms(fwd, 5), fwd_flop);
-      record_flops(name + " bwd", shape, time_ms(bwd, 5), 2.5 * fwd_flop);
-      record_flops(name + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * fwd_flop);
+      record_attention_passes(name, shape, fwd_flop, fwd, bwd);
     }
   }
 }
@@ -331,26 +338,19 @@ void bench_attention_vs_cudnn(int hd) {
     idx.q_blk = idx.k_blk = blk_d->get();
     idx.q_grp = idx.k_grp = grp_d->get();
     const std::string mask = causal ? " causal" : " full";
-    // Times name's fwd, bwd and fwd+bwd (at 1, 2.5 and 3.5 times the forward's FLOP).
-    auto record_passes = [&](const std::string& name, const std::function<void()>& fwd,
-                             const std::function<void()>& bwd) {
-      record_flops(name + mask + " fwd", shape, time_ms(fwd, 5), flop);
-      record_flops(name + mask + " bwd", shape, time_ms(bwd, 5), 2.5 * flop);
-      record_flops(name + mask + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * flop);
-    };
     std::string last_ours;  // whose outputs out, dq, dk, dv hold
     auto ours = [&](auto impl) {
       using Impl = decltype(impl);
       last_ours = Impl::name;
-      record_passes(std::string(Impl::name) + " bf16",
-                    [&] {
-                      Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx,
-                                    ws.get(), nullptr);
-                    },
-                    [&] {
-                      Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(),
-                                     dv.get(), T_, T_, int(H), hd, idx, ws.get(), nullptr);
-                    });
+      record_attention_passes(
+          std::string(Impl::name) + " bf16" + mask, shape, flop,
+          [&] {
+            Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx, ws.get(), nullptr);
+          },
+          [&] {
+            Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(),
+                           T_, T_, int(H), hd, idx, ws.get(), nullptr);
+          });
     };
     ours(MmaAttention{});
     if (attention_wgmma_selected(0)) ours(WgmmaAttention{});
@@ -378,7 +378,7 @@ void bench_attention_vs_cudnn(int hd) {
         std::printf("%s%s hd %d: max |cuDNN - %s| / max |%s| over O, dQ, dK, dV = %.2e: %s\n", name.c_str(),
                     mask.c_str(), hd, last_ours.c_str(), last_ours.c_str(), worst, agrees ? "agrees" : "DIFFERS");
         if (!agrees) continue;
-        record_passes(name, fwd, bwd);
+        record_attention_passes(name + mask, shape, flop, fwd, bwd);
       } catch (const std::exception& e) {
         std::printf("%s%s hd %d: skipped: %s\n", name.c_str(), mask.c_str(), hd, e.what());
       }
