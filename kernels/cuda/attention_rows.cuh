@@ -103,6 +103,21 @@ struct OnlineSoftmax {
   template <int N, class Attends>
   __device__ __forceinline__ void step(float (&s)[N / 8][4], float (&o)[HD / 8][4], float scale_log2, int lane,
                                        Attends attends) {
+    rescale(o, to_p<N>(s, scale_log2, lane, attends));
+  }
+
+  // Per row of the lane's two, the factor exp2(old max − new max) by which o, holding the tiles
+  // before, is rescaled before the tile's P·V is added to it.
+  struct Corrections {
+    float row[2];
+  };
+
+  // step() without touching o, for a caller whose o is still being accumulated (the wgmma forward
+  // computes the next tile's P while this one's P·V is in flight): masks s, updates the running max
+  // and sums, turns s into P; o takes the returned corrections (rescale) before that tile's P·V.
+  template <int N, class Attends>
+  __device__ __forceinline__ Corrections to_p(float (&s)[N / 8][4], float scale_log2, int lane, Attends attends) {
+    Corrections c;
     for_each_element<N>(lane, [&](int n, int e, int col) {
       const bool a = attends(e, col);
       allowed[e / 2] |= a;
@@ -118,19 +133,25 @@ struct OnlineSoftmax {
       const float m_new = nan_max(m[r], mx);
       // No allowed key yet: m stays −inf and scores are taken against 0 (exp2(−inf) = 0, not NaN).
       const float m_ref = m_new == -INFINITY ? 0.0f : m_new;
-      const float correction = exp2f(m[r] - m_ref);
+      c.row[r] = exp2f(m[r] - m_ref);
       m[r] = m_new;
-      l[r] *= correction;
-#pragma unroll
-      for (int d = 0; d < HD / 8; ++d) o[d][2 * r] *= correction, o[d][2 * r + 1] *= correction;
+      l[r] *= c.row[r];
 #pragma unroll
       for (int n = 0; n < N / 8; ++n)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          s[n][2 * r + c] = exp2f(s[n][2 * r + c] - m_ref);
-          l[r] += s[n][2 * r + c];
+        for (int k = 0; k < 2; ++k) {
+          s[n][2 * r + k] = exp2f(s[n][2 * r + k] - m_ref);
+          l[r] += s[n][2 * r + k];
         }
     }
+    return c;
+  }
+
+  static __device__ __forceinline__ void rescale(float (&o)[HD / 8][4], const Corrections& c) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int d = 0; d < HD / 8; ++d) o[d][2 * r] *= c.row[r], o[d][2 * r + 1] *= c.row[r];
   }
 
   // out rows (bf16, head h's columns) = o / l and lse for the rows below p.Tq.

@@ -24,21 +24,34 @@ using bf16 = __nv_bfloat16;
 
 static_assert(kGroups == 2, "the ping-pong turns alternate between two warpgroups");
 
+// 3 stages: a consumer warp holds a tile's stage until its P·V retired, which is after it waited
+// for the next tile (intra-warpgroup overlap, below); with 2 the producer could load tile j + 1
+// only once tile j − 1 is released, at the end of the iteration before, too late to land in
+// time. With 3 it loads tile j + 1 during tile j's iteration, as 2 stages did without overlap.
+constexpr int kForwardStages = 3;
 // Q resident; K, V streamed with their key tokens; after the ring's mbarriers one turn per
 // warpgroup.
 template <int HD>
-using Shared = RingLayout<HD, 1, 2, 0, kGroups>;
+using Shared = RingLayout<HD, kForwardStages, 1, 2, 0, kGroups>;
 
 #ifdef EMB_HOPPER_DEVICE_CODE
+using ForwardRing = Ring<kForwardStages>;
+
 // A consumer warpgroup (g = threadIdx.x / 128, its Q tile the g-th): per tile of the block's
 // sequence that its own 64 rows may attend, S = Q·Kᵀ, the online softmax, O += P·V; warp w of the
 // block holds query rows 16w .. 16w + 15 (attention_rows.cuh). FA3's ping-pong: the warpgroups
-// take turns to issue S (turn[g], passed on by the other one's 128 threads, warpgroup 0 first), so
-// that one's softmax runs while the other's wgmma does; a skipped tile still takes its turn,
+// take turns (turn[g], passed on by the other one's 128 threads, warpgroup 0 first) to issue S,
+// so that one's softmax runs while the other's wgmma does; a skipped tile still takes its turn,
 // since both walk the block's sequence. The turns order only speed, never results.
+// FA3's intra-warpgroup overlap (Algorithm 2): P·V of an attended tile is held back and issued
+// after the next attended tile's S, so that the softmax of S_j+1 runs while P_j·V_j is in flight:
+// issue S_j+1; issue P_j·V_j; wait for S_j+1 (wait_group 1); softmax of S_j+1 (o untouched); wait
+// for P_j·V_j (wait_group 0); release tile j's stage; rescale o. A skipped tile first retires the
+// held one (issue, wait, release), so that a warp never holds a stage beyond the next use: with
+// two skipped tiles in between it would wait for the refill of the stage it holds.
 template <int HD>
-__device__ void consume_rows(char* base, const Ring& ring, uint64_t* turn, const AllowedTiles<true>& tiles, int h,
-                             int64_t i0, bf16* out, float* lse) {
+__device__ void consume_rows(char* base, const ForwardRing& ring, uint64_t* turn, const AllowedTiles<true>& tiles,
+                             int h, int64_t i0, bf16* out, float* lse) {
   using L = Shared<HD>;
   const Params& p = tiles.p;
   const int lane = threadIdx.x % 32;
@@ -50,13 +63,35 @@ __device__ void consume_rows(char* base, const Ring& ring, uint64_t* turn, const
   const TileSummary own_span = span_summary(p.q_tiles, i0 + g * kGroupRows, kGroupRows, p.Tq);
   float o[HD / 8][4] = {};
   OnlineSoftmax<HD> softmax;
-  consume(ring, tiles, [&](int64_t kt, int s, int64_t use) {
+  // The held tile: the last attended one whose P·V is not issued yet, its P and the stage of its
+  // V (held_stage < 0: none).
+  PFragments held_p;
+  int held_stage = -1;
+  const auto issue_held = [&] {
+    wgmma_fence();  // o was rescaled by the softmax
+    wgmma_fence_operand(o);
+    issue_pb<HD>(o, held_p, L::streamed(base, 1, held_stage));
+    wgmma_commit();
+  };
+  const auto release_held = [&] {  // once its P·V retired
+    wgmma_fence_operand(o);
+    ring.release(held_stage);
+    held_stage = -1;
+  };
+  const auto retire_held = [&] {
+    if (held_stage < 0) return;
+    issue_held();
+    wgmma_wait<0>();
+    release_held();
+  };
+  walk(ring, tiles, [&](int64_t kt, int s, int64_t use) {
     const char* k_s = L::streamed(base, 0, s);
-    const char* v_s = L::streamed(base, 1, s);
     const bool attend = tiles.allowed(own_span, kt);  // uniform per warpgroup
+    if (!attend) retire_held();
     mbarrier_wait(&turn[g], unsigned(use & 1) ^ unsigned(g == 0));
     if (!attend) {
       mbarrier_arrive(&turn[1 - g]);
+      ring.release(s);
       return;
     }
     float sc[kTileRows / 8][4] = {};
@@ -66,19 +101,30 @@ __device__ void consume_rows(char* base, const Ring& ring, uint64_t* turn, const
     // Every thread passes the turn (no lane branch between a wgmma and its wait, which would
     // make ptxas serialise the wgmma).
     mbarrier_arrive(&turn[1 - g]);
-    wgmma_wait<0>();
-    wgmma_fence_operand(sc);
     const TokenIndex* kj = L::index(base, s);
-    softmax.template step<kTileRows>(sc, o, scale_log2, lane,
-                                     [&](int e, int col) { return tokens_attend(p.mask, qi[e / 2], kj[col]); });
-    const PFragments pa(sc);
-    wgmma_fence();  // o was rescaled by the softmax
-    wgmma_fence_operand(o);
-    issue_pb<HD>(o, pa, v_s);
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operand(o);
+    const auto to_p = [&] {
+      wgmma_fence_operand(sc);
+      return softmax.template to_p<kTileRows>(
+          sc, scale_log2, lane, [&](int e, int col) { return tokens_attend(p.mask, qi[e / 2], kj[col]); });
+    };
+    // Each branch waits for all it has in flight: with a group in flight on one path into a join
+    // and not on the other, ptxas serialised the wgmma (C7518, "WG.DP in divergent path").
+    typename OnlineSoftmax<HD>::Corrections corrections;
+    if (held_stage >= 0) {
+      issue_held();
+      wgmma_wait<1>();
+      corrections = to_p();
+      wgmma_wait<0>();
+      release_held();
+    } else {
+      wgmma_wait<0>();
+      corrections = to_p();
+    }
+    softmax.rescale(o, corrections);
+    held_p = PFragments(sc);
+    held_stage = s;
   });
+  retire_held();
   softmax.store(o, rows, p, h, lane, out, lse);
 }
 #endif
@@ -93,8 +139,8 @@ __global__ void __launch_bounds__(kThreads)
   using L = Shared<HD>;
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
-  const Ring ring(L::barriers(base));
-  uint64_t* turn = L::barriers(base) + 1 + 2 * kStages;
+  const ForwardRing ring(L::barriers(base));
+  uint64_t* turn = L::barriers(base) + 1 + 2 * kForwardStages;
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};

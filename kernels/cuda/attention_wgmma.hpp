@@ -5,7 +5,8 @@
 // Every kernel's block is two consumer warpgroups (4 warps and 64 rows each: 128 rows of one
 // head, 16 per warp) and one producer warp, which loads the block's resident tiles once and
 // streams the allowed 64-row tiles of the other side (tile skipping as attention_mma, over the
-// block's 128 rows) by TMA into a 2-stage ring of shared memory (no-swizzle core matrix layout)
+// block's 128 rows) by TMA into a ring of shared memory (no-swizzle core matrix layout; 3 stages
+// in the forward, 2 in the backward)
 // that both warpgroups read, signalled by per-stage "full" mbarriers (transaction bytes) and
 // released by "empty" mbarriers each consumer warp arrives on once its wgmma reading the stage
 // has retired (attention_wgmma_ring.cuh); a warpgroup releases unread a tile its own 64 rows may
@@ -14,7 +15,9 @@
 // from shared memory), the online softmax in registers, and O += P·V (wgmma, P from registers
 // as bf16, V N-major from shared memory), then writes out and lse. FA3's ping-pong: the
 // warpgroups take turns (an mbarrier each) to issue S, so that one's softmax runs under the
-// other's wgmma; there is no overlap inside a warpgroup (each wgmma group is waited for at once).
+// other's wgmma; and FA3's intra-warpgroup overlap: a tile's P·V is issued after the next tile's
+// S, whose softmax runs while that P·V is in flight (O is rescaled once it retired). The backward
+// waits for each wgmma group at once.
 // Backward (deterministic, no atomics; attention_wgmma_backward.cu): D = rowsum(dout ∘ out),
 // then a query-major dQ kernel (Q, dO resident; K, V streamed: S = Q·Kᵀ and dP = dO·Vᵀ in one
 // wgmma group, dS = P∘(dP − D) from P recomputed from lse, dQ += dS·K with dS from registers)

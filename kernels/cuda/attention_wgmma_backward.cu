@@ -39,20 +39,25 @@ struct RegisterSplit {
 using DqRegisters = RegisterSplit<56, 224>;    // no spills
 using DkdvRegisters = RegisterSplit<40, 232>;  // 104 B of spill stores at hd 128, none below
 
+// Both kernels' rings have 2 stages: each body waits for its wgmma before it returns, so that the
+// producer fills the next stage while the consumers read the current one.
+constexpr int kBackwardStages = 2;
 // dQ: Q and dO resident; K and V streamed with their key tokens.
 template <int HD>
-using DqShared = RingLayout<HD, 2, 2, 0, 0>;
+using DqShared = RingLayout<HD, kBackwardStages, 2, 2, 0, 0>;
 // dK, dV: K and V resident; Q and dO streamed with their query tokens, lse (log2 units) and D.
 template <int HD>
-using DkdvShared = RingLayout<HD, 2, 2, 2, 0>;
+using DkdvShared = RingLayout<HD, kBackwardStages, 2, 2, 2, 0>;
 
 #ifdef EMB_HOPPER_DEVICE_CODE
+using BackwardRing = Ring<kBackwardStages>;
+
 // The dQ of a consumer warpgroup's 64 query rows (g = threadIdx.x / 128): per key tile its rows
 // may attend, S = Q·Kᵀ and dP = dO·Vᵀ (wgmma, one group), P = exp2(S·scale·log2 e − lse) where
 // allowed, dS = P∘(dP − D) in registers, dQ += dS·K (wgmma, dS as bf16 A fragments, K N-major);
 // then dq += scale·dQ for the rows below Tq.
 template <int HD>
-__device__ void consume_dq(char* base, const Ring& ring, const AllowedTiles<true>& tiles, int h, int64_t i0,
+__device__ void consume_dq(char* base, const BackwardRing& ring, const AllowedTiles<true>& tiles, int h, int64_t i0,
                            const float* lse, const float* D, bf16* dq) {
   using L = DqShared<HD>;
   const Params& p = tiles.p;
@@ -95,7 +100,7 @@ __device__ void consume_dq(char* base, const Ring& ring, const AllowedTiles<true
 // layout, then dV += Pᵀ·dO and dK += dSᵀ·Q (wgmma, A from registers, dO and Q N-major: their tile
 // rows are the product's K); then dk += scale·dK, dv += dV for the rows below Tk.
 template <int HD>
-__device__ void consume_dkdv(char* base, const Ring& ring, const AllowedTiles<false>& tiles, int h, int64_t j0,
+__device__ void consume_dkdv(char* base, const BackwardRing& ring, const AllowedTiles<false>& tiles, int h, int64_t j0,
                              bf16* dk, bf16* dv) {
   using L = DkdvShared<HD>;
   const Params& p = tiles.p;
@@ -143,7 +148,7 @@ __device__ void consume_dkdv(char* base, const Ring& ring, const AllowedTiles<fa
 // The block's roles once thread 0 has initialised the ring: the producer warpgroup gives its
 // registers away and its first warp runs produce(); the consumers take theirs and run consume().
 template <class Registers, class Produce, class Consume>
-__device__ __forceinline__ void run_roles(const Ring& ring, Produce produce, Consume consume) {
+__device__ __forceinline__ void run_roles(const BackwardRing& ring, Produce produce, Consume consume) {
   if (threadIdx.x == 0) {
     ring.init();
     mbarrier_init_fence();
@@ -170,7 +175,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   using L = DqShared<HD>;
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
-  const Ring ring(L::barriers(base));
+  const BackwardRing ring(L::barriers(base));
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};
@@ -198,7 +203,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   using L = DkdvShared<HD>;
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
-  const Ring ring(L::barriers(base));
+  const BackwardRing ring(L::barriers(base));
   const int h = int(blockIdx.y);
   const int64_t j0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<false> tiles{p, span_summary(p.k_tiles, j0, kBlockRows, p.Tk), (p.Tq + kTileRows - 1) / kTileRows};

@@ -3,7 +3,7 @@
 // one producer warp; the tiles of 64 rows × HD columns in shared memory in the no-swizzle core
 // matrix layout, loaded by TMA, and their wgmma descriptors; the ring that streams the allowed
 // tiles of the other side: the producer loads the block's resident tiles once, then each allowed
-// streamed tile into the next of kStages stages (per stage a "full" mbarrier with transaction
+// streamed tile into the next of the ring's stages (per stage a "full" mbarrier with transaction
 // bytes, an "empty" one each consumer warp arrives on once it is done with the stage), and the
 // consumers' walk over the same sequence.
 #pragma once
@@ -27,14 +27,15 @@ constexpr int kConsumers = 128 * kGroups;
 constexpr int kThreads = kConsumers + 32;  // and the producer warp
 constexpr int kBlockRows = kGroups * kGroupRows;
 constexpr int kTileRows = 64;  // rows per streamed tile (the N of Q·Kᵀ or K·Qᵀ, the K of P·V)
-constexpr int kStages = 2;     // streamed buffers in the ring
 static_assert(kTileRows == kGroupRows, "streamed and resident tiles share the chunk layout");
 
-// Dynamic shared memory: RESIDENT arrays of one tile per warpgroup (loaded once), STREAMED arrays
-// of one tile per stage, per stage the token index of its rows and FLOATS arrays of one float per
-// row, then the mbarriers: resident loaded, per stage full and empty, and TURNS more.
-template <int HD, int RESIDENT, int STREAMED, int FLOATS, int TURNS>
+// Dynamic shared memory of a ring of STAGES stages: RESIDENT arrays of one tile per warpgroup
+// (loaded once), STREAMED arrays of one tile per stage, per stage the token index of its rows and
+// FLOATS arrays of one float per row, then the mbarriers: resident loaded, per stage full and
+// empty, and TURNS more.
+template <int HD, int STAGES, int RESIDENT, int STREAMED, int FLOATS, int TURNS>
 struct RingLayout {
+  static constexpr int kStages = STAGES;
   static constexpr int kStreamed = STREAMED;
   static constexpr int kTileBytes = kTileRows * HD * 2;
   static constexpr int kStreamedAt = RESIDENT * kGroups * kTileBytes;
@@ -102,6 +103,7 @@ __device__ __forceinline__ void issue_abt(float (&acc)[N / 8][4], const char* a,
 // before the wgmma_fence of that product (registers an issue reads are written before its fence).
 struct PFragments {
   AFragment kk[kTileRows / 16];
+  PFragments() = default;
   __device__ __forceinline__ explicit PFragments(const float (&p)[kTileRows / 8][4]) {
 #pragma unroll
     for (int k = 0; k < kTileRows / 16; ++k) kk[k] = AFragment(p, k);
@@ -116,17 +118,27 @@ __device__ __forceinline__ void issue_pb(float (&acc)[HD / 8][4], const PFragmen
   for (int kk = 0; kk < kTileRows / 16; ++kk) wgmma_rs<HD, 1>(acc, p.kk[kk].a, n_major_descriptor(b, kk), true);
 }
 
-// The mbarriers of the ring (RingLayout::barriers): resident, then full and empty per stage.
+// The mbarriers of a ring of STAGES stages (RingLayout::barriers): resident, then full and empty
+// per stage. The use-th streamed tile of the sequence goes to stage use % STAGES in round
+// use / STAGES, whose parity the waits on that stage take.
+template <int STAGES>
 struct Ring {
   uint64_t *resident, *full, *empty;
-  __device__ explicit Ring(uint64_t* bars) : resident(bars), full(bars + 1), empty(bars + 1 + kStages) {}
+  __device__ explicit Ring(uint64_t* bars) : resident(bars), full(bars + 1), empty(bars + 1 + STAGES) {}
   // By one thread before the block's barrier.
   __device__ void init() const {
     mbarrier_init(resident, 1);
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], kConsumers / 32);  // one arrival per consumer warp
     }
+  }
+  static __device__ __forceinline__ int stage(int64_t use) { return int(use % STAGES); }
+  static __device__ __forceinline__ unsigned parity(int64_t use) { return unsigned(use / STAGES & 1); }
+  // A consumer warp is done with stage s: every lane's wgmma reading it retired.
+  __device__ __forceinline__ void release(int s) const {
+    __syncwarp();  // every lane's wgmma on the stage retired before the warp releases it
+    if (threadIdx.x % 32 == 0) mbarrier_arrive(&empty[s]);
   }
 };
 
@@ -160,7 +172,8 @@ __device__ __forceinline__ void load_tile(char* dst, const CUtensorMap* map, int
 // previous round; the first round's wait returns at once). stage_rows(stage, t, r) writes the
 // per-row data (index, floats) of row r of tile t into the stage, two rows per lane.
 template <class Layout, int HD, int RESIDENT, bool STREAMS_KEYS, class StageRows>
-__device__ void produce(char* base, const Ring& ring, const CUtensorMap* const (&resident_maps)[RESIDENT],
+__device__ void produce(char* base, const Ring<Layout::kStages>& ring,
+                        const CUtensorMap* const (&resident_maps)[RESIDENT],
                         const CUtensorMap* const (&streamed_maps)[Layout::kStreamed],
                         const AllowedTiles<STREAMS_KEYS>& tiles, int h, int64_t row0, StageRows stage_rows) {
   const int lane = threadIdx.x % 32;
@@ -172,8 +185,8 @@ __device__ void produce(char* base, const Ring& ring, const CUtensorMap* const (
   }
   int64_t use = 0;
   for (int64_t t = tiles.next(0); t < tiles.n; t = tiles.next(t + 1), ++use) {
-    const int s = int(use % kStages);
-    mbarrier_wait(&ring.empty[s], unsigned(use / kStages & 1) ^ 1u);
+    const int s = ring.stage(use);
+    mbarrier_wait(&ring.empty[s], ring.parity(use) ^ 1u);
     stage_rows(s, t, lane);
     stage_rows(s, t, lane + 32);
     __syncwarp();  // the rows' data before the arrival that publishes them
@@ -186,22 +199,33 @@ __device__ void produce(char* base, const Ring& ring, const CUtensorMap* const (
 }
 
 // A consumer warp's walk: once the resident tiles are in, for each tile of the block's sequence
-// body(t, stage, use) once the stage is full, then the stage released (the warp's arrival on
-// its empty mbarrier, after body's wgmma reading it retired). A body that skips a tile (one its
-// warpgroup's rows may not attend: a zero P would not keep a NaN row out, 0 · NaN) still waited
-// for it, which keeps this warp's arrivals in phase.
-template <bool STREAMS_KEYS, class Body>
-__device__ __forceinline__ void consume(const Ring& ring, const AllowedTiles<STREAMS_KEYS>& tiles, Body body) {
-  const int lane = threadIdx.x % 32;
+// body(t, stage, use) once the stage is full. The body releases each stage (ring.release, after
+// its wgmma reading the stage retired), in the order of the uses and before the walk waits for the
+// next use of a stage it still holds: the producer refills a stage only once all consumer warps
+// released it.
+// A body that skips a tile (one its warpgroup's rows may not attend: a zero P would not keep a
+// NaN row out, 0 · NaN) still waits for it and releases it, which keeps this warp's arrivals in
+// phase.
+template <int STAGES, bool STREAMS_KEYS, class Body>
+__device__ __forceinline__ void walk(const Ring<STAGES>& ring, const AllowedTiles<STREAMS_KEYS>& tiles, Body body) {
   mbarrier_wait(ring.resident, 0);
   int64_t use = 0;
   for (int64_t t = tiles.next(0); t < tiles.n; t = tiles.next(t + 1), ++use) {
-    const int s = int(use % kStages);
-    mbarrier_wait(&ring.full[s], unsigned(use / kStages & 1));
+    const int s = ring.stage(use);
+    mbarrier_wait(&ring.full[s], ring.parity(use));
     body(t, s, use);
-    __syncwarp();  // every lane's wgmma on the stage retired before the warp releases it
-    if (lane == 0) mbarrier_arrive(&ring.empty[s]);
   }
+}
+
+// The walk of a body done with each tile when it returns (its wgmma waited for): the stage is
+// released right after it. body is captured by value: by reference, ptxas (nvcc 13.0) spilled
+// 24 B more in the hd 128 dK/dV kernel.
+template <int STAGES, bool STREAMS_KEYS, class Body>
+__device__ __forceinline__ void consume(const Ring<STAGES>& ring, const AllowedTiles<STREAMS_KEYS>& tiles, Body body) {
+  walk(ring, tiles, [&ring, body](int64_t t, int s, int64_t use) {
+    body(t, s, use);
+    ring.release(s);
+  });
 }
 #endif
 

@@ -383,16 +383,21 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   expect_close(tag + " dv", relative_error(dv_d.download(), r.dv), tol<T>(1e-4, 2e-2));
 }
 
-// Tiles with no allowed pair are never loaded: samples of 192, 64, 64 and 64 tokens
-// (tile-aligned; grp 0 then grp 1, two blocks each; as many context tokens each), the q, k, v,
+// Tiles with no allowed pair are never loaded: samples of the given lengths (multiples of 64:
+// tile-aligned; grp 0 then grp 1, two blocks each; as many context tokens each), the q, k, v,
 // dout (and context) rows of the last sample NaN. A poisoned tile that were loaded would spread
 // NaN into the other samples through P·V, dS·K or Pᵀ·dO even where P = 0, so every other
-// sample's out, lse, dq, dk, dv must still match the reference. Also runs 4 to 5 streamed tiles
-// per block (pipeline reuse), and in attention_wgmma's block of rows 128 .. 255 one warpgroup
-// reads the 3 tiles of sample 0 while the other skips them (its releases must stay in phase).
+// sample's out, lse, dq, dk, dv must still match the reference. With 192, 64, 64, 64 it also
+// runs 4 to 5 streamed tiles per block (pipeline reuse), and in attention_wgmma's block of rows
+// 128 .. 255 one warpgroup reads the 3 tiles of sample 0 while the other skips them (its releases
+// must stay in phase); with 64, 192, 64, 64 the forward's first warpgroup reads a tile, then skips
+// the 3 of sample 1 that the other reads (it must not hold the first one's stage meanwhile); with
+// 320, 64 both warpgroups of the first block read 5 tiles, so that the forward's 3 stages are
+// refilled while a warp may still hold one (a stage released before its P·V retired is refilled
+// under it).
 template <class T, class Impl>
-void test_attention_skips_other_samples(AttnMask mask) {
-  const int lengths[] = {192, 64, 64, 64}, samples = 4, H = 2, hd = 64, poisoned = samples - 1;
+void test_attention_skips_other_samples(AttnMask mask, const std::vector<int>& lengths) {
+  const int samples = int(lengths.size()), H = 2, hd = 64, poisoned = samples - 1;
   PackedIndex p;
   for (int s = 0; s < samples; ++s)
     for (int tok = 0; tok < lengths[s]; ++tok) {
@@ -438,8 +443,9 @@ void test_attention_skips_other_samples(AttnMask mask) {
       }
     return relative_error(g, e);
   };
-  const std::string tag = std::string(Impl::name) + " " + dtype<T>() + " mask " + std::to_string(int(mask)) +
-                          " poisoned sample";
+  std::string tag = std::string(Impl::name) + " " + dtype<T>() + " mask " + std::to_string(int(mask)) + " samples";
+  for (int length : lengths) tag += " " + std::to_string(length);
+  tag += ", poisoned last";
   expect_close(tag + " out", clean(out_d.download(), r.out, ld), tol<T>(1e-4, 1e-2));
   expect_close(tag + " lse", clean(lse_d.download(), r.lse, H), tol<T>(1e-5, 1e-5));
   expect_close(tag + " dq", clean(dq_d.download(), r.dq, ld), tol<T>(1e-4, 2e-2));
@@ -1435,7 +1441,9 @@ void test_attention_suite() {
   run(t + " mask 1 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::block_causal, 64, 5); });
   run(t + " edge cases", [&] { test_attention_edge_cases<T, Impl>(); });
   run(t + " skips other samples", [&] {
-    for (AttnMask mask : masks) test_attention_skips_other_samples<T, Impl>(mask);
+    for (const std::vector<int>& lengths :
+         {std::vector<int>{192, 64, 64, 64}, std::vector<int>{64, 192, 64, 64}, std::vector<int>{320, 64}})
+      for (AttnMask mask : masks) test_attention_skips_other_samples<T, Impl>(mask, lengths);
   });
 }
 

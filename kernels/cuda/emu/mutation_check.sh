@@ -6,7 +6,7 @@
 # (attention.cu) and of the tensor-core pipeline (async_pipeline.cuh) removed in turn; tile
 # bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
 # summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
-# mma_tiles.cuh); a missing wgmma fence or wait, mbarrier arrival or wait, a wrong expect_tx
+# mma_tiles.cuh); a missing wgmma fence or wait, a stage released before its wgmma retired, an mbarrier arrival or wait, a wrong expect_tx
 # byte count or a wrong descriptor, tile counts shifted or tile skipping removed in the Hopper
 # kernels (attention_wgmma.cu, attention_wgmma_backward.cu, attention_wgmma_ring.cuh); in the
 # memory-bound kernels (norm_modulate.cu, column_sum.cuh, residual.cu, adamw.cu, vector_access.cuh)
@@ -155,13 +155,17 @@ mutants=(
   "attention_mma.cu|dkdv: every query tile loaded (no skipping)|s.replace('return tiles_may_attend(p.mask, span_summary(p.q_tiles, qt * QT, QT, p.Tq), k_span);', 'return qt >= 0;', 1)"
   "attention_wgmma.cu|key tiles (Tk / 64, the partial tile dropped)|s.replace('(p.Tk + kTileRows - 1) / kTileRows}', 'p.Tk / kTileRows}', 1)"
   "attention_wgmma.cu|wgmma_fence() before O += P·V removed|s.replace('    wgmma_fence();  // o was rescaled by the softmax\n', '', 1)"
-  "attention_wgmma.cu|S read one group early (wgmma_wait<1> after S = Q·Kᵀ)|s.replace('wgmma_wait<0>();\n    wgmma_fence_operand(sc);', 'wgmma_wait<1>();\n    wgmma_fence_operand(sc);', 1)"
-  "attention_wgmma.cu|wgmma_wait<0> after O += P·V removed (stage released, o rescaled in flight)|s.replace('    issue_pb<HD>(o, pa, v_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(o, pa, v_s);\n    wgmma_commit();\n', 1)"
+  "attention_wgmma.cu|a warpgroup's first S read one group early (wgmma_wait<1> with no P·V held)|s.replace('    } else {\n      wgmma_wait<0>();\n      corrections = to_p();', '    } else {\n      wgmma_wait<1>();\n      corrections = to_p();', 1)"
+  "attention_wgmma.cu|overlap: S_j+1 read before it retired (wgmma_wait<2> after P_j·V_j is issued)|s.replace('      issue_held();\n      wgmma_wait<1>();', '      issue_held();\n      wgmma_wait<2>();', 1)"
+  "attention_wgmma.cu|overlap: P_j·V_j not retired before its stage is released and o rescaled (wgmma_wait<1>)|s.replace('      corrections = to_p();\n      wgmma_wait<0>();', '      corrections = to_p();\n      wgmma_wait<1>();', 1)"
+  "attention_wgmma.cu|overlap: tile j's stage released one tile early (at the end of its own iteration, before P_j·V_j)|s.replace('    ring.release(held_stage);\n', '', 1).replace('    held_stage = s;\n  });', '    held_stage = s;\n    ring.release(s);\n  });', 1)"
+  "attention_wgmma.cu|overlap: a skipped tile does not retire the held one first|s.replace('    if (!attend) retire_held();\n', '', 1)"
+  "attention_wgmma.cu|wgmma_wait<0> removed where a held P·V is retired (the last tile's, or before a skipped tile)|s.replace('    issue_held();\n    wgmma_wait<0>();\n    release_held();\n', '    issue_held();\n    release_held();\n', 1)"
   "attention_wgmma.cu|a warpgroup reads tiles only the other one's rows may attend (own-span skip removed)|s.replace('const bool attend = tiles.allowed(own_span, kt);', 'const bool attend = kt >= 0;', 1)"
-  "attention_wgmma.cu|a warpgroup passes the ping-pong turn on only for the tiles it skips|s.replace('    mbarrier_arrive(&turn[1 - g]);\n    wgmma_wait<0>();', '    wgmma_wait<0>();', 1)"
-  "attention_wgmma_ring.cuh|consumers read a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&ring.full[s], unsigned(use / kStages & 1));\n', '', 1)"
-  "attention_wgmma_ring.cuh|consumer warps never release a stage (empty arrival removed)|s.replace('before the warp releases it\n    if (lane == 0) mbarrier_arrive(&ring.empty[s]);', 'before the warp releases it', 1)"
-  "attention_wgmma_ring.cuh|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&ring.empty[s], unsigned(use / kStages & 1) ^ 1u);\n', '', 1)"
+  "attention_wgmma.cu|a warpgroup passes the ping-pong turn on only for the tiles it skips|s.replace('    mbarrier_arrive(&turn[1 - g]);\n    const TokenIndex* kj', '    const TokenIndex* kj', 1)"
+  "attention_wgmma_ring.cuh|consumers read a stage without waiting for its full mbarrier|s.replace('    mbarrier_wait(&ring.full[s], ring.parity(use));\n', '', 1)"
+  "attention_wgmma_ring.cuh|consumer warps never release a stage (empty arrival removed)|s.replace('before the warp releases it\n    if (threadIdx.x % 32 == 0) mbarrier_arrive(&empty[s]);', 'before the warp releases it', 1)"
+  "attention_wgmma_ring.cuh|producer refills a stage without waiting for its release|s.replace('    mbarrier_wait(&ring.empty[s], ring.parity(use) ^ 1u);\n', '', 1)"
   "attention_wgmma_ring.cuh|full mbarrier expects one streamed tile too few (the last lands late)|s.replace('mbarrier_arrive_expect_tx(&ring.full[s], Layout::kStreamed * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(&ring.full[s], (Layout::kStreamed - 1) * Layout::kTileBytes);', 1)"
   "attention_wgmma_ring.cuh|full mbarrier expects one streamed tile too many|s.replace('mbarrier_arrive_expect_tx(&ring.full[s], Layout::kStreamed * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(&ring.full[s], (Layout::kStreamed + 1) * Layout::kTileBytes);', 1)"
   "attention_wgmma_ring.cuh|resident mbarrier expects one tile too few|s.replace('mbarrier_arrive_expect_tx(ring.resident, RESIDENT * kGroups * Layout::kTileBytes);', 'mbarrier_arrive_expect_tx(ring.resident, (RESIDENT * kGroups - 1) * Layout::kTileBytes);', 1)"
