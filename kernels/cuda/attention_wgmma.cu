@@ -29,6 +29,10 @@ static_assert(kGroups == 2, "the ping-pong turns alternate between two warpgroup
 // only once tile j − 1 is released, at the end of the iteration before, too late to land in
 // time. With 3 it loads tile j + 1 during tile j's iteration, as 2 stages did without overlap.
 constexpr int kForwardStages = 3;
+// setmaxnreg (run_roles): at the launch's 168 per thread the overlap spilled at hd 128 (O, S and
+// the held P are 64 + 32 + 16 registers live together); the producer streams two arrays, as the
+// backward's dQ kernel, whose split this is.
+using ForwardRegisters = RegisterSplit<56, 224>;
 // Q resident; K, V streamed with their key tokens; after the ring's mbarriers one turn per
 // warpgroup.
 template <int HD>
@@ -130,9 +134,10 @@ __device__ void consume_rows(char* base, const ForwardRing& ring, uint64_t* turn
 #endif
 
 // Grid (query blocks of 128, heads); threads 0..255 consume (warpgroup g: rows 64g ..), 256..287
-// produce: Q once, then the allowed 64-key tiles of K and V (tile skipping over the block's rows).
+// produce (Q once, then the allowed 64-key tiles of K and V: tile skipping over the block's
+// rows), 288..383 give their registers away.
 template <int HD>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     attention_wgmma_forward_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                                    const __grid_constant__ CUtensorMap v_map, bf16* out, float* lse, Params p) {
 #ifdef EMB_HOPPER_DEVICE_CODE
@@ -144,20 +149,15 @@ __global__ void __launch_bounds__(kThreads)
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};
-  if (threadIdx.x == 0) {
-    ring.init();
-    for (int g = 0; g < kGroups; ++g) mbarrier_init(&turn[g], 128);  // the other warpgroup's threads
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    const CUtensorMap* const resident[1] = {&q_map};
-    const CUtensorMap* const streamed[2] = {&k_map, &v_map};
-    produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
-                   [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
-  } else {
-    consume_rows<HD>(base, ring, turn, tiles, h, i0, out, lse);
-  }
+  const CUtensorMap* const resident[1] = {&q_map};
+  const CUtensorMap* const streamed[2] = {&k_map, &v_map};
+  run_roles<ForwardRegisters>(
+      ring, [&] { for (int g = 0; g < kGroups; ++g) mbarrier_init(&turn[g], 128); },  // the other warpgroup's threads
+      [&] {
+        produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
+                       [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
+      },
+      [&] { consume_rows<HD>(base, ring, turn, tiles, h, i0, out, lse); });
 #endif
 }
 

@@ -3,7 +3,8 @@
 // as attention_mma (attention_mma.hpp).
 //
 // Every kernel's block is two consumer warpgroups (4 warps and 64 rows each: 128 rows of one
-// head, 16 per warp) and one producer warp, which loads the block's resident tiles once and
+// head, 16 per warp) and a producer warpgroup, which gives its registers to the consumers
+// (setmaxnreg) and whose first warp loads the block's resident tiles once and
 // streams the allowed 64-row tiles of the other side (tile skipping as attention_mma, over the
 // block's 128 rows) by TMA into a ring of shared memory (no-swizzle core matrix layout; 3 stages
 // in the forward, 2 in the backward)

@@ -22,20 +22,11 @@ namespace {
 using namespace wgmma_attention;
 using bf16 = __nv_bfloat16;
 
-// The producer is a whole warpgroup (its first warp loads, the other three idle), so that
-// setmaxnreg can move registers to the consumers, as FA3 does: at launch a block of 3 warpgroups
-// gets 168 registers per thread (65536 / 384 rounded down per warp scheduler; with 288 threads it
-// is 168 too, and ptxas spilled dK, dV at hd 128: 1.4 kB per thread, two [64][128] fp32
-// accumulators are 128 registers and Sᵀ, dPᵀ 64 more). The splits gave ptxas (nvcc 13.0) the
-// fewest spills at hd 128 of those tried: 24 / 240 spilled both kernels, less as the producer got
-// more (its tile scan and 2 · 16 unrolled TMA issues per tile), 56 / 224 spilled dK/dV more.
-constexpr int kBackwardThreads = kConsumers + 128;
-template <int PRODUCER, int CONSUMER>
-struct RegisterSplit {
-  static constexpr int kProducer = PRODUCER, kConsumer = CONSUMER;
-  static_assert(128 * PRODUCER + kConsumers * CONSUMER <= kBackwardThreads * 168,
-                "setmaxnreg moves registers, it does not add them");
-};
+// The register splits (run_roles) gave ptxas (nvcc 13.0) the fewest spills at hd 128 of those
+// tried: at the launch's 168 per thread ptxas spilled dK, dV at hd 128 (1.4 kB per thread: two
+// [64][128] fp32 accumulators are 128 registers and Sᵀ, dPᵀ 64 more); 24 / 240 spilled both
+// kernels, less as the producer got more (its tile scan and 2 · 16 unrolled TMA issues per tile),
+// 56 / 224 spilled dK/dV more.
 using DqRegisters = RegisterSplit<56, 224>;    // no spills
 using DkdvRegisters = RegisterSplit<40, 232>;  // 104 B of spill stores at hd 128, none below
 
@@ -145,29 +136,12 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
   });
 }
 
-// The block's roles once thread 0 has initialised the ring: the producer warpgroup gives its
-// registers away and its first warp runs produce(); the consumers take theirs and run consume().
-template <class Registers, class Produce, class Consume>
-__device__ __forceinline__ void run_roles(const BackwardRing& ring, Produce produce, Consume consume) {
-  if (threadIdx.x == 0) {
-    ring.init();
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    warpgroup_release_registers<Registers::kProducer>();
-    if (threadIdx.x < kConsumers + 32) produce();
-  } else {
-    warpgroup_claim_registers<Registers::kConsumer>();
-    consume();
-  }
-}
 #endif
 
 // Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (Q
 // and dO once, then the allowed 64-key tiles of K and V), 288..383 give their registers away.
 template <int HD>
-__global__ void __launch_bounds__(kBackwardThreads, 1)
+__global__ void __launch_bounds__(kThreads, 1)
     attention_wgmma_dq_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
                               const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
                               const float* lse, const float* D, bf16* dq, Params p) {
@@ -182,7 +156,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const CUtensorMap* const resident[2] = {&q_map, &do_map};
   const CUtensorMap* const streamed[2] = {&k_map, &v_map};
   run_roles<DqRegisters>(
-      ring,
+      ring, [] {},
       [&] {
         produce<L, HD>(base, ring, resident, streamed, tiles, h, i0,
                        [&](int s, int64_t kt, int r) { L::index(base, s)[r] = p.k_side.at(kt * kTileRows + r); });
@@ -195,7 +169,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
 // and V once, then the allowed 64-query tiles of Q and dO with their rows' tokens, lse and D),
 // 288..383 give their registers away.
 template <int HD>
-__global__ void __launch_bounds__(kBackwardThreads, 1)
+__global__ void __launch_bounds__(kThreads, 1)
     attention_wgmma_dkdv_kernel(const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
                                 const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
                                 const float* lse, const float* D, bf16* dk, bf16* dv, Params p) {
@@ -210,7 +184,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const CUtensorMap* const resident[2] = {&k_map, &v_map};
   const CUtensorMap* const streamed[2] = {&q_map, &do_map};
   run_roles<DkdvRegisters>(
-      ring,
+      ring, [] {},
       [&] {
         produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
           const int64_t i = qt * kTileRows + r;
@@ -240,9 +214,9 @@ void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const
     allow_shared_bytes(attention_wgmma_dkdv_kernel<HD>, dkdv_bytes, "attention_wgmma");
     const CUtensorMap q_map = tile_map(q, Tq, H, HD), do_map = tile_map(dout, Tq, H, HD),
                       k_map = tile_map(k, Tk, H, HD), v_map = tile_map(v, Tk, H, HD);
-    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kBackwardThreads, dq_bytes, stream)(q_map, do_map, k_map,
+    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(q_map, do_map, k_map,
                                                                                              v_map, lse, w.d, dq, p);
-    EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kBackwardThreads, dkdv_bytes, stream)(
+    EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kThreads, dkdv_bytes, stream)(
         k_map, v_map, q_map, do_map, lse, w.d, dk, dv, p);
   });
   check_launch("attention_wgmma_backward");

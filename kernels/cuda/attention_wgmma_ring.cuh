@@ -1,6 +1,7 @@
 // What the Hopper attention kernels (attention_wgmma.cu: forward; attention_wgmma_backward.cu:
 // dQ and dK/dV) share: a block of two consumer warpgroups (64 rows each, 128 of one head) and
-// one producer warp; the tiles of 64 rows × HD columns in shared memory in the no-swizzle core
+// a producer warpgroup (its first warp loads; setmaxnreg moves its registers to the consumers:
+// run_roles); the tiles of 64 rows × HD columns in shared memory in the no-swizzle core
 // matrix layout, loaded by TMA, and their wgmma descriptors; the ring that streams the allowed
 // tiles of the other side: the producer loads the block's resident tiles once, then each allowed
 // streamed tile into the next of the ring's stages (per stage a "full" mbarrier with transaction
@@ -24,10 +25,23 @@ constexpr int kGroupRows = 64;  // rows per consumer warpgroup (wgmma's M): 4 wa
 // per FLOP against one (the L2 roofline of the README).
 constexpr int kGroups = 2;
 constexpr int kConsumers = 128 * kGroups;
-constexpr int kThreads = kConsumers + 32;  // and the producer warp
+// And a producer warpgroup: its first warp loads, the other three idle. A whole warpgroup, so
+// that setmaxnreg can move its registers to the consumers, as FA3 does: at launch a block of 3
+// warpgroups gets 168 registers per thread (65536 / 384 rounded down per warp scheduler; with a
+// producer warp alone, 288 threads, it is 168 too).
+constexpr int kThreads = kConsumers + 128;
 constexpr int kBlockRows = kGroups * kGroupRows;
 constexpr int kTileRows = 64;  // rows per streamed tile (the N of Q·Kᵀ or K·Qᵀ, the K of P·V)
 static_assert(kTileRows == kGroupRows, "streamed and resident tiles share the chunk layout");
+
+// Registers per thread of the producer warpgroup and of the consumers after setmaxnreg (run_roles):
+// moved, not added, so within the launch's 168 per thread.
+template <int PRODUCER, int CONSUMER>
+struct RegisterSplit {
+  static constexpr int kProducer = PRODUCER, kConsumer = CONSUMER;
+  static_assert(128 * PRODUCER + kConsumers * CONSUMER <= kThreads * 168,
+                "setmaxnreg moves registers, it does not add them");
+};
 
 // Dynamic shared memory of a ring of STAGES stages: RESIDENT arrays of one tile per warpgroup
 // (loaded once), STREAMED arrays of one tile per stage, per stage the token index of its rows and
@@ -195,6 +209,27 @@ __device__ void produce(char* base, const Ring<Layout::kStages>& ring,
       for (int a = 0; a < Layout::kStreamed; ++a)
         load_tile<HD>(Layout::streamed(base, a, s), streamed_maps[a], h, t * kTileRows, &ring.full[s]);
     }
+  }
+}
+
+// The block's roles once thread 0 has initialised the ring and init_more() its other mbarriers:
+// the producer warpgroup gives its registers away (Registers::kProducer per thread) and its first
+// warp runs produce(); the consumers take theirs (Registers::kConsumer) and run consume().
+template <class Registers, int STAGES, class InitMore, class Produce, class Consume>
+__device__ __forceinline__ void run_roles(const Ring<STAGES>& ring, InitMore init_more, Produce produce,
+                                          Consume consume) {
+  if (threadIdx.x == 0) {
+    ring.init();
+    init_more();
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x >= kConsumers) {
+    warpgroup_release_registers<Registers::kProducer>();
+    if (threadIdx.x < kConsumers + 32) produce();
+  } else {
+    warpgroup_claim_registers<Registers::kConsumer>();
+    consume();
   }
 }
 
