@@ -411,6 +411,36 @@ BOOST_AUTO_TEST_CASE(hopper_misuse_is_a_clear_error) {
   }
 }
 
+// A wgmma group that a wait_group 1 leaves in flight (the newest, so the oldest pending too), then
+// a wgmma chained on its accumulator: out = 2 · A·B, A and B all ones over K = 16, so 32 in
+// every element. The chained instruction reads the first one's held-back result; the emulation
+// once emptied that result when the wait kept the group where it was (a self-move).
+__global__ void chained_on_kept_group_kernel(float* out) {
+  EMB_DYNAMIC_SHARED(uint4, shared);
+  uint16_t* tiles = reinterpret_cast<uint16_t*>(shared);
+  for (int e = int(threadIdx.x); e < 2048; e += int(blockDim.x)) tiles[e] = 0x3f80;  // bf16 1.0: A, then B
+  __syncthreads();
+  const char* base = reinterpret_cast<const char*>(shared);
+  const uint64_t a = emb::cuda::wgmma_descriptor(base, 1024, 128), b = emb::cuda::wgmma_descriptor(base + 2048, 1024, 128);
+  float d[8][4] = {};
+  emb::cuda::wgmma_fence();
+  emb::cuda::wgmma_ss<64, 0>(d, a, b, false);
+  emb::cuda::wgmma_commit();
+  emb::cuda::wgmma_wait<1>();
+  emb::cuda::wgmma_fence();
+  emb::cuda::wgmma_ss<64, 0>(d, a, b, true);
+  emb::cuda::wgmma_commit();
+  emb::cuda::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i) out[32 * threadIdx.x + i] = d[i / 4][i % 4];
+}
+
+BOOST_AUTO_TEST_CASE(wgmma_chained_on_a_group_still_in_flight) {
+  Buffer<float> out(128 * 32);
+  EMB_LAUNCH(chained_on_kept_group_kernel, 1, 128, 4096, nullptr)(out.p);
+  BOOST_REQUIRE_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+  BOOST_TEST(out.download() == std::vector<float>(128 * 32, 32.0f), boost::test_tools::per_element());
+}
+
 // Two 8 × 8 bf16 boxes (128 bytes each) completing on one mbarrier whose phase announced only
 // the first: the second lands after the phase completed. Under the forward schedule (copies land
 // at the wait; under the reverse one the second copy is issued into the next phase already).

@@ -148,7 +148,10 @@ void combine_wait(const void* const* in, void* const*) {
     for (size_t i = 0; i < pending.size(); ++i) {
       AsyncMma& op = pending[i];
       if (op.group < 0 || op.group >= oldest_kept) {
-        pending[kept++] = std::move(op);
+        // Moved down over the retired ones; never onto itself (a self-moved vector may be left
+        // empty, and a later wgmma chained on this one would read its result out of bounds).
+        if (kept != i) pending[kept] = std::move(op);
+        ++kept;
         continue;
       }
       const std::string site = "wgmma.mma_async at " + where(op.file, op.line);
