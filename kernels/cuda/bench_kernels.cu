@@ -224,8 +224,6 @@ TokenIndex bench_token(int32_t sample, int t, int n) {
   return {sample, std::min(3, in_half * 4 / size), t < half ? 0 : 1};
 }
 
-// Packed: samples end to end. Padded: each sample padded to the longest, padding tokens
-// belonging to their sample, i.e. the work a dense batched kernel does. H·hd = 3072.
 // Times an attention's forward, backward and both, counting the backward as FlashAttention does:
 // five products (S recomputed, dP, dV, dQ, dK) against the forward's two, 2.5 times its FLOP.
 void record_attention_passes(const std::string& name, const std::string& shape, double fwd_flop,
@@ -235,6 +233,8 @@ void record_attention_passes(const std::string& name, const std::string& shape, 
   record_flops(name + " fwd+bwd", shape, time_ms([&] { fwd(); bwd(); }, 5), 3.5 * fwd_flop);
 }
 
+// Packed: samples end to end. Padded: each sample padded to the longest, padding tokens
+// belonging to their sample, i.e. the work a dense batched kernel does. H·hd = 3072.
 template <class Impl>
 void bench_attention(int hd) {
   const int H = 3072 / hd;
@@ -341,16 +341,20 @@ void bench_attention_vs_cudnn(int hd) {
     std::string last_ours;  // whose outputs out, dq, dk, dv hold
     auto ours = [&](auto impl) {
       using Impl = decltype(impl);
+      const auto fwd = [&] {
+        Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx, ws.get(), nullptr);
+      };
+      const auto bwd = [&] {
+        Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(), T_,
+                       T_, int(H), hd, idx, ws.get(), nullptr);
+      };
+      record_attention_passes(std::string(Impl::name) + " bf16" + mask, shape, flop, fwd, bwd);
+      // The gradients accumulate over the timed runs: cuDNN's check needs those of one backward.
+      for (bf16* g : {dq.get(), dk.get(), dv.get()})
+        check_cuda(cudaMemset(g, 0, size_t(T_ * ld) * sizeof(bf16)), "zero the gradients");
+      fwd();
+      bwd();
       last_ours = Impl::name;
-      record_attention_passes(
-          std::string(Impl::name) + " bf16" + mask, shape, flop,
-          [&] {
-            Impl::forward(q.get(), k.get(), v.get(), out.get(), lse.get(), T_, T_, int(H), hd, idx, ws.get(), nullptr);
-          },
-          [&] {
-            Impl::backward(q.get(), k.get(), v.get(), out.get(), lse.get(), dout.get(), dq.get(), dk.get(), dv.get(),
-                           T_, T_, int(H), hd, idx, ws.get(), nullptr);
-          });
     };
     ours(MmaAttention{});
     if (attention_wgmma_selected(0)) ours(WgmmaAttention{});
