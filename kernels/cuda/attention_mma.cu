@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(kThreads)
         if (threadIdx.x < QT) {
           const int64_t i = qt * QT + threadIdx.x;
           L::index(base, stage)[threadIdx.x] = p.q_side.at(i);
-          L::floats(base, 0, stage)[threadIdx.x] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-          L::floats(base, 1, stage)[threadIdx.x] = i < p.Tq ? D[i * p.H + h] : 0.0f;
+          L::floats(base, 0, stage)[threadIdx.x] = query_lse2(p, lse, i, h);
+          L::floats(base, 1, stage)[threadIdx.x] = query_D(p, D, i, h);
         }
       },
       [&](int stage, int64_t) {

@@ -50,9 +50,18 @@ struct WarpRows {
   }
 };
 
-// The query rows of a dQ kernel's lane (both tensor-core backwards): their tokens, lse in log2
-// units and D = rowsum(dout ∘ out), read once (0 past Tq); ds() turns a score and its dP into
-// dS = P ∘ (dP − D), P recomputed from lse where the pair may attend and 0 where it may not.
+// What the tensor-core backwards recompute P and dS of query row i from (head h): its lse in log2
+// units and D = rowsum(dout ∘ out); 0 for the padding rows of a tile past Tq.
+__device__ __forceinline__ float query_lse2(const Params& p, const float* lse, int64_t i, int h) {
+  return i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
+}
+__device__ __forceinline__ float query_D(const Params& p, const float* D, int64_t i, int h) {
+  return i < p.Tq ? D[i * p.H + h] : 0.0f;
+}
+
+// The query rows of a dQ kernel's lane (both tensor-core backwards): their tokens, query_lse2 and
+// query_D, read once; ds() turns a score and its dP into dS = P ∘ (dP − D), P recomputed from lse
+// where the pair may attend and 0 where it may not.
 struct DqRows {
   TokenIndex token[2];
   float lse2[2], D[2];
@@ -61,8 +70,8 @@ struct DqRows {
     for (int r = 0; r < 2; ++r) {
       const int64_t i = rows.row[r];
       token[r] = p.q_side.at(i);
-      lse2[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-      D[r] = i < p.Tq ? D_all[i * p.H + h] : 0.0f;
+      lse2[r] = query_lse2(p, lse, i, h);
+      D[r] = query_D(p, D_all, i, h);
     }
   }
   // Accumulator element e (row e / 2 of the lane's two) against key token kj.

@@ -189,8 +189,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         produce<L, HD>(base, ring, resident, streamed, tiles, h, j0, [&](int s, int64_t qt, int r) {
           const int64_t i = qt * kTileRows + r;
           L::index(base, s)[r] = p.q_side.at(i);
-          L::floats(base, 0, s)[r] = i < p.Tq ? lse[i * p.H + h] * kLog2e : 0.0f;
-          L::floats(base, 1, s)[r] = i < p.Tq ? D[i * p.H + h] : 0.0f;
+          L::floats(base, 0, s)[r] = query_lse2(p, lse, i, h);
+          L::floats(base, 1, s)[r] = query_D(p, D, i, h);
         });
       },
       [&] { consume_dkdv<HD>(base, ring, tiles, h, j0, dk, dv); });
