@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
   const ForwardRing ring(L::barriers(base));
-  uint64_t* turn = L::barriers(base) + 1 + 2 * kForwardStages;
+  uint64_t* turn = L::turns(base);
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};

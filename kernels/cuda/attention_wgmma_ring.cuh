@@ -69,6 +69,8 @@ struct RingLayout {
     return reinterpret_cast<float*>(base + kFloatsAt) + (a * kStages + stage) * kTileRows;
   }
   static __device__ uint64_t* barriers(char* base) { return reinterpret_cast<uint64_t*>(base + kBarriersAt); }
+  // The TURNS mbarriers, after the ring's (Ring: resident, full and empty per stage).
+  static __device__ uint64_t* turns(char* base) { return barriers(base) + 1 + 2 * kStages; }
 };
 
 struct alignas(128) Aligned128 {  // TMA writes to 128-byte aligned shared memory
