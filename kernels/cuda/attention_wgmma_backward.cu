@@ -135,7 +135,6 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
     add_to(dv + e, dv_acc[d][k]);
   });
 }
-
 #endif
 
 // Query-major dQ: grid (query blocks of 128, heads); threads 0..255 consume, 256..287 produce (Q
@@ -214,8 +213,8 @@ void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const
     allow_shared_bytes(attention_wgmma_dkdv_kernel<HD>, dkdv_bytes, "attention_wgmma");
     const CUtensorMap q_map = tile_map(q, Tq, H, HD), do_map = tile_map(dout, Tq, H, HD),
                       k_map = tile_map(k, Tk, H, HD), v_map = tile_map(v, Tk, H, HD);
-    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(q_map, do_map, k_map,
-                                                                                             v_map, lse, w.d, dq, p);
+    EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(
+        q_map, do_map, k_map, v_map, lse, w.d, dq, p);
     EMB_LAUNCH(attention_wgmma_dkdv_kernel<HD>, block_grid(Tk, H), kThreads, dkdv_bytes, stream)(
         k_map, v_map, q_map, do_map, lse, w.d, dk, dv, p);
   });

@@ -2,13 +2,14 @@
 # Shows that the emulated kernel tests catch the bugs the emulation exists for. In a scratch
 # copy of the working tree it builds the emulated tests (plain and ASan), runs the tests on the
 # real code (every test, or with ONLY those of the selected files), then for each mutant
-# rebuilds and runs the tests of the mutated file, and the ASan build when they pass. Mutants: every __syncthreads() of the SIMT attention kernels
-# (attention.cu) and of the tensor-core pipeline (async_pipeline.cuh) removed in turn; tile
-# bounds shifted by one; a wrong cp_async_wait depth, pipeline stage, fragment index or tile
-# summary in the tensor-core kernels (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh,
-# mma_tiles.cuh); a missing wgmma fence or wait, a stage released before its wgmma retired, an mbarrier arrival or wait, a wrong expect_tx
-# byte count or a wrong descriptor, tile counts shifted or tile skipping removed in the Hopper
-# kernels (attention_wgmma.cu, attention_wgmma_backward.cu, attention_wgmma_ring.cuh); in the
+# rebuilds and runs the tests of the mutated file, and the ASan build when they pass. Mutants:
+# every __syncthreads() of the SIMT attention kernels (attention.cu) and of the tensor-core
+# pipeline (async_pipeline.cuh) removed in turn; tile bounds shifted by one; a wrong
+# cp_async_wait depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
+# (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh, mma_tiles.cuh); a missing wgmma
+# fence or wait, a stage released before its wgmma retired, an mbarrier arrival or wait, a wrong
+# expect_tx byte count or a wrong descriptor, tile counts shifted or tile skipping removed in
+# the Hopper kernels (attention_wgmma.cu, attention_wgmma_backward.cu, attention_wgmma_ring.cuh); in the
 # memory-bound kernels (norm_modulate.cu, column_sum.cuh, residual.cu, adamw.cu, vector_access.cuh)
 # a wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are
 # not aligned, a fused residual that loses its gate or its store, a row block a warp short or a
