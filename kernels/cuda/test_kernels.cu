@@ -39,6 +39,7 @@
 #include "kernels/cuda/test_support.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
+#include "tests/error_of.hpp"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
@@ -457,12 +458,7 @@ void test_attention_skips_other_samples(AttnMask mask, const std::vector<int>& l
 template <class Impl, class T>
 std::string keyless_error(const T* q, const T* kv, T* out, float* lse, int64_t Tq, int64_t Tk, const AttnIndex& idx) {
   DeviceArray<char> ws(attention_workspace_bytes(Tq, Tk, 1));
-  try {
-    Impl::forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr);
-  } catch (const emb::Error& e) {
-    return e.what();
-  }
-  return "";
+  return emb::test::error_of([&] { Impl::forward(q, kv, kv, out, lse, Tq, Tk, 1, 64, idx, ws.get(), nullptr); });
 }
 
 // The CPU's edge-case behaviour (tests/kernels/test_attention.cpp): an empty context (Tk = 0,
@@ -582,12 +578,8 @@ void test_column_sum_needs_scratch() {
   const int64_t N = 1000;
   const int C = 200;
   DeviceArray<float> m_d(N * C), out_d(C);
-  std::string error;
-  try {
-    column_sum(N, C, out_d.get(), MatrixEntry<float>{m_d.get(), C}, nullptr, nullptr);
-  } catch (const emb::Error& e) {
-    error = e.what();
-  }
+  const std::string error = emb::test::error_of(
+      [&] { column_sum(N, C, out_d.get(), MatrixEntry<float>{m_d.get(), C}, nullptr, nullptr); });
   const int chunks = column_sum_split<kVectorWidth<float>>(N, C).chunks;
   const std::string want = "column_sum: 1000 rows need " + std::to_string(chunks) +
                            " chunks and so the scratch (Blas::column_sum_scratch), but none was passed";
@@ -721,13 +713,10 @@ void test_norm_modulate_row_limit() {
   const int C = 8193;
   DeviceArray<float> x_d(C), y_d(C), mean_d(1), rstd_d(1);
   const float* none = nullptr;
-  std::string error;
-  try {
+  const std::string error = emb::test::error_of([&] {
     norm_modulate_forward(NormKind::layer, x_d.get(), none, none, none, none, 0, y_d.get(), mean_d.get(),
                           rstd_d.get(), 1, C, nullptr);
-  } catch (const emb::Error& e) {
-    error = e.what();
-  }
+  });
   const std::string want =
       "norm_modulate_forward: rows of 8193 columns exceed the 8192 a row block holds in registers";
   expect_close("norm_modulate row limit: '" + error + "'", error == want ? 0.0 : 1.0, 0.0);
@@ -1218,13 +1207,11 @@ void test_fp8_gemm_rejects_shapes(const Blas& blas) {
     int64_t T, O, K;
   };
   int refused = 0;
-  for (const Shape s : {Shape{64, 128, 1000}, Shape{64, 1000, 128}, Shape{62, 128, 128}}) {
-    try {
-      fp8_gemm(blas, codes.get(), scales.get(), codes.get(), scales.get(), y.get(), s.T, s.O, s.K, 0.0f, nullptr);
-    } catch (const emb::Error&) {
-      ++refused;
-    }
-  }
+  for (const Shape s : {Shape{64, 128, 1000}, Shape{64, 1000, 128}, Shape{62, 128, 128}})
+    refused += !emb::test::error_of([&] {
+                 fp8_gemm(blas, codes.get(), scales.get(), codes.get(), scales.get(), y.get(), s.T, s.O, s.K, 0.0f,
+                          nullptr);
+               }).empty();
   expect_close("fp8_gemm refuses K, O not multiples of 16 and T not of 4 (missed)", 3.0 - refused, 0.0);
 }
 
