@@ -36,7 +36,7 @@ using ForwardRegisters = RegisterSplit<56, 224>;
 // Q resident; K, V streamed with their key tokens; after the ring's mbarriers one turn per
 // warpgroup.
 template <int HD>
-using Shared = RingLayout<HD, kForwardStages, 1, 2, 0, kGroups>;
+using Shared = RingLayout<HD, kForwardStages, 1, 2, 0, 0, kGroups>;
 
 #ifdef EMB_HOPPER_DEVICE_CODE
 using ForwardRing = Ring<kForwardStages>;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   EMB_DYNAMIC_SHARED(Aligned128, shared);
   char* base = reinterpret_cast<char*>(shared);
   const ForwardRing ring(L::barriers(base));
-  uint64_t* turn = L::turns(base);
+  uint64_t* turn = L::extra_barriers(base);
   const int h = int(blockIdx.y);
   const int64_t i0 = int64_t(blockIdx.x) * kBlockRows;
   const AllowedTiles<true> tiles{p, span_summary(p.q_tiles, i0, kBlockRows, p.Tq), (p.Tk + kTileRows - 1) / kTileRows};

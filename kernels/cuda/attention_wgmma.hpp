@@ -19,12 +19,10 @@
 // other's wgmma; and FA3's intra-warpgroup overlap: a tile's P·V is issued after the next tile's
 // S, whose softmax runs while that P·V is in flight (O is rescaled once it retired). The backward
 // waits for each wgmma group at once.
-// Backward (deterministic, no atomics; attention_wgmma_backward.cu): D = rowsum(dout ∘ out),
-// then a query-major dQ kernel (Q, dO resident; K, V streamed: S = Q·Kᵀ and dP = dO·Vᵀ in one
-// wgmma group, dS = P∘(dP − D) from P recomputed from lse, dQ += dS·K with dS from registers)
-// and a key-major dK/dV kernel (K, V resident; Q, dO and the rows' lse and D streamed: Sᵀ = K·Qᵀ
-// and dPᵀ = V·dOᵀ, so that Pᵀ and dSᵀ are already the register A operands of dV += Pᵀ·dO and
-// dK += dSᵀ·Q). Gradients accumulate (+=).
+// Backward (attention_wgmma_backward.cu): D = rowsum(dout ∘ out), then a key-major dK/dV kernel
+// (K, V resident; Q, dO and the rows' lse and D streamed: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, so that Pᵀ
+// and dSᵀ are already the register A operands of dV += Pᵀ·dO and dK += dSᵀ·Q), and dQ one of
+// two ways (DqAccumulation). Gradients accumulate (+=).
 //
 // Requirements: those of attention_mma (bf16, 16-byte aligned tensors, hd 48, 64, 128) and a
 // device of compute capability 9.0 (attention_wgmma_available).
@@ -32,6 +30,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/cuda/attention.hpp"
@@ -48,6 +47,22 @@ bool attention_wgmma_available(int device);
 // suite); "1" requires it (an error on other devices).
 bool attention_wgmma_selected(int device);
 
+// How the backward forms dQ.
+enum class DqAccumulation {
+  // A query-major dQ kernel (Q, dO resident; K, V streamed: S = Q·Kᵀ and dP = dO·Vᵀ again,
+  // dS = P∘(dP − D), dQ += dS·K with dS from registers): no atomics, results bit-identical run to
+  // run; 7 tile products per allowed pair.
+  deterministic,
+  // In the dK/dV kernel: its dS goes through shared memory into dQ = dS·K, which fp32 atomics sum
+  // over the key blocks into the workspace, then dq += scale · that sum: 5 products per pair, but
+  // the order of the sums, so dq's last bits, vary run to run (FA2, FA3 and cuDNN's default).
+  atomic,
+};
+
+// Bytes of workspace the forward and a backward with `accumulation` need: attention_workspace_bytes
+// and, for the atomic one, the fp32 dQ sums [Tq, H·hd] after it.
+size_t attention_wgmma_workspace_bytes(int64_t Tq, int64_t Tk, int H, int hd, DqAccumulation accumulation);
+
 // keyless: as attention_forward's (attention.hpp).
 void attention_wgmma_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                              __nv_bfloat16* out, float* lse, int64_t Tq, int64_t Tk, int H, int hd,
@@ -57,6 +72,7 @@ void attention_wgmma_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, con
 void attention_wgmma_backward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                               const __nv_bfloat16* out, const float* lse, const __nv_bfloat16* dout,
                               __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, int64_t Tq, int64_t Tk, int H,
-                              int hd, const AttnIndex& idx, void* workspace, cudaStream_t stream);
+                              int hd, const AttnIndex& idx, void* workspace, cudaStream_t stream,
+                              DqAccumulation accumulation);
 
 }  // namespace emb::cuda

@@ -44,24 +44,27 @@ struct RegisterSplit {
 };
 
 // Dynamic shared memory of a ring of STAGES stages: RESIDENT arrays of one tile per warpgroup
-// (loaded once), STREAMED arrays of one tile per stage, per stage the token index of its rows and
-// FLOATS arrays of one float per row, then the mbarriers: resident loaded, per stage full and
-// empty, and TURNS more.
-template <int HD, int STAGES, int RESIDENT, int STREAMED, int FLOATS, int TURNS>
+// (loaded once), STREAMED arrays of one tile per stage, SCRATCH bytes the kernel writes itself (a
+// multiple of 128), per stage the token index of its rows and FLOATS arrays of one float per row,
+// then the mbarriers: resident loaded, per stage full and empty, and EXTRA more.
+template <int HD, int STAGES, int RESIDENT, int STREAMED, int FLOATS, int SCRATCH, int EXTRA>
 struct RingLayout {
   static constexpr int kStages = STAGES;
   static constexpr int kStreamed = STREAMED;
   static constexpr int kTileBytes = kTileRows * HD * 2;
   static constexpr int kStreamedAt = RESIDENT * kGroups * kTileBytes;
-  static constexpr int kIndexAt = kStreamedAt + STREAMED * kStages * kTileBytes;
+  static constexpr int kScratchAt = kStreamedAt + STREAMED * kStages * kTileBytes;
+  static constexpr int kIndexAt = kScratchAt + SCRATCH;
   static constexpr int kFloatsAt = kIndexAt + kStages * kTileRows * int(sizeof(TokenIndex));
   static constexpr int kBarriersAt = kFloatsAt + FLOATS * kStages * kTileRows * int(sizeof(float));
-  static constexpr int kBytes = kBarriersAt + (1 + 2 * kStages + TURNS) * 8;
+  static constexpr int kBytes = kBarriersAt + (1 + 2 * kStages + EXTRA) * 8;
+  static_assert(SCRATCH % 128 == 0, "the scratch keeps the 128-byte alignment of the tiles");
   static_assert(kBarriersAt % 8 == 0, "mbarriers are 8-byte aligned");
   static __device__ char* resident(char* base, int a, int g) { return base + (a * kGroups + g) * kTileBytes; }
   static __device__ char* streamed(char* base, int a, int stage) {
     return base + kStreamedAt + (a * kStages + stage) * kTileBytes;
   }
+  static __device__ char* scratch(char* base) { return base + kScratchAt; }
   static __device__ TokenIndex* index(char* base, int stage) {
     return reinterpret_cast<TokenIndex*>(base + kIndexAt) + stage * kTileRows;
   }
@@ -69,8 +72,8 @@ struct RingLayout {
     return reinterpret_cast<float*>(base + kFloatsAt) + (a * kStages + stage) * kTileRows;
   }
   static __device__ uint64_t* barriers(char* base) { return reinterpret_cast<uint64_t*>(base + kBarriersAt); }
-  // The TURNS mbarriers, after the ring's (Ring: resident, full and empty per stage).
-  static __device__ uint64_t* turns(char* base) { return barriers(base) + 1 + 2 * kStages; }
+  // The EXTRA mbarriers, after the ring's (Ring: resident, full and empty per stage).
+  static __device__ uint64_t* extra_barriers(char* base) { return barriers(base) + 1 + 2 * kStages; }
 };
 
 struct alignas(128) Aligned128 {  // TMA writes to 128-byte aligned shared memory

@@ -266,7 +266,7 @@ void bench_attention(int hd) {
       Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld), dout(T_ * ld, 4), dq(T_ * ld),
           dk(T_ * ld), dv(T_ * ld);
       Buffer<float> lse(T_ * H);
-      Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
+      Buffer<char> ws(int64_t(Impl::workspace_bytes(T_, T_, H, hd)));
       const double fwd_flop = 4.0 * double(pairs) * hd * H;
       const std::string name = std::string(Impl::name) + " bf16 " +
                                (mask == AttnMask::full ? "full" : "block_causal") + (padded ? " padded" : " packed");
@@ -315,9 +315,10 @@ double relative_difference(const bf16* cudnn, const bf16* ours, int64_t n) {
 // SDPA, forward, backward and both, on the same GPU and the same work: B samples of S tokens
 // (packed = padded), full mask, and causal (our block_causal with one block per token and one
 // group is exactly causal). Rates count allowed pairs only. cuDNN's backward runs in its default
-// mode (dQ accumulated in fp32, not deterministic) and deterministic, as ours is. Its outputs are
-// compared with ours first (O, dQ, dK, dV), so a graph that computes something else is reported,
-// not timed as if it were the reference. The issue's target: our fwd+bwd at least cuDNN's.
+// mode (dQ accumulated in fp32, not deterministic: against our atomic dQ) and deterministic
+// (against our deterministic one). Its outputs are compared with ours first (O, dQ, dK, dV; the
+// last of ours run), so a graph that computes something else is reported, not timed as if it
+// were the reference. The issue's target: our fwd+bwd at least cuDNN's.
 void bench_attention_vs_cudnn(int hd) {
   const int64_t B = 4, S = 4096, H = 3072 / hd, T_ = B * S, ld = H * hd;
   std::vector<int32_t> seq(static_cast<size_t>(T_)), blk(static_cast<size_t>(T_)), grp(static_cast<size_t>(T_), 0);
@@ -326,7 +327,8 @@ void bench_attention_vs_cudnn(int hd) {
   Buffer<bf16> q(T_ * ld, 1), k(T_ * ld, 2), v(T_ * ld, 3), out(T_ * ld), dout(T_ * ld, 4), dq(T_ * ld), dk(T_ * ld),
       dv(T_ * ld);
   Buffer<float> lse(T_ * H);
-  Buffer<char> ws(int64_t(attention_workspace_bytes(T_, T_, H)));
+  // Enough for each of ours (the atomic dQ's sums the most).
+  Buffer<char> ws(int64_t(WgmmaAtomicAttention::workspace_bytes(T_, T_, int(H), hd)));
   const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" + std::to_string(H) + " hd" +
                             std::to_string(hd);
   for (bool causal : {false, true}) {
@@ -357,7 +359,10 @@ void bench_attention_vs_cudnn(int hd) {
       last_ours = Impl::name;
     };
     ours(MmaAttention{});
-    if (attention_wgmma_selected(0)) ours(WgmmaAttention{});
+    if (attention_wgmma_selected(0)) {
+      ours(WgmmaAttention{});
+      ours(WgmmaAtomicAttention{});
+    }
 #ifdef EMB_WITH_CUDNN
     Buffer<bf16> out_c(T_ * ld), dq_c(T_ * ld), dk_c(T_ * ld), dv_c(T_ * ld);
     Buffer<float> stats_c(T_ * H);
@@ -544,7 +549,10 @@ int main(int argc, char** argv) {
         },
         [] {
           if (attention_wgmma_selected(0))
-            for (int hd : {48, 64, 128}) bench_attention<WgmmaAttention>(hd);
+            for (int hd : {48, 64, 128}) {
+              bench_attention<WgmmaAttention>(hd);
+              bench_attention<WgmmaAtomicAttention>(hd);
+            }
         },
         [] {
           for (int hd : {48, 64, 128}) bench_attention_vs_cudnn(hd);

@@ -206,7 +206,8 @@ void* DeviceScratch::get(size_t bytes, cudaStream_t stream) {
   return data_;
 }
 
-CudaOps::CudaOps(int device) {
+CudaOps::CudaOps(int device, bool deterministic)
+    : dq_accumulation_(deterministic ? cuda::DqAccumulation::deterministic : cuda::DqAccumulation::atomic) {
   check_cuda(cudaSetDevice(device), "CudaOps: cudaSetDevice");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CudaOps: stream");
   cuda::Blas::Allocator device_memory{[this](size_t bytes, const char* what) { return memory_.allocate(bytes, what); },
@@ -700,13 +701,23 @@ void CudaOps::attention_backward(const View& q, const View& k, const View& v, co
            "the data views must share one dtype (fp32 or bf16) on CUDA");
   dispatch(type, [&](auto t) {
     using T = decltype(t);
-    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
     if constexpr (std::is_same_v<T, bf16_t>)
       if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
-          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data, dout.data, dq.data, dk.data, dv.data}))
-        return (wgmma_attention_ ? cuda::attention_wgmma_backward : cuda::attention_mma_backward)(
+          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data, dout.data, dq.data, dk.data, dv.data})) {
+        if (wgmma_attention_)
+          return cuda::attention_wgmma_backward(
+              ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse), ptr<const T>(dout),
+              ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx,
+              workspace_.get(cuda::attention_wgmma_workspace_bytes(q.rows, k.rows, cfg.heads, cfg.head_dim,
+                                                                   dq_accumulation_),
+                             stream_),
+              stream_, dq_accumulation_);
+        return cuda::attention_mma_backward(
             ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse), ptr<const T>(dout),
-            ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx, ws, stream_);
+            ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx,
+            workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_), stream_);
+      }
+    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
     cuda::attention_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse),
                              ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads,
                              cfg.head_dim, idx, ws, stream_);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/event_clock.hpp"
 #include "kernels/ops.hpp"
 
@@ -69,7 +70,9 @@ class DeviceScratch {
 class CudaOps final : public Ops {
  public:
   // Runs on CUDA device `device` (cudaSetDevice) with a stream of its own (non-blocking).
-  explicit CudaOps(int device = 0);
+  // deterministic (run.deterministic): the Hopper attention backward forms dQ without atomics
+  // (attention_wgmma.hpp, DqAccumulation), so that a run repeats bit for bit.
+  explicit CudaOps(int device = 0, bool deterministic = true);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -178,6 +181,7 @@ class CudaOps final : public Ops {
   // bf16 attention forwards and backwards on the Hopper kernels (attention_wgmma.hpp), decided at
   // construction.
   bool wgmma_attention_ = false;
+  cuda::DqAccumulation dq_accumulation_;  // of their backward
   // The first query row without an allowed key since the last check_deferred_errors (attention.hpp).
   unsigned long long* keyless_row_ = nullptr;
   std::unique_ptr<cuda::EventClock> clock_;

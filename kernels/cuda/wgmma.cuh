@@ -7,7 +7,8 @@
 // D [64][N] = A [64][16] · B [16][N] + (scale_d ? D : 0), bf16 in, fp32 accumulate; A through a
 // shared-memory descriptor (K-major) or from registers, B through a descriptor, K-major
 // (TRANS_B = 0: each 16-byte row holds 8 consecutive k of one column n) or N-major (TRANS_B = 1:
-// 8 consecutive n of one k). N ∈ {48, 64, 128} (the ones instantiated for nvcc).
+// 8 consecutive n of one k). N ∈ {48, 64, 128}, and 24, 32 for wgmma_ss (the ones instantiated for
+// nvcc).
 // Fragments (PTX ISA "Register Fragments", wgmma .m64nNk16; g = lane / 4, t = lane % 4 of warp w
 // of the warpgroup): warp w owns rows 16w .. 16w + 15 and, within them, the layouts of
 // mma.m16n8k16 (mma.cuh):
@@ -25,7 +26,8 @@
 // newest groups are complete. Until then the accumulators must be neither read nor written and
 // the shared memory read must not change. wgmma_fence_operand(d) after a wait and before an
 // issue keeps the compiler from moving accumulator accesses across them (CUTLASS's
-// warpgroup_fence_operand).
+// warpgroup_fence_operand). A shared-memory operand written by ordinary stores (not TMA) needs
+// wgmma_fence_shared_writes() by its writers before the barrier after which the wgmma reads it.
 // Register budgets (setmaxnreg): warpgroup_release_registers<R>() / warpgroup_claim_registers<R>()
 // set the per-thread register count of the calling warpgroup (all 128 threads, R a multiple of 8
 // in 24 .. 256), so that a warp-specialised block moves registers from its producer warpgroup to
@@ -62,6 +64,8 @@ inline void wgmma_fence(const char* file = __builtin_FILE(), int line = __builti
   emu::wgmma_fence(file, line);
 }
 inline void wgmma_commit() { emu::wgmma_commit(); }
+// The async proxy is not modelled (README, CUDA emulation).
+inline void wgmma_fence_shared_writes() {}
 template <int ROWS>
 inline void wgmma_fence_operand(float (&)[ROWS][4]) {}
 template <int N>
@@ -88,6 +92,28 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* p, uint32_t lbo
 // registers across the asynchronous instruction (no copies it could reorder).
 template <int N>
 struct WgmmaAsm;
+template <>
+struct WgmmaAsm<24> {  // the atomic backward's dQ halves at hd 48: ss only
+  template <int TRANS_B>
+  static __device__ __forceinline__ void ss(float (&d)[3][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, 0, %15;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+  }
+};
+template <>
+struct WgmmaAsm<32> {  // the atomic backward's dQ halves at hd 64: ss only
+  template <int TRANS_B>
+  static __device__ __forceinline__ void ss(float (&d)[4][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, %19;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+  }
+};
 template <>
 struct WgmmaAsm<48> {
   template <int TRANS_B>
@@ -157,6 +183,12 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 8][4], const uint32_t (&
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Makes this thread's ordinary stores to shared memory visible to the async proxy, which wgmma
+// reads its descriptor operands through: before the barrier after which another thread's wgmma
+// reads them (a tile written by TMA needs none; its mbarrier orders it).
+__device__ __forceinline__ void wgmma_fence_shared_writes() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 // Pins accumulator registers in place around the asynchronous instructions: the compiler may not
 // move their reads or writes across it (the wait's "memory" clobber does not cover registers).
 template <int ROWS>

@@ -113,6 +113,11 @@ std::vector<KeySpec> make_schema() {
                "run.device = cuda: run each micro-batch as CUDA graphs, one per span between the units' "
                "communication, kept per token-count bucket and replayed; off by default until it has run on "
                "a GPU (README, On GPUs)"),
+      enum_key("run.deterministic", "off", {"on", "off"},
+               "run.device = cuda: on = the attention backward on Hopper (sm_90) forms dQ without atomics, so "
+               "that a run repeats bit for bit (two kernels, 7 tile products per pair instead of 5: slower); "
+               "off = dQ summed by fp32 atomics, as FlashAttention and cuDNN do. Other GPUs and the CPU are "
+               "deterministic either way"),
 
       // [model]: sizes default to 0 = the preset's value
       required(enum_key("model.preset", "",

@@ -64,7 +64,7 @@ std::unique_ptr<Ops> make_backend(const Deck& deck, const World& world) {
                     "(the block-scaled FP8 GEMM); this one is ", major, ".x; use model.fp8 = off"),
                 kExitInput);
 #endif
-  return std::make_unique<CudaOps>(device);
+  return std::make_unique<CudaOps>(device, deck.get_string("run.deterministic") == "on");
 #else
   (void)world;
   check_backend(deck);

@@ -3,7 +3,7 @@
 // compared with the CPU's. Backward gradients start from random values (they accumulate).
 // Shapes include strided views (modulation chunks of a [N, 6C] tensor), index arrays with
 // repeated rows, ragged packed batches with padding for every attention mask and head dims
-// 8, 16, 48, 64, 128.
+// 8, 16, 48, 64, 128 (attention also on a CudaOps with the atomic dQ of run.deterministic = off).
 //
 // Tolerances are normwise, max|cuda − cpu| / max|cpu| per output:
 //   fp32: 1e-6 for elementwise, row, norm, RoPE, loss and optimizer ops (the same fp32
@@ -60,10 +60,12 @@ struct CudaDevice {
   }
 };
 
-// Both backends, made once.
+// Both backends, made once; CUDA also with the Hopper attention's atomic dQ (run.deterministic =
+// off), which the emulation runs too (it reports compute capability 9.0).
 struct Backends {
   CpuOps cpu;
   CudaOps cuda;
+  CudaOps cuda_atomic_dq{0, false};
 };
 Backends& backends() {
   static Backends b;
@@ -211,12 +213,13 @@ constexpr Precision kFp32{DType::f32, DType::f32, DType::f32, "f32"},
 // residual stream views also as model.precision = bf16 runs it on CUDA (bf16 data, fp32
 // gradients and residual stream), held to the bf16 bound; output o is held to tols[o] (or
 // tols[0]).
-void compare(const std::string& name, const std::vector<Tol>& tols, const Case& run_case, bool mixed_too = false) {
+void compare(const std::string& name, const std::vector<Tol>& tols, const Case& run_case, bool mixed_too = false,
+             Ops& cuda = backends().cuda) {
   std::vector<Precision> precisions{kFp32, kBf16};
   if (mixed_too) precisions.push_back(kBf16Mixed);
   for (const Precision& p : precisions) {
     const Outputs ref = run_case(Run{backends().cpu, DType::f32, p.storage, DType::f32, DType::f32});
-    const Outputs got = run_case(Run{backends().cuda, p.storage, p.storage, p.gradients, p.residual});
+    const Outputs got = run_case(Run{cuda, p.storage, p.storage, p.gradients, p.residual});
     BOOST_TEST_REQUIRE(ref.size() == got.size());
     for (size_t o = 0; o < ref.size(); ++o) {
       const Tol& tol = tols[tols.size() == 1 ? 0 : o];
@@ -533,29 +536,31 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
   const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size());
   const int H = 2;
   for (AttnMask mask : {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross})
-    for (int hd : {8, 16, 48, 64, 128}) {
-      const bool cross = mask == AttnMask::cross;
-      const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
-      compare(str("attention ", cpu::attn_mask_name(mask), " hd ", hd), {kGemm, kGemm, kAttnGrad, kAttnGrad, kAttnGrad},
-              [&](const Run& r) {
-        auto seq = r.index(p.seq), blk = r.index(p.blk), grp = r.index(p.grp), cseq = r.index(p.cseq);
-        AttnIndex idx;
-        idx.mask = mask;
-        idx.q_seq = seq->get(), idx.q_blk = blk->get(), idx.q_grp = grp->get();
-        idx.k_seq = cross ? cseq->get() : seq->get();
-        idx.k_blk = cross ? nullptr : blk->get(), idx.k_grp = cross ? nullptr : grp->get();
-        auto q = r.data(r.random(Tq * D, 80), Tq, D), k = r.data(r.random(Tk * D, 81), Tk, D);
-        auto v = r.data(r.random(Tk * D, 82), Tk, D), out = r.data(std::vector<float>(Tq * D), Tq, D);
-        auto lse = r.stats(std::vector<float>(Tq * H), Tq, H);
-        auto dout = r.data(r.random(Tq * D, 83), Tq, D), dq = r.data(r.random(Tq * D, 84), Tq, D);
-        auto dk = r.data(r.random(Tk * D, 85), Tk, D), dv = r.data(r.random(Tk * D, 86), Tk, D);
-        const AttnConfig cfg{H, hd};
-        r.ops.attention_forward(q->view(), k->view(), v->view(), out->view(), lse->view(), cfg, idx);
-        r.ops.attention_backward(q->view(), k->view(), v->view(), out->view(), lse->view(), dout->view(), dq->view(),
-                                 dk->view(), dv->view(), cfg, idx);
-        return Outputs{out->read(), lse->read(), dq->read(), dk->read(), dv->read()};
-      });
-    }
+    for (int hd : {8, 16, 48, 64, 128})
+      for (Ops* cuda : {static_cast<Ops*>(&backends().cuda), static_cast<Ops*>(&backends().cuda_atomic_dq)}) {
+        const bool cross = mask == AttnMask::cross;
+        const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
+        const char* variant = cuda == &backends().cuda ? "" : " (atomic dq)";
+        compare(str("attention ", cpu::attn_mask_name(mask), " hd ", hd, variant),
+                {kGemm, kGemm, kAttnGrad, kAttnGrad, kAttnGrad}, [&](const Run& r) {
+          auto seq = r.index(p.seq), blk = r.index(p.blk), grp = r.index(p.grp), cseq = r.index(p.cseq);
+          AttnIndex idx;
+          idx.mask = mask;
+          idx.q_seq = seq->get(), idx.q_blk = blk->get(), idx.q_grp = grp->get();
+          idx.k_seq = cross ? cseq->get() : seq->get();
+          idx.k_blk = cross ? nullptr : blk->get(), idx.k_grp = cross ? nullptr : grp->get();
+          auto q = r.data(r.random(Tq * D, 80), Tq, D), k = r.data(r.random(Tk * D, 81), Tk, D);
+          auto v = r.data(r.random(Tk * D, 82), Tk, D), out = r.data(std::vector<float>(Tq * D), Tq, D);
+          auto lse = r.stats(std::vector<float>(Tq * H), Tq, H);
+          auto dout = r.data(r.random(Tq * D, 83), Tq, D), dq = r.data(r.random(Tq * D, 84), Tq, D);
+          auto dk = r.data(r.random(Tk * D, 85), Tk, D), dv = r.data(r.random(Tk * D, 86), Tk, D);
+          const AttnConfig cfg{H, hd};
+          r.ops.attention_forward(q->view(), k->view(), v->view(), out->view(), lse->view(), cfg, idx);
+          r.ops.attention_backward(q->view(), k->view(), v->view(), out->view(), lse->view(), dout->view(), dq->view(),
+                                   dk->view(), dv->view(), cfg, idx);
+          return Outputs{out->read(), lse->read(), dq->read(), dk->read(), dv->read()};
+        }, !kAlsoMixed, *cuda);
+      }
 }
 
 // A row whose every allowed score overflows to -Inf (lr 1e6, init_std 1e10) is NaN on both

@@ -79,6 +79,13 @@ inline T atomicAdd(T* p, T v) {
   *p = old + v;
   return old;
 }
+// sm_90's 8-byte float2 add: each half added on its own.
+inline float2 atomicAdd(float2* p, float2 v) {
+  const float2 old = *p;
+  p->x = old.x + v.x;
+  p->y = old.y + v.y;
+  return old;
+}
 template <class T>
 inline T atomicSub(T* p, T v) {
   const T old = *p;

@@ -8,7 +8,8 @@
 # cp_async_wait depth, pipeline stage, fragment index or tile summary in the tensor-core kernels
 # (attention_mma.cu, attention_rows.cuh, async_pipeline.cuh, mma_tiles.cuh); a missing wgmma
 # fence or wait, a stage released before its wgmma retired, an mbarrier arrival or wait, a wrong
-# expect_tx byte count or a wrong descriptor, tile counts shifted or tile skipping removed in
+# expect_tx byte count or a wrong descriptor, tile counts shifted or tile skipping removed, the
+# atomic dQ's dS buffers, halves, key range and columns wrong in
 # the Hopper kernels (attention_wgmma.cu, attention_wgmma_backward.cu, attention_wgmma_ring.cuh); in the
 # memory-bound kernels (norm_modulate.cu, column_sum.cuh, residual.cu, adamw.cu, vector_access.cuh)
 # a wrong vector bound or stride, a dropped scalar head or tail, a vector path taken where rows are
@@ -24,7 +25,10 @@
 # file matches it, e.g. ONLY='norm_modulate|residual|adamw|vector_access|linear|blas')
 set -uo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-scratch=${1:-$(mktemp -d /tmp/emb_mutants.XXXXXX)}
+# The default scratch is inside the checkout (git-ignored as /build*/): under ccache's base_dir
+# (when that is above the checkout) each run's objects hash as those of the last run's scratch,
+# whose relative layout is the same, so ccache reuses every object a mutant does not change.
+scratch=${1:-$(mktemp -d "$root/build-mutants.XXXXXX")}
 jobs=${JOBS:-2}
 only=${ONLY:-.}
 files=(attention.cu attention_mma.cu attention_rows.cuh attention_wgmma.cu attention_wgmma_backward.cu
@@ -181,9 +185,17 @@ mutants=(
   "attention_wgmma_backward.cu|dq: wgmma_fence() before dQ += dS·K removed|s.replace('    wgmma_fence();\n    wgmma_fence_operand(acc);\n', '    wgmma_fence_operand(acc);\n', 1)"
   "attention_wgmma_backward.cu|dkdv: wgmma_fence() before dV += Pᵀ·dO removed|s.replace('    wgmma_fence();\n    wgmma_fence_operand(dv_acc);\n', '    wgmma_fence_operand(dv_acc);\n', 1)"
   "attention_wgmma_backward.cu|dq: wgmma_wait<0> after dQ += dS·K removed|s.replace('    issue_pb<HD>(acc, ds, k_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(acc, ds, k_s);\n    wgmma_commit();\n', 1)"
-  "attention_wgmma_backward.cu|dkdv: wgmma_wait<0> after dV, dK removed (stage released in flight)|s.replace('    issue_pb<HD>(dk_acc, dst, q_s);\n    wgmma_commit();\n    wgmma_wait<0>();\n', '    issue_pb<HD>(dk_acc, dst, q_s);\n    wgmma_commit();\n', 1)"
+  "attention_wgmma_backward.cu|dkdv: wgmma_wait<0> after dV, dK removed (stage released in flight)|s.replace('    } else {\n      wgmma_wait<0>();\n    }\n', '    }\n', 1)"
   "attention_wgmma_backward.cu|dq: a warpgroup reads key tiles only the other one's rows may attend|s.replace('    if (!tiles.allowed(own_span, kt)) return;  // uniform per warpgroup\n', '', 1)"
-  "attention_wgmma_backward.cu|dkdv: a warpgroup reads query tiles only the other one's keys may attend|s.replace('    if (!tiles.allowed(own_span, qt)) return;  // uniform per warpgroup\n', '', 1)"
+  "attention_wgmma_backward.cu|dkdv: a warpgroup reads query tiles only the other one's keys may attend|s.replace('if (!attends[g]) {', 'if (false) {', 1)"
+  "attention_wgmma_backward.cu|atomic dq: dS read before the other warpgroup wrote its half (mbarrier wait removed)|s.replace('    mbarrier_wait(written, unsigned(dq_use >> 1 & 1));\n', '', 1)"
+  "attention_wgmma_backward.cu|atomic dq: one dS buffer (written while the other warpgroup's dQ may read it)|s.replace('L::scratch(base) + buffer * kDsBytes', 'L::scratch(base)', 1).replace('L::scratch(base) + int(dq_use & 1) * kDsBytes', 'L::scratch(base)', 1)"
+  "attention_wgmma_backward.cu|atomic dq: dS of a warpgroup stored over the other's half|s.replace('(8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes', '(2 * (threadIdx.x / 32 % 4)) * kChunkBytes', 1)"
+  "attention_wgmma_backward.cu|atomic dq: the keys of a warpgroup that skips the tile in dS·K|s.replace('const int first = attends[0] ? 0 : kGroupRows / 16, last = attends[1] ? kBlockRows / 16 : kGroupRows / 16;', 'const int first = 0, last = kBlockRows / 16;', 1)"
+  "attention_wgmma_backward.cu|atomic dq: a warpgroup's half added at the other's columns|s.replace('int64_t(h) * HD + g * (HD / 2), lane,', 'int64_t(h) * HD + (1 - g) * (HD / 2), lane,', 1)"
+  "attention_wgmma_backward.cu|atomic dq: wgmma_fence() before dQ = dS·K removed|s.replace('    wgmma_fence();\n#pragma unroll\n    for (int kk = 0; kk < kBlockRows / 16;', '#pragma unroll\n    for (int kk = 0; kk < kBlockRows / 16;', 1)"
+  "attention_wgmma_backward.cu|atomic dq: dQ read in flight (its wgmma_wait<0> removed)|s.replace('    wgmma_commit();\n    wgmma_wait<0>();\n    wgmma_fence_operand(dq);\n', '    wgmma_commit();\n    wgmma_fence_operand(dq);\n', 1)"
+  "attention_wgmma_backward.cu|atomic dq: a warpgroup that skips the tile forms no dQ half|s.replace('if (attends[1 - g]) {', 'if (false) {', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),\n          pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),', 'pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),\n          pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"
   "mma_tiles.cuh|accumulator element column 8n + 2t + e / 2 instead of e % 2|s.replace('8 * n + 2 * (lane % 4) + e % 2', '8 * n + 2 * (lane % 4) + e / 2', 1)"
