@@ -189,7 +189,7 @@ void attention_wgmma_forward(const bf16* q, const bf16* k, const bf16* v, bf16* 
   const Params p = summarize(idx, Tq, Tk, H, hd, w, stream);
   dispatch_head_dim<48, 64, 128>("attention_wgmma", hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value, bytes = Shared<HD>::kBytes;
-    allow_shared_bytes(attention_wgmma_forward_kernel<HD>, bytes, "attention_wgmma");
+    prepare_launch<ForwardRegisters>(attention_wgmma_forward_kernel<HD>, bytes, "attention_wgmma forward");
     const dim3 grid(unsigned((Tq + kBlockRows - 1) / kBlockRows), unsigned(H));
     // An empty context (Tk = 0, k and v possibly null) loads no key tile: its maps describe q,
     // so that they are valid ones.

@@ -289,7 +289,7 @@ void launch_dkdv(const CUtensorMap& k_map, const CUtensorMap& v_map, const CUten
                  const CUtensorMap& do_map, const float* lse, const float* D, bf16* dk, bf16* dv, float* dq_accum,
                  const Params& p, cudaStream_t stream) {
   constexpr int bytes = DkdvShared<HD, ATOMIC_DQ>::kBytes;
-  allow_shared_bytes(attention_wgmma_dkdv_kernel<HD, ATOMIC_DQ>, bytes, "attention_wgmma");
+  prepare_launch<DkdvRegisters>(attention_wgmma_dkdv_kernel<HD, ATOMIC_DQ>, bytes, "attention_wgmma dK/dV");
   EMB_LAUNCH((attention_wgmma_dkdv_kernel<HD, ATOMIC_DQ>), block_grid(p.Tk, p.H), kThreads, bytes, stream)(
       k_map, v_map, q_map, do_map, lse, D, dk, dv, dq_accum, p);
 }
@@ -315,7 +315,7 @@ void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const
                       k_map = tile_map(k, Tk, H, HD), v_map = tile_map(v, Tk, H, HD);
     if (accumulation == DqAccumulation::deterministic) {
       constexpr int dq_bytes = DqShared<HD>::kBytes;
-      allow_shared_bytes(attention_wgmma_dq_kernel<HD>, dq_bytes, "attention_wgmma");
+      prepare_launch<DqRegisters>(attention_wgmma_dq_kernel<HD>, dq_bytes, "attention_wgmma dQ");
       EMB_LAUNCH(attention_wgmma_dq_kernel<HD>, block_grid(Tq, H), kThreads, dq_bytes, stream)(
           q_map, do_map, k_map, v_map, lse, w.d, dq, p);
       launch_dkdv<HD, false>(k_map, v_map, q_map, do_map, lse, w.d, dk, dv, nullptr, p, stream);

@@ -13,8 +13,10 @@
 
 #include <cstdint>
 
+#include "core/error.hpp"
 #include "kernels/cuda/attention_passes.cuh"
 #include "kernels/cuda/attention_rows.cuh"
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
 
@@ -75,6 +77,23 @@ struct RingLayout {
   // The EXTRA mbarriers, after the ring's (Ring: resident, full and empty per stage).
   static __device__ uint64_t* extra_barriers(char* base) { return barriers(base) + 1 + 2 * kStages; }
 };
+
+// Before a launch of a block kernel with the split Registers and `bytes` of dynamic shared
+// memory: the shared memory opt-in, and a check that the kernel got the registers the split
+// moves. setmaxnreg.inc waits until the block's pool holds what it claims, forever when ptxas
+// gave the kernel fewer per thread than the 168 of the launch bound that the split assumes (it
+// gives them 168 today): an error instead of a hang.
+template <class Registers, class Kernel>
+void prepare_launch(Kernel* kernel, int bytes, const char* name) {
+  allow_shared_bytes(kernel, bytes, name);
+  cudaFuncAttributes a;
+  check_cuda(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kernel)), name);
+  const int needed = 128 * Registers::kProducer + kConsumers * Registers::kConsumer;
+  EMB_CHECK(a.numRegs * kThreads >= needed, name, ": built with ", a.numRegs, " registers per thread, so its ",
+            kThreads, " threads hold ", a.numRegs * kThreads, ", but its setmaxnreg split (", Registers::kProducer,
+            " producer, ", Registers::kConsumer, " consumer) moves ", needed,
+            " (setmaxnreg.inc would wait forever); set EMBTRAIN_CUDA_WGMMA=0 to run the mma.sync attention");
+}
 
 struct alignas(128) Aligned128 {  // TMA writes to 128-byte aligned shared memory
   char bytes[128];

@@ -9,6 +9,7 @@
 // two schedules whose results must be bit-identical. `cuda_test_kernels NAME` runs only the
 // tests whose name contains NAME (e.g. "attention").
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -536,6 +537,48 @@ void test_attention_edge_cases() {
                      " (mismatches)", bad, 0.0);
   }
 }
+
+#ifdef EMB_CUDA_EMULATE
+// A Hopper kernel that got fewer registers than its setmaxnreg split moves would hang on a GPU
+// (setmaxnreg.inc waits for them): each launch refuses it with an error naming the kernel. The
+// emulation reports EMB_EMU_KERNEL_REGISTERS as every kernel's register count.
+void test_wgmma_register_shortfall() {
+  std::mt19937 rng(3);
+  const PackedIndex p = random_packed_index(2, 2, 9, 9, 0, rng);
+  const int64_t T = int64_t(p.seq.size()), hd = 64;
+  DeviceArray<__nv_bfloat16> x(random_normal(T * hd, rng)), out(T * hd), dq(T * hd), dk(T * hd), dv(T * hd);
+  DeviceArray<float> lse(T);
+  const DevicePackedIndex dev(p);
+  const AttnIndex idx = dev.index(AttnMask::full);
+  DeviceArray<char> ws(WgmmaAtomicAttention::workspace_bytes(T, T, 1, int(hd)));
+  const auto forward = [&] {
+    WgmmaAttention::forward(x.get(), x.get(), x.get(), out.get(), lse.get(), T, T, 1, int(hd), idx, ws.get(), nullptr);
+  };
+  const auto backward = [&](auto impl) {
+    return [&] {
+      decltype(impl)::backward(x.get(), x.get(), x.get(), out.get(), lse.get(), x.get(), dq.get(), dk.get(), dv.get(),
+                               T, T, 1, int(hd), idx, ws.get(), nullptr);
+    };
+  };
+  setenv("EMB_EMU_KERNEL_REGISTERS", "160", 1);
+  const std::string errors[3] = {emb::test::error_of(forward), emb::test::error_of(backward(WgmmaAttention{})),
+                                 emb::test::error_of(backward(WgmmaAtomicAttention{}))};
+  unsetenv("EMB_EMU_KERNEL_REGISTERS");
+  const std::string kernels[3] = {"attention_wgmma forward", "attention_wgmma dQ", "attention_wgmma dK/dV"},
+                    splits[3] = {"56 producer, 224 consumer", "56 producer, 224 consumer", "40 producer, 232 consumer"};
+  for (int k = 0; k < 3; ++k)
+    expect_close(kernels[k] + " refuses 160 registers per thread (mismatch)",
+                 errors[k] != kernels[k] + ": built with 160 registers per thread, so its 384 threads hold 61440, but "
+                                           "its setmaxnreg split (" + splits[k] + ") moves 64512 (setmaxnreg.inc would "
+                                           "wait forever); set EMBTRAIN_CUDA_WGMMA=0 to run the mma.sync attention",
+                 0.0);
+  setenv("EMB_EMU_KERNEL_REGISTERS", "168", 1);  // what ptxas gives them: exactly the splits' sum
+  const std::string at_168 = emb::test::error_of(forward) + emb::test::error_of(backward(WgmmaAttention{})) +
+                             emb::test::error_of(backward(WgmmaAtomicAttention{}));
+  unsetenv("EMB_EMU_KERNEL_REGISTERS");
+  expect_close("attention_wgmma kernels run with 168 registers per thread (error)", !at_168.empty(), 0.0);
+}
+#endif
 
 // ---- column sums ------------------------------------------------------------------------------
 
@@ -1546,6 +1589,9 @@ int main(int argc, char** argv) {
         test_wgmma<64>();
         test_wgmma<128>();
       });
+#ifdef EMB_CUDA_EMULATE
+    run("attention_wgmma register split", [&] { test_wgmma_register_shortfall(); });
+#endif
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;

@@ -430,6 +430,19 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   return cudaSuccess;
 }
 
+// Kernels have no register file here: numRegs is EMB_EMU_KERNEL_REGISTERS (read at each call, so
+// that a test can set it), else 255, the most a thread may have, so that every setmaxnreg split
+// fits (attention_wgmma_ring.cuh's check_register_split).
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+  if (func == nullptr) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncGetAttributes of a null function");
+  *attr = cudaFuncAttributes{};
+  const char* v = std::getenv("EMB_EMU_KERNEL_REGISTERS");
+  attr->numRegs = v && *v ? std::atoi(v) : 255;
+  attr->maxThreadsPerBlock = 1024;
+  attr->maxDynamicSharedSizeBytes = 48 << 10;
+  return cudaSuccess;
+}
+
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
   Device& d = device();
   Lock lock(d.mutex);
