@@ -24,11 +24,12 @@ using bf16 = __nv_bfloat16;
 
 static_assert(kGroups == 2, "the ping-pong turns alternate between two warpgroups");
 
-// 3 stages: a consumer warp holds a tile's stage until its P·V retired, which is after it waited
-// for the next tile (intra-warpgroup overlap, below); with 2 the producer could load tile j + 1
-// only once tile j − 1 is released, at the end of the iteration before, too late to land in
-// time. With 3 it loads tile j + 1 during tile j's iteration, as 2 stages did without overlap.
-constexpr int kForwardStages = 3;
+// 4 stages: a consumer warp holds a tile's stage until its P·V retired, which is after it waited
+// for the next tile (intra-warpgroup overlap, below), so 2 stages are held; with 3 the producer
+// loads tile j + 1 during tile j's iteration, one tile's compute (≈ 0.3 µs at hd 64, 0.6 at hd
+// 128 on an H100) to cover TMA's latency from L2, with 4 it loads tile j + 2, two tiles ahead.
+// One block per SM (by registers) leaves the shared memory to spare: 65 / 85 / 167 kB.
+constexpr int kForwardStages = 4;
 // setmaxnreg (run_roles): at the launch's 168 per thread the overlap spilled at hd 128 (O, S and
 // the held P are 64 + 32 + 16 registers live together); the producer streams two arrays, as the
 // backward's dQ kernel, whose split this is.

@@ -6,8 +6,8 @@
 // head, 16 per warp) and a producer warpgroup, which gives its registers to the consumers
 // (setmaxnreg) and whose first warp loads the block's resident tiles once and
 // streams the allowed 64-row tiles of the other side (tile skipping as attention_mma, over the
-// block's 128 rows) by TMA into a ring of shared memory (no-swizzle core matrix layout; 3 stages
-// in the forward, 2 in the backward)
+// block's 128 rows) by TMA into a ring of shared memory (no-swizzle core matrix layout; 4 stages
+// in the forward, 3 in the backward)
 // that both warpgroups read, signalled by per-stage "full" mbarriers (transaction bytes) and
 // released by "empty" mbarriers each consumer warp arrives on once its wgmma reading the stage
 // has retired (attention_wgmma_ring.cuh); a warpgroup releases unread a tile its own 64 rows may

@@ -32,11 +32,14 @@ using bf16 = __nv_bfloat16;
 // kernels, less as the producer got more (its tile scan and 2 · 16 unrolled TMA issues per tile),
 // 56 / 224 spilled dK/dV more.
 using DqRegisters = RegisterSplit<56, 224>;    // no spills
-using DkdvRegisters = RegisterSplit<40, 232>;  // 104 B of spill stores at hd 128, none below
+using DkdvRegisters = RegisterSplit<40, 232>;  // spills at hd 128 only (README)
 
-// Both kernels' rings have 2 stages: each body waits for its wgmma before it returns, so that the
-// producer fills the next stage while the consumers read the current one.
-constexpr int kBackwardStages = 2;
+// Both kernels' rings have 3 stages: each body waits for its wgmma before it returns, so that
+// with 2 the producer fills the next stage while the consumers read the current one, one tile's
+// compute ahead; with 3 it is two tiles ahead, to cover TMA's latency from L2. One block per SM
+// (by registers) leaves the shared memory to spare: dQ 64 / 84 / 166 kB, dK/dV 65 / 86 / 168 kB,
+// with the atomic dQ's dS buffers 98 / 119 / 201 kB (of 227 KiB).
+constexpr int kBackwardStages = 3;
 // dQ: Q and dO resident; K and V streamed with their key tokens.
 template <int HD>
 using DqShared = RingLayout<HD, kBackwardStages, 2, 2, 0, 0, 0>;
