@@ -275,7 +275,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // dq += scale · dq_accum, 8 elements per thread and step (n, a multiple of hd, is one of 8).
 __global__ void add_dq_accumulator_kernel(const float* dq_accum, bf16* dq, int64_t n, float scale) {
-  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8; i < n; i += int64_t(gridDim.x) * blockDim.x * 8) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x * 8;
+  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 8; i < n; i += stride) {
     float sum[8], grad[8];
     load_vector<8>(dq_accum + i, sum);
     load_vector<8>(dq + i, grad);
@@ -325,8 +326,8 @@ void attention_wgmma_backward(const bf16* q, const bf16* k, const bf16* v, const
       return;
     }
     const int64_t n = Tq * H * HD;
-    float* dq_accum = reinterpret_cast<float*>(static_cast<char*>(workspace) +
-                                               attention_wgmma_workspace_bytes(Tq, Tk, H, HD, DqAccumulation::deterministic));
+    const size_t dq_accum_at = attention_wgmma_workspace_bytes(Tq, Tk, H, HD, DqAccumulation::deterministic);
+    float* dq_accum = reinterpret_cast<float*>(static_cast<char*>(workspace) + dq_accum_at);
     check_cuda(cudaMemsetAsync(dq_accum, 0, size_t(n) * sizeof(float), stream), "attention_wgmma: zero dQ accumulator");
     launch_dkdv<HD, true>(k_map, v_map, q_map, do_map, lse, w.d, dk, dv, dq_accum, p, stream);
     EMB_LAUNCH(add_dq_accumulator_kernel, grid_for(n / 8, 256), 256, 0, stream)(dq_accum, dq, n, p.scale);

@@ -15,8 +15,8 @@ namespace {
 // depend on them).
 const std::set<std::string> kRestartSections = {"comm", "debug"};
 const std::set<std::string> kRestartKeys = {
-    "run.name",           "run.output_dir", "run.log_every",   "run.device",       "run.cuda_graphs",  "run.deterministic",
-    "model.recompute",
+    "run.name",           "run.output_dir", "run.log_every",   "run.device",       "run.cuda_graphs",
+    "run.deterministic",  "model.recompute",
     "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "train.steps",
     "train.micro_batch",  "train.shard",    "train.bucket_mb", "train.ranks",      "train.nan_policy",
     "train.resume",       "train.ckpt_every", "train.ckpt_dir", "train.ckpt_keep",  "train.ckpt_on_error", "train.watchdog_s"};
