@@ -1349,12 +1349,16 @@ struct alignas(128) Aligned128 {
 // Bᵀ [N][16] and B [16][N] into shared memory in the no-swizzle core-matrix layouts (A and Bᵀ
 // K-major: one box of 8 columns per chunk, chunks 64·16 and N·16 bytes apart; B N-major: boxes of
 // 8 columns × 16 rows, 256 bytes apart). Then, in one group, d1 = C + A·B through wgmma_ss
-// (K-major B) + A·B through wgmma_rs (A from registers, N-major B), and d2 = A·B through
-// wgmma_rs with scale_d false over NaN. out1, out2: [64][N] row-major.
+// (K-major B) + A·B through wgmma_rs (A from registers, N-major B), d2 = A·B through wgmma_rs
+// with scale_d false over NaN, and d3 = A·B through wgmma_ss with N-major B (the atomic dQ's
+// form) with scale_d false over NaN; wgmma_rs is built for N 48, 64, 128 only, so below 48
+// d1 = C + A·B and d2 stays NaN. out1, out2, out3: [64][N] row-major.
+template <int N>
+constexpr bool kWgmmaRs = N >= 48;
 template <int N>
 __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap bt_map,
                              const __grid_constant__ CUtensorMap b_map, const __nv_bfloat16* A, const float* C,
-                             float* out1, float* out2) {
+                             float* out1, float* out2, float* out3) {
 #ifdef EMB_HOPPER_DEVICE_CODE
   constexpr int kA = 0, kBt = 64 * 16 * 2, kB = kBt + N * 16 * 2, kBar = kB + N * 16 * 2;
   EMB_DYNAMIC_SHARED(Aligned128, shared);
@@ -1380,23 +1384,29 @@ __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __
     return uint32_t(lo.x) | uint32_t(hi.x) << 16;
   };
   const uint32_t a[4] = {pack(g, 2 * t), pack(g + 8, 2 * t), pack(g, 2 * t + 8), pack(g + 8, 2 * t + 8)};
-  float d1[N / 8][4], d2[N / 8][4];
+  float d1[N / 8][4], d2[N / 8][4], d3[N / 8][4];
   for_each_element<N>(threadIdx.x % 32, [&](int n, int e, int col) {
     d1[n][e] = C[(16 * w + g + 8 * (e / 2)) * N + col];
-    d2[n][e] = NAN;
+    d2[n][e] = d3[n][e] = NAN;
   });
+  const uint64_t a_desc = wgmma_descriptor(base + kA, 64 * 16, 128), b_desc = wgmma_descriptor(base + kB, 128, 256);
   wgmma_fence();
-  wgmma_ss<N, 0>(d1, wgmma_descriptor(base + kA, 64 * 16, 128), wgmma_descriptor(base + kBt, N * 16, 128), true);
-  wgmma_rs<N, 1>(d1, a, wgmma_descriptor(base + kB, 128, 256), true);
-  wgmma_rs<N, 1>(d2, a, wgmma_descriptor(base + kB, 128, 256), false);
+  wgmma_ss<N, 0>(d1, a_desc, wgmma_descriptor(base + kBt, N * 16, 128), true);
+  if constexpr (kWgmmaRs<N>) {
+    wgmma_rs<N, 1>(d1, a, b_desc, true);
+    wgmma_rs<N, 1>(d2, a, b_desc, false);
+  }
+  wgmma_ss<N, 1>(d3, a_desc, b_desc, false);
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_fence_operand(d1);
   wgmma_fence_operand(d2);
+  wgmma_fence_operand(d3);
   for_each_element<N>(threadIdx.x % 32, [&](int n, int e, int col) {
     const int row = 16 * w + g + 8 * (e / 2);
     out1[row * N + col] = d1[n][e];
     out2[row * N + col] = d2[n][e];
+    out3[row * N + col] = d3[n][e];
   });
 #endif
 }
@@ -1415,7 +1425,7 @@ void test_wgmma() {
     for (int n = 0; n < N; ++n) Bt[n * 16 + k] = B[k * N + n];
   const auto C = random_normal(64 * N, rng);
   DeviceArray<__nv_bfloat16> A_d(A), A_tma_d(A_tma), B_d(B), Bt_d(Bt);
-  DeviceArray<float> C_d(C), out1_d(64 * N), out2_d(64 * N);
+  DeviceArray<float> C_d(C), out1_d(64 * N), out2_d(64 * N), out3_d(64 * N);
   auto map = [](const DeviceArray<__nv_bfloat16>& x, uint64_t cols, uint64_t rows, uint32_t box_rows) {
     CUtensorMap m;
     const uint64_t dims[2] = {cols, rows}, strides[1] = {cols * 2};
@@ -1429,7 +1439,7 @@ void test_wgmma() {
              "wgmma_kernel");
   EMB_LAUNCH(wgmma_kernel<N>, 1, 128, bytes, nullptr)(map(A_tma_d, 16, kRowsInTensor, 64), map(Bt_d, 16, N, N),
                                                       map(B_d, N, 16, 16), A_d.get(), C_d.get(), out1_d.get(),
-                                                      out2_d.get());
+                                                      out2_d.get(), out3_d.get());
   check_launch("wgmma_kernel");
   sync();
   Ref D1(64 * N), D2(64 * N);
@@ -1437,13 +1447,14 @@ void test_wgmma() {
     for (int n = 0; n < N; ++n) {
       double s = 0.0;
       for (int k = 0; k < 16; ++k) s += double(A[r * 16 + k]) * B[k * N + n];
-      D1[r * N + n] = C[r * N + n] + 2.0 * s;
+      D1[r * N + n] = C[r * N + n] + (kWgmmaRs<N> ? 2.0 : 1.0) * s;
       D2[r * N + n] = s;
     }
   const std::string n = " N " + std::to_string(N);
-  expect_close("wgmma_ss + wgmma_rs chained, after TMA loads (zero fill)" + n, relative_error(out1_d.download(), D1),
-               1e-6);
-  expect_close("wgmma_rs with scale_d false" + n, relative_error(out2_d.download(), D2), 1e-6);
+  const std::string chained = kWgmmaRs<N> ? "wgmma_ss + wgmma_rs chained" : "wgmma_ss";
+  expect_close(chained + ", after TMA loads (zero fill)" + n, relative_error(out1_d.download(), D1), 1e-6);
+  if (kWgmmaRs<N>) expect_close("wgmma_rs with scale_d false" + n, relative_error(out2_d.download(), D2), 1e-6);
+  expect_close("wgmma_ss with N-major B, scale_d false" + n, relative_error(out3_d.download(), D2), 1e-6);
 }
 
 std::string g_filter;  // runs only the device tests whose name contains it (argv[1])
@@ -1586,6 +1597,8 @@ int main(int argc, char** argv) {
     run("mma", [&] { test_mma(); });
     if (attention_wgmma_available(0))
       run("wgmma", [&] {
+        test_wgmma<24>();
+        test_wgmma<32>();
         test_wgmma<48>();
         test_wgmma<64>();
         test_wgmma<128>();
