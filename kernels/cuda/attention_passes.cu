@@ -12,9 +12,9 @@
 
 namespace emb::cuda {
 
-namespace {
-
 size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+namespace {
 
 __global__ void summarize_tiles_kernel(Side side, TileSummary* out, int64_t n_tiles) {
   const int64_t tile = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;

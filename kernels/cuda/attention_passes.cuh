@@ -36,6 +36,8 @@ struct Workspace {
 };
 
 Workspace carve_workspace(void* base, int64_t Tq, int64_t Tk);
+// bytes rounded up to a multiple of 256, the alignment of each workspace part.
+size_t align256(size_t bytes);
 
 struct Params {
   int64_t Tq, Tk;

@@ -191,11 +191,10 @@ void attention_wgmma_forward(const bf16* q, const bf16* k, const bf16* v, bf16* 
   dispatch_head_dim<48, 64, 128>("attention_wgmma", hd, [&](auto head_dim) {
     constexpr int HD = decltype(head_dim)::value, bytes = Shared<HD>::kBytes;
     prepare_launch<ForwardRegisters>(attention_wgmma_forward_kernel<HD>, bytes, "attention_wgmma forward");
-    const dim3 grid(unsigned((Tq + kBlockRows - 1) / kBlockRows), unsigned(H));
     // An empty context (Tk = 0, k and v possibly null) loads no key tile: its maps describe q,
     // so that they are valid ones.
     const bool keys = Tk > 0;
-    EMB_LAUNCH(attention_wgmma_forward_kernel<HD>, grid, kThreads, bytes, stream)(
+    EMB_LAUNCH(attention_wgmma_forward_kernel<HD>, block_grid(Tq, H), kThreads, bytes, stream)(
         tile_map(q, Tq, H, HD), tile_map(keys ? k : q, keys ? Tk : Tq, H, HD), tile_map(keys ? v : q, keys ? Tk : Tq, H, HD),
         out, lse, p);
   });

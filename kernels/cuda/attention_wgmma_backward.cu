@@ -122,15 +122,14 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
                                       span_summary(p.k_tiles, j0 + kGroupRows, kGroupRows, p.Tk)};
   float dk_acc[HD / 8][4] = {}, dv_acc[HD / 8][4] = {};
   int64_t dq_use = 0;  // ATOMIC_DQ: the tiles whose dQ the block formed so far
-  // Once both warpgroups wrote their dS halves of the dq_use-th tile.
-  const auto wait_for_ds = [&] {
+  const auto ds_buffer = [&] { return L::scratch(base) + int(dq_use & 1) * kDsBytes; };  // the dq_use-th tile's
+  // Once both warpgroups wrote their dS halves of the tile, this warpgroup's half of its dQ; its
+  // wait retires all this warpgroup has in flight.
+  const auto add_dq = [&](const bool (&attends)[kGroups], int64_t qt) {
     uint64_t* written = L::extra_barriers(base) + (dq_use & 1);
     mbarrier_arrive(written);
     mbarrier_wait(written, unsigned(dq_use >> 1 & 1));
-  };
-  // Then this warpgroup's half of the tile's dQ; its wait retires all this warpgroup has in flight.
-  const auto add_dq = [&](const bool (&attends)[kGroups], int64_t qt) {
-    const char* ds = L::scratch(base) + int(dq_use & 1) * kDsBytes;
+    const char* ds = ds_buffer();
     ++dq_use;
     const int first = attends[0] ? 0 : kGroupRows / 16, last = attends[1] ? kBlockRows / 16 : kGroupRows / 16;
     float dq[HD / 16][4] = {};  // zeros: with undefined registers as its input ptxas spilled 700 B at hd 128
@@ -157,10 +156,7 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
     const bool attends[kGroups] = {tiles.allowed(spans[0], qt), tiles.allowed(spans[1], qt)};  // uniform per block
     if (!attends[g]) {
       if constexpr (ATOMIC_DQ)
-        if (attends[1 - g]) {
-          wait_for_ds();
-          add_dq(attends, qt);
-        }
+        if (attends[1 - g]) add_dq(attends, qt);
       return;
     }
     const char *q_s = L::streamed(base, 0, s), *do_s = L::streamed(base, 1, s);
@@ -181,7 +177,7 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
     if constexpr (ATOMIC_DQ) {
       // dSᵀ [key][query] of this lane (keys 16w' + lane / 4 + 8·(e / 2) of the warpgroup's, w' its
       // warp in it) as dS [query][key]: 8-key chunk 8g + 2w' + e / 2, row = query, lane / 4 in it.
-      char* ds = L::scratch(base) + int(dq_use & 1) * kDsBytes + (8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes;
+      char* ds = ds_buffer() + (8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes;
       for_each_element<kTileRows>(lane, [&](int n, int e, int col) {
         *reinterpret_cast<bf16*>(ds + (e / 2) * kChunkBytes + col * 16 + lane / 4 * 2) = from_f32<bf16>(dpt[n][e]);
       });
@@ -194,12 +190,10 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
     issue_pb<HD>(dv_acc, pt, do_s);
     issue_pb<HD>(dk_acc, dst, q_s);
     wgmma_commit();
-    if constexpr (ATOMIC_DQ) {
-      wait_for_ds();  // while dV, dK run
-      add_dq(attends, qt);  // its wait retires dV, dK too
-    } else {
+    if constexpr (ATOMIC_DQ)
+      add_dq(attends, qt);  // while dV, dK run; its wait retires them too
+    else
       wgmma_wait<0>();
-    }
     wgmma_fence_operand(dv_acc);
     wgmma_fence_operand(dk_acc);
   });
@@ -286,8 +280,6 @@ __global__ void add_dq_accumulator_kernel(const float* dq_accum, bf16* dq, int64
   }
 }
 
-dim3 block_grid(int64_t T, int H) { return dim3(unsigned((T + kBlockRows - 1) / kBlockRows), unsigned(H)); }
-
 template <int HD, bool ATOMIC_DQ>
 void launch_dkdv(const CUtensorMap& k_map, const CUtensorMap& v_map, const CUtensorMap& q_map,
                  const CUtensorMap& do_map, const float* lse, const float* D, bf16* dk, bf16* dv, float* dq_accum,
@@ -301,7 +293,7 @@ void launch_dkdv(const CUtensorMap& k_map, const CUtensorMap& v_map, const CUten
 }  // namespace
 
 size_t attention_wgmma_workspace_bytes(int64_t Tq, int64_t Tk, int H, int hd, DqAccumulation accumulation) {
-  const size_t base = (attention_workspace_bytes(Tq, Tk, H) + 255) / 256 * 256;
+  const size_t base = align256(attention_workspace_bytes(Tq, Tk, H));
   return base + (accumulation == DqAccumulation::atomic ? size_t(Tq) * size_t(H) * size_t(hd) * sizeof(float) : 0);
 }
 

@@ -41,9 +41,12 @@ static_assert(kTileRows == kGroupRows, "streamed and resident tiles share the ch
 template <int PRODUCER, int CONSUMER>
 struct RegisterSplit {
   static constexpr int kProducer = PRODUCER, kConsumer = CONSUMER;
-  static_assert(128 * PRODUCER + kConsumers * CONSUMER <= kThreads * 168,
-                "setmaxnreg moves registers, it does not add them");
+  static constexpr int kMoved = 128 * PRODUCER + kConsumers * CONSUMER;  // over the block's warpgroups
+  static_assert(kMoved <= kThreads * 168, "setmaxnreg moves registers, it does not add them");
 };
+
+// Grid of a block kernel over T rows of H heads: blocks of 128 rows, one head each.
+inline dim3 block_grid(int64_t T, int H) { return dim3(unsigned((T + kBlockRows - 1) / kBlockRows), unsigned(H)); }
 
 // Dynamic shared memory of a ring of STAGES stages: RESIDENT arrays of one tile per warpgroup
 // (loaded once), STREAMED arrays of one tile per stage, SCRATCH bytes the kernel writes itself (a
@@ -88,10 +91,10 @@ void prepare_launch(Kernel* kernel, int bytes, const char* name) {
   allow_shared_bytes(kernel, bytes, name);
   cudaFuncAttributes a;
   check_cuda(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kernel)), name);
-  const int needed = 128 * Registers::kProducer + kConsumers * Registers::kConsumer;
-  EMB_CHECK(a.numRegs * kThreads >= needed, name, ": built with ", a.numRegs, " registers per thread, so its ",
-            kThreads, " threads hold ", a.numRegs * kThreads, ", but its setmaxnreg split (", Registers::kProducer,
-            " producer, ", Registers::kConsumer, " consumer) moves ", needed,
+  EMB_CHECK(a.numRegs * kThreads >= Registers::kMoved, name, ": built with ", a.numRegs,
+            " registers per thread, so its ", kThreads, " threads hold ", a.numRegs * kThreads,
+            ", but its setmaxnreg split (", Registers::kProducer, " producer, ", Registers::kConsumer,
+            " consumer) moves ", Registers::kMoved,
             " (setmaxnreg.inc would wait forever); set EMBTRAIN_CUDA_WGMMA=0 to run the mma.sync attention");
 }
 

@@ -315,10 +315,10 @@ double relative_difference(const bf16* cudnn, const bf16* ours, int64_t n) {
 // SDPA, forward, backward and both, on the same GPU and the same work: B samples of S tokens
 // (packed = padded), full mask, and causal (our block_causal with one block per token and one
 // group is exactly causal). Rates count allowed pairs only. cuDNN's backward runs in its default
-// mode (dQ accumulated in fp32, not deterministic: against our atomic dQ) and deterministic
-// (against our deterministic one). Its outputs are compared with ours first (O, dQ, dK, dV; the
-// last of ours run), so a graph that computes something else is reported, not timed as if it
-// were the reference. The issue's target: our fwd+bwd at least cuDNN's.
+// mode (dQ accumulated in fp32, not deterministic: the one to time our atomic dQ against) and
+// deterministic (ours without atomics). Both are checked first against the last of ours run (O,
+// dQ, dK, dV), so a graph that computes something else is reported, not timed as if it were the
+// reference. The issue's target: our fwd+bwd at least cuDNN's.
 void bench_attention_vs_cudnn(int hd) {
   const int64_t B = 4, S = 4096, H = 3072 / hd, T_ = B * S, ld = H * hd;
   std::vector<int32_t> seq(static_cast<size_t>(T_)), blk(static_cast<size_t>(T_)), grp(static_cast<size_t>(T_), 0);

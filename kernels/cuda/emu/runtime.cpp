@@ -432,7 +432,7 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 
 // Kernels have no register file here: numRegs is EMB_EMU_KERNEL_REGISTERS (read at each call, so
 // that a test can set it), else 255, the most a thread may have, so that every setmaxnreg split
-// fits (attention_wgmma_ring.cuh's check_register_split).
+// fits (attention_wgmma_ring.cuh's prepare_launch).
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   if (func == nullptr) return api_error(cudaErrorInvalidDeviceFunction, "cudaFuncGetAttributes of a null function");
   *attr = cudaFuncAttributes{};
