@@ -3,16 +3,28 @@
 #pragma once
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace emb::test {
 
+// Removes every folder make_temp_dir made when the test program ends.
+struct TempDirs {
+  std::vector<std::string> made;
+  ~TempDirs() {
+    for (const std::string& dir : made) std::filesystem::remove_all(dir);
+  }
+};
+
 inline std::string make_temp_dir(const std::string& tag) {
+  static TempDirs dirs;
   std::string pattern = "/tmp/embtrain_" + tag + "_XXXXXX";
   BOOST_REQUIRE(mkdtemp(pattern.data()) != nullptr);
+  dirs.made.push_back(pattern);
   return pattern;
 }
 
