@@ -368,6 +368,27 @@ class WanVae(unittest.TestCase):
         mean, std = mk.TINY_VAE22.constants()
         self.assertEqual((len(mean), len(std)), (48, 48))
 
+    def test_op_list_counts_the_convolutions_it_runs(self):
+        for params, d in [(self.p21, mk.TINY_VAE21), (self.p22, mk.TINY_VAE22)]:
+            counted = []
+            real = {n: getattr(torch.nn.functional, n) for n in ("conv2d", "conv3d")}
+
+            def counting(name):
+                def conv(x, w, b=None, *args, **kw):
+                    y = real[name](x, w, b, *args, **kw)
+                    counted.append(2 * y.numel() * w[0].numel())
+                    return y
+                return conv
+            try:
+                torch.nn.functional.conv2d, torch.nn.functional.conv3d = counting("conv2d"), counting("conv3d")
+                V.encode(params, d, self._video(9), chunked=False)
+            finally:
+                torch.nn.functional.conv2d, torch.nn.functional.conv3d = real["conv2d"], real["conv3d"]
+            listed = V.encoder_ops(d, 9, 32, 48)
+            attention = [o for o in listed if o[0] == "encoder.middle.1"][0]
+            qkv_proj = 2 * 4 * d.stage_dims[-1] ** 2 * 3 * (32 // d.spatial_factor) * (48 // d.spatial_factor)
+            self.assertEqual(sum(o[2] for o in listed) - attention[2] + qkv_proj, sum(counted), d.kind)
+
     def test_released_layout(self):
         s = V.param_shapes(V.VaeDims.wan21())
         self.assertEqual(s["encoder.downsamples.5.time_conv.weight"], (192, 192, 3, 1, 1))

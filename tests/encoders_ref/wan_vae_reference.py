@@ -396,3 +396,52 @@ def i2v_condition(params, d: VaeDims, first_frame, num_frames, dtype=torch.float
     mask = torch.zeros(b, 4, lat.shape[2], lat.shape[3], lat.shape[4], dtype=dtype)
     mask[:, :, 0] = 1
     return torch.cat([mask, lat], 1)
+
+
+def encoder_ops(d: VaeDims, t, h, w):
+    """The encoder's compute ops for a clip of t frames (t = 1 + 4n) at h x w, in execution
+    order: (op, shape text, FLOPs = 2 x multiply-adds) with frame counts of the one-pass form."""
+    ops = []
+    if d.kind == "wan22":
+        h, w = h // 2, w // 2
+        ops.append(("patchify 2x2", f"[3,{t},{2 * h},{2 * w}] -> [12,{t},{h},{w}]", 0))
+    cin = d.in_channels
+
+    def conv3(name, ci, co, t_, h_, w_):
+        ops.append((name, f"causal conv3d k3 {ci}->{co} @ [{t_},{h_},{w_}]", 2 * 27 * ci * co * t_ * h_ * w_))
+
+    def norm(c, t_, h_, w_):
+        ops.append(("channel RMS norm + SiLU", f"C={c} @ [{t_},{h_},{w_}]", 0))
+
+    conv3("conv1", cin, d.dim, t, h, w)
+    for prefix, kind, ci, co in encoder_layout(d):
+        if kind == "res":
+            norm(ci, t, h, w)
+            conv3(prefix + "residual.2", ci, co, t, h, w)
+            norm(co, t, h, w)
+            conv3(prefix + "residual.6", co, co, t, h, w)
+            if ci != co:
+                ops.append((prefix + "shortcut", f"conv 1x1x1 {ci}->{co} @ [{t},{h},{w}]", 2 * ci * co * t * h * w))
+        elif kind in ("down2d", "down3d"):
+            ops.append((prefix + "resample.1", f"pad (0,1,0,1) + conv2d 3x3 s2 {co}->{co} @ [{t},{h},{w}] -> "
+                        f"[{t},{h // 2},{w // 2}]", 2 * 9 * co * co * t * (h // 2) * (w // 2)))
+            h, w = h // 2, w // 2
+            if kind == "down3d":
+                t_out = 1 + (t - 1) // 2
+                ops.append((prefix + "time_conv", f"conv (3,1,1) s(2,1,1) {co}->{co} @ [{t},{h},{w}] -> "
+                            f"[{t_out},{h},{w}] (frame 0 passed through)", 2 * 3 * co * co * (t_out - 1) * h * w))
+                t = t_out
+        elif kind == "avg_end":
+            ops.append((prefix + "avg_shortcut", f"unshuffle (t {ci[1]}, s {ci[2]}) + group mean -> C={co} "
+                        f"@ [{t},{h},{w}]", 0))
+    c = d.stage_dims[-1]
+    for name in ("encoder.middle.0.", "encoder.middle.2."):
+        conv3(name + "residual.2", c, c, t, h, w)
+        conv3(name + "residual.6", c, c, t, h, w)
+        if name.endswith("0."):
+            ops.append(("encoder.middle.1", f"per-frame attention, 1 head, C={c}, {h * w} positions x {t} frames",
+                        t * (2 * 4 * c * c * h * w + 2 * 2 * (h * w) ** 2 * c)))
+    conv3("encoder.head.2", c, 2 * d.z, t, h, w)
+    ops.append(("conv1 (1x1x1) -> mu", f"{2 * d.z}->{2 * d.z} @ [{t},{h},{w}], keep the first {d.z}",
+                2 * (2 * d.z) ** 2 * t * h * w))
+    return ops
