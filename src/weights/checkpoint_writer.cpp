@@ -1,7 +1,6 @@
 #include "weights/checkpoint_writer.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -13,17 +12,6 @@
 namespace emb {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// HF's name for shard k (from 1) of n.
-std::string shard_name(size_t k, size_t n) {
-  char name[64];
-  std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", k, n);
-  return name;
-}
-
-}  // namespace
 
 CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<TensorSpec>& tensors,
                                    uint64_t max_shard_bytes, const std::map<std::string, std::string>& metadata)
@@ -45,7 +33,7 @@ CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<
   make_dirs(folder);
   nlohmann::json weight_map = nlohmann::json::object();
   for (size_t k = 0; k < plan.size(); ++k) {
-    const std::string name = plan.size() == 1 ? kSingleSafetensorsName : shard_name(k + 1, plan.size());
+    const std::string name = plan.size() == 1 ? kSingleSafetensorsName : hf_shard_name(k + 1, plan.size());
     for (const TensorSpec& t : plan[k]) weight_map[t.name] = name;
     shards_.push_back(std::make_unique<SafetensorsWriter>((fs::path(folder) / name).string(), plan[k], metadata));
     const auto& shard_order = shards_.back()->order();

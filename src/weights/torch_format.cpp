@@ -64,15 +64,15 @@ TensorTable parse_torch_zip(const MappedFile& file) {
   const std::string version_text = entry_text(file, *version);
   const int version_number = std::atoi(version_text.c_str());
   EMB_CHECK(version_number >= 1 && version_number <= kMaxTorchArchiveVersion, path, ": torch.save archive version ",
-            quoted(version_text), " (this reader knows 1 to ", kMaxTorchArchiveVersion, ")");
+            emb::quoted(version_text), " (this reader knows 1 to ", kMaxTorchArchiveVersion, ")");
   if (const ZipEntry* order = entry("byteorder"))
-    EMB_CHECK(entry_text(file, *order) == "little", path, ": storages are ", quoted(entry_text(file, *order)),
+    EMB_CHECK(entry_text(file, *order) == "little", path, ": storages are ", emb::quoted(entry_text(file, *order)),
               "-endian; re-save the file on a little-endian machine");
 
   const ZipEntry& pickle = *entry("data.pkl");
   TensorTable table;
   for (PickledTensor& t : unpickle_tensor_dict(file.data() + pickle.data_offset, pickle.size, path)) {
-    const std::string where = str(path, ": tensor ", quoted(t.name), ": storage ", quoted(t.storage_key), ": ");
+    const std::string where = str(path, ": tensor ", emb::quoted(t.name), ": storage ", emb::quoted(t.storage_key), ": ");
     const ZipEntry* storage = entry("data/" + t.storage_key);
     EMB_CHECK(storage, where, "no entry ", archive, "/data/", t.storage_key, " in the archive");
     const uint64_t element = weight_dtype_size(t.dtype);

@@ -13,8 +13,10 @@ namespace {
 
 enum class Kind { none, boolean, integer, string, tuple, list, dict, global, storage, tensor };
 
+// With its article, for messages: "holds an int under key 'step'".
 const char* kind_name(Kind k) {
-  constexpr const char* kNames[] = {"None", "bool", "int", "str", "tuple", "list", "dict", "class", "storage", "tensor"};
+  constexpr const char* kNames[] = {"None",   "a bool",  "an int",    "a str",     "a tuple",
+                                    "a list", "a dict",  "a class",   "a storage", "a tensor"};
   return kNames[static_cast<int>(k)];
 }
 
@@ -97,8 +99,8 @@ class Unpickler {
           break;
         }
         default:
-          refuse(str("pickle opcode 0x", hex(op), " at byte ", op_at_, ", which torch.save does not write for a dict "
-                     "of tensors"), "");
+          refuse(str("pickle opcode 0x", hex(op), " at byte ", op_at_, " (this reader knows the protocol-2 opcodes "
+                     "torch.save writes by default)"), "");
       }
     }
   }
@@ -205,7 +207,7 @@ class Unpickler {
 
   void add_items(Kind kind, std::vector<Ref> items) {
     Ref target = top();
-    if (target->kind != kind) corrupt(str("items added to a ", kind_name(target->kind)));
+    if (target->kind != kind) corrupt(str("items added to ", kind_name(target->kind)));
     if (kind == Kind::dict && items.size() % 2) corrupt("a dict item without a value");
     for (Ref& item : items) target->items.push_back(std::move(item));
   }
@@ -264,7 +266,7 @@ class Unpickler {
   // state_dict(), whose _metadata (module versions) carries no weights.
   void build() {
     pop();
-    if (top()->kind != Kind::dict) corrupt(str("attributes set on a ", kind_name(top()->kind)));
+    if (top()->kind != Kind::dict) corrupt(str("attributes set on ", kind_name(top()->kind)));
   }
 
   const unsigned char* data_;
@@ -280,18 +282,18 @@ class Unpickler {
 std::vector<PickledTensor> unpickle_tensor_dict(const unsigned char* data, uint64_t size, const std::string& path) {
   Unpickler unpickler(data, size, path);
   const Ref root = unpickler.run();
-  if (root->kind != Kind::dict) unpickler.refuse(str("a ", kind_name(root->kind), ", not a dict of tensors"), "");
+  if (root->kind != Kind::dict) unpickler.refuse(str(kind_name(root->kind), ", not a dict of tensors"), "");
   std::vector<PickledTensor> tensors;
   std::set<std::string> names;
   for (size_t i = 0; i < root->items.size(); i += 2) {
     const Value &key = *root->items[i], &value = *root->items[i + 1];
-    if (key.kind != Kind::string) unpickler.refuse(str("a dict key that is a ", kind_name(key.kind), ", not a str"), "");
+    if (key.kind != Kind::string) unpickler.refuse(str("a dict key that is ", kind_name(key.kind), ", not a str"), "");
     if (value.kind == Kind::dict)
-      unpickler.refuse(str("a dict under key ", quoted(key.text), ", not a tensor (a nested checkpoint?)"),
+      unpickler.refuse(str("a dict under key ", emb::quoted(key.text), ", not a tensor (a nested checkpoint?)"),
                        str("['", key.text, "']"));
     if (value.kind != Kind::tensor)
-      unpickler.refuse(str("a ", kind_name(value.kind), " under key ", quoted(key.text), ", not a tensor"), "");
-    EMB_CHECK(names.insert(key.text).second, path, ": data.pkl: tensor ", quoted(key.text), " appears twice");
+      unpickler.refuse(str(kind_name(value.kind), " under key ", emb::quoted(key.text), ", not a tensor"), "");
+    EMB_CHECK(names.insert(key.text).second, path, ": data.pkl: tensor ", emb::quoted(key.text), " appears twice");
     tensors.push_back(value.tensor);
     tensors.back().name = key.text;
   }
