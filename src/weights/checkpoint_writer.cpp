@@ -34,7 +34,10 @@ CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<
   nlohmann::json weight_map = nlohmann::json::object();
   for (size_t k = 0; k < plan.size(); ++k) {
     const std::string name = plan.size() == 1 ? kSingleSafetensorsName : hf_shard_name(k + 1, plan.size());
-    for (const TensorSpec& t : plan[k]) weight_map[t.name] = name;
+    for (const TensorSpec& t : plan[k]) {
+      EMB_CHECK(!weight_map.contains(t.name), folder, ": tensor ", emb::quoted(t.name), ": given twice");
+      weight_map[t.name] = name;
+    }
     shards_.push_back(std::make_unique<SafetensorsWriter>((fs::path(folder) / name).string(), plan[k], metadata));
     const auto& shard_order = shards_.back()->order();
     order_.insert(order_.end(), shard_order.begin(), shard_order.end());

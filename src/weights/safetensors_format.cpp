@@ -1,8 +1,6 @@
 #include "weights/safetensors_format.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <limits>
 
 #include "core/error.hpp"
 #include "weights/strict_json.hpp"
@@ -41,7 +39,7 @@ StoredTensor parse_entry(const std::string& where, const std::string& name, cons
     EMB_CHECK(d.is_number_unsigned(), where, "shape ", clipped(shape.dump()), " holds ", clipped(d.dump()),
               ", not a size");
     const uint64_t size = d.get<uint64_t>();
-    EMB_CHECK(size == 0 || bytes <= kMaxBytes / size, where, "shape ", shape.dump(), " is absurdly large");
+    EMB_CHECK(size == 0 || bytes <= kMaxBytes / size, where, "shape ", clipped(shape.dump()), " is absurdly large");
     bytes *= size;
     t.info.shape.push_back(int64_t(size));
   }
@@ -71,17 +69,15 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   return out;
 }
 
-std::string offsets_text(const StoredTensor& t) {
-  const uint64_t bytes = uint64_t(t.info.numel()) * weight_dtype_size(t.info.dtype);
-  return str("[", t.byte_offset, ", ", t.byte_offset + bytes, "]");
+uint64_t end_of(const StoredTensor& t) {
+  return t.byte_offset + uint64_t(t.info.numel()) * weight_dtype_size(t.info.dtype);
 }
+
+std::string offsets_text(const StoredTensor& t) { return str("[", t.byte_offset, ", ", end_of(t), "]"); }
 
 // Tensors must tile [0, data_size): sorted by offset, each starting where the previous ends.
 void check_tiling(const std::string& path, std::vector<StoredTensor>& tensors, uint64_t data_size) {
-  auto end_of = [](const StoredTensor& t) {
-    return t.byte_offset + uint64_t(t.info.numel()) * weight_dtype_size(t.info.dtype);
-  };
-  std::stable_sort(tensors.begin(), tensors.end(), [&](const StoredTensor& a, const StoredTensor& b) {
+  std::stable_sort(tensors.begin(), tensors.end(), [](const StoredTensor& a, const StoredTensor& b) {
     return a.byte_offset != b.byte_offset ? a.byte_offset < b.byte_offset : end_of(a) < end_of(b);
   });
   uint64_t covered = 0;

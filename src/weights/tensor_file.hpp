@@ -1,6 +1,7 @@
 // One checkpoint file of either format, told apart by content (a zip is a torch.save file,
 // anything else must be safetensors), so callers never care which one a file is: its
 // tensors are listed at open and any element range of any tensor is read from the mapping.
+// Reads are const and touch nothing but the mapping: threads may read concurrently.
 #pragma once
 #include <map>
 #include <string>

@@ -217,6 +217,9 @@ BOOST_AUTO_TEST_CASE(misuse_names_file_and_tensor) {
   BOOST_TEST(error_of([&] { writer.finish(); }) == path + ": tensor 'b': only 1 of its 2 elements written");
   BOOST_TEST(error_of([&] { SafetensorsWriter(path, {{"a", WeightDType::F32, {1}}, {"a", WeightDType::F16, {1}}}, {}); }) ==
              path + ": tensor 'a': given twice");
+  const std::string folder = kDir.path() + "/twice";
+  BOOST_TEST(error_of([&] { CheckpointWriter(folder, {{"a", WeightDType::F32, {4}}, {"a", WeightDType::F32, {4}}}, 16, {}); }) ==
+             folder + ": tensor 'a': given twice");
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_or_unfinished_write_leaves_no_partial_file) {
