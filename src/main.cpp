@@ -4,7 +4,7 @@
 // Failure policy: set-up (command line, deck, files) runs on every rank and the ranks agree
 // on the outcome before going on, so a bad deck prints one line on rank 0 and every rank
 // exits with the same code. A failure later, inside collectives, aborts the whole job
-// (MPI_Abort, train/fail_run.hpp) so no rank is left hanging.
+// (MPI_Abort, app/fail_run.hpp) so no rank is left hanging.
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -15,11 +15,11 @@
 #include "config/cli.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
-#include "train/commands.hpp"
-#include "train/backend.hpp"
-#include "train/fail_run.hpp"
-#include "train/start_checks.hpp"
-#include "train/trainer.hpp"
+#include "app/commands.hpp"
+#include "app/backend.hpp"
+#include "app/fail_run.hpp"
+#include "app/start_checks.hpp"
+#include "app/training_run.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 // allowed pairs. --plan's FLOPs (and MFU) count the allowed pairs; its times, these.
 #pragma once
 #include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 
 namespace emb {
 

@@ -5,9 +5,9 @@
 
 #include "core/error.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
-#include "plan/zero3_schedule.hpp"
+#include "parallel/zero3_schedule.hpp"
 
 namespace emb {
 namespace {

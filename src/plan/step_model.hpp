@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/collective_model.hpp"
 #include "plan/hardware.hpp"
 

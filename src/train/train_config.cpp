@@ -1,7 +1,7 @@
 #include "train/train_config.hpp"
 
 #include "plan/hardware.hpp"
-#include "train/run_identity.hpp"
+#include "checkpoint/run_identity.hpp"
 
 namespace emb {
 namespace {

@@ -8,7 +8,7 @@
 #include "config/deck.hpp"
 #include "kernels/op_types.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

@@ -11,7 +11,7 @@
 #include "core/timer.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/model.hpp"
-#include "train/data_parallel.hpp"
+#include "parallel/data_parallel.hpp"
 #include "train/optimizer.hpp"
 
 namespace emb {

@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 

@@ -18,7 +18,7 @@
 #include "eval.hpp"
 #include "gr00t_policy.hpp"
 #include "model/presets.hpp"
-#include "train/checkpoint.hpp"
+#include "checkpoint/checkpoint.hpp"
 
 using namespace emb;
 

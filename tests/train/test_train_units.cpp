@@ -9,11 +9,11 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
-#include "train/fail_run.hpp"
+#include "app/fail_run.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/progress.hpp"
-#include "train/run_dir.hpp"
-#include "train/shard_layout.hpp"
+#include "app/progress.hpp"
+#include "app/run_dir.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace {
 emb::CpuOps cpu_ops;  // the backend the models compute on

@@ -14,9 +14,9 @@
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
 #include "model/presets.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_file.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_file.hpp"
 #include "policy_batch.hpp"
 
 namespace emb {

@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "gr00t_policy.hpp"
-#include "train/checkpoint.hpp"
+#include "checkpoint/checkpoint.hpp"
 
 namespace emb {
 

@@ -34,7 +34,7 @@
 #include "rl/value_head.hpp"
 #include "rl_messages.hpp"
 #include "train/optimizer.hpp"
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

@@ -11,7 +11,7 @@
 #include "rl/byte_message.hpp"
 #include "rl_checkpoint.hpp"
 #include "rl_roles.hpp"
-#include "train/run_dir.hpp"
+#include "app/run_dir.hpp"
 
 namespace emb {
 

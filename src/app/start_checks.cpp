@@ -1,4 +1,4 @@
-#include "train/start_checks.hpp"
+#include "app/start_checks.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include "data/data_config.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_verify.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "train/train_config.hpp"
 

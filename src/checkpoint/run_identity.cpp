@@ -1,4 +1,4 @@
-#include "train/run_identity.hpp"
+#include "checkpoint/run_identity.hpp"
 
 #include <cstdint>
 #include <cstdio>

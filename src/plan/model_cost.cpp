@@ -1,4 +1,4 @@
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 
 #include <algorithm>
 #include <map>

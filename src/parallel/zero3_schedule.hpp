@@ -1,5 +1,5 @@
 // The buffer counts of ZeRO-3's overlap schedule (DESIGN.md "Parallelism"): DataParallel
-// (src/train/data_parallel.cpp) runs with them and the planner (step_model.cpp) models them.
+// (src/parallel/data_parallel.cpp) runs with them and the planner (step_model.cpp) models them.
 #pragma once
 
 namespace emb {

@@ -1,4 +1,4 @@
-#include "train/trainer.hpp"
+#include "app/training_run.hpp"
 
 #include <csignal>
 #include <iomanip>
@@ -11,22 +11,22 @@
 #include "core/timer.hpp"
 #include "data/loader.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "plan/hardware.hpp"
-#include "train/backend.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_lock.hpp"
-#include "train/data_parallel.hpp"
-#include "train/fail_run.hpp"
+#include "app/backend.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_lock.hpp"
+#include "parallel/data_parallel.hpp"
+#include "app/fail_run.hpp"
 #include "train/optimizer.hpp"
-#include "train/progress.hpp"
-#include "train/run_dir.hpp"
-#include "train/run_report.hpp"
+#include "app/progress.hpp"
+#include "app/run_dir.hpp"
+#include "app/run_report.hpp"
 #include "train/train_config.hpp"
 #include "train/train_step.hpp"
-#include "train/watchdog.hpp"
+#include "app/watchdog.hpp"
 
 namespace emb {
 namespace {

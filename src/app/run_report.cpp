@@ -1,4 +1,4 @@
-#include "train/run_report.hpp"
+#include "app/run_report.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "train/tensor_checksum.hpp"
+#include "checkpoint/tensor_checksum.hpp"
 
 #include <zlib.h>
 

@@ -34,7 +34,7 @@
 #include "core/timer.hpp"
 #include "kernels/ops_buffer.hpp"
 #include "model/unit_hooks.hpp"
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

@@ -1,4 +1,4 @@
-#include "train/watchdog.hpp"
+#include "app/watchdog.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -24,8 +24,8 @@
 #include "comm/agreement.hpp"
 #include "data/sampler.hpp"
 #include "model/param_registry.hpp"
-#include "train/optimizer_state.hpp"
-#include "train/shard_layout.hpp"
+#include "checkpoint/optimizer_state.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

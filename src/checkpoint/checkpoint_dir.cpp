@@ -1,4 +1,4 @@
-#include "train/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "comm/agreement.hpp"
-#include "train/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_file.hpp"
 
 namespace emb {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "train/progress.hpp"
+#include "app/progress.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "train/fail_run.hpp"
+#include "app/fail_run.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "train/backend.hpp"
+#include "app/backend.hpp"
 
 #include "core/error.hpp"
 #include "kernels/cpu/cpu_ops.hpp"

@@ -11,8 +11,8 @@
 
 #include "comm/agreement.hpp"
 #include "comm/world_fixture.hpp"
-#include "train/run_dir.hpp"
-#include "train/run_report.hpp"
+#include "app/run_dir.hpp"
+#include "app/run_report.hpp"
 
 using namespace emb;
 namespace tt = boost::test_tools;

@@ -1,4 +1,4 @@
-#include "train/progress_board.hpp"
+#include "app/progress_board.hpp"
 
 #include <atomic>
 #include <chrono>

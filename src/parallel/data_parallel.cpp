@@ -1,4 +1,4 @@
-#include "train/data_parallel.hpp"
+#include "parallel/data_parallel.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "core/activity.hpp"
 #include "core/error.hpp"
-#include "plan/zero3_schedule.hpp"
+#include "parallel/zero3_schedule.hpp"
 
 namespace emb {
 

@@ -1,4 +1,4 @@
-#include "train/checkpoint.hpp"
+#include "checkpoint/checkpoint.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,9 +15,9 @@
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "comm/agreement.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_file.hpp"
-#include "train/tensor_checksum.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/tensor_checksum.hpp"
 
 namespace emb {
 namespace {

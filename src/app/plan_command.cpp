@@ -7,12 +7,12 @@
 #include "core/fs.hpp"
 #include "data/data_config.hpp"
 #include "data/packed_dataset.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "plan/config_search.hpp"
 #include "plan/plan_output.hpp"
 #include "plan/step_model.hpp"
-#include "train/commands.hpp"
+#include "app/commands.hpp"
 
 namespace emb {
 namespace {

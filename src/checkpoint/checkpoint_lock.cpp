@@ -1,4 +1,4 @@
-#include "train/checkpoint_lock.hpp"
+#include "checkpoint/checkpoint_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-// The node progress board the watchdog reads (train/progress_board.hpp): a rank waiting in a
+// The node progress board the watchdog reads (app/progress_board.hpp): a rank waiting in a
 // collective names the node peers that have not reached it, or that stopped beating, from
 // their entries alone.
 #define BOOST_TEST_MODULE train_progress_board
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "comm/world_fixture.hpp"
-#include "train/progress_board.hpp"
+#include "app/progress_board.hpp"
 
 using namespace emb;
 

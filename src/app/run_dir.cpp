@@ -1,4 +1,4 @@
-#include "train/run_dir.hpp"
+#include "app/run_dir.hpp"
 
 #include <sys/stat.h>
 

@@ -7,7 +7,7 @@
 #include "model/dump.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
-#include "train/commands.hpp"
+#include "app/commands.hpp"
 
 namespace emb {
 

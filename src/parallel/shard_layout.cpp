@@ -1,4 +1,4 @@
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "train/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_file.hpp"
 
 #include <algorithm>
 #include <cstring>

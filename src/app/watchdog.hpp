@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "core/timer.hpp"
-#include "train/progress_board.hpp"
+#include "app/progress_board.hpp"
 
 namespace emb {
 
