@@ -9,17 +9,17 @@
 #include <functional>
 #include <iostream>
 
+#include "app/commands.hpp"
+#include "app/fail_run.hpp"
+#include "app/run_config_from_deck.hpp"
+#include "app/start_checks.hpp"
+#include "app/training_run.hpp"
 #include "comm/agreement.hpp"
-#include "comm/comm_factory.hpp"
 #include "comm/world.hpp"
 #include "config/cli.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
-#include "app/commands.hpp"
-#include "app/backend.hpp"
-#include "app/fail_run.hpp"
-#include "app/start_checks.hpp"
-#include "app/training_run.hpp"
+#include "kernels/make_ops.hpp"
 
 namespace {
 
@@ -50,28 +50,32 @@ int run(const World& world, int argc, char** argv) {
     if (world.rank == 0) std::cout << deck.resolved_text();
     return 0;
   }
-  if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(deck, world.size); });
+  RunConfig cfg;
+  if (int code = agree(world, [&] { cfg = run_config_from_deck(deck); })) return code;
+  if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(cfg, world.size); });
   if (!cli.dump.empty())
     return agree(world, [&] {
       EMB_CHECK(world.size == 1, "--dump runs on one rank (got ", world.size, "); run it without mpirun");
-      write_step_dump(deck, cli.dump);
+      write_step_dump(cfg, cli.dump);
     });
 
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
-        validate_training_deck(deck);
-        if (world.rank == 0) check_before_training(deck, world.size, world.local_size);
+        check_backend(cfg);
+        if (world.rank == 0) check_before_training(cfg, world.size, world.local_size);
       }))
     return code;
+  // The backend first, then the Comm made from it (its memory decides MPI or NCCL).
+  std::unique_ptr<Ops> ops;
   std::unique_ptr<Comm> comm;
   if (int code = agree(world, [&] {
-        comm = make_comm(world, deck.get_string("comm.backend"), deck.get_string("comm.progress"),
-                         FabricModel{deck.get_double("comm.fabric_latency_us"), deck.get_double("comm.fabric_gbps")},
-                         backend_buffer_memory(deck));
+        ops = make_ops(cfg.backend, world.local_rank);
+        check_ops(cfg, *ops);
+        comm = make_comm(world, cfg.comm, *ops);
       }))
     return code;
   try {
-    train(world, deck, *comm);
+    train(world, cfg, *ops, *comm);
   } catch (const std::exception& e) {
     const int code = report_failure(world, e);
     // Every rank has an agreed error at the same point (set-up): all can finish normally.

@@ -4,14 +4,14 @@
 #pragma once
 #include <string>
 
+#include "config/run_config.hpp"
+
 namespace emb {
 
-class Deck;
-
 // Runs step 1 of the deck's first micro-batch on one rank in fp32 and writes `path`.
-void write_step_dump(const Deck& deck, const std::string& path);
+void write_step_dump(const RunConfig& cfg, const std::string& path);
 
 // The --plan report for `train.ranks` (or `world_size` when 0).
-std::string plan_report(const Deck& deck, int world_size);
+std::string plan_report(const RunConfig& cfg, int world_size);
 
 }  // namespace emb

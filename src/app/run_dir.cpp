@@ -8,7 +8,6 @@
 #include <filesystem>
 
 #include "comm/agreement.hpp"
-#include "config/deck.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 
@@ -37,16 +36,15 @@ std::string create_fresh_dir(const std::string& base) {
   }
 }
 
-std::string create_run_dir(MPI_Comm comm, const Deck& deck) {
+std::string create_run_dir(MPI_Comm comm, const RunConfig& cfg) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string path;
   run_agreed(comm, [&] {
     if (rank != 0) return;
-    std::string name = deck.get_string("run.name");
-    if (name.empty()) name = str(deck.stem(), "-", timestamp());
-    path = create_fresh_dir(deck.get_string("run.output_dir") + "/" + name);
-    write_file_atomic(path + "/deck.resolved", deck.resolved_text());
+    const std::string name = cfg.run.name.empty() ? str(cfg.deck_stem, "-", timestamp()) : cfg.run.name;
+    path = create_fresh_dir(cfg.run.output_dir + "/" + name);
+    write_file_atomic(path + "/deck.resolved", cfg.deck_text);
   });
   broadcast_string(comm, path);
   return path;

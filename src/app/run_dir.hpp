@@ -6,12 +6,12 @@
 
 #include <string>
 
+#include "config/run_config.hpp"
+
 namespace emb {
 
-class Deck;
-
 // `run.output_dir`/`run.name` (default "<deck stem>-<YYYYmmdd-HHMMSS>"); writes deck.resolved.
-std::string create_run_dir(MPI_Comm comm, const Deck& deck);
+std::string create_run_dir(MPI_Comm comm, const RunConfig& cfg);
 
 // Creates `base`, or `base-2`, `base-3`, ... whichever does not exist yet; returns it.
 std::string create_fresh_dir(const std::string& base);

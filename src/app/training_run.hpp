@@ -1,14 +1,15 @@
-// The training run behind `mpirun -np N embtrain DECK`: model, data, sharded data
-// parallelism, AdamW with the LR schedule, phase timers, progress lines and the run outputs.
+// The training run behind `mpirun -np N embtrain DECK`: the run directory, the Trainer
+// (train/trainer.hpp) stepped under the watchdog, progress lines, checkpoints at their steps
+// and on a stop signal, and the run outputs (loss.csv, timings, summary.json).
 #pragma once
 #include <string>
 
 #include "comm/comm.hpp"
 #include "comm/world.hpp"
+#include "config/run_config.hpp"
+#include "kernels/ops.hpp"
 
 namespace emb {
-
-class Deck;
 
 struct TrainResult {
   std::string run_dir;
@@ -16,11 +17,8 @@ struct TrainResult {
   double final_loss = 0;
 };
 
-// The deck checks every rank can make before any collective: model and data keys, and
-// features this build does not have yet. Throws emb::Error (exit code 2). main() runs it on
-// every rank and agrees on the outcome before train().
-void validate_training_deck(const Deck& deck);
-
-TrainResult train(const World& world, const Deck& deck, Comm& comm);
+// Collective. `ops` is the rank's backend and `comm` the Comm made from it
+// (kernels/make_ops.hpp).
+TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm);
 
 }  // namespace emb

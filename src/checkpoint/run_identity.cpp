@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <set>
 
-#include "config/deck.hpp"
 #include "config/schema.hpp"
 
 namespace emb {
@@ -28,11 +27,11 @@ uint64_t fnv1a(uint64_t hash, const std::string& bytes) {
 
 }  // namespace
 
-std::string run_identity(const Deck& deck) {
+std::string run_identity(const std::function<std::string(const std::string& key)>& value_of) {
   uint64_t hash = 0xcbf29ce484222325ull;
   for (const KeySpec& spec : deck_schema()) {
     if (kRestartSections.count(spec.section()) || kRestartKeys.count(spec.key)) continue;
-    hash = fnv1a(hash, spec.key + "=" + deck.text(spec.key) + "\n");
+    hash = fnv1a(hash, spec.key + "=" + value_of(spec.key) + "\n");
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));

@@ -9,12 +9,12 @@
 // more steps or another rank count) is the same run; a deck with another seed, model, data
 // or optimizer setting is another run.
 #pragma once
+#include <functional>
 #include <string>
 
 namespace emb {
 
-class Deck;
-
-std::string run_identity(const Deck& deck);
+// `value_of(key)`: the canonical text of a schema key's resolved value (Deck::text).
+std::string run_identity(const std::function<std::string(const std::string& key)>& value_of);
 
 }  // namespace emb

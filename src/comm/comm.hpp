@@ -19,8 +19,6 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const char* name() const = 0;
-  // The stream collectives are ordered with (NCCL: a cudaStream_t); host backends ignore it.
-  virtual void set_compute_stream(void* stream) { (void)stream; }
   // True when an issued collective waits for the work already queued on the compute stream
   // (NCCL). A host backend reads its buffers when issued: a caller whose buffers a stream
   // writes lazily (the CUDA emulation) synchronises that stream first.

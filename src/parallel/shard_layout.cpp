@@ -8,13 +8,6 @@
 
 namespace emb {
 
-ShardMode shard_mode_from_name(const std::string& name) {
-  if (name == "none") return ShardMode::none;
-  if (name == "grads") return ShardMode::grads;
-  if (name == "full") return ShardMode::full;
-  throw Error(str("unknown train.shard '", name, "' (expected none, grads or full)"));
-}
-
 ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes)
     : mode_(mode), flat_total_(reg.total()) {
   const int64_t bucket_elems = bucket_bytes / int64_t(sizeof(float));

@@ -12,12 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "config/train_config.hpp"
 #include "model/param_registry.hpp"
 
 namespace emb {
-
-enum class ShardMode { none, grads, full };
-ShardMode shard_mode_from_name(const std::string& name);
 
 struct Bucket {
   int first_unit = 0, last_unit = 0;  // model units [first_unit, last_unit]

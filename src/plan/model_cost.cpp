@@ -179,9 +179,9 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   // (of everything, or of the two gathered units in flight under full sharding).
   const double N = double(p.n_params), R = ranks, U = double(p.max_unit_params);
   const double copy = c.precision == Precision::bf16 ? 2 : 0;
-  p.state_bytes[0] = (16 + copy) * N;
-  p.state_bytes[1] = (4 + copy) * N + 12 * N / R;
-  p.state_bytes[2] = 16 * N / R + 2 * (copy ? copy : 4) * U;
+  p.state_bytes[size_t(ShardMode::none)] = (16 + copy) * N;
+  p.state_bytes[size_t(ShardMode::grads)] = (4 + copy) * N + 12 * N / R;
+  p.state_bytes[size_t(ShardMode::full)] = 16 * N / R + 2 * (copy ? copy : 4) * U;
   return p;
 }
 
@@ -201,8 +201,8 @@ std::string plan_text(const PlanReport& p) {
   s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
            g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
            "; recompute changes it)\n");
-  s += str("  state per rank       shard none ", g(p.state_bytes[0]), ", grads ", g(p.state_bytes[1]), ", full ",
-           g(p.state_bytes[2]), "\n");
+  s += str("  state per rank       shard none ", g(p.state(ShardMode::none)), ", grads ", g(p.state(ShardMode::grads)),
+           ", full ", g(p.state(ShardMode::full)), "\n");
   return s;
 }
 

@@ -16,7 +16,8 @@
 #include "batch/packed_batch.hpp"
 #include "core/dtype.hpp"
 #include "kernels/op_types.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
+#include "config/train_config.hpp"
 
 namespace emb {
 
@@ -49,7 +50,9 @@ struct PlanReport {
   DType blocks_dtype = DType::f32;                // the blocks' activations' storage type
   double block_activation_bytes = 0;              // of activation_bytes, the blocks' data in blocks_dtype
   double block_conversion_bytes = 0;              // and their copies of fp32 tensors (bf16 blocks only)
-  std::array<double, 3> state_bytes{};            // per rank: shard none, grads, full
+  std::array<double, 3> state_bytes{};            // per rank, indexed by ShardMode (none, grads, full)
+
+  double state(ShardMode shard) const { return state_bytes[size_t(shard)]; }
 };
 
 // The sample --plan costs: typical_sample_shape (synthetic_batch.hpp) unless the data's mean

@@ -41,7 +41,7 @@ struct Run {
 Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
                 int64_t bucket_bytes = 0, bool bf16 = false) {
   auto model = make_model(cfg, &cpu_ops);
-  auto comm = make_comm(world, "mpi", "thread", FabricModel{}, BufferMemory::host);
+  auto comm = make_comm(world, {CommBackend::mpi});
   ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
   PhaseTimers timers;
   DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
@@ -105,7 +105,7 @@ void check_owned_init(const std::string& preset) {
   const ParamRegistry& reg = model->params();
   std::vector<float> flat(size_t(reg.total()));
   model->init_params(flat.data(), kSeed);
-  auto comm = make_comm(world, "mpi", "thread", FabricModel{}, BufferMemory::host);
+  auto comm = make_comm(world, {CommBackend::mpi});
   for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
   for (bool bf16 : {false, true}) {

@@ -17,6 +17,7 @@
 #include "data/packed_verify.hpp"
 #include "eval.hpp"
 #include "gr00t_policy.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
 #include "checkpoint/checkpoint.hpp"
 
@@ -42,7 +43,7 @@ std::string untrained_checkpoint(const std::string& dir, const std::vector<std::
   std::string path;
   if (rank() == 0) {
     Deck deck = load_deck("inputs/closed_loop_gr00t.in", sets);
-    std::unique_ptr<Model> model = make_model(model_config_from_deck(deck), nullptr);  // parameters only
+    std::unique_ptr<Model> model = make_model(run_config_from_deck(deck).model, nullptr);  // parameters only
     const ParamRegistry& reg = model->params();
     std::vector<float> params(size_t(reg.total())), zeros(params.size(), 0.f);
     model->init_params(params.data(), 3);

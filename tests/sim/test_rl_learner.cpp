@@ -14,6 +14,7 @@
 #include "config/deck.hpp"
 #include "core/rng.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
 #include "policy_batch.hpp"
 #include "rl/flow_sde.hpp"
@@ -31,7 +32,7 @@ BOOST_GLOBAL_FIXTURE(MpiScope);
 
 constexpr int kStateDim = 22, kActionDim = 2, kK = 4, kExec = 4;
 
-ModelConfig closed_loop_config() { return model_config_from_deck(load_deck("inputs/closed_loop_gr00t.in")); }
+ModelConfig closed_loop_config() { return run_config_from_deck(load_deck("inputs/closed_loop_gr00t.in")).model; }
 
 std::vector<float> initial_params(const ModelConfig& cfg) {
   CpuOps ops;

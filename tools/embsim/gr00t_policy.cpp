@@ -13,7 +13,7 @@
 #include "data/h5_file.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
-#include "model/presets.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/checkpoint_dir.hpp"
 #include "checkpoint/checkpoint_file.hpp"
@@ -54,16 +54,16 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
     deck_text_ = f.attr_string("deck");
     step_ = f.attr_int("step");
   }
-  Deck deck = checkpoint_deck(deck_text_, deck_sets);
-  ModelConfig cfg = model_config_from_deck(deck);
+  const RunConfig run = run_config_from_deck(checkpoint_deck(deck_text_, deck_sets));
+  const ModelConfig& cfg = run.model;
   EMB_CHECK(cfg.family == Family::gr00t, checkpoint, ": a ", family_name(cfg.family),
             " checkpoint; embsim eval runs gr00t policies");
-  flow_steps_ = int(deck.get_int("sim.flow_steps"));
-  exec_steps_ = int(deck.get_int("sim.exec_steps"));
-  sde_noise_ = deck.get_double("sim.sde_noise");
+  flow_steps_ = run.sim.flow_steps;
+  exec_steps_ = run.sim.exec_steps;
+  sde_noise_ = run.sim.sde_noise;
   EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
             cfg.horizon);
-  for (const std::string& p : deck.get_list("data.paths")) data_paths_.push_back(p);
+  data_paths_ = run.data.paths;
   model_ = make_model(cfg, &ops_);
   const ParamRegistry& reg = model_->params();
   params_.resize(size_t(reg.total()));

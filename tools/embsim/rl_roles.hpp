@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "rl/channel.hpp"
 #include "rl/rl_groups.hpp"
 #include "rl/stage_cost.hpp"

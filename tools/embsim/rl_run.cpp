@@ -11,6 +11,7 @@
 #include "rl/byte_message.hpp"
 #include "rl_checkpoint.hpp"
 #include "rl_roles.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "app/run_dir.hpp"
 
 namespace emb {
@@ -130,7 +131,7 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
     check_setup(o, *groups, *setup);
     setup->round_chunks_per_env = o.update_chunks / (int(groups->simulators.size()) * o.envs_per_simulator);
   });
-  run_agreed(world, [&] { run_dir = create_run_dir(world, *deck); });
+  run_agreed(world, [&] { run_dir = create_run_dir(world, run_config_from_deck(*deck)); });
   if (o.ckpt_dir.empty()) o.ckpt_dir = run_dir + "/ckpt";
   if (rank == 0) {
     std::filesystem::create_directories(o.ckpt_dir);

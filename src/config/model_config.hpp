@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/token_config.hpp"
+#include "config/token_config.hpp"
 
 namespace emb {
 

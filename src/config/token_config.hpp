@@ -1,6 +1,6 @@
 // What the data layer and the model agree on about a sample's tokens (MODEL.md "Packed batch",
 // DATA.md "Samples"): the family, the feature widths a sample carries, and the shape of its
-// token sequence. The model's hyperparameters (model/model_config.hpp) extend it.
+// token sequence. The model's hyperparameters (config/model_config.hpp) extend it.
 #pragma once
 #include <array>
 
@@ -8,7 +8,7 @@ namespace emb {
 
 enum class Family { gr00t, wan };
 
-const char* family_name(Family f);
+inline const char* family_name(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
 struct TokenConfig {
   Family family = Family::gr00t;

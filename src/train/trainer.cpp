@@ -1,0 +1,78 @@
+#include "train/trainer.hpp"
+
+#include "checkpoint/checkpoint_dir.hpp"
+#include "core/activity.hpp"
+#include "core/log.hpp"
+
+namespace emb {
+namespace {
+
+AdamWConfig adamw_config(const TrainConfig& c) {
+  AdamWConfig a;
+  a.beta1 = c.beta1, a.beta2 = c.beta2, a.eps = c.eps, a.weight_decay = c.weight_decay;
+  return a;
+}
+
+}  // namespace
+
+Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers)
+    : world_(world),
+      cfg_(cfg),
+      model_(make_model(cfg.model, &ops)),
+      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes),
+      dp_(layout_, comm, ops, timers, cfg.comm.overlap, cfg.model.precision == Precision::bf16),
+      optimizer_([&] {
+        const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
+        return Optimizer(layout_, ops, adamw_config(cfg.train), cfg.train.grad_clip);
+      }()),
+      schedule_(lr_schedule(cfg.train)),
+      resumed_(resume_or_init()),
+      loader_(world.comm, cfg.data, cfg.model),
+      step_{*model_,         dp_,     optimizer_, timers, world.comm, cfg.run.seed, cfg.train.skip_nonfinite,
+            cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
+  model_->use_graphs(cfg.backend.cuda_graphs);
+  if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);
+}
+
+OptimizerState Trainer::host_state() {
+  const size_t owned_count = size_t(layout_.owned_total());
+  host_params_.resize(owned_count), host_exp_avg_.resize(owned_count), host_exp_avg_sq_.resize(owned_count);
+  return OptimizerState{host_exp_avg_.data(), host_exp_avg_sq_.data()};
+}
+
+CheckpointMeta Trainer::resume_or_init() {
+  const TrainConfig& tc = cfg_.train;
+  const std::vector<std::string> candidates = resolve_resume(world_.comm, tc.resume, tc.ckpt_dir, cfg_.run_id);
+  if (candidates.empty()) {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
+    dp_.init_owned_params(model_->params(), cfg_.run.seed, cfg_.model.init_std);
+    return {};
+  }
+  const OptimizerState moments = host_state();
+  const CheckpointMeta meta = load_first_valid(world_.comm, candidates, cfg_.model.preset, model_->params(), layout_,
+                                               host_params_.data(), moments, &resumed_from_);
+  dp_.load_owned_params(host_params_.data());
+  optimizer_.upload_state(moments);
+  if (meta.run_id != cfg_.run_id)
+    log_warn(resumed_from_, ": a checkpoint of run '", meta.run_id, "', continued as run '", cfg_.run_id,
+             "' (train.resume names it)");
+  return meta;
+}
+
+StepResult Trainer::step(const std::vector<PackedBatch>& micro_batches, int64_t step) {
+  return train_step(step_, micro_batches, step, schedule_.at(step));
+}
+
+int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->params(), cfg_.deck_text.size()); }
+
+std::string Trainer::save(int64_t step) {
+  loader_.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
+  const CheckpointMeta meta{step,           loader_.state(), cfg_.run.seed, cfg_.model.preset,
+                            cfg_.deck_text, world_.size,     cfg_.run_id};
+  const OptimizerState moments = host_state();
+  dp_.download_owned_params(host_params_.data());
+  optimizer_.download_state(moments);
+  return save_checkpoint(world_.comm, cfg_.train.ckpt_dir, model_->params(), layout_, host_params_.data(), moments,
+                         meta, cfg_.train.ckpt_keep, step == cfg_.debug.ckpt_fail_step);
+}
+
+}  // namespace emb
