@@ -88,14 +88,5 @@ int run(const World& world, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  emb::World world;
-  try {
-    world = emb::init_world(&argc, &argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "embtrain: error: %s\n", e.what());
-    return emb::kExitFailure;
-  }
-  int code = run(world, argc, argv);
-  emb::finalize_world();
-  return code;
+  return emb::run_in_world("embtrain", &argc, &argv, [&](const emb::World& world) { return run(world, argc, argv); });
 }

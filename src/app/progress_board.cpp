@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -39,35 +40,28 @@ constexpr double kFrozenSeconds = 2.0;
 
 }  // namespace
 
-ProgressBoard::ProgressBoard(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &world_size_);
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_);
-  MPI_Comm_rank(node_, &node_rank_);
-  MPI_Comm_size(node_, &node_size_);
-  void* base = nullptr;
-  MPI_Win_allocate_shared(MPI_Aint(sizeof(Entry)), 1, MPI_INFO_NULL, node_, &base, &window_);
-  Entry* mine = new (base) Entry;
-  mine->world_rank = rank;
+ProgressBoard::ProgressBoard(MPI_Comm comm)
+    : node_(split_by_node(comm)), node_rank_(rank_in(node_)), node_size_(ranks_in(node_)), world_size_(ranks_in(comm)) {
+  window_ = std::make_unique<NodeSharedMemory>(node_, sizeof(Entry), "watchdog: cannot allocate the node's progress board");
+  Entry* mine = new (window_->piece(node_rank_)) Entry;
+  mine->world_rank = rank_in(comm);
   mine->alive_ns = now_ns();
-  MPI_Barrier(node_);  // every entry is constructed before any rank reads one
+  window_->publish();  // every entry is constructed before any rank reads one
 }
 
 ProgressBoard::~ProgressBoard() {
   // Unwinding from a failure, the peers may be anywhere but in a matching free: leave the
   // window to the job's end (fail_run aborts it next) instead of waiting in a collective.
-  if (std::uncaught_exceptions() > 0) return;
-  MPI_Win_free(&window_);
-  MPI_Comm_free(&node_);
+  if (std::uncaught_exceptions() > 0) {
+    window_->abandon();
+    return;
+  }
+  window_.reset();
+  free_communicator(node_);
 }
 
 ProgressBoard::Entry* ProgressBoard::entry(int node_rank) const {
-  MPI_Aint size = 0;
-  int unit = 0;
-  void* base = nullptr;
-  MPI_Win_shared_query(window_, node_rank, &size, &unit, &base);
-  return static_cast<Entry*>(base);
+  return static_cast<Entry*>(window_->piece(node_rank));
 }
 
 void ProgressBoard::post_wait(int64_t step, const char* phase) {

@@ -12,7 +12,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "comm/node_shared_memory.hpp"
 
 namespace emb {
 
@@ -38,8 +41,8 @@ class ProgressBoard {
   Entry* entry(int node_rank) const;
 
   MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win window_ = MPI_WIN_NULL;
   int node_rank_ = 0, node_size_ = 1, world_size_ = 1;
+  std::unique_ptr<NodeSharedMemory> window_;
   int64_t posted_ = 0;  // this rank's waits so far
 };
 

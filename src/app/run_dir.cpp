@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 
@@ -37,8 +38,7 @@ std::string create_fresh_dir(const std::string& base) {
 }
 
 std::string create_run_dir(MPI_Comm comm, const RunConfig& cfg) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   std::string path;
   run_agreed(comm, [&] {
     if (rank != 0) return;

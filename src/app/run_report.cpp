@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "comm/host_collectives.hpp"
 #include "core/arena.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -57,25 +58,23 @@ std::vector<StepTimes> read_rank_timings(const std::string& path) {
 }  // namespace
 
 void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   // Host: the process's peak resident size; device (0 on the CPU): the backend allocator's peak,
   // which holds the cuBLASLt workspace and the activations, plus NCCL's memory; then those parts.
   double peaks[6] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
                      double(totals.device_peak_bytes), double(totals.blas_workspace_bytes),
                      double(totals.comm_device_bytes), double(totals.activation_device_bytes)},
          peak_min[6], peak_max[6];
-  MPI_Reduce(peaks, peak_min, 6, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(peaks, peak_max, 6, MPI_DOUBLE, MPI_MAX, 0, comm);  // also: every rank flushed its last step
+  min_to_root(comm, peaks, peak_min, 6);
+  max_to_root(comm, peaks, peak_max, 6);  // also: every rank flushed its last step
   // CUDA graphs, summed over ranks: micro-batches, spans captured, replays, nodes replayed,
   // launch seconds saved; then the largest rank's graphs and nodes.
   const GraphStats& g = totals.graphs;
   double graph_sums[5] = {double(totals.micro_batches), double(g.captures), double(g.replays), double(g.replayed_nodes),
                           double(g.replayed_nodes) * g.launch_seconds};
   double graph_maxes[2] = {double(g.graphs), double(g.nodes)};
-  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : graph_sums, graph_sums, 5, MPI_DOUBLE, MPI_SUM, 0, comm);
-  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : graph_maxes, graph_maxes, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+  sum_to_root(comm, graph_sums, graph_sums, 5);
+  max_to_root(comm, graph_maxes, graph_maxes, 2);
   if (rank != 0) return;
 
   std::ostringstream csv;

@@ -24,12 +24,6 @@ namespace {
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int sig) { g_stop_signal = sig; }
 
-bool any_rank(MPI_Comm comm, bool flag) {
-  int v = flag ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm);
-  return v != 0;
-}
-
 // What the steps add up to: loss.csv, the progress window and the report's totals.
 struct StepRecord {
   std::ostringstream loss_csv;
@@ -68,6 +62,21 @@ void log_start(const World& world, const RunConfig& cfg, Trainer& trainer, const
   if (!trainer.resumed_from().empty())
     log_info("resumed from ", trainer.resumed_from(), " (step ", trainer.resumed().step, ", saved on ",
              trainer.resumed().world_size_at_save, " ranks)");
+}
+
+// The checkpoint of `step`, under the watchdog (its allowance: the bytes at 20 MB/s). A write
+// refused for want of space ends the run, or with train.ckpt_on_error = continue is a warning.
+void save_checkpoint_of(int64_t step, Trainer& trainer, Watchdog& watchdog, PhaseTimers& timers, const World& world,
+                        const TrainConfig& tc) {
+  ScopedPhase phase(timers, Phase::ckpt);
+  watchdog.watch("ckpt", step, str("the collective write of a checkpoint into ", tc.ckpt_dir),
+                 double(trainer.checkpoint_size()) / 20e6);
+  try {
+    log_info("checkpoint: ", trainer.save(step));
+  } catch (const CheckpointNotWritten& e) {
+    if (tc.ckpt_stop_on_error) throw;
+    if (world.rank == 0) log_warn(e.what(), "; training goes on (train.ckpt_on_error = continue)");
+  }
 }
 
 // loss.csv, the device memory and CUDA graphs of this rank, and the report of every rank.
@@ -112,17 +121,6 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   try {
     log_start(world, cfg, trainer, comm, result.run_dir);
     Watchdog watchdog(world.rank, world.size, tc.watchdog_s);
-    auto save = [&](int64_t step) {
-      ScopedPhase phase(timers, Phase::ckpt);
-      watchdog.watch("ckpt", step, str("the collective write of a checkpoint into ", tc.ckpt_dir),
-                     double(trainer.checkpoint_size()) / 20e6);
-      try {
-        log_info("checkpoint: ", trainer.save(step));
-      } catch (const CheckpointNotWritten& e) {
-        if (tc.ckpt_stop_on_error) throw;
-        if (world.rank == 0) log_warn(e.what(), "; training goes on (train.ckpt_on_error = continue)");
-      }
-    };
     std::signal(SIGTERM, on_stop_signal);
     std::signal(SIGUSR1, on_stop_signal);
     timers.stop(Phase::init);
@@ -149,9 +147,10 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
       record.add(step, r, trainer.lr(step), step_seconds);
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
-      const bool stop = any_rank(world.comm, g_stop_signal != 0);
+      const bool stop = comm.max_over_ranks(g_stop_signal != 0 ? 1 : 0) != 0;
       // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
-      if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.steps)) || stop) save(step);
+      if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.steps)) || stop)
+        save_checkpoint_of(step, trainer, watchdog, timers, world, tc);
       if (step % cfg.run.log_every == 0 || step == tc.steps || stop) {
         const ProgressWindow& w = record.window;
         log_info(format_progress(step, tc.steps, w.loss_sum / double(w.steps), trainer.lr(step), w));

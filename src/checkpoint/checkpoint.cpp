@@ -10,6 +10,7 @@
 
 #include <sys/statvfs.h>
 
+#include "comm/host_collectives.hpp"
 #include "comm/shard_range.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -68,7 +69,7 @@ std::string transfer_summary(const ParamRegistry& reg, Clock::time_point start) 
 void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
   std::array<int64_t, 5> v = {meta.step, meta.sampler.epoch, meta.sampler.cursor, int64_t(meta.seed),
                               meta.world_size_at_save};
-  MPI_Bcast(v.data(), int(v.size()), MPI_INT64_T, 0, comm);
+  broadcast(comm, v.data(), int(v.size()));
   meta.step = v[0], meta.sampler.epoch = v[1], meta.sampler.cursor = v[2], meta.seed = uint64_t(v[3]);
   meta.world_size_at_save = int(v[4]);
   broadcast_string(comm, meta.preset);
@@ -145,9 +146,7 @@ Validated validate(const std::string& path, const std::string& preset, const Par
 // (every element in exactly one rank's piece, in rank order).
 std::vector<uint32_t> whole_checksums(MPI_Comm comm, const ParamRegistry& reg, const ShardLayout& layout,
                                       const std::array<const float*, 3>& states) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   std::vector<ChecksumPiece> pieces;
   for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
     const TensorSlice s = written_slice(t, layout, rank, size);
@@ -169,9 +168,7 @@ std::string megabytes(int64_t bytes) { return str((bytes + 999999) / 1000000, " 
 void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamRegistry& reg,
                            const ShardLayout& layout, const std::array<const float*, 3>& states,
                            const CheckpointMeta& meta, bool fail_write) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(tmp, comm, CheckpointFile::Access::create); });
   // From here a failed operation leaves the ranks' HDF5 states inconsistent: closing the file
@@ -221,9 +218,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
                             const float* owned_params, OptimizerState optimizer, const CheckpointMeta& meta,
                             int keep, bool fail_write) {
   const Clock::time_point start = Clock::now();
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   CheckpointMeta stored = meta;
   stored.world_size_at_save = size;
   broadcast_meta(comm, stored);
@@ -237,7 +232,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
     available = free_bytes(dir);
     if (path_exists(path)) owner = checkpoint_run_id(path);
   });
-  MPI_Bcast(&available, 1, MPI_INT64_T, 0, comm);
+  broadcast(comm, &available, 1);
   broadcast_string(comm, owner);
   if (available < needed)
     throw CheckpointNotWritten(str("checkpoint step ", stored.step, ": no space left on ", dir, ", needed ",
@@ -273,8 +268,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
                                const ParamRegistry& reg, const ShardLayout& layout, float* owned_params,
                                OptimizerState optimizer) {
   const Clock::time_point start = Clock::now();
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   Validated v;
   run_agreed(comm, [&] {
     if (rank == 0) v = validate(path, preset, reg);
@@ -282,7 +276,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   CheckpointMeta& meta = v.meta;
   broadcast_meta(comm, meta);
   v.checksums.resize(size_t(kGroups.size() * reg.all().size()));
-  MPI_Bcast(v.checksums.data(), int(v.checksums.size()), MPI_UINT32_T, 0, comm);
+  broadcast(comm, v.checksums.data(), int(v.checksums.size()));
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(path, comm, CheckpointFile::Access::read); });
   const std::array<float*, 3> states = {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq};
@@ -319,9 +313,7 @@ CheckpointMeta load_first_valid(MPI_Comm comm, const std::vector<std::string>& c
       return meta;
     } catch (const Error& e) {
       if (i + 1 == candidates.size()) throw;
-      int rank = 0;
-      MPI_Comm_rank(comm, &rank);
-      if (rank == 0) log_warn(e.what(), "; falling back to the previous checkpoint, ", candidates[i + 1]);
+      if (rank_in(comm) == 0) log_warn(e.what(), "; falling back to the previous checkpoint, ", candidates[i + 1]);
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "checkpoint/checkpoint_file.hpp"
 
 namespace emb {
@@ -125,8 +126,7 @@ void prune_checkpoints(const std::string& dir, int keep, const std::string& run_
 
 std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir,
                                         const std::string& run_id) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   std::vector<std::string> paths;
   std::string error;
   int code = kExitFailure;

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
@@ -41,8 +42,7 @@ std::string holder_text() {
 
 CheckpointLock::CheckpointLock(MPI_Comm comm, const std::string& dir, const std::string& run_id)
     : path_(dir + "/.lock") {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   run_agreed(comm, [&] {
     if (rank != 0) return;
     make_dirs(dir);

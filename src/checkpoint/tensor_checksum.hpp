@@ -1,9 +1,9 @@
 // CRC-32 (zlib's) of a whole fp32 tensor whose elements are spread over the ranks of a
 // communicator, each rank holding one contiguous piece, pieces in rank order covering the
 // tensor (a checkpoint's written partition, shard_range order). Each rank checksums its own
-// piece; one non-commutative MPI reduction in rank order joins adjacent pieces with
-// crc32_combine, so every rank learns the checksum of every whole tensor without moving any
-// tensor data. Checkpoints store it per tensor (attribute crc32) and verify it on load.
+// piece; the pieces (16 bytes each) are gathered and joined in rank order with crc32_combine,
+// so every rank learns the checksum of every whole tensor without moving any tensor data.
+// Checkpoints store it per tensor (attribute crc32) and verify it on load.
 #pragma once
 #include <mpi.h>
 

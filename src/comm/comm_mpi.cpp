@@ -67,7 +67,7 @@ struct MpiOp final : CommOp {
   double exposed_seconds() override { return exposed; }
 };
 
-MpiComm::MpiComm(MPI_Comm parent, CommProgress progress) : progress_(progress) {
+MpiComm::MpiComm(MPI_Comm parent, CommProgress progress) : Comm(parent), progress_(progress) {
   mpi_check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);

@@ -1,4 +1,4 @@
-#include "rl/pending_sends.hpp"
+#include "comm/pending_sends.hpp"
 
 #include <mutex>
 

@@ -1,10 +1,12 @@
-// Gathers of one vector per rank, in rank order, for the few things a converter under MPI
-// needs whole (statistics over every row, the task list, warnings). MPI_COMM_NULL: this
+// Gathers of one vector per rank, in rank order, for the few things a tool under MPI needs
+// whole (embpack's statistics over every row, task list and warnings; embsim's per-episode
+// records and per-rank summaries). MPI_COMM_NULL: this
 // process is the only rank and gets its own vector back. MPI counts are int: at most 2^31 - 1
 // values in all (state/action rows of up to ~80M steps at 26 floats; never video frames).
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "core/error.hpp"
@@ -50,6 +52,19 @@ std::vector<T> gather_to_root(const std::vector<T>& mine, MPI_Comm comm) {
 template <class T>
 std::vector<T> gather_to_all(const std::vector<T>& mine, MPI_Comm comm) {
   return detail::gather_vectors(mine, comm, true);
+}
+
+// Every rank's byte blob on rank 0, one per rank in rank order (nothing on the others).
+inline std::vector<std::vector<uint8_t>> gather_bytes(MPI_Comm comm, const std::vector<uint8_t>& mine) {
+  const std::vector<int64_t> sizes = gather_to_root(std::vector<int64_t>{int64_t(mine.size())}, comm);
+  const std::vector<uint8_t> all = gather_to_root(mine, comm);
+  std::vector<std::vector<uint8_t>> out;
+  size_t at = 0;
+  for (int64_t n : sizes) {
+    out.emplace_back(all.begin() + int64_t(at), all.begin() + int64_t(at + size_t(n)));
+    at += size_t(n);
+  }
+  return out;
 }
 
 }  // namespace emb

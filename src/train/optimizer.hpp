@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "comm/host_collectives.hpp"
 #include "kernels/op_types.hpp"
 #include "kernels/ops_buffer.hpp"
 #include "checkpoint/optimizer_state.hpp"

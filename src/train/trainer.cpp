@@ -28,7 +28,7 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       schedule_(lr_schedule(cfg.train)),
       resumed_(resume_or_init()),
       loader_(world.comm, cfg.data, cfg.model),
-      step_{*model_,         dp_,     optimizer_, timers, world.comm, cfg.run.seed, cfg.train.skip_nonfinite,
+      step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
   model_->use_graphs(cfg.backend.cuda_graphs);
   if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);

@@ -52,7 +52,7 @@ Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int 
   adamw.lr = 1e-3f;
   adamw.weight_decay = 0.1f;
   Optimizer optimizer(layout, cpu_ops, adamw, 1.0f);
-  StepContext ctx{*model, dp, optimizer, timers, world.comm, kSeed, false};
+  StepContext ctx{*model, dp, optimizer, timers, *comm, kSeed, false};
 
   for (int step = 1; step <= kSteps; ++step) {
     std::vector<int64_t> mine;
