@@ -6,11 +6,12 @@
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
-#include <mpi.h>
 
 #include <cstdio>
 #include <iostream>
 
+#include "comm/host_collectives.hpp"
+#include "comm/world.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_verify.hpp"
@@ -43,17 +44,16 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
 
 // `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): every rank writes
 // its episodes into the file through parallel HDF5; an error is printed once (by the rank that met it) and every rank exits non-zero.
-int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
-  MPI_Init(nullptr, nullptr);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+int convert_lerobot_in(const emb::World& world, const emb::LerobotOptions& o, const std::string& out,
+                       const std::string& created_by) {
+  const int rank = world.rank;
   int code = 0;
   try {
     emb::LerobotReport report;
-    emb::PackedData share = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
+    emb::PackedData share = emb::convert_lerobot(o, world.comm, report);
     if (rank == 0)
       for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
-    emb::write_packed(share, out, created_by, MPI_COMM_WORLD);
+    emb::write_packed(share, out, created_by, world.comm);
     if (rank == 0) {
       std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
                   "%.1f frames/s per core\n",
@@ -67,9 +67,12 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
     std::cerr << "embpack: " << e.what() << "\n";
     code = emb::kExitFailure;
   }
-  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
+  return int(emb::max_over_ranks(world.comm, int64_t(code)));
+}
+
+int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+  return emb::run_in_world("embpack", nullptr, nullptr,
+                           [&](const emb::World& world) { return convert_lerobot_in(world, o, out, created_by); });
 }
 
 }  // namespace
