@@ -190,73 +190,40 @@ void RlLearner::step_micro() {
   micro_ = 0, ++version_;
 }
 
-void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
-  const int n = int(micro.size());
-  // The micro-batch as one packed batch whose actions are each transition's x before its k*.
-  std::vector<const Transition*> rows;
-  std::vector<float> advantages;
-  for (const Ready& r : micro) rows.push_back(&r.t), advantages.push_back(r.advantage);
-  // GRPO's too: a group's failed episodes outlast its successes, so its advantages summed over
-  // transitions are negative, and pushing log π down at every sample has zero mean only where
-  // the trainer's π is the generators' (theirs run bf16 weights). Uncentred, sparse GRPO on push
-  // fell from 0.085 to 0.017 rollout success in 150k env steps; centred, it held 0.08-0.12.
-  normalise_advantages(advantages);
+double RlLearner::accumulate_policy_grads(PackedBatch& batch, const std::vector<StepRow>& steps,
+                                          const std::vector<PpoSampleTerms>& terms, double N) {
+  // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
+  // −g·curvature/2 per executed element (denominator 1), from a = x + (1 − τ)v*, ε = x − τ·v*.
   const size_t per = size_t(cfg_.horizon) * cfg_.action_dim;
-  std::vector<double> logp, logp_prox;
-  PackedBatch batch;
-  const std::vector<StepRow> steps = step_rows(rows);
-  const bool train_policy = version_ >= lc_.policy_from_version;
-  if (n > 0 && train_policy) {
-    batch = pack(steps);
-    logp_prox = log_probs(prox_params_.data(), batch, steps, rows.size());
-    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(backend_params_.data(), batch, steps, rows.size());
-  }
-  std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
-  double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
-  for (int i = 0; i < n && train_policy; ++i) {
-    terms[size_t(i)] = ppo_sample_terms(lc_.ppo, logp[size_t(i)], logp_prox[size_t(i)], micro[size_t(i)].t.logp_behav,
-                                        advantages[size_t(i)]);
-    if (!terms[size_t(i)].filtered) counts[0] += 1, counts[1] += terms[size_t(i)].ratio;
-  }
-  if (comm_ != MPI_COMM_NULL) sum_over_ranks(comm_, counts, 2);
-  const double N = std::max(counts[0], 1.0);
-  ops_.zero(grads_.view());
-  double policy_loss = 0;
-  if (n > 0 && train_policy) {
-    // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
-    // −g·curvature/2 per executed element (denominator 1), from a = x + (1 − τ)v*, ε = x − τ·v*.
-    const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
-    std::vector<float> tau(size_t(batch.n_samples)), noise(batch.actions.size()), v_target(per);
-    for (int s = 0; s < batch.n_samples; ++s) {
-      const StepRow& r = steps[size_t(batch.sample_id[size_t(s)])];
-      const FlowTransition tr = flow_sde_transition(r.t->k_first + r.j, lc_.flow_steps, lc_.noise_level);
-      const float ts = step_time(r);
-      tau[size_t(s)] = ts;
-      const float* before = &r.t->chain[size_t(r.j) * per];
-      transition_target_velocity(tr, before, before + per, v_target.data(), int64_t(per));
-      const PpoSampleTerms& pt = terms[r.transition];
-      const double g = pt.filtered ? 0.0 : pt.dloss_dlogp / N;
-      const float weight = float(-g * log_prob_curvature(tr) / 2.0);
-      for (size_t e = 0; e < per; ++e) {
-        const size_t at = s * per + e;
-        batch.actions[at] = before[e] + (1.0f - ts) * v_target[e];
-        noise[at] = before[e] - ts * v_target[e];
-        batch.action_mask[at] = weight * mask[e];
-      }
+  const std::vector<float> mask = executed_mask(cfg_, lc_.exec_steps, lc_.task_action_dim);
+  std::vector<float> tau(size_t(batch.n_samples)), noise(batch.actions.size()), v_target(per);
+  for (int s = 0; s < batch.n_samples; ++s) {
+    const StepRow& r = steps[size_t(batch.sample_id[size_t(s)])];
+    const FlowTransition tr = flow_sde_transition(r.t->k_first + r.j, lc_.flow_steps, lc_.noise_level);
+    const float ts = step_time(r);
+    tau[size_t(s)] = ts;
+    const float* before = &r.t->chain[size_t(r.j) * per];
+    transition_target_velocity(tr, before, before + per, v_target.data(), int64_t(per));
+    const PpoSampleTerms& pt = terms[r.transition];
+    const double g = pt.filtered ? 0.0 : pt.dloss_dlogp / N;
+    const float weight = float(-g * log_prob_curvature(tr) / 2.0);
+    for (size_t e = 0; e < per; ++e) {
+      const size_t at = s * per + e;
+      batch.actions[at] = before[e] + (1.0f - ts) * v_target[e];
+      noise[at] = before[e] - ts * v_target[e];
+      batch.action_mask[at] = weight * mask[e];
     }
-    for (const PpoSampleTerms& pt : terms)
-      if (!pt.filtered) policy_loss += pt.loss / N;
-    model_->accumulate_flow_regression(backend_params_.data(), grads_.data(), batch, tau, noise, 1.0);
-    model_->take_loss();
   }
-  all_reduce_grads();
-  if (train_policy) {
-    const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
-    optimizer_->step(backend_params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
-    ops_.download(params_.data(), backend_params_.data(), bytes_of(params_));
-  }
-  // The value head regresses the GAE returns (value_steps AdamW steps; the loss reported is the first's).
-  // GRPO has no critic.
+  double policy_loss = 0;
+  for (const PpoSampleTerms& pt : terms)
+    if (!pt.filtered) policy_loss += pt.loss / N;
+  model_->accumulate_flow_regression(backend_params_.data(), grads_.data(), batch, tau, noise, 1.0);
+  model_->take_loss();
+  return policy_loss;
+}
+
+double RlLearner::train_value_head(const std::vector<Ready>& micro) {
+  const int n = int(micro.size());
   double value_loss = 0;
   const int value_steps = lc_.advantage == Advantage::gae ? lc_.value_steps : 0;
   const int trainers = comm_ != MPI_COMM_NULL ? ranks_in(comm_) : 1;
@@ -277,6 +244,47 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
     for (float& g : value_.grads()) g /= float(trainers);
     value_.adamw_step(lc_.value_lr, 0.0, ++opt_step_);
   }
+  return value_loss;
+}
+
+void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
+  const int n = int(micro.size());
+  // The micro-batch as one packed batch whose actions are each transition's x before its k*.
+  std::vector<const Transition*> rows;
+  std::vector<float> advantages;
+  for (const Ready& r : micro) rows.push_back(&r.t), advantages.push_back(r.advantage);
+  // GRPO's too: a group's failed episodes outlast its successes, so its advantages summed over
+  // transitions are negative, and pushing log π down at every sample has zero mean only where
+  // the trainer's π is the generators' (theirs run bf16 weights). Uncentred, sparse GRPO on push
+  // fell from 0.085 to 0.017 rollout success in 150k env steps; centred, it held 0.08-0.12.
+  normalise_advantages(advantages);
+  std::vector<double> logp, logp_prox;
+  PackedBatch batch;
+  const std::vector<StepRow> steps = step_rows(rows);
+  const bool train_policy = version_ >= lc_.policy_from_version;
+  if (n > 0 && train_policy) {
+    batch = pack(steps);
+    logp_prox = log_probs(prox_params_.data(), batch, steps, rows.size());
+    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(backend_params_.data(), batch, steps, rows.size());
+  }
+  std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
+  double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
+  for (int i = 0; i < n && train_policy; ++i) {
+    terms[size_t(i)] = ppo_sample_terms(lc_.ppo, logp[size_t(i)], logp_prox[size_t(i)], micro[size_t(i)].t.logp_behav,
+                                        advantages[size_t(i)]);
+    if (!terms[size_t(i)].filtered) counts[0] += 1, counts[1] += terms[size_t(i)].ratio;
+  }
+  if (comm_ != MPI_COMM_NULL) sum_over_ranks(comm_, counts, 2);
+  const double N = std::max(counts[0], 1.0);
+  ops_.zero(grads_.view());
+  const double policy_loss = n > 0 && train_policy ? accumulate_policy_grads(batch, steps, terms, N) : 0.0;
+  all_reduce_grads();
+  if (train_policy) {
+    const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
+    optimizer_->step(backend_params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
+    ops_.download(params_.data(), backend_params_.data(), bytes_of(params_));
+  }
+  const double value_loss = train_value_head(micro);
   for (int i = 0; i < n && first_epoch; ++i) {
     const PpoSampleTerms& pt = terms[size_t(i)];
     ++stats_.staleness[version_ - micro[size_t(i)].t.version];

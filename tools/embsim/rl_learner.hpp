@@ -121,6 +121,13 @@ class RlLearner {
   std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<StepRow>& rows,
                                 size_t transitions);
 
+  // Accumulates the policy's gradient of the micro-batch `batch` (its rows `steps`) into grads_,
+  // each sample weighted by its PPO terms over the trainers' N unfiltered samples; the loss.
+  double accumulate_policy_grads(PackedBatch& batch, const std::vector<StepRow>& steps,
+                                 const std::vector<PpoSampleTerms>& terms, double N);
+  // The value head regresses the micro-batch's GAE returns (value_steps AdamW steps); the
+  // loss of the first. GRPO has no critic.
+  double train_value_head(const std::vector<Ready>& micro);
   // The sum of the trainers' gradients (through host memory).
   void all_reduce_grads();
 

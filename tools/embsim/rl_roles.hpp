@@ -23,6 +23,7 @@
 
 #include "comm/world.hpp"
 #include "config/model_config.hpp"
+#include "rl/backoff.hpp"
 #include "rl/channel.hpp"
 #include "rl/rl_groups.hpp"
 #include "rl/stage_cost.hpp"
@@ -96,6 +97,21 @@ class Watchdog {
  private:
   double timeout_s_;
   std::chrono::steady_clock::time_point last_;
+};
+
+// The end of every turn of a role's loop: the turn's time counts busy when it did some work;
+// otherwise it counts waiting, the watchdog checks how long nothing came and the loop backs off.
+class RoleLoop {
+ public:
+  explicit RoleLoop(double watchdog_s) : watchdog_(watchdog_s) {}
+  void end_turn(bool worked, std::chrono::steady_clock::time_point turn_start, const RlGroups& g,
+                const std::string& waiting_for);
+  LoopClock& clock() { return clock_; }
+
+ private:
+  LoopClock clock_;
+  Watchdog watchdog_;
+  Backoff backoff_;
 };
 
 // Each returns this rank's statistics (a JSON object) for summary.json.

@@ -111,6 +111,18 @@ void Watchdog::check(const RlGroups& g, const std::string& waiting_for) const {
             int(timeout_s_), " s waiting for ", waiting_for, " (train.watchdog_s); a rank may have died");
 }
 
+void RoleLoop::end_turn(bool worked, Clock::time_point turn_start, const RlGroups& g, const std::string& waiting_for) {
+  if (worked) {
+    backoff_.reset();
+    watchdog_.progress();
+    clock_.busy_since(turn_start);
+  } else {
+    watchdog_.check(g, waiting_for);
+    backoff_.wait();
+    clock_.wait_since(turn_start);
+  }
+}
+
 std::string run_rl(const World& w, const std::string& deck_path, const std::vector<std::string>& sets,
                    const std::string& mjcf_dir) {
   const MPI_Comm world = w.comm;
