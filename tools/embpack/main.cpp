@@ -75,14 +75,22 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
                            [&](const emb::World& world) { return convert_lerobot_in(world, o, out, created_by); });
 }
 
-}  // namespace
+// Every option of every converter, as parsed.
+struct Options {
+  std::string out, file;
+  emb::SynthOptions synth;
+  std::vector<std::string> libero_inputs;
+  emb::LiberoOptions libero;
+  emb::VideoOptions video;
+  emb::LerobotOptions lerobot;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
-  app.require_subcommand(1);
-  std::string out;
+struct Subcommands {
+  CLI::App *synth, *libero, *video, *lerobot, *info, *verify;
+};
 
-  emb::SynthOptions so;
+CLI::App* add_synth(CLI::App& app, Options& o) {
+  emb::SynthOptions& so = o.synth;
   CLI::App* synth = app.add_subcommand("synth", "generate a synthetic dataset");
   synth->add_option("--family", so.family, "gr00t or wan")->required();
   synth->add_option("--episodes", so.episodes, "number of episodes")->required();
@@ -102,59 +110,75 @@ int main(int argc, char** argv) {
   synth->add_option("--latent-height", so.latent_height, "wan: latent height Hl");
   synth->add_option("--latent-width", so.latent_width, "wan: latent width Wl");
   synth->add_option("--steps-per-latent", so.steps_per_latent, "wan: steps per latent frame");
-  add_output_options(synth, out, so.progress);
+  add_output_options(synth, o.out, so.progress);
+  return synth;
+}
 
-  std::vector<std::string> libero_inputs;
-  emb::LiberoOptions lo;
-  CLI::App* libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
-  libero->add_option("inputs", libero_inputs, "source .hdf5 files")->required();
-  libero->add_option("--fps", lo.fps, "steps per second of the demos");
-  add_stand_in_encoder_options(libero, lo.d_vl, lo.vl_grid);
-  add_output_options(libero, out, lo.progress);
+// The converters of recorded data: libero, video and lerobot; then info and verify.
+Subcommands add_subcommands(CLI::App& app, Options& o) {
+  Subcommands c{};
+  c.synth = add_synth(app, o);
+  c.libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
+  c.libero->add_option("inputs", o.libero_inputs, "source .hdf5 files")->required();
+  c.libero->add_option("--fps", o.libero.fps, "steps per second of the demos");
+  add_stand_in_encoder_options(c.libero, o.libero.d_vl, o.libero.vl_grid);
+  add_output_options(c.libero, o.out, o.libero.progress);
 
-  emb::VideoOptions vo;
-  CLI::App* video = app.add_subcommand("video", "decode videos aligned to a step table");
-  video->add_option("inputs", vo.videos, "video files, one per view")->required();
-  video->add_option("--table", vo.table, "steps table (.json or .csv) with one frame index per step and view")->required();
-  video->add_option("--height", vo.height, "output frame height");
-  video->add_option("--width", vo.width, "output frame width");
-  video->add_option("--threads", vo.threads, "decoder threads");
-  add_stand_in_encoder_options(video, vo.d_vl, vo.vl_grid);
-  add_output_options(video, out, vo.progress);
+  emb::VideoOptions& vo = o.video;
+  c.video = app.add_subcommand("video", "decode videos aligned to a step table");
+  c.video->add_option("inputs", vo.videos, "video files, one per view")->required();
+  c.video->add_option("--table", vo.table, "steps table (.json or .csv) with one frame index per step and view")->required();
+  c.video->add_option("--height", vo.height, "output frame height");
+  c.video->add_option("--width", vo.width, "output frame width");
+  c.video->add_option("--threads", vo.threads, "decoder threads");
+  add_stand_in_encoder_options(c.video, vo.d_vl, vo.vl_grid);
+  add_output_options(c.video, o.out, vo.progress);
 
-  emb::LerobotOptions ro;
-  CLI::App* lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
-  lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
-  lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
-  lerobot->add_option("--height", ro.height, "output frame height");
-  lerobot->add_option("--width", ro.width, "output frame width");
-  lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
-  add_stand_in_encoder_options(lerobot, ro.d_vl, ro.vl_grid);
-  add_output_options(lerobot, out, ro.progress);
+  emb::LerobotOptions& ro = o.lerobot;
+  c.lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
+  c.lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
+  c.lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
+  c.lerobot->add_option("--height", ro.height, "output frame height");
+  c.lerobot->add_option("--width", ro.width, "output frame width");
+  c.lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
+  add_stand_in_encoder_options(c.lerobot, ro.d_vl, ro.vl_grid);
+  add_output_options(c.lerobot, o.out, ro.progress);
 
-  std::string file;
-  CLI::App* info = app.add_subcommand("info", "summarise a packed file");
-  info->add_option("file", file)->required();
-  CLI::App* verify = app.add_subcommand("verify", "check every invariant of a packed file");
-  verify->add_option("file", file)->required();
+  c.info = app.add_subcommand("info", "summarise a packed file");
+  c.info->add_option("file", o.file)->required();
+  c.verify = app.add_subcommand("verify", "check every invariant of a packed file");
+  c.verify->add_option("file", o.file)->required();
+  return c;
+}
 
+int run(const Subcommands& c, const Options& o, const std::string& created_by) {
+  if (*c.synth) {
+    emb::write_packed(emb::synthesize(o.synth), o.out, created_by);
+  } else if (*c.libero) {
+    emb::write_packed(emb::convert_libero(o.libero_inputs, o.libero), o.out, created_by);
+  } else if (*c.video) {
+    emb::write_packed(emb::convert_video(o.video), o.out, created_by);
+  } else if (*c.lerobot) {
+    return run_lerobot(o.lerobot, o.out, created_by);
+  } else if (*c.info) {
+    emb::print_info(o.file, std::cout);
+  } else if (*c.verify) {
+    emb::PackedSummary s = emb::verify_packed(emb::H5File::open(o.file));
+    std::cout << o.file << ": ok (" << s.family << ", " << s.episodes << " episodes, " << s.steps << " steps)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
+  app.require_subcommand(1);
+  Options o;
+  const Subcommands c = add_subcommands(app, o);
   CLI11_PARSE(app, argc, argv);
   try {
-    std::string created_by = command_line(argc, argv);
-    if (*synth) {
-      emb::write_packed(emb::synthesize(so), out, created_by);
-    } else if (*libero) {
-      emb::write_packed(emb::convert_libero(libero_inputs, lo), out, created_by);
-    } else if (*video) {
-      emb::write_packed(emb::convert_video(vo), out, created_by);
-    } else if (*lerobot) {
-      return run_lerobot(ro, out, created_by);
-    } else if (*info) {
-      emb::print_info(file, std::cout);
-    } else if (*verify) {
-      emb::PackedSummary s = emb::verify_packed(emb::H5File::open(file));
-      std::cout << file << ": ok (" << s.family << ", " << s.episodes << " episodes, " << s.steps << " steps)\n";
-    }
+    return run(c, o, command_line(argc, argv));
   } catch (const emb::Error& e) {
     std::cerr << "embpack: " << e.what() << "\n";
     return e.exit_code();
@@ -162,5 +186,4 @@ int main(int argc, char** argv) {
     std::cerr << "embpack: " << e.what() << "\n";
     return emb::kExitFailure;
   }
-  return 0;
 }
