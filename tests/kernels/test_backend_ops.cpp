@@ -43,7 +43,7 @@
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
-#include "kernels/cuda/packed_index.hpp"
+#include "tests/kernels/cuda/packed_index.hpp"
 #include "error_of.hpp"
 
 using namespace emb;

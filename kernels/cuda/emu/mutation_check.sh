@@ -56,12 +56,12 @@ run_suite() {
   if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
     echo "FAIL (build)"; return
   fi
-  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
+  (cd "$scratch/src" && timeout 900 "$scratch/build/tests/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
   if [ $plain -eq 0 ]; then
     if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels_asan >>"$log" 2>&1; then
       echo "FAIL (build)"; return
     fi
-    (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels_asan" \
+    (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/tests/kernels/cuda/cuda_test_kernels_asan" \
       "$filter") >>"$log" 2>&1 || asan=1
   fi
   if [ $plain -eq 0 ] && [ $asan -eq 0 ]; then echo "pass"; return; fi

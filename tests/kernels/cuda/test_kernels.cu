@@ -22,7 +22,6 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
-#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/embedding.hpp"
@@ -34,13 +33,14 @@
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/mma_tiles.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
-#include "kernels/cuda/packed_index.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
-#include "kernels/cuda/test_support.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
 #include "tests/error_of.hpp"
+#include "tests/kernels/cuda/attention_implementations.hpp"
+#include "tests/kernels/cuda/packed_index.hpp"
+#include "tests/kernels/cuda/test_support.hpp"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
