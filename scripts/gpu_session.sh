@@ -33,8 +33,8 @@ binaries=(test_kernels bench_kernels)
 # What the binaries are built from: the Makefile's sources and headers.
 sources_hash() {
   cat kernels/cuda/Makefile kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.hpp kernels/*.hpp kernels/*.cpp \
-    kernels/cpu/*.hpp kernels/cpu/*.cpp tests/kernels/cuda/*.cu tests/kernels/cuda/*.hpp src/core/*.hpp \
-    tests/error_of.hpp | sha256sum | cut -d' ' -f1
+    tests/kernels/cuda/*.cu tests/kernels/cuda/*.hpp src/core/*.hpp src/core/activity.cpp tests/error_of.hpp |
+    sha256sum | cut -d' ' -f1
 }
 
 # cuDNN: the toolkit's, else the pip wheel's (include/, lib/) of the python3 that has PyTorch.
