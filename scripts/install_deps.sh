@@ -13,7 +13,9 @@ packages=(
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   libmujoco-dev libegl-dev libegl1 libgl1-mesa-dri
   libsnappy-dev libzstd-dev libdav1d-dev
-  python3-torch python3-h5py python3-numpy python3-matplotlib
+  libutf8proc-dev libsentencepiece-dev sentencepiece
+  python3-torch python3-h5py python3-numpy python3-matplotlib python3-pil
+  python3-regex python3-jinja2 python3-sentencepiece
   slurm-wlm slurmctld slurmd munge
 )
 
