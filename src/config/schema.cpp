@@ -186,6 +186,11 @@ std::vector<KeySpec> make_schema() {
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
+      enum_key("data.action_past_end", "train", {"train", "mask"},
+               "gr00t action-chunk steps past the episode's end, which repeat its last action: train = trained "
+               "on like any other (upstream GR00T-N1.5's data path; only unused action columns are masked); "
+               "mask = masked out of the loss (action_mask 0), so a chunk never learns actions that were not "
+               "taken"),
 
       // [train]
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
