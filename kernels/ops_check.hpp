@@ -54,6 +54,13 @@ OpCheck check_residual_norm_modulate_forward(const View& x, const View& gate, co
 OpCheck check_norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                      const View& rstd, const View& dy, const View& dx, const View& dscale,
                                      const View& dshift);
+// sinus_embedding: one timestep per row of out, out's width positive and even, the frequency
+// shift in [0, out.cols / 2).
+OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig& cfg);
+// dropout_forward (in x, out y) and dropout_backward (in dy, out dx): both present with one shape,
+// p in [0, 1), the rows' keys present, and rows·cols < 2³² (an element's index within its site).
+OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
+                      const DropoutRows& rows);
 OpCheck check_attention(const char* op, const View& q, const View& k, const View& v, const View& out,
                         const View& lse, const AttnConfig& cfg, const AttnIndex& idx);
 

@@ -212,11 +212,11 @@ void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& em
 }
 
 void CpuOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                               const View& rstd) {
+                               const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   fp32_contiguous(c);
   c.expect(!mean.absent(), "mean must be present");
-  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols));
+  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols), eps);
 }
 
 void CpuOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
@@ -244,11 +244,11 @@ void CpuOps::rmsnorm_backward(const View& x, const View& weight, const View& rst
 }
 
 void CpuOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                   const View& y, const View& mean, const View& rstd) {
+                                   const View& y, const View& mean, const View& rstd, float eps) {
   const OpCheck c = check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
   fp32(c);
   c.expect(x.contiguous() && normed.contiguous() && y.contiguous(), "x, normed and y must be contiguous");
-  cpu::layernorm_forward(cf(x), nullptr, nullptr, f(normed), f(mean), f(rstd), x.rows, int(x.cols));
+  cpu::layernorm_forward(cf(x), nullptr, nullptr, f(normed), f(mean), f(rstd), x.rows, int(x.cols), eps);
   cpu::modulate_forward(cf(normed), cf(scale), cf(shift), scale.ld, f(y), x.rows, int(x.cols));
 }
 
@@ -274,11 +274,11 @@ void CpuOps::gated_residual_forward(const View& x, const View& gate, const View&
 // No fused loop: the reference is the three ops the fusion replaces, in their order.
 void CpuOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                             const View& scale, const View& shift, const View& normed, const View& y,
-                                            const View& mean, const View& rstd) {
+                                            const View& mean, const View& rstd, float eps) {
   fp32(check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd));
   CpuOps::gated_residual_forward(x, gate, r);
   if (!x_in.absent()) CpuOps::copy(x, x_in);
-  CpuOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
+  CpuOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd, eps);
 }
 
 void CpuOps::gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
@@ -336,12 +336,9 @@ void CpuOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig&
   cpu::rope_backward(f(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode);
 }
 
-void CpuOps::sinus_embedding(const View& t, const View& out) {
-  OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
-  c.well_formed(), fp32_contiguous(c);
-  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
-  c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
-  cpu::sinus_embedding(cf(t), f(out), out.rows, int(out.cols));
+void CpuOps::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
+  fp32_contiguous(check_sinus_embedding(t, out, cfg));
+  cpu::sinus_embedding(cf(t), f(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift);
 }
 
 void CpuOps::flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

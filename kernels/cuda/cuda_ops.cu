@@ -484,7 +484,7 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
 // ---- norms ----
 
 void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                                const View& rstd) {
+                                const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   c.expect(!mean.absent(), "mean must be present");
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
@@ -495,7 +495,7 @@ void CudaOps::layernorm_forward(const View& x, const View& weight, const View& b
     using R = decltype(r);
     cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, ptr<T>(y), f(mean),
-                                f(rstd), x.rows, int(x.cols), stream_);
+                                f(rstd), x.rows, int(x.cols), eps, stream_);
   });
 }
 
@@ -532,7 +532,7 @@ void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, 
     cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const R>(x), ptr<const T>(weight),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
                                 static_cast<const T*>(nullptr), 0, ptr<T>(y), nullptr, f(rstd), x.rows, int(x.cols),
-                                stream_);
+                                kRmsNormEps, stream_);
   });
 }
 
@@ -562,7 +562,7 @@ namespace {
 // normed = LN(x) (the backward's input) and y = normed·(1 + scale) + shift in one pass over x.
 void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& gate, const View& r, const View& x_in,
                                    const View& scale, const View& shift, const View& normed, const View& y,
-                                   const View& mean, const View& rstd, cudaStream_t stream) {
+                                   const View& mean, const View& rstd, float eps, cudaStream_t stream) {
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"r", &r}, {"x_in", &x_in}, {"normed", &normed}, {"y", &y}});
   const DType data = storage(c, {&gate, &r, &scale, &shift, &normed, &y});
@@ -573,22 +573,22 @@ void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& 
     cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), ptr<const T>(gate), gate.ld,
                                          ptr<const T>(r), ptr<R>(x_in), none, none, ptr<const T>(scale),
                                          ptr<const T>(shift), scale.ld, ptr<T>(normed), ptr<T>(y), f(mean), f(rstd),
-                                         x.rows, int(x.cols), stream);
+                                         x.rows, int(x.cols), eps, stream);
   });
 }
 }  // namespace
 
 void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                    const View& y, const View& mean, const View& rstd) {
+                                    const View& y, const View& mean, const View& rstd, float eps) {
   launch_residual_norm_modulate(check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd), x, View{},
-                                View{}, View{}, scale, shift, normed, y, mean, rstd, stream_);
+                                View{}, View{}, scale, shift, normed, y, mean, rstd, eps, stream_);
 }
 
 void CudaOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                              const View& scale, const View& shift, const View& normed, const View& y,
-                                             const View& mean, const View& rstd) {
+                                             const View& mean, const View& rstd, float eps) {
   const OpCheck c = check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd);
-  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, stream_);
+  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, eps, stream_);
 }
 
 void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
@@ -755,16 +755,13 @@ void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig
 
 // ---- embeddings, flow matching, losses ----
 
-void CudaOps::sinus_embedding(const View& t, const View& out) {
-  OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
-  c.well_formed();
-  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
-  c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
+void CudaOps::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
+  const OpCheck c = check_sinus_embedding(t, out, cfg);
   fp32_views(c, {{"t", &t}});
   contiguous(c, {{"t", &t}, {"out", &out}});
   dispatch(storage(c, {&out}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), stream_);
+    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift, stream_);
   });
 }
 

@@ -13,8 +13,6 @@ namespace emb::cuda {
 
 namespace {
 
-constexpr float kEps = 1e-6f;
-
 // Per-row view of the affine parameters; V consecutive columns at a time.
 template <class T, int V>
 struct Affine {
@@ -41,6 +39,7 @@ struct ForwardArgs {
   T *normed, *y;
   float *mean, *rstd;
   int C;
+  float eps;
 };
 
 // Both passes hold their row in registers: thread t of a block of `threads` (≤ kRowThreads, a
@@ -103,7 +102,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
       ss += d * d;
     }
   }
-  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + kEps);
+  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + a.eps);
   if (threadIdx.x == 0) {
     if (a.mean) a.mean[i] = mu;
     a.rstd[i] = r;
@@ -257,12 +256,13 @@ struct NormParamGrad {
 template <class R, class T>
 void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
-                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                                    cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
-  const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
-                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
+  const ForwardArgs<R, T> args{layer,  x,      gate,   r, ld_gate, x_in, weight, bias, scale,
+                               shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C, eps};
   constexpr int V = kMixedVectorWidth<R, T>;
   const auto launch = [&](auto vector) {
     launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_forward", [&](auto k, int threads) {
@@ -279,11 +279,12 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
 
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
-                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                           cudaStream_t stream) {
   // Without a residual the kernel only reads x.
   residual_norm_modulate_forward(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0,
                                  static_cast<const T*>(nullptr), static_cast<R*>(nullptr), weight, bias, scale, shift,
-                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
+                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, eps, stream);
 }
 
 template <class R, class T, class G>
@@ -316,10 +317,10 @@ void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T*
 
 #define EMB_INSTANTIATE(T, R)                                                                                     \
   template void norm_modulate_forward<R, T>(NormKind, const R*, const T*, const T*, const T*, const T*, int64_t, T*, \
-                                            float*, float*, int64_t, int, cudaStream_t);                             \
+                                            float*, float*, int64_t, int, float, cudaStream_t);                      \
   template void residual_norm_modulate_forward<R, T>(NormKind, R*, const T*, int64_t, const T*, R*, const T*,        \
                                                      const T*, const T*, const T*, int64_t, T*, T*, float*, float*,  \
-                                                     int64_t, int, cudaStream_t);
+                                                     int64_t, int, float, cudaStream_t);
 EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 

@@ -58,6 +58,12 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
   };
 
   ptr(seq, b.seq), ptr(blk, b.blk), ptr(grp, b.grp), ptr(cseq, b.cseq), ptr(pos, b.pos);
+  ptr(token_in_sample, L.index_in_sample), ptr(context_in_sample, L.context_index);
+  sample_id = nullptr;
+  if (!b.sample_id.empty()) {
+    const size_t at = stage(b.sample_id.data(), b.sample_id.size() * sizeof(int64_t));
+    place.push_back([this, at](uint8_t* base) { sample_id = reinterpret_cast<const int64_t*>(base + at); });
+  }
   idx(time_row, time.row);
   mat(time_t, time.t, 1);
   mat(context, b.context, cfg.d_ctx);

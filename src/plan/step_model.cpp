@@ -148,8 +148,10 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
   const double attn = 3.5 * tiled.flops_fwd / attn_rate + tiled.pair_heads * hw.attention_pair_head_s / share;
   const double attn_fwd = hw.attention_forward_fraction * attn;
-  const double fwd = p.gemm_flops_fwd / gemm_rate + attn_fwd + passes * act_per_sample / mem_rate;
-  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + (attn - attn_fwd) + passes * act_per_sample / mem_rate;
+  const double fwd =
+      p.gemm_flops_fwd / gemm_rate + attn_fwd + (passes * act_per_sample + p.dropout_bytes_fwd) / mem_rate;
+  const double bwd =
+      2 * p.gemm_flops_fwd / gemm_rate + (attn - attn_fwd) + (passes * act_per_sample + p.dropout_bytes_bwd) / mem_rate;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   const double recompute = c.recompute == Recompute::full
