@@ -338,6 +338,10 @@ std::vector<KeySpec> make_schema() {
               "the space check; 0 = never"),
       real_key("debug.slow_step_ms", "0", "ms", at_least(0),
                "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
+      enum_key("debug.random_params", "off", {"on", "off"},
+               "--dump: draw every parameter at random at a trained network's scales (weights N(0, 1/fan_in), "
+               "biases, norm weights 1 + noise, embeddings) instead of the initialisation, so a parity check "
+               "exercises every term"),
   };
 }
 

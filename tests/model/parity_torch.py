@@ -1,7 +1,8 @@
-"""PyTorch parity for one model step (MODEL.md "Dump").
+"""PyTorch parity for one model step of the wan family (MODEL.md "Dump"; gr00t's is upstream's,
+tests/upstream/gr00t_dump_parity.py).
 
-Recomputes the loss and every gradient of a dump with torch autograd in float64 from the
-dump file and MODEL.md's math alone, and checks embtrain's fp32 values against them:
+Recomputes the loss and every gradient of a one-micro-batch dump with torch autograd in float64
+from the dump file and MODEL.md's math alone, and checks embtrain's fp32 values against them:
 per tensor, rel = max|embtrain - torch| / max(max|torch|, 1e-3 * G) must be <= 1e-4, where G
 is the largest |gradient| of the step. The floor matters only for tensors whose exact
 gradient is zero up to round-off: the biases of attention keys without qk-norm (softmax is
@@ -63,18 +64,6 @@ class Params:
     def lin(self, x, n):
         return x @ self.t[n + ".weight"] + self.t[n + ".bias"]
 
-    def lin_emb(self, x, n, groups):
-        """Per-embodiment linear; groups = [(embodiment, row indices)] of the rows of x."""
-        w, b = self.t[n + ".weight"], self.t[n + ".bias"]
-        out = x.new_zeros(x.shape[0], w.shape[2])
-        for e, rows in groups:
-            out = out.index_put((rows,), x[rows] @ w[e] + b[e])
-        return out
-
-
-def emb_groups(emb):
-    return [(int(e), torch.tensor(np.nonzero(emb == e)[0])) for e in np.unique(emb)]
-
 
 # ---- masks and attention ("Packed batch") --------------------------------------------
 def self_mask(kind, seq, blk, grp):
@@ -133,94 +122,12 @@ def rope(x, cos_sin, H):
     return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], -1).reshape(T, D)
 
 
-def kind_index(seq, kind, k):
-    """For tokens of kind k: their index among that sample's tokens of kind k (token order)."""
-    out, count = np.full(len(seq), -1), {}
-    for t in range(len(seq)):
-        if kind[t] == k:
-            out[t] = count.get(seq[t], 0)
-            count[seq[t]] = out[t] + 1
-    return out
-
-
 def tensor(x, dt):
     return torch.tensor(np.asarray(x)).to(dt)
 
 
 def index(x):
     return torch.tensor(np.asarray(x), dtype=torch.long)
-
-
-# ---- gr00t ---------------------------------------------------------------------------
-def prepare_gr00t(a, bt, dt):
-    """Everything of the batch that does not depend on the parameters."""
-    seq, kind = bt["seq"], bt["kind"]
-    c = {"T": len(seq)}
-    tau = tensor(bt["tau"], dt)[:, None, None]
-    actions, noise, mask = (tensor(bt[k], dt) for k in ("actions", "noise", "action_mask"))
-    x_act = (1 - tau) * noise + tau * actions
-    c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
-    c["state_rows"] = index(np.nonzero(kind == 3)[0])
-    s = seq[kind == 3]
-    c["state"], c["state_groups"] = tensor(bt["state"][s], dt), emb_groups(bt["emb_id"][s])
-    fut = kind_index(seq, kind, 4)
-    c["future_rows"], c["future_k"] = index(np.nonzero(kind == 4)[0]), index(fut[kind == 4])
-    act = kind_index(seq, kind, 2)
-    sel = np.nonzero(kind == 2)[0]
-    s_of, h_of = seq[sel], act[sel]
-    c["act_rows"], c["act_h"] = index(sel), index(h_of)
-    c["act_groups"] = emb_groups(bt["emb_id"][s_of])
-    c["x_act"] = x_act[s_of, h_of]
-    c["sin_tq"] = sinus(tensor(bt["tq"], dt)[s_of], a["d_model"])
-    c["target"] = actions[s_of, h_of] - noise[s_of, h_of]
-    c["mask"], c["mask_sum"] = mask[s_of, h_of], mask.sum()
-    c["vl"] = tensor(bt["vl"], dt)
-    cseq = index(bt["cseq"])
-    tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
-    c["vl_mask"] = Mask(self_mask("full", cseq, cseq, cseq), dt)
-    c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
-    c["cross_mask"] = Mask(cross_mask(tseq, cseq), dt)
-    return c
-
-
-def gr00t_loss(P, a, c):
-    D, H = a["d_model"], a["n_heads"]
-    temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
-    st = P.lin_emb(torch.relu(P.lin_emb(c["state"], "state_enc.fc1", c["state_groups"])), "state_enc.fc2",
-                   c["state_groups"])
-    g = c["act_groups"]
-    a1 = P.lin_emb(c["x_act"], "action_enc.fc1", g)
-    a3 = P.lin_emb(silu(P.lin_emb(torch.cat([a1, c["sin_tq"]], 1), "action_enc.fc2", g)), "action_enc.fc3", g)
-    x = c["sin_t"].new_zeros(c["T"], D)
-    x = x.index_put((c["state_rows"],), st)
-    x = x.index_put((c["future_rows"],), P["future_tokens"][c["future_k"]])
-    x = x.index_put((c["act_rows"],), a3 + P["pos_emb"][c["act_h"]])
-
-    ctx = layer_norm(c["vl"], P["vlln.weight"], P["vlln.bias"])
-    for l in range(a["n_layers_vl"]):
-        p = f"vl_blocks.{l}."
-        h = layer_norm(ctx, P[p + "ln1.weight"], P[p + "ln1.bias"])
-        att = attention(P.lin(h, p + "attn.q"), P.lin(h, p + "attn.k"), P.lin(h, p + "attn.v"), c["vl_mask"],
-                        a["n_heads_vl"])
-        ctx = ctx + P.lin(att, p + "attn.o")
-        h = layer_norm(ctx, P[p + "ln2.weight"], P[p + "ln2.bias"])
-        ctx = ctx + P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
-
-    stemb = silu(temb)
-    for l in range(a["n_layers"]):
-        p = f"blocks.{l}."
-        sc, sh = P.lin(stemb, p + "norm1.linear").chunk(2, dim=1)
-        h = layer_norm(x) * (1 + sc) + sh
-        src, m = (ctx, c["cross_mask"]) if l % 2 == 0 else (h, c["self_mask"])
-        att = attention(P.lin(h, p + "attn1.q"), P.lin(src, p + "attn1.k"), P.lin(src, p + "attn1.v"), m, H)
-        x = x + P.lin(att, p + "attn1.o")
-        x = x + P.lin(gelu_tanh(P.lin(layer_norm(x, P[p + "norm3.weight"], P[p + "norm3.bias"]), p + "ffn.fc1")),
-                      p + "ffn.fc2")
-
-    shift, scale = P.lin(stemb[c["act_rows"]], "proj_out_1").chunk(2, dim=1)
-    y = P.lin(layer_norm(x[c["act_rows"]]) * (1 + scale) + shift, "proj_out_2")
-    v = P.lin_emb(torch.relu(P.lin_emb(y, "action_dec.fc1", g)), "action_dec.fc2", g)
-    return (c["mask"] * (v - c["target"]) ** 2).sum() / c["mask_sum"]
 
 
 # ---- wan -----------------------------------------------------------------------------
@@ -281,21 +188,18 @@ def wan_loss(P, a, c):
 
 
 def read_dump(path, dt):
-    """Attributes, parameters (leaf tensors of dtype dt), embtrain's gradients, batch arrays."""
+    """Attributes, parameters (leaf tensors of dtype dt), embtrain's gradients, the arrays of the
+    dump's one micro-batch."""
     with h5py.File(path, "r") as f:
         a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
         a = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
+        if a["micro_batches"] != 1:
+            raise ValueError(f"{path}: this check reads one micro-batch, the dump has {a['micro_batches']}")
         tensors = {k: torch.tensor(np.array(f["params"][k])).to(dt).requires_grad_() for k in f["params"]}
         ours = {k: np.array(f["grads"][k]) for k in f["grads"]}
-        bt = {k: np.array(f["batch"][k]) for k in f["batch"]}
+        mb = f["micro_batch"]["0"]
+        bt = {k: np.array(mb[k]) for k in mb if isinstance(mb[k], h5py.Dataset)}
     return a, tensors, ours, bt
-
-
-def family_loss(a, bt, dt):
-    """(loss function of Params, prepared batch) for the dump's family."""
-    if a["family"] == "gr00t":
-        return gr00t_loss, prepare_gr00t(a, bt, dt)
-    return wan_loss, prepare_wan(a, bt, dt)
 
 
 # ---- the check -----------------------------------------------------------------------
@@ -305,8 +209,9 @@ def rel_error(ours, ref, floor):
 
 def check(path):
     a, tensors, ours, bt = read_dump(path, torch.float64)
-    loss_fn, prepared = family_loss(a, bt, torch.float64)
-    loss = loss_fn(Params(tensors), a, prepared)
+    if a["family"] != "wan":
+        raise ValueError(f"{path}: family {a['family']}: gr00t's parity is tests/upstream/gr00t_dump_parity.py")
+    loss = wan_loss(Params(tensors), a, prepare_wan(a, bt, torch.float64))
     loss.backward()
     worst, failures = ("", 0.0), []
     loss_rel = abs(a["loss"] - loss.item()) / max(abs(loss.item()), 1e-30)
