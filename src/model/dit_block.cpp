@@ -370,7 +370,7 @@ PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const Sublayer
   } else {
     block_linear_forward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F),
                          rows(a.g, T, spec.F));
-    dropout_forward_at(ops, spec, io, {s.hidden_site}, rows(a.g, T, spec.F));  // g kept after it: fc2's input
+    dropout_forward_at(ops, spec, io, {s.hidden_site}, rows(a.g, T, spec.F));  // in place: fc2's (saved) input
     block_linear_forward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, rows(a.y, T, D));
   }
   dropout_forward_at(ops, spec, io, {s.output_sites[0], s.output_sites[1]}, rows(a.y, T, D));

@@ -93,8 +93,8 @@ void write_step_dump(const World& world, const Deck& deck, const std::string& pa
     if (world.rank == 0) finish_dump(path);
   });
   if (world.rank == 0)
-    log_info("wrote ", path, ": ", mc.preset, ", step ", step, " on ", world.size, " rank(s), ", info.micro_batches,
-             " micro-batch(es), loss ", loss);
+    log_info("wrote ", path, ": ", mc.preset, ", step ", step, " on ", world.size, " ", ops->name(), " rank(s), ",
+             info.micro_batches, " micro-batch(es), loss ", loss);
 }
 
 }  // namespace emb

@@ -73,16 +73,20 @@ def name_map(dims):
         m[ours + ".weight"] = (p + theirs + ".weight", False)
         m[ours + ".bias"] = (p + theirs + ".bias", False)
 
+    def attention_and_ffn(ours, attention, theirs):
+        """A BasicTransformerBlock's attn1 and ff; `attention` is our attention's name in the block."""
+        for q in "qkv":
+            linear(f"{ours}{attention}.{q}", f"{theirs}attn1.to_{q}")
+        linear(f"{ours}{attention}.o", theirs + "attn1.to_out.0")
+        linear(ours + "ffn.fc1", theirs + "ff.net.0.proj")
+        linear(ours + "ffn.fc2", theirs + "ff.net.2")
+
     norm("vlln", "vlln")
     for l in range(dims.vl_layers):
         ours, theirs = f"vl_blocks.{l}.", f"vl_self_attention.transformer_blocks.{l}."
         norm(ours + "ln1", theirs + "norm1")
         norm(ours + "ln2", theirs + "norm3")
-        for q in "qkv":
-            linear(f"{ours}attn.{q}", f"{theirs}attn1.to_{q}")
-        linear(ours + "attn.o", theirs + "attn1.to_out.0")
-        linear(ours + "ffn.fc1", theirs + "ff.net.0.proj")
-        linear(ours + "ffn.fc2", theirs + "ff.net.2")
+        attention_and_ffn(ours, "attn", theirs)
     per_embodiment("state_enc.fc1", "state_encoder.layer1")
     per_embodiment("state_enc.fc2", "state_encoder.layer2")
     for i in (1, 2, 3):
@@ -96,11 +100,7 @@ def name_map(dims):
     for l in range(dims.layers):
         ours, theirs = f"blocks.{l}.", f"model.transformer_blocks.{l}."
         linear(ours + "norm1.linear", theirs + "norm1.linear")
-        for q in "qkv":
-            linear(f"{ours}attn1.{q}", f"{theirs}attn1.to_{q}")
-        linear(ours + "attn1.o", theirs + "attn1.to_out.0")
-        linear(ours + "ffn.fc1", theirs + "ff.net.0.proj")
-        linear(ours + "ffn.fc2", theirs + "ff.net.2")
+        attention_and_ffn(ours, "attn1", theirs)
     linear("proj_out_1", "model.proj_out_1")
     linear("proj_out_2", "model.proj_out_2")
     return m
