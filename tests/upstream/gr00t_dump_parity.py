@@ -54,55 +54,79 @@ def upstream_config(a):
     }}
 
 
+# embtrain's parameter names -> (upstream's name under action_head., transposed). An nn.Linear's
+# weight is [out, in] upstream and W [in, out] in embtrain (transposed); CategorySpecificLinear's W
+# [E, in, out] and b [E, out], the norms, the future tokens and the position table are stored alike;
+# the DiT's norm3 has no parameters on either side. {l} is a layer index: of the vl blocks in
+# vl_blocks.* rows, of the DiT blocks in blocks.* rows. Written from MODEL.md and upstream's
+# module names (UPSTREAM.md's state-dict map), not read from embtrain.
+NAME_MAP = {
+    "vlln.weight":                    ("vlln.weight", False),
+    "vlln.bias":                      ("vlln.bias", False),
+    "vl_blocks.{l}.ln1.weight":       ("vl_self_attention.transformer_blocks.{l}.norm1.weight", False),
+    "vl_blocks.{l}.ln1.bias":         ("vl_self_attention.transformer_blocks.{l}.norm1.bias", False),
+    "vl_blocks.{l}.attn.q.weight":    ("vl_self_attention.transformer_blocks.{l}.attn1.to_q.weight", True),
+    "vl_blocks.{l}.attn.q.bias":      ("vl_self_attention.transformer_blocks.{l}.attn1.to_q.bias", False),
+    "vl_blocks.{l}.attn.k.weight":    ("vl_self_attention.transformer_blocks.{l}.attn1.to_k.weight", True),
+    "vl_blocks.{l}.attn.k.bias":      ("vl_self_attention.transformer_blocks.{l}.attn1.to_k.bias", False),
+    "vl_blocks.{l}.attn.v.weight":    ("vl_self_attention.transformer_blocks.{l}.attn1.to_v.weight", True),
+    "vl_blocks.{l}.attn.v.bias":      ("vl_self_attention.transformer_blocks.{l}.attn1.to_v.bias", False),
+    "vl_blocks.{l}.attn.o.weight":    ("vl_self_attention.transformer_blocks.{l}.attn1.to_out.0.weight", True),
+    "vl_blocks.{l}.attn.o.bias":      ("vl_self_attention.transformer_blocks.{l}.attn1.to_out.0.bias", False),
+    "vl_blocks.{l}.ln2.weight":       ("vl_self_attention.transformer_blocks.{l}.norm3.weight", False),
+    "vl_blocks.{l}.ln2.bias":         ("vl_self_attention.transformer_blocks.{l}.norm3.bias", False),
+    "vl_blocks.{l}.ffn.fc1.weight":   ("vl_self_attention.transformer_blocks.{l}.ff.net.0.proj.weight", True),
+    "vl_blocks.{l}.ffn.fc1.bias":     ("vl_self_attention.transformer_blocks.{l}.ff.net.0.proj.bias", False),
+    "vl_blocks.{l}.ffn.fc2.weight":   ("vl_self_attention.transformer_blocks.{l}.ff.net.2.weight", True),
+    "vl_blocks.{l}.ffn.fc2.bias":     ("vl_self_attention.transformer_blocks.{l}.ff.net.2.bias", False),
+    "state_enc.fc1.weight":           ("state_encoder.layer1.W", False),
+    "state_enc.fc1.bias":             ("state_encoder.layer1.b", False),
+    "state_enc.fc2.weight":           ("state_encoder.layer2.W", False),
+    "state_enc.fc2.bias":             ("state_encoder.layer2.b", False),
+    "action_enc.fc1.weight":          ("action_encoder.W1.W", False),
+    "action_enc.fc1.bias":            ("action_encoder.W1.b", False),
+    "action_enc.fc2.weight":          ("action_encoder.W2.W", False),
+    "action_enc.fc2.bias":            ("action_encoder.W2.b", False),
+    "action_enc.fc3.weight":          ("action_encoder.W3.W", False),
+    "action_enc.fc3.bias":            ("action_encoder.W3.b", False),
+    "future_tokens":                  ("future_tokens.weight", False),
+    "pos_emb":                        ("position_embedding.weight", False),
+    "time_enc.fc1.weight":            ("model.timestep_encoder.timestep_embedder.linear_1.weight", True),
+    "time_enc.fc1.bias":              ("model.timestep_encoder.timestep_embedder.linear_1.bias", False),
+    "time_enc.fc2.weight":            ("model.timestep_encoder.timestep_embedder.linear_2.weight", True),
+    "time_enc.fc2.bias":              ("model.timestep_encoder.timestep_embedder.linear_2.bias", False),
+    "blocks.{l}.norm1.linear.weight": ("model.transformer_blocks.{l}.norm1.linear.weight", True),
+    "blocks.{l}.norm1.linear.bias":   ("model.transformer_blocks.{l}.norm1.linear.bias", False),
+    "blocks.{l}.attn1.q.weight":      ("model.transformer_blocks.{l}.attn1.to_q.weight", True),
+    "blocks.{l}.attn1.q.bias":        ("model.transformer_blocks.{l}.attn1.to_q.bias", False),
+    "blocks.{l}.attn1.k.weight":      ("model.transformer_blocks.{l}.attn1.to_k.weight", True),
+    "blocks.{l}.attn1.k.bias":        ("model.transformer_blocks.{l}.attn1.to_k.bias", False),
+    "blocks.{l}.attn1.v.weight":      ("model.transformer_blocks.{l}.attn1.to_v.weight", True),
+    "blocks.{l}.attn1.v.bias":        ("model.transformer_blocks.{l}.attn1.to_v.bias", False),
+    "blocks.{l}.attn1.o.weight":      ("model.transformer_blocks.{l}.attn1.to_out.0.weight", True),
+    "blocks.{l}.attn1.o.bias":        ("model.transformer_blocks.{l}.attn1.to_out.0.bias", False),
+    "blocks.{l}.ffn.fc1.weight":      ("model.transformer_blocks.{l}.ff.net.0.proj.weight", True),
+    "blocks.{l}.ffn.fc1.bias":        ("model.transformer_blocks.{l}.ff.net.0.proj.bias", False),
+    "blocks.{l}.ffn.fc2.weight":      ("model.transformer_blocks.{l}.ff.net.2.weight", True),
+    "blocks.{l}.ffn.fc2.bias":        ("model.transformer_blocks.{l}.ff.net.2.bias", False),
+    "proj_out_1.weight":              ("model.proj_out_1.weight", True),
+    "proj_out_1.bias":                ("model.proj_out_1.bias", False),
+    "proj_out_2.weight":              ("model.proj_out_2.weight", True),
+    "proj_out_2.bias":                ("model.proj_out_2.bias", False),
+    "action_dec.fc1.weight":          ("action_decoder.layer1.W", False),
+    "action_dec.fc1.bias":            ("action_decoder.layer1.b", False),
+    "action_dec.fc2.weight":          ("action_decoder.layer2.W", False),
+    "action_dec.fc2.bias":            ("action_decoder.layer2.b", False),
+}
+
+
 def name_map(dims):
-    """embtrain parameter name -> (upstream name, transposed). An nn.Linear's weight is [out, in]
-    upstream and W [in, out] in embtrain (transposed); CategorySpecificLinear's W [E, in, out] and
-    b [E, out], the norms, the future tokens and the position table are stored alike."""
-    p = gr.PREFIX
+    """NAME_MAP expanded over the model's layers, with upstream's action_head. prefix."""
     m = {}
-
-    def linear(ours, theirs):
-        m[ours + ".weight"] = (p + theirs + ".weight", True)
-        m[ours + ".bias"] = (p + theirs + ".bias", False)
-
-    def per_embodiment(ours, theirs):
-        m[ours + ".weight"] = (p + theirs + ".W", False)
-        m[ours + ".bias"] = (p + theirs + ".b", False)
-
-    def norm(ours, theirs):
-        m[ours + ".weight"] = (p + theirs + ".weight", False)
-        m[ours + ".bias"] = (p + theirs + ".bias", False)
-
-    def attention_and_ffn(ours, attention, theirs):
-        """A BasicTransformerBlock's attn1 and ff; `attention` is our attention's name in the block."""
-        for q in "qkv":
-            linear(f"{ours}{attention}.{q}", f"{theirs}attn1.to_{q}")
-        linear(f"{ours}{attention}.o", theirs + "attn1.to_out.0")
-        linear(ours + "ffn.fc1", theirs + "ff.net.0.proj")
-        linear(ours + "ffn.fc2", theirs + "ff.net.2")
-
-    norm("vlln", "vlln")
-    for l in range(dims.vl_layers):
-        ours, theirs = f"vl_blocks.{l}.", f"vl_self_attention.transformer_blocks.{l}."
-        norm(ours + "ln1", theirs + "norm1")
-        norm(ours + "ln2", theirs + "norm3")
-        attention_and_ffn(ours, "attn", theirs)
-    per_embodiment("state_enc.fc1", "state_encoder.layer1")
-    per_embodiment("state_enc.fc2", "state_encoder.layer2")
-    for i in (1, 2, 3):
-        per_embodiment(f"action_enc.fc{i}", f"action_encoder.W{i}")
-    per_embodiment("action_dec.fc1", "action_decoder.layer1")
-    per_embodiment("action_dec.fc2", "action_decoder.layer2")
-    m["future_tokens"] = (p + "future_tokens.weight", False)
-    m["pos_emb"] = (p + "position_embedding.weight", False)
-    linear("time_enc.fc1", "model.timestep_encoder.timestep_embedder.linear_1")
-    linear("time_enc.fc2", "model.timestep_encoder.timestep_embedder.linear_2")
-    for l in range(dims.layers):
-        ours, theirs = f"blocks.{l}.", f"model.transformer_blocks.{l}."
-        linear(ours + "norm1.linear", theirs + "norm1.linear")
-        attention_and_ffn(ours, "attn1", theirs)
-    linear("proj_out_1", "model.proj_out_1")
-    linear("proj_out_2", "model.proj_out_2")
+    for ours, (theirs, transposed) in NAME_MAP.items():
+        layers = range(dims.vl_layers if ours.startswith("vl_blocks.") else dims.layers) if "{l}" in ours else [None]
+        for l in layers:
+            m[ours.format(l=l)] = (gr.PREFIX + theirs.format(l=l), transposed)
     return m
 
 
