@@ -1,8 +1,10 @@
-"""PyTorch parity for one model step of the wan family (MODEL.md "Dump"; gr00t's is upstream's,
-tests/upstream/gr00t_dump_parity.py).
+"""PyTorch parity for one model step (MODEL.md "Dump").
 
 Recomputes the loss and every gradient of a one-micro-batch dump with torch autograd in float64
-from the dump file and MODEL.md's math alone, and checks embtrain's fp32 values against them:
+from the dump file and MODEL.md's math alone, over the packed micro-batch as MODEL.md states it
+(gr00t's math is upstream GR00T-N1.5's; its parity against upstream's own computation is
+tests/upstream/gr00t_dump_parity.py, and this packed formulation is also the PyTorch eager
+baseline of bench_torch_step.py), and checks embtrain's fp32 values against them:
 per tensor, rel = max|embtrain - torch| / max(max|torch|, 1e-3 * G) must be <= 1e-4, where G
 is the largest |gradient| of the step. The floor matters only for tensors whose exact
 gradient is zero up to round-off: the biases of attention keys without qk-norm (softmax is
@@ -28,10 +30,10 @@ TOL = 1e-4
 
 
 # ---- MODEL.md "Conventions" ----------------------------------------------------------
-def layer_norm(x, w=None, b=None):
+def layer_norm(x, w=None, b=None, eps=EPS):
     mu = x.mean(-1, keepdim=True)
     var = ((x - mu) ** 2).mean(-1, keepdim=True)
-    y = (x - mu) / torch.sqrt(var + EPS)
+    y = (x - mu) / torch.sqrt(var + eps)
     return y * w + b if w is not None else y
 
 
@@ -47,11 +49,13 @@ def silu(x):
     return x * torch.sigmoid(x)
 
 
-def sinus(t, n):
+def sinus(t, n, shift=0, cos_first=True):
+    """sinus(t, n) of MODEL.md; shift 1: sinus_ts (diffusers' Timesteps); cos_first False: sinus_sc."""
     half = n // 2
-    f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=t.dtype) / half)
+    f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=t.dtype) / (half - shift))
     a = t[:, None] * f[None, :]
-    return torch.cat([torch.cos(a), torch.sin(a)], dim=1)
+    halves = [torch.cos(a), torch.sin(a)]
+    return torch.cat(halves if cos_first else halves[::-1], dim=1)
 
 
 class Params:
@@ -63,6 +67,18 @@ class Params:
 
     def lin(self, x, n):
         return x @ self.t[n + ".weight"] + self.t[n + ".bias"]
+
+    def lin_emb(self, x, n, groups):
+        """Per-embodiment linear; groups = [(embodiment, row indices)] of the rows of x."""
+        w, b = self.t[n + ".weight"], self.t[n + ".bias"]
+        out = x.new_zeros(x.shape[0], w.shape[2])
+        for e, rows in groups:
+            out = out.index_put((rows,), x[rows] @ w[e] + b[e])
+        return out
+
+
+def emb_groups(emb):
+    return [(int(e), torch.tensor(np.nonzero(emb == e)[0])) for e in np.unique(emb)]
 
 
 # ---- masks and attention ("Packed batch") --------------------------------------------
@@ -122,12 +138,123 @@ def rope(x, cos_sin, H):
     return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], -1).reshape(T, D)
 
 
+def kind_index(seq, kind, k):
+    """For tokens of kind k: their index among that sample's tokens of kind k (token order)."""
+    out, count = np.full(len(seq), -1), {}
+    for t in range(len(seq)):
+        if kind[t] == k:
+            out[t] = count.get(seq[t], 0)
+            count[seq[t]] = out[t] + 1
+    return out
+
+
 def tensor(x, dt):
     return torch.tensor(np.asarray(x)).to(dt)
 
 
 def index(x):
     return torch.tensor(np.asarray(x), dtype=torch.long)
+
+
+# ---- gr00t ---------------------------------------------------------------------------
+GR00T_EPS, GR00T_NORM_OUT_EPS = 1e-5, 1e-6
+
+
+def dropout_rows(keep, seq, dt):
+    """Per site, the keep-mask rows of the packed tokens whose sample slots are `seq`: a sample's
+    masks are in its token order, which is the packed order of its tokens; padding keeps all."""
+    if keep is None:
+        return None
+    sites = {}
+    for site in keep[0]:
+        width = keep[0][site].shape[1]
+        rows = np.ones((len(seq), width))
+        for s, masks in keep.items():
+            rows[seq == s] = masks[site]
+        sites[site] = tensor(rows, dt)
+    return sites
+
+
+def prepare_gr00t(a, bt, keep, dt):
+    """Everything of the batch that does not depend on the parameters."""
+    seq, kind = bt["seq"], bt["kind"]
+    c = {"T": len(seq)}
+    tau = tensor(bt["tau"], dt)[:, None, None]
+    actions, noise, mask = (tensor(bt[k], dt) for k in ("actions", "noise", "action_mask"))
+    x_act = (1 - tau) * noise + tau * actions
+    c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256, shift=1)
+    c["state_rows"] = index(np.nonzero(kind == 3)[0])
+    s = seq[kind == 3]
+    c["state"], c["state_groups"] = tensor(bt["state"][s], dt), emb_groups(bt["emb_id"][s])
+    fut = kind_index(seq, kind, 4)
+    c["future_rows"], c["future_k"] = index(np.nonzero(kind == 4)[0]), index(fut[kind == 4])
+    act = kind_index(seq, kind, 2)
+    sel = np.nonzero(kind == 2)[0]
+    s_of, h_of = seq[sel], act[sel]
+    c["act_rows"], c["act_h"] = index(sel), index(h_of)
+    c["act_groups"] = emb_groups(bt["emb_id"][s_of])
+    c["x_act"] = x_act[s_of, h_of]
+    c["sin_tq"] = sinus(tensor(bt["tq"], dt)[s_of], a["d_model"], cos_first=False)
+    c["target"] = actions[s_of, h_of] - noise[s_of, h_of]
+    c["mask"], c["mask_sum"] = mask[s_of, h_of], mask.sum()
+    c["vl"] = tensor(bt["vl"], dt)
+    cseq = index(bt["cseq"])
+    tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
+    c["vl_mask"] = Mask(self_mask("full", cseq, cseq, cseq), dt)
+    c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
+    c["cross_mask"] = Mask(cross_mask(tseq, cseq), dt)
+    c["drop_vl"], c["drop_dit"] = dropout_rows(keep, bt["cseq"], dt), dropout_rows(keep, seq, dt)
+    return c
+
+
+def gr00t_loss(P, a, c):
+    D, H = a["d_model"], a["n_heads"]
+
+    def dropped(y, drop, site, kind, p):
+        return y if drop is None else y * drop[f"{site}.{kind}"] / (1 - p)
+
+    def block(x, h, kv, p, attn, mask, heads, norm, drop, site, p_drop):
+        """x + drop(drop(Attn·o)) then + drop(gelu_tanh(norm(x)·fc1)·fc2 with its hidden dropped)."""
+        src = h if kv is None else kv
+        att = attention(P.lin(h, f"{p}{attn}.q"), P.lin(src, f"{p}{attn}.k"), P.lin(src, f"{p}{attn}.v"), mask, heads)
+        out = dropped(dropped(P.lin(att, f"{p}{attn}.o"), drop, site, "attn_out", p_drop), drop, site, "attn_final",
+                      p_drop)
+        x = x + out
+        f = dropped(gelu_tanh(P.lin(norm(x), p + "ffn.fc1")), drop, site, "ff_hidden", p_drop)
+        return x + dropped(P.lin(f, p + "ffn.fc2"), drop, site, "ff_out", p_drop)
+
+    temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
+    st = P.lin_emb(torch.relu(P.lin_emb(c["state"], "state_enc.fc1", c["state_groups"])), "state_enc.fc2",
+                   c["state_groups"])
+    g = c["act_groups"]
+    a1 = P.lin_emb(c["x_act"], "action_enc.fc1", g)
+    a3 = P.lin_emb(silu(P.lin_emb(torch.cat([a1, c["sin_tq"]], 1), "action_enc.fc2", g)), "action_enc.fc3", g)
+    x = c["sin_t"].new_zeros(c["T"], D)
+    x = x.index_put((c["state_rows"],), st)
+    x = x.index_put((c["future_rows"],), P["future_tokens"][c["future_k"]])
+    x = x.index_put((c["act_rows"],), a3 + P["pos_emb"][c["act_h"]])
+
+    ctx = layer_norm(c["vl"], P["vlln.weight"], P["vlln.bias"], GR00T_EPS)
+    for l in range(a["n_layers_vl"]):
+        p = f"vl_blocks.{l}."
+        h = layer_norm(ctx, P[p + "ln1.weight"], P[p + "ln1.bias"], GR00T_EPS)
+        ctx = block(ctx, h, None, p, "attn", c["vl_mask"], a["n_heads_vl"],
+                    lambda y: layer_norm(y, P[p + "ln2.weight"], P[p + "ln2.bias"], GR00T_EPS), c["drop_vl"],
+                    f"vl.{l}", a["dropout_vl"])
+
+    stemb = silu(temb)
+    for l in range(a["n_layers"]):
+        p = f"blocks.{l}."
+        sc, sh = P.lin(stemb, p + "norm1.linear").chunk(2, dim=1)
+        h = layer_norm(x, eps=GR00T_EPS) * (1 + sc) + sh
+        kv, m = (ctx, c["cross_mask"]) if l % 2 == 0 else (None, c["self_mask"])
+        x = block(x, h, kv, p, "attn1", m, H, lambda y: layer_norm(y, eps=GR00T_EPS), c["drop_dit"], f"dit.{l}",
+                  a["dropout"])
+
+    shift, scale = P.lin(stemb[c["act_rows"]], "proj_out_1").chunk(2, dim=1)
+    y = P.lin(layer_norm(x[c["act_rows"]], eps=GR00T_NORM_OUT_EPS) * (1 + scale) + shift, "proj_out_2")
+    v = P.lin_emb(torch.relu(P.lin_emb(y, "action_dec.fc1", g)), "action_dec.fc2", g)
+    return (c["mask"] * (v - c["target"]) ** 2).sum() / c["mask_sum"]
 
 
 # ---- wan -----------------------------------------------------------------------------
@@ -199,7 +326,17 @@ def read_dump(path, dt):
         ours = {k: np.array(f["grads"][k]) for k in f["grads"]}
         mb = f["micro_batch"]["0"]
         bt = {k: np.array(mb[k]) for k in mb if isinstance(mb[k], h5py.Dataset)}
-    return a, tensors, ours, bt
+        keep = None  # gr00t's dropout keep-masks per sample slot and site
+        if "dropout" in mb:
+            keep = {int(s): {site: np.array(m) for site, m in mb["dropout"][s].items()} for s in mb["dropout"]}
+    return a, tensors, ours, bt, keep
+
+
+def family_loss(a, bt, keep, dt):
+    """(loss function of Params, prepared batch) for the dump's family."""
+    if a["family"] == "gr00t":
+        return gr00t_loss, prepare_gr00t(a, bt, keep, dt)
+    return wan_loss, prepare_wan(a, bt, dt)
 
 
 # ---- the check -----------------------------------------------------------------------
@@ -208,10 +345,9 @@ def rel_error(ours, ref, floor):
 
 
 def check(path):
-    a, tensors, ours, bt = read_dump(path, torch.float64)
-    if a["family"] != "wan":
-        raise ValueError(f"{path}: family {a['family']}: gr00t's parity is tests/upstream/gr00t_dump_parity.py")
-    loss = wan_loss(Params(tensors), a, prepare_wan(a, bt, torch.float64))
+    a, tensors, ours, bt, keep = read_dump(path, torch.float64)
+    loss_fn, prepared = family_loss(a, bt, keep, torch.float64)
+    loss = loss_fn(Params(tensors), a, prepared)
     loss.backward()
     worst, failures = ("", 0.0), []
     loss_rel = abs(a["loss"] - loss.item()) / max(abs(loss.item()), 1e-30)
