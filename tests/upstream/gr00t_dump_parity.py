@@ -182,7 +182,13 @@ def read_samples(f, dims):
     return samples
 
 
-def check(path, tol):
+def print_table(rows):
+    print(f"{'tensor (ours)':44} {'max abs err':>12} {'rel err':>10}")
+    for name, abs_err, rel_err in rows:
+        print(f"{name:44} {abs_err:12.3e} {rel_err:10.3e}")
+
+
+def check(path, tol, table=False):
     with h5py.File(path, "r") as f:
         a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
         a = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
@@ -208,6 +214,7 @@ def check(path, tol):
         failures.append(f"loss: embtrain {a['loss']:.10g}, reference {loss:.10g}, rel {loss_rel:.3g}")
     scale = max(float(g.abs().max()) for g in ref_grads.values())
     worst, worst_zero = (0.0, ""), (0.0, "")
+    rows = [("loss", abs(a["loss"] - loss), loss_rel)]
     for name, (theirs, transposed) in mapping.items():
         ref = ref_grads[theirs]
         ref = (ref.t() if transposed else ref).numpy()
@@ -218,6 +225,7 @@ def check(path, tol):
         else:
             err = float(np.max(np.abs(got - ref))) / float(np.max(np.abs(ref)))
             worst = max(worst, (err, name))
+        rows.append((name, float(np.max(np.abs(got - ref))), err))
         if err > tol:
             failures.append(f"{name} ({theirs}): rel {err:.3g}")
     n_mb, ranks = a["micro_batches"], a["ranks"]
@@ -226,6 +234,8 @@ def check(path, tol):
           f"loss {a['loss']:.8f} vs upstream reference {loss:.8f} (rel {loss_rel:.2e}); {len(mapping)} gradients, "
           f"worst rel {worst[0]:.2e} ({worst[1]}), exactly-zero gradients within {worst_zero[0]:.2e} of the step's "
           f"largest ({worst_zero[1]})")
+    if table:
+        print_table(rows)
     for line in failures[:12]:
         print("FAIL", line)
     if len(failures) > 12:
@@ -241,9 +251,12 @@ def main():
     ap.add_argument("--deck", help="the deck of the dump (with --embtrain)")
     ap.add_argument("--np", type=int, default=1, help="ranks of the dump (mpirun for more than 1)")
     ap.add_argument("--set", action="append", default=[], help="deck overrides of the dump (KEY=VALUE)")
+    ap.add_argument("--table", action="store_true",
+                    help="print every gradient's max abs error and relative error (to its largest reference "
+                         "element; an exactly-zero gradient's to the step's largest)")
     args = ap.parse_args()
     if args.dump:
-        return 0 if check(args.dump, args.tol) else 1
+        return 0 if check(args.dump, args.tol, args.table) else 1
     if not args.embtrain or not args.deck:
         ap.error("give a dump, or --embtrain and --deck")
     with tempfile.TemporaryDirectory() as d:
@@ -255,7 +268,7 @@ def main():
             cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), "-x", "OMP_NUM_THREADS=1",
                    "-x", "OPENBLAS_NUM_THREADS=1"] + cmd
         subprocess.run(cmd, check=True)
-        return 0 if check(path, args.tol) else 1
+        return 0 if check(path, args.tol, args.table) else 1
 
 
 if __name__ == "__main__":
