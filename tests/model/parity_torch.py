@@ -160,13 +160,14 @@ def index(x):
 GR00T_EPS, GR00T_NORM_OUT_EPS = 1e-5, 1e-6
 
 
-def dropout_rows(keep, seq, dt):
-    """Per site, the keep-mask rows of the packed tokens whose sample slots are `seq`: a sample's
-    masks are in its token order, which is the packed order of its tokens; padding keeps all."""
+def dropout_rows(keep, seq, dt, stack):
+    """Per site of `stack` ("vl" reads the context rows, "dit" the query rows), the keep-mask rows
+    of the packed tokens whose sample slots are `seq`: a sample's masks are in its token order,
+    which is the packed order of its tokens; padding keeps all."""
     if keep is None:
         return None
     sites = {}
-    for site in keep[0]:
+    for site in (name for name in keep[0] if name.startswith(stack + ".")):
         width = keep[0][site].shape[1]
         rows = np.ones((len(seq), width))
         for s, masks in keep.items():
@@ -203,7 +204,7 @@ def prepare_gr00t(a, bt, keep, dt):
     c["vl_mask"] = Mask(self_mask("full", cseq, cseq, cseq), dt)
     c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
     c["cross_mask"] = Mask(cross_mask(tseq, cseq), dt)
-    c["drop_vl"], c["drop_dit"] = dropout_rows(keep, bt["cseq"], dt), dropout_rows(keep, seq, dt)
+    c["drop_vl"], c["drop_dit"] = dropout_rows(keep, bt["cseq"], dt, "vl"), dropout_rows(keep, seq, dt, "dit")
     return c
 
 
