@@ -4,6 +4,7 @@
 // Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
 // layer and the model all name the same types.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "core/dtype.hpp"  // DType, the storage type of a view (math is fp32 on every backend)
@@ -52,6 +53,17 @@ inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {
   return false;
 }
 
+// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross"), for errors.
+inline const char* attn_mask_name(AttnMask mask) {
+  switch (mask) {
+    case AttnMask::full: return "full";
+    case AttnMask::block_causal: return "block_causal";
+    case AttnMask::prefix: return "prefix";
+    case AttnMask::cross: return "cross";
+  }
+  return "?";
+}
+
 // Rotary embedding (MODEL.md): the hd/2 pairs of each head split over (f, h, w) (d3) or all on f (d1).
 enum class RopeMode : int32_t { none, d1, d3 };
 
@@ -94,5 +106,12 @@ struct AdamWConfig {
   float eps = 1e-8f;
   float weight_decay = 0.0f;
 };
+
+// The gradient clip coefficient for a global norm: min(1, max_norm / (norm + 1e-6)); max_norm
+// <= 0 disables clipping. The CUDA AdamW forms the same on the device from Σ g².
+inline float clip_coefficient(double global_norm, float max_norm) {
+  if (max_norm <= 0.0f) return 1.0f;
+  return static_cast<float>(std::min(1.0, double(max_norm) / (global_norm + 1e-6)));
+}
 
 }  // namespace emb

@@ -2,8 +2,8 @@
 
 #include "core/error.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 #include "kernels/dropout_keep.hpp"
-#include "kernels/ops_check.hpp"
 
 namespace emb::cpu {
 namespace {
@@ -64,18 +64,18 @@ void dropout_backward(const float* dy, float* dx, int64_t N, int C, const Dropou
 
 }  // namespace emb::cpu
 
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
 namespace emb {
 
 void CpuOps::dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) {
-  const OpCheck c = check_dropout("dropout_forward", x, y, cfg, rows);
-  c.dtypes({DType::f32}), c.contiguous();
-  cpu::dropout_forward(static_cast<const float*>(x.data), y.f32(), x.rows, int(x.cols), cfg, rows);
+  fp32_contiguous(check_dropout("dropout_forward", x, y, cfg, rows));
+  cpu::dropout_forward(cf(x), f(y), x.rows, int(x.cols), cfg, rows);
 }
 
 void CpuOps::dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) {
-  const OpCheck c = check_dropout("dropout_backward", dy, dx, cfg, rows);
-  c.dtypes({DType::f32}), c.contiguous();
-  cpu::dropout_backward(static_cast<const float*>(dy.data), dx.f32(), dy.rows, int(dy.cols), cfg, rows);
+  fp32_contiguous(check_dropout("dropout_backward", dy, dx, cfg, rows));
+  cpu::dropout_backward(cf(dy), f(dx), dy.rows, int(dy.cols), cfg, rows);
 }
 
 }  // namespace emb

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -27,3 +29,14 @@ void sinus_embedding(const float* t, float* out, int64_t rows, int n, bool cos_f
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
+  fp32_contiguous(check_sinus_embedding(t, out, cfg));
+  cpu::sinus_embedding(cf(t), f(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift);
+}
+
+}  // namespace emb

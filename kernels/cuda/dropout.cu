@@ -1,10 +1,9 @@
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_ops.hpp"
 #include "kernels/cuda/dropout.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/dropout_keep.hpp"
-#include "kernels/ops_check.hpp"
 
 namespace emb::cuda {
 
@@ -73,36 +72,25 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 
 }  // namespace emb::cuda
 
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
 namespace emb {
-namespace {
-
-// Both views share one storage (fp32 or bf16) and are contiguous; calls body(T{}).
-template <class Body>
-void dropout_entry(const OpCheck& c, const View& in, const View& out, Body body) {
-  c.contiguous();
-  c.dtypes({DType::f32, DType::bf16});
-  c.expect(in.dtype == out.dtype, "both views must share one dtype (fp32 or bf16) on CUDA");
-  if (in.dtype == DType::f32)
-    body(float{});
-  else
-    body(__nv_bfloat16{});
-}
-
-}  // namespace
 
 void CudaOps::dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) {
-  dropout_entry(check_dropout("dropout_forward", x, y, cfg, rows), x, y, [&](auto tag) {
+  const OpCheck c = check_dropout("dropout_forward", x, y, cfg, rows);
+  c.contiguous();
+  dispatch(storage(c, {&x, &y}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::dropout_forward(static_cast<const T*>(x.data), static_cast<T*>(y.data), x.rows, int(x.cols), cfg, rows,
-                          stream_);
+    cuda::dropout_forward(ptr<const T>(x), ptr<T>(y), x.rows, int(x.cols), cfg, rows, stream_);
   });
 }
 
 void CudaOps::dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) {
-  dropout_entry(check_dropout("dropout_backward", dy, dx, cfg, rows), dy, dx, [&](auto tag) {
+  const OpCheck c = check_dropout("dropout_backward", dy, dx, cfg, rows);
+  c.contiguous();
+  dispatch(storage(c, {&dy, &dx}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::dropout_backward(static_cast<const T*>(dy.data), static_cast<T*>(dx.data), dy.rows, int(dy.cols), cfg,
-                           rows, stream_);
+    cuda::dropout_backward(ptr<const T>(dy), ptr<T>(dx), dy.rows, int(dy.cols), cfg, rows, stream_);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
@@ -38,3 +39,19 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
+  const OpCheck c = check_sinus_embedding(t, out, cfg);
+  fp32_views(c, {{"t", &t}});
+  c.contiguous();
+  dispatch(storage(c, {&out}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift, stream_);
+  });
+}
+
+}  // namespace emb
