@@ -1,5 +1,6 @@
 // The plain types every backend's kernels and the Ops interface (kernels/ops.hpp) share: the
-// attention masks and the packed index they read, RoPE modes, activations and AdamW settings.
+// attention masks and the packed index they read, RoPE modes, activations, sinusoid and dropout
+// settings and AdamW's.
 // Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
 // layer and the model all name the same types.
 #pragma once
@@ -65,6 +66,38 @@ inline const char* attn_mask_name(AttnMask mask) {
 
 // Rotary embedding (MODEL.md): the hd/2 pairs of each head split over (f, h, w) (d3) or all on f (d1).
 enum class RopeMode : int32_t { none, d1, d3 };
+
+// RMSNorm's eps on every backend (Wan's qk-norm); LayerNorm's is each call's (kernels/ops.hpp).
+constexpr float kRmsNormEps = 1e-6f;
+
+// Sinusoidal embedding of a timestep t over n = out.cols (MODEL.md): for k < n/2,
+// f_k = exp(−ln(10⁴)·k/(n/2 − freq_shift)), out = [cos(t·f), sin(t·f)] (cos_first) or
+// [sin(t·f), cos(t·f)]. Wan's sinusoidal_embedding_1d is {cos_first, 0}; diffusers'
+// Timesteps(flip_sin_to_cos=True, downscale_freq_shift=1), GR00T-N1.5's time encoder, is
+// {cos_first, 1}; the action encoders' SinusoidalPositionalEncoding is {sin first, 0}.
+struct SinusConfig {
+  bool cos_first = true;
+  int freq_shift = 0;
+};
+
+// Inverted dropout (MODEL.md "Dropout"): element (r, c) of a [rows, cols] view is kept with
+// probability 1 − p (and scaled by 1/(1 − p)) by a counter-based draw keyed by (seed, step, the
+// row's sample id, site, the row's token index within its sample·cols + c), so every backend,
+// packing, micro-batch split and rank count drops the same elements (kernels/dropout_keep.hpp).
+struct DropoutConfig {
+  float p = 0;        // drop probability in [0, 1)
+  uint64_t seed = 0;  // run.seed
+  int64_t step = 0;   // the optimizer step
+  uint32_t site = 0;  // which dropout of the model (MODEL.md "Dropout")
+};
+
+// What keys a view's rows, in the backend's memory: row r is token token[r] of the micro-batch's
+// sample slot seq[r] (seq < 0: padding, passed through), whose key is sample_id[seq[r]].
+struct DropoutRows {
+  const int32_t* seq = nullptr;        // [rows]
+  const int32_t* token = nullptr;      // [rows]
+  const int64_t* sample_id = nullptr;  // [samples]
+};
 
 struct AdamWConfig {
   float lr = 1e-4f;

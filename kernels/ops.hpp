@@ -208,10 +208,12 @@ class Ops {
   virtual void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                                    const View& dx, const View& dW, const View& db) = 0;
 
-  // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // ---- norms, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // LayerNorm's eps is the caller's (rstd = 1/√(var + eps): GR00T-N1.5 uses 1e-5 but 1e-6 in its
+  // output norm, Wan 1e-6); RMSNorm's is 1e-6 (Wan's qk-norm). The backwards read the saved rstd.
   // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
   virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
-                                 const View& mean, const View& rstd) = 0;
+                                 const View& mean, const View& rstd, float eps) = 0;
   virtual void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
                                   const View& dy, const View& dx, const View& dweight, const View& dbias) = 0;
   // y = x·rstd·weight, rstd = 1/√(mean(x²) + eps)
@@ -221,7 +223,7 @@ class Ops {
   // adaLN: n = LN(x) without affine (written to `normed`, the backward reads it), then
   // y = n·(1 + scale) + shift; scale/shift [N, C] are per token (chunks of a modulation tensor).
   virtual void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                     const View& y, const View& mean, const View& rstd) = 0;
+                                     const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dx += ∂/∂x; dscale += dy·n; dshift += dy
   virtual void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                       const View& rstd, const View& dy, const View& dx, const View& dscale,
@@ -236,7 +238,7 @@ class Ops {
   // gradient's data flow, so it has no backward op of its own.
   virtual void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                               const View& scale, const View& shift, const View& normed,
-                                              const View& y, const View& mean, const View& rstd) = 0;
+                                              const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dy += dx·gate (or dx); dgate += dx·y
   virtual void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                        const View& dgate) = 0;
@@ -254,9 +256,18 @@ class Ops {
   // dx: gradient w.r.t. the rotated tensor in, w.r.t. the input out (in place)
   virtual void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) = 0;
 
+  // ---- dropout (kernels/op_types.hpp DropoutConfig, kernels/dropout_keep.hpp) ----
+  // y = x·keep/(1 − p) over x [N, C] whose rows `rows` keys; y may be x (in place). Nothing is
+  // stored: the backward (and a recomputed forward) draws the same keep-mask again.
+  virtual void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) = 0;
+  // dx += dy·keep/(1 − p)
+  virtual void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg,
+                                const DropoutRows& rows) = 0;
+
   // ---- embeddings, flow matching, losses ----
-  // out[i] = sinus(t[i], out.cols) (t [N, 1]); the input is a timestep: no backward
-  virtual void sinus_embedding(const View& t, const View& out) = 0;
+  // out[i] = the sinusoid of t[i] over out.cols (t [N, 1]) in cfg's layout, formed in double;
+  // the input is a timestep: no backward
+  virtual void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) = 0;
   // y[r] = (1 − s)·u[i] + s·w[i], s = t[t_rows[r]], i = src_rows[r] (t [M, 1]): the flow
   // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε)
   virtual void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

@@ -1,6 +1,7 @@
 #include "kernels/ops_check.hpp"
 
 #include "core/error.hpp"
+#include "kernels/dropout_keep.hpp"
 
 namespace emb {
 namespace {
@@ -386,11 +387,27 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
   return c;
 }
 
-OpCheck check_sinus_embedding(const View& t, const View& out) {
+OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
+                      const DropoutRows& rows) {
+  const bool forward = std::string(op) == "dropout_forward";
+  OpCheck c(op, {{forward ? "x" : "dy", &in}, {forward ? "y" : "dx", &out}});
+  c.well_formed();
+  c.expect(!in.absent() && !out.absent(), "both views must be present");
+  c.same_shape(in, out, forward ? "x" : "dy", forward ? "y" : "dx");
+  c.expect(cfg.p >= 0 && cfg.p < 1, str("the drop probability ", cfg.p, " must lie in [0, 1)"));
+  c.expect(rows.seq && rows.token && rows.sample_id, "the rows' seq, token and sample_id must be present");
+  c.expect(uint64_t(in.rows) * uint64_t(in.cols) < kDropoutElements,
+           "a site holds at most 2^32 elements per sample (tokens x columns)");
+  return c;
+}
+
+OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
   OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
   c.well_formed();
   c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
   c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
+  c.expect(cfg.freq_shift >= 0 && cfg.freq_shift < out.cols / 2,
+           str("the frequency shift ", cfg.freq_shift, " must lie in [0, out's width / 2)"));
   return c;
 }
 

@@ -91,8 +91,15 @@ OpCheck check_attention_backward(const View& q, const View& k, const View& v, co
                                  const View& dout, const View& dq, const View& dk, const View& dv,
                                  const AttnConfig& cfg, const AttnIndex& idx);
 OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const RopeConfig& cfg);
+// ---- dropout ----
+// dropout_forward (in x, out y) and dropout_backward (in dy, out dx): both present with one shape,
+// p in [0, 1), the rows' keys present, and rows·cols < 2³² (an element's index within its site).
+OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
+                      const DropoutRows& rows);
 // ---- embeddings, flow matching, losses ----
-OpCheck check_sinus_embedding(const View& t, const View& out);
+// sinus_embedding: one timestep per row of out, out's width positive and even, the frequency
+// shift in [0, out.cols / 2).
+OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig& cfg);
 OpCheck check_flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                                const RowIndex& t_rows, const View& y);
 OpCheck check_mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,

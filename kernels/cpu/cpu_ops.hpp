@@ -52,21 +52,21 @@ class CpuOps final : public Ops {
                            const View& dy, const View& dx, const View& dW, const View& db) override;
 
   void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                         const View& rstd) override;
+                         const View& rstd, float eps) override;
   void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
                           const View& dx, const View& dweight, const View& dbias) override;
   void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;
   void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
                         const View& dweight) override;
   void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                             const View& y, const View& mean, const View& rstd) override;
+                             const View& y, const View& mean, const View& rstd, float eps) override;
   void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                               const View& rstd, const View& dy, const View& dx, const View& dscale,
                               const View& dshift) override;
   void gated_residual_forward(const View& x, const View& gate, const View& y) override;
   void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                       const View& scale, const View& shift, const View& normed, const View& y,
-                                      const View& mean, const View& rstd) override;
+                                      const View& mean, const View& rstd, float eps) override;
   void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                const View& dgate) override;
 
@@ -78,7 +78,10 @@ class CpuOps final : public Ops {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
 
-  void sinus_embedding(const View& t, const View& out) override;
+  void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) override;
+
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                         const RowIndex& t_rows, const View& y) override;
   void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,

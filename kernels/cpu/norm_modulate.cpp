@@ -51,11 +51,11 @@ void modulate_backward(const float* x, const float* scale, int64_t ld_mod, const
 namespace emb {
 
 void CpuOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                   const View& y, const View& mean, const View& rstd) {
+                                   const View& y, const View& mean, const View& rstd, float eps) {
   const OpCheck c = check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
   fp32(c);
   c.contiguous({{"x", &x}, {"normed", &normed}, {"y", &y}});
-  cpu::layernorm_forward(cf(x), nullptr, nullptr, f(normed), f(mean), f(rstd), x.rows, int(x.cols));
+  cpu::layernorm_forward(cf(x), nullptr, nullptr, f(normed), f(mean), f(rstd), x.rows, int(x.cols), eps);
   cpu::modulate_forward(cf(normed), cf(scale), cf(shift), scale.ld, f(y), x.rows, int(x.cols));
 }
 
@@ -73,11 +73,11 @@ void CpuOps::norm_modulate_backward(const View& x, const View& normed, const Vie
 // No fused loop: the reference is the three ops the fusion replaces, in their order.
 void CpuOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                             const View& scale, const View& shift, const View& normed, const View& y,
-                                            const View& mean, const View& rstd) {
+                                            const View& mean, const View& rstd, float eps) {
   fp32(check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd));
   CpuOps::gated_residual_forward(x, gate, r);
   if (!x_in.absent()) CpuOps::copy(x, x_in);
-  CpuOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd);
+  CpuOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd, eps);
 }
 
 }  // namespace emb

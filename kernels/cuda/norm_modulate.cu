@@ -15,8 +15,6 @@ namespace emb::cuda {
 
 namespace {
 
-constexpr float kEps = 1e-6f;
-
 // Per-row view of the affine parameters; V consecutive columns at a time.
 template <class T, int V>
 struct Affine {
@@ -43,6 +41,7 @@ struct ForwardArgs {
   T *normed, *y;
   float *mean, *rstd;
   int C;
+  float eps;
 };
 
 // Both passes hold their row in registers: thread t of a block of `threads` (≤ kRowThreads, a
@@ -105,7 +104,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
       ss += d * d;
     }
   }
-  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + kEps);
+  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + a.eps);
   if (threadIdx.x == 0) {
     if (a.mean) a.mean[i] = mu;
     a.rstd[i] = r;
@@ -259,12 +258,13 @@ struct NormParamGrad {
 template <class R, class T>
 void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
-                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                                    cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
-  const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
-                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
+  const ForwardArgs<R, T> args{layer,  x,      gate,   r, ld_gate, x_in, weight, bias, scale,
+                               shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C, eps};
   constexpr int V = kMixedVectorWidth<R, T>;
   const auto launch = [&](auto vector) {
     launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_forward", [&](auto k, int threads) {
@@ -281,11 +281,12 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
 
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
-                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                           cudaStream_t stream) {
   // Without a residual the kernel only reads x.
   residual_norm_modulate_forward(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0,
                                  static_cast<const T*>(nullptr), static_cast<R*>(nullptr), weight, bias, scale, shift,
-                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
+                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, eps, stream);
 }
 
 template <class R, class T, class G>
@@ -318,10 +319,10 @@ void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T*
 
 #define EMB_INSTANTIATE(T, R)                                                                                     \
   template void norm_modulate_forward<R, T>(NormKind, const R*, const T*, const T*, const T*, const T*, int64_t, T*, \
-                                            float*, float*, int64_t, int, cudaStream_t);                             \
+                                            float*, float*, int64_t, int, float, cudaStream_t);                      \
   template void residual_norm_modulate_forward<R, T>(NormKind, R*, const T*, int64_t, const T*, R*, const T*,        \
                                                      const T*, const T*, const T*, int64_t, T*, T*, float*, float*,  \
-                                                     int64_t, int, cudaStream_t);
+                                                     int64_t, int, float, cudaStream_t);
 EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
@@ -342,7 +343,7 @@ namespace {
 // LayerNorm and RMSNorm are the fused kernel without modulation (scale, shift null); RMSNorm's
 // views have mean, bias and dbias absent.
 void launch_norm_forward(cuda::NormKind kind, const OpCheck& c, const View& x, const View& weight, const View& bias,
-                         const View& y, const View& mean, const View& rstd, cudaStream_t stream) {
+                         const View& y, const View& mean, const View& rstd, float eps, cudaStream_t stream) {
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   c.contiguous({{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
   const DType data = storage(c, {&weight, &bias, &y});
@@ -351,7 +352,7 @@ void launch_norm_forward(cuda::NormKind kind, const OpCheck& c, const View& x, c
     using R = decltype(r);
     const T* none = nullptr;
     cuda::norm_modulate_forward(kind, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias), none, none, 0,
-                                ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream);
+                                ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), eps, stream);
   });
 }
 
@@ -376,9 +377,9 @@ void launch_norm_backward(cuda::NormKind kind, const OpCheck& c, const View& x, 
 }  // namespace
 
 void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                                const View& rstd) {
+                                const View& rstd, float eps) {
   launch_norm_forward(cuda::NormKind::layer, check_layernorm_forward(x, weight, bias, y, mean, rstd), x, weight, bias,
-                      y, mean, rstd, stream_);
+                      y, mean, rstd, eps, stream_);
 }
 
 void CudaOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
@@ -389,7 +390,7 @@ void CudaOps::layernorm_backward(const View& x, const View& weight, const View& 
 
 void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
   launch_norm_forward(cuda::NormKind::rms, check_rmsnorm_forward(x, weight, y, rstd), x, weight, View{}, y, View{},
-                      rstd, stream_);
+                      rstd, kRmsNormEps, stream_);
 }
 
 void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
@@ -403,7 +404,7 @@ namespace {
 // normed = LN(x) (the backward's input) and y = normed·(1 + scale) + shift in one pass over x.
 void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& gate, const View& r, const View& x_in,
                                    const View& scale, const View& shift, const View& normed, const View& y,
-                                   const View& mean, const View& rstd, cudaStream_t stream) {
+                                   const View& mean, const View& rstd, float eps, cudaStream_t stream) {
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   c.contiguous({{"x", &x}, {"r", &r}, {"x_in", &x_in}, {"normed", &normed}, {"y", &y}});
   const DType data = storage(c, {&gate, &r, &scale, &shift, &normed, &y});
@@ -414,22 +415,22 @@ void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& 
     cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), ptr<const T>(gate), gate.ld,
                                          ptr<const T>(r), ptr<R>(x_in), none, none, ptr<const T>(scale),
                                          ptr<const T>(shift), scale.ld, ptr<T>(normed), ptr<T>(y), f(mean), f(rstd),
-                                         x.rows, int(x.cols), stream);
+                                         x.rows, int(x.cols), eps, stream);
   });
 }
 }  // namespace
 
 void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                    const View& y, const View& mean, const View& rstd) {
+                                    const View& y, const View& mean, const View& rstd, float eps) {
   launch_residual_norm_modulate(check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd), x, View{},
-                                View{}, View{}, scale, shift, normed, y, mean, rstd, stream_);
+                                View{}, View{}, scale, shift, normed, y, mean, rstd, eps, stream_);
 }
 
 void CudaOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                              const View& scale, const View& shift, const View& normed, const View& y,
-                                             const View& mean, const View& rstd) {
+                                             const View& mean, const View& rstd, float eps) {
   const OpCheck c = check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd);
-  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, stream_);
+  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, eps, stream_);
 }
 
 void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,

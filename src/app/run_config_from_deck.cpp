@@ -53,6 +53,16 @@ ModelConfig model_section(const Deck& deck) {
   size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
   size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
   size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
+  size("max_seq_len", c.max_seq_len);
+  if (c.family == Family::gr00t) {  // upstream ties them (validate_model_config): follow the overrides
+    if (deck.get_int("model.d_ff") == 0) c.d_ff = 4 * c.d_model;
+    if (deck.get_int("model.d_out") == 0) c.d_out = c.d_hidden_enc;
+  }
+  auto probability = [&](const char* key, double& field) {  // -1: the preset's
+    const double v = deck.get_double(str("model.", key));
+    if (v >= 0) field = v;
+  };
+  probability("dropout", c.dropout), probability("dropout_vl", c.dropout_vl);
   std::vector<int64_t> patch = deck.get_int_list("model.patch");
   if (patch.size() == 3 && (patch[0] || patch[1] || patch[2])) c.patch = {int(patch[0]), int(patch[1]), int(patch[2])};
   c.shift = deck.get_double("model.shift");
@@ -86,6 +96,7 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
                            {{"independent", MpioTransfer::independent}, {"collective", MpioTransfer::collective}});
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
+  c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});
   c.global_batch = train.global_batch;
   c.seed = run.seed;
   return c;
@@ -158,6 +169,7 @@ DebugConfig debug_section(const Deck& deck) {
   c.fail_step = deck.get_int("debug.fail_step");
   c.ckpt_fail_step = deck.get_int("debug.ckpt_fail_step");
   c.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
+  c.random_params = on(deck, "debug.random_params");
   return c;
 }
 

@@ -39,13 +39,14 @@ struct SimConfig {
   double sde_noise = 0;  // sim.sde_noise: 0 = the ODE
 };
 
-// Fault injection for the failure-handling tests.
+// Fault injection for the failure-handling tests, and the parity dump's random parameters.
 struct DebugConfig {
   int64_t inject_nan_step = 0;    // debug.inject_nan_step; 0 = never
   int64_t fail_rank = -1;         // debug.fail_rank; -1 = none
   int64_t fail_step = 1;          // debug.fail_step
   int64_t ckpt_fail_step = 0;     // debug.ckpt_fail_step; 0 = never
   double slow_micro_batch_s = 0;  // debug.slow_step_ms, in seconds, slept per micro-batch
+  bool random_params = false;     // debug.random_params: --dump at random trained-scale parameters
 };
 
 struct RunConfig {

@@ -94,7 +94,8 @@ LoadedStep Loader::produce() {
   for (size_t i = 0; i < mine.size(); ++i) {
     const Position& p = mine[i];
     size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
-    assemble_sample(*data_, *loaded[b], mc_, p.sample, p.epoch * sampler_->size() + p.pos, samples_[i]);
+    assemble_sample(*data_, *loaded[b], mc_, dc_.mask_past_end, p.sample, p.epoch * sampler_->size() + p.pos,
+                    samples_[i]);
     if (bad_data.empty()) bad_data = first_non_finite(*data_, samples_[i]);
   }
   LoadedStep step;

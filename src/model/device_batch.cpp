@@ -98,6 +98,12 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
   used_ = 0;
   stage_pointer(seq, b.seq), stage_pointer(blk, b.blk), stage_pointer(grp, b.grp);
   stage_pointer(cseq, b.cseq), stage_pointer(pos, b.pos);
+  stage_pointer(token_in_sample, L.index_in_sample), stage_pointer(context_in_sample, L.context_index);
+  sample_id = nullptr;
+  if (!b.sample_id.empty()) {
+    const size_t at = stage(b.sample_id.data(), b.sample_id.size() * sizeof(int64_t));
+    place_.push_back([this, at](uint8_t* base) { sample_id = reinterpret_cast<const int64_t*>(base + at); });
+  }
   stage_index(time_row, time.row);
   stage_matrix(time_t, time.t, 1);
   stage_matrix(context, b.context, cfg.d_ctx);

@@ -34,6 +34,10 @@ class DeviceBatch {
 
   // Attention and RoPE (index arrays of the batch, [T] / [Tc] / [T, 3]).
   const int32_t *seq = nullptr, *blk = nullptr, *grp = nullptr, *cseq = nullptr, *pos = nullptr;
+  // Dropout's row keys (kernels/op_types.hpp DropoutRows): each token's index within its sample
+  // (query [T], context [Tc]) and each sample slot's id [B].
+  const int32_t *token_in_sample = nullptr, *context_in_sample = nullptr;
+  const int64_t* sample_id = nullptr;
   RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
   View time_t;        // [Tu, 1]: the distinct timesteps
   View context;       // [Tc, Dctx]

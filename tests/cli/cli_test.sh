@@ -156,13 +156,19 @@ PY
   rm -rf outputs/rs-full outputs/rs-first outputs/rs-second
   ;;
 dump_parity)
-  # `embtrain DECK --dump` on the real dataset's first micro-batch, checked by PyTorch.
-  for deck in tiny_gr00t tiny_wan; do
-    "$embtrain" "inputs/$deck.in" --dump "$tmp/$deck.h5" >"$tmp/out" 2>&1 || fail "$deck --dump exited $?: $(cat "$tmp/out")"
-    expect_contains "$(cat "$tmp/out")" "wrote $tmp/$deck.h5"
-    /usr/bin/python3 tests/model/parity_torch.py "$tmp/$deck.h5" >"$tmp/parity" 2>&1 ||
-      fail "$deck: PyTorch parity failed: $(tail -5 "$tmp/parity")"
-  done
+  # `embtrain DECK --dump` on the real dataset's first step with the deck's own initialisation:
+  # gr00t's whole step (several micro-batches, dropout on) against upstream's computation, wan's
+  # one micro-batch (2 samples) against MODEL.md in PyTorch.
+  "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/tiny_gr00t.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_gr00t --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_gr00t.h5"
+  /usr/bin/python3 tests/upstream/gr00t_dump_parity.py "$tmp/tiny_gr00t.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_gr00t: upstream parity failed: $(tail -5 "$tmp/parity")"
+  "$embtrain" inputs/tiny_wan.in --set train.global_batch=2 --dump "$tmp/tiny_wan.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_wan --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_wan.h5"
+  /usr/bin/python3 tests/model/parity_torch.py "$tmp/tiny_wan.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_wan: PyTorch parity failed: $(tail -5 "$tmp/parity")"
   ;;
 dump_errors)
   "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
@@ -170,9 +176,11 @@ dump_errors)
   [ $code -ne 0 ] || fail "an unwritable dump path exited 0"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
   expect_contains "$(cat "$tmp/err")" "/nonexistent/dir/x.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/x.h5" >/dev/null 2>"$tmp/err"
-  [ $? -ne 0 ] || fail "--dump on 2 ranks exited 0"
-  expect_contains "$(cat "$tmp/err")" "--dump runs on one rank"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -ne 0 ] || fail "an unwritable dump path on 2 ranks exited 0"
+  n=$(grep -c "^embtrain: error: /nonexistent/dir/x.h5: cannot create the dump file" "$tmp/err")
+  [ "$n" -eq 1 ] || fail "2 ranks: expected the error line exactly once (rank 0), got $n: $(cat "$tmp/err")"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --print-deck >/dev/null 2>&1 || fail "print-deck validates no model"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --plan >/dev/null 2>"$tmp/err"
   [ $? -eq 2 ] || fail "inconsistent dims: expected exit code 2"

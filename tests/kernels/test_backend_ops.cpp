@@ -410,7 +410,7 @@ BOOST_AUTO_TEST_CASE(column_sums_split_rows) {
             auto dy = r.data(r.random(N * C, 86), N, C), dx = r.stream(r.random(N * C, 90), N, C);
             auto dw = r.gradient(r.random(C, 87), 1, C), db = r.gradient(r.random(C, 88), 1, C);
             auto dw_rms = r.gradient(r.random(C, 89), 1, C);
-            r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view());
+            r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view(), 1e-5f);
             r.ops.layernorm_backward(x->view(), w->view(), mean->view(), rstd->view(), dy->view(), dx->view(),
                                      dw->view(), db->view());
             r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
@@ -423,7 +423,9 @@ BOOST_AUTO_TEST_CASE(column_sums_split_rows) {
 
 BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
   const int64_t N = 29, C = 96;
+  // Affine at GR00T-N1.5's eps, plain at Wan's.
   for (bool affine : {true, false}) {
+    const float eps = affine ? 1e-5f : 1e-6f;
     compare(
         str("layernorm affine ", affine), {kPointwise},
         [&](const Run& r) {
@@ -433,7 +435,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
           auto dy = r.data(r.random(N * C, 54), N, C), dx = r.stream(r.random(N * C, 55), N, C);
           auto dw = r.gradient(r.random(C, 56), 1, C), db = r.gradient(r.random(C, 57), 1, C);
           const View wv = affine ? w->view() : View{}, bv = affine ? b->view() : View{};
-          r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view());
+          r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view(), eps);
           r.ops.layernorm_backward(x->view(), wv, mean->view(), rstd->view(), dy->view(), dx->view(),
                                    affine ? dw->view() : View{}, affine ? db->view() : View{});
           return Outputs{y->read(), mean->read(), rstd->read(), dx->read(), dw->read(), db->read()};
@@ -464,7 +466,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
         auto res = r.stream(r.random(N * C, 77), N, C), dres = r.stream(r.random(N * C, 78), N, C);
         const View m = mod->view(), dm = dmod->view();
         r.ops.norm_modulate_forward(x->view(), m.cols_range(C, C), m.cols_range(0, C), normed->view(), y->view(),
-                                    mean->view(), rstd->view());
+                                    mean->view(), rstd->view(), 1e-5f);
         r.ops.norm_modulate_backward(x->view(), normed->view(), m.cols_range(C, C), mean->view(), rstd->view(),
                                      dy->view(), dx->view(), dm.cols_range(C, C), dm.cols_range(0, C));
         r.ops.gated_residual_forward(res->view(), m.cols_range(2 * C, C), y->view());
@@ -490,7 +492,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
               r.ops.residual_norm_modulate_forward(x->view(), gated ? m.cols_range(2 * Cf, Cf) : View{}, res->view(),
                                                    save_input ? x_in->view() : View{}, m.cols_range(Cf, Cf),
                                                    m.cols_range(0, Cf), normed->view(), y->view(), mean->view(),
-                                                   rstd->view());
+                                                   rstd->view(), 1e-6f);
               return Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()};
             },
             kAlsoMixed);
@@ -515,11 +517,12 @@ BOOST_AUTO_TEST_CASE(residual_norm_modulate_is_its_unfused_sequence) {
                    shift = m.cols_range(0, C);
         if (fused) {
           ops->residual_norm_modulate_forward(x->view(), gate, res->view(), x_in->view(), scale, shift,
-                                              normed->view(), y->view(), mean->view(), rstd->view());
+                                              normed->view(), y->view(), mean->view(), rstd->view(), 1e-5f);
         } else {
           ops->gated_residual_forward(x->view(), gate, res->view());
           ops->copy(x->view(), x_in->view());
-          ops->norm_modulate_forward(x->view(), scale, shift, normed->view(), y->view(), mean->view(), rstd->view());
+          ops->norm_modulate_forward(x->view(), scale, shift, normed->view(), y->view(), mean->view(), rstd->view(),
+                                     1e-5f);
         }
         runs.push_back(Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()});
       }
@@ -670,12 +673,14 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
         return Outputs{x->read(), dx->read()};
       });
     }
-  compare("sinus_embedding", {kPointwise}, [&](const Run& r) {
-    auto t = r.stats(random_values(T, 92, DType::f32, 0.0f, 1000.0f), T, 1);
-    auto out = r.data(std::vector<float>(T * 64), T, 64);
-    r.ops.sinus_embedding(t->view(), out->view());
-    return Outputs{out->read()};
-  });
+  for (const SinusConfig& cfg : {SinusConfig{true, 0}, SinusConfig{true, 1}, SinusConfig{false, 0}})
+    compare(str("sinus_embedding cos_first ", cfg.cos_first, " shift ", cfg.freq_shift), {kPointwise},
+            [&](const Run& r) {
+              auto t = r.stats(random_values(T, 92, DType::f32, 0.0f, 1000.0f), T, 1);
+              auto out = r.data(std::vector<float>(T * 64), T, 64);
+              r.ops.sinus_embedding(t->view(), out->view(), cfg);
+              return Outputs{out->read()};
+            });
   const int64_t M = 6, C = 24, Ct = 32;
   std::vector<int32_t> src_rows(T), t_rows(T), tgt_cols(C);
   for (int64_t i = 0; i < T; ++i) src_rows[i] = int32_t((i * 3) % T), t_rows[i] = int32_t(i % M);
@@ -704,6 +709,32 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
       return Outputs{dpred->read(), {float(host_sum)}};
     });
   }
+}
+
+// Dropout over packed rows (three samples in shuffled token order, padding rows) draws the same
+// keep-mask on both backends: the forward out of place and in place, the backward accumulating.
+// C 50 starts rows inside a Philox block of four, C 64 on one. Exact in fp32 (one product each).
+BOOST_AUTO_TEST_CASE(dropout_same_mask_on_both_backends) {
+  const std::vector<int32_t> seq = {2, 0, 0, -1, 1, 2, 0, 1, -1, 2}, token = {1, 0, 2, 0, 0, 0, 1, 1, 0, 2};
+  const std::vector<int64_t> ids = {5, 77, 100000};
+  const int64_t N = int64_t(seq.size());
+  for (const int64_t C : {50, 64})
+    compare(str("dropout C ", C), {kPointwise}, [&](const Run& r) {
+      auto s = r.index(seq), t = r.index(token);
+      auto* id = static_cast<int64_t*>(r.ops.allocate(ids.size() * sizeof(int64_t)));
+      r.ops.upload(id, ids.data(), ids.size() * sizeof(int64_t));
+      const DropoutRows rows{s->get(), t->get(), id};
+      const DropoutConfig cfg{0.2f, 1234, 17, 42};
+      auto x = r.data(r.random(N * C, 120), N, C), y = r.data(r.random(N * C, 121), N, C);
+      auto in_place = r.data(r.random(N * C, 120), N, C);
+      auto dy = r.data(r.random(N * C, 122), N, C), dx = r.data(r.random(N * C, 123), N, C);
+      r.ops.dropout_forward(x->view(), y->view(), cfg, rows);
+      r.ops.dropout_forward(in_place->view(), in_place->view(), cfg, rows);
+      r.ops.dropout_backward(dy->view(), dx->view(), cfg, rows);
+      const Outputs out{y->read(), in_place->read(), dx->read()};
+      r.ops.deallocate(id);
+      return out;
+    });
 }
 
 BOOST_AUTO_TEST_CASE(optimizer) {
@@ -746,9 +777,16 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
     const View xv = x->view();
     BOOST_TEST(error_of([&] {
                  ops->residual_norm_modulate_forward(xv, View{}, y->view(), View{}, xv, xv, xv, xv, stat->view(),
-                                                     stat->view());
+                                                     stat->view(), 1e-6f);
                }) == "residual_norm_modulate_forward: x and r differ in shape; x [8, 16], gate absent, r [8, 4], "
                      "x_in absent, scale [8, 16], shift [8, 16], normed [8, 16], y [8, 16], mean [8, 1], rstd [8, 1]");
+    const std::vector<int32_t> zeros(8, 0);
+    auto seq = r.index(zeros);
+    const DropoutRows rows{seq->get(), seq->get(), reinterpret_cast<const int64_t*>(seq->get())};
+    BOOST_TEST(error_of([&] { ops->dropout_forward(xv, xv, DropoutConfig{1.0f, 0, 0, 0}, rows); }) ==
+               "dropout_forward: the drop probability 1 must lie in [0, 1); x [8, 16], y [8, 16]");
+    BOOST_TEST(error_of([&] { ops->dropout_backward(xv, y->view(), DropoutConfig{0.2f, 0, 0, 0}, rows); }) ==
+               "dropout_backward: dy and dx differ in shape; dy [8, 16], dx [8, 4]");
   }
   const Run r{backends().cuda, DType::f32, DType::f32, DType::f32, DType::f32};
   std::vector<int32_t> seq(4, 0);

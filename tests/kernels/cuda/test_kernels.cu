@@ -21,6 +21,7 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/column_sum.cuh"
+#include "kernels/cuda/dropout.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
@@ -34,6 +35,7 @@
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
+#include "kernels/dropout_keep.hpp"
 #include "kernels/fp8_e4m3.hpp"
 #include "kernels/fp8_gemm.hpp"
 #include "kernels/fp8_quantize.hpp"
@@ -653,8 +655,10 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C, int64_
   T* shift = modulate ? mod_d.get() + 2 * C : nullptr;
   T* dscale = modulate ? dmod_d.get() + C : nullptr;
   T* dshift = modulate ? dmod_d.get() + 2 * C : nullptr;
+  // LayerNorm at GR00T-N1.5's eps, RMSNorm at its fixed one.
+  const float eps = layer ? 1e-5f : 1e-6f;
   norm_modulate_forward(kind, x_d.get(), wp, bp, scale, shift, ld_mod, y_d.get(), mean_d.get(), rstd_d.get(), N, C,
-                        nullptr);
+                        eps, nullptr);
   norm_modulate_backward(kind, x_d.get(), wp, bp, scale, ld_mod, mean_d.get(), rstd_d.get(), dy_d.get(), dx_d.get(),
                          wp ? dw_d.get() : nullptr, bp ? db_d.get() : nullptr, dscale, dshift, N, C,
                          column_sum_scratch.get(), nullptr);
@@ -666,7 +670,7 @@ void test_norm_modulate(NormKind kind, bool affine, bool modulate, int C, int64_
     if (layer)
       for (int c = 0; c < C; ++c) mu += xi[c] / double(C);
     for (int c = 0; c < C; ++c) ss += (xi[c] - mu) * (xi[c] - mu) / C;
-    const double r = 1.0 / std::sqrt(ss + 1e-6);
+    const double r = 1.0 / std::sqrt(ss + double(eps));
     mean[i] = mu;
     rstd[i] = r;
     std::vector<double> xhat(C), g(C);
@@ -722,7 +726,7 @@ void test_residual_norm_modulate(Residual residual, int C) {
                                  residual == Residual::none ? nullptr : r_d.get(), x_in_d.get(),
                                  static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), mod_d.get(),
                                  mod_d.get() + C, ld, normed_d.get(), y_d.get(), mean_d.get(), rstd_d.get(), N, C,
-                                 nullptr);
+                                 1e-5f, nullptr);
   sync();
   std::vector<float> xs(x.size());
   for (int64_t i = 0; i < N; ++i)
@@ -735,7 +739,7 @@ void test_residual_norm_modulate(Residual residual, int C) {
     double mu = 0.0, ss = 0.0;
     for (int c = 0; c < C; ++c) mu += xs[i * C + c] / double(C);
     for (int c = 0; c < C; ++c) ss += (xs[i * C + c] - mu) * (xs[i * C + c] - mu) / C;
-    rstd[i] = 1.0 / std::sqrt(ss + 1e-6);
+    rstd[i] = 1.0 / std::sqrt(ss + double(1e-5f));
     for (int c = 0; c < C; ++c) {
       normed[i * C + c] = (xs[i * C + c] - mu) * rstd[i];
       y[i * C + c] = normed[i * C + c] * (1.0 + mod[i * ld + c]) + mod[i * ld + C + c];
@@ -760,7 +764,7 @@ void test_norm_modulate_row_limit() {
   const float* none = nullptr;
   const std::string error = emb::test::error_of([&] {
     norm_modulate_forward(NormKind::layer, x_d.get(), none, none, none, none, 0, y_d.get(), mean_d.get(),
-                          rstd_d.get(), 1, C, nullptr);
+                          rstd_d.get(), 1, C, 1e-6f, nullptr);
   });
   const std::string want =
       "norm_modulate_forward: rows of 8193 columns exceed the 8192 a row block holds in registers";
@@ -788,7 +792,7 @@ void test_residual_norm_modulate_gradient(int C) {
     mod_d.upload(mod);
     residual_norm_modulate_forward(NormKind::layer, x_d.get(), mod_d.get() + 2 * C, ld, r_d.get(), no_output, none,
                                    none, mod_d.get(), mod_d.get() + C, ld, no_output, y_d.get(), mean_d.get(),
-                                   rstd_d.get(), N, C, nullptr);
+                                   rstd_d.get(), N, C, 1e-6f, nullptr);
   };
   auto loss = [&] {
     forward();
@@ -937,6 +941,8 @@ void test_activation(Activation act) {
   expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
 }
 
+// Every layout of kernels/op_types.hpp SinusConfig: Wan's, diffusers' Timesteps (cos first,
+// divisor n/2 − 1) and the action encoders' (sin first).
 template <class T>
 void test_sinus() {
   const int64_t rows = 17;
@@ -944,17 +950,86 @@ void test_sinus() {
   std::vector<float> t(rows);
   for (int64_t i = 0; i < rows; ++i) t[i] = float(i * 61 % 1000) + 0.25f;
   DeviceArray<float> t_d(t);
-  DeviceArray<T> out_d(rows * n);
-  sinus_embedding(t_d.get(), out_d.get(), rows, n, nullptr);
+  for (const auto& [cos_first, shift] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}}) {
+    DeviceArray<T> out_d(rows * n);
+    sinus_embedding(t_d.get(), out_d.get(), rows, n, cos_first, shift, nullptr);
+    sync();
+    Ref ref(size_t(rows) * n);
+    const int cos_at = cos_first ? 0 : n / 2, sin_at = cos_first ? n / 2 : 0;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int k = 0; k < n / 2; ++k) {
+        const double a = double(t[i]) * std::exp(-std::log(10000.0) * k / (n / 2 - shift));
+        ref[i * n + cos_at + k] = std::cos(a);
+        ref[i * n + sin_at + k] = std::sin(a);
+      }
+    expect_close(std::string("sinus_embedding cos_first ") + std::to_string(cos_first) + " shift " +
+                     std::to_string(shift) + " " + dtype<T>(),
+                 relative_error(out_d.download(), ref), tol<T>(1e-6, 1e-2));
+  }
+}
+
+// ---- dropout ----------------------------------------------------------------------------------
+
+using emb::DropoutConfig;
+using emb::DropoutRows;
+
+// A host array copied to the device as is (the index arrays a kernel reads).
+template <class I>
+class DeviceCopy {
+ public:
+  explicit DeviceCopy(const std::vector<I>& host) {
+    check_cuda(cudaMalloc(&ptr_, std::max<size_t>(host.size(), 1) * sizeof(I)), "alloc");
+    check_cuda(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(I), cudaMemcpyHostToDevice), "upload");
+  }
+  ~DeviceCopy() { cudaFree(ptr_); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  const I* get() const { return ptr_; }
+
+ private:
+  I* ptr_ = nullptr;
+};
+
+// Rows of three samples in shuffled token order and a padding row; C 50 starts rows inside a
+// Philox block of four, C 64 on one. The forward (out of place and in place) and the backward
+// (accumulating) against the keep rule of kernels/dropout_keep.hpp evaluated on the host, and
+// about 1 − p of the elements kept.
+template <class T>
+void test_dropout(int C) {
+  std::mt19937 rng(14);
+  const std::vector<int32_t> seq = {0, 0, 1, -1, 2, 1, 0, 2, 1}, token = {0, 2, 1, 0, 0, 0, 1, 1, 2};
+  const std::vector<int64_t> sample_id = {7, 1000, 3};
+  const int64_t N = int64_t(seq.size());
+  const DropoutConfig cfg{0.2f, 1234, 5, 9};
+  const DeviceCopy<int32_t> seq_d(seq), token_d(token);
+  const DeviceCopy<int64_t> id_d(sample_id);
+  const DropoutRows rows{seq_d.get(), token_d.get(), id_d.get()};
+  const auto x = stored<T>(random_normal(N * C, rng)), dy = stored<T>(random_normal(N * C, rng)),
+             dx0 = stored<T>(random_normal(N * C, rng));
+  DeviceArray<T> x_d(x), y_d(N * C), in_place_d(x), dy_d(dy), dx_d(dx0);
+  dropout_forward(x_d.get(), y_d.get(), N, C, cfg, rows, nullptr);
+  dropout_forward(in_place_d.get(), in_place_d.get(), N, C, cfg, rows, nullptr);
+  dropout_backward(dy_d.get(), dx_d.get(), N, C, cfg, rows, nullptr);
   sync();
-  Ref ref(size_t(rows) * n);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int k = 0; k < n / 2; ++k) {
-      const double a = double(t[i]) * std::exp(-std::log(10000.0) * k / (n / 2));
-      ref[i * n + k] = std::cos(a);
-      ref[i * n + n / 2 + k] = std::sin(a);
+  const uint32_t threshold = emb::dropout_threshold(cfg.p);
+  Ref y(size_t(N) * C), dx = to_ref(dx0);
+  int64_t kept = 0, real = 0;
+  for (int64_t r = 0; r < N; ++r)
+    for (int c = 0; c < C; ++c) {
+      double m = 1.0;
+      if (seq[r] >= 0) {
+        const bool keep = emb::dropout_keep(cfg, threshold, sample_id[seq[r]], uint64_t(token[r]) * C + c);
+        m = keep ? 1.0 / (1.0 - cfg.p) : 0.0;
+        kept += keep, ++real;
+      }
+      y[r * C + c] = x[r * C + c] * m;
+      dx[r * C + c] += dy[r * C + c] * m;
     }
-  expect_close(std::string("sinus_embedding ") + dtype<T>(), relative_error(out_d.download(), ref), tol<T>(1e-6, 1e-2));
+  const std::string tag = "dropout C " + std::to_string(C) + " " + dtype<T>();
+  expect_close(tag + " forward", relative_error(y_d.download(), y), tol<T>(1e-7, 1e-2));
+  expect_close(tag + " forward in place", relative_error(in_place_d.download(), y), tol<T>(1e-7, 1e-2));
+  expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-7, 1e-2));
+  expect_close(tag + " kept fraction", std::fabs(double(kept) / real - 0.8), 0.05);
 }
 
 // ---- loss, AdamW ------------------------------------------------------------------------------
@@ -1572,6 +1647,10 @@ void test_pointwise_loss_optimizer_fp8(const Blas& blas) {
     for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
   });
   run("sinus_embedding " + t, [&] { test_sinus<T>(); });
+  run("dropout " + t, [&] {
+    test_dropout<T>(50);
+    test_dropout<T>(64);
+  });
   run("mse_loss " + t, [&] {
     test_mse_loss<T>(true);
     test_mse_loss<T>(false);
