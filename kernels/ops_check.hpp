@@ -56,5 +56,13 @@ OpCheck check_norm_modulate_backward(const View& x, const View& normed, const Vi
                                      const View& dshift);
 OpCheck check_attention(const char* op, const View& q, const View& k, const View& v, const View& out,
                         const View& lse, const AttnConfig& cfg, const AttnIndex& idx);
+// Also checks the segments (host memory) and the bias' shape against them.
+OpCheck check_encoder_attention(const View& q, const View& k, const View& v, const View& bias,
+                                const AttnBias& bias_kind, const View& out, const View& lse,
+                                const EncoderAttnConfig& cfg, const AttnSegments& segments);
+OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const RopeHalfConfig& cfg);
+// The forward passes y, dgate and dup absent; the backward passes dy as y.
+OpCheck check_gated_activation(const char* op, Activation act, const View& gate, const View& up, const View& y,
+                               const View& dgate, const View& dup);
 
 }  // namespace emb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 
 namespace emb::cpu {
@@ -70,6 +71,26 @@ void relu_forward(const float* x, float* y, int64_t n) {
 void relu_backward(const float* x, const float* dy, float* dx, int64_t n) {
 #pragma omp parallel for if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void activation_forward(Activation act, const float* x, float* y, int64_t n) {
+  switch (act) {
+    case Activation::relu: return relu_forward(x, y, n);
+    case Activation::silu: return silu_forward(x, y, n);
+    case Activation::gelu_tanh: return gelu_tanh_forward(x, y, n);
+    case Activation::none: break;
+  }
+  EMB_ASSERT(false);
+}
+
+void activation_backward(Activation act, const float* x, const float* dy, float* dx, int64_t n) {
+  switch (act) {
+    case Activation::relu: return relu_backward(x, dy, dx, n);
+    case Activation::silu: return silu_backward(x, dy, dx, n);
+    case Activation::gelu_tanh: return gelu_tanh_backward(x, dy, dx, n);
+    case Activation::none: break;
+  }
+  EMB_ASSERT(false);
 }
 
 }  // namespace emb::cpu

@@ -16,43 +16,15 @@
 #include "kernels/cpu/norm.hpp"
 #include "kernels/cpu/rope.hpp"
 #include "kernels/cpu/rows.hpp"
-#include "kernels/ops_check.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb {
 namespace {
 
-const float* cf(const View& v) { return static_cast<const float*>(v.data); }
-float* f(const View& v) { return static_cast<float*>(v.data); }
-
-// Every CpuOps op: fp32 only.
-void fp32(const OpCheck& c) { c.dtypes({DType::f32}); }
-// ... and, for the kernels that take no row stride, contiguous views.
-void fp32_contiguous(const OpCheck& c) { c.dtypes({DType::f32}), c.contiguous(); }
-
-void act_forward(Activation act, const float* x, float* y, int64_t n) {
-  switch (act) {
-    case Activation::relu: return cpu::relu_forward(x, y, n);
-    case Activation::silu: return cpu::silu_forward(x, y, n);
-    case Activation::gelu_tanh: return cpu::gelu_tanh_forward(x, y, n);
-    case Activation::none: break;
-  }
-  EMB_ASSERT(false);
-}
-
-void act_backward(Activation act, const float* x, const float* dy, float* dx, int64_t n) {
-  switch (act) {
-    case Activation::relu: return cpu::relu_backward(x, dy, dx, n);
-    case Activation::silu: return cpu::silu_backward(x, dy, dx, n);
-    case Activation::gelu_tanh: return cpu::gelu_tanh_backward(x, dy, dx, n);
-    case Activation::none: break;
-  }
-  EMB_ASSERT(false);
-}
-
 // Where a linear's GEMM writes: y without an activation, else pre (activation_epilogue reads it).
 float* gemm_output(Activation act, const View& pre, const View& y) { return act == Activation::none ? f(y) : f(pre); }
 void activation_epilogue(Activation act, const View& pre, const View& y) {
-  if (act != Activation::none) act_forward(act, cf(pre), f(y), y.size());
+  if (act != Activation::none) cpu::activation_forward(act, cf(pre), f(y), y.size());
 }
 
 }  // namespace
@@ -60,7 +32,7 @@ void activation_epilogue(Activation act, const View& pre, const View& y) {
 const float* CpuOps::activation_input_gradient(Activation act, const View& pre, const View& dy) {
   if (act == Activation::none) return cf(dy);
   float* dpre = scratch(dy.size());
-  act_backward(act, cf(pre), cf(dy), dpre, dy.size());
+  cpu::activation_backward(act, cf(pre), cf(dy), dpre, dy.size());
   return dpre;
 }
 
@@ -150,14 +122,14 @@ void CpuOps::activation_forward(Activation act, const View& x, const View& y) {
   const OpCheck c = check_elementwise("activation_forward", {{"x", &x}, {"y", &y}});
   fp32_contiguous(c);
   c.expect(act != Activation::none, "no activation given");
-  act_forward(act, cf(x), f(y), x.size());
+  cpu::activation_forward(act, cf(x), f(y), x.size());
 }
 
 void CpuOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
   const OpCheck c = check_elementwise("activation_backward", {{"x", &x}, {"dy", &dy}, {"dx", &dx}});
   fp32_contiguous(c);
   c.expect(act != Activation::none, "no activation given");
-  act_backward(act, cf(x), cf(dy), f(dx), x.size());
+  cpu::activation_backward(act, cf(x), cf(dy), f(dx), x.size());
 }
 
 void CpuOps::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,

@@ -23,100 +23,11 @@
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/rows.hpp"
-#include "kernels/ops_check.hpp"
+#include "kernels/cuda/op_entry.hpp"
 
 namespace emb {
 
-using cuda::check_cuda;
-
 namespace {
-
-using bf16_t = __nv_bfloat16;
-
-template <class T>
-T* ptr(const View& v) {
-  return static_cast<T*>(v.data);
-}
-const float* fp(const View& v) { return static_cast<const float*>(v.data); }
-float* f(const View& v) { return static_cast<float*>(v.data); }
-
-// The storage type the present data views of a call share (fp32 or bf16); throws the op's
-// one-line error otherwise.
-DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
-  const View* first = nullptr;
-  for (const View* v : data) {
-    if (v->absent()) continue;
-    if (!first) first = v;
-    c.expect(v->dtype == first->dtype, "the data views must share one dtype (fp32 or bf16) on CUDA");
-  }
-  c.expect(first != nullptr, "no data view is present");
-  c.expect(first->dtype == DType::f32 || first->dtype == DType::bf16,
-           str("dtype ", dtype_name(first->dtype), " is unsupported on CUDA (fp32, bf16)"));
-  return first->dtype;
-}
-
-// The storage type of a call's views that may be wider than its data (parameter gradients:
-// linear dW and db, norm weight and bias gradients, column sums; the residual stream: a norm's x
-// and dx, a gated residual's x and dx): the data's type, or fp32 beside bf16 data (bf16
-// activations accumulate into fp32 parameter gradients and keep an fp32 residual stream); the
-// present ones share it.
-DType wide_storage(const OpCheck& c, DType data, const char* what, std::initializer_list<const View*> views) {
-  const View* first = nullptr;
-  for (const View* v : views) {
-    if (v->absent()) continue;
-    if (!first) first = v;
-    c.expect(v->dtype == first->dtype, str("the ", what, " must share one dtype on CUDA"));
-  }
-  if (!first) return data;
-  c.expect(first->dtype == data || (data == DType::bf16 && first->dtype == DType::f32),
-           str(what, " of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
-               " data are unsupported on CUDA (the data's dtype, or fp32 beside bf16)"));
-  return first->dtype;
-}
-DType gradient_storage(const OpCheck& c, DType data, std::initializer_list<const View*> gradients) {
-  return wide_storage(c, data, "parameter gradients", gradients);
-}
-DType residual_storage(const OpCheck& c, DType data, std::initializer_list<const View*> residual) {
-  return wide_storage(c, data, "residual stream views", residual);
-}
-
-// Statistics views (mean, rstd, lse, timesteps, AdamW state) are fp32.
-void fp32_views(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
-  for (const auto& [name, v] : views)
-    if (!v->absent()) c.expect(v->dtype == DType::f32, str(name, " must be fp32 on CUDA, not ", dtype_name(v->dtype)));
-}
-
-void contiguous(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
-  for (const auto& [name, v] : views)
-    if (!v->absent()) c.expect(v->contiguous(), str(name, " must be contiguous on CUDA"));
-}
-
-// Calls body(T{}) with T = float or __nv_bfloat16.
-template <class Body>
-void dispatch(DType t, Body body) {
-  if (t == DType::f32)
-    body(float{});
-  else
-    body(bf16_t{});
-}
-
-// Calls body(T{}, R{}, G{}) with the data's storage type T, the residual stream's R and the
-// parameter gradients' G (wide_storage: each T, or fp32 beside bf16).
-template <class Body>
-void dispatch_mixed(DType data, DType residual, DType gradient, Body body) {
-  auto with_gradient = [&](auto t, auto r) {
-    if (gradient == DType::f32)
-      body(t, r, float{});
-    else
-      body(t, r, decltype(t){});
-  };
-  if (data == DType::f32)
-    body(float{}, float{}, float{});
-  else if (residual == DType::f32)
-    with_gradient(bf16_t{}, float{});
-  else
-    with_gradient(bf16_t{}, bf16_t{});
-}
 
 cuda::Activation kernel_activation(Activation act) {
   switch (act) {
