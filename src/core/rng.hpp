@@ -15,7 +15,7 @@ using Philox4 = std::array<uint32_t, 4>;
 Philox4 philox4x32(Philox4 counter, uint64_t key);
 
 // Streams used by the trainer, so that unrelated draws never share counters.
-enum class RngStream : uint32_t { init = 1, flow_time = 2, flow_noise = 3, sampler = 4, synth = 5, test = 6 };
+enum class RngStream : uint32_t { init = 1, flow_time = 2, flow_noise = 3, sampler = 4, synth = 5, test = 6, augment = 7 };
 
 class CounterRng {
  public:
