@@ -12,6 +12,13 @@
 //        latent frames (ceil(len/spl) of them).
 //   /stats/<field>/{mean,std,min,max,q01,q99} float32 [dim] for field in state, action,
 //        reward (reward dim 1), over all rows.
+//   /features/vl string attributes, what produced the features (embpack features; absent: the
+//        stand-in encoder of the simulated tasks, tools/embpack/context_features.hpp):
+//        backbone ("gr00t-n1.5 eagle2.5"), backbone_digest (eagle_weights_digest of the
+//        backbone's tensors: training compares it with its own backbone's, data.vl_backbone),
+//        checkpoint (the folder), recipe (the embtrain commit that computed them),
+//        preprocessing (the frame pipeline and prompt), views (the /video views in prompt
+//        order), dims (the backbone's dimensions), augment (variants per step; "0": none).
 #pragma once
 #include <array>
 
@@ -37,6 +44,9 @@ constexpr const char* kTxtOffsets = "/features/txt_offsets";
 constexpr const char* kLatents = "/latents";
 constexpr const char* kVideo = "/video";
 constexpr const char* kStepsPerLatent = "steps_per_latent";
+constexpr const char* kBackboneDigest = "backbone_digest";
+constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",
+                                                        "preprocessing", "views", "dims", "augment"};
 constexpr std::array<const char*, 3> kStatFields{"state", "action", "reward"};
 constexpr std::array<const char*, 6> kStatNames{"mean", "std", "min", "max", "q01", "q99"};
 

@@ -3,6 +3,7 @@
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
 //   embpack lerobot DIR... [--modality modality.json] -o out.h5   (mpirun -np N for N ranks)
+//   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "backbone_features.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_verify.hpp"
@@ -41,25 +43,15 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
   converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
 }
 
-// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): every rank writes
-// its episodes into the file through parallel HDF5; an error is printed once (by the rank that met it) and every rank exits non-zero.
-int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+// The converters that run under MPI (mpirun -np N, or alone as one rank): `convert` makes this
+// rank's share and writes it (collectively); an error is printed once (by the rank that met it)
+// and every rank exits with the highest code.
+template <class Convert>
+int run_parallel(Convert convert) {
   MPI_Init(nullptr, nullptr);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
   try {
-    emb::LerobotReport report;
-    emb::PackedData share = emb::convert_lerobot(o, MPI_COMM_WORLD, report);
-    if (rank == 0)
-      for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
-    emb::write_packed(share, out, created_by, MPI_COMM_WORLD);
-    if (rank == 0) {
-      std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
-                  "%.1f frames/s per core\n",
-                  out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
-                  report.seconds, report.ranks, report.threads, report.frames_per_core_second());
-    }
+    convert(MPI_COMM_WORLD);
   } catch (const emb::Error& e) {
     if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
     code = e.exit_code();
@@ -70,6 +62,43 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
   MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
   return code;
+}
+
+int rank_of(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+  return run_parallel([&](MPI_Comm comm) {
+    emb::LerobotReport report;
+    emb::PackedData share = emb::convert_lerobot(o, comm, report);
+    if (rank_of(comm) == 0)
+      for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
+    emb::write_packed(share, out, created_by, comm);
+    if (rank_of(comm) == 0)
+      std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
+                  "%.1f frames/s per core\n",
+                  out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
+                  report.seconds, report.ranks, report.threads, report.frames_per_core_second());
+  });
+}
+
+int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
+  return run_parallel([&](MPI_Comm comm) {
+    emb::FeaturesReport report;
+    emb::PackedData share = emb::compute_backbone_features(o, comm, report);
+    emb::write_packed(share, out, created_by, comm);
+    if (rank_of(comm) == 0)
+      std::printf("%s: vl features of %lld steps (%lld tokens) by the backbone %s (%s, digest %s) in %.2f s on %d "
+                  "rank(s), %s: %.2f steps/s (backbone load %.2f s)\n",
+                  out.c_str(), (long long)report.steps, (long long)report.tokens, o.backbone.c_str(),
+                  report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks, o.device.c_str(),
+                  report.seconds > report.load_seconds ? double(report.steps) / (report.seconds - report.load_seconds)
+                                                       : 0.0,
+                  report.load_seconds);
+  });
 }
 
 }  // namespace
@@ -129,6 +158,22 @@ int main(int argc, char** argv) {
   add_stand_in_encoder_options(lerobot, ro.d_vl, ro.vl_grid);
   add_output_options(lerobot, out, ro.progress);
 
+  emb::FeaturesOptions fo;
+  CLI::App* features = app.add_subcommand(
+      "features", "compute gr00t vl features with GR00T-N1.5's Eagle 2.5 backbone (replaces /features/vl)");
+  features->add_option("input", fo.input, "packed gr00t file with camera frames (/video/<view>)")->required();
+  features->add_option("--backbone", fo.backbone,
+                       "GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors and config.json)")
+      ->required();
+  features->add_option("--eagle", fo.eagle_folder,
+                       "Isaac-GR00T's eagle2_hg_model folder: the Eagle config and tokenizer (default: "
+                       "CHECKPOINT/eagle2_hg_model)");
+  features->add_option("--device", fo.device, "cpu or cuda (one GPU per local rank)")->check(CLI::IsMember({"cpu", "cuda"}));
+  features->add_option("--precision", fo.precision, "auto (cpu fp32, cuda bf16 as upstream deploys), fp32 or bf16");
+  features->add_option("--views", fo.views, "the /video views in prompt order (default: the file's)")->delimiter(',');
+  features->add_option("--batch", fo.batch, "steps per backbone forward");
+  add_output_options(features, out, fo.progress);
+
   std::string file;
   CLI::App* info = app.add_subcommand("info", "summarise a packed file");
   info->add_option("file", file)->required();
@@ -146,6 +191,8 @@ int main(int argc, char** argv) {
       emb::write_packed(emb::convert_video(vo), out, created_by);
     } else if (*lerobot) {
       return run_lerobot(ro, out, created_by);
+    } else if (*features) {
+      return run_features(fo, out, created_by);
     } else if (*info) {
       emb::print_info(file, std::cout);
     } else if (*verify) {

@@ -107,6 +107,15 @@ EagleDims eagle_dims_from_json(const std::string& eagle_config_json, const std::
   expect(d.select_layer >= 1 && d.select_layer <= llm_layers, where_gr00t,
          str("backbone_cfg.select_layer ", d.select_layer, " must count the LLM layers kept: 1 to ", llm_layers,
              " (GR00T pops layers while there are more)"));
+  // The action head reads the features at their width: its backbone_embedding_dim (when the
+  // config carries the head's settings) must be the LLM's hidden size.
+  if (g.contains("action_head_cfg") && g["action_head_cfg"].is_object() &&
+      g["action_head_cfg"].contains("backbone_embedding_dim")) {
+    const int64_t head = get<int64_t>(g["action_head_cfg"], "backbone_embedding_dim", where_gr00t, "action_head_cfg.");
+    expect(head == d.llm_hidden, where_gr00t,
+           str("action_head_cfg.backbone_embedding_dim ", head, " disagrees with the backbone's width ", d.llm_hidden,
+               " (", where_eagle, " text_config.hidden_size)"));
+  }
   const json& b = g["backbone_cfg"];
   expect(!b.contains("project_to_dim") || b["project_to_dim"].is_null(), where_gr00t,
          "backbone_cfg.project_to_dim is not implemented (GR00T-N1.5 ships null: no projection)");

@@ -1,6 +1,8 @@
 #include "encoders/eagle/eagle_weights.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -130,6 +132,43 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(co
   }
   s.push_back({kLlm + "norm.weight", {E}});
   return s;
+}
+
+std::string eagle_weights_digest(const WeightSource& source, const EagleDims& d) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](const void* data, size_t n) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  };
+  // The bytes in 8-byte words (FNV-1a over words: the same strength for a change anywhere, 8x
+  // fewer multiplications), a short tail bytewise.
+  auto mix_words = [&](const std::vector<unsigned char>& bytes) {
+    const size_t words = bytes.size() / 8;
+    for (size_t i = 0; i < words; ++i) {
+      uint64_t w;
+      std::memcpy(&w, bytes.data() + 8 * i, 8);
+      h = (h ^ w) * 0x100000001b3ull;
+    }
+    mix(bytes.data() + 8 * words, bytes.size() - 8 * words);
+  };
+  std::vector<unsigned char> buffer;
+  for (const auto& [name, shape] : eagle_tensor_shapes(d)) {
+    check_tensor(source, name, shape);
+    const TensorInfo& info = source.info(name);
+    const std::string header = str(name, " ", weight_dtype_name(info.dtype), " ", shape_text(shape));
+    mix(header.data(), header.size());
+    const int64_t size = int64_t(weight_dtype_size(info.dtype));
+    const int64_t slice = std::max<int64_t>(1, (int64_t(1) << 24) / size);
+    for (int64_t begin = 0; begin < info.numel(); begin += slice) {
+      const int64_t end = std::min(info.numel(), begin + slice);
+      buffer.resize(size_t((end - begin) * size));
+      source.read_raw(name, begin, end, buffer.data());
+      mix_words(buffer);
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
 }
 
 EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, BackendTensors& store) {
