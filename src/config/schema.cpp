@@ -186,6 +186,10 @@ std::vector<KeySpec> make_schema() {
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
+      string_key("data.vl_backbone", "",
+                 "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
+                 "features (embpack features --backbone records its digest); files of another backbone or of the "
+                 "stand-in encoder are refused. Empty: not checked"),
 
       // [train]
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),

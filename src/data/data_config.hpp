@@ -21,6 +21,9 @@ struct DataConfig {
   int64_t shuffle_buffer = 65536; // samples per shuffle buffer (rounded to whole chunks)
   int64_t chunk_rows = 256;       // rows per contiguous chunk (not a deck key yet)
   std::string view;               // wan latent view; "" = the file's first
+  // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
+  // = not checked) and its eagle_weights_digest, which the trainer fills in (src/train/vl_backbone).
+  std::string vl_backbone, vl_backbone_digest;
   int64_t global_batch = 8;
   uint64_t seed = 1234;
 };

@@ -19,7 +19,7 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
   nodes_ = NodeLayout::of(comm_, node_comm_);
   file_names_ = expand_paths(dc_.paths);
-  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view);
+  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view, dc_.vl_backbone_digest);
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);

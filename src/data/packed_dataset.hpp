@@ -48,8 +48,10 @@ struct Chunk {
 
 class PackedDataset {
  public:
+  // vl_backbone_digest (gr00t): every file's /features/vl must carry it as its backbone_digest
+  // (packed_format.hpp); "" = not checked.
   PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const TokenConfig& cfg,
-                const std::string& view);
+                const std::string& view, const std::string& vl_backbone_digest = "");
 
   int64_t files() const { return int64_t(files_.size()); }
   const PackedFileIndex& file(int64_t i) const { return files_[size_t(i)]; }

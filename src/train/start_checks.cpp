@@ -16,6 +16,7 @@
 #include "model/plan.hpp"
 #include "model/presets.hpp"
 #include "train/train_config.hpp"
+#include "train/vl_backbone.hpp"
 
 namespace emb {
 namespace {
@@ -40,7 +41,8 @@ void check_writable_dir(const Deck& deck, const std::string& dir) {
 }
 
 void check_data(const Deck& deck) {
-  const DataConfig dc = data_config_from_deck(deck);
+  DataConfig dc = data_config_from_deck(deck);
+  resolve_vl_backbone(deck, dc, MPI_COMM_NULL);
   if (dc.paths.empty()) deck_error(deck, "data.paths", "no files given: name the packed HDF5 files to train on (embpack writes them)");
   std::vector<std::string> files;
   try {
@@ -51,7 +53,8 @@ void check_data(const Deck& deck) {
   // What embpack verify checks short of the bulk rows (read here once, not by every rank's
   // loader), then the files against the model (opening them: packed_dataset.hpp).
   for (const std::string& file : files) verify_small_values(H5File::open(file));
-  const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, model_config_from_deck(deck), dc.view);
+  const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, model_config_from_deck(deck), dc.view,
+                           dc.vl_backbone_digest);
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)
     deck_error(deck, "data.tokens_per_mb",

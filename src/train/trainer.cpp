@@ -26,6 +26,7 @@
 #include "train/run_report.hpp"
 #include "train/train_config.hpp"
 #include "train/train_step.hpp"
+#include "train/vl_backbone.hpp"
 #include "train/watchdog.hpp"
 
 namespace emb {
@@ -101,7 +102,9 @@ TrainResult train(const World& world, const Deck& deck, Comm& comm) {
   } else {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
     dp.init_owned_params(reg, tc.seed, mc.init_std);
   }
-  Loader loader(world.comm, data_config_from_deck(deck), mc);
+  DataConfig dc = data_config_from_deck(deck);
+  resolve_vl_backbone(deck, dc, world.comm);  // before the loader opens the files, which check it
+  Loader loader(world.comm, dc, mc);
   if (!resume_from.empty()) loader.restore(resumed.sampler);
   const int64_t first_step = resumed.step + 1;  // keeps AdamW's bias correction and the LR schedule aligned
 

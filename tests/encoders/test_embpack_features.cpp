@@ -1,4 +1,5 @@
-// `embpack features --backbone` (issue 33): a packed gr00t file with two camera views and three
+// `embpack features --backbone` (issue 33) and training's check of who made the features
+// (data.vl_backbone): a packed gr00t file with two camera views and three
 // episodes of two tasks gets the vl features of a tiny random upstream-format backbone with the
 // real Eagle 2.5 tokenizer; the rows equal the backbone run in-process on the same frames and
 // prompts (to the fp16 the file stores), the provenance attributes say what made them, two and
@@ -16,10 +17,12 @@
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/half.hpp"
+#include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
 #include "encoders/eagle/frame_transform.hpp"
 #include "encoders/tokenizers/eagle_prompt.hpp"
+#include "error_of.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "packed_writer.hpp"
 #include "python_reference.hpp"
@@ -150,7 +153,7 @@ BOOST_AUTO_TEST_CASE(features_of_every_step_with_provenance) {
   const H5File f = H5File::open(dir + "/out.h5");
   BOOST_TEST(f.attr_string(packed::kVlFeatures, "backbone") == "gr00t-n1.5 eagle2.5");
   BOOST_TEST(f.attr_string(packed::kVlFeatures, packed::kBackboneDigest) ==
-             encoders::eagle_weights_digest(WeightSource(tiny().checkpoint), d));
+             encoders::eagle_weights_digest(WeightSource(tiny().checkpoint)));
   BOOST_TEST(f.attr_string(packed::kVlFeatures, "checkpoint") == tiny().checkpoint);
   BOOST_TEST(f.attr_string(packed::kVlFeatures, "views") == "front,wrist");
   BOOST_TEST(f.attr_string(packed::kVlFeatures, "recipe").rfind("embtrain ", 0) == 0);
@@ -181,6 +184,35 @@ BOOST_AUTO_TEST_CASE(features_of_every_step_with_provenance) {
     for (size_t i = 0; i < got.size(); ++i) diff = std::max(diff, double(std::fabs(np_vl[i] - got[i])));
     BOOST_TEST(diff <= 2e-3, np << " ranks: " << diff);
   }
+}
+
+// The loader takes features whose backbone digest is data.vl_backbone's, and refuses those of
+// another backbone and the stand-in encoder's (no digest), in one line naming the file.
+BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
+  const std::string dir = emb::test::make_temp_dir("features_check");
+  write_packed(dataset(48, 64), dir + "/in.h5", "test");
+  BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/ours.h5"), dir).code == 0);
+  PackedData stand_in = dataset(48, 64);
+  VarlenFeatures& vl = stand_in.features["vl"];
+  vl.dim = 32, vl.values.assign(size_t(vl.offsets.back() * 32), float_to_half(0.25f));
+  write_packed(stand_in, dir + "/stand_in.h5", "test");
+  TokenConfig cfg;
+  cfg.family = Family::gr00t, cfg.d_ctx = 32, cfg.n_embodiments = 1, cfg.state_dim = 3, cfg.action_dim = 2;
+  cfg.horizon = 4, cfg.n_future = 2;
+  const std::string ours = encoders::eagle_weights_digest(WeightSource(tiny().checkpoint));
+  auto open = [&](const std::string& file, const std::string& digest) {
+    return emb::test::error_of([&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", digest); });
+  };
+  BOOST_TEST(open(dir + "/ours.h5", ours) == "");
+  BOOST_TEST(open(dir + "/ours.h5", "") == "");
+  BOOST_TEST(open(dir + "/stand_in.h5", "") == "");
+  BOOST_TEST(open(dir + "/ours.h5", "0123456789abcdef") ==
+             dir + "/ours.h5:/features/vl: made by the backbone " + ours + " (" + tiny().checkpoint +
+                 "), not data.vl_backbone's 0123456789abcdef; recompute them with embpack features --backbone");
+  BOOST_TEST(open(dir + "/stand_in.h5", ours) ==
+             dir + "/stand_in.h5:/features/vl: made without a backbone digest (the stand-in encoder of the simulated "
+                   "tasks), but data.vl_backbone asks for the backbone " + ours +
+                   "; compute them with embpack features --backbone");
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {

@@ -121,7 +121,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   std::unique_ptr<Ops> ops = make_ops(o.device, r.local);
   EagleBackbone backbone(*ops, o.backbone, eagle_folder, storage_of(o));
   const encoders::EagleDims& d = backbone.dims();
-  report.digest = encoders::eagle_weights_digest(WeightSource(o.backbone), d);
+  report.digest = encoders::eagle_weights_digest(WeightSource(o.backbone));
   report.dims = encoders::describe(d);
   report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -134,7 +134,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(co
   return s;
 }
 
-std::string eagle_weights_digest(const WeightSource& source, const EagleDims& d) {
+std::string eagle_weights_digest(const WeightSource& source) {
   uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&h](const void* data, size_t n) {
     const unsigned char* p = static_cast<const unsigned char*>(data);
@@ -152,10 +152,11 @@ std::string eagle_weights_digest(const WeightSource& source, const EagleDims& d)
     mix(bytes.data() + 8 * words, bytes.size() - 8 * words);
   };
   std::vector<unsigned char> buffer;
-  for (const auto& [name, shape] : eagle_tensor_shapes(d)) {
-    check_tensor(source, name, shape);
-    const TensorInfo& info = source.info(name);
-    const std::string header = str(name, " ", weight_dtype_name(info.dtype), " ", shape_text(shape));
+  const std::string head = kVision + "head.";
+  for (const TensorInfo& info : source.tensors()) {  // sorted by name
+    const std::string& name = info.name;
+    if (name.rfind(kPrefix, 0) != 0 || name.rfind(head, 0) == 0) continue;
+    const std::string header = str(name, " ", weight_dtype_name(info.dtype), " ", shape_text(info.shape));
     mix(header.data(), header.size());
     const int64_t size = int64_t(weight_dtype_size(info.dtype));
     const int64_t slice = std::max<int64_t>(1, (int64_t(1) << 24) / size);

@@ -48,11 +48,12 @@ struct EagleWeights {
 // [out, in], as stored): for checks, the exporter and the tests.
 std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(const EagleDims& d);
 
-// A digest of the backbone's weights (FNV-1a 64 over every tensor's name, dtype, shape and stored
-// bytes, in eagle_tensor_shapes order), as 16 hex digits: the identity of the backbone that
-// made a packed file's features, which training compares with its own (reads all ~2.7 GB of a
-// released backbone once, a few seconds).
-std::string eagle_weights_digest(const WeightSource& source, const EagleDims& d);
+// A digest of a checkpoint's backbone: FNV-1a 64 over the name, dtype, shape and stored bytes of
+// every `backbone.eagle_model.*` tensor but SigLIP's unused pooling head, in name order, as 16
+// hex digits. The identity of the backbone that made a packed file's features, which training
+// compares with its own (data.vl_backbone); it needs no Eagle config. Reads all ~2.7 GB of a
+// released backbone once (a few seconds).
+std::string eagle_weights_digest(const WeightSource& source);
 
 // Reads every tensor into `store`; throws emb::Error (exit 2) naming the source and the tensor.
 EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, BackendTensors& store);
