@@ -243,6 +243,10 @@ std::vector<KeySpec> make_schema() {
       int_key("plan.dataset_samples", "0", "samples", at_least(0),
               "samples in an epoch; 0 = count data.paths when they exist"),
       string_key("plan.json", "", "the plan's JSON; empty = <run.output_dir>/plan/<deck stem>.json"),
+      int_key("plan.backbone_views", "1", "views", between(1, 16),
+              "gr00t: camera views per sample the backbone's cost is given for (the released Eagle 2.5)"),
+      int_key("plan.instruction_tokens", "12", "tokens", at_least(0),
+              "gr00t: instruction tokens per sample the backbone's cost is given for"),
 
       // [sim] closed-loop evaluation of a gr00t checkpoint (embsim eval, CLOSED_LOOP.md)
       int_key("sim.flow_steps", "4", "", at_least(1),

@@ -70,12 +70,21 @@ std::string plan_report(const Deck& deck, int world_size) {
   std::string json_path = deck.get_string("plan.json");
   if (json_path.empty()) json_path = deck.get_string("run.output_dir") + "/plan/" + deck.stem() + ".json";
   std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
-  write_file_atomic(json_path, plan_json(hw, as_deck, ranked).dump(2) + "\n");
+  nlohmann::json json = plan_json(hw, as_deck, ranked);
+  std::string backbone;
+  if (mc.family == Family::gr00t) {  // the released backbone's cost beside the head's
+    const encoders::EagleDims eagle;
+    const int views = int(deck.get_int("plan.backbone_views"));
+    const BackboneCost b = eagle_backbone_cost(
+        hw, eagle, views, eagle_prompt_tokens(eagle, views, deck.get_int("plan.instruction_tokens")));
+    backbone = backbone_text(hw, b, as_deck);
+    json["backbone"] = backbone_json(b, as_deck);
+  }
+  write_file_atomic(json_path, json.dump(2) + "\n");
   // The header's memory plan is the micro-batch the prediction costs (train.micro_batch samples
   // when padded and set, else what data.tokens_per_mb holds), so the two never disagree.
   return plan_text(make_plan(mc, ranks, as_deck.tokens_per_mb, w.sample, planned_blocks_dtype(hw, mc))) +
-         prediction_text(hw, as_deck, ranked, 10) +
-         str("JSON: ", json_path, "\n");
+         prediction_text(hw, as_deck, ranked, 10) + backbone + str("JSON: ", json_path, "\n");
 }
 
 }  // namespace emb
