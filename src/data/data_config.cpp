@@ -16,6 +16,7 @@ DataConfig data_config_from_deck(const Deck& deck) {
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
   c.vl_backbone = deck.get_string("data.vl_backbone");
+  c.vl_augment = deck.get_string("data.vl_augment") == "on";
   c.global_batch = deck.get_int("train.global_batch");
   c.seed = uint64_t(deck.get_int("run.seed"));
   return c;

@@ -24,6 +24,7 @@ struct DataConfig {
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the trainer fills in (src/train/vl_backbone).
   std::string vl_backbone, vl_backbone_digest;
+  bool vl_augment = false;  // data.vl_augment: epoch e reads the stored variant e mod K
   int64_t global_batch = 8;
   uint64_t seed = 1234;
 };

@@ -18,7 +18,12 @@
 //        backbone's tensors: training compares it with its own backbone's, data.vl_backbone),
 //        checkpoint (the folder), recipe (the embtrain commit that computed them),
 //        preprocessing (the frame pipeline and prompt), views (the /video views in prompt
-//        order), dims (the backbone's dimensions), augment (variants per step; "0": none).
+//        order), dims (the backbone's dimensions), augment (stored augmented variants K; "0":
+//        none), augment_seed (their draws' seed, when K > 0).
+//   /features/vl_aug<k> (k < K) float16 [N, Dvl]: the same steps' features from frames under
+//        the k-th training augmentation (GR00T's random crop and colour jitter, drawn from
+//        (augment_seed, step, k)); the rows of /features/vl_offsets (the prompts are the same).
+//        Training with data.vl_augment = on reads variant epoch mod K.
 #pragma once
 #include <array>
 
@@ -45,6 +50,8 @@ constexpr const char* kLatents = "/latents";
 constexpr const char* kVideo = "/video";
 constexpr const char* kStepsPerLatent = "steps_per_latent";
 constexpr const char* kBackboneDigest = "backbone_digest";
+constexpr const char* kAugmentVariants = "augment";
+constexpr const char* kVlAugmented = "/features/vl_aug";  // + k
 constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",
                                                         "preprocessing", "views", "dims", "augment"};
 constexpr std::array<const char*, 3> kStatFields{"state", "action", "reward"};

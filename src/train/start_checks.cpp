@@ -54,7 +54,7 @@ void check_data(const Deck& deck) {
   // loader), then the files against the model (opening them: packed_dataset.hpp).
   for (const std::string& file : files) verify_small_values(H5File::open(file));
   const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, model_config_from_deck(deck), dc.view,
-                           dc.vl_backbone_digest);
+                           VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment});
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)
     deck_error(deck, "data.tokens_per_mb",

@@ -186,6 +186,72 @@ BOOST_AUTO_TEST_CASE(features_of_every_step_with_provenance) {
   }
 }
 
+// --augment K stores K variants per step under GR00T's training crop and colour jitter (drawn
+// from (seed, step, k)), with /features/vl's rows; training with data.vl_augment = on reads
+// variant epoch mod K, and refuses a file without variants.
+BOOST_AUTO_TEST_CASE(augmented_variants) {
+  const std::string dir = emb::test::make_temp_dir("features_augment");
+  const PackedData p = dataset(48, 64);
+  write_packed(p, dir + "/in.h5", "test");
+  BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/plain.h5"), dir).code == 0);
+  const ToolResult r = run_tool(features_command(dir + "/in.h5", dir + "/aug.h5", "--augment 2 --seed 5 --batch 5"), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.err);
+  const H5File f = H5File::open(dir + "/aug.h5");
+  BOOST_TEST(f.attr_string(packed::kVlFeatures, "augment") == "2");
+  BOOST_TEST(f.attr_string(packed::kVlFeatures, "augment_seed") == "5");
+  const std::vector<int64_t> offsets = f.read_all<int64_t>(packed::kVlOffsets);
+  std::vector<std::vector<uint16_t>> variants;
+  for (int k = 0; k < 2; ++k) {
+    BOOST_TEST(f.read_all<int64_t>(str(packed::kVlAugmented, k, "_offsets")) == offsets);
+    variants.push_back(f.read_all<uint16_t>(str(packed::kVlAugmented, k)));
+  }
+  const std::vector<uint16_t> eval = f.read_all<uint16_t>(packed::kVlFeatures);
+  // The eval rows are the plain run's (another batch size: GEMM rounding, within fp16's).
+  const std::vector<uint16_t> plain = H5File::open(dir + "/plain.h5").read_all<uint16_t>(packed::kVlFeatures);
+  BOOST_TEST_REQUIRE(plain.size() == eval.size());
+  double eval_diff = 0;
+  for (size_t i = 0; i < eval.size(); ++i)
+    eval_diff = std::max(eval_diff, double(std::fabs(half_to_float(eval[i]) - half_to_float(plain[i]))));
+  BOOST_TEST(eval_diff <= 2e-3, eval_diff);
+  BOOST_TEST(variants[0] != eval);
+  BOOST_TEST(variants[1] != variants[0]);
+  // Step 6 (episode 1, task 1), variant 1: the in-process backbone on that draw's frames.
+  CpuOps cpu;
+  encoders::EagleBackbone backbone(cpu, tiny().checkpoint, tiny().eagle, DType::f32);
+  const encoders::EagleDims& d = backbone.dims();
+  const int64_t s = 6, frame = 48 * 64 * 3;
+  std::vector<uint8_t> frames(size_t(2 * frame));
+  for (int v = 0; v < 2; ++v) std::copy_n(p.videos[size_t(v)].frames.data() + s * frame, frame, frames.data() + v * frame);
+  const encoders::FrameAugmentation drawn = encoders::draw_augmentation(48, 64, 5, uint64_t(s), 1);
+  const std::vector<uint8_t> u8 = encoders::gr00t_frames(frames.data(), 2, 48, 64, d.image_size, &drawn, "test");
+  std::vector<float> rows(size_t(2 * d.tokens_per_image() * d.patch_features()));
+  encoders::eagle_patch_rows(u8.data(), 2, d.image_size, d.patch, rows.data());
+  const tokenizers::Qwen2Tokenizer tokenizer(tiny().eagle);
+  const std::vector<float> want =
+      backbone.features({{tokenizers::gr00t_prompt(tokenizer, 2, kTasks[1], d.tokens_per_image()).ids, 2}}, rows.data());
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float stored = half_to_float(variants[1][size_t(offsets[size_t(s)] * d.llm_hidden) + i]);
+    worst = std::max(worst, double(std::fabs(stored - want[i])) / std::max(1.0, double(std::fabs(want[i]))));
+  }
+  BOOST_TEST(worst <= 1e-3, "variant 1 of step 6: " << worst);
+
+  TokenConfig cfg;
+  cfg.family = Family::gr00t, cfg.d_ctx = 32, cfg.n_embodiments = 1, cfg.state_dim = 3, cfg.action_dim = 2;
+  cfg.horizon = 4, cfg.n_future = 2;
+  const PackedDataset augmented(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "",
+                                VlFeatureChoice{"", true});
+  BOOST_TEST(augmented.file(0).feature_dataset(0) == "/features/vl_aug0");
+  BOOST_TEST(augmented.file(0).feature_dataset(3) == "/features/vl_aug1");
+  const PackedDataset plain_reads(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "");
+  BOOST_TEST(plain_reads.file(0).feature_dataset(3) == "/features/vl");
+  BOOST_TEST(emb::test::error_of([&] {
+               PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/plain.h5"}, cfg, "",
+                             VlFeatureChoice{"", true});
+             }) == dir + "/plain.h5:/features/vl: holds no augmented variants, but data.vl_augment = on; compute them "
+                         "with embpack features --augment K, or set data.vl_augment = off");
+}
+
 // The loader takes features whose backbone digest is data.vl_backbone's, and refuses those of
 // another backbone and the stand-in encoder's (no digest), in one line naming the file.
 BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
@@ -201,7 +267,8 @@ BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
   cfg.horizon = 4, cfg.n_future = 2;
   const std::string ours = encoders::eagle_weights_digest(WeightSource(tiny().checkpoint));
   auto open = [&](const std::string& file, const std::string& digest) {
-    return emb::test::error_of([&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", digest); });
+    return emb::test::error_of(
+        [&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", VlFeatureChoice{digest}); });
   };
   BOOST_TEST(open(dir + "/ours.h5", ours) == "");
   BOOST_TEST(open(dir + "/ours.h5", "") == "");

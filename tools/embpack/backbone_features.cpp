@@ -135,8 +135,11 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
                .first;
     return it->second;
   };
-  VarlenFeatures vl;
-  vl.dim = d.llm_hidden;
+  EMB_CHECK(o.augment >= 0, "features: --augment must be >= 0");
+  // Variant -1: the eval features (/features/vl); 0 .. K-1 the augmented ones.
+  std::vector<VarlenFeatures> variants(size_t(o.augment + 1));
+  for (VarlenFeatures& v : variants) v.dim = d.llm_hidden;
+  const int64_t first_step = episode_offsets[size_t(request.first_episode)];
   const int64_t H = p.videos[views[0]].height, W = p.videos[views[0]].width;
   const int64_t frame_bytes = H * W * 3, patch_values = d.tokens_per_image() * d.patch_features();
   const int64_t V = int64_t(views.size());
@@ -145,22 +148,31 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   for (int64_t s0 = 0, e = 0; s0 < p.steps(); s0 += o.batch) {
     const int64_t n = std::min<int64_t>(o.batch, p.steps() - s0);
     std::vector<EagleSample> batch;
-    std::vector<float> rows(size_t(n * V * patch_values));
     for (int64_t s = s0; s < s0 + n; ++s) {
       while (p.episode_offsets[size_t(e) + 1] <= s) ++e;
-      for (int64_t v = 0; v < V; ++v)
-        std::copy_n(p.videos[views[size_t(v)]].frames.data() + s * frame_bytes, frame_bytes,
-                    frames.data() + v * frame_bytes);
-      const std::vector<uint8_t> u8 = encoders::gr00t_frames(
-          frames.data(), V, H, W, d.image_size, nullptr, str(o.input, ":", packed::kVideo, " step ", s));
-      encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, rows.data() + (s - s0) * V * patch_values);
       batch.push_back({prompt(p.episode_task[size_t(e)]), int(V)});
     }
-    const std::vector<float> out = backbone.features(batch, rows.data());
-    for (const EagleSample& sample : batch) vl.offsets.push_back(vl.offsets.back() + int64_t(sample.ids.size()));
-    for (float x : out) vl.values.push_back(float_to_half(x));
+    for (int variant = -1; variant < o.augment; ++variant) {
+      std::vector<float> rows(size_t(n * V * patch_values));
+      for (int64_t s = s0; s < s0 + n; ++s) {
+        for (int64_t v = 0; v < V; ++v)
+          std::copy_n(p.videos[views[size_t(v)]].frames.data() + s * frame_bytes, frame_bytes,
+                      frames.data() + v * frame_bytes);
+        const encoders::FrameAugmentation drawn =
+            encoders::draw_augmentation(H, W, o.seed, uint64_t(first_step + s), uint64_t(std::max(variant, 0)));
+        const std::vector<uint8_t> u8 =
+            encoders::gr00t_frames(frames.data(), V, H, W, d.image_size, variant < 0 ? nullptr : &drawn,
+                                   str(o.input, ":", packed::kVideo, " step ", first_step + s));
+        encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, rows.data() + (s - s0) * V * patch_values);
+      }
+      const std::vector<float> out = backbone.features(batch, rows.data());
+      VarlenFeatures& vl = variants[size_t(variant + 1)];
+      for (const EagleSample& sample : batch) vl.offsets.push_back(vl.offsets.back() + int64_t(sample.ids.size()));
+      for (float x : out) vl.values.push_back(float_to_half(x));
+    }
     progress.advance(n);
   }
+  VarlenFeatures& vl = variants[0];
   vl.attributes = {{"backbone", "gr00t-n1.5 eagle2.5"},
                    {packed::kBackboneDigest, report.digest},
                    {"checkpoint", o.backbone},
@@ -170,8 +182,10 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
                     "(x - 127.5) / 127.5; prompt: the Eagle 2.5 chat template, views in order, the task text raw"},
                    {"views", joined_names(p, views)},
                    {"dims", report.dims},
-                   {"augment", "0"}};
+                   {packed::kAugmentVariants, std::to_string(o.augment)}};
+  if (o.augment > 0) vl.attributes["augment_seed"] = std::to_string(o.seed);
   p.features.clear();
+  for (int k = 0; k < o.augment; ++k) p.features[str("vl_aug", k)] = std::move(variants[size_t(k + 1)]);
   p.features["vl"] = std::move(vl);
   return p;
 }

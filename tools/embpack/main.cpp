@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
   features->add_option("--precision", fo.precision, "auto (cpu fp32, cuda bf16 as upstream deploys), fp32 or bf16");
   features->add_option("--views", fo.views, "the /video views in prompt order (default: the file's)")->delimiter(',');
   features->add_option("--batch", fo.batch, "steps per backbone forward");
+  features->add_option("--augment", fo.augment,
+                       "also store K variants of every step's features under GR00T's training crop and colour "
+                       "jitter (/features/vl_aug<k>; train with data.vl_augment = on)");
+  features->add_option("--seed", fo.seed, "seed of the augmentations' draws");
   add_output_options(features, out, fo.progress);
 
   std::string file;

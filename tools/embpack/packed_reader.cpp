@@ -77,6 +77,7 @@ PackedData read_packed_share(const std::string& path, const PackedShareRequest& 
       v.values = read_rows<uint16_t>(f, ds, feature_offsets[size_t(r0)], feature_offsets[size_t(r1)], v.dim);
       for (const char* key : packed::kFeatureProvenance)
         if (f.has_attr(ds, key)) v.attributes[key] = f.attr_string(ds, key);
+      if (f.has_attr(ds, "augment_seed")) v.attributes["augment_seed"] = f.attr_string(ds, "augment_seed");
       p.features[name] = std::move(v);
     }
   EMB_CHECK(s.latent_views.empty(), path, ": ", packed::kLatents, ": latents are not carried over by this reader");
