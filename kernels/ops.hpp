@@ -248,6 +248,18 @@ class Ops {
                                    const View& pre, const View& dy, const View& dx, const View& dW,
                                    const View& db) = 0;
 
+  // ---- frozen linears (the encoders' weights): packed once into the layout this backend's
+  // forward GEMM reads fastest, then only multiplied ----
+  // Elements of the packed form of a W [in, out] (in W's dtype).
+  virtual int64_t packed_linear_elements(int64_t in, int64_t out) const { return in * out; }
+  // packed [1, packed_linear_elements] = W [in, out] in this backend's layout. The default (and
+  // CUDA's, whose cuBLASLt reads W as it is) is a copy; the CPU's are AVX-512 panels
+  // (kernels/cpu/packed_linear.hpp).
+  virtual void pack_linear(const View& W, const View& packed);
+  // As linear_forward with W = the packed form of a W [x cols, y cols]; forward only.
+  virtual void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act,
+                                     const View& pre, const View& y);
+
   // ---- FP8 linear layers (model.fp8): kernels/cpu/fp8_linear.hpp's block-scaled recipe ----
   // As linear_forward / linear_backward, with the input-side GEMMs in FP8 E4M3 and fp32
   // accumulation: forward x (1×128 tiles) · W (128×128 blocks); backward dx += dpre (1×128 tiles)

@@ -296,6 +296,27 @@ OpCheck check_encoder_attention(const View& q, const View& k, const View& v, con
   return c;
 }
 
+OpCheck check_pack_linear(const Ops& ops, const View& W, const View& packed) {
+  OpCheck c("pack_linear", {{"W", &W}, {"packed", &packed}});
+  c.well_formed();
+  c.expect(!W.absent() && !packed.absent() && W.contiguous() && packed.contiguous(), "W and packed must be present and "
+                                                                                    "contiguous");
+  c.expect(packed.size() == ops.packed_linear_elements(W.rows, W.cols) && packed.dtype == W.dtype,
+           str("packed must hold packed_linear_elements(in, out) = ", ops.packed_linear_elements(W.rows, W.cols),
+               " elements of W's dtype"));
+  return c;
+}
+
+OpCheck check_packed_linear(const Ops& ops, const View& x, const View& packed, const View& y) {
+  OpCheck c("packed_linear_forward", {{"x", &x}, {"packed", &packed}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !packed.absent() && !y.absent() && packed.contiguous(), "x, packed and y must be present");
+  c.expect(packed.size() == ops.packed_linear_elements(x.cols, y.cols) && packed.dtype == x.dtype,
+           str("packed must be the packed form of a W [", x.cols, ", ", y.cols, "] (",
+               ops.packed_linear_elements(x.cols, y.cols), " elements of x's dtype)"));
+  return c;
+}
+
 OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const RopeHalfConfig& cfg) {
   OpCheck c(op, {{"x", &x}});
   c.well_formed();

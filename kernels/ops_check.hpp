@@ -60,6 +60,10 @@ OpCheck check_attention(const char* op, const View& q, const View& k, const View
 OpCheck check_encoder_attention(const View& q, const View& k, const View& v, const View& bias,
                                 const AttnBias& bias_kind, const View& out, const View& lse,
                                 const EncoderAttnConfig& cfg, const AttnSegments& segments);
+// pack_linear: W [in, out] and packed [1, ops.packed_linear_elements(in, out)], contiguous, one dtype.
+OpCheck check_pack_linear(const Ops& ops, const View& W, const View& packed);
+// packed_linear_forward's packed operand: packed_linear_elements(x cols, y cols) of x's dtype.
+OpCheck check_packed_linear(const Ops& ops, const View& x, const View& packed, const View& y);
 OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const RopeHalfConfig& cfg);
 // The forward passes y, dgate and dup absent; the backward passes dy as y.
 OpCheck check_gated_activation(const char* op, Activation act, const View& gate, const View& up, const View& y,

@@ -19,15 +19,6 @@
 #include "kernels/cpu/op_entry.hpp"
 
 namespace emb {
-namespace {
-
-// Where a linear's GEMM writes: y without an activation, else pre (activation_epilogue reads it).
-float* gemm_output(Activation act, const View& pre, const View& y) { return act == Activation::none ? f(y) : f(pre); }
-void activation_epilogue(Activation act, const View& pre, const View& y) {
-  if (act != Activation::none) cpu::activation_forward(act, cf(pre), f(y), y.size());
-}
-
-}  // namespace
 
 const float* CpuOps::activation_input_gradient(Activation act, const View& pre, const View& dy) {
   if (act == Activation::none) return cf(dy);

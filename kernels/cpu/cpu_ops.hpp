@@ -40,6 +40,10 @@ class CpuOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  int64_t packed_linear_elements(int64_t in, int64_t out) const override;
+  void pack_linear(const View& W, const View& packed) override;
+  void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                             const View& y) override;
   void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                           const View& y) override;
   void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,

@@ -870,6 +870,17 @@ BOOST_AUTO_TEST_CASE(encoder_ops) {
       return Outputs{y->read(), dgu->read()};
     });
   }
+  // Frozen linears: each backend packs W its own way (the CPU's AVX-512 panels, CUDA's W as given).
+  compare("packed_linear gelu", {kGemm}, [&](const Run& r) {
+    const int64_t M = 37, K = 500, N = 70;
+    auto x = r.data(r.random(M * K, 133), M, K), W = r.data(r.random(K * N, 134, -0.2f, 0.2f), K, N);
+    auto b = r.data(r.random(N, 135), 1, N), pre = r.data(r.random(M * N, 136), M, N), y = r.data(r.random(M * N, 137), M, N);
+    auto packed = r.data(std::vector<float>(size_t(r.ops.packed_linear_elements(K, N))), 1,
+                         r.ops.packed_linear_elements(K, N));
+    r.ops.pack_linear(W->view(), packed->view());
+    r.ops.packed_linear_forward(x->view(), packed->view(), b->view(), Activation::gelu_tanh, pre->view(), y->view());
+    return Outputs{y->read(), pre->read()};
+  });
   compare("per-head rmsnorm (hd 128)", {kPointwise}, [&](const Run& r) {
     const int64_t H = 4, hd = 128;
     auto x = r.stream(r.random(T * H * hd, 129, -2, 2), T * H, hd), w = r.data(r.random(hd, 130), 1, hd);

@@ -53,19 +53,29 @@ class Reader {
   // A [n] vector as [1, n].
   View vector(const std::string& name, int64_t n) const { return store_.upload(read(name, {n}).data(), 1, n); }
 
-  // nn.Linear weights [out, in] of `names`, transposed and set side by side: [in, Σ out].
+  // nn.Linear weights [out, in] of `names`, transposed and set side by side as W [in, Σ out],
+  // in the backend's packed form (Ops::pack_linear: the frozen weights are only multiplied).
   View linears(const std::vector<std::string>& names, int64_t in, const std::vector<int64_t>& outs) const {
     int64_t total = 0;
     for (int64_t o : outs) total += o;
-    std::vector<float> packed(size_t(in * total));
+    std::vector<float> side_by_side(size_t(in * total));
     int64_t col = 0;
     for (size_t k = 0; k < names.size(); ++k) {
       const std::vector<float> w = read(names[k], {outs[k], in});
       for (int64_t o = 0; o < outs[k]; ++o)
-        for (int64_t i = 0; i < in; ++i) packed[size_t(i * total + col + o)] = w[size_t(o * in + i)];
+        for (int64_t i = 0; i < in; ++i) side_by_side[size_t(i * total + col + o)] = w[size_t(o * in + i)];
       col += outs[k];
     }
-    return store_.upload(packed.data(), in, total);
+    return packed(side_by_side, in, total);
+  }
+  // W [in, out] (host, row-major) in the backend's packed form.
+  View packed(const std::vector<float>& W, int64_t in, int64_t out) const {
+    Ops& ops = store_.ops();
+    BackendTensors plain(ops, store_.dtype());
+    const View packed = store_.make(1, ops.packed_linear_elements(in, out));
+    ops.pack_linear(plain.upload(W.data(), in, out), packed);
+    ops.synchronize();  // `plain` is released on return
+    return packed;
   }
   View linear(const std::string& name, int64_t in, int64_t out) const { return linears({name}, in, {out}); }
 
@@ -186,7 +196,7 @@ EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, 
     std::vector<float> t(size_t(F * D));
     for (int64_t o = 0; o < D; ++o)
       for (int64_t f = 0; f < F; ++f) t[size_t(f * D + o)] = conv[size_t(o * F + f)];
-    w.patch_w = store.upload(t.data(), F, D);
+    w.patch_w = r.packed(t, F, D);
     std::vector<float> pos = r.read(kVision + "embeddings.position_embedding.weight", {d.tokens_per_image(), D});
     const std::vector<float> bias = r.read(kVision + "embeddings.patch_embedding.bias", {D});
     for (int64_t p = 0; p < d.tokens_per_image(); ++p)

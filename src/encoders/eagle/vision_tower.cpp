@@ -15,7 +15,7 @@ View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTens
   BackendTensors stats(ops, DType::f32);
   const View mean = stats.make(n, 1), rstd = stats.make(n, 1);
 
-  ops.linear_forward(patch_rows, w.patch_w, View{}, Activation::none, View{}, x);
+  ops.packed_linear_forward(patch_rows, w.patch_w, View{}, Activation::none, View{}, x);
   std::vector<int32_t> position(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) position[size_t(r)] = int32_t(r % T);
   const BackendIndex position_rows(ops, position);
@@ -28,19 +28,19 @@ View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTens
   const EncoderAttnConfig attn{d.vision_heads, d.vision_heads, hd, 1.0f / std::sqrt(float(hd)), false};
   for (const SiglipLayerWeights& l : w.vision) {
     ops.layernorm_forward(x, l.ln1_w, l.ln1_b, h, mean, rstd);
-    ops.linear_forward(h, l.qkv_w, l.qkv_b, Activation::none, View{}, qkv);
+    ops.packed_linear_forward(h, l.qkv_w, l.qkv_b, Activation::none, View{}, qkv);
     ops.encoder_attention_forward(qkv.cols_range(0, D), qkv.cols_range(D, D), qkv.cols_range(2 * D, D), View{},
                                   AttnBias{}, a, View{}, attn, images);
-    ops.linear_forward(a, l.out_w, l.out_b, Activation::none, View{}, o);
+    ops.packed_linear_forward(a, l.out_w, l.out_b, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
     ops.layernorm_forward(x, l.ln2_w, l.ln2_b, h, mean, rstd);
-    ops.linear_forward(h, l.fc1_w, l.fc1_b, Activation::gelu_tanh, pre, m);
-    ops.linear_forward(m, l.fc2_w, l.fc2_b, Activation::none, View{}, o);
+    ops.packed_linear_forward(h, l.fc1_w, l.fc1_b, Activation::gelu_tanh, pre, m);
+    ops.packed_linear_forward(m, l.fc2_w, l.fc2_b, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
   }
   ops.layernorm_forward(x, w.post_ln_w, w.post_ln_b, h, mean, rstd);
   const View tokens = scratch.make(n, d.llm_hidden);
-  ops.linear_forward(h, w.mlp1_w, w.mlp1_b, Activation::none, View{}, tokens);
+  ops.packed_linear_forward(h, w.mlp1_w, w.mlp1_b, Activation::none, View{}, tokens);
   return tokens;
 }
 
