@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "data/h5_file.hpp"
-#include "batch/token_config.hpp"
+#include "config/token_config.hpp"
 
 namespace emb {
 

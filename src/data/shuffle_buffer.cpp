@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "data/packed_format.hpp"
 
@@ -134,11 +135,7 @@ void ShuffleBuffer::exchange_between_nodes(const PackedFileIndex& x, FileRows& r
       at += size_t(e - b) * row_bytes;
     });
   }
-  MPI_Datatype row;
-  MPI_Type_contiguous(int(row_bytes), MPI_BYTE, &row);
-  MPI_Type_commit(&row);
-  MPI_Alltoallv(out, send_count.data(), send_at.data(), row, in, recv_count.data(), recv_at.data(), row, nodes.ranks);
-  MPI_Type_free(&row);
+  exchange_rows(nodes.ranks, out, send_count, send_at, in, recv_count, recv_at, row_bytes);
   at = in;
   for (int k = 0; k < ranks; ++k) {
     if (!receives_from(k)) continue;

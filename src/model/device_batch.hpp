@@ -14,7 +14,7 @@
 #include "kernels/ops.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/flow_matching.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/time_rows.hpp"
 #include "model/token_layout.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "kernels/ops.hpp"
 #include "model/activation_plan.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/param_registry.hpp"
 #include "model/unit_hooks.hpp"
 

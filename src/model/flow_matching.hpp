@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "batch/packed_batch.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/token_layout.hpp"
 
 namespace emb {

@@ -20,7 +20,7 @@
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/graph_segments.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/param_registry.hpp"
 #include "model/time_encoder.hpp"
 #include "model/time_rows.hpp"

@@ -1,6 +1,5 @@
 #include "model/presets.hpp"
 
-#include "config/deck.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -104,42 +103,6 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
 
 void validate_model_config(const ModelConfig& c, const std::string& where) {
   validate_model_config(c, [&](const std::vector<std::string>&) { return where; });
-}
-
-ModelConfig model_config_from_deck(const Deck& deck) {
-  ModelConfig c = preset_config(deck.get_string("model.preset"));
-  auto size = [&](const char* key, int& field) {
-    int64_t v = deck.get_int(str("model.", key));
-    if (v != 0) field = int(v);
-  };
-  size("d_model", c.d_model), size("n_layers", c.n_layers), size("n_heads", c.n_heads), size("d_ff", c.d_ff);
-  size("d_ctx", c.d_ctx), size("n_layers_vl", c.n_layers_vl), size("n_heads_vl", c.n_heads_vl);
-  size("d_out", c.d_out), size("d_hidden_enc", c.d_hidden_enc), size("n_embodiments", c.n_embodiments);
-  size("state_dim", c.state_dim), size("action_dim", c.action_dim), size("horizon", c.horizon);
-  size("n_future", c.n_future), size("latent_channels", c.latent_channels), size("out_channels", c.out_channels);
-  size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
-  size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
-  size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
-  std::vector<int64_t> patch = deck.get_int_list("model.patch");
-  if (patch.size() == 3 && (patch[0] || patch[1] || patch[2])) c.patch = {int(patch[0]), int(patch[1]), int(patch[2])};
-  c.shift = deck.get_double("model.shift");
-  c.action_loss_weight = deck.get_double("model.action_loss_weight");
-  c.precision = deck.get_string("model.precision") == "bf16" ? Precision::bf16 : Precision::fp32;
-  c.fp8 = deck.get_string("model.fp8") == "on";
-  std::string rc = deck.get_string("model.recompute");
-  c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
-  const std::string mask = deck.get_string("model.self_mask");
-  c.self_mask = mask == "full"           ? SelfMask::full
-                : mask == "block_causal" ? SelfMask::block_causal
-                : mask == "prefix"       ? SelfMask::prefix
-                                         : SelfMask::family;
-  c.init_std = deck.get_double("model.init_std");
-  validate_model_config(c, [&](const std::vector<std::string>& keys) {
-    for (const std::string& key : keys)
-      if (deck.is_set("model." + key)) return where_set(deck, "model." + key);
-    return where_set(deck, "model.preset");  // the preset's own values
-  });
-  return c;
 }
 
 }  // namespace emb

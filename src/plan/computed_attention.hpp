@@ -4,8 +4,8 @@
 // with the tiles (block-causal blocks of samples packed at any offset) costs more than its
 // allowed pairs. --plan's FLOPs (and MFU) count the allowed pairs; its times, these.
 #pragma once
-#include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "config/model_config.hpp"
+#include "plan/model_cost.hpp"
 
 namespace emb {
 

@@ -33,7 +33,7 @@ std::string duration(double s) {
 
 std::string row(const StepPrediction& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-5s %-9s %5d %7.0f  %10s %9.3f %6.1f%% %8.1f  %s\n", s.w.shard.c_str(),
+  std::snprintf(buf, sizeof buf, "  %-5s %-9s %5d %7.0f  %10s %9.3f %6.1f%% %8.1f  %s\n", shard_mode_name(s.w.shard),
                 recompute_name(s.w.model.recompute), s.samples_per_mb, s.w.bucket_bytes / (1 << 20),
                 duration(s.step_s).c_str(), s.samples_per_s_per_device, 100 * s.mfu, gib(s.memory_bytes),
                 s.fits ? "fits" : "does not fit");
@@ -50,7 +50,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
                            {"seconds", c.seconds}});
   return {
       {"config",
-       {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", s.w.shard}, {"recompute", recompute_name(s.w.model.recompute)},
+       {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", shard_mode_name(s.w.shard)}, {"recompute", recompute_name(s.w.model.recompute)},
         {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"fp8", s.w.fp8},
         {"packing", s.w.packing}, {"context_tokens_per_sample", s.w.sample.context_tokens},
         {"padded_context", s.w.sample.padded_context}, {"global_batch", s.w.global_batch},

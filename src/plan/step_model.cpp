@@ -5,9 +5,9 @@
 
 #include "core/error.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
-#include "plan/zero3_schedule.hpp"
+#include "parallel/zero3_schedule.hpp"
 
 namespace emb {
 namespace {
@@ -76,13 +76,6 @@ double data_bytes_per_sample(const ModelConfig& c, const PlanReport& p) {
            2.0 * c.max_text_tokens * c.d_ctx +
            4.0 * (c.latent_frames / std::max(1, c.frames_per_block)) * c.actions_per_block * c.action_dim;
   return 2.0 * double(p.context_per_sample) * c.d_ctx + 4.0 * (c.state_dim + c.horizon * c.action_dim);
-}
-
-int shard_index(const std::string& shard) {
-  if (shard == "none") return 0;
-  if (shard == "grads") return 1;
-  if (shard == "full") return 2;
-  throw Error(str("plan: unknown shard mode ", shard, " (expected none, grads or full)"), kExitInput);
 }
 
 // E[max of n independent standard normals] (0 for n = 1): how far ahead of the typical rank the
@@ -173,7 +166,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
   s.buckets = int(buckets.size());
   const double N = double(p.n_params), param_bytes = bf16 ? 2 : 4;
-  const int mode = shard_index(w.shard);
+  const ShardMode mode = w.shard;
   auto times = [&](Collective op, double bytes_per_param, const char* what, int per_step) {
     std::vector<double> t;
     CollectiveCost cost{what, op, 0, s.buckets, per_step, "", 0};
@@ -206,17 +199,17 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     }
     return pass_exposed(comp, before, after, prefetch_all);
   };
-  if (mode == 2 && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
+  if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
     const std::vector<double> g = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
     s.comm_exposed_s = exposed(fwd_comp, g, zero, false) + s.micro_batches * exposed(bwd_comp, zero, reversed(rs), false);
-  } else if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
+  } else if (mode == ShardMode::full) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
     const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
     s.comm_exposed_s = s.micro_batches * (exposed(fwd_comp, g_fwd, zero, false) +
                                           exposed(bwd_comp, reversed(g_bwd), reversed(rs), false));
-  } else if (mode == 1) {  // ZeRO-2: reductions in the last backward, gathers after the update
+  } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1);
     const std::vector<double> ag = times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1);
     s.comm_exposed_s = exposed(bwd_comp, zero, reversed(rs), false) + exposed(fwd_comp, ag, zero, true);
@@ -230,7 +223,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   s.comm_total_s += small;
   s.comm_exposed_s += small;
 
-  const double owned = mode == 0 ? N : N / R;
+  const double owned = mode == ShardMode::none ? N : N / R;
   s.optimizer_s = owned * (16 + 12 + 4 + (bf16 ? 2 : 0)) / mem_rate;
   s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s;
 
@@ -246,7 +239,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   s.mfu = s.flops_per_sample * s.samples_per_s_per_device / peak_flops_per_rank(hw, bf16, R);
   if (w.dataset_samples > 0) s.epoch_s = double(w.dataset_samples) / (samples_per_step / s.step_s);
 
-  s.state_bytes = p.state_bytes[size_t(mode)];
+  s.state_bytes = p.state(mode);
   s.activation_bytes = p.activation_bytes;
   s.reserved_bytes = hw.reserved_bytes;
   s.blas_workspace_bytes = hw.blas_workspace_bytes;

@@ -25,7 +25,7 @@ double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {
     ops_.sum_squares(view(owned_grads, 1, n), sum_squares_.data());
     ops_.download(&sum, sum_squares_.data(), sizeof sum);
   }
-  if (layout_.mode() != ShardMode::none) MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  if (layout_.mode() != ShardMode::none) sum_over_ranks(comm, &sum, 1);
   return std::sqrt(sum);
 }
 

@@ -27,7 +27,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 

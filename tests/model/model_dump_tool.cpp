@@ -10,7 +10,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
-#include "model/presets.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/synthetic_batch.hpp"
 
 namespace {
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   try {
     EMB_CHECK(argc >= 3, "usage: model_dump_tool DECK OUT.h5 [--samples N] [--self-mask MASK] [--padded]");
     const Deck deck = load_deck(argv[1]);
-    ModelConfig cfg = model_config_from_deck(deck);
+    ModelConfig cfg = run_config_from_deck(deck).model;
     int n_samples = 3;
     bool packed = true;
     for (int i = 3; i < argc; ++i) {

@@ -10,7 +10,8 @@
 #include "core/error.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 
@@ -37,7 +38,7 @@ BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
 
 BOOST_AUTO_TEST_CASE(deck_overrides_replace_preset_values) {
   const std::string path = write_deck("override", "preset = tiny_wan\nd_model = 96\nn_heads = 2\npatch = 1, 1, 1\n");
-  const ModelConfig c = model_config_from_deck(load_deck(path));
+  const ModelConfig c = run_config_from_deck(load_deck(path)).model;
   BOOST_TEST(c.d_model == 96);
   BOOST_TEST(c.n_heads == 2);
   BOOST_TEST(c.patch[1] == 1);
@@ -61,7 +62,7 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
                         Case{"preset = tiny_wan\nout_channels = 8\n", "model.out_channels"}}) {
     const std::string path = write_deck("bad", k.lines);
     try {
-      model_config_from_deck(load_deck(path));
+      run_config_from_deck(load_deck(path)).model;
       BOOST_ERROR("no error for " << k.lines);
     } catch (const Error& e) {
       const std::string msg = e.what();

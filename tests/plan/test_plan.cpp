@@ -42,7 +42,7 @@ Workload tiny_workload() {
   w.global_batch = 64;
   w.packing = false;
   w.micro_batch = 2;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   w.bucket_bytes = 16 << 10;  // one unit per bucket: a pipeline to overlap
   return w;
 }
@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   Hardware h = gpu_node();
   double state[3];
   int i = 0;
-  for (const char* shard : {"none", "grads", "full"}) {
+  for (ShardMode shard : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     w.shard = shard;
     state[i++] = predict_step(h, w).state_bytes;
   }
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   BOOST_TEST(state[1] > state[2]);
   // Slow links: communication is visible, and with overlap part of it is hidden.
   h.intra_node.bytes_per_s = 1e9;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   const StepPrediction hidden = predict_step(h, w);
   BOOST_TEST(hidden.comm_exposed_s < hidden.comm_total_s);
   h.comm_overlaps_compute = false;

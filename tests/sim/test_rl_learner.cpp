@@ -14,6 +14,7 @@
 #include "config/deck.hpp"
 #include "core/rng.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
 #include "policy_batch.hpp"
 #include "rl/flow_sde.hpp"
@@ -31,7 +32,7 @@ BOOST_GLOBAL_FIXTURE(MpiScope);
 
 constexpr int kStateDim = 22, kActionDim = 2, kK = 4, kExec = 4;
 
-ModelConfig closed_loop_config() { return model_config_from_deck(load_deck("inputs/closed_loop_gr00t.in")); }
+ModelConfig closed_loop_config() { return run_config_from_deck(load_deck("inputs/closed_loop_gr00t.in")).model; }
 
 std::vector<float> initial_params(const ModelConfig& cfg) {
   CpuOps ops;
@@ -105,7 +106,8 @@ BOOST_AUTO_TEST_CASE(whole_round_and_stream_give_the_same_update) {
       const std::vector<Segment> segments = sampled_segments(cfg, p0, 32, 3, 0, which);  // 2 updates of 2 × 8
       LearnerConfig lc = learner_config(8);
       lc.ppo_epochs = epochs;
-      RlLearner whole(cfg, lc, p0, MPI_COMM_NULL, 5), stream(cfg, lc, p0, MPI_COMM_NULL, 5);
+      CpuOps whole_ops, stream_ops;
+      RlLearner whole(cfg, lc, p0, whole_ops, MPI_COMM_NULL, 5), stream(cfg, lc, p0, stream_ops, MPI_COMM_NULL, 5);
       for (const Segment& s : segments) whole.add(s);
       while (whole.waiting() >= 8) whole.step_micro();
       for (const Segment& s : segments) {  // the async trainer: a micro-step as soon as one is there
@@ -134,7 +136,8 @@ BOOST_AUTO_TEST_CASE(a_step_raises_log_prob_of_the_better_transition) {
     const std::vector<Segment> segments = sampled_segments(cfg, p0, 8, 1, 0, which);
     LearnerConfig lc = learner_config(8);
     lc.micro_per_update = 1;
-    RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+    CpuOps ops;
+    RlLearner learner(cfg, lc, p0, ops, MPI_COMM_NULL, 5);
     for (const Segment& s : segments) learner.add(s);
     learner.step_micro();
     std::vector<const Transition*> ts;
@@ -160,7 +163,8 @@ BOOST_AUTO_TEST_CASE(stale_transitions_are_dropped_and_the_rest_counted_by_age) 
   const std::vector<float> p0 = initial_params(cfg);
   LearnerConfig lc = learner_config(8);
   lc.max_staleness = 4, lc.micro_per_update = 1;
-  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  CpuOps ops;
+  RlLearner learner(cfg, lc, p0, ops, MPI_COMM_NULL, 5);
   learner.restore(10, 0, 0);
   for (const Segment& s : sampled_segments(cfg, p0, 4, 4, 5)) learner.add(s);  // 5 behind: dropped
   for (const Segment& s : sampled_segments(cfg, p0, 8, 4, 7)) learner.add(s);  // 3 behind: trained
@@ -186,7 +190,8 @@ BOOST_AUTO_TEST_CASE(grpo_queues_complete_groups_and_favours_the_better_episode)
   }
   LearnerConfig lc = learner_config(4);
   lc.advantage = Advantage::grpo, lc.group_size = 2, lc.micro_per_update = 1;
-  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  CpuOps ops;
+  RlLearner learner(cfg, lc, p0, ops, MPI_COMM_NULL, 5);
   learner.add(episodes[0]);
   learner.add(episodes[2]);
   BOOST_TEST(learner.waiting() == 0);  // no group is complete
@@ -217,6 +222,7 @@ BOOST_AUTO_TEST_CASE(grpo_refuses_a_segment_that_does_not_end_its_episode) {
   segments[0].transitions.back().done = 0;
   LearnerConfig lc = learner_config(2);
   lc.advantage = Advantage::grpo, lc.group_size = 2;
-  RlLearner learner(cfg, lc, p0, MPI_COMM_NULL, 5);
+  CpuOps ops;
+  RlLearner learner(cfg, lc, p0, ops, MPI_COMM_NULL, 5);
   BOOST_CHECK_THROW(learner.add(segments[0]), std::exception);
 }

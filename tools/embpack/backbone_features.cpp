@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/half.hpp"
@@ -17,7 +18,6 @@
 #include "packed_reader.hpp"
 #include "progress.hpp"
 #include "rank_errors.hpp"
-#include "rank_gather.hpp"
 #ifdef EMBTRAIN_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 

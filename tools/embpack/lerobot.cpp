@@ -16,7 +16,7 @@
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
 #include "rank_errors.hpp"
-#include "rank_gather.hpp"
+#include "comm/rank_gather.hpp"
 
 namespace emb {
 

@@ -7,7 +7,7 @@
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
 #include "rank_errors.hpp"
-#include "rank_gather.hpp"
+#include "comm/rank_gather.hpp"
 #include "temp_output.hpp"
 
 namespace emb {

@@ -17,6 +17,7 @@
 
 #include "collect.hpp"
 #include "comm/agreement.hpp"
+#include "comm/world.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "eval.hpp"
@@ -55,7 +56,9 @@ std::string default_out_dir() {
   return std::string("outputs/eval-") + stamp;
 }
 
-int run(MPI_Comm comm, int rank, int argc, char** argv) {
+int run(const World& world, int argc, char** argv) {
+  const MPI_Comm comm = world.comm;
+  const int rank = world.rank;
   CLI::App app{"embsim: MuJoCo manipulation tasks, expert demonstrations and closed-loop evaluation"};
   app.require_subcommand(1);
   std::string mjcf_dir = default_mjcf_dir(), views = "top,front", tasks = "reach";
@@ -131,10 +134,10 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
       return 0;
     }
     if (*rl_cmd) {
-      run_rl(rl_deck, rl_sets, mjcf_dir);
+      run_rl(world, rl_deck, rl_sets, mjcf_dir);
       return 0;
     }
-    eo.mjcf_dir = mjcf_dir, eo.observation.views = split_commas(views);
+    eo.mjcf_dir = mjcf_dir, eo.observation.views = split_commas(views), eo.local_rank = world.local_rank;
     if (tasks == "all") {
       for (const TaskSpec& t : all_tasks()) eo.tasks.push_back(t.name);
     } else {
@@ -157,10 +160,5 @@ int run(MPI_Comm comm, int rank, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int code = run(MPI_COMM_WORLD, rank, argc, argv);
-  MPI_Finalize();
-  return code;
+  return emb::run_in_world("embsim", &argc, &argv, [&](const emb::World& world) { return run(world, argc, argv); });
 }

@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "gr00t_policy.hpp"
-#include "train/checkpoint.hpp"
+#include "checkpoint/checkpoint.hpp"
 
 namespace emb {
 
@@ -52,7 +52,7 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner) {
 void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, RlSetup& s) {
   const std::vector<std::string> found = find_checkpoints(checkpoint);
   const std::string path = found.back();
-  Gr00tPolicy policy(path, deck_sets, s.o.seed);  // validates the checkpoint and reads its model
+  Gr00tPolicy policy(path, deck_sets, s.o.seed, s.local_rank);  // validates the checkpoint and reads its model
   s.cfg = policy.config();
   s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();
   policy.check_task(s.task, s.o.observation.d_vl);

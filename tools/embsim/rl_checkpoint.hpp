@@ -1,4 +1,4 @@
-// Checkpoints of an RL run. The policy is an ordinary embtrain checkpoint (train/checkpoint.hpp;
+// Checkpoints of an RL run. The policy is an ordinary embtrain checkpoint (checkpoint/checkpoint.hpp;
 // step = policy version, deck = the SFT checkpoint's, so `embsim eval` evaluates it like any
 // other), written by trainer 0; beside it rl_<8 digits>.h5 holds what only RL has: the value
 // head (parameters and AdamW moments), the version and the optimizer's step count. A run

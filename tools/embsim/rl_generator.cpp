@@ -7,7 +7,8 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/make_ops.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "policy_batch.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
@@ -50,9 +51,12 @@ nlohmann::json run_generator(const RlSetup& s) {
   for (auto& t : to_sim) replies.emplace_back(*t);
   Watchdog watchdog(o.watchdog_s);
   Backoff backoff;
-  CpuOps ops;
-  std::unique_ptr<Model> model = make_model(cfg, &ops);
-  std::vector<float> params = s.init_params;
+  const std::unique_ptr<Ops> ops = make_ops(o.backend, s.local_rank);
+  std::unique_ptr<Model> model = make_model(cfg, ops.get());
+  std::vector<float> params = s.init_params;  // where weight pushes land
+  OpsBuffer<float> backend_params(*ops, int64_t(params.size()));
+  auto upload_params = [&] { ops->upload(backend_params.data(), params.data(), params.size() * sizeof(float)); };
+  upload_params();
   int64_t version = s.start_version;
 
   struct Pending {
@@ -93,6 +97,7 @@ nlohmann::json run_generator(const RlSetup& s) {
     if (!rounds || round_served) {
       int64_t v = version;
       if (weights.poll(params, v) && v > version) {
+        upload_params();
         version = v, ++weight_updates, worked = true;
         if (round_served) served_in_round = 0, ++round;
       }
@@ -134,7 +139,7 @@ nlohmann::json run_generator(const RlSetup& s) {
         draw_stochastic_steps(sde, o.sde_steps, b, per, s.flow_steps, k, xi);
         for (size_t e = 0; e < per; ++e) packed.actions[b * per + e] = float(x0.normal(e));
       }
-      integrate_flow(*model, params.data(), packed, s.flow_steps, &sde);
+      integrate_flow(*model, backend_params.data(), packed, s.flow_steps, &sde);
       for (int b = 0; b < packed.n_samples; ++b) {
         const size_t i = size_t(packed.sample_id[size_t(b)]);
         const ActionRequest& r = take[i].request;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "policy_batch.hpp"
 #include "rl/flow_sde.hpp"
@@ -14,16 +15,19 @@ namespace {
 constexpr float kGradClip = 1.0f;
 
 void allreduce_sum(std::vector<float>& v, MPI_Comm comm) {
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_FLOAT, MPI_SUM, comm);
+  if (comm != MPI_COMM_NULL) sum_over_ranks(comm, v.data(), int64_t(v.size()));
 }
+
+size_t bytes_of(const std::vector<float>& v) { return v.size() * sizeof(float); }
 
 }  // namespace
 
-RlLearner::RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, MPI_Comm comm,
-                     uint64_t seed)
+RlLearner::RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, Ops& ops,
+                     MPI_Comm comm, uint64_t seed)
     : cfg_(cfg),
       lc_(lc),
       comm_(comm),
+      ops_(ops),
       model_(make_model(cfg, &ops_)),
       layout_(model_->params(), ShardMode::none, 0, 1),
       params_(std::move(params)),
@@ -34,7 +38,18 @@ RlLearner::RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vecto
   AdamWConfig adam;
   adam.lr = float(lc.lr), adam.beta1 = 0.9f, adam.beta2 = 0.95f, adam.weight_decay = 0.0f;
   optimizer_ = std::make_unique<Optimizer>(layout_, ops_, adam, kGradClip);
-  grads_.assign(params_.size(), 0.0f);
+  const int64_t n = int64_t(params_.size());
+  backend_params_ = OpsBuffer<float>(ops_, n), prox_params_ = OpsBuffer<float>(ops_, n);
+  grads_ = OpsBuffer<float>(ops_, n);
+  host_grads_.resize(params_.size());
+  ops_.upload(backend_params_.data(), params_.data(), bytes_of(params_));
+}
+
+void RlLearner::all_reduce_grads() {
+  if (comm_ == MPI_COMM_NULL) return;
+  ops_.download(host_grads_.data(), grads_.data(), bytes_of(host_grads_));
+  allreduce_sum(host_grads_, comm_);
+  ops_.upload(grads_.data(), host_grads_.data(), bytes_of(host_grads_));
 }
 
 void RlLearner::restore(int64_t version, int64_t value_steps, int64_t policy_steps) {
@@ -158,11 +173,13 @@ std::vector<double> RlLearner::log_probs(const float* params, const PackedBatch&
 std::vector<double> RlLearner::log_probs(const std::vector<const Transition*>& ts, const std::vector<float>& params) {
   if (ts.empty()) return {};
   const std::vector<StepRow> rows = step_rows(ts);
-  return log_probs(params.data(), pack(rows), rows, ts.size());
+  OpsBuffer<float> backend(ops_, int64_t(params.size()));
+  ops_.upload(backend.data(), params.data(), bytes_of(params));
+  return log_probs(backend.data(), pack(rows), rows, ts.size());
 }
 
 void RlLearner::step_micro() {
-  if (micro_ == 0) prox_params_ = params_, value_at_update_ = value_, update_.clear();
+  if (micro_ == 0) ops_.copy(backend_params_.view(), prox_params_.view()), value_at_update_ = value_, update_.clear();
   update_.push_back(take(lc_.micro_chunks));
   train_on(update_.back(), true);
   if (++micro_ < lc_.micro_per_update) return;
@@ -192,7 +209,7 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
   if (n > 0 && train_policy) {
     batch = pack(steps);
     logp_prox = log_probs(prox_params_.data(), batch, steps, rows.size());
-    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(params_.data(), batch, steps, rows.size());
+    logp = micro_ == 0 && first_epoch ? logp_prox : log_probs(backend_params_.data(), batch, steps, rows.size());
   }
   std::vector<PpoSampleTerms> terms(static_cast<size_t>(n));
   double counts[2] = {0, 0};  // unfiltered samples, Σ ratio
@@ -201,9 +218,9 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
                                         advantages[size_t(i)]);
     if (!terms[size_t(i)].filtered) counts[0] += 1, counts[1] += terms[size_t(i)].ratio;
   }
-  if (comm_ != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  if (comm_ != MPI_COMM_NULL) sum_over_ranks(comm_, counts, 2);
   const double N = std::max(counts[0], 1.0);
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  ops_.zero(grads_.view());
   double policy_loss = 0;
   if (n > 0 && train_policy) {
     // dL/dv = g·d log π/dv = −g·curvature·(v − v*): the regression towards v* with weight
@@ -229,20 +246,20 @@ void RlLearner::train_on(const std::vector<Ready>& micro, bool first_epoch) {
     }
     for (const PpoSampleTerms& pt : terms)
       if (!pt.filtered) policy_loss += pt.loss / N;
-    model_->accumulate_flow_regression(params_.data(), grads_.data(), batch, tau, noise, 1.0);
+    model_->accumulate_flow_regression(backend_params_.data(), grads_.data(), batch, tau, noise, 1.0);
     model_->take_loss();
   }
-  allreduce_sum(grads_, comm_);
+  all_reduce_grads();
   if (train_policy) {
     const double norm = optimizer_->global_grad_norm(grads_.data(), MPI_COMM_SELF);
-    optimizer_->step(params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
+    optimizer_->step(backend_params_.data(), grads_.data(), ++policy_steps_, lc_.lr, norm);
+    ops_.download(params_.data(), backend_params_.data(), bytes_of(params_));
   }
   // The value head regresses the GAE returns (value_steps AdamW steps; the loss reported is the first's).
   // GRPO has no critic.
   double value_loss = 0;
   const int value_steps = lc_.advantage == Advantage::gae ? lc_.value_steps : 0;
-  int trainers = 1;
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &trainers);
+  const int trainers = comm_ != MPI_COMM_NULL ? ranks_in(comm_) : 1;
   std::vector<float> states, values(static_cast<size_t>(n)), targets, dv(static_cast<size_t>(n));
   for (const Ready& r : micro) {
     states.insert(states.end(), r.t.obs.state.begin(), r.t.obs.state.end());

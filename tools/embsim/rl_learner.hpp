@@ -18,6 +18,8 @@
 // a group whose returns are all equal is not queued (its advantages are 0: no signal, only work).
 // Data-parallel trainers each hold their share of every micro-batch and sum gradients
 // (MPI_Allreduce over `comm`); the loss is normalised by the global unfiltered count.
+// The policy's parameters, gradients and moments live in the memory of the Ops it is given
+// (kernels/make_ops.hpp: run.device); params() is their host copy, refreshed after each step.
 #pragma once
 #include <mpi.h>
 
@@ -27,14 +29,14 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "model/model.hpp"
 #include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 #include "rl/value_head.hpp"
 #include "rl_messages.hpp"
 #include "train/optimizer.hpp"
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 
@@ -65,7 +67,7 @@ struct LearnerStats {
 
 class RlLearner {
  public:
-  RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, MPI_Comm comm,
+  RlLearner(const ModelConfig& cfg, const LearnerConfig& lc, std::vector<float> params, Ops& ops, MPI_Comm comm,
             uint64_t seed);
 
   // The segment's transitions wait for a micro-batch.
@@ -119,14 +121,18 @@ class RlLearner {
   std::vector<double> log_probs(const float* params, const PackedBatch& batch, const std::vector<StepRow>& rows,
                                 size_t transitions);
 
+  // The sum of the trainers' gradients (through host memory).
+  void all_reduce_grads();
+
   ModelConfig cfg_;
   LearnerConfig lc_;
   MPI_Comm comm_;
-  CpuOps ops_;
+  Ops& ops_;
   std::unique_ptr<Model> model_;
   ShardLayout layout_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::vector<float> params_, prox_params_, grads_;
+  std::vector<float> params_, host_grads_;  // host copies: the parameters pushed and saved, the gradients summed
+  OpsBuffer<float> backend_params_, prox_params_, grads_;  // in the backend's memory
   ValueHead value_, value_at_update_;
   std::deque<Queued> queue_;
   std::map<int64_t, std::vector<Segment>> groups_;  // grpo: incomplete groups by episode key

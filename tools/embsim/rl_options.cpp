@@ -14,19 +14,20 @@ const char* rl_mode_name(RlMode m) {
   return "";
 }
 
-RlOptions rl_options_from_deck(const Deck& deck) {
+RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run) {
   RlOptions o;
-  o.deck_path = deck.path();
-  o.deck_text = deck.resolved_text();
+  o.deck_path = run.deck_path;
+  o.deck_text = run.deck_text;
   const std::string mode = deck.get_string("rl.mode");
   o.mode = mode == "sync" ? RlMode::sync : mode == "async_rollout" ? RlMode::async_rollout : RlMode::async;
   o.init = deck.get_string("rl.init");
   EMB_CHECK(!o.init.empty(), where_set(deck, "rl.init"), ": rl.init must name the SFT checkpoint RL starts from");
-  o.preset = deck.get_string("model.preset");
+  o.preset = run.model.preset;
   o.task = deck.get_string("rl.task");
   task_spec(o.task);  // throws naming the known tasks
   o.ckpt_dir = deck.get_string("rl.ckpt_dir");
-  o.seed = uint64_t(deck.get_int("run.seed"));
+  o.seed = run.run.seed;
+  o.backend = run.backend;
   o.simulators = int(deck.get_int("rl.simulators")), o.generators = int(deck.get_int("rl.generators"));
   o.trainers = int(deck.get_int("rl.trainers"));
   o.envs_per_simulator = int(deck.get_int("rl.envs_per_simulator"));
@@ -59,9 +60,8 @@ RlOptions rl_options_from_deck(const Deck& deck) {
   o.cost.gen_ms_fixed = deck.get_double("rl.gen_ms_fixed"), o.cost.gen_ms_per_sample = deck.get_double("rl.gen_ms_per_sample");
   o.cost.train_ms_per_chunk = deck.get_double("rl.train_ms_per_chunk");
   o.cost.time_scale = deck.get_double("rl.cost_time_scale");
-  const double watchdog = deck.get_double("train.watchdog_s");
-  o.watchdog_s = watchdog > 0 ? watchdog : 120;
-  o.fail_rank = int(deck.get_int("debug.fail_rank")), o.fail_step = deck.get_int("debug.fail_step");
+  o.watchdog_s = run.train.watchdog_s > 0 ? run.train.watchdog_s : 120;
+  o.fail_rank = int(run.debug.fail_rank), o.fail_step = run.debug.fail_step;
   EMB_CHECK(o.update_chunks % o.micro_chunks == 0, where_set(deck, "rl.update_chunks"), ": rl.update_chunks = ",
             o.update_chunks, " is not a multiple of rl.micro_chunks = ", o.micro_chunks);
   if (o.advantage == Advantage::grpo) {

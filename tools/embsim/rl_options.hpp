@@ -1,11 +1,13 @@
-// `embsim rl DECK`: the options of an RL run, read from the deck's [run], [rl] and [debug]
-// keys (config/schema.cpp documents each). The policy's model comes from rl.init's checkpoint.
+// `embsim rl DECK`: the options of an RL run: the deck's [rl] keys, and what the run shares
+// with training (seed, backend, watchdog, fault injection) from its RunConfig
+// (config/schema.cpp documents each key). The policy's model comes from rl.init's checkpoint.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "config/deck.hpp"
+#include "config/run_config.hpp"
 #include "observation.hpp"
 #include "policy_batch.hpp"
 #include "rl/grpo.hpp"
@@ -23,6 +25,7 @@ struct RlOptions {
   std::string preset;  // model.preset: must be the checkpoint's
   std::string init, task, ckpt_dir, mjcf_dir;  // the run directory comes from [run] (create_run_dir)
   uint64_t seed = 0;
+  BackendConfig backend;  // run.device: where generators and trainers compute
   int simulators = 1, generators = 1, trainers = 0;
   int envs_per_simulator = 8, max_batch = 32, channel_capacity = 16, segment_chunks = 8;
   double batch_timeout_ms = 5;
@@ -43,6 +46,7 @@ struct RlOptions {
 };
 
 // Throws emb::Error (one line naming the key) for values that cannot work together.
-RlOptions rl_options_from_deck(const Deck& deck);
+// `run` is the deck's RunConfig (app/run_config_from_deck.hpp).
+RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run);
 
 }  // namespace emb

@@ -21,7 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/model_config.hpp"
+#include "comm/world.hpp"
+#include "config/model_config.hpp"
 #include "rl/channel.hpp"
 #include "rl/rl_groups.hpp"
 #include "rl/stage_cost.hpp"
@@ -50,6 +51,7 @@ struct RlSetup {
   std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
   StageCostModel cost;
   int round_chunks_per_env = 0;    // sync / async_rollout: chunks per environment per round
+  int local_rank = 0;              // among the ranks of this node (the GPU of run.device = cuda)
 };
 
 // Busy and waiting time of a rank's loop (the per-group utilisation of summary.json).
@@ -101,7 +103,8 @@ nlohmann::json run_simulator(const RlSetup& s);
 nlohmann::json run_generator(const RlSetup& s);
 nlohmann::json run_trainer(const RlSetup& s);
 
-// `embsim rl DECK [--set k=v ...]`, collective over MPI_COMM_WORLD: returns summary.json's path.
-std::string run_rl(const std::string& deck_path, const std::vector<std::string>& sets, const std::string& mjcf_dir);
+// `embsim rl DECK [--set k=v ...]`, collective over the world: returns summary.json's path.
+std::string run_rl(const World& world, const std::string& deck_path, const std::vector<std::string>& sets,
+                   const std::string& mjcf_dir);
 
 }  // namespace emb

@@ -5,13 +5,15 @@
 #include <iostream>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
 #include "config/deck.hpp"
 #include "core/error.hpp"
-#include "rank_gather.hpp"
 #include "rl/byte_message.hpp"
 #include "rl_checkpoint.hpp"
 #include "rl_roles.hpp"
-#include "train/run_dir.hpp"
+#include "app/run_config_from_deck.hpp"
+#include "app/run_dir.hpp"
 
 namespace emb {
 
@@ -109,28 +111,31 @@ void Watchdog::check(const RlGroups& g, const std::string& waiting_for) const {
             int(timeout_s_), " s waiting for ", waiting_for, " (train.watchdog_s); a rank may have died");
 }
 
-std::string run_rl(const std::string& deck_path, const std::vector<std::string>& sets, const std::string& mjcf_dir) {
-  MPI_Comm world = MPI_COMM_WORLD;
-  int rank = 0;
-  MPI_Comm_rank(world, &rank);
+std::string run_rl(const World& w, const std::string& deck_path, const std::vector<std::string>& sets,
+                   const std::string& mjcf_dir) {
+  const MPI_Comm world = w.comm;
+  const int rank = w.rank;
   RlOptions o;
-  std::unique_ptr<Deck> deck;
+  RunConfig run;
   std::unique_ptr<RlGroups> groups;
   std::unique_ptr<RlSetup> setup;
   std::string run_dir;
   run_agreed(world, [&] {
-    deck = std::make_unique<Deck>(load_deck(deck_path, sets));
-    o = rl_options_from_deck(*deck);
+    const Deck deck = load_deck(deck_path, sets);
+    run = run_config_from_deck(deck);
+    o = rl_options_from_deck(deck, run);
     o.mjcf_dir = mjcf_dir;
     groups = std::make_unique<RlGroups>(make_rl_groups(world, o.simulators, o.generators, o.trainers));
   });
   run_agreed(world, [&] {
     setup = std::make_unique<RlSetup>(o, *groups, task_spec(o.task));
-    load_rl_start(o.init, {}, *setup);
+    setup->local_rank = w.local_rank;
+    // The policy computes on this run's run.device, whatever its SFT run used.
+    load_rl_start(o.init, {str("run.device=", device_name(o.backend.device))}, *setup);
     check_setup(o, *groups, *setup);
     setup->round_chunks_per_env = o.update_chunks / (int(groups->simulators.size()) * o.envs_per_simulator);
   });
-  run_agreed(world, [&] { run_dir = create_run_dir(world, *deck); });
+  run_agreed(world, [&] { run_dir = create_run_dir(world, run); });
   if (o.ckpt_dir.empty()) o.ckpt_dir = run_dir + "/ckpt";
   if (rank == 0) {
     std::filesystem::create_directories(o.ckpt_dir);
@@ -141,7 +146,7 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
                 (long long)setup->start_version, o.cost.on ? "on" : "off", run_dir.c_str());
     std::fflush(stdout);
   }
-  MPI_Barrier(world);
+  barrier(world);
   const Clock::time_point start = Clock::now();
   nlohmann::json mine;
   try {
@@ -154,10 +159,9 @@ std::string run_rl(const std::string& deck_path, const std::vector<std::string>&
     // A role failing alone cannot agree with ranks that wait on it: it takes the job down.
     std::fprintf(stderr, "embsim rl: %s rank %d: %s\n", role_name(groups->role), groups->world_rank, e.what());
     std::fflush(stderr);
-    MPI_Abort(world, 1);
+    abort_world(1);
   }
-  double wall_s = seconds_since(start);
-  MPI_Allreduce(MPI_IN_PLACE, &wall_s, 1, MPI_DOUBLE, MPI_MAX, world);
+  const double wall_s = max_over_ranks(world, seconds_since(start));
   const std::string text = mine.dump();
   const std::vector<std::vector<uint8_t>> all = gather_bytes(world, std::vector<uint8_t>(text.begin(), text.end()));
   const std::string path = run_dir + "/summary.json";

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
+#include "kernels/make_ops.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
 #include "rl/stage_pacer.hpp"
@@ -25,8 +27,7 @@ using Clock = std::chrono::steady_clock;
 // Every trainer must take a micro-step together (gradients are summed): they agree on the
 // smallest number of steps any of them can take now.
 int64_t agreed_micro_steps(int64_t mine, MPI_Comm comm) {
-  MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_INT64_T, MPI_MIN, comm);
-  return mine;
+  return min_over_ranks(comm, mine);
 }
 
 }  // namespace
@@ -49,7 +50,8 @@ nlohmann::json run_trainer(const RlSetup& s) {
   lc.policy_from_version = o.advantage == Advantage::grpo ? 0 : o.critic_warmup;
   lc.ppo_epochs = o.ppo_epochs, lc.value_steps = o.value_steps;
   lc.advantage = o.advantage, lc.group_size = o.group_size;
-  RlLearner learner(s.cfg, lc, s.init_params, g.role_comm, o.seed);
+  const std::unique_ptr<Ops> ops = make_ops(o.backend, s.local_rank);
+  RlLearner learner(s.cfg, lc, s.init_params, *ops, g.role_comm, o.seed);
   learner.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
   if (!s.value_state.empty()) restore_value_head(learner.value_head(), s.value_state);
   if (!s.exp_avg.empty()) {
@@ -96,9 +98,9 @@ nlohmann::json run_trainer(const RlSetup& s) {
         const LearnerStats& st = learner.stats();
         int64_t totals[7] = {st.env_steps,     st.episodes,    st.successes,     st.filtered,
                              st.dropped_stale, st.transitions, st.uniform_groups};
-        MPI_Allreduce(MPI_IN_PLACE, totals, 7, MPI_INT64_T, MPI_SUM, g.role_comm);
+        sum_over_ranks(g.role_comm, totals, 7);
         double reward = st.reward_sum;
-        MPI_Allreduce(MPI_IN_PLACE, &reward, 1, MPI_DOUBLE, MPI_SUM, g.role_comm);
+        sum_over_ranks(g.role_comm, &reward, 1);
         if (g.index == 0) {
           publisher->publish(learner.params().data(), int64_t(learner.params().size()), learner.version());
           const int64_t eps = totals[1] - last_episodes, wins = totals[2] - last_successes;

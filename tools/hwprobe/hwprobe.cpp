@@ -221,7 +221,7 @@ struct Fabric {
 // blocking collectives run 2-3 times faster on this machine, but no step issues them. The
 // ranks' skew is measured apart (rank_imbalance()).
 Fabric collectives(const emb::World& world) {
-  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, "mpi", "thread", {}, emb::BufferMemory::host);
+  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
   const int p = g_size;
   const int64_t small = 2, big = int64_t(8) << 20;  // floats
   std::vector<float> full(size_t(big * p), 1.0f), shard(static_cast<size_t>(big));
