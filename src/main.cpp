@@ -19,6 +19,7 @@
 #include "comm/world.hpp"
 #include "config/cli.hpp"
 #include "config/deck.hpp"
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "kernels/make_ops.hpp"
 
@@ -71,6 +72,7 @@ int run(const World& world, int argc, char** argv) {
   // The backend first, then the Comm made from it (its memory decides MPI or NCCL).
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Comm> comm;
+  set_current_phase("init", -1);  // the backend's set-up is the run's init: an out-of-memory error says so
   if (int code = agree(world, [&] {
         ops = make_ops(cfg.backend, world.local_rank);
         check_ops(cfg, *ops);
