@@ -31,9 +31,9 @@ assert worst <= float(sys.argv[4]), worst
 PY
 }
 expect_contains() { grep -qF -- "$2" <<<"$1" || fail "expected output to contain '$2', got: $1"; }
-# refused CODE EXPECTED COMMAND...: COMMAND (a run writing into $tmp/out) exits CODE (any = any
+# expect_refused CODE EXPECTED COMMAND...: COMMAND (a run writing into $tmp/out) exits CODE (any = any
 # non-zero) with exactly one error line, "embtrain: error: EXPECTED...", and leaves no $tmp/out.
-refused() {
+expect_refused() {
   local want_code=$1 expected=$2
   shift 2
   "$@" >"$tmp/out.txt" 2>&1

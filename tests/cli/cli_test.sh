@@ -323,7 +323,7 @@ startup_checks)
     shift 8
     printf '[run]\noutput_dir = %s\n[model]\npreset = %s\n%s\n[data]\npaths = %s\ntokens_per_mb = %s\n[train]\nsteps = 3\nglobal_batch = %s\nckpt_dir = %s\n' \
       "$tmp/out" "$preset" "$model_line" "$paths" "$tpm" "$gb" "$ckpt" >"$tmp/deck.in"
-    refused 2 "$tmp/deck.in:$line: $message" "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
+    expect_refused 2 "$tmp/deck.in:$line: $message" "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
   }
   gr00t=outputs/data/tiny_gr00t.h5
   start_check 8 "data.tokens_per_mb: 40 tokens is less than the largest sample of data.paths needs (85: 13 query + 72 context)" \
@@ -355,7 +355,7 @@ data_refused_at_start)
   data_refused() {  # data_refused FILE EXPECTED [LAUNCH...]
     local file=$1 expected=$2
     shift 2
-    refused any "$expected" "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 \
+    expect_refused any "$expected" "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 \
       --set train.global_batch=8 --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt"
   }
   cp outputs/data/tiny_gr00t.h5 "$tmp/stats.h5"
@@ -378,9 +378,9 @@ vl_backbone_refused)
     fail "make_tiny_encoders.py failed"
   printf '[run]\noutput_dir = %s\n[model]\npreset = tiny_gr00t\n[data]\npaths = outputs/data/tiny_gr00t.h5\nvl_backbone = %s\n[train]\nsteps = 3\nckpt_dir = %s\n' \
     "$tmp/out" "$tmp/none" "$tmp/ckpt" >"$tmp/deck.in"
-  refused 2 "$tmp/deck.in:7: data.vl_backbone: $tmp/none: no such file or folder" \
+  expect_refused 2 "$tmp/deck.in:7: data.vl_backbone: $tmp/none: no such file or folder" \
     "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
-  refused 1 "outputs/data/tiny_gr00t.h5:/features/vl: made without a backbone digest (the stand-in encoder of the simulated tasks), but data.vl_backbone asks for the backbone " \
+  expect_refused 1 "outputs/data/tiny_gr00t.h5:/features/vl: made without a backbone digest (the stand-in encoder of the simulated tasks), but data.vl_backbone asks for the backbone " \
     "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" --set data.vl_backbone="$tmp/tiny/eagle"
   ;;
 data_truncated)
