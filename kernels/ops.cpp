@@ -16,7 +16,7 @@ void Ops::pack_linear(const View& W, const View& packed) {
 
 void Ops::packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
                                 const View& y) {
-  check_packed_linear(*this, x, packed, y);
+  check_packed_linear(*this, x, packed, b, act, pre, y);
   linear_forward(x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols}, b, act, pre, y);
 }
 

@@ -99,46 +99,6 @@ struct GraphStats {
 
 // ---- the frozen encoders' ops (src/encoders; issue 33: Eagle 2.5, issue 34: CLIP, umT5, Wan VAE) ----
 
-// Variable-length segments of a packed encoder batch: segment s is query rows
-// [q_offsets[s], q_offsets[s + 1]) attending key rows [k_offsets[s], k_offsets[s + 1]) (several
-// images, or several texts, in one call; no pair crosses segments). Offsets are host memory
-// (n + 1 ascending values from 0 each; a backend that needs them on the device copies them, so
-// the op is not for a CUDA graph capture); k_offsets null means k_offsets = q_offsets
-// (self-attention).
-struct AttnSegments {
-  const int64_t* q_offsets = nullptr;
-  const int64_t* k_offsets = nullptr;
-  int n = 0;
-};
-
-// The additive score bias of encoder attention, per head h:
-//   none
-//   dense             bias [H·Lq, Lk]: row h·Lq + i, column j (local indices), for segments
-//                     that all have Lq queries and Lk keys
-//   relative_buckets  bias [H, n_buckets] (a learned table, umT5's relative position bias) read
-//                     at bucket[clamp((j − i) + rel_zero, 0, n_rel − 1)], local i and j;
-//                     `buckets` int32 [n_rel] in backend memory holds the bucket function
-//                     evaluated once per relative position (T5's log buckets, or any other)
-enum class AttnBiasKind : int32_t { none, dense, relative_buckets };
-struct AttnBias {
-  AttnBiasKind kind = AttnBiasKind::none;
-  const int32_t* buckets = nullptr;  // relative_buckets: [n_rel] in backend memory
-  int n_rel = 0, rel_zero = 0;
-};
-
-// Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
-// column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
-// h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
-//   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
-// (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
-// optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
-// frozen); softmax in fp32 on every backend. A segment without keys is an error.
-struct EncoderAttnConfig {
-  int q_heads = 0, kv_heads = 0, head_dim = 0;
-  float scale = 0;  // on q·k: 1/√hd (SigLIP, Qwen3, CLIP, the VAE) or 1 (umT5)
-  bool causal = false;
-};
-
 // HF's rotate-half rotary embedding (Qwen3, Llama): in each head, pair (x_i, x_{i+hd/2}) for
 // i < hd/2 rotates by angle_i = float32(pos · inv_freq_i), inv_freq_i = 1 / θ^(2i/hd) in float32,
 // cos and sin of the float32 angle: the float32 tables transformers builds, so that features
@@ -318,8 +278,15 @@ class Ops {
   virtual void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) = 0;
 
   // ---- the frozen encoders (src/encoders) ----
-  // EncoderAttnConfig's attention over `segments`. bias: the table of `bias_kind` (absent for
-  // none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
+  // Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
+  // column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
+  // h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
+  //   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
+  // (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
+  // optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
+  // frozen); softmax in fp32 on every backend. A segment without keys is an error. The types
+  // (kernels/op_types.hpp): EncoderAttnConfig's heads and scale, over `segments`; bias: the table
+  // of `bias_kind` (absent for none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
   // The encoders' other steps are ops above: the embedding gather is copy_rows(table, ids,
   // out, absent) and the scatter of image rows into their token positions copy_rows(rows,
   // absent, out, positions); per-head RMSNorm (Qwen3's q_norm, k_norm) is rmsnorm_forward on

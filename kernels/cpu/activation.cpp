@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -94,3 +96,19 @@ void activation_backward(Activation act, const float* x, const float* dy, float*
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::activation_forward(Activation act, const View& x, const View& y) {
+  fp32_contiguous(check_activation("activation_forward", act, {{"x", &x}, {"y", &y}}));
+  cpu::activation_forward(act, cf(x), f(y), x.size());
+}
+
+void CpuOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  fp32_contiguous(check_activation("activation_backward", act, {{"x", &x}, {"dy", &dy}, {"dx", &dx}}));
+  cpu::activation_backward(act, cf(x), cf(dy), f(dx), x.size());
+}
+
+}  // namespace emb

@@ -5,6 +5,8 @@
 // (there is no stream). The FP8 linears run the reference recipe (fp8_linear.hpp). Only fp32
 // views; most kernels also need contiguous rows (ld = cols), except the row ops, column sums and
 // the modulation chunks (scale, shift, gate).
+// This class keeps what is not an op (cpu_ops.cpp: memory, copies, scratch); each op's entry is
+// defined in the file of its kernels (op_entry.hpp; kernels/README.md lists them).
 #pragma once
 #include <vector>
 

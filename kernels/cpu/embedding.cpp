@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -25,3 +27,14 @@ void sinus_embedding(const float* t, float* out, int64_t rows, int n) {
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::sinus_embedding(const View& t, const View& out) {
+  fp32_contiguous(check_sinus_embedding(t, out));
+  cpu::sinus_embedding(cf(t), f(out), out.rows, int(out.cols));
+}
+
+}  // namespace emb

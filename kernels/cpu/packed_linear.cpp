@@ -133,11 +133,7 @@ void CpuOps::pack_linear(const View& W, const View& packed) {
 
 void CpuOps::packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
                                    const View& y) {
-  const OpCheck c = check_packed_linear(*this, x, packed, y);
-  fp32_contiguous(c);
-  // The shared rules of a linear (bias, pre, y), with W's shape standing in for the packed form.
-  fp32_contiguous(check_linear("packed_linear_forward", x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols},
-                               b, act, pre, y, 0));
+  fp32_contiguous(check_packed_linear(*this, x, packed, b, act, pre, y));
   float* out = gemm_output(act, pre, y);
   cpu::packed_linear_forward(cf(x), x.rows, x.cols, y.cols, cf(packed), out);
   cpu::add_bias(out, cf(b), x.rows, y.cols);

@@ -14,6 +14,9 @@
 // Where Ops fuses and a kernel does not (silu/relu after a linear, activation backwards, the
 // per-embodiment linears' activations), CudaOps composes kernels as CpuOps does; the
 // composition is the CPU reference.
+// This class keeps what is not an op (cuda_ops.cu: device memory, the stream, graphs, scratch,
+// deferred errors); each op's entry is defined in the file of its kernels (op_entry.hpp;
+// kernels/README.md lists them).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -176,8 +179,12 @@ class CudaOps final : public Ops {
   // dy·act'(pre) in zeroed_gradient's scratch.
   template <class T>
   const T* activation_input_gradient(Activation act, const View& pre, const View& dy);
-  // The checks, storage dispatch and activation gradient every linear backward shares
-  // (cuda_ops.cu); gemms(T{}, G{}, g) runs the GEMMs on the activation input's gradient g.
+  // What every linear forward and backward shares (op_entry.hpp): contiguity, storage dispatch,
+  // the activation after the forward's GEMM and before the backward's. gemm(o) and gemms(o) run
+  // the family's GEMMs on the typed operands o (cuda::entry::LinearOperands, LinearGradients).
+  template <class Gemm>
+  void linear_forward_frame(const OpCheck& c, const View& x, const View& W, const View& b, Activation act,
+                            const View& pre, const View& y, Gemm&& gemm);
   template <class Gemms>
   void linear_backward_frame(const OpCheck& c, const View& x, const View& W, Activation act, const View& pre,
                              const View& dy, const View& dx, const View& dW, const View& db, Gemms&& gemms);

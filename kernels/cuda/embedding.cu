@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
@@ -34,3 +35,19 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::sinus_embedding(const View& t, const View& out) {
+  const OpCheck c = check_sinus_embedding(t, out);
+  fp32_views(c, {{"t", &t}});
+  c.contiguous();
+  dispatch(storage(c, {&out}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), stream_);
+  });
+}
+
+}  // namespace emb

@@ -1,10 +1,12 @@
 #include <type_traits>
 
+#include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"
@@ -331,3 +333,122 @@ EMB_CUDA_FOR_STORAGE_AND_TWO_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+namespace {
+// LayerNorm and RMSNorm are the fused kernel without modulation (scale, shift null); RMSNorm's
+// views have mean, bias and dbias absent.
+void launch_norm_forward(cuda::NormKind kind, const OpCheck& c, const View& x, const View& weight, const View& bias,
+                         const View& y, const View& mean, const View& rstd, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
+  const DType data = storage(c, {&weight, &bias, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    const T* none = nullptr;
+    cuda::norm_modulate_forward(kind, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias), none, none, 0,
+                                ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), stream);
+  });
+}
+
+void launch_norm_backward(cuda::NormKind kind, const OpCheck& c, const View& x, const View& weight,
+                          const View& mean, const View& rstd, const View& dy, const View& dx, const View& dweight,
+                          const View& dbias, const cuda::Blas& blas, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}, {"dbias", &dbias}});
+  const DType data = storage(c, {&weight, &dy});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), gradient_storage(c, data, {&dweight, &dbias}),
+                 [&](auto t, auto r, auto g) {
+                   using T = decltype(t);
+                   using R = decltype(r);
+                   using G = decltype(g);
+                   const T* none = nullptr;
+                   cuda::norm_modulate_backward(kind, ptr<const R>(x), ptr<const T>(weight), none, none, 0, fp(mean),
+                                                fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight), ptr<G>(dbias),
+                                                static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows,
+                                                int(x.cols), blas.column_sum_scratch(stream), stream);
+                 });
+}
+}  // namespace
+
+void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                                const View& rstd) {
+  launch_norm_forward(cuda::NormKind::layer, check_layernorm_forward(x, weight, bias, y, mean, rstd), x, weight, bias,
+                      y, mean, rstd, stream_);
+}
+
+void CudaOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                 const View& dy, const View& dx, const View& dweight, const View& dbias) {
+  launch_norm_backward(cuda::NormKind::layer, check_layernorm_backward(x, weight, mean, rstd, dy, dx, dweight, dbias),
+                       x, weight, mean, rstd, dy, dx, dweight, dbias, *blas_, stream_);
+}
+
+void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
+  launch_norm_forward(cuda::NormKind::rms, check_rmsnorm_forward(x, weight, y, rstd), x, weight, View{}, y, View{},
+                      rstd, stream_);
+}
+
+void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                               const View& dweight) {
+  launch_norm_backward(cuda::NormKind::rms, check_rmsnorm_backward(x, weight, rstd, dy, dx, dweight), x, weight,
+                       View{}, rstd, dy, dx, dweight, View{}, *blas_, stream_);
+}
+
+namespace {
+// Both norm_modulate forwards run the fused kernel (gate, r and x_in absent: the norm alone):
+// normed = LN(x) (the backward's input) and y = normed·(1 + scale) + shift in one pass over x.
+void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& gate, const View& r, const View& x_in,
+                                   const View& scale, const View& shift, const View& normed, const View& y,
+                                   const View& mean, const View& rstd, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"r", &r}, {"x_in", &x_in}, {"normed", &normed}, {"y", &y}});
+  const DType data = storage(c, {&gate, &r, &scale, &shift, &normed, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &x_in}), data, [&](auto t, auto rt, auto) {
+    using T = decltype(t);
+    using R = decltype(rt);
+    const T* none = nullptr;
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), ptr<const T>(gate), gate.ld,
+                                         ptr<const T>(r), ptr<R>(x_in), none, none, ptr<const T>(scale),
+                                         ptr<const T>(shift), scale.ld, ptr<T>(normed), ptr<T>(y), f(mean), f(rstd),
+                                         x.rows, int(x.cols), stream);
+  });
+}
+}  // namespace
+
+void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                    const View& y, const View& mean, const View& rstd) {
+  launch_residual_norm_modulate(check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd), x, View{},
+                                View{}, View{}, scale, shift, normed, y, mean, rstd, stream_);
+}
+
+void CudaOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                             const View& scale, const View& shift, const View& normed, const View& y,
+                                             const View& mean, const View& rstd) {
+  const OpCheck c = check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd);
+  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, stream_);
+}
+
+void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                                     const View& rstd, const View& dy, const View& dx, const View& dscale,
+                                     const View& dshift) {
+  const OpCheck c = check_norm_modulate_backward(x, normed, scale, mean, rstd, dy, dx, dscale, dshift);
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"normed", &normed}, {"dy", &dy}, {"dx", &dx}});
+  // The kernel recomputes LN(x) from x, mean and rstd; `normed` is checked but not read.
+  const DType data = storage(c, {&normed, &scale, &dy, &dscale, &dshift});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    const T* none = nullptr;
+    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const R>(x), none, none, ptr<const T>(scale), scale.ld,
+                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), static_cast<T*>(nullptr),
+                                 static_cast<T*>(nullptr), ptr<T>(dscale), ptr<T>(dshift), x.rows, int(x.cols),
+                                 nullptr, stream_);
+  });
+}
+
+}  // namespace emb

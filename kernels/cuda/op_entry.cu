@@ -1,4 +1,7 @@
+// The storage and statistics rules of the CudaOps entries (op_entry.hpp).
 #include "kernels/cuda/op_entry.hpp"
+
+#include "core/error.hpp"
 
 namespace emb::cuda::entry {
 
@@ -16,6 +19,7 @@ DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
 }
 
 namespace {
+// gradient_storage and residual_storage, `what` naming the views in the error.
 DType wide_storage(const OpCheck& c, DType data, const char* what, std::initializer_list<const View*> views) {
   const View* first = nullptr;
   for (const View* v : views) {
@@ -41,11 +45,6 @@ DType residual_storage(const OpCheck& c, DType data, std::initializer_list<const
 void fp32_views(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
   for (const auto& [name, v] : views)
     if (!v->absent()) c.expect(v->dtype == DType::f32, str(name, " must be fp32 on CUDA, not ", dtype_name(v->dtype)));
-}
-
-void contiguous(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
-  for (const auto& [name, v] : views)
-    if (!v->absent()) c.expect(v->contiguous(), str(name, " must be contiguous on CUDA"));
 }
 
 }  // namespace emb::cuda::entry

@@ -42,10 +42,9 @@
 #include "core/activity.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
-#include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
-#include "kernels/cuda/packed_index.hpp"
+#include "tests/kernels/cuda/packed_index.hpp"
 #include "error_of.hpp"
 
 using namespace emb;
@@ -543,7 +542,7 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
         const bool cross = mask == AttnMask::cross;
         const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
         const char* variant = cuda == &backends().cuda ? "" : " (atomic dq)";
-        compare(str("attention ", cpu::attn_mask_name(mask), " hd ", hd, variant),
+        compare(str("attention ", attn_mask_name(mask), " hd ", hd, variant),
                 {kGemm, kGemm, kAttnGrad, kAttnGrad, kAttnGrad}, [&](const Run& r) {
           auto seq = r.index(p.seq), blk = r.index(p.blk), grp = r.index(p.grp), cseq = r.index(p.cseq);
           AttnIndex idx;

@@ -7,28 +7,18 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "error_of.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/modulate.hpp"
 #include "kernels/cpu/norm.hpp"
+#include "kernels/cpu/norm_modulate.hpp"
 
 using namespace emb;
 using namespace emb::test;
 
 namespace {
-
-// The message of the emb::Error `call` throws (empty if it does not throw).
-template <class F>
-std::string error_of(F call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

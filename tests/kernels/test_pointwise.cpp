@@ -4,7 +4,8 @@
 #include "kernel_check.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
-#include "kernels/cpu/modulate.hpp"
+#include "kernels/cpu/norm_modulate.hpp"
+#include "kernels/cpu/residual.hpp"
 
 using namespace emb;
 using namespace emb::test;

@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-namespace emb::cpu {
+namespace emb {
 
 struct Fp8BlockShape {
   int64_t rows, cols;
@@ -41,4 +41,4 @@ void fp8_dequantize(const uint8_t* codes, const float* scales, int64_t rows, int
 void fp8_transpose_blocks(const uint8_t* codes, const float* scales, int64_t rows, int64_t cols, uint8_t* codes_t,
                           float* scales_t);
 
-}  // namespace emb::cpu
+}  // namespace emb

@@ -1,11 +1,11 @@
-#include "kernels/cpu/fp8_quantize.hpp"
+#include "kernels/fp8_quantize.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/fp8_e4m3.hpp"
+#include "kernels/fp8_e4m3.hpp"
 
-namespace emb::cpu {
+namespace emb {
 
 namespace {
 
@@ -55,4 +55,4 @@ void fp8_transpose_blocks(const uint8_t* codes, const float* scales, int64_t row
     for (int64_t j = 0; j < grid_cols; ++j) scales_t[j * grid_rows + i] = scales[i * grid_cols + j];
 }
 
-}  // namespace emb::cpu
+}  // namespace emb

@@ -1,17 +1,19 @@
 // The tile grid of varlen attention: per-tile summaries of seq/blk/grp and the per-pair mask
 // rule, from which a (query tile, key tile) pair is classified as skip (no allowed pair),
 // dense (every pair allowed) or masked (decided per pair). Summaries are conservative: a tile
-// pair is only skipped or dense when that is certain for every pair in it.
+// pair is only skipped or dense when that is certain for every pair in it. The CPU attention
+// (kernels/cpu/attention.hpp) computes on this grid, and the planner (src/plan) counts the
+// pairs it computes with it.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/attention.hpp"
+#include "kernels/op_types.hpp"
 
-namespace emb::cpu {
+namespace emb {
 
-// The scalar mask rule (kernels/op_types.hpp); inline because masked tiles call it per pair.
-using emb::attn_pair_allowed;
+constexpr int kAttnTileQ = 64;
+constexpr int kAttnTileK = 64;
 
 enum class TileKind { skip, dense, masked };
 
@@ -39,4 +41,4 @@ class AttnTiles {
   std::vector<TileSummary> q_, k_;
 };
 
-}  // namespace emb::cpu
+}  // namespace emb

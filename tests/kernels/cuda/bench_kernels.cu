@@ -24,11 +24,7 @@
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
-#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/column_sum.cuh"
-#ifdef EMB_WITH_CUDNN
-#include "kernels/cuda/cudnn_sdpa.hpp"
-#endif
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -37,7 +33,11 @@
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
-#include "kernels/cuda/test_support.hpp"
+#include "tests/kernels/cuda/attention_implementations.hpp"
+#ifdef EMB_WITH_CUDNN
+#include "tests/kernels/cuda/cudnn_sdpa.hpp"
+#endif
+#include "tests/kernels/cuda/test_support.hpp"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;

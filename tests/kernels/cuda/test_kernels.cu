@@ -1,8 +1,8 @@
 // Every CUDA kernel against a naive double-precision reference written here, on random inputs,
 // ragged packed batches and every attention mask, for fp32 and bf16 storage; the FP8 kernels
-// against the CPU reference of kernels/cpu/fp8_*.cpp (no BLAS, no OpenMP: compiled into this
-// test, which still builds with nvcc alone). Inputs are first rounded to the storage type so
-// both sides see the same values; errors are normwise (test_support.hpp).
+// against the reference of kernels/fp8_*.cpp (no BLAS, no OpenMP: linked into this test, which
+// still builds with nvcc alone). Inputs are first rounded to the storage type so both sides see
+// the same values; errors are normwise (test_support.hpp).
 // The tile-skipping logic and the E4M3 codec are checked on the host first, so that part runs
 // without a GPU; the device checks print "skipped: no CUDA device" and pass when there is none.
 // Built against the emulation (EMBTRAIN_CUDA=EMULATE) every test runs on the host, each under
@@ -16,13 +16,9 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/fp8_e4m3.hpp"
-#include "kernels/cpu/fp8_gemm.hpp"
-#include "kernels/cpu/fp8_quantize.hpp"
 #include "kernels/cuda/activation.hpp"
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
-#include "kernels/cuda/attention_implementations.hpp"
 #include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/embedding.hpp"
@@ -36,14 +32,19 @@
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/mma_tiles.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
-#include "kernels/cuda/packed_index.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/rope_half.hpp"
-#include "kernels/cuda/test_support.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
+#include "kernels/fp8_e4m3.hpp"
+#include "kernels/fp8_gemm.hpp"
+#include "kernels/fp8_quantize.hpp"
+#include "kernels/ops.hpp"
 #include "tests/error_of.hpp"
+#include "tests/kernels/cuda/attention_implementations.hpp"
+#include "tests/kernels/cuda/packed_index.hpp"
+#include "tests/kernels/cuda/test_support.hpp"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
@@ -227,7 +228,7 @@ void test_linear_emb(const Blas& blas) {
   std::vector<int32_t> emb(N);
   std::uniform_int_distribution<int> pick(0, 1);  // embodiment 2 stays empty on purpose
   for (auto& e : emb) e = pick(rng);
-  const EmbRows rows = group_rows_by_embodiment(emb.data(), N, E);
+  const emb::EmbGrouping rows = emb::group_rows_by_embodiment(emb.data(), N, E);
   const auto x = stored<T>(random_normal(N * in, rng)), W = stored<T>(random_normal(E * in * out, rng, 0.2f)),
              b = stored<T>(random_normal(E * out, rng)), dy = stored<T>(random_normal(N * out, rng));
   const auto dx0 = stored<T>(random_normal(N * in, rng)), dW0 = stored<T>(random_normal(E * in * out, rng)),
@@ -538,7 +539,7 @@ void test_attention_edge_cases() {
                  !std::isfinite(lg[nan_row * H + 1]);
     for (int64_t i = 0; i < Tq; ++i)
       if (p.seq[i] != p.seq[nan_row]) bad += !std::isfinite(og[i * ld]) + !std::isfinite(dqg[i * ld]);
-    expect_close(tag + " NaN query row: NaN row, other samples finite, mask " + emb::cpu::attn_mask_name(mask) +
+    expect_close(tag + " NaN query row: NaN row, other samples finite, mask " + emb::attn_mask_name(mask) +
                      " (mismatches)", bad, 0.0);
   }
 }
@@ -934,7 +935,7 @@ void test_activation(Activation act) {
     y[e] = f;
     dx[e] += d * dy[e];
   }
-  const char* names[] = {"gelu_tanh", "silu", "relu"};
+  const char* names[] = {"none", "relu", "silu", "gelu_tanh"};  // emb::Activation's order
   const std::string tag = std::string(names[int(act)]) + " " + dtype<T>();
   expect_close(tag + " forward", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
   expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
@@ -1198,7 +1199,7 @@ void test_adamw() {
 void test_e4m3_codec() {
   int64_t encode_mismatches = 0, decode_mismatches = 0;
   auto check = [&](float x) {
-    encode_mismatches += emb::cpu::encode_e4m3(x) != __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    encode_mismatches += emb::encode_e4m3(x) != __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
   };
   for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 251) {  // 17M floats, NaNs of both signs included
     float x;
@@ -1209,15 +1210,15 @@ void test_e4m3_codec() {
   for (float x : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) check(x);
   for (int sign : {0, 0x80})
     for (int code = 0; code < 0x7e; ++code) {  // every rounding tie and its neighbours
-      const float lo = emb::cpu::decode_e4m3(uint8_t(sign | code)),
-                  hi = emb::cpu::decode_e4m3(uint8_t(sign | (code + 1)));
+      const float lo = emb::decode_e4m3(uint8_t(sign | code)),
+                  hi = emb::decode_e4m3(uint8_t(sign | (code + 1)));
       const float tie = (lo + hi) / 2;
       for (float x : {tie, std::nextafter(tie, lo), std::nextafter(tie, hi)}) check(x);
     }
   for (int code = 0; code < 256; ++code) {
     __nv_fp8_e4m3 q;
     q.__x = __nv_fp8_storage_t(code);
-    const float want = emb::cpu::decode_e4m3(uint8_t(code)), got = float(q);
+    const float want = emb::decode_e4m3(uint8_t(code)), got = float(q);
     decode_mismatches += std::isnan(want) ? !std::isnan(got) : got != want;
   }
   expect_close("e4m3 encode: CPU codec vs cuda_fp8.h (mismatches)", double(encode_mismatches), 0.0);
@@ -1230,13 +1231,13 @@ void test_e4m3_codec() {
 struct Fp8Reference {
   std::vector<uint8_t> codes;
   std::vector<float> scales;
-  Fp8Reference(const std::vector<float>& x, int64_t rows, int64_t cols, emb::cpu::Fp8BlockShape block)
-      : codes(x.size()), scales(emb::cpu::fp8_scale_count(rows, cols, block)) {
-    emb::cpu::fp8_quantize(x.data(), rows, cols, block, codes.data(), scales.data());
+  Fp8Reference(const std::vector<float>& x, int64_t rows, int64_t cols, emb::Fp8BlockShape block)
+      : codes(x.size()), scales(emb::fp8_scale_count(rows, cols, block)) {
+    emb::fp8_quantize(x.data(), rows, cols, block, codes.data(), scales.data());
   }
   std::vector<float> values() const {
     std::vector<float> v(codes.size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = emb::cpu::decode_e4m3(codes[i]);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = emb::decode_e4m3(codes[i]);
     return v;
   }
 };
@@ -1282,8 +1283,8 @@ void test_fp8_quantize(int64_t rows, int64_t cols) {
   std::uniform_real_distribution<float> binade(-4.0f, 4.0f);
   for (float& v : x) v *= std::exp2(binade(rng));
   x = stored<T>(x);
-  const Fp8Reference tiles(x, rows, cols, emb::cpu::kFp8Tile), blocks(x, rows, cols, emb::cpu::kFp8Block),
-      blocks_t(transposed(x, rows, cols), cols, rows, emb::cpu::kFp8Block);
+  const Fp8Reference tiles(x, rows, cols, emb::kFp8Tile), blocks(x, rows, cols, emb::kFp8Block),
+      blocks_t(transposed(x, rows, cols), cols, rows, emb::kFp8Block);
   DeviceArray<T> x_d(x), back_d(x.size());
   DeviceArray<__nv_fp8_e4m3> tile_codes(x.size()), block_codes(x.size()), block_codes_t(x.size());
   DeviceArray<float> tile_scales(size_t(fp8_tile_scale_count(rows, cols))),
@@ -1296,7 +1297,7 @@ void test_fp8_quantize(int64_t rows, int64_t cols) {
   fp8_dequantize_tiles(tile_codes.get(), tile_scales.get(), rows, cols, back_d.get(), nullptr);
   sync();
   std::vector<float> want(x.size());
-  emb::cpu::fp8_dequantize(tiles.codes.data(), tiles.scales.data(), rows, cols, emb::cpu::kFp8Tile, want.data());
+  emb::fp8_dequantize(tiles.codes.data(), tiles.scales.data(), rows, cols, emb::kFp8Tile, want.data());
   expect_close(tag + " 1x128 codes (mismatches)", double(mismatches(tile_codes.download(), tiles.values())), 0.0);
   expect_close(tag + " 1x128 scales (mismatches)",
                double(mismatches(tile_scales.download(), tile_scales_gpu_layout(tiles.scales, rows, cols))), 0.0);
@@ -1307,7 +1308,7 @@ void test_fp8_quantize(int64_t rows, int64_t cols) {
   fp8_transpose_blocks(block_codes.get(), block_scales.get(), rows, cols, block_codes_t.get(), block_scales_t.get(),
                        nullptr);
   sync();
-  emb::cpu::fp8_dequantize(blocks.codes.data(), blocks.scales.data(), rows, cols, emb::cpu::kFp8Block, want.data());
+  emb::fp8_dequantize(blocks.codes.data(), blocks.scales.data(), rows, cols, emb::kFp8Block, want.data());
   expect_close(tag + " 128x128 codes (mismatches)", double(mismatches(block_codes.download(), blocks.values())), 0.0);
   expect_close(tag + " 128x128 scales (mismatches)",
                double(mismatches(block_scales.download(), block_scales_gpu_layout(blocks.scales, rows, cols))), 0.0);
@@ -1330,14 +1331,14 @@ void test_fp8_gemm(const Blas& blas, int64_t T, int64_t O, int64_t K) {
   std::mt19937 rng(12);
   const auto x = random_normal(T * K, rng), w = random_normal(O * K, rng), dy = random_normal(T * O, rng);
   const auto y0 = stored<Out>(random_normal(T * O, rng)), dx0 = stored<Out>(random_normal(T * K, rng));
-  const Fp8Reference xq(x, T, K, emb::cpu::kFp8Tile), wq(w, O, K, emb::cpu::kFp8Block),
-      dyq(dy, T, O, emb::cpu::kFp8Tile), wq_t(transposed(w, O, K), K, O, emb::cpu::kFp8Block);
+  const Fp8Reference xq(x, T, K, emb::kFp8Tile), wq(w, O, K, emb::kFp8Block),
+      dyq(dy, T, O, emb::kFp8Tile), wq_t(transposed(w, O, K), K, O, emb::kFp8Block);
   std::vector<float> y_want = y0, dx_want = dx0, y_fresh(T * O);
-  emb::cpu::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_want.data(), T, O, K,
+  emb::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_want.data(), T, O, K,
                      1.0f);
-  emb::cpu::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_fresh.data(), T, O, K,
+  emb::fp8_gemm(xq.codes.data(), xq.scales.data(), wq.codes.data(), wq.scales.data(), y_fresh.data(), T, O, K,
                      0.0f);
-  emb::cpu::fp8_gemm(dyq.codes.data(), dyq.scales.data(), wq_t.codes.data(), wq_t.scales.data(), dx_want.data(), T, K,
+  emb::fp8_gemm(dyq.codes.data(), dyq.scales.data(), wq_t.codes.data(), wq_t.scales.data(), dx_want.data(), T, K,
                      O, 1.0f);
 
   DeviceArray<float> x_d(x), w_d(w), dy_d(dy), x_scales(size_t(fp8_tile_scale_count(T, K))),
@@ -1626,7 +1627,7 @@ void test_attention_suite() {
 }
 
 template <class T>
-void test_all_storage(const Blas& blas) {
+void test_gemms_and_attention(const Blas& blas) {
   const std::string t = dtype<T>();
   run("linear " + t, [&] { test_linear<T>(blas); });
   run("linear_emb " + t, [&] { test_linear_emb<T>(blas); });
@@ -1642,6 +1643,11 @@ void test_all_storage(const Blas& blas) {
       test_attention_suite<T, WgmmaAtomicAttention>();
     }
   }
+}
+
+template <class T>
+void test_norms_and_residuals() {
+  const std::string t = dtype<T>();
   // C = 200 and 2056: 16-byte vectors (every row aligned); C = 203 and 517: the scalar path. 2056
   // and 517 exceed one vector or element per thread of a 256-thread row block, so the forward's
   // threads hold 2 or 4 of them (the presets' 3072 in bf16 does too).
@@ -1683,6 +1689,11 @@ void test_all_storage(const Blas& blas) {
       test_gated_residual<T>(false, C);
     }
   });
+}
+
+template <class T>
+void test_pointwise_loss_optimizer_fp8(const Blas& blas) {
+  const std::string t = dtype<T>();
   run("rope " + t, [&] {
     for (int hd : {48, 64, 128}) {
       test_rope<T>(RopeMode::d1, hd);
@@ -1720,6 +1731,13 @@ void test_all_storage(const Blas& blas) {
     test_fp8_gemm<T>(blas, 256, 1024, 1024);
     test_fp8_gemm<T>(blas, 200, 1008, 1040);
   });
+}
+
+template <class T>
+void test_all_storage(const Blas& blas) {
+  test_gemms_and_attention<T>(blas);
+  test_norms_and_residuals<T>();
+  test_pointwise_loss_optimizer_fp8<T>(blas);
 }
 
 }  // namespace

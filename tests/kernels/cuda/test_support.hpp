@@ -12,12 +12,21 @@
 
 #include "core/dtype.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/op_types.hpp"
 #ifdef EMB_CUDA_EMULATE
 #include "kernels/cuda/emu/block_scheduler.hpp"
 #include "kernels/cuda/emu/runtime.hpp"
 #endif
 
 namespace emb::cuda::testing {
+
+// The types the kernels share with the Ops interface (kernels/op_types.hpp), as the tests and
+// benchmarks name them (they use this namespace and emb::cuda).
+using emb::Activation;
+using emb::AdamWConfig;
+using emb::AttnIndex;
+using emb::AttnMask;
+using emb::RopeMode;
 
 // False when there is no usable GPU (no driver, no device): the callers then skip.
 inline bool cuda_device_present() {

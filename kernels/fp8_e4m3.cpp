@@ -1,10 +1,10 @@
-#include "kernels/cpu/fp8_e4m3.hpp"
+#include "kernels/fp8_e4m3.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-namespace emb::cpu {
+namespace emb {
 
 uint8_t encode_e4m3(float x) {
   uint32_t bits;
@@ -33,4 +33,4 @@ float decode_e4m3(uint8_t code) {
   return sign * std::ldexp(float(8 + mantissa), exponent - 10);  // (1 + m/8)·2^(e−7)
 }
 
-}  // namespace emb::cpu
+}  // namespace emb

@@ -10,9 +10,9 @@
 #pragma once
 #include <cstdint>
 
-namespace emb::cpu {
+namespace emb {
 
 void fp8_gemm(const uint8_t* x_codes, const float* x_scales, const uint8_t* w_codes, const float* w_scales, float* y,
               int64_t T, int64_t O, int64_t K, float beta);
 
-}  // namespace emb::cpu
+}  // namespace emb

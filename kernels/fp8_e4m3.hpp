@@ -7,7 +7,7 @@
 #pragma once
 #include <cstdint>
 
-namespace emb::cpu {
+namespace emb {
 
 constexpr float kE4M3Max = 448.0f;
 constexpr uint8_t kE4M3NaN = 0x7f;  // 0xff decodes to NaN too
@@ -15,4 +15,4 @@ constexpr uint8_t kE4M3NaN = 0x7f;  // 0xff decodes to NaN too
 uint8_t encode_e4m3(float x);
 float decode_e4m3(uint8_t code);
 
-}  // namespace emb::cpu
+}  // namespace emb

@@ -1,8 +1,8 @@
-#include "kernels/cpu/attention_tiles.hpp"
+#include "kernels/attention_tiles.hpp"
 
 #include <algorithm>
 
-namespace emb::cpu {
+namespace emb {
 
 namespace {
 
@@ -91,4 +91,4 @@ TileKind AttnTiles::kind(int64_t qt, int64_t kt) const {
   return one_sample && reach.every ? TileKind::dense : TileKind::masked;
 }
 
-}  // namespace emb::cpu
+}  // namespace emb

@@ -1,43 +1,12 @@
-#include "kernels/cpu/modulate.hpp"
+#include "kernels/cpu/residual.hpp"
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
 namespace {
 constexpr int64_t kParallelElements = 1 << 15;
-}
-
-void modulate_forward(const float* x, const float* scale, const float* shift, int64_t ld_mod, float* y, int64_t N,
-                      int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
-    const float* xi = x + i * C;
-    const float* sc = scale + i * ld_mod;
-    const float* sh = shift + i * ld_mod;
-    float* yi = y + i * C;
-    for (int c = 0; c < C; ++c) yi[c] = xi[c] * (1.0f + sc[c]) + sh[c];
-  }
-}
-
-void modulate_backward(const float* x, const float* scale, int64_t ld_mod, const float* dy, float* dx, float* dscale,
-                       float* dshift, int64_t N, int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
-    const float* xi = x + i * C;
-    const float* dyi = dy + i * C;
-    if (dx) {
-      const float* sc = scale + i * ld_mod;
-      float* dxi = dx + i * C;
-      for (int c = 0; c < C; ++c) dxi[c] += dyi[c] * (1.0f + sc[c]);
-    }
-    if (dscale) {
-      float* dsc = dscale + i * ld_mod;
-      for (int c = 0; c < C; ++c) dsc[c] += dyi[c] * xi[c];
-    }
-    if (dshift) {
-      float* dsh = dshift + i * ld_mod;
-      for (int c = 0; c < C; ++c) dsh[c] += dyi[c];
-    }
-  }
 }
 
 void gated_residual_forward(float* x, const float* gate, int64_t ld_gate, const float* y, int64_t N, int C) {
@@ -77,3 +46,24 @@ void gated_residual_backward(const float* gate, int64_t ld_gate, const float* y,
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::gated_residual_forward(const View& x, const View& gate, const View& y) {
+  const OpCheck c = check_gated_residual_forward(x, gate, y);
+  fp32(c);
+  c.contiguous({{"x", &x}, {"y", &y}});
+  cpu::gated_residual_forward(f(x), cf(gate), gate.ld, cf(y), x.rows, int(x.cols));
+}
+
+void CpuOps::gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
+                                     const View& dgate) {
+  const OpCheck c = check_gated_residual_backward(gate, y, dx, dy, dgate);
+  fp32(c);
+  c.contiguous({{"y", &y}, {"dx", &dx}, {"dy", &dy}});
+  cpu::gated_residual_backward(cf(gate), gate.ld, cf(y), cf(dx), f(dy), f(dgate), y.rows, int(y.cols));
+}
+
+}  // namespace emb

@@ -1,12 +1,12 @@
-#include "kernels/cpu/fp8_gemm.hpp"
+#include "kernels/fp8_gemm.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/fp8_e4m3.hpp"
-#include "kernels/cpu/fp8_quantize.hpp"
+#include "kernels/fp8_e4m3.hpp"
+#include "kernels/fp8_quantize.hpp"
 
-namespace emb::cpu {
+namespace emb {
 
 namespace {
 
@@ -42,4 +42,4 @@ void fp8_gemm(const uint8_t* x_codes, const float* x_scales, const uint8_t* w_co
     }
 }
 
-}  // namespace emb::cpu
+}  // namespace emb
