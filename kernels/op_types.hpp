@@ -1,6 +1,6 @@
 // The plain types every backend's kernels and the Ops interface (kernels/ops.hpp) share: the
 // attention masks and the packed index they read, RoPE modes, activations, sinusoid and dropout
-// settings and AdamW's.
+// settings, AdamW settings and the encoders' attention segments and bias.
 // Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
 // layer and the model all name the same types.
 #pragma once
@@ -97,6 +97,42 @@ struct DropoutRows {
   const int32_t* seq = nullptr;        // [rows]
   const int32_t* token = nullptr;      // [rows]
   const int64_t* sample_id = nullptr;  // [samples]
+};
+
+// ---- the frozen encoders' attention (kernels/ops.hpp encoder_attention_forward) ----
+
+// Variable-length segments of a packed encoder batch: segment s is query rows
+// [q_offsets[s], q_offsets[s + 1]) attending key rows [k_offsets[s], k_offsets[s + 1]) (several
+// images, or several texts, in one call; no pair crosses segments). Offsets are host memory
+// (n + 1 ascending values from 0 each; a backend that needs them on the device copies them, so
+// the op is not for a CUDA graph capture); k_offsets null means k_offsets = q_offsets
+// (self-attention).
+struct AttnSegments {
+  const int64_t* q_offsets = nullptr;
+  const int64_t* k_offsets = nullptr;
+  int n = 0;
+};
+
+// The additive score bias of encoder attention, per head h:
+//   none
+//   dense             bias [H·Lq, Lk]: row h·Lq + i, column j (local indices), for segments
+//                     that all have Lq queries and Lk keys
+//   relative_buckets  bias [H, n_buckets] (a learned table, umT5's relative position bias) read
+//                     at bucket[clamp((j − i) + rel_zero, 0, n_rel − 1)], local i and j;
+//                     `buckets` int32 [n_rel] in backend memory holds the bucket function
+//                     evaluated once per relative position (T5's log buckets, or any other)
+enum class AttnBiasKind : int32_t { none, dense, relative_buckets };
+struct AttnBias {
+  AttnBiasKind kind = AttnBiasKind::none;
+  const int32_t* buckets = nullptr;  // relative_buckets: [n_rel] in backend memory
+  int n_rel = 0, rel_zero = 0;
+};
+
+// Encoder attention's heads (grouped-query: Hkv divides Hq) and scale.
+struct EncoderAttnConfig {
+  int q_heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 0;  // on q·k: 1/√hd (SigLIP, Qwen3, CLIP, the VAE) or 1 (umT5)
+  bool causal = false;
 };
 
 struct AdamWConfig {

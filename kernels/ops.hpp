@@ -97,6 +97,17 @@ struct GraphStats {
   double launch_seconds = 0;
 };
 
+// ---- the frozen encoders' ops (src/encoders; issue 33: Eagle 2.5, issue 34: CLIP, umT5, Wan VAE) ----
+
+// HF's rotate-half rotary embedding (Qwen3, Llama): in each head, pair (x_i, x_{i+hd/2}) for
+// i < hd/2 rotates by angle_i = float32(pos · inv_freq_i), inv_freq_i = 1 / θ^(2i/hd) in float32,
+// cos and sin of the float32 angle: the float32 tables transformers builds, so that features
+// equal upstream's at long positions too.
+struct RopeHalfConfig {
+  int heads = 0, head_dim = 0;
+  float theta = 10000.0f;
+};
+
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
@@ -197,6 +208,18 @@ class Ops {
                                    const View& pre, const View& dy, const View& dx, const View& dW,
                                    const View& db) = 0;
 
+  // ---- frozen linears (the encoders' weights): packed once into the layout this backend's
+  // forward GEMM reads fastest, then only multiplied ----
+  // Elements of the packed form of a W [in, out] (in W's dtype).
+  virtual int64_t packed_linear_elements(int64_t in, int64_t out) const { return in * out; }
+  // packed [1, packed_linear_elements] = W [in, out] in this backend's layout. The default (and
+  // CUDA's, whose cuBLASLt reads W as it is) is a copy; the CPU's are AVX-512 panels
+  // (kernels/cpu/packed_linear.hpp).
+  virtual void pack_linear(const View& W, const View& packed);
+  // As linear_forward with W = the packed form of a W [x cols, y cols]; forward only.
+  virtual void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act,
+                                     const View& pre, const View& y);
+
   // ---- FP8 linear layers (model.fp8): kernels/cpu/fp8_linear.hpp's block-scaled recipe ----
   // As linear_forward / linear_backward, with the input-side GEMMs in FP8 E4M3 and fp32
   // accumulation: forward x (1×128 tiles) · W (128×128 blocks); backward dx += dpre (1×128 tiles)
@@ -263,6 +286,33 @@ class Ops {
   // dx += dy·keep/(1 − p)
   virtual void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg,
                                 const DropoutRows& rows) = 0;
+  // ---- the frozen encoders (src/encoders) ----
+  // Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
+  // column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
+  // h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
+  //   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
+  // (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
+  // optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
+  // frozen); softmax in fp32 on every backend. A segment without keys is an error. The types
+  // (kernels/op_types.hpp): EncoderAttnConfig's heads and scale, over `segments`; bias: the table
+  // of `bias_kind` (absent for none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
+  // The encoders' other steps are ops above: the embedding gather is copy_rows(table, ids,
+  // out, absent) and the scatter of image rows into their token positions copy_rows(rows,
+  // absent, out, positions); per-head RMSNorm (Qwen3's q_norm, k_norm) is rmsnorm_forward on
+  // the [T·H, hd] view of a contiguous [T, H·hd].
+  virtual void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
+                                         const AttnBias& bias_kind, const View& out, const View& lse,
+                                         const EncoderAttnConfig& cfg, const AttnSegments& segments) = 0;
+  // x [T, H·hd] rotated in place by positions pos [T] (int32, backend memory); the backward
+  // rotates the gradient by −angle.
+  virtual void rope_half_forward(const View& x, const int32_t* pos, const RopeHalfConfig& cfg) = 0;
+  virtual void rope_half_backward(const View& dx, const int32_t* pos, const RopeHalfConfig& cfg) = 0;
+  // Gated activation (SwiGLU with silu: Qwen3's MLP; gated GELU with gelu_tanh: umT5's FFN):
+  // y = act(gate)·up, gate, up, y [N, C] (gate and up may be column chunks of one [N, 2C]
+  // GEMM output: row strides allowed). Backward: dgate += dy·up·act'(gate), dup += dy·act(gate).
+  virtual void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) = 0;
+  virtual void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
+                                         const View& dgate, const View& dup) = 0;
 
   // ---- embeddings, flow matching, losses ----
   // out[i] = the sinusoid of t[i] over out.cols (t [N, 1]) in cfg's layout, formed in double;

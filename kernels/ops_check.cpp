@@ -1,5 +1,7 @@
 #include "kernels/ops_check.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "kernels/dropout_keep.hpp"
 
@@ -450,6 +452,130 @@ OpCheck check_sum_squares(const View& g, const double* out) {
 
 OpCheck check_adamw_step(const View& param, const View& grad, const View& m, const View& v) {
   return check_elementwise("adamw_step", {{"param", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}});
+}
+
+namespace {
+
+// The key count of each segment's queries: query rows [q[s], q[s+1]) over keys [k[s], k[s+1]).
+void segment_rules(const OpCheck& c, const AttnSegments& seg, int64_t Tq, int64_t Tk, bool causal) {
+  c.expect(seg.n >= 0 && (seg.n == 0 || seg.q_offsets), "the segments' q_offsets must be given");
+  if (seg.n == 0) {
+    c.expect(Tq == 0, str("no segments for ", Tq, " query rows"));
+    return;
+  }
+  const int64_t* q = seg.q_offsets;
+  const int64_t* k = seg.k_offsets ? seg.k_offsets : seg.q_offsets;
+  c.expect(q[0] == 0 && k[0] == 0, "segment offsets must start at 0");
+  for (int s = 0; s < seg.n; ++s) {
+    const int64_t lq = q[s + 1] - q[s], lk = k[s + 1] - k[s];
+    c.expect(lq >= 0 && lk >= 0, str("segment ", s, " has negative length (offsets must ascend)"));
+    c.expect(lq == 0 || lk > 0, str("segment ", s, " has ", lq, " queries and no key"));
+    c.expect(!causal || lk >= lq, str("causal segment ", s, " has ", lq, " queries but ", lk,
+                                       " keys: its first queries would see no key"));
+  }
+  c.expect(q[seg.n] == Tq, str("the segments cover ", q[seg.n], " query rows, q has ", Tq));
+  c.expect(k[seg.n] == Tk, str("the segments cover ", k[seg.n], " key rows, k has ", Tk));
+}
+
+}  // namespace
+
+OpCheck check_encoder_attention(const View& q, const View& k, const View& v, const View& bias,
+                                const AttnBias& bias_kind, const View& out, const View& lse,
+                                const EncoderAttnConfig& cfg, const AttnSegments& segments) {
+  OpCheck c("encoder_attention_forward",
+            {{"q", &q}, {"k", &k}, {"v", &v}, {"bias", &bias}, {"out", &out}, {"lse", &lse}});
+  c.well_formed();
+  c.expect(!q.absent() && !k.absent() && !v.absent() && !out.absent(), "q, k, v and out must be present");
+  c.expect(cfg.q_heads > 0 && cfg.kv_heads > 0 && cfg.head_dim > 0 && cfg.q_heads % cfg.kv_heads == 0,
+           str("q_heads ", cfg.q_heads, " must be a positive multiple of kv_heads ", cfg.kv_heads,
+               " and head_dim ", cfg.head_dim, " positive"));
+  c.expect(q.cols == int64_t(cfg.q_heads) * cfg.head_dim, str("q must be [Tq, q_heads·head_dim] with q_heads ",
+                                                                cfg.q_heads, ", head_dim ", cfg.head_dim));
+  c.expect(k.cols == int64_t(cfg.kv_heads) * cfg.head_dim && v.cols == k.cols && v.rows == k.rows,
+           str("k and v must be [Tk, kv_heads·head_dim] with kv_heads ", cfg.kv_heads));
+  c.same_shape(q, out, "q", "out");
+  c.expect(out.contiguous(), "out must be contiguous");
+  c.expect(lse.absent() || (lse.rows == q.rows && lse.cols == cfg.q_heads && lse.contiguous()),
+           "lse must be [Tq, q_heads]");
+  c.expect(std::isfinite(cfg.scale) && cfg.scale > 0, str("scale ", cfg.scale, " must be positive"));
+  segment_rules(c, segments, q.rows, k.rows, cfg.causal);
+  switch (bias_kind.kind) {
+    case AttnBiasKind::none:
+      c.expect(bias.absent(), "bias given with bias kind none");
+      break;
+    case AttnBiasKind::dense: {
+      c.expect(!bias.absent() && bias.contiguous(), "a dense bias must be present and contiguous");
+      const int64_t* qo = segments.q_offsets;
+      const int64_t* ko = segments.k_offsets ? segments.k_offsets : segments.q_offsets;
+      const int64_t lq = segments.n ? qo[1] - qo[0] : 0, lk = segments.n ? ko[1] - ko[0] : 0;
+      for (int s = 1; s < segments.n; ++s)
+        c.expect(qo[s + 1] - qo[s] == lq && ko[s + 1] - ko[s] == lk,
+                 str("a dense bias needs segments of one size; segment ", s, " differs from segment 0"));
+      c.expect(bias.rows == cfg.q_heads * lq && bias.cols == lk,
+               str("a dense bias must be [q_heads·Lq, Lk] = [", cfg.q_heads * lq, ", ", lk, "]"));
+      break;
+    }
+    case AttnBiasKind::relative_buckets:
+      c.expect(!bias.absent() && bias.contiguous() && bias.rows == cfg.q_heads && bias.cols > 0,
+               "a relative-bucket bias must be a contiguous [q_heads, n_buckets] table");
+      c.expect(bias_kind.buckets && bias_kind.n_rel > 0 && bias_kind.rel_zero >= 0 &&
+                   bias_kind.rel_zero < bias_kind.n_rel,
+               str("relative buckets need a bucket array of n_rel > 0 entries and 0 <= rel_zero < n_rel (n_rel ",
+                   bias_kind.n_rel, ", rel_zero ", bias_kind.rel_zero, ")"));
+      break;
+  }
+  return c;
+}
+
+OpCheck check_pack_linear(const Ops& ops, const View& W, const View& packed) {
+  OpCheck c("pack_linear", {{"W", &W}, {"packed", &packed}});
+  c.well_formed();
+  c.expect(!W.absent() && !packed.absent() && W.contiguous() && packed.contiguous(), "W and packed must be present and "
+                                                                                    "contiguous");
+  c.expect(packed.size() == ops.packed_linear_elements(W.rows, W.cols) && packed.dtype == W.dtype,
+           str("packed must hold packed_linear_elements(in, out) = ", ops.packed_linear_elements(W.rows, W.cols),
+               " elements of W's dtype"));
+  return c;
+}
+
+OpCheck check_packed_linear(const Ops& ops, const View& x, const View& packed, const View& b, Activation act,
+                            const View& pre, const View& y) {
+  OpCheck c("packed_linear_forward", {{"x", &x}, {"packed", &packed}, {"b", &b}, {"pre", &pre}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !packed.absent() && !y.absent() && packed.contiguous(), "x, packed and y must be present");
+  c.expect(packed.size() == ops.packed_linear_elements(x.cols, y.cols) && packed.dtype == x.dtype,
+           str("packed must be the packed form of a W [", x.cols, ", ", y.cols, "] (",
+               ops.packed_linear_elements(x.cols, y.cols), " elements of x's dtype)"));
+  // A linear's rules for the rest (b, pre, y), the W the packed form stands for in W's place.
+  linear_forward_rules("packed_linear_forward", x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols}, b, act,
+                       pre, y, 0);
+  return c;
+}
+
+OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const RopeHalfConfig& cfg) {
+  OpCheck c(op, {{"x", &x}});
+  c.well_formed();
+  c.expect(!x.absent() && pos, "x and pos must be present");
+  c.expect(x.contiguous(), "x must be contiguous");
+  c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
+           str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
+  c.expect(std::isfinite(cfg.theta) && cfg.theta > 1, str("theta ", cfg.theta, " must be above 1"));
+  return c;
+}
+
+OpCheck check_gated_activation(const char* op, Activation act, const View& gate, const View& up, const View& y,
+                               const View& dgate, const View& dup) {
+  const bool forward = dgate.absent() && dup.absent();
+  const char* y_name = forward ? "y" : "dy";
+  OpCheck c(op, {{"gate", &gate}, {"up", &up}, {y_name, &y}, {"dgate", &dgate}, {"dup", &dup}});
+  c.well_formed();
+  c.expect(act != Activation::none, "no activation given");
+  c.expect(!gate.absent() && !up.absent() && !y.absent(), str("gate, up and ", y_name, " must be present"));
+  c.same_shape(gate, up, "gate", "up");
+  c.same_shape(gate, y, "gate", y_name);
+  c.expect(dgate.absent() || (dgate.rows == gate.rows && dgate.cols == gate.cols), "dgate must have gate's shape");
+  c.expect(dup.absent() || (dup.rows == gate.rows && dup.cols == gate.cols), "dup must have gate's shape");
+  return c;
 }
 
 }  // namespace emb

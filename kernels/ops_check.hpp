@@ -108,5 +108,20 @@ OpCheck check_mse_loss(const View& pred, const View& plus, const View& minus, co
 // ---- optimizer ----
 OpCheck check_sum_squares(const View& g, const double* out);
 OpCheck check_adamw_step(const View& param, const View& grad, const View& m, const View& v);
+// ---- the frozen encoders' ops ----
+// Also checks the segments (host memory) and the bias' shape against them.
+OpCheck check_encoder_attention(const View& q, const View& k, const View& v, const View& bias,
+                                const AttnBias& bias_kind, const View& out, const View& lse,
+                                const EncoderAttnConfig& cfg, const AttnSegments& segments);
+// pack_linear: W [in, out] and packed [1, ops.packed_linear_elements(in, out)], contiguous, one dtype.
+OpCheck check_pack_linear(const Ops& ops, const View& W, const View& packed);
+// packed_linear_forward: packed holds packed_linear_elements(x cols, y cols) of x's dtype; b, pre
+// and y as linear_forward's with W [x cols, y cols].
+OpCheck check_packed_linear(const Ops& ops, const View& x, const View& packed, const View& b, Activation act,
+                            const View& pre, const View& y);
+OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const RopeHalfConfig& cfg);
+// The forward passes y, dgate and dup absent; the backward passes dy as y.
+OpCheck check_gated_activation(const char* op, Activation act, const View& gate, const View& up, const View& y,
+                               const View& dgate, const View& dup);
 
 }  // namespace emb

@@ -14,6 +14,7 @@
 #include "app/run_config_from_deck.hpp"
 #include "app/start_checks.hpp"
 #include "app/training_run.hpp"
+#include "app/vl_backbone.hpp"
 #include "comm/agreement.hpp"
 #include "comm/world.hpp"
 #include "config/cli.hpp"
@@ -56,6 +57,8 @@ int run(const World& world, int argc, char** argv) {
   if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(cfg, world.size); });
   if (!cli.dump.empty()) return agree(world, [&] { write_step_dump(world, cfg, cli.dump); });
 
+  // data.vl_backbone: the digest of the backbone the vl features must come from (rank 0 reads it).
+  if (int code = agree(world, [&] { resolve_vl_backbone(cfg, world.comm); })) return code;
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         check_backend(cfg);

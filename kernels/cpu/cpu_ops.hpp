@@ -42,6 +42,10 @@ class CpuOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  int64_t packed_linear_elements(int64_t in, int64_t out) const override;
+  void pack_linear(const View& W, const View& packed) override;
+  void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                             const View& y) override;
   void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                           const View& y) override;
   void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
@@ -80,6 +84,14 @@ class CpuOps final : public Ops {
 
   void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) override;
   void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
+                                 const AttnBias& bias_kind, const View& out, const View& lse,
+                                 const EncoderAttnConfig& cfg, const AttnSegments& segments) override;
+  void rope_half_forward(const View& x, const int32_t* pos, const RopeHalfConfig& cfg) override;
+  void rope_half_backward(const View& dx, const int32_t* pos, const RopeHalfConfig& cfg) override;
+  void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) override;
+  void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
+                                 const View& dgate, const View& dup) override;
 
   void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

@@ -97,6 +97,8 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
   c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});
+  c.vl_backbone = deck.get_string("data.vl_backbone");
+  c.vl_augment = on(deck, "data.vl_augment");
   c.global_batch = train.global_batch;
   c.seed = run.seed;
   return c;
@@ -151,6 +153,8 @@ PlanConfig plan_section(const Deck& deck, const BackendConfig& backend, const Ru
   if (c.json.empty()) c.json = run.output_dir + "/plan/" + deck.stem() + ".json";
   c.ranks = int(deck.get_int("train.ranks"));
   c.micro_batch = deck.get_int("train.micro_batch");
+  c.backbone_views = int(deck.get_int("plan.backbone_views"));
+  c.instruction_tokens = deck.get_int("plan.instruction_tokens");
   return c;
 }
 

@@ -30,6 +30,8 @@ struct PlanConfig {
   std::string json;             // plan.json, or <run.output_dir>/plan/<deck stem>.json
   int ranks = 0;                // train.ranks; 0 = the world size
   int64_t micro_batch = 0;      // train.micro_batch, samples with packing off; 0 = as many as fit
+  int backbone_views = 1;          // plan.backbone_views: gr00t's backbone cost is given for these views
+  int64_t instruction_tokens = 12;  // plan.instruction_tokens: ... and this instruction length
 };
 
 // Closed-loop evaluation of a gr00t checkpoint (embsim eval).

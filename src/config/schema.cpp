@@ -197,6 +197,13 @@ std::vector<KeySpec> make_schema() {
                "on like any other (upstream GR00T-N1.5's data path; only unused action columns are masked); "
                "mask = masked out of the loss (action_mask 0), so a chunk never learns actions that were not "
                "taken"),
+      string_key("data.vl_backbone", "",
+                 "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
+                 "features (embpack features --backbone records its digest); files of another backbone or of the "
+                 "stand-in encoder are refused. Empty: not checked"),
+      enum_key("data.vl_augment", "off", {"off", "on"},
+               "gr00t: train on the augmented vl features embpack features --augment K stored (GR00T's random "
+               "crop and colour jitter), variant epoch mod K; off: the eval features"),
 
       // [train]
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
@@ -250,6 +257,10 @@ std::vector<KeySpec> make_schema() {
       int_key("plan.dataset_samples", "0", "samples", at_least(0),
               "samples in an epoch; 0 = count data.paths when they exist"),
       string_key("plan.json", "", "the plan's JSON; empty = <run.output_dir>/plan/<deck stem>.json"),
+      int_key("plan.backbone_views", "1", "views", between(1, 16),
+              "gr00t: camera views per sample the backbone's cost is given for (the released Eagle 2.5)"),
+      int_key("plan.instruction_tokens", "12", "tokens", at_least(0),
+              "gr00t: instruction tokens per sample the backbone's cost is given for"),
 
       // [sim] closed-loop evaluation of a gr00t checkpoint (embsim eval, CLOSED_LOOP.md)
       int_key("sim.flow_steps", "4", "", at_least(1),

@@ -16,7 +16,7 @@ using Philox4 = std::array<uint32_t, 4>;
 Philox4 philox4x32(Philox4 counter, uint64_t key);
 
 // Streams used by the trainer, so that unrelated draws never share counters.
-// Dropout keep-masks (kernels/dropout_keep.hpp) use `dropout`.
+// Dropout keep-masks (kernels/dropout_keep.hpp) use `dropout`; embpack's vl augmentation `augment`.
 enum class RngStream : uint32_t {
   init = 1,
   flow_time = 2,
@@ -24,7 +24,8 @@ enum class RngStream : uint32_t {
   sampler = 4,
   synth = 5,
   test = 6,
-  dropout = 7
+  dropout = 7,
+  augment = 8
 };
 
 class CounterRng {

@@ -139,6 +139,31 @@ void verify_views(const H5File& f, PackedSummary& s, const std::vector<int64_t>&
   if (f.has(packed::kVlFeatures)) {
     verify_features(f, packed::kVlFeatures, packed::kVlOffsets, s.steps, values);
     s.features.push_back("vl");
+    // Features a backbone made say so completely (packed_format.hpp), so that training's check
+    // of the digest and the recipe are never half there.
+    if (f.has_attr(packed::kVlFeatures, packed::kBackboneDigest)) {
+      for (const char* key : packed::kFeatureProvenance)
+        if (!f.has_attr(packed::kVlFeatures, key))
+          f.fail(packed::kVlFeatures, str("attribute '", key, "' missing beside backbone_digest"));
+      const std::string digest = f.attr_string(packed::kVlFeatures, packed::kBackboneDigest);
+      if (digest.size() != 16 || digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+        f.fail(packed::kVlFeatures, str("backbone_digest '", digest, "' is not 16 hex digits"));
+      // The stored augmented variants: the rows of /features/vl, the same width.
+      const std::string k_text = f.attr_string(packed::kVlFeatures, packed::kAugmentVariants);
+      const int64_t variants = k_text.find_first_not_of("0123456789") == std::string::npos && !k_text.empty()
+                                   ? std::stoll(k_text)
+                                   : -1;
+      if (variants < 0) f.fail(packed::kVlFeatures, str("augment '", k_text, "' is not a count"));
+      const std::vector<int64_t> vl_dims = f.dims(packed::kVlFeatures);
+      const std::vector<int64_t> vl_offsets = f.read_all<int64_t>(packed::kVlOffsets);
+      for (int64_t k = 0; k < variants; ++k) {
+        const std::string ds = str(packed::kVlAugmented, k);
+        verify_features(f, ds, ds + "_offsets", s.steps, values);
+        if (f.dims(ds) != vl_dims) f.fail(ds, "shape differs from /features/vl's");
+        if (f.read_all<int64_t>(ds + "_offsets") != vl_offsets) f.fail(ds + "_offsets", "differ from /features/vl_offsets");
+        s.features.push_back(str("vl_aug", k));
+      }
+    }
   }
   if (f.has(packed::kTxtFeatures)) {
     verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, small_values);  // per task

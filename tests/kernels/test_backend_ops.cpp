@@ -22,6 +22,8 @@
 //         gradients and residual views at most 1.9e-7 where no bf16 value lies between them and
 //         the inputs, 1.6e-3 behind a bf16 activation gradient (dW, db after gelu or silu).
 // --log_level=message prints every output's error.
+// The encoder ops (encoder_attention, rope_half, gated_activation) hold the same bounds; measured
+// under the emulation: see the encoder_ops case.
 // Runs where CudaOps has a device: under the CUDA emulation in CI (EMBTRAIN_CUDA=EMULATE) and
 // on a GPU; a CUDA build on a machine without either reports the test as skipped.
 #define BOOST_TEST_MODULE backend_ops
@@ -828,6 +830,111 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   BOOST_TEST(error_of([&] { backends().cuda.gated_residual_forward(xb.view(), View{}, xf.view()); }) ==
              "gated_residual_forward: residual stream views of dtype bf16 beside fp32 data are unsupported on CUDA "
              "(the data's dtype, or fp32 beside bf16); x [8, 16 bf16], gate absent, y [8, 16]");
+}
+
+// The frozen encoders' ops (issue 33): encoder attention at every head dim CUDA builds (SigLIP's
+// 72, CLIP's 80, Qwen3's 128, the VAE's 384 and the tiny ones) over ragged segments, causal with
+// grouped-query heads (Qwen3), bidirectional multi-head (SigLIP, CLIP, the VAE), unscaled with
+// relative-position buckets (umT5) and a dense bias, q/k/v as strided chunks of one fused QKV
+// output; the rotate-half RoPE; SwiGLU and gated GELU on strided gate | up halves; the per-head
+// RMSNorm as rmsnorm on a [T·H, hd] view.
+BOOST_AUTO_TEST_CASE(encoder_ops) {
+  struct Shape {
+    int Hq, Hkv, hd;
+    bool causal;
+    AttnBiasKind bias;
+  };
+  const std::vector<int64_t> offsets = {0, 37, 50, 83};  // segments of 37, 13 and 33 tokens
+  const std::vector<int64_t> even = {0, 24, 48};          // a dense bias needs segments of one size
+  const std::vector<int32_t> buckets = {0, 1, 2, 3, 4, 4, 5, 6, 7, 7, 7};
+  const AttnBiasKind none = AttnBiasKind::none;
+  for (const Shape& sh : {Shape{2, 2, 8, false, none}, Shape{4, 2, 16, true, none}, Shape{2, 1, 32, true, none},
+                          Shape{2, 2, 64, false, AttnBiasKind::relative_buckets}, Shape{2, 2, 72, false, none},
+                          Shape{2, 2, 80, false, AttnBiasKind::dense}, Shape{4, 2, 128, true, none},
+                          Shape{1, 1, 384, false, none}}) {
+    const std::vector<int64_t>& off = sh.bias == AttnBiasKind::dense ? even : offsets;
+    const int64_t T = off.back(), wq = sh.Hq * sh.hd, wk = sh.Hkv * sh.hd, ld = wq + 2 * wk;
+    const int64_t n_buckets = 8, lq = off[1];
+    compare(str("encoder_attention hq ", sh.Hq, " hkv ", sh.Hkv, " hd ", sh.hd, " causal ", sh.causal, " bias ",
+                int(sh.bias)),
+            {kGemm}, [&](const Run& r) {
+              auto qkv = r.data(r.random(T * ld, 120, -2, 2), T, ld);
+              auto out = r.data(std::vector<float>(T * wq), T, wq);
+              auto lse = r.stats(std::vector<float>(T * sh.Hq), T, sh.Hq);
+              auto dense = r.data(r.random(sh.Hq * lq * lq, 121), sh.Hq * lq, lq);
+              auto table = r.data(r.random(sh.Hq * n_buckets, 122, -2, 2), sh.Hq, n_buckets);
+              auto bucket_map = r.index(buckets);
+              View bias;
+              AttnBias kind;
+              kind.kind = sh.bias;
+              if (sh.bias == AttnBiasKind::dense) bias = dense->view();
+              if (sh.bias == AttnBiasKind::relative_buckets) {
+                bias = table->view();
+                kind.buckets = bucket_map->get(), kind.n_rel = int(buckets.size()), kind.rel_zero = 5;
+              }
+              const View fused = qkv->view();
+              const float scale = sh.bias == AttnBiasKind::relative_buckets ? 1.0f : 1.0f / std::sqrt(float(sh.hd));
+              r.ops.encoder_attention_forward(fused.cols_range(0, wq), fused.cols_range(wq, wk),
+                                              fused.cols_range(wq + wk, wk), bias, kind, out->view(), lse->view(),
+                                              EncoderAttnConfig{sh.Hq, sh.Hkv, sh.hd, scale, sh.causal},
+                                              AttnSegments{off.data(), nullptr, int(off.size()) - 1});
+              return Outputs{out->read(), lse->read()};
+            });
+  }
+  const int64_t T = 41;
+  std::vector<int32_t> pos(T);
+  for (int64_t i = 0; i < T; ++i) pos[size_t(i)] = int32_t(i * 37 % 1000);
+  for (int hd : {16, 128}) {
+    compare(str("rope_half hd ", hd), {kPointwise}, [&](const Run& r) {
+      const int H = 3;
+      auto x = r.data(r.random(T * H * hd, 123), T, H * hd), dx = r.data(r.random(T * H * hd, 124), T, H * hd);
+      auto p = r.index(pos);
+      const RopeHalfConfig cfg{H, hd, 1e6f};
+      r.ops.rope_half_forward(x->view(), p->get(), cfg);
+      r.ops.rope_half_backward(dx->view(), p->get(), cfg);
+      return Outputs{x->read(), dx->read()};
+    });
+  }
+  for (Activation act : {Activation::silu, Activation::gelu_tanh}) {
+    compare(str("gated_activation ", int(act)), {kPointwise}, [&](const Run& r) {
+      const int64_t N = 29, C = 45;
+      auto gu = r.data(r.random(N * 2 * C, 125, -4, 4), N, 2 * C), y = r.data(r.random(N * C, 126), N, C);
+      auto dy = r.data(r.random(N * C, 127), N, C), dgu = r.data(r.random(N * 2 * C, 128), N, 2 * C);
+      const View g = gu->view().cols_range(0, C), u = gu->view().cols_range(C, C);
+      r.ops.gated_activation_forward(act, g, u, y->view());
+      r.ops.gated_activation_backward(act, g, u, dy->view(), dgu->view().cols_range(0, C),
+                                      dgu->view().cols_range(C, C));
+      return Outputs{y->read(), dgu->read()};
+    });
+  }
+  // Frozen linears: each backend packs W its own way (the CPU's AVX-512 panels, CUDA's W as given).
+  compare("packed_linear gelu", {kGemm}, [&](const Run& r) {
+    const int64_t M = 37, K = 500, N = 70;
+    auto x = r.data(r.random(M * K, 133), M, K), W = r.data(r.random(K * N, 134, -0.2f, 0.2f), K, N);
+    auto b = r.data(r.random(N, 135), 1, N), pre = r.data(r.random(M * N, 136), M, N), y = r.data(r.random(M * N, 137), M, N);
+    auto packed = r.data(std::vector<float>(size_t(r.ops.packed_linear_elements(K, N))), 1,
+                         r.ops.packed_linear_elements(K, N));
+    r.ops.pack_linear(W->view(), packed->view());
+    r.ops.packed_linear_forward(x->view(), packed->view(), b->view(), Activation::gelu_tanh, pre->view(), y->view());
+    return Outputs{y->read(), pre->read()};
+  });
+  compare("per-head rmsnorm (hd 128)", {kPointwise}, [&](const Run& r) {
+    const int64_t H = 4, hd = 128;
+    auto x = r.stream(r.random(T * H * hd, 129, -2, 2), T * H, hd), w = r.data(r.random(hd, 130), 1, hd);
+    auto y = r.data(r.random(T * H * hd, 131), T * H, hd), rstd = r.stats(std::vector<float>(T * H), T * H, 1);
+    r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
+    return Outputs{y->read(), rstd->read()};
+  });
+  // A head dim CUDA does not build is one line naming the built ones.
+  const Run r{backends().cuda, DType::f32, DType::f32, DType::f32, DType::f32};
+  auto x = r.data(r.random(4 * 96, 132), 4, 96);
+  const std::vector<int64_t> one = {0, 4};
+  BOOST_TEST(error_of([&] {
+               backends().cuda.encoder_attention_forward(x->view(), x->view(), x->view(), View{}, AttnBias{}, x->view(),
+                                                         View{}, EncoderAttnConfig{1, 1, 96, 0.1f, false},
+                                                         AttnSegments{one.data(), nullptr, 1});
+             }) == "encoder_attention_forward: head_dim 96 is not built on CUDA (8, 16, 32, 64, 72, 80, 128, 384); "
+                   "q [4, 96], k [4, 96], v [4, 96], bias absent, out [4, 96], lse absent");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,6 +3,7 @@
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
 //   embpack lerobot DIR... [--modality modality.json] -o out.h5   (mpirun -np N for N ranks)
+//   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
+#include "backbone_features.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_verify.hpp"
@@ -42,37 +44,55 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
   converter->add_option("--vl-grid", vl_grid, "vl tokens per view = grid²");
 }
 
-// `embpack lerobot` runs under MPI (mpirun -np N, or alone as one rank): every rank writes
-// its episodes into the file through parallel HDF5; an error is printed once (by the rank that met it) and every rank exits non-zero.
-int convert_lerobot_in(const emb::World& world, const emb::LerobotOptions& o, const std::string& out,
-                       const std::string& created_by) {
-  const int rank = world.rank;
-  int code = 0;
-  try {
+// The converters that run under MPI (mpirun -np N, or alone as one rank): `convert` makes this
+// rank's share and writes it (collectively); an error is printed once (by the rank that met it)
+// and every rank exits with the highest code.
+template <class Convert>
+int run_parallel(Convert convert) {
+  return emb::run_in_world("embpack", nullptr, nullptr, [&](const emb::World& world) {
+    int code = 0;
+    try {
+      convert(world);
+    } catch (const emb::Error& e) {
+      if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
+      code = e.exit_code();
+    } catch (const std::exception& e) {
+      std::cerr << "embpack: " << e.what() << "\n";
+      code = emb::kExitFailure;
+    }
+    return int(emb::max_over_ranks(world.comm, int64_t(code)));
+  });
+}
+
+int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+  return run_parallel([&](const emb::World& world) {
     emb::LerobotReport report;
     emb::PackedData share = emb::convert_lerobot(o, world.comm, report);
-    if (rank == 0)
+    if (world.rank == 0)
       for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
     emb::write_packed(share, out, created_by, world.comm);
-    if (rank == 0) {
+    if (world.rank == 0)
       std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
                   "%.1f frames/s per core\n",
                   out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
                   report.seconds, report.ranks, report.threads, report.frames_per_core_second());
-    }
-  } catch (const emb::Error& e) {
-    if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
-    code = e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "embpack: " << e.what() << "\n";
-    code = emb::kExitFailure;
-  }
-  return int(emb::max_over_ranks(world.comm, int64_t(code)));
+  });
 }
 
-int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
-  return emb::run_in_world("embpack", nullptr, nullptr,
-                           [&](const emb::World& world) { return convert_lerobot_in(world, o, out, created_by); });
+int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
+  return run_parallel([&](const emb::World& world) {
+    emb::FeaturesReport report;
+    emb::PackedData share = emb::compute_backbone_features(o, world.comm, report);
+    emb::write_packed(share, out, created_by, world.comm);
+    if (world.rank == 0)
+      std::printf("%s: vl features of %lld steps (%lld tokens) by the backbone %s (%s, digest %s) in %.2f s on %d "
+                  "rank(s), %s: %.2f steps/s (backbone load %.2f s)\n",
+                  out.c_str(), (long long)report.steps, (long long)report.tokens, o.backbone.c_str(),
+                  report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks, o.device.c_str(),
+                  report.seconds > report.load_seconds ? double(report.steps) / (report.seconds - report.load_seconds)
+                                                       : 0.0,
+                  report.load_seconds);
+  });
 }
 
 // Every option of every converter, as parsed.
@@ -83,10 +103,11 @@ struct Options {
   emb::LiberoOptions libero;
   emb::VideoOptions video;
   emb::LerobotOptions lerobot;
+  emb::FeaturesOptions features;
 };
 
 struct Subcommands {
-  CLI::App *synth, *libero, *video, *lerobot, *info, *verify;
+  CLI::App *synth, *libero, *video, *lerobot, *features, *info, *verify;
 };
 
 CLI::App* add_synth(CLI::App& app, Options& o) {
@@ -114,7 +135,31 @@ CLI::App* add_synth(CLI::App& app, Options& o) {
   return synth;
 }
 
-// The converters of recorded data: libero, video and lerobot; then info and verify.
+// `embpack features`: the gr00t vl features of a packed file by GR00T-N1.5's Eagle backbone.
+CLI::App* add_features(CLI::App& app, Options& o) {
+  emb::FeaturesOptions& fo = o.features;
+  CLI::App* features = app.add_subcommand(
+      "features", "compute gr00t vl features with GR00T-N1.5's Eagle 2.5 backbone (replaces /features/vl)");
+  features->add_option("input", fo.input, "packed gr00t file with camera frames (/video/<view>)")->required();
+  features->add_option("--backbone", fo.backbone,
+                       "GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors and config.json)")
+      ->required();
+  features->add_option("--eagle", fo.eagle_folder,
+                       "Isaac-GR00T's eagle2_hg_model folder: the Eagle config and tokenizer (default: "
+                       "CHECKPOINT/eagle2_hg_model)");
+  features->add_option("--device", fo.device, "cpu or cuda (one GPU per local rank)")->check(CLI::IsMember({"cpu", "cuda"}));
+  features->add_option("--precision", fo.precision, "auto (cpu fp32, cuda bf16 as upstream deploys), fp32 or bf16");
+  features->add_option("--views", fo.views, "the /video views in prompt order (default: the file's)")->delimiter(',');
+  features->add_option("--batch", fo.batch, "steps per backbone forward");
+  features->add_option("--augment", fo.augment,
+                       "also store K variants of every step's features under GR00T's training crop and colour "
+                       "jitter (/features/vl_aug<k>; train with data.vl_augment = on)");
+  features->add_option("--seed", fo.seed, "seed of the augmentations' draws");
+  add_output_options(features, o.out, fo.progress);
+  return features;
+}
+
+// The converters of recorded data: libero, video and lerobot; features; then info and verify.
 Subcommands add_subcommands(CLI::App& app, Options& o) {
   Subcommands c{};
   c.synth = add_synth(app, o);
@@ -144,6 +189,7 @@ Subcommands add_subcommands(CLI::App& app, Options& o) {
   add_stand_in_encoder_options(c.lerobot, ro.d_vl, ro.vl_grid);
   add_output_options(c.lerobot, o.out, ro.progress);
 
+  c.features = add_features(app, o);
   c.info = app.add_subcommand("info", "summarise a packed file");
   c.info->add_option("file", o.file)->required();
   c.verify = app.add_subcommand("verify", "check every invariant of a packed file");
@@ -160,6 +206,8 @@ int run(const Subcommands& c, const Options& o, const std::string& created_by) {
     emb::write_packed(emb::convert_video(o.video), o.out, created_by);
   } else if (*c.lerobot) {
     return run_lerobot(o.lerobot, o.out, created_by);
+  } else if (*c.features) {
+    return run_features(o.features, o.out, created_by);
   } else if (*c.info) {
     emb::print_info(o.file, std::cout);
   } else if (*c.verify) {

@@ -23,8 +23,10 @@
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/dropout.hpp"
 #include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/encoder_attention.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
+#include "kernels/cuda/gated_activation.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/loss.hpp"
@@ -33,6 +35,7 @@
 #include "kernels/cuda/norm_modulate.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/rope_half.hpp"
 #include "kernels/cuda/tma.cuh"
 #include "kernels/cuda/wgmma.cuh"
 #include "kernels/dropout_keep.hpp"
@@ -48,6 +51,7 @@
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
 using Ref = std::vector<double>;
+using emb::AttnBiasKind;
 
 namespace {
 
@@ -941,6 +945,134 @@ void test_activation(Activation act) {
   expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
 }
 
+// ---- the frozen encoders' ops -----------------------------------------------------------
+
+// Encoder attention over ragged segments (37, 5, 70 tokens: tiles that end inside a segment),
+// q, k, v as strided chunks of one fused QKV tensor, against a double softmax written here.
+template <class T>
+void test_encoder_attention(int Hq, int Hkv, int hd, bool causal, AttnBiasKind bias_kind) {
+  std::mt19937 rng(31);
+  const std::vector<int64_t> offsets = bias_kind == AttnBiasKind::dense ? std::vector<int64_t>{0, 24, 48}
+                                                                         : std::vector<int64_t>{0, 37, 42, 112};
+  const int64_t T_ = offsets.back(), wq = int64_t(Hq) * hd, wk = int64_t(Hkv) * hd, ld = wq + 2 * wk;
+  const int n_buckets = 8;
+  const std::vector<int32_t> buckets = {0, 1, 2, 3, 4, 4, 5, 6, 7, 7, 7};
+  const int rel_zero = 5;
+  const auto qkv = stored<T>(random_normal(T_ * ld, rng));
+  const int64_t lq = offsets[1];
+  const auto bias = stored<T>(random_normal(bias_kind == AttnBiasKind::dense ? Hq * lq * lq : Hq * n_buckets, rng));
+  DeviceArray<T> qkv_d(qkv), out_d(T_ * wq), bias_d(bias);
+  DeviceArray<float> lse_d(T_ * Hq);
+  DeviceArray<int32_t> buckets_d(buckets.size());
+  check_cuda(cudaMemcpy(buckets_d.get(), buckets.data(), buckets.size() * 4, cudaMemcpyHostToDevice), "buckets");
+  const emb::AttnSegments seg{offsets.data(), nullptr, int(offsets.size()) - 1};
+  const emb::AttnBias kind{bias_kind, buckets_d.get(), int(buckets.size()), rel_zero};
+  const float scale = bias_kind == AttnBiasKind::relative_buckets ? 1.0f : 1.0f / std::sqrt(float(hd));
+  const emb::EncoderAttnConfig cfg{Hq, Hkv, hd, scale, causal};
+  DeviceArray<char> ws(encoder_attention_workspace_bytes(seg, hd));
+  encoder_attention_forward(qkv_d.get(), ld, qkv_d.get() + wq, ld, qkv_d.get() + wq + wk, ld,
+                            bias_kind == AttnBiasKind::none ? nullptr : bias_d.get(), n_buckets, kind, out_d.get(),
+                            lse_d.get(), cfg, seg, ws.get(), nullptr);
+  sync();
+  Ref out(T_ * wq, 0.0), lse(T_ * Hq);
+  for (size_t s = 0; s + 1 < offsets.size(); ++s) {
+    const int64_t b = offsets[s], n = offsets[s + 1] - b;
+    for (int h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < n; ++i) {
+        const int kvh = h / (Hq / Hkv);
+        std::vector<double> p;
+        for (int64_t j = 0; j < (causal ? i + 1 : n); ++j) {
+          double dot = 0;
+          for (int d = 0; d < hd; ++d) dot += double(qkv[(b + i) * ld + h * hd + d]) * qkv[(b + j) * ld + wq + kvh * hd + d];
+          dot *= scale;
+          if (bias_kind == AttnBiasKind::dense) dot += bias[(h * lq + i) * lq + j];
+          if (bias_kind == AttnBiasKind::relative_buckets)
+            dot += bias[h * n_buckets + buckets[std::min<int64_t>(std::max<int64_t>(j - i + rel_zero, 0), 10)]];
+          p.push_back(dot);
+        }
+        const double m = *std::max_element(p.begin(), p.end());
+        double sum = 0;
+        for (double& x : p) sum += (x = std::exp(x - m));
+        for (size_t j = 0; j < p.size(); ++j)
+          for (int d = 0; d < hd; ++d)
+            out[(b + i) * wq + h * hd + d] += p[j] / sum * qkv[(b + int64_t(j)) * ld + wq + wk + kvh * hd + d];
+        lse[(b + i) * Hq + h] = m + std::log(sum);
+      }
+  }
+  const std::string tag = "encoder_attention hq " + std::to_string(Hq) + " hkv " + std::to_string(Hkv) + " hd " +
+                          std::to_string(hd) + (causal ? " causal" : "") + " bias " + std::to_string(int(bias_kind)) +
+                          " " + dtype<T>();
+  expect_close(tag + " out", relative_error(out_d.download(), out), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " lse", relative_error(lse_d.download(), lse), tol<T>(1e-5, 1e-2));
+}
+
+// HF's rotate-half RoPE at θ = 1e6 and positions up to 40000, against the float32 angles.
+template <class T>
+void test_rope_half(int hd) {
+  std::mt19937 rng(32);
+  const int64_t T_ = 23;
+  const int H = 3;
+  std::vector<int32_t> pos(T_);
+  std::uniform_int_distribution<int> p(0, 40000);
+  for (int32_t& x : pos) x = p(rng);
+  const auto x = stored<T>(random_normal(T_ * H * hd, rng));
+  DeviceArray<T> fwd_d(x), bwd_d(x);
+  DeviceArray<int32_t> pos_d(pos.size());
+  DeviceArray<char> ws(rope_half_workspace_bytes(hd));
+  check_cuda(cudaMemcpy(pos_d.get(), pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
+  rope_half(fwd_d.get(), pos_d.get(), T_, H, hd, 1e6f, 1.0f, ws.get(), nullptr);
+  rope_half(bwd_d.get(), pos_d.get(), T_, H, hd, 1e6f, -1.0f, ws.get(), nullptr);
+  sync();
+  for (double direction : {1.0, -1.0}) {
+    Ref y(x.size());
+    for (int64_t t = 0; t < T_; ++t)
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < hd / 2; ++i) {
+          const float inv = 1.0f / float(std::pow(1e6, double(float(2 * i) / float(hd))));
+          const double a = double(float(pos[t]) * inv);
+          const int64_t u = (t * H + h) * hd + i, v = u + hd / 2;
+          y[u] = x[u] * std::cos(a) - direction * x[v] * std::sin(a);
+          y[v] = x[v] * std::cos(a) + direction * x[u] * std::sin(a);
+        }
+    const std::string tag = "rope_half hd " + std::to_string(hd) + (direction > 0 ? " forward " : " backward ") + dtype<T>();
+    expect_close(tag, relative_error((direction > 0 ? fwd_d : bwd_d).download(), y), tol<T>(1e-6, 1e-2));
+  }
+}
+
+// SwiGLU / gated GELU on the two halves of a [N, 2C] tensor, forward and accumulating backward.
+template <class T>
+void test_gated_activation(Activation act) {
+  std::mt19937 rng(33);
+  const int64_t N = 19, C = 45;
+  const auto gu = stored<T>(random_normal(N * 2 * C, rng, 2.0f)), dy = stored<T>(random_normal(N * C, rng));
+  const auto dgu0 = stored<T>(random_normal(N * 2 * C, rng));
+  DeviceArray<T> gu_d(gu), y_d(N * C), dy_d(dy), dgu_d(dgu0);
+  gated_activation_forward(act, gu_d.get(), 2 * C, gu_d.get() + C, 2 * C, y_d.get(), C, N, C, nullptr);
+  gated_activation_backward(act, gu_d.get(), 2 * C, gu_d.get() + C, 2 * C, dy_d.get(), C, dgu_d.get(), 2 * C,
+                            dgu_d.get() + C, 2 * C, N, C, nullptr);
+  sync();
+  Ref y(N * C), dgu = to_ref(dgu0);
+  const double k = std::sqrt(2.0 / M_PI);
+  for (int64_t r = 0; r < N; ++r)
+    for (int64_t c = 0; c < C; ++c) {
+      const double g = gu[r * 2 * C + c], u = gu[r * 2 * C + C + c], d = dy[r * C + c];
+      double f, fd;
+      if (act == Activation::silu) {
+        const double s = 1 / (1 + std::exp(-g));
+        f = g * s, fd = s * (1 + g * (1 - s));
+      } else {
+        const double th = std::tanh(k * (g + 0.044715 * g * g * g));
+        f = 0.5 * g * (1 + th), fd = 0.5 * (1 + th) + 0.5 * g * (1 - th * th) * k * (1 + 3 * 0.044715 * g * g);
+      }
+      y[r * C + c] = f * u;
+      dgu[r * 2 * C + c] += d * u * fd;
+      dgu[r * 2 * C + C + c] += d * f;
+    }
+  const std::string tag = std::string(act == Activation::silu ? "swiglu " : "gated gelu ") + dtype<T>();
+  expect_close(tag + " forward", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
+  expect_close(tag + " backward", relative_error(dgu_d.download(), dgu), tol<T>(1e-5, 1e-2));
+}
+
 // Every layout of kernels/op_types.hpp SinusConfig: Wan's, diffusers' Timesteps (cos first,
 // divisor n/2 − 1) and the action encoders' (sin first).
 template <class T>
@@ -1650,6 +1782,20 @@ void test_pointwise_loss_optimizer_fp8(const Blas& blas) {
   run("dropout " + t, [&] {
     test_dropout<T>(50);
     test_dropout<T>(64);
+  });
+  run("encoder_attention " + t, [&] {
+    for (int hd : kEncoderAttentionHeadDims) test_encoder_attention<T>(2, 2, hd, false, AttnBiasKind::none);
+    test_encoder_attention<T>(4, 2, 128, true, AttnBiasKind::none);  // Qwen3: causal GQA
+    test_encoder_attention<T>(2, 1, 16, true, AttnBiasKind::none);
+    test_encoder_attention<T>(2, 2, 64, false, AttnBiasKind::relative_buckets);  // umT5
+    test_encoder_attention<T>(2, 2, 80, false, AttnBiasKind::dense);
+  });
+  run("rope_half " + t, [&] {
+    for (int hd : {16, 128}) test_rope_half<T>(hd);
+  });
+  run("gated_activation " + t, [&] {
+    test_gated_activation<T>(Activation::silu);
+    test_gated_activation<T>(Activation::gelu_tanh);
   });
   run("mse_loss " + t, [&] {
     test_mse_loss<T>(true);
