@@ -27,18 +27,18 @@ View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTens
   const int hd = d.vision_head_dim();
   const EncoderAttnConfig attn{d.vision_heads, d.vision_heads, hd, 1.0f / std::sqrt(float(hd)), false};
   for (const SiglipLayerWeights& l : w.vision) {
-    ops.layernorm_forward(x, l.ln1_w, l.ln1_b, h, mean, rstd);
+    ops.layernorm_forward(x, l.ln1_w, l.ln1_b, h, mean, rstd, d.vision_eps);
     ops.packed_linear_forward(h, l.qkv_w, l.qkv_b, Activation::none, View{}, qkv);
     ops.encoder_attention_forward(qkv.cols_range(0, D), qkv.cols_range(D, D), qkv.cols_range(2 * D, D), View{},
                                   AttnBias{}, a, View{}, attn, images);
     ops.packed_linear_forward(a, l.out_w, l.out_b, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
-    ops.layernorm_forward(x, l.ln2_w, l.ln2_b, h, mean, rstd);
+    ops.layernorm_forward(x, l.ln2_w, l.ln2_b, h, mean, rstd, d.vision_eps);
     ops.packed_linear_forward(h, l.fc1_w, l.fc1_b, Activation::gelu_tanh, pre, m);
     ops.packed_linear_forward(m, l.fc2_w, l.fc2_b, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
   }
-  ops.layernorm_forward(x, w.post_ln_w, w.post_ln_b, h, mean, rstd);
+  ops.layernorm_forward(x, w.post_ln_w, w.post_ln_b, h, mean, rstd, d.vision_eps);
   const View tokens = scratch.make(n, d.llm_hidden);
   ops.packed_linear_forward(h, w.mlp1_w, w.mlp1_b, Activation::none, View{}, tokens);
   return tokens;
