@@ -4,7 +4,7 @@
 //       TARGET: a checkpoint, checkpoint directory or run directory, or expert | zero | random
 //   embsim profile TASK --episodes N --seed S [--json FILE]    step-time distribution (rank 0 measures)
 //   embsim rl DECK [--set k=v]                                 RL of a gr00t policy (simulators,
-//                                                              generators, trainers: src/rl, rl_roles.hpp)
+//                                                              generators, trainers: src/rl/roles)
 //   embsim tasks                                               the tasks and their instructions
 // Every step runs on every rank and the ranks agree on failure (comm/agreement.hpp): a bad
 // task, a missing MJCF file, no rendering backend or a checkpoint that does not fit the task
@@ -20,7 +20,7 @@
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "eval.hpp"
-#include "rl_roles.hpp"
+#include "rl_run.hpp"
 #include "sim/task.hpp"
 #include "step_profile.hpp"
 

@@ -1,18 +1,9 @@
-#include "rl_options.hpp"
+#include "rl_options_from_deck.hpp"
 
 #include "core/error.hpp"
 #include "sim/task.hpp"
 
 namespace emb {
-
-const char* rl_mode_name(RlMode m) {
-  switch (m) {
-    case RlMode::sync: return "sync";
-    case RlMode::async_rollout: return "async_rollout";
-    case RlMode::async: return "async";
-  }
-  return "";
-}
 
 RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run) {
   RlOptions o;

@@ -1,4 +1,4 @@
-// RL's trainer step (tools/embsim/rl_learner.hpp) on transitions the generator's own sampler
+// RL's trainer step (rl/roles/rl_learner.hpp) on transitions the generator's own sampler
 // made (policy_batch.hpp, one Flow-SDE step each) with the closed loop's gr00t model:
 //   - mode equivalence: the whole round first (sync, async_rollout) or streamed micro-batch by
 //     micro-batch (async) gives the same update, bit for bit
@@ -16,9 +16,9 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
-#include "policy_batch.hpp"
 #include "rl/flow_sde.hpp"
-#include "rl_learner.hpp"
+#include "rl/roles/policy_batch.hpp"
+#include "rl/roles/rl_learner.hpp"
 
 using namespace emb;
 

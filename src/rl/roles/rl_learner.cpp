@@ -1,11 +1,11 @@
-#include "rl_learner.hpp"
+#include "rl/roles/rl_learner.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
-#include "policy_batch.hpp"
+#include "rl/roles/policy_batch.hpp"
 #include "rl/flow_sde.hpp"
 
 namespace emb {

@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "core/error.hpp"
-#include "observation.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
-#include "rl_messages.hpp"
-#include "rl_roles.hpp"
-#include "rl_shutdown.hpp"
+#include "rl/roles/rl_messages.hpp"
+#include "rl/roles/rl_roles.hpp"
+#include "rl/roles/rl_shutdown.hpp"
+#include "rl/roles/vl_observer.hpp"
 #include "sim/env.hpp"
 
 namespace emb {
@@ -101,9 +101,8 @@ class SimulatorLoop {
   Outbox requests_, segments_;
   RoleLoop loop_;
   std::shared_ptr<const mjModel> model_;
-  ObservationEncoder encoder_;
+  std::unique_ptr<VlObserver> observer_;
   std::vector<Slot> slots_;
-  std::vector<std::vector<uint8_t>> frames_;
   int32_t round_ = 0;
   int64_t env_steps_ = 0, episodes_ = 0, successes_ = 0, chunks_ = 0, stragglers_waited_ = 0, late_chunks_ = 0;
   double modelled_s_ = 0;
@@ -131,7 +130,7 @@ SimulatorLoop::SimulatorLoop(const RlSetup& s)
       segments_(to_trainer_),
       loop_(o_.watchdog_s),
       model_(load_task_model(task_, o_.mjcf_dir)),
-      encoder_(o_.observation, model_.get()),
+      observer_(s.vl_observer(model_.get())),
       slots_(static_cast<size_t>(E_)) {
   for (int e = 0; e < E_; ++e) {
     slots_[size_t(e)].env = std::make_unique<Env>(task_, model_);
@@ -176,9 +175,9 @@ void SimulatorLoop::request(Slot& slot, int e, Clock::time_point eligible_at) {
   r.obs.embodiment = task_.embodiment;
   r.obs.state.assign(size_t(task_.state_dim), 0.f);
   slot.env->observe(r.obs.state.data());
-  encoder_.render(*slot.env, frames_);
   r.obs.vl.clear();
-  encoder_.features(frames_, task_.instructions[size_t(slot.episode % int64_t(task_.instructions.size()))], r.obs.vl);
+  observer_->observe(*slot.env, task_.instructions[size_t(slot.episode % int64_t(task_.instructions.size()))],
+                     r.obs.vl);
   requests_.push(encode(r));
   slot.awaiting = true;
 }

@@ -1,4 +1,4 @@
-#include "policy_batch.hpp"
+#include "rl/roles/policy_batch.hpp"
 
 #include <algorithm>
 

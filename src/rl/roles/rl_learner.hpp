@@ -7,7 +7,7 @@
 // which the policy version advances. π_prox is the policy at
 // the start of the update. The same steps run whatever the mode: sync and async_rollout start
 // an update once its transitions are all there, async streams micro-batches as they arrive,
-// so on the same batch the modes give the same update (tests/sim/test_rl_learner.cpp).
+// so on the same batch the modes give the same update (tests/rl/test_rl_learner.cpp).
 // What an update computes depends only on the order transitions arrive in: a segment's GAE
 // uses the value head as it was at the start of the update whose micro-batch first takes
 // from it, advantages are normalised per micro-batch (the one statistic a stream can know),
@@ -34,7 +34,7 @@
 #include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 #include "rl/value_head.hpp"
-#include "rl_messages.hpp"
+#include "rl/roles/rl_messages.hpp"
 #include "train/optimizer.hpp"
 #include "parallel/shard_layout.hpp"
 

@@ -29,7 +29,8 @@
 #include "rl/stage_cost.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/utilisation.hpp"
-#include "rl_options.hpp"
+#include "rl/roles/rl_options.hpp"
+#include "rl/roles/vl_observer.hpp"
 #include "sim/task.hpp"
 
 namespace emb {
@@ -53,6 +54,7 @@ struct RlSetup {
   StageCostModel cost;
   int round_chunks_per_env = 0;    // sync / async_rollout: chunks per environment per round
   int local_rank = 0;              // among the ranks of this node (the GPU of run.device = cuda)
+  VlObserverFactory vl_observer;   // a simulator's vl tokens (the caller's renderer and encoder)
 };
 
 // Busy and waiting time of a rank's loop (the per-group utilisation of summary.json).
@@ -119,8 +121,12 @@ nlohmann::json run_simulator(const RlSetup& s);
 nlohmann::json run_generator(const RlSetup& s);
 nlohmann::json run_trainer(const RlSetup& s);
 
-// `embsim rl DECK [--set k=v ...]`, collective over the world: returns summary.json's path.
-std::string run_rl(const World& world, const std::string& deck_path, const std::vector<std::string>& sets,
-                   const std::string& mjcf_dir);
+// The checks of a loaded setup against the ranks and the policy (one line each, the same on
+// every rank); sets s.round_chunks_per_env.
+void check_rl_setup(RlSetup& s);
+
+// Runs this rank's role from a checked setup, collective over `world`: writes
+// run_dir/summary.json (rank 0) and returns its path. s.o.ckpt_dir must be set.
+std::string run_rl_roles(MPI_Comm world, const RlSetup& s, const std::string& run_dir);
 
 }  // namespace emb

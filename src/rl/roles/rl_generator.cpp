@@ -9,15 +9,15 @@
 #include "core/rng.hpp"
 #include "kernels/make_ops.hpp"
 #include "kernels/ops_buffer.hpp"
-#include "policy_batch.hpp"
+#include "rl/roles/policy_batch.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
 #include "rl/flow_sde.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/weight_push.hpp"
-#include "rl_messages.hpp"
-#include "rl_roles.hpp"
-#include "rl_shutdown.hpp"
+#include "rl/roles/rl_messages.hpp"
+#include "rl/roles/rl_roles.hpp"
+#include "rl/roles/rl_shutdown.hpp"
 
 namespace emb {
 

@@ -1,10 +1,9 @@
-#include "rl_checkpoint.hpp"
+#include "rl/roles/rl_checkpoint.hpp"
 
 #include <filesystem>
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "gr00t_policy.hpp"
 #include "checkpoint/checkpoint.hpp"
 
 namespace emb {
@@ -49,23 +48,12 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner) {
   return path;
 }
 
-void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, RlSetup& s) {
-  const std::vector<std::string> found = find_checkpoints(checkpoint);
-  const std::string path = found.back();
-  Gr00tPolicy policy(path, deck_sets, s.o.seed, s.local_rank);  // validates the checkpoint and reads its model
-  s.cfg = policy.config();
-  s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();
-  policy.check_task(s.task, s.o.observation.d_vl);
-  s.init_params = policy.params();
-  s.sft_deck_text = policy.deck_text();
-  const std::string side = rl_sidecar_path(path);
-  if (side.empty()) return;
-  H5File f = H5File::open(side);
+void read_rl_sidecar(const std::string& sidecar, RlSetup& s) {
+  H5File f = H5File::open(sidecar);
   s.start_version = int64_t(f.attr_double("/", "version"));
   s.start_value_steps = int64_t(f.attr_double("/", "value_steps"));
   s.start_policy_steps = int64_t(f.attr_double("/", "policy_steps"));
   s.value_state = f.read_all<float>("value_head");
-  s.exp_avg = policy.exp_avg(), s.exp_avg_sq = policy.exp_avg_sq();
 }
 
 void restore_value_head(ValueHead& v, const std::vector<float>& state) {

@@ -1,4 +1,4 @@
-#include "rl_shutdown.hpp"
+#include "rl/roles/rl_shutdown.hpp"
 
 #include <chrono>
 
@@ -6,7 +6,7 @@
 #include "comm/messages.hpp"
 #include "core/error.hpp"
 #include "rl/backoff.hpp"
-#include "rl_roles.hpp"
+#include "rl/roles/rl_roles.hpp"
 
 namespace emb {
 

@@ -1,4 +1,4 @@
-#include "rl_messages.hpp"
+#include "rl/roles/rl_messages.hpp"
 
 #include "core/error.hpp"
 #include "rl/byte_message.hpp"

@@ -12,11 +12,11 @@
 #include "rl/channel.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/weight_push.hpp"
-#include "rl_checkpoint.hpp"
-#include "rl_learner.hpp"
-#include "rl_messages.hpp"
-#include "rl_roles.hpp"
-#include "rl_shutdown.hpp"
+#include "rl/roles/rl_checkpoint.hpp"
+#include "rl/roles/rl_learner.hpp"
+#include "rl/roles/rl_messages.hpp"
+#include "rl/roles/rl_roles.hpp"
+#include "rl/roles/rl_shutdown.hpp"
 
 namespace emb {
 

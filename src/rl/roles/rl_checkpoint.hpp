@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "rl/value_head.hpp"
-#include "rl_learner.hpp"
-#include "rl_roles.hpp"
+#include "rl/roles/rl_learner.hpp"
+#include "rl/roles/rl_roles.hpp"
 
 namespace emb {
 
@@ -22,10 +22,9 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner);
 // The sidecar of a policy checkpoint ("" when it has none).
 std::string rl_sidecar_path(const std::string& policy_checkpoint);
 
-// The last checkpoint of `checkpoint` (file, checkpoint dir or run dir): fills s.cfg,
-// s.sft_deck_text, s.init_params, the flow/exec steps and, from a sidecar, the version,
-// optimizer steps, value head state and the policy's AdamW moments.
-void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, RlSetup& s);
+// A sidecar's version, optimizer steps and value head state into s (embsim's load_rl_start
+// reads the policy checkpoint beside it).
+void read_rl_sidecar(const std::string& sidecar, RlSetup& s);
 
 // params ‖ moment1 ‖ moment2 of a value head, as the sidecar stores them.
 void restore_value_head(ValueHead& v, const std::vector<float>& state);

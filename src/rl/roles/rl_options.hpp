@@ -1,15 +1,12 @@
-// `embsim rl DECK`: the options of an RL run: the deck's [rl] keys, and what the run shares
-// with training (seed, backend, watchdog, fault injection) from its RunConfig
-// (config/schema.cpp documents each key). The policy's model comes from rl.init's checkpoint.
+// The options of an RL run: the deck's [rl] keys, and what the run shares with training (seed,
+// backend, watchdog, fault injection) from its RunConfig (config/schema.cpp documents each key;
+// embsim's rl_options_from_deck reads them). The policy's model comes from rl.init's checkpoint.
 #pragma once
 #include <cstdint>
 #include <string>
-#include <vector>
 
-#include "config/deck.hpp"
 #include "config/run_config.hpp"
-#include "observation.hpp"
-#include "policy_batch.hpp"
+#include "rl/roles/policy_batch.hpp"
 #include "rl/grpo.hpp"
 #include "rl/ppo.hpp"
 #include "rl/stage_cost.hpp"
@@ -42,11 +39,6 @@ struct RlOptions {
   double watchdog_s = 120;  // a rank that hears nothing it waits for this long fails the run
   int fail_rank = -1;        // debug.fail_rank: this world rank dies at debug.fail_step chunks / steps
   int64_t fail_step = 1;
-  ObservationOptions observation;
 };
-
-// Throws emb::Error (one line naming the key) for values that cannot work together.
-// `run` is the deck's RunConfig (app/run_config_from_deck.hpp).
-RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run);
 
 }  // namespace emb
