@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
@@ -14,15 +15,10 @@
 #include "encoders/eagle/frame_transform.hpp"
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "generated/git_commit.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/make_ops.hpp"
 #include "packed_reader.hpp"
 #include "progress.hpp"
 #include "rank_errors.hpp"
-#ifdef EMBTRAIN_CUDA_KERNELS
-#include <cuda_runtime_api.h>
-
-#include "kernels/cuda/cuda_ops.hpp"
-#endif
 
 namespace emb {
 
@@ -39,27 +35,11 @@ struct Ranks {
 Ranks ranks_of(MPI_Comm comm) {
   Ranks r;
   if (comm == MPI_COMM_NULL) return r;
-  MPI_Comm_rank(comm, &r.rank), MPI_Comm_size(comm, &r.ranks);
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r.rank, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &r.local);
-  MPI_Comm_free(&node);
+  r.rank = rank_in(comm), r.ranks = ranks_in(comm);
+  MPI_Comm node = split_by_node(comm);
+  r.local = rank_in(node);
+  free_communicator(node);
   return r;
-}
-
-std::unique_ptr<Ops> make_ops(const std::string& device, int local_rank) {
-  if (device == "cpu") return std::make_unique<CpuOps>();
-#ifdef EMBTRAIN_CUDA_KERNELS
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
-    throw Error("features: --device cuda, but no CUDA device is visible", kExitInput);
-  return std::make_unique<CudaOps>(local_rank % n);
-#else
-  (void)local_rank;
-  throw Error("features: --device cuda, but this embpack was built without the CUDA backend (no nvcc when CMake "
-              "configured it); use --device cpu",
-              kExitInput);
-#endif
 }
 
 DType storage_of(const FeaturesOptions& o) {
@@ -118,7 +98,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   EMB_CHECK(o.batch > 0, "features: --batch must be positive");
 
   const tokenizers::Qwen2Tokenizer tokenizer(eagle_folder);
-  std::unique_ptr<Ops> ops = make_ops(o.device, r.local);
+  std::unique_ptr<Ops> ops = make_ops(BackendConfig{o.device == "cuda" ? Device::cuda : Device::cpu}, r.local);
   EagleBackbone backbone(*ops, o.backbone, eagle_folder, storage_of(o));
   const encoders::EagleDims& d = backbone.dims();
   report.digest = encoders::eagle_weights_digest(WeightSource(o.backbone));

@@ -33,13 +33,24 @@
 #include "comm/comm_factory.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/linear.hpp"
+#include "kernels/make_ops.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 int g_rank = 0, g_size = 1;
+
+// The CPU backend the probe times, made by the factory as a run's is (run.device = cpu).
+emb::Ops& cpu_ops() {
+  static const std::unique_ptr<emb::Ops> ops = emb::make_ops(emb::BackendConfig{}, 0);
+  return *ops;
+}
+
+// y [n, out] = x [n, in] · w [in, out] on the CPU backend.
+void linear(const float* x, const float* w, float* y, int64_t n, int64_t in, int64_t out) {
+  cpu_ops().linear_forward(emb::view(x, n, in), emb::view(w, in, out), emb::View{}, emb::Activation::none,
+                           emb::View{}, emb::view(y, n, out));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -81,8 +92,10 @@ struct TrunkGemms {
   }
   void run() {
     for (auto& s : shapes) {
-      emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
-      emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
+      linear(x.data(), w.data(), y.data(), N, s[0], s[1]);
+      cpu_ops().linear_backward(emb::view(x.data(), N, s[0]), emb::view(w.data(), s[0], s[1]), emb::Activation::none,
+                                emb::View{}, emb::view(dy.data(), N, s[1]), emb::view(dx.data(), N, s[0]),
+                                emb::view(dw.data(), s[0], s[1]), emb::View{});
     }
   }
 };
@@ -127,7 +140,7 @@ double rank_imbalance() {
   const int m = 384;
   std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
   const auto burst = [&] {
-    for (int i = 0; i < 8; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+    for (int i = 0; i < 8; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
   };
   burst();
   std::vector<double> ratios;
@@ -150,7 +163,7 @@ double rank_imbalance() {
 double gemm_peak() {
   const int n = 1024;
   std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
-  return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
+  return 2.0 * n * n * n / timed([&] { linear(a.data(), w.data(), y.data(), n, n, n); });
 }
 
 // Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
@@ -161,13 +174,15 @@ double attention_seconds(int hd, bool backward) {
   std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
       dq(q.size()), dk(q.size()), dv(q.size());
   std::vector<int32_t> seq(size_t(T), 0);
-  const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
-                                seq.data(), seq.data(), seq.data()};
+  const emb::AttnIndex idx{emb::AttnMask::full, seq.data(), seq.data(), seq.data(),
+                           seq.data(), seq.data(), seq.data()};
+  const emb::AttnConfig cfg{H, hd};
+  const auto rows = [&](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
   return timed([&] {
-    emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+    cpu_ops().attention_forward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), cfg, idx);
     if (backward)
-      emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                                   dk.data(), dv.data(), T, T, H, hd, idx);
+      cpu_ops().attention_backward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), rows(dout, D),
+                                   rows(dq, D), rows(dk, D), rows(dv, D), cfg, idx);
   }, 1);
 }
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace emb::cpu {
+namespace emb::frames {
 
 // out[i] = Σ_j weight[i·taps + j] · in[index[i·taps + j]], j = 0 .. taps−1 in order.
 struct ResizeTable {
@@ -35,4 +35,4 @@ ResizeTable bicubic_table(int64_t in, int64_t out);
 // (cols, cols.in = W) then the height pass (rows, rows.in = H). OpenMP over rows.
 void resize_hwc(const float* src, int64_t C, const ResizeTable& rows, const ResizeTable& cols, float* dst);
 
-}  // namespace emb::cpu
+}  // namespace emb::frames

@@ -1,11 +1,11 @@
-#include "kernels/cpu/resize.hpp"
+#include "encoders/frames/resize.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
 
-namespace emb::cpu {
+namespace emb::frames {
 
 namespace {
 
@@ -121,4 +121,4 @@ void resize_hwc(const float* src, int64_t C, const ResizeTable& rows, const Resi
         dst[(y * Wo + x) * C + c] = apply_taps(rows, y, mid.data() + x * C + c, Wo * C);
 }
 
-}  // namespace emb::cpu
+}  // namespace emb::frames
