@@ -82,6 +82,23 @@ std::string joined_names(const PackedData& p, const std::vector<size_t>& order) 
   return s;
 }
 
+// Where /features/vl came from: the backbone and its digest, the recipe,
+// the preprocessing, the views and dims, the augmentation.
+void record_provenance(const FeaturesOptions& o, const FeaturesReport& report, const std::string& views,
+                       VarlenFeatures& vl) {
+  vl.attributes = {{"backbone", "gr00t-n1.5 eagle2.5"},
+                   {packed::kBackboneDigest, report.digest},
+                   {"checkpoint", o.backbone},
+                   {"recipe", str("embtrain ", EMBTRAIN_GIT_COMMIT)},
+                   {"preprocessing",
+                    "gr00t-n1.5 eval: centre crop 0.95, antialiased bilinear to the image size (float32), uint8, "
+                    "(x - 127.5) / 127.5; prompt: the Eagle 2.5 chat template, views in order, the task text raw"},
+                   {"views", views},
+                   {"dims", report.dims},
+                   {packed::kAugmentVariants, std::to_string(o.augment)}};
+  if (o.augment > 0) vl.attributes["augment_seed"] = std::to_string(o.seed);
+}
+
 // The features of this rank's share (throws emb::Error on bad input; no collective inside).
 PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
@@ -153,17 +170,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
     progress.advance(n);
   }
   VarlenFeatures& vl = variants[0];
-  vl.attributes = {{"backbone", "gr00t-n1.5 eagle2.5"},
-                   {packed::kBackboneDigest, report.digest},
-                   {"checkpoint", o.backbone},
-                   {"recipe", str("embtrain ", EMBTRAIN_GIT_COMMIT)},
-                   {"preprocessing",
-                    "gr00t-n1.5 eval: centre crop 0.95, antialiased bilinear to the image size (float32), uint8, "
-                    "(x - 127.5) / 127.5; prompt: the Eagle 2.5 chat template, views in order, the task text raw"},
-                   {"views", joined_names(p, views)},
-                   {"dims", report.dims},
-                   {packed::kAugmentVariants, std::to_string(o.augment)}};
-  if (o.augment > 0) vl.attributes["augment_seed"] = std::to_string(o.seed);
+  record_provenance(o, report, joined_names(p, views), vl);
   p.features.clear();
   for (int k = 0; k < o.augment; ++k) p.features[str("vl_aug", k)] = std::move(variants[size_t(k + 1)]);
   p.features["vl"] = std::move(vl);
