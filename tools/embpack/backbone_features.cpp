@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 
-#include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
@@ -26,21 +25,6 @@ namespace {
 
 using encoders::EagleBackbone;
 using encoders::EagleSample;
-
-// The run's ranks: this one, how many, and its index among the ranks of its node.
-struct Ranks {
-  int rank = 0, ranks = 1, local = 0;
-};
-
-Ranks ranks_of(MPI_Comm comm) {
-  Ranks r;
-  if (comm == MPI_COMM_NULL) return r;
-  r.rank = rank_in(comm), r.ranks = ranks_in(comm);
-  MPI_Comm node = split_by_node(comm);
-  r.local = rank_in(node);
-  free_communicator(node);
-  return r;
-}
 
 DType storage_of(const FeaturesOptions& o) {
   if (o.precision == "fp32") return DType::f32;
@@ -100,13 +84,13 @@ void record_provenance(const FeaturesOptions& o, const FeaturesReport& report, c
 }
 
 // The features of this rank's share (throws emb::Error on bad input; no collective inside).
-PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesReport& report) {
+PackedData compute_share(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
   const std::string eagle_folder = o.eagle_folder.empty() ? o.backbone + "/eagle2_hg_model" : o.eagle_folder;
   const std::vector<int64_t> episode_offsets = H5File::open(o.input).read_all<int64_t>(packed::kEpisodeOffsets);
-  const std::vector<int64_t> shares = balanced_episode_shares(episode_offsets, r.ranks);
+  const std::vector<int64_t> shares = balanced_episode_shares(episode_offsets, world.size);
   PackedShareRequest request;
-  request.first_episode = shares[size_t(r.rank)], request.last_episode = shares[size_t(r.rank) + 1];
+  request.first_episode = shares[size_t(world.rank)], request.last_episode = shares[size_t(world.rank) + 1];
   request.features = false;
   PackedData p = read_packed_share(o.input, request);
   if (p.family != "gr00t")
@@ -115,7 +99,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   EMB_CHECK(o.batch > 0, "features: --batch must be positive");
 
   const tokenizers::Qwen2Tokenizer tokenizer(eagle_folder);
-  std::unique_ptr<Ops> ops = make_ops(BackendConfig{o.device == "cuda" ? Device::cuda : Device::cpu}, r.local);
+  std::unique_ptr<Ops> ops = make_ops(BackendConfig{o.device == "cuda" ? Device::cuda : Device::cpu}, world.local_rank);
   EagleBackbone backbone(*ops, o.backbone, eagle_folder, storage_of(o));
   const encoders::EagleDims& d = backbone.dims();
   report.digest = encoders::eagle_weights_digest(WeightSource(o.backbone));
@@ -140,7 +124,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   const int64_t H = p.videos[views[0]].height, W = p.videos[views[0]].width;
   const int64_t frame_bytes = H * W * 3, patch_values = d.tokens_per_image() * d.patch_features();
   const int64_t V = int64_t(views.size());
-  Progress progress(str("features (rank ", r.rank, " of ", r.ranks, ")"), p.steps(), o.progress, r.rank == 0);
+  Progress progress(str("features (rank ", world.rank, " of ", world.size, ")"), p.steps(), o.progress, world.rank == 0);
   std::vector<uint8_t> frames(size_t(V * frame_bytes));
   for (int64_t s0 = 0, e = 0; s0 < p.steps(); s0 += o.batch) {
     const int64_t n = std::min<int64_t>(o.batch, p.steps() - s0);
@@ -179,14 +163,13 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
 
 }  // namespace
 
-PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, FeaturesReport& report) {
-  const Ranks r = ranks_of(comm);
+PackedData compute_backbone_features(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
   PackedData share;
   std::string error;
   int code = kExitFailure;
   try {
-    share = compute_share(o, r, report);
+    share = compute_share(o, world, report);
   } catch (const Error& e) {
     // Everything compute_share refuses is input to fix (the file, its frames, the checkpoint,
     // the Eagle folder, the options): exit 2, as the readers' own errors are plain; an internal
@@ -196,12 +179,12 @@ PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, Fe
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm, code);
+  throw_if_any_failed(error, world.comm, code);
   const std::vector<int64_t> counts =
-      gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, comm);
+      gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, world.comm);
   report.steps = report.tokens = 0;
   for (size_t i = 0; i < counts.size(); i += 2) report.steps += counts[i], report.tokens += counts[i + 1];
-  report.ranks = r.ranks;
+  report.ranks = world.size;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return share;
 }

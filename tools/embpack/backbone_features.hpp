@@ -15,11 +15,11 @@
 // variant from the seed, the same on any rank count), which training reads one per epoch
 // (data.vl_augment).
 #pragma once
-#include <mpi.h>
 
 #include <string>
 #include <vector>
 
+#include "comm/world.hpp"
 #include "packed_data.hpp"
 
 namespace emb {
@@ -44,9 +44,9 @@ struct FeaturesReport {
   std::string digest, dims;
 };
 
-// Collective over comm (MPI_COMM_NULL: serial). This rank's share of the input with
+// Collective over world.comm. This rank's share of the input with
 // /features/vl replaced, ready for write_packed; an error on any rank is an emb::Error on
 // every rank (exit code 2 for input to fix: a missing file, tensor or token, bad frames).
-PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, FeaturesReport& report);
+PackedData compute_backbone_features(const FeaturesOptions& o, const World& world, FeaturesReport& report);
 
 }  // namespace emb

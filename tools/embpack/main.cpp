@@ -82,7 +82,7 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
 int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::FeaturesReport report;
-    emb::PackedData share = emb::compute_backbone_features(o, world.comm, report);
+    emb::PackedData share = emb::compute_backbone_features(o, world, report);
     emb::write_packed(share, out, created_by, world.comm);
     if (world.rank == 0)
       std::printf("%s: vl features of %lld steps (%lld tokens) by the backbone %s (%s, digest %s) in %.2f s on %d "
