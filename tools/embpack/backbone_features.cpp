@@ -17,7 +17,7 @@
 #include "kernels/make_ops.hpp"
 #include "packed_reader.hpp"
 #include "progress.hpp"
-#include "rank_errors.hpp"
+#include "comm/agreement.hpp"
 
 namespace emb {
 
@@ -179,7 +179,7 @@ PackedData compute_backbone_features(const FeaturesOptions& o, const World& worl
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, world.comm, code);
+  throw_if_any_rank_failed(world.comm, error, code);
   const std::vector<int64_t> counts =
       gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, world.comm);
   report.steps = report.tokens = 0;

@@ -15,7 +15,7 @@
 #include "lerobot_dataset.hpp"
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
-#include "rank_errors.hpp"
+#include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 
@@ -348,7 +348,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm);
+  throw_if_any_rank_failed(comm, error);
   agree_on_tasks(p, comm);
   const LerobotDataset& first = datasets[0];
   p.family = "gr00t";

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
 #include "backbone_features.hpp"
@@ -45,8 +46,8 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
 }
 
 // The converters that run under MPI (mpirun -np N, or alone as one rank): `convert` makes this
-// rank's share and writes it (collectively); an error is printed once (by the rank that met it)
-// and every rank exits with the highest code.
+// rank's share and writes it (collectively); an error the ranks agreed on is printed once (by
+// rank 0), any other by the rank that met it, and every rank exits with the highest code.
 template <class Convert>
 int run_parallel(Convert convert) {
   return emb::run_in_world("embpack", nullptr, nullptr, [&](const emb::World& world) {
@@ -54,7 +55,7 @@ int run_parallel(Convert convert) {
     try {
       convert(world);
     } catch (const emb::Error& e) {
-      if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
+      if (world.rank == 0 || !dynamic_cast<const emb::AgreedError*>(&e)) std::cerr << "embpack: " << e.what() << "\n";
       code = e.exit_code();
     } catch (const std::exception& e) {
       std::cerr << "embpack: " << e.what() << "\n";

@@ -6,7 +6,7 @@
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
-#include "rank_errors.hpp"
+#include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 #include "temp_output.hpp"
@@ -137,7 +137,7 @@ void write_packed(const PackedData& d, const std::string& out, const std::string
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm);
+  throw_if_any_rank_failed(comm, error);
   WholeRows whole = gather_whole_rows(d, comm);
   if (w.rank != 0) return;
   {
