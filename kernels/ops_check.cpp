@@ -13,8 +13,7 @@ const View kAbsent;
 
 OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), views_(views) {}
 
-void OpCheck::expect(bool ok, const std::string& what) const {
-  if (ok) return;
+void OpCheck::fail(const std::string& what) const {
   std::string shapes;
   for (const Named& v : views_) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
   throw Error(str(op_, ": ", what, "; ", shapes));
@@ -24,17 +23,17 @@ void OpCheck::well_formed() const {
   for (const Named& v : views_)
     if (!v.second->absent())
       expect(v.second->rows >= 0 && v.second->cols >= 0 && v.second->ld >= v.second->cols,
-             str(v.first, " is not a matrix (rows, cols >= 0 and ld >= cols)"));
+             v.first, " is not a matrix (rows, cols >= 0 and ld >= cols)");
 }
 
 void OpCheck::contiguous() const {
   for (const Named& v : views_)
-    if (!v.second->absent()) expect(v.second->contiguous(), str(v.first, " must be contiguous on this backend"));
+    if (!v.second->absent()) expect(v.second->contiguous(), v.first, " must be contiguous on this backend");
 }
 
 void OpCheck::contiguous(std::initializer_list<Named> views) const {
   for (const Named& v : views)
-    if (!v.second->absent()) expect(v.second->contiguous(), str(v.first, " must be contiguous on this backend"));
+    if (!v.second->absent()) expect(v.second->contiguous(), v.first, " must be contiguous on this backend");
 }
 
 void OpCheck::dtypes(std::initializer_list<DType> supported) const {
@@ -42,12 +41,12 @@ void OpCheck::dtypes(std::initializer_list<DType> supported) const {
     if (v.second->absent()) continue;
     bool ok = false;
     for (DType t : supported) ok = ok || v.second->dtype == t;
-    expect(ok, str(v.first, " has dtype ", dtype_name(v.second->dtype), ", unsupported on this backend"));
+    expect(ok, v.first, " has dtype ", dtype_name(v.second->dtype), ", unsupported on this backend");
   }
 }
 
 void OpCheck::same_shape(const View& a, const View& b, const char* a_name, const char* b_name) const {
-  expect(a.rows == b.rows && a.cols == b.cols, str(a_name, " and ", b_name, " differ in shape"));
+  expect(a.rows == b.rows && a.cols == b.cols, a_name, " and ", b_name, " differ in shape");
 }
 
 OpCheck check_zero(const View& y) {
@@ -61,7 +60,7 @@ OpCheck check_elementwise(const char* op, std::initializer_list<OpCheck::Named> 
   c.well_formed();
   const View* first = nullptr;
   for (const OpCheck::Named& v : views) {
-    c.expect(!v.second->absent(), str(v.first, " is absent"));
+    c.expect(!v.second->absent(), v.first, " is absent");
     if (!first) first = v.second;
     c.expect(v.second->rows == first->rows && v.second->cols == first->cols, "shapes differ");
   }
@@ -94,10 +93,10 @@ OpCheck check_rows(const char* op, const View& src, const RowIndex& src_rows, co
   c.expect(!src.absent() && !dst.absent(), "src and dst must be present");
   c.expect(src.cols == dst.cols, "src and dst differ in columns");
   const int64_t n = row_count(src, src_rows, dst_rows);
-  c.expect(src_rows.absent() || src_rows.n == n, str("src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n));
-  c.expect(dst_rows.absent() || dst_rows.n == n, str("src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n));
-  c.expect(!src_rows.absent() || n <= src.rows, str(n, " rows from src"));
-  c.expect(!dst_rows.absent() || n <= dst.rows, str(n, " rows into dst"));
+  c.expect(src_rows.absent() || src_rows.n == n, "src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n);
+  c.expect(dst_rows.absent() || dst_rows.n == n, "src_rows has ", src_rows.n, " rows, dst_rows ", dst_rows.n);
+  c.expect(!src_rows.absent() || n <= src.rows, n, " rows from src");
+  c.expect(!dst_rows.absent() || n <= dst.rows, n, " rows into dst");
   return c;
 }
 
@@ -123,7 +122,7 @@ OpCheck linear_forward_rules(const char* op, const View& x, const View& W, const
   c.well_formed();
   c.expect(!x.absent() && !W.absent() && !y.absent(), "x, W and y must be present");
   const int64_t E = n_emb > 0 ? n_emb : 1;
-  c.expect(W.rows == E * x.cols, n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
+  if (W.rows != E * x.cols) c.fail(n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
   c.expect(y.rows == x.rows && y.cols == W.cols, "y must be [x rows, W cols]");
   c.expect(b.absent() || (b.rows == E && b.cols == W.cols), "b must be [E, out]");
   c.expect((act == Activation::none) == pre.absent(), "pre is present exactly when there is an activation");
@@ -137,7 +136,7 @@ OpCheck linear_backward_rules(const char* op, const View& x, const View& W, Acti
   c.well_formed();
   c.expect(!x.absent() && !W.absent() && !dy.absent(), "x, W and dy must be present");
   const int64_t E = n_emb > 0 ? n_emb : 1;
-  c.expect(W.rows == E * x.cols, n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
+  if (W.rows != E * x.cols) c.fail(n_emb > 0 ? str("W must be [E·in, out] with E = ", n_emb) : "W must be [in, out]");
   c.expect(dy.rows == x.rows && dy.cols == W.cols, "dy must be [x rows, W cols]");
   c.expect(dx.absent() || (dx.rows == x.rows && dx.cols == x.cols), "dx must have x's shape");
   c.expect(dW.absent() || (dW.rows == W.rows && dW.cols == W.cols), "dW must have W's shape");
@@ -148,7 +147,7 @@ OpCheck linear_backward_rules(const char* op, const View& x, const View& W, Acti
 }
 
 void emb_rows_rule(const OpCheck& c, const EmbRows& emb, const View& x) {
-  c.expect(emb.n_emb > 0 && emb.ids && emb.n == x.rows, str("the embodiment ids must cover x's rows (", emb.n, ")"));
+  c.expect(emb.n_emb > 0 && emb.ids && emb.n == x.rows, "the embodiment ids must cover x's rows (", emb.n, ")");
 }
 
 void fp8_shape_rule(const OpCheck& c, const View& W) {
@@ -240,7 +239,7 @@ namespace {
 
 // The rules an op shares with its fused form, on that op's OpCheck (which names the views).
 void gated_residual_rules(const OpCheck& c, const View& x, const View& gate, const View& y, const char* y_name) {
-  c.expect(!x.absent() && !y.absent(), str("x and ", y_name, " must be present"));
+  c.expect(!x.absent() && !y.absent(), "x and ", y_name, " must be present");
   c.same_shape(x, y, "x", y_name);
   c.expect(gate.absent() || (gate.rows == x.rows && gate.cols == x.cols), "gate must have x's shape");
 }
@@ -341,7 +340,7 @@ void attention_rules(const OpCheck& c, const View& q, const View& k, const View&
   c.expect(!q.absent() && !k.absent() && !v.absent() && !out.absent() && !lse.absent(),
            "q, k, v, out and lse must be present");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && q.cols == int64_t(cfg.heads) * cfg.head_dim,
-           str("q must be [Tq, heads·head_dim] with heads ", cfg.heads, ", head_dim ", cfg.head_dim));
+           "q must be [Tq, heads·head_dim] with heads ", cfg.heads, ", head_dim ", cfg.head_dim);
   c.same_shape(k, v, "k", "v");
   c.expect(k.cols == q.cols, "k must have q's columns");
   c.same_shape(q, out, "q", "out");
@@ -384,8 +383,8 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
   c.well_formed();
   c.expect(!x.absent() && pos, "x and pos must be present");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
-           str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
-  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3, str("3d RoPE needs head_dim >= 6, not ", cfg.head_dim));
+           "x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim);
+  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3, "3d RoPE needs head_dim >= 6, not ", cfg.head_dim);
   return c;
 }
 
@@ -396,7 +395,7 @@ OpCheck check_dropout(const char* op, const View& in, const View& out, const Dro
   c.well_formed();
   c.expect(!in.absent() && !out.absent(), "both views must be present");
   c.same_shape(in, out, forward ? "x" : "dy", forward ? "y" : "dx");
-  c.expect(cfg.p >= 0 && cfg.p < 1, str("the drop probability ", cfg.p, " must lie in [0, 1)"));
+  c.expect(cfg.p >= 0 && cfg.p < 1, "the drop probability ", cfg.p, " must lie in [0, 1)");
   c.expect(rows.seq && rows.token && rows.sample_id, "the rows' seq, token and sample_id must be present");
   c.expect(uint64_t(in.rows) * uint64_t(in.cols) < kDropoutElements,
            "a site holds at most 2^32 elements per sample (tokens x columns)");
@@ -409,7 +408,7 @@ OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig&
   c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
   c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
   c.expect(cfg.freq_shift >= 0 && cfg.freq_shift < out.cols / 2,
-           str("the frequency shift ", cfg.freq_shift, " must lie in [0, out's width / 2)"));
+           "the frequency shift ", cfg.freq_shift, " must lie in [0, out's width / 2)");
   return c;
 }
 
@@ -439,7 +438,7 @@ OpCheck check_mse_loss(const View& pred, const View& plus, const View& minus, co
            "target_rows must give one target row per row of pred");
   c.expect(target_cols.absent() ? plus.cols == pred.cols : target_cols.n == pred.cols,
            "target_cols must give one target column per column of pred");
-  c.expect(pred.rows == 0 || cfg.denominator > 0, str("the denominator is ", cfg.denominator));
+  c.expect(pred.rows == 0 || cfg.denominator > 0, "the denominator is ", cfg.denominator);
   return c;
 }
 
@@ -460,7 +459,7 @@ namespace {
 void segment_rules(const OpCheck& c, const AttnSegments& seg, int64_t Tq, int64_t Tk, bool causal) {
   c.expect(seg.n >= 0 && (seg.n == 0 || seg.q_offsets), "the segments' q_offsets must be given");
   if (seg.n == 0) {
-    c.expect(Tq == 0, str("no segments for ", Tq, " query rows"));
+    c.expect(Tq == 0, "no segments for ", Tq, " query rows");
     return;
   }
   const int64_t* q = seg.q_offsets;
@@ -468,13 +467,13 @@ void segment_rules(const OpCheck& c, const AttnSegments& seg, int64_t Tq, int64_
   c.expect(q[0] == 0 && k[0] == 0, "segment offsets must start at 0");
   for (int s = 0; s < seg.n; ++s) {
     const int64_t lq = q[s + 1] - q[s], lk = k[s + 1] - k[s];
-    c.expect(lq >= 0 && lk >= 0, str("segment ", s, " has negative length (offsets must ascend)"));
-    c.expect(lq == 0 || lk > 0, str("segment ", s, " has ", lq, " queries and no key"));
-    c.expect(!causal || lk >= lq, str("causal segment ", s, " has ", lq, " queries but ", lk,
-                                       " keys: its first queries would see no key"));
+    c.expect(lq >= 0 && lk >= 0, "segment ", s, " has negative length (offsets must ascend)");
+    c.expect(lq == 0 || lk > 0, "segment ", s, " has ", lq, " queries and no key");
+    c.expect(!causal || lk >= lq, "causal segment ", s, " has ", lq, " queries but ", lk,
+                                       " keys: its first queries would see no key");
   }
-  c.expect(q[seg.n] == Tq, str("the segments cover ", q[seg.n], " query rows, q has ", Tq));
-  c.expect(k[seg.n] == Tk, str("the segments cover ", k[seg.n], " key rows, k has ", Tk));
+  c.expect(q[seg.n] == Tq, "the segments cover ", q[seg.n], " query rows, q has ", Tq);
+  c.expect(k[seg.n] == Tk, "the segments cover ", k[seg.n], " key rows, k has ", Tk);
 }
 
 }  // namespace
@@ -487,17 +486,17 @@ OpCheck check_encoder_attention(const View& q, const View& k, const View& v, con
   c.well_formed();
   c.expect(!q.absent() && !k.absent() && !v.absent() && !out.absent(), "q, k, v and out must be present");
   c.expect(cfg.q_heads > 0 && cfg.kv_heads > 0 && cfg.head_dim > 0 && cfg.q_heads % cfg.kv_heads == 0,
-           str("q_heads ", cfg.q_heads, " must be a positive multiple of kv_heads ", cfg.kv_heads,
-               " and head_dim ", cfg.head_dim, " positive"));
-  c.expect(q.cols == int64_t(cfg.q_heads) * cfg.head_dim, str("q must be [Tq, q_heads·head_dim] with q_heads ",
-                                                                cfg.q_heads, ", head_dim ", cfg.head_dim));
+           "q_heads ", cfg.q_heads, " must be a positive multiple of kv_heads ", cfg.kv_heads,
+               " and head_dim ", cfg.head_dim, " positive");
+  c.expect(q.cols == int64_t(cfg.q_heads) * cfg.head_dim, "q must be [Tq, q_heads·head_dim] with q_heads ",
+                                                                cfg.q_heads, ", head_dim ", cfg.head_dim);
   c.expect(k.cols == int64_t(cfg.kv_heads) * cfg.head_dim && v.cols == k.cols && v.rows == k.rows,
-           str("k and v must be [Tk, kv_heads·head_dim] with kv_heads ", cfg.kv_heads));
+           "k and v must be [Tk, kv_heads·head_dim] with kv_heads ", cfg.kv_heads);
   c.same_shape(q, out, "q", "out");
   c.expect(out.contiguous(), "out must be contiguous");
   c.expect(lse.absent() || (lse.rows == q.rows && lse.cols == cfg.q_heads && lse.contiguous()),
            "lse must be [Tq, q_heads]");
-  c.expect(std::isfinite(cfg.scale) && cfg.scale > 0, str("scale ", cfg.scale, " must be positive"));
+  c.expect(std::isfinite(cfg.scale) && cfg.scale > 0, "scale ", cfg.scale, " must be positive");
   segment_rules(c, segments, q.rows, k.rows, cfg.causal);
   switch (bias_kind.kind) {
     case AttnBiasKind::none:
@@ -510,9 +509,9 @@ OpCheck check_encoder_attention(const View& q, const View& k, const View& v, con
       const int64_t lq = segments.n ? qo[1] - qo[0] : 0, lk = segments.n ? ko[1] - ko[0] : 0;
       for (int s = 1; s < segments.n; ++s)
         c.expect(qo[s + 1] - qo[s] == lq && ko[s + 1] - ko[s] == lk,
-                 str("a dense bias needs segments of one size; segment ", s, " differs from segment 0"));
+                 "a dense bias needs segments of one size; segment ", s, " differs from segment 0");
       c.expect(bias.rows == cfg.q_heads * lq && bias.cols == lk,
-               str("a dense bias must be [q_heads·Lq, Lk] = [", cfg.q_heads * lq, ", ", lk, "]"));
+               "a dense bias must be [q_heads·Lq, Lk] = [", cfg.q_heads * lq, ", ", lk, "]");
       break;
     }
     case AttnBiasKind::relative_buckets:
@@ -520,8 +519,8 @@ OpCheck check_encoder_attention(const View& q, const View& k, const View& v, con
                "a relative-bucket bias must be a contiguous [q_heads, n_buckets] table");
       c.expect(bias_kind.buckets && bias_kind.n_rel > 0 && bias_kind.rel_zero >= 0 &&
                    bias_kind.rel_zero < bias_kind.n_rel,
-               str("relative buckets need a bucket array of n_rel > 0 entries and 0 <= rel_zero < n_rel (n_rel ",
-                   bias_kind.n_rel, ", rel_zero ", bias_kind.rel_zero, ")"));
+               "relative buckets need a bucket array of n_rel > 0 entries and 0 <= rel_zero < n_rel (n_rel ",
+                   bias_kind.n_rel, ", rel_zero ", bias_kind.rel_zero, ")");
       break;
   }
   return c;
@@ -533,8 +532,8 @@ OpCheck check_pack_linear(const Ops& ops, const View& W, const View& packed) {
   c.expect(!W.absent() && !packed.absent() && W.contiguous() && packed.contiguous(), "W and packed must be present and "
                                                                                     "contiguous");
   c.expect(packed.size() == ops.packed_linear_elements(W.rows, W.cols) && packed.dtype == W.dtype,
-           str("packed must hold packed_linear_elements(in, out) = ", ops.packed_linear_elements(W.rows, W.cols),
-               " elements of W's dtype"));
+           "packed must hold packed_linear_elements(in, out) = ", ops.packed_linear_elements(W.rows, W.cols),
+               " elements of W's dtype");
   return c;
 }
 
@@ -544,8 +543,8 @@ OpCheck check_packed_linear(const Ops& ops, const View& x, const View& packed, c
   c.well_formed();
   c.expect(!x.absent() && !packed.absent() && !y.absent() && packed.contiguous(), "x, packed and y must be present");
   c.expect(packed.size() == ops.packed_linear_elements(x.cols, y.cols) && packed.dtype == x.dtype,
-           str("packed must be the packed form of a W [", x.cols, ", ", y.cols, "] (",
-               ops.packed_linear_elements(x.cols, y.cols), " elements of x's dtype)"));
+           "packed must be the packed form of a W [", x.cols, ", ", y.cols, "] (",
+               ops.packed_linear_elements(x.cols, y.cols), " elements of x's dtype)");
   // A linear's rules for the rest (b, pre, y), the W the packed form stands for in W's place.
   linear_forward_rules("packed_linear_forward", x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols}, b, act,
                        pre, y, 0);
@@ -558,8 +557,8 @@ OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const
   c.expect(!x.absent() && pos, "x and pos must be present");
   c.expect(x.contiguous(), "x must be contiguous");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
-           str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
-  c.expect(std::isfinite(cfg.theta) && cfg.theta > 1, str("theta ", cfg.theta, " must be above 1"));
+           "x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim);
+  c.expect(std::isfinite(cfg.theta) && cfg.theta > 1, "theta ", cfg.theta, " must be above 1");
   return c;
 }
 
@@ -570,7 +569,7 @@ OpCheck check_gated_activation(const char* op, Activation act, const View& gate,
   OpCheck c(op, {{"gate", &gate}, {"up", &up}, {y_name, &y}, {"dgate", &dgate}, {"dup", &dup}});
   c.well_formed();
   c.expect(act != Activation::none, "no activation given");
-  c.expect(!gate.absent() && !up.absent() && !y.absent(), str("gate, up and ", y_name, " must be present"));
+  c.expect(!gate.absent() && !up.absent() && !y.absent(), "gate, up and ", y_name, " must be present");
   c.same_shape(gate, up, "gate", "up");
   c.same_shape(gate, y, "gate", y_name);
   c.expect(dgate.absent() || (dgate.rows == gate.rows && dgate.cols == gate.cols), "dgate must have gate's shape");

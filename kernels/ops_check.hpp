@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
 #include "kernels/ops.hpp"
 
 namespace emb {
@@ -17,8 +18,14 @@ class OpCheck {
   using Named = std::pair<const char*, const View*>;
   OpCheck(const char* op, std::initializer_list<Named> views);
 
-  // Throws "op: what; name [shape], ..." unless ok.
-  void expect(bool ok, const std::string& what) const;
+  // Throws "op: what; name [shape], ..." unless ok. The message's parts are joined (emb::str)
+  // only when the check fails: an op call runs a dozen checks, and building their messages
+  // up front was most of its host time.
+  template <class... What>
+  void expect(bool ok, const What&... what) const {
+    if (!ok) fail(str(what...));
+  }
+  [[noreturn]] void fail(const std::string& what) const;
   // Every present view has cols ≤ ld and a non-negative size.
   void well_formed() const;
   // Every present view is contiguous (ld = cols): those of the check, or the ones named.

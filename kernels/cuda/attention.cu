@@ -260,7 +260,7 @@ namespace emb {
 namespace {
 void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
   c.expect(cuda::attention_head_dim_built(cfg.head_dim),
-           str("head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::attention_head_dims_text(), ")"));
+           "head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::attention_head_dims_text(), ")");
 }
 }  // namespace
 
