@@ -32,9 +32,9 @@ std::string duration(double s) {
 }
 
 std::string fixed_costs_text(const FixedCostPrediction& f, bool graphs) {
-  std::string t = str("  fixed costs          ", duration(f.total_s), " = ", f.op_calls, " op calls ", duration(f.op_calls_s),
-                      " + ", f.allocations, " host allocations ", duration(f.allocations_s), " + ", f.syncs,
-                      " host reductions ", duration(f.syncs_s));
+  std::string t = str("  fixed costs          ", duration(f.total_s), " = ", f.op_calls, " op calls ",
+                      duration(f.op_calls_s), " + ", f.allocations, " host allocations ", duration(f.allocations_s),
+                      " + ", f.syncs, " host reductions ", duration(f.syncs_s));
   if (f.launches > 0)
     t += str(" + ", f.launches, graphs ? " graph kernel nodes " : " kernel launches ", duration(f.launches_s));
   return t + "\n";
@@ -111,7 +111,8 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
            ") + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
-           duration(s.optimizer_s), " + fixed ", duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s), "\n");
+           duration(s.optimizer_s), " + fixed ", duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
+           "\n");
   for (const CollectiveCost& c : s.collectives)
     t += str("    ", c.what, ": ", gib(c.bytes), " GiB in ", c.buckets, " call(s), ", c.per_step, " time(s) per step, ",
              c.algorithm, ", ", duration(c.seconds), "\n");

@@ -67,7 +67,7 @@ void check_counts(const ModelConfig& cfg) {
   for (int samples : {1, 3}) {
     const Counted real = count_micro_batch(cfg, samples);
     BOOST_TEST_CONTEXT(cfg.preset << ", " << cfg.n_layers << " layers, " << cfg.n_layers_vl << " vl layers, dropout "
-                                   << cfg.dropout << ", " << samples << " samples") {
+                                  << cfg.dropout << ", " << samples << " samples") {
       BOOST_TEST(real.op_calls == predicted.op_calls_per_micro_batch);
       // The allocations per op call vary with the ops' mix (26-30 measured): within 15 %.
       BOOST_TEST(double(real.allocations) == double(predicted.allocations_per_micro_batch),
