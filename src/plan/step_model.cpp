@@ -246,7 +246,8 @@ double host_reduction_seconds(const Hardware& hw, int R) {
 }
 
 // What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
-void add_fixed_costs(const Hardware& hw, const Workload& w, StepPrediction& s) {
+// The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
+void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, StepPrediction& s) {
   const std::unique_ptr<Model> model = make_model(w.model, nullptr);  // its parameter registry only
   const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
   const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
@@ -254,14 +255,16 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, StepPrediction& s) {
   f.op_calls = calls.op_calls_per_micro_batch * s.micro_batches + calls.optimizer_op_calls;
   f.allocations = calls.allocations_per_micro_batch * s.micro_batches;
   f.syncs = calls.host_reductions;
-  f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s;
-  f.allocations_s = double(f.allocations) * hw.fixed.allocation_s;
+  f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s / r.share;
+  f.allocations_s = double(f.allocations) * hw.fixed.allocation_s / r.share;
   f.syncs_s = f.syncs * host_reduction_seconds(hw, w.ranks);
   if (hw.fixed.gpu()) {
     f.launches = f.op_calls;
     f.launches_s = double(f.launches) * (w.cuda_graphs ? hw.fixed.graph_kernel_launch_s : hw.fixed.kernel_launch_s);
   }
-  f.total_s = f.op_calls_s + f.allocations_s + f.syncs_s + f.launches_s;
+  // A GPU's host runs ahead of its stream: host work shows where it outlasts the device's.
+  const double host = f.op_calls_s + f.allocations_s + f.launches_s;
+  f.total_s = (hw.fixed.gpu() ? std::max(0.0, host - s.compute_s) : host) + f.syncs_s;
 }
 
 // The optimizer's step over the owned shard, then the data: the loader reads ahead, so storage
@@ -328,7 +331,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
   add_compute(hw, w.ranks, per_sample, s);
   add_communication(hw, w, p, per_sample, s);
-  add_fixed_costs(hw, w, s);
+  add_fixed_costs(hw, w, rates, s);
   add_optimizer_and_data(hw, w, p, rates, s);
   add_throughput(hw, w, s);
   add_memory(hw, w, p, s);

@@ -18,9 +18,11 @@
 //             to R ranks by the expected maximum of R independent normal delays;
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch and of the optimizer at the host's
-//             seconds per call, the host allocations at seconds per allocation, the step's
+//             seconds per call, the host allocations at seconds per allocation (both at the
+//             rank's share of a CPU node's cores, as its compute), the step's
 //             blocking host reductions (with more than one rank), and on a GPU every op call's
-//             kernel launch, as a CUDA graph node when run.cuda_graphs is on;
+//             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
+//             runs ahead of its stream, so there only the host work beyond the compute counts;
 //   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is

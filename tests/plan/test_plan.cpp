@@ -398,10 +398,22 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   const StepPrediction streamed = predict_step(h, w);
   BOOST_TEST(streamed.fixed.launches == cpu.fixed.op_calls);
   BOOST_TEST(streamed.fixed.launches_s == cpu.fixed.op_calls * 5e-6, boost::test_tools::tolerance(1e-12));
+  // The GPU's host runs ahead of the stream: only host work beyond the compute adds to the step.
+  const double host = streamed.fixed.op_calls_s + streamed.fixed.allocations_s + streamed.fixed.launches_s;
+  BOOST_TEST(streamed.fixed.total_s == std::max(0.0, host - streamed.compute_s) + streamed.fixed.syncs_s,
+             boost::test_tools::tolerance(1e-12));
+  h.gemm_fp32 /= 1e6;  // a slow device hides all of it
+  BOOST_TEST(predict_step(h, w).fixed.total_s == predict_step(h, w).fixed.syncs_s, boost::test_tools::tolerance(1e-12));
+  h.gemm_fp32 *= 1e6;
   w.cuda_graphs = true;
   BOOST_TEST(predict_step(h, w).fixed.launches_s == cpu.fixed.op_calls * 1e-6, boost::test_tools::tolerance(1e-12));
   w.ranks = 1;
   BOOST_TEST(predict_step(h, w).fixed.syncs_s == 0);
+  // Ranks sharing a CPU node's cores (16 on 8) share its host time, as their compute.
+  h.ranks_share_node = true;
+  w.ranks = 16;
+  const StepPrediction shared = predict_step(h, w);
+  BOOST_TEST(shared.fixed.op_calls_s == shared.fixed.op_calls * 2e-6 / 0.5, boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {
