@@ -20,7 +20,8 @@ struct StepCalls {
   int64_t allocations_per_micro_batch = 0;
   // Per step: the optimizer's calls (the gradient's sum of squares, AdamW per decay segment of
   // the owned shard) and train_step's blocking host reductions (loss denominators, micro-batch
-  // count, loss sums, gradient norm).
+  // count, loss sums, gradient norm). The step-end agreement on stop signals
+  // (src/app/training_run.cpp) runs after the step's timer, like the logging, and is not counted.
   int64_t optimizer_op_calls = 0;
   int host_reductions = 4;
 };
