@@ -11,7 +11,7 @@
 # Per phase, measured (summary.json, medians over steps) against predicted (--plan's JSON):
 #   fwd, bwd, optim, exposed comm, and fixed: the step's measured remainder beyond those four
 #   against the predicted fixed costs (op calls, allocations, host reductions; the host time of
-#   the op calls is inside the measured fwd and bwd too, so fwd + bwd + fixed is the fair sum).
+#   the op calls is inside the measured fwd and bwd too, so the table adds fwd + bwd + fixed: the fair sum).
 # Writes outputs/bench/plan_validation.json and prints the markdown table for
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
