@@ -11,8 +11,8 @@ namespace emb::probe {
 double op_call_seconds(Ops& ops);
 
 // Seconds per host heap allocation in the step's pattern: vectors of the sizes a micro-batch's
-// host code makes (index arrays, staging lists, closures: 16 B to 16 KiB), each written once,
-// freed in the order a scope frees them.
+// host code makes (index arrays, staging lists, closures, check messages: mostly 32 B to 1 KiB),
+// each written once, freed in the order a scope frees them.
 double allocation_seconds();
 
 // A GPU's host seconds per kernel launched on the stream, and per kernel node of a CUDA graph

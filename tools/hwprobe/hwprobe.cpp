@@ -338,7 +338,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   hw.update(imbalance_figures(fig, m.imbalance));
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
-      {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 16 B to 16 KiB each written once (the step's pattern), every rank at once")},
+      {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
       {"sync_s", fig(m.sync, "a blocking host sum of 4 doubles (train_step's), ranks entering together")}};
   return hw;
 }
