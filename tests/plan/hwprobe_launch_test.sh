@@ -6,7 +6,7 @@
 set -uo pipefail
 build=$1
 expect=$2
-out=$("$build/hwprobe" --launch 2>/tmp/hwprobe_launch_err.$$)
+out=$("$build/hwprobe" --launch inputs/hw/h200.json 2>/tmp/hwprobe_launch_err.$$)
 rc=$?
 err=$(cat /tmp/hwprobe_launch_err.$$)
 rm -f /tmp/hwprobe_launch_err.$$

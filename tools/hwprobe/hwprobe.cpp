@@ -3,8 +3,8 @@
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
 //                                           regression/plan_validation.sh merges it for 4 ranks)
-//   hwprobe --launch                        on a GPU: fixed_costs' kernel launch figures, with and
-//                                           without CUDA graphs, to merge into its file (the
+//   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
+//                                           figures (with and without CUDA graphs) measured (the
 //                                           CUDA emulation prints them on stderr, not as a file)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fcntl.h>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -343,14 +344,20 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   return hw;
 }
 
-// On a GPU: the launch figures of fixed_costs, a fragment to merge into the GPU's hardware file.
-// Under the CUDA emulation they time the host, not a GPU: stderr says so and nothing is printed
-// that could become a GPU file.
-int probe_launches() {
+// On a GPU: `gpu_file` (a GPU hardware file) printed with its fixed_costs' launch figures
+// measured here, the rest as it was. Under the CUDA emulation they time the host, not a GPU:
+// stderr says so and nothing is printed that could become a GPU file.
+int probe_launches(const char* gpu_file) {
   if (!emb::cuda_backend_built()) {
     std::fprintf(stderr, "hwprobe --launch: this build has no CUDA backend (configure with EMBTRAIN_CUDA=ON)\n");
     return 2;
   }
+  std::ifstream in(gpu_file ? gpu_file : "");
+  if (!in) {
+    std::fprintf(stderr, "hwprobe --launch: give the GPU's hardware file to update (hwprobe --launch inputs/hw/h200.json)\n");
+    return 2;
+  }
+  nlohmann::json hw = nlohmann::json::parse(in);
   emb::BackendConfig cfg;
   cfg.device = emb::Device::cuda;
   cfg.cuda_graphs = true;
@@ -362,10 +369,9 @@ int probe_launches() {
     return 3;
   }
   const Figures fig{"measured by `hwprobe --launch` (tools/hwprobe), "};
-  const nlohmann::json out = {{"fixed_costs",
-      {{"kernel_launch_s", fig(c.kernel_launch_s, "256 tiny kernels (zero on [1, 8]) through Ops back to back, to completion, per kernel")},
-       {"graph_kernel_launch_s", fig(c.graph_kernel_launch_s, "the same 256 captured as a CUDA graph and replayed (capture, update, launch), per node")}}}};
-  std::printf("%s\n", out.dump(2).c_str());
+  hw["fixed_costs"]["kernel_launch_s"] = fig(c.kernel_launch_s, "256 tiny kernels (zero on [1, 8]) through Ops back to back, to completion, per kernel");
+  hw["fixed_costs"]["graph_kernel_launch_s"] = fig(c.graph_kernel_launch_s, "the same 256 captured as a CUDA graph and replayed (capture, update, launch), per node");
+  std::printf("%s\n", hw.dump(2).c_str());
   return 0;
 }
 
@@ -384,7 +390,7 @@ int probe(const emb::World& world, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "--launch") return probe_launches();
+  if (argc > 1 && std::string(argv[1]) == "--launch") return probe_launches(argc > 2 ? argv[2] : nullptr);
   return emb::run_in_world("hwprobe", &argc, &argv,
                            [&](const emb::World& world) { return probe(world, argc > 1 ? argv[1] : "cpu"); });
 }
