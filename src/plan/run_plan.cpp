@@ -45,6 +45,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   w.shard = cfg.train.shard;
   w.bucket_bytes = double(cfg.train.bucket_bytes);
   w.overlap = cfg.comm.overlap;
+  w.cuda_graphs = cfg.backend.cuda_graphs;
   w.fp8 = mc.fp8;
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;

@@ -7,6 +7,8 @@
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
+#include "plan/op_calls.hpp"
+#include "parallel/shard_layout.hpp"
 #include "parallel/zero3_schedule.hpp"
 
 namespace emb {
@@ -231,11 +233,38 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     const std::vector<double> ar = times(Collective::all_reduce, 4, "all_reduce of gradients", 1);
     s.comm_exposed_s = exposed(bwd_comp, zero, reversed(ar), false);
   }
-  // The step's small blocking all-reduces: loss denominators, micro-batch count, sums,
-  // gradient norm, the stop-signal flag.
-  const double small = 5 * collective_time(hw, Collective::all_reduce, 32, R).seconds;
-  s.comm_total_s += small;
-  s.comm_exposed_s += small;
+}
+
+// Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,
+// measured with M ranks, over the 2(R-1) hops of an all-reduce; a file without it, the
+// all-reduce of 32 bytes on the links.
+double host_reduction_seconds(const Hardware& hw, int R) {
+  if (R < 2) return 0;
+  if (hw.fixed.sync_s <= 0) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  const int M = std::max(2, hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node);
+  return hw.fixed.sync_s * double(R - 1) / double(M - 1);
+}
+
+// What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
+// The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
+void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, StepPrediction& s) {
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);  // its parameter registry only
+  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
+  const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
+  FixedCostPrediction& f = s.fixed;
+  f.op_calls = calls.op_calls_per_micro_batch * s.micro_batches + calls.optimizer_op_calls;
+  f.allocations = calls.allocations_per_micro_batch * s.micro_batches;
+  f.syncs = calls.host_reductions;
+  f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s / r.share;
+  f.allocations_s = double(f.allocations) * hw.fixed.allocation_s / r.share;
+  f.syncs_s = f.syncs * host_reduction_seconds(hw, w.ranks);
+  if (hw.fixed.gpu()) {
+    f.launches = f.op_calls;
+    f.launches_s = double(f.launches) * (w.cuda_graphs ? hw.fixed.graph_kernel_launch_s : hw.fixed.kernel_launch_s);
+  }
+  // A GPU's host runs ahead of its stream: host work shows where it outlasts the device's.
+  const double host = f.op_calls_s + f.allocations_s + f.launches_s;
+  f.total_s = (hw.fixed.gpu() ? std::max(0.0, host - s.compute_s) : host) + f.syncs_s;
 }
 
 // The optimizer's step over the owned shard, then the data: the loader reads ahead, so storage
@@ -245,7 +274,7 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const double N = double(p.n_params);
   const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
   s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
-  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s;
+  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
@@ -302,6 +331,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
   add_compute(hw, w.ranks, per_sample, s);
   add_communication(hw, w, p, per_sample, s);
+  add_fixed_costs(hw, w, rates, s);
   add_optimizer_and_data(hw, w, p, rates, s);
   add_throughput(hw, w, s);
   add_memory(hw, w, p, s);

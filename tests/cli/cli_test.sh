@@ -38,6 +38,14 @@ plan)
   out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64) || fail "--plan exited $?"
   expect_contains "$out" "dreamzero14b"
   expect_contains "$out" "64"
+  expect_contains "$out" "fixed costs"
+  # On a GPU the fixed costs count kernel launches, CUDA graph nodes under run.cuda_graphs.
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set plan.hardware=h100_sxm) ||
+    fail "--plan on h100_sxm exited $?"
+  expect_contains "$out" "kernel launches"
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set plan.hardware=h100_sxm \
+    --set run.cuda_graphs=on) || fail "--plan with graphs exited $?"
+  expect_contains "$out" "graph kernel nodes"
   ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do

@@ -3,6 +3,9 @@
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
 //                                           regression/plan_validation.sh merges it for 4 ranks)
+//   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
+//                                           figures (with and without CUDA graphs) measured (the
+//                                           CUDA emulation prints them on stderr, not as a file)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
@@ -16,7 +19,9 @@
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew;
-//   storage     writing 256 MiB with fsync.
+//   storage     writing 256 MiB with fsync;
+//   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
+//               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
 #include <unistd.h>
 
@@ -24,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fcntl.h>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,6 +39,7 @@
 #include "comm/comm_factory.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
+#include "fixed_costs.hpp"
 #include "kernels/make_ops.hpp"
 
 namespace {
@@ -62,6 +69,8 @@ double mean(const std::vector<double>& v) {
   for (double x : v) sum += x;
   return sum / double(v.size());
 }
+
+double median_over_ranks(double x) { return median(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{x})); }
 
 // Seconds of fn, every rank starting together; the mean over ranks (the typical rank: how much
 // the slowest lags it is rank_imbalance()), then the median over runs.
@@ -278,6 +287,7 @@ nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
 
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
+  double op_call = 0, allocation = 0, sync = 0;
   AttentionCost attention;
   Fabric fabric;
 };
@@ -293,6 +303,10 @@ Measured measure(const emb::World& world) {
   m.imbalance = rank_imbalance();
   m.fabric = collectives(world);
   m.write = write_bandwidth();
+  m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
+  m.allocation = median_over_ranks(emb::probe::allocation_seconds());
+  double sums[4] = {1, 2, 3, 4};  // loss, samples, tokens, computed tokens: train_step's reduction
+  m.sync = timed([&] { emb::sum_over_ranks(MPI_COMM_WORLD, sums, 4); }, 21);
   return m;
 }
 
@@ -323,7 +337,42 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
   hw.update(imbalance_figures(fig, m.imbalance));
+  hw["fixed_costs"] = {
+      {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
+      {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
+      {"sync_s", fig(m.sync, "a blocking host sum of 4 doubles (train_step's), ranks entering together")}};
   return hw;
+}
+
+// On a GPU: `gpu_file` (a GPU hardware file) printed with its fixed_costs' launch figures
+// measured here, the rest as it was. Under the CUDA emulation they time the host, not a GPU:
+// stderr says so and nothing is printed that could become a GPU file.
+int probe_launches(const char* gpu_file) {
+  if (!emb::cuda_backend_built()) {
+    std::fprintf(stderr, "hwprobe --launch: this build has no CUDA backend (configure with EMBTRAIN_CUDA=ON)\n");
+    return 2;
+  }
+  std::ifstream in(gpu_file ? gpu_file : "");
+  if (!in) {
+    std::fprintf(stderr, "hwprobe --launch: give the GPU's hardware file to update (hwprobe --launch inputs/hw/h200.json)\n");
+    return 2;
+  }
+  nlohmann::json hw = nlohmann::json::parse(in);
+  emb::BackendConfig cfg;
+  cfg.device = emb::Device::cuda;
+  cfg.cuda_graphs = true;
+  const std::unique_ptr<emb::Ops> ops = emb::make_ops(cfg, 0);
+  const emb::probe::LaunchCosts c = emb::probe::launch_costs(*ops);
+  if (emb::gpu_compute_capability(*ops) < 0) {
+    std::fprintf(stderr, "hwprobe --launch: emulated, not a GPU figure: %.3g s per kernel launch, %.3g s per graph node\n",
+                 c.kernel_launch_s, c.graph_kernel_launch_s);
+    return 3;
+  }
+  const Figures fig{"measured by `hwprobe --launch` (tools/hwprobe), "};
+  hw["fixed_costs"]["kernel_launch_s"] = fig(c.kernel_launch_s, "256 tiny kernels (zero on [1, 8]) through Ops back to back, to completion, per kernel");
+  hw["fixed_costs"]["graph_kernel_launch_s"] = fig(c.graph_kernel_launch_s, "the same 256 captured as a CUDA graph and replayed (capture, update, launch), per node");
+  std::printf("%s\n", hw.dump(2).c_str());
+  return 0;
 }
 
 // NAME: a hardware file of every figure; --imbalance: only the imbalance, at this rank count
@@ -341,6 +390,7 @@ int probe(const emb::World& world, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--launch") return probe_launches(argc > 2 ? argv[2] : nullptr);
   return emb::run_in_world("hwprobe", &argc, &argv,
                            [&](const emb::World& world) { return probe(world, argc > 1 ? argv[1] : "cpu"); });
 }
