@@ -19,8 +19,9 @@
 namespace emb {
 namespace {
 
-// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal): finish the current step, write
-// the outputs and exit cleanly.
+// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal), SIGUSR1 from scripts/mpirun_graceful.sh,
+// or Ctrl-C (SIGINT) to a rank run without a launcher: finish the current step, write the
+// outputs and exit cleanly.
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int sig) { g_stop_signal = sig; }
 
@@ -123,6 +124,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
     Watchdog watchdog(world.rank, world.size, tc.watchdog_s);
     std::signal(SIGTERM, on_stop_signal);
     std::signal(SIGUSR1, on_stop_signal);
+    std::signal(SIGINT, on_stop_signal);
     timers.stop(Phase::init);
     timers.end_step(trainer.first_step() - 1);
 
@@ -148,7 +150,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = comm.max_over_ranks(g_stop_signal != 0 ? 1 : 0) != 0;
-      // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
+      // Pre-emption (SIGTERM/SIGUSR1/SIGINT) checkpoints at this step boundary before exiting.
       if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.steps)) || stop)
         save_checkpoint_of(step, trainer, watchdog, timers, world, tc);
       if (step % cfg.run.log_every == 0 || step == tc.steps || stop) {

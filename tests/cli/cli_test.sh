@@ -270,7 +270,7 @@ watchdog_frozen_rank)
     >"$tmp/out.txt" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
-  ranks=($(pgrep -P $pid -x embtrain))
+  ranks=($(rank_pids $pid))
   [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
   stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
   kill -STOP "${ranks[1]}"
@@ -287,28 +287,45 @@ watchdog_frozen_rank)
     "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
   ;;
 sigterm_checkpoint)
-  # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
-  # rank. Bare mpirun forwards one SIGTERM and kills the ranks odls_base_sigkill_timeout later
-  # (raised here); scripts/mpirun_graceful.sh turns any number of SIGTERMs into one clean stop.
-  term_run() {  # term_run NAME SIGNALS LAUNCHER...: SIGNALS SIGTERMs 50 ms apart once training runs
-    local name=$1 signals=$2
-    shift 2
-    "$@" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name="$name" \
-      --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/$name" >"$tmp/$name.txt" 2>&1 &
+  # SIGTERM (what schedulers and users send; here twice, 50 ms apart) or Ctrl-C to a plain
+  # `mpirun` of the shipped environment (scripts/mpi_env.sh: scripts/bin/mpirun) checkpoints
+  # every rank at the next step boundary and exits 0; resume = auto then continues the run
+  # exactly: its losses equal those of an uninterrupted run.
+  source scripts/mpi_env.sh
+  [ "$(command -v mpirun)" = "$PWD/scripts/bin/mpirun" ] || fail "mpi_env.sh does not put scripts/bin/mpirun first on PATH"
+  term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME, in a process
+    local name=$1  # group of its own with SIGINT at its default, as a terminal's foreground job
+    shift
+    exec /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
+      "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=30 --set run.log_every=1 \
+      --set run.name="$name" --set train.ckpt_dir="$tmp/ckpt-${name%-resumed}" "$@" >"$tmp/$name.txt" 2>&1
+  }
+  term_run() {  # term_run NAME SIGNAL COUNT TARGET: COUNT SIGNALs 50 ms apart at step 3 to TARGET: mpirun's
+    local name=$1 signal=$2 count=$3 target=$4  # pid, or its process group (-) as a terminal's Ctrl-C
+    rm -rf "outputs/$name" "outputs/$name-resumed"
+    term_train "$name" &
     local pid=$!
-    for _ in $(seq 150); do grep -q "^step" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.2; done
-    for _ in $(seq "$signals"); do kill -TERM $pid; sleep 0.05; done
-    wait $pid
-    local code=$?
+    for _ in $(seq 300); do grep -qE "^step +3/" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.1; done
+    for _ in $(seq "$count"); do kill -"$signal" -- "${target%pid}$pid"; sleep 0.05; done
+    wait $pid || fail "$name: mpirun exited $? after $count SIG$signal: $(tail -5 "$tmp/$name.txt")"
     expect_contains "$(cat "$tmp/$name.txt")" "received a stop signal: stopping after step"
     local latest
-    latest=$(cat "$tmp/$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIGTERM: $(tail -5 "$tmp/$name.txt")"
-    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/$name/$latest" ||
+    latest=$(cat "$tmp/ckpt-$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIG$signal: $(tail -5 "$tmp/$name.txt")"
+    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/ckpt-$name/$latest" ||
       fail "$name: $latest is not a complete checkpoint"
-    return $code
+    (term_train "$name-resumed" --set train.resume=auto) || fail "$name: resuming exited $?: $(tail -3 "$tmp/$name-resumed.txt")"
+    expect_contains "$(cat "$tmp/$name-resumed.txt")" "resumed from $tmp/ckpt-$name/$latest"
+    local stopped_at
+    stopped_at=$(sed 's/^step_0*\([0-9]*\)\.h5$/\1/' <<<"$latest")
+    same_losses "$name" cli-test-term-whole 1 0 "$stopped_at"
+    same_losses "$name-resumed" cli-test-term-whole $((stopped_at + 1)) 0
+    rm -rf "outputs/$name" "outputs/$name-resumed"
   }
-  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 30
-  term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
+  rm -rf outputs/cli-test-term-whole
+  (term_train cli-test-term-whole) || fail "the uninterrupted run exited $?: $(tail -3 "$tmp/cli-test-term-whole.txt")"
+  term_run cli-test-term TERM 2 pid
+  term_run cli-test-int INT 2 -
+  rm -rf outputs/cli-test-term-whole
   ;;
 nan_data)
   # Non-finite values in the data are refused as read, naming the file, dataset and row.
