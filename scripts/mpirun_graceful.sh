@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a launcher command (mpirun ... embtrain DECK) so that SIGTERM or SIGINT (Ctrl-C) to this
+# Runs a launcher command (mpirun ... embtrain DECK) so that SIGTERM, SIGINT (Ctrl-C) or SIGUSR1 to this
 # script, however many and however fast, becomes one SIGUSR1 to the launcher, which Open MPI
 # forwards to every rank at once: each rank checkpoints at the next step boundary and exits 0
 # (DESIGN.md "Checkpoints"), and so does the launcher. Open MPI 4.1's mpirun cannot be made to
@@ -9,12 +9,13 @@
 # once (README "Stopping a run"). scripts/bin/mpirun, first on PATH after
 # `source scripts/mpi_env.sh`, runs every plain `mpirun` through this script.
 #   scripts/mpirun_graceful.sh mpirun -np 8 build/embtrain inputs/x.in
-# The launcher runs in its own session, so a terminal's Ctrl-C reaches this script only. A job
-# that has not ended EMBTRAIN_STOP_GRACE_S seconds (default 600) after the stop request gets
-# SIGTERM (Open MPI's abort). Exits with the launcher's status.
+# The launcher runs in its own session, so a terminal's Ctrl-C reaches this script only; it
+# gets SIGTERM (Open MPI's abort) if this script dies (kill -9), and so does a job that has not
+# ended EMBTRAIN_STOP_GRACE_S seconds (default 600) after the stop request. SIGHUP (the
+# terminal went away) is a stop request too. Exits with the launcher's status.
 set -u
 grace=${EMBTRAIN_STOP_GRACE_S:-600}
-setsid "$@" &
+setsid setpriv --pdeathsig TERM "$@" &
 launcher=$!
 timer= stop_requested=
 request_stop() {
@@ -24,7 +25,7 @@ request_stop() {
   setsid sleep "$grace" >/dev/null 2>&1 &  # its own session: a Ctrl-C to this group leaves it
   timer=$!
 }
-trap request_stop TERM INT
+trap request_stop TERM INT USR1 HUP
 while true; do
   finished=
   wait -n -p finished "$launcher" ${timer:+"$timer"}  # returns early when a trapped signal arrives

@@ -121,7 +121,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   // From here a failure on one rank must end every rank at once (fail_run).
   try {
     log_start(world, cfg, trainer, comm, result.run_dir);
-    Watchdog watchdog(world.rank, world.size, tc.watchdog_s);
+    Watchdog watchdog(world.rank, world.size, tc.watchdog_s, tc.frozen_peer_s);
     std::signal(SIGTERM, on_stop_signal);
     std::signal(SIGUSR1, on_stop_signal);
     std::signal(SIGINT, on_stop_signal);

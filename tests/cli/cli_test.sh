@@ -7,6 +7,32 @@ build=$1
 case_name=$2
 source "$(dirname "$0")/cli_lib.sh"
 
+# freeze_one_rank [--set ...]: a 2-rank tiny_gr00t run into $tmp/out/cli-test-frozen; once it
+# trains, SIGSTOP of one rank (its rank number in $stopped). The job must end non-zero within
+# 50 s with no rank left (mpirun's code in $code, its output in $tmp/out.txt).
+freeze_one_rank() {
+  local start pid guard ranks
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-frozen \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  ranks=($(rank_pids $pid))
+  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+  kill -STOP "${ranks[1]}"
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  any_alive() { local r; for r; do kill -0 "$r" 2>/dev/null && return 0; done; return 1; }
+  for _ in $(seq 50); do any_alive "${ranks[@]}" || break; sleep 0.1; done
+  any_alive "${ranks[@]}" && { kill -9 "${ranks[@]}" 2>/dev/null; fail "a rank outlived the job by 5 s"; }
+  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
+  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+}
+
 case "$case_name" in
 help)
   out=$("$embtrain" --help) || fail "--help exited $?"
@@ -264,27 +290,20 @@ disk_full)
   ;;
 watchdog_frozen_rank)
   # SIGSTOP of one rank: the other's watchdog aborts the job within its deadline.
-  start=$(date +%s)
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.watchdog_s=3 \
-    --set run.name=cli-test-watchdog --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
-    >"$tmp/out.txt" 2>&1 &
-  pid=$!
-  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
-  ranks=($(rank_pids $pid))
-  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
-  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-  kill -STOP "${ranks[1]}"
-  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
-  guard=$!
-  wait $pid
-  code=$?
-  kill $guard 2>/dev/null
-  kill -9 "${ranks[@]}" 2>/dev/null
-  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
-  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+  freeze_one_rank --set train.watchdog_s=3
   # The waiting rank names the frozen one (its node's progress board).
   grep -qE "^embtrain: error on rank $((1 - stopped)): watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*\(over 2 rank\(s\)\); waiting for rank $stopped \(frozen: no heartbeat for [0-9.]+ s; last in phase [a-z_]+ of step [0-9]+\), deadline 3 s" \
     "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
+  ;;
+frozen_peer)
+  # SIGSTOP of one rank, with the watchdog's deadline far away (300 s): its peer reports it as
+  # soon as its heartbeat is train.frozen_peer_s old, in one line naming rank and host, and the
+  # run directory says FAILED.
+  freeze_one_rank --set train.frozen_peer_s=3
+  line="^embtrain: error on rank $((1 - stopped)): watchdog: rank $stopped on host $(hostname) is frozen: no heartbeat for [0-9.]+ s \(last in phase [a-z_]+ of step [0-9]+\), over 3 s \(train.frozen_peer_s\) while this rank waits in phase [a-z_]+ of step [0-9]+; "
+  [ "$(grep -cE "$line" "$tmp/out.txt")" -eq 1 ] || fail "expected one frozen-peer line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(grep error "$tmp/out.txt")"
+  grep -qE "$line" "$tmp"/out/cli-test-frozen/FAILED || fail "no FAILED naming the frozen rank in the run directory"
   ;;
 sigterm_checkpoint)
   # SIGTERM (what schedulers and users send; here twice, 50 ms apart) or Ctrl-C to a plain
