@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "app/data_read_locks.hpp"
 #include "app/fail_run.hpp"
 #include "app/progress.hpp"
 #include "app/run_dir.hpp"
@@ -12,6 +13,7 @@
 #include "checkpoint/checkpoint_lock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "data/packed_dataset.hpp"
 #include "plan/hardware.hpp"
 #include "plan/model_cost.hpp"
 #include "train/trainer.hpp"
@@ -110,6 +112,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   timers.start(Phase::init);
   TrainResult result;
   const CheckpointLock ckpt_lock(world.comm, tc.ckpt_dir, cfg.run_id);  // before any output: a refused run leaves none
+  const DataReadLocks data_locks(world.comm, expand_paths(cfg.data.paths));
   result.run_dir = create_run_dir(world.comm, cfg);
   mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");

@@ -346,6 +346,60 @@ sigterm_checkpoint)
   term_run cli-test-int INT 2 -
   rm -rf outputs/cli-test-term-whole
   ;;
+embpack_concurrency)
+  # Two embpack jobs writing one output, and an embpack replacing a file a training run reads:
+  # the later one is refused with one line (exit 2) and the file is never mixed.
+  embpack="$build/embpack"
+  synth() {  # synth OUT SEED: a tiny gr00t dataset
+    "$embpack" synth --family gr00t --episodes 48 --min-steps 50 --max-steps 200 --seed "$2" --embodiments 3 \
+      --state-dim 16 --action-dim 8 --d-vl 32 -o "$1"
+  }
+  refused() {  # refused NAME EXPECTED: the output of NAME is one error line matching EXPECTED, exit 2
+    [ "$(cat "$tmp/$1.code")" = 2 ] || fail "$1: exit code $(cat "$tmp/$1.code"), expected 2: $(cat "$tmp/$1.txt")"
+    [ "$(grep -cE "^(embpack: |embtrain: error)" "$tmp/$1.txt")" -eq 1 ] || fail "$1: expected one error line: $(cat "$tmp/$1.txt")"
+    grep -qE "$2" "$tmp/$1.txt" || fail "$1: expected '$2', got: $(cat "$tmp/$1.txt")"
+  }
+  # A writer holding the output's lock (as a running embpack does): the second is refused.
+  flock -x "$tmp/a.h5.lock" -c "echo 'pid 4242 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/a.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/a.h5.lock" ] && break; sleep 0.1; done
+  synth "$tmp/a.h5" 1 >"$tmp/second.txt" 2>&1
+  echo $? >"$tmp/second.code"
+  kill $holder 2>/dev/null
+  refused second "^embpack: $tmp/a.h5: another embpack is writing it \(pid 4242 on otherhost since 2026-01-01T00:00:00Z\); wait for it to finish or choose another output$"
+  [ ! -e "$tmp/a.h5" ] && [ ! -e "$tmp/a.h5.tmp" ] || fail "the refused embpack wrote $(ls "$tmp")"
+  # Two real jobs at once: each finishes or is refused; the file is one of them, whole.
+  synth "$tmp/b.h5" 1 >"$tmp/b1.txt" 2>&1 &
+  first=$!
+  synth "$tmp/b.h5" 2 >"$tmp/b2.txt" 2>&1
+  echo $? >"$tmp/b2.code"
+  wait $first
+  echo $? >"$tmp/b1.code"
+  for job in b1 b2; do [ "$(cat "$tmp/$job.code")" = 0 ] || refused $job "another embpack is writing it"; done
+  "$embpack" verify "$tmp/b.h5" >"$tmp/verify.txt" 2>&1 || fail "the output of two embpack jobs does not verify: $(cat "$tmp/verify.txt")"
+  [ ! -e "$tmp/b.h5.lock" ] || fail "the lock file stayed after the jobs ended"
+  # A training run reads c.h5: embpack may not replace it until the run ends.
+  cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" \
+    --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
+  run=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
+  synth "$tmp/c.h5" 3 >"$tmp/replace.txt" 2>&1
+  echo $? >"$tmp/replace.code"
+  refused replace "^embpack: $tmp/c.h5: a training run is reading it \(it holds a shared lock\); "
+  cmp -s outputs/data/tiny_gr00t.h5 "$tmp/c.h5" || fail "the file a run reads was changed"
+  kill -USR1 $run
+  wait $run || fail "the training run exited $?: $(tail -3 "$tmp/run.txt")"
+  # And a run does not start on a file embpack is replacing.
+  flock -x "$tmp/c.h5" -c "echo 'pid 4343 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/c.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/c.h5.lock" ] && break; sleep 0.1; done
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set data.paths="$tmp/c.h5" \
+    --set run.name=cli-test-concurrency2 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt2" >"$tmp/start.txt" 2>&1
+  echo $? >"$tmp/start.code"
+  kill $holder 2>/dev/null
+  refused start "^embtrain: error: $tmp/c.h5: embpack is replacing this file \(pid 4343 on otherhost since 2026-01-01T00:00:00Z\); start the run when it has finished$"
+  ;;
 nan_data)
   # Non-finite values in the data are refused as read, naming the file, dataset and row.
   cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"

@@ -129,7 +129,7 @@ void write_packed(const PackedData& d, const std::string& out, const std::string
   EMB_ASSERT(int64_t(d.state.size()) == d.steps() * d.state_dim && int64_t(d.action.size()) == d.steps() * d.action_dim);
   Writers w{comm, 0};
   if (comm != MPI_COMM_NULL) w.rank = rank_in(comm);
-  TempOutput temp(out, w.rank == 0);
+  TempOutput temp(out, comm, w.rank == 0);
   std::string error;
   try {  // a failure here (file creation, a write) is met by every rank of the collective calls
     H5File f = H5File::create(temp.temp_path(), comm);

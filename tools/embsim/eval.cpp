@@ -45,6 +45,22 @@ nlohmann::json task_json(const TaskResult& r, uint64_t seed) {
 
 }  // namespace
 
+namespace {
+
+// Runs f; an emb::Error from it is about what the user gave (a checkpoint of another family
+// or size, a truncated one, an unknown task, an MJCF file that does not compile, no rendering
+// backend): exit code 2.
+template <class F>
+void as_input_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    throw Error(e.what(), kExitInput);
+  }
+}
+
+}  // namespace
+
 int64_t TaskResult::successes() const {
   int64_t k = 0;
   for (int s : success) k += s;
@@ -73,13 +89,15 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
   std::unique_ptr<ObservationEncoder> obs;
   ByteWriter mine;
   run_agreed(comm, [&] {
-    auto model = load_task_model(task, o.mjcf_dir);
+    std::shared_ptr<const mjModel> model;
+    as_input_error([&] { model = load_task_model(task, o.mjcf_dir); });
     for (int64_t i = rank; i < o.episodes; i += size) {
       slots.push_back({i, std::make_unique<Env>(task, model), {}});
       slots.back().env->reset(o.seed, EpisodeSplit::eval, i);
     }
     const bool record = !video_prefix.empty() && o.videos > rank;
-    if (policy.needs_images() || record) obs = std::make_unique<ObservationEncoder>(o.observation, model.get());
+    if (policy.needs_images() || record)
+      as_input_error([&] { obs = std::make_unique<ObservationEncoder>(o.observation, model.get()); });
     std::vector<std::vector<uint8_t>> frames;
     auto capture = [&](Slot& s) {
       if (record && s.episode < o.videos) {
@@ -145,10 +163,12 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
   std::vector<std::string> checkpoints;
   std::unique_ptr<Policy> baseline;
   run_agreed(comm, [&] {
-    EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
-    for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
-    baseline = make_baseline_policy(o.target, o.seed);
-    if (!baseline) checkpoints = find_checkpoints(o.target);
+    as_input_error([&] {
+      EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
+      for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
+      baseline = make_baseline_policy(o.target, o.seed);
+      if (!baseline) checkpoints = find_checkpoints(o.target);
+    });
     if (rank == 0) std::filesystem::create_directories(std::filesystem::path(o.out_dir) / "videos");
   });
   nlohmann::json report = {{"target", o.target}, {"policy", baseline ? o.target : "checkpoint"}, {"seed", o.seed},
@@ -173,8 +193,10 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
     for (size_t c = 0; c < checkpoints.size(); ++c) {
       std::unique_ptr<Gr00tPolicy> policy;
       run_agreed(comm, [&] {
-        policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed, o.local_rank);
-        for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
+        as_input_error([&] {
+          policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed, o.local_rank);
+          for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
+        });
       });
       report["flow_steps"] = policy->flow_steps(), report["exec_steps"] = policy->exec_steps();
       report["sde_noise"] = policy->sde_noise();
