@@ -48,8 +48,8 @@ nlohmann::json task_json(const TaskResult& r, uint64_t seed) {
 namespace {
 
 // Runs f; an emb::Error from it is about what the user gave (a checkpoint of another family
-// or size, a truncated one, an unknown task, an MJCF file that does not compile, no rendering
-// backend): exit code 2.
+// or size, a truncated one, an unknown task or target): exit code 2. (An MJCF file that does
+// not compile and a missing rendering backend say so themselves.)
 template <class F>
 void as_input_error(F&& f) {
   try {
@@ -89,15 +89,13 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
   std::unique_ptr<ObservationEncoder> obs;
   ByteWriter mine;
   run_agreed(comm, [&] {
-    std::shared_ptr<const mjModel> model;
-    as_input_error([&] { model = load_task_model(task, o.mjcf_dir); });
+    auto model = load_task_model(task, o.mjcf_dir);
     for (int64_t i = rank; i < o.episodes; i += size) {
       slots.push_back({i, std::make_unique<Env>(task, model), {}});
       slots.back().env->reset(o.seed, EpisodeSplit::eval, i);
     }
     const bool record = !video_prefix.empty() && o.videos > rank;
-    if (policy.needs_images() || record)
-      as_input_error([&] { obs = std::make_unique<ObservationEncoder>(o.observation, model.get()); });
+    if (policy.needs_images() || record) obs = std::make_unique<ObservationEncoder>(o.observation, model.get());
     std::vector<std::vector<uint8_t>> frames;
     auto capture = [&](Slot& s) {
       if (record && s.episode < o.videos) {
@@ -138,9 +136,10 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
     }
     for (Slot& s : slots) {
       mine.put(s.episode), mine.put(int32_t(s.env->success())), mine.put(int32_t(s.env->steps()));
-      if (!s.video.empty())
-        write_mp4(str(video_prefix, "_ep", s.episode, ".mp4"), s.video, obs->height(),
-                  obs->width() * int(o.observation.views.size()), kVideoFps, kVideoScale);
+      if (s.video.empty()) continue;
+      std::filesystem::create_directories(std::filesystem::path(video_prefix).parent_path());
+      write_mp4(str(video_prefix, "_ep", s.episode, ".mp4"), s.video, obs->height(),
+                obs->width() * int(o.observation.views.size()), kVideoFps, kVideoScale);
     }
   });
   std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.take());
@@ -169,7 +168,6 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
       baseline = make_baseline_policy(o.target, o.seed);
       if (!baseline) checkpoints = find_checkpoints(o.target);
     });
-    if (rank == 0) std::filesystem::create_directories(std::filesystem::path(o.out_dir) / "videos");
   });
   nlohmann::json report = {{"target", o.target}, {"policy", baseline ? o.target : "checkpoint"}, {"seed", o.seed},
                            {"episodes", o.episodes}, {"split", "eval"}, {"checkpoints", nlohmann::json::array()}};
@@ -207,6 +205,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
   run_agreed(comm, [&] {
     if (rank != 0) return;
     report["tasks"] = report["checkpoints"].back()["tasks"];
+    std::filesystem::create_directories(o.out_dir);  // only now: a refused evaluation leaves nothing
     std::ofstream out(path + ".tmp");
     out << report.dump(2) << "\n";
     out.close();
