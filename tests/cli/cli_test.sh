@@ -400,6 +400,19 @@ embpack_concurrency)
   kill $holder 2>/dev/null
   refused start "^embtrain: error: $tmp/c.h5: embpack is replacing this file \(pid 4343 on otherhost since 2026-01-01T00:00:00Z\); start the run when it has finished$"
   ;;
+embpack_write_failure)
+  # A failure on one rank in the middle of embpack's collective write (between two tables)
+  # ends every rank within seconds with that rank's line, and no output appears.
+  start=$(date +%s)
+  EMBPACK_DEBUG_FAIL_WRITE_RANK=1 timeout 120 "${mpirun[@]}" -np 3 -x EMBPACK_DEBUG_FAIL_WRITE_RANK "$build/embpack" \
+    lerobot ../shared/fixtures/lerobot/g1_v21 --threads 1 --height 48 --width 64 -o "$tmp/g1.h5" >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] && [ $code -ne 124 ] || fail "exit code $code (124: a rank hung): $(tail -5 "$tmp/out.txt")"
+  [ $(($(date +%s) - start)) -lt 100 ] || fail "the job took more than 100 s to end (hang?)"
+  [ "$(grep -c "^embpack: " "$tmp/out.txt")" -eq 1 ] || fail "expected one embpack line: $(cat "$tmp/out.txt")"
+  expect_contains "$(cat "$tmp/out.txt")" "embpack: error on rank 1: EMBPACK_DEBUG_FAIL_WRITE_RANK: injected failure on rank 1 in the collective write"
+  [ ! -e "$tmp/g1.h5" ] || fail "an output appeared after the failure"
+  ;;
 nan_data)
   # Non-finite values in the data are refused as read, naming the file, dataset and row.
   cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"
