@@ -17,6 +17,8 @@ namespace {
 
 std::string g_failure_dir;
 
+}  // namespace
+
 // O_EXCL: the first rank to fail writes the marker, the others leave it.
 void write_failure_marker(const std::string& line) {
   if (g_failure_dir.empty()) return;
@@ -25,8 +27,6 @@ void write_failure_marker(const std::string& line) {
   if (::write(fd, line.data(), line.size()) < 0) std::fprintf(stderr, "embtrain: cannot write %s/FAILED\n", g_failure_dir.c_str());
   ::close(fd);
 }
-
-}  // namespace
 
 void mark_failures_in(const std::string& run_dir) { g_failure_dir = run_dir; }
 

@@ -15,6 +15,10 @@ namespace emb {
 // one. "" stops that.
 void mark_failures_in(const std::string& run_dir);
 
+// Writes the error line into <run_dir>/FAILED (the first failing rank's line stays), for a
+// failure reported outside report_failure (the watchdog's thread).
+void write_failure_marker(const std::string& line);
+
 // The error line's message: e.what(), or for std::bad_alloc what ran out and what to change.
 std::string failure_message(const std::exception& e);
 

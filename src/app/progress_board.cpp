@@ -1,5 +1,7 @@
 #include "app/progress_board.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -20,8 +22,9 @@ struct ProgressBoard::Entry {
   std::atomic<int64_t> waits{0};       // waits posted so far
   std::atomic<int64_t> step{0};
   std::atomic<int64_t> since_ns{0};    // when the last wait began
-  std::atomic<int64_t> alive_ns{0};    // last heartbeat
+  std::atomic<int64_t> alive_ns{0};    // last heartbeat; kLeft once its watchdog stopped
   char phase[24] = {};
+  char host[64] = {};
 };
 
 namespace {
@@ -38,6 +41,9 @@ double seconds_between(int64_t from_ns, int64_t to_ns) { return std::round(doubl
 // beats every 100 ms whatever its main thread waits in.
 constexpr double kFrozenSeconds = 2.0;
 
+// The heartbeat of a rank whose watchdog stopped on purpose (the run ended on that rank).
+constexpr int64_t kLeft = -1;
+
 }  // namespace
 
 ProgressBoard::ProgressBoard(MPI_Comm comm)
@@ -46,6 +52,7 @@ ProgressBoard::ProgressBoard(MPI_Comm comm)
   Entry* mine = new (window_->piece(node_rank_)) Entry;
   mine->world_rank = rank_in(comm);
   mine->alive_ns = now_ns();
+  if (::gethostname(mine->host, sizeof mine->host - 1) != 0) std::strncpy(mine->host, "?", sizeof mine->host - 1);
   window_->publish();  // every entry is constructed before any rank reads one
 }
 
@@ -74,6 +81,26 @@ void ProgressBoard::post_wait(int64_t step, const char* phase) {
 
 void ProgressBoard::heartbeat() { entry(node_rank_)->alive_ns = now_ns(); }
 
+void ProgressBoard::leave() { entry(node_rank_)->alive_ns = kLeft; }
+
+std::string ProgressBoard::frozen_peer(double stale_seconds) const {
+  const int64_t now = now_ns();
+  std::string frozen;
+  for (int k = 0; k < node_size_; ++k) {
+    const Entry* peer = entry(k);
+    const int64_t alive = peer->alive_ns;
+    if (k == node_rank_ || alive == kLeft) continue;
+    const double silent = seconds_between(alive, now);
+    if (silent <= stale_seconds) {
+      if (k < node_rank_) return "";  // a live rank below this one reports it
+    } else if (frozen.empty()) {
+      frozen = str("rank ", peer->world_rank.load(), " on host ", peer->host, " is frozen: no heartbeat for ", silent,
+                   " s (last in phase ", peer->phase[0] ? peer->phase : "init", " of step ", peer->step.load(), ")");
+    }
+  }
+  return frozen;
+}
+
 std::string ProgressBoard::missing_peers() const {
   const int64_t now = now_ns(), mine = entry(node_rank_)->waits;
   std::string out;
@@ -83,7 +110,9 @@ std::string ProgressBoard::missing_peers() const {
     const double silent = seconds_between(peer->alive_ns, now);
     const std::string where = str("phase ", peer->phase[0] ? peer->phase : "init", " of step ", peer->step.load());
     std::string why;
-    if (silent > kFrozenSeconds) {
+    if (peer->alive_ns == kLeft) {
+      why = str("its run has ended; last in ", where);
+    } else if (silent > kFrozenSeconds) {
       why = str("frozen: no heartbeat for ", silent, " s; last in ", where);
     } else if (peer->waits < mine) {
       why = str("has not reached this wait: in ", where, " for ", seconds_between(peer->since_ns, now), " s");

@@ -7,7 +7,8 @@
 // Each rank posts every wait it enters (the n-th wait of the loop, its step and phase: the
 // ranks pass through the same waits in the same order) and a heartbeat from its watchdog
 // thread. A peer that posted fewer waits has not reached the one this rank waits in; a peer
-// whose heartbeat stopped is frozen.
+// whose heartbeat stopped is frozen, and one whose heartbeat has been stale for long is
+// reported without waiting for the collective's deadline (frozen_peer).
 #pragma once
 #include <mpi.h>
 
@@ -31,6 +32,12 @@ class ProgressBoard {
   void post_wait(int64_t step, const char* phase);
   // This rank is alive (its watchdog thread calls it every 100 ms).
   void heartbeat();
+  // This rank's heartbeat ends on purpose (its watchdog stops): never report it as frozen.
+  void leave();
+  // "rank 3 on host n01 is frozen: no heartbeat for 31.4 s (last in phase step of step 17)"
+  // for the first node peer whose heartbeat is older than stale_seconds, when this rank is the
+  // live rank of the node that reports it (the lowest: one line per node); else "".
+  std::string frozen_peer(double stale_seconds) const;
   // The node peers this rank is waiting for: "rank 3 (frozen: no heartbeat for 4.2 s; last in
   // phase step of step 17)", "rank 1 (has not reached this wait: in phase data_wait of step 17
   // for 9.5 s)", joined by "; ", or why none is named.

@@ -130,6 +130,7 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.ckpt_stop_on_error = deck.get_string("train.ckpt_on_error") == "stop";
   c.resume = deck.get_string("train.resume");
   c.watchdog_s = deck.get_double("train.watchdog_s");
+  c.frozen_peer_s = deck.get_double("train.frozen_peer_s");
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "app/data_read_locks.hpp"
 #include "app/fail_run.hpp"
 #include "app/progress.hpp"
 #include "app/run_dir.hpp"
@@ -12,6 +13,7 @@
 #include "checkpoint/checkpoint_lock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "data/packed_dataset.hpp"
 #include "plan/hardware.hpp"
 #include "plan/model_cost.hpp"
 #include "train/trainer.hpp"
@@ -19,8 +21,9 @@
 namespace emb {
 namespace {
 
-// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal): finish the current step, write
-// the outputs and exit cleanly.
+// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal), SIGUSR1 from scripts/mpirun_graceful.sh,
+// or Ctrl-C (SIGINT) to a rank run without a launcher: finish the current step, write the
+// outputs and exit cleanly.
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int sig) { g_stop_signal = sig; }
 
@@ -109,6 +112,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   timers.start(Phase::init);
   TrainResult result;
   const CheckpointLock ckpt_lock(world.comm, tc.ckpt_dir, cfg.run_id);  // before any output: a refused run leaves none
+  const DataReadLocks data_locks(world.comm, expand_paths(cfg.data.paths));
   result.run_dir = create_run_dir(world.comm, cfg);
   mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");
@@ -120,9 +124,10 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   // From here a failure on one rank must end every rank at once (fail_run).
   try {
     log_start(world, cfg, trainer, comm, result.run_dir);
-    Watchdog watchdog(world.rank, world.size, tc.watchdog_s);
+    Watchdog watchdog(world.rank, world.size, tc.watchdog_s, tc.frozen_peer_s);
     std::signal(SIGTERM, on_stop_signal);
     std::signal(SIGUSR1, on_stop_signal);
+    std::signal(SIGINT, on_stop_signal);
     timers.stop(Phase::init);
     timers.end_step(trainer.first_step() - 1);
 
@@ -148,7 +153,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = comm.max_over_ranks(g_stop_signal != 0 ? 1 : 0) != 0;
-      // Pre-emption (SIGTERM/SIGUSR1) checkpoints at this step boundary before exiting.
+      // Pre-emption (SIGTERM/SIGUSR1/SIGINT) checkpoints at this step boundary before exiting.
       if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.steps)) || stop)
         save_checkpoint_of(step, trainer, watchdog, timers, world, tc);
       if (step % cfg.run.log_every == 0 || step == tc.steps || stop) {

@@ -10,6 +10,10 @@
 // Deadline (train.watchdog_s): > 0 seconds for every wait; 0 = automatic: the larger of a
 // floor (kWatchdogFloorSeconds) and kWatchdogStepFactor × the longest step so far (a
 // checkpoint wait also at least its bytes at 20 MB/s); < 0 = off.
+// A node peer frozen for long is reported sooner, while this rank waits in any phase: its
+// heartbeat is older than train.frozen_peer_s (> 0 seconds; 0 = automatic: the larger of
+// kFrozenPeerFloorSeconds and kFrozenPeerStepFactor × the median of the recent steps;
+// < 0 = off). Either report is one line, the run directory's FAILED, and the job's abort.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -18,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/timer.hpp"
 #include "app/progress_board.hpp"
@@ -26,12 +31,14 @@ namespace emb {
 
 constexpr double kWatchdogFloorSeconds = 300;
 constexpr double kWatchdogStepFactor = 10;
+constexpr double kFrozenPeerFloorSeconds = 30;
+constexpr double kFrozenPeerStepFactor = 5;
 
 class Watchdog {
  public:
   // Collective over MPI_COMM_WORLD (the progress board of each node) when more than one rank
   // runs with a watchdog.
-  Watchdog(int rank, int world_size, double setting_seconds);
+  Watchdog(int rank, int world_size, double setting_seconds, double frozen_peer_seconds);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -47,9 +54,11 @@ class Watchdog {
  private:
   void run();
   double deadline_locked() const;
+  double frozen_peer_limit_locked() const;
+  [[noreturn]] void abort_job(const std::string& message) const;
 
   const int rank_, world_size_;
-  const double setting_;
+  const double setting_, frozen_peer_setting_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false, watching_ = false;
@@ -57,6 +66,8 @@ class Watchdog {
   int64_t step_ = 0;
   std::string what_, last_step_;
   double min_seconds_ = 0, longest_step_ = 0;
+  std::vector<double> recent_steps_;  // the last kRecentSteps step times, oldest overwritten
+  size_t steps_seen_ = 0;
   PhaseTimers::Clock::time_point since_;
   std::unique_ptr<ProgressBoard> board_;  // null on one rank or with the watchdog off
   std::thread thread_;

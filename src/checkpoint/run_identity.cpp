@@ -18,7 +18,8 @@ const std::set<std::string> kRestartKeys = {
     "run.deterministic",  "model.recompute",
     "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "train.steps",
     "train.micro_batch",  "train.shard",    "train.bucket_mb", "train.ranks",      "train.nan_policy",
-    "train.resume",       "train.ckpt_every", "train.ckpt_dir", "train.ckpt_keep",  "train.ckpt_on_error", "train.watchdog_s"};
+    "train.resume",       "train.ckpt_every", "train.ckpt_dir", "train.ckpt_keep",  "train.ckpt_on_error", "train.watchdog_s",
+    "train.frozen_peer_s"};
 
 uint64_t fnv1a(uint64_t hash, const std::string& bytes) {
   for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ull;

@@ -237,6 +237,9 @@ std::vector<KeySpec> make_schema() {
       real_key("train.watchdog_s", "0", "s", any_number(),
                "deadline of every blocking wait (collective, data read, checkpoint); 0 = automatic "
                "(max of 300 s and 10 x the longest step), < 0 = off"),
+      real_key("train.frozen_peer_s", "0", "s", any_number(),
+               "a rank of the node whose heartbeat has stopped this long ends the run before the watchdog "
+               "deadline; 0 = automatic (max of 30 s and 5 x the median step), < 0 = off"),
 
       // [comm]
       enum_key("comm.backend", "auto", {"auto", "mpi", "nccl"},

@@ -38,6 +38,7 @@ struct TrainConfig {
   bool ckpt_stop_on_error = true;  // train.ckpt_on_error = stop (else warn and train on)
   std::string resume;        // train.resume: off, auto or a checkpoint path
   double watchdog_s = 0;     // train.watchdog_s, seconds; 0 = automatic, < 0 = off
+  double frozen_peer_s = 0;  // train.frozen_peer_s, seconds; 0 = automatic, < 0 = off
 };
 
 }  // namespace emb

@@ -7,6 +7,32 @@ build=$1
 case_name=$2
 source "$(dirname "$0")/cli_lib.sh"
 
+# freeze_one_rank [--set ...]: a 2-rank tiny_gr00t run into $tmp/out/cli-test-frozen; once it
+# trains, SIGSTOP of one rank (its rank number in $stopped). The job must end non-zero within
+# 50 s with no rank left (mpirun's code in $code, its output in $tmp/out.txt).
+freeze_one_rank() {
+  local start pid guard ranks
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-frozen \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  ranks=($(rank_pids $pid))
+  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+  kill -STOP "${ranks[1]}"
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  any_alive() { local r; for r; do kill -0 "$r" 2>/dev/null && return 0; done; return 1; }
+  for _ in $(seq 50); do any_alive "${ranks[@]}" || break; sleep 0.1; done
+  any_alive "${ranks[@]}" && { kill -9 "${ranks[@]}" 2>/dev/null; fail "a rank outlived the job by 5 s"; }
+  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
+  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+}
+
 case "$case_name" in
 help)
   out=$("$embtrain" --help) || fail "--help exited $?"
@@ -272,51 +298,128 @@ disk_full)
   ;;
 watchdog_frozen_rank)
   # SIGSTOP of one rank: the other's watchdog aborts the job within its deadline.
-  start=$(date +%s)
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.watchdog_s=3 \
-    --set run.name=cli-test-watchdog --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
-    >"$tmp/out.txt" 2>&1 &
-  pid=$!
-  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
-  ranks=($(pgrep -P $pid -x embtrain))
-  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
-  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-  kill -STOP "${ranks[1]}"
-  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
-  guard=$!
-  wait $pid
-  code=$?
-  kill $guard 2>/dev/null
-  kill -9 "${ranks[@]}" 2>/dev/null
-  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
-  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+  freeze_one_rank --set train.watchdog_s=3
   # The waiting rank names the frozen one (its node's progress board).
   grep -qE "^embtrain: error on rank $((1 - stopped)): watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*\(over 2 rank\(s\)\); waiting for rank $stopped \(frozen: no heartbeat for [0-9.]+ s; last in phase [a-z_]+ of step [0-9]+\), deadline 3 s" \
     "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
   ;;
+frozen_peer)
+  # SIGSTOP of one rank, with the watchdog's deadline far away (300 s): its peer reports it as
+  # soon as its heartbeat is train.frozen_peer_s old, in one line naming rank and host, and the
+  # run directory says FAILED.
+  freeze_one_rank --set train.frozen_peer_s=3
+  line="^embtrain: error on rank $((1 - stopped)): watchdog: rank $stopped on host $(hostname) is frozen: no heartbeat for [0-9.]+ s \(last in phase [a-z_]+ of step [0-9]+\), over 3 s \(train.frozen_peer_s\) while this rank waits in phase [a-z_]+ of step [0-9]+; "
+  [ "$(grep -cE "$line" "$tmp/out.txt")" -eq 1 ] || fail "expected one frozen-peer line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(grep error "$tmp/out.txt")"
+  grep -qE "$line" "$tmp"/out/cli-test-frozen/FAILED || fail "no FAILED naming the frozen rank in the run directory"
+  ;;
 sigterm_checkpoint)
-  # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
-  # rank. Bare mpirun forwards one SIGTERM and kills the ranks odls_base_sigkill_timeout later
-  # (raised here); scripts/mpirun_graceful.sh turns any number of SIGTERMs into one clean stop.
-  term_run() {  # term_run NAME SIGNALS LAUNCHER...: SIGNALS SIGTERMs 50 ms apart once training runs
-    local name=$1 signals=$2
-    shift 2
-    "$@" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name="$name" \
-      --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/$name" >"$tmp/$name.txt" 2>&1 &
+  # SIGTERM (what schedulers and users send; here twice, 50 ms apart) or Ctrl-C to a plain
+  # `mpirun` of the shipped environment (scripts/mpi_env.sh: scripts/bin/mpirun) checkpoints
+  # every rank at the next step boundary and exits 0; resume = auto then continues the run
+  # exactly: its losses equal those of an uninterrupted run.
+  source scripts/mpi_env.sh
+  [ "$(command -v mpirun)" = "$PWD/scripts/bin/mpirun" ] || fail "mpi_env.sh does not put scripts/bin/mpirun first on PATH"
+  term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME, in a process
+    local name=$1  # group of its own with SIGINT at its default, as a terminal's foreground job
+    shift
+    exec /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
+      "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=30 --set run.log_every=1 \
+      --set run.name="$name" --set train.ckpt_dir="$tmp/ckpt-${name%-resumed}" "$@" >"$tmp/$name.txt" 2>&1
+  }
+  term_run() {  # term_run NAME SIGNAL COUNT TARGET: COUNT SIGNALs 50 ms apart at step 3 to TARGET: mpirun's
+    local name=$1 signal=$2 count=$3 target=$4  # pid, or its process group (-) as a terminal's Ctrl-C
+    rm -rf "outputs/$name" "outputs/$name-resumed"
+    term_train "$name" &
     local pid=$!
-    for _ in $(seq 150); do grep -q "^step" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.2; done
-    for _ in $(seq "$signals"); do kill -TERM $pid; sleep 0.05; done
-    wait $pid
-    local code=$?
+    for _ in $(seq 300); do grep -qE "^step +3/" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.1; done
+    for _ in $(seq "$count"); do kill -"$signal" -- "${target%pid}$pid"; sleep 0.05; done
+    wait $pid || fail "$name: mpirun exited $? after $count SIG$signal: $(tail -5 "$tmp/$name.txt")"
     expect_contains "$(cat "$tmp/$name.txt")" "received a stop signal: stopping after step"
     local latest
-    latest=$(cat "$tmp/$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIGTERM: $(tail -5 "$tmp/$name.txt")"
-    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/$name/$latest" ||
+    latest=$(cat "$tmp/ckpt-$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIG$signal: $(tail -5 "$tmp/$name.txt")"
+    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/ckpt-$name/$latest" ||
       fail "$name: $latest is not a complete checkpoint"
-    return $code
+    (term_train "$name-resumed" --set train.resume=auto) || fail "$name: resuming exited $?: $(tail -3 "$tmp/$name-resumed.txt")"
+    expect_contains "$(cat "$tmp/$name-resumed.txt")" "resumed from $tmp/ckpt-$name/$latest"
+    local stopped_at
+    stopped_at=$(sed 's/^step_0*\([0-9]*\)\.h5$/\1/' <<<"$latest")
+    same_losses "$name" cli-test-term-whole 1 0 "$stopped_at"
+    same_losses "$name-resumed" cli-test-term-whole $((stopped_at + 1)) 0
+    rm -rf "outputs/$name" "outputs/$name-resumed"
   }
-  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 30
-  term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
+  rm -rf outputs/cli-test-term-whole
+  (term_train cli-test-term-whole) || fail "the uninterrupted run exited $?: $(tail -3 "$tmp/cli-test-term-whole.txt")"
+  term_run cli-test-term TERM 2 pid
+  term_run cli-test-int INT 2 -
+  rm -rf outputs/cli-test-term-whole
+  ;;
+embpack_concurrency)
+  # Two embpack jobs writing one output, and an embpack replacing a file a training run reads:
+  # the later one is refused with one line (exit 2) and the file is never mixed.
+  embpack="$build/embpack"
+  synth() {  # synth OUT SEED: a tiny gr00t dataset
+    "$embpack" synth --family gr00t --episodes 48 --min-steps 50 --max-steps 200 --seed "$2" --embodiments 3 \
+      --state-dim 16 --action-dim 8 --d-vl 32 -o "$1"
+  }
+  refused() {  # refused NAME EXPECTED: the output of NAME is one error line matching EXPECTED, exit 2
+    [ "$(cat "$tmp/$1.code")" = 2 ] || fail "$1: exit code $(cat "$tmp/$1.code"), expected 2: $(cat "$tmp/$1.txt")"
+    [ "$(grep -cE "^(embpack: |embtrain: error)" "$tmp/$1.txt")" -eq 1 ] || fail "$1: expected one error line: $(cat "$tmp/$1.txt")"
+    grep -qE "$2" "$tmp/$1.txt" || fail "$1: expected '$2', got: $(cat "$tmp/$1.txt")"
+  }
+  # A writer holding the output's lock (as a running embpack does): the second is refused.
+  flock -x "$tmp/a.h5.lock" -c "echo 'pid 4242 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/a.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/a.h5.lock" ] && break; sleep 0.1; done
+  synth "$tmp/a.h5" 1 >"$tmp/second.txt" 2>&1
+  echo $? >"$tmp/second.code"
+  kill $holder 2>/dev/null
+  refused second "^embpack: $tmp/a.h5: another embpack is writing it \(pid 4242 on otherhost since 2026-01-01T00:00:00Z\); wait for it to finish or choose another output$"
+  [ ! -e "$tmp/a.h5" ] && [ ! -e "$tmp/a.h5.tmp" ] || fail "the refused embpack wrote $(ls "$tmp")"
+  # Two real jobs at once: each finishes or is refused; the file is one of them, whole.
+  synth "$tmp/b.h5" 1 >"$tmp/b1.txt" 2>&1 &
+  first=$!
+  synth "$tmp/b.h5" 2 >"$tmp/b2.txt" 2>&1
+  echo $? >"$tmp/b2.code"
+  wait $first
+  echo $? >"$tmp/b1.code"
+  for job in b1 b2; do [ "$(cat "$tmp/$job.code")" = 0 ] || refused $job "another embpack is writing it"; done
+  "$embpack" verify "$tmp/b.h5" >"$tmp/verify.txt" 2>&1 || fail "the output of two embpack jobs does not verify: $(cat "$tmp/verify.txt")"
+  [ ! -e "$tmp/b.h5.lock" ] || fail "the lock file stayed after the jobs ended"
+  # A training run reads c.h5: embpack may not replace it until the run ends.
+  cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" \
+    --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
+  run=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
+  synth "$tmp/c.h5" 3 >"$tmp/replace.txt" 2>&1
+  echo $? >"$tmp/replace.code"
+  refused replace "^embpack: $tmp/c.h5: a training run is reading it \(it holds a shared lock\); "
+  cmp -s outputs/data/tiny_gr00t.h5 "$tmp/c.h5" || fail "the file a run reads was changed"
+  kill -USR1 $run
+  wait $run || fail "the training run exited $?: $(tail -3 "$tmp/run.txt")"
+  # And a run does not start on a file embpack is replacing.
+  flock -x "$tmp/c.h5" -c "echo 'pid 4343 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/c.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/c.h5.lock" ] && break; sleep 0.1; done
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set data.paths="$tmp/c.h5" \
+    --set run.name=cli-test-concurrency2 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt2" >"$tmp/start.txt" 2>&1
+  echo $? >"$tmp/start.code"
+  kill $holder 2>/dev/null
+  refused start "^embtrain: error: $tmp/c.h5: embpack is replacing this file \(pid 4343 on otherhost since 2026-01-01T00:00:00Z\); start the run when it has finished$"
+  ;;
+embpack_write_failure)
+  # A failure on one rank in the middle of embpack's collective write (between two tables)
+  # ends every rank within seconds with that rank's line, and no output appears.
+  start=$(date +%s)
+  EMBPACK_DEBUG_FAIL_WRITE_RANK=1 timeout 120 "${mpirun[@]}" -np 3 -x EMBPACK_DEBUG_FAIL_WRITE_RANK "$build/embpack" \
+    lerobot ../shared/fixtures/lerobot/g1_v21 --threads 1 --height 48 --width 64 -o "$tmp/g1.h5" >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] && [ $code -ne 124 ] || fail "exit code $code (124: a rank hung): $(tail -5 "$tmp/out.txt")"
+  [ $(($(date +%s) - start)) -lt 100 ] || fail "the job took more than 100 s to end (hang?)"
+  [ "$(grep -c "^embpack: " "$tmp/out.txt")" -eq 1 ] || fail "expected one embpack line: $(cat "$tmp/out.txt")"
+  expect_contains "$(cat "$tmp/out.txt")" "embpack: error on rank 1: EMBPACK_DEBUG_FAIL_WRITE_RANK: injected failure on rank 1 in the collective write"
+  [ ! -e "$tmp/g1.h5" ] || fail "an output appeared after the failure"
   ;;
 nan_data)
   # Non-finite values in the data are refused as read, naming the file, dataset and row.

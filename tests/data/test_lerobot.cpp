@@ -338,7 +338,9 @@ BOOST_AUTO_TEST_CASE(a_rank_without_episodes_writes_nothing_and_the_file_is_the_
                    " -o ", missing));
   BOOST_TEST(r.code != 0);
   BOOST_TEST(count_lines_starting(r.err, "embpack: ") == 1, r.err);
-  BOOST_TEST(r.err.find("embpack: " + missing + ".tmp: cannot create file\n") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("embpack: " + missing + ".lock: cannot create the lock file: No such file or directory\n") !=
+                 std::string::npos,
+             r.err);
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {
