@@ -8,6 +8,8 @@
 //    same draw gives the same rows (resume is exact), another step other rows;
 //  - three training steps on online features (augmentation off) give the loss of the run on the
 //    offline features within the fp16 rounding of the stored features, with a backbone phase;
+//  - on CUDA (under the emulation in CI) the step's rows equal the CPU's within 1e-4, and a
+//    CUDA run on online features the loss of the CUDA run on offline features;
 //  - bad input (a missing tokenizer file, a tokenizer without <IMG_CONTEXT>, views of two
 //    resolutions or four channels, a backbone narrower than model.d_ctx) is one line, exit 2,
 //    and nothing written.
@@ -26,6 +28,10 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/presets.hpp"
 #include "train/online_backbone.hpp"
+#ifdef EMBTRAIN_CUDA_KERNELS
+#include "kernels/cuda/cuda_ops.hpp"
+#include "kernels/cuda_device.hpp"
+#endif
 
 using namespace emb;
 using namespace emb::test;
@@ -162,6 +168,31 @@ BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step) {
   BOOST_TEST(relative_difference(got.data(), want.data(), got.size()) <= 1e-6);
 }
 
+#ifdef EMBTRAIN_CUDA_KERNELS
+BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
+  if (!emb::testing::cuda_device_or_skip()) return;
+  const std::string dir = make_temp_dir("online_cuda");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  const ModelConfig mc = tiny_head();
+  DataConfig dc;
+  dc.paths = {dir + "/in.h5"}, dc.global_batch = 3, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  Loader loader(MPI_COMM_WORLD, dc, mc);
+  const std::vector<PackedBatch> batches = loader.next_step();
+  BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
+  CpuOps cpu;
+  CudaOps cuda;
+  OnlineBackbone on_cpu(cpu, mc, DType::f32, 9), on_cuda(cuda, mc, DType::f32, 9);
+  for (const bool augment : {false, true}) {
+    PackedBatch a = batches[0], b = batches[0];
+    on_cpu.compute_context(a, 2, augment), on_cuda.compute_context(b, 2, augment);
+    BOOST_TEST_REQUIRE(a.context.size() == b.context.size());
+    const double diff = relative_difference(b.context.data(), a.context.data(), a.context.size());
+    BOOST_TEST(diff <= 1e-4, "augment " << augment << ": cuda against cpu " << diff);
+  }
+}
+#endif
+
 namespace {
 
 std::string train_command(const std::string& dir, const std::string& name, const std::string& data,
@@ -200,6 +231,24 @@ BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss) {
   for (size_t i = 0; i < 3; ++i)
     BOOST_TEST(std::fabs(online[i] - offline[i]) <= 1e-3 * std::fabs(offline[i]),
                "step " << i + 1 << ": online " << online[i] << ", offline " << offline[i]);
+#ifdef EMBTRAIN_CUDA_KERNELS
+  if (emb::testing::cuda_device_or_skip()) {
+    const std::string cuda = " --set run.device=cuda";
+    r = run_tool(train_command(dir, "offline_cuda", dir + "/offline.h5", cuda), dir);
+    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+    r = run_tool(train_command(dir, "online_cuda", dir + "/offline.h5",
+                               cuda + " --set model.backbone=online --set model.backbone_augment=off "
+                                      "--set model.backbone_dir=" + tiny().checkpoint),
+                 dir);
+    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+    const std::vector<double> offline_cuda = losses(dir + "/offline_cuda"), online_cuda = losses(dir + "/online_cuda");
+    BOOST_TEST_REQUIRE(online_cuda.size() == 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      BOOST_TEST(std::fabs(online_cuda[i] - offline_cuda[i]) <= 1e-3 * std::fabs(offline_cuda[i]));
+      BOOST_TEST(std::fabs(online_cuda[i] - online[i]) <= 1e-4 * std::fabs(online[i]), "cuda against cpu, step " << i + 1);
+    }
+  }
+#endif
   const json summary = json::parse(read_file(dir + "/online/summary.json"));
   BOOST_TEST(summary["phases"]["backbone"]["per_step"]["mean"].get<double>() > 0);
   const json offline_summary = json::parse(read_file(dir + "/offline/summary.json"));
