@@ -99,4 +99,16 @@ inline std::vector<float> stored_vl(const std::string& path, std::vector<int64_t
   return v;
 }
 
+// Takes <IMG_CONTEXT> out of the tokenizer files of `folder` (an unknown special token).
+inline void remove_image_token(const std::string& folder) {
+  const std::string script =
+      "import json; d = '" + folder + "'; c = json.load(open(d + '/tokenizer_config.json')); "
+      "c['added_tokens_decoder'] = {k: v for k, v in c['added_tokens_decoder'].items() if "
+      "v['content'] != '<IMG_CONTEXT>'}; json.dump(c, open(d + '/tokenizer_config.json', 'w')); "
+      "a = json.load(open(d + '/added_tokens.json')); a.pop('<IMG_CONTEXT>'); "
+      "json.dump(a, open(d + '/added_tokens.json', 'w'))";
+  const int status = std::system(("/usr/bin/python3 -c \"" + script + "\"").c_str());
+  if (status != 0) throw Error("remove_image_token: python3 failed on " + folder);
+}
+
 }  // namespace emb::test

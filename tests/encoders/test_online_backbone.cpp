@@ -15,7 +15,6 @@
 //    and nothing written.
 #define BOOST_TEST_MODULE test_online_backbone
 #include <boost/test/unit_test.hpp>
-#include <mpi.h>
 
 #include <cmath>
 #include <fstream>
@@ -27,6 +26,7 @@
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/presets.hpp"
+#include "rl/mpi_fixture.hpp"
 #include "train/online_backbone.hpp"
 #ifdef EMBTRAIN_CUDA_KERNELS
 #include "kernels/cuda/cuda_ops.hpp"
@@ -39,14 +39,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Mpi {
-  Mpi() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
-  }
-  ~Mpi() { MPI_Finalize(); }
-};
-BOOST_GLOBAL_FIXTURE(Mpi);
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
 
 constexpr int64_t kH = 48, kW = 64, kFrame = kH * kW * 3;
 
@@ -294,13 +287,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_nothing_written) {
   expect_refused(dir + "/in.h5", no_merges, "", no_merges + "/eagle2_hg_model");
   // A tokenizer without <IMG_CONTEXT>.
   const std::string no_image_token = copy_checkpoint("no_image_token");
-  BOOST_REQUIRE(std::system(("/usr/bin/python3 -c \"import json; d='" + no_image_token + "/eagle2_hg_model" +
-                             "'; c = json.load(open(d + '/tokenizer_config.json')); "
-                             "c['added_tokens_decoder'] = {k: v for k, v in c['added_tokens_decoder'].items() if "
-                             "v['content'] != '<IMG_CONTEXT>'}; json.dump(c, open(d + '/tokenizer_config.json', 'w')); "
-                             "a = json.load(open(d + '/added_tokens.json')); a.pop('<IMG_CONTEXT>'); "
-                             "json.dump(a, open(d + '/added_tokens.json', 'w'))\"")
-                                .c_str()) == 0);
+  remove_image_token(no_image_token + "/eagle2_hg_model");
   expect_refused(dir + "/in.h5", no_image_token, "", "<IMG_CONTEXT>");
   // Views of two resolutions, and of four channels.
   PackedData mixed = dataset(kH, kW);
