@@ -75,6 +75,9 @@ ModelConfig model_section(const Deck& deck) {
                        {{"family", SelfMask::family}, {"full", SelfMask::full},
                         {"block_causal", SelfMask::block_causal}, {"prefix", SelfMask::prefix}});
   c.init_std = deck.get_double("model.init_std");
+  c.online_backbone = choice<bool>(deck, "model.backbone", {{"offline", false}, {"online", true}});
+  c.backbone_dir = deck.get_string("model.backbone_dir");
+  c.backbone_augment = on(deck, "model.backbone_augment");
   validate_model_config(c, [&](const std::vector<std::string>& keys) {
     for (const std::string& key : keys)
       if (deck.is_set("model." + key)) return where_set(deck, "model." + key);

@@ -15,6 +15,7 @@
 #include "kernels/make_ops.hpp"
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
+#include "train/online_backbone.hpp"
 
 namespace emb {
 namespace {
@@ -48,6 +49,26 @@ void check_writable_dir(const RunConfig& cfg, const std::string& dir) {
   std::remove(probe.c_str());
 }
 
+// The files, checked as the loader opens them (and before, what embpack verify checks short of
+// the bulk rows). model.backbone = online: also the backbone's dimensions against the head's, its
+// tokenizer, every task's prompt and the files' frames; the files are then the backbone's input,
+// and what it refuses is input to fix (exit 2, as `embpack features` refuses it).
+PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>& files) {
+  const DataConfig& dc = cfg.data;
+  try {
+    for (const std::string& file : files) {
+      const FileLock reading = lock_for_reading(file);  // not while embpack replaces it
+      verify_small_values(H5File::open(file));
+    }
+    const VlPrompt prompt = cfg.model.online_backbone ? online_prompt(cfg.model) : VlPrompt{};
+    return PackedDataset(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
+                         VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt});
+  } catch (const Error& e) {
+    if (!cfg.model.online_backbone) throw;
+    throw Error(e.what(), kExitInput);
+  }
+}
+
 void check_data(const RunConfig& cfg) {
   const DataConfig& dc = cfg.data;
   if (dc.paths.empty()) deck_error(cfg, "data.paths", "no files given: name the packed HDF5 files to train on (embpack writes them)");
@@ -59,12 +80,7 @@ void check_data(const RunConfig& cfg) {
   }
   // What embpack verify checks short of the bulk rows (read here once, not by every rank's
   // loader), then the files against the model (opening them: packed_dataset.hpp).
-  for (const std::string& file : files) {
-    const FileLock reading = lock_for_reading(file);  // not while embpack replaces it
-    verify_small_values(H5File::open(file));
-  }
-  const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
-                           VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment});
+  const PackedDataset data = open_checked(cfg, files);
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)
     deck_error(cfg, "data.tokens_per_mb",
@@ -127,10 +143,12 @@ void check_ops(const RunConfig& cfg, const Ops& ops) {
                 kExitInput);
 }
 
+// The data (and model.backbone = online's folder) first: input to fix leaves nothing written,
+// not even the checkpoint directory the write probe creates.
 void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node) {
+  check_data(cfg);
   check_writable_dir(cfg, cfg.train.ckpt_dir);
   check_memory(cfg, ranks, ranks_on_node);
-  check_data(cfg);
 }
 
 }  // namespace emb

@@ -2,6 +2,7 @@
 // train.global_batch and run.seed (what it batches and shuffles by).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ namespace emb {
 //                a few reader ranks (collective buffering, per its hints): for parallel file
 //                systems where few large requests beat many.
 enum class MpioTransfer { independent, collective };
+
+// The token ids of a task's prompt for `views` camera views (model.backbone = online: the
+// backbone's tokenizer and chat template, tokenizers::gr00t_prompt).
+using VlPrompt = std::function<std::vector<int32_t>(const std::string& task_text, int views)>;
 
 struct DataConfig {
   std::vector<std::string> paths;  // data.paths: files or globs
@@ -35,6 +40,9 @@ struct DataConfig {
   // = not checked) and its eagle_weights_digest, which the app fills in (app/vl_backbone.hpp).
   std::string vl_backbone, vl_backbone_digest;
   bool vl_augment = false;  // data.vl_augment: epoch e reads the stored variant e mod K
+  // model.backbone = online: the prompts of the tasks (the trainer sets it from the backbone's
+  // tokenizer); the loader then reads frames and prompts instead of /features/vl.
+  VlPrompt online_prompt = nullptr;
   int64_t global_batch = 8;        // train.global_batch
   uint64_t seed = 1234;            // run.seed
 };

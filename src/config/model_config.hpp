@@ -48,6 +48,12 @@ struct ModelConfig : TokenConfig {
   bool fp8 = false;  // model.fp8: the blocks' eligible linears on the FP8 path (dit_block.hpp, fp8_eligible)
   double init_std = 0.02;
   SelfMask self_mask = SelfMask::family;
+  // gr00t, model.backbone = online: the step computes the vl features with the frozen Eagle
+  // backbone of backbone_dir (train/online_backbone.hpp), under GR00T's training transforms
+  // unless backbone_augment is off.
+  bool online_backbone = false;
+  std::string backbone_dir;
+  bool backbone_augment = true;
 
   int head_dim() const { return d_model / n_heads; }
   // The head dims the attention layers use: the trunk's, and gr00t's VL backbone's (d_ctx / n_heads_vl).

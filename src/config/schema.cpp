@@ -173,6 +173,18 @@ std::vector<KeySpec> make_schema() {
       enum_key("model.recompute", "none", {"none", "selective", "full"},
                "activation recompute per block (selective: the attention cores; full: the whole block)"),
       real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),
+      enum_key("model.backbone", "offline", {"offline", "online"},
+               "gr00t: where the vl features come from: offline = the packed files' /features/vl (embpack "
+               "features); online = the step runs the frozen Eagle 2.5 backbone of model.backbone_dir on each "
+               "sample's frames (/video, the file's views in order) and task prompt, no gradients, timed as the "
+               "backbone phase"),
+      string_key("model.backbone_dir", "",
+                 "gr00t, model.backbone = online: the GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors, "
+                 "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files)"),
+      enum_key("model.backbone_augment", "on", {"on", "off"},
+               "gr00t, model.backbone = online: GR00T's training transforms on the frames (random crop 0.95, "
+               "colour jitter; drawn from run.seed, the sample and the step, so a resumed run draws the same); "
+               "off = the evaluation transforms (centre crop 0.95)"),
 
       // [data]
       list_key("data.paths", "", "packed HDF5 files or globs, comma-separated"),

@@ -21,7 +21,12 @@ struct Sample {
   int64_t row = 0;
   int32_t emb_id = 0;
   int64_t query_tokens = 0, context_tokens = 0;
-  std::vector<float> context;  // [context_tokens, d_ctx]
+  std::vector<float> context;  // [context_tokens, d_ctx] (online vl: empty, the step computes it)
+  // gr00t, model.backbone = online: the prompt [context_tokens] and the frames [V, H, W, 3] of
+  // the step's views, from which the step's backbone computes the context.
+  std::vector<int32_t> prompt;
+  std::vector<uint8_t> frames;
+  int32_t views = 0, frame_height = 0, frame_width = 0;
   std::vector<float> state, actions, action_mask;  // gr00t: [Sd], [Hz, A], [Hz, A]
   std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
   int64_t tokens() const { return query_tokens + context_tokens; }

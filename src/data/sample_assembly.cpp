@@ -12,6 +12,18 @@ namespace emb {
 
 namespace {
 
+// model.backbone = online: the prompt of the episode's task and the step's frames of every view.
+void assemble_online_vl(const PackedFileIndex& x, const ShuffleBuffer& buf, int64_t e, Sample& s) {
+  s.prompt = x.task_prompts[size_t(x.episode_task[e])];
+  s.views = int32_t(x.video_views.size());
+  s.frame_height = int32_t(x.frame_height), s.frame_width = int32_t(x.frame_width);
+  const int64_t frame_bytes = x.frame_height * x.frame_width * 3;
+  s.frames.resize(size_t(s.views * frame_bytes));
+  for (size_t v = 0; v < x.video_views.size(); ++v)
+    std::copy_n(buf.frame(s.file, v, s.row), frame_bytes, s.frames.data() + v * size_t(frame_bytes));
+  s.context.clear();
+}
+
 void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, bool mask_past_end,
                     int64_t e, Sample& s) {
   int64_t t = s.row, end = x.episode_offsets[e + 1];
@@ -29,6 +41,10 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   }
   auto [first, last] = x.feature_rows(t, cfg);
   s.context_tokens = last - first;
+  if (x.online_vl()) {
+    assemble_online_vl(x, buf, e, s);
+    return;
+  }
   s.context.resize(size_t(s.context_tokens * cfg.d_ctx));
   if (s.context_tokens > 0) half_to_float(buf.feature(s.file, first), s.context.data(), s.context_tokens * cfg.d_ctx);
 }

@@ -53,7 +53,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
       int64_t reach = int64_t(cfg.latent_frames) * x.steps_per_latent;
       r.actions.add(std::max<int64_t>(0, c.begin - reach), std::min(x.steps, c.end + cfg.actions_per_block));
     }
-    r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
+    if (!x.online_vl()) r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
   }
   size_t bytes = 0, feature_bytes = 0;
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
@@ -62,7 +62,9 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->finish();
     r.state_dim = x.state_dim, r.action_dim = x.action_dim;
     r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
+    r.frame_bytes = x.frame_height * x.frame_width * 3;
     bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4);
+    bytes += x.video_views.size() * aligned(size_t(r.steps.rows() * r.frame_bytes));
     feature_bytes += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
   }
   fit(rows_, bytes);
@@ -70,6 +72,8 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
   file_bytes_ = 0;
   for (const FileRows& r : files_)
     file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 + r.features.rows() * r.feature_elems * 2;
+  for (int32_t f = 0; f < int32_t(files_.size()); ++f)
+    file_bytes_ += files_[size_t(f)].steps.rows() * files_[size_t(f)].frame_bytes * int64_t(data.file(f).video_views.size());
   int64_t read = 0;
   char* block = features_.data();
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
@@ -82,10 +86,25 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
+    if (x.online_vl()) {
+      read += read_frames(x, r);
+      continue;
+    }
     read += x.file.read_rows(x.feature_dataset(epoch), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
     if (nodes.nodes() > 1) exchange_between_nodes(x, r, f, cfg, samples, nodes);
   }
   features_.publish();
+  return read;
+}
+
+// Online vl: every rank reads the buffer's frames of every view whole, as it reads the state rows.
+int64_t ShuffleBuffer::read_frames(const PackedFileIndex& x, FileRows& r) {
+  r.frames.clear();
+  int64_t read = 0;
+  for (const std::string& view : x.video_views) {
+    r.frames.push_back(rows_.alloc<uint8_t>(size_t(r.steps.rows() * r.frame_bytes)));
+    read += x.file.read_rows(str(packed::kVideo, "/", view), Elem::u8, r.steps, r.frames.back());
+  }
   return read;
 }
 
@@ -159,6 +178,11 @@ const float* ShuffleBuffer::action(int32_t file, int64_t row) const {
 const uint16_t* ShuffleBuffer::feature(int32_t file, int64_t feature_row) const {
   const FileRows& r = files_[size_t(file)];
   return r.feature_values + r.features.locate(feature_row) * r.feature_elems;
+}
+
+const uint8_t* ShuffleBuffer::frame(int32_t file, size_t view, int64_t row) const {
+  const FileRows& r = files_[size_t(file)];
+  return r.frames[view] + r.steps.locate(row) * r.frame_bytes;
 }
 
 }  // namespace emb

@@ -93,7 +93,12 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
           {"horizon"});
     check(c.dropout >= 0 && c.dropout < 1 && c.dropout_vl >= 0 && c.dropout_vl < 1, "dropout",
           "dropout and dropout_vl must lie in [0, 1)", {"dropout_vl"});
+    check(!c.online_backbone || !c.backbone_dir.empty(), "backbone_dir",
+          "model.backbone = online needs the GR00T-N1.5 checkpoint folder whose Eagle backbone computes the vl "
+          "features", {"backbone"});
   } else {
+    check(!c.online_backbone, "backbone", "model.backbone = online is gr00t's (the Eagle backbone); wan reads its "
+          "text features from the packed files");
     check(c.dropout == 0 && c.dropout_vl == 0, "dropout", "the wan family has no dropout sites; set 0 or -1",
           {"dropout_vl"});
     int hd = c.head_dim();

@@ -188,6 +188,7 @@ nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s) {
           {"flops_per_sample", {{"vision", b.vision_flops}, {"llm", b.llm_flops}, {"attention", b.attention_flops}}},
           {"forward_s_per_sample", b.forward_s},
           {"weight_bytes", b.weight_bytes},
+          {"forward_bytes_per_sample", b.forward_bytes},
           {"head_s_per_sample", w.head_s},
           {"online", {{"s_per_sample", w.online_s}, {"samples_per_s_per_device", w.online_samples_per_s},
                       {"epoch_s", w.online_epoch_s}}},

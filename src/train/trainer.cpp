@@ -13,6 +13,20 @@ AdamWConfig adamw_config(const TrainConfig& c) {
   return a;
 }
 
+// model.backbone = online: the frozen backbone on the run's Ops (bf16 where the model computes
+// in bf16 on CUDA), and the loader's prompts from its tokenizer.
+std::unique_ptr<OnlineBackbone> online_backbone(const RunConfig& cfg, Ops& ops) {
+  if (!cfg.model.online_backbone) return nullptr;
+  const bool bf16 = cfg.backend.device == Device::cuda && cfg.model.precision == Precision::bf16;
+  return std::make_unique<OnlineBackbone>(ops, cfg.model, bf16 ? DType::bf16 : DType::f32, cfg.run.seed);
+}
+
+DataConfig data_config(const RunConfig& cfg) {
+  DataConfig dc = cfg.data;
+  if (cfg.model.online_backbone) dc.online_prompt = online_prompt(cfg.model);
+  return dc;
+}
+
 }  // namespace
 
 Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers)
@@ -27,7 +41,8 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       }()),
       schedule_(lr_schedule(cfg.train)),
       resumed_(resume_or_init()),
-      loader_(world.comm, cfg.data, cfg.model),
+      backbone_(online_backbone(cfg, ops)),
+      loader_(world.comm, data_config(cfg), cfg.model),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
   model_->use_graphs(cfg.backend.cuda_graphs);
@@ -58,7 +73,12 @@ CheckpointMeta Trainer::resume_or_init() {
   return meta;
 }
 
-StepResult Trainer::step(const std::vector<PackedBatch>& micro_batches, int64_t step) {
+StepResult Trainer::step(std::vector<PackedBatch>& micro_batches, int64_t step) {
+  if (backbone_) {
+    ScopedPhase phase(step_.timers, Phase::backbone);
+    for (PackedBatch& mb : micro_batches)
+      if (mb.n_samples > 0) backbone_->compute_context(mb, step, cfg_.model.backbone_augment);
+  }
   return train_step(step_, micro_batches, step, schedule_.at(step));
 }
 

@@ -17,6 +17,7 @@
 #include "model/model.hpp"
 #include "parallel/data_parallel.hpp"
 #include "train/lr_schedule.hpp"
+#include "train/online_backbone.hpp"
 #include "train/optimizer.hpp"
 #include "train/train_step.hpp"
 
@@ -37,8 +38,9 @@ class Trainer {
 
   // The next step's micro-batches (the data_wait phase).
   std::vector<PackedBatch> next_batches() { return loader_.next_step(); }
-  // One optimizer step at the schedule's learning rate (collective).
-  StepResult step(const std::vector<PackedBatch>& micro_batches, int64_t step);
+  // One optimizer step at the schedule's learning rate (collective); with model.backbone =
+  // online it first computes the micro-batches' vl features (the backbone phase).
+  StepResult step(std::vector<PackedBatch>& micro_batches, int64_t step);
   double lr(int64_t step) const { return schedule_.at(step); }
   // Collective: writes the checkpoint of `step` into train.ckpt_dir; returns its path.
   std::string save(int64_t step);
@@ -66,6 +68,7 @@ class Trainer {
   std::vector<float> host_params_, host_exp_avg_, host_exp_avg_sq_;
   std::string resumed_from_;
   CheckpointMeta resumed_;  // after resumed_from_, which resume_or_init() sets
+  std::unique_ptr<OnlineBackbone> backbone_;  // model.backbone = online
   Loader loader_;           // after the checkpoint was read
 
   StepContext step_;
