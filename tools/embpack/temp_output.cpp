@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "rank_errors.hpp"
+#include "comm/agreement.hpp"
 
 namespace emb {
 
@@ -15,7 +15,7 @@ TempOutput::TempOutput(std::string out, MPI_Comm comm, bool owner)
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm, kExitInput);
+  throw_if_any_rank_failed(comm, error, kExitInput);
 }
 
 void TempOutput::lock_output() {
