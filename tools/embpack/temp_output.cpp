@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "core/error.hpp"
 #include "comm/agreement.hpp"
+#include "core/error.hpp"
 
 namespace emb {
 
