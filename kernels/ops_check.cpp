@@ -215,9 +215,13 @@ OpCheck check_attention(const char* op, const View& q, const View& k, const View
   c.same_shape(q, out, "q", "out");
   c.expect(lse.rows == q.rows && lse.cols == cfg.heads, "lse must be [Tq, heads]");
   c.expect(idx.q_seq && idx.k_seq, "the index has no seq arrays");
-  c.expect((idx.mask != AttnMask::block_causal || (idx.q_blk && idx.k_blk && idx.q_grp && idx.k_grp)) &&
+  const bool reads_blk = idx.mask == AttnMask::block_causal || idx.mask == AttnMask::teacher_forcing;
+  c.expect((!reads_blk || (idx.q_blk && idx.k_blk && idx.q_grp && idx.k_grp)) &&
                (idx.mask != AttnMask::prefix || (idx.q_grp && idx.k_grp)),
            "the index lacks the blk/grp arrays of its mask");
+  c.expect(idx.mask != AttnMask::teacher_forcing || (idx.tf.frames_per_block >= 1 && idx.tf.window >= 1),
+           str("teacher_forcing needs frames_per_block >= 1 and window >= 1, not ", idx.tf.frames_per_block, " and ",
+               idx.tf.window));
   return c;
 }
 

@@ -11,6 +11,7 @@ namespace {
 constexpr int64_t kParallelElements = 1 << 14;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
 
 // Both smooth activations are x·σ(z): silu with z = x, gelu_tanh with z = 2u because
 // 0.5(1 + tanh u) = σ(2u). Writing σ through exp_fast (no libm call) lets the loops
@@ -46,6 +47,24 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
     const float v = gelu_clamp(x[i]);
     const Sigmoid g = sigmoid(gelu_z(v));
     dx[i] += dy[i] * (g.s + v * g.s_1m_s * gelu_dz(v));
+  }
+}
+
+// Φ(x) = 0.5(1 + erf(x/√2)) and φ(x) = e^(−x²/2)/√(2π), in double (libm's erf).
+void gelu_erf_forward(const float* x, float* y, int64_t n) {
+#pragma omp parallel for if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
+}
+
+void gelu_erf_backward(const float* x, const float* dy, float* dx, int64_t n) {
+#pragma omp parallel for if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double grad = 0.5 * (1.0 + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    dx[i] += dy[i] * static_cast<float>(grad);
   }
 }
 

@@ -34,6 +34,7 @@ void act_forward(Activation act, const float* x, float* y, int64_t n) {
     case Activation::relu: return cpu::relu_forward(x, y, n);
     case Activation::silu: return cpu::silu_forward(x, y, n);
     case Activation::gelu_tanh: return cpu::gelu_tanh_forward(x, y, n);
+    case Activation::gelu_erf: return cpu::gelu_erf_forward(x, y, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -44,6 +45,7 @@ void act_backward(Activation act, const float* x, const float* dy, float* dx, in
     case Activation::relu: return cpu::relu_backward(x, dy, dx, n);
     case Activation::silu: return cpu::silu_backward(x, dy, dx, n);
     case Activation::gelu_tanh: return cpu::gelu_tanh_backward(x, dy, dx, n);
+    case Activation::gelu_erf: return cpu::gelu_erf_backward(x, dy, dx, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -212,11 +214,12 @@ void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& em
 }
 
 void CpuOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                               const View& rstd) {
+                               const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   fp32_contiguous(c);
   c.expect(!mean.absent(), "mean must be present");
-  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols));
+  c.expect(eps > 0, str("eps must be positive, not ", eps));
+  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols), eps);
 }
 
 void CpuOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
@@ -321,39 +324,41 @@ void check_rope(const char* op, const View& x, const int32_t* pos, const RopeCon
   c.expect(!x.absent() && pos, "x and pos must be present");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
            str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
-  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3,
+  c.expect((cfg.mode != RopeMode::d3 && !cfg.token_modes) || cfg.head_dim / 2 >= 3,
            str("3d RoPE needs head_dim >= 6, not ", cfg.head_dim));
 }
 }  // namespace
 
 void CpuOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
   check_rope("rope_forward", x, pos, cfg);
-  cpu::rope_forward(f(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode);
+  cpu::rope_forward(f(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes);
 }
 
 void CpuOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
   check_rope("rope_backward", dx, pos, cfg);
-  cpu::rope_backward(f(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode);
+  cpu::rope_backward(f(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes);
 }
 
 void CpuOps::sinus_embedding(const View& t, const View& out) {
   OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
   c.well_formed(), fp32_contiguous(c);
-  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
+  c.expect(!t.absent() && !out.absent() && (t.cols == 1 || t.cols == 2) && t.rows == out.rows,
+           "t must be [rows of out, 1] or [rows of out, 2] (a timestep as the sum of two)");
   c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
-  cpu::sinus_embedding(cf(t), f(out), out.rows, int(out.cols));
+  cpu::sinus_embedding(cf(t), int(t.cols), f(out), out.rows, int(out.cols));
 }
 
 void CpuOps::flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                               const RowIndex& t_rows, const View& y) {
   OpCheck c("flow_interpolate", {{"u", &u}, {"w", &w}, {"t", &t}, {"y", &y}});
-  c.well_formed(), fp32_contiguous(c);
+  c.well_formed(), fp32(c);
   c.expect(!u.absent() && !w.absent() && !t.absent() && !y.absent(), "every view must be present");
   c.same_shape(u, w, "u", "w");
   c.expect(u.cols == y.cols, "u and y differ in columns");
   c.expect(src_rows.absent() ? u.rows >= y.rows : src_rows.n == y.rows, "src_rows must give one row of u per row of y");
-  c.expect(t.cols == 1 && (t_rows.absent() ? t.rows >= y.rows : t_rows.n == y.rows), "t must be [M, 1] with t_rows per row of y");
-  cpu::flow_interpolate(cf(u), cf(w), src_rows.data, cf(t), t_rows.data, f(y), y.rows, y.cols);
+  c.expect(t.cols == 1 && t.contiguous() && (t_rows.absent() ? t.rows >= y.rows : t_rows.n == y.rows),
+           "t must be [M, 1] with t_rows per row of y");
+  cpu::flow_interpolate(cf(u), u.ld, cf(w), w.ld, src_rows.data, cf(t), t_rows.data, f(y), y.ld, y.rows, y.cols);
 }
 
 void CpuOps::mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
@@ -370,8 +375,12 @@ void CpuOps::mse_loss(const View& pred, const View& plus, const View& minus, con
   c.expect(target_cols.absent() ? plus.cols == pred.cols : target_cols.n == pred.cols,
            "target_cols must give one target column per column of pred");
   c.expect(pred.rows == 0 || cfg.denominator > 0, str("the denominator is ", cfg.denominator));
-  *sum = cpu::mse_loss(cf(pred), cf(plus), cf(minus), cf(mask), target_rows.data, target_cols.data, plus.cols,
-                       cfg.denominator, cfg.weight, f(dpred), pred.rows, pred.cols);
+  c.expect(cfg.row_weight.absent() ||
+               (cfg.row_weight.dtype == DType::f32 && cfg.row_weight.rows == pred.rows && cfg.row_weight.cols == 1 &&
+                cfg.row_weight.contiguous()),
+           str("row_weight must be fp32 [rows of pred, 1], not ", cfg.row_weight.shape()));
+  *sum = cpu::mse_loss(cf(pred), cf(plus), cf(minus), cf(mask), cf(cfg.row_weight), target_rows.data,
+                       target_cols.data, plus.cols, cfg.denominator, cfg.weight, f(dpred), pred.rows, pred.cols);
 }
 
 void CpuOps::sum_squares(const View& g, double* out) {

@@ -50,7 +50,7 @@ class CpuOps final : public Ops {
                            const View& dy, const View& dx, const View& dW, const View& db) override;
 
   void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                         const View& rstd) override;
+                         const View& rstd, float eps) override;
   void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
                           const View& dx, const View& dweight, const View& dbias) override;
   void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;

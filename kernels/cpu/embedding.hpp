@@ -6,7 +6,8 @@
 
 namespace emb::cpu {
 
-// out[i, 0:n] = sinus(t[i], n)
-void sinus_embedding(const float* t, float* out, int64_t rows, int n);
+// out[i, 0:n] = sinus(t_i, n) with t_i = t[i·t_cols] (+ t[i·t_cols + 1] when t_cols = 2: a
+// timestep that is not an fp32 value, as the sum of two, added in double)
+void sinus_embedding(const float* t, int t_cols, float* out, int64_t rows, int n);
 
 }  // namespace emb::cpu

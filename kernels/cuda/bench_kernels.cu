@@ -161,8 +161,8 @@ constexpr int64_t kPresetTokens = 16384;
 constexpr PresetLinear kPresetLinears[] = {
     {"gr00t_n15", "attn proj", 1536, 1536, false},      {"gr00t_n15", "cross k/v", 2048, 1536, false},
     {"gr00t_n15", "fc1+gelu", 1536, 6144, true},        {"gr00t_n15", "fc2", 6144, 1536, false},
-    {"dreamzero5b", "attn proj", 3072, 3072, false},    {"dreamzero5b", "cross k/v", 4096, 3072, false},
-    {"dreamzero5b", "fc1+gelu", 3072, 14336, true},     {"dreamzero5b", "fc2", 14336, 3072, false},
+    {"dreamzero_5b", "attn proj", 3072, 3072, false},    {"dreamzero_5b", "cross k/v", 4096, 3072, false},
+    {"dreamzero_5b", "fc1+gelu", 3072, 14336, true},     {"dreamzero_5b", "fc2", 14336, 3072, false},
 };
 
 void bench_linear(const Blas& blas) {
@@ -468,7 +468,7 @@ void bench_memory_bound() {
     for (int64_t t = 0; t < N; ++t) pos[t * 3] = int32_t(t / 256), pos[t * 3 + 1] = int32_t(t / 16 % 16), pos[t * 3 + 2] = int32_t(t % 16);
     const auto pos_d = upload_ints(pos);
     record_bytes("rope 3d forward bf16 (24 heads of 128)", dims({N, C}),
-                 time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr); }),
+                 time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr, nullptr); }),
                  2.0 * N * C * 2);
   }
   {

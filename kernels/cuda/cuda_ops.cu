@@ -123,6 +123,7 @@ cuda::Activation kernel_activation(Activation act) {
     case Activation::relu: return cuda::Activation::relu;
     case Activation::silu: return cuda::Activation::silu;
     case Activation::gelu_tanh: return cuda::Activation::gelu_tanh;
+    case Activation::gelu_erf: return cuda::Activation::gelu_erf;
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -484,9 +485,10 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
 // ---- norms ----
 
 void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                                const View& rstd) {
+                                const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   c.expect(!mean.absent(), "mean must be present");
+  c.expect(eps > 0, str("eps must be positive, not ", eps));
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
   const DType data = storage(c, {&weight, &bias, &y});
@@ -495,7 +497,7 @@ void CudaOps::layernorm_forward(const View& x, const View& weight, const View& b
     using R = decltype(r);
     cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, ptr<T>(y), f(mean),
-                                f(rstd), x.rows, int(x.cols), stream_);
+                                f(rstd), x.rows, int(x.cols), eps, stream_);
   });
 }
 
@@ -532,7 +534,7 @@ void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, 
     cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const R>(x), ptr<const T>(weight),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
                                 static_cast<const T*>(nullptr), 0, ptr<T>(y), nullptr, f(rstd), x.rows, int(x.cols),
-                                stream_);
+                                kNormEps, stream_);
   });
 }
 
@@ -731,7 +733,8 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
   c.expect(!x.absent() && pos, "x and pos must be present");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
            str("x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim));
-  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3, str("3d RoPE needs head_dim >= 6, not ", cfg.head_dim));
+  c.expect((cfg.mode != RopeMode::d3 && !cfg.token_modes) || cfg.head_dim / 2 >= 3,
+           str("3d RoPE needs head_dim >= 6, not ", cfg.head_dim));
   contiguous(c, {{"x", &x}});
   return c;
 }
@@ -741,7 +744,7 @@ void CudaOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& 
   const OpCheck c = check_rope("rope_forward", x, pos, cfg);
   dispatch(storage(c, {&x}), [&](auto t) {
     using T = decltype(t);
-    cuda::rope_forward(ptr<T>(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_);
+    cuda::rope_forward(ptr<T>(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_);
   });
 }
 
@@ -749,7 +752,7 @@ void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig
   const OpCheck c = check_rope("rope_backward", dx, pos, cfg);
   dispatch(storage(c, {&dx}), [&](auto t) {
     using T = decltype(t);
-    cuda::rope_backward(ptr<T>(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_);
+    cuda::rope_backward(ptr<T>(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_);
   });
 }
 
@@ -758,13 +761,14 @@ void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig
 void CudaOps::sinus_embedding(const View& t, const View& out) {
   OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
   c.well_formed();
-  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
+  c.expect(!t.absent() && !out.absent() && (t.cols == 1 || t.cols == 2) && t.rows == out.rows,
+           "t must be [rows of out, 1] or [rows of out, 2] (a timestep as the sum of two)");
   c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
   fp32_views(c, {{"t", &t}});
   contiguous(c, {{"t", &t}, {"out", &out}});
   dispatch(storage(c, {&out}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::sinus_embedding(fp(t), ptr<T>(out), out.rows, int(out.cols), stream_);
+    cuda::sinus_embedding(fp(t), int(t.cols), ptr<T>(out), out.rows, int(out.cols), stream_);
   });
 }
 
@@ -779,11 +783,11 @@ void CudaOps::flow_interpolate(const View& u, const View& w, const RowIndex& src
   c.expect(t.cols == 1 && (t_rows.absent() ? t.rows >= y.rows : t_rows.n == y.rows),
            "t must be [M, 1] with t_rows per row of y");
   fp32_views(c, {{"t", &t}});
-  contiguous(c, {{"u", &u}, {"w", &w}, {"t", &t}, {"y", &y}});
+  contiguous(c, {{"t", &t}});
   dispatch(storage(c, {&u, &w, &y}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::flow_interpolate(ptr<const T>(u), ptr<const T>(w), src_rows.data, fp(t), t_rows.data, ptr<T>(y), y.rows,
-                           y.cols, stream_);
+    cuda::flow_interpolate(ptr<const T>(u), u.ld, ptr<const T>(w), w.ld, src_rows.data, fp(t), t_rows.data, ptr<T>(y),
+                           y.ld, y.rows, y.cols, stream_);
   });
 }
 
@@ -801,12 +805,16 @@ void CudaOps::mse_loss(const View& pred, const View& plus, const View& minus, co
   c.expect(target_cols.absent() ? plus.cols == pred.cols : target_cols.n == pred.cols,
            "target_cols must give one target column per column of pred");
   c.expect(pred.rows == 0 || cfg.denominator > 0, str("the denominator is ", cfg.denominator));
+  c.expect(cfg.row_weight.absent() ||
+               (cfg.row_weight.dtype == DType::f32 && cfg.row_weight.rows == pred.rows && cfg.row_weight.cols == 1 &&
+                cfg.row_weight.contiguous()),
+           str("row_weight must be fp32 [rows of pred, 1], not ", cfg.row_weight.shape()));
   contiguous(c, {{"pred", &pred}, {"plus", &plus}, {"minus", &minus}, {"mask", &mask}, {"dpred", &dpred}});
   dispatch(storage(c, {&pred, &plus, &minus, &mask, &dpred}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::mse_loss(ptr<const T>(pred), ptr<const T>(plus), ptr<const T>(minus), ptr<const T>(mask), target_rows.data,
-                   target_cols.data, plus.cols, cfg.denominator, cfg.weight, ptr<T>(dpred), sum, pred.rows,
-                   pred.cols, stream_);
+    cuda::mse_loss(ptr<const T>(pred), ptr<const T>(plus), ptr<const T>(minus), ptr<const T>(mask),
+                   fp(cfg.row_weight), target_rows.data, target_cols.data, plus.cols, cfg.denominator, cfg.weight,
+                   ptr<T>(dpred), sum, pred.rows, pred.cols, stream_);
   });
 }
 

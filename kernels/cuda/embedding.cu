@@ -8,13 +8,14 @@ namespace emb::cuda {
 namespace {
 
 template <class T>
-__global__ void sinus_embedding_kernel(const float* t, T* out, int64_t rows, int n) {
+__global__ void sinus_embedding_kernel(const float* t, int t_cols, T* out, int64_t rows, int n) {
   const int half = n / 2;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * half;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = e / half;
     const int k = int(e % half);
-    const double angle = double(t[i]) * exp(-log(10000.0) * k / half);
+    const double ti = double(t[i * t_cols]) + (t_cols == 2 ? double(t[i * t_cols + 1]) : 0.0);
+    const double angle = ti * exp(-log(10000.0) * k / half);
     out[i * n + k] = from_f32<T>(float(cos(angle)));
     out[i * n + half + k] = from_f32<T>(float(sin(angle)));
   }
@@ -23,13 +24,13 @@ __global__ void sinus_embedding_kernel(const float* t, T* out, int64_t rows, int
 }  // namespace
 
 template <class T>
-void sinus_embedding(const float* t, T* out, int64_t rows, int n, cudaStream_t stream) {
+void sinus_embedding(const float* t, int t_cols, T* out, int64_t rows, int n, cudaStream_t stream) {
   EMB_CHECK(n > 0 && n % 2 == 0, "sinus_embedding: width ", n, " must be positive and even");
-  EMB_LAUNCH(sinus_embedding_kernel, grid_for(rows * (n / 2), 256), 256, 0, stream)(t, out, rows, n);
+  EMB_LAUNCH(sinus_embedding_kernel, grid_for(rows * (n / 2), 256), 256, 0, stream)(t, t_cols, out, rows, n);
   check_launch("sinus_embedding");
 }
 
-#define EMB_INSTANTIATE(T) template void sinus_embedding<T>(const float*, T*, int64_t, int, cudaStream_t);
+#define EMB_INSTANTIATE(T) template void sinus_embedding<T>(const float*, int, T*, int64_t, int, cudaStream_t);
 EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 

@@ -8,8 +8,9 @@
 
 namespace emb::cuda {
 
-// out[i, 0:n] = sinus(t[i], n)
+// out[i, 0:n] = sinus(t_i, n) with t_i = t[i·t_cols] (+ t[i·t_cols + 1] when t_cols = 2, added
+// in double: a timestep that is not an fp32 value)
 template <class T>
-void sinus_embedding(const float* t, T* out, int64_t rows, int n, cudaStream_t stream);
+void sinus_embedding(const float* t, int t_cols, T* out, int64_t rows, int n, cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -107,6 +107,8 @@ BOOST_AUTO_TEST_CASE(activations) {
                    "gelu_tanh");
   check_activation(cpu::silu_forward, cpu::silu_backward, [](double x) { return x / (1 + std::exp(-x)); }, "silu");
   check_activation(cpu::relu_forward, cpu::relu_backward, [](double x) { return x > 0 ? x : 0.0; }, "relu");
+  check_activation(cpu::gelu_erf_forward, cpu::gelu_erf_backward,
+                   [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, "gelu_erf");
 }
 
 BOOST_AUTO_TEST_CASE(smooth_activations_saturate) {
@@ -118,7 +120,7 @@ BOOST_AUTO_TEST_CASE(sinus_embedding_cos_half_first) {
   const int n = 256;
   const std::vector<float> t = {0.0f, 1.0f, 999.0f};
   std::vector<float> out(t.size() * n);
-  cpu::sinus_embedding(t.data(), out.data(), t.size(), n);
+  cpu::sinus_embedding(t.data(), 1, out.data(), t.size(), n);
   std::vector<double> want(out.size());
   for (size_t i = 0; i < t.size(); ++i)
     for (int k = 0; k < n / 2; ++k) {
@@ -129,5 +131,23 @@ BOOST_AUTO_TEST_CASE(sinus_embedding_cos_half_first) {
   check_close(out, want, 0.0, 1e-7, "sinus");
   BOOST_TEST(out[0] == 1.0f);      // t = 0: cos half is 1
   BOOST_TEST(out[n / 2] == 0.0f);  // and sin half 0
-  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), out.data(), 1, 7), emb::Error);
+  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), 1, out.data(), 1, 7), emb::Error);
+}
+
+// A timestep that is not an fp32 value (wan's 1000·σ of timestep id 1) as the sum of two floats:
+// the angles are those of the double timestep, where one float would be up to 3e-5 off.
+BOOST_AUTO_TEST_CASE(sinus_embedding_of_a_two_float_timestep) {
+  const int n = 256;
+  const double s = 1.0 - 1.0 / 1000, t = 1000 * 5 * s / (1 + 4 * s);
+  const float hi = float(t), lo = float(t - double(hi));
+  const std::vector<float> split = {hi, lo};
+  std::vector<float> out(n);
+  cpu::sinus_embedding(split.data(), 2, out.data(), 1, n);
+  std::vector<double> want(n);
+  for (int k = 0; k < n / 2; ++k) {
+    const double f = std::exp(-std::log(10000.0) * k / (n / 2));
+    want[k] = std::cos(t * f), want[n / 2 + k] = std::sin(t * f);
+  }
+  check_close(out, want, 0.0, 1e-7, "sinus of hi + lo");
+  BOOST_TEST(std::fabs(std::sin(double(hi)) - std::sin(t)) > 1e-6);  // one float alone would not do
 }
