@@ -10,12 +10,9 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/attention.hpp"  // EMB_HOST_DEVICE and the mask rules (kernels/op_types.hpp)
+#include "kernels/op_types.hpp"  // EMB_HOST_DEVICE and the mask rules
 
 namespace emb::cuda {
-
-using cpu::AttnIndex;
-using cpu::AttnMask;
 
 constexpr int kAttnTile = 32;
 

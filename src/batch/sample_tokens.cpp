@@ -10,7 +10,6 @@ void push(PackedBatch& b, int32_t seq, int32_t kind, int32_t blk, int32_t grp, i
 
 }  // namespace
 
-const char* family_name(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
 int sample_blocks(const TokenConfig& cfg, int latent_frames) {
   return (latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;

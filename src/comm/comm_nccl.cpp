@@ -82,7 +82,8 @@ struct NcclOp final : CommOp {
   }
 };
 
-NcclComm::NcclComm(const World& world, int device) : rank_(world.rank), size_(world.size) {
+NcclComm::NcclComm(const World& world, int device, void* compute)
+    : Comm(world.comm), rank_(world.rank), size_(world.size), compute_(static_cast<cudaStream_t>(compute)) {
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
   cuda_check(cudaFree(nullptr), "cudaFree");  // makes the context first, so its memory is not NCCL's
   size_t free_before = 0, free_after = 0, total = 0;

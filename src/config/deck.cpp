@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/key_origins.hpp"
 #include "config/schema.hpp"
 #include "config/value.hpp"
 #include "core/error.hpp"
@@ -248,6 +249,25 @@ std::string where_first_set(const Deck& deck, std::initializer_list<std::string>
   for (const std::string& key : keys)
     if (deck.is_set(key)) return where_set(deck, key);
   return deck.path();
+}
+
+KeyOrigins key_origins(const Deck& deck) {
+  KeyOrigins o;
+  o.deck_path_ = deck.path();
+  for (const KeySpec& spec : deck_schema())
+    if (deck.is_set(spec.key)) o.set_at_[spec.key] = where_set(deck, spec.key);
+  return o;
+}
+
+std::string KeyOrigins::where(const std::string& key) const {
+  auto found = set_at_.find(key);
+  return found == set_at_.end() ? deck_path_ : found->second;
+}
+
+std::string KeyOrigins::where_first(std::initializer_list<std::string> keys) const {
+  for (const std::string& key : keys)
+    if (is_set(key)) return where(key);
+  return deck_path_;
 }
 
 std::string Deck::stem() const { return fs::path(path_).stem().string(); }

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "config/deck.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -45,12 +44,6 @@ class FigureReader {
 };
 
 }  // namespace
-
-std::string hardware_name(const Deck& deck) {
-  const std::string name = deck.get_string("plan.hardware");
-  if (!name.empty()) return name;
-  return deck.get_string("run.device") == "cpu" ? "cpu_dev" : "h100_sxm";
-}
 
 double device_share(const Hardware& hw, int ranks) {
   return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;

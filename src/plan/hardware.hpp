@@ -6,8 +6,6 @@
 
 namespace emb {
 
-class Deck;
-
 struct LinkSpec {
   double bytes_per_s = 0;  // per direction, per device
   double latency_s = 0;    // per message (the α of an α–β model)
@@ -62,8 +60,6 @@ struct Hardware {
 
 // `name_or_path`: a file path (contains '/' or ends in .json), or a name in inputs/hw.
 Hardware load_hardware(const std::string& name_or_path);
-// plan.hardware, or the machine run.device runs on: cpu_dev (this CPU machine) or h100_sxm.
-std::string hardware_name(const Deck& deck);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).

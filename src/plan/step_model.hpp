@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "config/model_config.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/collective_model.hpp"
 #include "plan/hardware.hpp"
 
@@ -47,7 +47,7 @@ struct Workload {
   int64_t tokens_per_mb = 4096;  // query + context tokens per micro-batch, as the packer fills it
   int64_t micro_batch = 0;       // samples, packing off; 0 = as many as fit in tokens_per_mb
   PlanSample sample;             // the data's mean context length, and the padding of packing off
-  std::string shard = "full";    // none | grads | full
+  ShardMode shard = ShardMode::full;
   double bucket_bytes = 25 << 20;
   bool overlap = true;           // comm.overlap
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)

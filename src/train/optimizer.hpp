@@ -8,10 +8,11 @@
 
 #include <cstdint>
 
+#include "comm/host_collectives.hpp"
 #include "kernels/op_types.hpp"
 #include "kernels/ops_buffer.hpp"
-#include "train/optimizer_state.hpp"
-#include "train/shard_layout.hpp"
+#include "checkpoint/optimizer_state.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

@@ -19,10 +19,10 @@
 #include "core/fs.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_file.hpp"
-#include "train/checkpoint_lock.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_lock.hpp"
 #include "error_of.hpp"
 
 using namespace emb;

@@ -42,7 +42,7 @@ Workload tiny_workload() {
   w.global_batch = 64;
   w.packing = false;
   w.micro_batch = 2;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   w.bucket_bytes = 16 << 10;  // one unit per bucket: a pipeline to overlap
   return w;
 }
@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   Hardware h = gpu_node();
   double state[3];
   int i = 0;
-  for (const char* shard : {"none", "grads", "full"}) {
+  for (ShardMode shard : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     w.shard = shard;
     state[i++] = predict_step(h, w).state_bytes;
   }
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   BOOST_TEST(state[1] > state[2]);
   // Slow links: communication is visible, and with overlap part of it is hidden.
   h.intra_node.bytes_per_s = 1e9;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   const StepPrediction hidden = predict_step(h, w);
   BOOST_TEST(hidden.comm_exposed_s < hidden.comm_total_s);
   h.comm_overlaps_compute = false;
@@ -214,7 +214,7 @@ BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attenti
 BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
   Hardware h = gpu_node();
   Workload w = tiny_workload();
-  w.model = preset_config("gr00t_n15");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
+  w.model = preset_config("gr00t_n1.5_3b");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
   w.model.precision = Precision::bf16;
   BOOST_CHECK_THROW(predict_step(h, [&] { Workload f = w; f.fp8 = true; return f; }()), Error);
   h.gemm_fp8 = 4 * h.gemm_bf16;

@@ -10,9 +10,11 @@
 #include <iostream>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
 #include "gr00t_policy.hpp"
-#include "rank_gather.hpp"
 #include "video_writer.hpp"
+#include "rl/byte_message.hpp"
 
 namespace emb {
 
@@ -61,9 +63,7 @@ std::array<double, 2> wilson95(int64_t k, int64_t n) {
 
 TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, const EvalOptions& o,
                          const std::string& video_prefix) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   struct Slot {
     int64_t episode;
     std::unique_ptr<Env> env;
@@ -140,8 +140,7 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
 }
 
 std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   std::vector<const TaskSpec*> tasks;
   std::vector<std::string> checkpoints;
   std::unique_ptr<Policy> baseline;
@@ -174,7 +173,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
     for (size_t c = 0; c < checkpoints.size(); ++c) {
       std::unique_ptr<Gr00tPolicy> policy;
       run_agreed(comm, [&] {
-        policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed);
+        policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed, o.local_rank);
         for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
       });
       report["flow_steps"] = policy->flow_steps(), report["exec_steps"] = policy->exec_steps();

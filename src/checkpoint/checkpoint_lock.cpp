@@ -1,0 +1,78 @@
+#include "checkpoint/checkpoint_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "core/log.hpp"
+
+namespace emb {
+namespace {
+
+std::string read_all(int fd) {
+  std::string text;
+  char buf[256];
+  ssize_t n;
+  ::lseek(fd, 0, SEEK_SET);
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, size_t(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+std::string holder_text() {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return str("pid ", ::getpid(), " on ", host, " since ", when);
+}
+
+}  // namespace
+
+CheckpointLock::CheckpointLock(MPI_Comm comm, const std::string& dir, const std::string& run_id)
+    : path_(dir + "/.lock") {
+  const int rank = rank_in(comm);
+  run_agreed(comm, [&] {
+    if (rank != 0) return;
+    make_dirs(dir);
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    EMB_CHECK(fd_ >= 0, path_, ": cannot create the checkpoint directory's lock: ", std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      const std::string holder = read_all(fd_);
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw Error(str(dir, ": checkpoint directory in use by another run (", holder.empty() ? "lock held" : holder,
+                        "); give this run its own train.ckpt_dir or run.name"),
+                    kExitInput);
+      throw Error(str(path_, ": cannot lock the checkpoint directory: ", std::strerror(err)));
+    }
+    const std::string previous = read_all(fd_);
+    if (!previous.empty())
+      log_warn(dir, ": taking over the lock of a run that ended without releasing it (", previous, ")");
+    const std::string mine = str(holder_text(), ", run ", run_id, "\n");
+    EMB_CHECK(::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, mine.data(), mine.size(), 0) == ssize_t(mine.size()), path_,
+              ": cannot write the lock holder: ", std::strerror(errno));
+  });
+}
+
+CheckpointLock::~CheckpointLock() {
+  if (fd_ < 0) return;
+  if (::ftruncate(fd_, 0) != 0) log_warn(path_, ": cannot empty the lock file: ", std::strerror(errno));
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
+
+}  // namespace emb
