@@ -1,9 +1,11 @@
 // Family wan (MODEL.md): the DreamZero world-action model on the Wan video DiT. Units:
-// 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc), one unit
+// 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc: upstream's
+// action encoder, action_encoder.hpp), one unit
 // per DiT block, last the head (head.modulation, head.proj, action_head).
 #include <memory>
 
 #include "core/error.hpp"
+#include "model/action_encoder.hpp"
 #include "model/activation_plan.hpp"
 #include "model/model.hpp"
 
@@ -12,18 +14,19 @@ namespace {
 
 class WanModel final : public Model {
   // Parameters.
-  LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_, action_enc_;
+  LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_;
+  ActionEncoder action_enc_;
   int head_modulation_ = -1;
   LinearRef head_proj_, action_head_;
 
   // Activations (arena) of the planned shape; d* are their gradients.
   struct Acts {
-    float *tp = nullptr, *vin = nullptr, *vemb = nullptr, *ain = nullptr, *aemb = nullptr;
+    float *tp = nullptr, *vin = nullptr, *vemb = nullptr, *ain = nullptr, *a_t = nullptr;
     float *t1 = nullptr, *t1g = nullptr;
     float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod = nullptr, *hm = nullptr;
     float *yv = nullptr, *ya = nullptr;
     float *dtp = nullptr, *dt1g = nullptr, *dhx = nullptr, *dhm = nullptr;
-    float *dhmod = nullptr, *dhsum = nullptr, *dyv = nullptr, *dya = nullptr, *dvemb = nullptr, *daemb = nullptr;
+    float *dhmod = nullptr, *dhsum = nullptr, *dyv = nullptr, *dya = nullptr, *dvemb = nullptr;
   } a_;
 
  public:
@@ -35,7 +38,7 @@ class WanModel final : public Model {
     text_fc2_ = reg_.add_linear("text_emb.fc2", D, D);
     time_enc_.add_params(reg_, D, SinusConfig{true, 0});  // Wan's sinusoidal_embedding_1d
     time_proj_ = reg_.add_linear("time_proj", D, 6 * D);
-    action_enc_ = reg_.add_linear("action_enc", cfg.action_dim, D);
+    action_enc_.add_params(reg_, 0, cfg.action_dim, D);  // upstream's one embodiment slot
     for (int l = 0; l < cfg.n_layers; ++l) {
       reg_.begin_unit(str("blocks.", l));
       trunk_.blocks.add(add_wan_block(reg_, l, cfg));
@@ -63,8 +66,9 @@ class WanModel final : public Model {
     Acts& a = a_;
     for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(T * 6 * D);
     trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
-    for (float** p : {&a.vemb, &a.aemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb, &a.daemb})
-      *p = plan.floats(T * D);
+    for (float** p : {&a.vemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb}) *p = plan.floats(T * D);
+    action_enc_.plan(plan, T);
+    a.a_t = plan.floats(T);
     a.vin = plan.floats(T * P);
     for (float** p : {&a.ain, &a.ya, &a.dya}) *p = plan.floats(T * A);
     for (float** p : {&a.yv, &a.dyv}) *p = plan.floats(T * Po);
@@ -93,10 +97,11 @@ class WanModel final : public Model {
     ops.zero(x);
     ops.copy_rows(view(a.vemb, Tv, D), RowIndex{}, x, d.video);
     if (Ta) {
+      // The encoder's timestep is the token's 1000·σ, its time row's.
       ops.flow_interpolate(d.act_x0, d.act_noise, RowIndex{}, d.sigma, d.action, view(a.ain, Ta, A));
-      ops.linear_forward(view(a.ain, Ta, A), W(P, action_enc_), b(P, action_enc_), Activation::none, View{},
-                         view(a.aemb, Ta, D));
-      ops.copy_rows(view(a.aemb, Ta, D), RowIndex{}, x, d.action);
+      ops.copy_rows(d.time_t, d.action_time, view(a.a_t, Ta, 1), RowIndex{});
+      action_enc_.forward(ops, P, view(a.ain, Ta, A), view(a.a_t, Ta, 1), EmbRows{});
+      ops.copy_rows(view(action_enc_.out, Ta, D), RowIndex{}, x, d.action);
     }
 
     ops.linear_forward(d.context, W(P, text_fc1_), b(P, text_fc1_), Activation::gelu_tanh, view(a.t1, Tc, D),
@@ -189,9 +194,8 @@ class WanModel final : public Model {
     ops.linear_backward(view(a.vin, Tv, cfg_.patch_dim_in()), W(P, patch_embed_), Activation::none, View{},
                         view(a.dvemb, Tv, D), View{}, dW(P, patch_embed_), db(P, patch_embed_));
     if (Ta) {
-      ops.copy_rows(dx, d.action, view(a.daemb, Ta, D), RowIndex{});
-      ops.linear_backward(view(a.ain, Ta, cfg_.action_dim), W(P, action_enc_), Activation::none, View{},
-                          view(a.daemb, Ta, D), View{}, dW(P, action_enc_), db(P, action_enc_));
+      ops.copy_rows(dx, d.action, view(action_enc_.dout, Ta, D), RowIndex{});
+      action_enc_.backward(ops, P, view(a.ain, Ta, cfg_.action_dim), EmbRows{});
     }
 
     ops.linear_backward(view(time_enc_.stemb, Tu, D), W(P, time_proj_), Activation::none, View{},

@@ -277,6 +277,7 @@ def prepare_wan(a, bt, dt):
     c["target_v"] = (vn[vrows] - x0[vrows])[:, cols]
     c["target_a"] = an - ax0
     c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
+    c["sin_ta"] = sinus(tensor(bt["temb_t"], dt)[index(acts)], a["d_model"], cos_first=False)  # 1000·σ of each action
     c["txt"] = tensor(bt["txt"], dt)
     tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
     c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt)
@@ -289,7 +290,9 @@ def wan_loss(P, a, c):
     D, H = a["d_model"], a["n_heads"]
     x = c["vin"].new_zeros(c["T"], D)
     x = x.index_put((c["video_rows"],), P.lin(c["vin"], "patch_embed"))
-    x = x.index_put((c["act_rows"],), P.lin(c["ain"], "action_enc"))
+    a1 = P.lin(c["ain"], "action_enc.fc1")
+    x = x.index_put((c["act_rows"],), P.lin(silu(P.lin(torch.cat([a1, c["sin_ta"]], 1), "action_enc.fc2")),
+                                           "action_enc.fc3"))
     temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
     tp = P.lin(silu(temb), "time_proj")
     ctx = P.lin(gelu_tanh(P.lin(c["txt"], "text_emb.fc1")), "text_emb.fc2")
