@@ -74,11 +74,9 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   stage_matrix(act_x0, b.act_x0, cfg.action_dim), stage_matrix(act_noise, d.act_noise, cfg.action_dim);
   stage_matrix(sigma, d.sigma, 1);
   stage_index(video, L.video);
-  head_rows_ = L.noisy;
-  head_rows_.insert(head_rows_.end(), L.action.begin(), L.action.end());
   head_time_.clear();
-  for (int32_t t : head_rows_) head_time_.push_back(time.row[size_t(t)]);
-  stage_index(head_rows, head_rows_), stage_index(head_time, head_time_);
+  for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]);
+  stage_index(head_rows, L.noisy), stage_index(head_time, head_time_);
   stage_index(noisy_video_row, L.noisy_video_row);
   // Patch elements are flattened (t, h, w, c); the head predicts channels c < out_channels.
   out_to_in_.clear();

@@ -56,7 +56,7 @@ class DeviceBatch {
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
   View sigma;                                     // [T, 1]
   RowIndex video;                                 // clean and noisy video tokens
-  RowIndex head_rows;                             // noisy video tokens, then action tokens
+  RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
   RowIndex noisy_video_row;                       // per noisy token: its row of video_x0
   RowIndex out_to_in;                             // head.proj's output element e reads input element out_to_in[e]
@@ -83,7 +83,7 @@ class DeviceBatch {
   std::vector<Piece> pieces_;
   std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
-  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_;
   std::vector<float> tq_;
   EmbGrouping sample_groups_, action_groups_;
 };

@@ -313,7 +313,7 @@ def wan_loss(P, a, c):
     hm = layer_norm(x) * (1 + P["head.modulation"][1] + temb) + P["head.modulation"][0] + temb
     loss = ((P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).mean()
     if len(c["act_rows"]):
-        ya = P.lin(hm[c["act_rows"]], "action_head")
+        ya = P.lin(torch.relu(P.lin(x[c["act_rows"]], "action_dec.fc1")), "action_dec.fc2")
         loss = loss + a["action_loss_weight"] * ((ya - c["target_a"]) ** 2).mean()
     return loss
 
