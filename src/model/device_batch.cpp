@@ -74,8 +74,10 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   stage_matrix(act_x0, b.act_x0, cfg.action_dim), stage_matrix(act_noise, d.act_noise, cfg.action_dim);
   stage_matrix(sigma, d.sigma, 1);
   stage_index(video, L.video);
-  head_time_.clear();
-  for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]);
+  head_time_.clear(), video_weight_.clear(), act_weight_.clear();
+  for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]), video_weight_.push_back(d.loss_weight[size_t(t)]);
+  for (int32_t t : L.action) act_weight_.push_back(d.loss_weight[size_t(t)]);
+  stage_matrix(video_weight, video_weight_, 1), stage_matrix(act_weight, act_weight_, 1);
   stage_index(head_rows, L.noisy), stage_index(head_time, head_time_);
   stage_index(noisy_video_row, L.noisy_video_row);
   // Patch elements are flattened (t, h, w, c); the head predicts channels c < out_channels.

@@ -55,6 +55,7 @@ class DeviceBatch {
   // wan: video and action rows of the head and the encoders.
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
   View sigma;                                     // [T, 1]
+  View video_weight, act_weight;                  // [Tn, 1], [Ta, 1]: the loss weight of each head / action row
   RowIndex video;                                 // clean and noisy video tokens
   RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
@@ -84,7 +85,7 @@ class DeviceBatch {
   std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
   std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_;
-  std::vector<float> tq_;
+  std::vector<float> tq_, video_weight_, act_weight_;
   EmbGrouping sample_groups_, action_groups_;
 };
 

@@ -141,9 +141,9 @@ class WanModel final : public Model {
     ops.linear_forward(hm, W(P, head_proj_), b(P, head_proj_), Activation::none, View{}, view(a.yv, Tn, Po));
     // The targets are the velocities ε − x0; head.proj's output element e is input element out_to_in[e].
     ops.mse_loss(view(a.yv, Tn, Po), d.video_noise, d.video_x0, View{}, d.noisy_video_row, d.out_to_in,
-                 LossConfig{den[0], 1.0}, backward ? view(a.dyv, Tn, Po) : View{}, sums);
+                 LossConfig{den[0], 1.0, d.video_weight}, backward ? view(a.dyv, Tn, Po) : View{}, sums);
     const double lambda = cfg_.action_loss_weight;
-    if (Ta) action_decoder_forward(P, batch, LossConfig{den[1], lambda}, backward, sums + 1);
+    if (Ta) action_decoder_forward(P, batch, LossConfig{den[1], lambda, d.act_weight}, backward, sums + 1);
     LossTerms terms;
     terms.den0 = den[0], terms.lambda = lambda, terms.den1 = den[1], terms.second = Ta > 0;
     return terms;
