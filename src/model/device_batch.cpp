@@ -74,6 +74,9 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   stage_matrix(act_x0, b.act_x0, cfg.action_dim), stage_matrix(act_noise, d.act_noise, cfg.action_dim);
   stage_matrix(sigma, d.sigma, 1);
   stage_index(video, L.video);
+  rope_modes_.clear();
+  for (int32_t kind : b.kind) rope_modes_.push_back(int32_t(kind == kAction ? RopeMode::d1 : RopeMode::d3));
+  stage_pointer(rope_modes, rope_modes_);
   head_time_.clear(), video_weight_.clear(), act_weight_.clear();
   for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]), video_weight_.push_back(d.loss_weight[size_t(t)]);
   for (int32_t t : L.action) act_weight_.push_back(d.loss_weight[size_t(t)]);

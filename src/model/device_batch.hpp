@@ -57,6 +57,7 @@ class DeviceBatch {
   View sigma;                                     // [T, 1]
   View video_weight, act_weight;                  // [Tn, 1], [Ta, 1]: the loss weight of each head / action row
   RowIndex video;                                 // clean and noisy video tokens
+  const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions
   RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
   RowIndex noisy_video_row;                       // per noisy token: its row of video_x0
@@ -84,7 +85,7 @@ class DeviceBatch {
   std::vector<Piece> pieces_;
   std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
-  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_;
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, rope_modes_;
   std::vector<float> tq_, video_weight_, act_weight_;
   EmbGrouping sample_groups_, action_groups_;
 };

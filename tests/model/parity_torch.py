@@ -118,7 +118,8 @@ def attention(q, k, v, mask, H):
     return o * mask.real
 
 
-def rope_angles(pos, hd, dt):
+def rope_angles(pos, hd, dt, one_d):
+    """3d RoPE angles, or 1d over all pairs (position pos[:, 0]) on the tokens where one_d."""
     pairs = hd // 2
     ch = pairs // 3
     cf = pairs - 2 * ch
@@ -127,6 +128,8 @@ def rope_angles(pos, hd, dt):
         k = torch.arange(c, dtype=torch.float64)
         angles.append(pos[:, axis:axis + 1].double() * 10000.0 ** (-k[None, :] / c))
     phi = torch.cat(angles, 1)  # [T, pairs]
+    k = torch.arange(pairs, dtype=torch.float64)
+    phi = torch.where(one_d[:, None], pos[:, :1].double() * 10000.0 ** (-k[None, :] / pairs), phi)
     return torch.cos(phi).to(dt)[:, None, :], torch.sin(phi).to(dt)[:, None, :]
 
 
@@ -282,7 +285,7 @@ def prepare_wan(a, bt, dt):
     c["sin_ta"] = sinus(tensor(bt["temb_t"], dt)[index(acts)], a["d_model"], cos_first=False)  # 1000·σ of each action
     c["txt"] = tensor(bt["txt"], dt)
     tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
-    c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt)
+    c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt, torch.from_numpy(kind == 2))
     c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
     c["cross_mask"] = Mask(cross_mask(tseq, index(bt["cseq"])), dt)
     return c
