@@ -55,7 +55,8 @@ class DeviceBatch {
   // wan: video and action rows of the head and the encoders.
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
   View sigma;                                     // [T, 1]
-  View video_weight, act_weight;                  // [Tn, 1], [Ta, 1]: the loss weight of each head / action row
+  // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that kind
+  View video_weight, act_weight;
   RowIndex video;                                 // clean and noisy video tokens
   const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions
   RowIndex head_rows;                             // noisy video tokens (the head's rows)

@@ -52,13 +52,15 @@ class WanModel final : public Model {
     dec_fc2_ = reg_.add_linear("action_dec.fc2", cfg.d_hidden_enc, cfg.action_dim);
   }
 
+  // Both terms are means over the step's samples of per-sample means (DeviceBatch's row weights):
+  // the denominator is the number of samples, those with noisy video tokens.
   std::vector<double> loss_counts(const PackedBatch& batch) const override {
-    double noisy = 0, act = 0;
-    for (int64_t t = 0; t < batch.n_tokens; ++t) {
-      noisy += batch.kind[size_t(t)] == kNoisyVideo;
-      act += batch.kind[size_t(t)] == kAction;
-    }
-    return {noisy * cfg_.patch_dim_out(), act * cfg_.action_dim};
+    std::vector<bool> seen(size_t(batch.n_samples), false);
+    double samples = 0;
+    for (int64_t t = 0; t < batch.n_tokens; ++t)
+      if (batch.kind[size_t(t)] == kNoisyVideo && !seen[size_t(batch.seq[size_t(t)])])
+        seen[size_t(batch.seq[size_t(t)])] = true, samples += 1;
+    return {samples, samples};
   }
 
  private:

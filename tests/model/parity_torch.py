@@ -270,8 +270,15 @@ def prepare_wan(a, bt, dt):
     x0, vn = tensor(bt["video_x0"], dt), tensor(bt["video_noise"], dt)
     ax0, an = tensor(bt["act_x0"], dt), tensor(bt["act_noise"], dt)
     sv, sa = sigma[index(video)][:, None], sigma[index(acts)][:, None]
-    weight = tensor(bt["loss_weight"], dt)  # the loss weight w of each token's timestep id
-    c["w_noisy"], c["w_act"] = weight[index(noisy)][:, None], weight[index(acts)][:, None]
+    # Each row's loss weight w over its sample's element count of its kind: the step's loss is the
+    # mean over samples of upstream's per-sample means.
+    weight = tensor(bt["loss_weight"], dt)
+    nseq, aseq = seq[noisy], seq[acts]
+    per_noisy = np.bincount(nseq)[nseq] * a["out_channels"] * (a["patch_dim"] // a["latent_channels"])
+    per_act = np.bincount(aseq, minlength=1)[aseq] * a["action_dim"]
+    c["w_noisy"] = weight[index(noisy)][:, None] / tensor(per_noisy, dt)[:, None]
+    c["w_act"] = weight[index(acts)][:, None] / tensor(per_act, dt)[:, None]
+    c["n_samples"] = len(np.unique(nseq))
     c["vin"], c["ain"] = (1 - sv) * x0 + sv * vn, (1 - sa) * ax0 + sa * an
     c["video_rows"], c["act_rows"], c["noisy_rows"] = index(video), index(acts), index(noisy)
     row_of = {t: r for r, t in enumerate(video)}
@@ -316,10 +323,10 @@ def wan_loss(P, a, c):
         x = x + g2 * P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
 
     hm = layer_norm(x) * (1 + P["head.modulation"][1] + temb) + P["head.modulation"][0] + temb
-    loss = (c["w_noisy"] * (P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).mean()
+    loss = (c["w_noisy"] * (P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).sum() / c["n_samples"]
     if len(c["act_rows"]):
         ya = P.lin(torch.relu(P.lin(x[c["act_rows"]], "action_dec.fc1")), "action_dec.fc2")
-        loss = loss + a["action_loss_weight"] * (c["w_act"] * (ya - c["target_a"]) ** 2).mean()
+        loss = loss + a["action_loss_weight"] * (c["w_act"] * (ya - c["target_a"]) ** 2).sum() / c["n_samples"]
     return loss
 
 
