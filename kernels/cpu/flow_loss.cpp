@@ -50,7 +50,8 @@ void CpuOps::mse_loss(const View& pred, const View& plus, const View& minus, con
                       const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
                       const View& dpred, double* sum) {
   fp32_contiguous(check_mse_loss(pred, plus, minus, mask, target_rows, target_cols, cfg, dpred, sum));
-  *sum = cpu::mse_loss(cf(pred), cf(plus), cf(minus), cf(mask), cf(cfg.row_weight), target_rows.data, target_cols.data, plus.cols,
+  *sum = cpu::mse_loss(cf(pred), cf(plus), cf(minus), cf(mask), cf(cfg.row_weight), target_rows.data, target_cols.data,
+                       plus.cols,
                        cfg.denominator, cfg.weight, f(dpred), pred.rows, pred.cols);
 }
 

@@ -19,7 +19,9 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 // gelu_erf(x) = xΦ(x), Φ(x) = 0.5(1 + erf(x/√2)); its derivative Φ(x) + xφ(x) (in double, as the CPU)
 constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
-__device__ __forceinline__ float gelu_erf(float x) { return float(0.5 * double(x) * (1.0 + erf(double(x) * kInvSqrt2))); }
+__device__ __forceinline__ float gelu_erf(float x) {
+  return float(0.5 * double(x) * (1.0 + erf(double(x) * kInvSqrt2)));
+}
 __device__ __forceinline__ float gelu_erf_grad(float x) {
   const double v = x;
   return float(0.5 * (1.0 + erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * exp(-0.5 * v * v));

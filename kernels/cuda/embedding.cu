@@ -9,7 +9,8 @@ namespace emb::cuda {
 namespace {
 
 template <class T>
-__global__ void sinus_embedding_kernel(const float* t, int t_cols, T* out, int64_t rows, int n, bool cos_first, int freq_shift) {
+__global__ void sinus_embedding_kernel(const float* t, int t_cols, T* out, int64_t rows, int n, bool cos_first,
+                                       int freq_shift) {
   const int half = n / 2, cos_at = cos_first ? 0 : half, sin_at = cos_first ? half : 0;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * half;
        e += int64_t(gridDim.x) * blockDim.x) {
@@ -51,7 +52,8 @@ void CudaOps::sinus_embedding(const View& t, const View& out, const SinusConfig&
   c.contiguous();
   dispatch(storage(c, {&out}), [&](auto tag) {
     using T = decltype(tag);
-    cuda::sinus_embedding(fp(t), int(t.cols), ptr<T>(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift, stream_);
+    cuda::sinus_embedding(fp(t), int(t.cols), ptr<T>(out), out.rows, int(out.cols), cfg.cos_first, cfg.freq_shift,
+                          stream_);
   });
 }
 

@@ -83,12 +83,16 @@ void rope_entry(const char* op, const View& x, const int32_t* pos, const RopeCon
 
 void CudaOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
   rope_entry("rope_forward", x, pos, cfg,
-             [&](auto* p) { cuda::rope_forward(p, pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_); });
+             [&](auto* p) {
+               cuda::rope_forward(p, pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_);
+             });
 }
 
 void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
   rope_entry("rope_backward", dx, pos, cfg,
-             [&](auto* p) { cuda::rope_backward(p, pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_); });
+             [&](auto* p) {
+               cuda::rope_backward(p, pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes, stream_);
+             });
 }
 
 }  // namespace emb
