@@ -17,14 +17,15 @@ constexpr int kAttnTileK = 64;
 
 enum class TileKind { skip, dense, masked };
 
-// What the mask can depend on inside one tile, over its non-padding tokens; grp is 0 or "not 0".
+// What the mask can depend on inside one tile, over its non-padding tokens, per group: grp 0,
+// grp 1 and grp ≥ 2 (DreamZero's states; block_causal and prefix treat groups 1 and 2 alike).
 struct TileSummary {
   int64_t begin = 0, end = 0;
   bool has_padding = false;
   int64_t n_real = 0;
   int32_t seq_min = 0, seq_max = 0;
-  int64_t n_grp[2] = {0, 0};
-  int32_t blk_min[2] = {0, 0}, blk_max[2] = {0, 0};
+  int64_t n_grp[3] = {0, 0, 0};
+  int32_t blk_min[3] = {0, 0, 0}, blk_max[3] = {0, 0, 0};
 };
 
 class AttnTiles {
@@ -38,6 +39,7 @@ class AttnTiles {
 
  private:
   AttnMask mask_;
+  TeacherForcing tf_;
   std::vector<TileSummary> q_, k_;
 };
 

@@ -78,12 +78,16 @@ struct AttnConfig {
 struct RopeConfig {
   RopeMode mode = RopeMode::none;
   int heads = 0, head_dim = 0;
+  // int32 [T] in backend memory, values of RopeMode: each token's own mode instead of `mode`
+  // (absent: every token takes `mode`).
+  const int32_t* token_modes = nullptr;
 };
 
 // The flow-matching MSE of MODEL.md over rows r of pred [N, C]:
 //   target[r, c] = plus[t, col(c)] − minus[t, col(c)],  t = target_rows[r], col = target_cols
-//   sum  = Σ m·(pred − target)²          (m = mask[t, col(c)], or 1 when mask is absent)
-//   dpred[r, c] = 2·weight·m·(pred − target) / denominator   (written, when dpred is present)
+//   sum  = Σ w_r·m·(pred − target)²      (m = mask[t, col(c)], or 1 when mask is absent;
+//                                         w_r = row_weight[r], or 1 when it is absent)
+//   dpred[r, c] = 2·weight·w_r·m·(pred − target) / denominator   (written, when dpred is present)
 // The sum is accumulated in double in row order and written to *sum (backend memory).
 class InputSlots;
 
@@ -111,6 +115,9 @@ struct RopeHalfConfig {
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
+  View row_weight;  // [N, 1] fp32, one weight per row of pred (DreamZero's per-timestep loss weights)
+  LossConfig(double denominator_ = 1.0, double weight_ = 1.0, View row_weight_ = {})
+      : denominator(denominator_), weight(weight_), row_weight(row_weight_) {}
 };
 
 class Ops {
@@ -315,11 +322,13 @@ class Ops {
                                          const View& dgate, const View& dup) = 0;
 
   // ---- embeddings, flow matching, losses ----
-  // out[i] = the sinusoid of t[i] over out.cols (t [N, 1]) in cfg's layout, formed in double;
-  // the input is a timestep: no backward
+  // out[i] = the sinusoid of t[i] over out.cols in cfg's layout, formed in double; the input is a
+  // timestep: no backward. t is [N, 1], or [N, 2] holding t[i] = t[i, 0] + t[i, 1] for timesteps
+  // that are not fp32 values (wan's 1000·σ of the shift-5 table)
   virtual void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) = 0;
   // y[r] = (1 − s)·u[i] + s·w[i], s = t[t_rows[r]], i = src_rows[r] (t [M, 1]): the flow
-  // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε)
+  // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε). u, w and y may be
+  // strided (the latent columns of wan's [latents | y] patch rows)
   virtual void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                                 const RowIndex& t_rows, const View& y) = 0;
   // LossConfig's MSE; sum: one double in backend memory

@@ -346,9 +346,13 @@ void attention_rules(const OpCheck& c, const View& q, const View& k, const View&
   c.same_shape(q, out, "q", "out");
   c.expect(lse.rows == q.rows && lse.cols == cfg.heads, "lse must be [Tq, heads]");
   c.expect(idx.q_seq && idx.k_seq, "the index has no seq arrays");
-  c.expect((idx.mask != AttnMask::block_causal || (idx.q_blk && idx.k_blk && idx.q_grp && idx.k_grp)) &&
+  const bool reads_blk = idx.mask == AttnMask::block_causal || idx.mask == AttnMask::teacher_forcing;
+  c.expect((!reads_blk || (idx.q_blk && idx.k_blk && idx.q_grp && idx.k_grp)) &&
                (idx.mask != AttnMask::prefix || (idx.q_grp && idx.k_grp)),
            "the index lacks the blk/grp arrays of its mask");
+  c.expect(idx.mask != AttnMask::teacher_forcing || (idx.tf.frames_per_block >= 1 && idx.tf.window >= 1),
+           "teacher_forcing needs frames_per_block >= 1 and window >= 1, not ", idx.tf.frames_per_block, " and ",
+               idx.tf.window);
 }
 }  // namespace
 
@@ -384,7 +388,8 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
   c.expect(!x.absent() && pos, "x and pos must be present");
   c.expect(cfg.heads > 0 && cfg.head_dim > 0 && cfg.head_dim % 2 == 0 && x.cols == int64_t(cfg.heads) * cfg.head_dim,
            "x must be [T, heads·head_dim] with heads ", cfg.heads, " and an even head_dim ", cfg.head_dim);
-  c.expect(cfg.mode != RopeMode::d3 || cfg.head_dim / 2 >= 3, "3d RoPE needs head_dim >= 6, not ", cfg.head_dim);
+  c.expect((cfg.mode != RopeMode::d3 && !cfg.token_modes) || cfg.head_dim / 2 >= 3,
+           "3d RoPE needs head_dim >= 6, not ", cfg.head_dim);
   return c;
 }
 
@@ -405,7 +410,8 @@ OpCheck check_dropout(const char* op, const View& in, const View& out, const Dro
 OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
   OpCheck c("sinus_embedding", {{"t", &t}, {"out", &out}});
   c.well_formed();
-  c.expect(!t.absent() && !out.absent() && t.size() == out.rows, "t must hold one timestep per row of out");
+  c.expect(!t.absent() && !out.absent() && t.rows == out.rows && (t.cols == 1 || t.cols == 2),
+           "t must be [out.rows, 1] or [out.rows, 2] (one timestep, or its two-float sum, per row of out)");
   c.expect(out.cols > 0 && out.cols % 2 == 0, "out's width must be positive and even");
   c.expect(cfg.freq_shift >= 0 && cfg.freq_shift < out.cols / 2,
            "the frequency shift ", cfg.freq_shift, " must lie in [0, out's width / 2)");
@@ -439,6 +445,9 @@ OpCheck check_mse_loss(const View& pred, const View& plus, const View& minus, co
   c.expect(target_cols.absent() ? plus.cols == pred.cols : target_cols.n == pred.cols,
            "target_cols must give one target column per column of pred");
   c.expect(pred.rows == 0 || cfg.denominator > 0, "the denominator is ", cfg.denominator);
+  c.expect(cfg.row_weight.absent() || (cfg.row_weight.dtype == DType::f32 && cfg.row_weight.rows == pred.rows &&
+                                       cfg.row_weight.cols == 1 && cfg.row_weight.contiguous()),
+           "row_weight must be fp32 [rows of pred, 1], not ", cfg.row_weight.shape());
   return c;
 }
 

@@ -104,11 +104,12 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
 OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
                       const DropoutRows& rows);
 // ---- embeddings, flow matching, losses ----
-// sinus_embedding: one timestep per row of out, out's width positive and even, the frequency
-// shift in [0, out.cols / 2).
+// sinus_embedding: one timestep per row of out (t [N, 1], or [N, 2] as the sum of two), out's
+// width positive and even, the frequency shift in [0, out.cols / 2).
 OpCheck check_sinus_embedding(const View& t, const View& out, const SinusConfig& cfg);
 OpCheck check_flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                                const RowIndex& t_rows, const View& y);
+// mse_loss: row_weight, when given, fp32 [rows of pred, 1] and contiguous.
 OpCheck check_mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
                        const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
                        const View& dpred, const double* sum);

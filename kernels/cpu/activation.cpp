@@ -14,6 +14,7 @@ namespace {
 constexpr int64_t kParallelElements = 1 << 14;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
 
 // Both smooth activations are x·σ(z): silu with z = x, gelu_tanh with z = 2u because
 // 0.5(1 + tanh u) = σ(2u). Writing σ through exp_fast (no libm call) lets the loops
@@ -52,6 +53,24 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
   }
 }
 
+// Φ(x) = 0.5(1 + erf(x/√2)) and φ(x) = e^(−x²/2)/√(2π), in double (libm's erf).
+void gelu_erf_forward(const float* x, float* y, int64_t n) {
+#pragma omp parallel for if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
+}
+
+void gelu_erf_backward(const float* x, const float* dy, float* dx, int64_t n) {
+#pragma omp parallel for if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double grad = 0.5 * (1.0 + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    dx[i] += dy[i] * static_cast<float>(grad);
+  }
+}
+
 void silu_forward(const float* x, float* y, int64_t n) {
 #pragma omp parallel for simd if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]).s;
@@ -80,6 +99,7 @@ void activation_forward(Activation act, const float* x, float* y, int64_t n) {
     case Activation::relu: return relu_forward(x, y, n);
     case Activation::silu: return silu_forward(x, y, n);
     case Activation::gelu_tanh: return gelu_tanh_forward(x, y, n);
+    case Activation::gelu_erf: return gelu_erf_forward(x, y, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -90,6 +110,7 @@ void activation_backward(Activation act, const float* x, const float* dy, float*
     case Activation::relu: return relu_backward(x, dy, dx, n);
     case Activation::silu: return silu_backward(x, dy, dx, n);
     case Activation::gelu_tanh: return gelu_tanh_backward(x, dy, dx, n);
+    case Activation::gelu_erf: return gelu_erf_backward(x, dy, dx, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);

@@ -3,12 +3,8 @@
 // all masked are skipped from per-tile summaries of seq/blk/grp. The forward saves the
 // log-sum-exp per (token, head); the backward recomputes the probabilities from it.
 //
-// Masks (MODEL.md, "Packed batch"), for query i and key j:
-//   full          seq_i = seq_j
-//   block_causal  seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
-//                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
-//   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
-//   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
+// Masks: kernels/op_types.hpp (full, block_causal, prefix, cross, teacher_forcing; MODEL.md
+// "Packed batch").
 // Padding: a token with seq < 0 is padding (packing = off); no pair involving a padding query
 // or key is allowed. Padding rows get output 0, lse = -inf, and contribute no gradient. A real
 // row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error

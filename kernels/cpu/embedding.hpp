@@ -6,7 +6,8 @@
 
 namespace emb::cpu {
 
-// out[i, 0:n] = the sinusoid of t[i] over n columns
-void sinus_embedding(const float* t, float* out, int64_t rows, int n, bool cos_first, int freq_shift);
+// out[i, 0:n] = the sinusoid of t_i over n columns, t_i = t[i·t_cols] (+ t[i·t_cols + 1] when
+// t_cols = 2: a timestep that is not an fp32 value, as the sum of two, added in double)
+void sinus_embedding(const float* t, int t_cols, float* out, int64_t rows, int n, bool cos_first, int freq_shift);
 
 }  // namespace emb::cpu

@@ -9,9 +9,10 @@
 
 namespace emb::cuda {
 
-// out[i, 0:n] = the sinusoid of t[i] over n columns
+// out[i, 0:n] = the sinusoid of t_i over n columns, t_i = t[i·t_cols] (+ t[i·t_cols + 1] when
+// t_cols = 2, added in double: a timestep that is not an fp32 value)
 template <class T>
-void sinus_embedding(const float* t, T* out, int64_t rows, int n, bool cos_first, int freq_shift,
+void sinus_embedding(const float* t, int t_cols, T* out, int64_t rows, int n, bool cos_first, int freq_shift,
                      cudaStream_t stream);
 
 }  // namespace emb::cuda

@@ -30,7 +30,7 @@ struct ModelConfig : TokenConfig {
   int n_layers_vl = 0;   // Lvl
   int n_heads_vl = 0;
   int d_out = 0;         // Dout
-  int d_hidden_enc = 0;  // Dh
+  int d_hidden_enc = 0;  // Dh (also wan's: its action decoder's hidden width, upstream's hidden_size)
   int max_seq_len = 0;   // rows of pos_emb (upstream's position_embedding, max_seq_len), ≥ horizon
 
   // Dropout probability of the blocks' dropout sites (MODEL.md "Dropout"), in training only:

@@ -131,7 +131,7 @@ std::vector<KeySpec> make_schema() {
       model_size("model.n_layers_vl", "gr00t vision-language blocks Lvl; 0 = preset"),
       model_size("model.n_heads_vl", "gr00t vision-language heads; 0 = preset"),
       model_size("model.d_out", "gr00t output projection width Dout; 0 = d_hidden_enc (upstream ties them)"),
-      model_size("model.d_hidden_enc", "gr00t state/action encoder hidden width Dh; 0 = preset"),
+      model_size("model.d_hidden_enc", "state/action encoder hidden width Dh (wan: the action decoder's); 0 = preset"),
       model_size("model.n_embodiments", "gr00t embodiment slots E; 0 = preset"),
       model_size("model.state_dim", "gr00t state width Sd; 0 = preset"),
       model_size("model.action_dim", "action width A; 0 = preset"),

@@ -7,6 +7,18 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
+// Upstream's sample loss is a mean over the sample's elements of each kind, and a step the mean
+// of its samples' losses (DreamZero trains one sample per device): each row's weight w divided
+// by the element count (rows · cols) of its sample's rows of that kind.
+void per_sample_weights(const std::vector<int32_t>& rows, const PackedBatch& b, const FlowDraws& d, int cols,
+                        std::vector<float>& out) {
+  std::vector<int64_t> count(size_t(b.n_samples), 0);
+  for (int32_t t : rows) ++count[size_t(b.seq[size_t(t)])];
+  out.clear();
+  for (int32_t t : rows)
+    out.push_back(float(double(d.loss_weight[size_t(t)]) / (double(count[size_t(b.seq[size_t(t)])]) * cols)));
+}
+
 }  // namespace
 
 size_t DeviceBatch::stage(const void* src, size_t bytes) {
@@ -74,11 +86,15 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   stage_matrix(act_x0, b.act_x0, cfg.action_dim), stage_matrix(act_noise, d.act_noise, cfg.action_dim);
   stage_matrix(sigma, d.sigma, 1);
   stage_index(video, L.video);
-  head_rows_ = L.noisy;
-  head_rows_.insert(head_rows_.end(), L.action.begin(), L.action.end());
+  rope_modes_.clear();
+  for (int32_t kind : b.kind) rope_modes_.push_back(int32_t(kind == kAction ? RopeMode::d1 : RopeMode::d3));
+  stage_pointer(rope_modes, rope_modes_);
   head_time_.clear();
-  for (int32_t t : head_rows_) head_time_.push_back(time.row[size_t(t)]);
-  stage_index(head_rows, head_rows_), stage_index(head_time, head_time_);
+  for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]);
+  per_sample_weights(L.noisy, b, d, cfg.patch_dim_out(), video_weight_);
+  per_sample_weights(L.action, b, d, cfg.action_dim, act_weight_);
+  stage_matrix(video_weight, video_weight_, 1), stage_matrix(act_weight, act_weight_, 1);
+  stage_index(head_rows, L.noisy), stage_index(head_time, head_time_);
   stage_index(noisy_video_row, L.noisy_video_row);
   // Patch elements are flattened (t, h, w, c); the head predicts channels c < out_channels.
   out_to_in_.clear();

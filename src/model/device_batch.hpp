@@ -55,8 +55,11 @@ class DeviceBatch {
   // wan: video and action rows of the head and the encoders.
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
   View sigma;                                     // [T, 1]
+  // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that kind
+  View video_weight, act_weight;
   RowIndex video;                                 // clean and noisy video tokens
-  RowIndex head_rows;                             // noisy video tokens, then action tokens
+  const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions
+  RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
   RowIndex noisy_video_row;                       // per noisy token: its row of video_x0
   RowIndex out_to_in;                             // head.proj's output element e reads input element out_to_in[e]
@@ -83,8 +86,8 @@ class DeviceBatch {
   std::vector<Piece> pieces_;
   std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
-  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
-  std::vector<float> tq_;
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, rope_modes_;
+  std::vector<float> tq_, video_weight_, act_weight_;
   EmbGrouping sample_groups_, action_groups_;
 };
 

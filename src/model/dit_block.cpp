@@ -330,7 +330,7 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
   }
   const int hd = D / spec.H;
   if (!s.cross && s.rope != RopeMode::none) {
-    const RopeConfig rope{s.rope, spec.H, hd};
+    const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
     ops.rope_forward(q, io.pos, rope);
     ops.rope_forward(k, io.pos, rope);
   }
@@ -402,7 +402,7 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
     ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
                            rows(a.lse, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, hd}, sublayer_index(s, io));
     if (!s.cross && s.rope != RopeMode::none) {
-      const RopeConfig rope{s.rope, spec.H, hd};
+      const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
       ops.rope_backward(dq, io.pos, rope);
       ops.rope_backward(dk, io.pos, rope);
     }

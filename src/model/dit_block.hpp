@@ -109,6 +109,8 @@ struct BlockIO {
   float* dcontext = nullptr;
   AttnIndex self_index, cross_index;
   const int32_t* pos = nullptr;  // [T, 3]
+  // [T]: each token's RopeMode instead of the block's (wan: video d3, actions d1); null: the block's.
+  const int32_t* rope_modes = nullptr;
   BlockDropout dropout;
 };
 

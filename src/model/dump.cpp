@@ -208,6 +208,7 @@ void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, 
     w.dataset(g + "act_x0", b.act_x0, {Ta, A});
     w.dataset(g + "act_noise", d.act_noise, {Ta, A});
     w.dataset(g + "sigma", d.sigma, {T});
+    w.dataset(g + "loss_weight", d.loss_weight, {T});
   }
 }
 

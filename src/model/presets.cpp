@@ -21,9 +21,11 @@ void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dh, int E, int Sd, in
   c.dropout = 0.2, c.dropout_vl = 0.2;
 }
 
-void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int F, int Hl, int Wl, int max_txt) {
+// Dh: the action decoder's hidden width (CausalWanModel's hidden_size, 1024 in the releases).
+void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int Dh, int F, int Hl, int Wl,
+                   int max_txt) {
   c.latent_channels = C_in, c.out_channels = C_out, c.patch = {1, 2, 2};
-  c.frames_per_block = fpb, c.actions_per_block = Ha, c.action_dim = A;
+  c.frames_per_block = fpb, c.actions_per_block = Ha, c.action_dim = A, c.d_hidden_enc = Dh;
   c.latent_frames = F, c.latent_height = Hl, c.latent_width = Wl, c.max_text_tokens = max_txt;
 }
 
@@ -41,16 +43,16 @@ ModelConfig preset_config(const std::string& name) {
     set_gr00t_heads(c, 4, 32, 1024, 32, 64, 32, 16, 32, 1024);
   } else if (name == "tiny_wan") {
     c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
-    set_wan_video(c, 4, 4, 2, 2, 8, 4, 4, 4, 16);
+    set_wan_video(c, 4, 4, 2, 2, 8, 32, 4, 4, 4, 16);
   } else if (name == "dreamzero5b") {
     // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
     // are 9 latent frames.
     c = trunk("dreamzero5b", Family::wan, 3072, 30, 24, 14336, 4096);
-    set_wan_video(c, 48, 48, 2, 8, 32, 9, 30, 52, 512);
+    set_wan_video(c, 48, 48, 2, 8, 32, 1024, 9, 30, 52, 512);
   } else if (name == "dreamzero14b") {
     // Wan2.1 I2V-14B: VAE /8, 480x832 is a 60x104 latent; input 16 noisy + 20 mask/image channels.
     c = trunk("dreamzero14b", Family::wan, 5120, 40, 40, 13824, 4096);
-    set_wan_video(c, 36, 16, 2, 8, 32, 9, 60, 104, 512);
+    set_wan_video(c, 36, 16, 2, 8, 32, 1024, 9, 60, 104, 512);
   } else {
     throw Error(str("unknown model preset '", name, "'"), kExitInput);
   }
@@ -121,6 +123,7 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
           str("frames_per_block = ", c.frames_per_block, " must be a positive multiple of patch[0] = ", c.patch[0]),
           {"patch"});
     check(c.actions_per_block >= 0, "actions_per_block", "actions_per_block must not be negative");
+    check(c.d_hidden_enc > 0, "d_hidden_enc", "d_hidden_enc (the action decoder's hidden width) must be positive");
     check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
     check(c.shift > 0, "shift", "shift must be positive");
   }

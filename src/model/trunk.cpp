@@ -50,7 +50,7 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   io.dcontext = dc;
   io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp};
   io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
-  io.pos = dev.pos;
+  io.pos = dev.pos, io.rope_modes = dev.rope_modes;
   io.dropout = dropout_;
   io.dropout.rows = {dev.seq, dev.token_in_sample, dev.sample_id};
   return io;

@@ -88,9 +88,10 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
   } else {
     const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
     f += 2 * Tu * D * 6 * D;
-    f += 2 * nv * c.patch_dim_in() * D + 2 * na * c.action_dim * D + 2 * Tc * (double(c.d_ctx) * D + D * D);
+    f += 2 * nv * c.patch_dim_in() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
+    f += 2 * Tc * (double(c.d_ctx) * D + D * D);
     f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
-    f += 2 * nn * D * c.patch_dim_out() + 2 * na * D * c.action_dim;
+    f += 2 * nn * D * c.patch_dim_out() + 2 * na * (D * c.d_hidden_enc + double(c.d_hidden_enc) * c.action_dim);
   }
   return f;
 }

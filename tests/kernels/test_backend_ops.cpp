@@ -297,7 +297,7 @@ BOOST_AUTO_TEST_CASE(elementwise_and_rows) {
 
 BOOST_AUTO_TEST_CASE(activations) {
   const int64_t N = 33, C = 70;
-  for (Activation act : {Activation::relu, Activation::silu, Activation::gelu_tanh}) {
+  for (Activation act : {Activation::relu, Activation::silu, Activation::gelu_tanh, Activation::gelu_erf}) {
     compare(str("activation ", int(act)), {kPointwise}, [&](const Run& r) {
       auto x = r.data(r.random(N * C, 20, -3, 3), N, C), y = r.data(r.random(N * C, 21), N, C);
       auto dy = r.data(r.random(N * C, 22), N, C), dx = r.data(r.random(N * C, 23), N, C);
@@ -330,7 +330,7 @@ struct LinearBuffers {
 
 BOOST_AUTO_TEST_CASE(linears) {
   const int64_t N = 45, in = 40, out = 24;
-  for (Activation act : {Activation::none, Activation::gelu_tanh})
+  for (Activation act : {Activation::none, Activation::gelu_tanh, Activation::gelu_erf})
     for (bool bias : {true, false}) {
       compare(
           str("linear act ", int(act), " bias ", bias), {kGemm},
@@ -534,14 +534,19 @@ BOOST_AUTO_TEST_CASE(residual_norm_modulate_is_its_unfused_sequence) {
     }
 }
 
+// teacher_forcing on DreamZero's sequences (clean and noisy video, actions, states; windows that
+// cut blocks), the other masks on clean/noisy blocks.
 BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
   std::mt19937 rng(5);
-  const cuda::testing::PackedIndex p = cuda::testing::random_packed_index(3, 3, 9, 17, 7, rng);
-  const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size());
+  const cuda::testing::PackedIndex blocks = cuda::testing::random_packed_index(3, 3, 9, 17, 7, rng);
+  const cuda::testing::PackedIndex dreamzero = cuda::testing::random_dreamzero_index(3, 3, 2, 1, 4, 17, 7, rng);
   const int H = 2;
-  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross})
+  for (AttnMask mask : {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross,
+                        AttnMask::teacher_forcing})
     for (int hd : {8, 16, 48, 64, 128})
       for (Ops* cuda : {static_cast<Ops*>(&backends().cuda), static_cast<Ops*>(&backends().cuda_atomic_dq)}) {
+        const cuda::testing::PackedIndex& p = mask == AttnMask::teacher_forcing ? dreamzero : blocks;
+        const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size());
         const bool cross = mask == AttnMask::cross;
         const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
         const char* variant = cuda == &backends().cuda ? "" : " (atomic dq)";
@@ -553,6 +558,7 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
           idx.q_seq = seq->get(), idx.q_blk = blk->get(), idx.q_grp = grp->get();
           idx.k_seq = cross ? cseq->get() : seq->get();
           idx.k_blk = cross ? nullptr : blk->get(), idx.k_grp = cross ? nullptr : grp->get();
+          idx.tf = p.tf;
           auto q = r.data(r.random(Tq * D, 80), Tq, D), k = r.data(r.random(Tk * D, 81), Tk, D);
           auto v = r.data(r.random(Tk * D, 82), Tk, D), out = r.data(std::vector<float>(Tq * D), Tq, D);
           auto lse = r.stats(std::vector<float>(Tq * H), Tq, H);
@@ -675,6 +681,21 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
         return Outputs{x->read(), dx->read()};
       });
     }
+  // DreamZero's sequence: video tokens in 3d, action and state tokens in 1d.
+  std::vector<int32_t> token_modes(T);
+  for (int64_t i = 0; i < T; ++i) token_modes[i] = int32_t(i % 3 == 0 ? RopeMode::d1 : RopeMode::d3);
+  for (int hd : {8, 16, 128}) {
+    compare(str("rope per-token modes hd ", hd), {kPointwise}, [&](const Run& r) {
+      const int H = 2;
+      auto x = r.data(r.random(T * H * hd, 90), T, H * hd), dx = r.data(r.random(T * H * hd, 91), T, H * hd);
+      auto p_dev = r.index(pos), modes = r.index(token_modes);
+      RopeConfig cfg{RopeMode::none, H, hd};
+      cfg.token_modes = modes->get();
+      r.ops.rope_forward(x->view(), p_dev->get(), cfg);
+      r.ops.rope_backward(dx->view(), p_dev->get(), cfg);
+      return Outputs{x->read(), dx->read()};
+    });
+  }
   for (const SinusConfig& cfg : {SinusConfig{true, 0}, SinusConfig{true, 1}, SinusConfig{false, 0}})
     compare(str("sinus_embedding cos_first ", cfg.cos_first, " shift ", cfg.freq_shift), {kPointwise},
             [&](const Run& r) {
@@ -683,6 +704,15 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
               r.ops.sinus_embedding(t->view(), out->view(), cfg);
               return Outputs{out->read()};
             });
+  // A timestep as the sum of two floats (the angles in double from the sum).
+  compare("sinus_embedding t [T, 2]", {kPointwise}, [&](const Run& r) {
+    std::vector<float> t_host = random_values(T * 2, 93, DType::f32, 0.0f, 1000.0f);
+    for (int64_t i = 0; i < T; ++i) t_host[i * 2 + 1] *= 1e-7f;
+    auto t = r.stats(t_host, T, 2);
+    auto out = r.data(std::vector<float>(T * 64), T, 64);
+    r.ops.sinus_embedding(t->view(), out->view(), SinusConfig{});
+    return Outputs{out->read()};
+  });
   const int64_t M = 6, C = 24, Ct = 32;
   std::vector<int32_t> src_rows(T), t_rows(T), tgt_cols(C);
   for (int64_t i = 0; i < T; ++i) src_rows[i] = int32_t((i * 3) % T), t_rows[i] = int32_t(i % M);
@@ -694,23 +724,34 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
     r.ops.flow_interpolate(u->view(), w->view(), si->rows(), t->view(), ti->rows(), y->view());
     return Outputs{y->read()};
   });
-  for (bool masked : {true, false}) {
-    compare(str("mse_loss mask ", masked), {kPointwise}, [&](const Run& r) {
-      auto pred = r.data(r.random(T * C, 97), T, C), plus = r.data(r.random(M * Ct, 98), M, Ct);
-      auto minus = r.data(r.random(M * Ct, 99), M, Ct), dpred = r.data(r.random(T * C, 100), T, C);
-      std::vector<float> mask_host(M * Ct);
-      for (size_t e = 0; e < mask_host.size(); ++e) mask_host[e] = float((e * 7) % 3 != 0);
-      auto mask = r.data(mask_host, M, Ct);
-      auto tr = r.index(t_rows), tc = r.index(tgt_cols);
-      auto* sum = static_cast<double*>(r.ops.allocate(sizeof(double)));
-      r.ops.mse_loss(pred->view(), plus->view(), minus->view(), masked ? mask->view() : View{}, tr->rows(), tc->rows(),
-                     LossConfig{123.0, 0.5}, dpred->view(), sum);
-      double host_sum = 0;
-      r.ops.download(&host_sum, sum, sizeof(double));
-      r.ops.deallocate(sum);
-      return Outputs{dpred->read(), {float(host_sum)}};
-    });
-  }
+  // Strided: the latent columns of DreamZero's [latents | y] rows (u and y) and a narrower w.
+  compare("flow_interpolate (strided)", {kPointwise}, [&](const Run& r) {
+    const int64_t ld = C + 9;
+    auto u = r.data(r.random(T * ld, 93), T, C, ld), w = r.data(r.random(T * C, 94), T, C);
+    auto t = r.stats(random_values(M, 95, r.values, 0.0f, 1.0f), M, 1), y = r.data(r.random(T * ld, 96), T, C, ld);
+    auto si = r.index(src_rows), ti = r.index(t_rows);
+    r.ops.flow_interpolate(u->view(), w->view(), si->rows(), t->view(), ti->rows(), y->view());
+    return Outputs{y->read()};
+  });
+  for (bool masked : {true, false})
+    for (bool weighted : {true, false}) {
+      compare(str("mse_loss mask ", masked, " row weights ", weighted), {kPointwise}, [&](const Run& r) {
+        auto pred = r.data(r.random(T * C, 97), T, C), plus = r.data(r.random(M * Ct, 98), M, Ct);
+        auto minus = r.data(r.random(M * Ct, 99), M, Ct), dpred = r.data(r.random(T * C, 100), T, C);
+        std::vector<float> mask_host(M * Ct);
+        for (size_t e = 0; e < mask_host.size(); ++e) mask_host[e] = float((e * 7) % 3 != 0);
+        auto mask = r.data(mask_host, M, Ct);
+        auto tr = r.index(t_rows), tc = r.index(tgt_cols);
+        auto row_weight = r.stats(random_values(T, 101, DType::f32, 0.0f, 2.0f), T, 1);
+        auto* sum = static_cast<double*>(r.ops.allocate(sizeof(double)));
+        r.ops.mse_loss(pred->view(), plus->view(), minus->view(), masked ? mask->view() : View{}, tr->rows(),
+                       tc->rows(), LossConfig{123.0, 0.5, weighted ? row_weight->view() : View{}}, dpred->view(), sum);
+        double host_sum = 0;
+        r.ops.download(&host_sum, sum, sizeof(double));
+        r.ops.deallocate(sum);
+        return Outputs{dpred->read(), {float(host_sum)}};
+      });
+    }
 }
 
 // Dropout over packed rows (three samples in shuffled token order, padding rows) draws the same

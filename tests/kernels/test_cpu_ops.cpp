@@ -38,7 +38,7 @@ BOOST_AUTO_TEST_CASE(cpu_ops_errors_name_the_op_and_the_shapes) {
 
   std::vector<float> q(6 * 8), kv(5 * 8), lse(6 * 2);
   std::vector<int32_t> seq(6, 0);
-  const AttnIndex idx{AttnMask::full, seq.data(), nullptr, nullptr, seq.data(), nullptr, nullptr};
+  const AttnIndex idx{AttnMask::full, seq.data(), nullptr, nullptr, seq.data(), nullptr, nullptr, {}};
   const std::string head_dim = error_of([&] {
     ops.attention_forward(view(q.data(), 6, 8), view(kv.data(), 5, 8), view(kv.data(), 5, 8), view(q.data(), 6, 8),
                           view(lse.data(), 6, 2), AttnConfig{2, 3}, idx);

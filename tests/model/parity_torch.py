@@ -118,7 +118,8 @@ def attention(q, k, v, mask, H):
     return o * mask.real
 
 
-def rope_angles(pos, hd, dt):
+def rope_angles(pos, hd, dt, one_d):
+    """3d RoPE angles, or 1d over all pairs (position pos[:, 0]) on the tokens where one_d."""
     pairs = hd // 2
     ch = pairs // 3
     cf = pairs - 2 * ch
@@ -127,6 +128,8 @@ def rope_angles(pos, hd, dt):
         k = torch.arange(c, dtype=torch.float64)
         angles.append(pos[:, axis:axis + 1].double() * 10000.0 ** (-k[None, :] / c))
     phi = torch.cat(angles, 1)  # [T, pairs]
+    k = torch.arange(pairs, dtype=torch.float64)
+    phi = torch.where(one_d[:, None], pos[:, :1].double() * 10000.0 ** (-k[None, :] / pairs), phi)
     return torch.cos(phi).to(dt)[:, None, :], torch.sin(phi).to(dt)[:, None, :]
 
 
@@ -267,6 +270,15 @@ def prepare_wan(a, bt, dt):
     x0, vn = tensor(bt["video_x0"], dt), tensor(bt["video_noise"], dt)
     ax0, an = tensor(bt["act_x0"], dt), tensor(bt["act_noise"], dt)
     sv, sa = sigma[index(video)][:, None], sigma[index(acts)][:, None]
+    # Each row's loss weight w over its sample's element count of its kind: the step's loss is the
+    # mean over samples of upstream's per-sample means.
+    weight = tensor(bt["loss_weight"], dt)
+    nseq, aseq = seq[noisy], seq[acts]
+    per_noisy = np.bincount(nseq)[nseq] * a["out_channels"] * (a["patch_dim"] // a["latent_channels"])
+    per_act = np.bincount(aseq, minlength=1)[aseq] * a["action_dim"]
+    c["w_noisy"] = weight[index(noisy)][:, None] / tensor(per_noisy, dt)[:, None]
+    c["w_act"] = weight[index(acts)][:, None] / tensor(per_act, dt)[:, None]
+    c["n_samples"] = len(np.unique(nseq))
     c["vin"], c["ain"] = (1 - sv) * x0 + sv * vn, (1 - sa) * ax0 + sa * an
     c["video_rows"], c["act_rows"], c["noisy_rows"] = index(video), index(acts), index(noisy)
     row_of = {t: r for r, t in enumerate(video)}
@@ -277,9 +289,10 @@ def prepare_wan(a, bt, dt):
     c["target_v"] = (vn[vrows] - x0[vrows])[:, cols]
     c["target_a"] = an - ax0
     c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
+    c["sin_ta"] = sinus(tensor(bt["temb_t"], dt)[index(acts)], a["d_model"], cos_first=False)  # 1000·σ of each action
     c["txt"] = tensor(bt["txt"], dt)
     tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
-    c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt)
+    c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt, torch.from_numpy(kind == 2))
     c["self_mask"] = Mask(self_mask(a["self_mask"], tseq, blk, grp), dt)
     c["cross_mask"] = Mask(cross_mask(tseq, index(bt["cseq"])), dt)
     return c
@@ -289,7 +302,9 @@ def wan_loss(P, a, c):
     D, H = a["d_model"], a["n_heads"]
     x = c["vin"].new_zeros(c["T"], D)
     x = x.index_put((c["video_rows"],), P.lin(c["vin"], "patch_embed"))
-    x = x.index_put((c["act_rows"],), P.lin(c["ain"], "action_enc"))
+    a1 = P.lin(c["ain"], "action_enc.fc1")
+    x = x.index_put((c["act_rows"],), P.lin(silu(P.lin(torch.cat([a1, c["sin_ta"]], 1), "action_enc.fc2")),
+                                           "action_enc.fc3"))
     temb = P.lin(silu(P.lin(c["sin_t"], "time_enc.fc1")), "time_enc.fc2")
     tp = P.lin(silu(temb), "time_proj")
     ctx = P.lin(gelu_tanh(P.lin(c["txt"], "text_emb.fc1")), "text_emb.fc2")
@@ -308,10 +323,10 @@ def wan_loss(P, a, c):
         x = x + g2 * P.lin(gelu_tanh(P.lin(h, p + "ffn.fc1")), p + "ffn.fc2")
 
     hm = layer_norm(x) * (1 + P["head.modulation"][1] + temb) + P["head.modulation"][0] + temb
-    loss = ((P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).mean()
+    loss = (c["w_noisy"] * (P.lin(hm[c["noisy_rows"]], "head.proj") - c["target_v"]) ** 2).sum() / c["n_samples"]
     if len(c["act_rows"]):
-        ya = P.lin(hm[c["act_rows"]], "action_head")
-        loss = loss + a["action_loss_weight"] * ((ya - c["target_a"]) ** 2).mean()
+        ya = P.lin(torch.relu(P.lin(x[c["act_rows"]], "action_dec.fc1")), "action_dec.fc2")
+        loss = loss + a["action_loss_weight"] * (c["w_act"] * (ya - c["target_a"]) ** 2).sum() / c["n_samples"]
     return loss
 
 

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "model/flow_matching.hpp"
+#include "model/wan_schedule.hpp"
 #include "model_fixture.hpp"
 
 using namespace emb;
@@ -81,37 +82,69 @@ BOOST_AUTO_TEST_CASE(gr00t_dropout_is_on_in_training_only) {
   BOOST_TEST(with.loss(b) == train);  // the same step draws the same masks
 }
 
-// σ = shift·u/(1 + (shift − 1)u) with u ~ U(0, 1): one σ per (sample, block), shared by its
-// noisy video and action tokens; clean tokens have σ = 0, no noise and temb_t = 0.
+// One timestep id per (sample, block), shared by its noisy video and action tokens: σ and the
+// loss weight are the schedule's entries of one id; clean tokens have σ = 0, weight 0, no noise
+// and temb_t = 0.
 BOOST_AUTO_TEST_CASE(wan_sigma_per_block) {
   const ModelConfig cfg = preset_config("tiny_wan");
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(400), true, kSeed);
   TokenLayout L;
   build_token_layout(cfg, b, L);
   const FlowDraws d = draw(cfg, b, 5);
+  const WanSchedule schedule(cfg.shift);
   std::map<std::pair<int32_t, int32_t>, float> block_sigma;
   double median_count = 0, n_blocks = 0;
   for (int64_t t = 0; t < b.n_tokens; ++t) {
     const float sigma = d.sigma[size_t(t)];
     if (b.kind[size_t(t)] == kClean) {
       BOOST_TEST_REQUIRE(sigma == 0.0f);
+      BOOST_TEST_REQUIRE(d.loss_weight[size_t(t)] == 0.0f);
       BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == 0.0f);
       for (int e = 0; e < cfg.patch_dim_in(); ++e)
         BOOST_TEST_REQUIRE(d.video_noise[size_t(L.video_row[size_t(t)] * cfg.patch_dim_in() + e)] == 0.0f);
       continue;
     }
-    BOOST_TEST_REQUIRE((sigma > 0.0f && sigma < 1.0f));
+    int id = 0;
+    while (id < kWanTrainTimesteps && float(schedule.sigma[size_t(id)]) != sigma) ++id;
+    BOOST_TEST_REQUIRE(id < kWanTrainTimesteps);
+    BOOST_TEST_REQUIRE(d.loss_weight[size_t(t)] == float(schedule.weight[size_t(id)]));
     BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == 1000.0f * sigma);
     auto [it, inserted] = block_sigma.emplace(std::make_pair(b.seq[size_t(t)], b.blk[size_t(t)]), sigma);
     BOOST_TEST_REQUIRE(it->second == sigma);
     if (inserted) {
-      // median of σ is at u = 1/2: shift/(shift + 1) = 5/6
+      // median of σ is at id 500: shift/(shift + 1) = 5/6
       median_count += sigma < 5.0f / 6.0f;
       n_blocks += 1;
     }
   }
   BOOST_TEST(n_blocks > 700);
   BOOST_TEST(std::fabs(median_count / n_blocks - 0.5) < 0.06);
+}
+
+// Upstream's shift-5 table (spec_dreamzero.md "One sample" 2): σ_0 = 1, σ_999 = 0.005/1.004,
+// σ falling; the weights' minimum 0 at id 0, mean 1, largest where t = 1000σ is nearest 500.
+BOOST_AUTO_TEST_CASE(wan_schedule_is_upstreams) {
+  const WanSchedule s(5.0);
+  BOOST_TEST(s.sigma[0] == 1.0);
+  BOOST_TEST(s.sigma[999] == 0.005 / 1.004, boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(s.sigma[500] == 5.0 / 6.0, boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(s.weight[0] == 0.0);
+  double sum = 0, nearest = 1e9;
+  int peak = 0, mid = 0;
+  for (int i = 0; i < kWanTrainTimesteps; ++i) {
+    if (i > 0) BOOST_TEST_REQUIRE(s.sigma[size_t(i)] < s.sigma[size_t(i - 1)]);
+    BOOST_TEST_REQUIRE(s.weight[size_t(i)] >= 0.0);
+    sum += s.weight[size_t(i)];
+    if (s.weight[size_t(i)] > s.weight[size_t(peak)]) peak = i;
+    if (std::fabs(1000 * s.sigma[size_t(i)] - 500) < nearest) nearest = std::fabs(1000 * s.sigma[size_t(i)] - 500), mid = i;
+  }
+  BOOST_TEST(sum / kWanTrainTimesteps == 1.0, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(peak == mid);
+  // w_i ∝ y_i − y_0 with y = exp(−2((t − 500)/1000)²) and y_0 = exp(−0.5) the minimum (t_0 = 1000).
+  auto y = [&](int i) { return std::exp(-2 * std::pow((1000 * s.sigma[size_t(i)] - 500) / 1000, 2)); };
+  BOOST_TEST(s.weight[size_t(mid)] / s.weight[999] == (y(mid) - y(0)) / (y(999) - y(0)),
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(y(0) == std::exp(-0.5), boost::test_tools::tolerance(1e-15));
 }
 
 // A sample's draws follow it from slot to slot and batch to batch.

@@ -468,7 +468,7 @@ void bench_memory_bound() {
     for (int64_t t = 0; t < N; ++t) pos[t * 3] = int32_t(t / 256), pos[t * 3 + 1] = int32_t(t / 16 % 16), pos[t * 3 + 2] = int32_t(t % 16);
     const auto pos_d = upload_ints(pos);
     record_bytes("rope 3d forward bf16 (24 heads of 128)", dims({N, C}),
-                 time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr); }),
+                 time_ms([&] { rope_forward(x.get(), pos_d->get(), N, 24, 128, RopeMode::d3, nullptr, nullptr); }),
                  2.0 * N * C * 2);
   }
   {

@@ -51,6 +51,7 @@
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
 using Ref = std::vector<double>;
+using emb::TeacherForcing;
 using emb::AttnBiasKind;
 
 namespace {
@@ -81,18 +82,26 @@ void sync() { check_cuda(cudaDeviceSynchronize(), "sync"); }
 
 int64_t tiles(int64_t T) { return (T + kAttnTile - 1) / kAttnTile; }
 
+// teacher_forcing runs on DreamZero's sequences (random_dreamzero_index), windows cutting blocks.
+PackedIndex index_for(AttnMask mask, int samples, int pad_tail, std::mt19937& rng) {
+  if (mask == AttnMask::teacher_forcing) return random_dreamzero_index(samples, 4, 2, 1, 24, 20, pad_tail, rng);
+  return random_packed_index(samples, 3, 12, 20, pad_tail, rng);
+}
+
 void test_tile_skipping() {
   std::mt19937 rng(7);
-  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
-  for (AttnMask mask : masks) {
-    const PackedIndex p = random_packed_index(6, 3, 12, 20, 40, rng);
-    const bool cross = mask == AttnMask::cross;
+  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross,
+                            AttnMask::teacher_forcing};
+  for (AttnMask kind : masks) {
+    const PackedIndex p = index_for(kind, 6, 40, rng);
+    const MaskRule mask(kind, p.tf);
+    const bool cross = kind == AttnMask::cross;
     const int64_t Tq = int64_t(p.seq.size()), Tk = cross ? int64_t(p.cseq.size()) : Tq;
     auto q_at = [&](int64_t i) { return token_at(p.seq.data(), p.blk.data(), p.grp.data(), i, Tq); };
     auto k_at = [&](int64_t j) {
       return cross ? token_at(p.cseq.data(), nullptr, nullptr, j, Tk) : token_at(p.seq.data(), p.blk.data(), p.grp.data(), j, Tk);
     };
-    int64_t missed = 0, skipped = 0;
+    int64_t missed = 0, skipped = 0, within_sample = 0;
     for (int64_t qt = 0; qt < tiles(Tq); ++qt)
       for (int64_t kt = 0; kt < tiles(Tk); ++kt) {
         TileSummary qs = empty_tile(), ks = empty_tile();
@@ -106,11 +115,15 @@ void test_tile_skipping() {
         const bool may = tiles_may_attend(mask, qs, ks);
         missed += any && !may;
         skipped += !may;
+        within_sample += !may && qs.seq_min == qs.seq_max && qs.seq_min == ks.seq_min && ks.seq_min == ks.seq_max;
       }
-    const std::string name = std::string("tile summaries, mask ") + std::to_string(int(mask));
+    const std::string name = std::string("tile summaries, mask ") + std::to_string(int(kind));
     expect_close(name + ": tiles with allowed pairs skipped", double(missed), 0.0);
     // A packed batch of 6 samples has tile pairs across samples: some must be skipped.
     expect_close(name + ": skips some tiles (1 = none skipped)", skipped > 0 ? 0.0 : 1.0, 0.0);
+    // The teacher-forcing summaries also skip tile pairs inside one sample (clean past, windows).
+    if (kind == AttnMask::teacher_forcing)
+      expect_close(name + ": skips tiles within a sample (1 = none)", within_sample > 0 ? 0.0 : 1.0, 0.0);
   }
 }
 
@@ -274,7 +287,7 @@ struct AttnRef {
 
 // Dense double softmax attention per (row, head) with the scalar mask, and its gradients.
 AttnRef attention_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                      const std::vector<float>& dout, int64_t Tq, int64_t Tk, int H, int hd, AttnMask mask,
+                      const std::vector<float>& dout, int64_t Tq, int64_t Tk, int H, int hd, const MaskRule& mask,
                       const std::vector<TokenIndex>& qi, const std::vector<TokenIndex>& kj) {
   AttnRef r{Ref(size_t(Tq) * H * hd), Ref(size_t(Tq) * H), Ref(size_t(Tq) * H * hd), Ref(size_t(Tk) * H * hd),
             Ref(size_t(Tk) * H * hd)};
@@ -328,8 +341,9 @@ AttnRef attention_ref(const std::vector<float>& q, const std::vector<float>& k, 
 // A packed index in device memory.
 struct DevicePackedIndex {
   DeviceArray<int32_t> seq, blk, grp, cseq;
+  TeacherForcing tf;
   explicit DevicePackedIndex(const PackedIndex& p)
-      : seq(p.seq.size()), blk(p.blk.size()), grp(p.grp.size()), cseq(p.cseq.size()) {
+      : seq(p.seq.size()), blk(p.blk.size()), grp(p.grp.size()), cseq(p.cseq.size()), tf(p.tf) {
     check_cuda(cudaMemcpy(seq.get(), p.seq.data(), p.seq.size() * 4, cudaMemcpyHostToDevice), "seq");
     check_cuda(cudaMemcpy(blk.get(), p.blk.data(), p.blk.size() * 4, cudaMemcpyHostToDevice), "blk");
     check_cuda(cudaMemcpy(grp.get(), p.grp.data(), p.grp.size() * 4, cudaMemcpyHostToDevice), "grp");
@@ -345,6 +359,7 @@ struct DevicePackedIndex {
     idx.k_seq = cross ? cseq.get() : seq.get();
     idx.k_blk = cross ? nullptr : blk.get();
     idx.k_grp = cross ? nullptr : grp.get();
+    idx.tf = tf;
     return idx;
   }
 };
@@ -352,7 +367,8 @@ struct DevicePackedIndex {
 template <class T, class Impl>
 void test_attention(AttnMask mask, int hd, int pad_tail) {
   std::mt19937 rng(100 + hd + int(mask));
-  const PackedIndex p = random_packed_index(3, 3, 9, 17, pad_tail, rng);
+  const PackedIndex p = mask == AttnMask::teacher_forcing ? random_dreamzero_index(3, 3, 2, 1, 4, 17, pad_tail, rng)
+                                                          : random_packed_index(3, 3, 9, 17, pad_tail, rng);
   const bool cross = mask == AttnMask::cross;
   const int H = 2;
   const int64_t Tq = int64_t(p.seq.size()), Tk = cross ? int64_t(p.cseq.size()) : Tq;
@@ -372,7 +388,7 @@ void test_attention(AttnMask mask, int hd, int pad_tail) {
   Impl::backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
                  dv_d.get(), Tq, Tk, H, hd, idx, ws.get(), nullptr);
   sync();
-  AttnRef r = attention_ref(q, k, v, dout, Tq, Tk, H, hd, mask, qi, kj);
+  AttnRef r = attention_ref(q, k, v, dout, Tq, Tk, H, hd, MaskRule(mask, p.tf), qi, kj);
   for (size_t e = 0; e < r.dq.size(); ++e) r.dq[e] += dq0[e];
   for (size_t e = 0; e < r.dk.size(); ++e) r.dk[e] += dk0[e];
   for (size_t e = 0; e < r.dv.size(); ++e) r.dv[e] += dv0[e];
@@ -441,7 +457,8 @@ void test_attention_skips_other_samples(AttnMask mask, const std::vector<int>& l
   Impl::backward(q_d.get(), k_d.get(), v_d.get(), out_d.get(), lse_d.get(), dout_d.get(), dq_d.get(), dk_d.get(),
                  dv_d.get(), n, n, H, hd, idx, ws.get(), nullptr);
   sync();
-  const AttnRef r = attention_ref(q, k, v, dout, n, n, H, hd, mask, qi, kj);  // unpoisoned: the same clean rows
+  // unpoisoned: the same clean rows
+  const AttnRef r = attention_ref(q, k, v, dout, n, n, H, hd, MaskRule(mask, p.tf), qi, kj);
   // The rows of the clean samples (width values per token) of a result and of its reference.
   auto clean = [&](const std::vector<float>& got, const Ref& ref, int64_t width) {
     std::vector<float> g;
@@ -897,8 +914,8 @@ void test_rope(RopeMode mode, int hd) {
   DeviceArray<T> fwd_d(x), bwd_d(x);
   DeviceArray<int32_t> pos_d(pos.size());
   check_cuda(cudaMemcpy(pos_d.get(), pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
-  rope_forward(fwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr);
-  rope_backward(bwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr);
+  rope_forward(fwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr, nullptr);
+  rope_backward(bwd_d.get(), pos_d.get(), T_, H, hd, mode, nullptr, nullptr);
   sync();
   const std::string tag = std::string("rope ") + (mode == RopeMode::d3 ? "3d" : "1d") + " hd " + std::to_string(hd) +
                           " " + dtype<T>();
@@ -1084,7 +1101,7 @@ void test_sinus() {
   DeviceArray<float> t_d(t);
   for (const auto& [cos_first, shift] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}}) {
     DeviceArray<T> out_d(rows * n);
-    sinus_embedding(t_d.get(), out_d.get(), rows, n, cos_first, shift, nullptr);
+    sinus_embedding(t_d.get(), 1, out_d.get(), rows, n, cos_first, shift, nullptr);
     sync();
     Ref ref(size_t(rows) * n);
     const int cos_at = cos_first ? 0 : n / 2, sin_at = cos_first ? n / 2 : 0;
@@ -1686,13 +1703,15 @@ template <class T, class Impl>
 void test_attention_suite() {
   const std::string t = std::string(Impl::name) + " " + dtype<T>();
   const auto run_impl = [](const std::string& name, auto body) { run(name, body, Impl::deterministic); };
-  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross};
+  const AttnMask masks[] = {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross,
+                            AttnMask::teacher_forcing};
   for (AttnMask mask : masks)
     for (int hd : Impl::head_dims)
       run_impl(t + " mask " + std::to_string(int(mask)) + " hd " + std::to_string(hd),
                [&] { test_attention<T, Impl>(mask, hd, 0); });
   run_impl(t + " mask 0 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::full, 64, 37); });
   run_impl(t + " mask 1 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::block_causal, 64, 5); });
+  run_impl(t + " mask 4 hd 64 padded", [&] { test_attention<T, Impl>(AttnMask::teacher_forcing, 64, 9); });
   run_impl(t + " edge cases", [&] { test_attention_edge_cases<T, Impl>(); });
   run_impl(t + " skips other samples", [&] {
     for (const std::vector<int>& lengths :
