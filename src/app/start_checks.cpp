@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -33,18 +33,26 @@ void check_fp8_linears(const RunConfig& cfg) {
 }
 
 // Creates the directory and a probe file in it: a read-only or foreign directory is found
-// now, not at the first checkpoint.
+// now, not at the first checkpoint. What it created it removes again (the run's lock makes
+// the directory), so a run refused later at start-up leaves nothing.
 void check_writable_dir(const RunConfig& cfg, const std::string& dir) {
+  std::string created;
   try {
-    make_dirs(dir);
+    created = make_dirs(dir);
   } catch (const Error& e) {
-    deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", dir, " cannot be created (", e.what(), ")"));
+    deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", clipped_path(dir), " cannot be created (", e.what(), ")"));
   }
   const std::string probe = str(dir, "/.write-test-", ::getpid());
   std::FILE* f = std::fopen(probe.c_str(), "w");
-  if (!f) deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", dir, " is not writable: ", std::strerror(errno)));
+  if (!f) {
+    const int err = errno;
+    remove_empty_dirs(dir, created);
+    deck_error(cfg, "train.ckpt_dir",
+               str("checkpoint directory ", clipped_path(dir), " is not writable: ", system_reason(err)));
+  }
   std::fclose(f);
   std::remove(probe.c_str());
+  remove_empty_dirs(dir, created);
 }
 
 void check_data(const RunConfig& cfg) {
@@ -71,6 +79,12 @@ void check_data(const RunConfig& cfg) {
     deck_error(cfg, "train.global_batch",
                str(dc.global_batch, " samples per step is more than data.paths holds (", data.samples(),
                    "); lower it or add data"));
+}
+
+std::string this_host() {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  return host;
 }
 
 double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 10; }
@@ -106,6 +120,13 @@ void check_backend(const RunConfig& cfg) {
                     "CMake configured it); rebuild with nvcc on the PATH (or -DEMBTRAIN_CUDA=ON), or "
                     "-DEMBTRAIN_CUDA=EMULATE to run CUDA on the CPU emulation, or use run.device = cpu"),
                 kExitInput);
+  if (visible_gpu_count() == 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw Error(str(cfg.origins.where("run.device"), ": run.device = cuda, but this node (", this_host(),
+                    ") has no GPU visible (CUDA_VISIBLE_DEVICES ", visible ? str("= '", clipped(visible), "'") : "unset",
+                    "); run on GPU nodes (Slurm: --gpus-per-task=1), or use run.device = cpu"),
+                kExitInput);
+  }
   for (int hd : cfg.model.attention_head_dims())
     if (!attention_head_dim_built(Device::cuda, hd))
       throw Error(str(cfg.origins.where("model.preset"), ": run.device = cuda: attention head dim ", hd,

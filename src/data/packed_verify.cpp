@@ -81,7 +81,7 @@ void verify_stats(const H5File& f, const std::string& field, int64_t dim) {
 // The root's attributes: format, family, fps and where the file came from.
 void verify_root(const H5File& f, PackedSummary& s) {
   std::string format = f.attr_string("/", "format");
-  if (format != packed::kFormat) f.fail("/", str("format attribute is '", format, "', expected '", packed::kFormat, "'"));
+  if (format != packed::kFormat) f.fail("/", str("format attribute is ", quoted(format), ", expected '", packed::kFormat, "'"));
   s.family = f.attr_string("/", "family");
   if (s.family != "gr00t" && s.family != "wan") f.fail("/", str("family '", s.family, "' is not gr00t or wan"));
   s.fps = f.attr_double("/", "fps");

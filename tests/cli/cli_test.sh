@@ -319,8 +319,91 @@ nan_data)
     --set train.nan_policy=skip >"$tmp/out.txt" 2>&1
   code=$?
   [ $code -ne 0 ] || fail "non-finite data trained to exit 0"
-  grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
+  grep -qE "^embtrain: error: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
+  ;;
+nan_action_epochs)
+  # One non-finite action row, train.nan_policy = stop, 2 ranks, several epochs (issue 35): the
+  # step that first samples it stops the run with one line (rank 0 prints the line of the rank
+  # that met it) naming the file and the row holding the value, not the row of the sample whose
+  # action chunk reached it; exit 1. The failed run leaves its run directory marked FAILED and
+  # no checkpoint directory or lock.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  for row in 5 19 59; do
+    cp "$tmp/small.h5" "$tmp/nan.h5"
+    /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][int(sys.argv[2]), 2] = float('nan')" \
+      "$tmp/nan.h5" $row
+    [ "$("$build/embpack" verify "$tmp/nan.h5" 2>&1)" = "embpack: $tmp/nan.h5:/steps/action: non-finite value at row $row" ] ||
+      fail "embpack verify does not name row $row"
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set data.paths="$tmp/nan.h5" --set train.steps=40 \
+      --set train.global_batch=8 --set train.nan_policy=stop --set run.name=nan --set run.output_dir="$tmp/out" \
+      >"$tmp/out.txt" 2>&1
+    code=$?
+    [ $code -eq 1 ] || fail "row $row: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "row $row: expected one error line: $(cat "$tmp/out.txt")"
+    expect_contains "$(cat "$tmp/out.txt")" \
+      "embtrain: error: $tmp/nan.h5:/steps/action: non-finite value in row $row (an action row of the sample at row "
+    [ "$(ls -A "$tmp/out")" = nan ] || fail "row $row: the failed run left $(ls -A "$tmp/out") in run.output_dir"
+    grep -qF "non-finite value in row $row" "$tmp/out/nan/FAILED" || fail "row $row: the run directory is not marked FAILED"
+  done
+  ;;
+long_input_cut)
+  # A 10 MB value that cannot be used is cut in the error line (issue 35: it was echoed whole,
+  # twice): a path is shown whole up to PATH_MAX, cut beyond it, so the line stays a few KB.
+  /usr/bin/python3 - "$tmp" "$PWD" <<'PY'
+import sys
+tmp, root = sys.argv[1:]
+huge = "x" * (10 << 20)
+for name, section in (("ckpt", f"[train]\nckpt_dir = {tmp}/{huge}\n"), ("paths", f"[data]\npaths = {tmp}/{huge}\n")):
+    open(f"{tmp}/{name}.in", "w").write(f"include = {root}/inputs/tiny_gr00t.in\n[run]\noutput_dir = {tmp}/out\n{section}")
+PY
+  cut="$tmp/$(head -c $((4000 - ${#tmp} - 1)) /dev/zero | tr '\0' x)... ($((${#tmp} + 1 + (10 << 20))) bytes, truncated)"
+  expect_refused 2 "$tmp/ckpt.in:5: train.ckpt_dir: checkpoint directory $cut cannot be created ($cut: cannot create directory: File name too long)" \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/ckpt.in"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "train.ckpt_dir: $(wc -c <"$tmp/out.txt") bytes of output"
+  expect_refused any "$cut: cannot open: File name too long" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/paths.in" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "data.paths: $(wc -c <"$tmp/out.txt") bytes of output"
+  [ ! -e "$tmp/ckpt" ] || fail "a refused run left its checkpoint directory"
+  ;;
+device_unavailable)
+  # run.device = cuda where CUDA cannot run (issue 35): a build without the CUDA backend, or one
+  # with it on a node with no GPU visible, is refused at start-up with the deck line, exit 2.
+  printf 'include = %s\n[run]\ndevice = cuda\noutput_dir = %s\n' "$PWD/inputs/tiny_gr00t.in" "$tmp/out" >"$tmp/gpu.in"
+  CUDA_VISIBLE_DEVICES= expect_refused 2 "$tmp/gpu.in:3: run.device = cuda, but this " \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/gpu.in" --set train.ckpt_dir="$tmp/ckpt"
+  grep -qE "(built without the CUDA backend|has no GPU visible \(CUDA_VISIBLE_DEVICES = ''\)).*, or use run.device = cpu$" \
+    "$tmp/out.txt" || fail "expected what to change: $(cat "$tmp/out.txt")"
+  ;;
+unreadable_paths)
+  # Readers report what the system said (issue 35: a file in a directory the user cannot enter
+  # was "no such file"). The directory is mode 000; as root, CAP_DAC_OVERRIDE and
+  # CAP_DAC_READ_SEARCH are dropped so the mode counts. A path through a file (ENOTDIR), a
+  # symbolic-link loop (ELOOP) and a FIFO (refused without blocking) need no privileges.
+  dropped=(setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search)
+  mkdir "$tmp/locked" && cp outputs/data/tiny_gr00t.h5 "$tmp/locked/" && chmod 000 "$tmp/locked"
+  : >"$tmp/plain"
+  ln -s "$tmp/loop_a" "$tmp/loop_b" && ln -s "$tmp/loop_b" "$tmp/loop_a"
+  mkfifo "$tmp/fifo"
+  verify_says() {  # verify_says FILE EXPECTED [LAUNCH...]: embpack verify FILE fails with "FILE: EXPECTED"
+    local file=$1 expected=$2
+    shift 2
+    timeout 30 "$@" "$build/embpack" verify "$file" >"$tmp/verify.txt" 2>&1
+    local code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "embpack verify $file: exit code $code"
+    [ "$(cat "$tmp/verify.txt")" = "embpack: $file: $expected" ] || fail "embpack verify $file: $(cat "$tmp/verify.txt")"
+  }
+  permission="cannot open: Permission denied (check the permissions of the file and of every directory above it)"
+  verify_says "$tmp/locked/tiny_gr00t.h5" "$permission" "${dropped[@]}"
+  verify_says "$tmp/plain/tiny_gr00t.h5" "cannot open: Not a directory"
+  verify_says "$tmp/loop_a" "cannot open: Too many levels of symbolic links"
+  verify_says "$tmp/fifo" "not a regular file (a FIFO)"
+  expect_refused any "$tmp/locked/tiny_gr00t.h5: $permission" "${dropped[@]}" "${mpirun[@]}" -np 2 "$embtrain" \
+    inputs/tiny_gr00t.in --set data.paths="$tmp/locked/tiny_gr00t.h5" --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  chmod 755 "$tmp/locked"
   ;;
 startup_checks)
   # Settings that cannot work are refused before any step computes: one line from rank 0 naming
@@ -376,7 +459,7 @@ data_refused_at_start)
   data_refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
   cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
   chmod 000 "$tmp/locked.h5"
-  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: Permission denied" \
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
   ;;
 vl_backbone_refused)
