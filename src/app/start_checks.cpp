@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/fs.hpp"
+#include "data/data_verify.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_verify.hpp"
 #include "kernels/make_ops.hpp"
@@ -148,6 +149,10 @@ void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node) {
   check_writable_dir(cfg, cfg.train.ckpt_dir);
   check_memory(cfg, ranks, ranks_on_node);
   check_data(cfg);
+}
+
+void verify_data_values(const RunConfig& cfg, MPI_Comm comm) {
+  verify_data_files(comm, expand_paths(cfg.data.paths), cfg.data.verify);
 }
 
 }  // namespace emb

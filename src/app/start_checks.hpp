@@ -5,6 +5,8 @@
 // rank), and the data files against the deck (every check of embpack verify that reads only
 // small arrays, each sample within data.tokens_per_mb, train.global_batch within the dataset).
 #pragma once
+#include <mpi.h>
+
 #include "config/run_config.hpp"
 #include "kernels/ops.hpp"
 
@@ -25,5 +27,10 @@ void check_ops(const RunConfig& cfg, const Ops& ops);
 // key (exit code 2), data problems the file and dataset path.
 // `ranks` in the job, `ranks_on_node` sharing this node's memory.
 void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node);
+
+// data.verify (data/data_verify.hpp): every value of data.paths' files checked, the rows split
+// over the ranks of comm, unless (auto) a file records a verify of its current content.
+// Collective; after check_before_training. Throws the same emb::Error on every rank.
+void verify_data_values(const RunConfig& cfg, MPI_Comm comm);
 
 }  // namespace emb

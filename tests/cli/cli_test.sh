@@ -311,10 +311,11 @@ sigterm_checkpoint)
   term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
   ;;
 nan_data)
-  # Non-finite values in the data are refused as read, naming the file, dataset and row.
+  # Non-finite values in the data are refused as read (data.verify = off), naming the file,
+  # dataset and row.
   cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"
   /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['/steps/state'][5:, 0] = float('nan')" "$tmp/nan.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 --set data.verify=off \
     --set data.paths="$tmp/nan.h5" --set run.name=cli-test-nan-data --set run.output_dir="$tmp/out" \
     --set train.nan_policy=skip >"$tmp/out.txt" 2>&1
   code=$?
@@ -323,7 +324,8 @@ nan_data)
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
   ;;
 nan_action_epochs)
-  # One non-finite action row, train.nan_policy = stop, 2 ranks, several epochs (issue 35): the
+  # One non-finite action row, train.nan_policy = stop, 2 ranks, several epochs, read as steps
+  # sample it (data.verify = off; data_verify refuses it at start-up) (issue 35): the
   # step that first samples it stops the run with one line (rank 0 prints the line of the rank
   # that met it) naming the file and the row holding the value, not the row of the sample whose
   # action chunk reached it; exit 1. The failed run leaves its run directory marked FAILED and
@@ -338,7 +340,8 @@ nan_action_epochs)
       fail "embpack verify does not name row $row"
     rm -rf "$tmp/out"
     "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set data.paths="$tmp/nan.h5" --set train.steps=40 \
-      --set train.global_batch=8 --set train.nan_policy=stop --set run.name=nan --set run.output_dir="$tmp/out" \
+      --set train.global_batch=8 --set train.nan_policy=stop --set data.verify=off --set run.name=nan \
+      --set run.output_dir="$tmp/out" \
       >"$tmp/out.txt" 2>&1
     code=$?
     [ $code -eq 1 ] || fail "row $row: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
@@ -348,6 +351,44 @@ nan_action_epochs)
     [ "$(ls -A "$tmp/out")" = nan ] || fail "row $row: the failed run left $(ls -A "$tmp/out") in run.output_dir"
     grep -qF "non-finite value in row $row" "$tmp/out/nan/FAILED" || fail "row $row: the run directory is not marked FAILED"
   done
+  ;;
+data_verify)
+  # data.verify (issue 35): a file with one non-finite action row is refused before step 1 (auto,
+  # the default: it records no verify), every rank verifying its share of the rows: one line
+  # naming the file and row, exit 1, no outputs. A clean file is verified once: the verify
+  # (the first run's, or embpack verify's) is recorded in it with the checksum of what was
+  # checked, the same whatever the rank count; later runs skip it until the file changes;
+  # full verifies always.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  cp "$tmp/small.h5" "$tmp/nan.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][59, 2] = float('nan')" "$tmp/nan.h5"
+  run_on() {  # run_on FILE NP [--set ...]: a 2-step run into $tmp/out
+    local file=$1 np=$2
+    shift 2
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set data.paths="$file" --set train.steps=2 \
+      --set train.global_batch=8 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1
+  }
+  record_of() { /usr/bin/python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['verified'].split(', mtime')[0])" "$1"; }
+  expect_refused 1 "$tmp/nan.h5:/steps/action: non-finite value at row 59" run_on "$tmp/nan.h5" 3
+  cp "$tmp/small.h5" "$tmp/clean.h5"
+  run_on "$tmp/clean.h5" 3 || fail "the clean file: exited $?: $(tail -3 "$tmp/out.txt")"
+  grep -qF "$tmp/clean.h5: verifying every value (data.verify) over 3 ranks" "$tmp/out.txt" || fail "no verify on 3 ranks"
+  three=$(record_of "$tmp/clean.h5") || fail "the verify is not recorded"
+  run_on "$tmp/clean.h5" 2 || fail "the recorded file: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "a recorded verify was repeated"
+  run_on "$tmp/clean.h5" 2 --set data.verify=full || fail "data.verify = full: exited $?"
+  grep -qF "verifying every value (data.verify) over 2 ranks" "$tmp/out.txt" || fail "data.verify = full did not verify"
+  [ "$(record_of "$tmp/clean.h5")" = "$three" ] || fail "the checksum depends on the ranks: $three, $(record_of "$tmp/clean.h5")"
+  cp "$tmp/small.h5" "$tmp/packed.h5"
+  "$build/embpack" verify "$tmp/packed.h5" >/dev/null || fail "embpack verify rejects the clean file"
+  [ "$(record_of "$tmp/packed.h5")" = "$three" ] || fail "embpack verify records $(record_of "$tmp/packed.h5"), not $three"
+  run_on "$tmp/packed.h5" 2 || fail "the file embpack verified: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "embpack verify's record was not used"
+  # A write after the verify (a NaN put in place) makes the record stale: verified again, refused.
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][7, 1] = float('nan')" "$tmp/packed.h5"
+  expect_refused 1 "$tmp/packed.h5:/steps/action: non-finite value at row 7" run_on "$tmp/packed.h5" 2
   ;;
 long_input_cut)
   # A 10 MB value that cannot be used is cut in the error line (issue 35: it was echoed whole,
