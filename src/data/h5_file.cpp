@@ -290,6 +290,7 @@ void H5File::set_attr(const std::string& obj, const std::string& name, const std
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
   H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  if (has_attr(obj, name)) H5Adelete_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT);
   H5Handle a(H5Acreate_by_name(file_.get(), obj.c_str(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
                                H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   const char* p = value.c_str();
@@ -298,6 +299,7 @@ void H5File::set_attr(const std::string& obj, const std::string& name, const std
 
 void H5File::set_attr(const std::string& obj, const std::string& name, double value) {
   H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  if (has_attr(obj, name)) H5Adelete_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT);
   H5Handle a(H5Acreate_by_name(file_.get(), obj.c_str(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
                                H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (a.get() < 0 || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)

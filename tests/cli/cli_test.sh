@@ -380,6 +380,7 @@ data_verify)
   ! grep -qF "verifying every value" "$tmp/out.txt" || fail "a recorded verify was repeated"
   run_on "$tmp/clean.h5" 2 --set data.verify=full || fail "data.verify = full: exited $?"
   grep -qF "verifying every value (data.verify) over 2 ranks" "$tmp/out.txt" || fail "data.verify = full did not verify"
+  ! grep -qF "not recorded" "$tmp/out.txt" || fail "the verify was not recorded again: $(grep -F "not recorded" "$tmp/out.txt")"
   [ "$(record_of "$tmp/clean.h5")" = "$three" ] || fail "the checksum depends on the ranks: $three, $(record_of "$tmp/clean.h5")"
   cp "$tmp/small.h5" "$tmp/packed.h5"
   "$build/embpack" verify "$tmp/packed.h5" >/dev/null || fail "embpack verify rejects the clean file"
