@@ -33,6 +33,14 @@ bool cuda_backend_built() {
 #endif
 }
 
+int visible_gpu_count() {
+  int n_devices = 0;
+#ifdef EMBTRAIN_CUDA_KERNELS
+  if (cudaGetDeviceCount(&n_devices) != cudaSuccess) n_devices = 0;
+#endif
+  return n_devices;
+}
+
 bool attention_head_dim_built(Device device, int head_dim) {
 #ifdef EMBTRAIN_CUDA_KERNELS
   if (device == Device::cuda) return cuda::attention_head_dim_built(head_dim);
@@ -52,9 +60,7 @@ std::string cuda_attention_head_dims_text() {
 std::unique_ptr<Ops> make_ops(const BackendConfig& cfg, int local_rank) {
   if (cfg.device == Device::cpu) return std::make_unique<CpuOps>();
 #ifdef EMBTRAIN_CUDA_KERNELS
-  int n_devices = 0;
-  if (cudaGetDeviceCount(&n_devices) != cudaSuccess) n_devices = 0;
-  return std::make_unique<CudaOps>(device_for_local_rank(local_rank, n_devices), cfg.deterministic);
+  return std::make_unique<CudaOps>(device_for_local_rank(local_rank, visible_gpu_count()), cfg.deterministic);
 #else
   (void)local_rank;
   throw Error("run.device = cuda, but this embtrain was built without the CUDA backend", kExitInput);

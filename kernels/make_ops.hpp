@@ -19,6 +19,10 @@ namespace emb {
 // True when this build has the CUDA backend (nvcc or the emulation).
 bool cuda_backend_built();
 
+// The GPUs this process sees (cudaGetDeviceCount: CUDA_VISIBLE_DEVICES and the node's
+// devices); 0 without the CUDA backend or on a node without GPUs.
+int visible_gpu_count();
+
 // Whether the backend of `device` has attention kernels for `head_dim` (the CPU has every
 // one), and the head dims CUDA's are built for ("8, 16, 32, 48, 64, 128").
 bool attention_head_dim_built(Device device, int head_dim);

@@ -65,6 +65,7 @@ int run(const World& world, int argc, char** argv) {
         if (world.rank == 0) check_before_training(cfg, world.size, world.local_size);
       }))
     return code;
+  if (int code = agree(world, [&] { verify_data_values(cfg, world.comm); })) return code;
   // The backend first, then the Comm made from it (its memory decides MPI or NCCL).
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Comm> comm;

@@ -16,6 +16,7 @@ namespace emb {
 namespace {
 
 std::string g_failure_dir;
+const CheckpointLock* g_lock = nullptr;
 
 }  // namespace
 
@@ -29,6 +30,8 @@ void write_failure_marker(const std::string& line) {
 }
 
 void mark_failures_in(const std::string& run_dir) { g_failure_dir = run_dir; }
+
+void discard_on_abort(const CheckpointLock* lock) { g_lock = lock; }
 
 std::string failure_message(const std::exception& e) {
   // The start-up check refuses a model the node cannot hold; what still runs out says what to do.
@@ -53,8 +56,12 @@ int report_failure(const World& world, const std::exception& e) {
 }
 
 void fail_run(const World& world, const std::exception& e) {
-  if (world.size == 1) throw;
+  if (world.size == 1) {
+    g_lock = nullptr;  // the lock's destructor discards it as the exception unwinds
+    throw;
+  }
   const int code = report_failure(world, e);
+  if (g_lock) g_lock->discard();
   // An error every rank has is printed by rank 0: the others give it time to print and abort
   // (which ends them too) before aborting themselves, so the line is never lost to the race.
   if (dynamic_cast<const AgreedError*>(&e) && world.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(10));

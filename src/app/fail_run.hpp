@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "checkpoint/checkpoint_lock.hpp"
 #include "comm/world.hpp"
 
 namespace emb {
@@ -14,6 +15,10 @@ namespace emb {
 // first failing rank writes it), so a failed run's directory never looks like a finished
 // one. "" stops that.
 void mark_failures_in(const std::string& run_dir);
+// From now on fail_run discards `lock` (its lock file, and its checkpoint directory when this
+// run made it and wrote nothing) before aborting: an abort skips the destructor that would.
+// nullptr stops that.
+void discard_on_abort(const CheckpointLock* lock);
 
 // Writes the error line into <run_dir>/FAILED (the first failing rank's line stays), for a
 // failure reported outside report_failure (the watchdog's thread).

@@ -97,6 +97,8 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.prefetch = int(deck.get_int("data.prefetch"));
   c.mpio_transfer = choice<MpioTransfer>(deck, "data.mpio_transfer",
                            {{"independent", MpioTransfer::independent}, {"collective", MpioTransfer::collective}});
+  c.verify = choice<DataVerify>(deck, "data.verify",
+                                {{"auto", DataVerify::automatic}, {"full", DataVerify::full}, {"off", DataVerify::off}});
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
   c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});

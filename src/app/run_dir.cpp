@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -33,7 +32,7 @@ std::string create_fresh_dir(const std::string& base) {
     std::string path = attempt == 1 ? base : str(base, "-", attempt);
     // mkdir is atomic: EEXIST means another run owns that name.
     if (mkdir(path.c_str(), 0755) == 0) return path;
-    EMB_CHECK(errno == EEXIST, path, ": cannot create run directory: ", std::strerror(errno));
+    EMB_CHECK(errno == EEXIST, clipped_path(path), ": cannot create run directory: ", system_reason(errno));
   }
 }
 

@@ -5,11 +5,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 
 #include "app/data_read_locks.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
+#include "data/data_verify.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_verify.hpp"
 #include "kernels/make_ops.hpp"
@@ -35,18 +36,26 @@ void check_fp8_linears(const RunConfig& cfg) {
 }
 
 // Creates the directory and a probe file in it: a read-only or foreign directory is found
-// now, not at the first checkpoint.
+// now, not at the first checkpoint. What it created it removes again (the run's lock makes
+// the directory), so a run refused later at start-up leaves nothing.
 void check_writable_dir(const RunConfig& cfg, const std::string& dir) {
+  std::string created;
   try {
-    make_dirs(dir);
+    created = make_dirs(dir);
   } catch (const Error& e) {
-    deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", dir, " cannot be created (", e.what(), ")"));
+    deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", clipped_path(dir), " cannot be created (", e.what(), ")"));
   }
   const std::string probe = str(dir, "/.write-test-", ::getpid());
   std::FILE* f = std::fopen(probe.c_str(), "w");
-  if (!f) deck_error(cfg, "train.ckpt_dir", str("checkpoint directory ", dir, " is not writable: ", std::strerror(errno)));
+  if (!f) {
+    const int err = errno;
+    remove_empty_dirs(dir, created);
+    deck_error(cfg, "train.ckpt_dir",
+               str("checkpoint directory ", clipped_path(dir), " is not writable: ", system_reason(err)));
+  }
   std::fclose(f);
   std::remove(probe.c_str());
+  remove_empty_dirs(dir, created);
 }
 
 // The files, checked as the loader opens them (and before, what embpack verify checks short of
@@ -93,6 +102,12 @@ void check_data(const RunConfig& cfg) {
                    "); lower it or add data"));
 }
 
+std::string this_host() {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 10; }
 
 // The plan's memory per rank (state under the deck's sharding and one micro-batch's
@@ -126,6 +141,13 @@ void check_backend(const RunConfig& cfg) {
                     "CMake configured it); rebuild with nvcc on the PATH (or -DEMBTRAIN_CUDA=ON), or "
                     "-DEMBTRAIN_CUDA=EMULATE to run CUDA on the CPU emulation, or use run.device = cpu"),
                 kExitInput);
+  if (visible_gpu_count() == 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw Error(str(cfg.origins.where("run.device"), ": run.device = cuda, but this node (", this_host(),
+                    ") has no GPU visible (CUDA_VISIBLE_DEVICES ", visible ? str("= '", clipped(visible), "'") : "unset",
+                    "); run on GPU nodes (Slurm: --gpus-per-task=1), or use run.device = cpu"),
+                kExitInput);
+  }
   for (int hd : cfg.model.attention_head_dims())
     if (!attention_head_dim_built(Device::cuda, hd))
       throw Error(str(cfg.origins.where("model.preset"), ": run.device = cuda: attention head dim ", hd,
@@ -149,6 +171,10 @@ void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node) {
   check_data(cfg);
   check_writable_dir(cfg, cfg.train.ckpt_dir);
   check_memory(cfg, ranks, ranks_on_node);
+}
+
+void verify_data_values(const RunConfig& cfg, MPI_Comm comm) {
+  verify_data_files(comm, expand_paths(cfg.data.paths), cfg.data.verify);
 }
 
 }  // namespace emb

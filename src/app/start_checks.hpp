@@ -5,12 +5,15 @@
 // rank), and the data files against the deck (every check of embpack verify that reads only
 // small arrays, each sample within data.tokens_per_mb, train.global_batch within the dataset).
 #pragma once
+#include <mpi.h>
+
 #include "config/run_config.hpp"
 #include "kernels/ops.hpp"
 
 namespace emb {
 
-// What every rank can check before any collective: run.device built into this embtrain, the
+// What every rank can check before any collective: run.device built into this embtrain (and
+// for cuda a GPU visible on the rank's node: a CUDA build on a CPU node is refused here), the
 // model's attention head dims built for it, and model.fp8 with a linear on the FP8 path.
 // Throws emb::Error (exit code 2) naming the deck line.
 void check_backend(const RunConfig& cfg);
@@ -24,5 +27,10 @@ void check_ops(const RunConfig& cfg, const Ops& ops);
 // key (exit code 2), data problems the file and dataset path.
 // `ranks` in the job, `ranks_on_node` sharing this node's memory.
 void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node);
+
+// data.verify (data/data_verify.hpp): every value of data.paths' files checked, the rows split
+// over the ranks of comm, unless (auto) a file records a verify of its current content.
+// Collective; after check_before_training. Throws the same emb::Error on every rank.
+void verify_data_values(const RunConfig& cfg, MPI_Comm comm);
 
 }  // namespace emb

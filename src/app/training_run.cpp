@@ -113,6 +113,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   TrainResult result;
   const CheckpointLock ckpt_lock(world.comm, tc.ckpt_dir, cfg.run_id);  // before any output: a refused run leaves none
   const DataReadLocks data_locks(world.comm, expand_paths(cfg.data.paths));
+  discard_on_abort(&ckpt_lock);
   result.run_dir = create_run_dir(world.comm, cfg);
   mark_failures_in(result.run_dir);
   set_log_file(result.run_dir + "/train.log");
@@ -173,6 +174,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
     result.steps = record.totals.steps;
     result.final_loss = record.totals.final_loss;
     mark_failures_in("");
+    discard_on_abort(nullptr);
     log_info("done: ", result.steps, " steps, final loss ", result.final_loss, "; outputs in ", result.run_dir);
     set_log_file("");
   } catch (const std::exception& e) {

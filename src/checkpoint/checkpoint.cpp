@@ -134,7 +134,7 @@ Validated validate(const std::string& path, const std::string& preset, const Par
   f.expect_complete();
   Validated v{read_meta(f), {}};
   if (v.meta.preset != preset)
-    f.fail("/", str("checkpoint of preset '", v.meta.preset, "', this run uses preset '", preset, "'"));
+    f.fail("/", str("checkpoint of preset ", quoted(v.meta.preset), ", this run uses preset ", quoted(preset)));
   validate_tensors(f, reg, preset);
   for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
     v.checksums.push_back(f.tensor_checksum(dataset(kGroups[g], t)));

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "core/log.hpp"
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
@@ -135,7 +136,7 @@ std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& settin
       if (setting == "auto") {
         paths = resolve_auto(dir, run_id);
       } else if (setting != "off" && !setting.empty()) {
-        EMB_CHECK(fs::is_regular_file(setting), setting, ": no such checkpoint (train.resume)");
+        check_readable_file(setting, "train.resume: checkpoint");
         paths = {setting};
       }
     } catch (const Error& e) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 
 namespace emb {
 
@@ -61,14 +61,13 @@ CheckpointFile::CheckpointFile(const std::string& path, MPI_Comm comm, Access ac
   }
   if (access == Access::create) {
     file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
-    EMB_CHECK(file_ >= 0, path, ": cannot create checkpoint file");
+    EMB_CHECK(file_ >= 0, clipped_path(path), ": cannot create checkpoint file");
     return;
   }
-  std::error_code ec;
-  EMB_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such checkpoint file");
-  EMB_CHECK(H5Fis_hdf5(path.c_str()) > 0, path, ": not an HDF5 file");
+  check_readable_file(path, "checkpoint");
+  EMB_CHECK(H5Fis_hdf5(path.c_str()) > 0, clipped_path(path), ": not an HDF5 file");
   file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
-  EMB_CHECK(file_ >= 0, path, ": cannot open as HDF5 (truncated or corrupt file)");
+  EMB_CHECK(file_ >= 0, clipped_path(path), ": cannot open as HDF5 (truncated or corrupt file)");
 }
 
 CheckpointFile::~CheckpointFile() {
@@ -78,23 +77,23 @@ CheckpointFile::~CheckpointFile() {
 void CheckpointFile::close() {
   herr_t rc = H5Fclose(file_);
   file_ = -1;
-  EMB_CHECK(rc >= 0, path_, ": closing failed (disk full?)");
+  EMB_CHECK(rc >= 0, clipped_path(path_), ": closing failed (disk full?)");
 }
 
 void CheckpointFile::expect_complete() const {
   const std::string tmp = ".tmp";
   if (path_.size() >= tmp.size() && path_.compare(path_.size() - tmp.size(), tmp.size(), tmp) == 0)
-    throw Error(str(path_, ": a temporary checkpoint (still being written, or torn): never loaded"));
+    throw Error(str(clipped_path(path_), ": a temporary checkpoint (still being written, or torn): never loaded"));
   const std::string format = has_attr("format") ? attr_string("format") : "";
   if (format != kCheckpointFormat)
-    fail("/", str("not an embtrain checkpoint (attribute format = '", format, "', expected '", kCheckpointFormat,
+    fail("/", str("not an embtrain checkpoint (attribute format = ", quoted(format), ", expected '", kCheckpointFormat,
                   "')"));
   if (!has_attr("complete") || attr_int("complete") != 1)
     fail("/", "incomplete checkpoint (no 'complete' marker: the write was torn)");
 }
 
 void CheckpointFile::fail(const std::string& obj, const std::string& message) const {
-  throw Error(str(path_, ":", obj, ": ", message));
+  throw Error(str(clipped_path(path_), ":", obj, ": ", message));
 }
 
 void CheckpointFile::create_group(const std::string& group) {

@@ -16,7 +16,7 @@ const std::set<std::string> kRestartSections = {"comm", "debug"};
 const std::set<std::string> kRestartKeys = {
     "run.name",           "run.output_dir", "run.log_every",   "run.device",       "run.cuda_graphs",
     "run.deterministic",  "model.recompute",
-    "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "train.steps",
+    "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "data.verify",   "train.steps",
     "train.micro_batch",  "train.shard",    "train.bucket_mb", "train.ranks",      "train.nan_policy",
     "train.resume",       "train.ckpt_every", "train.ckpt_dir", "train.ckpt_keep",  "train.ckpt_on_error", "train.watchdog_s",
     "train.frozen_peer_s"};

@@ -22,6 +22,13 @@ enum class MpioTransfer { independent, collective };
 // backbone's tokenizer and chat template, tokenizers::gr00t_prompt).
 using VlPrompt = std::function<std::vector<int32_t>(const std::string& task_text, int views)>;
 
+// What a run checks of the data files' bulk rows (state, action, features, latents) before
+// step 1 (deck key data.verify; data/data_verify.hpp). The small arrays are always checked.
+//   full  every value, the rows split over the ranks; a clean file records the verify.
+//   auto  full, unless the file records a verify of its current content (then nothing).
+//   off   none: a bad row stops the run when a step samples it.
+enum class DataVerify { off, automatic, full };
+
 struct DataConfig {
   std::vector<std::string> paths;  // data.paths: files or globs
   bool packing = true;
@@ -30,6 +37,7 @@ struct DataConfig {
   int64_t lookahead = 64;         // FFD window, samples
   int prefetch = 2;               // steps kept ready (0: load on demand)
   MpioTransfer mpio_transfer = MpioTransfer::independent;
+  DataVerify verify = DataVerify::automatic;
   int64_t shuffle_buffer = 65536; // samples per shuffle buffer (rounded to whole chunks)
   int64_t chunk_rows = 256;       // rows per contiguous chunk (not a deck key yet)
   std::string view;               // wan latent view; "" = the file's first

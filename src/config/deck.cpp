@@ -50,10 +50,10 @@ class DeckReader {
       if (open_[i].identity != identity) continue;
       std::string chain;
       for (std::size_t j = i; j < open_.size(); ++j) chain += open_[j].shown + " -> ";
-      input_error(included_at, str("include cycle: ", chain, path));
+      input_error(included_at, str("include cycle: ", chain, clipped_path(path)));
     }
     if (open_.size() >= kMaxIncludeDepth)
-      input_error(included_at, str("includes nested deeper than ", kMaxIncludeDepth, " files (", path, ")"));
+      input_error(included_at, str("includes nested deeper than ", kMaxIncludeDepth, " files (", clipped_path(path), ")"));
     std::error_code status_error;
     const fs::file_status status = fs::status(path, status_error);
     // Only regular files: /dev/zero or a FIFO would be read forever.
@@ -65,8 +65,8 @@ class DeckReader {
                            : regular              ? std::strerror(errno)  // e.g. Permission denied
                            : exists               ? "not a regular file"
                                                   : status_error.message();
-      if (included_at.empty()) input_error(path, str("cannot open the deck file: ", reason));
-      input_error(included_at, str("cannot open the included file ", path, ": ", reason));
+      if (included_at.empty()) input_error(clipped_path(path), str("cannot open the deck file: ", reason));
+      input_error(included_at, str("cannot open the included file ", clipped_path(path), ": ", reason));
     }
     open_.push_back({identity, path});
     read_lines(in, path);

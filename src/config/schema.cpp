@@ -202,6 +202,10 @@ std::vector<KeySpec> make_schema() {
               "optimizer steps of micro-batches loaded ahead of the step (0: load on demand)"),
       enum_key("data.mpio_transfer", "independent", {"independent", "collective"},
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
+      enum_key("data.verify", "auto", {"auto", "full", "off"},
+               "check every value of the data files (non-finite state, action, feature or latent rows) before step "
+               "1, split over the ranks: full = always, auto = unless the file records a verify of its current "
+               "content (a full verify or embpack verify records one), off = only as steps read them"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
       enum_key("data.action_past_end", "train", {"train", "mask"},

@@ -36,6 +36,10 @@ std::string str(const Args&... args) {
 // "... (N bytes, truncated)", so a 10 MB line never floods a log. quoted() adds '...'.
 std::string clipped(const std::string& text);
 std::string quoted(const std::string& text);
+// A path inside a message: shown whole up to the longest path the system accepts (PATH_MAX,
+// 4096 bytes; a real file's path is never cut), longer text cut as clipped() cuts it, to
+// its first 4000 bytes; control bytes as \xHH.
+std::string clipped_path(const std::string& path);
 
 }  // namespace emb
 

@@ -97,6 +97,7 @@ class H5File {
   bool has_attr(const std::string& obj, const std::string& name) const;
   std::string attr_string(const std::string& obj, const std::string& name) const;
   double attr_double(const std::string& obj, const std::string& name) const;
+  // Creates or replaces the attribute.
   void set_attr(const std::string& obj, const std::string& name, const std::string& value);
   void set_attr(const std::string& obj, const std::string& name, double value);
 

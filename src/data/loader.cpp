@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
@@ -97,16 +98,17 @@ LoadedStep Loader::produce() {
     size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
     assemble_sample(*data_, *loaded[b], mc_, dc_.mask_past_end, p.sample, p.epoch * sampler_->size() + p.pos,
                     samples_[i]);
-    if (bad_data.empty()) bad_data = first_non_finite(*data_, samples_[i]);
+    if (bad_data.empty()) bad_data = first_non_finite(*data_, mc_, samples_[i]);
   }
   LoadedStep step;
   step.batches = pack_step(samples_, mc_, pack_, file_names_);
   // One reduction agrees on the micro-batch count and on whether any rank met bad data.
   int64_t most_counts[2] = {int64_t(step.batches.size()), bad_data.empty() ? 0 : 1};
   max_over_ranks(comm_, most_counts, 2);
+  // Every rank then throws the lowest such rank's line alike, which rank 0 prints: the rank that
+  // met the data cannot be ended by another's abort before it says where.
   if (most_counts[1] != 0)
-    throw Error(bad_data.empty() ? "another rank met non-finite training data (its error line names the file)"
-                                 : bad_data + " (embpack verify lists every such value)");
+    throw_if_any_rank_failed(comm_, bad_data.empty() ? "" : bad_data + " (embpack verify lists every such value)");
   const int64_t most = most_counts[0];
   while (int64_t(step.batches.size()) < most) {
     step.batches.emplace_back();

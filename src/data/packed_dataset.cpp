@@ -200,7 +200,7 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& patterns) 
     int rc = glob(p.c_str(), 0, nullptr, &g);
     std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
     globfree(&g);
-    EMB_CHECK(!matches.empty(), "data.paths: '", p, "' matches no file");
+    EMB_CHECK(!matches.empty(), "data.paths: '", clipped_path(p), "' matches no file");
     std::sort(matches.begin(), matches.end());
     out.insert(out.end(), matches.begin(), matches.end());
   }

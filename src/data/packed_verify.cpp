@@ -1,5 +1,8 @@
 #include "data/packed_verify.hpp"
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -22,17 +25,24 @@ void expect_rows(const H5File& f, const std::string& ds, const std::vector<int64
   if (dims[0] != rows) f.fail(ds, str("expected ", rows, " rows (", what, "), found ", dims[0]));
 }
 
+// `n` values from `v`, rows of `row_elems` numbered from `first_row`.
 template <class T>
-void check_finite(const H5File& f, const std::string& ds, const std::vector<T>& v, int64_t row_elems) {
-  for (size_t i = 0; i < v.size(); ++i) {
+void check_finite(const H5File& f, const std::string& ds, const T* v, size_t n, int64_t row_elems,
+                  int64_t first_row = 0) {
+  for (size_t i = 0; i < n; ++i) {
     bool finite;
     if constexpr (std::is_same_v<T, uint16_t>) {
       finite = ((v[i] >> 10) & 0x1f) != 0x1f;
     } else {
       finite = std::isfinite(v[i]);
     }
-    if (!finite) f.fail(ds, str("non-finite value at row ", int64_t(i) / std::max<int64_t>(row_elems, 1)));
+    if (!finite) f.fail(ds, str("non-finite value at row ", first_row + int64_t(i) / std::max<int64_t>(row_elems, 1)));
   }
+}
+
+template <class T>
+void check_finite(const H5File& f, const std::string& ds, const std::vector<T>& v, int64_t row_elems) {
+  check_finite(f, ds, v.data(), v.size(), row_elems);
 }
 
 std::string latent_offsets_name(const std::string& view) { return str(packed::kLatents, "/", view, "_offsets"); }
@@ -81,7 +91,7 @@ void verify_stats(const H5File& f, const std::string& field, int64_t dim) {
 // The root's attributes: format, family, fps and where the file came from.
 void verify_root(const H5File& f, PackedSummary& s) {
   std::string format = f.attr_string("/", "format");
-  if (format != packed::kFormat) f.fail("/", str("format attribute is '", format, "', expected '", packed::kFormat, "'"));
+  if (format != packed::kFormat) f.fail("/", str("format attribute is ", quoted(format), ", expected '", packed::kFormat, "'"));
   s.family = f.attr_string("/", "family");
   if (s.family != "gr00t" && s.family != "wan") f.fail("/", str("family '", s.family, "' is not gr00t or wan"));
   s.fps = f.attr_double("/", "fps");
@@ -242,6 +252,46 @@ void check_offsets(const H5File& f, const std::string& ds, const std::vector<int
     if (offsets[i] < offsets[i - 1] || (nonempty && offsets[i] == offsets[i - 1]))
       f.fail(ds, str("not monotonic at index ", i));
   if (offsets.back() != total) f.fail(ds, str("last entry is ", offsets.back(), ", expected ", total, " (row count)"));
+}
+
+std::vector<BulkArray> bulk_arrays(const H5File& f) {
+  std::vector<BulkArray> out;
+  for (const char* ds : {packed::kState, packed::kAction}) {
+    const std::vector<int64_t> d = f.dims(ds);
+    out.push_back({ds, Elem::f32, d[0], product_after_first(d)});
+  }
+  for (const char* group : {"/features", packed::kLatents}) {
+    if (!f.has(group)) continue;
+    for (const std::string& name : f.members(group)) {
+      const std::string ds = str(group, "/", name);
+      if (name.size() >= 8 && name.compare(name.size() - 8, 8, "_offsets") == 0) continue;
+      const std::vector<int64_t> d = f.dims(ds);
+      out.push_back({ds, Elem::f16, d[0], product_after_first(d)});
+    }
+  }
+  return out;
+}
+
+uint32_t check_bulk_rows(const H5File& f, const BulkArray& a, int64_t begin, int64_t end, uint32_t crc) {
+  const int64_t row_bytes = std::max<int64_t>(a.row_elems * int64_t(elem_size(a.elem)), 1);
+  const int64_t block = std::max<int64_t>(1, (int64_t(16) << 20) / row_bytes);
+  std::vector<unsigned char> buf;
+  for (int64_t r = begin; r < end; r += block) {
+    const int64_t n = std::min(block, end - r);
+    RowRanges rows;
+    rows.add(r, r + n);
+    rows.finish();
+    buf.resize(size_t(n * row_bytes));
+    f.read_rows(a.name, a.elem, rows, buf.data());
+    const size_t count = size_t(n * a.row_elems);
+    if (a.elem == Elem::f16) {
+      check_finite(f, a.name, reinterpret_cast<const uint16_t*>(buf.data()), count, a.row_elems, r);
+    } else {
+      check_finite(f, a.name, reinterpret_cast<const float*>(buf.data()), count, a.row_elems, r);
+    }
+    crc = uint32_t(crc32_z(crc, buf.data(), buf.size()));
+  }
+  return crc;
 }
 
 PackedSummary verify_structure(const H5File& f) { return verify(f, Depth::structure); }

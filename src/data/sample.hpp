@@ -40,6 +40,7 @@ void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, con
 // "" when every value of the assembled sample is finite; otherwise "FILE:DATASET: non-finite
 // value ... row R" for the first that is not (bad data must not reach the model, where it
 // would surface as an unrelated attention or loss error).
-std::string first_non_finite(const PackedDataset& data, const Sample& s);
+// `cfg` is the one the sample was assembled with (which file row each action row came from).
+std::string first_non_finite(const PackedDataset& data, const TokenConfig& cfg, const Sample& s);
 
 }  // namespace emb

@@ -75,14 +75,32 @@ bool any_non_finite(const std::vector<float>& v) {
   return std::any_of(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
 }
 
+// Index of the first non-finite value of v (v.size() when all are finite).
+size_t first_non_finite_index(const std::vector<float>& v) {
+  return size_t(std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }) - v.begin());
+}
+
+// The file row /steps/action row `k` of the sample's action rows came from, as assemble_gr00t
+// (k in [0, Hz)) and assemble_wan (k = block · Ha + i) copied them.
+int64_t action_source_row(const PackedFileIndex& x, const TokenConfig& cfg, const Sample& s, int64_t k) {
+  const int64_t e = x.episode_of(s.row), start = x.episode_offsets[e], end = x.episode_offsets[e + 1];
+  if (cfg.family == Family::gr00t) return std::min(s.row + k, end - 1);
+  const int64_t spl = x.steps_per_latent, last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
+  const int64_t block = k / cfg.actions_per_block, i = k % cfg.actions_per_block;
+  return std::min(start + std::max<int64_t>(0, first + block * cfg.frames_per_block) * spl + i, end - 1);
+}
+
 }  // namespace
 
-std::string first_non_finite(const PackedDataset& data, const Sample& s) {
+std::string first_non_finite(const PackedDataset& data, const TokenConfig& cfg, const Sample& s) {
   const PackedFileIndex& x = data.file(s.file);
-  const std::string where = str(x.file.path(), ":");
+  const std::string where = str(clipped_path(x.file.path()), ":");
   if (any_non_finite(s.state)) return str(where, packed::kState, ": non-finite value in row ", s.row);
-  if (any_non_finite(s.actions) || any_non_finite(s.block_actions))
-    return str(where, packed::kAction, ": non-finite value in the action rows of the sample at row ", s.row);
+  const std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
+  if (const size_t bad = first_non_finite_index(actions); bad < actions.size())
+    return str(where, packed::kAction, ": non-finite value in row ",
+               action_source_row(x, cfg, s, int64_t(bad) / cfg.action_dim), " (an action row of the sample at row ",
+               s.row, ")");
   if (any_non_finite(s.latents))
     return str(where, x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
   if (any_non_finite(s.context))

@@ -54,7 +54,7 @@ ModelConfig preset_config(const std::string& name) {
     c = trunk("dreamzero14b", Family::wan, 5120, 40, 40, 13824, 4096);
     set_wan_video(c, 36, 16, 2, 8, 32, 1024, 9, 60, 104, 512);
   } else {
-    throw Error(str("unknown model preset '", name, "'"), kExitInput);
+    throw Error(str("unknown model preset ", quoted(name)), kExitInput);
   }
   return c;
 }

@@ -288,7 +288,8 @@ disk_full)
   [ "$(grep -c "^embtrain: error" "$tmp/stop.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/stop.txt")"
   grep -qE "^embtrain: error: checkpoint step 2: no space left on $d, needed [0-9]+ MB, [0-9]+ MB free$" "$tmp/stop.txt" ||
     fail "expected the no-space line: $(cat "$tmp/stop.txt")"
-  [ "$(cat "$tmp/left")" = ".lock" ] || fail "files left in the full directory: $(cat "$tmp/left")"
+  # A failed run leaves no lock (issue 35); the directory existed before it, so it stays.
+  [ -z "$(cat "$tmp/left")" ] || fail "files left in the full directory: $(cat "$tmp/left")"
   small_fs_run "$tmp/go.txt" --set run.name=cli-test-full-go --set train.ckpt_on_error=continue ||
     fail "train.ckpt_on_error = continue exited $?: $(tail -3 "$tmp/go.txt")"
   expect_contains "$(cat "$tmp/go.txt")" "checkpoint step 4: no space left on $d"
@@ -422,16 +423,141 @@ embpack_write_failure)
   [ ! -e "$tmp/g1.h5" ] || fail "an output appeared after the failure"
   ;;
 nan_data)
-  # Non-finite values in the data are refused as read, naming the file, dataset and row.
+  # Non-finite values in the data are refused as read (data.verify = off), naming the file,
+  # dataset and row.
   cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"
   /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['/steps/state'][5:, 0] = float('nan')" "$tmp/nan.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 --set data.verify=off \
     --set data.paths="$tmp/nan.h5" --set run.name=cli-test-nan-data --set run.output_dir="$tmp/out" \
     --set train.nan_policy=skip >"$tmp/out.txt" 2>&1
   code=$?
   [ $code -ne 0 ] || fail "non-finite data trained to exit 0"
-  grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
+  grep -qE "^embtrain: error: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
+  ;;
+nan_action_epochs)
+  # One non-finite action row, train.nan_policy = stop, 2 ranks, several epochs, read as steps
+  # sample it (data.verify = off; data_verify refuses it at start-up) (issue 35): the
+  # step that first samples it stops the run with one line (rank 0 prints the line of the rank
+  # that met it) naming the file and the row holding the value, not the row of the sample whose
+  # action chunk reached it; exit 1. The failed run leaves its run directory marked FAILED and
+  # no checkpoint directory or lock.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  for row in 5 19 59; do
+    cp "$tmp/small.h5" "$tmp/nan.h5"
+    /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][int(sys.argv[2]), 2] = float('nan')" \
+      "$tmp/nan.h5" $row
+    [ "$("$build/embpack" verify "$tmp/nan.h5" 2>&1)" = "embpack: $tmp/nan.h5:/steps/action: non-finite value at row $row" ] ||
+      fail "embpack verify does not name row $row"
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set data.paths="$tmp/nan.h5" --set train.steps=40 \
+      --set train.global_batch=8 --set train.nan_policy=stop --set data.verify=off --set run.name=nan \
+      --set run.output_dir="$tmp/out" \
+      >"$tmp/out.txt" 2>&1
+    code=$?
+    [ $code -eq 1 ] || fail "row $row: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "row $row: expected one error line: $(cat "$tmp/out.txt")"
+    expect_contains "$(cat "$tmp/out.txt")" \
+      "embtrain: error: $tmp/nan.h5:/steps/action: non-finite value in row $row (an action row of the sample at row "
+    [ "$(ls -A "$tmp/out")" = nan ] || fail "row $row: the failed run left $(ls -A "$tmp/out") in run.output_dir"
+    grep -qF "non-finite value in row $row" "$tmp/out/nan/FAILED" || fail "row $row: the run directory is not marked FAILED"
+  done
+  ;;
+data_verify)
+  # data.verify (issue 35): a file with one non-finite action row is refused before step 1 (auto,
+  # the default: it records no verify), every rank verifying its share of the rows: one line
+  # naming the file and row, exit 1, no outputs. A clean file is verified once: the verify
+  # (the first run's, or embpack verify's) is recorded in it with the checksum of what was
+  # checked, the same whatever the rank count; later runs skip it until the file changes;
+  # full verifies always.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  cp "$tmp/small.h5" "$tmp/nan.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][59, 2] = float('nan')" "$tmp/nan.h5"
+  run_on() {  # run_on FILE NP [--set ...]: a 2-step run into $tmp/out
+    local file=$1 np=$2
+    shift 2
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set data.paths="$file" --set train.steps=2 \
+      --set train.global_batch=8 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1
+  }
+  record_of() { /usr/bin/python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['verified'].split(', mtime')[0])" "$1"; }
+  expect_refused 1 "$tmp/nan.h5:/steps/action: non-finite value at row 59" run_on "$tmp/nan.h5" 3
+  cp "$tmp/small.h5" "$tmp/clean.h5"
+  run_on "$tmp/clean.h5" 3 || fail "the clean file: exited $?: $(tail -3 "$tmp/out.txt")"
+  grep -qF "$tmp/clean.h5: verifying every value (data.verify) over 3 ranks" "$tmp/out.txt" || fail "no verify on 3 ranks"
+  three=$(record_of "$tmp/clean.h5") || fail "the verify is not recorded"
+  run_on "$tmp/clean.h5" 2 || fail "the recorded file: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "a recorded verify was repeated"
+  run_on "$tmp/clean.h5" 2 --set data.verify=full || fail "data.verify = full: exited $?"
+  grep -qF "verifying every value (data.verify) over 2 ranks" "$tmp/out.txt" || fail "data.verify = full did not verify"
+  ! grep -qF "not recorded" "$tmp/out.txt" || fail "the verify was not recorded again: $(grep -F "not recorded" "$tmp/out.txt")"
+  [ "$(record_of "$tmp/clean.h5")" = "$three" ] || fail "the checksum depends on the ranks: $three, $(record_of "$tmp/clean.h5")"
+  cp "$tmp/small.h5" "$tmp/packed.h5"
+  "$build/embpack" verify "$tmp/packed.h5" >/dev/null || fail "embpack verify rejects the clean file"
+  [ "$(record_of "$tmp/packed.h5")" = "$three" ] || fail "embpack verify records $(record_of "$tmp/packed.h5"), not $three"
+  run_on "$tmp/packed.h5" 2 || fail "the file embpack verified: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "embpack verify's record was not used"
+  # A write after the verify (a NaN put in place) makes the record stale: verified again, refused.
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][7, 1] = float('nan')" "$tmp/packed.h5"
+  expect_refused 1 "$tmp/packed.h5:/steps/action: non-finite value at row 7" run_on "$tmp/packed.h5" 2
+  ;;
+long_input_cut)
+  # A 10 MB value that cannot be used is cut in the error line (issue 35: it was echoed whole,
+  # twice): a path is shown whole up to PATH_MAX, cut beyond it, so the line stays a few KB.
+  /usr/bin/python3 - "$tmp" "$PWD" <<'PY'
+import sys
+tmp, root = sys.argv[1:]
+huge = "x" * (10 << 20)
+for name, section in (("ckpt", f"[train]\nckpt_dir = {tmp}/{huge}\n"), ("paths", f"[data]\npaths = {tmp}/{huge}\n")):
+    open(f"{tmp}/{name}.in", "w").write(f"include = {root}/inputs/tiny_gr00t.in\n[run]\noutput_dir = {tmp}/out\n{section}")
+PY
+  cut="$tmp/$(head -c $((4000 - ${#tmp} - 1)) /dev/zero | tr '\0' x)... ($((${#tmp} + 1 + (10 << 20))) bytes, truncated)"
+  expect_refused 2 "$tmp/ckpt.in:5: train.ckpt_dir: checkpoint directory $cut cannot be created ($cut: cannot create directory: File name too long)" \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/ckpt.in"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "train.ckpt_dir: $(wc -c <"$tmp/out.txt") bytes of output"
+  expect_refused any "$cut: cannot open: File name too long" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/paths.in" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "data.paths: $(wc -c <"$tmp/out.txt") bytes of output"
+  [ ! -e "$tmp/ckpt" ] || fail "a refused run left its checkpoint directory"
+  ;;
+device_unavailable)
+  # run.device = cuda where CUDA cannot run (issue 35): a build without the CUDA backend, or one
+  # with it on a node with no GPU visible, is refused at start-up with the deck line, exit 2.
+  printf 'include = %s\n[run]\ndevice = cuda\noutput_dir = %s\n' "$PWD/inputs/tiny_gr00t.in" "$tmp/out" >"$tmp/gpu.in"
+  CUDA_VISIBLE_DEVICES= expect_refused 2 "$tmp/gpu.in:3: run.device = cuda, but this " \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/gpu.in" --set train.ckpt_dir="$tmp/ckpt"
+  grep -qE "(built without the CUDA backend|has no GPU visible \(CUDA_VISIBLE_DEVICES = ''\)).*, or use run.device = cpu$" \
+    "$tmp/out.txt" || fail "expected what to change: $(cat "$tmp/out.txt")"
+  ;;
+unreadable_paths)
+  # Readers report what the system said (issue 35: a file in a directory the user cannot enter
+  # was "no such file"). The directory is mode 000; as root, CAP_DAC_OVERRIDE and
+  # CAP_DAC_READ_SEARCH are dropped so the mode counts. A path through a file (ENOTDIR), a
+  # symbolic-link loop (ELOOP) and a FIFO (refused without blocking) need no privileges.
+  dropped=(setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search)
+  mkdir "$tmp/locked" && cp outputs/data/tiny_gr00t.h5 "$tmp/locked/" && chmod 000 "$tmp/locked"
+  : >"$tmp/plain"
+  ln -s "$tmp/loop_a" "$tmp/loop_b" && ln -s "$tmp/loop_b" "$tmp/loop_a"
+  mkfifo "$tmp/fifo"
+  verify_says() {  # verify_says FILE EXPECTED [LAUNCH...]: embpack verify FILE fails with "FILE: EXPECTED"
+    local file=$1 expected=$2
+    shift 2
+    timeout 30 "$@" "$build/embpack" verify "$file" >"$tmp/verify.txt" 2>&1
+    local code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "embpack verify $file: exit code $code"
+    [ "$(cat "$tmp/verify.txt")" = "embpack: $file: $expected" ] || fail "embpack verify $file: $(cat "$tmp/verify.txt")"
+  }
+  permission="cannot open: Permission denied (check the permissions of the file and of every directory above it)"
+  verify_says "$tmp/locked/tiny_gr00t.h5" "$permission" "${dropped[@]}"
+  verify_says "$tmp/plain/tiny_gr00t.h5" "cannot open: Not a directory"
+  verify_says "$tmp/loop_a" "cannot open: Too many levels of symbolic links"
+  verify_says "$tmp/fifo" "not a regular file (a FIFO)"
+  expect_refused any "$tmp/locked/tiny_gr00t.h5: $permission" "${dropped[@]}" "${mpirun[@]}" -np 2 "$embtrain" \
+    inputs/tiny_gr00t.in --set data.paths="$tmp/locked/tiny_gr00t.h5" --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  chmod 755 "$tmp/locked"
   ;;
 startup_checks)
   # Settings that cannot work are refused before any step computes: one line from rank 0 naming
@@ -487,7 +613,7 @@ data_refused_at_start)
   data_refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
   cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
   chmod 000 "$tmp/locked.h5"
-  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: Permission denied" \
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
   ;;
 vl_backbone_refused)
@@ -574,7 +700,7 @@ ckpt_write_fails)
   [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
   grep -qE "^embtrain: error: checkpoint step 4: writing failed \($d/step_00000004.h5.tmp:/exp_avg/[a-z_.0-9]+: write failed \(injected by debug.ckpt_fail_step\)\); [0-9]+ MB free on $d, needed [0-9]+ MB; the partial file was removed$" \
     "$tmp/out.txt" || fail "expected the failed-write line: $(grep error "$tmp/out.txt")"
-  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = ".lock latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
+  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = "latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
   [ "$(cat "$d/latest")" = "step_00000002.h5" ] || fail "latest names $(cat "$d/latest")"
   grep -q "^step 4/6" "$tmp/out.txt" && fail "training went on after the failed checkpoint"
   grep -qF "checkpoint step 4: writing failed" "$tmp/out/cli-test-ckpt-fail/FAILED" || fail "the run directory is not marked FAILED"

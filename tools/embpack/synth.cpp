@@ -45,7 +45,7 @@ float token_feature(const float* state, int state_dim, int token, int d) {
 
 // The dataset's attributes, its tasks' instructions and its embodiments' widths.
 PackedData synth_tables(const SynthOptions& o, const Draws& draws) {
-  EMB_CHECK(o.family == "gr00t" || o.family == "wan", "synth: --family must be gr00t or wan, got '", o.family, "'");
+  EMB_CHECK(o.family == "gr00t" || o.family == "wan", "synth: --family must be gr00t or wan, got ", quoted(o.family));
   EMB_CHECK(o.episodes >= 1 && o.min_steps >= 1 && o.max_steps >= o.min_steps, "synth: need episodes >= 1 and 1 <= min-steps <= max-steps");
   EMB_CHECK(o.views >= 1 && o.views <= 3, "synth: --views must be 1..3");
   EMB_CHECK(o.embodiments >= 1 && o.tasks >= 1 && o.state_dim >= 2 && o.action_dim >= 1, "synth: bad dimensions");
