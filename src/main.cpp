@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "app/fail_run.hpp"
+#include "app/init_from_source.hpp"
 #include "app/run_config_from_deck.hpp"
 #include "app/start_checks.hpp"
 #include "app/training_run.hpp"
@@ -53,10 +54,13 @@ int run(const World& world, int argc, char** argv) {
   RunConfig cfg;
   if (int code = agree(world, [&] { cfg = run_config_from_deck(deck); })) return code;
   if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(cfg, world.size); });
+  // The released weights' headers on every rank, checked against the model before any output.
+  std::unique_ptr<InitFrom> init_from;
+  if (int code = agree(world, [&] { init_from = open_init_from(cfg); })) return code;
   if (!cli.dump.empty())
     return agree(world, [&] {
       EMB_CHECK(world.size == 1, "--dump runs on one rank (got ", world.size, "); run it without mpirun");
-      write_step_dump(cfg, cli.dump);
+      write_step_dump(cfg, cli.dump, init_from.get());
     });
 
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
@@ -75,7 +79,7 @@ int run(const World& world, int argc, char** argv) {
       }))
     return code;
   try {
-    train(world, cfg, *ops, *comm);
+    train(world, cfg, *ops, *comm, init_from.get());
   } catch (const std::exception& e) {
     const int code = report_failure(world, e);
     // Every rank has an agreed error at the same point (set-up): all can finish normally.

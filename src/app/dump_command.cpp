@@ -9,7 +9,7 @@
 
 namespace emb {
 
-void write_step_dump(const RunConfig& cfg, const std::string& path) {
+void write_step_dump(const RunConfig& cfg, const std::string& path, const InitFrom* init_from) {
   const ModelConfig& mc = cfg.model;
   if (mc.precision != Precision::fp32)
     throw Error(str(cfg.deck_path, ": --dump compares against fp32 references; set model.precision = fp32"), kExitInput);
@@ -31,7 +31,10 @@ void write_step_dump(const RunConfig& cfg, const std::string& path) {
   const size_t bytes = size_t(n) * sizeof(float);
   std::vector<float> params(static_cast<size_t>(n)), grads(static_cast<size_t>(n));
   const uint64_t seed = cfg.run.seed;
-  model->init_params(params.data(), seed);
+  if (init_from)
+    init_from->read_flat(model->params(), 0, n, params.data());
+  else
+    model->init_params(params.data(), seed);
   OpsBuffer<float> backend_params(*ops, n), backend_grads(*ops, n);
   ops->upload(backend_params.data(), params.data(), bytes);
   ops->zero(backend_grads.view());

@@ -41,6 +41,9 @@ void broadcast(MPI_Comm comm, uint32_t* values, int n);
 // Every rank's `value`, in rank order.
 std::vector<int> all_gather(MPI_Comm comm, int value);
 std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values);  // the same size on every rank
+// data[0, n) on every rank from the pieces of it each rank holds: rank r's is its
+// shard_range(n, r, size) (shard_range.hpp), in place.
+void all_gather_shards(MPI_Comm comm, float* data, int64_t n);
 
 // Rows of `row_bytes` each: this rank sends send_count[k] rows from out + send_at[k] rows to
 // rank k, and receives recv_count[k] rows from rank k into in + recv_at[k] rows.

@@ -4,9 +4,11 @@
 
 namespace emb {
 
-std::string clipped(const std::string& text) {
-  constexpr size_t kMax = 80, kShown = 60;
-  const size_t shown = text.size() > kMax ? kShown : text.size();
+namespace {
+
+// text with control bytes escaped; longer than max bytes: its first `keep` and the length.
+std::string clipped_to(const std::string& text, size_t max, size_t keep) {
+  const size_t shown = text.size() > max ? keep : text.size();
   std::string out;
   for (size_t i = 0; i < shown; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -22,6 +24,12 @@ std::string clipped(const std::string& text) {
   return out;
 }
 
+}  // namespace
+
+std::string clipped(const std::string& text) { return clipped_to(text, 80, 60); }
+
 std::string quoted(const std::string& text) { return "'" + clipped(text) + "'"; }
+
+std::string quoted_name(const std::string& name) { return "'" + clipped_to(name, 1024, 1000) + "'"; }
 
 }  // namespace emb

@@ -36,6 +36,11 @@ std::string str(const Args&... args) {
 // "... (N bytes, truncated)", so a 10 MB line never floods a log. quoted() adds '...'.
 std::string clipped(const std::string& text);
 std::string quoted(const std::string& text);
+// A name inside a message (a tensor, file or key name read from input): shown whole up to
+// 1024 bytes, since released tensor names reach 90 bytes and a cut name cannot be searched
+// for; control bytes escaped and longer text cut as clipped() cuts, so a corrupt header's
+// megabyte "name" still never floods a log.
+std::string quoted_name(const std::string& name);
 
 }  // namespace emb
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/error.hpp"
 
@@ -62,5 +63,13 @@ void make_dirs(const std::string& path) {
 }
 
 bool path_exists(const std::string& path) { return std::filesystem::exists(path); }
+
+std::string read_file_text(const std::string& path) {
+  EMB_CHECK(std::filesystem::is_regular_file(path), path, ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EMB_CHECK(!in.bad(), path, ": cannot read");
+  return text;
+}
 
 }  // namespace emb

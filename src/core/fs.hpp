@@ -14,5 +14,7 @@ void write_file_durable(const std::string& path, const std::string& content);
 // mkdir -p; throws emb::Error naming the path on failure.
 void make_dirs(const std::string& path);
 bool path_exists(const std::string& path);
+// The whole content of a regular file; throws emb::Error naming the path.
+std::string read_file_text(const std::string& path);
 
 }  // namespace emb

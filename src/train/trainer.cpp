@@ -15,7 +15,8 @@ AdamWConfig adamw_config(const TrainConfig& c) {
 
 }  // namespace
 
-Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers)
+Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers,
+                 const InitFrom* init_from)
     : world_(world),
       cfg_(cfg),
       model_(make_model(cfg.model, &ops)),
@@ -26,7 +27,7 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
         return Optimizer(layout_, ops, adamw_config(cfg.train), cfg.train.grad_clip);
       }()),
       schedule_(lr_schedule(cfg.train)),
-      resumed_(resume_or_init()),
+      resumed_(resume_or_init(init_from)),
       loader_(world.comm, cfg.data, cfg.model),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
@@ -40,9 +41,17 @@ OptimizerState Trainer::host_state() {
   return OptimizerState{host_exp_avg_.data(), host_exp_avg_sq_.data()};
 }
 
-CheckpointMeta Trainer::resume_or_init() {
+CheckpointMeta Trainer::resume_or_init(const InitFrom* init_from) {
   const TrainConfig& tc = cfg_.train;
   const std::vector<std::string> candidates = resolve_resume(world_.comm, tc.resume, tc.ckpt_dir, cfg_.run_id);
+  if (candidates.empty() && init_from) {  // released weights: each rank reads only its shards
+    host_state();
+    init_from->read_owned(world_.comm, model_->params(), layout_, host_params_.data());
+    dp_.load_owned_params(host_params_.data());
+    log_info("init_from: ", init_from->path(), " (", model_->params().size(), " tensors under ",
+             upstream_family_name(init_from->map().family()), "'s names)");
+    return {};
+  }
   if (candidates.empty()) {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
     dp_.init_owned_params(model_->params(), cfg_.run.seed, cfg_.model.init_std);
     return {};
