@@ -97,6 +97,17 @@ struct GraphStats {
   double launch_seconds = 0;
 };
 
+// ---- the frozen encoders' ops (src/encoders; issue 33: Eagle 2.5, issue 34: CLIP, umT5, Wan VAE) ----
+
+// HF's rotate-half rotary embedding (Qwen3, Llama): in each head, pair (x_i, x_{i+hd/2}) for
+// i < hd/2 rotates by angle_i = float32(pos · inv_freq_i), inv_freq_i = 1 / θ^(2i/hd) in float32,
+// cos and sin of the float32 angle: the float32 tables transformers builds, so that features
+// equal upstream's at long positions too.
+struct RopeHalfConfig {
+  int heads = 0, head_dim = 0;
+  float theta = 10000.0f;
+};
+
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
@@ -197,6 +208,18 @@ class Ops {
                                    const View& pre, const View& dy, const View& dx, const View& dW,
                                    const View& db) = 0;
 
+  // ---- frozen linears (the encoders' weights): packed once into the layout this backend's
+  // forward GEMM reads fastest, then only multiplied ----
+  // Elements of the packed form of a W [in, out] (in W's dtype).
+  virtual int64_t packed_linear_elements(int64_t in, int64_t out) const { return in * out; }
+  // packed [1, packed_linear_elements] = W [in, out] in this backend's layout. The default (and
+  // CUDA's, whose cuBLASLt reads W as it is) is a copy; the CPU's are AVX-512 panels
+  // (kernels/cpu/packed_linear.hpp).
+  virtual void pack_linear(const View& W, const View& packed);
+  // As linear_forward with W = the packed form of a W [x cols, y cols]; forward only.
+  virtual void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act,
+                                     const View& pre, const View& y);
+
   // ---- FP8 linear layers (model.fp8): kernels/cpu/fp8_linear.hpp's block-scaled recipe ----
   // As linear_forward / linear_backward, with the input-side GEMMs in FP8 E4M3 and fp32
   // accumulation: forward x (1×128 tiles) · W (128×128 blocks); backward dx += dpre (1×128 tiles)
@@ -208,10 +231,12 @@ class Ops {
   virtual void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                                    const View& dx, const View& dW, const View& db) = 0;
 
-  // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // ---- norms, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // LayerNorm's eps is the caller's (rstd = 1/√(var + eps): GR00T-N1.5 uses 1e-5 but 1e-6 in its
+  // output norm, Wan 1e-6); RMSNorm's is 1e-6 (Wan's qk-norm). The backwards read the saved rstd.
   // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
   virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
-                                 const View& mean, const View& rstd) = 0;
+                                 const View& mean, const View& rstd, float eps) = 0;
   virtual void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
                                   const View& dy, const View& dx, const View& dweight, const View& dbias) = 0;
   // y = x·rstd·weight, rstd = 1/√(mean(x²) + eps)
@@ -221,7 +246,7 @@ class Ops {
   // adaLN: n = LN(x) without affine (written to `normed`, the backward reads it), then
   // y = n·(1 + scale) + shift; scale/shift [N, C] are per token (chunks of a modulation tensor).
   virtual void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                     const View& y, const View& mean, const View& rstd) = 0;
+                                     const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dx += ∂/∂x; dscale += dy·n; dshift += dy
   virtual void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                       const View& rstd, const View& dy, const View& dx, const View& dscale,
@@ -236,7 +261,7 @@ class Ops {
   // gradient's data flow, so it has no backward op of its own.
   virtual void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                               const View& scale, const View& shift, const View& normed,
-                                              const View& y, const View& mean, const View& rstd) = 0;
+                                              const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dy += dx·gate (or dx); dgate += dx·y
   virtual void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                        const View& dgate) = 0;
@@ -254,9 +279,45 @@ class Ops {
   // dx: gradient w.r.t. the rotated tensor in, w.r.t. the input out (in place)
   virtual void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) = 0;
 
+  // ---- dropout (kernels/op_types.hpp DropoutConfig, kernels/dropout_keep.hpp) ----
+  // y = x·keep/(1 − p) over x [N, C] whose rows `rows` keys; y may be x (in place). Nothing is
+  // stored: the backward (and a recomputed forward) draws the same keep-mask again.
+  virtual void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) = 0;
+  // dx += dy·keep/(1 − p)
+  virtual void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg,
+                                const DropoutRows& rows) = 0;
+  // ---- the frozen encoders (src/encoders) ----
+  // Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
+  // column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
+  // h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
+  //   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
+  // (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
+  // optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
+  // frozen); softmax in fp32 on every backend. A segment without keys is an error. The types
+  // (kernels/op_types.hpp): EncoderAttnConfig's heads and scale, over `segments`; bias: the table
+  // of `bias_kind` (absent for none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
+  // The encoders' other steps are ops above: the embedding gather is copy_rows(table, ids,
+  // out, absent) and the scatter of image rows into their token positions copy_rows(rows,
+  // absent, out, positions); per-head RMSNorm (Qwen3's q_norm, k_norm) is rmsnorm_forward on
+  // the [T·H, hd] view of a contiguous [T, H·hd].
+  virtual void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
+                                         const AttnBias& bias_kind, const View& out, const View& lse,
+                                         const EncoderAttnConfig& cfg, const AttnSegments& segments) = 0;
+  // x [T, H·hd] rotated in place by positions pos [T] (int32, backend memory); the backward
+  // rotates the gradient by −angle.
+  virtual void rope_half_forward(const View& x, const int32_t* pos, const RopeHalfConfig& cfg) = 0;
+  virtual void rope_half_backward(const View& dx, const int32_t* pos, const RopeHalfConfig& cfg) = 0;
+  // Gated activation (SwiGLU with silu: Qwen3's MLP; gated GELU with gelu_tanh: umT5's FFN):
+  // y = act(gate)·up, gate, up, y [N, C] (gate and up may be column chunks of one [N, 2C]
+  // GEMM output: row strides allowed). Backward: dgate += dy·up·act'(gate), dup += dy·act(gate).
+  virtual void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) = 0;
+  virtual void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
+                                         const View& dgate, const View& dup) = 0;
+
   // ---- embeddings, flow matching, losses ----
-  // out[i] = sinus(t[i], out.cols) (t [N, 1]); the input is a timestep: no backward
-  virtual void sinus_embedding(const View& t, const View& out) = 0;
+  // out[i] = the sinusoid of t[i] over out.cols (t [N, 1]) in cfg's layout, formed in double;
+  // the input is a timestep: no backward
+  virtual void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) = 0;
   // y[r] = (1 − s)·u[i] + s·w[i], s = t[t_rows[r]], i = src_rows[r] (t [M, 1]): the flow
   // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε)
   virtual void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

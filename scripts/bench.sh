@@ -19,13 +19,17 @@ run() {
 run kernels env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$build/tests/kernels/bench_kernels"
 run model_step env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tests/model/bench_torch_step.py \
   --bench "$build/tests/model/bench_model_step"
+# GR00T-N1.5's Eagle backbone at the released dimensions, CPU float32, against PyTorch 1.13 in
+# one process on the same 2 threads (target: >= 2x; tests/encoders/bench_eagle_torch.py).
+run eagle_backbone env OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 /usr/bin/python3 tests/encoders/bench_eagle_torch.py \
+  --bench "$build/tests/encoders/bench_eagle_backbone"
 run comm_overlap mpirun -np 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 "$build/tests/comm/bench_comm_overlap"
 run data_loader bash tests/data/run_data_bench.sh "$build"
 run zero3_overlap bash regression/bench_zero3_overlap.sh "$build"
 run scaling bash regression/run_scaling.sh "$build"
 run headline_ratios bash regression/bench_headline.sh "$build"
-if [ -x "$build/kernels/cuda/cuda_bench_kernels" ]; then
-  run cuda_kernels "$build/kernels/cuda/cuda_bench_kernels"
+if [ -x "$build/tests/kernels/cuda/cuda_bench_kernels" ]; then
+  run cuda_kernels "$build/tests/kernels/cuda/cuda_bench_kernels"
 fi
 echo
 ls -1 outputs/bench/*.json

@@ -1,5 +1,6 @@
 // embtrain: one SPMD executable (DESIGN.md "Shape").
 //   mpirun -np N embtrain DECK [--set section.key=value]... [--print-deck | --plan | --dump F.h5]
+//   embtrain export RUN_OR_CHECKPOINT -o DIR [--force]
 //
 // Failure policy: set-up (command line, deck, files) runs on every rank and the ranks agree
 // on the outcome before going on, so a bad deck prints one line on rank 0 and every rank
@@ -15,10 +16,12 @@
 #include "app/run_config_from_deck.hpp"
 #include "app/start_checks.hpp"
 #include "app/training_run.hpp"
+#include "app/vl_backbone.hpp"
 #include "comm/agreement.hpp"
 #include "comm/world.hpp"
 #include "config/cli.hpp"
 #include "config/deck.hpp"
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "kernels/make_ops.hpp"
 
@@ -46,6 +49,8 @@ int run(const World& world, int argc, char** argv) {
     if (world.rank == 0) std::cout << cli_help_text();
     return 0;
   }
+  if (cli.export_weights)  // one writer: rank 0 (an export is a small serial job)
+    return agree(world, [&] { if (world.rank == 0) export_weights(cli.export_source, cli.export_dir, cli.export_force); });
   if (int code = agree(world, [&] { deck = load_deck(cli.deck, cli.sets); })) return code;
   if (cli.print_deck) {
     if (world.rank == 0) std::cout << deck.resolved_text();
@@ -57,12 +62,10 @@ int run(const World& world, int argc, char** argv) {
   // The released weights' headers on every rank, checked against the model before any output.
   std::unique_ptr<InitFrom> init_from;
   if (int code = agree(world, [&] { init_from = open_init_from(cfg); })) return code;
-  if (!cli.dump.empty())
-    return agree(world, [&] {
-      EMB_CHECK(world.size == 1, "--dump runs on one rank (got ", world.size, "); run it without mpirun");
-      write_step_dump(cfg, cli.dump, init_from.get());
-    });
+  if (!cli.dump.empty()) return agree(world, [&] { write_step_dump(world, cfg, cli.dump, init_from.get()); });
 
+  // data.vl_backbone: the digest of the backbone the vl features must come from (rank 0 reads it).
+  if (int code = agree(world, [&] { resolve_vl_backbone(cfg, world.comm); })) return code;
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         check_backend(cfg);
@@ -72,6 +75,7 @@ int run(const World& world, int argc, char** argv) {
   // The backend first, then the Comm made from it (its memory decides MPI or NCCL).
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Comm> comm;
+  set_current_phase("init", -1);  // the backend's set-up is the run's init: an out-of-memory error says so
   if (int code = agree(world, [&] {
         ops = make_ops(cfg.backend, world.local_rank);
         check_ops(cfg, *ops);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -72,4 +75,40 @@ void relu_backward(const float* x, const float* dy, float* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
+void activation_forward(Activation act, const float* x, float* y, int64_t n) {
+  switch (act) {
+    case Activation::relu: return relu_forward(x, y, n);
+    case Activation::silu: return silu_forward(x, y, n);
+    case Activation::gelu_tanh: return gelu_tanh_forward(x, y, n);
+    case Activation::none: break;
+  }
+  EMB_ASSERT(false);
+}
+
+void activation_backward(Activation act, const float* x, const float* dy, float* dx, int64_t n) {
+  switch (act) {
+    case Activation::relu: return relu_backward(x, dy, dx, n);
+    case Activation::silu: return silu_backward(x, dy, dx, n);
+    case Activation::gelu_tanh: return gelu_tanh_backward(x, dy, dx, n);
+    case Activation::none: break;
+  }
+  EMB_ASSERT(false);
+}
+
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::activation_forward(Activation act, const View& x, const View& y) {
+  fp32_contiguous(check_activation("activation_forward", act, {{"x", &x}, {"y", &y}}));
+  cpu::activation_forward(act, cf(x), f(y), x.size());
+}
+
+void CpuOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  fp32_contiguous(check_activation("activation_backward", act, {{"x", &x}, {"dy", &dy}, {"dx", &dx}}));
+  cpu::activation_backward(act, cf(x), cf(dy), f(dx), x.size());
+}
+
+}  // namespace emb

@@ -18,7 +18,7 @@
 // not keyless: train.nan_policy judges the NaN loss). kernels/cuda does all of this the same
 // way (tests on both backends), except the -Inf rows, which it still reports as keyless.
 //
-// Tiles are kAttnTileQ queries × kAttnTileK keys. A tile pair whose summaries prove no pair
+// Tiles are kAttnTileQ queries × kAttnTileK keys (kernels/attention_tiles.hpp). A tile pair whose summaries prove no pair
 // allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.
 // Scratch: a few tiles per thread, allocated per call. The forward runs OpenMP over
 // (head, query tile); the backward over heads (each head owns its columns of dq, dk, dv).
@@ -32,9 +32,6 @@ namespace emb::cpu {
 // The masks and the index are the backends' shared types (kernels/op_types.hpp).
 using emb::AttnIndex;
 using emb::AttnMask;
-
-constexpr int kAttnTileQ = 64;
-constexpr int kAttnTileK = 64;
 
 // True iff query i may attend key j under `idx` (the scalar definition the tiles must match).
 bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j);
@@ -58,17 +55,5 @@ struct AttnTileStats {
   int64_t dense = 0;
 };
 AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk);
-
-// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross"). Inline:
-// kernels/cuda's standalone build names masks in its errors too.
-inline const char* attn_mask_name(AttnMask mask) {
-  switch (mask) {
-    case AttnMask::full: return "full";
-    case AttnMask::block_causal: return "block_causal";
-    case AttnMask::prefix: return "prefix";
-    case AttnMask::cross: return "cross";
-  }
-  return "?";
-}
 
 }  // namespace emb::cpu

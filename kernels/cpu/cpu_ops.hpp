@@ -5,6 +5,8 @@
 // (there is no stream). The FP8 linears run the reference recipe (fp8_linear.hpp). Only fp32
 // views; most kernels also need contiguous rows (ld = cols), except the row ops, column sums and
 // the modulation chunks (scale, shift, gate).
+// This class keeps what is not an op (cpu_ops.cpp: memory, copies, scratch); each op's entry is
+// defined in the file of its kernels (op_entry.hpp; kernels/README.md lists them).
 #pragma once
 #include <vector>
 
@@ -40,6 +42,10 @@ class CpuOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  int64_t packed_linear_elements(int64_t in, int64_t out) const override;
+  void pack_linear(const View& W, const View& packed) override;
+  void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                             const View& y) override;
   void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                           const View& y) override;
   void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
@@ -50,21 +56,21 @@ class CpuOps final : public Ops {
                            const View& dy, const View& dx, const View& dW, const View& db) override;
 
   void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                         const View& rstd) override;
+                         const View& rstd, float eps) override;
   void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
                           const View& dx, const View& dweight, const View& dbias) override;
   void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;
   void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
                         const View& dweight) override;
   void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                             const View& y, const View& mean, const View& rstd) override;
+                             const View& y, const View& mean, const View& rstd, float eps) override;
   void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                               const View& rstd, const View& dy, const View& dx, const View& dscale,
                               const View& dshift) override;
   void gated_residual_forward(const View& x, const View& gate, const View& y) override;
   void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                       const View& scale, const View& shift, const View& normed, const View& y,
-                                      const View& mean, const View& rstd) override;
+                                      const View& mean, const View& rstd, float eps) override;
   void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                const View& dgate) override;
 
@@ -76,7 +82,18 @@ class CpuOps final : public Ops {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
 
-  void sinus_embedding(const View& t, const View& out) override;
+  void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
+                                 const AttnBias& bias_kind, const View& out, const View& lse,
+                                 const EncoderAttnConfig& cfg, const AttnSegments& segments) override;
+  void rope_half_forward(const View& x, const int32_t* pos, const RopeHalfConfig& cfg) override;
+  void rope_half_backward(const View& dx, const int32_t* pos, const RopeHalfConfig& cfg) override;
+  void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) override;
+  void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
+                                 const View& dgate, const View& dup) override;
+
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                         const RowIndex& t_rows, const View& y) override;
   void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,

@@ -1,5 +1,8 @@
 #include "kernels/cpu/flow_loss.hpp"
 
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
+
 namespace emb::cpu {
 
 void flow_interpolate(const float* u, const float* w, const int32_t* src_rows, const float* t, const int32_t* t_rows,
@@ -30,3 +33,23 @@ double mse_loss(const float* pred, const float* plus, const float* minus, const 
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
+                              const RowIndex& t_rows, const View& y) {
+  fp32_contiguous(check_flow_interpolate(u, w, src_rows, t, t_rows, y));
+  cpu::flow_interpolate(cf(u), cf(w), src_rows.data, cf(t), t_rows.data, f(y), y.rows, y.cols);
+}
+
+void CpuOps::mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
+                      const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
+                      const View& dpred, double* sum) {
+  fp32_contiguous(check_mse_loss(pred, plus, minus, mask, target_rows, target_cols, cfg, dpred, sum));
+  *sum = cpu::mse_loss(cf(pred), cf(plus), cf(minus), cf(mask), target_rows.data, target_cols.data, plus.cols,
+                       cfg.denominator, cfg.weight, f(dpred), pred.rows, pred.cols);
+}
+
+}  // namespace emb

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -67,3 +69,19 @@ void rope_backward(float* dx, const int32_t* pos, int64_t T, int H, int hd, Rope
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  fp32_contiguous(check_rope("rope_forward", x, pos, cfg));
+  cpu::rope_forward(f(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode);
+}
+
+void CpuOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
+  fp32_contiguous(check_rope("rope_backward", dx, pos, cfg));
+  cpu::rope_backward(f(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode);
+}
+
+}  // namespace emb

@@ -1,52 +1,24 @@
 #include "kernels/cuda/activation.hpp"
+#include "kernels/cuda/activation_math.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
 
 namespace {
 
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
-
-// gelu_tanh(x) = 0.5x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)
-__device__ float gelu_tanh(float x) { return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x))); }
-__device__ float gelu_tanh_grad(float x) {
-  const float th = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
-  return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-}
-__device__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-__device__ float apply(Activation act, float x) {
-  switch (act) {
-    case Activation::gelu_tanh: return gelu_tanh(x);
-    case Activation::silu: return x * sigmoid(x);
-    default: return x > 0.0f ? x : 0.0f;
-  }
-}
-
-__device__ float derivative(Activation act, float x) {
-  switch (act) {
-    case Activation::gelu_tanh: return gelu_tanh_grad(x);
-    case Activation::silu: {
-      const float s = sigmoid(x);
-      return s * (1.0f + x * (1.0f - s));
-    }
-    default: return x > 0.0f ? 1.0f : 0.0f;
-  }
-}
-
 template <class T>
 __global__ void activation_forward_kernel(Activation act, const T* x, T* y, int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    y[e] = from_f32<T>(apply(act, to_f32(x[e])));
+    y[e] = from_f32<T>(activation_value(act, to_f32(x[e])));
 }
 
 template <class T>
 __global__ void activation_backward_kernel(Activation act, const T* x, const T* dy, T* dx, int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    add_to(dx + e, derivative(act, to_f32(x[e])) * to_f32(dy[e]));
+    add_to(dx + e, activation_derivative(act, to_f32(x[e])) * to_f32(dy[e]));
 }
 
 }  // namespace
@@ -70,3 +42,27 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::activation_forward(Activation act, const View& x, const View& y) {
+  const OpCheck c = check_activation("activation_forward", act, {{"x", &x}, {"y", &y}});
+  c.contiguous();
+  dispatch(storage(c, {&x, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_forward(act, ptr<const T>(x), ptr<T>(y), x.size(), stream_);
+  });
+}
+
+void CudaOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  const OpCheck c = check_activation("activation_backward", act, {{"x", &x}, {"dy", &dy}, {"dx", &dx}});
+  c.contiguous();
+  dispatch(storage(c, {&x, &dy, &dx}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_backward(act, ptr<const T>(x), ptr<const T>(dy), ptr<T>(dx), x.size(), stream_);
+  });
+}
+
+}  // namespace emb

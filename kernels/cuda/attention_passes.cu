@@ -75,7 +75,7 @@ std::string keyless_row_error(unsigned long long recorded) {
   if (recorded == kNoKeylessRow) return "";
   const auto row = recorded >> 33, seq = (recorded >> 2) & 0x7fffffffull;
   return str("attention: query token ", row, " (seq ", seq, ") has no allowed key under mask ",
-             cpu::attn_mask_name(AttnMask(recorded & 3)));
+             attn_mask_name(AttnMask(recorded & 3)));
 }
 
 Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, const Workspace& w,

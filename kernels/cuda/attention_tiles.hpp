@@ -9,7 +9,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/attention.hpp"
+#include "kernels/op_types.hpp"
 
 #ifdef __CUDACC__
 #define EMB_HOST_DEVICE __host__ __device__
@@ -18,9 +18,6 @@
 #endif
 
 namespace emb::cuda {
-
-using cpu::AttnIndex;
-using cpu::AttnMask;
 
 constexpr int kAttnTile = 32;
 

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/flow_loss.hpp"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
 
@@ -73,3 +74,34 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
+                               const RowIndex& t_rows, const View& y) {
+  const OpCheck c = check_flow_interpolate(u, w, src_rows, t, t_rows, y);
+  fp32_views(c, {{"t", &t}});
+  c.contiguous();
+  dispatch(storage(c, {&u, &w, &y}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::flow_interpolate(ptr<const T>(u), ptr<const T>(w), src_rows.data, fp(t), t_rows.data, ptr<T>(y), y.rows,
+                           y.cols, stream_);
+  });
+}
+
+void CudaOps::mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
+                       const RowIndex& target_rows, const RowIndex& target_cols, const LossConfig& cfg,
+                       const View& dpred, double* sum) {
+  const OpCheck c = check_mse_loss(pred, plus, minus, mask, target_rows, target_cols, cfg, dpred, sum);
+  c.contiguous();
+  dispatch(storage(c, {&pred, &plus, &minus, &mask, &dpred}), [&](auto tag) {
+    using T = decltype(tag);
+    cuda::mse_loss(ptr<const T>(pred), ptr<const T>(plus), ptr<const T>(minus), ptr<const T>(mask), target_rows.data,
+                   target_cols.data, plus.cols, cfg.denominator, cfg.weight, ptr<T>(dpred), sum, pred.rows,
+                   pred.cols, stream_);
+  });
+}
+
+}  // namespace emb

@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -60,3 +61,29 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+namespace {
+// Both directions check and dispatch alike: rotate(p) runs the kernel on x's pointer p.
+template <class Rotate>
+void rope_entry(const char* op, const View& x, const int32_t* pos, const RopeConfig& cfg, Rotate rotate) {
+  const OpCheck c = check_rope(op, x, pos, cfg);
+  c.contiguous();
+  dispatch(storage(c, {&x}), [&](auto t) { rotate(ptr<decltype(t)>(x)); });
+}
+}  // namespace
+
+void CudaOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  rope_entry("rope_forward", x, pos, cfg,
+             [&](auto* p) { cuda::rope_forward(p, pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_); });
+}
+
+void CudaOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
+  rope_entry("rope_backward", dx, pos, cfg,
+             [&](auto* p) { cuda::rope_backward(p, pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, stream_); });
+}
+
+}  // namespace emb

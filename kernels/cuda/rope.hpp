@@ -8,11 +8,9 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/rope.hpp"
+#include "kernels/op_types.hpp"
 
 namespace emb::cuda {
-
-using cpu::RopeMode;
 
 // x [T, H*hd] rotated in place by pos [T, 3] (f, h, w), pos on the device.
 template <class T>

@@ -80,7 +80,7 @@ std::optional<UpstreamConfig> upstream_config(const Deck& deck) {
 
 // The family's released preset, for a deck that leaves model.preset to train.init_from.
 std::string released_preset(const UpstreamConfig& u) {
-  if (u.family == UpstreamFamily::gr00t_n15) return "gr00t_n15";
+  if (u.family == UpstreamFamily::gr00t_n15) return "gr00t_n1.5_3b";
   const UpstreamDim* in = u.find("latent_channels");
   const UpstreamDim* out = u.find("out_channels");
   return in && out && in->value != out->value ? "dreamzero14b" : "dreamzero5b";
@@ -130,6 +130,16 @@ ModelConfig model_section(const Deck& deck) {
   size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
   size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
   size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
+  size("max_seq_len", c.max_seq_len);
+  if (c.family == Family::gr00t) {  // upstream ties them (validate_model_config): follow the overrides
+    if (deck.get_int("model.d_ff") == 0) c.d_ff = 4 * c.d_model;
+    if (deck.get_int("model.d_out") == 0) c.d_out = c.d_hidden_enc;
+  }
+  auto probability = [&](const char* key, double& field) {  // -1: the preset's
+    const double v = deck.get_double(str("model.", key));
+    if (v >= 0) field = v;
+  };
+  probability("dropout", c.dropout), probability("dropout_vl", c.dropout_vl);
   std::vector<int64_t> patch = deck.get_int_list("model.patch");
   if (patch.size() == 3 && (patch[0] || patch[1] || patch[2])) c.patch = {int(patch[0]), int(patch[1]), int(patch[2])};
   c.shift = deck.get_double("model.shift");
@@ -164,6 +174,9 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
                            {{"independent", MpioTransfer::independent}, {"collective", MpioTransfer::collective}});
   c.shuffle_buffer = deck.get_int("data.shuffle_buffer");
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
+  c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});
+  c.vl_backbone = deck.get_string("data.vl_backbone");
+  c.vl_augment = on(deck, "data.vl_augment");
   c.global_batch = train.global_batch;
   c.seed = run.seed;
   return c;
@@ -226,6 +239,8 @@ PlanConfig plan_section(const Deck& deck, const BackendConfig& backend, const Ru
   if (c.json.empty()) c.json = run.output_dir + "/plan/" + deck.stem() + ".json";
   c.ranks = int(deck.get_int("train.ranks"));
   c.micro_batch = deck.get_int("train.micro_batch");
+  c.backbone_views = int(deck.get_int("plan.backbone_views"));
+  c.instruction_tokens = deck.get_int("plan.instruction_tokens");
   return c;
 }
 
@@ -244,6 +259,7 @@ DebugConfig debug_section(const Deck& deck) {
   c.fail_step = deck.get_int("debug.fail_step");
   c.ckpt_fail_step = deck.get_int("debug.ckpt_fail_step");
   c.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
+  c.random_params = on(deck, "debug.random_params");
   return c;
 }
 

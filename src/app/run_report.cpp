@@ -55,56 +55,75 @@ std::vector<StepTimes> read_rank_timings(const std::string& path) {
   return steps;
 }
 
-}  // namespace
-
-void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals) {
-  const int rank = rank_in(comm), size = ranks_in(comm);
-  // Host: the process's peak resident size; device (0 on the CPU): the backend allocator's peak,
-  // which holds the cuBLASLt workspace and the activations, plus NCCL's memory; then those parts.
-  double peaks[6] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
-                     double(totals.device_peak_bytes), double(totals.blas_workspace_bytes),
-                     double(totals.comm_device_bytes), double(totals.activation_device_bytes)},
-         peak_min[6], peak_max[6];
-  min_to_root(comm, peaks, peak_min, 6);
-  max_to_root(comm, peaks, peak_max, 6);  // also: every rank flushed its last step
+// Every rank's memory peaks and CUDA graph counters, reduced to rank 0.
+struct RankReductions {
+  // Host: the process's peak resident size; device (0 on the CPU): the backend allocator's
+  // peak, which holds the cuBLASLt workspace and the activations, plus NCCL's memory; then those parts.
+  double peak_min[6], peak_max[6];
   // CUDA graphs, summed over ranks: micro-batches, spans captured, replays, nodes replayed,
   // launch seconds saved; then the largest rank's graphs and nodes.
-  const GraphStats& g = totals.graphs;
-  double graph_sums[5] = {double(totals.micro_batches), double(g.captures), double(g.replays), double(g.replayed_nodes),
-                          double(g.replayed_nodes) * g.launch_seconds};
-  double graph_maxes[2] = {double(g.graphs), double(g.nodes)};
-  sum_to_root(comm, graph_sums, graph_sums, 5);
-  max_to_root(comm, graph_maxes, graph_maxes, 2);
-  if (rank != 0) return;
+  double graph_sums[5], graph_maxes[2];
+};
 
+RankReductions reduce_to_rank0(MPI_Comm comm, const RunTotals& totals) {
+  RankReductions r;
+  const double peaks[6] = {double(peak_rss_bytes()), double(totals.device_peak_bytes + totals.comm_device_bytes),
+                           double(totals.device_peak_bytes), double(totals.blas_workspace_bytes),
+                           double(totals.comm_device_bytes), double(totals.activation_device_bytes)};
+  min_to_root(comm, peaks, r.peak_min, 6);
+  max_to_root(comm, peaks, r.peak_max, 6);  // also: every rank flushed its last step
+  const GraphStats& g = totals.graphs;
+  const double sums[5] = {double(totals.micro_batches), double(g.captures), double(g.replays),
+                          double(g.replayed_nodes), double(g.replayed_nodes) * g.launch_seconds};
+  const double maxes[2] = {double(g.graphs), double(g.nodes)};
+  std::copy(sums, sums + 5, r.graph_sums);
+  std::copy(maxes, maxes + 2, r.graph_maxes);
+  sum_to_root(comm, r.graph_sums, r.graph_sums, 5);
+  max_to_root(comm, r.graph_maxes, r.graph_maxes, 2);
+  return r;
+}
+
+// Each phase's seconds over (rank, step) and each rank's total.
+struct PhaseSeconds {
+  std::vector<std::vector<double>> per_step = std::vector<std::vector<double>>(kNumPhases);
+  std::vector<std::vector<double>> per_rank = std::vector<std::vector<double>>(kNumPhases);
+};
+
+// timings.csv: every rank's timings/rankR.csv in one file; returns what it read.
+PhaseSeconds merge_timings(const std::string& run_dir, int size) {
+  PhaseSeconds t;
   std::ostringstream csv;
   csv << "rank,step,phase,seconds\n";
-  std::vector<std::vector<double>> per_step(kNumPhases);  // over (rank, step)
-  std::vector<std::vector<double>> per_rank(kNumPhases);  // total per rank
   for (int r = 0; r < size; ++r) {
     std::vector<double> rank_total(kNumPhases, 0.0);
-    for (const StepTimes& t : read_rank_timings(str(run_dir, "/timings/rank", r, ".csv"))) {
+    for (const StepTimes& st : read_rank_timings(str(run_dir, "/timings/rank", r, ".csv"))) {
       for (int p = 0; p < kNumPhases; ++p) {
-        const double s = t.seconds[size_t(p)];
-        csv << r << ',' << t.step << ',' << phase_name(Phase(p)) << ',' << s << '\n';
-        per_step[size_t(p)].push_back(s);
+        const double s = st.seconds[size_t(p)];
+        csv << r << ',' << st.step << ',' << phase_name(Phase(p)) << ',' << s << '\n';
+        t.per_step[size_t(p)].push_back(s);
         rank_total[size_t(p)] += s;
       }
     }
-    for (int p = 0; p < kNumPhases; ++p) per_rank[size_t(p)].push_back(rank_total[size_t(p)]);
+    for (int p = 0; p < kNumPhases; ++p) t.per_rank[size_t(p)].push_back(rank_total[size_t(p)]);
   }
   write_file_atomic(run_dir + "/timings.csv", csv.str());
+  return t;
+}
 
+nlohmann::json summary_json(const RunTotals& totals, int size, const RankReductions& r, const PhaseSeconds& t) {
   nlohmann::json phases;
   for (int p = 0; p < kNumPhases; ++p)
-    phases[phase_name(Phase(p))] = {{"per_step", to_json(stats_of(per_step[size_t(p)]))},
-                                    {"rank_total", to_json(stats_of(per_rank[size_t(p)]))}};
+    phases[phase_name(Phase(p))] = {{"per_step", to_json(stats_of(t.per_step[size_t(p)]))},
+                                    {"rank_total", to_json(stats_of(t.per_rank[size_t(p)]))}};
   // Throughput is bounded by the slowest rank's wall time in steps.
-  double step_seconds = stats_of(per_rank[size_t(Phase::step)]).max;
-  double comm_total = stats_of(per_rank[size_t(Phase::comm_total)]).median;
-  double comm_exposed = stats_of(per_rank[size_t(Phase::comm_exposed)]).median;
+  double step_seconds = stats_of(t.per_rank[size_t(Phase::step)]).max;
+  double comm_total = stats_of(t.per_rank[size_t(Phase::comm_total)]).median;
+  double comm_exposed = stats_of(t.per_rank[size_t(Phase::comm_exposed)]).median;
   auto rate = [&](double amount) { return step_seconds > 0 ? amount / step_seconds : 0.0; };
-  nlohmann::json summary = {
+  const double* peak_min = r.peak_min;
+  const double* peak_max = r.peak_max;
+  const double* graph_sums = r.graph_sums;
+  return {
       {"ranks", size},
       {"steps", totals.steps},
       {"family", totals.family},
@@ -136,14 +155,22 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
         {"captures", int64_t(graph_sums[1])},
         {"replays", int64_t(graph_sums[2])},
         {"hit_rate", graph_sums[1] > 0 ? graph_sums[2] / graph_sums[1] : 0.0},
-        {"graphs", int64_t(graph_maxes[0])},
-        {"nodes", int64_t(graph_maxes[1])},
+        {"graphs", int64_t(r.graph_maxes[0])},
+        {"nodes", int64_t(r.graph_maxes[1])},
         {"replayed_nodes", int64_t(graph_sums[3])},
-        {"launch_seconds", g.launch_seconds},
+        {"launch_seconds", totals.graphs.launch_seconds},
         {"launch_overhead_saved_s", graph_sums[4]}}},
       {"phases", phases},
   };
-  write_file_atomic(run_dir + "/summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace
+
+void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals) {
+  const RankReductions reduced = reduce_to_rank0(comm, totals);
+  if (rank_in(comm) != 0) return;
+  const PhaseSeconds phases = merge_timings(run_dir, ranks_in(comm));
+  write_file_atomic(run_dir + "/summary.json", summary_json(totals, ranks_in(comm), reduced, phases).dump(2) + "\n");
 }
 
 }  // namespace emb

@@ -59,7 +59,8 @@ void check_data(const RunConfig& cfg) {
   // What embpack verify checks short of the bulk rows (read here once, not by every rank's
   // loader), then the files against the model (opening them: packed_dataset.hpp).
   for (const std::string& file : files) verify_small_values(H5File::open(file));
-  const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view);
+  const PackedDataset data(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
+                           VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment});
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)
     deck_error(cfg, "data.tokens_per_mb",

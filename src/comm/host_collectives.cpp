@@ -54,6 +54,12 @@ double max_over_ranks(MPI_Comm comm, double value) {
 
 bool any_rank(MPI_Comm comm, bool flag) { return max_over_ranks(comm, int64_t(flag ? 1 : 0)) != 0; }
 
+int64_t exclusive_sum(MPI_Comm comm, int64_t value) {
+  int64_t below = 0;
+  MPI_Exscan(&value, &below, 1, MPI_INT64_T, MPI_SUM, comm);
+  return rank_in(comm) == 0 ? 0 : below;  // MPI leaves rank 0's result undefined
+}
+
 namespace {
 
 void reduce_to_root(MPI_Comm comm, const double* values, double* out, int n, MPI_Op op) {
@@ -75,6 +81,7 @@ void sum_to_root(MPI_Comm comm, const double* values, double* out, int n) {
 
 void broadcast(MPI_Comm comm, int64_t* values, int n) { MPI_Bcast(values, n, MPI_INT64_T, 0, comm); }
 void broadcast(MPI_Comm comm, uint32_t* values, int n) { MPI_Bcast(values, n, MPI_UINT32_T, 0, comm); }
+void broadcast(MPI_Comm comm, double* values, int n) { MPI_Bcast(values, n, MPI_DOUBLE, 0, comm); }
 
 std::vector<int> all_gather(MPI_Comm comm, int value) {
   std::vector<int> all(size_t(ranks_in(comm)));
@@ -82,10 +89,22 @@ std::vector<int> all_gather(MPI_Comm comm, int value) {
   return all;
 }
 
-std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values) {
-  std::vector<int64_t> all(values.size() * size_t(ranks_in(comm)));
-  MPI_Allgather(values.data(), int(values.size()), MPI_INT64_T, all.data(), int(values.size()), MPI_INT64_T, comm);
+namespace {
+
+template <class T>
+std::vector<T> all_gather_as(MPI_Comm comm, const std::vector<T>& values, MPI_Datatype type) {
+  std::vector<T> all(values.size() * size_t(ranks_in(comm)));
+  MPI_Allgather(values.data(), int(values.size()), type, all.data(), int(values.size()), type, comm);
   return all;
+}
+
+}  // namespace
+
+std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values) {
+  return all_gather_as(comm, values, MPI_INT64_T);
+}
+std::vector<double> all_gather(MPI_Comm comm, const std::vector<double>& values) {
+  return all_gather_as(comm, values, MPI_DOUBLE);
 }
 
 void all_gather_shards(MPI_Comm comm, float* data, int64_t n) {

@@ -27,6 +27,8 @@ int64_t max_over_ranks(MPI_Comm comm, int64_t value);
 int64_t min_over_ranks(MPI_Comm comm, int64_t value);
 double max_over_ranks(MPI_Comm comm, double value);
 bool any_rank(MPI_Comm comm, bool flag);
+// The sum of the values of the lower ranks (0 on rank 0): where this rank's rows start.
+int64_t exclusive_sum(MPI_Comm comm, int64_t value);
 
 // Rank 0 receives the minimum, maximum or sum of every rank's values; other ranks' `out` is
 // left as it was. `out` may be `values` (in place).
@@ -37,10 +39,13 @@ void sum_to_root(MPI_Comm comm, const double* values, double* out, int n);
 // Rank 0's values on every rank.
 void broadcast(MPI_Comm comm, int64_t* values, int n);
 void broadcast(MPI_Comm comm, uint32_t* values, int n);
+void broadcast(MPI_Comm comm, double* values, int n);
 
 // Every rank's `value`, in rank order.
 std::vector<int> all_gather(MPI_Comm comm, int value);
-std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values);  // the same size on every rank
+// The same number of values on every rank.
+std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values);
+std::vector<double> all_gather(MPI_Comm comm, const std::vector<double>& values);
 // data[0, n) on every rank from the pieces of it each rank holds: rank r's is its
 // shard_range(n, r, size) (shard_range.hpp), in place.
 void all_gather_shards(MPI_Comm comm, float* data, int64_t n);

@@ -25,7 +25,8 @@ std::unique_ptr<CLI::App> make_app(CliOptions* options) {
   app->add_flag("--plan", options->plan,
                 "print the memory and time plan for train.ranks ranks and exit");
   app->add_option("--dump", options->dump,
-                  "run one forward/backward of the first micro-batch and write it here")
+                  "run the first step's forward/backward (every rank's micro-batches, fp32) and write its parity dump "
+                  "here (MODEL.md Dump)")
       ->type_name("FILE.h5");
   CLI::App* exporter = app->add_subcommand(
       "export", "write a run's weights as the released checkpoint it was fine-tuned from (train.init_from), "

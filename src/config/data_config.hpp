@@ -28,6 +28,13 @@ struct DataConfig {
   int64_t shuffle_buffer = 65536; // samples per shuffle buffer (rounded to whole chunks)
   int64_t chunk_rows = 256;       // rows per contiguous chunk (not a deck key yet)
   std::string view;               // wan latent view; "" = the file's first
+  // gr00t action-chunk steps past the episode's end (the last action repeated): trained on
+  // (upstream) or masked out of the loss (data.action_past_end, data/sample.hpp).
+  bool mask_past_end = false;
+  // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
+  // = not checked) and its eagle_weights_digest, which the app fills in (app/vl_backbone.hpp).
+  std::string vl_backbone, vl_backbone_digest;
+  bool vl_augment = false;  // data.vl_augment: epoch e reads the stored variant e mod K
   int64_t global_batch = 8;        // train.global_batch
   uint64_t seed = 1234;            // run.seed
 };

@@ -26,11 +26,17 @@ struct ModelConfig : TokenConfig {
   int n_heads = 0;   // H
   int d_ff = 0;      // F
 
-  // gr00t
+  // gr00t (upstream ties: d_ff = 4·d_model, d_out = d_hidden_enc; validate_model_config)
   int n_layers_vl = 0;   // Lvl
   int n_heads_vl = 0;
   int d_out = 0;         // Dout
   int d_hidden_enc = 0;  // Dh
+  int max_seq_len = 0;   // rows of pos_emb (upstream's position_embedding, max_seq_len), ≥ horizon
+
+  // Dropout probability of the blocks' dropout sites (MODEL.md "Dropout"), in training only:
+  // the DiT blocks' and gr00t's vl blocks'. 0 = none (the wan presets).
+  double dropout = 0;
+  double dropout_vl = 0;
 
   // wan
   int out_channels = 0;  // C out (head.proj); equals C in except 14B I2V

@@ -30,6 +30,8 @@ struct PlanConfig {
   std::string json;             // plan.json, or <run.output_dir>/plan/<deck stem>.json
   int ranks = 0;                // train.ranks; 0 = the world size
   int64_t micro_batch = 0;      // train.micro_batch, samples with packing off; 0 = as many as fit
+  int backbone_views = 1;          // plan.backbone_views: gr00t's backbone cost is given for these views
+  int64_t instruction_tokens = 12;  // plan.instruction_tokens: ... and this instruction length
 };
 
 // Closed-loop evaluation of a gr00t checkpoint (embsim eval).
@@ -39,13 +41,14 @@ struct SimConfig {
   double sde_noise = 0;  // sim.sde_noise: 0 = the ODE
 };
 
-// Fault injection for the failure-handling tests.
+// Fault injection for the failure-handling tests, and the parity dump's random parameters.
 struct DebugConfig {
   int64_t inject_nan_step = 0;    // debug.inject_nan_step; 0 = never
   int64_t fail_rank = -1;         // debug.fail_rank; -1 = none
   int64_t fail_step = 1;          // debug.fail_step
   int64_t ckpt_fail_step = 0;     // debug.ckpt_fail_step; 0 = never
   double slow_micro_batch_s = 0;  // debug.slow_step_ms, in seconds, slept per micro-batch
+  bool random_params = false;     // debug.random_params: --dump at random trained-scale parameters
 };
 
 struct RunConfig {

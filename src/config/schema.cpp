@@ -128,23 +128,24 @@ std::vector<KeySpec> make_schema() {
       // [model]: sizes default to 0 = the preset's value
       required_unless("train.init_from",
                       enum_key("model.preset", "",
-                               {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"},
+                               {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
                                "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
                                "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
       model_size("model.n_layers", "DiT blocks L; 0 = preset"),
       model_size("model.n_heads", "attention heads H; 0 = preset"),
-      model_size("model.d_ff", "feed-forward width F; 0 = preset"),
+      model_size("model.d_ff", "feed-forward width F; 0 = preset (gr00t: 4·d_model, upstream's tie)"),
       model_size("model.d_ctx", "context feature width (Dvl or Dtxt); 0 = preset"),
       model_size("model.n_layers_vl", "gr00t vision-language blocks Lvl; 0 = preset"),
       model_size("model.n_heads_vl", "gr00t vision-language heads; 0 = preset"),
-      model_size("model.d_out", "gr00t output projection width Dout; 0 = preset"),
+      model_size("model.d_out", "gr00t output projection width Dout; 0 = d_hidden_enc (upstream ties them)"),
       model_size("model.d_hidden_enc", "gr00t state/action encoder hidden width Dh; 0 = preset"),
       model_size("model.n_embodiments", "gr00t embodiment slots E; 0 = preset"),
       model_size("model.state_dim", "gr00t state width Sd; 0 = preset"),
       model_size("model.action_dim", "action width A; 0 = preset"),
       model_size("model.horizon", "gr00t action horizon Hz; 0 = preset"),
       model_size("model.n_future", "gr00t future tokens Nf; 0 = preset"),
+      model_size("model.max_seq_len", "gr00t rows of pos_emb (upstream's position_embedding), >= horizon; 0 = preset"),
       model_size("model.latent_channels", "wan latent input channels C; 0 = preset"),
       model_size("model.out_channels", "wan head output channels; 0 = preset"),
       model_size("model.frames_per_block", "wan latent frames per block fpb; 0 = preset"),
@@ -158,6 +159,11 @@ std::vector<KeySpec> make_schema() {
       real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),
       real_key("model.action_loss_weight", "1", "", at_least(0),
                "wan weight of the action loss"),
+      real_key("model.dropout", "-1", "", from_below(-1, 1),
+               "gr00t dropout probability of the DiT blocks' four dropout sites (attention output twice, after "
+               "the GELU, after the FFN), in training only, as upstream trains; -1 = preset (gr00t 0.2, wan none)"),
+      real_key("model.dropout_vl", "-1", "", from_below(-1, 1),
+               "gr00t dropout probability of the vl blocks' dropout sites (as model.dropout); -1 = preset (0.2)"),
       enum_key("model.precision", "fp32", {"fp32", "bf16"},
                "compute precision: bf16 keeps fp32 master weights and AdamW moments and computes on bf16 "
                "copies of the weights (rounded once per update, gathered in bf16); on cuda the transformer "
@@ -194,6 +200,18 @@ std::vector<KeySpec> make_schema() {
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
+      enum_key("data.action_past_end", "train", {"train", "mask"},
+               "gr00t action-chunk steps past the episode's end, which repeat its last action: train = trained "
+               "on like any other (upstream GR00T-N1.5's data path; only unused action columns are masked); "
+               "mask = masked out of the loss (action_mask 0), so a chunk never learns actions that were not "
+               "taken"),
+      string_key("data.vl_backbone", "",
+                 "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
+                 "features (embpack features --backbone records its digest); files of another backbone or of the "
+                 "stand-in encoder are refused. Empty: not checked"),
+      enum_key("data.vl_augment", "off", {"off", "on"},
+               "gr00t: train on the augmented vl features embpack features --augment K stored (GR00T's random "
+               "crop and colour jitter), variant epoch mod K; off: the eval features"),
 
       // [train]
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
@@ -264,6 +282,10 @@ std::vector<KeySpec> make_schema() {
       int_key("plan.dataset_samples", "0", "samples", at_least(0),
               "samples in an epoch; 0 = count data.paths when they exist"),
       string_key("plan.json", "", "the plan's JSON; empty = <run.output_dir>/plan/<deck stem>.json"),
+      int_key("plan.backbone_views", "1", "views", between(1, 16),
+              "gr00t: camera views per sample the backbone's cost is given for (the released Eagle 2.5)"),
+      int_key("plan.instruction_tokens", "12", "tokens", at_least(0),
+              "gr00t: instruction tokens per sample the backbone's cost is given for"),
 
       // [sim] closed-loop evaluation of a gr00t checkpoint (embsim eval, CLOSED_LOOP.md)
       int_key("sim.flow_steps", "4", "", at_least(1),
@@ -352,6 +374,10 @@ std::vector<KeySpec> make_schema() {
               "the space check; 0 = never"),
       real_key("debug.slow_step_ms", "0", "ms", at_least(0),
                "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
+      enum_key("debug.random_params", "off", {"on", "off"},
+               "--dump: draw every parameter at random at a trained network's scales (weights N(0, 1/fan_in), "
+               "biases, norm weights 1 + noise, embeddings) instead of the initialisation, so a parity check "
+               "exercises every term"),
   };
 }
 

@@ -17,7 +17,8 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
   node_comm_ = split_by_node(comm_);
   nodes_ = NodeLayout::of(comm_, node_comm_);
   file_names_ = expand_paths(dc_.paths);
-  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view);
+  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view,
+                                          VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment});
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);
@@ -70,7 +71,7 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
     samples.push_back(BufferSample{file, row, owner(key.first, pos)});
   }
   auto start = std::chrono::steady_clock::now();  // the read path: the reads and the feature exchange
-  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, nodes_);
+  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, nodes_, key.first);
   buffer_bytes_ += slot->buffer->file_bytes();
   read_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   return *slot->buffer;
@@ -94,7 +95,8 @@ LoadedStep Loader::produce() {
   for (size_t i = 0; i < mine.size(); ++i) {
     const Position& p = mine[i];
     size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
-    assemble_sample(*data_, *loaded[b], mc_, p.sample, p.epoch * sampler_->size() + p.pos, samples_[i]);
+    assemble_sample(*data_, *loaded[b], mc_, dc_.mask_past_end, p.sample, p.epoch * sampler_->size() + p.pos,
+                    samples_[i]);
     if (bad_data.empty()) bad_data = first_non_finite(*data_, samples_[i]);
   }
   LoadedStep step;

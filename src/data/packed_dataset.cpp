@@ -16,8 +16,37 @@ namespace {
 
 const char* family_text(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
+// Features made by another backbone than the model's would train a head that cannot run on
+// its backbone: the file's /features/vl must name `digest` as what made them.
+void check_vl_backbone(const H5File& f, const std::string& digest) {
+  if (digest.empty()) return;
+  if (!f.has_attr(packed::kVlFeatures, packed::kBackboneDigest))
+    f.fail(packed::kVlFeatures, str("made without a backbone digest (the stand-in encoder of the simulated tasks), "
+                                    "but data.vl_backbone asks for the backbone ", digest,
+                                    "; compute them with embpack features --backbone"));
+  const std::string made_by = f.attr_string(packed::kVlFeatures, packed::kBackboneDigest);
+  if (made_by != digest) {
+    const std::string checkpoint = f.has_attr(packed::kVlFeatures, "checkpoint")
+                                       ? " (" + f.attr_string(packed::kVlFeatures, "checkpoint") + ")"
+                                       : std::string();
+    f.fail(packed::kVlFeatures, str("made by the backbone ", made_by, checkpoint, ", not data.vl_backbone's ", digest,
+                                    "; recompute them with embpack features --backbone"));
+  }
+}
+
+// data.vl_augment: the file's stored augmented variants (embpack features --augment K).
+int64_t augmented_variants(const H5File& f) {
+  const int64_t k = f.has_attr(packed::kVlFeatures, packed::kAugmentVariants)
+                        ? std::stoll(f.attr_string(packed::kVlFeatures, packed::kAugmentVariants))
+                        : 0;
+  if (k <= 0)
+    f.fail(packed::kVlFeatures, "holds no augmented variants, but data.vl_augment = on; compute them with embpack "
+                                "features --augment K, or set data.vl_augment = off");
+  return k;
+}
+
 PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const TokenConfig& cfg,
-                          const std::string& view) {
+                          const std::string& view, const VlFeatureChoice& vl) {
   PackedFileIndex x;
   x.file = H5File::open(path, comm, transfer);
   const H5File& f = x.file;
@@ -36,6 +65,8 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
       f.fail(packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
     int64_t d = f.dims(packed::kVlFeatures)[1];
     if (d != cfg.d_ctx) f.fail(packed::kVlFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
+    check_vl_backbone(f, vl.backbone_digest);
+    if (vl.augmented) x.vl_variants = augmented_variants(f);
     for (int32_t e : x.episode_embodiment)
       if (e < 0 || e >= cfg.n_embodiments)
         f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
@@ -87,20 +118,20 @@ std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const Tok
   return {latent_offsets[e] + first, latent_offsets[e] + last + 1};
 }
 
-const std::string& PackedFileIndex::feature_dataset() const {
-  static const std::string vl = packed::kVlFeatures;
-  return latent_dataset.empty() ? vl : latent_dataset;
+std::string PackedFileIndex::feature_dataset(int64_t epoch) const {
+  if (!latent_dataset.empty()) return latent_dataset;
+  return vl_variants > 0 ? str(packed::kVlAugmented, epoch % vl_variants) : std::string(packed::kVlFeatures);
 }
 
 PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths,
-                             const TokenConfig& cfg, const std::string& view) {
+                             const TokenConfig& cfg, const std::string& view, const VlFeatureChoice& vl) {
   EMB_CHECK(!paths.empty(), "data.paths: no files");
   if (cfg.family == Family::wan)
     EMB_CHECK(cfg.latent_frames % cfg.patch[0] == 0 && cfg.latent_height % cfg.patch[1] == 0 &&
                   cfg.latent_width % cfg.patch[2] == 0,
               "model: latent frames/height/width must be multiples of the patch size");
   for (const std::string& p : paths) {
-    files_.push_back(open_file(comm, transfer, p, cfg, view));
+    files_.push_back(open_file(comm, transfer, p, cfg, view, vl));
     const PackedFileIndex& x = files_.back();
     sample_begin_.push_back(sample_begin_.back() + x.steps);
     if (cfg.family == Family::gr00t) {

@@ -24,6 +24,7 @@ struct PackedFileIndex {
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
   std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl
+  int64_t vl_variants = 0;                     // gr00t, data.vl_augment: /features/vl_aug<k> read by epoch
   std::string latent_dataset;                  // wan: /latents/<view>
   std::vector<int64_t> latent_offsets;         // wan: [E+1]
   int64_t steps_per_latent = 1;
@@ -37,7 +38,15 @@ struct PackedFileIndex {
   // `row` reads: its /features/vl rows (gr00t) or the latent frames of its window, clipped at
   // the episode start (wan). The array that dominates the bytes of a sample.
   std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
-  const std::string& feature_dataset() const;
+  // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K
+  // (data.vl_augment), or the wan latents; every variant has feature_rows' rows.
+  std::string feature_dataset(int64_t epoch) const;
+};
+
+// What a gr00t run asks of its files' vl features (data.vl_backbone, data.vl_augment).
+struct VlFeatureChoice {
+  std::string backbone_digest;  // /features/vl's backbone_digest must be this; "" = not checked
+  bool augmented = false;       // read the stored augmented variants, one per epoch
 };
 
 // Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.
@@ -48,8 +57,9 @@ struct Chunk {
 
 class PackedDataset {
  public:
+  // vl (gr00t): which features every file must hold (packed_format.hpp).
   PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const TokenConfig& cfg,
-                const std::string& view);
+                const std::string& view, const VlFeatureChoice& vl = {});
 
   int64_t files() const { return int64_t(files_.size()); }
   const PackedFileIndex& file(int64_t i) const { return files_[size_t(i)]; }

@@ -12,6 +12,18 @@
 //        latent frames (ceil(len/spl) of them).
 //   /stats/<field>/{mean,std,min,max,q01,q99} float32 [dim] for field in state, action,
 //        reward (reward dim 1), over all rows.
+//   /features/vl string attributes, what produced the features (embpack features; absent: the
+//        stand-in encoder of the simulated tasks, tools/embpack/context_features.hpp):
+//        backbone ("gr00t-n1.5 eagle2.5"), backbone_digest (eagle_weights_digest of the
+//        backbone's tensors: training compares it with its own backbone's, data.vl_backbone),
+//        checkpoint (the folder), recipe (the embtrain commit that computed them),
+//        preprocessing (the frame pipeline and prompt), views (the /video views in prompt
+//        order), dims (the backbone's dimensions), augment (stored augmented variants K; "0":
+//        none), augment_seed (their draws' seed, when K > 0).
+//   /features/vl_aug<k> (k < K) float16 [N, Dvl]: the same steps' features from frames under
+//        the k-th training augmentation (GR00T's random crop and colour jitter, drawn from
+//        (augment_seed, step, k)); the rows of /features/vl_offsets (the prompts are the same).
+//        Training with data.vl_augment = on reads variant epoch mod K.
 #pragma once
 #include <array>
 
@@ -37,6 +49,11 @@ constexpr const char* kTxtOffsets = "/features/txt_offsets";
 constexpr const char* kLatents = "/latents";
 constexpr const char* kVideo = "/video";
 constexpr const char* kStepsPerLatent = "steps_per_latent";
+constexpr const char* kBackboneDigest = "backbone_digest";
+constexpr const char* kAugmentVariants = "augment";
+constexpr const char* kVlAugmented = "/features/vl_aug";  // + k
+constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",
+                                                        "preprocessing", "views", "dims", "augment"};
 constexpr std::array<const char*, 3> kStatFields{"state", "action", "reward"};
 constexpr std::array<const char*, 6> kStatNames{"mean", "std", "min", "max", "q01", "q99"};
 

@@ -1,7 +1,8 @@
 // One training sample (DATA.md "Samples"): a window of one episode at step t.
 //  gr00t: state at t (zero-padded to Sd), the action chunk a[t : t+Hz] (past the episode's
-//         end the last action repeats with action_mask 0; columns the embodiment does not
-//         use are 0 with mask 0), and the vl features of step t as context.
+//         end the last action repeats and is trained on, as upstream GR00T-N1.5's data path
+//         pads absolute actions; with mask_past_end those steps get action_mask 0; columns the
+//         embodiment does not use are 0 with mask 0), and the vl features of step t as context.
 //  wan:   the F latent frames ending at t's frame (frames before the episode start repeat its
 //         first frame), nb·Ha actions (block b's Ha actions start at the step of its first
 //         frame; past the episode's end the last action repeats), the task's text features.
@@ -27,8 +28,9 @@ struct Sample {
 };
 
 // Fills `s` (its vectors keep their capacity, so a reused Sample allocates nothing).
+// mask_past_end: DataConfig's (data.action_past_end = mask).
 void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const TokenConfig& cfg,
-                     int64_t sample_index, int64_t id, Sample& s);
+                     bool mask_past_end, int64_t sample_index, int64_t id, Sample& s);
 
 // "" when every value of the assembled sample is finite; otherwise "FILE:DATASET: non-finite
 // value ... row R" for the first that is not (bad data must not reach the model, where it

@@ -12,7 +12,8 @@ namespace emb {
 
 namespace {
 
-void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {
+void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, bool mask_past_end,
+                    int64_t e, Sample& s) {
   int64_t t = s.row, end = x.episode_offsets[e + 1];
   s.state.assign(size_t(cfg.state_dim), 0.f);
   std::copy_n(buf.state(s.file, t), x.state_dim, s.state.begin());
@@ -22,7 +23,7 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   const float* rows = buf.action(s.file, t);  // rows t .. end-1 lie back to back in the buffer
   for (int64_t i = 0; i < cfg.horizon; ++i) {
     const float* a = rows + (std::min(t + i, end - 1) - t) * x.action_dim;
-    float valid = t + i < end ? 1.f : 0.f;
+    const float valid = t + i < end || !mask_past_end ? 1.f : 0.f;
     std::copy_n(a, width, &s.actions[size_t(i * cfg.action_dim)]);
     std::fill_n(&s.action_mask[size_t(i * cfg.action_dim)], width, valid);
   }
@@ -75,7 +76,7 @@ std::string first_non_finite(const PackedDataset& data, const Sample& s) {
 }
 
 void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const TokenConfig& cfg,
-                     int64_t sample_index, int64_t id, Sample& s) {
+                     bool mask_past_end, int64_t sample_index, int64_t id, Sample& s) {
   s.id = id;
   std::tie(s.file, s.row) = data.locate(sample_index);
   const PackedFileIndex& x = data.file(s.file);
@@ -83,7 +84,7 @@ void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, con
   s.emb_id = x.episode_embodiment[e];
   s.query_tokens = data.query_tokens();
   if (cfg.family == Family::gr00t) {
-    assemble_gr00t(x, buffer, cfg, e, s);
+    assemble_gr00t(x, buffer, cfg, mask_past_end, e, s);
   } else {
     assemble_wan(x, buffer, cfg, e, s);
   }

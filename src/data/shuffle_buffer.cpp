@@ -38,7 +38,7 @@ int64_t rows_within(const RowRanges& rows, int64_t lo, int64_t hi) {
 }  // namespace
 
 int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
-                            const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
+                            const std::vector<BufferSample>& samples, const NodeLayout& nodes, int64_t epoch) {
   files_.resize(size_t(data.files()));
   for (FileRows& r : files_)
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->clear();
@@ -82,7 +82,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
-    read += x.file.read_rows(x.feature_dataset(), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
+    read += x.file.read_rows(x.feature_dataset(epoch), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
     if (nodes.nodes() > 1) exchange_between_nodes(x, r, f, cfg, samples, nodes);
   }
   features_.publish();

@@ -34,9 +34,10 @@ struct BufferSample {
 
 class ShuffleBuffer {
  public:
-  // Returns the bytes this rank read from the files. Collective over nodes.ranks.
+  // Returns the bytes this rank read from the files. Collective over nodes.ranks. `epoch`
+  // selects the feature variant (PackedFileIndex::feature_dataset).
   int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
-               const std::vector<BufferSample>& samples, const NodeLayout& nodes);
+               const std::vector<BufferSample>& samples, const NodeLayout& nodes, int64_t epoch = 0);
   // The file bytes of the rows this buffer covers (what the ranks read together).
   int64_t file_bytes() const { return file_bytes_; }
 

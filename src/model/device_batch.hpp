@@ -7,6 +7,7 @@
 // next-but-one upload.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,10 @@ class DeviceBatch {
 
   // Attention and RoPE (index arrays of the batch, [T] / [Tc] / [T, 3]).
   const int32_t *seq = nullptr, *blk = nullptr, *grp = nullptr, *cseq = nullptr, *pos = nullptr;
+  // Dropout's row keys (kernels/op_types.hpp DropoutRows): each token's index within its sample
+  // (query [T], context [Tc]) and each sample slot's id [B].
+  const int32_t *token_in_sample = nullptr, *context_in_sample = nullptr;
+  const int64_t* sample_id = nullptr;
   RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
   View time_t;        // [Tu, 1]: the distinct timesteps
   View context;       // [Tc, Dctx]
@@ -63,13 +68,20 @@ class DeviceBatch {
     size_t bytes, offset;
   };
   size_t stage(const void* src, size_t bytes);
-  RowIndex index(const std::vector<int32_t>& v);
-  View matrix(const std::vector<float>& v, int64_t cols);
+  // Each field is staged and pointed into the backend buffer once its size is known (place_).
+  void stage_index(RowIndex& field, const std::vector<int32_t>& v);
+  void stage_pointer(const int32_t*& field, const std::vector<int32_t>& v);
+  void stage_matrix(View& field, const std::vector<float>& v, int64_t cols);
+  void stage_embodiments(EmbRows& field, EmbGrouping& groups, const std::vector<int32_t>& ids, int n_embodiments);
+  void stage_gr00t(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d);
+  void stage_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d,
+                 const TimeRows& time);
 
   Ops* ops_ = nullptr;
   std::unique_ptr<InputSlots> slots_;
   size_t used_ = 0;
   std::vector<Piece> pieces_;
+  std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
   std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
   std::vector<float> tq_;

@@ -19,7 +19,7 @@ void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint
     const double beta = CounterRng(seed, RngStream::flow_time, uint64_t(step), id).beta_alpha_1(0, 1.5);
     const double tau = (0.999 - beta) / 0.999;
     d.tau[size_t(s)] = float(tau);
-    d.tq[size_t(s)] = int32_t(std::floor(tau * 1000.0));
+    d.tq[size_t(s)] = timestep_bucket(float(tau));
     CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
     for (int64_t e = 0; e < per_sample; ++e) d.noise[size_t(s * per_sample + e)] = float(noise.normal(uint64_t(e)));
   }
@@ -56,6 +56,11 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
 }
 
 }  // namespace
+
+int32_t timestep_bucket(float tau) {
+  const float product = tau * 1000.0f;  // float32, as upstream multiplies its float32 tensor
+  return int32_t(std::trunc(product));
+}
 
 void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
                uint64_t seed, FlowDraws& draws) {

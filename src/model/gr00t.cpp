@@ -1,7 +1,7 @@
-// Family gr00t (MODEL.md): the GR00T-N1.5 flow-matching action head. Units: 0 = encoders
-// (vlln, state/action encoders, future tokens, pos_emb, time_enc), then one unit per
-// vl_block (the trunk's context blocks), one per DiT block, and last the output head
-// (proj_out_1/2, action_dec).
+// Family gr00t (MODEL.md): the GR00T-N1.5 flow-matching action head as upstream computes it
+// (Isaac-GR00T 4af2b622, UPSTREAM.md). Units: 0 = encoders (vlln, state/action encoders, future
+// tokens, pos_emb, time_enc), then one unit per vl_block (the trunk's context blocks), one per
+// DiT block, and last the output head (proj_out_1/2, action_dec).
 #include <memory>
 
 #include "core/error.hpp"
@@ -10,6 +10,10 @@
 
 namespace emb {
 namespace {
+
+// The time encoder's sinusoid is diffusers' Timesteps(256, flip_sin_to_cos=True,
+// downscale_freq_shift=1): [cos, sin] over k/127; the action encoder's is [sin, cos] over k/(D/2).
+constexpr SinusConfig kTimeSinusoid{true, 1}, kActionSinusoid{false, 0};
 
 class Gr00tModel final : public Model {
   // Parameters.
@@ -43,8 +47,9 @@ class Gr00tModel final : public Model {
     act_fc2_ = reg_.add_linear_emb("action_enc.fc2", E, 2 * D, D);
     act_fc3_ = reg_.add_linear_emb("action_enc.fc3", E, D, D);
     future_tokens_ = reg_.add("future_tokens", {cfg.n_future, D}, ParamInit::normal, false);
-    pos_emb_ = reg_.add("pos_emb", {cfg.horizon, D}, ParamInit::normal, false);
-    time_enc_.add_params(reg_, D);
+    // Upstream's position_embedding: max_seq_len rows, of which the action tokens use 0 .. Hz − 1.
+    pos_emb_ = reg_.add("pos_emb", {cfg.max_seq_len, D}, ParamInit::normal, false);
+    time_enc_.add_params(reg_, D, kTimeSinusoid);
     for (int l = 0; l < cfg.n_layers_vl; ++l) {
       reg_.begin_unit(str("vl_blocks.", l));
       trunk_.context_blocks.add(add_vl_block(reg_, l, cfg));
@@ -103,12 +108,12 @@ class Gr00tModel final : public Model {
     ops.linear_emb_forward(view(a.st1r, B, Dh), W(P, state_fc2_), b(P, state_fc2_), d.sample_emb, Activation::none,
                            View{}, view(a.st2, B, D));
 
-    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token; its timestep floor(1000τ).
+    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token; its timestep bucket trunc(1000τ).
     ops.flow_interpolate(d.noise, d.actions, d.action_target, d.tau, d.action_sample, view(a.ax, Ta, A));
     ops.copy_rows(d.tq, d.action_sample, view(a.a_tq, Ta, 1), RowIndex{});
     ops.linear_emb_forward(view(a.ax, Ta, A), W(P, act_fc1_), b(P, act_fc1_), d.action_emb, Activation::none, View{},
                            view(a.ae1, Ta, D));
-    ops.sinus_embedding(view(a.a_tq, Ta, 1), view(a.a_sin, Ta, D));
+    ops.sinus_embedding(view(a.a_tq, Ta, 1), view(a.a_sin, Ta, D), kActionSinusoid);
     ops.copy(view(a.ae1, Ta, D), acat.cols_range(0, D));
     ops.copy(view(a.a_sin, Ta, D), acat.cols_range(D, D));
     ops.linear_emb_forward(acat, W(P, act_fc2_), b(P, act_fc2_), d.action_emb, Activation::silu, view(a.ae2, Ta, D),
@@ -123,7 +128,7 @@ class Gr00tModel final : public Model {
     ops.copy_rows(P.pv(future_tokens_), d.future_kind, x, d.future);
 
     ops.layernorm_forward(d.context, P.pv(vlln_.weight), P.pv(vlln_.bias), view(trunk_.c, Tc, cfg_.d_ctx),
-                          view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1));
+                          view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1), kGr00tNormEps);
   }
 
   // Output head on the action tokens and the masked flow-matching loss; with backward, also
@@ -144,7 +149,7 @@ class Gr00tModel final : public Model {
                        view(a.hmod_rows, Tu, 2 * D));
     ops.copy_rows(view(a.hmod_rows, Tu, 2 * D), d.action_time, hmod, RowIndex{});
     ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Ta, D),
-                              view(a.hm, Ta, D), view(a.hmean, Ta, 1), view(a.hrstd, Ta, 1));
+                              view(a.hm, Ta, D), view(a.hmean, Ta, 1), view(a.hrstd, Ta, 1), kGr00tNormOutEps);
     ops.linear_forward(view(a.hm, Ta, D), W(P, proj_out_2_), b(P, proj_out_2_), Activation::none, View{},
                        view(a.hy, Ta, Dout));
     ops.linear_emb_forward(view(a.hy, Ta, Dout), W(P, dec_fc1_), b(P, dec_fc1_), d.action_emb, Activation::relu,

@@ -12,9 +12,13 @@ ModelConfig trunk(const char* name, Family family, int D, int L, int H, int F, i
   return c;
 }
 
-void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dout, int Dh, int E, int Sd, int A, int Hz, int Nf) {
-  c.n_layers_vl = Lvl, c.n_heads_vl = Hvl, c.d_out = Dout, c.d_hidden_enc = Dh, c.n_embodiments = E;
-  c.state_dim = Sd, c.action_dim = A, c.horizon = Hz, c.n_future = Nf;
+// GR00T-N1.5's action head as upstream builds it (UPSTREAM.md, the spec's config.json table):
+// Dout = Dh (the action decoder reads hidden_size features), both FFNs 4× their width (diffusers'
+// FeedForward), the position table of max_seq_len rows, dropout 0.2 in the DiT and the vl blocks.
+void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dh, int E, int Sd, int A, int Hz, int Nf, int max_seq_len) {
+  c.n_layers_vl = Lvl, c.n_heads_vl = Hvl, c.d_out = Dh, c.d_hidden_enc = Dh, c.n_embodiments = E;
+  c.state_dim = Sd, c.action_dim = A, c.horizon = Hz, c.n_future = Nf, c.max_seq_len = max_seq_len;
+  c.dropout = 0.2, c.dropout_vl = 0.2;
 }
 
 void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int F, int Hl, int Wl, int max_txt) {
@@ -29,11 +33,12 @@ ModelConfig preset_config(const std::string& name) {
   ModelConfig c;
   if (name == "tiny_gr00t") {
     c = trunk("tiny_gr00t", Family::gr00t, 64, 2, 4, 256, 32);
-    set_gr00t_heads(c, 1, 4, 32, 64, 3, 16, 8, 8, 4);
-  } else if (name == "gr00t_n15") {
-    // GR00T-N1.5 action head: DiT 1536 wide, 16 layers; Eagle features 2048 wide.
-    c = trunk("gr00t_n15", Family::gr00t, 1536, 16, 32, 6144, 2048);
-    set_gr00t_heads(c, 4, 32, 1024, 1024, 32, 64, 32, 16, 32);
+    set_gr00t_heads(c, 1, 4, 32, 3, 16, 8, 8, 4, 32);
+  } else if (name == "gr00t_n1.5_3b") {
+    // The released GR00T-N1.5-3B action head: DiT 32 × 48 = 1536 wide, 16 layers; Eagle 2.5
+    // features 2048 wide, 4 vl blocks of 32 × 64; hidden 1024; 32 embodiment slots.
+    c = trunk("gr00t_n1.5_3b", Family::gr00t, 1536, 16, 32, 6144, 2048);
+    set_gr00t_heads(c, 4, 32, 1024, 32, 64, 32, 16, 32, 1024);
   } else if (name == "tiny_wan") {
     c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
     set_wan_video(c, 4, 4, 2, 2, 8, 4, 4, 4, 16);
@@ -74,7 +79,23 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
               c.n_future >= 0,
           "d_out", "d_out, d_hidden_enc, n_embodiments, state_dim and horizon must be positive");
     check(c.d_model % 2 == 0, "d_model", "d_model must be even (sinusoidal action-time embedding)");
+    check(c.d_ff == 4 * c.d_model, "d_ff",
+          str("d_ff = ", c.d_ff, " must be 4·d_model = ", 4 * c.d_model,
+              " (upstream's FeedForward width; leave model.d_ff unset for gr00t)"),
+          {"d_model"});
+    check(c.d_out == c.d_hidden_enc, "d_out",
+          str("d_out = ", c.d_out, " must equal d_hidden_enc = ", c.d_hidden_enc,
+              " (upstream's DiT output_dim is the action decoder's hidden_size; leave model.d_out unset)"),
+          {"d_hidden_enc"});
+    check(c.max_seq_len >= c.horizon, "max_seq_len",
+          str("max_seq_len = ", c.max_seq_len, " must be at least horizon = ", c.horizon,
+              " (the position table's rows 0..horizon-1 are added to the action tokens)"),
+          {"horizon"});
+    check(c.dropout >= 0 && c.dropout < 1 && c.dropout_vl >= 0 && c.dropout_vl < 1, "dropout",
+          "dropout and dropout_vl must lie in [0, 1)", {"dropout_vl"});
   } else {
+    check(c.dropout == 0 && c.dropout_vl == 0, "dropout", "the wan family has no dropout sites; set 0 or -1",
+          {"dropout_vl"});
     int hd = c.head_dim();
     check(hd % 2 == 0 && hd / 2 / 3 >= 1, "n_heads",
           str("head dim d_model/n_heads = ", hd, " must be even with at least 3 rotary pairs (3d RoPE)"), {"d_model"});

@@ -33,7 +33,7 @@ class WanModel final : public Model {
     patch_embed_ = reg_.add_linear("patch_embed", cfg.patch_dim_in(), D);
     text_fc1_ = reg_.add_linear("text_emb.fc1", cfg.d_ctx, D);
     text_fc2_ = reg_.add_linear("text_emb.fc2", D, D);
-    time_enc_.add_params(reg_, D);
+    time_enc_.add_params(reg_, D, SinusConfig{true, 0});  // Wan's sinusoidal_embedding_1d
     time_proj_ = reg_.add_linear("time_proj", D, 6 * D);
     action_enc_ = reg_.add_linear("action_enc", cfg.action_dim, D);
     for (int l = 0; l < cfg.n_layers; ++l) {
@@ -126,7 +126,7 @@ class WanModel final : public Model {
     ops.copy_rows(temb, d.head_time, hmod.cols_range(D, D), RowIndex{});
     ops.add_bias(hmod, P.pv(head_modulation_).flat());
     ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Th, D), hm,
-                              view(a.hmean, Th, 1), view(a.hrstd, Th, 1));
+                              view(a.hmean, Th, 1), view(a.hrstd, Th, 1), kWanNormEps);
     ops.linear_forward(hm.rows_range(0, Tn), W(P, head_proj_), b(P, head_proj_), Activation::none, View{},
                        view(a.yv, Tn, Po));
     // The targets are the velocities ε − x0; head.proj's output element e is input element out_to_in[e].

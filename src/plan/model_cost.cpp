@@ -170,6 +170,12 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.flops_fwd = f.fwd;
   p.flops_bwd = f.bwd;
 
+  double dropout_elements = 0;
+  for (const Model::DropoutSite& site : model->dropout_sites())
+    dropout_elements += double(site.context ? sample.n_context : sample.n_tokens) * site.width;
+  p.dropout_bytes_fwd = 2 * dropout_elements * double(dtype_size(blocks));
+  p.dropout_bytes_bwd = 4 * dropout_elements * double(dtype_size(blocks));
+
   const ActivationBytes act = model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb, blocks);
   p.activation_bytes = double(act.total);
   p.blocks_dtype = blocks;
@@ -198,6 +204,9 @@ std::string plan_text(const PlanReport& p) {
            " per sample\n");
   s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
            " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
+  if (p.dropout_bytes_fwd > 0)
+    s += str("  dropout traffic      ", (p.dropout_bytes_fwd + p.dropout_bytes_bwd) / 1e6,
+             " MB per sample (forward and backward; the masks are drawn, not stored)\n");
   s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
            g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
            "; recompute changes it)\n");

@@ -120,4 +120,59 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   return t;
 }
 
+namespace {
+
+// The throughput and epoch of the head's step with the backbone's forward added per sample.
+struct WithBackbone {
+  double head_s = 0, online_s = 0, online_samples_per_s = 0, online_epoch_s = 0, offline_features_s = 0;
+};
+WithBackbone with_backbone(const BackboneCost& b, const StepPrediction& s) {
+  WithBackbone w;
+  if (s.samples_per_s_per_device <= 0) return w;
+  w.head_s = 1 / s.samples_per_s_per_device;
+  w.online_s = w.head_s + b.forward_s;
+  w.online_samples_per_s = 1 / w.online_s;
+  if (s.epoch_s > 0) {
+    w.online_epoch_s = s.epoch_s * w.online_s / w.head_s;
+    // embpack features on the same devices: every sample once.
+    w.offline_features_s = double(s.w.dataset_samples) * b.forward_s / std::max(1, s.w.ranks);
+  }
+  return w;
+}
+
+}  // namespace
+
+std::string backbone_text(const Hardware& hw, const BackboneCost& b, const StepPrediction& s) {
+  const WithBackbone w = with_backbone(b, s);
+  std::string t = str("backbone (GR00T-N1.5 Eagle 2.5, frozen, bf16 forward) per sample of ", b.views, " view(s), ",
+                      b.prompt_tokens, " tokens on ", hw.name, ":\n");
+  t += str("  backbone             ", b.flops() / 1e12, " TFLOP (vision ", b.vision_flops / 1e12, ", LLM ",
+           b.llm_flops / 1e12, "; attention ", b.attention_flops / 1e12, ") = ", duration(b.forward_s), "; weights ",
+           gib(b.weight_bytes), " GiB\n");
+  t += str("  head (this deck)     ", (s.flops_per_sample + s.recompute_flops_per_sample) / 1e12,
+           " TFLOP forward + backward = ", duration(w.head_s), " per sample per device\n");
+  t += str("  offline features     head alone: ", s.samples_per_s_per_device, " samples/s per device",
+           w.offline_features_s > 0 ? str("; embpack features once: ", duration(w.offline_features_s), " on ",
+                                          s.w.ranks, " device(s)")
+                                    : std::string(),
+           "\n");
+  t += str("  online (as upstream) ", duration(w.online_s), " per sample per device: ", w.online_samples_per_s,
+           " samples/s per device",
+           w.online_epoch_s > 0 ? str(", epoch ", duration(w.online_epoch_s)) : std::string(), "\n");
+  return t;
+}
+
+nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s) {
+  const WithBackbone w = with_backbone(b, s);
+  return {{"views", b.views},
+          {"prompt_tokens", b.prompt_tokens},
+          {"flops_per_sample", {{"vision", b.vision_flops}, {"llm", b.llm_flops}, {"attention", b.attention_flops}}},
+          {"forward_s_per_sample", b.forward_s},
+          {"weight_bytes", b.weight_bytes},
+          {"head_s_per_sample", w.head_s},
+          {"online", {{"s_per_sample", w.online_s}, {"samples_per_s_per_device", w.online_samples_per_s},
+                      {"epoch_s", w.online_epoch_s}}},
+          {"offline_features_s", w.offline_features_s}};
+}
+
 }  // namespace emb

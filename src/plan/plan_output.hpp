@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/backbone_cost.hpp"
 #include "plan/step_model.hpp"
 
 namespace emb {
@@ -15,5 +16,11 @@ nlohmann::json plan_json(const Hardware& hw, const StepPrediction& deck, const s
 // `top`: rows of the ranked table.
 std::string prediction_text(const Hardware& hw, const StepPrediction& deck, const std::vector<StepPrediction>& ranked,
                             size_t top);
+
+// gr00t: the frozen backbone's cost per sample beside the head's (the deck's prediction `s`), and
+// what it makes of throughput and epoch with features made offline (embpack features, once) or
+// online (in every step, as upstream's fine-tuning runs it).
+std::string backbone_text(const Hardware& hw, const BackboneCost& b, const StepPrediction& s);
+nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s);
 
 }  // namespace emb

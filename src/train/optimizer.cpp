@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/cpu/adamw.hpp"
+#include "kernels/op_types.hpp"
 
 namespace emb {
 
@@ -32,7 +32,7 @@ double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {
 float Optimizer::step(float* owned_params, const float* owned_grads, int64_t step, double lr, double grad_norm) {
   AdamWConfig cfg = cfg_;
   cfg.lr = float(lr);
-  const float clip = cpu::clip_coefficient(grad_norm, grad_clip_);
+  const float clip = clip_coefficient(grad_norm, grad_clip_);
   for (const DecaySegment& s : layout_.decay_segments()) {
     auto segment = [&](const float* p) { return view(p + s.owned_offset, 1, s.count); };
     ops_.adamw_step(segment(owned_params), segment(owned_grads), m_.view(s.owned_offset, s.count),

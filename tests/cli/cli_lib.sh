@@ -31,3 +31,19 @@ assert worst <= float(sys.argv[4]), worst
 PY
 }
 expect_contains() { grep -qF -- "$2" <<<"$1" || fail "expected output to contain '$2', got: $1"; }
+# expect_refused CODE EXPECTED COMMAND...: COMMAND (a run writing into $tmp/out) exits CODE (any = any
+# non-zero) with exactly one error line, "embtrain: error: EXPECTED...", and leaves no $tmp/out.
+expect_refused() {
+  local want_code=$1 expected=$2
+  shift 2
+  "$@" >"$tmp/out.txt" 2>&1
+  local code=$?
+  if [ "$want_code" = any ]; then
+    [ $code -ne 0 ] || fail "'$expected' expected, but the run exited 0"
+  else
+    [ $code -eq "$want_code" ] || fail "exit code $code, expected $want_code: $(cat "$tmp/out.txt")"
+  fi
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
+  grep -qF "embtrain: error: $expected" "$tmp/out.txt" || fail "expected '$expected', got: $(grep error "$tmp/out.txt")"
+  [ ! -e "$tmp/out" ] || fail "a refused run left outputs: $(ls -R "$tmp/out")"
+}

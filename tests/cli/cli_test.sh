@@ -156,13 +156,19 @@ PY
   rm -rf outputs/rs-full outputs/rs-first outputs/rs-second
   ;;
 dump_parity)
-  # `embtrain DECK --dump` on the real dataset's first micro-batch, checked by PyTorch.
-  for deck in tiny_gr00t tiny_wan; do
-    "$embtrain" "inputs/$deck.in" --dump "$tmp/$deck.h5" >"$tmp/out" 2>&1 || fail "$deck --dump exited $?: $(cat "$tmp/out")"
-    expect_contains "$(cat "$tmp/out")" "wrote $tmp/$deck.h5"
-    /usr/bin/python3 tests/model/parity_torch.py "$tmp/$deck.h5" >"$tmp/parity" 2>&1 ||
-      fail "$deck: PyTorch parity failed: $(tail -5 "$tmp/parity")"
-  done
+  # `embtrain DECK --dump` on the real dataset's first step with the deck's own initialisation:
+  # gr00t's whole step (several micro-batches, dropout on) against upstream's computation, wan's
+  # one micro-batch (2 samples) against MODEL.md in PyTorch.
+  "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/tiny_gr00t.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_gr00t --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_gr00t.h5"
+  /usr/bin/python3 tests/upstream/gr00t_dump_parity.py "$tmp/tiny_gr00t.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_gr00t: upstream parity failed: $(tail -5 "$tmp/parity")"
+  "$embtrain" inputs/tiny_wan.in --set train.global_batch=2 --dump "$tmp/tiny_wan.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_wan --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_wan.h5"
+  /usr/bin/python3 tests/model/parity_torch.py "$tmp/tiny_wan.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_wan: PyTorch parity failed: $(tail -5 "$tmp/parity")"
   ;;
 dump_errors)
   "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
@@ -170,9 +176,11 @@ dump_errors)
   [ $code -ne 0 ] || fail "an unwritable dump path exited 0"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
   expect_contains "$(cat "$tmp/err")" "/nonexistent/dir/x.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/x.h5" >/dev/null 2>"$tmp/err"
-  [ $? -ne 0 ] || fail "--dump on 2 ranks exited 0"
-  expect_contains "$(cat "$tmp/err")" "--dump runs on one rank"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -ne 0 ] || fail "an unwritable dump path on 2 ranks exited 0"
+  n=$(grep -c "^embtrain: error: /nonexistent/dir/x.h5: cannot create the dump file" "$tmp/err")
+  [ "$n" -eq 1 ] || fail "2 ranks: expected the error line exactly once (rank 0), got $n: $(cat "$tmp/err")"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --print-deck >/dev/null 2>&1 || fail "print-deck validates no model"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --plan >/dev/null 2>"$tmp/err"
   [ $? -eq 2 ] || fail "inconsistent dims: expected exit code 2"
@@ -323,13 +331,7 @@ startup_checks)
     shift 8
     printf '[run]\noutput_dir = %s\n[model]\npreset = %s\n%s\n[data]\npaths = %s\ntokens_per_mb = %s\n[train]\nsteps = 3\nglobal_batch = %s\nckpt_dir = %s\n' \
       "$tmp/out" "$preset" "$model_line" "$paths" "$tpm" "$gb" "$ckpt" >"$tmp/deck.in"
-    "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" >"$tmp/out.txt" 2>&1
-    local code=$?
-    [ $code -eq 2 ] || fail "line $line: exit code $code, expected 2: $(cat "$tmp/out.txt")"
-    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "line $line: expected one error line: $(cat "$tmp/out.txt")"
-    grep -qF "embtrain: error: $tmp/deck.in:$line: $message" "$tmp/out.txt" ||
-      fail "expected '$tmp/deck.in:$line: $message', got: $(grep error "$tmp/out.txt")"
-    [ ! -e "$tmp/out" ] || fail "line $line: a refused run left outputs: $(ls -R "$tmp/out")"
+    expect_refused 2 "$tmp/deck.in:$line: $message" "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
   }
   gr00t=outputs/data/tiny_gr00t.h5
   start_check 8 "data.tokens_per_mb: 40 tokens is less than the largest sample of data.paths needs (85: 13 query + 72 context)" \
@@ -346,9 +348,10 @@ startup_checks)
   # A model the node cannot hold (virtual memory capped at 8 GB in case the check lets it through).
   start_check 5 "out of memory: the model needs " tiny_gr00t \
     "d_model = 200000" $gr00t 512 8 "$tmp/ckpt" bash -c 'ulimit -v 8000000 && exec "$@"' _
-  # The state is exact; the activations are the planner's estimate (which the planner refines).
+  # The state is exact (gr00t derives d_ff = 4·d_model as upstream); the activations are the
+  # planner's estimate (which the planner refines).
   expect_contains "$(cat "$tmp/out.txt")" \
-    "GiB per rank (880327624472 parameters: 9539.9 GiB of parameters, gradients and AdamW moments with train.shard = full, "
+    "GiB per rank (1520109218392 parameters: 15498 GiB of parameters, gradients and AdamW moments with train.shard = full, "
   # A read-only file system (a private read-only tmpfs: even root cannot write there).
   mkdir -p "$tmp/ro"
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
@@ -358,28 +361,36 @@ data_refused_at_start)
   # Data files that cannot be trained on are refused before step 1 with one line naming the file
   # (and dataset): one verify rejects for a small array, and one this user may not read (mode
   # 000; as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH are dropped so the mode counts).
-  refused() {  # refused FILE EXPECTED [LAUNCH...]
+  data_refused() {  # data_refused FILE EXPECTED [LAUNCH...]
     local file=$1 expected=$2
     shift 2
-    "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
-      --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1
-    local code=$?
-    [ $code -ne 0 ] || fail "$file was trained on (exit 0)"
-    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
-    grep -qF "embtrain: error: $expected" "$tmp/out.txt" || fail "expected '$expected', got: $(grep error "$tmp/out.txt")"
-    [ ! -e "$tmp/out" ] || fail "a refused run left outputs: $(ls -R "$tmp/out")"
+    expect_refused any "$expected" "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 \
+      --set train.global_batch=8 --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt"
   }
   cp outputs/data/tiny_gr00t.h5 "$tmp/stats.h5"
   /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/stats/state/mean'][3] = float('nan')" "$tmp/stats.h5"
   "$build/embpack" verify "$tmp/stats.h5" >/dev/null 2>&1 && fail "embpack verify accepts the NaN statistic"
-  refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
+  data_refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
   cp outputs/data/tiny_gr00t.h5 "$tmp/tokens.h5"
   /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/tasks/tokens'][0] = 10**6" "$tmp/tokens.h5"
-  refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
+  data_refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
   cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
   chmod 000 "$tmp/locked.h5"
-  refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
+  ;;
+vl_backbone_refused)
+  # data.vl_backbone (app/vl_backbone.hpp): a checkpoint that cannot be read is one line naming
+  # the deck line (exit 2); the tiny datasets' features, which the stand-in encoder made, are
+  # refused for a real backbone (a data file's error: exit 1, as in data_refused_at_start).
+  /usr/bin/python3 tests/encoders_ref/make_tiny_encoders.py --which eagle --out "$tmp/tiny" >/dev/null ||
+    fail "make_tiny_encoders.py failed"
+  printf '[run]\noutput_dir = %s\n[model]\npreset = tiny_gr00t\n[data]\npaths = outputs/data/tiny_gr00t.h5\nvl_backbone = %s\n[train]\nsteps = 3\nckpt_dir = %s\n' \
+    "$tmp/out" "$tmp/none" "$tmp/ckpt" >"$tmp/deck.in"
+  expect_refused 2 "$tmp/deck.in:7: data.vl_backbone: $tmp/none: no such file or folder" \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
+  expect_refused 1 "outputs/data/tiny_gr00t.h5:/features/vl: made without a backbone digest (the stand-in encoder of the simulated tasks), but data.vl_backbone asks for the backbone " \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" --set data.vl_backbone="$tmp/tiny/eagle"
   ;;
 data_truncated)
   # A dataset truncated under the running job: the next read of it fails naming the file, every

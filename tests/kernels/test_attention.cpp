@@ -141,7 +141,7 @@ void check_attention(const Batch& b, AttnMask mask, bool with_fd) {
   cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), Tq, Tk, H, hd, idx);
   auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
   const AttnRef ref = attention_ref(b, mask, qd, kd, vd, H, hd);
-  const std::string name = cpu::attn_mask_name(mask);
+  const std::string name = attn_mask_name(mask);
   check_close(out, ref.out, 1e-5, 0.0, name + " out");
   std::vector<double> lse_real, lse_ref_real;
   for (int64_t i = 0; i < Tq * H; ++i) {
@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(attention_mask_rule_matches_model_md) {
           mismatches += mask_ref(b, mask, i, j) != cpu::attn_allowed(idx, i, j);
         }
       BOOST_TEST(mismatches == 0);
-      BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+      BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), Tk) == pairs, attn_mask_name(mask));
     }
   }
 }
@@ -209,7 +209,7 @@ BOOST_AUTO_TEST_CASE(attention_tile_classes_exact_on_block_layouts) {
       int64_t pairs = 0;
       for (int64_t i = 0; i < b.T(); ++i)
         for (int64_t j = 0; j < Tk; ++j) pairs += mask_ref(b, mask, i, j);
-      BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+      BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), Tk) == pairs, attn_mask_name(mask));
     }
   }
   check_attention(make_batch({768, 300}, {0, 0}, 4, false), AttnMask::block_causal, false);

@@ -22,6 +22,8 @@
 //         gradients and residual views at most 1.9e-7 where no bf16 value lies between them and
 //         the inputs, 1.6e-3 behind a bf16 activation gradient (dW, db after gelu or silu).
 // --log_level=message prints every output's error.
+// The encoder ops (encoder_attention, rope_half, gated_activation) hold the same bounds; measured
+// under the emulation: see the encoder_ops case.
 // Runs where CudaOps has a device: under the CUDA emulation in CI (EMBTRAIN_CUDA=EMULATE) and
 // on a GPU; a CUDA build on a machine without either reports the test as skipped.
 #define BOOST_TEST_MODULE backend_ops
@@ -40,10 +42,9 @@
 #include "core/activity.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
-#include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cuda/cuda_ops.hpp"
-#include "kernels/cuda/packed_index.hpp"
+#include "tests/kernels/cuda/packed_index.hpp"
 #include "error_of.hpp"
 
 using namespace emb;
@@ -411,7 +412,7 @@ BOOST_AUTO_TEST_CASE(column_sums_split_rows) {
             auto dy = r.data(r.random(N * C, 86), N, C), dx = r.stream(r.random(N * C, 90), N, C);
             auto dw = r.gradient(r.random(C, 87), 1, C), db = r.gradient(r.random(C, 88), 1, C);
             auto dw_rms = r.gradient(r.random(C, 89), 1, C);
-            r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view());
+            r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view(), 1e-5f);
             r.ops.layernorm_backward(x->view(), w->view(), mean->view(), rstd->view(), dy->view(), dx->view(),
                                      dw->view(), db->view());
             r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
@@ -424,7 +425,9 @@ BOOST_AUTO_TEST_CASE(column_sums_split_rows) {
 
 BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
   const int64_t N = 29, C = 96;
+  // Affine at GR00T-N1.5's eps, plain at Wan's.
   for (bool affine : {true, false}) {
+    const float eps = affine ? 1e-5f : 1e-6f;
     compare(
         str("layernorm affine ", affine), {kPointwise},
         [&](const Run& r) {
@@ -434,7 +437,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
           auto dy = r.data(r.random(N * C, 54), N, C), dx = r.stream(r.random(N * C, 55), N, C);
           auto dw = r.gradient(r.random(C, 56), 1, C), db = r.gradient(r.random(C, 57), 1, C);
           const View wv = affine ? w->view() : View{}, bv = affine ? b->view() : View{};
-          r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view());
+          r.ops.layernorm_forward(x->view(), wv, bv, y->view(), mean->view(), rstd->view(), eps);
           r.ops.layernorm_backward(x->view(), wv, mean->view(), rstd->view(), dy->view(), dx->view(),
                                    affine ? dw->view() : View{}, affine ? db->view() : View{});
           return Outputs{y->read(), mean->read(), rstd->read(), dx->read(), dw->read(), db->read()};
@@ -465,7 +468,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
         auto res = r.stream(r.random(N * C, 77), N, C), dres = r.stream(r.random(N * C, 78), N, C);
         const View m = mod->view(), dm = dmod->view();
         r.ops.norm_modulate_forward(x->view(), m.cols_range(C, C), m.cols_range(0, C), normed->view(), y->view(),
-                                    mean->view(), rstd->view());
+                                    mean->view(), rstd->view(), 1e-5f);
         r.ops.norm_modulate_backward(x->view(), normed->view(), m.cols_range(C, C), mean->view(), rstd->view(),
                                      dy->view(), dx->view(), dm.cols_range(C, C), dm.cols_range(0, C));
         r.ops.gated_residual_forward(res->view(), m.cols_range(2 * C, C), y->view());
@@ -491,7 +494,7 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
               r.ops.residual_norm_modulate_forward(x->view(), gated ? m.cols_range(2 * Cf, Cf) : View{}, res->view(),
                                                    save_input ? x_in->view() : View{}, m.cols_range(Cf, Cf),
                                                    m.cols_range(0, Cf), normed->view(), y->view(), mean->view(),
-                                                   rstd->view());
+                                                   rstd->view(), 1e-6f);
               return Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()};
             },
             kAlsoMixed);
@@ -516,11 +519,12 @@ BOOST_AUTO_TEST_CASE(residual_norm_modulate_is_its_unfused_sequence) {
                    shift = m.cols_range(0, C);
         if (fused) {
           ops->residual_norm_modulate_forward(x->view(), gate, res->view(), x_in->view(), scale, shift,
-                                              normed->view(), y->view(), mean->view(), rstd->view());
+                                              normed->view(), y->view(), mean->view(), rstd->view(), 1e-5f);
         } else {
           ops->gated_residual_forward(x->view(), gate, res->view());
           ops->copy(x->view(), x_in->view());
-          ops->norm_modulate_forward(x->view(), scale, shift, normed->view(), y->view(), mean->view(), rstd->view());
+          ops->norm_modulate_forward(x->view(), scale, shift, normed->view(), y->view(), mean->view(), rstd->view(),
+                                     1e-5f);
         }
         runs.push_back(Outputs{x->read(), x_in->read(), normed->read(), y->read(), mean->read(), rstd->read()});
       }
@@ -541,7 +545,7 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
         const bool cross = mask == AttnMask::cross;
         const int64_t Tk = cross ? Tc : Tq, D = int64_t(H) * hd;
         const char* variant = cuda == &backends().cuda ? "" : " (atomic dq)";
-        compare(str("attention ", cpu::attn_mask_name(mask), " hd ", hd, variant),
+        compare(str("attention ", attn_mask_name(mask), " hd ", hd, variant),
                 {kGemm, kGemm, kAttnGrad, kAttnGrad, kAttnGrad}, [&](const Run& r) {
           auto seq = r.index(p.seq), blk = r.index(p.blk), grp = r.index(p.grp), cseq = r.index(p.cseq);
           AttnIndex idx;
@@ -671,12 +675,14 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
         return Outputs{x->read(), dx->read()};
       });
     }
-  compare("sinus_embedding", {kPointwise}, [&](const Run& r) {
-    auto t = r.stats(random_values(T, 92, DType::f32, 0.0f, 1000.0f), T, 1);
-    auto out = r.data(std::vector<float>(T * 64), T, 64);
-    r.ops.sinus_embedding(t->view(), out->view());
-    return Outputs{out->read()};
-  });
+  for (const SinusConfig& cfg : {SinusConfig{true, 0}, SinusConfig{true, 1}, SinusConfig{false, 0}})
+    compare(str("sinus_embedding cos_first ", cfg.cos_first, " shift ", cfg.freq_shift), {kPointwise},
+            [&](const Run& r) {
+              auto t = r.stats(random_values(T, 92, DType::f32, 0.0f, 1000.0f), T, 1);
+              auto out = r.data(std::vector<float>(T * 64), T, 64);
+              r.ops.sinus_embedding(t->view(), out->view(), cfg);
+              return Outputs{out->read()};
+            });
   const int64_t M = 6, C = 24, Ct = 32;
   std::vector<int32_t> src_rows(T), t_rows(T), tgt_cols(C);
   for (int64_t i = 0; i < T; ++i) src_rows[i] = int32_t((i * 3) % T), t_rows[i] = int32_t(i % M);
@@ -705,6 +711,32 @@ BOOST_AUTO_TEST_CASE(rope_sinus_flow_loss) {
       return Outputs{dpred->read(), {float(host_sum)}};
     });
   }
+}
+
+// Dropout over packed rows (three samples in shuffled token order, padding rows) draws the same
+// keep-mask on both backends: the forward out of place and in place, the backward accumulating.
+// C 50 starts rows inside a Philox block of four, C 64 on one. Exact in fp32 (one product each).
+BOOST_AUTO_TEST_CASE(dropout_same_mask_on_both_backends) {
+  const std::vector<int32_t> seq = {2, 0, 0, -1, 1, 2, 0, 1, -1, 2}, token = {1, 0, 2, 0, 0, 0, 1, 1, 0, 2};
+  const std::vector<int64_t> ids = {5, 77, 100000};
+  const int64_t N = int64_t(seq.size());
+  for (const int64_t C : {50, 64})
+    compare(str("dropout C ", C), {kPointwise}, [&](const Run& r) {
+      auto s = r.index(seq), t = r.index(token);
+      auto* id = static_cast<int64_t*>(r.ops.allocate(ids.size() * sizeof(int64_t)));
+      r.ops.upload(id, ids.data(), ids.size() * sizeof(int64_t));
+      const DropoutRows rows{s->get(), t->get(), id};
+      const DropoutConfig cfg{0.2f, 1234, 17, 42};
+      auto x = r.data(r.random(N * C, 120), N, C), y = r.data(r.random(N * C, 121), N, C);
+      auto in_place = r.data(r.random(N * C, 120), N, C);
+      auto dy = r.data(r.random(N * C, 122), N, C), dx = r.data(r.random(N * C, 123), N, C);
+      r.ops.dropout_forward(x->view(), y->view(), cfg, rows);
+      r.ops.dropout_forward(in_place->view(), in_place->view(), cfg, rows);
+      r.ops.dropout_backward(dy->view(), dx->view(), cfg, rows);
+      const Outputs out{y->read(), in_place->read(), dx->read()};
+      r.ops.deallocate(id);
+      return out;
+    });
 }
 
 BOOST_AUTO_TEST_CASE(optimizer) {
@@ -747,9 +779,16 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
     const View xv = x->view();
     BOOST_TEST(error_of([&] {
                  ops->residual_norm_modulate_forward(xv, View{}, y->view(), View{}, xv, xv, xv, xv, stat->view(),
-                                                     stat->view());
+                                                     stat->view(), 1e-6f);
                }) == "residual_norm_modulate_forward: x and r differ in shape; x [8, 16], gate absent, r [8, 4], "
                      "x_in absent, scale [8, 16], shift [8, 16], normed [8, 16], y [8, 16], mean [8, 1], rstd [8, 1]");
+    const std::vector<int32_t> zeros(8, 0);
+    auto seq = r.index(zeros);
+    const DropoutRows rows{seq->get(), seq->get(), reinterpret_cast<const int64_t*>(seq->get())};
+    BOOST_TEST(error_of([&] { ops->dropout_forward(xv, xv, DropoutConfig{1.0f, 0, 0, 0}, rows); }) ==
+               "dropout_forward: the drop probability 1 must lie in [0, 1); x [8, 16], y [8, 16]");
+    BOOST_TEST(error_of([&] { ops->dropout_backward(xv, y->view(), DropoutConfig{0.2f, 0, 0, 0}, rows); }) ==
+               "dropout_backward: dy and dx differ in shape; dy [8, 16], dx [8, 4]");
   }
   const Run r{backends().cuda, DType::f32, DType::f32, DType::f32, DType::f32};
   std::vector<int32_t> seq(4, 0);
@@ -791,6 +830,111 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   BOOST_TEST(error_of([&] { backends().cuda.gated_residual_forward(xb.view(), View{}, xf.view()); }) ==
              "gated_residual_forward: residual stream views of dtype bf16 beside fp32 data are unsupported on CUDA "
              "(the data's dtype, or fp32 beside bf16); x [8, 16 bf16], gate absent, y [8, 16]");
+}
+
+// The frozen encoders' ops (issue 33): encoder attention at every head dim CUDA builds (SigLIP's
+// 72, CLIP's 80, Qwen3's 128, the VAE's 384 and the tiny ones) over ragged segments, causal with
+// grouped-query heads (Qwen3), bidirectional multi-head (SigLIP, CLIP, the VAE), unscaled with
+// relative-position buckets (umT5) and a dense bias, q/k/v as strided chunks of one fused QKV
+// output; the rotate-half RoPE; SwiGLU and gated GELU on strided gate | up halves; the per-head
+// RMSNorm as rmsnorm on a [T·H, hd] view.
+BOOST_AUTO_TEST_CASE(encoder_ops) {
+  struct Shape {
+    int Hq, Hkv, hd;
+    bool causal;
+    AttnBiasKind bias;
+  };
+  const std::vector<int64_t> offsets = {0, 37, 50, 83};  // segments of 37, 13 and 33 tokens
+  const std::vector<int64_t> even = {0, 24, 48};          // a dense bias needs segments of one size
+  const std::vector<int32_t> buckets = {0, 1, 2, 3, 4, 4, 5, 6, 7, 7, 7};
+  const AttnBiasKind none = AttnBiasKind::none;
+  for (const Shape& sh : {Shape{2, 2, 8, false, none}, Shape{4, 2, 16, true, none}, Shape{2, 1, 32, true, none},
+                          Shape{2, 2, 64, false, AttnBiasKind::relative_buckets}, Shape{2, 2, 72, false, none},
+                          Shape{2, 2, 80, false, AttnBiasKind::dense}, Shape{4, 2, 128, true, none},
+                          Shape{1, 1, 384, false, none}}) {
+    const std::vector<int64_t>& off = sh.bias == AttnBiasKind::dense ? even : offsets;
+    const int64_t T = off.back(), wq = sh.Hq * sh.hd, wk = sh.Hkv * sh.hd, ld = wq + 2 * wk;
+    const int64_t n_buckets = 8, lq = off[1];
+    compare(str("encoder_attention hq ", sh.Hq, " hkv ", sh.Hkv, " hd ", sh.hd, " causal ", sh.causal, " bias ",
+                int(sh.bias)),
+            {kGemm}, [&](const Run& r) {
+              auto qkv = r.data(r.random(T * ld, 120, -2, 2), T, ld);
+              auto out = r.data(std::vector<float>(T * wq), T, wq);
+              auto lse = r.stats(std::vector<float>(T * sh.Hq), T, sh.Hq);
+              auto dense = r.data(r.random(sh.Hq * lq * lq, 121), sh.Hq * lq, lq);
+              auto table = r.data(r.random(sh.Hq * n_buckets, 122, -2, 2), sh.Hq, n_buckets);
+              auto bucket_map = r.index(buckets);
+              View bias;
+              AttnBias kind;
+              kind.kind = sh.bias;
+              if (sh.bias == AttnBiasKind::dense) bias = dense->view();
+              if (sh.bias == AttnBiasKind::relative_buckets) {
+                bias = table->view();
+                kind.buckets = bucket_map->get(), kind.n_rel = int(buckets.size()), kind.rel_zero = 5;
+              }
+              const View fused = qkv->view();
+              const float scale = sh.bias == AttnBiasKind::relative_buckets ? 1.0f : 1.0f / std::sqrt(float(sh.hd));
+              r.ops.encoder_attention_forward(fused.cols_range(0, wq), fused.cols_range(wq, wk),
+                                              fused.cols_range(wq + wk, wk), bias, kind, out->view(), lse->view(),
+                                              EncoderAttnConfig{sh.Hq, sh.Hkv, sh.hd, scale, sh.causal},
+                                              AttnSegments{off.data(), nullptr, int(off.size()) - 1});
+              return Outputs{out->read(), lse->read()};
+            });
+  }
+  const int64_t T = 41;
+  std::vector<int32_t> pos(T);
+  for (int64_t i = 0; i < T; ++i) pos[size_t(i)] = int32_t(i * 37 % 1000);
+  for (int hd : {16, 128}) {
+    compare(str("rope_half hd ", hd), {kPointwise}, [&](const Run& r) {
+      const int H = 3;
+      auto x = r.data(r.random(T * H * hd, 123), T, H * hd), dx = r.data(r.random(T * H * hd, 124), T, H * hd);
+      auto p = r.index(pos);
+      const RopeHalfConfig cfg{H, hd, 1e6f};
+      r.ops.rope_half_forward(x->view(), p->get(), cfg);
+      r.ops.rope_half_backward(dx->view(), p->get(), cfg);
+      return Outputs{x->read(), dx->read()};
+    });
+  }
+  for (Activation act : {Activation::silu, Activation::gelu_tanh}) {
+    compare(str("gated_activation ", int(act)), {kPointwise}, [&](const Run& r) {
+      const int64_t N = 29, C = 45;
+      auto gu = r.data(r.random(N * 2 * C, 125, -4, 4), N, 2 * C), y = r.data(r.random(N * C, 126), N, C);
+      auto dy = r.data(r.random(N * C, 127), N, C), dgu = r.data(r.random(N * 2 * C, 128), N, 2 * C);
+      const View g = gu->view().cols_range(0, C), u = gu->view().cols_range(C, C);
+      r.ops.gated_activation_forward(act, g, u, y->view());
+      r.ops.gated_activation_backward(act, g, u, dy->view(), dgu->view().cols_range(0, C),
+                                      dgu->view().cols_range(C, C));
+      return Outputs{y->read(), dgu->read()};
+    });
+  }
+  // Frozen linears: each backend packs W its own way (the CPU's AVX-512 panels, CUDA's W as given).
+  compare("packed_linear gelu", {kGemm}, [&](const Run& r) {
+    const int64_t M = 37, K = 500, N = 70;
+    auto x = r.data(r.random(M * K, 133), M, K), W = r.data(r.random(K * N, 134, -0.2f, 0.2f), K, N);
+    auto b = r.data(r.random(N, 135), 1, N), pre = r.data(r.random(M * N, 136), M, N), y = r.data(r.random(M * N, 137), M, N);
+    auto packed = r.data(std::vector<float>(size_t(r.ops.packed_linear_elements(K, N))), 1,
+                         r.ops.packed_linear_elements(K, N));
+    r.ops.pack_linear(W->view(), packed->view());
+    r.ops.packed_linear_forward(x->view(), packed->view(), b->view(), Activation::gelu_tanh, pre->view(), y->view());
+    return Outputs{y->read(), pre->read()};
+  });
+  compare("per-head rmsnorm (hd 128)", {kPointwise}, [&](const Run& r) {
+    const int64_t H = 4, hd = 128;
+    auto x = r.stream(r.random(T * H * hd, 129, -2, 2), T * H, hd), w = r.data(r.random(hd, 130), 1, hd);
+    auto y = r.data(r.random(T * H * hd, 131), T * H, hd), rstd = r.stats(std::vector<float>(T * H), T * H, 1);
+    r.ops.rmsnorm_forward(x->view(), w->view(), y->view(), rstd->view());
+    return Outputs{y->read(), rstd->read()};
+  });
+  // A head dim CUDA does not build is one line naming the built ones.
+  const Run r{backends().cuda, DType::f32, DType::f32, DType::f32, DType::f32};
+  auto x = r.data(r.random(4 * 96, 132), 4, 96);
+  const std::vector<int64_t> one = {0, 4};
+  BOOST_TEST(error_of([&] {
+               backends().cuda.encoder_attention_forward(x->view(), x->view(), x->view(), View{}, AttnBias{}, x->view(),
+                                                         View{}, EncoderAttnConfig{1, 1, 96, 0.1f, false},
+                                                         AttnSegments{one.data(), nullptr, 1});
+             }) == "encoder_attention_forward: head_dim 96 is not built on CUDA (8, 16, 32, 64, 72, 80, 128, 384); "
+                   "q [4, 96], k [4, 96], v [4, 96], bias absent, out [4, 96], lse absent");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,6 @@
 // Flow-matching draws (MODEL.md "Flow", "Noise"): their distributions, and that a sample's
-// draws depend only on (seed, step, sample id), never on its slot in the batch.
+// draws depend only on (seed, step, sample id), never on its slot in the batch; gr00t's
+// timestep buckets; dropout on in training only ("Dropout").
 #define BOOST_TEST_MODULE model_flow
 #include <boost/test/unit_test.hpp>
 
@@ -25,7 +26,7 @@ FlowDraws draw(const ModelConfig& cfg, const PackedBatch& b, int64_t step) {
 }  // namespace
 
 // s ~ Beta(1.5, 1) has mean 0.6, so τ = (0.999 − s)/0.999 has mean 0.3994 (sd 0.2);
-// tq = floor(1000τ); noise ~ N(0, 1).
+// tq = timestep_bucket(τ); noise ~ N(0, 1).
 BOOST_AUTO_TEST_CASE(gr00t_timesteps_and_noise) {
   const ModelConfig cfg = preset_config("tiny_gr00t");
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(2000), true, kSeed);
@@ -33,8 +34,8 @@ BOOST_AUTO_TEST_CASE(gr00t_timesteps_and_noise) {
   double mean = 0, below_half = 0;
   for (int s = 0; s < b.n_samples; ++s) {
     const float tau = d.tau[size_t(s)];
-    BOOST_TEST_REQUIRE((tau > -0.001f && tau < 1.0f));
-    BOOST_TEST_REQUIRE(d.tq[size_t(s)] == int32_t(std::floor(double(tau) * 1000.0)));
+    BOOST_TEST_REQUIRE((tau > -0.0011f && tau <= 1.0f));
+    BOOST_TEST_REQUIRE(d.tq[size_t(s)] == timestep_bucket(tau));
     mean += tau / b.n_samples;
     below_half += (tau < 0.5f) / double(b.n_samples);
   }
@@ -45,6 +46,39 @@ BOOST_AUTO_TEST_CASE(gr00t_timesteps_and_noise) {
   for (float e : d.noise) m1 += e / double(d.noise.size()), m2 += double(e) * e / double(d.noise.size());
   BOOST_TEST(std::fabs(m1) < 0.01);
   BOOST_TEST(std::fabs(m2 - 1) < 0.02);
+}
+
+// Upstream's (τ·1000).long() on a float32 τ: the float32 product truncated toward zero, so the
+// 0.15 % of draws with −0.001 < τ < 0 land in bucket 0 (floor would give −1), τ = 1 in 1000.
+BOOST_AUTO_TEST_CASE(gr00t_timestep_bucket_truncates_the_float32_product) {
+  BOOST_TEST(timestep_bucket(0.0f) == 0);
+  BOOST_TEST(timestep_bucket(-0.0005f) == 0);
+  BOOST_TEST(timestep_bucket(-0.001001f) == -1);
+  BOOST_TEST(timestep_bucket(0.0015f) == 1);
+  BOOST_TEST(timestep_bucket(0.5f) == 500);
+  BOOST_TEST(timestep_bucket(0.99999f) == 999);
+  BOOST_TEST(timestep_bucket(1.0f) == 1000);
+}
+
+// Training drops (a forward with a backward), evaluation does not, and p = 0 is the same
+// network: the forward-only loss equals the training loss of the model without dropout, and
+// differs from the training loss with it (parameters at a trained network's scales, so the
+// blocks' outputs weigh in the loss).
+BOOST_AUTO_TEST_CASE(gr00t_dropout_is_on_in_training_only) {
+  ModelConfig cfg = preset_config("tiny_gr00t");
+  BOOST_TEST(cfg.dropout == 0.2);
+  BOOST_TEST(cfg.dropout_vl == 0.2);
+  TinyModel with(cfg);
+  cfg.dropout = cfg.dropout_vl = 0;
+  TinyModel without(cfg);
+  with.model->params().init_random(with.params.data(), kSeed);  // blocks whose outputs matter
+  without.params = with.params;
+  const PackedBatch b = make_synthetic_batch(cfg, sample_ids(4), true, kSeed);
+  const double eval = with.eval_loss(b), train = with.loss(b);
+  BOOST_TEST(eval == without.loss(b));
+  BOOST_TEST(eval == without.eval_loss(b));
+  BOOST_TEST(std::fabs(train - eval) > 1e-3 * eval);
+  BOOST_TEST(with.loss(b) == train);  // the same step draws the same masks
 }
 
 // σ = shift·u/(1 + (shift − 1)u) with u ~ U(0, 1): one σ per (sample, block), shared by its

@@ -214,7 +214,7 @@ BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attenti
 BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
   Hardware h = gpu_node();
   Workload w = tiny_workload();
-  w.model = preset_config("gr00t_n15");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
+  w.model = preset_config("gr00t_n1.5_3b");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
   w.model.precision = Precision::bf16;
   BOOST_CHECK_THROW(predict_step(h, [&] { Workload f = w; f.fp8 = true; return f; }()), Error);
   h.gemm_fp8 = 4 * h.gemm_bf16;

@@ -16,6 +16,7 @@
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
 #include "rank_errors.hpp"
+#include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 
 namespace emb {
@@ -337,8 +338,8 @@ void check_dataset_stats(const LerobotDataset& d, const std::vector<float>& stat
 
 PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport& report) {
   auto start = std::chrono::steady_clock::now();
-  int rank = 0, ranks = 1;
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &ranks);
+  const bool alone = comm == MPI_COMM_NULL;
+  const int rank = alone ? 0 : rank_in(comm), ranks = alone ? 1 : ranks_in(comm);
   std::vector<LerobotDataset> datasets;
   PackedData p;
   std::string error;
@@ -361,7 +362,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
     if (rank == 0) check_dataset_stats(first, state, action, p.state_dim, p.action_dim, report.warnings);
   }
   int64_t totals[3] = {p.episodes(), p.steps(), report.frames_decoded};
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, comm);
+  if (!alone) sum_over_ranks(comm, totals, 3);
   report.episodes = totals[0], report.steps = totals[1], report.frames_decoded = totals[2];
   report.threads = o.threads, report.ranks = ranks;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

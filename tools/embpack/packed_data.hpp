@@ -13,6 +13,9 @@ struct VarlenFeatures {
   int64_t dim = 0;
   std::vector<uint16_t> values;
   std::vector<int64_t> offsets{0};
+  // String attributes of /features/<name>: what produced the features (embpack features'
+  // provenance, packed_format.hpp). Identical on every rank; rank 0 writes them.
+  std::map<std::string, std::string> attributes;
 };
 
 struct LatentView {

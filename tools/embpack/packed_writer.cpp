@@ -7,6 +7,7 @@
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
 #include "rank_errors.hpp"
+#include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
 #include "temp_output.hpp"
 
@@ -28,9 +29,8 @@ struct Writers {
   Placement place(int64_t rows) const {
     Placement p{0, rows};
     if (comm == MPI_COMM_NULL) return p;
-    MPI_Exscan(&rows, &p.first, 1, MPI_INT64_T, MPI_SUM, comm);
-    if (rank == 0) p.first = 0;  // MPI_Exscan leaves rank 0's result undefined
-    MPI_Allreduce(&rows, &p.total, 1, MPI_INT64_T, MPI_SUM, comm);
+    p.first = exclusive_sum(comm, rows);
+    sum_over_ranks(comm, &p.total, 1);
     return p;
   }
 
@@ -119,6 +119,8 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
   f.write(packed::kTaskTokenOffsets, {int64_t(token_offsets.size())}, token_offsets.data());
   for (const LatentView& l : d.latents)
     f.set_attr(str(packed::kLatents, "/", l.name), packed::kStepsPerLatent, double(l.steps_per_latent));
+  for (const auto& [name, v] : d.features)
+    for (const auto& [key, value] : v.attributes) f.set_attr(str("/features/", name), key, value);
 }
 
 }  // namespace
@@ -126,7 +128,7 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
 void write_packed(const PackedData& d, const std::string& out, const std::string& created_by, MPI_Comm comm) {
   EMB_ASSERT(int64_t(d.state.size()) == d.steps() * d.state_dim && int64_t(d.action.size()) == d.steps() * d.action_dim);
   Writers w{comm, 0};
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &w.rank);
+  if (comm != MPI_COMM_NULL) w.rank = rank_in(comm);
   TempOutput temp(out, w.rank == 0);
   std::string error;
   try {  // a failure here (file creation, a write) is met by every rank of the collective calls

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
 namespace emb {
 
@@ -30,7 +31,16 @@ void Progress::draw() {
   int filled = total_ > 0 ? int(kWidth * done_ / total_) : kWidth;
   std::string bar(size_t(filled), '#');
   bar.resize(kWidth, '.');
-  std::fprintf(stderr, "\r%s [%s] %lld/%lld", label_.c_str(), bar.c_str(), (long long)done_, (long long)total_);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = elapsed > 0 ? double(done_) / elapsed : 0;
+  std::string eta = "--";
+  if (rate > 0) {
+    const long long left = (long long)(double(total_ - done_) / rate + 0.5);
+    eta = left >= 3600 ? std::to_string(left / 3600) + "h" + std::to_string(left / 60 % 60) + "m"
+                       : std::to_string(left / 60) + "m" + std::to_string(left % 60) + "s";
+  }
+  std::fprintf(stderr, "\r%s [%s] %lld/%lld %.1f/s ETA %s  ", label_.c_str(), bar.c_str(), (long long)done_,
+               (long long)total_, rate, eta.c_str());
   std::fflush(stderr);
 }
 

@@ -1,4 +1,4 @@
-// A one-line progress bar on stderr for long conversions, shown only when stderr is a
+// A one-line progress bar on stderr for long conversions (done/total, rate, ETA), shown only when stderr is a
 // terminal or when asked for (--progress), so logs and tests stay clean; never when not
 // `allowed` (the ranks other than 0 of a parallel conversion).
 #pragma once
@@ -19,7 +19,7 @@ class Progress {
   std::string label_;
   int64_t total_, done_ = 0;
   bool enabled_;
-  std::chrono::steady_clock::time_point last_draw_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_draw_;
 };
 
 }  // namespace emb

@@ -6,17 +6,20 @@
 
 #include <string>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
 namespace emb {
 
-// Collective; `error` is this rank's message ("" when it succeeded).
-inline void throw_if_any_failed(const std::string& error, MPI_Comm comm) {
-  int rank = 0, ranks = 1;
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &ranks);
-  int failed = error.empty() ? ranks : rank;
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, comm);
-  if (failed < ranks) throw Error(rank == failed ? error : "");
+// Collective; `error` is this rank's message ("" when it succeeded), `exit_code` its exit code
+// (kExitInput for input the user must fix); every rank throws the highest code.
+inline void throw_if_any_failed(const std::string& error, MPI_Comm comm, int exit_code = kExitFailure) {
+  const bool alone = comm == MPI_COMM_NULL;
+  const int rank = alone ? 0 : rank_in(comm), ranks = alone ? 1 : ranks_in(comm);
+  const int64_t mine = error.empty() ? ranks : rank, my_code = error.empty() ? 0 : exit_code;
+  const int64_t failed = alone ? mine : min_over_ranks(comm, mine);
+  const int64_t code = alone ? my_code : max_over_ranks(comm, my_code);
+  if (failed < ranks) throw Error(rank == failed ? error : "", int(code));
 }
 
 }  // namespace emb

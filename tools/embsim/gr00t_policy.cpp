@@ -18,7 +18,7 @@
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/checkpoint_dir.hpp"
 #include "checkpoint/checkpoint_file.hpp"
-#include "policy_batch.hpp"
+#include "rl/roles/policy_batch.hpp"
 
 namespace emb {
 

@@ -18,7 +18,6 @@
 //               the links as a step drives them, without the ranks' skew;
 //   storage     writing 256 MiB with fsync.
 // Each figure is the median over 5 runs of the median over ranks.
-#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,13 +31,26 @@
 #include <vector>
 
 #include "comm/comm_factory.hpp"
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/linear.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/world.hpp"
+#include "kernels/make_ops.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 int g_rank = 0, g_size = 1;
+
+// The CPU backend the probe times, made by the factory as a run's is (run.device = cpu).
+emb::Ops& cpu_ops() {
+  static const std::unique_ptr<emb::Ops> ops = emb::make_ops(emb::BackendConfig{}, 0);
+  return *ops;
+}
+
+// y [n, out] = x [n, in] · w [in, out] on the CPU backend.
+void linear(const float* x, const float* w, float* y, int64_t n, int64_t in, int64_t out) {
+  cpu_ops().linear_forward(emb::view(x, n, in), emb::view(w, in, out), emb::View{}, emb::Activation::none,
+                           emb::View{}, emb::view(y, n, out));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -57,13 +69,11 @@ double timed(const std::function<void()>& fn, int runs = 5) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
   for (int r = 0; r < runs; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    emb::barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     fn();
-    double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::vector<double> all(static_cast<size_t>(g_size));
-    MPI_Allgather(&s, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    per_run.push_back(mean(all));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    per_run.push_back(mean(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{s})));
   }
   return median(per_run);
 }
@@ -82,8 +92,10 @@ struct TrunkGemms {
   }
   void run() {
     for (auto& s : shapes) {
-      emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
-      emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
+      linear(x.data(), w.data(), y.data(), N, s[0], s[1]);
+      cpu_ops().linear_backward(emb::view(x.data(), N, s[0]), emb::view(w.data(), s[0], s[1]), emb::Activation::none,
+                                emb::View{}, emb::view(dy.data(), N, s[1]), emb::view(dx.data(), N, s[0]),
+                                emb::view(dw.data(), s[0], s[1]), emb::View{});
     }
   }
 };
@@ -104,21 +116,18 @@ double spare_core_speedup() {
   std::vector<double> together, alone;
   for (int r = 0; r < 5; ++r)
     for (bool everyone : {true, false}) {
-      MPI_Barrier(MPI_COMM_WORLD);
+      emb::barrier(MPI_COMM_WORLD);
       if (everyone || g_rank == 0) {
         const auto t0 = Clock::now();
         g.run();
         (everyone ? together : alone).push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       }
-      MPI_Request done_req;
-      MPI_Ibarrier(MPI_COMM_WORLD, &done_req);
-      for (int done = 0; !done;) {
-        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
-        if (!done) usleep(500);
-      }
+      emb::NonBlockingBarrier all_done;
+      all_done.enter(MPI_COMM_WORLD);
+      while (!all_done.done()) usleep(500);
     }
   double speedup = g_rank == 0 ? median(together) / median(alone) : 0.0;
-  MPI_Bcast(&speedup, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  emb::broadcast(MPI_COMM_WORLD, &speedup, 1);
   return speedup;
 }
 
@@ -131,21 +140,19 @@ double rank_imbalance() {
   const int m = 384;
   std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
   const auto burst = [&] {
-    for (int i = 0; i < 8; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+    for (int i = 0; i < 8; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
   };
   burst();
   std::vector<double> ratios;
-  float token = 1.0f;
   for (int r = 0; r < 20; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    emb::barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     burst();
     const auto t1 = Clock::now();
-    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-    double times[2] = {std::chrono::duration<double>(t1 - t0).count(),
-                       std::chrono::duration<double>(Clock::now() - t0).count()};
-    std::vector<double> all(2 * static_cast<size_t>(g_size));
-    MPI_Allgather(times, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
+    const std::vector<double> all = emb::all_gather(
+        MPI_COMM_WORLD, std::vector<double>{std::chrono::duration<double>(t1 - t0).count(),
+                                            std::chrono::duration<double>(Clock::now() - t0).count()});
     std::vector<double> compute, wall;
     for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
     ratios.push_back(mean(wall) / mean(compute) - 1);
@@ -156,7 +163,7 @@ double rank_imbalance() {
 double gemm_peak() {
   const int n = 1024;
   std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
-  return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
+  return 2.0 * n * n * n / timed([&] { linear(a.data(), w.data(), y.data(), n, n, n); });
 }
 
 // Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
@@ -167,13 +174,15 @@ double attention_seconds(int hd, bool backward) {
   std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
       dq(q.size()), dk(q.size()), dv(q.size());
   std::vector<int32_t> seq(size_t(T), 0);
-  const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
-                                seq.data(), seq.data(), seq.data()};
+  const emb::AttnIndex idx{emb::AttnMask::full, seq.data(), seq.data(), seq.data(),
+                           seq.data(), seq.data(), seq.data()};
+  const emb::AttnConfig cfg{H, hd};
+  const auto rows = [&](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
   return timed([&] {
-    emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+    cpu_ops().attention_forward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), cfg, idx);
     if (backward)
-      emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                                   dk.data(), dv.data(), T, T, H, hd, idx);
+      cpu_ops().attention_backward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), rows(dout, D),
+                                   rows(dq, D), rows(dk, D), rows(dv, D), cfg, idx);
   }, 1);
 }
 
@@ -245,7 +254,7 @@ double write_bandwidth() {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || ::write(fd, buf.data(), bytes) != ssize_t(bytes) || ::fsync(fd) != 0) {
           std::fprintf(stderr, "hwprobe: cannot write %s\n", path.c_str());
-          MPI_Abort(MPI_COMM_WORLD, 1);
+          emb::abort_world(1);
         }
         ::close(fd);
       },
@@ -254,61 +263,84 @@ double write_bandwidth() {
   return double(bytes) * g_size / t;
 }
 
+// A figure and the measurement it came from.
+struct Figures {
+  std::string how;  // the command that measured it
+  nlohmann::json operator()(double value, const std::string& what) const {
+    return {{"value", value}, {"source", how + what}};
+  }
+};
+
+nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
+  return {{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+          {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}};
+}
+
+struct Measured {
+  double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
+  AttentionCost attention;
+  Fabric fabric;
+};
+
+// Every figure, every rank measuring at once.
+Measured measure(const emb::World& world) {
+  Measured m;
+  m.gemm = gemm_rate();
+  m.peak = gemm_peak();
+  m.memory = triad_bandwidth();
+  m.attention = attention_cost();
+  if (g_size > 1) m.spare_core = spare_core_speedup();
+  m.imbalance = rank_imbalance();
+  m.fabric = collectives(world);
+  m.write = write_bandwidth();
+  return m;
+}
+
+nlohmann::json hardware_file(const std::string& name, const Figures& fig, const Measured& m) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  nlohmann::json hw = {
+      {"name", name},
+      {"ranks_share_node", true},
+      {"activations_in_compute_precision", false},
+      {"comm_overlaps_compute", false},
+      {"devices_per_node", fig(g_size, "one rank per core")},
+      {"spare_core_speedup", fig(m.spare_core, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
+      {"peak_flops", {{"fp32", fig(m.peak, "1024^3 sgemm per core")}, {"bf16", fig(m.peak, "bf16 computes in fp32 on the CPU")}}},
+      {"gemm_flops", {{"fp32", fig(m.gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
+                      {"bf16", fig(m.gemm, "bf16 computes in fp32 on the CPU")}}},
+      {"attention_flops", {{"fp32", fig(m.attention.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
+                           {"bf16", fig(m.attention.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
+      {"attention_forward_fraction", fig(m.attention.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
+      {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
+      {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
+                  {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
+                  {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
+      {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
+                      {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
+                      {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
+      {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
+                   {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
+                   {"write_bytes_per_s_total", fig(m.write, "one node")}}},
+  };
+  hw.update(imbalance_figures(fig, m.imbalance));
+  return hw;
+}
+
+// NAME: a hardware file of every figure; --imbalance: only the imbalance, at this rank count
+// (e.g. two ranks per core).
+int probe(const emb::World& world, const std::string& name) {
+  g_rank = world.rank;
+  g_size = world.size;
+  const Figures fig{"measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), "};
+  const nlohmann::json out =
+      name == "--imbalance" ? imbalance_figures(fig, rank_imbalance()) : hardware_file(name, fig, measure(world));
+  if (g_rank == 0) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const emb::World world = emb::init_world(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  const std::string name = argc > 1 ? argv[1] : "cpu";
-  const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
-  auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
-  if (name == "--imbalance") {  // only the imbalance, at this rank count (e.g. two ranks per core)
-    const double imbalance = rank_imbalance();
-    if (g_rank == 0)
-      std::printf("%s\n", nlohmann::json{{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
-                                         {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}}
-                                .dump(2)
-                                .c_str());
-    MPI_Finalize();
-    return 0;
-  }
-  const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
-  const AttentionCost attn = attention_cost();
-  const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
-  const double imbalance = rank_imbalance();
-  const Fabric fabric = collectives(world);
-  const double write = write_bandwidth();
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (g_rank == 0) {
-    const nlohmann::json hw = {
-        {"name", name},
-        {"ranks_share_node", true},
-        {"activations_in_compute_precision", false},
-        {"comm_overlaps_compute", false},
-        {"devices_per_node", fig(g_size, "one rank per core")},
-        {"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
-        {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-        {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
-        {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
-        {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
-                        {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_flops", {{"fp32", fig(attn.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
-                             {"bf16", fig(attn.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_forward_fraction", fig(attn.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
-        {"attention_pair_head_seconds", fig(attn.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
-        {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
-                    {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
-                    {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
-                        {"reduce_bytes_per_s", fig(fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
-        {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
-                     {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
-                     {"write_bytes_per_s_total", fig(write, "one node")}}},
-    };
-    std::printf("%s\n", hw.dump(2).c_str());
-  }
-  MPI_Finalize();
-  return 0;
+  return emb::run_in_world("hwprobe", &argc, &argv,
+                           [&](const emb::World& world) { return probe(world, argc > 1 ? argv[1] : "cpu"); });
 }

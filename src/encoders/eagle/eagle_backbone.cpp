@@ -1,0 +1,59 @@
+#include "encoders/eagle/eagle_backbone.hpp"
+
+#include "core/error.hpp"
+#include "encoders/eagle/language_model.hpp"
+#include "encoders/eagle/vision_tower.hpp"
+
+namespace emb::encoders {
+
+EagleBackbone::EagleBackbone(Ops& ops, const std::string& checkpoint, const std::string& eagle_folder, DType storage)
+    : EagleBackbone(ops, read_eagle_dims(eagle_folder, checkpoint), WeightSource(checkpoint), storage) {}
+
+EagleBackbone::EagleBackbone(Ops& ops, const EagleDims& dims, const WeightSource& source, DType storage)
+    : ops_(ops), dims_(dims), weights_store_(std::make_unique<BackendTensors>(ops, storage)) {
+  weights_ = load_eagle_weights(source, dims_, *weights_store_);
+}
+
+std::vector<float> EagleBackbone::image_tokens(const float* patch_rows, int64_t n_images) {
+  BackendTensors scratch(ops_, storage());
+  const View rows = scratch.upload(patch_rows, n_images * dims_.tokens_per_image(), dims_.patch_features());
+  return download(ops_, vision_tower_forward(weights_, dims_, scratch, rows, n_images));
+}
+
+std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& samples, const float* patch_rows) {
+  const int64_t T = dims_.tokens_per_image();
+  std::vector<int32_t> ids, image_rows;
+  std::vector<int64_t> offsets = {0};
+  int64_t n_images = 0;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const EagleSample& sample = samples[s];
+    int64_t image_tokens = 0;
+    for (size_t t = 0; t < sample.ids.size(); ++t) {
+      const int32_t id = sample.ids[t];
+      EMB_CHECK(id >= 0 && id < dims_.vocab, "eagle backbone: sample ", s, " token ", t, " has id ", id,
+                " outside the vocabulary of ", dims_.vocab);
+      if (id == dims_.image_token_index) image_rows.push_back(int32_t(offsets.back() + int64_t(t))), ++image_tokens;
+    }
+    EMB_CHECK(image_tokens == sample.views * T, "eagle backbone: sample ", s, " has ", image_tokens,
+              " image tokens (id ", dims_.image_token_index, ") for ", sample.views, " views x ", T,
+              " = ", sample.views * T, " image rows");
+    ids.insert(ids.end(), sample.ids.begin(), sample.ids.end());
+    offsets.push_back(int64_t(ids.size()));
+    n_images += sample.views;
+  }
+  const int64_t N = offsets.back();
+  if (N == 0) return {};
+  BackendTensors scratch(ops_, storage());
+  const View embeds = scratch.make(N, dims_.llm_hidden);
+  const BackendIndex id_rows(ops_, ids);
+  ops_.copy_rows(weights_.embed, id_rows.rows(), embeds, RowIndex{});
+  if (n_images > 0) {
+    const View rows = scratch.upload(patch_rows, n_images * T, dims_.patch_features());
+    const View tokens = vision_tower_forward(weights_, dims_, scratch, rows, n_images);
+    const BackendIndex image_positions(ops_, image_rows);
+    ops_.copy_rows(tokens, RowIndex{}, embeds, image_positions.rows());
+  }
+  return download(ops_, language_model_forward(weights_, dims_, scratch, embeds, offsets));
+}
+
+}  // namespace emb::encoders

@@ -1,0 +1,34 @@
+#include "plan/backbone_cost.hpp"
+
+namespace emb {
+
+int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t instruction_tokens) {
+  // Counted on the real tokenizer (tests/encoders/test_eagle_backbone: 1 view and 12 instruction
+  // tokens give 294; 3 views and none, 808).
+  return 19 + int64_t(views) * (d.tokens_per_image() + 7) + instruction_tokens;
+}
+
+BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens) {
+  BackboneCost c;
+  c.views = views, c.prompt_tokens = prompt_tokens;
+  const double T = d.tokens_per_image(), Dv = d.vision_hidden, Iv = d.vision_intermediate, E = d.llm_hidden;
+  const double q = double(d.llm_heads) * d.head_dim, kv = double(d.llm_kv_heads) * d.head_dim;
+  const double N = double(prompt_tokens), Il = d.llm_intermediate;
+  const double vision_attention = d.vision_layers * 4 * T * T * Dv;  // scores and values, all heads
+  const double vision_gemm = 2 * T * Dv * d.patch_features() + d.vision_layers * 2 * T * (4 * Dv * Dv + 2 * Dv * Iv) +
+                             2 * T * Dv * E;
+  const double llm_attention = d.select_layer * 2 * q * N * (N + 1);  // causal: N(N+1)/2 pairs, 4 FLOPs per dim
+  const double llm_gemm = d.select_layer * N * (2 * E * (q + 2 * kv) + 2 * q * E + 6 * E * Il);
+  c.vision_flops = views * (vision_gemm + vision_attention);
+  c.llm_flops = llm_gemm + llm_attention;
+  c.attention_flops = views * vision_attention + llm_attention;
+  c.forward_s = (views * vision_gemm + llm_gemm) / hw.gemm_bf16 + c.attention_flops / hw.attention_bf16;
+  const double vision_params = double(d.patch_features()) * Dv + 3 * Dv + T * Dv +
+                               d.vision_layers * (4 * Dv * Dv + 2 * Dv * Iv + 9 * Dv + Iv) + Dv * E + E;
+  const double llm_params = double(d.vocab) * E + E +
+                            d.select_layer * (E * (q + 2 * kv) + q * E + 3 * E * Il + 2 * E + 2 * d.head_dim);
+  c.weight_bytes = 2 * (vision_params + llm_params);
+  return c;
+}
+
+}  // namespace emb

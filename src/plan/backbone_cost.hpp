@@ -1,0 +1,37 @@
+// The planner's cost of GR00T-N1.5's frozen Eagle 2.5 backbone (src/encoders/eagle) per sample,
+// beside the action head's: embtrain trains the head on features computed offline (embpack
+// features, once per dataset step) or online in the step (model.backbone = online), while
+// upstream's fine-tuning runs the backbone forward in every step. Published end-to-end figures
+// therefore compare with head + backbone per sample, not with the head alone.
+//
+// FLOPs per sample (2 × multiply-adds, spec_eagle.md §9): per view the SigLIP patch GEMM, 27
+// layers of q/k/v/out and MLP GEMMs and bidirectional attention over 256 tokens, mlp1; per
+// prompt token the 12 Qwen3 layers' q/k/v/o and SwiGLU GEMMs, and causal attention over the
+// tokens before it. Timed at the hardware's bf16 GEMM and attention rates (upstream deploys the
+// backbone in bf16), forward only (frozen: no activations kept, no gradients).
+#pragma once
+#include <cstdint>
+
+#include "encoders/eagle/eagle_dims.hpp"
+#include "plan/hardware.hpp"
+
+namespace emb {
+
+struct BackboneCost {
+  int views = 0;
+  int64_t prompt_tokens = 0;
+  double vision_flops = 0;     // all views, SigLIP + mlp1
+  double llm_flops = 0;        // the Qwen3 prefix
+  double attention_flops = 0;  // of the two above, the attention products
+  double forward_s = 0;        // per sample on the hardware, bf16
+  double weight_bytes = 0;     // the backbone's bf16 weights (the embedding table included)
+  double flops() const { return vision_flops + llm_flops; }
+};
+
+// The prompt of `views` views and an instruction of `instruction_tokens` tokens: the Eagle chat
+// template's 19 tokens, per view "<image N><img>", 256 image tokens and "</img>" (7 + 256).
+int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t instruction_tokens);
+
+BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens);
+
+}  // namespace emb
