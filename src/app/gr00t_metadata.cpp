@@ -89,8 +89,12 @@ FieldStats combine(const std::vector<const FieldStats*>& parts) {
 // packed vector: the `modality` attribute's, or one spanning the whole vector.
 json sub_keys(const json& modality, const char* part, size_t width) {
   if (!modality.is_null() && modality.contains(part)) return modality[part];
-  return json{{part, {{"start", 0}, {"end", width}, {"absolute", true}, {"rotation_type", nullptr},
-                      {"continuous", true}}}};
+  json whole = json::object();
+  whole["start"] = 0, whole["end"] = width, whole["absolute"] = true, whole["rotation_type"] = nullptr;
+  whole["continuous"] = true;
+  json keys = json::object();
+  keys[part] = whole;
+  return keys;
 }
 
 json tag_metadata(const std::string& tag, const std::vector<const FileStats*>& files) {
@@ -102,7 +106,8 @@ json tag_metadata(const std::string& tag, const std::vector<const FileStats*>& f
   for (const auto& [part, stats] : fields) {
     statistics[part] = json::object();
     modalities[part] = json::object();
-    for (const auto& [key, slice] : sub_keys(modality, part.c_str(), stats.values.at("mean").size()).items()) {
+    const json keys = sub_keys(modality, part.c_str(), stats.values.at("mean").size());
+    for (const auto& [key, slice] : keys.items()) {
       const size_t start = slice.at("start").get<size_t>(), end = slice.at("end").get<size_t>();
       json values;
       for (const auto& [name, v] : stats.values) values[name] = std::vector<double>(v.begin() + long(start), v.begin() + long(end));

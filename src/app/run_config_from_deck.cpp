@@ -52,6 +52,7 @@ int* model_size_field(ModelConfig& c, const std::string& key) {
       {"n_heads_vl", &ModelConfig::n_heads_vl},
       {"d_out", &ModelConfig::d_out},
       {"d_hidden_enc", &ModelConfig::d_hidden_enc},
+      {"max_seq_len", &ModelConfig::max_seq_len},
       {"n_embodiments", &ModelConfig::n_embodiments},
       {"state_dim", &ModelConfig::state_dim},
       {"action_dim", &ModelConfig::action_dim},
@@ -97,9 +98,14 @@ void apply_upstream_dims(ModelConfig& c, const UpstreamConfig& u, const Deck& de
                     " (train.init_from); leave model.preset unset to take the checkpoint's"),
                 kExitInput);
   for (const UpstreamDim& d : u.dims) {
+    const std::string key = "model." + d.key;
+    if (d.key == "dropout" || d.key == "dropout_vl") {  // probabilities: -1 = unset; a deck value is a choice
+      double& p = d.key == "dropout" ? c.dropout : c.dropout_vl;
+      if (deck.get_double(key) < 0) p = d.value;
+      continue;
+    }
     int* field = model_size_field(c, d.key);
     if (!field) continue;  // a dimension this build's model does not have
-    const std::string key = "model." + d.key;
     const bool deck_sets = deck.get_int(key) != 0;  // 0 = unset (a resolved deck lists every key)
     if (deck_sets && double(*field) != d.value && d.key != "horizon")
       throw Error(str(where_set(deck, key), ": ", key, " = ", *field, ", but ", u.path, " has ", d.source, " = ",

@@ -109,7 +109,8 @@ std::vector<double> all_gather(MPI_Comm comm, const std::vector<double>& values)
 
 void all_gather_shards(MPI_Comm comm, float* data, int64_t n) {
   const int size = ranks_in(comm);
-  std::vector<int> counts(size_t(size)), offsets(size_t(size));
+  const size_t n_ranks = static_cast<size_t>(size);
+  std::vector<int> counts(n_ranks), offsets(n_ranks);
   for (int r = 0; r < size; ++r) {
     const ShardRange s = shard_range(n, r, size);
     EMB_CHECK(s.offset + s.count <= INT_MAX, "all_gather_shards: ", n, " elements exceed MPI's int counts");
