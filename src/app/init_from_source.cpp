@@ -5,11 +5,6 @@
 
 namespace emb {
 
-UpstreamNameMap upstream_map_of(const ModelConfig& mc) {
-  return UpstreamNameMap(mc.family == Family::gr00t ? UpstreamFamily::gr00t_n15 : UpstreamFamily::dreamzero,
-                         mc.patch);
-}
-
 std::unique_ptr<InitFrom> open_init_from(const RunConfig& cfg) {
   if (cfg.train.init_from.empty()) return nullptr;
   const auto described = make_model(cfg.model, nullptr);  // the registry only, no parameters

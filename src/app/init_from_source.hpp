@@ -8,12 +8,9 @@
 
 #include "config/run_config.hpp"
 #include "train/init_from.hpp"
-#include "weights/upstream_map.hpp"
+#include "train/freezing.hpp"
 
 namespace emb {
-
-// The upstream family of a model (gr00t: GR00T-N1.5, wan: DreamZero) and its name map.
-UpstreamNameMap upstream_map_of(const ModelConfig& mc);
 
 // Null when train.init_from is unset. Throws emb::Error (exit code 2) naming the file and tensor.
 std::unique_ptr<InitFrom> open_init_from(const RunConfig& cfg);

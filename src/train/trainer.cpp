@@ -3,6 +3,7 @@
 #include "checkpoint/checkpoint_dir.hpp"
 #include "core/activity.hpp"
 #include "core/log.hpp"
+#include "train/freezing.hpp"
 
 namespace emb {
 namespace {
@@ -20,7 +21,8 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
     : world_(world),
       cfg_(cfg),
       model_(make_model(cfg.model, &ops)),
-      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes),
+      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes,
+              frozen_tensors(cfg.model, cfg.train, model_->params())),
       dp_(layout_, comm, ops, timers, cfg.comm.overlap, cfg.model.precision == Precision::bf16),
       optimizer_([&] {
         const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
