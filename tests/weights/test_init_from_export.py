@@ -11,7 +11,7 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
                frozen tensors (action_head.model.*, the state/action encoders and decoder, the
                position table) are bit-identical to the released ones; the vl blocks trained.
   bad_input    a truncated file, a header lying about offsets or a dtype, a duplicated key, a
-               missing shard, a tensor of another shape: exit 2 on every rank, one line naming
+               missing shard, a tensor missing, extra or of another shape: exit 2 on every rank, one line naming
                the file and the tensor, no run folder written.
 
     test_init_from_export.py --embtrain BIN --embpack BIN [--np N] [--case round_trip|freezing|bad_input]
@@ -187,6 +187,15 @@ def corrupt(folder, how):
         header[victim]["shape"] = header[victim]["shape"][::-1] + [1]
         rewrite(header)
         return victim
+    if how in ("missing", "extra"):
+        tensors = {k: (v, header[k]["dtype"]) for k, v in safetensors_io.read_file(path).items()}
+        name = victim if how == "missing" else "action_head.model.proj_out_3.weight"
+        if how == "missing":
+            del tensors[name]
+        else:
+            tensors[name] = (torch.zeros(4, 4), "F32")
+        safetensors_io.write_file(path, tensors)
+        return name
     if how == "missing_shard":
         tensors = safetensors_io.read_file(path)
         os.remove(path)
@@ -200,13 +209,13 @@ def corrupt(folder, how):
 
 
 def case_bad_input(args, tmp, released, data):
-    for how in ("truncated", "offsets", "dtype", "duplicate", "shape", "missing_shard"):
+    for how in ("truncated", "offsets", "dtype", "duplicate", "shape", "missing", "extra", "missing_shard"):
         broken = os.path.join(tmp, "broken_" + how)
         shutil.copytree(released, broken)
         tensor = corrupt(broken, how)
         deck = write_deck(tmp, "bad_" + how, broken, data)
         p = run(mpi([args.embtrain, deck], args.np), expect_rc=2)
-        lines = p.stderr.strip().splitlines()
+        lines = [l for l in p.stderr.splitlines() if l.startswith("embtrain")]  # not mpirun's banner
         check(len(lines) == 1 and broken in lines[0] and tensor in lines[0],
               f"{how}: exit 2 on {args.np} rank(s), one line naming the file and '{tensor}': {lines[-1:]}")
         check(not os.path.exists(os.path.join(tmp, "out", "bad_" + how)) and
