@@ -168,9 +168,13 @@ const UpstreamDim* UpstreamConfig::find(const std::string& key) const {
   return nullptr;
 }
 
-std::string config_json_of(const std::string& init_from) {
+std::string checkpoint_folder_of(const std::string& init_from) {
   const fs::path p(init_from);
-  return ((fs::is_directory(p) ? p : p.parent_path()) / "config.json").string();
+  return (fs::is_directory(p) ? p : p.parent_path()).string();
+}
+
+std::string config_json_of(const std::string& init_from) {
+  return (fs::path(checkpoint_folder_of(init_from)) / "config.json").string();
 }
 
 UpstreamConfig read_upstream_config(const std::string& config_path) {

@@ -34,8 +34,11 @@ struct UpstreamConfig {
   const UpstreamDim* find(const std::string& key) const;
 };
 
-// The config.json that describes `init_from`: <folder>/config.json for a checkpoint folder,
-// the config.json beside a single .safetensors file.
+// The folder of a released checkpoint `init_from` (train.init_from): the path itself for a
+// checkpoint folder, the folder holding a single .safetensors file. Other files a consumer
+// needs beside the weights (the online Eagle backbone's configuration) are read from there.
+std::string checkpoint_folder_of(const std::string& init_from);
+// The config.json that describes `init_from`: checkpoint_folder_of(init_from)/config.json.
 std::string config_json_of(const std::string& init_from);
 
 // Throws emb::Error in one line naming the file and key.
