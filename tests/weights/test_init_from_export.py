@@ -6,7 +6,9 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
                the export's key set, shapes and dtypes are the checkpoint's; backbone tensors,
                config.json and the other files are byte-identical; action_head.* changed; the
                metadata.json names the data's embodiment tag and statistics; re-importing the
-               export (init_from it, --dump) gives the trained checkpoint's parameters bit for bit.
+               export (init_from it, --dump) gives the trained checkpoint's parameters bit for bit;
+               the first step from the released folder and from the export equals the float64
+               upstream reference computed from the folder's own tensors (1e-5).
   freezing     train.tune_diffusion_model = off and tune_projector = off: after 20 steps the
                frozen tensors (action_head.model.*, the state/action encoders and decoder, the
                position table) are bit-identical to the released ones; the vl blocks trained.
@@ -91,16 +93,23 @@ def train_and_export(args, tmp, name, released, data, extra=""):
 
 
 def dumped_params(args, tmp, deck, init_from):
-    """The parameters a run starting from init_from holds (--dump of its first step), by our name."""
+    """The parameters a run starting from init_from holds (--dump of its first step), by our name;
+    the float64 re-implementation of upstream (tests/upstream/gr00t_dump_parity.py) computes that
+    step's loss and gradients from init_from's own tensors and must agree to 1e-5."""
     dump = os.path.join(tmp, "reimport.h5")
-    run([args.embtrain, deck, "--set", f"train.init_from={init_from}", "--set", "model.precision=fp32",
-         "--dump", dump])
+    run(mpi([args.embtrain, deck, "--set", f"train.init_from={init_from}", "--set", "model.precision=fp32",
+             "--dump", dump], args.np))
+    p = run(["/usr/bin/python3", os.path.join(HERE, "..", "upstream", "gr00t_dump_parity.py"), dump,
+             "--weights", init_from, "--tol", "1e-5"])
+    check("vs upstream reference" in p.stdout, f"upstream reference from {os.path.basename(init_from)}: "
+          + p.stdout.strip().split("; ")[1])
     with h5py.File(dump, "r") as f:
         return {k: f["params"][k][()] for k in f["params"]}
 
 
 def case_round_trip(args, tmp, released, data):
     deck, exported = train_and_export(args, tmp, "ft", released, data)
+    dumped_params(args, tmp, deck, released)  # the import itself, against upstream's names and math
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
     check(sorted(out) == sorted(original), f"export holds the released key set ({len(original)} tensors)")
