@@ -282,6 +282,8 @@ RunConfig run_config_from_deck(const Deck& deck) {
   c.backend = backend_section(deck);
   c.model = model_section(deck);
   c.train = train_section(deck, c.run);
+  // Upstream puts a frozen DiT in eval mode (set_frozen_modules_to_eval_mode): no dropout there.
+  if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);
   c.comm = comm_section(deck);
   c.plan = plan_section(deck, c.backend, c.run);

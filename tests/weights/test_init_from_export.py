@@ -11,7 +11,8 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
                upstream reference computed from the folder's own tensors (1e-5).
   freezing     train.tune_diffusion_model = off and tune_projector = off: after 20 steps the
                frozen tensors (action_head.model.*, the state/action encoders and decoder, the
-               position table) are bit-identical to the released ones; the vl blocks trained.
+               position table) are bit-identical to the released ones; the vl blocks trained; the
+               frozen DiT runs without dropout as upstream's eval mode.
   bad_input    a truncated file, a header lying about offsets or a dtype, a duplicated key, a
                missing shard, a tensor missing, extra or of another shape: exit 2 on every rank, one line naming
                the file and the tensor, no run folder written.
@@ -144,8 +145,13 @@ def case_round_trip(args, tmp, released, data):
 
 
 def case_freezing(args, tmp, released, data):
-    _, exported = train_and_export(args, tmp, "frozen", released, data,
-                                   "tune_diffusion_model = off\ntune_projector = off\n")
+    deck, exported = train_and_export(args, tmp, "frozen", released, data,
+                                      "tune_diffusion_model = off\ntune_projector = off\n")
+    dump = os.path.join(tmp, "frozen.h5")
+    run([args.embtrain, deck, "--set", "model.precision=fp32", "--dump", dump])
+    with h5py.File(dump, "r") as f:
+        check(float(f.attrs["dropout"]) == 0 and float(f.attrs["dropout_vl"]) == 0.2,
+              "a frozen DiT runs without dropout (upstream's eval mode), the vl blocks keep 0.2")
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
     frozen_prefixes = ("action_head.model.", "action_head.state_encoder.", "action_head.action_encoder.",
