@@ -85,11 +85,13 @@ def write_deck(tmp, name, released, data, extra=""):
     return path
 
 
-def train_and_export(args, tmp, name, released, data, extra=""):
+def train_and_export(args, tmp, name, released, data, extra="", from_run_dir=False):
+    """Trains, then exports from the run's output folder or from its checkpoint folder."""
     deck = write_deck(tmp, name, released, data, extra)
     run(mpi([args.embtrain, deck], args.np))
     exported = os.path.join(tmp, name + "_export")
-    run([args.embtrain, "export", os.path.join(tmp, "out", "ckpt", name), "-o", exported])
+    source = os.path.join(tmp, "out", name) if from_run_dir else os.path.join(tmp, "out", "ckpt", name)
+    run([args.embtrain, "export", source, "-o", exported])
     return deck, exported
 
 
@@ -109,7 +111,7 @@ def dumped_params(args, tmp, deck, init_from):
 
 
 def case_round_trip(args, tmp, released, data):
-    deck, exported = train_and_export(args, tmp, "ft", released, data)
+    deck, exported = train_and_export(args, tmp, "ft", released, data, from_run_dir=True)
     dumped_params(args, tmp, deck, released)  # the import itself, against upstream's names and math
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
