@@ -208,7 +208,6 @@ CheckpointMeta read_checkpoint_meta(const CheckpointFile& f) {
   return meta;
 }
 
-
 CheckpointReader::CheckpointReader(const std::string& path) : file_(path, MPI_COMM_NULL, CheckpointFile::Access::read) {
   file_.expect_complete();
   meta_ = read_checkpoint_meta(file_);
