@@ -1,5 +1,6 @@
 // embtrain: one SPMD executable (DESIGN.md "Shape").
 //   mpirun -np N embtrain DECK [--set section.key=value]... [--print-deck | --plan | --dump F.h5]
+//   embtrain export RUN_OR_CHECKPOINT -o DIR [--force]
 //
 // Failure policy: set-up (command line, deck, files) runs on every rank and the ranks agree
 // on the outcome before going on, so a bad deck prints one line on rank 0 and every rank
@@ -11,6 +12,7 @@
 
 #include "app/commands.hpp"
 #include "app/fail_run.hpp"
+#include "app/init_from_source.hpp"
 #include "app/run_config_from_deck.hpp"
 #include "app/start_checks.hpp"
 #include "app/training_run.hpp"
@@ -47,6 +49,8 @@ int run(const World& world, int argc, char** argv) {
     if (world.rank == 0) std::cout << cli_help_text();
     return 0;
   }
+  if (cli.export_weights)  // one writer: rank 0 (an export is a small serial job)
+    return agree(world, [&] { if (world.rank == 0) export_weights(cli.export_source, cli.export_dir, cli.export_force); });
   if (int code = agree(world, [&] { deck = load_deck(cli.deck, cli.sets); })) return code;
   if (cli.print_deck) {
     if (world.rank == 0) std::cout << deck.resolved_text();
@@ -55,7 +59,10 @@ int run(const World& world, int argc, char** argv) {
   RunConfig cfg;
   if (int code = agree(world, [&] { cfg = run_config_from_deck(deck); })) return code;
   if (cli.plan) return agree(world, [&] { if (world.rank == 0) std::cout << plan_report(cfg, world.size); });
-  if (!cli.dump.empty()) return agree(world, [&] { write_step_dump(world, cfg, cli.dump); });
+  // The released weights' headers on every rank, checked against the model before any output.
+  std::unique_ptr<InitFrom> init_from;
+  if (int code = agree(world, [&] { init_from = open_init_from(cfg); })) return code;
+  if (!cli.dump.empty()) return agree(world, [&] { write_step_dump(world, cfg, cli.dump, init_from.get()); });
 
   // data.vl_backbone: the digest of the backbone the vl features must come from (rank 0 reads it).
   if (int code = agree(world, [&] { resolve_vl_backbone(cfg, world.comm); })) return code;
@@ -77,7 +84,7 @@ int run(const World& world, int argc, char** argv) {
       }))
     return code;
   try {
-    train(world, cfg, *ops, *comm);
+    train(world, cfg, *ops, *comm, init_from.get());
   } catch (const std::exception& e) {
     const int code = report_failure(world, e);
     // Every rank has an agreed error at the same point (set-up): all can finish normally.

@@ -16,7 +16,7 @@ namespace emb {
 // in turn appends its micro-batches (the dump's directory is shared by the ranks, as the run's
 // outputs are). Each phase agrees across the ranks before the next collective, so a failure on
 // one rank is the same error on all of them, never a hang.
-void write_step_dump(const World& world, const RunConfig& cfg, const std::string& path) {
+void write_step_dump(const World& world, const RunConfig& cfg, const std::string& path, const InitFrom* init_from) {
   const ModelConfig& mc = cfg.model;
   if (mc.precision != Precision::fp32)
     throw Error(str(cfg.deck_path, ": --dump compares against fp32 references; set model.precision = fp32"), kExitInput);
@@ -41,7 +41,9 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     ops = make_ops(cfg.backend, world.local_rank);
     model = make_model(mc, ops.get());
     params.resize(size_t(model->params().total()));
-    if (cfg.debug.random_params)
+    if (init_from)
+      init_from->read_flat(model->params(), 0, model->params().total(), params.data());
+    else if (cfg.debug.random_params)
       model->params().init_random(params.data(), seed);
     else
       model->init_params(params.data(), seed);

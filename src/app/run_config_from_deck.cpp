@@ -1,10 +1,12 @@
 #include "app/run_config_from_deck.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "checkpoint/run_identity.hpp"
 #include "core/error.hpp"
 #include "model/presets.hpp"
+#include "weights/upstream_config.hpp"
 
 namespace emb {
 namespace {
@@ -38,9 +40,90 @@ BackendConfig backend_section(const Deck& deck) {
   return b;
 }
 
-// The preset named by model.preset with every non-zero [model] key applied, validated.
+// The [model] sizes a released config.json gives (weights/upstream_config.hpp), by key.
+int* model_size_field(ModelConfig& c, const std::string& key) {
+  const std::pair<const char*, int ModelConfig::*> fields[] = {
+      {"d_model", &ModelConfig::d_model},
+      {"n_layers", &ModelConfig::n_layers},
+      {"n_heads", &ModelConfig::n_heads},
+      {"d_ff", &ModelConfig::d_ff},
+      {"d_ctx", &ModelConfig::d_ctx},
+      {"n_layers_vl", &ModelConfig::n_layers_vl},
+      {"n_heads_vl", &ModelConfig::n_heads_vl},
+      {"d_out", &ModelConfig::d_out},
+      {"d_hidden_enc", &ModelConfig::d_hidden_enc},
+      {"max_seq_len", &ModelConfig::max_seq_len},
+      {"n_embodiments", &ModelConfig::n_embodiments},
+      {"state_dim", &ModelConfig::state_dim},
+      {"action_dim", &ModelConfig::action_dim},
+      {"horizon", &ModelConfig::horizon},
+      {"n_future", &ModelConfig::n_future},
+      {"latent_channels", &ModelConfig::latent_channels},
+      {"out_channels", &ModelConfig::out_channels},
+      {"frames_per_block", &ModelConfig::frames_per_block},
+      {"actions_per_block", &ModelConfig::actions_per_block},
+  };
+  for (const auto& [name, field] : fields)
+    if (key == name) return &(c.*field);
+  return nullptr;
+}
+
+// train.init_from's config.json, or nothing. Its errors are input to fix (exit code 2).
+std::optional<UpstreamConfig> upstream_config(const Deck& deck) {
+  const std::string init_from = deck.get_string("train.init_from");
+  if (init_from.empty()) return std::nullopt;
+  try {
+    return read_upstream_config(config_json_of(init_from));
+  } catch (const Error& e) {
+    throw Error(str(where_set(deck, "train.init_from"), ": train.init_from: ", e.what()), kExitInput);
+  }
+}
+
+// The family's released preset, for a deck that leaves model.preset to train.init_from.
+std::string released_preset(const UpstreamConfig& u) {
+  if (u.family == UpstreamFamily::gr00t_n15) return "gr00t_n1.5_3b";
+  const UpstreamDim* in = u.find("latent_channels");
+  const UpstreamDim* out = u.find("out_channels");
+  return in && out && in->value != out->value ? "dreamzero14b" : "dreamzero5b";
+}
+
+// The checkpoint's dimensions where the deck leaves them unset; a deck value that differs is
+// an error naming both, except the horizon: upstream's fine-tuning re-creates the head for the
+// data's horizon (gr00t_finetune.py) and no parameter's shape depends on it.
+void apply_upstream_dims(ModelConfig& c, const UpstreamConfig& u, const Deck& deck) {
+  const Family family = u.family == UpstreamFamily::gr00t_n15 ? Family::gr00t : Family::wan;
+  if (c.family != family)
+    throw Error(str(where_set(deck, "model.preset"), ": model.preset = ", c.preset, " is a ", family_name(c.family),
+                    " model, but ", u.path, " describes ", upstream_family_name(u.family),
+                    " (train.init_from); leave model.preset unset to take the checkpoint's"),
+                kExitInput);
+  for (const UpstreamDim& d : u.dims) {
+    const std::string key = "model." + d.key;
+    if (d.key == "dropout" || d.key == "dropout_vl") {  // probabilities: -1 = unset; a deck value is a choice
+      double& p = d.key == "dropout" ? c.dropout : c.dropout_vl;
+      if (deck.get_double(key) < 0) p = d.value;
+      continue;
+    }
+    int* field = model_size_field(c, d.key);
+    if (!field) continue;  // a dimension this build's model does not have
+    const bool deck_sets = deck.get_int(key) != 0;  // 0 = unset (a resolved deck lists every key)
+    if (deck_sets && double(*field) != d.value && d.key != "horizon")
+      throw Error(str(where_set(deck, key), ": ", key, " = ", *field, ", but ", u.path, " has ", d.source, " = ",
+                      d.value, " (the checkpoint's model, train.init_from); leave ", key, " unset to take it"),
+                  kExitInput);
+    if (!deck_sets) *field = int(d.value);
+  }
+  const std::vector<int64_t> deck_patch = deck.get_int_list("model.patch");
+  if (u.family == UpstreamFamily::dreamzero && (deck_patch.size() != 3 || !(deck_patch[0] || deck_patch[1] || deck_patch[2])))
+    c.patch = u.patch;
+}
+
+// The preset named by model.preset (or train.init_from's family) with every non-zero [model]
+// key applied, then the checkpoint's config.json where the deck is silent, validated.
 ModelConfig model_section(const Deck& deck) {
-  ModelConfig c = preset_config(deck.get_string("model.preset"));
+  const std::optional<UpstreamConfig> upstream = upstream_config(deck);
+  const std::string preset = deck.get_string("model.preset");
+  ModelConfig c = preset_config(preset.empty() && upstream ? released_preset(*upstream) : preset);
   auto size = [&](const char* key, int& field) {
     int64_t v = deck.get_int(str("model.", key));
     if (v != 0) field = int(v);
@@ -77,7 +160,10 @@ ModelConfig model_section(const Deck& deck) {
   c.init_std = deck.get_double("model.init_std");
   c.online_backbone = choice<bool>(deck, "model.backbone", {{"offline", false}, {"online", true}});
   c.backbone_dir = deck.get_string("model.backbone_dir");
+  if (c.backbone_dir.empty() && !deck.get_string("train.init_from").empty())  // the released folder it fine-tunes
+    c.backbone_dir = checkpoint_folder_of(deck.get_string("train.init_from"));
   c.backbone_augment = on(deck, "model.backbone_augment");
+  if (upstream) apply_upstream_dims(c, *upstream, deck);
   validate_model_config(c, [&](const std::vector<std::string>& keys) {
     for (const std::string& key : keys)
       if (deck.is_set("model." + key)) return where_set(deck, "model." + key);
@@ -134,6 +220,14 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.ckpt_keep = int(deck.get_int("train.ckpt_keep"));
   c.ckpt_stop_on_error = deck.get_string("train.ckpt_on_error") == "stop";
   c.resume = deck.get_string("train.resume");
+  c.init_from = deck.get_string("train.init_from");
+  c.tune_projector = on(deck, "train.tune_projector");
+  c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
+  for (const char* key : {"train.tune_llm", "train.tune_visual"})
+    if (on(deck, key))
+      throw Error(str(where_set(deck, key), ": ", key, " = on: embtrain does not train the Eagle backbone (its "
+                      "features are computed once by embpack into the packed dataset); set it off"),
+                  kExitInput);
   c.watchdog_s = deck.get_double("train.watchdog_s");
   c.frozen_peer_s = deck.get_double("train.frozen_peer_s");
   return c;
@@ -196,6 +290,8 @@ RunConfig run_config_from_deck(const Deck& deck) {
   c.backend = backend_section(deck);
   c.model = model_section(deck);
   c.train = train_section(deck, c.run);
+  // Upstream puts a frozen DiT in eval mode (set_frozen_modules_to_eval_mode): no dropout there.
+  if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);
   c.comm = comm_section(deck);
   c.plan = plan_section(deck, c.backend, c.run);

@@ -44,6 +44,7 @@ std::string create_run_dir(MPI_Comm comm, const RunConfig& cfg) {
     const std::string name = cfg.run.name.empty() ? str(cfg.deck_stem, "-", timestamp()) : cfg.run.name;
     path = create_fresh_dir(cfg.run.output_dir + "/" + name);
     write_file_atomic(path + "/deck.resolved", cfg.deck_text);
+    write_file_atomic(path + "/ckpt_dir", cfg.train.ckpt_dir + "\n");  // where `embtrain export RUN` looks
   });
   broadcast_string(comm, path);
   return path;

@@ -106,7 +106,7 @@ void write_outputs(const World& world, const std::string& dir, StepRecord& recor
 
 }  // namespace
 
-TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm) {
+TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, const InitFrom* init_from) {
   const TrainConfig& tc = cfg.train;
   PhaseTimers timers;
   timers.start(Phase::init);
@@ -120,7 +120,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   RunTrace trace(result.run_dir, world.rank);
   timers.set_trace(&trace);
   timers.set_device_clock(ops.device_clock());
-  Trainer trainer(world, cfg, ops, comm, timers);
+  Trainer trainer(world, cfg, ops, comm, timers, init_from);
 
   // From here a failure on one rank must end every rank at once (fail_run).
   try {

@@ -8,6 +8,7 @@
 #include "comm/world.hpp"
 #include "config/run_config.hpp"
 #include "kernels/ops.hpp"
+#include "train/init_from.hpp"
 
 namespace emb {
 
@@ -18,7 +19,7 @@ struct TrainResult {
 };
 
 // Collective. `ops` is the rank's backend and `comm` the Comm made from it
-// (kernels/make_ops.hpp).
-TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm);
+// (kernels/make_ops.hpp); `init_from` the released weights to start from (null: none).
+TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, const InitFrom* init_from = nullptr);
 
 }  // namespace emb

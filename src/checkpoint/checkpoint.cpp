@@ -89,19 +89,6 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("deck", meta.deck_text);
 }
 
-CheckpointMeta read_meta(const CheckpointFile& f) {
-  CheckpointMeta meta;
-  meta.step = f.attr_int("step");
-  meta.sampler.epoch = f.attr_int("sampler_epoch");
-  meta.sampler.cursor = f.attr_int("sampler_cursor");
-  meta.seed = f.attr_uint("seed");
-  meta.preset = f.attr_string("preset");
-  meta.world_size_at_save = int(f.attr_int("world_size"));
-  meta.deck_text = f.attr_string("deck");
-  if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
-  return meta;
-}
-
 // Rank 0's checks before any rank reads a tensor: the file holds exactly reg's tensors.
 void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const std::string& preset) {
   for (const char* group : kGroups) {
@@ -132,7 +119,7 @@ void for_each_tensor(const ParamRegistry& reg, F&& f) {
 Validated validate(const std::string& path, const std::string& preset, const ParamRegistry& reg) {
   CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
   f.expect_complete();
-  Validated v{read_meta(f), {}};
+  Validated v{read_checkpoint_meta(f), {}};
   if (v.meta.preset != preset)
     f.fail("/", str("checkpoint of preset ", quoted(v.meta.preset), ", this run uses preset ", quoted(preset)));
   validate_tensors(f, reg, preset);
@@ -207,6 +194,37 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
 }
 
 }  // namespace
+
+CheckpointMeta read_checkpoint_meta(const CheckpointFile& f) {
+  CheckpointMeta meta;
+  meta.step = f.attr_int("step");
+  meta.sampler.epoch = f.attr_int("sampler_epoch");
+  meta.sampler.cursor = f.attr_int("sampler_cursor");
+  meta.seed = f.attr_uint("seed");
+  meta.preset = f.attr_string("preset");
+  meta.world_size_at_save = int(f.attr_int("world_size"));
+  meta.deck_text = f.attr_string("deck");
+  if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
+  return meta;
+}
+
+CheckpointReader::CheckpointReader(const std::string& path) : file_(path, MPI_COMM_NULL, CheckpointFile::Access::read) {
+  file_.expect_complete();
+  meta_ = read_checkpoint_meta(file_);
+}
+
+void CheckpointReader::read_param(const std::string& name, const std::vector<int64_t>& shape, float* out) const {
+  const std::string ds = str("/params/", name);
+  const std::vector<int64_t> stored = file_.tensor_shape(ds);
+  if (stored != shape)
+    file_.fail(ds, str("shape ", shape_text(stored), " in the checkpoint, ", shape_text(shape), " in the model"));
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  file_.read_tensor(ds, 0, n, out);
+  const uint32_t stored_crc = file_.tensor_checksum(ds), read_crc = uint32_t(checksum_piece(out, n).crc);
+  if (stored_crc != read_crc)
+    file_.fail(ds, str("checksum mismatch (crc32 ", stored_crc, " stored, ", read_crc, " read): the file is corrupt"));
+}
 
 int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size) {
   const int64_t tensors = int64_t(kGroups.size() * reg.all().size());

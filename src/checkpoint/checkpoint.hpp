@@ -24,6 +24,7 @@
 #include "comm/agreement.hpp"
 #include "data/sampler.hpp"
 #include "model/param_registry.hpp"
+#include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/optimizer_state.hpp"
 #include "parallel/shard_layout.hpp"
 
@@ -37,6 +38,26 @@ struct CheckpointMeta {
   std::string deck_text;  // the resolved deck
   int world_size_at_save = 0;  // filled in by save_checkpoint (informative on load)
   std::string run_id;          // run_identity.hpp; "" in a checkpoint written without one
+};
+
+// The metadata stored in an open checkpoint file.
+CheckpointMeta read_checkpoint_meta(const CheckpointFile& f);
+
+// One checkpoint read on one rank, tensor by tensor and without a shard layout: what tools
+// outside a training run need (embtrain export).
+class CheckpointReader {
+ public:
+  // Throws emb::Error unless `path` is a complete checkpoint.
+  explicit CheckpointReader(const std::string& path);
+  const std::string& path() const { return file_.path(); }
+  const CheckpointMeta& meta() const { return meta_; }
+  // The parameter `name` whole (numel of shape floats) after checking its shape; its crc32 is
+  // verified (a flipped byte is an error naming the tensor).
+  void read_param(const std::string& name, const std::vector<int64_t>& shape, float* out) const;
+
+ private:
+  CheckpointFile file_;
+  CheckpointMeta meta_;
 };
 
 // Thrown alike on every rank when a checkpoint was not written and nothing of it is left

@@ -1,5 +1,10 @@
 #include "comm/host_collectives.hpp"
 
+#include <climits>
+
+#include "comm/shard_range.hpp"
+#include "core/error.hpp"
+
 namespace emb {
 
 int rank_in(MPI_Comm comm) {
@@ -100,6 +105,18 @@ std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& value
 }
 std::vector<double> all_gather(MPI_Comm comm, const std::vector<double>& values) {
   return all_gather_as(comm, values, MPI_DOUBLE);
+}
+
+void all_gather_shards(MPI_Comm comm, float* data, int64_t n) {
+  const int size = ranks_in(comm);
+  const size_t n_ranks = static_cast<size_t>(size);
+  std::vector<int> counts(n_ranks), offsets(n_ranks);
+  for (int r = 0; r < size; ++r) {
+    const ShardRange s = shard_range(n, r, size);
+    EMB_CHECK(s.offset + s.count <= INT_MAX, "all_gather_shards: ", n, " elements exceed MPI's int counts");
+    counts[size_t(r)] = int(s.count), offsets[size_t(r)] = int(s.offset);
+  }
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), offsets.data(), MPI_FLOAT, comm);
 }
 
 void exchange_rows(MPI_Comm comm, const char* out, const std::vector<int>& send_count, const std::vector<int>& send_at,

@@ -46,6 +46,9 @@ std::vector<int> all_gather(MPI_Comm comm, int value);
 // The same number of values on every rank.
 std::vector<int64_t> all_gather(MPI_Comm comm, const std::vector<int64_t>& values);
 std::vector<double> all_gather(MPI_Comm comm, const std::vector<double>& values);
+// data[0, n) on every rank from the pieces of it each rank holds: rank r's is its
+// shard_range(n, r, size) (shard_range.hpp), in place.
+void all_gather_shards(MPI_Comm comm, float* data, int64_t n);
 
 // Rows of `row_bytes` each: this rank sends send_count[k] rows from out + send_at[k] rows to
 // rank k, and receives recv_count[k] rows from rank k into in + recv_at[k] rows.

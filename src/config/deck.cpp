@@ -73,6 +73,13 @@ class DeckReader {
     open_.pop_back();
   }
 
+  // A deck held in memory (a checkpoint's resolved deck), named `name` in messages; it
+  // includes no files (a resolved deck has none).
+  void read_text(const std::string& text, const std::string& name) {
+    std::istringstream in(text);
+    read_lines(in, name);
+  }
+
  private:
   static constexpr size_t kMaxIncludeDepth = 32;
   struct OpenFile {
@@ -170,23 +177,47 @@ const std::string& checked_value(const std::map<std::string, Deck::Entry>& value
 
 }  // namespace
 
-Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
-  DeckReader reader;
-  reader.read(path, "");
+namespace {
+
+// Every schema key's entry from `reader`'s values with `overrides` applied, every key checked.
+std::map<std::string, Deck::Entry> resolved_values(DeckReader& reader, const std::string& path,
+                                                   const std::vector<std::string>& overrides) {
   for (const std::string& text : overrides) apply_override(text, &reader.values);
-  Deck deck;
-  deck.path_ = path;
+  std::map<std::string, Deck::Entry> values;
   for (const KeySpec& spec : deck_schema()) {
     auto found = reader.values.find(spec.key);
     if (found != reader.values.end()) {
-      deck.values_[spec.key] = found->second;
+      values[spec.key] = found->second;
       continue;
     }
-    if (spec.required)
-      input_error(path, str("missing required key ", spec.key, ": add '", spec.name(),
-                            " = ...' under [", spec.section(), "] (", required_hint(spec), ")"));
-    deck.values_[spec.key] = Deck::Entry{spec.default_value, "default"};
+    const bool waived = !spec.unless.empty() && reader.values.count(spec.unless) &&
+                        !reader.values.at(spec.unless).value.empty();
+    if (spec.required && !waived)
+      input_error(path, str("missing required key ", spec.key, ": add '", spec.name(), " = ...' under [",
+                            spec.section(), "] (", required_hint(spec), ")",
+                            spec.unless.empty() ? "" : str(" or set ", spec.unless)));
+    values[spec.key] = Deck::Entry{spec.default_value, "default"};
   }
+  return values;
+}
+
+}  // namespace
+
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  DeckReader reader;
+  reader.read(path, "");
+  Deck deck;
+  deck.path_ = path;
+  deck.values_ = resolved_values(reader, path, overrides);
+  return deck;
+}
+
+Deck load_deck_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  DeckReader reader;
+  reader.read_text(text, name);
+  Deck deck;
+  deck.path_ = name;
+  deck.values_ = resolved_values(reader, name, overrides);
   return deck;
 }
 
@@ -281,7 +312,10 @@ std::string Deck::resolved_text() const {
       text += str("\n[", section, "]\n");
     }
     const Entry& entry = values_.at(spec.key);
-    text += str(spec.name(), " = ", entry.value, "   # ", entry.origin, "\n");
+    if (spec.required && entry.value.empty())  // waived (KeySpec::unless): a value it could not parse back
+      text += str("# ", spec.name(), " is unset: ", spec.unless, " gives it\n");
+    else
+      text += str(spec.name(), " = ", entry.value, "   # ", entry.origin, "\n");
   }
   return text;
 }

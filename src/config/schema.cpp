@@ -95,6 +95,12 @@ KeySpec required(KeySpec s) {
   return s;
 }
 
+KeySpec required_unless(const char* other, KeySpec s) {
+  s = required(std::move(s));
+  s.unless = other;
+  return s;
+}
+
 // A [model] size that is 0 unless the deck overrides the preset. Sizes are 32-bit in the
 // model, so the range refuses what would not fit before any narrowing.
 KeySpec model_size(const char* name, const char* doc) {
@@ -120,9 +126,11 @@ std::vector<KeySpec> make_schema() {
                "deterministic either way"),
 
       // [model]: sizes default to 0 = the preset's value
-      required(enum_key("model.preset", "",
-                        {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
-                        "model family and sizes (MODEL.md Presets)")),
+      required_unless("train.init_from",
+                      enum_key("model.preset", "",
+                               {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
+                               "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
+                               "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
       model_size("model.n_layers", "DiT blocks L; 0 = preset"),
       model_size("model.n_heads", "attention heads H; 0 = preset"),
@@ -180,7 +188,8 @@ std::vector<KeySpec> make_schema() {
                "backbone phase"),
       string_key("model.backbone_dir", "",
                  "gr00t, model.backbone = online: the GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors, "
-                 "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files)"),
+                 "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files); empty: "
+                 "train.init_from's folder"),
       enum_key("model.backbone_augment", "on", {"on", "off"},
                "gr00t, model.backbone = online: GR00T's training transforms on the frames (random crop 0.95, "
                "colour jitter; drawn from run.seed, the sample and the step, so a resumed run draws the same); "
@@ -243,6 +252,23 @@ std::vector<KeySpec> make_schema() {
       enum_key("train.nan_policy", "stop", {"stop", "skip"},
                "on a non-finite loss: stop the run or skip the step"),
       string_key("train.resume", "off", "off, auto (latest in ckpt_dir) or a checkpoint path"),
+      string_key("train.init_from", "",
+                 "released weights to start from: GR00T-N1.5's or DreamZero's checkpoint folder (safetensors "
+                 "+ config.json) or one .safetensors file with config.json beside it; [model] sizes the deck "
+                 "leaves unset come from its config.json (README, Fine-tuning released weights). A resumed "
+                 "checkpoint takes precedence"),
+      enum_key("train.tune_projector", "on", {"on", "off"},
+               "upstream's tune_projector: off freezes GR00T's state and action encoders, action decoder and "
+               "position table (no gradient, optimizer state or gradient communication); no effect on DreamZero"),
+      enum_key("train.tune_diffusion_model", "on", {"on", "off"},
+               "upstream's tune_diffusion_model: off freezes the DiT (GR00T: time encoder, blocks, output "
+               "projections, which then run without dropout; DreamZero: the whole CausalWanModel)"),
+      enum_key("train.tune_llm", "off", {"on", "off"},
+               "upstream's tune_llm: the Eagle LLM is not trained by embtrain (its features are precomputed into "
+               "the packed dataset by embpack), so it must stay off"),
+      enum_key("train.tune_visual", "off", {"on", "off"},
+               "upstream's tune_visual: the Eagle vision tower is not trained by embtrain (precomputed features), "
+               "so it must stay off"),
       int_key("train.ckpt_every", "0", "steps", at_least(0),
               "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
       string_key("train.ckpt_dir", "",

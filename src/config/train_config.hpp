@@ -37,6 +37,11 @@ struct TrainConfig {
   int ckpt_keep = 0;         // train.ckpt_keep, checkpoints kept; 0 = all
   bool ckpt_stop_on_error = true;  // train.ckpt_on_error = stop (else warn and train on)
   std::string resume;        // train.resume: off, auto or a checkpoint path
+  std::string init_from;     // train.init_from: released weights to start from ("" = none)
+
+  // freezing (upstream's fine-tuning flags; train.tune_llm/tune_visual must stay off)
+  bool tune_projector = true;        // train.tune_projector
+  bool tune_diffusion_model = true;  // train.tune_diffusion_model
   double watchdog_s = 0;     // train.watchdog_s, seconds; 0 = automatic, < 0 = off
   double frozen_peer_s = 0;  // train.frozen_peer_s, seconds; 0 = automatic, < 0 = off
 };

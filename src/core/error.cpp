@@ -33,4 +33,6 @@ std::string clipped_path(const std::string& path) { return clip(path, 4096, 4000
 
 std::string quoted(const std::string& text) { return "'" + clipped(text) + "'"; }
 
+std::string quoted_name(const std::string& name) { return "'" + clip(name, 1024, 1000) + "'"; }
+
 }  // namespace emb

@@ -40,6 +40,11 @@ std::string quoted(const std::string& text);
 // 4096 bytes; a real file's path is never cut), longer text cut as clipped() cuts it, to
 // its first 4000 bytes; control bytes as \xHH.
 std::string clipped_path(const std::string& path);
+// A name inside a message (a tensor, file or key name read from input): shown whole up to
+// 1024 bytes, since released tensor names reach 90 bytes and a cut name cannot be searched
+// for; control bytes escaped and longer text cut as clipped() cuts, so a corrupt header's
+// megabyte "name" still never floods a log.
+std::string quoted_name(const std::string& name);
 
 }  // namespace emb
 

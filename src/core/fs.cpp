@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/error.hpp"
 
@@ -98,6 +99,14 @@ void check_readable_file(const std::string& path, const std::string& what) {
             !known ? "cannot tell its type" : S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
                                                                                                        : "a device or socket",
             ")");
+}
+
+std::string read_file_text(const std::string& path) {
+  check_readable_file(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EMB_CHECK(!in.bad(), clipped_path(path), ": cannot read");
+  return text;
 }
 
 }  // namespace emb

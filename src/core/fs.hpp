@@ -18,6 +18,8 @@ std::string make_dirs(const std::string& path);
 // while they are empty; a directory holding anything is kept with everything above it.
 void remove_empty_dirs(const std::string& path, const std::string& top);
 bool path_exists(const std::string& path);
+// The whole content of a regular file; throws emb::Error naming the path.
+std::string read_file_text(const std::string& path);
 
 // What the system said about errno `err`, for an error line ("Permission denied", "Not a
 // directory", "Too many levels of symbolic links"); permission adds where to look.

@@ -6,7 +6,7 @@
 
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 

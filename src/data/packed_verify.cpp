@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "data/tokenizer.hpp"
 

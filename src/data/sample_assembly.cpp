@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "data/sample.hpp"
 

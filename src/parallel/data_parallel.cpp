@@ -284,6 +284,11 @@ void DataParallel::unit_grads_ready(int u) {
 
 void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   const Bucket& k = layout_.bucket(b);
+  if (k.frozen) {  // frozen parameters: their gradients are never communicated nor used
+    reduced_[size_t(b)] = true;
+    if (grad_slot >= 0) grad_slots_[size_t(grad_slot)].busy = false;
+    return;
+  }
   PendingReduce r;
   r.bucket = b;
   r.grad_slot = grad_slot;

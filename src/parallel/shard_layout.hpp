@@ -24,9 +24,10 @@ struct Bucket {
   int64_t begin = 0;                  // owned range within the bucket
   int64_t owned_count = 0;
   int64_t owned_offset = 0;           // where the owned range lives in the owned buffers
+  bool frozen = false;                // every tensor of its units is frozen: no gradient reduction
 };
 
-// A run of owned elements with one weight-decay setting.
+// A run of owned elements with one weight-decay setting (trainable tensors only).
 struct DecaySegment {
   int64_t owned_offset = 0, count = 0;
   float decay_mult = 1;
@@ -34,8 +35,12 @@ struct DecaySegment {
 
 class ShardLayout {
  public:
-  // bucket_bytes = 0: every unit is its own bucket.
-  ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes = 0);
+  // bucket_bytes = 0: every unit is its own bucket. frozen: per tensor of reg (empty: none), the
+  // tensors that are not trained (train/freezing.hpp): they get no AdamW segment, and a unit
+  // whose tensors are all frozen is never merged with a trained one, so its bucket is skipped by
+  // the gradient reductions.
+  ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes = 0,
+              const std::vector<bool>& frozen = {});
 
   ShardMode mode() const { return mode_; }
   int n_buckets() const { return int(buckets_.size()); }
@@ -47,6 +52,8 @@ class ShardLayout {
   int64_t owned_total() const { return owned_total_; }
   int64_t flat_total() const { return flat_total_; }
   const std::vector<DecaySegment>& decay_segments() const { return segments_; }
+  // The owned trainable elements as maximal runs (decay ignored): what the gradient norm sums.
+  const std::vector<DecaySegment>& trainable_runs() const { return trainable_runs_; }
 
   // Copies this rank's owned elements out of a flat buffer (tests: the shards of a reference).
   void gather_owned(const float* flat, float* owned) const;
@@ -58,6 +65,7 @@ class ShardLayout {
   std::vector<int> bucket_of_unit_;
   std::vector<int64_t> unit_offsets_;
   std::vector<DecaySegment> segments_;
+  std::vector<DecaySegment> trainable_runs_;
 };
 
 }  // namespace emb

@@ -1,6 +1,8 @@
 #include "train/optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/op_types.hpp"
 
@@ -13,18 +15,21 @@ Optimizer::Optimizer(const ShardLayout& layout, Ops& ops, const AdamWConfig& cfg
       grad_clip_(grad_clip),
       m_(ops, layout.owned_total()),
       v_(ops, layout.owned_total()),
-      sum_squares_(ops, 1) {
+      sum_squares_(ops, std::max<int64_t>(1, int64_t(layout.trainable_runs().size()))) {
   ops_.zero(m_.view());
   ops_.zero(v_.view());
 }
 
 double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {
+  // Frozen tensors' gradients are neither reduced nor counted: upstream clips over the
+  // parameters that require a gradient.
+  const std::vector<DecaySegment>& runs = layout_.trainable_runs();
+  for (size_t i = 0; i < runs.size(); ++i)
+    ops_.sum_squares(view(owned_grads + runs[i].owned_offset, 1, runs[i].count), sum_squares_.data() + i);
+  std::vector<double> sums(runs.size());
+  if (!runs.empty()) ops_.download(sums.data(), sum_squares_.data(), sums.size() * sizeof(double));
   double sum = 0;
-  const int64_t n = layout_.owned_total();
-  if (n > 0) {
-    ops_.sum_squares(view(owned_grads, 1, n), sum_squares_.data());
-    ops_.download(&sum, sum_squares_.data(), sizeof sum);
-  }
+  for (double s : sums) sum += s;
   if (layout_.mode() != ShardMode::none) sum_over_ranks(comm, &sum, 1);
   return std::sqrt(sum);
 }

@@ -36,7 +36,7 @@ class Optimizer {
   AdamWConfig cfg_;
   float grad_clip_;
   OpsBuffer<float> m_, v_;
-  OpsBuffer<double> sum_squares_;  // the local Σg², read back once per step
+  OpsBuffer<double> sum_squares_;  // the local Σg² of each trainable run, read back once per step
 };
 
 }  // namespace emb

@@ -3,6 +3,7 @@
 #include "checkpoint/checkpoint_dir.hpp"
 #include "core/activity.hpp"
 #include "core/log.hpp"
+#include "train/freezing.hpp"
 
 namespace emb {
 namespace {
@@ -29,18 +30,20 @@ DataConfig data_config(const RunConfig& cfg) {
 
 }  // namespace
 
-Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers)
+Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers,
+                 const InitFrom* init_from)
     : world_(world),
       cfg_(cfg),
       model_(make_model(cfg.model, &ops)),
-      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes),
+      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes,
+              frozen_tensors(cfg.model, cfg.train, model_->params())),
       dp_(layout_, comm, ops, timers, cfg.comm.overlap, cfg.model.precision == Precision::bf16),
       optimizer_([&] {
         const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
         return Optimizer(layout_, ops, adamw_config(cfg.train), cfg.train.grad_clip);
       }()),
       schedule_(lr_schedule(cfg.train)),
-      resumed_(resume_or_init()),
+      resumed_(resume_or_init(init_from)),
       backbone_(online_backbone(cfg, ops)),
       loader_(world.comm, data_config(cfg), cfg.model),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
@@ -55,9 +58,17 @@ OptimizerState Trainer::host_state() {
   return OptimizerState{host_exp_avg_.data(), host_exp_avg_sq_.data()};
 }
 
-CheckpointMeta Trainer::resume_or_init() {
+CheckpointMeta Trainer::resume_or_init(const InitFrom* init_from) {
   const TrainConfig& tc = cfg_.train;
   const std::vector<std::string> candidates = resolve_resume(world_.comm, tc.resume, tc.ckpt_dir, cfg_.run_id);
+  if (candidates.empty() && init_from) {  // released weights: each rank reads only its shards
+    host_state();
+    init_from->read_owned(world_.comm, model_->params(), layout_, host_params_.data());
+    dp_.load_owned_params(host_params_.data());
+    log_info("init_from: ", init_from->path(), " (", model_->params().size(), " tensors under ",
+             upstream_family_name(init_from->map().family()), "'s names)");
+    return {};
+  }
   if (candidates.empty()) {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
     dp_.init_owned_params(model_->params(), cfg_.run.seed, cfg_.model.init_std);
     return {};

@@ -16,6 +16,7 @@
 #include "data/loader.hpp"
 #include "model/model.hpp"
 #include "parallel/data_parallel.hpp"
+#include "train/init_from.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/online_backbone.hpp"
 #include "train/optimizer.hpp"
@@ -26,9 +27,12 @@ namespace emb {
 class Trainer {
  public:
   // Collective. Builds the model and its shards, then resumes from train.resume's checkpoint
-  // (any rank count and shard mode) or draws fresh parameters, then starts the loader (after
-  // the checkpoint: HDF5 is not thread-safe, and the loader's prefetch thread reads through it).
-  Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers);
+  // (any rank count and shard mode), or reads each rank's shards of train.init_from's released
+  // weights (`init_from`, opened at start-up; null without), or draws fresh parameters; then
+  // starts the loader (after the checkpoint: HDF5 is not thread-safe, and the loader's
+  // prefetch thread reads through it).
+  Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers,
+          const InitFrom* init_from = nullptr);
 
   // The first step to run: keeps AdamW's bias correction and the LR schedule aligned on resume.
   int64_t first_step() const { return resumed_.step + 1; }
@@ -54,9 +58,9 @@ class Trainer {
   // The owned parameters and AdamW moments staged in host memory on their way to or from a
   // checkpoint.
   OptimizerState host_state();
-  // Loads the first loadable checkpoint train.resume names (resumed_from_ = its path), or draws
-  // this rank's shard of fresh parameters.
-  CheckpointMeta resume_or_init();
+  // Loads the first loadable checkpoint train.resume names (resumed_from_ = its path), or reads
+  // init_from's, or draws this rank's shard of fresh parameters.
+  CheckpointMeta resume_or_init(const InitFrom* init_from);
 
   const World& world_;
   const RunConfig& cfg_;

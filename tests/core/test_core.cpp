@@ -238,4 +238,13 @@ BOOST_AUTO_TEST_CASE(remove_empty_dirs_undoes_make_dirs) {
   BOOST_TEST(!fs::exists(deep));
   BOOST_TEST(fs::exists(dir / "a/b/kept"));
   fs::remove_all(dir);
+
+BOOST_AUTO_TEST_CASE(names_in_messages_are_whole_input_is_cut) {
+  // A SigLIP tensor of the released GR00T-N1.5 checkpoint: 90 bytes, shown whole.
+  const std::string name = "backbone.eagle_model.vision_model.vision_model.encoder.layers.26.self_attn.out_proj.weight";
+  BOOST_TEST(quoted_name(name) == "'" + name + "'");
+  BOOST_TEST(quoted(name) == "'" + name.substr(0, 60) + "... (90 bytes, truncated)'");
+  BOOST_TEST(quoted_name("a\nb") == "'a\\x0ab'");
+  const std::string huge(1 << 20, 'x');  // a corrupt header's "name" never floods the log
+  BOOST_TEST(quoted_name(huge) == "'" + std::string(1000, 'x') + "... (1048576 bytes, truncated)'");
 }

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"

@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "batch/sample_tokens.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/loader.hpp"
 #include "data_fixtures.hpp"
 

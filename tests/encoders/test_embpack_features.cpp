@@ -16,7 +16,7 @@
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"

@@ -29,6 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gr00t_n15_reference as gr  # noqa: E402
+import safetensors_io  # noqa: E402
 
 F64 = torch.float64
 
@@ -188,7 +189,19 @@ def print_table(rows):
         print(f"{name:44} {abs_err:12.3e} {rel_err:10.3e}")
 
 
-def check(path, tol, table=False):
+def released_parameters(folder, ours, mapping):
+    """The action head of a released (or exported) checkpoint folder, upstream's names; every tensor
+    must equal the dump's parameter mapped onto it bit for bit (the run imported it exactly)."""
+    theirs = {k: v for k, v in safetensors_io.read_checkpoint(folder).items() if k.startswith(gr.PREFIX)}
+    mapped = to_upstream(ours, mapping)
+    differ = sorted(k for k in mapped if k not in theirs or not torch.equal(mapped[k].float(), theirs[k].float()))
+    if differ or len(theirs) != len(mapped):
+        raise ValueError(f"{folder}: {len(differ)} action-head tensors differ from the dump's parameters "
+                         f"{differ[:4]}; {len(theirs)} in the folder, {len(mapped)} in the dump")
+    return theirs
+
+
+def check(path, tol, table=False, weights=None):
     with h5py.File(path, "r") as f:
         a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
         a = {k: (v.item() if hasattr(v, "item") else v) for k, v in a.items()}
@@ -206,7 +219,8 @@ def check(path, tol, table=False):
     mask_count = sum(float(np.sum(s["action_mask"])) for s in samples)
     if mask_count != denominator:
         raise ValueError(f"{path}: loss denominator {denominator}, the step's samples hold {mask_count} mask elements")
-    loss, ref_grads = gr.gr00t_loss_and_grads(to_upstream(ours, mapping), config, samples)
+    params = released_parameters(weights, ours, mapping) if weights else to_upstream(ours, mapping)
+    loss, ref_grads = gr.gr00t_loss_and_grads(params, config, samples)
 
     failures = []
     loss_rel = abs(a["loss"] - loss) / abs(loss)
@@ -251,12 +265,14 @@ def main():
     ap.add_argument("--deck", help="the deck of the dump (with --embtrain)")
     ap.add_argument("--np", type=int, default=1, help="ranks of the dump (mpirun for more than 1)")
     ap.add_argument("--set", action="append", default=[], help="deck overrides of the dump (KEY=VALUE)")
+    ap.add_argument("--weights", help="a released or exported checkpoint folder the dump's run was init_from: the "
+                                      "reference computes from its tensors (which must equal the dump's)")
     ap.add_argument("--table", action="store_true",
                     help="print every gradient's max abs error and relative error (to its largest reference "
                          "element; an exactly-zero gradient's to the step's largest)")
     args = ap.parse_args()
     if args.dump:
-        return 0 if check(args.dump, args.tol, args.table) else 1
+        return 0 if check(args.dump, args.tol, args.table, args.weights) else 1
     if not args.embtrain or not args.deck:
         ap.error("give a dump, or --embtrain and --deck")
     with tempfile.TemporaryDirectory() as d:
@@ -268,7 +284,7 @@ def main():
             cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), "-x", "OMP_NUM_THREADS=1",
                    "-x", "OPENBLAS_NUM_THREADS=1"] + cmd
         subprocess.run(cmd, check=True)
-        return 0 if check(path, args.tol, args.table) else 1
+        return 0 if check(path, args.tol, args.table, args.weights) else 1
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 #include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
 #include "encoders/eagle/frame_transform.hpp"

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "context_features.hpp"
 #include "progress.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packer.hpp"
 #include "rl/flow_sde.hpp"
 

@@ -1,6 +1,7 @@
-// IEEE 754 binary16 ("float16"), the storage type of precomputed features and latents in
-// packed files (numpy's float16, what h5py writes). Conversion is exact on the way out
-// and rounds to nearest-even on the way in; math is always fp32.
+// IEEE 754 binary16 ("float16"): the storage type of precomputed features and latents in
+// packed files (numpy's float16, what h5py writes) and an element type of released checkpoints
+// (safetensors "F16"). Conversion is exact on the way out and rounds to nearest-even on the way
+// in (what torch's .half() computes); NaN stays NaN, overflow becomes infinity; math is fp32.
 #pragma once
 #include <cmath>
 #include <cstdint>
