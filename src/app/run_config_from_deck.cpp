@@ -225,8 +225,8 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
   for (const char* key : {"train.tune_llm", "train.tune_visual"})
     if (on(deck, key))
-      throw Error(str(where_set(deck, key), ": ", key, " = on: embtrain does not train the Eagle backbone (its "
-                      "features are computed once by embpack into the packed dataset); set it off"),
+      throw Error(str(where_set(deck, key), ": ", key, " = on: embtrain keeps the Eagle backbone frozen (its "
+                      "features come from embpack features, or from model.backbone = online); set it off"),
                   kExitInput);
   c.watchdog_s = deck.get_double("train.watchdog_s");
   c.frozen_peer_s = deck.get_double("train.frozen_peer_s");
