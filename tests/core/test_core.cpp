@@ -238,6 +238,7 @@ BOOST_AUTO_TEST_CASE(remove_empty_dirs_undoes_make_dirs) {
   BOOST_TEST(!fs::exists(deep));
   BOOST_TEST(fs::exists(dir / "a/b/kept"));
   fs::remove_all(dir);
+}
 
 BOOST_AUTO_TEST_CASE(names_in_messages_are_whole_input_is_cut) {
   // A SigLIP tensor of the released GR00T-N1.5 checkpoint: 90 bytes, shown whole.
