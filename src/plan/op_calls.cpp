@@ -4,7 +4,7 @@ namespace emb {
 namespace {
 
 int64_t model_op_calls(const ModelConfig& c) {
-  if (c.family == Family::wan) return 49 + 73 * int64_t(c.n_layers);
+  if (c.family == Family::wan) return 66 + 73 * int64_t(c.n_layers);
   const int64_t dropout = c.dropout > 0 ? 1 : 0, dropout_vl = c.dropout_vl > 0 ? 1 : 0;
   return 64 + (39 + 12 * dropout) * int64_t(c.n_layers) + (33 + 12 * dropout_vl) * int64_t(c.n_layers_vl);
 }

@@ -69,9 +69,10 @@ void check_counts(const ModelConfig& cfg) {
     BOOST_TEST_CONTEXT(cfg.preset << ", " << cfg.n_layers << " layers, " << cfg.n_layers_vl << " vl layers, dropout "
                                   << cfg.dropout << ", " << samples << " samples") {
       BOOST_TEST(real.op_calls == predicted.op_calls_per_micro_batch);
-      // The allocations per op call vary with the ops' mix (26-30 measured): within 15 %.
+      // The allocations per op call vary with the ops' mix and the samples (2.7-3.6 measured):
+      // within 25 %.
       BOOST_TEST(double(real.allocations) == double(predicted.allocations_per_micro_batch),
-                 boost::test_tools::tolerance(0.15));
+                 boost::test_tools::tolerance(0.25));
     }
   }
 }

@@ -385,7 +385,7 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
   const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
   BOOST_TEST(cpu.fixed.op_calls == calls.op_calls_per_micro_batch * cpu.micro_batches + calls.optimizer_op_calls);
-  BOOST_TEST(cpu.fixed.op_calls == (49 + 73 * 8) * cpu.micro_batches + 1 +
+  BOOST_TEST(cpu.fixed.op_calls == (66 + 73 * 8) * cpu.micro_batches + 1 +
                                        int64_t(layout.decay_segments().size()));
   BOOST_TEST(cpu.fixed.allocations == kAllocationsPerOpCall * calls.op_calls_per_micro_batch * cpu.micro_batches);
   // 4 host reductions over 2(R-1) hops, sync_s measured over 2(M-1) at M = 8 devices per node.
