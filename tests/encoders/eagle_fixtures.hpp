@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "packed_writer.hpp"
 #include "python_reference.hpp"
