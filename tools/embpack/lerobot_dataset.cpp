@@ -120,14 +120,19 @@ void read_modality(const std::string& path, const Json& info, const std::string&
   d.state.clear(), d.action.clear();
   slices("state", "observation.state", d.state);
   slices("action", "action", d.action);
-  if (m.contains("video"))
+  d.has_modality = true;
+  if (m.contains("video")) {
+    std::vector<LerobotCamera> named;
     for (const auto& [name, v] : m.at("video").items()) {
       std::string key = v.contains("original_key") ? field<std::string>(v, "original_key", path + ": video." + name)
                                                    : "observation.images." + name;
       auto cam = std::find_if(d.cameras.begin(), d.cameras.end(), [&](const LerobotCamera& c) { return c.key == key; });
       EMB_CHECK(cam != d.cameras.end(), path, ": video.", name, ": no video feature \"", key, "\" in ", info_path);
-      cam->view = name;
+      named.push_back(*cam);
+      named.back().view = name;
     }
+    d.cameras = std::move(named);
+  }
   if (m.contains("annotation") && !m.at("annotation").empty()) {
     Json::const_iterator first = m.at("annotation").begin();
     d.task_column = first.value().contains("original_key")
@@ -262,6 +267,9 @@ LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& 
     c.key = key, c.view = key.substr(key.rfind('.') + 1), c.fps = d.fps;
     if (feature.contains("info") && feature.at("info").contains("video.fps"))
       c.fps = field<double>(feature.at("info"), "video.fps", info_path + ": " + key + ".info");
+    std::vector<int64_t> shape = field<std::vector<int64_t>>(feature, "shape", info_path + ": " + key);
+    EMB_CHECK(shape.size() == 3, info_path, ": ", key, ".shape has ", shape.size(), " values, expected [h, w, c]");
+    c.height = shape[0], c.width = shape[1], c.channels = shape[2];
     d.cameras.push_back(c);
   }
   for (const char* column : {"observation.state", "action"})
