@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -46,9 +47,11 @@ STEPS = 4
 
 
 def run(cmd):
+    start = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    print(f"ran {os.path.basename(cmd[0])} {cmd[1] if len(cmd) > 1 else ''} in {time.time() - start:.1f} s")
     return p
 
 
@@ -95,7 +98,7 @@ def dataset_rows(packed):
     """The demo's state and action rows as embpack lerobot packed them from its Parquet files (all
     of them: info.json's total_frames)."""
     with h5py.File(packed, "r") as f:
-        rows = {"state": f["state"][()].astype(np.float64), "action": f["action"][()].astype(np.float64)}
+        rows = {"state": f["steps/state"][()].astype(np.float64), "action": f["steps/action"][()].astype(np.float64)}
     total = json.load(open(os.path.join(DEMO, "meta", "info.json")))["total_frames"]
     check(len(rows["state"]) == len(rows["action"]) == total, f"all {total} rows of the dataset packed")
     return rows
@@ -139,11 +142,12 @@ def main():
         train_data, extra = packed, "[model]\nbackbone = online\n"
         if args.backbone == "offline":
             train_data, extra = os.path.join(tmp, "demo_features.h5"), ""
-            run([args.embpack, "features", "--backbone", released, packed, "-o", train_data])
+            run(["mpirun", "-np", "2", "--oversubscribe", args.embpack, "features", "--backbone", released, packed,
+                 "-o", train_data])  # 2096 steps: two ranks halve the test's longest phase
         deck = os.path.join(tmp, "ft.in")
         with open(deck, "w") as f:
             f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
-                    f"init_from = {released}\nsteps = {STEPS}\nglobal_batch = 2\nlr = 1e-3\n{extra}")
+                    f"init_from = {released}\nsteps = {STEPS}\nckpt_every = {STEPS}\nglobal_batch = 2\nlr = 1e-3\n{extra}")
         run([args.embtrain, deck])
         exported = os.path.join(tmp, "export")
         run([args.embtrain, "export", os.path.join(tmp, "out", "ft"), "-o", exported])
