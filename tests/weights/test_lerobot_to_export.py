@@ -61,11 +61,10 @@ def check(cond, what):
     print("ok:", what)
 
 
-def head_config(d_vl, select_layer):
+def head_config(d_vl):
     """The tiny head (upstream_presets.TINY_GR00T) reading the tiny Eagle's d_vl-wide features, with
     room for the demo's 44-wide state and action (upstream pads both to max_*_dim)."""
     config = copy.deepcopy(upstream_presets.TINY_GR00T)
-    config["backbone_cfg"]["select_layer"] = select_layer
     head = config["action_head_cfg"]
     head.update(backbone_embedding_dim=d_vl, max_state_dim=48, max_action_dim=48, action_dim=48)
     head["diffusion_model_cfg"]["cross_attention_dim"] = d_vl
@@ -84,8 +83,8 @@ def make_checkpoint(tmp):
     d_vl = json.load(open(os.path.join(eagle, "eagle2_hg_model", "config.json")))["text_config"]["hidden_size"]
     backbone = {k: (v, "BF16") for k, v in safetensors_io.read_file(os.path.join(eagle, "model.safetensors")).items()}
     released = os.path.join(tmp, "gr00t_n15_tiny")
-    config = head_config(d_vl, backbone_cfg["select_layer"])
-    config["backbone_cfg"].update(backbone_cfg)
+    config = head_config(d_vl)
+    config["backbone_cfg"].update(backbone_cfg)  # select_layer: the tiny Eagle's
     make_tiny_checkpoint.write_gr00t(released, 3, config, backbone)
     shutil.copytree(os.path.join(eagle, "eagle2_hg_model"), os.path.join(released, "eagle2_hg_model"))
     for name in os.listdir(TOKENIZER):
@@ -144,6 +143,8 @@ def main():
             train_data, extra = os.path.join(tmp, "demo_features.h5"), ""
             run(["mpirun", "-np", "2", "--oversubscribe", args.embpack, "features", "--backbone", released, packed,
                  "-o", train_data])  # 2096 steps: two ranks halve the test's longest phase
+            with h5py.File(train_data, "r") as f:
+                check(f["features/vl"].attrs["checkpoint"] == released, "vl features made by DIR's backbone")
         deck = os.path.join(tmp, "ft.in")
         with open(deck, "w") as f:
             f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
