@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/half.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
 #include "data/packed_format.hpp"
 #include "packed_writer.hpp"
 #include "python_reference.hpp"
