@@ -21,6 +21,7 @@ Parquet files), its modalities those of meta/modality.json + meta/info.json.
 """
 import argparse
 import copy
+import csv
 import json
 import os
 import shutil
@@ -150,6 +151,10 @@ def main():
             f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
                     f"init_from = {released}\nsteps = {STEPS}\nckpt_every = {STEPS}\nglobal_batch = 2\nlr = 1e-3\n{extra}")
         run([args.embtrain, deck])
+        with open(os.path.join(tmp, "out", "ft", "timings.csv")) as f:
+            backbone_s = sum(float(r["seconds"]) for r in csv.DictReader(f) if r["phase"] == "backbone")
+        check((backbone_s > 0) == (args.backbone == "online"), f"{args.backbone}: the step ran the backbone for "
+              f"{backbone_s:.2f} s")
         exported = os.path.join(tmp, "export")
         run([args.embtrain, "export", os.path.join(tmp, "out", "ft"), "-o", exported])
         original = safetensors_io.read_checkpoint(released)
