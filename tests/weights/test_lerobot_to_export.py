@@ -120,8 +120,10 @@ def check_metadata(exported, packed):
             expected = {"mean": values.mean(0), "std": values.std(0), "min": values.min(0), "max": values.max(0)}
             stats = entry["statistics"][part][key]
             close = all(np.allclose(stats[k], v, rtol=1e-5, atol=1e-5) for k, v in expected.items())
-            check(close and entry["modalities"][part][key]["shape"] == [s["end"] - s["start"]],
-                  f"{part}.{key}: mean/std/min/max of the dataset's rows, shape [{s['end'] - s['start']}]")
+            described = {"absolute": s.get("absolute", True), "rotation_type": s.get("rotation_type"),
+                         "shape": [s["end"] - s["start"]], "continuous": s.get("dtype", "float32").startswith("float")}
+            check(close and entry["modalities"][part][key] == described,
+                  f"{part}.{key}: mean/std/min/max of the dataset's rows, modality {described}")
     view = info["features"]["observation.images.ego_view"]
     expected_video = {"ego_view": {"resolution": [view["shape"][1], view["shape"][0]], "channels": view["shape"][2],
                                    "fps": info["fps"]}}

@@ -23,6 +23,10 @@ namespace emb {
 struct ColumnSlice {
   std::string name, column;
   int64_t start = 0, end = 0;
+  // modality.json's description, as upstream's metadata.json carries it (schema.py
+  // LeRobotStateActionMetadata): continuous = a floating-point dtype (default float32).
+  bool absolute = true, continuous = true;
+  std::string rotation_type;  // "" = none
 };
 
 struct LerobotCamera {

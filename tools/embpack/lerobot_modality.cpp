@@ -11,7 +11,9 @@ std::string lerobot_modality_attribute(const LerobotDataset& d) {
     m[part] = nlohmann::json::object();
     int64_t at = 0;
     for (const ColumnSlice& s : *slices) {
-      m[part][s.name] = {{"start", at}, {"end", at + s.end - s.start}};
+      m[part][s.name] = {{"start", at}, {"end", at + s.end - s.start}, {"absolute", s.absolute},
+                         {"rotation_type", s.rotation_type.empty() ? nlohmann::json() : nlohmann::json(s.rotation_type)},
+                         {"continuous", s.continuous}};
       at += s.end - s.start;
     }
   }
