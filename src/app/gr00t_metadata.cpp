@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "data/gr00t_embodiment_tags.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 
@@ -53,13 +54,13 @@ FileStats read_file_stats(const std::string& path) {
   s.tag = gr00t_embodiment_tag(id);
   if (s.tag.empty())
     f.fail(packed::kEpisodeEmbodiment,
-           str("embodiment id ", id, " has no upstream tag (new_embodiment 31, oxe_droid 17, agibot_genie1 26, "
-               "gr1 24: the projector slot upstream inference uses); pack the data with embpack lerobot "
+           str("embodiment id ", id, " has no upstream tag (", gr00t_embodiment_tags_text(),
+               ": the projector slot upstream inference uses); pack the data with embpack lerobot "
                "--embodiment-tag new_embodiment"));
   const double rows = double(f.dims(packed::kState)[0]);
   s.state = read_field(f, "state", rows);
   s.action = read_field(f, "action", rows);
-  if (f.has_attr("/", "modality")) s.modality = json::parse(f.attr_string("/", "modality"));
+  if (f.has_attr("/", packed::kModality)) s.modality = json::parse(f.attr_string("/", packed::kModality));
   return s;
 }
 
@@ -123,16 +124,6 @@ json tag_metadata(const std::string& tag, const std::vector<const FileStats*>& f
 }
 
 }  // namespace
-
-const char* gr00t_embodiment_tag(int id) {
-  switch (id) {
-    case 31: return "new_embodiment";
-    case 17: return "oxe_droid";
-    case 26: return "agibot_genie1";
-    case 24: return "gr1";
-    default: return "";
-  }
-}
 
 json gr00t_metadata(const RunConfig& cfg) {
   if (cfg.data.paths.empty())

@@ -9,11 +9,10 @@
 // from the run's packed data: /stats (embpack's statistics over all rows) sliced per sub-key,
 // and the `modality` attribute embpack lerobot copies from meta/modality.json and
 // meta/info.json (without it, one sub-key "state" / "action" spans the whole vector).
-// The tag of a packed file's embodiment id is upstream's (embodiment_tags.py 42-47:
-// new_embodiment 31, oxe_droid 17, agibot_genie1 26, gr1 24); several files of one tag
-// combine as upstream mixes datasets: means and deviations pooled by rows, minima and maxima
-// exact, the percentiles averaged with row weights (percentile_mixing_method
-// "weighted_average", gr00t_finetune.py).
+// The tag of a packed file's embodiment id is upstream's (data/gr00t_embodiment_tags.hpp);
+// several files of one tag combine as upstream mixes datasets: means and deviations pooled by
+// rows, minima and maxima exact, the percentiles averaged with row weights
+// (percentile_mixing_method "weighted_average", gr00t_finetune.py).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -26,8 +25,5 @@ constexpr const char* kGr00tMetadataPath = "experiment_cfg/metadata.json";
 // Throws emb::Error (exit code 2) naming the data file: no /stats, an embodiment id without an
 // upstream tag, a file whose episodes have several embodiments.
 nlohmann::json gr00t_metadata(const RunConfig& cfg);
-
-// Upstream's tag of a projector index (embodiment id); "" when upstream names none.
-const char* gr00t_embodiment_tag(int id);
 
 }  // namespace emb

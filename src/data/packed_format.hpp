@@ -24,12 +24,18 @@
 //        the k-th training augmentation (GR00T's random crop and colour jitter, drawn from
 //        (augment_seed, step, k)); the rows of /features/vl_offsets (the prompts are the same).
 //        Training with data.vl_augment = on reads variant epoch mod K.
+//   root string attribute modality (embpack lerobot, from GR00T's meta/modality.json and
+//        meta/info.json): JSON {"state"|"action": {sub-key: {"start", "end", "absolute",
+//        "rotation_type", "continuous"}} with [start, end) in /steps/state or /steps/action,
+//        "video": {view: {"resolution": [w, h], "channels", "fps"}}} of the recorded videos;
+//        embtrain export writes it into metadata.json.
 #pragma once
 #include <array>
 
 namespace emb::packed {
 
 constexpr const char* kFormat = "embpack/1";
+constexpr const char* kModality = "modality";
 constexpr const char* kEpisodeOffsets = "/episodes/offsets";
 constexpr const char* kEpisodeTask = "/episodes/task";
 constexpr const char* kEpisodeEmbodiment = "/episodes/embodiment";

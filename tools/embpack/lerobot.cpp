@@ -12,7 +12,9 @@
 #include "context_features.hpp"
 #include "core/error.hpp"
 #include "frame_gather.hpp"
+#include "data/gr00t_embodiment_tags.hpp"
 #include "lerobot_dataset.hpp"
+#include "lerobot_modality.hpp"
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
 #include "comm/agreement.hpp"
@@ -215,7 +217,7 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
         for (size_t i = 0; i < job.frame_of_row.size(); ++i) {
           int64_t f = job.frame_of_row[i], row = job.first_row + int64_t(i);
           size_t e = size_t(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
-          EMB_CHECK(f < info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ",
+          EMB_CHECK(f <= info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ",
                     row - starts[e], ") beyond the video's ", info.frames, " frames (video shorter than its episode)");
         }
       } catch (const std::exception& err) {
@@ -233,9 +235,9 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
 }
 
 // This rank's share of the episodes converted into a PackedData (no file yet).
-PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotOptions& o, int64_t state_dim,
-                         int64_t action_dim, const std::vector<LerobotCamera>& cameras, bool show_progress,
-                         LerobotReport& report) {
+PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotOptions& o, int32_t embodiment,
+                         int64_t state_dim, int64_t action_dim, const std::vector<LerobotCamera>& cameras,
+                         bool show_progress, LerobotReport& report) {
   PackedData p;
   p.state_dim = state_dim, p.action_dim = action_dim;
   DataFile data;
@@ -246,7 +248,7 @@ PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotO
     p.action.insert(p.action.end(), rows.back().action.begin(), rows.back().action.end());
     int32_t task = int32_t(std::find(p.task_text.begin(), p.task_text.end(), rows.back().task) - p.task_text.begin());
     if (task == int32_t(p.task_text.size())) p.task_text.push_back(rows.back().task);
-    p.add_episode(ref.episode->length, task, 0);
+    p.add_episode(ref.episode->length, task, embodiment);
   }
   for (const LerobotCamera& c : cameras) {
     VideoView v;
@@ -298,6 +300,9 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
                          LerobotReport& report) {
   EMB_CHECK(o.height > 0 && o.width > 0, "lerobot: --height and --width must be positive");
   EMB_CHECK(o.threads > 0, "lerobot: --threads must be positive");
+  const int embodiment = o.embodiment_tag.empty() ? 0 : gr00t_embodiment_id(o.embodiment_tag);
+  EMB_CHECK(embodiment >= 0, "lerobot: --embodiment-tag ", o.embodiment_tag, " is not one of GR00T's (",
+            gr00t_embodiment_tags_text(), ")");
   for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality));
   const LerobotDataset& first = datasets[0];
   std::vector<EpisodeRef> all;
@@ -314,7 +319,8 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
   }
   size_t begin = all.size() * size_t(rank) / size_t(ranks), end = all.size() * size_t(rank + 1) / size_t(ranks);
   std::vector<EpisodeRef> share(all.begin() + long(begin), all.begin() + long(end));
-  return convert_share(share, o, width_of(first.state), width_of(first.action), first.cameras, rank == 0, report);
+  return convert_share(share, o, embodiment, width_of(first.state), width_of(first.action), first.cameras, rank == 0,
+                       report);
 }
 
 // The recorded dataset statistics (meta/stats.json) cover all of a dataset's episodes:
@@ -354,6 +360,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   p.family = "gr00t";
   p.fps = first.fps;
   p.source = "lerobot:" + first.version;
+  p.modality = lerobot_modality_attribute(first);
   for (const LerobotDataset& d : datasets) p.source += ":" + d.root;
   // The report is rank 0's: every rank's warnings in rank order, the totals of all ranks.
   report.warnings = split(gather_to_root(join(report.warnings), comm));

@@ -2,7 +2,7 @@
 //   embpack synth --family gr00t|wan --episodes N [...] -o out.h5
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
-//   embpack lerobot DIR... [--modality modality.json] -o out.h5   (mpirun -np N for N ranks)
+//   embpack lerobot DIR... [--modality modality.json] [--embodiment-tag TAG] -o out.h5   (mpirun -np N for N ranks)
 //   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
@@ -185,6 +185,8 @@ Subcommands add_subcommands(CLI::App& app, Options& o) {
   c.lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
   c.lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
   c.lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
+  c.lerobot->add_option("--embodiment-tag", ro.embodiment_tag,
+                        "GR00T embodiment tag of the data (new_embodiment to fine-tune GR00T-N1.5; default: id 0)");
   c.lerobot->add_option("--height", ro.height, "output frame height");
   c.lerobot->add_option("--width", ro.width, "output frame width");
   c.lerobot->add_option("--threads", ro.threads, "decoding threads per rank");

@@ -36,6 +36,7 @@ PackedData read_packed_share(const std::string& path, const PackedShareRequest& 
   const PackedSummary s = verify_structure(f);
   PackedData p;
   p.family = s.family, p.fps = s.fps, p.source = s.source;
+  if (f.has_attr("/", packed::kModality)) p.modality = f.attr_string("/", packed::kModality);
   p.state_dim = s.state_dim, p.action_dim = s.action_dim;
   const std::vector<int64_t> offsets = f.read_all<int64_t>(packed::kEpisodeOffsets);
   const int64_t e0 = request.first_episode, e1 = request.last_episode < 0 ? s.episodes : request.last_episode;

@@ -121,6 +121,7 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
   f.set_attr("/", "family", d.family);
   f.set_attr("/", "fps", d.fps);
   f.set_attr("/", "source", d.source);
+  if (!d.modality.empty()) f.set_attr("/", packed::kModality, d.modality);
   f.set_attr("/", "created_by", created_by);
   if (!d.embodiment_state_dim.empty()) {
     int64_t n = int64_t(d.embodiment_state_dim.size());
