@@ -101,12 +101,12 @@ EMB_HOST_DEVICE inline bool tiles_may_attend(const MaskRule& mask, const TileSum
     case AttnMask::prefix: return k0 || q1 || q2;
     case AttnMask::teacher_forcing: {
       // Clean queries: key frame 0, or a key frame inside the window of some query frame (the
-      // block end E(f) does not decrease with f).
+      // block end E(f) does not decrease with f). The frame ranges are read only where the tiles
+      // hold clean tokens: an empty range's sentinels would overflow E.
       const int32_t fpb = mask.tf.frames_per_block;
-      const int32_t end_lo = teacher_forcing_block_end(q.blk0_min, fpb);
-      const int32_t end_hi = teacher_forcing_block_end(q.blk0_max, fpb);
-      const bool clean =
-          q0 && k0 && (k.blk0_min == 0 || (k.blk0_min <= end_hi && k.blk0_max > end_lo - mask.tf.window));
+      const bool clean = q0 && k0 &&
+                         (k.blk0_min == 0 || (k.blk0_min <= teacher_forcing_block_end(q.blk0_max, fpb) &&
+                                              k.blk0_max > teacher_forcing_block_end(q.blk0_min, fpb) - mask.tf.window));
       const bool noisy = q1 && ((k0 && k.blk0_min < q.blk1_max) ||
                                 (k1 && ranges_meet(q.blk1_min, q.blk1_max, k.blk1_min, k.blk1_max)) ||
                                 (k2 && ranges_meet(q.blk1_min, q.blk1_max, k.blk2_min, k.blk2_max)));

@@ -89,7 +89,7 @@ train_two_ranks)
     done
     grep -q "^step 30/30 | loss " "outputs/$name/train.log" || fail "no progress line for step 30 in train.log"
     rows=$(($(wc -l <"outputs/$name/timings.csv") - 1))
-    [ "$rows" -eq $((2 * 31 * 10)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 10 phases"
+    [ "$rows" -eq $((2 * 31 * 11)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 11 phases"
     /usr/bin/python3 - "outputs/$name/summary.json" <<'PY' || fail "summary.json content"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -105,7 +105,7 @@ PY
   ;;
 stop_signal)
   name=cli-test-signal
-  rm -rf "outputs/$name"
+  rm -rf "outputs/$name" "outputs/ckpt/$name"  # a checkpoint of an earlier build's run would be refused
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=$name >"$tmp/out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q "^step" "$tmp/out" 2>/dev/null && break; sleep 0.2; done
@@ -115,7 +115,7 @@ stop_signal)
   [ $code -eq 0 ] || fail "exit code $code after SIGUSR1, expected a clean 0: $(tail -5 "$tmp/out")"
   expect_contains "$(cat "$tmp/out")" "received a stop signal: stopping after step"
   [ -s "outputs/$name/summary.json" ] || fail "no summary.json after the stop"
-  rm -rf "outputs/$name"
+  rm -rf "outputs/$name" "outputs/ckpt/$name"
   ;;
 missing_data_fails_fast)
   start=$(date +%s)
@@ -321,11 +321,12 @@ sigterm_checkpoint)
   # exactly: its losses equal those of an uninterrupted run.
   source scripts/mpi_env.sh
   [ "$(command -v mpirun)" = "$PWD/scripts/bin/mpirun" ] || fail "mpi_env.sh does not put scripts/bin/mpirun first on PATH"
-  term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME, in a process
+  term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME (40 ms or more
+    # each, so that the signals at step 3 arrive mid-run on a fast machine too), in a process
     local name=$1  # group of its own with SIGINT at its default, as a terminal's foreground job
     shift
     exec /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
-      "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=30 --set run.log_every=1 \
+      "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=30 --set run.log_every=1 --set debug.slow_step_ms=40 \
       --set run.name="$name" --set train.ckpt_dir="$tmp/ckpt-${name%-resumed}" "$@" >"$tmp/$name.txt" 2>&1
   }
   term_run() {  # term_run NAME SIGNAL COUNT TARGET: COUNT SIGNALs 50 ms apart at step 3 to TARGET: mpirun's
@@ -388,8 +389,8 @@ embpack_concurrency)
   "$embpack" verify "$tmp/b.h5" >"$tmp/verify.txt" 2>&1 || fail "the output of two embpack jobs does not verify: $(cat "$tmp/verify.txt")"
   [ ! -e "$tmp/b.h5.lock" ] || fail "the lock file stayed after the jobs ended"
   # A training run reads c.h5: embpack may not replace it until the run ends.
-  cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" \
+  cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"  # a copy: data.verify = auto would record its verify in it
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" --set data.verify=off \
     --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
   run=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
