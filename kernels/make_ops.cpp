@@ -36,7 +36,10 @@ bool cuda_backend_built() {
 int visible_gpu_count() {
   int n_devices = 0;
 #ifdef EMBTRAIN_CUDA_KERNELS
-  if (cudaGetDeviceCount(&n_devices) != cudaSuccess) n_devices = 0;
+  if (cudaGetDeviceCount(&n_devices) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: clear the sticky error, report none
+    n_devices = 0;
+  }
 #endif
   return n_devices;
 }

@@ -17,15 +17,6 @@ static void nccl_check(ncclResult_t rc, const char* call) {
   if (rc != ncclSuccess) throw Error(str("NCCL ", call, " failed: ", ncclGetErrorString(rc)));
 }
 
-int visible_gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // no driver or no device: clear the sticky error, report none
-    return 0;
-  }
-  return n;
-}
-
 static float elapsed_seconds(cudaEvent_t from, cudaEvent_t to) {
   cuda_check(cudaEventSynchronize(to), "cudaEventSynchronize");
   float ms = 0;

@@ -18,8 +18,6 @@
 
 namespace emb {
 
-int visible_gpu_count();
-
 struct NcclOp;
 
 class NcclComm final : public Comm {

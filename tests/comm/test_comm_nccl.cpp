@@ -16,6 +16,7 @@
 #include "collective_checks.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/comm_nccl.hpp"
+#include "kernels/make_ops.hpp"
 #include "world_fixture.hpp"
 
 using namespace emb;
