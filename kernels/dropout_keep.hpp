@@ -26,12 +26,16 @@ inline uint32_t dropout_threshold(float p) {
 // 1/(1 − p), the scale of a kept element.
 inline float dropout_scale(float p) { return float(1.0 / (1.0 - double(p))); }
 
+// The Philox counter of the block holding element `element` of the site.
+EMB_PHILOX_HD inline philox::Block dropout_counter(const DropoutConfig& cfg, int64_t sample_id, uint64_t element) {
+  const uint64_t i = (uint64_t(cfg.site) << 32) | element;
+  return philox::counter(uint32_t(RngStream::dropout), uint64_t(cfg.step), uint64_t(sample_id), i);
+}
+
 // The Philox block holding element `element` of the site (its four words are elements
 // element & ~3 .. element | 3).
 EMB_PHILOX_HD inline philox::Block dropout_block(const DropoutConfig& cfg, int64_t sample_id, uint64_t element) {
-  const uint64_t i = (uint64_t(cfg.site) << 32) | element;
-  return philox::block(philox::counter(uint32_t(RngStream::dropout), uint64_t(cfg.step), uint64_t(sample_id), i),
-                       cfg.seed);
+  return philox::block(dropout_counter(cfg, sample_id, element), cfg.seed);
 }
 
 // Whether element `element` (token·cols + c) of sample `sample_id` is kept at this site.

@@ -17,12 +17,16 @@ struct Block {
   uint32_t w[4];
 };
 
+// Philox4x32's round multipliers and key increments (a vectorised host kernel uses them too:
+// kernels/cpu/dropout.cpp).
+constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+constexpr int kRounds = 10;
+
 // One Philox4x32-10 block: 4 random 32-bit words for a 128-bit counter and a 64-bit key.
 EMB_PHILOX_HD inline Block block(Block c, uint64_t key) {
-  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < kRounds; ++round) {
     const uint64_t p0 = uint64_t(kMul0) * c.w[0], p1 = uint64_t(kMul1) * c.w[2];
     const uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0), hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
     c = Block{{hi1 ^ c.w[1] ^ k0, lo1, hi0 ^ c.w[3] ^ k1, lo0}};

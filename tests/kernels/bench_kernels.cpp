@@ -1,6 +1,6 @@
 // Kernel benchmark: sgemm and linear GFLOP/s, and varlen attention fwd+bwd on a packed batch
 // under the full and block_causal masks, to show that tile skipping makes the time follow the
-// allowed-pair count. Writes outputs/bench/kernels.json (temp file, then rename).
+// allowed-pair count; dropout's nanoseconds per element (its counter-based mask is most of it). Writes outputs/bench/kernels.json (temp file, then rename).
 #include <cblas.h>
 #include <omp.h>
 
@@ -17,6 +17,7 @@
 
 #include "kernels/attention_tiles.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/dropout.hpp"
 #include "kernels/cpu/linear.hpp"
 
 using namespace emb;
@@ -121,6 +122,22 @@ json bench_attention(const Packed& p, cpu::AttnMask mask, int H, int hd) {
           {"fwd_bwd_seconds", fwd + bwd}};
 }
 
+// Dropout fwd and bwd on N rows of C columns, rows of 8 samples in token order.
+json bench_dropout(int64_t N, int C) {
+  const auto x = random_floats(N * C, 11);
+  std::vector<float> y(N * C), dx(N * C);
+  std::vector<int32_t> seq(N), token(N);
+  const std::vector<int64_t> sample_id = {3, 14, 15, 92, 65, 35, 89, 79};
+  for (int64_t r = 0; r < N; ++r) seq[r] = int32_t(r % 8), token[r] = int32_t(r / 8);
+  const DropoutRows rows{seq.data(), token.data(), sample_id.data()};
+  const DropoutConfig cfg{0.2f, 1234, 7, 2};
+  const double fwd = median_seconds([&] { cpu::dropout_forward(x.data(), y.data(), N, C, cfg, rows); });
+  const double bwd = median_seconds([&] { cpu::dropout_backward(x.data(), dx.data(), N, C, cfg, rows); });
+  const double elements = double(N) * C;
+  return {{"rows", N}, {"cols", C}, {"fwd_seconds", fwd}, {"bwd_seconds", bwd},
+          {"fwd_ns_per_element", fwd / elements * 1e9}, {"bwd_ns_per_element", bwd / elements * 1e9}};
+}
+
 }  // namespace
 
 int main() {
@@ -131,6 +148,7 @@ int main() {
   for (int n : {1024, 2048}) r["sgemm"].push_back(bench_sgemm(n));
   for (int D : {256, 512, 1024}) r["linear"].push_back(bench_linear(4096, D, D));
   r["linear"].push_back(bench_linear(2048, 1024, 4096));
+  for (int C : {256, 1024, 37}) r["dropout"].push_back(bench_dropout(4096, C));
 
   const int B = 4, L = 1024, H = 4, hd = 64, n_blocks = 4;
   const Packed p = packed_batch(B, L, n_blocks);

@@ -121,3 +121,27 @@ BOOST_AUTO_TEST_CASE(dropout_keeps_one_minus_p) {
     BOOST_TEST(*std::max_element(y.begin(), y.end()) == float(1.0 / (1.0 - p)));
   }
 }
+
+// Rows wider than the kernel's chunk of Philox blocks, starting anywhere in a block, and rows
+// ending at a site's last element (the chunk's lanes past it unused) draw the scalar keep rule's
+// mask.
+BOOST_AUTO_TEST_CASE(wide_rows_draw_the_keep_rule) {
+  const int64_t N = 24;
+  const int C = 301;  // rows start at every offset in a block of four
+  std::vector<int32_t> seq(N), token(N);
+  for (int64_t i = 0; i < N; ++i) seq[size_t(i)] = int32_t(i % 3), token[size_t(i)] = int32_t(N - 1 - i);
+  token[0] = int32_t(kDropoutElements / C - 1);
+  const std::vector<int64_t> ids = {5, 6, 1000};
+  const DropoutConfig cfg{0.3f, 9, 2, 1};
+  const auto x = random_floats(size_t(N * C), 6, 1.0f, 2.0f);
+  std::vector<float> y(x.size());
+  cpu::dropout_forward(x.data(), y.data(), N, C, cfg, {seq.data(), token.data(), ids.data()});
+  const uint32_t threshold = dropout_threshold(cfg.p);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) {
+      const bool keep = dropout_keep(cfg, threshold, ids[size_t(seq[size_t(i)])], uint64_t(token[size_t(i)]) * C + c);
+      wrong += y[size_t(i * C + c)] != (keep ? x[size_t(i * C + c)] * dropout_scale(cfg.p) : 0.0f);
+    }
+  BOOST_TEST(wrong == 0);
+}
