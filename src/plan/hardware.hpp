@@ -43,6 +43,10 @@ struct Hardware {
   // The forward's share of attention's forward + backward time (4 of the 14 FLOPs per pair and
   // head dim unless measured).
   double attention_forward_fraction = 4.0 / 14;
+  // Dropout's seconds per element and pass (forward or backward) besides its memory traffic:
+  // drawing the element's counter-based keep word (Philox, kernels/dropout_keep.hpp) and
+  // applying it; 0 where the file has no dropout_element_seconds.
+  double dropout_element_s = 0;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, fragmentation

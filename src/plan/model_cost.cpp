@@ -171,11 +171,10 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.flops_fwd = f.fwd;
   p.flops_bwd = f.bwd;
 
-  double dropout_elements = 0;
   for (const Model::DropoutSite& site : model->dropout_sites())
-    dropout_elements += double(site.context ? sample.n_context : sample.n_tokens) * site.width;
-  p.dropout_bytes_fwd = 2 * dropout_elements * double(dtype_size(blocks));
-  p.dropout_bytes_bwd = 4 * dropout_elements * double(dtype_size(blocks));
+    p.dropout_elements += double(site.context ? sample.n_context : sample.n_tokens) * site.width;
+  p.dropout_bytes_fwd = 2 * p.dropout_elements * double(dtype_size(blocks));
+  p.dropout_bytes_bwd = 4 * p.dropout_elements * double(dtype_size(blocks));
 
   const ActivationBytes act = model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb, blocks);
   p.activation_bytes = double(act.total);

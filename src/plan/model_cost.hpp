@@ -8,9 +8,10 @@
 //   memory per rank: activations of one micro-batch (the model's own arena layout, the blocks'
 //     activations in the storage type the run gives them: training_blocks_dtype), and
 //     parameters + gradients + AdamW moments for shard = none / grads / full;
-//   dropout's memory traffic per sample: each site reads and writes its tensor in the forward
-//     (in place), and its backward zeroes, reads and accumulates (the masks are drawn, never
-//     stored).
+//   dropout per sample: the elements of every site (each draws its keep word in the forward and
+//     again in the backward: the masks are drawn, never stored), and their memory traffic: each
+//     site reads and writes its tensor in the forward (in place), and its backward zeroes, reads
+//     and accumulates.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -48,6 +49,7 @@ struct PlanReport {
   int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0;
   double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
   double attn_pair_heads = 0;                     // per sample, as StepFlops
+  double dropout_elements = 0;                          // per sample, every site's
   double dropout_bytes_fwd = 0, dropout_bytes_bwd = 0;  // per sample
   double flops_fwd = 0, flops_bwd = 0;            // per sample
   double activation_bytes = 0;                    // one micro-batch on one rank

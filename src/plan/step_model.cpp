@@ -146,9 +146,12 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
   const double attn = 3.5 * tiled.flops_fwd / r.attention + tiled.pair_heads * hw.attention_pair_head_s / r.share;
   const double attn_fwd = hw.attention_forward_fraction * attn;
+  // Dropout draws every element's keep word in the forward and again in the backward.
+  const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
   SampleSeconds t;
-  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + (passes * act_per_sample + p.dropout_bytes_fwd) / r.memory;
-  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + (passes * act_per_sample + p.dropout_bytes_bwd) / r.memory;
+  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + dropout_draws + (passes * act_per_sample + p.dropout_bytes_fwd) / r.memory;
+  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + dropout_draws +
+          (passes * act_per_sample + p.dropout_bytes_bwd) / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   t.recompute = c.recompute == Recompute::full

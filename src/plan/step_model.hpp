@@ -1,7 +1,8 @@
 // The planner's model of one optimizer step (DESIGN.md "Parallelism") on a Hardware:
 //   compute   per micro-batch, GEMM FLOPs at the GEMM rate, attention FLOPs at the attention
 //             rate (both per compute precision), plus the activation traffic at memory
-//             bandwidth; recompute adds the forward work it re-runs (full: the forward;
+//             bandwidth and dropout's draws of its keep words (forward and backward, at the
+//             hardware's dropout_element_seconds); recompute adds the forward work it re-runs (full: the forward;
 //             selective: the attention cores and their q/k/v projections); FP8 runs the
 //             GEMMs at the FP8 rate and adds one more activation pass (each GEMM input read
 //             in bf16 and written in FP8 with its scales); padding (packing off) costs GEMM

@@ -416,6 +416,32 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   BOOST_TEST(shared.fixed.op_calls_s == shared.fixed.op_calls * 2e-6 / 0.5, boost::test_tools::tolerance(1e-12));
 }
 
+// Dropout draws every element's keep word in the forward and again in the backward: each
+// pass adds its elements (every site's, per sample) at the hardware's dropout_element_seconds,
+// beside the sites' memory traffic; a model without dropout draws nothing.
+BOOST_AUTO_TEST_CASE(dropout_draws_cost_each_pass_its_elements_at_the_measured_figure) {
+  Hardware h = gpu_node();
+  Workload w;
+  w.model = preset_config("tiny_gr00t");  // upstream's dropout 0.2 in the DiT and vl blocks
+  w.ranks = 2;
+  w.global_batch = 16;
+  const StepPrediction base = predict_step(h, w);
+  const PlanReport p = make_plan(w.model, w.ranks, base.tokens_per_mb);
+  double elements = 0;
+  for (const Model::DropoutSite& site : make_model(w.model, nullptr)->dropout_sites())
+    elements += double(site.context ? p.context_per_sample : p.tokens_per_sample) * site.width;
+  BOOST_TEST(elements > 0);
+  BOOST_TEST(p.dropout_elements == elements);
+  h.dropout_element_s = 1e-9;
+  const StepPrediction drawn = predict_step(h, w);
+  const double per_pass = base.samples_per_rank * elements * 1e-9;
+  BOOST_TEST(drawn.fwd_s - base.fwd_s == per_pass, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drawn.bwd_s - base.bwd_s == per_pass, boost::test_tools::tolerance(1e-9));
+  w.model.dropout = w.model.dropout_vl = 0;
+  BOOST_TEST(make_plan(w.model, w.ranks, base.tokens_per_mb).dropout_elements == 0);
+  BOOST_TEST(predict_step(h, w).fwd_s < drawn.fwd_s);
+}
+
 BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {
   const Hardware cpu = load_hardware("cpu_dev");
   BOOST_TEST(cpu.fixed.op_call_s > 0);

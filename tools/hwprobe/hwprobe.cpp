@@ -15,6 +15,8 @@
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart;
+//   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
+//               applying the keep words, per element and pass;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
@@ -217,6 +219,27 @@ AttentionCost attention_cost() {
   return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, median(fwd64) / t64)};
 }
 
+// Dropout's seconds per element and pass besides its memory traffic: forward and backward
+// through Ops at upstream's p = 0.2 on 256 rows of 256 (rows of 4 samples), a tensor the caches
+// hold, so the time is drawing each element's keep word and applying it; per element and pass.
+double dropout_element_seconds() {
+  const int64_t N = 256;
+  const int C = 256, reps = 20;
+  std::vector<float> x(size_t(N) * C, 0.5f), y(x.size()), dx(x.size());
+  std::vector<int32_t> seq(static_cast<size_t>(N)), token(static_cast<size_t>(N));
+  for (int64_t r = 0; r < N; ++r) seq[size_t(r)] = int32_t(r % 4), token[size_t(r)] = int32_t(r / 4);
+  const std::vector<int64_t> sample_id = {0, 1, 2, 3};
+  const emb::DropoutRows rows{seq.data(), token.data(), sample_id.data()};
+  const emb::DropoutConfig cfg{0.2f, 1234, 1, 0};
+  const auto all = [&](std::vector<float>& t) { return emb::view(t.data(), N, C); };
+  return timed([&] {
+    for (int i = 0; i < reps; ++i) {
+      cpu_ops().dropout_forward(all(x), all(y), cfg, rows);
+      cpu_ops().dropout_backward(all(y), all(dx), cfg, rows);
+    }
+  }) / (2.0 * reps * double(N) * C);
+}
+
 double triad_bandwidth() {
   const size_t n = size_t(8) << 20;  // 32 MiB of floats per array
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
@@ -287,7 +310,7 @@ nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
 
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
-  double op_call = 0, allocation = 0, sync = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0;
   AttentionCost attention;
   Fabric fabric;
 };
@@ -299,6 +322,7 @@ Measured measure(const emb::World& world) {
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
   m.attention = attention_cost();
+  m.dropout_element = dropout_element_seconds();
   if (g_size > 1) m.spare_core = spare_core_speedup();
   m.imbalance = rank_imbalance();
   m.fabric = collectives(world);
@@ -326,6 +350,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                            {"bf16", fig(m.attention.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
       {"attention_forward_fraction", fig(m.attention.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
+      {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
