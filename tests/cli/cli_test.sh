@@ -14,7 +14,7 @@ freeze_one_rank() {
   local start pid guard ranks
   start=$(date +%s)
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-frozen \
-    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
+    --set run.log_every=1 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
   ranks=($(rank_pids $pid))
@@ -106,7 +106,8 @@ PY
 stop_signal)
   name=cli-test-signal
   rm -rf "outputs/$name" "outputs/ckpt/$name"  # a checkpoint of an earlier build's run would be refused
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=$name >"$tmp/out" 2>&1 &
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.log_every=1 --set run.name=$name \
+    >"$tmp/out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q "^step" "$tmp/out" 2>/dev/null && break; sleep 0.2; done
   kill -USR1 $pid  # mpirun forwards SIGUSR1 to every rank, like Slurm's --signal
@@ -253,7 +254,7 @@ ckpt_dir_lock)
   # A second run on a checkpoint directory in use is refused with one line; the first goes on.
   d="$tmp/ckpt"
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-lock-a \
-    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
+    --set run.log_every=1 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/a.out" 2>/dev/null && break; sleep 0.2; done
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set run.name=cli-test-lock-b --set run.output_dir="$tmp/out" \
@@ -398,7 +399,7 @@ embpack_concurrency)
   # A training run reads c.h5: embpack may not replace it until the run ends.
   cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"  # a copy: data.verify = auto would record its verify in it
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" --set data.verify=off \
-    --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
+    --set run.log_every=1 --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
   run=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
   synth "$tmp/c.h5" 3 >"$tmp/replace.txt" 2>&1
