@@ -3,7 +3,7 @@
 # the repo root): tests/data/run_video_seek_bench.sh [BUILD_DIR]   (default build)
 # The fixture's two episodes (../shared/fixtures/lerobot/g1_v21) concatenated into one video as
 # a v3.0 dataset stores them; episode 11 (frames [290, 711)) decoded from a keyframe seek
-# against decoding from frame 0, at 224x224 on one decoder thread, best of 3.
+# against decoding from frame 0, at 224x224 on one decoder thread, best of 5 (CPU and wall seconds).
 set -euo pipefail
 build=${1:-build}
 out=outputs/bench
