@@ -25,6 +25,7 @@ run eagle_backbone env OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 /usr/bin/python3
   --bench "$build/tests/encoders/bench_eagle_backbone"
 run comm_overlap mpirun -np 2 --oversubscribe -x OPENBLAS_NUM_THREADS=1 "$build/tests/comm/bench_comm_overlap"
 run data_loader bash tests/data/run_data_bench.sh "$build"
+run lerobot_video_seek bash tests/data/run_video_seek_bench.sh "$build"
 run zero3_overlap bash regression/bench_zero3_overlap.sh "$build"
 run scaling bash regression/run_scaling.sh "$build"
 run headline_ratios bash regression/bench_headline.sh "$build"

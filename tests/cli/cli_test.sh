@@ -14,7 +14,7 @@ freeze_one_rank() {
   local start pid guard ranks
   start=$(date +%s)
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-frozen \
-    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
+    --set run.log_every=1 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
   ranks=($(rank_pids $pid))
@@ -106,7 +106,8 @@ PY
 stop_signal)
   name=cli-test-signal
   rm -rf "outputs/$name" "outputs/ckpt/$name"  # a checkpoint of an earlier build's run would be refused
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=$name >"$tmp/out" 2>&1 &
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.log_every=1 --set run.name=$name \
+    >"$tmp/out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q "^step" "$tmp/out" 2>/dev/null && break; sleep 0.2; done
   kill -USR1 $pid  # mpirun forwards SIGUSR1 to every rank, like Slurm's --signal
@@ -253,7 +254,7 @@ ckpt_dir_lock)
   # A second run on a checkpoint directory in use is refused with one line; the first goes on.
   d="$tmp/ckpt"
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-lock-a \
-    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
+    --set run.log_every=1 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/a.out" 2>/dev/null && break; sleep 0.2; done
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set run.name=cli-test-lock-b --set run.output_dir="$tmp/out" \
@@ -369,13 +370,20 @@ embpack_concurrency)
     [ "$(grep -cE "^(embpack: |embtrain: error)" "$tmp/$1.txt")" -eq 1 ] || fail "$1: expected one error line: $(cat "$tmp/$1.txt")"
     grep -qE "$2" "$tmp/$1.txt" || fail "$1: expected '$2', got: $(cat "$tmp/$1.txt")"
   }
-  # A writer holding the output's lock (as a running embpack does): the second is refused.
-  flock -x "$tmp/a.h5.lock" -c "echo 'pid 4242 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/a.h5.lock'; sleep 30" &
-  holder=$!
-  for _ in $(seq 50); do [ -s "$tmp/a.h5.lock" ] && break; sleep 0.1; done
+  # hold_lock FILE LOCK_FILE OWNER: a process holding an exclusive flock on FILE (as a running
+  # embpack does) with OWNER in LOCK_FILE, until `release_lock` (the holder is the sleep itself,
+  # so no orphan keeps the lock or this test's output open after it).
+  hold_lock() {
+    ( exec 9>>"$1"; flock -x 9; echo "$3" >"$2"; exec sleep 30 ) >/dev/null 2>&1 &
+    holder=$!
+    for _ in $(seq 50); do [ -s "$2" ] && break; sleep 0.1; done
+  }
+  release_lock() { kill $holder 2>/dev/null; wait $holder 2>/dev/null; }
+  # A writer holding the output's lock: the second is refused.
+  hold_lock "$tmp/a.h5.lock" "$tmp/a.h5.lock" 'pid 4242 on otherhost since 2026-01-01T00:00:00Z'
   synth "$tmp/a.h5" 1 >"$tmp/second.txt" 2>&1
   echo $? >"$tmp/second.code"
-  kill $holder 2>/dev/null
+  release_lock
   refused second "^embpack: $tmp/a.h5: another embpack is writing it \(pid 4242 on otherhost since 2026-01-01T00:00:00Z\); wait for it to finish or choose another output$"
   [ ! -e "$tmp/a.h5" ] && [ ! -e "$tmp/a.h5.tmp" ] || fail "the refused embpack wrote $(ls "$tmp")"
   # Two real jobs at once: each finishes or is refused; the file is one of them, whole.
@@ -391,7 +399,7 @@ embpack_concurrency)
   # A training run reads c.h5: embpack may not replace it until the run ends.
   cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"  # a copy: data.verify = auto would record its verify in it
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" --set data.verify=off \
-    --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
+    --set run.log_every=1 --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
   run=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
   synth "$tmp/c.h5" 3 >"$tmp/replace.txt" 2>&1
@@ -401,13 +409,11 @@ embpack_concurrency)
   kill -USR1 $run
   wait $run || fail "the training run exited $?: $(tail -3 "$tmp/run.txt")"
   # And a run does not start on a file embpack is replacing.
-  flock -x "$tmp/c.h5" -c "echo 'pid 4343 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/c.h5.lock'; sleep 30" &
-  holder=$!
-  for _ in $(seq 50); do [ -s "$tmp/c.h5.lock" ] && break; sleep 0.1; done
+  hold_lock "$tmp/c.h5" "$tmp/c.h5.lock" 'pid 4343 on otherhost since 2026-01-01T00:00:00Z'
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set data.paths="$tmp/c.h5" \
     --set run.name=cli-test-concurrency2 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt2" >"$tmp/start.txt" 2>&1
   echo $? >"$tmp/start.code"
-  kill $holder 2>/dev/null
+  release_lock
   refused start "^embtrain: error: $tmp/c.h5: embpack is replacing this file \(pid 4343 on otherhost since 2026-01-01T00:00:00Z\); start the run when it has finished$"
   ;;
 embpack_write_failure)

@@ -15,6 +15,7 @@
 #include "data_fixtures.hpp"
 #include "parquet_writer.hpp"
 #include "tool_run.hpp"
+#include "video_decoder.hpp"
 
 using namespace emb;
 namespace fs = std::filesystem;
@@ -153,12 +154,12 @@ std::string make_v30(const std::string& name, double to_timestamp_10 = -1) {
 }
 
 // Runs a conversion that must fail with `message` (a prefix of the one stderr line) and
-// leave nothing behind.
-void expect_failure(const std::string& args, const std::string& message) {
+// `exit_code` (2: input the user must fix), and leave nothing behind.
+void expect_failure(const std::string& args, const std::string& message, int exit_code = kExitFailure) {
   std::string out = kDir + "/bad.h5";
   ToolResult r = convert(args, out);
   BOOST_TEST_CONTEXT(args) {
-    BOOST_TEST(r.code != 0);
+    BOOST_TEST(r.code == exit_code);
     BOOST_TEST(r.err.find("embpack: " + message) == 0u, r.err);
     BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     BOOST_TEST(!fs::exists(out));
@@ -247,6 +248,33 @@ BOOST_AUTO_TEST_CASE(v30_layout_gives_the_same_arrays) {
   BOOST_TEST_INFO(r.err);
   BOOST_REQUIRE(r.code == 0);
   BOOST_TEST(r.err.find("warning") == std::string::npos);
+  check_same_arrays(converted_v21(), out, "cam_high");
+}
+
+// Episode 11 starts in the middle of the v3.0 video (frame 290): decoded from a keyframe seek,
+// its frames equal decoding from the start byte for byte, directly (frames [351, 400), 351 not
+// a keyframe) and in a 2-rank conversion whose rank 1 holds episode 11 alone.
+BOOST_AUTO_TEST_CASE(v30_episode_mid_file_decodes_from_a_keyframe_seek_to_the_same_frames) {
+  std::string root = make_v30("g1_v30_seek"), out = kDir + "/g1_v30_np2.h5";
+  const std::string video = root + "/videos/" + kCam + "/chunk-000/file-000.mp4";
+  const size_t frame_bytes = size_t(kHeight) * kWidth * 3;
+  auto frames_from_351 = [&](FrameRange range) {
+    std::vector<uint8_t> frames;
+    VideoInfo info = decode_video(video, kHeight, kWidth, 1, range, [&](int64_t f, const uint8_t* rgb) {
+      if (f >= 351) frames.insert(frames.end(), rgb, rgb + frame_bytes);
+    });
+    BOOST_TEST(info.frames == 400);
+    return frames;
+  };
+  const std::vector<uint8_t> from_start = frames_from_351({0, 400});
+  BOOST_TEST(from_start.size() == 49 * frame_bytes);
+  BOOST_TEST((frames_from_351({351, 400}) == from_start));
+
+  fs::remove(out);
+  ToolResult r = run_tool(str("mpirun -np 2 --oversubscribe ", EMBPACK_EXE, " lerobot ", root, " --threads 1 --height ",
+                              kHeight, " --width ", kWidth, " -o ", out));
+  BOOST_TEST_INFO(r.err);
+  BOOST_REQUIRE(r.code == 0);
   check_same_arrays(converted_v21(), out, "cam_high");
 }
 
@@ -341,6 +369,14 @@ BOOST_AUTO_TEST_CASE(a_rank_without_episodes_writes_nothing_and_the_file_is_the_
   BOOST_TEST(r.err.find("embpack: " + missing + ".lock: cannot create the lock file: No such file or directory\n") !=
                  std::string::npos,
              r.err);
+}
+
+// An unknown embodiment tag is a command line to fix: exit 2, one line listing the accepted tags.
+BOOST_AUTO_TEST_CASE(unknown_embodiment_tag_is_refused_with_the_accepted_tags) {
+  expect_failure(kFixture + " --embodiment-tag gr2",
+                 "lerobot: --embodiment-tag 'gr2' is not one of GR00T's tags (accepted: new_embodiment 31, "
+                 "oxe_droid 17, agibot_genie1 26, gr1 24)\n",
+                 kExitInput);
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {

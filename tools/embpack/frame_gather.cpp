@@ -1,8 +1,17 @@
 #include "frame_gather.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace emb {
+
+FrameRange frames_to_decode(const std::vector<int64_t>& frame_of_row) {
+  FrameRange r{std::numeric_limits<int64_t>::max(), 0};
+  for (int64_t f : frame_of_row)
+    if (f >= 0) r.first = std::min(r.first, f), r.end = std::max(r.end, f + 1);
+  r.first = r.end == 0 ? 0 : std::max<int64_t>(0, r.first - 1);
+  return r;
+}
 
 VideoInfo gather_frames(const std::string& path, const std::vector<int64_t>& frame_of_row, int height, int width,
                         int threads, uint8_t* rows, const std::function<void()>& on_frame) {
@@ -19,13 +28,14 @@ VideoInfo gather_frames(const std::string& path, const std::vector<int64_t>& fra
   // The frame before a wanted one: the video's last frame if the wanted one is past its end.
   std::vector<uint8_t> before_wanted(frame_bytes);
   int64_t before_index = -1;
-  const VideoInfo info = decode_video(path, height, width, threads, [&](int64_t f, const uint8_t* rgb) {
+  auto place = [&](int64_t f, const uint8_t* rgb) {
     if (f < wanted)
       for (int64_t s : rows_of_frame[size_t(f)]) std::copy(rgb, rgb + frame_bytes, rows + size_t(s) * frame_bytes);
     if (f + 1 < wanted && !rows_of_frame[size_t(f + 1)].empty())
       std::copy(rgb, rgb + frame_bytes, before_wanted.begin()), before_index = f;
     on_frame();
-  });
+  };
+  const VideoInfo info = decode_video(path, height, width, threads, frames_to_decode(frame_of_row), place);
   if (info.frames < wanted && before_index == info.frames - 1)
     for (int64_t s : rows_of_frame[size_t(info.frames)])
       std::copy(before_wanted.begin(), before_wanted.end(), rows + size_t(s) * frame_bytes);

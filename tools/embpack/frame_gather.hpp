@@ -3,7 +3,9 @@
 // converter turns a video into the frames its steps show. Rows whose frame is the one just past
 // the video's end show its last frame (the nearest by timestamp, as Isaac-GR00T's loader
 // decodes: its demo data's last timestamps point there); rows further beyond are left
-// untouched, the caller compares them with the returned frame count.
+// untouched, the caller compares them with the returned frame count. Only the frames from the
+// one before the first wanted on are decoded (from a keyframe seek: frame_of_row of an
+// episode in the middle of a LeRobot v3.0 file starts there), up to the last wanted.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -13,6 +15,10 @@
 #include "video_decoder.hpp"
 
 namespace emb {
+
+// The frames gather_frames decodes for `frame_of_row`: from the one before the first wanted
+// (shown where the wanted one is just past the video's end) to the last wanted.
+FrameRange frames_to_decode(const std::vector<int64_t>& frame_of_row);
 
 VideoInfo gather_frames(const std::string& path, const std::vector<int64_t>& frame_of_row, int height, int width,
                         int threads, uint8_t* rows, const std::function<void()>& on_frame);

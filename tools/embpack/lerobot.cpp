@@ -196,7 +196,10 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
   int workers = std::max(1, std::min(o.threads, int(jobs.size())));
   int decoder_threads = std::max(1, o.threads / workers);
   int64_t wanted = 0;
-  for (const Job& j : jobs) wanted += *std::max_element(j.frame_of_row.begin(), j.frame_of_row.end()) + 1;
+  for (const Job& j : jobs) {
+    const FrameRange decoded = frames_to_decode(j.frame_of_row);
+    wanted += decoded.end - decoded.first;
+  }
   std::mutex progress_lock;
   Progress progress("lerobot: decoding (rank 0's share)", wanted, o.progress, show_progress);
   std::atomic<size_t> next{0};
@@ -298,11 +301,15 @@ int64_t width_of(const std::vector<ColumnSlice>& slices) {
 // The conversion of this rank's share; every error is thrown here, before any collective.
 PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vector<LerobotDataset>& datasets,
                          LerobotReport& report) {
-  EMB_CHECK(o.height > 0 && o.width > 0, "lerobot: --height and --width must be positive");
-  EMB_CHECK(o.threads > 0, "lerobot: --threads must be positive");
+  // Bad options are the user's input to fix: refused with exit code 2.
+  auto refuse_unless = [](bool ok, const std::string& message) {
+    if (!ok) throw Error("lerobot: " + message, kExitInput);
+  };
+  refuse_unless(o.height > 0 && o.width > 0, "--height and --width must be positive");
+  refuse_unless(o.threads > 0, "--threads must be positive");
   const int embodiment = o.embodiment_tag.empty() ? 0 : gr00t_embodiment_id(o.embodiment_tag);
-  EMB_CHECK(embodiment >= 0, "lerobot: --embodiment-tag ", o.embodiment_tag, " is not one of GR00T's (",
-            gr00t_embodiment_tags_text(), ")");
+  refuse_unless(embodiment >= 0, str("--embodiment-tag ", quoted(o.embodiment_tag),
+                                     " is not one of GR00T's tags (accepted: ", gr00t_embodiment_tags_text(), ")"));
   for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality));
   const LerobotDataset& first = datasets[0];
   std::vector<EpisodeRef> all;
@@ -348,13 +355,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   const int rank = alone ? 0 : rank_in(comm), ranks = alone ? 1 : ranks_in(comm);
   std::vector<LerobotDataset> datasets;
   PackedData p;
-  std::string error;
-  try {
-    p = convert_local(o, rank, ranks, datasets, report);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  throw_if_any_rank_failed(comm, error);
+  run_agreed(comm, [&]() { p = convert_local(o, rank, ranks, datasets, report); });
   agree_on_tasks(p, comm);
   const LerobotDataset& first = datasets[0];
   p.family = "gr00t";

@@ -1,6 +1,5 @@
 #include "video.hpp"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "context_features.hpp"
@@ -34,8 +33,8 @@ PackedData convert_video(const VideoOptions& o) {
     view.frames.resize(size_t(S) * frame_bytes);
     for (int64_t s = 0; s < S; ++s)
       EMB_CHECK(table.frame[v][s] >= 0, table.path, ": step ", s, ": frame index ", table.frame[v][s], " is negative");
-    int64_t last = *std::max_element(table.frame[v].begin(), table.frame[v].end());
-    Progress progress(path, last + 1, o.progress);
+    const FrameRange decoded = frames_to_decode(table.frame[v]);
+    Progress progress(path, decoded.end - decoded.first, o.progress);
     VideoInfo info = gather_frames(path, table.frame[v], o.height, o.width, o.threads, view.frames.data(),
                                    [&]() { progress.advance(); });
     for (int64_t s = 0; s < S; ++s)
