@@ -44,6 +44,13 @@ ModelConfig preset_config(const std::string& name) {
   } else if (name == "tiny_wan") {
     c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
     set_wan_video(c, 4, 4, 2, 2, 8, 32, 4, 4, 4, 16);
+  } else if (name == "tiny_dreamzero") {
+    // DreamZero's layout at test size: frame 0 its own block then 3 blocks of 2 frames (F = 7)
+    // of 4x4x4 latents, 2 actions and 1 state of width 8 per block, a clean window of 3 frames
+    // (it hides clean frame 1 from clean block 1, which noisy block 2 reads).
+    c = trunk("tiny_dreamzero", Family::wan, 64, 2, 4, 256, 32);
+    set_wan_video(c, 4, 4, 2, 2, 8, 32, 7, 4, 4, 16);
+    c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 8, c.max_chunk = 1;
   } else if (name == "dreamzero5b") {
     // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
     // are 9 latent frames.
@@ -126,6 +133,25 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
     check(c.d_hidden_enc > 0, "d_hidden_enc", "d_hidden_enc (the action decoder's hidden width) must be positive");
     check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
     check(c.shift > 0, "shift", "shift must be positive");
+    check(c.states_per_block >= 0 && (c.states_per_block == 0 || (c.first_frame_block && c.state_dim > 0)),
+          "states_per_block", "state tokens need the DreamZero layout (frame 0 its own block) and state_dim > 0",
+          {"state_dim"});
+    if (c.first_frame_block) {
+      const int fpb = c.frames_per_block;
+      check(c.latent_frames > 1 && (c.latent_frames - 1) % fpb == 0, "latent_frames",
+            str("latent_frames = ", c.latent_frames, " must be 1 + nb·frames_per_block (", fpb,
+                ") with nb >= 1: frame 0 is its own block"),
+            {"frames_per_block"});
+      check(c.patch[0] == 1, "patch", "the DreamZero layout has per-frame timesteps: patch[0] must be 1");
+      check(c.actions_per_block % fpb == 0 && (c.states_per_block == 0 || fpb % c.states_per_block == 0),
+            "actions_per_block",
+            str("actions_per_block = ", c.actions_per_block, " must be a multiple of frames_per_block = ", fpb,
+                " and states_per_block = ", c.states_per_block, " must divide it (upstream's ties)"),
+            {"frames_per_block", "states_per_block"});
+      check(c.max_chunk >= 1, "max_chunk_size",
+            str("max_chunk_size = ", c.max_chunk, ": the clean stream's window needs a chunk count >= 1 (upstream's "
+                "-1, a token-causal clean stream, is not implemented)"));
+    }
   }
   check(c.init_std > 0, "init_std", "init_std must be positive");
 }

@@ -32,13 +32,16 @@ void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id
   }
   // A noisy video token carries the x0 of its clean twin: the clean tokens come first.
   const int P = cfg.patch_dim_in();
-  int64_t n_clean = 0, n_act = 0;
-  for (int64_t t = 0; t < n_tokens; ++t) n_clean += kinds[t] == kClean, n_act += kinds[t] == kAction;
+  int64_t n_clean = 0, n_act = 0, n_state = 0;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    n_clean += kinds[t] == kClean, n_act += kinds[t] == kAction, n_state += kinds[t] == kState;
   std::vector<float> x0;
   fill_normal(x0, size_t(n_clean * P), rng, base);
   b.video_x0.insert(b.video_x0.end(), x0.begin(), x0.end());
   b.video_x0.insert(b.video_x0.end(), x0.begin(), x0.end());
-  fill_normal(b.act_x0, size_t(n_act * cfg.action_dim), rng, 2 * base);
+  // Upstream's actions are normalised to [-1, 1] (its action head rejects others).
+  for (size_t i = 0; i < size_t(n_act * cfg.action_dim); ++i) b.act_x0.push_back(float(2 * rng.uniform(2 * base + i) - 1));
+  fill_normal(b.state, size_t(n_state * cfg.state_dim), rng, 3 * base);
 }
 
 }  // namespace
@@ -52,7 +55,7 @@ SampleShape synthetic_sample_shape(const ModelConfig& cfg, uint64_t seed, int64_
   }
   s.n_context = 1 + int(rng.bits(0) % uint32_t(cfg.max_text_tokens));
   s.latent_frames = cfg.latent_frames;
-  const int shorter = cfg.latent_frames - cfg.patch[0];
+  const int shorter = cfg.latent_frames - (cfg.first_frame_block ? cfg.frames_per_block : cfg.patch[0]);
   if (rng.bits(1) % 2 && shorter > 0 && (sample_blocks(cfg, shorter) >= 2 || sample_blocks(cfg, cfg.latent_frames) < 2))
     s.latent_frames = shorter;
   return s;
