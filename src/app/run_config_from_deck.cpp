@@ -139,6 +139,8 @@ ModelConfig model_section(const Deck& deck) {
   size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
   size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
   size("max_seq_len", c.max_seq_len);
+  const int64_t text_len = deck.get_int("model.text_len");  // -1: no padding, 0: the preset's
+  if (text_len != 0) c.text_len = text_len < 0 ? 0 : int(text_len);
   if (c.family == Family::gr00t) {  // upstream ties them (validate_model_config): follow the overrides
     if (deck.get_int("model.d_ff") == 0) c.d_ff = 4 * c.d_model;
     if (deck.get_int("model.d_out") == 0) c.d_out = c.d_hidden_enc;

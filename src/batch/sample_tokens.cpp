@@ -1,5 +1,7 @@
 #include "batch/sample_tokens.hpp"
 
+#include <algorithm>
+
 namespace emb {
 namespace {
 
@@ -58,6 +60,10 @@ void append_sample_tokens(const TokenConfig& cfg, int latent_frames, int32_t slo
   push(b, slot, kState, 0, 1, i++, 0, 0);
   for (int k = 0; k < cfg.n_future; ++k) push(b, slot, kFuture, 0, 1, i++, 0, 0);
   for (int k = 0; k < cfg.horizon; ++k) push(b, slot, kAction, 0, 1, i++, 0, 0);
+}
+
+int64_t sample_context_tokens(const TokenConfig& cfg, int64_t n_context) {
+  return cfg.family == Family::wan && cfg.text_len > 0 ? std::max<int64_t>(cfg.text_len, n_context) : n_context;
 }
 
 void append_padding_tokens(int64_t n, PackedBatch& b) {

@@ -27,5 +27,8 @@ int64_t sample_query_tokens(const TokenConfig& cfg, int latent_frames);
 // Appends one sample's seq, kind, blk, grp and pos to b (slot = its seq).
 void append_sample_tokens(const TokenConfig& cfg, int latent_frames, int32_t slot, PackedBatch& b);
 void append_padding_tokens(int64_t n, PackedBatch& b);
+// Context tokens of a sample with n_context of its own: wan pads its text to text_len rows
+// (zeros, part of the sample: attended, counted by the packer and the planner).
+int64_t sample_context_tokens(const TokenConfig& cfg, int64_t n_context);
 
 }  // namespace emb

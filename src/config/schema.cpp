@@ -128,7 +128,8 @@ std::vector<KeySpec> make_schema() {
       // [model]: sizes default to 0 = the preset's value
       required_unless("train.init_from",
                       enum_key("model.preset", "",
-                               {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
+                               {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_5b_droid",
+                                "dreamzero5b", "dreamzero14b"},
                                "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
                                "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
@@ -157,6 +158,9 @@ std::vector<KeySpec> make_schema() {
       model_size("model.latent_height", "wan latent height Hl; 0 = preset"),
       model_size("model.latent_width", "wan latent width Wl; 0 = preset"),
       model_size("model.max_text_tokens", "wan text tokens per sample at most; 0 = preset"),
+      int_key("model.text_len", "0", "", at_least(-1),
+              "wan rows every sample's text is padded to with zero rows, attended as upstream does (its text_len, "
+              "512 in the DreamZero presets); -1 = no padding (models trained from scratch); 0 = preset"),
       int_list_key("model.patch", "0, 0, 0", 3, at_least(0),
                    "wan patch (pt, ph, pw); 0, 0, 0 = preset"),
       real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),

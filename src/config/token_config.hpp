@@ -34,6 +34,9 @@ struct TokenConfig {
   int latent_frames = 0;                    // F latent frames per sample
   int latent_height = 0, latent_width = 0;  // Hl, Wl
   int max_text_tokens = 0;
+  // Rows every sample's text context is padded to with zero rows, attended like the text
+  // (upstream's text_len, 512: its text encoder pads to it); 0 = no padding.
+  int text_len = 0;
 
   int patch_dim_in() const { return latent_channels * patch[0] * patch[1] * patch[2]; }
 };

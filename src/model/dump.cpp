@@ -138,7 +138,7 @@ void write_header(DumpWriter& w, const Model& model, const float* params, const 
     w.attr("frames_per_block", c.frames_per_block), w.attr("actions_per_block", c.actions_per_block);
     w.attr("first_frame_block", int(c.first_frame_block)), w.attr("states_per_block", c.states_per_block);
     w.attr("state_dim", c.state_dim), w.attr("max_chunk_size", c.max_chunk), w.attr("d_hidden_enc", c.d_hidden_enc);
-    w.attr("latent_height", c.latent_height), w.attr("latent_width", c.latent_width);
+    w.attr("latent_height", c.latent_height), w.attr("latent_width", c.latent_width), w.attr("text_len", c.text_len);
     w.attr("shift", c.shift, H5T_NATIVE_DOUBLE);
     w.attr("action_loss_weight", c.action_loss_weight, H5T_NATIVE_DOUBLE);
   }

@@ -18,6 +18,8 @@ void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id
                     const int32_t* kinds, PackedBatch& b) {
   const CounterRng rng(seed, RngStream::synth, uint64_t(id));
   fill_normal(b.context, size_t(shape.n_context) * size_t(cfg.d_ctx), rng, 0);
+  const int64_t pad = sample_context_tokens(cfg, shape.n_context) - shape.n_context;  // wan's text_len rows
+  b.context.insert(b.context.end(), size_t(pad * cfg.d_ctx), 0.0f);
   const uint64_t base = uint64_t(1) << 32;
   if (cfg.family == Family::gr00t) {
     const size_t n_act = size_t(cfg.horizon) * size_t(cfg.action_dim);
@@ -82,17 +84,18 @@ PackedBatch make_batch(const ModelConfig& cfg, const std::vector<int64_t>& ids, 
   int64_t longest = 0, longest_ctx = 0;
   for (const SampleShape& shape : shapes) {
     longest = std::max(longest, sample_query_tokens(cfg, shape.latent_frames));
-    longest_ctx = std::max<int64_t>(longest_ctx, shape.n_context);
+    longest_ctx = std::max<int64_t>(longest_ctx, sample_context_tokens(cfg, shape.n_context));
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t first = int64_t(b.seq.size());
     append_sample_tokens(cfg, shapes[i].latent_frames, int32_t(i), b);
     const int64_t n = int64_t(b.seq.size()) - first;
-    b.cseq.insert(b.cseq.end(), size_t(shapes[i].n_context), int32_t(i));
-    b.n_real_tokens += n + shapes[i].n_context;
+    const int64_t n_context = sample_context_tokens(cfg, shapes[i].n_context);
+    b.cseq.insert(b.cseq.end(), size_t(n_context), int32_t(i));
+    b.n_real_tokens += n + n_context;
     if (with_content) append_content(cfg, shapes[i], ids[i], seed, n, b.kind.data() + first, b);
     if (!packed) {
-      const int64_t pad_ctx = longest_ctx - shapes[i].n_context;
+      const int64_t pad_ctx = longest_ctx - n_context;
       append_padding_tokens(longest - n, b);
       b.cseq.insert(b.cseq.end(), size_t(pad_ctx), -1);
       if (with_content) b.context.insert(b.context.end(), size_t(pad_ctx * cfg.d_ctx), 0.0f);

@@ -17,7 +17,7 @@
 namespace emb {
 
 struct SampleShape {
-  int n_context = 0;      // vl tokens (gr00t) or text tokens (wan)
+  int n_context = 0;      // vl tokens (gr00t) or text tokens (wan, before text_len's padding)
   int latent_frames = 0;  // wan
 };
 

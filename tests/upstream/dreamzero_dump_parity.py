@@ -2,17 +2,17 @@
 """DreamZero parity of an embtrain training step with upstream's computation (issue 32).
 
 Runs model_dump_tool on a DreamZero-layout deck (several samples packed into each of one or more
-micro-batches of a step, random parameters at trained scales, on the CPU or the CUDA backend), maps the dump to upstream's names, layouts and per-sample inputs, and
-recomputes the loss and every gradient with the float64 reference (dreamzero_reference.py):
+micro-batches of a step, random parameters at trained scales, on the CPU or the CUDA backend),
+maps the dump to upstream's names, layouts and per-sample inputs, and recomputes the loss and every gradient with the float64 reference (dreamzero_reference.py):
 the step's loss is the mean of the per-sample losses. Each gradient must match within --tol
 relative to its largest reference element.
 
 What embtrain's model does not have yet is made neutral on the reference's side and left out of
-the comparison (each listed at the end of the run):
+the comparison (each listed at the end of the run); the text is the dump's rows, text_len's zero
+rows included (embtrain pads as upstream's text encoder does), so the reference pads nothing more:
   - the CLIP image context: v_img = 0 (weight and bias), so every block's image attention adds
     exactly 0; img_emb.*, k_img, v_img, norm_k_img are not compared;
   - the I2V y channels: the config has concat_first_frame_latent = false (in_dim = out_dim);
-  - the text padding: each sample's text is padded to its own length (no padding rows);
   - the action mask: all ones, has_real_action = 1.
 
     dreamzero_dump_parity.py --tool model_dump_tool --deck inputs/tiny_dreamzero.in [--samples N]
