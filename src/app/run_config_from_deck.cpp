@@ -62,6 +62,7 @@ int* model_size_field(ModelConfig& c, const std::string& key) {
       {"out_channels", &ModelConfig::out_channels},
       {"frames_per_block", &ModelConfig::frames_per_block},
       {"actions_per_block", &ModelConfig::actions_per_block},
+      {"states_per_block", &ModelConfig::states_per_block},
   };
   for (const auto& [name, field] : fields)
     if (key == name) return &(c.*field);
@@ -134,9 +135,12 @@ ModelConfig model_section(const Deck& deck) {
   size("state_dim", c.state_dim), size("action_dim", c.action_dim), size("horizon", c.horizon);
   size("n_future", c.n_future), size("latent_channels", c.latent_channels), size("out_channels", c.out_channels);
   size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
+  size("states_per_block", c.states_per_block), size("max_chunk_size", c.max_chunk);
   size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
   size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
   size("max_seq_len", c.max_seq_len);
+  const int64_t text_len = deck.get_int("model.text_len");  // -1: no padding, 0: the preset's
+  if (text_len != 0) c.text_len = text_len < 0 ? 0 : int(text_len);
   if (c.family == Family::gr00t) {  // upstream ties them (validate_model_config): follow the overrides
     if (deck.get_int("model.d_ff") == 0) c.d_ff = 4 * c.d_model;
     if (deck.get_int("model.d_out") == 0) c.d_out = c.d_hidden_enc;

@@ -36,7 +36,7 @@ struct PackedBatch {
   int32_t views = 0, frame_height = 0, frame_width = 0;
 
   // gr00t, per sample (state/actions zero-padded to the model's Sd/A, mask 0 on padding).
-  std::vector<float> state;        // [B, Sd]
+  std::vector<float> state;        // [B, Sd]; wan: per state token in token order [Ts, Sd]
   std::vector<float> actions;      // [B, Hz, A]
   std::vector<float> action_mask;  // [B, Hz, A]
   std::vector<int32_t> emb_id;     // [B]

@@ -1,5 +1,7 @@
 #include "batch/sample_tokens.hpp"
 
+#include <algorithm>
+
 namespace emb {
 namespace {
 
@@ -10,35 +12,58 @@ void push(PackedBatch& b, int32_t seq, int32_t kind, int32_t blk, int32_t grp, i
 
 }  // namespace
 
-
 int sample_blocks(const TokenConfig& cfg, int latent_frames) {
+  if (cfg.first_frame_block) return (latent_frames - 1) / cfg.frames_per_block;
   return (latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
 }
 
 int64_t sample_query_tokens(const TokenConfig& cfg, int latent_frames) {
   if (cfg.family == Family::gr00t) return 1 + cfg.n_future + cfg.horizon;
   const int64_t per_frame = int64_t(cfg.latent_height / cfg.patch[1]) * (cfg.latent_width / cfg.patch[2]);
-  return 2 * (latent_frames / cfg.patch[0]) * per_frame + int64_t(sample_blocks(cfg, latent_frames)) * cfg.actions_per_block;
+  return 2 * (latent_frames / cfg.patch[0]) * per_frame +
+         int64_t(sample_blocks(cfg, latent_frames)) * (cfg.actions_per_block + cfg.states_per_block);
 }
 
-void append_sample_tokens(const TokenConfig& cfg, int latent_frames, int32_t slot, PackedBatch& b) {
-  if (cfg.family == Family::gr00t) {
-    int32_t i = 0;
-    push(b, slot, kState, 0, 1, i++, 0, 0);
-    for (int k = 0; k < cfg.n_future; ++k) push(b, slot, kFuture, 0, 1, i++, 0, 0);
-    for (int k = 0; k < cfg.horizon; ++k) push(b, slot, kAction, 0, 1, i++, 0, 0);
-    return;
-  }
+namespace {
+
+// The blk of the grp-1 and grp-2 tokens of latent frame f / block b (sample_tokens.hpp).
+int32_t noisy_frame_block(const TokenConfig& cfg, int f) {
+  if (!cfg.first_frame_block) return f / cfg.frames_per_block;
+  return f == 0 ? 0 : 1 + (f - 1) / cfg.frames_per_block * cfg.frames_per_block;
+}
+int32_t register_block(const TokenConfig& cfg, int b) { return cfg.first_frame_block ? 1 + b * cfg.frames_per_block : b; }
+
+void append_wan_tokens(const TokenConfig& cfg, int latent_frames, int32_t slot, PackedBatch& b) {
   const int pt = cfg.patch[0], ft = latent_frames / pt;
   const int hp = cfg.latent_height / cfg.patch[1], wp = cfg.latent_width / cfg.patch[2];
   for (int32_t grp = 0; grp < 2; ++grp)
-    for (int f = 0; f < ft; ++f)
+    for (int f = 0; f < ft; ++f) {
+      const int32_t clean_blk = cfg.first_frame_block ? f * pt : f * pt / cfg.frames_per_block;
+      const int32_t blk = grp ? noisy_frame_block(cfg, f * pt) : clean_blk;
       for (int h = 0; h < hp; ++h)
-        for (int w = 0; w < wp; ++w) push(b, slot, grp ? kNoisyVideo : kClean, f * pt / cfg.frames_per_block, grp, f, h, w);
+        for (int w = 0; w < wp; ++w) push(b, slot, grp ? kNoisyVideo : kClean, blk, grp, f, h, w);
+    }
   const int blocks = sample_blocks(cfg, latent_frames);
   for (int blk = 0; blk < blocks; ++blk)
     for (int i = 0; i < cfg.actions_per_block; ++i)  // 1d RoPE position b·Ha + i (upstream's action register)
-      push(b, slot, kAction, blk, 1, blk * cfg.actions_per_block + i, 0, 0);
+      push(b, slot, kAction, register_block(cfg, blk), 1, blk * cfg.actions_per_block + i, 0, 0);
+  for (int blk = 0; blk < blocks; ++blk)
+    for (int k = 0; k < cfg.states_per_block; ++k)  // 1d RoPE position b·Ns + k (upstream's state register)
+      push(b, slot, kState, register_block(cfg, blk), 2, blk * cfg.states_per_block + k, 0, 0);
+}
+
+}  // namespace
+
+void append_sample_tokens(const TokenConfig& cfg, int latent_frames, int32_t slot, PackedBatch& b) {
+  if (cfg.family == Family::wan) return append_wan_tokens(cfg, latent_frames, slot, b);
+  int32_t i = 0;
+  push(b, slot, kState, 0, 1, i++, 0, 0);
+  for (int k = 0; k < cfg.n_future; ++k) push(b, slot, kFuture, 0, 1, i++, 0, 0);
+  for (int k = 0; k < cfg.horizon; ++k) push(b, slot, kAction, 0, 1, i++, 0, 0);
+}
+
+int64_t sample_context_tokens(const TokenConfig& cfg, int64_t n_context) {
+  return cfg.family == Family::wan && cfg.text_len > 0 ? std::max<int64_t>(cfg.text_len, n_context) : n_context;
 }
 
 void append_padding_tokens(int64_t n, PackedBatch& b) {

@@ -42,6 +42,9 @@ struct ModelConfig : TokenConfig {
   int out_channels = 0;  // C out (head.proj); equals C in except 14B I2V
   double shift = 5.0;
   double action_loss_weight = 1.0;
+  // The clean stream's window under teacher_forcing: a clean block sees frame 0 and the last
+  // max_chunk·fpb + 1 latent frames up to its end (upstream's max_chunk_size).
+  int max_chunk = 1;
 
   Precision precision = Precision::fp32;
   Recompute recompute = Recompute::none;

@@ -128,7 +128,8 @@ std::vector<KeySpec> make_schema() {
       // [model]: sizes default to 0 = the preset's value
       required_unless("train.init_from",
                       enum_key("model.preset", "",
-                               {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
+                               {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_5b_droid",
+                                "dreamzero5b", "dreamzero14b"},
                                "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
                                "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
@@ -141,7 +142,7 @@ std::vector<KeySpec> make_schema() {
       model_size("model.d_out", "gr00t output projection width Dout; 0 = d_hidden_enc (upstream ties them)"),
       model_size("model.d_hidden_enc", "state/action encoder hidden width Dh (wan: the action decoder's); 0 = preset"),
       model_size("model.n_embodiments", "gr00t embodiment slots E; 0 = preset"),
-      model_size("model.state_dim", "gr00t state width Sd; 0 = preset"),
+      model_size("model.state_dim", "state width Sd (gr00t; wan: max_state_dim); 0 = preset"),
       model_size("model.action_dim", "action width A; 0 = preset"),
       model_size("model.horizon", "gr00t action horizon Hz; 0 = preset"),
       model_size("model.n_future", "gr00t future tokens Nf; 0 = preset"),
@@ -150,10 +151,16 @@ std::vector<KeySpec> make_schema() {
       model_size("model.out_channels", "wan head output channels; 0 = preset"),
       model_size("model.frames_per_block", "wan latent frames per block fpb; 0 = preset"),
       model_size("model.actions_per_block", "wan actions per block Ha; 0 = preset"),
+      model_size("model.states_per_block", "wan state tokens per block Ns (DreamZero layout only); 0 = preset"),
+      model_size("model.max_chunk_size", "wan clean-stream window of the teacher-forcing mask in blocks (upstream's "
+                 "max_chunk_size: a clean block sees frame 0 and the last max_chunk_size·fpb + 1 frames); 0 = preset"),
       model_size("model.latent_frames", "wan latent frames F per sample; 0 = preset"),
       model_size("model.latent_height", "wan latent height Hl; 0 = preset"),
       model_size("model.latent_width", "wan latent width Wl; 0 = preset"),
       model_size("model.max_text_tokens", "wan text tokens per sample at most; 0 = preset"),
+      int_key("model.text_len", "0", "", at_least(-1),
+              "wan rows every sample's text is padded to with zero rows, attended as upstream does (its text_len, "
+              "512 in the DreamZero presets); -1 = no padding (models trained from scratch); 0 = preset"),
       int_list_key("model.patch", "0, 0, 0", 3, at_least(0),
                    "wan patch (pt, ph, pw); 0, 0, 0 = preset"),
       real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),

@@ -26,9 +26,17 @@ struct TokenConfig {
   std::array<int, 3> patch{1, 2, 2};        // (pt, ph, pw)
   int frames_per_block = 0;                 // fpb
   int actions_per_block = 0;                // Ha
+  // DreamZero's layout (MODEL.md "Family wan"): latent frame 0 is a block of its own, so a sample
+  // has F = 1 + nb·fpb frames, and the self-attention mask is teacher_forcing; off: nb = ⌈F/fpb⌉
+  // blocks of fpb frames under block_causal (the layout of models trained from scratch).
+  bool first_frame_block = false;
+  int states_per_block = 0;  // Ns state tokens per block (state_dim wide; needs first_frame_block)
   int latent_frames = 0;                    // F latent frames per sample
   int latent_height = 0, latent_width = 0;  // Hl, Wl
   int max_text_tokens = 0;
+  // Rows every sample's text context is padded to with zero rows, attended like the text
+  // (upstream's text_len, 512: its text encoder pads to it); 0 = no padding.
+  int text_len = 0;
 
   int patch_dim_in() const { return latent_channels * patch[0] * patch[1] * patch[2]; }
 };

@@ -167,10 +167,12 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
       for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) max_context_ = std::max(max_context_, x.vl_offsets[s + 1] - x.vl_offsets[s]);
       context_sum_ += double(x.vl_offsets.back() - x.vl_offsets.front());
     } else {
-      for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t) max_context_ = std::max(max_context_, x.txt_offsets[t + 1] - x.txt_offsets[t]);
+      for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t)
+        max_context_ = std::max(max_context_, sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       for (size_t e = 0; e + 1 < x.episode_offsets.size(); ++e) {  // a wan sample reads its episode's task text
         const size_t t = size_t(x.episode_task[e]);
-        context_sum_ += double(x.episode_offsets[e + 1] - x.episode_offsets[e]) * double(x.txt_offsets[t + 1] - x.txt_offsets[t]);
+        context_sum_ += double(x.episode_offsets[e + 1] - x.episode_offsets[e]) *
+                        double(sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       }
     }
   }

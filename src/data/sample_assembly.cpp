@@ -3,6 +3,7 @@
 #include <string>
 #include <tuple>
 
+#include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "data/packed_format.hpp"
@@ -67,8 +68,9 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Toke
     }
   }
   int64_t task = x.episode_task[e];
-  s.context_tokens = x.txt_offsets[task + 1] - x.txt_offsets[task];
+  s.context_tokens = sample_context_tokens(cfg, x.txt_offsets[task + 1] - x.txt_offsets[task]);
   s.context.assign(x.txt.begin() + x.txt_offsets[task] * cfg.d_ctx, x.txt.begin() + x.txt_offsets[task + 1] * cfg.d_ctx);
+  s.context.resize(size_t(s.context_tokens * cfg.d_ctx), 0.f);  // text_len's zero rows
 }
 
 bool any_non_finite(const std::vector<float>& v) {

@@ -24,7 +24,7 @@ class ActionEncoder {
   // rows: the most action tokens a micro-batch can have.
   void plan(ActivationPlan& plan, int64_t rows);
 
-  // a_t [Ta, A] and t [Ta, 1] in the backend's memory; emb: the tokens' embodiments (absent
+  // a_t [Ta, A] and t [Ta, 1] (or [Ta, 2]: hi + lo, kernels/ops.hpp sinus_embedding) in the backend's memory; emb: the tokens' embodiments (absent
   // without slots). Writes out [Ta, D].
   void forward(Ops& ops, const ParamAccess& P, const View& a_t, const View& t, const EmbRows& emb);
   // From dout [Ta, D] (filled by the caller) to the parameters; a_t and emb as in forward.

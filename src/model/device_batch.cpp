@@ -85,9 +85,11 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   stage_matrix(video_x0, b.video_x0, cfg.patch_dim_in()), stage_matrix(video_noise, d.video_noise, cfg.patch_dim_in());
   stage_matrix(act_x0, b.act_x0, cfg.action_dim), stage_matrix(act_noise, d.act_noise, cfg.action_dim);
   stage_matrix(sigma, d.sigma, 1);
+  stage_matrix(state, b.state, cfg.state_dim), stage_index(state_tokens, L.state);
   stage_index(video, L.video);
   rope_modes_.clear();
-  for (int32_t kind : b.kind) rope_modes_.push_back(int32_t(kind == kAction ? RopeMode::d1 : RopeMode::d3));
+  for (int32_t kind : b.kind)
+    rope_modes_.push_back(int32_t(kind == kAction || kind == kState ? RopeMode::d1 : RopeMode::d3));
   stage_pointer(rope_modes, rope_modes_);
   head_time_.clear();
   for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]);
@@ -121,7 +123,7 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
     place_.push_back([this, at](uint8_t* base) { sample_id = reinterpret_cast<const int64_t*>(base + at); });
   }
   stage_index(time_row, time.row);
-  stage_matrix(time_t, time.t, 1);
+  stage_matrix(time_t, time.t, 2);
   stage_matrix(context, b.context, cfg.d_ctx);
   action_time_.clear();
   for (int32_t t : L.action) action_time_.push_back(time.row[size_t(t)]);

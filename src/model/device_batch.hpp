@@ -39,14 +39,14 @@ class DeviceBatch {
   const int32_t *token_in_sample = nullptr, *context_in_sample = nullptr;
   const int64_t* sample_id = nullptr;
   RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
-  View time_t;        // [Tu, 1]: the distinct timesteps
+  View time_t;        // [Tu, 2]: the distinct timesteps (hi, lo: time_rows.hpp)
   View context;       // [Tc, Dctx]
 
   // gr00t: per sample, and the rows the action, state and future tokens read.
-  View state, actions, action_mask, noise;  // [B, Sd], [B·Hz, A] ×3
+  View state, actions, action_mask, noise;  // [B, Sd] (wan: [Ts, Sd] per state token), [B·Hz, A] ×3
   View tau, tq;                             // [B, 1]: τ and floor(1000τ)
   EmbRows sample_emb, action_emb;           // embodiment of each sample / action token
-  RowIndex action, state_tokens, future;    // token index of each action / state / future token
+  RowIndex action, state_tokens, future;    // token index of each action / state (both families) / future token
   RowIndex action_sample, action_target;    // per action token: its sample; its row of actions/noise
   RowIndex action_kind, future_kind;        // per action / future token: k-th of its kind (pos_emb, future_tokens row)
   RowIndex state_sample;                    // per state token: its sample
@@ -58,7 +58,7 @@ class DeviceBatch {
   // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that kind
   View video_weight, act_weight;
   RowIndex video;                                 // clean and noisy video tokens
-  const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions
+  const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions and states
   RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
   RowIndex noisy_video_row;                       // per noisy token: its row of video_x0

@@ -63,6 +63,10 @@ void add_dropout_sites(BlockSpec& spec, SublayerSpec& attn, SublayerSpec& ffn, d
 
 }  // namespace
 
+TeacherForcing teacher_forcing_of(const ModelConfig& cfg) {
+  return TeacherForcing{cfg.frames_per_block, cfg.max_chunk * cfg.frames_per_block + 1};
+}
+
 BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   const std::string b = str("blocks.", l, ".");
   BlockSpec spec = dit_block_spec(reg, cfg, cfg.d_model, Modulation::ada6);
@@ -70,8 +74,8 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
   SublayerSpec self;
   self.shift_chunk = 0, self.scale_chunk = 1, self.gate_chunk = 2;
-  self.rope = RopeMode::d3;
-  self.mask = self_mask(cfg, AttnMask::block_causal);
+  self.rope = RopeMode::d3;  // video tokens; the batch gives action and state tokens d1 (BlockIO::rope_modes)
+  self.mask = self_mask(cfg, cfg.first_frame_block ? AttnMask::teacher_forcing : AttnMask::block_causal);
   add_attention(reg, b + "attn1", spec.D, spec.D, true, self);
 
   SublayerSpec cross;

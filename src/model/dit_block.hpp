@@ -79,6 +79,10 @@ bool fp8_eligible(const LinearRef& l);
 // The linears of `spec` on the FP8 path (0 unless spec.fp8).
 int fp8_linear_count(const BlockSpec& spec);
 
+// The teacher_forcing mask's settings of a wan model with first_frame_block: fpb and the clean
+// stream's window of max_chunk·fpb + 1 latent frames.
+TeacherForcing teacher_forcing_of(const ModelConfig& cfg);
+
 // Registers a block's parameters (MODEL.md names) in the currently open unit.
 BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg);

@@ -21,7 +21,8 @@ const char* self_mask_name(const ModelConfig& cfg) {
     case SelfMask::prefix: return "prefix";
     case SelfMask::family: break;
   }
-  return cfg.family == Family::gr00t ? "full" : "block_causal";
+  if (cfg.family == Family::gr00t) return "full";
+  return cfg.first_frame_block ? "teacher_forcing" : "block_causal";
 }
 
 // A serial HDF5 file being written (created, or reopened to append); every failure is one
@@ -135,6 +136,9 @@ void write_header(DumpWriter& w, const Model& model, const float* params, const 
     w.attr("d_txt", c.d_ctx), w.attr("patch_dim", c.patch_dim_in()), w.attr("patch_dim_out", c.patch_dim_out());
     w.attr("latent_channels", c.latent_channels), w.attr("out_channels", c.out_channels);
     w.attr("frames_per_block", c.frames_per_block), w.attr("actions_per_block", c.actions_per_block);
+    w.attr("first_frame_block", int(c.first_frame_block)), w.attr("states_per_block", c.states_per_block);
+    w.attr("state_dim", c.state_dim), w.attr("max_chunk_size", c.max_chunk), w.attr("d_hidden_enc", c.d_hidden_enc);
+    w.attr("latent_height", c.latent_height), w.attr("latent_width", c.latent_width), w.attr("text_len", c.text_len);
     w.attr("shift", c.shift, H5T_NATIVE_DOUBLE);
     w.attr("action_loss_weight", c.action_loss_weight, H5T_NATIVE_DOUBLE);
   }
@@ -207,7 +211,9 @@ void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, 
     w.dataset(g + "video_noise", d.video_noise, {Tv, P});
     w.dataset(g + "act_x0", b.act_x0, {Ta, A});
     w.dataset(g + "act_noise", d.act_noise, {Ta, A});
+    if (c.states_per_block > 0) w.dataset(g + "state", b.state, {hsize_t(L.state.size()), hsize_t(c.state_dim)});
     w.dataset(g + "sigma", d.sigma, {T});
+    w.dataset(g + "temb_t_lo", d.temb_t_lo, {T});
     w.dataset(g + "loss_weight", d.loss_weight, {T});
   }
 }

@@ -25,6 +25,7 @@ void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint
     for (int64_t e = 0; e < per_sample; ++e) d.noise[size_t(s * per_sample + e)] = float(noise.normal(uint64_t(e)));
   }
   d.temb_t.assign(size_t(b.n_tokens), 0.0f);
+  d.temb_t_lo.clear();
   for (int64_t t = 0; t < b.n_tokens; ++t)
     if (b.seq[size_t(t)] >= 0) d.temb_t[size_t(t)] = float(d.tq[size_t(b.seq[size_t(t)])]);
 }
@@ -37,6 +38,7 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
   d.sigma.assign(size_t(T), 0.0f);
   d.loss_weight.assign(size_t(T), 0.0f);
   d.temb_t.assign(size_t(T), 0.0f);
+  d.temb_t_lo.assign(size_t(T), 0.0f);
   d.video_noise.assign(size_t(L.n_video * P), 0.0f);
   d.act_noise.assign(size_t(int64_t(L.action.size()) * A), 0.0f);
   const WanSchedule schedule(cfg.shift);
@@ -50,7 +52,10 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
     const float sigma = float(schedule.sigma[size_t(i)]);
     d.sigma[size_t(t)] = sigma;
     d.loss_weight[size_t(t)] = float(schedule.weight[size_t(i)]);
-    d.temb_t[size_t(t)] = 1000.0f * sigma;
+    const double t_exact = 1000.0 * schedule.sigma[size_t(i)];
+    d.temb_t[size_t(t)] = float(t_exact);
+    d.temb_t_lo[size_t(t)] = float(t_exact - double(float(t_exact)));
+    if (kind == kState) continue;  // a state token takes its block's timestep and is never noised
     CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
     const uint64_t base = uint64_t(L.index_in_sample[size_t(t)]) * stride;
     float* out = kind == kNoisyVideo ? &d.video_noise[size_t(L.video_row[size_t(t)]) * size_t(P)]

@@ -13,6 +13,9 @@ namespace emb {
 
 struct FlowDraws {
   std::vector<float> temb_t;  // [T]: the time-embedding input of each token (0 for padding)
+  // [T]: wan, what 1000·σ has beyond its fp32 value temb_t (the timestep is temb_t + temb_t_lo,
+  // upstream's float64 t in two floats); empty for gr00t, whose timesteps are integers.
+  std::vector<float> temb_t_lo;
   // gr00t, per sample
   std::vector<float> tau;      // [B]
   std::vector<int32_t> tq;     // [B] timestep_bucket(τ)
@@ -30,8 +33,9 @@ int32_t timestep_bucket(float tau);
 
 // gr00t: s ~ Beta(1.5, 1), τ = (0.999 − s)/0.999, ε ~ N(0, 1) per [Hz, A] element.
 // wan: a timestep id i_b uniform in {0 .. 999} per block, σ_b and the loss weight w_b from
-// upstream's schedule (wan_schedule.hpp); ε per element of the noisy video and action tokens,
-// keyed by the token's index within its sample.
+// upstream's schedule (wan_schedule.hpp), the block keyed by its blk (sample_tokens.hpp), so
+// frame 0 of a first_frame_block sample draws its own; state tokens take their block's σ and t;
+// ε per element of the noisy video and action tokens, keyed by the token's index within its sample.
 void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
                uint64_t seed, FlowDraws& draws);
 

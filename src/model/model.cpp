@@ -90,7 +90,7 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   EMB_CHECK(ops_ != nullptr, "model: forward_backward on a model made without a backend (Ops)");
   build_token_layout(cfg_, batch, layout_);
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
-  build_time_rows(draws_.temb_t, time_rows_);
+  build_time_rows(draws_.temb_t, draws_.temb_t_lo, time_rows_);
   prepare(batch, hooks ? training_blocks_dtype() : DType::f32);
   ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes(), &segments_);
   const bool backward = grads != nullptr || hooks != nullptr;

@@ -24,7 +24,7 @@ void Model::set_explicit_draws(const PackedBatch& batch, const std::vector<float
   draws_.temb_t.assign(size_t(batch.n_tokens), 0.0f);
   for (int64_t t = 0; t < batch.n_tokens; ++t)
     if (batch.seq[size_t(t)] >= 0) draws_.temb_t[size_t(t)] = float(draws_.tq[size_t(batch.seq[size_t(t)])]);
-  build_time_rows(draws_.temb_t, time_rows_);
+  build_time_rows(draws_.temb_t, {}, time_rows_);
   prepare(batch, DType::f32);
   // The policy is the deterministic network (upstream's eval mode); RL's regression trains that
   // same network, so its gradient is the policy's.

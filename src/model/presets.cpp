@@ -44,15 +44,31 @@ ModelConfig preset_config(const std::string& name) {
   } else if (name == "tiny_wan") {
     c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
     set_wan_video(c, 4, 4, 2, 2, 8, 32, 4, 4, 4, 16);
+  } else if (name == "tiny_dreamzero") {
+    // DreamZero's layout at test size: frame 0 its own block then 3 blocks of 2 frames (F = 7)
+    // of 4x4x4 latents, 2 actions and 1 state of width 8 per block, a clean window of 3 frames
+    // (it hides clean frame 1 from clean block 1, which noisy block 2 reads).
+    c = trunk("tiny_dreamzero", Family::wan, 64, 2, 4, 256, 32);
+    set_wan_video(c, 4, 4, 2, 2, 8, 32, 7, 4, 4, 16);
+    c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 8, c.max_chunk = 1, c.text_len = 16;
+  } else if (name == "dreamzero_5b_droid") {
+    // The released DreamZero 5B DROID configuration (Wan2.2 TI2V-5B, VAE38: 48 channels, no y;
+    // 160x320 video -> 10x20 latents, 33 frames -> 9 = 1 + 4·2 latent frames; Ha 24, A 32,
+    // max_state_dim 64, max_chunk_size 4, text_len 512; tests/upstream/upstream_presets.py).
+    c = trunk("dreamzero_5b_droid", Family::wan, 3072, 30, 24, 14336, 4096);
+    set_wan_video(c, 48, 48, 2, 24, 32, 1024, 9, 10, 20, 512);
+    c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 64, c.max_chunk = 4, c.text_len = 512;
   } else if (name == "dreamzero5b") {
     // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
     // are 9 latent frames.
     c = trunk("dreamzero5b", Family::wan, 3072, 30, 24, 14336, 4096);
     set_wan_video(c, 48, 48, 2, 8, 32, 1024, 9, 30, 52, 512);
+    c.text_len = 512;
   } else if (name == "dreamzero14b") {
     // Wan2.1 I2V-14B: VAE /8, 480x832 is a 60x104 latent; input 16 noisy + 20 mask/image channels.
     c = trunk("dreamzero14b", Family::wan, 5120, 40, 40, 13824, 4096);
     set_wan_video(c, 36, 16, 2, 8, 32, 1024, 9, 60, 104, 512);
+    c.text_len = 512;
   } else {
     throw Error(str("unknown model preset ", quoted(name)), kExitInput);
   }
@@ -125,7 +141,34 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
     check(c.actions_per_block >= 0, "actions_per_block", "actions_per_block must not be negative");
     check(c.d_hidden_enc > 0, "d_hidden_enc", "d_hidden_enc (the action decoder's hidden width) must be positive");
     check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
+    check(c.text_len == 0 || c.text_len >= c.max_text_tokens, "text_len",
+          str("text_len = ", c.text_len, " is below max_text_tokens = ", c.max_text_tokens,
+              " (every sample's text is padded to text_len rows; -1 drops the padding)"),
+          {"max_text_tokens"});
     check(c.shift > 0, "shift", "shift must be positive");
+    check(c.states_per_block >= 0 && (c.states_per_block == 0 || (c.first_frame_block && c.state_dim > 0)),
+          "states_per_block", "state tokens need the DreamZero layout (frame 0 its own block) and state_dim > 0",
+          {"state_dim"});
+    if (c.first_frame_block) {
+      const int fpb = c.frames_per_block;
+      check(c.latent_frames > 1 && (c.latent_frames - 1) % fpb == 0, "latent_frames",
+            str("latent_frames = ", c.latent_frames, " must be 1 + nb·frames_per_block (", fpb,
+                ") with nb >= 1: frame 0 is its own block"),
+            {"frames_per_block"});
+      check(c.patch[0] == 1, "patch", "the DreamZero layout has per-frame timesteps: patch[0] must be 1");
+      check(c.actions_per_block % fpb == 0 && (c.states_per_block == 0 || fpb % c.states_per_block == 0),
+            "actions_per_block",
+            str("actions_per_block = ", c.actions_per_block, " must be a multiple of frames_per_block = ", fpb,
+                " and states_per_block = ", c.states_per_block, " must divide it (upstream's ties)"),
+            {"frames_per_block", "states_per_block"});
+      check(c.latent_channels == c.out_channels, "latent_channels",
+            str("latent_channels = ", c.latent_channels, " != out_channels = ", c.out_channels,
+                ": the I2V y channels (never noised) are not implemented for the DreamZero layout yet"),
+            {"out_channels"});
+      check(c.max_chunk >= 1, "max_chunk_size",
+            str("max_chunk_size = ", c.max_chunk, ": the clean stream's window needs a chunk count >= 1 (upstream's "
+                "-1, a token-causal clean stream, is not implemented)"));
+    }
   }
   check(c.init_std > 0, "init_std", "init_std must be positive");
 }

@@ -18,6 +18,8 @@ void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id
                     const int32_t* kinds, PackedBatch& b) {
   const CounterRng rng(seed, RngStream::synth, uint64_t(id));
   fill_normal(b.context, size_t(shape.n_context) * size_t(cfg.d_ctx), rng, 0);
+  const int64_t pad = sample_context_tokens(cfg, shape.n_context) - shape.n_context;  // wan's text_len rows
+  b.context.insert(b.context.end(), size_t(pad * cfg.d_ctx), 0.0f);
   const uint64_t base = uint64_t(1) << 32;
   if (cfg.family == Family::gr00t) {
     const size_t n_act = size_t(cfg.horizon) * size_t(cfg.action_dim);
@@ -32,13 +34,16 @@ void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id
   }
   // A noisy video token carries the x0 of its clean twin: the clean tokens come first.
   const int P = cfg.patch_dim_in();
-  int64_t n_clean = 0, n_act = 0;
-  for (int64_t t = 0; t < n_tokens; ++t) n_clean += kinds[t] == kClean, n_act += kinds[t] == kAction;
+  int64_t n_clean = 0, n_act = 0, n_state = 0;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    n_clean += kinds[t] == kClean, n_act += kinds[t] == kAction, n_state += kinds[t] == kState;
   std::vector<float> x0;
   fill_normal(x0, size_t(n_clean * P), rng, base);
   b.video_x0.insert(b.video_x0.end(), x0.begin(), x0.end());
   b.video_x0.insert(b.video_x0.end(), x0.begin(), x0.end());
-  fill_normal(b.act_x0, size_t(n_act * cfg.action_dim), rng, 2 * base);
+  // Upstream's actions are normalised to [-1, 1] (its action head rejects others).
+  for (size_t i = 0; i < size_t(n_act * cfg.action_dim); ++i) b.act_x0.push_back(float(2 * rng.uniform(2 * base + i) - 1));
+  fill_normal(b.state, size_t(n_state * cfg.state_dim), rng, 3 * base);
 }
 
 }  // namespace
@@ -52,7 +57,7 @@ SampleShape synthetic_sample_shape(const ModelConfig& cfg, uint64_t seed, int64_
   }
   s.n_context = 1 + int(rng.bits(0) % uint32_t(cfg.max_text_tokens));
   s.latent_frames = cfg.latent_frames;
-  const int shorter = cfg.latent_frames - cfg.patch[0];
+  const int shorter = cfg.latent_frames - (cfg.first_frame_block ? cfg.frames_per_block : cfg.patch[0]);
   if (rng.bits(1) % 2 && shorter > 0 && (sample_blocks(cfg, shorter) >= 2 || sample_blocks(cfg, cfg.latent_frames) < 2))
     s.latent_frames = shorter;
   return s;
@@ -79,17 +84,18 @@ PackedBatch make_batch(const ModelConfig& cfg, const std::vector<int64_t>& ids, 
   int64_t longest = 0, longest_ctx = 0;
   for (const SampleShape& shape : shapes) {
     longest = std::max(longest, sample_query_tokens(cfg, shape.latent_frames));
-    longest_ctx = std::max<int64_t>(longest_ctx, shape.n_context);
+    longest_ctx = std::max<int64_t>(longest_ctx, sample_context_tokens(cfg, shape.n_context));
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t first = int64_t(b.seq.size());
     append_sample_tokens(cfg, shapes[i].latent_frames, int32_t(i), b);
     const int64_t n = int64_t(b.seq.size()) - first;
-    b.cseq.insert(b.cseq.end(), size_t(shapes[i].n_context), int32_t(i));
-    b.n_real_tokens += n + shapes[i].n_context;
+    const int64_t n_context = sample_context_tokens(cfg, shapes[i].n_context);
+    b.cseq.insert(b.cseq.end(), size_t(n_context), int32_t(i));
+    b.n_real_tokens += n + n_context;
     if (with_content) append_content(cfg, shapes[i], ids[i], seed, n, b.kind.data() + first, b);
     if (!packed) {
-      const int64_t pad_ctx = longest_ctx - shapes[i].n_context;
+      const int64_t pad_ctx = longest_ctx - n_context;
       append_padding_tokens(longest - n, b);
       b.cseq.insert(b.cseq.end(), size_t(pad_ctx), -1);
       if (with_content) b.context.insert(b.context.end(), size_t(pad_ctx * cfg.d_ctx), 0.0f);

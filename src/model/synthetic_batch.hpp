@@ -5,7 +5,8 @@
 //   gr00t sample: [state, future × Nf, actions × Hz] (all grp 1) + n_vl context tokens.
 //   wan sample: clean video tokens (grp 0), noisy video tokens (grp 1), nb·Ha action tokens
 //     (grp 1); video token of latent frame f is in block f / fpb, action j in block j / Ha;
-//     + n_txt context tokens.
+//     + n_txt context tokens. With first_frame_block the blocks and the Ns state tokens per
+//     block of sample_tokens.hpp, each with a state row.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -16,12 +17,12 @@
 namespace emb {
 
 struct SampleShape {
-  int n_context = 0;      // vl tokens (gr00t) or text tokens (wan)
+  int n_context = 0;      // vl tokens (gr00t) or text tokens (wan, before text_len's padding)
   int latent_frames = 0;  // wan
 };
 
 // Varying lengths: gr00t n_vl in [4, 16]; wan n_txt in [1, max_text_tokens] and latent
-// frames F or F − pt (kept at two blocks or more when F allows).
+// frames F or F − pt (F − fpb with first_frame_block; kept at two blocks or more when F allows).
 SampleShape synthetic_sample_shape(const ModelConfig& cfg, uint64_t seed, int64_t sample_id);
 
 // A realistic full-size sample for --plan: gr00t 2 views × 64 tokens + 40 instruction tokens;

@@ -5,15 +5,16 @@
 
 namespace emb {
 
-void build_time_rows(const std::vector<float>& temb_t, TimeRows& rows) {
-  std::unordered_map<uint32_t, int32_t> seen;  // by bit pattern: equal floats share a row
+void build_time_rows(const std::vector<float>& hi, const std::vector<float>& lo, TimeRows& rows) {
+  std::unordered_map<uint64_t, int32_t> seen;  // by the pair's bit patterns: equal timesteps share a row
   rows.t.clear();
-  rows.row.resize(temb_t.size());
-  for (size_t i = 0; i < temb_t.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &temb_t[i], sizeof bits);
-    auto [it, inserted] = seen.emplace(bits, int32_t(rows.t.size()));
-    if (inserted) rows.t.push_back(temb_t[i]);
+  rows.row.resize(hi.size());
+  for (size_t i = 0; i < hi.size(); ++i) {
+    const float pair[2] = {hi[i], lo.empty() ? 0.0f : lo[i]};
+    uint64_t bits;
+    std::memcpy(&bits, pair, sizeof bits);
+    auto [it, inserted] = seen.emplace(bits, int32_t(rows.t.size() / 2));
+    if (inserted) rows.t.insert(rows.t.end(), pair, pair + 2);
     rows.row[i] = it->second;
   }
 }

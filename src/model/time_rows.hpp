@@ -11,10 +11,13 @@
 namespace emb {
 
 struct TimeRows {
-  std::vector<float> t;      // distinct timesteps, in order of first appearance
+  // [Tu, 2]: the distinct timesteps in order of first appearance, each as two floats whose sum
+  // is the timestep (kernels/ops.hpp sinus_embedding): wan's 1000·σ is not an fp32 value.
+  std::vector<float> t;
   std::vector<int32_t> row;  // [T]: the row of each token's timestep
 };
 
-void build_time_rows(const std::vector<float>& temb_t, TimeRows& rows);
+// hi [T] and lo [T] (or empty: zeros): token i's timestep is hi[i] + lo[i].
+void build_time_rows(const std::vector<float>& hi, const std::vector<float>& lo, TimeRows& rows);
 
 }  // namespace emb

@@ -72,11 +72,14 @@ void build_token_layout(const ModelConfig& cfg, const PackedBatch& b, TokenLayou
       EMB_CHECK(b.emb_id[size_t(s)] >= 0 && b.emb_id[size_t(s)] < cfg.n_embodiments, "packed batch: sample ", s,
                 " has embodiment ", b.emb_id[size_t(s)], ", the model has ", cfg.n_embodiments, " slots");
   } else {
-    EMB_CHECK(L.state.empty() && L.future.empty(), "packed batch: wan batches have no state or future tokens");
+    EMB_CHECK(L.future.empty() && (cfg.states_per_block > 0 || L.state.empty()),
+              "packed batch: wan batches have no future tokens, and state tokens only with model.states_per_block");
+    const int64_t n_state = int64_t(L.state.size());
     EMB_CHECK(int64_t(b.video_x0.size()) == L.n_video * cfg.patch_dim_in() &&
-                  int64_t(b.act_x0.size()) == int64_t(act) * cfg.action_dim,
-              "packed batch: video_x0/act_x0 do not match ", L.n_video, " video tokens of ", cfg.patch_dim_in(),
-              " and ", act, " action tokens of ", cfg.action_dim);
+                  int64_t(b.act_x0.size()) == int64_t(act) * cfg.action_dim &&
+                  int64_t(b.state.size()) == n_state * cfg.state_dim,
+              "packed batch: video_x0/act_x0/state do not match ", L.n_video, " video tokens of ", cfg.patch_dim_in(),
+              ", ", act, " action tokens of ", cfg.action_dim, " and ", n_state, " state tokens of ", cfg.state_dim);
   }
 }
 

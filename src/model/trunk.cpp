@@ -48,7 +48,7 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   io.n_cond = dev.time_t.rows, io.cond_row = dev.time_row;
   io.context = !converts_inputs_ ? TensorPtr{c, DType::f32} : block_c_;
   io.dcontext = dc;
-  io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp};
+  io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp, teacher_forcing};
   io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
   io.pos = dev.pos, io.rope_modes = dev.rope_modes;
   io.dropout = dropout_;

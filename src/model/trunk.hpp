@@ -17,6 +17,8 @@ class Trunk {
  public:
   // Filled by the family's constructor, one unit per block, context blocks first.
   BlockStack context_blocks, blocks;
+  // What a teacher_forcing self-attention mask reads (wan with first_frame_block).
+  TeacherForcing teacher_forcing;
 
   // Activations, fp32 (the residual streams, also beside bf16 block activations); d* are gradients.
   float *x = nullptr, *dx = nullptr;  // [T, D]

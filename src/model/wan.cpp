@@ -1,7 +1,8 @@
 // Family wan (MODEL.md): the DreamZero world-action model on the Wan video DiT. Units:
 // 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc: upstream's
-// action encoder, action_encoder.hpp), one unit
-// per DiT block, last the head (head.modulation, head.proj, the action decoder action_dec).
+// action encoder, action_encoder.hpp; with model.states_per_block the state encoder state_enc,
+// upstream's state_encoder MLP), one unit per DiT block, last the head (head.modulation,
+// head.proj, the action decoder action_dec).
 #include <memory>
 
 #include "core/error.hpp"
@@ -16,6 +17,7 @@ class WanModel final : public Model {
   // Parameters.
   LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_;
   ActionEncoder action_enc_;
+  LinearRef state_fc1_, state_fc2_;  // registered when the model has state tokens
   int head_modulation_ = -1;
   LinearRef head_proj_, dec_fc1_, dec_fc2_;
 
@@ -27,6 +29,7 @@ class WanModel final : public Model {
     float *yv = nullptr, *ya = nullptr, *xa = nullptr, *d1 = nullptr, *d1r = nullptr;
     float *dtp = nullptr, *dt1g = nullptr, *dhx = nullptr, *dhm = nullptr;
     float *dxa = nullptr, *dd1r = nullptr;
+    float *st1 = nullptr, *st1r = nullptr, *dst1r = nullptr, *st2 = nullptr, *dst2 = nullptr;  // [Ts, Dh], [Ts, D]
     float *dhmod = nullptr, *dhsum = nullptr, *dyv = nullptr, *dya = nullptr, *dvemb = nullptr;
   } a_;
 
@@ -40,6 +43,11 @@ class WanModel final : public Model {
     time_enc_.add_params(reg_, D, SinusConfig{true, 0});  // Wan's sinusoidal_embedding_1d
     time_proj_ = reg_.add_linear("time_proj", D, 6 * D);
     action_enc_.add_params(reg_, 0, cfg.action_dim, D);  // upstream's one embodiment slot
+    if (cfg.states_per_block > 0) {  // upstream's state_encoder.layer1/2 ([1, Sd, Dh], [1, Dh, D]; one slot)
+      state_fc1_ = reg_.add_linear("state_enc.fc1", cfg.state_dim, cfg.d_hidden_enc);
+      state_fc2_ = reg_.add_linear("state_enc.fc2", cfg.d_hidden_enc, D);
+    }
+    trunk_.teacher_forcing = teacher_forcing_of(cfg);
     for (int l = 0; l < cfg.n_layers; ++l) {
       reg_.begin_unit(str("blocks.", l));
       trunk_.blocks.add(add_wan_block(reg_, l, cfg));
@@ -73,11 +81,12 @@ class WanModel final : public Model {
     trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
     for (float** p : {&a.vemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb}) *p = plan.floats(T * D);
     action_enc_.plan(plan, T);
-    a.a_t = plan.floats(T);
+    a.a_t = plan.floats(2 * T);
     a.vin = plan.floats(T * P);
     for (float** p : {&a.ain, &a.ya, &a.dya}) *p = plan.floats(T * A);
     for (float** p : {&a.xa, &a.dxa}) *p = plan.floats(T * D);
-    for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(T * cfg_.d_hidden_enc);
+    for (float** p : {&a.d1, &a.d1r, &a.dd1r, &a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(T * cfg_.d_hidden_enc);
+    for (float** p : {&a.st2, &a.dst2}) *p = plan.floats(T * D);
     for (float** p : {&a.yv, &a.dyv}) *p = plan.floats(T * Po);
     for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(T);
     for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(T * 2 * D);
@@ -104,17 +113,46 @@ class WanModel final : public Model {
     ops.zero(x);
     ops.copy_rows(view(a.vemb, Tv, D), RowIndex{}, x, d.video);
     if (Ta) {
-      // The encoder's timestep is the token's 1000·σ, its time row's.
+      // The encoder's timestep is the token's 1000·σ, its time row's (two floats).
       ops.flow_interpolate(d.act_x0, d.act_noise, RowIndex{}, d.sigma, d.action, view(a.ain, Ta, A));
-      ops.copy_rows(d.time_t, d.action_time, view(a.a_t, Ta, 1), RowIndex{});
-      action_enc_.forward(ops, P, view(a.ain, Ta, A), view(a.a_t, Ta, 1), EmbRows{});
+      ops.copy_rows(d.time_t, d.action_time, view(a.a_t, Ta, 2), RowIndex{});
+      action_enc_.forward(ops, P, view(a.ain, Ta, A), view(a.a_t, Ta, 2), EmbRows{});
       ops.copy_rows(view(action_enc_.out, Ta, D), RowIndex{}, x, d.action);
     }
+    if (d.state_tokens.n) state_encoder_forward(P);
 
     ops.linear_forward(d.context, W(P, text_fc1_), b(P, text_fc1_), Activation::gelu_tanh, view(a.t1, Tc, D),
                        view(a.t1g, Tc, D));
     ops.linear_forward(view(a.t1g, Tc, D), W(P, text_fc2_), b(P, text_fc2_), Activation::none, View{},
                        view(trunk_.c, Tc, D));
+  }
+
+  // State tokens: relu(state·state_enc.fc1)·state_enc.fc2 (upstream's CategorySpecificMLP).
+  void state_encoder_forward(const ParamAccess& P) {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ts = d.state_tokens.n, Dh = cfg_.d_hidden_enc;
+    ops.linear_forward(d.state, W(P, state_fc1_), b(P, state_fc1_), Activation::relu, view(a.st1, Ts, Dh),
+                       view(a.st1r, Ts, Dh));
+    ops.linear_forward(view(a.st1r, Ts, Dh), W(P, state_fc2_), b(P, state_fc2_), Activation::none, View{},
+                       view(a.st2, Ts, D));
+    ops.copy_rows(view(a.st2, Ts, D), RowIndex{}, view(trunk_.x, int64_t(layout_.kind_index.size()), D),
+                  d.state_tokens);
+  }
+
+  void state_encoder_backward(const ParamAccess& P, const View& dx) {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ts = d.state_tokens.n, Dh = cfg_.d_hidden_enc;
+    const View dst1r = view(a.dst1r, Ts, Dh);
+    ops.copy_rows(dx, d.state_tokens, view(a.dst2, Ts, D), RowIndex{});
+    ops.zero(dst1r);
+    ops.linear_backward(view(a.st1r, Ts, Dh), W(P, state_fc2_), Activation::none, View{}, view(a.dst2, Ts, D), dst1r,
+                        dW(P, state_fc2_), db(P, state_fc2_));
+    ops.linear_backward(d.state, W(P, state_fc1_), Activation::relu, view(a.st1, Ts, Dh), dst1r, View{},
+                        dW(P, state_fc1_), db(P, state_fc1_));
   }
 
   // Head over the noisy video tokens: sh/sc = head.modulation + temb, head.proj on
@@ -227,6 +265,7 @@ class WanModel final : public Model {
       ops.copy_rows(dx, d.action, view(action_enc_.dout, Ta, D), RowIndex{});
       action_enc_.backward(ops, P, view(a.ain, Ta, cfg_.action_dim), EmbRows{});
     }
+    if (d.state_tokens.n) state_encoder_backward(P, dx);
 
     ops.linear_backward(view(time_enc_.stemb, Tu, D), W(P, time_proj_), Activation::none, View{},
                         view(a.dtp, Tu, 6 * D), view(time_enc_.dstemb, Tu, D), dW(P, time_proj_), db(P, time_proj_));

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "kernels/op_types.hpp"
+#include "model/dit_block.hpp"
 #include "model/model.hpp"
 #include "model/synthetic_batch.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 // Allowed (query, key) pairs under `mask`, counted per (seq, blk, grp) class so a 28k-token
 // dreamzero14b sample costs a handful of attn_pair_allowed calls, not 28k².
-int64_t self_pairs(const PackedBatch& b, AttnMask mask) {
+int64_t self_pairs(const ModelConfig& c, const PackedBatch& b, AttnMask mask) {
   std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> classes;
   for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.seq[size_t(t)], b.blk[size_t(t)], b.grp[size_t(t)]}];
   std::vector<int32_t> seq, blk, grp;
@@ -24,7 +25,7 @@ int64_t self_pairs(const PackedBatch& b, AttnMask mask) {
     seq.push_back(std::get<0>(key)), blk.push_back(std::get<1>(key)), grp.push_back(std::get<2>(key));
     count.push_back(n);
   }
-  const AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
+  const AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data(), teacher_forcing_of(c)};
   int64_t pairs = 0;
   for (size_t i = 0; i < count.size(); ++i)
     for (size_t j = 0; j < count.size(); ++j)
@@ -55,7 +56,8 @@ AttnMask family_self_mask(const ModelConfig& c) {
     case SelfMask::prefix: return AttnMask::prefix;
     case SelfMask::family: break;
   }
-  return c.family == Family::gr00t ? AttnMask::full : AttnMask::block_causal;
+  if (c.family == Family::gr00t) return AttnMask::full;
+  return c.first_frame_block ? AttnMask::teacher_forcing : AttnMask::block_causal;
 }
 
 // Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
@@ -89,6 +91,7 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
     const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
     f += 2 * Tu * D * 6 * D;
     f += 2 * nv * c.patch_dim_in() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
+    f += 2 * double(count_kind(b, kState)) * (double(c.state_dim) * c.d_hidden_enc + double(c.d_hidden_enc) * D);
     f += 2 * Tc * (double(c.d_ctx) * D + D * D);
     f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
     f += 2 * nn * D * c.patch_dim_out() + 2 * na * (D * c.d_hidden_enc + double(c.d_hidden_enc) * c.action_dim);
@@ -116,7 +119,7 @@ void attention_work(const ModelConfig& c, StepFlops& f) {
 
 StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   StepFlops f;
-  f.self_pairs = self_pairs(b, family_self_mask(c));
+  f.self_pairs = self_pairs(c, b, family_self_mask(c));
   f.cross_pairs = per_sample_pairs(b, false);
   if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
   attention_work(c, f);

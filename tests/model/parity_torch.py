@@ -288,8 +288,9 @@ def prepare_wan(a, bt, dt):
     cols = index([p * C + ch for p in range(a["patch_dim"] // C) for ch in range(Co)])
     c["target_v"] = (vn[vrows] - x0[vrows])[:, cols]
     c["target_a"] = an - ax0
-    c["sin_t"] = sinus(tensor(bt["temb_t"], dt), 256)
-    c["sin_ta"] = sinus(tensor(bt["temb_t"], dt)[index(acts)], a["d_model"], cos_first=False)  # 1000·σ of each action
+    t = tensor(bt["temb_t"], dt) + tensor(bt["temb_t_lo"], dt)  # 1000·σ in two floats
+    c["sin_t"] = sinus(t, 256)
+    c["sin_ta"] = sinus(t[index(acts)], a["d_model"], cos_first=False)  # 1000·σ of each action
     c["txt"] = tensor(bt["txt"], dt)
     tseq, blk, grp = index(seq), index(bt["blk"]), index(bt["grp"])
     c["rope"] = rope_angles(index(bt["pos"]), a["d_model"] // a["n_heads"], dt, torch.from_numpy(kind == 2))

@@ -29,7 +29,8 @@ std::string write_deck(const std::string& name, const std::string& model_lines) 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
-  for (const char* name : {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"}) {
+  for (const char* name :
+       {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_5b_droid", "dreamzero5b", "dreamzero14b"}) {
     const ModelConfig c = preset_config(name);
     BOOST_CHECK_NO_THROW(validate_model_config(c, name));
     BOOST_TEST(make_model(c, nullptr)->params().total() > 0);
@@ -46,6 +47,17 @@ BOOST_AUTO_TEST_CASE(gr00t_preset_is_the_release) {
   BOOST_TEST(m->params().get("pos_emb").shape[0] == 1024);  // max_seq_len rows
   BOOST_TEST(!m->params().contains("blocks.0.norm3.weight"));  // no affine in the DiT's norm3
   BOOST_TEST(m->dropout_sites().size() == size_t(4 * (4 + 16)));  // 80 masks per sample
+}
+
+// The released DreamZero 5B DROID: upstream's 997 DiT tensors and 5,606,692,832 parameters
+// (tests/upstream/dreamzero_reference.py's shapes) less the CLIP context's (img_emb and every
+// block's k_img, v_img, norm_k_img: 158 tensors, 572,091,136 parameters), not built yet.
+BOOST_AUTO_TEST_CASE(dreamzero_5b_preset_is_the_release) {
+  const ModelConfig c = preset_config("dreamzero_5b_droid");
+  const std::unique_ptr<Model> m = make_model(c, nullptr);
+  BOOST_TEST(m->params().size() == 997 - 158);
+  BOOST_TEST(m->params().total() == 5606692832 - 572091136);
+  BOOST_TEST(m->params().get("state_enc.fc1.weight").shape[0] == 64);  // max_state_dim
 }
 
 // gr00t's FFN width and output width follow d_model and d_hidden_enc (upstream's ties), and a

@@ -108,7 +108,10 @@ BOOST_AUTO_TEST_CASE(wan_sigma_per_block) {
     while (id < kWanTrainTimesteps && float(schedule.sigma[size_t(id)]) != sigma) ++id;
     BOOST_TEST_REQUIRE(id < kWanTrainTimesteps);
     BOOST_TEST_REQUIRE(d.loss_weight[size_t(t)] == float(schedule.weight[size_t(id)]));
-    BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == 1000.0f * sigma);
+    // The timestep is upstream's float64 t = 1000·σ, held as two floats.
+    const double t_exact = 1000.0 * schedule.sigma[size_t(id)];
+    BOOST_TEST_REQUIRE(d.temb_t[size_t(t)] == float(t_exact));
+    BOOST_TEST_REQUIRE(std::abs(double(d.temb_t[size_t(t)]) + double(d.temb_t_lo[size_t(t)]) - t_exact) <= 1e-12 * t_exact);
     auto [it, inserted] = block_sigma.emplace(std::make_pair(b.seq[size_t(t)], b.blk[size_t(t)]), sigma);
     BOOST_TEST_REQUIRE(it->second == sigma);
     if (inserted) {
