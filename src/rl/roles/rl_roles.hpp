@@ -29,7 +29,9 @@
 #include "rl/stage_cost.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/utilisation.hpp"
+#include "rl/roles/rl_failure.hpp"
 #include "rl/roles/rl_options.hpp"
+#include "rl/roles/update_totals.hpp"
 #include "rl/roles/vl_observer.hpp"
 #include "sim/task.hpp"
 
@@ -49,11 +51,18 @@ struct RlSetup {
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;
+  // The version this RL run started from: its last is run_start_version + rl.updates. A run
+  // continued by train.resume keeps its checkpoint's; any other starts at start_version.
+  int64_t run_start_version = 0;
+  UpdateTotals start_totals;       // train.resume: the run's totals so far
+  std::string resume_dir;          // train.resume: the checkpoint's directory (rl_sim_state.hpp)
   std::vector<float> value_state;  // a resumed value head: params, moment1, moment2 (empty = fresh)
   std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
   StageCostModel cost;
   int round_chunks_per_env = 0;    // sync / async_rollout: chunks per environment per round
   int local_rank = 0;              // among the ranks of this node (the GPU of run.device = cuda)
+  int node = 0;                    // World::node: which ranks' processes this rank can see
+  FailureClaim claim_failure;      // who reports a failure (rl_failure.hpp); empty = every rank
   VlObserverFactory vl_observer;   // a simulator's vl tokens (the caller's renderer and encoder)
 };
 
