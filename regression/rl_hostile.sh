@@ -92,10 +92,17 @@ newest_checkpoint() {
   ls "$out/ckpt/$1" 2>/dev/null | sed -n 's/^step_\([0-9]*\)\.h5$/\1/p' | sort | tail -1
 }
 
+# alive PID...: whether any of them still runs (a zombie has ended).
+alive() {
+  local p
+  for p; do [ -n "$(ps -o stat= -p "$p" 2>/dev/null | grep -v Z)" ] && return 0; done
+  return 1
+}
+
 # check_failed NAME WHO WHAT LIMIT: the checks after a fault (the job's rank pids in $all_ranks);
 # prints what it got, "one line, ..." when every check held.
 check_failed() {
-  local name=$1 who=$2 what=$3 limit=$4 lines v r got=""
+  local name=$1 who=$2 what=$3 limit=$4 lines v got="" fault_code=$code fault_took=$took
   [ "$code" -ne 0 ] || got+="exit 0; "
   [ "$took" -le "$limit" ] || got+="ended after ${took} s; "
   lines=$(grep -cE "$error_line" "$out/$name.log")
@@ -103,18 +110,20 @@ check_failed() {
   grep -qE "^embsim rl: $who \(pid [0-9]+ on host [^)]+\) $what" "$out/$name.log" \
     || got+="no line naming $who ($what): $(grep '^embsim rl' "$out/$name.log" | head -2 | cut -c1-200); "
   [ -f "$out/runs/$name/FAILED" ] && grep -q "^embsim rl: $who" "$out/runs/$name/FAILED" || got+="no FAILED naming it; "
-  sleep 1
-  for r in $all_ranks; do kill -0 "$r" 2>/dev/null && got+="rank process $r left running; "; done
+  for _ in $(seq 50); do alive $all_ranks || break; sleep 0.1; done
+  alive $all_ranks && got+="a rank outlived the job by 5 s; "
   v=$(newest_checkpoint "$name")
   if [ -n "$v" ]; then
     [ -f "$out/ckpt/$name/rl_$v.h5" ] || got+="step_$v.h5 without its rl_ sidecar; "
-    launch "$name-resumed" --set rl.ckpt_dir="$out/ckpt/$name" --set train.resume=auto --set rl.updates=$((10#$v + 1))
+    # (a watchdog for a loaded machine: a rank still starting when the one update is done is not a fault)
+    launch "$name-resumed" --set rl.ckpt_dir="$out/ckpt/$name" --set train.resume=auto --set rl.updates=$((10#$v + 1)) \
+      --set train.watchdog_s=60
     finish $job 120
     [ "$code" = 0 ] || got+="resume failed: $(grep -E 'error|embsim rl' "$out/$name-resumed.log" | head -2); "
     grep -q "(version $((10#$v)))" "$out/$name-resumed.log" || got+="resume did not start at version $((10#$v)); "
     [ -f "$out/ckpt/$name/step_$(printf %08d $((10#$v + 1))).h5" ] || got+="no checkpoint after the resume; "
   fi
-  echo "${got:-one line, FAILED, exit $code after ${took} s, resumed from version $((10#${v:-0})) ok}"
+  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0})) ok}"
 }
 
 # fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
@@ -161,7 +170,7 @@ run_case() {
 curve_lines() { grep '^rl update' "$1" | sed -E 's/ \| [0-9.]+ env steps\/s//; s/ \| ETA [0-9:]+//'; }
 
 resume_exact() {
-  local exact=(--set rl.mode=sync --set rl.updates=6 --set rl.ckpt_every=2) pid got=""
+  local exact=(--set rl.mode=sync --set rl.updates=6 --set rl.ckpt_every=2 --set train.watchdog_s=60) pid got=""
   launch exact_whole "${exact[@]}"
   finish $job 300
   [ "$code" = 0 ] || got+="the uninterrupted run failed; "

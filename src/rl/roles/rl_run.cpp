@@ -71,7 +71,8 @@ void print_start(const RlSetup& s, const std::string& run_dir) {
   std::printf("embsim rl: %s, task %s, %zu simulators x %d envs, %zu generators, %zu trainers; %d updates of %d "
               "chunks from %s (version %lld); cost model %s\noutputs: %s\n",
               rl_mode_name(o.mode), o.task.c_str(), g.simulators.size(), o.envs_per_simulator, g.generators.size(),
-              g.trainers.size(), o.updates, o.update_chunks, o.init.c_str(), (long long)s.start_version,
+              g.trainers.size(), o.updates, o.update_chunks, s.resume_dir.empty() ? o.init.c_str() : s.resume_dir.c_str(),
+              (long long)s.start_version,
               o.cost.on ? "on" : "off", run_dir.c_str());
   std::fflush(stdout);
 }
