@@ -3,7 +3,7 @@
 # a user would, on 4 ranks (trainer = rank 0, generator = rank 1, simulators = ranks 2 and 3;
 # 2 push environments each) from a tiny SFT checkpoint, with a checkpoint after every update.
 #   kill_<role>_<moment>   kill -9 of one rank of each role at several moments of the run
-#   stop_<role>            SIGSTOP of one rank (train.watchdog_s = 4)
+#   stop_<role>            SIGSTOP of one rank (train.watchdog_s = 8)
 # Each must end the job within seconds (or the watchdog's deadline) with exactly one
 # `embsim rl:` line naming the role and rank, FAILED in the run directory holding that line,
 # no rank left behind, and its newest checkpoint complete (its rl_ sidecar beside it); then
@@ -30,7 +30,7 @@ failed=0
 sft_checkpoint
 base=(--set rl.init="$out/sft" --set rl.simulators=2 --set rl.generators=1 --set rl.trainers=1
       --set rl.envs_per_simulator=2 --set rl.update_chunks=8 --set rl.micro_chunks=4 --set rl.critic_warmup=1
-      --set rl.segment_chunks=2 --set rl.ckpt_every=1 --set train.watchdog_s=4 --set run.output_dir="$out/runs")
+      --set rl.segment_chunks=2 --set rl.ckpt_every=1 --set train.watchdog_s=8 --set run.output_dir="$out/runs")
 
 # launch NAME ARGS...: an RL run into $out/runs/NAME (checkpoints in $out/ckpt/NAME) in the
 # background; its mpirun's pid in $job.
@@ -131,7 +131,7 @@ check_failed() {
 fault() {
   local name=$1 rank=$2 signal=$3 kind=$4 what who limit pid got
   case $rank in 0) who="trainer rank 0" ;; 1) who="generator rank 1" ;; *) who="simulator rank $rank" ;; esac
-  if [ "$signal" = STOP ]; then what="is stopped"; limit=30; else what="died"; limit=15; fi
+  if [ "$signal" = STOP ]; then what="is stopped"; limit=40; else what="died"; limit=15; fi
   launch "$name" --set rl.updates=400
   if [ "$kind" = tmp ]; then wait_for_file "$out/ckpt/$name/*.tmp" 60; else wait_for "$out/$name.log" "$5" 60; fi
   pid=$(rank_pid $job "$rank")

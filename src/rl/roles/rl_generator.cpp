@@ -222,6 +222,7 @@ void GeneratorLoop::serve(const std::vector<size_t>& eligible, size_t batch) {
 }
 
 nlohmann::json GeneratorLoop::run() {
+  loop_.start(g_);
   for (;;) {
     const Clock::time_point turn_start = Clock::now();
     if (stop_.poll()) break;

@@ -114,7 +114,12 @@ class Watchdog {
 // otherwise it counts waiting, the watchdog checks how long nothing came and the loop backs off.
 class RoleLoop {
  public:
-  explicit RoleLoop(double watchdog_s) : watchdog_(watchdog_s) {}
+  explicit RoleLoop(double watchdog_s) : watchdog_(watchdog_s), watchdog_s_(watchdog_s) {}
+  // Every rank's loop starts together (a non-blocking barrier over the world, at most
+  // kRlStartSeconds or train.watchdog_s, whichever is longer): set-up takes each role its own
+  // time (MuJoCo models, renderers, the policy), and none of it is the silence the watchdog
+  // watches for.
+  void start(const RlGroups& g);
   void end_turn(bool worked, std::chrono::steady_clock::time_point turn_start, const RlGroups& g,
                 const std::string& waiting_for);
   LoopClock& clock() { return clock_; }
@@ -122,8 +127,11 @@ class RoleLoop {
  private:
   LoopClock clock_;
   Watchdog watchdog_;
+  double watchdog_s_;
   Backoff backoff_;
 };
+
+constexpr double kRlStartSeconds = 120;
 
 // Each returns this rank's statistics (a JSON object) for summary.json.
 nlohmann::json run_simulator(const RlSetup& s);

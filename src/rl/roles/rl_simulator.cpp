@@ -327,6 +327,7 @@ nlohmann::json SimulatorLoop::run() {
   const Clock::time_point run_start = Clock::now();
   const std::string waiting_for =
       "a reply from generator rank " + std::to_string(generator_) + " or the stop from trainer 0";
+  loop_.start(g_);
   for (;;) {
     const Clock::time_point turn_start = Clock::now();
     if (stop_.poll()) break;

@@ -175,6 +175,7 @@ void TrainerLoop::step() {
 }
 
 nlohmann::json TrainerLoop::run() {
+  loop_.start(g_);
   while (learner_.version() < end_version_) {
     const Clock::time_point turn_start = Clock::now();
     bool worked = receive_segments();
