@@ -110,6 +110,24 @@ class Watchdog {
   std::chrono::steady_clock::time_point last_;
 };
 
+// rl.mode = async: a rank fed by several peers stays busy when one of them stops, so its
+// watchdog never fires; each peer it listens to must be heard from within the watchdog's time.
+// (Round modes need every peer for every round: a silent one stalls the rank and its watchdog.)
+class PeerSilence {
+ public:
+  PeerSilence(std::vector<int> peers, double timeout_s, bool on);
+  void heard(size_t i) { last_[i] = std::chrono::steady_clock::now(); }
+  void restart();  // every peer just heard (the loop starts)
+  // Throws naming the first peer silent for longer than the timeout.
+  void check(const RlGroups& g, const std::string& what) const;
+
+ private:
+  std::vector<int> peers_;  // world ranks
+  std::vector<std::chrono::steady_clock::time_point> last_;
+  double timeout_s_;
+  bool on_;
+};
+
 // The end of every turn of a role's loop: the turn's time counts busy when it did some work;
 // otherwise it counts waiting, the watchdog checks how long nothing came and the loop backs off.
 class RoleLoop {

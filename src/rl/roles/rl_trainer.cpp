@@ -34,6 +34,14 @@ int64_t agreed_micro_steps(int64_t mine, MPI_Comm comm) {
   return min_over_ranks(comm, mine);
 }
 
+// The world ranks of the simulators feeding trainer g.index (simulator i feeds trainer i % T).
+std::vector<int> simulators_of_trainer(const RlGroups& g) {
+  std::vector<int> ranks;
+  for (size_t sim = 0; sim < g.simulators.size(); ++sim)
+    if (int(sim) % int(g.trainers.size()) == g.index) ranks.push_back(g.simulators[sim]);
+  return ranks;
+}
+
 // The learner's settings from the deck's rl options, the share of this trainer of T.
 LearnerConfig learner_config(const RlSetup& s, int T) {
   const RlOptions& o = s.o;
@@ -69,6 +77,7 @@ class TrainerLoop {
   const RlGroups& g_;
   const int T_;  // trainers
   std::vector<std::unique_ptr<ChannelReceiver>> from_sim_;
+  PeerSilence sim_silence_;  // async: each of from_sim_'s simulators
   const LearnerConfig lc_;
   const std::unique_ptr<Ops> ops_;
   RlLearner learner_;
@@ -91,6 +100,7 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
       o_(s.o),
       g_(s.groups),
       T_(int(g_.trainers.size())),
+      sim_silence_(simulators_of_trainer(g_), o_.watchdog_s, o_.mode == RlMode::async),
       lc_(learner_config(s, T_)),
       ops_(make_ops(o_.backend, s.local_rank)),
       learner_(s.cfg, lc_, s.init_params, *ops_, g_.role_comm, o_.seed),
@@ -100,9 +110,8 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
       round_share_(int64_t(o_.update_chunks) / T_),
       end_version_(s.run_start_version + o_.updates),
       last_(s.start_totals) {
-  for (size_t sim = 0; sim < g_.simulators.size(); ++sim)
-    if (int(sim) % T_ == g_.index)
-      from_sim_.push_back(std::make_unique<ChannelReceiver>(MPI_COMM_WORLD, g_.simulators[sim], kTagSegment));
+  for (int sim : simulators_of_trainer(g_))
+    from_sim_.push_back(std::make_unique<ChannelReceiver>(MPI_COMM_WORLD, sim, kTagSegment));
   learner_.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
   if (g_.index == 0) add_totals(learner_.stats(), s.start_totals);  // the sum over trainers is the run's
   if (!s.value_state.empty()) restore_value_head(learner_.value_head(), s.value_state);
@@ -117,8 +126,9 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
 bool TrainerLoop::receive_segments() {
   bool worked = false;
   std::vector<uint8_t> bytes;
-  for (auto& r : from_sim_)
-    while (r->try_recv(bytes)) {
+  for (size_t i = 0; i < from_sim_.size(); ++i)
+    while (from_sim_[i]->try_recv(bytes)) {
+      sim_silence_.heard(i);
       Segment seg;
       decode(bytes, seg);
       learn_from(std::move(seg));
@@ -176,6 +186,7 @@ void TrainerLoop::step() {
 
 nlohmann::json TrainerLoop::run() {
   loop_.start(g_);
+  sim_silence_.restart();
   while (learner_.version() < end_version_) {
     const Clock::time_point turn_start = Clock::now();
     bool worked = receive_segments();
@@ -185,6 +196,7 @@ nlohmann::json TrainerLoop::run() {
     const int64_t possible = can_start ? learner_.waiting() / lc_.micro_chunks : 0;
     if (agreed_micro_steps(possible, g_.role_comm) > 0) step(), worked = true;
     if (publisher_) publisher_->progress();
+    sim_silence_.check(g_, "segments");
     loop_.end_turn(worked, turn_start, g_, "segments from its simulators");
   }
   if (g_.index == 0) stop_.send_to_all();

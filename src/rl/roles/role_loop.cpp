@@ -36,6 +36,20 @@ void Watchdog::check(const RlGroups& g, const std::string& waiting_for) const {
             int(timeout_s_), " s waiting for ", waiting_for, " (train.watchdog_s); a rank may have died");
 }
 
+PeerSilence::PeerSilence(std::vector<int> peers, double timeout_s, bool on)
+    : peers_(std::move(peers)), last_(peers_.size(), std::chrono::steady_clock::now()), timeout_s_(timeout_s), on_(on) {}
+
+void PeerSilence::restart() { std::fill(last_.begin(), last_.end(), std::chrono::steady_clock::now()); }
+
+void PeerSilence::check(const RlGroups& g, const std::string& what) const {
+  if (!on_) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < peers_.size(); ++i)
+    EMB_CHECK(std::chrono::duration<double>(now - last_[i]).count() < timeout_s_, "rl: ", role_name(g.role), " rank ",
+              g.world_rank, " heard no ", what, " from rank ", peers_[i], " for ", int(timeout_s_),
+              " s while others came (train.watchdog_s); a rank may have died or stopped");
+}
+
 void RoleLoop::start(const RlGroups& g) {
   const double limit = std::max(watchdog_s_, kRlStartSeconds);
   const Deadline deadline(limit);
