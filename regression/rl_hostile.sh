@@ -8,10 +8,10 @@
 # `embsim rl:` line naming the role and rank, FAILED in the run directory holding that line,
 # no rank left behind, and its newest checkpoint complete (its rl_ sidecar beside it); then
 # train.resume = auto continues from that checkpoint (checksums verified on load) for one more update.
-#   resume_exact           rl.mode = sync, 6 updates, kill -9 of trainer 0 after the checkpoint of
+#   resume_exact           rl.mode = sync, 12 updates, kill -9 of trainer 0 after the checkpoint of
 #                          update 2, train.resume = auto: the per-update lines (losses, reward,
 #                          env steps, episodes) equal an uninterrupted run's, bit for bit
-#   nan_physics_async      an MJCF whose physics diverges (negative joint damping): diverging
+#   nan_physics_async      an MJCF whose physics diverges (joint damping -6): diverging
 #                          environments are reset and counted (summary.json diverged_resets),
 #                          nothing non-finite reaches the learner, the run finishes
 #   nan_physics_sync       the same in lockstep rounds: one line naming the environment, FAILED
@@ -123,7 +123,9 @@ check_failed() {
     grep -q "(version $((10#$v)))" "$out/$name-resumed.log" || got+="resume did not start at version $((10#$v)); "
     [ -f "$out/ckpt/$name/step_$(printf %08d $((10#$v + 1))).h5" ] || got+="no checkpoint after the resume; "
   fi
-  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0})) ok}"
+  local torn=""
+  compgen -G "$out/ckpt/$name/*.tmp" >/dev/null && torn=" ($(cd "$out/ckpt/$name" && ls *.tmp | head -1) left by the kill)"
+  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0}))$torn ok}"
 }
 
 # fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
@@ -155,7 +157,7 @@ run_case() {
     kill_generator_push) fault "$1" 1 KILL line "^rl update +2/" ;;
     kill_generator_rollout) fault "$1" 1 KILL line "^rl checkpoint: .*step_00000003" ;;
     kill_trainer_update) fault "$1" 0 KILL line "^rl update +3/" ;;
-    kill_trainer_checkpoint) fault "$1" 0 KILL tmp ;;
+    kill_trainer_checkpoint) fault "$1" 0 KILL tmp ;;  # the .tmp it leaves is shown
     stop_simulator) fault "$1" 2 STOP line "^rl update +2/" ;;
     stop_generator) fault "$1" 1 STOP line "^rl update +2/" ;;
     stop_trainer) fault "$1" 0 STOP line "^rl update +2/" ;;
@@ -170,7 +172,7 @@ run_case() {
 curve_lines() { grep '^rl update' "$1" | sed -E 's/ \| [0-9.]+ env steps\/s//; s/ \| ETA [0-9:]+//'; }
 
 resume_exact() {
-  local exact=(--set rl.mode=sync --set rl.updates=6 --set rl.ckpt_every=2 --set train.watchdog_s=60) pid got=""
+  local exact=(--set rl.mode=sync --set rl.updates=12 --set rl.ckpt_every=2 --set train.watchdog_s=60) pid got=""
   launch exact_whole "${exact[@]}"
   finish $job 300
   [ "$code" = 0 ] || got+="the uninterrupted run failed; "
@@ -180,36 +182,38 @@ resume_exact() {
   [ -n "$pid" ] && kill -9 "$pid"
   finish $job 60
   local v=$(newest_checkpoint exact_killed)
+  [ -n "$v" ] && [ $((10#$v)) -lt 12 ] || got+="the kill came after the last checkpoint (${v:-none}); "
   launch exact_resumed "${exact[@]}" --set rl.ckpt_dir="$out/ckpt/exact_killed" --set train.resume=auto
   finish $job 300
   [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/exact_resumed.log" | head -1); "
   grep -q "(version $((10#${v:-0})))" "$out/exact_resumed.log" || got+="did not resume at version ${v:-none}; "
   { curve_lines "$out/exact_killed.log" | head -$((10#${v:-0})); curve_lines "$out/exact_resumed.log"; } >"$out/exact_joined.txt"
   curve_lines "$out/exact_whole.log" >"$out/exact_whole.txt"
-  [ "$(wc -l <"$out/exact_whole.txt")" = 6 ] || got+="the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
+  [ "$(wc -l <"$out/exact_whole.txt")" = 12 ] || got+="the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
   diff "$out/exact_whole.txt" "$out/exact_joined.txt" >"$out/exact.diff" || got+="curves differ: $(head -3 "$out/exact.diff"); "
   if [ -z "$got" ]; then
-    record resume_exact "killed after version 2, resumed: 6 update lines equal the uninterrupted run's" \
-      "equal (resumed from version $((10#$v)))" ok
+    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" \
+      "equal (killed at or after version $((10#$v)), resumed from it)" ok
   else
-    record resume_exact "killed after version 2, resumed: 6 update lines equal the uninterrupted run's" "$got" fail
+    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" "$got" fail
   fi
 }
 
-# An MJCF directory whose push arm gains energy (negative damping): its state grows until MuJoCo
-# finds it non-finite.
+# An MJCF directory whose push arm gains energy (negative damping): its state grows for a few
+# chunks until MuJoCo finds it non-finite (segments of one chunk reach the trainer before that).
 diverging_mjcf() {
   mkdir -p "$out/mjcf_diverging"
   cp src/sim/mjcf/*.xml "$out/mjcf_diverging/"
-  sed -i 's/<joint damping="1.0" armature="0.01"\/>/<joint damping="-40" armature="0.01"\/>/' "$out/mjcf_diverging/push.xml"
+  sed -i 's/<joint damping="1.0" armature="0.01"\/>/<joint damping="-6" armature="0.01"\/>/' "$out/mjcf_diverging/push.xml"
 }
 
 nan_physics() {
   local mode=$1 name=nan_physics_$1 got="" s
   diverging_mjcf
-  mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl inputs/rl_push.in --mjcf-dir "$out/mjcf_diverging" \
-    "${base[@]}" --set rl.mode="$mode" --set rl.updates=3 --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" \
-    --set train.watchdog_s=30 >"$out/$name.log" 2>&1
+  # (in $out: MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory)
+  (cd "$out" && mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl "$OLDPWD/inputs/rl_push.in" \
+    --mjcf-dir "$out/mjcf_diverging" "${base[@]}" --set rl.mode="$mode" --set rl.updates=3 --set rl.segment_chunks=1 \
+    --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" --set train.watchdog_s=30 >"$out/$name.log" 2>&1)
   code=$?
   s="$out/runs/$name/summary.json"
   if [ "$mode" = async ]; then
