@@ -135,9 +135,10 @@ fault() {
   case $rank in 0) who="trainer rank 0" ;; 1) who="generator rank 1" ;; *) who="simulator rank $rank" ;; esac
   if [ "$signal" = STOP ]; then what="is stopped"; limit=40; else what="died"; limit=15; fi
   launch "$name" --set rl.updates=400
-  if [ "$kind" = tmp ]; then wait_for_file "$out/ckpt/$name/*.tmp" 60; else wait_for "$out/$name.log" "$5" 60; fi
-  pid=$(rank_pid $job "$rank")
+  wait_for "$out/$name.log" "^embsim rl: [a-z_]+, task" 60
   all_ranks=$(ranks_of $job)
+  pid=$(rank_pid $job "$rank")  # looked up before the moment, so the signal follows it within milliseconds
+  if [ "$kind" = tmp ]; then wait_for_file "$out/ckpt/$name/*.tmp" 60; else wait_for "$out/$name.log" "$5" 60; fi
   if [ -z "$pid" ]; then
     finish $job 1
     record "$name" "-" "the moment never came: $(tail -2 "$out/$name.log")" fail
@@ -177,8 +178,9 @@ resume_exact() {
   finish $job 300
   [ "$code" = 0 ] || got+="the uninterrupted run failed; "
   launch exact_killed "${exact[@]}"
-  wait_for "$out/exact_killed.log" "^rl checkpoint: .*step_00000002" 120
+  wait_for "$out/exact_killed.log" "^embsim rl: [a-z_]+, task" 120
   pid=$(rank_pid $job 0)
+  wait_for "$out/exact_killed.log" "^rl checkpoint: .*step_00000002" 120
   [ -n "$pid" ] && kill -9 "$pid"
   finish $job 60
   local v=$(newest_checkpoint exact_killed)
