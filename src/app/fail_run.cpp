@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <new>
@@ -21,12 +22,13 @@ const CheckpointLock* g_lock = nullptr;
 }  // namespace
 
 // O_EXCL: the first rank to fail writes the marker, the others leave it.
-void write_failure_marker(const std::string& line) {
-  if (g_failure_dir.empty()) return;
+bool write_failure_marker(const std::string& line) {
+  if (g_failure_dir.empty()) return true;
   const int fd = ::open((g_failure_dir + "/FAILED").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) return;
+  if (fd < 0) return errno != EEXIST;
   if (::write(fd, line.data(), line.size()) < 0) std::fprintf(stderr, "embtrain: cannot write %s/FAILED\n", g_failure_dir.c_str());
   ::close(fd);
+  return true;
 }
 
 void mark_failures_in(const std::string& run_dir) { g_failure_dir = run_dir; }

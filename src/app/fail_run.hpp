@@ -21,8 +21,10 @@ void mark_failures_in(const std::string& run_dir);
 void discard_on_abort(const CheckpointLock* lock);
 
 // Writes the error line into <run_dir>/FAILED (the first failing rank's line stays), for a
-// failure reported outside report_failure (the watchdog's thread).
-void write_failure_marker(const std::string& line);
+// failure reported outside report_failure (the watchdog's thread). False when another rank's
+// line is already there (it reports the failure); true when this call wrote it or no run
+// directory is marked.
+bool write_failure_marker(const std::string& line);
 
 // The error line's message: e.what(), or for std::bad_alloc what ran out and what to change.
 std::string failure_message(const std::exception& e);

@@ -166,6 +166,17 @@ void Env::step(const float* action) {
   ++steps_;
 }
 
+bool Env::diverged() const {
+  const mjModel* m = model_.get();
+  for (mjtWarning w : {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC})
+    if (data_->warning[w].number > 0) return true;
+  for (int i = 0; i < m->nq; ++i)
+    if (!std::isfinite(data_->qpos[i])) return true;
+  for (int i = 0; i < m->nv; ++i)
+    if (!std::isfinite(data_->qvel[i])) return true;
+  return false;
+}
+
 void Env::observe(float* state) const {
   const mjModel* m = model_.get();
   int k = 0;

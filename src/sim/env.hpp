@@ -42,6 +42,10 @@ class Env {
   void observe(float* state) const;
   bool success() const;
   bool done() const { return success() || steps_ >= task_.max_steps; }
+  // Whether the physics diverged since reset: a non-finite position or velocity, or MuJoCo
+  // found one (mjWARN_BADQPOS/QVEL/QACC) and reset the data itself, so the state no longer
+  // follows from the actions.
+  bool diverged() const;
   int steps() const { return steps_; }
 
   // Positions the scripted experts and the success test read (world frame).

@@ -17,6 +17,10 @@ RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run) {
   o.task = deck.get_string("rl.task");
   task_spec(o.task);  // throws naming the known tasks
   o.ckpt_dir = deck.get_string("rl.ckpt_dir");
+  o.resume = run.train.resume;
+  // A resumed run needs the checkpoints of the one before it: train.ckpt_dir's default (stable
+  // across restarts) instead of a directory inside the new run's own.
+  if (o.ckpt_dir.empty() && o.resume != "off") o.ckpt_dir = run.train.ckpt_dir;
   o.seed = run.run.seed;
   o.backend = run.backend;
   o.simulators = int(deck.get_int("rl.simulators")), o.generators = int(deck.get_int("rl.generators"));

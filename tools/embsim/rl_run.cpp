@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "app/fail_run.hpp"
 #include "app/run_config_from_deck.hpp"
 #include "app/run_dir.hpp"
 #include "comm/agreement.hpp"
@@ -34,11 +35,14 @@ std::string run_rl(const World& w, const std::string& deck_path, const std::vect
     setup->local_rank = w.local_rank;
     setup->vl_observer = rl_vl_observer(observation);
     // The policy computes on this run's run.device, whatever its SFT run used.
-    load_rl_start(o.init, {str("run.device=", device_name(o.backend.device))}, observation.d_vl, *setup);
+    load_rl_run_start({str("run.device=", device_name(o.backend.device))}, observation.d_vl, *setup);
     check_rl_setup(*setup);
   });
   run_agreed(world, [&] { run_dir = create_run_dir(world, run); });
   if (o.ckpt_dir.empty()) o.ckpt_dir = run_dir + "/ckpt";
+  mark_failures_in(run_dir);
+  setup->node = w.node;
+  setup->claim_failure = write_failure_marker;
   return run_rl_roles(world, *setup, run_dir);
 }
 

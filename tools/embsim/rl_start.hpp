@@ -1,6 +1,7 @@
 // Where an RL run starts: the policy checkpoint rl.init names (an SFT run's or an RL run's, with
 // its sidecar; rl/roles/rl_checkpoint.hpp), read through Gr00tPolicy so it is validated as
-// `embsim eval` validates it.
+// `embsim eval` validates it; or, with train.resume, the checkpoint of this run it continues
+// exactly (rl_checkpoint.hpp, rl_sim_state.hpp).
 #pragma once
 #include <string>
 #include <vector>
@@ -11,8 +12,14 @@ namespace emb {
 
 // The last checkpoint of `checkpoint` (file, checkpoint dir or run dir): fills s.cfg,
 // s.sft_deck_text, s.init_params, the flow/exec steps and, from a sidecar, the version,
-// optimizer steps, value head state and the policy's AdamW moments. Throws when the policy
-// cannot act in s.task with vl width d_vl.
+// optimizer steps, run start, totals, value head state and the policy's AdamW moments. Throws
+// when the policy cannot act in s.task with vl width d_vl.
 void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s);
+
+// train.resume = auto: the newest checkpoint in s.o.ckpt_dir that can continue this run (a
+// policy checkpoint with its sidecar and, in round modes, every simulator's state); an older
+// one when a newer fails to load (a warning); rl.init when the directory holds none.
+// train.resume = PATH: that checkpoint. off: rl.init, a new run from its version.
+void load_rl_run_start(const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s);
 
 }  // namespace emb

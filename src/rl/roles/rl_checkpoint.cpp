@@ -2,11 +2,50 @@
 
 #include <filesystem>
 
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/tensor_checksum.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "checkpoint/checkpoint.hpp"
 
 namespace emb {
+
+namespace {
+
+// The run's counts as sidecar attributes (names in count_fields' order; the reward sum is "reward").
+constexpr const char* kCounts[] = {"env_steps",     "episodes",    "successes",     "filtered",
+                                   "dropped_stale", "transitions", "uniform_groups"};
+
+std::vector<int64_t*> count_fields(UpdateTotals& t) {
+  return {&t.env_steps, &t.episodes, &t.successes, &t.filtered, &t.dropped_stale, &t.transitions, &t.uniform_groups};
+}
+
+void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, const std::string& path) {
+  ValueHead& vh = learner.value_head();
+  std::vector<float> state = vh.params();
+  state.insert(state.end(), vh.moment1().begin(), vh.moment1().end());
+  state.insert(state.end(), vh.moment2().begin(), vh.moment2().end());
+  const std::string tmp = path + ".tmp";
+  {
+    H5File f = H5File::create(tmp);
+    f.write("value_head", {int64_t(state.size())}, state.data());
+    f.set_attr("value_head", "crc32", double(checksum_piece(state.data(), int64_t(state.size())).crc));
+    f.set_attr("/", "version", double(learner.version()));
+    f.set_attr("/", "value_steps", double(learner.value_steps()));
+    f.set_attr("/", "policy_steps", double(learner.policy_steps()));
+    f.set_attr("/", "run_start_version", double(s.run_start_version));
+    const std::vector<int64_t*> counts = count_fields(totals);
+    for (size_t i = 0; i < counts.size(); ++i) f.set_attr("/", kCounts[i], double(*counts[i]));
+    f.set_attr("/", "reward", totals.reward);
+    f.set_attr("/", "rl_deck", s.o.deck_text);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+bool is_checkpoint_version(const RlOptions& o, int64_t end_version, int64_t v) {
+  return v == end_version || (o.ckpt_every > 0 && v % o.ckpt_every == 0);
+}
 
 std::string rl_sidecar_path(const std::string& policy_checkpoint) {
   namespace fs = std::filesystem;
@@ -17,7 +56,11 @@ std::string rl_sidecar_path(const std::string& policy_checkpoint) {
   return fs::is_regular_file(side) ? side.string() : "";
 }
 
-std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner) {
+std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const UpdateTotals& totals) {
+  namespace fs = std::filesystem;
+  const std::string digits = str(learner.version() + 100000000).substr(1);  // step_<8 digits>.h5's
+  const fs::path side = fs::path(s.o.ckpt_dir) / ("rl_" + digits + ".h5");
+  write_sidecar(s, learner, totals, side.string());
   const ParamRegistry& reg = learner.registry();
   std::vector<float> m(size_t(reg.total())), v(size_t(reg.total()));
   learner.optimizer().download_state(OptimizerState{m.data(), v.data()});
@@ -28,32 +71,28 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner) {
   meta.deck_text = s.sft_deck_text;
   const std::string path = save_checkpoint(MPI_COMM_SELF, s.o.ckpt_dir, reg, learner.layout(),
                                            learner.params().data(), OptimizerState{m.data(), v.data()}, meta);
-  namespace fs = std::filesystem;
-  const fs::path side = fs::path(s.o.ckpt_dir) / ("rl_" + fs::path(path).filename().string().substr(5));
-  const std::string tmp = side.string() + ".tmp";
-  {
-    ValueHead& vh = learner.value_head();
-    std::vector<float> state = vh.params();
-    state.insert(state.end(), vh.moment1().begin(), vh.moment1().end());
-    state.insert(state.end(), vh.moment2().begin(), vh.moment2().end());
-    H5File f = H5File::create(tmp);
-    f.write("value_head", {int64_t(state.size())}, state.data());
-    f.set_attr("/", "version", double(learner.version()));
-    f.set_attr("/", "value_steps", double(learner.value_steps()));
-    f.set_attr("/", "policy_steps", double(learner.policy_steps()));
-    f.set_attr("/", "rl_deck", s.o.deck_text);
-  }
-  fs::rename(tmp, side);
+  EMB_CHECK(fs::path(path).filename() == "step_" + digits + ".h5", path, ": expected the sidecar's step ", digits);
   std::printf("rl checkpoint: %s (+ %s)\n", path.c_str(), side.filename().string().c_str());
+  std::fflush(stdout);
   return path;
 }
 
 void read_rl_sidecar(const std::string& sidecar, RlSetup& s) {
   H5File f = H5File::open(sidecar);
+  s.value_state = f.read_all<float>("value_head");
+  const uint32_t crc = uint32_t(checksum_piece(s.value_state.data(), int64_t(s.value_state.size())).crc);
+  EMB_CHECK(f.has_attr("value_head", "crc32") && uint32_t(f.attr_double("value_head", "crc32")) == crc, sidecar,
+            ": the value head's checksum does not match (a corrupt or foreign RL sidecar)");
   s.start_version = int64_t(f.attr_double("/", "version"));
   s.start_value_steps = int64_t(f.attr_double("/", "value_steps"));
   s.start_policy_steps = int64_t(f.attr_double("/", "policy_steps"));
-  s.value_state = f.read_all<float>("value_head");
+  // Sidecars written before runs could resume exactly have neither (a new run from them).
+  s.run_start_version = f.has_attr("/", "run_start_version") ? int64_t(f.attr_double("/", "run_start_version"))
+                                                              : s.start_version;
+  if (!f.has_attr("/", "reward")) return;
+  const std::vector<int64_t*> counts = count_fields(s.start_totals);
+  for (size_t i = 0; i < counts.size(); ++i) *counts[i] = int64_t(f.attr_double("/", kCounts[i]));
+  s.start_totals.reward = f.attr_double("/", "reward");
 }
 
 void restore_value_head(ValueHead& v, const std::vector<float>& state) {

@@ -31,6 +31,13 @@ constexpr uint64_t kStreamInitialNoise = 1ull << 61, kStreamSdeNoise = (1ull << 
 
 uint64_t chunk_key(const ActionRequest& r) { return (uint64_t(r.episode) << 20) ^ uint64_t(r.chunk); }
 
+// The world ranks of simulators `indices`.
+std::vector<int> world_ranks(const std::vector<int>& simulators, const std::vector<int>& indices) {
+  std::vector<int> ranks;
+  for (int i : indices) ranks.push_back(simulators[size_t(i)]);
+  return ranks;
+}
+
 // A simulator's request and when it came.
 struct Pending {
   size_t sim;
@@ -66,6 +73,7 @@ class GeneratorLoop {
   std::vector<std::unique_ptr<ChannelReceiver>> from_sim_;
   std::vector<std::unique_ptr<ChannelSender>> to_sim_;
   WeightSubscriber weights_;
+  PeerSilence sim_silence_, trainer_silence_;  // async: each simulator's requests; trainer 0's weights
   StopSignal stop_;
   std::vector<Outbox> replies_;
   RoleLoop loop_;
@@ -94,6 +102,8 @@ GeneratorLoop::GeneratorLoop(const RlSetup& s)
       cfg_(s.cfg),
       sims_(simulators_of_generator(g_.index, int(g_.simulators.size()), int(g_.generators.size()))),
       weights_(MPI_COMM_WORLD, g_.trainers[0], kTagWeights, int64_t(s.init_params.size())),
+      sim_silence_(world_ranks(g_.simulators, sims_), o_.watchdog_s, o_.mode == RlMode::async),
+      trainer_silence_({g_.trainers[0]}, o_.watchdog_s, o_.mode == RlMode::async),
       stop_(g_),
       loop_(o_.watchdog_s),
       ops_(make_ops(o_.backend, s.local_rank)),
@@ -123,6 +133,7 @@ bool GeneratorLoop::receive_requests() {
   for (size_t i = 0; i < from_sim_.size(); ++i) {
     std::vector<uint8_t> bytes;
     while (from_sim_[i]->try_recv(bytes)) {
+      sim_silence_.heard(i);
       Pending p{i, {}, Clock::now()};
       decode(bytes, p.request);
       pending_.push_back(std::move(p));
@@ -139,6 +150,7 @@ bool GeneratorLoop::take_new_weights() {
   if (rounds_ && !served) return false;
   int64_t v = version_;
   if (!weights_.poll(params_, v) || v <= version_) return false;
+  trainer_silence_.heard(0);
   upload_params();
   version_ = v, ++weight_updates_;
   if (served) served_in_round_ = 0, ++round_;
@@ -222,6 +234,8 @@ void GeneratorLoop::serve(const std::vector<size_t>& eligible, size_t batch) {
 }
 
 nlohmann::json GeneratorLoop::run() {
+  loop_.start(g_);
+  sim_silence_.restart(), trainer_silence_.restart();
   for (;;) {
     const Clock::time_point turn_start = Clock::now();
     if (stop_.poll()) break;
@@ -232,6 +246,7 @@ nlohmann::json GeneratorLoop::run() {
     if (batch > 0) serve(eligible, batch), worked = true;
     for (Outbox& r : replies_) worked = r.flush() | worked;
     for (auto& t : to_sim_) t->progress();
+    sim_silence_.check(g_, "requests"), trainer_silence_.check(g_, "weights");
     loop_.end_turn(worked, turn_start, g_,
                    round_served() ? "the next weights from trainer 0" : "requests from its simulators");
   }

@@ -21,6 +21,7 @@ struct RlOptions {
   RlMode mode = RlMode::async;
   std::string preset;  // model.preset: must be the checkpoint's
   std::string init, task, ckpt_dir, mjcf_dir;  // the run directory comes from [run] (create_run_dir)
+  std::string resume = "off";  // train.resume: off, auto (the newest in ckpt_dir) or a checkpoint path
   uint64_t seed = 0;
   BackendConfig backend;  // run.device: where generators and trainers compute
   int simulators = 1, generators = 1, trainers = 0;

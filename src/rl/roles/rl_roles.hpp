@@ -29,7 +29,9 @@
 #include "rl/stage_cost.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/utilisation.hpp"
+#include "rl/roles/rl_failure.hpp"
 #include "rl/roles/rl_options.hpp"
+#include "rl/roles/update_totals.hpp"
 #include "rl/roles/vl_observer.hpp"
 #include "sim/task.hpp"
 
@@ -49,11 +51,18 @@ struct RlSetup {
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;
+  // The version this RL run started from: its last is run_start_version + rl.updates. A run
+  // continued by train.resume keeps its checkpoint's; any other starts at start_version.
+  int64_t run_start_version = 0;
+  UpdateTotals start_totals;       // train.resume: the run's totals so far
+  std::string resume_dir;          // train.resume: the checkpoint's directory (rl_sim_state.hpp)
   std::vector<float> value_state;  // a resumed value head: params, moment1, moment2 (empty = fresh)
   std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
   StageCostModel cost;
   int round_chunks_per_env = 0;    // sync / async_rollout: chunks per environment per round
   int local_rank = 0;              // among the ranks of this node (the GPU of run.device = cuda)
+  int node = 0;                    // World::node: which ranks' processes this rank can see
+  FailureClaim claim_failure;      // who reports a failure (rl_failure.hpp); empty = every rank
   VlObserverFactory vl_observer;   // a simulator's vl tokens (the caller's renderer and encoder)
 };
 
@@ -101,11 +110,34 @@ class Watchdog {
   std::chrono::steady_clock::time_point last_;
 };
 
+// rl.mode = async: a rank fed by several peers stays busy when one of them stops, so its
+// watchdog never fires; each peer it listens to must be heard from within the watchdog's time.
+// (Round modes need every peer for every round: a silent one stalls the rank and its watchdog.)
+class PeerSilence {
+ public:
+  PeerSilence(std::vector<int> peers, double timeout_s, bool on);
+  void heard(size_t i) { last_[i] = std::chrono::steady_clock::now(); }
+  void restart();  // every peer just heard (the loop starts)
+  // Throws naming the first peer silent for longer than the timeout.
+  void check(const RlGroups& g, const std::string& what) const;
+
+ private:
+  std::vector<int> peers_;  // world ranks
+  std::vector<std::chrono::steady_clock::time_point> last_;
+  double timeout_s_;
+  bool on_;
+};
+
 // The end of every turn of a role's loop: the turn's time counts busy when it did some work;
 // otherwise it counts waiting, the watchdog checks how long nothing came and the loop backs off.
 class RoleLoop {
  public:
-  explicit RoleLoop(double watchdog_s) : watchdog_(watchdog_s) {}
+  explicit RoleLoop(double watchdog_s) : watchdog_(watchdog_s), watchdog_s_(watchdog_s) {}
+  // Every rank's loop starts together (a non-blocking barrier over the world, at most
+  // kRlStartSeconds or train.watchdog_s, whichever is longer): set-up takes each role its own
+  // time (MuJoCo models, renderers, the policy), and none of it is the silence the watchdog
+  // watches for.
+  void start(const RlGroups& g);
   void end_turn(bool worked, std::chrono::steady_clock::time_point turn_start, const RlGroups& g,
                 const std::string& waiting_for);
   LoopClock& clock() { return clock_; }
@@ -113,8 +145,11 @@ class RoleLoop {
  private:
   LoopClock clock_;
   Watchdog watchdog_;
+  double watchdog_s_;
   Backoff backoff_;
 };
+
+constexpr double kRlStartSeconds = 120;
 
 // Each returns this rank's statistics (a JSON object) for summary.json.
 nlohmann::json run_simulator(const RlSetup& s);

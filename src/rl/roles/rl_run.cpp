@@ -9,6 +9,8 @@
 #include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "rl/roles/rl_failure.hpp"
+#include "rl/roles/rl_peers.hpp"
 #include "rl/roles/rl_roles.hpp"
 
 namespace emb {
@@ -24,7 +26,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
   nlohmann::json staleness = nlohmann::json::object(), curve = nlohmann::json::array();
   int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0, uniform_groups = 0;
   std::string checkpoint;
-  int64_t stages = 0, overruns = 0;
+  int64_t stages = 0, overruns = 0, diverged = 0;
   for (const nlohmann::json& r : ranks) {
     if (r.contains("pacer")) stages += r["pacer"]["stages"].get<int64_t>(), overruns += r["pacer"]["overruns"].get<int64_t>();
     const std::string role = r["role"];
@@ -32,7 +34,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
     busy_wait[role].wait_s += r["time"]["wait_s"].get<double>();
     if (role == "simulator") {
       env_steps += r["env_steps"].get<int64_t>(), episodes += r["episodes"].get<int64_t>();
-      successes += r["successes"].get<int64_t>();
+      successes += r["successes"].get<int64_t>(), diverged += r["diverged_resets"].get<int64_t>();
     } else if (role == "generator") {
       gen_batches += r["batches"].get<int64_t>(), gen_samples += r["samples"].get<int64_t>();
     } else {
@@ -53,7 +55,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
           {"env_steps_per_s", wall_s > 0 ? double(env_steps) / wall_s : 0.0},
           {"cost_time_scale", o.cost.on ? o.cost.time_scale : 1.0},
           {"modelled_env_steps_per_s", wall_s > 0 && o.cost.on ? double(env_steps) / wall_s * o.cost.time_scale : 0.0},
-          {"episodes", episodes},
+          {"episodes", episodes}, {"diverged_resets", diverged},
           {"successes", successes}, {"rollout_success_rate", episodes ? double(successes) / double(episodes) : 0.0},
           {"utilisation", util}, {"paced_stages", stages}, {"paced_overruns", overruns}, {"generator_mean_batch", gen_batches ? double(gen_samples) / double(gen_batches) : 0.0},
           {"trained_transitions", used}, {"filtered_behaviour_weight", filtered}, {"dropped_stale", dropped},
@@ -69,14 +71,15 @@ void print_start(const RlSetup& s, const std::string& run_dir) {
   std::printf("embsim rl: %s, task %s, %zu simulators x %d envs, %zu generators, %zu trainers; %d updates of %d "
               "chunks from %s (version %lld); cost model %s\noutputs: %s\n",
               rl_mode_name(o.mode), o.task.c_str(), g.simulators.size(), o.envs_per_simulator, g.generators.size(),
-              g.trainers.size(), o.updates, o.update_chunks, o.init.c_str(), (long long)s.start_version,
+              g.trainers.size(), o.updates, o.update_chunks, s.resume_dir.empty() ? o.init.c_str() : s.resume_dir.c_str(),
+              (long long)s.start_version,
               o.cost.on ? "on" : "off", run_dir.c_str());
   std::fflush(stdout);
 }
 
 // This rank's statistics; a role failing alone cannot agree with ranks that wait on it: it takes
-// the job down.
-nlohmann::json run_role(const RlSetup& s) {
+// the job down (rl_failure.hpp).
+nlohmann::json run_role(const RlSetup& s, const RlPeers& peers) {
   try {
     switch (s.groups.role) {
       case RlGroups::Role::simulator: return run_simulator(s);
@@ -84,9 +87,7 @@ nlohmann::json run_role(const RlSetup& s) {
       case RlGroups::Role::trainer: return run_trainer(s);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "embsim rl: %s rank %d: %s\n", role_name(s.groups.role), s.groups.world_rank, e.what());
-    std::fflush(stderr);
-    abort_world(1);
+    fail_rl_run(s.claim_failure, rl_failure_line(peers, s.groups.world_rank, e.what()));
   }
   return nlohmann::json();
 }
@@ -132,9 +133,13 @@ std::string run_rl_roles(MPI_Comm world, const RlSetup& s, const std::string& ru
     std::filesystem::create_directories(s.o.ckpt_dir);
     print_start(s, run_dir);
   }
-  barrier(world);
+  const RlPeers peers(world, s.groups, s.node);
+  nlohmann::json mine;
   const Clock::time_point start = Clock::now();
-  const nlohmann::json mine = run_role(s);
+  {
+    const AbortWatch watch(peers, s.groups.world_rank, s.claim_failure);
+    mine = run_role(s, peers);
+  }
   const double wall_s = max_over_ranks(world, seconds_since(start));
   const std::string text = mine.dump();
   const std::vector<std::vector<uint8_t>> all = gather_bytes(world, std::vector<uint8_t>(text.begin(), text.end()));

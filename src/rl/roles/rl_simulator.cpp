@@ -2,6 +2,10 @@
 // executed as they come, segments flushed to the trainer. With rl.advantage = grpo, consecutive
 // slots form groups of rl.group_size that reset to the same initial state (one episode key) and
 // wait for each other between episodes; each episode goes to the trainer as one segment.
+// An environment whose physics diverges (Env::diverged: a non-finite state, or MuJoCo's own
+// reset of it) starts a new episode in rl.mode = async; its unsent chunks never reach the
+// trainer, and the resets are counted (summary.json "diverged_resets"); round modes stop. train.resume of a round mode restores
+// the slots at the checkpoint's round boundary (rl_sim_state.hpp).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -9,9 +13,11 @@
 #include "core/error.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
+#include "rl/roles/rl_checkpoint.hpp"
 #include "rl/roles/rl_messages.hpp"
 #include "rl/roles/rl_roles.hpp"
 #include "rl/roles/rl_shutdown.hpp"
+#include "rl/roles/rl_sim_state.hpp"
 #include "rl/roles/vl_observer.hpp"
 #include "sim/env.hpp"
 
@@ -65,6 +71,7 @@ struct Slot {
   double modelled_s = 0;  // of the chunk it is doing
   ActionRequest request;  // the observation the pending chunk answers
   Segment segment;
+  std::vector<float> actions;  // executed in this episode (train.resume replays them)
 };
 
 // The simulator rank's loop: its slots, its channels and its totals.
@@ -76,6 +83,9 @@ class SimulatorLoop {
 
  private:
   void start_episode(Slot& slot, int e);
+  void restore(const SimState& state);
+  void save_state(int64_t version) const;
+  void diverged(Slot& slot, int e);
   void end_episode(int e);
   void flush(Slot& slot);
   void request(Slot& slot, int e, Clock::time_point eligible_at);
@@ -105,6 +115,7 @@ class SimulatorLoop {
   std::vector<Slot> slots_;
   int32_t round_ = 0;
   int64_t env_steps_ = 0, episodes_ = 0, successes_ = 0, chunks_ = 0, stragglers_waited_ = 0, late_chunks_ = 0;
+  int64_t diverged_resets_ = 0, diverged_chunks_ = 0;
   double modelled_s_ = 0;
 };
 
@@ -137,6 +148,29 @@ SimulatorLoop::SimulatorLoop(const RlSetup& s)
     slots_[size_t(e)].segment.env = first_env_ + e;
     start_episode(slots_[size_t(e)], e);
   }
+  if (!s.resume_dir.empty() && rounds_) restore(load_sim_state(sim_state_path(s.resume_dir, s.start_version, g_.index)));
+}
+
+// Each environment back in its episode: reset to its key, its actions replayed.
+void SimulatorLoop::restore(const SimState& state) {
+  EMB_CHECK(int(state.slots.size()) == E_, "train.resume: simulator ", g_.index, "'s state has ", state.slots.size(),
+            " environments, rl.envs_per_simulator = ", E_);
+  for (int e = 0; e < E_; ++e) {
+    Slot& slot = slots_[size_t(e)];
+    const SimSlotState& from = state.slots[size_t(e)];
+    slot.episode = from.episode, slot.started = from.started, slot.chunk = int32_t(from.chunk);
+    slot.env->reset(o_.seed, EpisodeSplit::collect, slot.episode);
+    slot.actions = from.actions;
+    for (size_t a = 0; a < slot.actions.size(); a += size_t(task_.action_dim)) slot.env->step(&slot.actions[a]);
+  }
+  env_steps_ = state.env_steps, episodes_ = state.episodes, successes_ = state.successes, chunks_ = state.chunks;
+}
+
+void SimulatorLoop::save_state(int64_t version) const {
+  SimState state;
+  for (const Slot& slot : slots_) state.slots.push_back({slot.episode, slot.started, slot.chunk, slot.actions});
+  state.env_steps = env_steps_, state.episodes = episodes_, state.successes = successes_, state.chunks = chunks_;
+  save_sim_state(sim_state_path(o_.ckpt_dir, version, g_.index), state);
 }
 
 // A group's members start their n-th episodes together, so they share its key.
@@ -145,6 +179,23 @@ void SimulatorLoop::start_episode(Slot& slot, int e) {
   slot.env->reset(o_.seed, EpisodeSplit::collect, slot.episode);
   slot.chunk = 0;
   slot.between_episodes = false;
+  slot.actions.clear();
+}
+
+// The chunk and the episode's unsent chunks are dropped; the environment starts anew. A round
+// needs every one of its chunks (the generator serves a fixed quota): rounds stop instead.
+void SimulatorLoop::diverged(Slot& slot, int e) {
+  EMB_CHECK(!rounds_, "environment ", first_env_ + e, " diverged (non-finite MuJoCo state) in episode ", slot.episode,
+            "; rl.mode = ", rl_mode_name(o_.mode), " needs every chunk of a round: fix the task's MJCF (timestep, "
+            "gains) or use rl.mode = async, which resets such environments");
+  if (diverged_resets_++ == 0)
+    std::fprintf(stderr, "embsim rl: warning: simulator rank %d: environment %d diverged (non-finite MuJoCo state) in "
+                 "episode %lld; it is reset and its unsent chunks dropped (summary.json diverged_resets)\n",
+                 g_.world_rank, first_env_ + e, (long long)slot.episode);
+  diverged_chunks_ += int64_t(slot.segment.transitions.size()) + 1;
+  slot.segment.transitions.clear();
+  if (grpo_) return end_episode(e);
+  start_episode(slot, e);
 }
 
 // grpo: once the last of e's group is done, the whole group starts its next episode.
@@ -207,6 +258,9 @@ void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
     slot.env->step(&reply.actions[h * size_t(task_.action_dim)]);
   if (o_.fail_rank == g_.world_rank && chunks_ + 1 >= o_.fail_step)
     EMB_CHECK(false, "debug.fail_rank: simulator rank ", g_.world_rank, " fails at chunk ", chunks_ + 1);
+  env_steps_ += steps, ++chunks_, ++slot.chunk, ++slot.round_chunks;
+  if (slot.env->diverged()) return diverged(slot, e);
+  slot.actions.insert(slot.actions.end(), reply.actions.begin(), reply.actions.begin() + steps * task_.action_dim);
   Transition t;
   t.obs = std::move(slot.request.obs);
   t.version = reply.version, t.k_first = reply.k_first, t.k_count = reply.k_count, t.logp_behav = reply.logp;
@@ -214,7 +268,6 @@ void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
   t.success = slot.env->success(), t.done = slot.env->done(), t.steps = steps;
   t.reward = chunk_reward(o_.reward, *slot.env, before, reply.actions, task_.action_dim);
   slot.segment.transitions.push_back(std::move(t));
-  env_steps_ += steps, ++chunks_, ++slot.chunk, ++slot.round_chunks;
   const double modelled =
       cost_on_ ? s_.cost.sim_chunk_seconds(uint64_t(first_env_ + e), slot.started * 100000 + slot.chunk, steps) : 0.0;
   modelled_s_ += modelled;
@@ -234,10 +287,11 @@ void SimulatorLoop::end_round_when_done() {
   if (!rounds_) return;
   bool all_done = true;
   for (const Slot& slot : slots_) all_done = all_done && !slot.awaiting && slot.round_chunks == s_.round_chunks_per_env;
-  if (all_done) {
-    for (Slot& slot : slots_) slot.round_chunks = 0;
-    ++round_;
-  }
+  if (!all_done) return;
+  for (Slot& slot : slots_) slot.round_chunks = 0;
+  // The update of this round makes this version; its checkpoint needs this state.
+  const int64_t version = s_.start_version + ++round_;
+  if (is_checkpoint_version(o_, s_.run_start_version + o_.updates, version)) save_state(version);
 }
 
 // Requests: async modes serve every ready slot at once; sync waits for the whole rank.
@@ -273,6 +327,7 @@ nlohmann::json SimulatorLoop::run() {
   const Clock::time_point run_start = Clock::now();
   const std::string waiting_for =
       "a reply from generator rank " + std::to_string(generator_) + " or the stop from trainer 0";
+  loop_.start(g_);
   for (;;) {
     const Clock::time_point turn_start = Clock::now();
     if (stop_.poll()) break;
@@ -294,6 +349,7 @@ nlohmann::json SimulatorLoop::summary(double loop_s) {
   return {{"role", "simulator"}, {"rank", g_.world_rank}, {"env_steps", env_steps_}, {"chunks", chunks_},
           {"episodes", episodes_}, {"successes", successes_}, {"modelled_sim_s", modelled_s_},
           {"pacer", {{"stages", chunks_}, {"overruns", late_chunks_}}},
+          {"diverged_resets", diverged_resets_}, {"diverged_chunks", diverged_chunks_},
           {"lockstep_waits", stragglers_waited_}, {"time", loop_.clock().json()}};
 }
 

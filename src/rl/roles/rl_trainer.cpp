@@ -1,6 +1,9 @@
 // The trainer role (rl_roles.hpp): segments from its simulators into RlLearner, micro-batch
 // steps (async: as soon as one is there; rounds: once the round is complete), weights pushed
 // to the generators after every update, progress lines, checkpoints and the stop signal.
+// Rounds (sync, async_rollout) hand a round's segments to the learner in environment order,
+// whatever order they arrived in: every chunk of a round is fixed by its keys and the round's
+// weights, so these modes give the same updates run after run (and after train.resume).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -17,6 +20,7 @@
 #include "rl/roles/rl_messages.hpp"
 #include "rl/roles/rl_roles.hpp"
 #include "rl/roles/rl_shutdown.hpp"
+#include "rl/roles/update_totals.hpp"
 
 namespace emb {
 
@@ -28,6 +32,14 @@ using Clock = std::chrono::steady_clock;
 // smallest number of steps any of them can take now.
 int64_t agreed_micro_steps(int64_t mine, MPI_Comm comm) {
   return min_over_ranks(comm, mine);
+}
+
+// The world ranks of the simulators feeding trainer g.index (simulator i feeds trainer i % T).
+std::vector<int> simulators_of_trainer(const RlGroups& g) {
+  std::vector<int> ranks;
+  for (size_t sim = 0; sim < g.simulators.size(); ++sim)
+    if (int(sim) % int(g.trainers.size()) == g.index) ranks.push_back(g.simulators[sim]);
+  return ranks;
 }
 
 // The learner's settings from the deck's rl options, the share of this trainer of T.
@@ -46,23 +58,6 @@ LearnerConfig learner_config(const RlSetup& s, int T) {
   return lc;
 }
 
-// The run's totals over every trainer's simulators at an update (the trainers step together,
-// so these collectives are matched).
-struct UpdateTotals {
-  int64_t env_steps = 0, episodes = 0, successes = 0, filtered = 0, dropped_stale = 0, transitions = 0,
-          uniform_groups = 0;
-  double reward = 0;
-};
-
-UpdateTotals update_totals(const LearnerStats& st, MPI_Comm trainers) {
-  int64_t totals[7] = {st.env_steps,     st.episodes,    st.successes,     st.filtered,
-                       st.dropped_stale, st.transitions, st.uniform_groups};
-  sum_over_ranks(trainers, totals, 7);
-  double reward = st.reward_sum;
-  sum_over_ranks(trainers, &reward, 1);
-  return {totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6], reward};
-}
-
 // The trainer rank's loop: segments in, micro-batch steps, weights out.
 class TrainerLoop {
  public:
@@ -72,6 +67,7 @@ class TrainerLoop {
 
  private:
   bool receive_segments();
+  void learn_from(Segment seg);
   void step();
   void report_update(const UpdateTotals& t);
   nlohmann::json summary();
@@ -81,6 +77,7 @@ class TrainerLoop {
   const RlGroups& g_;
   const int T_;  // trainers
   std::vector<std::unique_ptr<ChannelReceiver>> from_sim_;
+  PeerSilence sim_silence_;  // async: each of from_sim_'s simulators
   const LearnerConfig lc_;
   const std::unique_ptr<Ops> ops_;
   RlLearner learner_;
@@ -90,6 +87,9 @@ class TrainerLoop {
   RoleLoop loop_;
   Clock::time_point start_;  // of the loop
   const int64_t round_share_;
+  const int64_t end_version_;  // of the run
+  std::vector<Segment> round_;  // rounds: this round's segments so far
+  int64_t round_transitions_ = 0;
   nlohmann::json curve_ = nlohmann::json::array();
   UpdateTotals last_;  // at the previous update
   std::string last_ckpt_;
@@ -100,17 +100,20 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
       o_(s.o),
       g_(s.groups),
       T_(int(g_.trainers.size())),
+      sim_silence_(simulators_of_trainer(g_), o_.watchdog_s, o_.mode == RlMode::async),
       lc_(learner_config(s, T_)),
       ops_(make_ops(o_.backend, s.local_rank)),
       learner_(s.cfg, lc_, s.init_params, *ops_, g_.role_comm, o_.seed),
       stop_(g_),
       pacer_(s.cost.on()),
       loop_(o_.watchdog_s),
-      round_share_(int64_t(o_.update_chunks) / T_) {
-  for (size_t sim = 0; sim < g_.simulators.size(); ++sim)
-    if (int(sim) % T_ == g_.index)
-      from_sim_.push_back(std::make_unique<ChannelReceiver>(MPI_COMM_WORLD, g_.simulators[sim], kTagSegment));
+      round_share_(int64_t(o_.update_chunks) / T_),
+      end_version_(s.run_start_version + o_.updates),
+      last_(s.start_totals) {
+  for (int sim : simulators_of_trainer(g_))
+    from_sim_.push_back(std::make_unique<ChannelReceiver>(MPI_COMM_WORLD, sim, kTagSegment));
   learner_.restore(s.start_version, s.start_value_steps, s.start_policy_steps);
+  if (g_.index == 0) add_totals(learner_.stats(), s.start_totals);  // the sum over trainers is the run's
   if (!s.value_state.empty()) restore_value_head(learner_.value_head(), s.value_state);
   if (!s.exp_avg.empty()) {
     std::vector<float> m = s.exp_avg, v = s.exp_avg_sq;
@@ -123,14 +126,25 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
 bool TrainerLoop::receive_segments() {
   bool worked = false;
   std::vector<uint8_t> bytes;
-  for (auto& r : from_sim_)
-    while (r->try_recv(bytes)) {
+  for (size_t i = 0; i < from_sim_.size(); ++i)
+    while (from_sim_[i]->try_recv(bytes)) {
+      sim_silence_.heard(i);
       Segment seg;
       decode(bytes, seg);
-      learner_.add(seg);
+      learn_from(std::move(seg));
       worked = true;
     }
   return worked;
+}
+
+void TrainerLoop::learn_from(Segment seg) {
+  if (o_.mode == RlMode::async) return learner_.add(std::move(seg));
+  round_transitions_ += int64_t(seg.transitions.size());
+  round_.push_back(std::move(seg));
+  if (round_transitions_ < round_share_) return;
+  std::stable_sort(round_.begin(), round_.end(), [](const Segment& a, const Segment& b) { return a.env < b.env; });
+  for (Segment& r : round_) learner_.add(std::move(r));
+  round_.clear(), round_transitions_ = 0;
 }
 
 // Trainer 0 after an update: the weights to the generators, a progress line, the curve's point.
@@ -141,8 +155,8 @@ void TrainerLoop::report_update(const UpdateTotals& t) {
   const double reward_per_chunk =
       (t.reward - last_.reward) / double(std::max<int64_t>(1, t.transitions - last_.transitions));
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  const int64_t done = learner_.version() - s_.start_version;
-  const double eta = elapsed / double(done) * double(o_.updates - done);
+  const int64_t done = learner_.version() - s_.run_start_version;
+  const double eta = elapsed / double(learner_.version() - s_.start_version) * double(end_version_ - learner_.version());
   std::printf("rl update %3lld/%d | env steps %lld | %.1f env steps/s | episodes %lld success %.2f | "
               "reward/chunk %.3f | policy loss %.4f value loss %.4f | filtered %lld stale dropped %lld | "
               "ETA %02d:%02d",
@@ -166,13 +180,14 @@ void TrainerLoop::step() {
   const UpdateTotals totals = update_totals(learner_.stats(), g_.role_comm);
   if (g_.index == 0) report_update(totals);
   last_ = totals;
-  const bool last = learner_.version() == s_.start_version + o_.updates;
-  if (g_.index == 0 && (last || (o_.ckpt_every > 0 && learner_.version() % o_.ckpt_every == 0)))
-    last_ckpt_ = save_rl_checkpoint(s_, learner_);
+  if (g_.index == 0 && is_checkpoint_version(o_, end_version_, learner_.version()))
+    last_ckpt_ = save_rl_checkpoint(s_, learner_, totals);
 }
 
 nlohmann::json TrainerLoop::run() {
-  while (learner_.version() < s_.start_version + o_.updates) {
+  loop_.start(g_);
+  sim_silence_.restart();
+  while (learner_.version() < end_version_) {
     const Clock::time_point turn_start = Clock::now();
     bool worked = receive_segments();
     // async streams micro-batches; rounds wait for the whole round's share.
@@ -181,6 +196,7 @@ nlohmann::json TrainerLoop::run() {
     const int64_t possible = can_start ? learner_.waiting() / lc_.micro_chunks : 0;
     if (agreed_micro_steps(possible, g_.role_comm) > 0) step(), worked = true;
     if (publisher_) publisher_->progress();
+    sim_silence_.check(g_, "segments");
     loop_.end_turn(worked, turn_start, g_, "segments from its simulators");
   }
   if (g_.index == 0) stop_.send_to_all();

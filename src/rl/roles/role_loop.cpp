@@ -1,6 +1,8 @@
 // The turn of a role's loop: its clock, outbox and watchdog (rl_roles.hpp).
+#include <algorithm>
 #include <chrono>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "rl/roles/rl_roles.hpp"
@@ -32,6 +34,34 @@ void Watchdog::check(const RlGroups& g, const std::string& waiting_for) const {
   const double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count();
   EMB_CHECK(idle < timeout_s_, "rl: ", role_name(g.role), " rank ", g.world_rank, " heard nothing for ",
             int(timeout_s_), " s waiting for ", waiting_for, " (train.watchdog_s); a rank may have died");
+}
+
+PeerSilence::PeerSilence(std::vector<int> peers, double timeout_s, bool on)
+    : peers_(std::move(peers)), last_(peers_.size(), std::chrono::steady_clock::now()), timeout_s_(timeout_s), on_(on) {}
+
+void PeerSilence::restart() { std::fill(last_.begin(), last_.end(), std::chrono::steady_clock::now()); }
+
+void PeerSilence::check(const RlGroups& g, const std::string& what) const {
+  if (!on_) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < peers_.size(); ++i)
+    EMB_CHECK(std::chrono::duration<double>(now - last_[i]).count() < timeout_s_, "rl: ", role_name(g.role), " rank ",
+              g.world_rank, " heard no ", what, " from rank ", peers_[i], " for ", int(timeout_s_),
+              " s while others came (train.watchdog_s); a rank may have died or stopped");
+}
+
+void RoleLoop::start(const RlGroups& g) {
+  const double limit = std::max(watchdog_s_, kRlStartSeconds);
+  const Deadline deadline(limit);
+  NonBlockingBarrier barrier;
+  barrier.enter(MPI_COMM_WORLD);
+  Backoff backoff;
+  while (!barrier.done()) {
+    EMB_CHECK(!deadline.passed(), "rl: ", role_name(g.role), " rank ", g.world_rank, " waited ", int(limit),
+              " s for the other ranks to set up; a rank may have died");
+    backoff.wait();
+  }
+  watchdog_.progress();
 }
 
 void RoleLoop::end_turn(bool worked, Clock::time_point turn_start, const RlGroups& g, const std::string& waiting_for) {

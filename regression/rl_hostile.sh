@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# The RL roles under faults (issue 35; README "Reliability of RL runs"): a hostile suite run as
+# a user would, on 4 ranks (trainer = rank 0, generator = rank 1, simulators = ranks 2 and 3;
+# 2 push environments each) from a tiny SFT checkpoint, with a checkpoint after every update.
+#   kill_<role>_<moment>   kill -9 of one rank of each role at several moments of the run
+#   stop_<role>            SIGSTOP of one rank (train.watchdog_s = 8)
+# Each must end the job within seconds (or the watchdog's deadline) with exactly one
+# `embsim rl:` line naming the role and rank, FAILED in the run directory holding that line,
+# no rank left behind, and its newest checkpoint complete (its rl_ sidecar beside it); then
+# train.resume = auto continues from that checkpoint (checksums verified on load) for one more update.
+#   resume_exact           rl.mode = sync, 12 updates, kill -9 of trainer 0 after the checkpoint of
+#                          update 2, train.resume = auto: the per-update lines (losses, reward,
+#                          env steps, episodes) equal an uninterrupted run's, bit for bit
+#   nan_physics_async      an MJCF whose physics diverges (joint damping -6): diverging
+#                          environments are reset and counted (summary.json diverged_resets),
+#                          nothing non-finite reaches the learner, the run finishes
+#   nan_physics_sync       the same in lockstep rounds: one line naming the environment, FAILED
+# Prints a table (case | expected | got) and exits 1 when a case failed.
+# Usage: regression/rl_hostile.sh BUILD_DIR [CASE...]   (from the repository root; slow: ~5 min here)
+set -uo pipefail
+build=$(cd "$1" && pwd)
+shift
+cd "$(dirname "$0")/.."
+source tests/sim/sim_test_lib.sh
+results=()
+error_line='^embsim rl: (trainer|generator|simulator) rank'  # the start line is "embsim rl: MODE, task ..."
+record() { results+=("$1|$2|$3"); [ "$4" = ok ] || failed=1; }
+failed=0
+
+sft_checkpoint
+base=(--set rl.init="$out/sft" --set rl.simulators=2 --set rl.generators=1 --set rl.trainers=1
+      --set rl.envs_per_simulator=2 --set rl.update_chunks=8 --set rl.micro_chunks=4 --set rl.critic_warmup=1
+      --set rl.segment_chunks=2 --set rl.ckpt_every=1 --set train.watchdog_s=8 --set run.output_dir="$out/runs")
+
+# launch NAME ARGS...: an RL run into $out/runs/NAME (checkpoints in $out/ckpt/NAME) in the
+# background; its mpirun's pid in $job.
+launch() {
+  local name=$1
+  shift
+  mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl inputs/rl_push.in "${base[@]}" \
+    --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" "$@" >"$out/$name.log" 2>&1 &
+  job=$!
+}
+
+# ranks_of PID: the embsim processes under PID (mpirun and its children).
+ranks_of() {
+  local child
+  for child in $(pgrep -P "$1"); do
+    if [ "$(cat "/proc/$child/comm" 2>/dev/null)" = embsim ]; then echo "$child"; else ranks_of "$child"; fi
+  done
+}
+
+# rank_pid JOB RANK: the pid of world rank RANK's embsim under mpirun JOB.
+rank_pid() {
+  local p
+  for p in $(ranks_of "$1"); do
+    [ "$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')" = "$2" ] && echo "$p"
+  done
+}
+
+# wait_for FILE PATTERN SECONDS: whether PATTERN (grep -E) shows up in FILE in time.
+wait_for() {
+  local i
+  for i in $(seq $(($3 * 50))); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
+  return 1
+}
+
+# wait_for_file GLOB SECONDS: whether a file matching GLOB shows up in time (polled every 5 ms).
+wait_for_file() {
+  local end=$(($(date +%s) + $2))
+  while [ "$(date +%s)" -lt $end ]; do compgen -G "$1" >/dev/null && return 0; sleep 0.005; done
+  return 1
+}
+
+# finish JOB LIMIT: waits for the job (killing it after LIMIT s); sets $code and $took.
+finish() {
+  local start guard
+  start=$(date +%s)
+  local ranks
+  ranks=$(ranks_of "$1")
+  ( sleep "$2"; kill -9 "$1" $ranks ) >/dev/null 2>&1 &
+  guard=$!
+  wait "$1"
+  code=$?
+  took=$(($(date +%s) - start))
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+}
+
+# newest_checkpoint NAME: the version of the newest step_*.h5 in $out/ckpt/NAME (empty if none).
+newest_checkpoint() {
+  ls "$out/ckpt/$1" 2>/dev/null | sed -n 's/^step_\([0-9]*\)\.h5$/\1/p' | sort | tail -1
+}
+
+# alive PID...: whether any of them still runs (a zombie has ended).
+alive() {
+  local p
+  for p; do [ -n "$(ps -o stat= -p "$p" 2>/dev/null | grep -v Z)" ] && return 0; done
+  return 1
+}
+
+# check_failed NAME WHO WHAT LIMIT: the checks after a fault (the job's rank pids in $all_ranks);
+# prints what it got, "one line, ..." when every check held.
+check_failed() {
+  local name=$1 who=$2 what=$3 limit=$4 lines v got="" fault_code=$code fault_took=$took
+  [ "$code" -ne 0 ] || got+="exit 0; "
+  [ "$took" -le "$limit" ] || got+="ended after ${took} s; "
+  lines=$(grep -cE "$error_line" "$out/$name.log")
+  [ "$lines" = 1 ] || got+="$lines error lines; "
+  grep -qE "^embsim rl: $who \(pid [0-9]+ on host [^)]+\) $what" "$out/$name.log" \
+    || got+="no line naming $who ($what): $(grep '^embsim rl' "$out/$name.log" | head -2 | cut -c1-200); "
+  [ -f "$out/runs/$name/FAILED" ] && grep -q "^embsim rl: $who" "$out/runs/$name/FAILED" || got+="no FAILED naming it; "
+  for _ in $(seq 50); do alive $all_ranks || break; sleep 0.1; done
+  alive $all_ranks && got+="a rank outlived the job by 5 s; "
+  v=$(newest_checkpoint "$name")
+  if [ -n "$v" ]; then
+    [ -f "$out/ckpt/$name/rl_$v.h5" ] || got+="step_$v.h5 without its rl_ sidecar; "
+    # (a watchdog for a loaded machine: a rank still starting when the one update is done is not a fault)
+    launch "$name-resumed" --set rl.ckpt_dir="$out/ckpt/$name" --set train.resume=auto --set rl.updates=$((10#$v + 1)) \
+      --set train.watchdog_s=60
+    finish $job 120
+    [ "$code" = 0 ] || got+="resume failed: $(grep -E 'error|embsim rl' "$out/$name-resumed.log" | head -2); "
+    grep -q "(version $((10#$v)))" "$out/$name-resumed.log" || got+="resume did not start at version $((10#$v)); "
+    [ -f "$out/ckpt/$name/step_$(printf %08d $((10#$v + 1))).h5" ] || got+="no checkpoint after the resume; "
+  fi
+  local torn=""
+  compgen -G "$out/ckpt/$name/*.tmp" >/dev/null && torn=" ($(cd "$out/ckpt/$name" && ls *.tmp | head -1) left by the kill)"
+  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0}))$torn ok}"
+}
+
+# fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
+#   WAIT: "line PATTERN" (a progress line) or "tmp" (a checkpoint being written).
+fault() {
+  local name=$1 rank=$2 signal=$3 kind=$4 what who limit pid got
+  case $rank in 0) who="trainer rank 0" ;; 1) who="generator rank 1" ;; *) who="simulator rank $rank" ;; esac
+  if [ "$signal" = STOP ]; then what="is stopped"; limit=40; else what="died"; limit=15; fi
+  launch "$name" --set rl.updates=400
+  wait_for "$out/$name.log" "^embsim rl: [a-z_]+, task" 60
+  all_ranks=$(ranks_of $job)
+  pid=$(rank_pid $job "$rank")  # looked up before the moment, so the signal follows it within milliseconds
+  if [ "$kind" = tmp ]; then wait_for_file "$out/ckpt/$name/*.tmp" 60; else wait_for "$out/$name.log" "$5" 60; fi
+  if [ -z "$pid" ]; then
+    finish $job 1
+    record "$name" "-" "the moment never came: $(tail -2 "$out/$name.log")" fail
+    return
+  fi
+  kill -"$signal" "$pid"
+  finish $job 120
+  got=$(check_failed "$name" "$who" "$what" "$limit")
+  case $got in one\ line*) record "$name" "$who $what: one line, FAILED, exit != 0 within $limit s; resume ok" "$got" ok ;;
+    *) record "$name" "$who $what: one line, FAILED, exit != 0 within $limit s; resume ok" "$got" fail ;; esac
+}
+
+run_case() {
+  case $1 in
+    kill_simulator_rollout) fault "$1" 3 KILL line "^rl update +1/" ;;
+    kill_simulator_start) fault "$1" 2 KILL line "^embsim rl: [a-z_]+, task" ;;
+    kill_generator_push) fault "$1" 1 KILL line "^rl update +2/" ;;
+    kill_generator_rollout) fault "$1" 1 KILL line "^rl checkpoint: .*step_00000003" ;;
+    kill_trainer_update) fault "$1" 0 KILL line "^rl update +3/" ;;
+    kill_trainer_checkpoint) fault "$1" 0 KILL tmp ;;  # the .tmp it leaves is shown
+    stop_simulator) fault "$1" 2 STOP line "^rl update +2/" ;;
+    stop_generator) fault "$1" 1 STOP line "^rl update +2/" ;;
+    stop_trainer) fault "$1" 0 STOP line "^rl update +2/" ;;
+    resume_exact) resume_exact ;;
+    nan_physics_async) nan_physics async ;;
+    nan_physics_sync) nan_physics sync ;;
+    *) echo "unknown case $1" >&2; exit 2 ;;
+  esac
+}
+
+# The per-update lines without their clock (env steps/s, ETA).
+curve_lines() { grep '^rl update' "$1" | sed -E 's/ \| [0-9.]+ env steps\/s//; s/ \| ETA [0-9:]+//'; }
+
+resume_exact() {
+  local exact=(--set rl.mode=sync --set rl.updates=12 --set rl.ckpt_every=2 --set train.watchdog_s=60) pid got=""
+  launch exact_whole "${exact[@]}"
+  finish $job 300
+  [ "$code" = 0 ] || got+="the uninterrupted run failed; "
+  launch exact_killed "${exact[@]}"
+  wait_for "$out/exact_killed.log" "^embsim rl: [a-z_]+, task" 120
+  pid=$(rank_pid $job 0)
+  wait_for "$out/exact_killed.log" "^rl checkpoint: .*step_00000002" 120
+  [ -n "$pid" ] && kill -9 "$pid"
+  finish $job 60
+  local v=$(newest_checkpoint exact_killed)
+  [ -n "$v" ] && [ $((10#$v)) -lt 12 ] || got+="the kill came after the last checkpoint (${v:-none}); "
+  launch exact_resumed "${exact[@]}" --set rl.ckpt_dir="$out/ckpt/exact_killed" --set train.resume=auto
+  finish $job 300
+  [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/exact_resumed.log" | head -1); "
+  grep -q "(version $((10#${v:-0})))" "$out/exact_resumed.log" || got+="did not resume at version ${v:-none}; "
+  { curve_lines "$out/exact_killed.log" | head -$((10#${v:-0})); curve_lines "$out/exact_resumed.log"; } >"$out/exact_joined.txt"
+  curve_lines "$out/exact_whole.log" >"$out/exact_whole.txt"
+  [ "$(wc -l <"$out/exact_whole.txt")" = 12 ] || got+="the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
+  diff "$out/exact_whole.txt" "$out/exact_joined.txt" >"$out/exact.diff" || got+="curves differ: $(head -3 "$out/exact.diff"); "
+  if [ -z "$got" ]; then
+    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" \
+      "equal (killed at or after version $((10#$v)), resumed from it)" ok
+  else
+    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" "$got" fail
+  fi
+}
+
+# An MJCF directory whose push arm gains energy (negative damping): its state grows for a few
+# chunks until MuJoCo finds it non-finite (segments of one chunk reach the trainer before that).
+diverging_mjcf() {
+  mkdir -p "$out/mjcf_diverging"
+  cp src/sim/mjcf/*.xml "$out/mjcf_diverging/"
+  sed -i 's/<joint damping="1.0" armature="0.01"\/>/<joint damping="-6" armature="0.01"\/>/' "$out/mjcf_diverging/push.xml"
+}
+
+nan_physics() {
+  local mode=$1 name=nan_physics_$1 got="" s
+  diverging_mjcf
+  # (in $out: MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory)
+  (cd "$out" && mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl "$OLDPWD/inputs/rl_push.in" \
+    --mjcf-dir "$out/mjcf_diverging" "${base[@]}" --set rl.mode="$mode" --set rl.updates=3 --set rl.segment_chunks=1 \
+    --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" --set train.watchdog_s=30 >"$out/$name.log" 2>&1)
+  code=$?
+  s="$out/runs/$name/summary.json"
+  if [ "$mode" = async ]; then
+    [ "$code" = 0 ] || got+="exit $code: $(grep -E 'error|^embsim rl' "$out/$name.log" | head -2); "
+    [ -f "$s" ] && [ "$(json "$s" "s['diverged_resets'] > 0")" = True ] || got+="no diverged_resets counted; "
+    [ "$(grep '^rl update' "$out/$name.log" | grep -ci 'nan\|inf')" = 0 ] || got+="non-finite losses; "
+    [ -z "$got" ] && got="finished, $(json "$s" "s['diverged_resets']") resets counted, finite losses"
+    case $got in finished*) record "$name" "reset + counted, never trained on, run finishes" "$got" ok ;;
+      *) record "$name" "reset + counted, never trained on, run finishes" "$got" fail ;; esac
+  else
+    [ "$code" -ne 0 ] || got+="exit 0; "
+    [ "$(grep -cE "$error_line" "$out/$name.log")" = 1 ] && grep -q "^embsim rl: simulator rank [23]: environment [0-9]* diverged" \
+      "$out/$name.log" || got+="no one line naming the environment: $(grep '^embsim rl' "$out/$name.log" | head -2); "
+    [ -f "$out/runs/$name/FAILED" ] || got+="no FAILED; "
+    [ -z "$got" ] && got="one line naming the environment, FAILED, exit $code"
+    case $got in one\ line*) record "$name" "one line naming the environment, FAILED" "$got" ok ;;
+      *) record "$name" "one line naming the environment, FAILED" "$got" fail ;; esac
+  fi
+}
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(kill_simulator_start kill_simulator_rollout kill_generator_push kill_generator_rollout
+  kill_trainer_update kill_trainer_checkpoint stop_simulator stop_generator stop_trainer resume_exact
+  nan_physics_async nan_physics_sync)
+for c in "${cases[@]}"; do
+  run_case "$c"
+  echo "${results[-1]}" | tr '|' '\t'
+done
+echo
+echo "| case | expected | got |"
+echo "|---|---|---|"
+for r in "${results[@]}"; do echo "| ${r//|/ | } |"; done
+exit $failed
