@@ -260,9 +260,10 @@ class Ops {
                                    const View& dx, const View& dW, const View& db) = 0;
 
   // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
-  // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
+  // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine), rstd = 1/√(var + eps)
+  // (eps 1e-6 unless given: CLIP's and Wan's img_emb LayerNorms use torch's default 1e-5)
   virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
-                                 const View& mean, const View& rstd) = 0;
+                                 const View& mean, const View& rstd, float eps = kNormEps) = 0;
   virtual void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
                                   const View& dy, const View& dx, const View& dweight, const View& dbias) = 0;
   // y = x·rstd·weight, rstd = 1/√(mean(x²) + eps)
@@ -325,6 +326,17 @@ class Ops {
   virtual void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) = 0;
   virtual void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
                                          const View& dgate, const View& dup) = 0;
+
+  // The Wan VAE's and CLIP's video ops (ConvConfig, UnshuffleConfig, ResizeConfig above), forward
+  // only: y is written, never read, and may not overlap x.
+  virtual void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
+                              const ConvConfig& cfg) = 0;
+  virtual void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) = 0;
+  virtual void resize_forward(const View& x, const View& y, const ResizeConfig& cfg) = 0;
+  // The Wan VAE's channel RMS norm (RMS_norm: F.normalize over channels), per row of C channels:
+  //   y = act(x / max(‖x‖₂, 1e-12) · √C · gamma),  gamma [1, C], act none or silu (norm → SiLU
+  // fused). y may be x.
+  virtual void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) = 0;
 
   // ---- embeddings, flow matching, losses ----
   // out[i] = sinus(t[i], out.cols) (t [N, 1]); the input is a timestep: no backward

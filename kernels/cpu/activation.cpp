@@ -34,6 +34,31 @@ constexpr float kGeluSaturated = 64.0f;
 inline float gelu_clamp(float v) { return std::min(std::max(v, -kGeluSaturated), kGeluSaturated); }
 inline float gelu_z(float v) { return 2.0f * kSqrt2OverPi * (v + kGeluCubic * v * v * v); }
 inline float gelu_dz(float v) { return 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v); }
+
+// gelu_erf(x) = x·Φ(x) with Φ(x) = erfc(−x/√2)/2, erfc by Numerical Recipes' erfcc (Chebyshev
+// fit, relative error < 1.2e-7 for z ≥ 0; erfc(−z) = 2 − erfc(z)) on exp_fast, so the loops
+// vectorise: GELU within ~2e-7 of the exact value relative to max(1, |gelu|), and no 1 + erf
+// cancellation for very negative x (Φ keeps its relative precision down to exp_fast's 0).
+constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
+inline float erfc_of_nonnegative(float z) {
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  return t * exp_fast(p - z * z);
+}
+inline float normal_cdf(float x) {
+  const float u = -x * kInvSqrt2;
+  const float e = erfc_of_nonnegative(std::fabs(u));
+  return 0.5f * (u >= 0.0f ? e : 2.0f - e);
+}
 }  // namespace
 
 void gelu_tanh_forward(const float* x, float* y, int64_t n) {
@@ -47,6 +72,20 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
     const float v = gelu_clamp(x[i]);
     const Sigmoid g = sigmoid(gelu_z(v));
     dx[i] += dy[i] * (g.s + v * g.s_1m_s * gelu_dz(v));
+  }
+}
+
+void gelu_erf_forward(const float* x, float* y, int64_t n) {
+#pragma omp parallel for simd if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * normal_cdf(x[i]);
+}
+
+// d/dx xΦ(x) = Φ(x) + xφ(x), φ(x) = e^(−x²/2)/√(2π)
+void gelu_erf_backward(const float* x, const float* dy, float* dx, int64_t n) {
+#pragma omp parallel for simd if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = gelu_clamp(x[i]);
+    dx[i] += dy[i] * (normal_cdf(v) + v * kInvSqrt2Pi * exp_fast(-0.5f * v * v));
   }
 }
 
@@ -78,6 +117,7 @@ void activation_forward(Activation act, const float* x, float* y, int64_t n) {
     case Activation::relu: return relu_forward(x, y, n);
     case Activation::silu: return silu_forward(x, y, n);
     case Activation::gelu_tanh: return gelu_tanh_forward(x, y, n);
+    case Activation::gelu_erf: return gelu_erf_forward(x, y, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -88,6 +128,7 @@ void activation_backward(Activation act, const float* x, const float* dy, float*
     case Activation::relu: return relu_backward(x, dy, dx, n);
     case Activation::silu: return silu_backward(x, dy, dx, n);
     case Activation::gelu_tanh: return gelu_tanh_backward(x, dy, dx, n);
+    case Activation::gelu_erf: return gelu_erf_backward(x, dy, dx, n);
     case Activation::none: break;
   }
   EMB_ASSERT(false);

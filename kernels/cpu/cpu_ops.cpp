@@ -184,11 +184,12 @@ void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& em
 }
 
 void CpuOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                               const View& rstd) {
+                               const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   fp32_contiguous(c);
   c.expect(!mean.absent(), "mean must be present");
-  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols));
+  c.expect(eps > 0, str("eps must be positive, not ", eps));
+  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols), eps);
 }
 
 void CpuOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,

@@ -50,7 +50,7 @@ class CpuOps final : public Ops {
                            const View& dy, const View& dx, const View& dW, const View& db) override;
 
   void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                         const View& rstd) override;
+                         const View& rstd, float eps) override;
   void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
                           const View& dx, const View& dweight, const View& dbias) override;
   void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;
@@ -84,6 +84,11 @@ class CpuOps final : public Ops {
   void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) override;
   void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
                                  const View& dgate, const View& dup) override;
+  void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
+                      const ConvConfig& cfg) override;
+  void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override;
+  void resize_forward(const View& x, const View& y, const ResizeConfig& cfg) override;
+  void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override;
 
   void sinus_embedding(const View& t, const View& out) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

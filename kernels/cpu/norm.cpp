@@ -22,7 +22,7 @@ double dot(const float* a, const float* b, int C) {
 }  // namespace
 
 void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
-                       int64_t N, int C) {
+                       int64_t N, int C, float eps) {
 #pragma omp parallel for if (N * C >= kParallelElements)
   for (int64_t i = 0; i < N; ++i) {
     const float* xi = x + i * C;
@@ -34,7 +34,7 @@ void layernorm_forward(const float* x, const float* weight, const float* bias, f
 #pragma omp simd reduction(+ : var)
     for (int c = 0; c < C; ++c) var += (xi[c] - mu) * (xi[c] - mu);
     const float m = static_cast<float>(mu);
-    const float r = static_cast<float>(1.0 / std::sqrt(var / C + kNormEps));
+    const float r = static_cast<float>(1.0 / std::sqrt(var / C + eps));
     mean[i] = m;
     rstd[i] = r;
     float* yi = y + i * C;

@@ -1,16 +1,17 @@
-// LayerNorm and RMSNorm over the last dim, eps 1e-6 (MODEL.md). The forward saves the
-// per-row statistics the backward needs, so the backward never recomputes reductions.
+// LayerNorm and RMSNorm over the last dim, eps 1e-6 (MODEL.md; LayerNorm may take another).
+// The forward saves the per-row statistics the backward needs, so the backward never
+// recomputes reductions.
 #pragma once
 #include <cstdint>
 
+#include "kernels/op_types.hpp"  // kNormEps
+
 namespace emb::cpu {
 
-constexpr float kNormEps = 1e-6f;
-
-// y = (x - mean) * rstd * weight + bias; weight/bias null means no affine.
-// mean[N], rstd[N] are saved for the backward. Row statistics are reduced in double.
+// y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps); weight/bias null means no
+// affine. mean[N], rstd[N] are saved for the backward. Row statistics are reduced in double.
 void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
-                       int64_t N, int C);
+                       int64_t N, int C, float eps = kNormEps);
 void layernorm_backward(const float* x, const float* weight, const float* mean, const float* rstd, const float* dy,
                         float* dx, float* dweight, float* dbias, int64_t N, int C);
 

@@ -4,6 +4,9 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
+#include "kernels/resize_taps.hpp"
 
 namespace emb::cpu {
 
@@ -22,12 +25,6 @@ ResizeTable empty_table(int64_t in, int64_t out, int taps, bool fused) {
   t.index.assign(size_t(out * taps), 0);
   t.weight.assign(size_t(out * taps), 0.0f);
   return t;
-}
-
-// ATen's area_pixel_compute_source_index for align_corners = False.
-double source_index(double scale, int64_t dst, bool cubic) {
-  const double src = scale * (double(dst) + 0.5) - 0.5;
-  return cubic ? src : std::max(src, 0.0);
 }
 
 }  // namespace
@@ -59,39 +56,23 @@ ResizeTable aa_bilinear_table(int64_t in, int64_t out) {
   return t;
 }
 
-// Taps floor(src) and floor(src) + 1, the second clamped to the last pixel (ATen's h1p).
-ResizeTable bilinear_table(int64_t in, int64_t out) {
-  ResizeTable t = empty_table(in, out, 2, false);
-  const double scale = double(in) / double(out);
+namespace {
+
+// A plain (not antialiased) table from the per-index taps of kernels/resize_taps.hpp.
+template <class Taps>
+ResizeTable table_of(int64_t in, int64_t out, int taps, Taps taps_of) {
+  ResizeTable t = empty_table(in, out, taps, false);
   for (int64_t i = 0; i < out; ++i) {
-    const double src = source_index(scale, i, false);
-    const int64_t i0 = int64_t(std::floor(src));
-    const double lambda = src - double(i0);
-    t.index[size_t(2 * i)] = std::min(i0, in - 1), t.index[size_t(2 * i + 1)] = std::min(i0 + 1, in - 1);
-    t.weight[size_t(2 * i)] = float(1.0 - lambda), t.weight[size_t(2 * i + 1)] = float(lambda);
+    const ResizeTaps r = taps_of(in, out, i);
+    for (int j = 0; j < taps; ++j) t.index[size_t(i * taps + j)] = r.index[j], t.weight[size_t(i * taps + j)] = r.weight[j];
   }
   return t;
 }
 
-// Keys' cubic convolution (A = −0.75) at offsets −1, 0, 1, 2 of floor(src), indices clamped.
-ResizeTable bicubic_table(int64_t in, int64_t out) {
-  constexpr double a = -0.75;
-  auto near = [](double x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto far = [](double x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  ResizeTable t = empty_table(in, out, 4, false);
-  const double scale = double(in) / double(out);
-  for (int64_t i = 0; i < out; ++i) {
-    const double src = source_index(scale, i, true);
-    const int64_t i0 = int64_t(std::floor(src));
-    const double f = src - double(i0);
-    const double w[4] = {far(f + 1), near(f), near(1 - f), far(2 - f)};
-    for (int j = 0; j < 4; ++j) {
-      t.index[size_t(4 * i + j)] = std::clamp<int64_t>(i0 - 1 + j, 0, in - 1);
-      t.weight[size_t(4 * i + j)] = float(w[j]);
-    }
-  }
-  return t;
-}
+}  // namespace
+
+ResizeTable bilinear_table(int64_t in, int64_t out) { return table_of(in, out, 2, bilinear_taps); }
+ResizeTable bicubic_table(int64_t in, int64_t out) { return table_of(in, out, 4, bicubic_taps); }
 
 namespace {
 
@@ -122,3 +103,17 @@ void resize_hwc(const float* src, int64_t C, const ResizeTable& rows, const Resi
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entry (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::resize_forward(const View& x, const View& y, const ResizeConfig& cfg) {
+  fp32(check_resize(x, y, cfg));
+  const auto table = cfg.mode == ResizeMode::bicubic ? cpu::bicubic_table : cpu::bilinear_table;
+  const cpu::ResizeTable rows = table(cfg.in_height, cfg.out_height), cols = table(cfg.in_width, cfg.out_width);
+  const int64_t in = int64_t(cfg.in_height) * cfg.in_width * x.cols, out = int64_t(cfg.out_height) * cfg.out_width * x.cols;
+  for (int n = 0; n < cfg.batch; ++n) cpu::resize_hwc(cf(x) + n * in, x.cols, rows, cols, f(y) + n * out);
+}
+
+}  // namespace emb

@@ -1,8 +1,9 @@
 // Image resampling as PyTorch's CPU kernels compute it (tests/encoders_ref/resize.py is the
 // Python twin): separable, a table per axis of source indices and float32 weights, applied to
-// the width first, then the height. Host kernels, no Ops entry: the frozen encoders' frames are
-// preprocessed on the host by the loader (embpack, the prefetch thread), never on the device
-// step, so a GPU twin would only move uint8 frames that are already on the host.
+// the width first, then the height. GR00T's frames are preprocessed on the host by the loader
+// (embpack, the prefetch thread) with these kernels directly; the bilinear and bicubic modes are
+// also Ops::resize_forward (CpuOps entry here), for DreamZero's encoders, which resize frames
+// on the device when they run online in the step.
 //   antialiased bilinear  GR00T's VideoResize (torchvision Resize(antialias=True) on float32
 //                         = ATen _upsample_bilinear2d_aa): the triangle filter widened by the
 //                         scale, weights computed in float32 exactly as ATen does and summed with

@@ -7,7 +7,7 @@
 
 namespace emb::cuda {
 
-enum class Activation { gelu_tanh, silu, relu };
+enum class Activation { gelu_tanh, silu, relu, gelu_erf };
 
 // y = act(x)
 template <class T>

@@ -17,11 +17,20 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
   return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
 }
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+// gelu_erf(x) = xΦ(x), Φ(x) = erfc(−x/√2)/2 (no 1 + erf cancellation for negative x); its
+// derivative Φ(x) + xφ(x), φ(x) = e^(−x²/2)/√(2π).
+constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * kInvSqrt2); }
+__device__ __forceinline__ float gelu_erf_grad(float x) {
+  return 0.5f * erfcf(-x * kInvSqrt2) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+}
 
 __device__ __forceinline__ float activation_value(Activation act, float x) {
   switch (act) {
     case Activation::gelu_tanh:
       return gelu_tanh(x);
+    case Activation::gelu_erf:
+      return gelu_erf(x);
     case Activation::silu:
       return x * sigmoid(x);
     default:
@@ -33,6 +42,8 @@ __device__ __forceinline__ float activation_derivative(Activation act, float x) 
   switch (act) {
     case Activation::gelu_tanh:
       return gelu_tanh_grad(x);
+    case Activation::gelu_erf:
+      return gelu_erf_grad(x);
     case Activation::silu: {
       const float s = sigmoid(x);
       return s * (1.0f + x * (1.0f - s));

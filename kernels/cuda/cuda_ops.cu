@@ -34,6 +34,7 @@ cuda::Activation kernel_activation(Activation act) {
     case Activation::relu: return cuda::Activation::relu;
     case Activation::silu: return cuda::Activation::silu;
     case Activation::gelu_tanh: return cuda::Activation::gelu_tanh;
+    case Activation::gelu_erf: return cuda::Activation::gelu_erf;
     case Activation::none: break;
   }
   EMB_ASSERT(false);
@@ -395,9 +396,10 @@ void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& e
 // ---- norms ----
 
 void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
-                                const View& rstd) {
+                                const View& rstd, float eps) {
   const OpCheck c = check_norm("layernorm_forward", x, weight, bias, y, mean, rstd);
   c.expect(!mean.absent(), "mean must be present");
+  c.expect(eps > 0, str("eps must be positive, not ", eps));
   fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
   contiguous(c, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
   const DType data = storage(c, {&weight, &bias, &y});
@@ -406,7 +408,7 @@ void CudaOps::layernorm_forward(const View& x, const View& weight, const View& b
     using R = decltype(r);
     cuda::norm_modulate_forward(cuda::NormKind::layer, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), 0, ptr<T>(y), f(mean),
-                                f(rstd), x.rows, int(x.cols), stream_);
+                                f(rstd), x.rows, int(x.cols), eps, stream_);
   });
 }
 
@@ -443,7 +445,7 @@ void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, 
     cuda::norm_modulate_forward(cuda::NormKind::rms, ptr<const R>(x), ptr<const T>(weight),
                                 static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
                                 static_cast<const T*>(nullptr), 0, ptr<T>(y), nullptr, f(rstd), x.rows, int(x.cols),
-                                stream_);
+                                kNormEps, stream_);
   });
 }
 

@@ -8,12 +8,11 @@
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"
+#include "kernels/op_types.hpp"  // kNormEps
 
 namespace emb::cuda {
 
 namespace {
-
-constexpr float kEps = 1e-6f;
 
 // Per-row view of the affine parameters; V consecutive columns at a time.
 template <class T, int V>
@@ -41,6 +40,7 @@ struct ForwardArgs {
   T *normed, *y;
   float *mean, *rstd;
   int C;
+  float eps;
 };
 
 // Both passes hold their row in registers: thread t of a block of `threads` (≤ kRowThreads, a
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_modulate_forward_kernel(Forw
       ss += d * d;
     }
   }
-  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + kEps);
+  const float r = 1.0f / sqrtf(block_sum(ss, scratch) / C + a.eps);
   if (threadIdx.x == 0) {
     if (a.mean) a.mean[i] = mu;
     a.rstd[i] = r;
@@ -252,17 +252,15 @@ struct NormParamGrad {
   }
 };
 
-}  // namespace
-
 template <class R, class T>
-void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
-                                    const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
-                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+void forward_rows(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in, const T* weight,
+                  const T* bias, const T* scale, const T* shift, int64_t ld_mod, T* normed, T* y, float* mean,
+                  float* rstd, int64_t N, int C, float eps, cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
   const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
-                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C};
+                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C, eps};
   constexpr int V = kMixedVectorWidth<R, T>;
   const auto launch = [&](auto vector) {
     launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_forward", [&](auto k, int threads) {
@@ -277,13 +275,24 @@ void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t 
     launch(std::integral_constant<int, 1>{});
 }
 
+}  // namespace
+
+template <class R, class T>
+void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
+                                    const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+  forward_rows(kind, x, gate, ld_gate, r, x_in, weight, bias, scale, shift, ld_mod, normed, y, mean, rstd, N, C,
+               kNormEps, stream);
+}
+
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
-                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
+                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                           cudaStream_t stream) {
   // Without a residual the kernel only reads x.
-  residual_norm_modulate_forward(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0,
-                                 static_cast<const T*>(nullptr), static_cast<R*>(nullptr), weight, bias, scale, shift,
-                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, stream);
+  forward_rows(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0, static_cast<const T*>(nullptr),
+               static_cast<R*>(nullptr), weight, bias, scale, shift, ld_mod, static_cast<T*>(nullptr), y, mean, rstd,
+               N, C, eps, stream);
 }
 
 template <class R, class T, class G>
@@ -316,7 +325,7 @@ void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T*
 
 #define EMB_INSTANTIATE(T, R)                                                                                     \
   template void norm_modulate_forward<R, T>(NormKind, const R*, const T*, const T*, const T*, const T*, int64_t, T*, \
-                                            float*, float*, int64_t, int, cudaStream_t);                             \
+                                            float*, float*, int64_t, int, float, cudaStream_t);                      \
   template void residual_norm_modulate_forward<R, T>(NormKind, R*, const T*, int64_t, const T*, R*, const T*,        \
                                                      const T*, const T*, const T*, int64_t, T*, T*, float*, float*,  \
                                                      int64_t, int, cudaStream_t);

@@ -1,4 +1,5 @@
-// Fused LayerNorm / RMSNorm + adaLN modulation (MODEL.md), eps 1e-6:
+// Fused LayerNorm / RMSNorm + adaLN modulation (MODEL.md), eps 1e-6 (norm_modulate_forward may
+// take another: Wan's img_emb LayerNorms use 1e-5):
 //   x̂ = (x − mean)·rstd (layer) or x·rstd (rms);  n = x̂·weight + bias;  y = n·(1 + scale) + shift
 // weight/bias null: no affine; scale/shift null: no modulation (plain norm, e.g. RMSNorm of q, k).
 // scale/shift are per token with row stride ld_mod, so chunks of one [T, 6D] modulation tensor
@@ -21,7 +22,8 @@ enum class NormKind { layer, rms };
 // columns (a wider row is an error).
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
-                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
+                           int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                           cudaStream_t stream);
 
 // The DiT block's sublayer boundary in the same pass (MODEL.md): the previous sublayer's gated
 // residual x += gate·r (gate null: x += r; r null: no residual, x only read), the sublayer's

@@ -22,7 +22,7 @@ NormRef norm_ref(const std::vector<double>& x, const std::vector<double>& w, con
     if (rms) mu = 0.0;
     for (int c = 0; c < C; ++c) ms += (x[i * C + c] - mu) * (x[i * C + c] - mu) / C;
     r.mean[i] = mu;
-    r.rstd[i] = 1.0 / std::sqrt(ms + cpu::kNormEps);
+    r.rstd[i] = 1.0 / std::sqrt(ms + kNormEps);
     for (int c = 0; c < C; ++c) {
       double v = (x[i * C + c] - mu) * r.rstd[i];
       if (!w.empty()) v *= w[c];
