@@ -2,7 +2,7 @@
 #   EMBTRAIN_CUDA = AUTO (when nvcc is found) | ON | OFF | EMULATE
 # EMULATE compiles the same kernels/cuda sources as host C++ against the emulation of the
 # CUDA execution model in kernels/cuda/emu (no GPU and no nvcc; CUDA's headers only).
-#   EMBTRAIN_WITH_CUDA      the real toolchain: nvcc, cudart, NCCL (src/device, src/comm)
+#   EMBTRAIN_WITH_CUDA      the real toolchain: nvcc, cudart, NCCL (src/comm, kernels/cuda)
 #   EMBTRAIN_CUDA_KERNELS   kernels/cuda is built, by nvcc or emulated
 #   EMBTRAIN_CUDA_EMULATED  kernels/cuda is built against the emulation
 set(EMBTRAIN_WITH_CUDA OFF)

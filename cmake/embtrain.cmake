@@ -32,12 +32,16 @@ function(embtrain_add_test name)
   endif()
 endfunction()
 
-# embtrain_add_layer(NAME DIR PUBLIC_LIBS... [CUDA_ONLY file.cpp...]): a static library of
-# every .cpp in DIR; the CUDA_ONLY files are left out when the CUDA backend is not built.
+# embtrain_add_layer(NAME DIR PUBLIC_LIBS... [CUDA_ONLY file.cpp...] [EXCLUDE file.cpp...]): a
+# static library of every .cpp in DIR but the EXCLUDE ones (a library of their own); the
+# CUDA_ONLY files are left out when the CUDA backend is not built.
 # Headers are included from the repository root ("kernels/cpu/gemm.hpp") or src/ ("core/error.hpp").
 function(embtrain_add_layer name dir)
-  cmake_parse_arguments(L "" "" "CUDA_ONLY" ${ARGN})
+  cmake_parse_arguments(L "" "" "CUDA_ONLY;EXCLUDE" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  foreach(f IN LISTS L_EXCLUDE)
+    list(REMOVE_ITEM sources ${dir}/${f})
+  endforeach()
   if(NOT EMBTRAIN_WITH_CUDA)
     foreach(f IN LISTS L_CUDA_ONLY)
       list(REMOVE_ITEM sources ${dir}/${f})

@@ -1,8 +1,10 @@
 // The plain types every backend's kernels and the Ops interface (kernels/ops.hpp) share: the
-// attention masks and the packed index they read, RoPE modes, activations and AdamW settings.
+// attention masks and the packed index they read, RoPE modes, activations, sinusoid and dropout
+// settings, AdamW settings and the encoders' attention segments and bias.
 // Host-only definitions (no CUDA header), so the CPU kernels, the CUDA kernels, the batch
 // layer and the model all name the same types.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "core/dtype.hpp"  // DType, the storage type of a view (math is fp32 on every backend)
@@ -16,31 +18,59 @@
 
 namespace emb {
 
-// The LayerNorm/RMSNorm epsilon of MODEL.md unless an op is given another.
-constexpr float kNormEps = 1e-6f;
-
 // Pointwise activations (MODEL.md): none, relu, silu(x) = x·sigmoid(x),
 // gelu_tanh(x) = 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), gelu_erf(x) = 0.5x(1 + erf(x/√2)).
 enum class Activation : int32_t { none, relu, silu, gelu_tanh, gelu_erf };
 
 // Masks of packed attention (MODEL.md "Packed batch"), for query i and key j:
-//   full          seq_i = seq_j
-//   block_causal  seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
-//                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
-//   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
-//   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
+//   full             seq_i = seq_j
+//   block_causal     seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
+//                                       grp_i ≠ 0: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j ≠ 0 ∧ blk_j = blk_i))
+//   prefix           seq_i = seq_j and (grp_j = 0 ∨ grp_i ≠ 0)
+//   cross            seq_i = cseq_j (keys are context tokens; only k_seq is read)
+//   teacher_forcing  seq_i = seq_j and teacher_forcing_allows (below): DreamZero's mask
 // A token with seq < 0 is padding: no pair involving it is allowed.
-enum class AttnMask : int32_t { full, block_causal, prefix, cross };
+enum class AttnMask : int32_t { full, block_causal, prefix, cross, teacher_forcing };
+
+// DreamZero's teacher-forcing self-attention (MODEL.md "Family wan"), per batch: latent frames
+// per block and the clean stream's window in latent frames (max_chunk·fpb + 1).
+struct TeacherForcing {
+  int32_t frames_per_block = 1;
+  int32_t window = 1;
+};
+
+// The last latent frame of the block that clean frame f belongs to (frame 0 is a block of its own).
+EMB_HOST_DEVICE inline int32_t teacher_forcing_block_end(int32_t frame, int32_t fpb) {
+  return frame == 0 ? 0 : frame + (fpb - 1 - (frame - 1) % fpb);
+}
+
+// The teacher-forcing rule for tokens of one sample. grp 0: clean video, blk = its latent frame;
+// grp 1: noisy video and actions, grp 2: states, blk = the first latent frame of their block
+// (0 for noisy frame 0, 1 + b·fpb for block b):
+//   clean frame f   sees clean frame 0 and the clean frames (E − W, E], E the end of f's block
+//   noisy / action  sees the clean frames before its block and grp 1 and 2 tokens of its block
+//   state           sees the states of its block
+EMB_HOST_DEVICE inline bool teacher_forcing_allows(int32_t q_grp, int32_t q_blk, int32_t k_grp, int32_t k_blk,
+                                                   TeacherForcing tf) {
+  if (q_grp == 0) {
+    if (k_grp != 0) return false;
+    const int32_t end = teacher_forcing_block_end(q_blk, tf.frames_per_block);
+    return k_blk == 0 || (k_blk <= end && k_blk > end - tf.window);
+  }
+  if (q_grp == 1) return k_grp == 0 ? k_blk < q_blk : k_blk == q_blk;
+  return k_grp == 2 && k_blk == q_blk;
+}
 
 // The token index attention reads, in the memory of the backend that runs it.
 struct AttnIndex {
   AttnMask mask = AttnMask::full;
   const int32_t* q_seq = nullptr;  // [Tq]
-  const int32_t* q_blk = nullptr;  // [Tq] (block_causal)
-  const int32_t* q_grp = nullptr;  // [Tq] (block_causal, prefix)
+  const int32_t* q_blk = nullptr;  // [Tq] (block_causal, teacher_forcing)
+  const int32_t* q_grp = nullptr;  // [Tq] (block_causal, prefix, teacher_forcing)
   const int32_t* k_seq = nullptr;  // [Tk] (the context's cseq for cross)
   const int32_t* k_blk = nullptr;  // [Tk]
   const int32_t* k_grp = nullptr;  // [Tk]
+  TeacherForcing tf;               // teacher_forcing
 };
 
 // The scalar mask rule: true iff query i may attend key j under `idx` (host memory). Every
@@ -57,12 +87,96 @@ inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {
     case AttnMask::block_causal:
       if (idx.q_grp[i] == 0) return idx.k_grp[j] == 0 && idx.k_blk[j] <= idx.q_blk[i];
       return idx.k_grp[j] == 0 ? idx.k_blk[j] < idx.q_blk[i] : idx.k_blk[j] == idx.q_blk[i];
+    case AttnMask::teacher_forcing:
+      return teacher_forcing_allows(idx.q_grp[i], idx.q_blk[i], idx.k_grp[j], idx.k_blk[j], idx.tf);
   }
   return false;
 }
 
+// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross", "teacher_forcing"), for errors.
+inline const char* attn_mask_name(AttnMask mask) {
+  switch (mask) {
+    case AttnMask::full: return "full";
+    case AttnMask::block_causal: return "block_causal";
+    case AttnMask::prefix: return "prefix";
+    case AttnMask::cross: return "cross";
+    case AttnMask::teacher_forcing: return "teacher_forcing";
+  }
+  return "?";
+}
+
 // Rotary embedding (MODEL.md): the hd/2 pairs of each head split over (f, h, w) (d3) or all on f (d1).
+// A call may also give each token its own mode (RopeConfig::token_modes): DreamZero rotates its
+// video tokens in 3d and its action and state tokens in 1d in one sequence.
 enum class RopeMode : int32_t { none, d1, d3 };
+
+// RMSNorm's eps on every backend (Wan's qk-norm); LayerNorm's is each call's (kernels/ops.hpp).
+constexpr float kRmsNormEps = 1e-6f;
+
+// Sinusoidal embedding of a timestep t over n = out.cols (MODEL.md): for k < n/2,
+// f_k = exp(−ln(10⁴)·k/(n/2 − freq_shift)), out = [cos(t·f), sin(t·f)] (cos_first) or
+// [sin(t·f), cos(t·f)]. Wan's sinusoidal_embedding_1d is {cos_first, 0}; diffusers'
+// Timesteps(flip_sin_to_cos=True, downscale_freq_shift=1), GR00T-N1.5's time encoder, is
+// {cos_first, 1}; the action encoders' SinusoidalPositionalEncoding is {sin first, 0}.
+struct SinusConfig {
+  bool cos_first = true;
+  int freq_shift = 0;
+};
+
+// Inverted dropout (MODEL.md "Dropout"): element (r, c) of a [rows, cols] view is kept with
+// probability 1 − p (and scaled by 1/(1 − p)) by a counter-based draw keyed by (seed, step, the
+// row's sample id, site, the row's token index within its sample·cols + c), so every backend,
+// packing, micro-batch split and rank count drops the same elements (kernels/dropout_keep.hpp).
+struct DropoutConfig {
+  float p = 0;        // drop probability in [0, 1)
+  uint64_t seed = 0;  // run.seed
+  int64_t step = 0;   // the optimizer step
+  uint32_t site = 0;  // which dropout of the model (MODEL.md "Dropout")
+};
+
+// What keys a view's rows, in the backend's memory: row r is token token[r] of the micro-batch's
+// sample slot seq[r] (seq < 0: padding, passed through), whose key is sample_id[seq[r]].
+struct DropoutRows {
+  const int32_t* seq = nullptr;        // [rows]
+  const int32_t* token = nullptr;      // [rows]
+  const int64_t* sample_id = nullptr;  // [samples]
+};
+
+// ---- the frozen encoders' attention (kernels/ops.hpp encoder_attention_forward) ----
+
+// Variable-length segments of a packed encoder batch: segment s is query rows
+// [q_offsets[s], q_offsets[s + 1]) attending key rows [k_offsets[s], k_offsets[s + 1]) (several
+// images, or several texts, in one call; no pair crosses segments). Offsets are host memory
+// (n + 1 ascending values from 0 each; a backend that needs them on the device copies them, so
+// the op is not for a CUDA graph capture); k_offsets null means k_offsets = q_offsets
+// (self-attention).
+struct AttnSegments {
+  const int64_t* q_offsets = nullptr;
+  const int64_t* k_offsets = nullptr;
+  int n = 0;
+};
+
+// The additive score bias of encoder attention, per head h:
+//   none
+//   dense             bias [H·Lq, Lk]: row h·Lq + i, column j (local indices), for segments
+//                     that all have Lq queries and Lk keys
+//   relative_buckets  bias [H, n_buckets] (a learned table, umT5's relative position bias) read
+//                     at bucket[clamp((j − i) + rel_zero, 0, n_rel − 1)], local i and j;
+//                     `buckets` int32 [n_rel] in backend memory holds the bucket function
+//                     evaluated once per relative position (T5's log buckets, or any other)
+enum class AttnBiasKind : int32_t { none, dense, relative_buckets };
+struct AttnBias {
+  AttnBiasKind kind = AttnBiasKind::none;
+  const int32_t* buckets = nullptr;  // relative_buckets: [n_rel] in backend memory
+  int n_rel = 0, rel_zero = 0;
+};
+
+// Encoder attention's heads (grouped-query: Hkv divides Hq) and scale.
+struct EncoderAttnConfig {
+  int q_heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 0;  // on q·k: 1/√hd (SigLIP, Qwen3, CLIP, the VAE) or 1 (umT5)
+  bool causal = false;
+};
 
 // ---- the Wan VAE's and CLIP's video ops (issue 34): channels-last clips ----
 // A batch of video clips lies in a [rows, C] view one position per row, in (clip, frame, row,
@@ -119,16 +233,6 @@ EMB_HOST_DEVICE inline UnshuffleSource unshuffle_source(int64_t u, int ft, int f
   return {u / per_channel, k / (fs * fs), columns_first ? b : a, columns_first ? a : b};
 }
 
-// Image resampling as ATen computes it (kernels/cpu/resize.hpp): bilinear (align_corners False,
-// no antialias: DreamZero 5B's 160 × 320 frames) or bicubic (A = −0.75, edge-clamped taps, no
-// antialias, values not clamped: CLIP's 224 × 224 input). x [batch·H·W, C] → y
-// [batch·Ho·Wo, C], the width pass then the height pass, each output a sum over its taps in
-// order (fp32).
-enum class ResizeMode : int32_t { bilinear, bicubic };
-struct ResizeConfig {
-  ResizeMode mode = ResizeMode::bilinear;
-  int batch = 1, in_height = 1, in_width = 1, out_height = 1, out_width = 1;
-};
 
 struct AdamWConfig {
   float lr = 1e-4f;
@@ -137,5 +241,12 @@ struct AdamWConfig {
   float eps = 1e-8f;
   float weight_decay = 0.0f;
 };
+
+// The gradient clip coefficient for a global norm: min(1, max_norm / (norm + 1e-6)); max_norm
+// <= 0 disables clipping. The CUDA AdamW forms the same on the device from Σ g².
+inline float clip_coefficient(double global_norm, float max_norm) {
+  if (max_norm <= 0.0f) return 1.0f;
+  return static_cast<float>(std::min(1.0, double(max_norm) / (global_norm + 1e-6)));
+}
 
 }  // namespace emb

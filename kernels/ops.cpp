@@ -2,10 +2,23 @@
 
 #include "core/error.hpp"
 #include "kernels/input_slots.hpp"
+#include "kernels/ops_check.hpp"
 
 namespace emb {
 
 std::unique_ptr<InputSlots> Ops::make_input_slots() { return std::make_unique<OpsInputSlots>(*this); }
+
+// The packed form of a backend without a layout of its own: W itself.
+void Ops::pack_linear(const View& W, const View& packed) {
+  check_pack_linear(*this, W, packed);
+  copy(W, View{packed.data, packed.dtype, W.rows, W.cols, W.cols});
+}
+
+void Ops::packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                                const View& y) {
+  check_packed_linear(*this, x, packed, b, act, pre, y);
+  linear_forward(x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols}, b, act, pre, y);
+}
 
 View View::rows_range(int64_t begin, int64_t n) const {
   EMB_CHECK(begin >= 0 && n >= 0 && begin + n <= rows, "view rows [", begin, ", ", begin + n, ") of ", shape());

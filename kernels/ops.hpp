@@ -78,12 +78,16 @@ struct AttnConfig {
 struct RopeConfig {
   RopeMode mode = RopeMode::none;
   int heads = 0, head_dim = 0;
+  // int32 [T] in backend memory, values of RopeMode: each token's own mode instead of `mode`
+  // (absent: every token takes `mode`).
+  const int32_t* token_modes = nullptr;
 };
 
 // The flow-matching MSE of MODEL.md over rows r of pred [N, C]:
 //   target[r, c] = plus[t, col(c)] − minus[t, col(c)],  t = target_rows[r], col = target_cols
-//   sum  = Σ m·(pred − target)²          (m = mask[t, col(c)], or 1 when mask is absent)
-//   dpred[r, c] = 2·weight·m·(pred − target) / denominator   (written, when dpred is present)
+//   sum  = Σ w_r·m·(pred − target)²      (m = mask[t, col(c)], or 1 when mask is absent;
+//                                         w_r = row_weight[r], or 1 when it is absent)
+//   dpred[r, c] = 2·weight·w_r·m·(pred − target) / denominator   (written, when dpred is present)
 // The sum is accumulated in double in row order and written to *sum (backend memory).
 class InputSlots;
 
@@ -99,46 +103,6 @@ struct GraphStats {
 
 // ---- the frozen encoders' ops (src/encoders; issue 33: Eagle 2.5, issue 34: CLIP, umT5, Wan VAE) ----
 
-// Variable-length segments of a packed encoder batch: segment s is query rows
-// [q_offsets[s], q_offsets[s + 1]) attending key rows [k_offsets[s], k_offsets[s + 1]) (several
-// images, or several texts, in one call; no pair crosses segments). Offsets are host memory
-// (n + 1 ascending values from 0 each; a backend that needs them on the device copies them, so
-// the op is not for a CUDA graph capture); k_offsets null means k_offsets = q_offsets
-// (self-attention).
-struct AttnSegments {
-  const int64_t* q_offsets = nullptr;
-  const int64_t* k_offsets = nullptr;
-  int n = 0;
-};
-
-// The additive score bias of encoder attention, per head h:
-//   none
-//   dense             bias [H·Lq, Lk]: row h·Lq + i, column j (local indices), for segments
-//                     that all have Lq queries and Lk keys
-//   relative_buckets  bias [H, n_buckets] (a learned table, umT5's relative position bias) read
-//                     at bucket[clamp((j − i) + rel_zero, 0, n_rel − 1)], local i and j;
-//                     `buckets` int32 [n_rel] in backend memory holds the bucket function
-//                     evaluated once per relative position (T5's log buckets, or any other)
-enum class AttnBiasKind : int32_t { none, dense, relative_buckets };
-struct AttnBias {
-  AttnBiasKind kind = AttnBiasKind::none;
-  const int32_t* buckets = nullptr;  // relative_buckets: [n_rel] in backend memory
-  int n_rel = 0, rel_zero = 0;
-};
-
-// Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
-// column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
-// h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
-//   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
-// (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
-// optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
-// frozen); softmax in fp32 on every backend. A segment without keys is an error.
-struct EncoderAttnConfig {
-  int q_heads = 0, kv_heads = 0, head_dim = 0;
-  float scale = 0;  // on q·k: 1/√hd (SigLIP, Qwen3, CLIP, the VAE) or 1 (umT5)
-  bool causal = false;
-};
-
 // HF's rotate-half rotary embedding (Qwen3, Llama): in each head, pair (x_i, x_{i+hd/2}) for
 // i < hd/2 rotates by angle_i = float32(pos · inv_freq_i), inv_freq_i = 1 / θ^(2i/hd) in float32,
 // cos and sin of the float32 angle: the float32 tables transformers builds, so that features
@@ -151,6 +115,9 @@ struct RopeHalfConfig {
 struct LossConfig {
   double denominator = 1.0;
   double weight = 1.0;
+  View row_weight;  // [N, 1] fp32, one weight per row of pred (DreamZero's per-timestep loss weights)
+  LossConfig(double denominator_ = 1.0, double weight_ = 1.0, View row_weight_ = {})
+      : denominator(denominator_), weight(weight_), row_weight(row_weight_) {}
 };
 
 class Ops {
@@ -248,6 +215,18 @@ class Ops {
                                    const View& pre, const View& dy, const View& dx, const View& dW,
                                    const View& db) = 0;
 
+  // ---- frozen linears (the encoders' weights): packed once into the layout this backend's
+  // forward GEMM reads fastest, then only multiplied ----
+  // Elements of the packed form of a W [in, out] (in W's dtype).
+  virtual int64_t packed_linear_elements(int64_t in, int64_t out) const { return in * out; }
+  // packed [1, packed_linear_elements] = W [in, out] in this backend's layout. The default (and
+  // CUDA's, whose cuBLASLt reads W as it is) is a copy; the CPU's are AVX-512 panels
+  // (kernels/cpu/packed_linear.hpp).
+  virtual void pack_linear(const View& W, const View& packed);
+  // As linear_forward with W = the packed form of a W [x cols, y cols]; forward only.
+  virtual void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act,
+                                     const View& pre, const View& y);
+
   // ---- FP8 linear layers (model.fp8): kernels/cpu/fp8_linear.hpp's block-scaled recipe ----
   // As linear_forward / linear_backward, with the input-side GEMMs in FP8 E4M3 and fp32
   // accumulation: forward x (1×128 tiles) · W (128×128 blocks); backward dx += dpre (1×128 tiles)
@@ -259,11 +238,12 @@ class Ops {
   virtual void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                                    const View& dx, const View& dW, const View& db) = 0;
 
-  // ---- norms, eps 1e-6, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
-  // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine), rstd = 1/√(var + eps)
-  // (eps 1e-6 unless given: CLIP's and Wan's img_emb LayerNorms use torch's default 1e-5)
+  // ---- norms, statistics saved per row (mean [N, 1], rstd [N, 1]) ----
+  // LayerNorm's eps is the caller's (rstd = 1/√(var + eps): GR00T-N1.5 uses 1e-5 but 1e-6 in its
+  // output norm, Wan 1e-6); RMSNorm's is 1e-6 (Wan's qk-norm). The backwards read the saved rstd.
+  // y = (x − mean)·rstd·weight + bias (weight/bias absent: no affine)
   virtual void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
-                                 const View& mean, const View& rstd, float eps = kNormEps) = 0;
+                                 const View& mean, const View& rstd, float eps) = 0;
   virtual void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
                                   const View& dy, const View& dx, const View& dweight, const View& dbias) = 0;
   // y = x·rstd·weight, rstd = 1/√(mean(x²) + eps)
@@ -273,7 +253,7 @@ class Ops {
   // adaLN: n = LN(x) without affine (written to `normed`, the backward reads it), then
   // y = n·(1 + scale) + shift; scale/shift [N, C] are per token (chunks of a modulation tensor).
   virtual void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                                     const View& y, const View& mean, const View& rstd) = 0;
+                                     const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dx += ∂/∂x; dscale += dy·n; dshift += dy
   virtual void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                                       const View& rstd, const View& dy, const View& dx, const View& dscale,
@@ -288,7 +268,7 @@ class Ops {
   // gradient's data flow, so it has no backward op of its own.
   virtual void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                               const View& scale, const View& shift, const View& normed,
-                                              const View& y, const View& mean, const View& rstd) = 0;
+                                              const View& y, const View& mean, const View& rstd, float eps) = 0;
   // dy += dx·gate (or dx); dgate += dx·y
   virtual void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                        const View& dgate) = 0;
@@ -306,9 +286,23 @@ class Ops {
   // dx: gradient w.r.t. the rotated tensor in, w.r.t. the input out (in place)
   virtual void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) = 0;
 
+  // ---- dropout (kernels/op_types.hpp DropoutConfig, kernels/dropout_keep.hpp) ----
+  // y = x·keep/(1 − p) over x [N, C] whose rows `rows` keys; y may be x (in place). Nothing is
+  // stored: the backward (and a recomputed forward) draws the same keep-mask again.
+  virtual void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) = 0;
+  // dx += dy·keep/(1 − p)
+  virtual void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg,
+                                const DropoutRows& rows) = 0;
   // ---- the frozen encoders (src/encoders) ----
-  // EncoderAttnConfig's attention over `segments`. bias: the table of `bias_kind` (absent for
-  // none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
+  // Encoder attention: q [Tq, Hq·hd], k, v [Tk, Hkv·hd] (row strides allowed: q, k, v may be
+  // column chunks of one fused QKV output), out [Tq, Hq·hd] (contiguous). Grouped-query: query head
+  // h reads kv head h / (Hq / Hkv) (Hkv divides Hq; Hkv = Hq is plain multi-head).
+  //   out_i = Σ_j softmax_j(scale · q_i·k_j + bias_h(i, j)) v_j   over the keys j of i's segment
+  // (causal: local j ≤ local i + Lk − Lq, i.e. j ≤ i in self-attention). lse [Tq, Hq] (fp32,
+  // optional) gets the log-sum-exp of the scaled, biased scores. Forward only (the encoders are
+  // frozen); softmax in fp32 on every backend. A segment without keys is an error. The types
+  // (kernels/op_types.hpp): EncoderAttnConfig's heads and scale, over `segments`; bias: the table
+  // of `bias_kind` (absent for none): dense [H·Lq, Lk] or relative_buckets [H, n_buckets].
   // The encoders' other steps are ops above: the embedding gather is copy_rows(table, ids,
   // out, absent) and the scatter of image rows into their token positions copy_rows(rows,
   // absent, out, positions); per-head RMSNorm (Qwen3's q_norm, k_norm) is rmsnorm_forward on
@@ -327,22 +321,24 @@ class Ops {
   virtual void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
                                          const View& dgate, const View& dup) = 0;
 
-  // The Wan VAE's and CLIP's video ops (ConvConfig, UnshuffleConfig, ResizeConfig above), forward
-  // only: y is written, never read, and may not overlap x.
+  // The Wan VAE's video ops (ConvConfig, UnshuffleConfig in op_types.hpp), forward only: y is
+  // written, never read, and may not overlap x. (Frames are resized on the host: encoders/frames.)
   virtual void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
                               const ConvConfig& cfg) = 0;
   virtual void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) = 0;
-  virtual void resize_forward(const View& x, const View& y, const ResizeConfig& cfg) = 0;
   // The Wan VAE's channel RMS norm (RMS_norm: F.normalize over channels), per row of C channels:
   //   y = act(x / max(‖x‖₂, 1e-12) · √C · gamma),  gamma [1, C], act none or silu (norm → SiLU
   // fused). y may be x.
   virtual void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) = 0;
 
   // ---- embeddings, flow matching, losses ----
-  // out[i] = sinus(t[i], out.cols) (t [N, 1]); the input is a timestep: no backward
-  virtual void sinus_embedding(const View& t, const View& out) = 0;
+  // out[i] = the sinusoid of t[i] over out.cols in cfg's layout, formed in double; the input is a
+  // timestep: no backward. t is [N, 1], or [N, 2] holding t[i] = t[i, 0] + t[i, 1] for timesteps
+  // that are not fp32 values (wan's 1000·σ of the shift-5 table)
+  virtual void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) = 0;
   // y[r] = (1 − s)·u[i] + s·w[i], s = t[t_rows[r]], i = src_rows[r] (t [M, 1]): the flow
-  // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε)
+  // interpolation of noise and data (gr00t: u = ε, w = a; wan: u = x0, w = ε). u, w and y may be
+  // strided (the latent columns of wan's [latents | y] patch rows)
   virtual void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                                 const RowIndex& t_rows, const View& y) = 0;
   // LossConfig's MSE; sum: one double in backend memory

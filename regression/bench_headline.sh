@@ -8,7 +8,7 @@
 #             model.self_mask = full, which computes every pair of a sample: +165 % claimed);
 #   fp8       FP8 vs bf16 GEMMs (+140 % claimed): cuBLASLt only, so it is measured only where a
 #             GPU is; here it reports "not measured: needs a GPU" and the planner's prediction
-#             for gr00t_n15 on 8 H100 (inputs/hw/h100_sxm.json).
+#             for gr00t_n1.5_3b on 8 H100 (inputs/hw/h100_sxm.json).
 # The machine is shared and its load moves within seconds, so each pair (baseline, optimized)
 # runs back to back, ROUNDS times over, and a ratio is the median of its rounds' ratios (each a
 # step median over ranks and steps); the planner predicts with the mean of two probes
@@ -58,7 +58,7 @@ for c in "${configs[@]}"; do
     --set plan.json="$out/$c.plan.json" ${sets[$c]} >/dev/null
 done
 for fp8 in off on; do
-  "$build/embtrain" inputs/gr00t_n15.in --plan --set run.device=cuda --set model.fp8="$fp8" --set train.ranks=8 \
+  "$build/embtrain" inputs/gr00t_n1.5_3b.in --plan --set run.device=cuda --set model.fp8="$fp8" --set train.ranks=8 \
     --set plan.hardware=h100_sxm --set plan.json="$out/fp8_$fp8.plan.json" >/dev/null
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
@@ -91,7 +91,7 @@ for what, deck, base, fast, claim, baseline_how in [
                  "predicted": {"baseline_step_s": p[base], "step_s": p[fast], "speedup": p[base] / p[fast],
                                "hardware": f"{out}/cpu_now.json"}})
 p = {k: predicted(f"fp8_{k}") for k in ("off", "on")}
-rows.append({"ratio": "FP8 vs bf16 GEMMs", "deck": "inputs/gr00t_n15.in", "ranks": 8, "baseline": "model.fp8=off",
+rows.append({"ratio": "FP8 vs bf16 GEMMs", "deck": "inputs/gr00t_n1.5_3b.in", "ranks": 8, "baseline": "model.fp8=off",
              "claimed_speedup": 2.40,
              "measured": f"not measured: needs a GPU{' (found ' + gpu + ', but the CUDA training step has not landed)' if gpu else ''}",
              "predicted": {"baseline_step_s": p["off"], "step_s": p["on"], "speedup": p["off"] / p["on"],

@@ -11,7 +11,7 @@
 # change before every gradient is reduced, so each step exposes the reduce-scatter of the
 # last bucket of the backward and the gather of the first block of the next forward; every
 # other collective can hide behind a block's compute. That floor is ~2 of the 3·L collectives
-# of a step: 8 % of the communication at L = 8, 4 % at L = 16 (gr00t_n15, the shallowest
+# of a step: 8 % of the communication at L = 8, 4 % at L = 16 (gr00t_n1.5_3b, the shallowest
 # production preset; dreamzero5b has 30 blocks), so both depths are reported.
 # Ranks are bound to cores, two per core (as a launcher binds one rank per GPU): unbound, the
 # scheduler let 3 of the 4 ranks share a core at times, and the skew with which ranks reached the

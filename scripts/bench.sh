@@ -28,8 +28,8 @@ run data_loader bash tests/data/run_data_bench.sh "$build"
 run zero3_overlap bash regression/bench_zero3_overlap.sh "$build"
 run scaling bash regression/run_scaling.sh "$build"
 run headline_ratios bash regression/bench_headline.sh "$build"
-if [ -x "$build/kernels/cuda/cuda_bench_kernels" ]; then
-  run cuda_kernels "$build/kernels/cuda/cuda_bench_kernels"
+if [ -x "$build/tests/kernels/cuda/cuda_bench_kernels" ]; then
+  run cuda_kernels "$build/tests/kernels/cuda/cuda_bench_kernels"
 fi
 echo
 ls -1 outputs/bench/*.json

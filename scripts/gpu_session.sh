@@ -10,9 +10,9 @@
 # else the script builds. Everything goes under $OUT (the run tool's folder that comes back),
 # else outputs/gpu_session.
 # The GPU machine has CUDA and PyTorch but probably no MPI or HDF5, so this builds only the
-# standalone kernels/cuda (nvcc and the CUDA libraries; sm_90a only: the lent GPUs are H100 and
-# H200; cuDNN from the toolkit, else from PyTorch's pip wheel nvidia-cudnn-cu13) and runs, each
-# step time-boxed so a slow one leaves the later ones their turn:
+# standalone kernels/cuda and its tests/kernels/cuda (nvcc and the CUDA libraries; sm_90a only:
+# the lent GPUs are H100 and H200; cuDNN from the toolkit, else from PyTorch's pip wheel
+# nvidia-cudnn-cu13) and runs, each step time-boxed so a slow one leaves the later ones their turn:
 #   machine.txt        nvidia-smi, the driver, nvcc, cuDNN, which binaries
 #   build.log          make -C kernels/cuda (the tests and the benchmark), unless prebuilt
 #   test_kernels.log   every kernel against its CPU reference on the GPU
@@ -33,7 +33,8 @@ binaries=(test_kernels bench_kernels)
 # What the binaries are built from: the Makefile's sources and headers.
 sources_hash() {
   cat kernels/cuda/Makefile kernels/cuda/*.cu kernels/cuda/*.cuh kernels/cuda/*.hpp kernels/*.hpp kernels/*.cpp \
-    kernels/cpu/*.hpp kernels/cpu/*.cpp src/core/*.hpp tests/error_of.hpp | sha256sum | cut -d' ' -f1
+    tests/kernels/cuda/*.cu tests/kernels/cuda/*.hpp src/core/*.hpp src/core/activity.cpp tests/error_of.hpp |
+    sha256sum | cut -d' ' -f1
 }
 
 # cuDNN: the toolkit's, else the pip wheel's (include/, lib/) of the python3 that has PyTorch.

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -12,6 +14,7 @@ namespace {
 constexpr int64_t kParallelElements = 1 << 14;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
 
 // Both smooth activations are x·σ(z): silu with z = x, gelu_tanh with z = 2u because
 // 0.5(1 + tanh u) = σ(2u). Writing σ through exp_fast (no libm call) lets the loops
@@ -34,31 +37,6 @@ constexpr float kGeluSaturated = 64.0f;
 inline float gelu_clamp(float v) { return std::min(std::max(v, -kGeluSaturated), kGeluSaturated); }
 inline float gelu_z(float v) { return 2.0f * kSqrt2OverPi * (v + kGeluCubic * v * v * v); }
 inline float gelu_dz(float v) { return 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v); }
-
-// gelu_erf(x) = x·Φ(x) with Φ(x) = erfc(−x/√2)/2, erfc by Numerical Recipes' erfcc (Chebyshev
-// fit, relative error < 1.2e-7 for z ≥ 0; erfc(−z) = 2 − erfc(z)) on exp_fast, so the loops
-// vectorise: GELU within ~2e-7 of the exact value relative to max(1, |gelu|), and no 1 + erf
-// cancellation for very negative x (Φ keeps its relative precision down to exp_fast's 0).
-constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
-inline float erfc_of_nonnegative(float z) {
-  const float t = 1.0f / (1.0f + 0.5f * z);
-  float p = 0.17087277f;
-  p = p * t - 0.82215223f;
-  p = p * t + 1.48851587f;
-  p = p * t - 1.13520398f;
-  p = p * t + 0.27886807f;
-  p = p * t - 0.18628806f;
-  p = p * t + 0.09678418f;
-  p = p * t + 0.37409196f;
-  p = p * t + 1.00002368f;
-  p = p * t - 1.26551223f;
-  return t * exp_fast(p - z * z);
-}
-inline float normal_cdf(float x) {
-  const float u = -x * kInvSqrt2;
-  const float e = erfc_of_nonnegative(std::fabs(u));
-  return 0.5f * (u >= 0.0f ? e : 2.0f - e);
-}
 }  // namespace
 
 void gelu_tanh_forward(const float* x, float* y, int64_t n) {
@@ -75,17 +53,21 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
   }
 }
 
+// Φ(x) = 0.5(1 + erf(x/√2)) and φ(x) = e^(−x²/2)/√(2π), in double (libm's erf).
 void gelu_erf_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * normal_cdf(x[i]);
+#pragma omp parallel for if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
 }
 
-// d/dx xΦ(x) = Φ(x) + xφ(x), φ(x) = e^(−x²/2)/√(2π)
 void gelu_erf_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
+#pragma omp parallel for if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
-    const float v = gelu_clamp(x[i]);
-    dx[i] += dy[i] * (normal_cdf(v) + v * kInvSqrt2Pi * exp_fast(-0.5f * v * v));
+    const double v = x[i];
+    const double grad = 0.5 * (1.0 + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    dx[i] += dy[i] * static_cast<float>(grad);
   }
 }
 
@@ -135,3 +117,19 @@ void activation_backward(Activation act, const float* x, const float* dy, float*
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::activation_forward(Activation act, const View& x, const View& y) {
+  fp32_contiguous(check_activation("activation_forward", act, {{"x", &x}, {"y", &y}}));
+  cpu::activation_forward(act, cf(x), f(y), x.size());
+}
+
+void CpuOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  fp32_contiguous(check_activation("activation_backward", act, {{"x", &x}, {"dy", &dy}, {"dx", &dx}}));
+  cpu::activation_backward(act, cf(x), cf(dy), f(dx), x.size());
+}
+
+}  // namespace emb

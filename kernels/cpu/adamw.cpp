@@ -1,7 +1,9 @@
 #include "kernels/cpu/adamw.hpp"
 
-#include <algorithm>
 #include <cmath>
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -32,9 +34,21 @@ void adamw_step(float* param, const float* grad, float* m, float* v, int64_t n, 
   }
 }
 
-float clip_coefficient(double global_norm, float max_norm) {
-  if (max_norm <= 0.0f) return 1.0f;
-  return static_cast<float>(std::min(1.0, double(max_norm) / (global_norm + 1e-6)));
+}  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::sum_squares(const View& g, double* out) {
+  fp32_contiguous(check_sum_squares(g, out));
+  *out = cpu::sum_squares(cf(g), g.size());
 }
 
-}  // namespace emb::cpu
+void CpuOps::adamw_step(const View& param, const View& grad, const View& m, const View& v, const AdamWConfig& cfg,
+                        int64_t step, float grad_scale, float decay_mult) {
+  fp32_contiguous(check_adamw_step(param, grad, m, v));
+  cpu::adamw_step(f(param), cf(grad), f(m), f(v), param.size(), cfg, step, grad_scale, decay_mult);
+}
+
+}  // namespace emb

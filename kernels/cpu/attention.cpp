@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/cpu/attention_tiles.hpp"
+#include "kernels/attention_tiles.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -231,3 +233,23 @@ AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk)
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                               const AttnConfig& cfg, const AttnIndex& idx) {
+  fp32_contiguous(check_attention("attention_forward", q, k, v, out, lse, cfg, idx));
+  cpu::attention_forward(cf(q), cf(k), cf(v), f(out), f(lse), q.rows, k.rows, cfg.heads, cfg.head_dim, idx);
+}
+
+void CpuOps::attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                const View& dout, const View& dq, const View& dk, const View& dv,
+                                const AttnConfig& cfg, const AttnIndex& idx) {
+  fp32_contiguous(check_attention_backward(q, k, v, out, lse, dout, dq, dk, dv, cfg, idx));
+  cpu::attention_backward(cf(q), cf(k), cf(v), cf(out), cf(lse), cf(dout), f(dq), f(dk), f(dv), q.rows, k.rows,
+                          cfg.heads, cfg.head_dim, idx);
+}
+
+}  // namespace emb

@@ -3,12 +3,8 @@
 // all masked are skipped from per-tile summaries of seq/blk/grp. The forward saves the
 // log-sum-exp per (token, head); the backward recomputes the probabilities from it.
 //
-// Masks (MODEL.md, "Packed batch"), for query i and key j:
-//   full          seq_i = seq_j
-//   block_causal  seq_i = seq_j and (grp_i = 0: grp_j = 0 ∧ blk_j ≤ blk_i;
-//                                    grp_i = 1: (grp_j = 0 ∧ blk_j < blk_i) ∨ (grp_j = 1 ∧ blk_j = blk_i))
-//   prefix        seq_i = seq_j and (grp_j = 0 ∨ grp_i = 1)
-//   cross         seq_i = cseq_j (keys are context tokens; only k_seq is read)
+// Masks: kernels/op_types.hpp (full, block_causal, prefix, cross, teacher_forcing; MODEL.md
+// "Packed batch").
 // Padding: a token with seq < 0 is padding (packing = off); no pair involving a padding query
 // or key is allowed. Padding rows get output 0, lse = -inf, and contribute no gradient. A real
 // row with no allowed key is an error (MODEL.md calls it a bug): the forward throws emb::Error
@@ -18,7 +14,7 @@
 // not keyless: train.nan_policy judges the NaN loss). kernels/cuda does all of this the same
 // way (tests on both backends), except the -Inf rows, which it still reports as keyless.
 //
-// Tiles are kAttnTileQ queries × kAttnTileK keys. A tile pair whose summaries prove no pair
+// Tiles are kAttnTileQ queries × kAttnTileK keys (kernels/attention_tiles.hpp). A tile pair whose summaries prove no pair
 // allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.
 // Scratch: a few tiles per thread, allocated per call. The forward runs OpenMP over
 // (head, query tile); the backward over heads (each head owns its columns of dq, dk, dv).
@@ -32,9 +28,6 @@ namespace emb::cpu {
 // The masks and the index are the backends' shared types (kernels/op_types.hpp).
 using emb::AttnIndex;
 using emb::AttnMask;
-
-constexpr int kAttnTileQ = 64;
-constexpr int kAttnTileK = 64;
 
 // True iff query i may attend key j under `idx` (the scalar definition the tiles must match).
 bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j);
@@ -58,17 +51,5 @@ struct AttnTileStats {
   int64_t dense = 0;
 };
 AttnTileStats attention_tile_stats(const AttnIndex& idx, int64_t Tq, int64_t Tk);
-
-// The mask's name as the decks spell it ("full", "block_causal", "prefix", "cross"). Inline:
-// kernels/cuda's standalone build names masks in its errors too.
-inline const char* attn_mask_name(AttnMask mask) {
-  switch (mask) {
-    case AttnMask::full: return "full";
-    case AttnMask::block_causal: return "block_causal";
-    case AttnMask::prefix: return "prefix";
-    case AttnMask::cross: return "cross";
-  }
-  return "?";
-}
 
 }  // namespace emb::cpu

@@ -4,6 +4,7 @@
 #pragma once
 #include <omp.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -5,6 +5,8 @@
 // (there is no stream). The FP8 linears run the reference recipe (fp8_linear.hpp). Only fp32
 // views; most kernels also need contiguous rows (ld = cols), except the row ops, column sums and
 // the modulation chunks (scale, shift, gate).
+// This class keeps what is not an op (cpu_ops.cpp: memory, copies, scratch); each op's entry is
+// defined in the file of its kernels (op_entry.hpp; kernels/README.md lists them).
 #pragma once
 #include <vector>
 
@@ -40,6 +42,10 @@ class CpuOps final : public Ops {
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
                        const View& dx, const View& dW, const View& db) override;
+  int64_t packed_linear_elements(int64_t in, int64_t out) const override;
+  void pack_linear(const View& W, const View& packed) override;
+  void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                             const View& y) override;
   void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                           const View& y) override;
   void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
@@ -57,14 +63,14 @@ class CpuOps final : public Ops {
   void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
                         const View& dweight) override;
   void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                             const View& y, const View& mean, const View& rstd) override;
+                             const View& y, const View& mean, const View& rstd, float eps) override;
   void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                               const View& rstd, const View& dy, const View& dx, const View& dscale,
                               const View& dshift) override;
   void gated_residual_forward(const View& x, const View& gate, const View& y) override;
   void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                       const View& scale, const View& shift, const View& normed, const View& y,
-                                      const View& mean, const View& rstd) override;
+                                      const View& mean, const View& rstd, float eps) override;
   void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                const View& dgate) override;
 
@@ -76,6 +82,8 @@ class CpuOps final : public Ops {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
 
+  void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) override;
   void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
                                  const AttnBias& bias_kind, const View& out, const View& lse,
                                  const EncoderAttnConfig& cfg, const AttnSegments& segments) override;
@@ -87,10 +95,9 @@ class CpuOps final : public Ops {
   void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
                       const ConvConfig& cfg) override;
   void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override;
-  void resize_forward(const View& x, const View& y, const ResizeConfig& cfg) override;
   void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override;
 
-  void sinus_embedding(const View& t, const View& out) override;
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                         const RowIndex& t_rows, const View& y) override;
   void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,

@@ -11,7 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/ops.hpp"
+#include "kernels/op_types.hpp"
 
 namespace emb::cpu {
 

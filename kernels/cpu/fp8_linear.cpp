@@ -1,8 +1,10 @@
 #include "kernels/cpu/fp8_linear.hpp"
 
-#include "kernels/cpu/fp8_gemm.hpp"
-#include "kernels/cpu/fp8_quantize.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/op_entry.hpp"
+#include "kernels/fp8_gemm.hpp"
+#include "kernels/fp8_quantize.hpp"
 
 namespace emb::cpu {
 
@@ -49,3 +51,25 @@ void fp8_linear_backward(const float* x, const Fp8Weight& W, const float* dy, fl
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+// The reference of the FP8 recipe (fp8_linear.hpp), W quantised per call.
+void CpuOps::fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                const View& y) {
+  fp32_contiguous(check_fp8_linear_forward(x, W, b, act, pre, y));
+  const cpu::Fp8Weight w = cpu::quantize_fp8_weight(cf(W), W.rows, W.cols);
+  cpu::fp8_linear_forward(cf(x), w, cf(b), gemm_output(act, pre, y), x.rows);
+  activation_epilogue(act, pre, y);
+}
+
+void CpuOps::fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                                 const View& dx, const View& dW, const View& db) {
+  fp32_contiguous(check_fp8_linear_backward(x, W, act, pre, dy, dx, dW, db));
+  const cpu::Fp8Weight w = cpu::quantize_fp8_weight(cf(W), W.rows, W.cols);
+  cpu::fp8_linear_backward(cf(x), w, activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db), x.rows);
+}
+
+}  // namespace emb

@@ -7,6 +7,8 @@
 
 #include "core/error.hpp"
 #include "kernels/cpu/column_sum.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -118,3 +120,45 @@ void linear_emb_backward(const float* x, const float* W, const int32_t* emb, con
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+const float* CpuOps::activation_input_gradient(Activation act, const View& pre, const View& dy) {
+  if (act == Activation::none) return cf(dy);
+  float* dpre = scratch(dy.size());
+  cpu::activation_backward(act, cf(pre), cf(dy), dpre, dy.size());
+  return dpre;
+}
+
+void CpuOps::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                            const View& y) {
+  fp32_contiguous(check_linear_forward(x, W, b, act, pre, y));
+  cpu::linear_forward(cf(x), cf(W), cf(b), gemm_output(act, pre, y), x.rows, int(x.cols), int(W.cols));
+  activation_epilogue(act, pre, y);
+}
+
+void CpuOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                             const View& dx, const View& dW, const View& db) {
+  fp32_contiguous(check_linear_backward(x, W, act, pre, dy, dx, dW, db));
+  cpu::linear_backward(cf(x), cf(W), activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db), x.rows,
+                       int(x.cols), int(W.cols));
+}
+
+void CpuOps::linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                                const View& pre, const View& y) {
+  fp32_contiguous(check_linear_emb_forward(x, W, b, emb, act, pre, y));
+  cpu::linear_emb_forward(cf(x), cf(W), cf(b), emb.ids, gemm_output(act, pre, y), x.rows, int(x.cols),
+                          int(W.cols), emb.n_emb);
+  activation_epilogue(act, pre, y);
+}
+
+void CpuOps::linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
+                                 const View& dy, const View& dx, const View& dW, const View& db) {
+  fp32_contiguous(check_linear_emb_backward(x, W, emb, act, pre, dy, dx, dW, db));
+  cpu::linear_emb_backward(cf(x), cf(W), emb.ids, activation_input_gradient(act, pre, dy), f(dx), f(dW), f(db),
+                           x.rows, int(x.cols), int(W.cols), emb.n_emb);
+}
+
+}  // namespace emb

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "kernels/cpu/column_sum.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -112,3 +114,37 @@ void rmsnorm_backward(const float* x, const float* weight, const float* rstd, co
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                               const View& rstd, float eps) {
+  fp32_contiguous(check_layernorm_forward(x, weight, bias, y, mean, rstd));
+  cpu::layernorm_forward(cf(x), cf(weight), cf(bias), f(y), f(mean), f(rstd), x.rows, int(x.cols), eps);
+}
+
+void CpuOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                const View& dy, const View& dx, const View& dweight, const View& dbias) {
+  const OpCheck c = check_layernorm_backward(x, weight, mean, rstd, dy, dx, dweight, dbias);
+  fp32_contiguous(c);
+  c.contiguous({{"dx", &dx}});
+  cpu::layernorm_backward(cf(x), cf(weight), cf(mean), cf(rstd), cf(dy), f(dx), f(dweight), f(dbias), x.rows,
+                          int(x.cols));
+}
+
+void CpuOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
+  fp32_contiguous(check_rmsnorm_forward(x, weight, y, rstd));
+  cpu::rmsnorm_forward(cf(x), cf(weight), f(y), f(rstd), x.rows, int(x.cols));
+}
+
+void CpuOps::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                              const View& dweight) {
+  const OpCheck c = check_rmsnorm_backward(x, weight, rstd, dy, dx, dweight);
+  fp32_contiguous(c);
+  c.contiguous({{"dx", &dx}});
+  cpu::rmsnorm_backward(cf(x), cf(weight), cf(rstd), cf(dy), f(dx), f(dweight), x.rows, int(x.cols));
+}
+
+}  // namespace emb

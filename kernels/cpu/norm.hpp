@@ -1,17 +1,18 @@
-// LayerNorm and RMSNorm over the last dim, eps 1e-6 (MODEL.md; LayerNorm may take another).
-// The forward saves the per-row statistics the backward needs, so the backward never
-// recomputes reductions.
+// LayerNorm (eps the caller's) and RMSNorm (eps 1e-6) over the last dim (MODEL.md). The forward
+// saves the per-row statistics the backward needs, so the backward never recomputes reductions.
 #pragma once
 #include <cstdint>
 
-#include "kernels/op_types.hpp"  // kNormEps
+#include "kernels/op_types.hpp"
 
 namespace emb::cpu {
 
-// y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps); weight/bias null means no
-// affine. mean[N], rstd[N] are saved for the backward. Row statistics are reduced in double.
+constexpr float kNormEps = kRmsNormEps;  // RMSNorm's
+
+// y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps); weight/bias null means no affine.
+// mean[N], rstd[N] are saved for the backward. Row statistics are reduced in double.
 void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
-                       int64_t N, int C, float eps = kNormEps);
+                       int64_t N, int C, float eps);
 void layernorm_backward(const float* x, const float* weight, const float* mean, const float* rstd, const float* dy,
                         float* dx, float* dweight, float* dbias, int64_t N, int C);
 

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/op_entry.hpp"
 
 namespace emb::cpu {
 
@@ -29,16 +31,20 @@ RopePairs rope_pairs(int hd, RopeMode mode) {
 }
 
 // Rotates every pair of x by +φ (direction 1) or −φ (direction −1, the inverse and the backward).
-void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode, int direction) {
-  if (mode == RopeMode::none) return;
+void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode, const int32_t* token_modes,
+            int direction) {
+  if (mode == RopeMode::none && !token_modes) return;
   EMB_CHECK(hd % 2 == 0, "rope: head dim ", hd, " must be even");
-  const RopePairs pairs = rope_pairs(hd, mode);
+  const RopePairs by_mode[3] = {RopePairs{}, rope_pairs(hd, RopeMode::d1), rope_pairs(hd, RopeMode::d3)};
   const int n_pairs = hd / 2;
 #pragma omp parallel if (T * H * hd >= (1 << 15))
   {
     std::vector<float> cos_phi(n_pairs), sin_phi(n_pairs);
 #pragma omp for
     for (int64_t t = 0; t < T; ++t) {
+      const RopeMode m = token_modes ? RopeMode(token_modes[t]) : mode;
+      if (m == RopeMode::none) continue;
+      const RopePairs& pairs = by_mode[int(m)];
       for (int k = 0; k < n_pairs; ++k) {
         const double phi = pos[t * 3 + pairs.axis[k]] * pairs.inv_freq[k];
         cos_phi[k] = static_cast<float>(std::cos(phi));
@@ -58,12 +64,29 @@ void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mod
 
 }  // namespace
 
-void rope_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode) {
-  rotate(x, pos, T, H, hd, mode, 1);
+void rope_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode, const int32_t* token_modes) {
+  rotate(x, pos, T, H, hd, mode, token_modes, 1);
 }
 
-void rope_backward(float* dx, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode) {
-  rotate(dx, pos, T, H, hd, mode, -1);
+void rope_backward(float* dx, const int32_t* pos, int64_t T, int H, int hd, RopeMode mode,
+                   const int32_t* token_modes) {
+  rotate(dx, pos, T, H, hd, mode, token_modes, -1);
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  fp32_contiguous(check_rope("rope_forward", x, pos, cfg));
+  cpu::rope_forward(f(x), pos, x.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes);
+}
+
+void CpuOps::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
+  fp32_contiguous(check_rope("rope_backward", dx, pos, cfg));
+  cpu::rope_backward(f(dx), pos, dx.rows, cfg.heads, cfg.head_dim, cfg.mode, cfg.token_modes);
+}
+
+}  // namespace emb

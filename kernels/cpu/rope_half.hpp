@@ -8,22 +8,12 @@
 // one of head dim 128 (θ = 1e6, i = 37: one ulp of 3.4e-4, an angle error below 1e-7 at p = 1000).
 // The backward of a rotation rotates the gradient by −angle.
 #pragma once
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
-namespace emb::cpu {
+#include "kernels/rope_half_inv_freq.hpp"
 
-// inv_freq_i for i < hd/2 (the table every backend computes the same way; inline, since
-// kernels/cuda's standalone build uses it too).
-inline std::vector<float> rope_half_inv_freq(int hd, float theta) {
-  std::vector<float> inv(static_cast<size_t>(hd / 2));
-  for (int i = 0; i < hd / 2; ++i) {
-    const float exponent = float(2 * i) / float(hd);
-    inv[size_t(i)] = 1.0f / float(std::pow(double(theta), double(exponent)));
-  }
-  return inv;
-}
+namespace emb::cpu {
 
 // x [T, H·hd] rotated in place at positions pos [T].
 void rope_half_forward(float* x, const int32_t* pos, int64_t T, int H, int hd, float theta);

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/op_entry.hpp"
+
 namespace emb::cpu {
 
 void copy_rows(const float* src, int64_t ld_src, const int32_t* src_rows, float* dst, int64_t ld_dst,
@@ -37,3 +41,58 @@ void zero_rows(float* y, int64_t ld_y, int64_t N, int64_t C) {
 }
 
 }  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CpuOps::zero(const View& y) {
+  const OpCheck c = check_zero(y);
+  fp32(c);
+  if (!y.absent()) cpu::zero_rows(f(y), y.ld, y.rows, y.cols);
+}
+
+void CpuOps::copy(const View& x, const View& y) {
+  fp32(check_elementwise("copy", {{"x", &x}, {"y", &y}}));
+  cpu::copy_rows(cf(x), x.ld, nullptr, f(y), y.ld, nullptr, x.rows, x.cols);
+}
+
+void CpuOps::convert(const View& x, const View& y) {
+  check_convert(x, y);
+  const int64_t n = x.size();
+  if (x.dtype == y.dtype) {
+    std::memcpy(y.data, x.data, size_t(n) * dtype_size(x.dtype));
+  } else if (x.dtype == DType::f32) {
+    const float* src = cf(x);
+    bf16* dst = static_cast<bf16*>(y.data);
+    for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16(src[i]);
+  } else {
+    const bf16* src = static_cast<const bf16*>(x.data);
+    float* dst = f(y);
+    for (int64_t i = 0; i < n; ++i) dst[i] = to_float(src[i]);
+  }
+}
+
+void CpuOps::add(const View& a, const View& b, const View& y) {
+  fp32(check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}}));
+  cpu::add(cf(a), a.ld, cf(b), b.ld, f(y), y.ld, y.rows, y.cols);
+}
+
+void CpuOps::add_bias(const View& y, const View& b) {
+  fp32_contiguous(check_add_bias(y, b));
+  cpu::add_bias(f(y), cf(b), y.rows, y.cols);
+}
+
+void CpuOps::copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  fp32(check_rows("copy_rows", src, src_rows, dst, dst_rows));
+  cpu::copy_rows(cf(src), src.ld, src_rows.data, f(dst), dst.ld, dst_rows.data, row_count(src, src_rows, dst_rows),
+                 src.cols);
+}
+
+void CpuOps::add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  fp32(check_rows("add_rows", src, src_rows, dst, dst_rows));
+  cpu::add_rows(cf(src), src.ld, src_rows.data, f(dst), dst.ld, dst_rows.data, row_count(src, src_rows, dst_rows),
+                src.cols);
+}
+
+}  // namespace emb

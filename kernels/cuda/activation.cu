@@ -2,6 +2,7 @@
 #include "kernels/cuda/activation_math.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
@@ -41,3 +42,27 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::activation_forward(Activation act, const View& x, const View& y) {
+  const OpCheck c = check_activation("activation_forward", act, {{"x", &x}, {"y", &y}});
+  c.contiguous();
+  dispatch(storage(c, {&x, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_forward(act, ptr<const T>(x), ptr<T>(y), x.size(), stream_);
+  });
+}
+
+void CudaOps::activation_backward(Activation act, const View& x, const View& dy, const View& dx) {
+  const OpCheck c = check_activation("activation_backward", act, {{"x", &x}, {"dy", &dy}, {"dx", &dx}});
+  c.contiguous();
+  dispatch(storage(c, {&x, &dy, &dx}), [&](auto t) {
+    using T = decltype(t);
+    cuda::activation_backward(act, ptr<const T>(x), ptr<const T>(dy), ptr<T>(dx), x.size(), stream_);
+  });
+}
+
+}  // namespace emb

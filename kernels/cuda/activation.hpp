@@ -5,11 +5,11 @@
 
 #include <cstdint>
 
+#include "kernels/op_types.hpp"  // Activation
+
 namespace emb::cuda {
 
-enum class Activation { gelu_tanh, silu, relu, gelu_erf };
-
-// y = act(x)
+// y = act(x), act ≠ none
 template <class T>
 void activation_forward(Activation act, const T* x, T* y, int64_t n, cudaStream_t stream);
 // dx += act'(x)·dy

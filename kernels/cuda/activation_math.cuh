@@ -17,12 +17,14 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
   return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
 }
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-// gelu_erf(x) = xΦ(x), Φ(x) = erfc(−x/√2)/2 (no 1 + erf cancellation for negative x); its
-// derivative Φ(x) + xφ(x), φ(x) = e^(−x²/2)/√(2π).
-constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * kInvSqrt2); }
+// gelu_erf(x) = xΦ(x), Φ(x) = 0.5(1 + erf(x/√2)); its derivative Φ(x) + xφ(x) (in double, as the CPU)
+constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
+__device__ __forceinline__ float gelu_erf(float x) {
+  return float(0.5 * double(x) * (1.0 + erf(double(x) * kInvSqrt2)));
+}
 __device__ __forceinline__ float gelu_erf_grad(float x) {
-  return 0.5f * erfcf(-x * kInvSqrt2) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+  const double v = x;
+  return float(0.5 * (1.0 + erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * exp(-0.5 * v * v));
 }
 
 __device__ __forceinline__ float activation_value(Activation act, float x) {

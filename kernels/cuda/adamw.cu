@@ -4,6 +4,7 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"
@@ -171,3 +172,41 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::sum_squares(const View& g, double* out) {
+  const OpCheck c = check_sum_squares(g, out);
+  c.contiguous();
+  dispatch(storage(c, {&g}), [&](auto tag) {
+    using G = decltype(tag);
+    cuda::AdamWTensor<G> tensor;
+    tensor.grad = ptr<const G>(g);
+    tensor.n = g.size();
+    auto* ws = static_cast<double*>(workspace_.get(cuda::kSumSquaresWorkspace * sizeof(double), stream_));
+    cuda::global_sum_squares(&tensor, 1, ws, stream_);
+    check_cuda(cudaMemcpyAsync(out, ws, sizeof(double), cudaMemcpyDeviceToDevice, stream_), "sum_squares");
+  });
+}
+
+void CudaOps::adamw_step(const View& param, const View& grad, const View& m, const View& v, const AdamWConfig& cfg,
+                         int64_t step, float grad_scale, float decay_mult) {
+  const OpCheck c = check_adamw_step(param, grad, m, v);
+  fp32_views(c, {{"param", &param}, {"m", &m}, {"v", &v}});
+  c.contiguous();
+  dispatch(storage(c, {&grad}), [&](auto tag) {
+    using G = decltype(tag);
+    cuda::AdamWTensor<G> tensor;
+    tensor.param = f(param);
+    tensor.grad = ptr<const G>(grad);
+    tensor.m = f(m);
+    tensor.v = f(v);
+    tensor.n = param.size();
+    tensor.decay_mult = decay_mult;
+    cuda::adamw_step(&tensor, 1, cfg, step, grad_scale, 0.0f, nullptr, stream_);  // no clipping here
+  });
+}
+
+}  // namespace emb

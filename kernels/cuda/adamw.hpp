@@ -7,18 +7,16 @@
 // Clipping without a host round trip: global_sum_squares leaves Σ g² in a device double
 // (all-reduce it across ranks when shards are split), and adamw_step reads it there:
 //   norm = sqrt(Σ g²)·grad_scale,  clip = min(1, max_norm/(norm + 1e-6))  (max_norm ≤ 0: 1),
-//   g ← grad·grad_scale·clip, then the update of cpu::adamw_step.
+//   g ← grad·grad_scale·clip, then the update of kernels/cpu/adamw.hpp.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "kernels/cpu/adamw.hpp"
+#include "kernels/op_types.hpp"
 
 namespace emb::cuda {
-
-using cpu::AdamWConfig;
 
 constexpr int kAdamWTensorsPerLaunch = 32;
 constexpr int kSumSquaresBlocksPerTensor = 64;

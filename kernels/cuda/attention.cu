@@ -1,9 +1,12 @@
 #include <cmath>
 
 #include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/attention_mma.hpp"
 #include "kernels/cuda/attention_passes.cuh"
+#include "kernels/cuda/attention_wgmma.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/storage.cuh"
 
 namespace emb::cuda {
@@ -249,3 +252,72 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+namespace {
+void check_head_dim(const OpCheck& c, const AttnConfig& cfg) {
+  c.expect(cuda::attention_head_dim_built(cfg.head_dim),
+           "head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::attention_head_dims_text(), ")");
+}
+}  // namespace
+
+// bf16 runs on tensor cores (attention_mma.hpp) when its views are 16-byte aligned, as cp.async
+// needs, at the head dims those kernels are built for, forward and backward on the Hopper kernels
+// (attention_wgmma.hpp) when the device is sm_90 (attention_wgmma_selected); fp32 (and other
+// bf16) keeps the SIMT kernels of this file, the fp32 path that matches the CPU to 1e-5.
+void CudaOps::attention_forward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                const AttnConfig& cfg, const AttnIndex& idx) {
+  const OpCheck c = check_attention("attention_forward", q, k, v, out, lse, cfg, idx);
+  check_head_dim(c, cfg);
+  fp32_views(c, {{"lse", &lse}});
+  c.contiguous();
+  dispatch(storage(c, {&q, &k, &v, &out}), [&](auto t) {
+    using T = decltype(t);
+    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    if constexpr (std::is_same_v<T, bf16_t>)
+      if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
+          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data}))
+        return (wgmma_attention_ ? cuda::attention_wgmma_forward : cuda::attention_mma_forward)(
+            ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows, cfg.heads,
+            cfg.head_dim, idx, ws, stream_, keyless_row_);
+    cuda::attention_forward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<T>(out), f(lse), q.rows, k.rows,
+                            cfg.heads, cfg.head_dim, idx, ws, stream_, keyless_row_);
+  });
+}
+
+void CudaOps::attention_backward(const View& q, const View& k, const View& v, const View& out, const View& lse,
+                                 const View& dout, const View& dq, const View& dk, const View& dv,
+                                 const AttnConfig& cfg, const AttnIndex& idx) {
+  const OpCheck c = check_attention_backward(q, k, v, out, lse, dout, dq, dk, dv, cfg, idx);
+  check_head_dim(c, cfg);
+  fp32_views(c, {{"lse", &lse}});
+  c.contiguous();
+  dispatch(storage(c, {&q, &k, &v, &out, &dout, &dq, &dk, &dv}), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, bf16_t>)
+      if (cuda::attention_mma_head_dim_built(cfg.head_dim) &&
+          cuda::attention_mma_aligned({q.data, k.data, v.data, out.data, dout.data, dq.data, dk.data, dv.data})) {
+        if (wgmma_attention_)
+          return cuda::attention_wgmma_backward(
+              ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse), ptr<const T>(dout),
+              ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx,
+              workspace_.get(cuda::attention_wgmma_workspace_bytes(q.rows, k.rows, cfg.heads, cfg.head_dim,
+                                                                   dq_accumulation_),
+                             stream_),
+              stream_, dq_accumulation_);
+        return cuda::attention_mma_backward(
+            ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse), ptr<const T>(dout),
+            ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads, cfg.head_dim, idx,
+            workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_), stream_);
+      }
+    void* ws = workspace_.get(cuda::attention_workspace_bytes(q.rows, k.rows, cfg.heads), stream_);
+    cuda::attention_backward(ptr<const T>(q), ptr<const T>(k), ptr<const T>(v), ptr<const T>(out), fp(lse),
+                             ptr<const T>(dout), ptr<T>(dq), ptr<T>(dk), ptr<T>(dv), q.rows, k.rows, cfg.heads,
+                             cfg.head_dim, idx, ws, stream_);
+  });
+}
+
+}  // namespace emb

@@ -24,10 +24,10 @@ __global__ void summarize_tiles_kernel(Side side, TileSummary* out, int64_t n_ti
   out[tile] = s;
 }
 
-// A keyless row as one word, ordered by row: row (31 bits) | seq (31 bits) | mask (2 bits), so
+// A keyless row as one word, ordered by row: row (30 bits) | seq (31 bits) | mask (3 bits), so
 // atomicMin keeps the lowest row over every call since the word was reset.
 __host__ __device__ unsigned long long pack_keyless(int64_t row, int32_t seq, AttnMask mask) {
-  return (static_cast<unsigned long long>(row) << 33) | (static_cast<unsigned long long>(seq) << 2) |
+  return (static_cast<unsigned long long>(row) << 34) | (static_cast<unsigned long long>(seq) << 3) |
          static_cast<unsigned long long>(mask);
 }
 
@@ -73,19 +73,19 @@ Workspace carve_workspace(void* base, int64_t Tq, int64_t Tk) {
 
 std::string keyless_row_error(unsigned long long recorded) {
   if (recorded == kNoKeylessRow) return "";
-  const auto row = recorded >> 33, seq = (recorded >> 2) & 0x7fffffffull;
+  const auto row = recorded >> 34, seq = (recorded >> 3) & 0x7fffffffull;
   return str("attention: query token ", row, " (seq ", seq, ") has no allowed key under mask ",
-             cpu::attn_mask_name(AttnMask(recorded & 3)));
+             attn_mask_name(AttnMask(recorded & 7)));
 }
 
 Params summarize(const AttnIndex& idx, int64_t Tq, int64_t Tk, int H, int hd, const Workspace& w,
                  cudaStream_t stream) {
-  EMB_CHECK(Tq < (int64_t(1) << 31), "attention (cuda): ", Tq, " query tokens in one call (at most 2^31 - 1)");
+  EMB_CHECK(Tq < (int64_t(1) << 30), "attention (cuda): ", Tq, " query tokens in one call (at most 2^30 - 1)");
   Params p;
   p.Tq = Tq;
   p.Tk = Tk;
   p.H = H;
-  p.mask = idx.mask;
+  p.mask = MaskRule(idx.mask, idx.tf);
   p.q_side = Side{idx.q_seq, idx.q_blk, idx.q_grp, Tq};
   p.k_side = Side{idx.k_seq, idx.k_blk, idx.k_grp, Tk};
   p.q_tiles = w.q_tiles;
@@ -106,7 +106,7 @@ void check_keyless_rows(const float* lse, const Params& p, const Workspace& w, c
   unsigned long long* record = keyless ? keyless : w.keyless_row;
   if (!keyless)
     check_cuda(cudaMemsetAsync(record, 0xff, sizeof(unsigned long long), stream), "attention keyless row");
-  EMB_LAUNCH(keyless_row_kernel, unsigned((p.Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, p.H, p.mask, record);
+  EMB_LAUNCH(keyless_row_kernel, unsigned((p.Tq + 255) / 256), 256, 0, stream)(lse, p.q_side, p.H, p.mask.kind, record);
   check_launch("attention keyless rows");
   if (keyless) return;
   unsigned long long row = kNoKeylessRow;

@@ -42,7 +42,7 @@ size_t align256(size_t bytes);
 struct Params {
   int64_t Tq, Tk;
   int H;
-  AttnMask mask;
+  MaskRule mask;
   Side q_side, k_side;
   const TileSummary *q_tiles, *k_tiles;  // per kAttnTile tokens
   float scale;                           // 1/√hd

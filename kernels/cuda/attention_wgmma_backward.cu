@@ -97,6 +97,48 @@ __device__ void consume_dq(char* base, const BackwardRing& ring, const AllowedTi
                                 [&](int64_t e, int d, int k) { add_to(dq + e, p.scale * acc[d][k]); });
 }
 
+// ATOMIC_DQ: the dS buffer of the dq_use-th tile whose dQ the block forms (two, in turn).
+template <int HD>
+__device__ __forceinline__ char* ds_buffer(char* base, int64_t dq_use) {
+  using L = DkdvShared<HD, true>;
+  return L::scratch(base) + int(dq_use & 1) * kDsBytes;
+}
+
+// ATOMIC_DQ: once both warpgroups wrote their dS halves of tile qt (the dq_use-th whose dQ the
+// block forms), this warpgroup's half of the columns of its dQ = dS·K over the keys of the
+// warpgroups that attend the tile, added to dq_accum; its wait retires all this warpgroup has in
+// flight.
+template <int HD>
+__device__ __forceinline__ void add_dq_half(char* base, const Params& p, int h, const bool (&attends)[kGroups],
+                                            int64_t qt, int64_t dq_use, float* dq_accum) {
+  using L = DkdvShared<HD, true>;
+  const int lane = threadIdx.x % 32, g = int(threadIdx.x / 128);
+  uint64_t* written = L::extra_barriers(base) + (dq_use & 1);
+  mbarrier_arrive(written);
+  mbarrier_wait(written, unsigned(dq_use >> 1 & 1));
+  const char* ds = ds_buffer<HD>(base, dq_use);
+  const int first = attends[0] ? 0 : kGroupRows / 16, last = attends[1] ? kBlockRows / 16 : kGroupRows / 16;
+  float dq[HD / 16][4] = {};  // zeros: with undefined registers as its input ptxas spilled 700 B at hd 128
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kBlockRows / 16; ++kk) {  // 16 keys each: of warpgroup kk / 4's K tile
+    const char* k_half = L::resident(base, 0, kk / 4) + g * (HD / 16) * kChunkBytes;
+    if (kk >= first && kk < last)
+      wgmma_ss<HD / 2, 1>(dq, k_major_descriptor(ds, kk), n_major_descriptor(k_half, kk % 4), kk > first);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(dq);
+  // Warp w of the block holds rows 16w .. of its warpgroup's 64: 16(w − 4g) of the tile.
+  const WarpRows q_rows(qt * kTileRows - g * kGroupRows);
+  for_each_gradient_element<HD / 2>(q_rows, p.Tq, int64_t(p.H) * HD, int64_t(h) * HD + g * (HD / 2), lane,
+                                    [&](int64_t e, int d, int k) {
+                                      if (k % 2 == 0)  // columns 2t, 2t + 1 in one 8-byte atomic
+                                        atomicAdd(reinterpret_cast<float2*>(dq_accum + e),
+                                                  make_float2(dq[d][k], dq[d][k + 1]));
+                                    });
+}
+
 // The dK, dV of a consumer warpgroup's 64 key rows, on the transposed tiles (FA3's layout): per
 // query tile its keys may attend, Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ (wgmma, one group), Pᵀ and
 // dSᵀ = Pᵀ∘(dPᵀ − D) in registers, already in the accumulator layout that is the A fragment
@@ -122,35 +164,8 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
                                       span_summary(p.k_tiles, j0 + kGroupRows, kGroupRows, p.Tk)};
   float dk_acc[HD / 8][4] = {}, dv_acc[HD / 8][4] = {};
   int64_t dq_use = 0;  // ATOMIC_DQ: the tiles whose dQ the block formed so far
-  const auto ds_buffer = [&] { return L::scratch(base) + int(dq_use & 1) * kDsBytes; };  // the dq_use-th tile's
-  // Once both warpgroups wrote their dS halves of the tile, this warpgroup's half of its dQ; its
-  // wait retires all this warpgroup has in flight.
   const auto add_dq = [&](const bool (&attends)[kGroups], int64_t qt) {
-    uint64_t* written = L::extra_barriers(base) + (dq_use & 1);
-    mbarrier_arrive(written);
-    mbarrier_wait(written, unsigned(dq_use >> 1 & 1));
-    const char* ds = ds_buffer();
-    ++dq_use;
-    const int first = attends[0] ? 0 : kGroupRows / 16, last = attends[1] ? kBlockRows / 16 : kGroupRows / 16;
-    float dq[HD / 16][4] = {};  // zeros: with undefined registers as its input ptxas spilled 700 B at hd 128
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockRows / 16; ++kk) {  // 16 keys each: of warpgroup kk / 4's K tile
-      const char* k_half = L::resident(base, 0, kk / 4) + g * (HD / 16) * kChunkBytes;
-      if (kk >= first && kk < last)
-        wgmma_ss<HD / 2, 1>(dq, k_major_descriptor(ds, kk), n_major_descriptor(k_half, kk % 4), kk > first);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operand(dq);
-    // Warp w of the block holds rows 16w .. of its warpgroup's 64: 16(w − 4g) of the tile.
-    const WarpRows q_rows(qt * kTileRows - g * kGroupRows);
-    for_each_gradient_element<HD / 2>(q_rows, p.Tq, int64_t(p.H) * HD, int64_t(h) * HD + g * (HD / 2), lane,
-                                      [&](int64_t e, int d, int k) {
-                                        if (k % 2 == 0)  // columns 2t, 2t + 1 in one 8-byte atomic
-                                          atomicAdd(reinterpret_cast<float2*>(dq_accum + e),
-                                                    make_float2(dq[d][k], dq[d][k + 1]));
-                                      });
+    add_dq_half<HD>(base, p, h, attends, qt, dq_use++, dq_accum);
   };
   consume(ring, tiles, [&](int64_t qt, int s, int64_t) {
     const bool attends[kGroups] = {tiles.allowed(spans[0], qt), tiles.allowed(spans[1], qt)};  // uniform per block
@@ -177,7 +192,7 @@ __device__ void consume_dkdv(char* base, const BackwardRing& ring, const Allowed
     if constexpr (ATOMIC_DQ) {
       // dSᵀ [key][query] of this lane (keys 16w' + lane / 4 + 8·(e / 2) of the warpgroup's, w' its
       // warp in it) as dS [query][key]: 8-key chunk 8g + 2w' + e / 2, row = query, lane / 4 in it.
-      char* ds = ds_buffer() + (8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes;
+      char* ds = ds_buffer<HD>(base, dq_use) + (8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes;
       for_each_element<kTileRows>(lane, [&](int n, int e, int col) {
         *reinterpret_cast<bf16*>(ds + (e / 2) * kChunkBytes + col * 16 + lane / 4 * 2) = from_f32<bf16>(dpt[n][e]);
       });

@@ -14,6 +14,9 @@
 // Where Ops fuses and a kernel does not (silu/relu after a linear, activation backwards, the
 // per-embodiment linears' activations), CudaOps composes kernels as CpuOps does; the
 // composition is the CPU reference.
+// This class keeps what is not an op (cuda_ops.cu: device memory, the stream, graphs, scratch,
+// deferred errors); each op's entry is defined in the file of its kernels (op_entry.hpp;
+// kernels/README.md lists them).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -130,14 +133,14 @@ class CudaOps final : public Ops {
   void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
                         const View& dweight) override;
   void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
-                             const View& y, const View& mean, const View& rstd) override;
+                             const View& y, const View& mean, const View& rstd, float eps) override;
   void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
                               const View& rstd, const View& dy, const View& dx, const View& dscale,
                               const View& dshift) override;
   void gated_residual_forward(const View& x, const View& gate, const View& y) override;
   void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
                                       const View& scale, const View& shift, const View& normed, const View& y,
-                                      const View& mean, const View& rstd) override;
+                                      const View& mean, const View& rstd, float eps) override;
   void gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
                                const View& dgate) override;
 
@@ -149,6 +152,8 @@ class CudaOps final : public Ops {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
 
+  void dropout_forward(const View& x, const View& y, const DropoutConfig& cfg, const DropoutRows& rows) override;
+  void dropout_backward(const View& dy, const View& dx, const DropoutConfig& cfg, const DropoutRows& rows) override;
   void encoder_attention_forward(const View& q, const View& k, const View& v, const View& bias,
                                  const AttnBias& bias_kind, const View& out, const View& lse,
                                  const EncoderAttnConfig& cfg, const AttnSegments& segments) override;
@@ -160,10 +165,9 @@ class CudaOps final : public Ops {
   void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
                       const ConvConfig& cfg) override;
   void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override;
-  void resize_forward(const View& x, const View& y, const ResizeConfig& cfg) override;
   void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override;
 
-  void sinus_embedding(const View& t, const View& out) override;
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,
                         const RowIndex& t_rows, const View& y) override;
   void mse_loss(const View& pred, const View& plus, const View& minus, const View& mask,
@@ -181,8 +185,12 @@ class CudaOps final : public Ops {
   // dy·act'(pre) in zeroed_gradient's scratch.
   template <class T>
   const T* activation_input_gradient(Activation act, const View& pre, const View& dy);
-  // The checks, storage dispatch and activation gradient every linear backward shares
-  // (cuda_ops.cu); gemms(T{}, G{}, g) runs the GEMMs on the activation input's gradient g.
+  // What every linear forward and backward shares (op_entry.hpp): contiguity, storage dispatch,
+  // the activation after the forward's GEMM and before the backward's. gemm(o) and gemms(o) run
+  // the family's GEMMs on the typed operands o (cuda::entry::LinearOperands, LinearGradients).
+  template <class Gemm>
+  void linear_forward_frame(const OpCheck& c, const View& x, const View& W, const View& b, Activation act,
+                            const View& pre, const View& y, Gemm&& gemm);
   template <class Gemms>
   void linear_backward_frame(const OpCheck& c, const View& x, const View& W, Activation act, const View& pre,
                              const View& dy, const View& dx, const View& dW, const View& db, Gemms&& gemms);

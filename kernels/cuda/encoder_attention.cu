@@ -214,7 +214,7 @@ void CudaOps::encoder_attention_forward(const View& q, const View& k, const View
                                         const EncoderAttnConfig& cfg, const AttnSegments& segments) {
   const OpCheck c = check_encoder_attention(q, k, v, bias, bias_kind, out, lse, cfg, segments);
   c.expect(cuda::encoder_attention_head_dim_built(cfg.head_dim),
-           str("head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::encoder_attention_head_dims_text(), ")"));
+           "head_dim ", cfg.head_dim, " is not built on CUDA (", cuda::encoder_attention_head_dims_text(), ")");
   fp32_views(c, {{"lse", &lse}});
   dispatch(storage(c, {&q, &k, &v, &bias, &out}), [&](auto t) {
     using T = decltype(t);

@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/ops.hpp"
+#include "kernels/op_types.hpp"
 
 namespace emb::cuda {
 

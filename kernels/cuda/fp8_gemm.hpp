@@ -1,5 +1,5 @@
 // y[T, O] = X·Wᵀ + beta·y through cuBLASLt's block-scaled FP8 GEMM (sm_90, cuBLAS ≥ 12.9), the GPU
-// version of kernels/cpu/fp8_gemm.hpp: X [T, K] in 1×128 tiles, W [O, K] in 128×128 blocks,
+// version of kernels/fp8_gemm.hpp: X [T, K] in 1×128 tiles, W [O, K] in 128×128 blocks,
 // codes and scales as fp8_quantize.hpp lays them out; fp32 accumulation with the scales applied
 // per 128-long k-block; output fp32 or bf16 (beta = 0 leaves y unread).
 // Hopper's FP8 kernels take only the "TN" layout: A transposed and B not, both with K

@@ -7,6 +7,7 @@
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/mixed_storage.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -122,3 +123,30 @@ EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+// The FP8 recipe (fp8_linear.hpp); the activation composed as in linear_forward/backward.
+void CudaOps::fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                 const View& y) {
+  linear_forward_frame(check_fp8_linear_forward(x, W, b, act, pre, y), x, W, b, act, pre, y, [&](auto o) {
+    void* scratch = workspace_.get(cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(*o.x)), stream_);
+    cuda::fp8_linear_forward(*blas_, o.x, o.W, o.b, o.out, x.rows, x.cols, W.cols, scratch, stream_);
+    return false;
+  });
+}
+
+void CudaOps::fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                                  const View& dx, const View& dW, const View& db) {
+  linear_backward_frame(check_fp8_linear_backward(x, W, act, pre, dy, dx, dW, db), x, W, act, pre, dy, dx, dW, db,
+                        [&](auto o) {
+                          void* scratch = workspace_.get(
+                              cuda::fp8_linear_scratch_bytes(x.rows, x.cols, W.cols, sizeof(*o.x)), stream_);
+                          cuda::fp8_linear_backward(*blas_, o.x, o.W, o.dpre, o.dx, o.dW, o.db, x.rows, x.cols,
+                                                    W.cols, scratch, stream_);
+                        });
+}
+
+}  // namespace emb

@@ -1,4 +1,4 @@
-// Block-scaled FP8 (E4M3) quantisation on the GPU, as kernels/cpu/fp8_quantize.hpp: each block
+// Block-scaled FP8 (E4M3) quantisation on the GPU, as kernels/fp8_quantize.hpp: each block
 // keeps the codes of x / s with one fp32 scale s = amax / 448 (1 for a block of zeros), encoded
 // to nearest even and saturating to ±448 (__nv_cvt_float_to_fp8 with __NV_SATFINITE), so codes
 // and scales equal the CPU reference's bit for bit. Codes are laid out as the input; the scales

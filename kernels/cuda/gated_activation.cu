@@ -64,20 +64,12 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 
 namespace emb {
 
-namespace {
-cuda::Activation gated_kernel_activation(Activation act) {
-  return act == Activation::silu ? cuda::Activation::silu
-         : act == Activation::relu ? cuda::Activation::relu
-                                   : cuda::Activation::gelu_tanh;
-}
-}  // namespace
-
 void CudaOps::gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) {
   const OpCheck c = check_gated_activation("gated_activation_forward", act, gate, up, y, View{}, View{});
   dispatch(storage(c, {&gate, &up, &y}), [&](auto t) {
     using T = decltype(t);
-    cuda::gated_activation_forward(gated_kernel_activation(act), ptr<const T>(gate), gate.ld, ptr<const T>(up), up.ld,
-                                   ptr<T>(y), y.ld, gate.rows, gate.cols, stream_);
+    cuda::gated_activation_forward(act, ptr<const T>(gate), gate.ld, ptr<const T>(up), up.ld, ptr<T>(y), y.ld,
+                                   gate.rows, gate.cols, stream_);
   });
 }
 
@@ -86,9 +78,8 @@ void CudaOps::gated_activation_backward(Activation act, const View& gate, const 
   const OpCheck c = check_gated_activation("gated_activation_backward", act, gate, up, dy, dgate, dup);
   dispatch(storage(c, {&gate, &up, &dy, &dgate, &dup}), [&](auto t) {
     using T = decltype(t);
-    cuda::gated_activation_backward(gated_kernel_activation(act), ptr<const T>(gate), gate.ld, ptr<const T>(up),
-                                    up.ld, ptr<const T>(dy), dy.ld, ptr<T>(dgate), dgate.ld, ptr<T>(dup), dup.ld,
-                                    gate.rows, gate.cols, stream_);
+    cuda::gated_activation_backward(act, ptr<const T>(gate), gate.ld, ptr<const T>(up), up.ld, ptr<const T>(dy),
+                                    dy.ld, ptr<T>(dgate), dgate.ld, ptr<T>(dup), dup.ld, gate.rows, gate.cols, stream_);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.hpp"
 #include "kernels/cuda/mixed_storage.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -115,20 +116,6 @@ void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* d
   if (db && !db_done) column_sum(N, out, db, MatrixEntry<T>{dy, out}, blas.column_sum_scratch(stream), stream);
 }
 
-EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E) {
-  EmbRows rows;
-  rows.offsets.assign(size_t(E) + 1, 0);
-  for (int64_t i = 0; i < N; ++i) {
-    EMB_CHECK(emb[i] >= 0 && emb[i] < E, "linear_emb: row ", i, " has embodiment ", emb[i], ", expected 0..", E - 1);
-    ++rows.offsets[size_t(emb[i]) + 1];
-  }
-  for (int e = 0; e < E; ++e) rows.offsets[size_t(e) + 1] += rows.offsets[size_t(e)];
-  rows.perm.resize(size_t(N));
-  std::vector<int64_t> next(rows.offsets.begin(), rows.offsets.end() - 1);
-  for (int64_t i = 0; i < N; ++i) rows.perm[size_t(next[size_t(emb[i])]++)] = int32_t(i);
-  return rows;
-}
-
 // Layout of the scratch: gathered x [N, in], gathered dy or y [N, out], gathered dx [N, in],
 // each slice rounded up to 256 bytes so every group's GEMM operands stay aligned.
 namespace {
@@ -193,3 +180,63 @@ EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                             const View& y) {
+  linear_forward_frame(check_linear_forward(x, W, b, act, pre, y), x, W, b, act, pre, y, [&](auto o) {
+    if (act == Activation::gelu_tanh) {  // one GEMM with cuBLASLt's GELU epilogue (linear.hpp): pre and y
+      cuda::linear_gelu_forward(*blas_, o.x, o.W, o.b, o.out, static_cast<decltype(o.out)>(y.data), x.rows,
+                                int(x.cols), int(W.cols), stream_);
+      return true;
+    }
+    cuda::linear_forward(*blas_, o.x, o.W, o.b, o.out, x.rows, int(x.cols), int(W.cols), stream_);
+    return false;
+  });
+}
+
+void CudaOps::linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                              const View& dx, const View& dW, const View& db) {
+  linear_backward_frame(check_linear_backward(x, W, act, pre, dy, dx, dW, db), x, W, act, pre, dy, dx, dW, db,
+                        [&](auto o) {
+                          cuda::linear_backward(*blas_, o.x, o.W, o.dpre, o.dx, o.dW, o.db, x.rows, int(x.cols),
+                                                int(W.cols), stream_);
+                        });
+}
+
+namespace {
+// The per-embodiment GEMMs read the grouping of the rows by embodiment.
+void check_emb_grouping(const OpCheck& c, const EmbRows& emb) {
+  c.expect(emb.perm && emb.offsets, "CUDA needs the embodiment grouping (EmbRows perm and offsets)");
+}
+}  // namespace
+
+void CudaOps::linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                                 const View& pre, const View& y) {
+  const OpCheck c = check_linear_emb_forward(x, W, b, emb, act, pre, y);
+  check_emb_grouping(c, emb);
+  linear_forward_frame(c, x, W, b, act, pre, y, [&](auto o) {
+    void* scratch =
+        workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(*o.x)), stream_);
+    cuda::linear_emb_forward(*blas_, o.x, o.W, o.b, emb.perm, emb.offsets, o.out, x.rows, int(x.cols), int(W.cols),
+                             emb.n_emb, scratch, stream_);
+    return false;
+  });
+}
+
+void CudaOps::linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
+                                  const View& dy, const View& dx, const View& dW, const View& db) {
+  const OpCheck c = check_linear_emb_backward(x, W, emb, act, pre, dy, dx, dW, db);
+  check_emb_grouping(c, emb);
+  linear_backward_frame(c, x, W, act, pre, dy, dx, dW, db, [&](auto o) {
+    void* scratch =
+        workspace_.get(cuda::linear_emb_scratch_bytes(x.rows, int(x.cols), int(W.cols), sizeof(*o.x)), stream_);
+    cuda::linear_emb_backward(*blas_, o.x, o.W, emb.perm, emb.offsets, o.dpre, o.dx, o.dW, o.db, x.rows, int(x.cols),
+                              int(W.cols), emb.n_emb, scratch, stream_);
+  });
+}
+
+}  // namespace emb

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/cuda/blas.hpp"
 
@@ -40,16 +39,12 @@ void linear_backward(const Blas& blas, const T* x, const T* W, const T* dy, T* d
 
 // Per-embodiment linear: row i uses W[emb[i]] [in, out] and b[emb[i]] [out]. Rows are gathered
 // embodiment by embodiment into scratch, each group is one GEMM, and results are scattered back.
-struct EmbRows {
-  std::vector<int32_t> perm;     // row indices, embodiment 0's first (upload it to the device)
-  std::vector<int64_t> offsets;  // [E + 1]: embodiment e owns perm[offsets[e] .. offsets[e+1])
-};
-// Host-side grouping of the per-row embodiment ids (known on the host when the batch is packed).
-EmbRows group_rows_by_embodiment(const int32_t* emb, int64_t N, int E);
+// The grouping is made on the host when the batch is packed (group_rows_by_embodiment,
+// kernels/ops.hpp): perm, row indices with embodiment 0's first, in device memory; offsets [E + 1]
+// in host memory, embodiment e owning perm[offsets[e] .. offsets[e + 1]).
 // Scratch bytes linear_emb_forward/backward need for N rows of element size elem_bytes.
 size_t linear_emb_scratch_bytes(int64_t N, int in, int out, size_t elem_bytes);
 
-// perm: device copy of EmbRows::perm; offsets: host EmbRows::offsets.
 template <class T>
 void linear_emb_forward(const Blas& blas, const T* x, const T* W, const T* b, const int32_t* perm,
                         const int64_t* offsets, T* y, int64_t N, int in, int out, int E, void* scratch,

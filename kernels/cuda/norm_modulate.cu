@@ -1,14 +1,15 @@
 #include <type_traits>
 
+#include "kernels/cuda/blas.hpp"
 #include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mixed_storage.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"
-#include "kernels/op_types.hpp"  // kNormEps
 
 namespace emb::cuda {
 
@@ -252,15 +253,18 @@ struct NormParamGrad {
   }
 };
 
+}  // namespace
+
 template <class R, class T>
-void forward_rows(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in, const T* weight,
-                  const T* bias, const T* scale, const T* shift, int64_t ld_mod, T* normed, T* y, float* mean,
-                  float* rstd, int64_t N, int C, float eps, cudaStream_t stream) {
+void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
+                                    const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                                    cudaStream_t stream) {
   EMB_CHECK((scale == nullptr) == (shift == nullptr), "norm_modulate: scale and shift go together");
   if (N == 0) return;
   const bool layer = kind == NormKind::layer;
-  const ForwardArgs<R, T> args{layer,  x,     gate, r,      ld_gate, x_in, weight,           bias, scale,
-                            shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C, eps};
+  const ForwardArgs<R, T> args{layer,  x,      gate,   r, ld_gate, x_in, weight, bias, scale,
+                               shift,  ld_mod, normed, y, layer ? mean : nullptr, rstd, C, eps};
   constexpr int V = kMixedVectorWidth<R, T>;
   const auto launch = [&](auto vector) {
     launch_row_blocks<decltype(vector)::value>(C, "norm_modulate_forward", [&](auto k, int threads) {
@@ -275,24 +279,14 @@ void forward_rows(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* 
     launch(std::integral_constant<int, 1>{});
 }
 
-}  // namespace
-
-template <class R, class T>
-void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
-                                    const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
-                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream) {
-  forward_rows(kind, x, gate, ld_gate, r, x_in, weight, bias, scale, shift, ld_mod, normed, y, mean, rstd, N, C,
-               kNormEps, stream);
-}
-
 template <class R, class T>
 void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* bias, const T* scale, const T* shift,
                            int64_t ld_mod, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
                            cudaStream_t stream) {
   // Without a residual the kernel only reads x.
-  forward_rows(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0, static_cast<const T*>(nullptr),
-               static_cast<R*>(nullptr), weight, bias, scale, shift, ld_mod, static_cast<T*>(nullptr), y, mean, rstd,
-               N, C, eps, stream);
+  residual_norm_modulate_forward(kind, const_cast<R*>(x), static_cast<const T*>(nullptr), 0,
+                                 static_cast<const T*>(nullptr), static_cast<R*>(nullptr), weight, bias, scale, shift,
+                                 ld_mod, static_cast<T*>(nullptr), y, mean, rstd, N, C, eps, stream);
 }
 
 template <class R, class T, class G>
@@ -328,7 +322,7 @@ void norm_modulate_backward(NormKind kind, const R* x, const T* weight, const T*
                                             float*, float*, int64_t, int, float, cudaStream_t);                      \
   template void residual_norm_modulate_forward<R, T>(NormKind, R*, const T*, int64_t, const T*, R*, const T*,        \
                                                      const T*, const T*, const T*, int64_t, T*, T*, float*, float*,  \
-                                                     int64_t, int, cudaStream_t);
+                                                     int64_t, int, float, cudaStream_t);
 EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
@@ -340,3 +334,122 @@ EMB_CUDA_FOR_STORAGE_AND_TWO_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+namespace {
+// LayerNorm and RMSNorm are the fused kernel without modulation (scale, shift null); RMSNorm's
+// views have mean, bias and dbias absent.
+void launch_norm_forward(cuda::NormKind kind, const OpCheck& c, const View& x, const View& weight, const View& bias,
+                         const View& y, const View& mean, const View& rstd, float eps, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
+  const DType data = storage(c, {&weight, &bias, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    const T* none = nullptr;
+    cuda::norm_modulate_forward(kind, ptr<const R>(x), ptr<const T>(weight), ptr<const T>(bias), none, none, 0,
+                                ptr<T>(y), f(mean), f(rstd), x.rows, int(x.cols), eps, stream);
+  });
+}
+
+void launch_norm_backward(cuda::NormKind kind, const OpCheck& c, const View& x, const View& weight,
+                          const View& mean, const View& rstd, const View& dy, const View& dx, const View& dweight,
+                          const View& dbias, const cuda::Blas& blas, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"weight", &weight}, {"dy", &dy}, {"dx", &dx}, {"dweight", &dweight}, {"dbias", &dbias}});
+  const DType data = storage(c, {&weight, &dy});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), gradient_storage(c, data, {&dweight, &dbias}),
+                 [&](auto t, auto r, auto g) {
+                   using T = decltype(t);
+                   using R = decltype(r);
+                   using G = decltype(g);
+                   const T* none = nullptr;
+                   cuda::norm_modulate_backward(kind, ptr<const R>(x), ptr<const T>(weight), none, none, 0, fp(mean),
+                                                fp(rstd), ptr<const T>(dy), ptr<R>(dx), ptr<G>(dweight), ptr<G>(dbias),
+                                                static_cast<T*>(nullptr), static_cast<T*>(nullptr), x.rows,
+                                                int(x.cols), blas.column_sum_scratch(stream), stream);
+                 });
+}
+}  // namespace
+
+void CudaOps::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                                const View& rstd, float eps) {
+  launch_norm_forward(cuda::NormKind::layer, check_layernorm_forward(x, weight, bias, y, mean, rstd), x, weight, bias,
+                      y, mean, rstd, eps, stream_);
+}
+
+void CudaOps::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                 const View& dy, const View& dx, const View& dweight, const View& dbias) {
+  launch_norm_backward(cuda::NormKind::layer, check_layernorm_backward(x, weight, mean, rstd, dy, dx, dweight, dbias),
+                       x, weight, mean, rstd, dy, dx, dweight, dbias, *blas_, stream_);
+}
+
+void CudaOps::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
+  launch_norm_forward(cuda::NormKind::rms, check_rmsnorm_forward(x, weight, y, rstd), x, weight, View{}, y, View{},
+                      rstd, kRmsNormEps, stream_);
+}
+
+void CudaOps::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                               const View& dweight) {
+  launch_norm_backward(cuda::NormKind::rms, check_rmsnorm_backward(x, weight, rstd, dy, dx, dweight), x, weight,
+                       View{}, rstd, dy, dx, dweight, View{}, *blas_, stream_);
+}
+
+namespace {
+// Both norm_modulate forwards run the fused kernel (gate, r and x_in absent: the norm alone):
+// normed = LN(x) (the backward's input) and y = normed·(1 + scale) + shift in one pass over x.
+void launch_residual_norm_modulate(const OpCheck& c, const View& x, const View& gate, const View& r, const View& x_in,
+                                   const View& scale, const View& shift, const View& normed, const View& y,
+                                   const View& mean, const View& rstd, float eps, cudaStream_t stream) {
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"r", &r}, {"x_in", &x_in}, {"normed", &normed}, {"y", &y}});
+  const DType data = storage(c, {&gate, &r, &scale, &shift, &normed, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &x_in}), data, [&](auto t, auto rt, auto) {
+    using T = decltype(t);
+    using R = decltype(rt);
+    const T* none = nullptr;
+    cuda::residual_norm_modulate_forward(cuda::NormKind::layer, ptr<R>(x), ptr<const T>(gate), gate.ld,
+                                         ptr<const T>(r), ptr<R>(x_in), none, none, ptr<const T>(scale),
+                                         ptr<const T>(shift), scale.ld, ptr<T>(normed), ptr<T>(y), f(mean), f(rstd),
+                                         x.rows, int(x.cols), eps, stream);
+  });
+}
+}  // namespace
+
+void CudaOps::norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed,
+                                    const View& y, const View& mean, const View& rstd, float eps) {
+  launch_residual_norm_modulate(check_norm_modulate_forward(x, scale, shift, normed, y, mean, rstd), x, View{},
+                                View{}, View{}, scale, shift, normed, y, mean, rstd, eps, stream_);
+}
+
+void CudaOps::residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                             const View& scale, const View& shift, const View& normed, const View& y,
+                                             const View& mean, const View& rstd, float eps) {
+  const OpCheck c = check_residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd);
+  launch_residual_norm_modulate(c, x, gate, r, x_in, scale, shift, normed, y, mean, rstd, eps, stream_);
+}
+
+void CudaOps::norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean,
+                                     const View& rstd, const View& dy, const View& dx, const View& dscale,
+                                     const View& dshift) {
+  const OpCheck c = check_norm_modulate_backward(x, normed, scale, mean, rstd, dy, dx, dscale, dshift);
+  fp32_views(c, {{"mean", &mean}, {"rstd", &rstd}});
+  c.contiguous({{"x", &x}, {"normed", &normed}, {"dy", &dy}, {"dx", &dx}});
+  // The kernel recomputes LN(x) from x, mean and rstd; `normed` is checked but not read.
+  const DType data = storage(c, {&normed, &scale, &dy, &dscale, &dshift});
+  dispatch_mixed(data, residual_storage(c, data, {&x, &dx}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    const T* none = nullptr;
+    cuda::norm_modulate_backward(cuda::NormKind::layer, ptr<const R>(x), none, none, ptr<const T>(scale), scale.ld,
+                                 fp(mean), fp(rstd), ptr<const T>(dy), ptr<R>(dx), static_cast<T*>(nullptr),
+                                 static_cast<T*>(nullptr), ptr<T>(dscale), ptr<T>(dshift), x.rows, int(x.cols),
+                                 nullptr, stream_);
+  });
+}
+
+}  // namespace emb

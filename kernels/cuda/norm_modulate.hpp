@@ -1,6 +1,6 @@
-// Fused LayerNorm / RMSNorm + adaLN modulation (MODEL.md), eps 1e-6 (norm_modulate_forward may
-// take another: Wan's img_emb LayerNorms use 1e-5):
-//   x̂ = (x − mean)·rstd (layer) or x·rstd (rms);  n = x̂·weight + bias;  y = n·(1 + scale) + shift
+// Fused LayerNorm / RMSNorm + adaLN modulation (MODEL.md), eps the caller's:
+//   x̂ = (x − mean)·rstd (layer) or x·rstd (rms), rstd = 1/√(var (or mean x²) + eps);
+//   n = x̂·weight + bias;  y = n·(1 + scale) + shift
 // weight/bias null: no affine; scale/shift null: no modulation (plain norm, e.g. RMSNorm of q, k).
 // scale/shift are per token with row stride ld_mod, so chunks of one [T, 6D] modulation tensor
 // are used in place. Same conventions as kernels/cpu/norm.hpp and modulate.hpp; the forward saves
@@ -34,7 +34,8 @@ void norm_modulate_forward(NormKind kind, const R* x, const T* weight, const T* 
 template <class R, class T>
 void residual_norm_modulate_forward(NormKind kind, R* x, const T* gate, int64_t ld_gate, const T* r, R* x_in,
                                     const T* weight, const T* bias, const T* scale, const T* shift, int64_t ld_mod,
-                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, cudaStream_t stream);
+                                    T* normed, T* y, float* mean, float* rstd, int64_t N, int C, float eps,
+                                    cudaStream_t stream);
 
 // dx += ∂y/∂x·dy; dweight, dbias (column sums); dscale += dy·n; dshift += dy. One block per row
 // as the forward's: it reads x, dy and scale once and keeps x̂ and dn·weight in registers for

@@ -1,4 +1,7 @@
+// The storage and statistics rules of the CudaOps entries (op_entry.hpp).
 #include "kernels/cuda/op_entry.hpp"
+
+#include "core/error.hpp"
 
 namespace emb::cuda::entry {
 
@@ -11,22 +14,23 @@ DType storage(const OpCheck& c, std::initializer_list<const View*> data) {
   }
   c.expect(first != nullptr, "no data view is present");
   c.expect(first->dtype == DType::f32 || first->dtype == DType::bf16,
-           str("dtype ", dtype_name(first->dtype), " is unsupported on CUDA (fp32, bf16)"));
+           "dtype ", dtype_name(first->dtype), " is unsupported on CUDA (fp32, bf16)");
   return first->dtype;
 }
 
 namespace {
+// gradient_storage and residual_storage, `what` naming the views in the error.
 DType wide_storage(const OpCheck& c, DType data, const char* what, std::initializer_list<const View*> views) {
   const View* first = nullptr;
   for (const View* v : views) {
     if (v->absent()) continue;
     if (!first) first = v;
-    c.expect(v->dtype == first->dtype, str("the ", what, " must share one dtype on CUDA"));
+    c.expect(v->dtype == first->dtype, "the ", what, " must share one dtype on CUDA");
   }
   if (!first) return data;
   c.expect(first->dtype == data || (data == DType::bf16 && first->dtype == DType::f32),
-           str(what, " of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
-               " data are unsupported on CUDA (the data's dtype, or fp32 beside bf16)"));
+           what, " of dtype ", dtype_name(first->dtype), " beside ", dtype_name(data),
+               " data are unsupported on CUDA (the data's dtype, or fp32 beside bf16)");
   return first->dtype;
 }
 }  // namespace
@@ -40,12 +44,7 @@ DType residual_storage(const OpCheck& c, DType data, std::initializer_list<const
 
 void fp32_views(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
   for (const auto& [name, v] : views)
-    if (!v->absent()) c.expect(v->dtype == DType::f32, str(name, " must be fp32 on CUDA, not ", dtype_name(v->dtype)));
-}
-
-void contiguous(const OpCheck& c, std::initializer_list<std::pair<const char*, const View*>> views) {
-  for (const auto& [name, v] : views)
-    if (!v->absent()) c.expect(v->contiguous(), str(name, " must be contiguous on CUDA"));
+    if (!v->absent()) c.expect(v->dtype == DType::f32, name, " must be fp32 on CUDA, not ", dtype_name(v->dtype));
 }
 
 }  // namespace emb::cuda::entry

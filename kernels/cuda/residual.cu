@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mixed_storage.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/storage.cuh"
 #include "kernels/cuda/vector_access.cuh"
@@ -87,3 +88,34 @@ EMB_CUDA_FOR_STORAGE_AND_WIDE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::gated_residual_forward(const View& x, const View& gate, const View& y) {
+  const OpCheck c = check_gated_residual_forward(x, gate, y);
+  c.contiguous({{"x", &x}, {"y", &y}});
+  const DType data = storage(c, {&gate, &y});
+  dispatch_mixed(data, residual_storage(c, data, {&x}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    cuda::gated_residual_forward(ptr<R>(x), ptr<const T>(gate), gate.ld, ptr<const T>(y), x.rows, int(x.cols),
+                                 stream_);
+  });
+}
+
+void CudaOps::gated_residual_backward(const View& gate, const View& y, const View& dx, const View& dy,
+                                      const View& dgate) {
+  const OpCheck c = check_gated_residual_backward(gate, y, dx, dy, dgate);
+  c.contiguous({{"y", &y}, {"dx", &dx}, {"dy", &dy}});
+  const DType data = storage(c, {&gate, &y, &dy, &dgate});
+  dispatch_mixed(data, residual_storage(c, data, {&dx}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    cuda::gated_residual_backward(ptr<const T>(gate), gate.ld, ptr<const T>(y), ptr<const R>(dx), ptr<T>(dy),
+                                  ptr<T>(dgate), y.rows, int(y.cols), stream_);
+  });
+}
+
+}  // namespace emb

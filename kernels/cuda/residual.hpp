@@ -1,6 +1,6 @@
 // Gated residuals of the DiT block (MODEL.md): x += gate·y (gate null: x += y). The gate is
 // per token with row stride ld_gate (a chunk of the [T, 6D] modulation), as in
-// kernels/cpu/modulate.hpp.
+// kernels/cpu/residual.hpp.
 #pragma once
 #include <cuda_runtime.h>
 

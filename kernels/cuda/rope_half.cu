@@ -1,6 +1,6 @@
 #include <vector>
 
-#include "kernels/cpu/rope_half.hpp"
+#include "kernels/rope_half_inv_freq.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/op_entry.hpp"
@@ -39,7 +39,7 @@ template <class T>
 void rope_half(T* x, const int32_t* pos, int64_t T_, int H, int hd, float theta, float direction, void* workspace,
                cudaStream_t stream) {
   if (T_ == 0) return;
-  const std::vector<float> inv = cpu::rope_half_inv_freq(hd, theta);
+  const std::vector<float> inv = rope_half_inv_freq(hd, theta);
   // From pageable memory: staged before the call returns.
   check_cuda(cudaMemcpyAsync(workspace, inv.data(), inv.size() * sizeof(float), cudaMemcpyHostToDevice, stream),
              "rope_half: inv_freq");

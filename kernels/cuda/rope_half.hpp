@@ -1,6 +1,6 @@
 // HF's rotate-half rotary embedding on the GPU (kernels/ops.hpp rope_half_forward), the twin of
 // kernels/cpu/rope_half.hpp: pairs (i, i + hd/2), inv_freq_i from the same float32 table
-// (cpu::rope_half_inv_freq, uploaded per call), angle = float32(pos · inv_freq_i), cos and sin
+// (kernels/rope_half_inv_freq.hpp, uploaded per call), angle = float32(pos · inv_freq_i), cos and sin
 // of it in double rounded to float (equal to the CPU's). The backward rotates by −angle.
 #pragma once
 #include <cuda_runtime.h>

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/mixed_storage.cuh"
+#include "kernels/cuda/op_entry.hpp"
 #include "kernels/cuda/rows.hpp"
 #include "kernels/cuda/storage.cuh"
 
@@ -130,3 +131,76 @@ EMB_CUDA_FOR_STORAGE(EMB_INSTANTIATE)
 #undef EMB_INSTANTIATE
 
 }  // namespace emb::cuda
+
+// ---- CudaOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+void CudaOps::zero(const View& y) {
+  const OpCheck c = check_zero(y);
+  if (y.absent()) return;
+  dispatch(storage(c, {&y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::zero_rows(ptr<T>(y), y.ld, y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::copy(const View& x, const View& y) {
+  const OpCheck c = check_elementwise("copy", {{"x", &x}, {"y", &y}});
+  dispatch(storage(c, {&x, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::copy_rows(ptr<const T>(x), x.ld, nullptr, ptr<T>(y), y.ld, nullptr, x.rows, x.cols, stream_);
+  });
+}
+
+void CudaOps::convert(const View& x, const View& y) {
+  check_convert(x, y);
+  if (x.dtype == y.dtype)
+    check_cuda(cudaMemcpyAsync(y.data, x.data, size_t(x.size()) * dtype_size(x.dtype), cudaMemcpyDeviceToDevice,
+                               stream_),
+               "CudaOps::convert");
+  else if (x.dtype == DType::f32)
+    cuda::convert(ptr<const float>(x), ptr<bf16_t>(y), x.size(), stream_);
+  else
+    cuda::convert(ptr<const bf16_t>(x), ptr<float>(y), x.size(), stream_);
+}
+
+void CudaOps::add(const View& a, const View& b, const View& y) {
+  const OpCheck c = check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}});
+  dispatch(storage(c, {&a, &b, &y}), [&](auto t) {
+    using T = decltype(t);
+    cuda::add(ptr<const T>(a), a.ld, ptr<const T>(b), b.ld, ptr<T>(y), y.ld, y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::add_bias(const View& y, const View& b) {
+  const OpCheck c = check_add_bias(y, b);
+  dispatch(storage(c, {&y, &b}), [&](auto t) {
+    using T = decltype(t);
+    cuda::add_bias(ptr<T>(y), y.ld, ptr<const T>(b), y.rows, y.cols, stream_);
+  });
+}
+
+void CudaOps::copy_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  const OpCheck c = check_rows("copy_rows", src, src_rows, dst, dst_rows);
+  dispatch(storage(c, {&src, &dst}), [&](auto t) {
+    using T = decltype(t);
+    cuda::copy_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<T>(dst), dst.ld, dst_rows.data,
+                    row_count(src, src_rows, dst_rows), src.cols, stream_);
+  });
+}
+
+// dst may be wider than src (residual_storage: fp32 beside bf16): the blocks' bf16 gradients of
+// the conditioning and the context summed into the fp32 ones outside the blocks.
+void CudaOps::add_rows(const View& src, const RowIndex& src_rows, const View& dst, const RowIndex& dst_rows) {
+  const OpCheck c = check_rows("add_rows", src, src_rows, dst, dst_rows);
+  const DType data = storage(c, {&src});
+  dispatch_mixed(data, residual_storage(c, data, {&dst}), data, [&](auto t, auto r, auto) {
+    using T = decltype(t);
+    using R = decltype(r);
+    cuda::add_rows(ptr<const T>(src), src.ld, src_rows.data, ptr<R>(dst), dst.ld, dst_rows.data,
+                   row_count(src, src_rows, dst_rows), src.cols, stream_);
+  });
+}
+
+}  // namespace emb

@@ -9,11 +9,11 @@
 #SBATCH --exclusive
 #SBATCH --requeue
 #SBATCH --open-mode=append
-# The signal lead is the planner's "Slurm pre-emption" line: embtrain inputs/gr00t_n15.in --plan --set run.device=cuda --set train.ranks=1024
+# The signal lead is the planner's "Slurm pre-emption" line: embtrain inputs/gr00t_n1.5_3b.in --plan --set run.device=cuda --set train.ranks=1024
 #SBATCH --signal=B:USR1@31
 #SBATCH --output=outputs/slurm-%x-%j.out
 set -euo pipefail
 export EMBTRAIN_GPUS_PER_TASK=1
 # sbatch runs a copy of this script from its spool folder, so the launcher is found from the
 # folder the job was submitted from.
-exec "${SLURM_SUBMIT_DIR}/scripts/slurm/launch.sh" inputs/gr00t_n15.in "$@"
+exec "${SLURM_SUBMIT_DIR}/scripts/slurm/launch.sh" inputs/gr00t_n1.5_3b.in "$@"

@@ -48,7 +48,7 @@ forward_stop() {
   echo "launch: pre-emption signal: the ranks checkpoint and stop; the job requeues"
   [ -n "$srun_pid" ] && kill -USR1 "$srun_pid" 2>/dev/null || true
 }
-trap forward_stop USR1 TERM
+trap forward_stop USR1 TERM INT
 # Each rank is bound to its own cores: unbound ranks drift together and their skew at every
 # collective shows as exposed communication (regression/bench_zero3_overlap.sh).
 srun --mpi=pmix --kill-on-bad-exit=1 --cpu-bind=cores -c "$SRUN_CPUS_PER_TASK" "${gpu[@]}" \

@@ -28,6 +28,12 @@ struct PackedBatch {
   // Per context token.
   std::vector<int32_t> cseq;   // [Tc]; < 0 for padding
   std::vector<float> context;  // [Tc, Dctx]: vl features (gr00t) or txt features (wan)
+  // gr00t, model.backbone = online: per context token its prompt id (padding: -1), and per
+  // sample its views' frames [B, V, H, W, 3] (one V, H, W over the batch); the step's backbone
+  // turns them into `context` (train/online_backbone.hpp), which the loader leaves empty.
+  std::vector<int32_t> prompt;
+  std::vector<uint8_t> frames;
+  int32_t views = 0, frame_height = 0, frame_width = 0;
 
   // gr00t, per sample (state/actions zero-padded to the model's Sd/A, mask 0 on padding).
   std::vector<float> state;        // [B, Sd]

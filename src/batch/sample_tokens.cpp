@@ -10,7 +10,6 @@ void push(PackedBatch& b, int32_t seq, int32_t kind, int32_t blk, int32_t grp, i
 
 }  // namespace
 
-const char* family_name(Family f) { return f == Family::gr00t ? "gr00t" : "wan"; }
 
 int sample_blocks(const TokenConfig& cfg, int latent_frames) {
   return (latent_frames + cfg.frames_per_block - 1) / cfg.frames_per_block;
@@ -38,7 +37,8 @@ void append_sample_tokens(const TokenConfig& cfg, int latent_frames, int32_t slo
         for (int w = 0; w < wp; ++w) push(b, slot, grp ? kNoisyVideo : kClean, f * pt / cfg.frames_per_block, grp, f, h, w);
   const int blocks = sample_blocks(cfg, latent_frames);
   for (int blk = 0; blk < blocks; ++blk)
-    for (int i = 0; i < cfg.actions_per_block; ++i) push(b, slot, kAction, blk, 1, blk * cfg.frames_per_block / pt, 0, i);
+    for (int i = 0; i < cfg.actions_per_block; ++i)  // 1d RoPE position b·Ha + i (upstream's action register)
+      push(b, slot, kAction, blk, 1, blk * cfg.actions_per_block + i, 0, 0);
 }
 
 void append_padding_tokens(int64_t n, PackedBatch& b) {

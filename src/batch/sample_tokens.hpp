@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "batch/packed_batch.hpp"
-#include "batch/token_config.hpp"
+#include "config/token_config.hpp"
 
 namespace emb {
 

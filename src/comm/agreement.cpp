@@ -13,6 +13,10 @@ void broadcast_from(MPI_Comm comm, int root, std::string& text) {
 }  // namespace
 
 void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error, int exit_code) {
+  if (comm == MPI_COMM_NULL) {
+    if (!local_error.empty()) throw AgreedError(local_error, exit_code);
+    return;
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

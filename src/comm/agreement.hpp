@@ -21,6 +21,7 @@ class AgreedError : public Error {
 };
 
 // Collective. `local_error` is "" where this rank succeeded; throws AgreedError.
+// MPI_COMM_NULL: this process alone (throws its own error, if any).
 void throw_if_any_rank_failed(MPI_Comm comm, const std::string& local_error, int exit_code = kExitFailure);
 
 // Runs f on this rank, then agrees: f's exception (if any) is rethrown on every rank.

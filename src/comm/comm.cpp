@@ -1,5 +1,6 @@
 #include "comm/comm.hpp"
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -43,5 +44,9 @@ CommHandle Comm::broadcast(void* data, int64_t n, DType t, int root) {
 }
 
 CommHandle Comm::barrier() { return checked_issue({CollectiveKind::barrier}); }
+
+void Comm::sum_over_ranks(double* values, int n) { emb::sum_over_ranks(host_, values, n); }
+int64_t Comm::max_over_ranks(int64_t value) { return emb::max_over_ranks(host_, value); }
+int64_t Comm::min_over_ranks(int64_t value) { return emb::min_over_ranks(host_, value); }
 
 }  // namespace emb

@@ -3,6 +3,8 @@
 // collectives in the same order; a Comm is driven by one caller thread.
 // Sharded collectives split n elements with shard_range() (uneven splits allowed).
 #pragma once
+#include <mpi.h>
+
 #include <cstdint>
 
 #include "comm/collective.hpp"
@@ -19,8 +21,6 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const char* name() const = 0;
-  // The stream collectives are ordered with (NCCL: a cudaStream_t); host backends ignore it.
-  virtual void set_compute_stream(void* stream) { (void)stream; }
   // True when an issued collective waits for the work already queued on the compute stream
   // (NCCL). A host backend reads its buffers when issued: a caller whose buffers a stream
   // writes lazily (the CUDA emulation) synchronises that stream first.
@@ -43,8 +43,21 @@ class Comm {
   CommHandle broadcast(void* data, int64_t n, DType t, int root);
   CommHandle barrier();
 
+  // Blocking collectives of a step's host scalars (loss denominators and sums, micro-batch
+  // counts, the Σg² of clipping, the stop flag), on the caller's thread: every backend carries
+  // them over MPI on the host communicator it was made from (comm/host_collectives.hpp), apart
+  // from (and not ordered with) the issued collectives.
+  void sum_over_ranks(double* values, int n);
+  int64_t max_over_ranks(int64_t value);
+  int64_t min_over_ranks(int64_t value);
+  MPI_Comm host_comm() const { return host_; }
+
+ protected:
+  explicit Comm(MPI_Comm host) : host_(host) {}
+
  private:
   CommHandle checked_issue(const Collective& c);
+  MPI_Comm host_;
 };
 
 }  // namespace emb

@@ -52,7 +52,7 @@ struct FabricOp final : CommOp {
 };
 
 FabricComm::FabricComm(std::unique_ptr<Comm> inner, FabricModel model)
-    : inner_(std::move(inner)), model_(model) {}
+    : Comm(inner->host_comm()), inner_(std::move(inner)), model_(model) {}
 
 FabricComm::~FabricComm() = default;
 

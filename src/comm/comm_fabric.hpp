@@ -32,7 +32,6 @@ class FabricComm final : public Comm {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   const char* name() const override { return "fabric"; }
-  void set_compute_stream(void* stream) override { inner_->set_compute_stream(stream); }
   bool ordered_after_compute() const override { return inner_->ordered_after_compute(); }
   CommHandle issue(const Collective& c) override;
 

@@ -28,7 +28,7 @@ class CommHandle {
   // the collective failed.
   double wait() { return op_ ? op_->wait() : 0.0; }
   // For a device consumer: work issued after this call on the compute stream (the Ops
-  // stream, Comm::set_compute_stream) sees the result. NCCL does not block the host (returns
+  // stream the Comm was made with) sees the result. NCCL does not block the host (returns
   // 0; the stream's stall is exposed_seconds()); host backends block exactly as wait().
   double wait_on_compute_stream() { return op_ ? op_->wait_on_compute_stream() : 0.0; }
   // True once the collective completed (never blocks).

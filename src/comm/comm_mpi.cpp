@@ -67,14 +67,14 @@ struct MpiOp final : CommOp {
   double exposed_seconds() override { return exposed; }
 };
 
-MpiComm::MpiComm(MPI_Comm parent, Progress progress) : progress_(progress) {
+MpiComm::MpiComm(MPI_Comm parent, CommProgress progress) : Comm(parent), progress_(progress) {
   mpi_check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   counts_.resize(size_);
   displs_.resize(size_);
-  if (progress_ == Progress::thread) thread_ = std::thread([this] { progress_loop(); });
+  if (progress_ == CommProgress::thread) thread_ = std::thread([this] { progress_loop(); });
 }
 
 MpiComm::~MpiComm() {
@@ -92,7 +92,7 @@ MpiComm::~MpiComm() {
 CommHandle MpiComm::issue(const Collective& c) {
   std::shared_ptr<MpiOp> op = pool_.acquire();
   op->start(c);
-  if (progress_ == Progress::none) {
+  if (progress_ == CommProgress::none) {
     run(*op);
   } else {
     {
@@ -163,7 +163,7 @@ void MpiComm::fill_shard_counts(int64_t n) {
 }
 
 void MpiComm::complete(MPI_Request& req, const char* what) {
-  if (progress_ == Progress::none) {
+  if (progress_ == CommProgress::none) {
     mpi_check(MPI_Wait(&req, MPI_STATUS_IGNORE), what);
     return;
   }

@@ -2,7 +2,7 @@
 // computes (MACHINE.md), so overlap needs a thread that is inside MPI meanwhile: each
 // MpiComm owns a duplicated communicator and a progress thread that runs the issued
 // collectives in issue order with blocking MPI calls and completes their handles.
-// Progress::none runs each collective inside issue() instead (no overlap; the baseline).
+// CommProgress::none runs each collective inside issue() instead (no overlap; the baseline).
 #pragma once
 #include <mpi.h>
 
@@ -13,16 +13,15 @@
 
 #include "comm/comm.hpp"
 #include "comm/op_pool.hpp"
+#include "config/comm_config.hpp"
 
 namespace emb {
-
-enum class Progress { thread, none };
 
 struct MpiOp;
 
 class MpiComm final : public Comm {
  public:
-  MpiComm(MPI_Comm parent, Progress progress);
+  MpiComm(MPI_Comm parent, CommProgress progress);
   ~MpiComm() override;
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
@@ -43,7 +42,7 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  Progress progress_;
+  CommProgress progress_;
   OpPool<MpiOp> pool_;
 
   std::mutex mutex_;

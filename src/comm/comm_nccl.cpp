@@ -17,15 +17,6 @@ static void nccl_check(ncclResult_t rc, const char* call) {
   if (rc != ncclSuccess) throw Error(str("NCCL ", call, " failed: ", ncclGetErrorString(rc)));
 }
 
-int visible_gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // no driver or no device: clear the sticky error, report none
-    return 0;
-  }
-  return n;
-}
-
 static float elapsed_seconds(cudaEvent_t from, cudaEvent_t to) {
   cuda_check(cudaEventSynchronize(to), "cudaEventSynchronize");
   float ms = 0;
@@ -82,7 +73,8 @@ struct NcclOp final : CommOp {
   }
 };
 
-NcclComm::NcclComm(const World& world, int device) : rank_(world.rank), size_(world.size) {
+NcclComm::NcclComm(const World& world, int device, void* compute)
+    : Comm(world.comm), rank_(world.rank), size_(world.size), compute_(static_cast<cudaStream_t>(compute)) {
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
   cuda_check(cudaFree(nullptr), "cudaFree");  // makes the context first, so its memory is not NCCL's
   size_t free_before = 0, free_after = 0, total = 0;

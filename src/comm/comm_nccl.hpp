@@ -1,7 +1,7 @@
 // NCCL backend (built with the CUDA backend only; make_comm picks it for device buffers).
 // One communicator per process, its unique id broadcast over MPI; collectives run on the
-// Comm's own stream, which first waits for the compute stream (the Ops stream given to
-// set_compute_stream; an event recorded on it at issue), so a collective sees every kernel
+// Comm's own stream, which first waits for the compute stream (the Ops stream it is made
+// with; an event recorded on it at issue), so a collective sees every kernel
 // issued before it, overlaps later compute and needs no host thread. A handle's wait()
 // blocks the host until the result is final (host consumer); wait_on_compute_stream()
 // orders the compute stream after the collective without blocking the host (device consumer).
@@ -18,13 +18,12 @@
 
 namespace emb {
 
-int visible_gpu_count();
-
 struct NcclOp;
 
 class NcclComm final : public Comm {
  public:
-  NcclComm(const World& world, int device);
+  // compute: the stream collectives are ordered after (null: the legacy default stream).
+  NcclComm(const World& world, int device, void* compute);
   ~NcclComm() override;
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -32,7 +31,6 @@ class NcclComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char* name() const override { return "nccl"; }
-  void set_compute_stream(void* stream) override { compute_ = static_cast<cudaStream_t>(stream); }
   bool ordered_after_compute() const override { return true; }
   size_t device_bytes() const override { return device_bytes_; }
   CommHandle issue(const Collective& c) override;
@@ -43,7 +41,7 @@ class NcclComm final : public Comm {
   int rank_ = 0, size_ = 1;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  cudaStream_t compute_ = nullptr;  // the legacy default stream until set
+  cudaStream_t compute_ = nullptr;  // the Ops stream
   float* barrier_word_ = nullptr;   // a barrier is an all-reduce of one float
   size_t device_bytes_ = 0;         // the device's free memory before the set-up less after it
   OpPool<NcclOp> pool_;

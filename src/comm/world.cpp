@@ -1,5 +1,6 @@
 #include "comm/world.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "comm/mpi_error.hpp"
@@ -64,6 +65,19 @@ void finalize_world() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (initialized && !finalized) MPI_Finalize();
+}
+
+int run_in_world(const char* program, int* argc, char*** argv, const std::function<int(const World&)>& run) {
+  World world;
+  try {
+    world = init_world(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return kExitFailure;
+  }
+  const int code = run(world);
+  finalize_world();
+  return code;
 }
 
 void abort_world(int exit_code) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 
 namespace emb {
@@ -27,6 +28,10 @@ World init_world(int* argc, char*** argv);
 int device_for_local_rank(int local_rank, int n_devices);
 
 void finalize_world();
+
+// A program's main around its world: init_world, run(world), finalize_world; returns run's exit
+// code, or kExitFailure after "<program>: error: ..." when MPI cannot start.
+int run_in_world(const char* program, int* argc, char*** argv, const std::function<int(const World&)>& run);
 
 // Ends every rank of the job within seconds (MPI_Abort): a failing rank must never leave
 // the others hanging in a collective.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/key_origins.hpp"
 #include "config/schema.hpp"
 #include "config/value.hpp"
 #include "core/error.hpp"
@@ -49,10 +50,10 @@ class DeckReader {
       if (open_[i].identity != identity) continue;
       std::string chain;
       for (std::size_t j = i; j < open_.size(); ++j) chain += open_[j].shown + " -> ";
-      input_error(included_at, str("include cycle: ", chain, path));
+      input_error(included_at, str("include cycle: ", chain, clipped_path(path)));
     }
     if (open_.size() >= kMaxIncludeDepth)
-      input_error(included_at, str("includes nested deeper than ", kMaxIncludeDepth, " files (", path, ")"));
+      input_error(included_at, str("includes nested deeper than ", kMaxIncludeDepth, " files (", clipped_path(path), ")"));
     std::error_code status_error;
     const fs::file_status status = fs::status(path, status_error);
     // Only regular files: /dev/zero or a FIFO would be read forever.
@@ -64,12 +65,19 @@ class DeckReader {
                            : regular              ? std::strerror(errno)  // e.g. Permission denied
                            : exists               ? "not a regular file"
                                                   : status_error.message();
-      if (included_at.empty()) input_error(path, str("cannot open the deck file: ", reason));
-      input_error(included_at, str("cannot open the included file ", path, ": ", reason));
+      if (included_at.empty()) input_error(clipped_path(path), str("cannot open the deck file: ", reason));
+      input_error(included_at, str("cannot open the included file ", clipped_path(path), ": ", reason));
     }
     open_.push_back({identity, path});
     read_lines(in, path);
     open_.pop_back();
+  }
+
+  // A deck held in memory (a checkpoint's resolved deck), named `name` in messages; it
+  // includes no files (a resolved deck has none).
+  void read_text(const std::string& text, const std::string& name) {
+    std::istringstream in(text);
+    read_lines(in, name);
   }
 
  private:
@@ -169,23 +177,47 @@ const std::string& checked_value(const std::map<std::string, Deck::Entry>& value
 
 }  // namespace
 
-Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
-  DeckReader reader;
-  reader.read(path, "");
+namespace {
+
+// Every schema key's entry from `reader`'s values with `overrides` applied, every key checked.
+std::map<std::string, Deck::Entry> resolved_values(DeckReader& reader, const std::string& path,
+                                                   const std::vector<std::string>& overrides) {
   for (const std::string& text : overrides) apply_override(text, &reader.values);
-  Deck deck;
-  deck.path_ = path;
+  std::map<std::string, Deck::Entry> values;
   for (const KeySpec& spec : deck_schema()) {
     auto found = reader.values.find(spec.key);
     if (found != reader.values.end()) {
-      deck.values_[spec.key] = found->second;
+      values[spec.key] = found->second;
       continue;
     }
-    if (spec.required)
-      input_error(path, str("missing required key ", spec.key, ": add '", spec.name(),
-                            " = ...' under [", spec.section(), "] (", required_hint(spec), ")"));
-    deck.values_[spec.key] = Deck::Entry{spec.default_value, "default"};
+    const bool waived = !spec.unless.empty() && reader.values.count(spec.unless) &&
+                        !reader.values.at(spec.unless).value.empty();
+    if (spec.required && !waived)
+      input_error(path, str("missing required key ", spec.key, ": add '", spec.name(), " = ...' under [",
+                            spec.section(), "] (", required_hint(spec), ")",
+                            spec.unless.empty() ? "" : str(" or set ", spec.unless)));
+    values[spec.key] = Deck::Entry{spec.default_value, "default"};
   }
+  return values;
+}
+
+}  // namespace
+
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  DeckReader reader;
+  reader.read(path, "");
+  Deck deck;
+  deck.path_ = path;
+  deck.values_ = resolved_values(reader, path, overrides);
+  return deck;
+}
+
+Deck load_deck_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  DeckReader reader;
+  reader.read_text(text, name);
+  Deck deck;
+  deck.path_ = name;
+  deck.values_ = resolved_values(reader, name, overrides);
   return deck;
 }
 
@@ -250,6 +282,25 @@ std::string where_first_set(const Deck& deck, std::initializer_list<std::string>
   return deck.path();
 }
 
+KeyOrigins key_origins(const Deck& deck) {
+  KeyOrigins o;
+  o.deck_path_ = deck.path();
+  for (const KeySpec& spec : deck_schema())
+    if (deck.is_set(spec.key)) o.set_at_[spec.key] = where_set(deck, spec.key);
+  return o;
+}
+
+std::string KeyOrigins::where(const std::string& key) const {
+  auto found = set_at_.find(key);
+  return found == set_at_.end() ? deck_path_ : found->second;
+}
+
+std::string KeyOrigins::where_first(std::initializer_list<std::string> keys) const {
+  for (const std::string& key : keys)
+    if (is_set(key)) return where(key);
+  return deck_path_;
+}
+
 std::string Deck::stem() const { return fs::path(path_).stem().string(); }
 
 std::string Deck::resolved_text() const {
@@ -261,7 +312,10 @@ std::string Deck::resolved_text() const {
       text += str("\n[", section, "]\n");
     }
     const Entry& entry = values_.at(spec.key);
-    text += str(spec.name(), " = ", entry.value, "   # ", entry.origin, "\n");
+    if (spec.required && entry.value.empty())  // waived (KeySpec::unless): a value it could not parse back
+      text += str("# ", spec.name(), " is unset: ", spec.unless, " gives it\n");
+    else
+      text += str(spec.name(), " = ", entry.value, "   # ", entry.origin, "\n");
   }
   return text;
 }

@@ -44,6 +44,8 @@ class Deck {
 
  private:
   friend Deck load_deck(const std::string& path, const std::vector<std::string>& overrides);
+  friend Deck load_deck_text(const std::string& text, const std::string& name,
+                             const std::vector<std::string>& overrides);
   std::string path_;
   std::map<std::string, Entry> values_;  // every schema key, defaults included
 };
@@ -51,6 +53,9 @@ class Deck {
 // Parses `path` (following includes), applies `overrides` ("section.key=value"), validates
 // every value and checks required keys. Throws emb::Error (exit code 2) on the first problem.
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same for a deck held in memory (a checkpoint's resolved deck), `name` standing for the
+// file in messages ("ckpt/step_00000020.h5:deck:12: ...").
+Deck load_deck_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
 
 // Where an error about `key` points: "FILE:LINE" of the line that set it, "--set key=value",
 // or the deck file when the key keeps its default.

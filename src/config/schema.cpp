@@ -95,6 +95,12 @@ KeySpec required(KeySpec s) {
   return s;
 }
 
+KeySpec required_unless(const char* other, KeySpec s) {
+  s = required(std::move(s));
+  s.unless = other;
+  return s;
+}
+
 // A [model] size that is 0 unless the deck overrides the preset. Sizes are 32-bit in the
 // model, so the range refuses what would not fit before any narrowing.
 KeySpec model_size(const char* name, const char* doc) {
@@ -120,23 +126,26 @@ std::vector<KeySpec> make_schema() {
                "deterministic either way"),
 
       // [model]: sizes default to 0 = the preset's value
-      required(enum_key("model.preset", "",
-                        {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"},
-                        "model family and sizes (MODEL.md Presets)")),
+      required_unless("train.init_from",
+                      enum_key("model.preset", "",
+                               {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"},
+                               "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
+                               "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
       model_size("model.n_layers", "DiT blocks L; 0 = preset"),
       model_size("model.n_heads", "attention heads H; 0 = preset"),
-      model_size("model.d_ff", "feed-forward width F; 0 = preset"),
+      model_size("model.d_ff", "feed-forward width F; 0 = preset (gr00t: 4·d_model, upstream's tie)"),
       model_size("model.d_ctx", "context feature width (Dvl or Dtxt); 0 = preset"),
       model_size("model.n_layers_vl", "gr00t vision-language blocks Lvl; 0 = preset"),
       model_size("model.n_heads_vl", "gr00t vision-language heads; 0 = preset"),
-      model_size("model.d_out", "gr00t output projection width Dout; 0 = preset"),
-      model_size("model.d_hidden_enc", "gr00t state/action encoder hidden width Dh; 0 = preset"),
+      model_size("model.d_out", "gr00t output projection width Dout; 0 = d_hidden_enc (upstream ties them)"),
+      model_size("model.d_hidden_enc", "state/action encoder hidden width Dh (wan: the action decoder's); 0 = preset"),
       model_size("model.n_embodiments", "gr00t embodiment slots E; 0 = preset"),
       model_size("model.state_dim", "gr00t state width Sd; 0 = preset"),
       model_size("model.action_dim", "action width A; 0 = preset"),
       model_size("model.horizon", "gr00t action horizon Hz; 0 = preset"),
       model_size("model.n_future", "gr00t future tokens Nf; 0 = preset"),
+      model_size("model.max_seq_len", "gr00t rows of pos_emb (upstream's position_embedding), >= horizon; 0 = preset"),
       model_size("model.latent_channels", "wan latent input channels C; 0 = preset"),
       model_size("model.out_channels", "wan head output channels; 0 = preset"),
       model_size("model.frames_per_block", "wan latent frames per block fpb; 0 = preset"),
@@ -150,6 +159,11 @@ std::vector<KeySpec> make_schema() {
       real_key("model.shift", "5", "", above(0), "wan noise schedule shift"),
       real_key("model.action_loss_weight", "1", "", at_least(0),
                "wan weight of the action loss"),
+      real_key("model.dropout", "-1", "", from_below(-1, 1),
+               "gr00t dropout probability of the DiT blocks' four dropout sites (attention output twice, after "
+               "the GELU, after the FFN), in training only, as upstream trains; -1 = preset (gr00t 0.2, wan none)"),
+      real_key("model.dropout_vl", "-1", "", from_below(-1, 1),
+               "gr00t dropout probability of the vl blocks' dropout sites (as model.dropout); -1 = preset (0.2)"),
       enum_key("model.precision", "fp32", {"fp32", "bf16"},
                "compute precision: bf16 keeps fp32 master weights and AdamW moments and computes on bf16 "
                "copies of the weights (rounded once per update, gathered in bf16); on cuda the transformer "
@@ -167,6 +181,19 @@ std::vector<KeySpec> make_schema() {
       enum_key("model.recompute", "none", {"none", "selective", "full"},
                "activation recompute per block (selective: the attention cores; full: the whole block)"),
       real_key("model.init_std", "0.02", "", above(0), "std of the initial weights"),
+      enum_key("model.backbone", "offline", {"offline", "online"},
+               "gr00t: where the vl features come from: offline = the packed files' /features/vl (embpack "
+               "features); online = the step runs the frozen Eagle 2.5 backbone of model.backbone_dir on each "
+               "sample's frames (/video, the file's views in order) and task prompt, no gradients, timed as the "
+               "backbone phase"),
+      string_key("model.backbone_dir", "",
+                 "gr00t, model.backbone = online: the GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors, "
+                 "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files); empty: "
+                 "train.init_from's folder"),
+      enum_key("model.backbone_augment", "on", {"on", "off"},
+               "gr00t, model.backbone = online: GR00T's training transforms on the frames (random crop 0.95, "
+               "colour jitter; drawn from run.seed, the sample and the step, so a resumed run draws the same); "
+               "off = the evaluation transforms (centre crop 0.95)"),
 
       // [data]
       list_key("data.paths", "", "packed HDF5 files or globs, comma-separated"),
@@ -184,12 +211,24 @@ std::vector<KeySpec> make_schema() {
               "optimizer steps of micro-batches loaded ahead of the step (0: load on demand)"),
       enum_key("data.mpio_transfer", "independent", {"independent", "collective"},
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
+      enum_key("data.verify", "auto", {"auto", "full", "off"},
+               "check every value of the data files (non-finite state, action, feature or latent rows) before step "
+               "1, split over the ranks: full = always, auto = unless the file records a verify of its current "
+               "content (a full verify or embpack verify records one), off = only as steps read them"),
       int_key("data.shuffle_buffer", "65536", "samples", at_least(1), "shuffle window"),
       string_key("data.view", "agentview", "camera view to read"),
+      enum_key("data.action_past_end", "train", {"train", "mask"},
+               "gr00t action-chunk steps past the episode's end, which repeat its last action: train = trained "
+               "on like any other (upstream GR00T-N1.5's data path; only unused action columns are masked); "
+               "mask = masked out of the loss (action_mask 0), so a chunk never learns actions that were not "
+               "taken"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "
                  "stand-in encoder are refused. Empty: not checked"),
+      enum_key("data.vl_augment", "off", {"off", "on"},
+               "gr00t: train on the augmented vl features embpack features --augment K stored (GR00T's random "
+               "crop and colour jitter), variant epoch mod K; off: the eval features"),
 
       // [train]
       int_key("train.steps", "100", "steps", at_least(0), "optimizer steps to run"),
@@ -213,6 +252,23 @@ std::vector<KeySpec> make_schema() {
       enum_key("train.nan_policy", "stop", {"stop", "skip"},
                "on a non-finite loss: stop the run or skip the step"),
       string_key("train.resume", "off", "off, auto (latest in ckpt_dir) or a checkpoint path"),
+      string_key("train.init_from", "",
+                 "released weights to start from: GR00T-N1.5's or DreamZero's checkpoint folder (safetensors "
+                 "+ config.json) or one .safetensors file with config.json beside it; [model] sizes the deck "
+                 "leaves unset come from its config.json (README, Fine-tuning released weights). A resumed "
+                 "checkpoint takes precedence"),
+      enum_key("train.tune_projector", "on", {"on", "off"},
+               "upstream's tune_projector: off freezes GR00T's state and action encoders, action decoder and "
+               "position table (no gradient, optimizer state or gradient communication); no effect on DreamZero"),
+      enum_key("train.tune_diffusion_model", "on", {"on", "off"},
+               "upstream's tune_diffusion_model: off freezes the DiT (GR00T: time encoder, blocks, output "
+               "projections, which then run without dropout; DreamZero: the whole CausalWanModel)"),
+      enum_key("train.tune_llm", "off", {"on", "off"},
+               "upstream's tune_llm: the Eagle LLM stays frozen in embtrain (its features come from embpack "
+               "features or from model.backbone = online), so it must stay off"),
+      enum_key("train.tune_visual", "off", {"on", "off"},
+               "upstream's tune_visual: the Eagle vision tower stays frozen in embtrain (offline or online "
+               "features alike), so it must stay off"),
       int_key("train.ckpt_every", "0", "steps", at_least(0),
               "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
       string_key("train.ckpt_dir", "",
@@ -223,6 +279,9 @@ std::vector<KeySpec> make_schema() {
       real_key("train.watchdog_s", "0", "s", any_number(),
                "deadline of every blocking wait (collective, data read, checkpoint); 0 = automatic "
                "(max of 300 s and 10 x the longest step), < 0 = off"),
+      real_key("train.frozen_peer_s", "0", "s", any_number(),
+               "a rank of the node whose heartbeat has stopped this long ends the run before the watchdog "
+               "deadline; 0 = automatic (max of 30 s and 5 x the median step), < 0 = off"),
 
       // [comm]
       enum_key("comm.backend", "auto", {"auto", "mpi", "nccl"},
@@ -335,6 +394,10 @@ std::vector<KeySpec> make_schema() {
               "the space check; 0 = never"),
       real_key("debug.slow_step_ms", "0", "ms", at_least(0),
                "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
+      enum_key("debug.random_params", "off", {"on", "off"},
+               "--dump: draw every parameter at random at a trained network's scales (weights N(0, 1/fan_in), "
+               "biases, norm weights 1 + noise, embeddings) instead of the initialisation, so a parity check "
+               "exercises every term"),
   };
 }
 

@@ -32,6 +32,7 @@ struct KeySpec {
   KeyType type = KeyType::string;
   std::string default_value;         // canonical text; unused when required
   bool required = false;
+  std::string unless;                // required unless this key is set ("" = always required)
   std::string unit;                  // "" when the value has none
   Range range = any_number();        // numbers; each element of an int_list
   std::vector<std::string> choices;  // enumeration

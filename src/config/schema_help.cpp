@@ -18,7 +18,10 @@ std::string type_text(const KeySpec& spec) {
 // "(int, default 4096, tokens, range [16, 1000000000])"
 std::string attributes(const KeySpec& spec) {
   std::string text = type_text(spec);
-  text += spec.required ? ", required" : str(", default \"", spec.default_value, "\"");
+  if (!spec.required)
+    text += str(", default \"", spec.default_value, "\"");
+  else
+    text += spec.unless.empty() ? std::string(", required") : str(", required unless ", spec.unless, " is set");
   if (!spec.unit.empty()) text += ", " + spec.unit;
   bool numeric = spec.type == KeyType::integer || spec.type == KeyType::real ||
                  spec.type == KeyType::int_list;

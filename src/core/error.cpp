@@ -4,9 +4,12 @@
 
 namespace emb {
 
-std::string clipped(const std::string& text) {
-  constexpr size_t kMax = 80, kShown = 60;
-  const size_t shown = text.size() > kMax ? kShown : text.size();
+namespace {
+
+// `text` with control bytes escaped; longer than `longest` bytes, its first `shown_when_cut`
+// bytes and the length.
+std::string clip(const std::string& text, size_t longest, size_t shown_when_cut) {
+  const size_t shown = text.size() > longest ? shown_when_cut : text.size();
   std::string out;
   for (size_t i = 0; i < shown; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -22,6 +25,14 @@ std::string clipped(const std::string& text) {
   return out;
 }
 
+}  // namespace
+
+std::string clipped(const std::string& text) { return clip(text, 80, 60); }
+
+std::string clipped_path(const std::string& path) { return clip(path, 4096, 4000); }
+
 std::string quoted(const std::string& text) { return "'" + clipped(text) + "'"; }
+
+std::string quoted_name(const std::string& name) { return "'" + clip(name, 1024, 1000) + "'"; }
 
 }  // namespace emb

@@ -36,6 +36,15 @@ std::string str(const Args&... args) {
 // "... (N bytes, truncated)", so a 10 MB line never floods a log. quoted() adds '...'.
 std::string clipped(const std::string& text);
 std::string quoted(const std::string& text);
+// A path inside a message: shown whole up to the longest path the system accepts (PATH_MAX,
+// 4096 bytes; a real file's path is never cut), longer text cut as clipped() cuts it, to
+// its first 4000 bytes; control bytes as \xHH.
+std::string clipped_path(const std::string& path);
+// A name inside a message (a tensor, file or key name read from input): shown whole up to
+// 1024 bytes, since released tensor names reach 90 bytes and a cut name cannot be searched
+// for; control bytes escaped and longer text cut as clipped() cuts, so a corrupt header's
+// megabyte "name" still never floods a log.
+std::string quoted_name(const std::string& name);
 
 }  // namespace emb
 

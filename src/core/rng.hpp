@@ -11,11 +11,22 @@ namespace emb {
 
 using Philox4 = std::array<uint32_t, 4>;
 
-// One Philox4x32-10 block: 4 random 32-bit words for a 128-bit counter and a 64-bit key.
+// One Philox4x32-10 block: 4 random 32-bit words for a 128-bit counter and a 64-bit key
+// (core/philox.hpp, which CUDA kernels compile too).
 Philox4 philox4x32(Philox4 counter, uint64_t key);
 
 // Streams used by the trainer, so that unrelated draws never share counters.
-enum class RngStream : uint32_t { init = 1, flow_time = 2, flow_noise = 3, sampler = 4, synth = 5, test = 6, augment = 7 };
+// Dropout keep-masks (kernels/dropout_keep.hpp) use `dropout`; embpack's vl augmentation `augment`.
+enum class RngStream : uint32_t {
+  init = 1,
+  flow_time = 2,
+  flow_noise = 3,
+  sampler = 4,
+  synth = 5,
+  test = 6,
+  dropout = 7,
+  augment = 8
+};
 
 class CounterRng {
  public:

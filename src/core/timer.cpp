@@ -10,7 +10,7 @@ namespace emb {
 
 const char* phase_name(Phase p) {
   static const char* names[kNumPhases] = {"init", "data_wait", "h2d", "fwd", "bwd", "comm_exposed",
-                                          "comm_total", "optim", "ckpt", "step"};
+                                          "comm_total", "optim", "ckpt", "step", "backbone"};
   return names[int(p)];
 }
 

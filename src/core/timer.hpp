@@ -15,7 +15,8 @@
 
 namespace emb {
 
-enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, count };
+// backbone: model.backbone = online, the frozen Eagle forward that makes the step's vl features.
+enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, backbone, count };
 constexpr int kNumPhases = int(Phase::count);
 const char* phase_name(Phase p);
 

@@ -1,15 +1,12 @@
 #include "data/h5_file.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 
 namespace emb {
 
@@ -132,20 +129,15 @@ int64_t RowRanges::locate(int64_t row) const {
 
 MpioTransfer mpio_transfer_from_name(const std::string& name) {
   if (name == "independent") return MpioTransfer::independent;
-  EMB_CHECK(name == "collective", "data.mpio_transfer: expected independent or collective, got '", name, "'");
+  EMB_CHECK(name == "collective", "data.mpio_transfer: expected independent or collective, got ", quoted(name));
   return MpioTransfer::collective;
 }
 
 H5File H5File::open(const std::string& path, MPI_Comm comm, MpioTransfer transfer) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported as emb::Error, not stacks
-  std::error_code ec;
-  EMB_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such file");
   // HDF5 reports an unreadable file as "not an HDF5 file": ask the system first.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  EMB_CHECK(fd >= 0, path, ": cannot open: ",
-            errno == EACCES ? "permission denied (the file exists but this user may not read it)" : std::strerror(errno));
-  ::close(fd);
-  EMB_CHECK(H5Fis_hdf5(path.c_str()) > 0, path, ": not an HDF5 file");
+  check_readable_file(path);
+  EMB_CHECK(H5Fis_hdf5(path.c_str()) > 0, clipped_path(path), ": not an HDF5 file");
   H5File f;
   f.path_ = path;
   f.bytes_at_open_ = file_bytes(path);
@@ -159,7 +151,7 @@ H5File H5File::open(const std::string& path, MPI_Comm comm, MpioTransfer transfe
                      transfer == MpioTransfer::collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
   }
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
-  EMB_CHECK(id >= 0, path, ": cannot open as HDF5 (truncated or corrupt file)");
+  EMB_CHECK(id >= 0, clipped_path(path), ": cannot open as HDF5 (truncated or corrupt file)");
   f.file_ = H5Handle(id, H5Fclose);
   return f;
 }
@@ -178,7 +170,7 @@ H5File H5File::create(const std::string& path, MPI_Comm comm) {
     H5Pset_dxpl_mpio(f.xfer_.get(), H5FD_MPIO_COLLECTIVE);
   }
   hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
-  EMB_CHECK(id >= 0, path, ": cannot create file");
+  EMB_CHECK(id >= 0, clipped_path(path), ": cannot create file");
   f.file_ = H5Handle(id, H5Fclose);
   return f;
 }
@@ -188,13 +180,13 @@ H5File H5File::append(const std::string& path) {
   H5File f;
   f.path_ = path;
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  EMB_CHECK(id >= 0, path, ": cannot open for writing");
+  EMB_CHECK(id >= 0, clipped_path(path), ": cannot open for writing");
   f.file_ = H5Handle(id, H5Fclose);
   return f;
 }
 
 std::string H5File::where(const std::string& obj, const std::string& message) const {
-  return str(path_, ":", obj, ": ", message);
+  return str(clipped_path(path_), ":", obj, ": ", message);
 }
 
 void H5File::fail(const std::string& obj, const std::string& message) const { throw Error(where(obj, message)); }
@@ -298,6 +290,7 @@ void H5File::set_attr(const std::string& obj, const std::string& name, const std
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
   H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  if (has_attr(obj, name)) H5Adelete_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT);
   H5Handle a(H5Acreate_by_name(file_.get(), obj.c_str(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
                                H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   const char* p = value.c_str();
@@ -306,6 +299,7 @@ void H5File::set_attr(const std::string& obj, const std::string& name, const std
 
 void H5File::set_attr(const std::string& obj, const std::string& name, double value) {
   H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  if (has_attr(obj, name)) H5Adelete_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT);
   H5Handle a(H5Acreate_by_name(file_.get(), obj.c_str(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
                                H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (a.get() < 0 || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "config/data_config.hpp"
+
 namespace emb {
 
 // Owns one HDF5 identifier and releases it with the matching H5*close function.
@@ -47,15 +49,7 @@ template <> constexpr Elem elem_of<int64_t>() { return Elem::i64; }
 template <> constexpr Elem elem_of<uint8_t>() { return Elem::u8; }
 size_t elem_size(Elem e);
 
-// How the ranks of a parallel file move the bytes of a read (deck key data.mpio_transfer).
-//   independent  each rank reads its own selection with its own MPI-IO calls. The loader's
-//                reads are large contiguous row ranges, so there is nothing to aggregate,
-//                and no rank waits for another inside a read: the default (page-cache reads
-//                at 2 ranks: 9.3 GB/s against 5.4 GB/s collective, tests/data/run_data_bench.sh).
-//   collective   every read is a collective MPI-IO call, which MPI-IO may aggregate through
-//                a few reader ranks (collective buffering, per its hints): for parallel file
-//                systems where few large requests beat many.
-enum class MpioTransfer { independent, collective };
+// How a read's bytes move: MpioTransfer (config/data_config.hpp, data.mpio_transfer).
 MpioTransfer mpio_transfer_from_name(const std::string& name);
 
 // Sorted, disjoint row intervals [begin, end) of one dataset; read into one buffer where
@@ -103,6 +97,7 @@ class H5File {
   bool has_attr(const std::string& obj, const std::string& name) const;
   std::string attr_string(const std::string& obj, const std::string& name) const;
   double attr_double(const std::string& obj, const std::string& name) const;
+  // Creates or replaces the attribute.
   void set_attr(const std::string& obj, const std::string& name, const std::string& value);
   void set_attr(const std::string& obj, const std::string& name, double value);
 

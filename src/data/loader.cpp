@@ -3,23 +3,23 @@
 #include <algorithm>
 #include <chrono>
 
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
 namespace emb {
 
 Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model) : dc_(data), mc_(model) {
-  int provided = 0;
-  MPI_Query_thread(&provided);
-  EMB_CHECK(data.prefetch == 0 || provided == MPI_THREAD_MULTIPLE,
+  EMB_CHECK(data.prefetch == 0 || mpi_thread_multiple(),
             "data.prefetch > 0 needs MPI initialised with MPI_THREAD_MULTIPLE");
   EMB_CHECK(data.global_batch >= 1 && data.tokens_per_mb >= 1 && data.chunk_rows >= 1, "data: bad batch/budget settings");
-  MPI_Comm_dup(dp_comm, &comm_);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &ranks_);
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
+  comm_ = duplicate(dp_comm);
+  rank_ = rank_in(comm_), ranks_ = ranks_in(comm_);
+  node_comm_ = split_by_node(comm_);
   nodes_ = NodeLayout::of(comm_, node_comm_);
   file_names_ = expand_paths(dc_.paths);
-  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view, dc_.vl_backbone_digest);
+  data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view,
+                                          VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment, dc_.online_prompt});
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);
@@ -46,8 +46,8 @@ Loader::~Loader() {
   prefetcher_.reset();
   buffers_.clear();  // frees their shared blocks, collectively over the node
   data_.reset();
-  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  free_communicator(node_comm_);
+  free_communicator(comm_);
 }
 
 int Loader::owner(int64_t epoch, int64_t pos) const {
@@ -72,7 +72,7 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
     samples.push_back(BufferSample{file, row, owner(key.first, pos)});
   }
   auto start = std::chrono::steady_clock::now();  // the read path: the reads and the feature exchange
-  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, nodes_);
+  bytes_read_ += slot->buffer->load(*data_, chunks, mc_, samples, nodes_, key.first);
   buffer_bytes_ += slot->buffer->file_bytes();
   read_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   return *slot->buffer;
@@ -96,18 +96,19 @@ LoadedStep Loader::produce() {
   for (size_t i = 0; i < mine.size(); ++i) {
     const Position& p = mine[i];
     size_t b = size_t(std::find(used.begin(), used.end(), BufferKey(p.epoch, sampler_->buffer_of(p.epoch, p.pos))) - used.begin());
-    assemble_sample(*data_, *loaded[b], mc_, p.sample, p.epoch * sampler_->size() + p.pos, samples_[i]);
-    if (bad_data.empty()) bad_data = first_non_finite(*data_, samples_[i]);
+    assemble_sample(*data_, *loaded[b], mc_, dc_.mask_past_end, p.sample, p.epoch * sampler_->size() + p.pos,
+                    samples_[i]);
+    if (bad_data.empty()) bad_data = first_non_finite(*data_, mc_, samples_[i]);
   }
   LoadedStep step;
   step.batches = pack_step(samples_, mc_, pack_, file_names_);
   // One reduction agrees on the micro-batch count and on whether any rank met bad data.
-  const int64_t mine_counts[2] = {int64_t(step.batches.size()), bad_data.empty() ? 0 : 1};
-  int64_t most_counts[2] = {0, 0};
-  MPI_Allreduce(mine_counts, most_counts, 2, MPI_INT64_T, MPI_MAX, comm_);
+  int64_t most_counts[2] = {int64_t(step.batches.size()), bad_data.empty() ? 0 : 1};
+  max_over_ranks(comm_, most_counts, 2);
+  // Every rank then throws the lowest such rank's line alike, which rank 0 prints: the rank that
+  // met the data cannot be ended by another's abort before it says where.
   if (most_counts[1] != 0)
-    throw Error(bad_data.empty() ? "another rank met non-finite training data (its error line names the file)"
-                                 : bad_data + " (embpack verify lists every such value)");
+    throw_if_any_rank_failed(comm_, bad_data.empty() ? "" : bad_data + " (embpack verify lists every such value)");
   const int64_t most = most_counts[0];
   while (int64_t(step.batches.size()) < most) {
     step.batches.emplace_back();

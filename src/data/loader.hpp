@@ -17,7 +17,7 @@
 #include <memory>
 #include <mutex>
 
-#include "data/data_config.hpp"
+#include "config/data_config.hpp"
 #include "data/node_layout.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packer.hpp"

@@ -2,18 +2,16 @@
 
 #include <algorithm>
 
+#include "comm/host_collectives.hpp"
+
 namespace emb {
 
 NodeLayout NodeLayout::of(MPI_Comm ranks, MPI_Comm node) {
   NodeLayout n;
   n.ranks = ranks, n.node = node;
-  MPI_Comm_rank(ranks, &n.rank);
-  MPI_Comm_size(ranks, &n.size);
+  n.rank = rank_in(ranks), n.size = ranks_in(ranks);
   // A node is named by its lowest rank.
-  int lowest = n.rank;
-  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
-  std::vector<int> leader(size_t(n.size), 0);
-  MPI_Allgather(&lowest, 1, MPI_INT, leader.data(), 1, MPI_INT, ranks);
+  const std::vector<int> leader = all_gather(ranks, int(min_over_ranks(node, n.rank)));
   std::vector<int> leaders = leader;
   std::sort(leaders.begin(), leaders.end());
   leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());

@@ -7,7 +7,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 
+#include "comm/node_shared_memory.hpp"
 #include "core/arena.hpp"
 
 namespace emb {
@@ -28,8 +30,7 @@ class NodeSharedBlock {
 
  private:
   void release();
-  MPI_Win win_ = MPI_WIN_NULL;
-  MPI_Comm node_ = MPI_COMM_NULL;
+  std::unique_ptr<NodeSharedMemory> window_;
   Arena private_;
   char* base_ = nullptr;
   size_t capacity_ = 0;

@@ -6,7 +6,7 @@
 
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 
@@ -34,8 +34,43 @@ void check_vl_backbone(const H5File& f, const std::string& digest) {
   }
 }
 
+// data.vl_augment: the file's stored augmented variants (embpack features --augment K).
+int64_t augmented_variants(const H5File& f) {
+  const int64_t k = f.has_attr(packed::kVlFeatures, packed::kAugmentVariants)
+                        ? std::stoll(f.attr_string(packed::kVlFeatures, packed::kAugmentVariants))
+                        : 0;
+  if (k <= 0)
+    f.fail(packed::kVlFeatures, "holds no augmented variants, but data.vl_augment = on; compute them with embpack "
+                                "features --augment K, or set data.vl_augment = off");
+  return k;
+}
+
+// model.backbone = online: every /video view (they must share one resolution, as GR00T stacks
+// a sample's views) and the prompt of every task, whose lengths are the steps' context tokens.
+void open_online_vl(const H5File& f, const PackedSummary& s, const VlPrompt& prompt, PackedFileIndex& x) {
+  if (s.video_views.empty())
+    f.fail(packed::kVideo, "no camera frames, but model.backbone = online computes the vl features from them; "
+                           "pack the videos (embpack lerobot) or use model.backbone = offline");
+  for (const std::string& view : s.video_views) {
+    const std::string ds = str(packed::kVideo, "/", view);
+    const std::vector<int64_t> d = f.dims(ds);
+    if (!x.video_views.empty() && (d[1] != x.frame_height || d[2] != x.frame_width))
+      f.fail(ds, str("frames ", d[1], "x", d[2], " differ from ", packed::kVideo, "/", x.video_views[0], "'s ",
+                     x.frame_height, "x", x.frame_width, " (GR00T stacks a sample's views: they must share one "
+                     "resolution)"));
+    x.frame_height = d[1], x.frame_width = d[2];
+    x.video_views.push_back(view);
+  }
+  for (const std::string& text : f.read_strings(packed::kTaskText))
+    x.task_prompts.push_back(prompt(text, int(x.video_views.size())));
+  x.vl_offsets.assign(1, 0);
+  for (size_t e = 0; e + 1 < x.episode_offsets.size(); ++e)
+    for (int64_t t = x.episode_offsets[e]; t < x.episode_offsets[e + 1]; ++t)
+      x.vl_offsets.push_back(x.vl_offsets.back() + int64_t(x.task_prompts[size_t(x.episode_task[e])].size()));
+}
+
 PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const TokenConfig& cfg,
-                          const std::string& view, const std::string& vl_backbone_digest) {
+                          const std::string& view, const VlFeatureChoice& vl) {
   PackedFileIndex x;
   x.file = H5File::open(path, comm, transfer);
   const H5File& f = x.file;
@@ -52,12 +87,17 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   if (cfg.family == Family::gr00t) {
     if (x.state_dim > cfg.state_dim)
       f.fail(packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
-    int64_t d = f.dims(packed::kVlFeatures)[1];
-    if (d != cfg.d_ctx) f.fail(packed::kVlFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
-    check_vl_backbone(f, vl_backbone_digest);
     for (int32_t e : x.episode_embodiment)
       if (e < 0 || e >= cfg.n_embodiments)
         f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
+    if (vl.online_prompt) {
+      open_online_vl(f, s, vl.online_prompt, x);
+      return x;
+    }
+    int64_t d = f.dims(packed::kVlFeatures)[1];
+    if (d != cfg.d_ctx) f.fail(packed::kVlFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
+    check_vl_backbone(f, vl.backbone_digest);
+    if (vl.augmented) x.vl_variants = augmented_variants(f);
     x.vl_offsets = f.read_all<int64_t>(packed::kVlOffsets);
     return x;
   }
@@ -106,20 +146,21 @@ std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const Tok
   return {latent_offsets[e] + first, latent_offsets[e] + last + 1};
 }
 
-const std::string& PackedFileIndex::feature_dataset() const {
-  static const std::string vl = packed::kVlFeatures;
-  return latent_dataset.empty() ? vl : latent_dataset;
+std::string PackedFileIndex::feature_dataset(int64_t epoch) const {
+  if (!latent_dataset.empty()) return latent_dataset;
+  if (online_vl()) return "";
+  return vl_variants > 0 ? str(packed::kVlAugmented, epoch % vl_variants) : std::string(packed::kVlFeatures);
 }
 
 PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths,
-                             const TokenConfig& cfg, const std::string& view, const std::string& vl_backbone_digest) {
+                             const TokenConfig& cfg, const std::string& view, const VlFeatureChoice& vl) {
   EMB_CHECK(!paths.empty(), "data.paths: no files");
   if (cfg.family == Family::wan)
     EMB_CHECK(cfg.latent_frames % cfg.patch[0] == 0 && cfg.latent_height % cfg.patch[1] == 0 &&
                   cfg.latent_width % cfg.patch[2] == 0,
               "model: latent frames/height/width must be multiples of the patch size");
   for (const std::string& p : paths) {
-    files_.push_back(open_file(comm, transfer, p, cfg, view, vl_backbone_digest));
+    files_.push_back(open_file(comm, transfer, p, cfg, view, vl));
     const PackedFileIndex& x = files_.back();
     sample_begin_.push_back(sample_begin_.back() + x.steps);
     if (cfg.family == Family::gr00t) {
@@ -159,7 +200,7 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& patterns) 
     int rc = glob(p.c_str(), 0, nullptr, &g);
     std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
     globfree(&g);
-    EMB_CHECK(!matches.empty(), "data.paths: '", p, "' matches no file");
+    EMB_CHECK(!matches.empty(), "data.paths: '", clipped_path(p), "' matches no file");
     std::sort(matches.begin(), matches.end());
     out.insert(out.end(), matches.begin(), matches.end());
   }

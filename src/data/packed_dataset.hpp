@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "data/h5_file.hpp"
-#include "batch/token_config.hpp"
+#include "config/data_config.hpp"
+#include "config/token_config.hpp"
 
 namespace emb {
 
@@ -23,7 +24,13 @@ struct PackedFileIndex {
   std::vector<int64_t> episode_offsets;
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
-  std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl
+  std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl (online: of the prompts)
+  // gr00t, model.backbone = online: the /video views (file order, one resolution) whose frames
+  // the step's backbone reads, and every task's prompt ids (vl_offsets counts them per step).
+  std::vector<std::string> video_views;
+  int64_t frame_height = 0, frame_width = 0;
+  std::vector<std::vector<int32_t>> task_prompts;
+  int64_t vl_variants = 0;                     // gr00t, data.vl_augment: /features/vl_aug<k> read by epoch
   std::string latent_dataset;                  // wan: /latents/<view>
   std::vector<int64_t> latent_offsets;         // wan: [E+1]
   int64_t steps_per_latent = 1;
@@ -37,7 +44,18 @@ struct PackedFileIndex {
   // `row` reads: its /features/vl rows (gr00t) or the latent frames of its window, clipped at
   // the episode start (wan). The array that dominates the bytes of a sample.
   std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
-  const std::string& feature_dataset() const;
+  bool online_vl() const { return !video_views.empty(); }
+  // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K
+  // (data.vl_augment), or the wan latents; every variant has feature_rows' rows. Online vl: none.
+  std::string feature_dataset(int64_t epoch) const;
+};
+
+// What a gr00t run asks of its files' vl features (data.vl_backbone, data.vl_augment).
+struct VlFeatureChoice {
+  std::string backbone_digest;  // /features/vl's backbone_digest must be this; "" = not checked
+  bool augmented = false;       // read the stored augmented variants, one per epoch
+  // model.backbone = online: set; the files' frames and prompts replace /features/vl.
+  VlPrompt online_prompt = nullptr;
 };
 
 // Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.
@@ -48,10 +66,9 @@ struct Chunk {
 
 class PackedDataset {
  public:
-  // vl_backbone_digest (gr00t): every file's /features/vl must carry it as its backbone_digest
-  // (packed_format.hpp); "" = not checked.
+  // vl (gr00t): which features every file must hold (packed_format.hpp).
   PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::vector<std::string>& paths, const TokenConfig& cfg,
-                const std::string& view, const std::string& vl_backbone_digest = "");
+                const std::string& view, const VlFeatureChoice& vl = {});
 
   int64_t files() const { return int64_t(files_.size()); }
   const PackedFileIndex& file(int64_t i) const { return files_[size_t(i)]; }

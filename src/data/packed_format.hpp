@@ -18,13 +18,24 @@
 //        backbone's tensors: training compares it with its own backbone's, data.vl_backbone),
 //        checkpoint (the folder), recipe (the embtrain commit that computed them),
 //        preprocessing (the frame pipeline and prompt), views (the /video views in prompt
-//        order), dims (the backbone's dimensions), augment (variants per step; "0": none).
+//        order), dims (the backbone's dimensions), augment (stored augmented variants K; "0":
+//        none), augment_seed (their draws' seed, when K > 0).
+//   /features/vl_aug<k> (k < K) float16 [N, Dvl]: the same steps' features from frames under
+//        the k-th training augmentation (GR00T's random crop and colour jitter, drawn from
+//        (augment_seed, step, k)); the rows of /features/vl_offsets (the prompts are the same).
+//        Training with data.vl_augment = on reads variant epoch mod K.
+//   root string attribute modality (embpack lerobot, from GR00T's meta/modality.json and
+//        meta/info.json): JSON {"state"|"action": {sub-key: {"start", "end", "absolute",
+//        "rotation_type", "continuous"}} with [start, end) in /steps/state or /steps/action,
+//        "video": {view: {"resolution": [w, h], "channels", "fps"}}} of the recorded videos;
+//        embtrain export writes it into metadata.json.
 #pragma once
 #include <array>
 
 namespace emb::packed {
 
 constexpr const char* kFormat = "embpack/1";
+constexpr const char* kModality = "modality";
 constexpr const char* kEpisodeOffsets = "/episodes/offsets";
 constexpr const char* kEpisodeTask = "/episodes/task";
 constexpr const char* kEpisodeEmbodiment = "/episodes/embodiment";
@@ -45,6 +56,8 @@ constexpr const char* kLatents = "/latents";
 constexpr const char* kVideo = "/video";
 constexpr const char* kStepsPerLatent = "steps_per_latent";
 constexpr const char* kBackboneDigest = "backbone_digest";
+constexpr const char* kAugmentVariants = "augment";
+constexpr const char* kVlAugmented = "/features/vl_aug";  // + k
 constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",
                                                         "preprocessing", "views", "dims", "augment"};
 constexpr std::array<const char*, 3> kStatFields{"state", "action", "reward"};

@@ -32,6 +32,19 @@ PackedSummary verify_small_values(const H5File& f);
 // verify_structure plus every value: finite data and stats, token ids in range.
 PackedSummary verify_packed(const H5File& f);
 
+// The bulk arrays of a packed file, whose values only a full verify reads: /steps/state and
+// /steps/action (f32), then every array of /features and /latents (f16; not the *_offsets), in
+// that order; rows and elements per row as stored.
+struct BulkArray {
+  std::string name;
+  Elem elem = Elem::f32;
+  int64_t rows = 0, row_elems = 0;
+};
+std::vector<BulkArray> bulk_arrays(const H5File& f);
+// Checks rows [begin, end) of `a` finite, reading at most ~16 MB at a time (throws "FILE:DS:
+// non-finite value at row R"), and returns the CRC-32 (zlib's) of their bytes chained on `crc`.
+uint32_t check_bulk_rows(const H5File& f, const BulkArray& a, int64_t begin, int64_t end, uint32_t crc);
+
 // Offsets of `rows` varlen rows over `total` elements: [rows+1], 0 first, non-decreasing
 // (strictly increasing when `nonempty`), `total` last.
 void check_offsets(const H5File& f, const std::string& ds, const std::vector<int64_t>& offsets, int64_t rows,

@@ -15,6 +15,15 @@ void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const Token
   b.state.insert(b.state.end(), s.state.begin(), s.state.end());
   b.actions.insert(b.actions.end(), s.actions.begin(), s.actions.end());
   b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
+  if (s.views == 0) return;
+  // Online vl: the step's backbone stacks the batch's frames, so they share one shape.
+  EMB_CHECK(slot == 0 || (s.views == b.views && s.frame_height == b.frame_height && s.frame_width == b.frame_width),
+            "model.backbone = online: sample ", s.id, " (step ", s.row, ") has ", s.views, " views of ",
+            s.frame_height, "x", s.frame_width, " frames, its micro-batch ", b.views, " of ", b.frame_height, "x",
+            b.frame_width, ": every file of data.paths must have the same /video views and resolution");
+  b.views = s.views, b.frame_height = s.frame_height, b.frame_width = s.frame_width;
+  b.prompt.insert(b.prompt.end(), s.prompt.begin(), s.prompt.end());
+  b.frames.insert(b.frames.end(), s.frames.begin(), s.frames.end());
 }
 
 // x0 of every video token in the rule's order: the clean patches, then the same patches noisy.
@@ -55,6 +64,7 @@ PackedBatch build_batch(const std::vector<const Sample*>& samples, const TokenCo
     if (p.packing) continue;
     append_padding_tokens(p.pad_query - s.query_tokens, b);
     b.cseq.insert(b.cseq.end(), size_t(p.pad_context - s.context_tokens), -1);
+    if (s.views > 0) b.prompt.resize(b.cseq.size(), -1);
     b.context.resize(b.cseq.size() * size_t(cfg.d_ctx), 0.f);
   }
   b.n_tokens = int64_t(b.seq.size());

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "data/sample.hpp"
 
@@ -12,7 +12,20 @@ namespace emb {
 
 namespace {
 
-void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {
+// model.backbone = online: the prompt of the episode's task and the step's frames of every view.
+void assemble_online_vl(const PackedFileIndex& x, const ShuffleBuffer& buf, int64_t e, Sample& s) {
+  s.prompt = x.task_prompts[size_t(x.episode_task[e])];
+  s.views = int32_t(x.video_views.size());
+  s.frame_height = int32_t(x.frame_height), s.frame_width = int32_t(x.frame_width);
+  const int64_t frame_bytes = x.frame_height * x.frame_width * 3;
+  s.frames.resize(size_t(s.views * frame_bytes));
+  for (size_t v = 0; v < x.video_views.size(); ++v)
+    std::copy_n(buf.frame(s.file, v, s.row), frame_bytes, s.frames.data() + v * size_t(frame_bytes));
+  s.context.clear();
+}
+
+void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, bool mask_past_end,
+                    int64_t e, Sample& s) {
   int64_t t = s.row, end = x.episode_offsets[e + 1];
   s.state.assign(size_t(cfg.state_dim), 0.f);
   std::copy_n(buf.state(s.file, t), x.state_dim, s.state.begin());
@@ -22,12 +35,16 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   const float* rows = buf.action(s.file, t);  // rows t .. end-1 lie back to back in the buffer
   for (int64_t i = 0; i < cfg.horizon; ++i) {
     const float* a = rows + (std::min(t + i, end - 1) - t) * x.action_dim;
-    float valid = t + i < end ? 1.f : 0.f;
+    const float valid = t + i < end || !mask_past_end ? 1.f : 0.f;
     std::copy_n(a, width, &s.actions[size_t(i * cfg.action_dim)]);
     std::fill_n(&s.action_mask[size_t(i * cfg.action_dim)], width, valid);
   }
   auto [first, last] = x.feature_rows(t, cfg);
   s.context_tokens = last - first;
+  if (x.online_vl()) {
+    assemble_online_vl(x, buf, e, s);
+    return;
+  }
   s.context.resize(size_t(s.context_tokens * cfg.d_ctx));
   if (s.context_tokens > 0) half_to_float(buf.feature(s.file, first), s.context.data(), s.context_tokens * cfg.d_ctx);
 }
@@ -58,14 +75,32 @@ bool any_non_finite(const std::vector<float>& v) {
   return std::any_of(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
 }
 
+// Index of the first non-finite value of v (v.size() when all are finite).
+size_t first_non_finite_index(const std::vector<float>& v) {
+  return size_t(std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }) - v.begin());
+}
+
+// The file row /steps/action row `k` of the sample's action rows came from, as assemble_gr00t
+// (k in [0, Hz)) and assemble_wan (k = block · Ha + i) copied them.
+int64_t action_source_row(const PackedFileIndex& x, const TokenConfig& cfg, const Sample& s, int64_t k) {
+  const int64_t e = x.episode_of(s.row), start = x.episode_offsets[e], end = x.episode_offsets[e + 1];
+  if (cfg.family == Family::gr00t) return std::min(s.row + k, end - 1);
+  const int64_t spl = x.steps_per_latent, last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
+  const int64_t block = k / cfg.actions_per_block, i = k % cfg.actions_per_block;
+  return std::min(start + std::max<int64_t>(0, first + block * cfg.frames_per_block) * spl + i, end - 1);
+}
+
 }  // namespace
 
-std::string first_non_finite(const PackedDataset& data, const Sample& s) {
+std::string first_non_finite(const PackedDataset& data, const TokenConfig& cfg, const Sample& s) {
   const PackedFileIndex& x = data.file(s.file);
-  const std::string where = str(x.file.path(), ":");
+  const std::string where = str(clipped_path(x.file.path()), ":");
   if (any_non_finite(s.state)) return str(where, packed::kState, ": non-finite value in row ", s.row);
-  if (any_non_finite(s.actions) || any_non_finite(s.block_actions))
-    return str(where, packed::kAction, ": non-finite value in the action rows of the sample at row ", s.row);
+  const std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
+  if (const size_t bad = first_non_finite_index(actions); bad < actions.size())
+    return str(where, packed::kAction, ": non-finite value in row ",
+               action_source_row(x, cfg, s, int64_t(bad) / cfg.action_dim), " (an action row of the sample at row ",
+               s.row, ")");
   if (any_non_finite(s.latents))
     return str(where, x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
   if (any_non_finite(s.context))
@@ -75,7 +110,7 @@ std::string first_non_finite(const PackedDataset& data, const Sample& s) {
 }
 
 void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, const TokenConfig& cfg,
-                     int64_t sample_index, int64_t id, Sample& s) {
+                     bool mask_past_end, int64_t sample_index, int64_t id, Sample& s) {
   s.id = id;
   std::tie(s.file, s.row) = data.locate(sample_index);
   const PackedFileIndex& x = data.file(s.file);
@@ -83,7 +118,7 @@ void assemble_sample(const PackedDataset& data, const ShuffleBuffer& buffer, con
   s.emb_id = x.episode_embodiment[e];
   s.query_tokens = data.query_tokens();
   if (cfg.family == Family::gr00t) {
-    assemble_gr00t(x, buffer, cfg, e, s);
+    assemble_gr00t(x, buffer, cfg, mask_past_end, e, s);
   } else {
     assemble_wan(x, buffer, cfg, e, s);
   }

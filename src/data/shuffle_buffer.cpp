@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "data/packed_format.hpp"
 
@@ -37,7 +38,7 @@ int64_t rows_within(const RowRanges& rows, int64_t lo, int64_t hi) {
 }  // namespace
 
 int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
-                            const std::vector<BufferSample>& samples, const NodeLayout& nodes) {
+                            const std::vector<BufferSample>& samples, const NodeLayout& nodes, int64_t epoch) {
   files_.resize(size_t(data.files()));
   for (FileRows& r : files_)
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->clear();
@@ -52,7 +53,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
       int64_t reach = int64_t(cfg.latent_frames) * x.steps_per_latent;
       r.actions.add(std::max<int64_t>(0, c.begin - reach), std::min(x.steps, c.end + cfg.actions_per_block));
     }
-    r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
+    if (!x.online_vl()) r.features.add(x.feature_rows(c.begin, cfg).first, x.feature_rows(c.end - 1, cfg).second);
   }
   size_t bytes = 0, feature_bytes = 0;
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
@@ -61,7 +62,9 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->finish();
     r.state_dim = x.state_dim, r.action_dim = x.action_dim;
     r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
+    r.frame_bytes = x.frame_height * x.frame_width * 3;
     bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4);
+    bytes += x.video_views.size() * aligned(size_t(r.steps.rows() * r.frame_bytes));
     feature_bytes += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
   }
   fit(rows_, bytes);
@@ -69,6 +72,8 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
   file_bytes_ = 0;
   for (const FileRows& r : files_)
     file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 + r.features.rows() * r.feature_elems * 2;
+  for (int32_t f = 0; f < int32_t(files_.size()); ++f)
+    file_bytes_ += files_[size_t(f)].steps.rows() * files_[size_t(f)].frame_bytes * int64_t(data.file(f).video_views.size());
   int64_t read = 0;
   char* block = features_.data();
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
@@ -81,10 +86,25 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
-    read += x.file.read_rows(x.feature_dataset(), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
+    if (x.online_vl()) {
+      read += read_frames(x, r);
+      continue;
+    }
+    read += x.file.read_rows(x.feature_dataset(epoch), Elem::f16, r.features, r.feature_values, nodes.rank, nodes.size);
     if (nodes.nodes() > 1) exchange_between_nodes(x, r, f, cfg, samples, nodes);
   }
   features_.publish();
+  return read;
+}
+
+// Online vl: every rank reads the buffer's frames of every view whole, as it reads the state rows.
+int64_t ShuffleBuffer::read_frames(const PackedFileIndex& x, FileRows& r) {
+  r.frames.clear();
+  int64_t read = 0;
+  for (const std::string& view : x.video_views) {
+    r.frames.push_back(rows_.alloc<uint8_t>(size_t(r.steps.rows() * r.frame_bytes)));
+    read += x.file.read_rows(str(packed::kVideo, "/", view), Elem::u8, r.steps, r.frames.back());
+  }
   return read;
 }
 
@@ -134,11 +154,7 @@ void ShuffleBuffer::exchange_between_nodes(const PackedFileIndex& x, FileRows& r
       at += size_t(e - b) * row_bytes;
     });
   }
-  MPI_Datatype row;
-  MPI_Type_contiguous(int(row_bytes), MPI_BYTE, &row);
-  MPI_Type_commit(&row);
-  MPI_Alltoallv(out, send_count.data(), send_at.data(), row, in, recv_count.data(), recv_at.data(), row, nodes.ranks);
-  MPI_Type_free(&row);
+  exchange_rows(nodes.ranks, out, send_count, send_at, in, recv_count, recv_at, row_bytes);
   at = in;
   for (int k = 0; k < ranks; ++k) {
     if (!receives_from(k)) continue;
@@ -162,6 +178,11 @@ const float* ShuffleBuffer::action(int32_t file, int64_t row) const {
 const uint16_t* ShuffleBuffer::feature(int32_t file, int64_t feature_row) const {
   const FileRows& r = files_[size_t(file)];
   return r.feature_values + r.features.locate(feature_row) * r.feature_elems;
+}
+
+const uint8_t* ShuffleBuffer::frame(int32_t file, size_t view, int64_t row) const {
+  const FileRows& r = files_[size_t(file)];
+  return r.frames[view] + r.steps.locate(row) * r.frame_bytes;
 }
 
 }  // namespace emb

@@ -5,7 +5,8 @@
 // so k chunks of one file cost one large read per range of merged rows.
 // Every rank loads the same buffers in the same order (the buffers of a step's global
 // position range), as the matched MPI-IO calls require. The small arrays (state, action)
-// are read whole on every rank. The feature array, nearly all the bytes, is read once over
+// are read whole on every rank, and so are the frames of model.backbone = online (which has no
+// feature array; size data.shuffle_buffer for its frames). The feature array, nearly all the bytes, is read once over
 // all ranks: each rank reads an equal share of its rows straight into its node's shared
 // block, where every rank of the node assembles from it (no copy, no exchange: within a
 // node the exchange cost as much as the read, ~6 ms per 67 MB on the development VM).
@@ -34,9 +35,10 @@ struct BufferSample {
 
 class ShuffleBuffer {
  public:
-  // Returns the bytes this rank read from the files. Collective over nodes.ranks.
+  // Returns the bytes this rank read from the files. Collective over nodes.ranks. `epoch`
+  // selects the feature variant (PackedFileIndex::feature_dataset).
   int64_t load(const PackedDataset& data, const std::vector<Chunk>& chunks, const TokenConfig& cfg,
-               const std::vector<BufferSample>& samples, const NodeLayout& nodes);
+               const std::vector<BufferSample>& samples, const NodeLayout& nodes, int64_t epoch = 0);
   // The file bytes of the rows this buffer covers (what the ranks read together).
   int64_t file_bytes() const { return file_bytes_; }
 
@@ -44,6 +46,8 @@ class ShuffleBuffer {
   const float* action(int32_t file, int64_t row) const;
   // Row `feature_row` of the file's feature array (vl features or latent frames), float16.
   const uint16_t* feature(int32_t file, int64_t feature_row) const;
+  // Online vl: the frame [H, W, 3] of step `row` in /video view `view` (PackedFileIndex::video_views).
+  const uint8_t* frame(int32_t file, size_t view, int64_t row) const;
 
  private:
   struct FileRows {
@@ -52,7 +56,10 @@ class ShuffleBuffer {
     float* action = nullptr;
     uint16_t* feature_values = nullptr;
     int64_t state_dim = 0, action_dim = 0, feature_elems = 0;
+    std::vector<uint8_t*> frames;  // online vl: per /video view, the frames of the step rows
+    int64_t frame_bytes = 0;
   };
+  int64_t read_frames(const PackedFileIndex& x, FileRows& r);
   void exchange_between_nodes(const PackedFileIndex& x, FileRows& r, int32_t file, const TokenConfig& cfg,
                               const std::vector<BufferSample>& samples, const NodeLayout& nodes);
 

@@ -7,6 +7,7 @@
 // next-but-one upload.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -14,7 +15,7 @@
 #include "kernels/ops.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/flow_matching.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/time_rows.hpp"
 #include "model/token_layout.hpp"
 
@@ -33,6 +34,10 @@ class DeviceBatch {
 
   // Attention and RoPE (index arrays of the batch, [T] / [Tc] / [T, 3]).
   const int32_t *seq = nullptr, *blk = nullptr, *grp = nullptr, *cseq = nullptr, *pos = nullptr;
+  // Dropout's row keys (kernels/op_types.hpp DropoutRows): each token's index within its sample
+  // (query [T], context [Tc]) and each sample slot's id [B].
+  const int32_t *token_in_sample = nullptr, *context_in_sample = nullptr;
+  const int64_t* sample_id = nullptr;
   RowIndex time_row;  // [T]: the time row of each token (time_rows.hpp)
   View time_t;        // [Tu, 1]: the distinct timesteps
   View context;       // [Tc, Dctx]
@@ -50,8 +55,11 @@ class DeviceBatch {
   // wan: video and action rows of the head and the encoders.
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
   View sigma;                                     // [T, 1]
+  // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that kind
+  View video_weight, act_weight;
   RowIndex video;                                 // clean and noisy video tokens
-  RowIndex head_rows;                             // noisy video tokens, then action tokens
+  const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions
+  RowIndex head_rows;                             // noisy video tokens (the head's rows)
   RowIndex head_time;                             // per head row: its time row
   RowIndex noisy_video_row;                       // per noisy token: its row of video_x0
   RowIndex out_to_in;                             // head.proj's output element e reads input element out_to_in[e]
@@ -63,16 +71,23 @@ class DeviceBatch {
     size_t bytes, offset;
   };
   size_t stage(const void* src, size_t bytes);
-  RowIndex index(const std::vector<int32_t>& v);
-  View matrix(const std::vector<float>& v, int64_t cols);
+  // Each field is staged and pointed into the backend buffer once its size is known (place_).
+  void stage_index(RowIndex& field, const std::vector<int32_t>& v);
+  void stage_pointer(const int32_t*& field, const std::vector<int32_t>& v);
+  void stage_matrix(View& field, const std::vector<float>& v, int64_t cols);
+  void stage_embodiments(EmbRows& field, EmbGrouping& groups, const std::vector<int32_t>& ids, int n_embodiments);
+  void stage_gr00t(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d);
+  void stage_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L, const FlowDraws& d,
+                 const TimeRows& time);
 
   Ops* ops_ = nullptr;
   std::unique_ptr<InputSlots> slots_;
   size_t used_ = 0;
   std::vector<Piece> pieces_;
+  std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
-  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, head_rows_;
-  std::vector<float> tq_;
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, rope_modes_;
+  std::vector<float> tq_, video_weight_, act_weight_;
   EmbGrouping sample_groups_, action_groups_;
 };
 

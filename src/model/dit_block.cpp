@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <iterator>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -49,6 +52,15 @@ BlockSpec dit_block_spec(const ParamRegistry& reg, const ModelConfig& cfg, int D
   return spec;
 }
 
+// gr00t's blocks are diffusers' BasicTransformerBlock with dropout p and final_dropout (MODEL.md
+// "Dropout"): the attention output dropped twice, the feed-forward's hidden and output once.
+void add_dropout_sites(BlockSpec& spec, SublayerSpec& attn, SublayerSpec& ffn, double p) {
+  spec.dropout = float(p);
+  const int base = spec.unit * kSitesPerBlock;
+  attn.output_sites[0] = base + kAttnOut, attn.output_sites[1] = base + kAttnFinal;
+  ffn.hidden_site = base + kFfHidden, ffn.output_sites[0] = base + kFfOut;
+}
+
 }  // namespace
 
 BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
@@ -73,6 +85,8 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   return spec;
 }
 
+// norm1 is AdaLayerNorm (eps 1e-5), norm3 a LayerNorm without affine parameters (upstream's
+// norm_elementwise_affine false): it has none in the registry either.
 BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   const std::string b = str("blocks.", l, ".");
   BlockSpec spec = dit_block_spec(reg, cfg, cfg.d_ctx, Modulation::ada2);
@@ -80,13 +94,14 @@ BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
   SublayerSpec attn;
   attn.scale_chunk = 0, attn.shift_chunk = 1;
+  attn.norm_eps = kGr00tNormEps;
   attn.cross = l % 2 == 0;
   attn.mask = self_mask(cfg, AttnMask::full);
   add_attention(reg, b + "attn1", spec.D, attn.cross ? spec.Dc : spec.D, false, attn);
 
-  NormRef norm3 = reg.add_layernorm(b + "norm3", spec.D);
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);
-  ffn.norm = norm3;
+  ffn.norm_eps = kGr00tNormEps;
+  add_dropout_sites(spec, attn, ffn, cfg.dropout);
   spec.sublayers = {attn, ffn};
   return spec;
 }
@@ -99,10 +114,13 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   spec.fp8 = cfg.fp8;
   SublayerSpec attn;
   attn.norm = reg.add_layernorm(b + "ln1", spec.D);
+  attn.norm_eps = kGr00tNormEps;
   add_attention(reg, b + "attn", spec.D, spec.D, false, attn);
   NormRef ln2 = reg.add_layernorm(b + "ln2", spec.D);
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);
   ffn.norm = ln2;
+  ffn.norm_eps = kGr00tNormEps;
+  add_dropout_sites(spec, attn, ffn, cfg.dropout_vl);
   spec.sublayers = {attn, ffn};
   return spec;
 }
@@ -184,6 +202,7 @@ void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, i
   for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre})
     *p = plan.activations(rows * D);
   s.dg = plan.activations(rows * F);
+  s.ddrop = plan.activations(rows * std::max(D, F));
   // The context's gradient [Tc, Dc] or ada2's conditioning's [n_cond ≤ T, D].
   s.dinput = plan.conversion(rows * std::max(D, Dc));
 }
@@ -247,11 +266,44 @@ void norm_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const 
   const int D = spec.D;
   if (s.scale_chunk >= 0) {
     ops.norm_modulate_forward(rows(x, T, D), chunk(spec, mod, T, s.scale_chunk), chunk(spec, mod, T, s.shift_chunk),
-                              rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1));
+                              rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1),
+                              s.norm_eps);
   } else {
     ops.layernorm_forward(rows(x, T, D), P.pv(s.norm.weight), P.pv(s.norm.bias), rows(a.h, T, D),
-                          rows(a.mean, T, 1), rows(a.rstd, T, 1));
+                          rows(a.mean, T, 1), rows(a.rstd, T, 1), s.norm_eps);
   }
+}
+
+// The dropout of `site` in this forward/backward; false where there is none (site −1, the
+// block's p 0, or dropout off).
+bool dropout_at(const BlockSpec& spec, const BlockIO& io, int site, DropoutConfig& cfg) {
+  if (site < 0 || !io.dropout.on || spec.dropout <= 0) return false;
+  cfg = DropoutConfig{spec.dropout, io.dropout.seed, io.dropout.step, uint32_t(site)};
+  return true;
+}
+
+// x through the dropouts of `sites` in order, in place.
+void dropout_forward_at(Ops& ops, const BlockSpec& spec, const BlockIO& io, std::initializer_list<int> sites,
+                        const View& x) {
+  DropoutConfig cfg;
+  for (int site : sites)
+    if (dropout_at(spec, io, site, cfg)) ops.dropout_forward(x, x, cfg, io.dropout.rows);
+}
+
+// The gradient before the dropouts of `sites` (applied in that order in the forward) from dy,
+// the gradient after them: their backwards, last site first, alternating between dy and
+// `scratch` (same shape). Returns the view that holds it.
+View dropout_backward_at(Ops& ops, const BlockSpec& spec, const BlockIO& io, std::initializer_list<int> sites,
+                         const View& dy, const View& scratch) {
+  View grad = dy, other = scratch;
+  DropoutConfig cfg;
+  for (auto site = std::rbegin(sites); site != std::rend(sites); ++site) {
+    if (!dropout_at(spec, io, *site, cfg)) continue;
+    ops.zero(other);
+    ops.dropout_backward(grad, other, cfg, io.dropout.rows);
+    std::swap(grad, other);
+  }
+  return grad;
 }
 
 AttnIndex sublayer_index(const SublayerSpec& s, const BlockIO& io) {
@@ -278,7 +330,7 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
   }
   const int hd = D / spec.H;
   if (!s.cross && s.rope != RopeMode::none) {
-    const RopeConfig rope{s.rope, spec.H, hd};
+    const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
     ops.rope_forward(q, io.pos, rope);
     ops.rope_forward(k, io.pos, rope);
   }
@@ -305,7 +357,8 @@ PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const Sublayer
   if (s.scale_chunk >= 0 && !pending.y.absent()) {
     ops.residual_norm_modulate_forward(rows(x, T, D), pending.gate, pending.y, rows(a.x_in, T, D),
                                        chunk(spec, mod, T, s.scale_chunk), chunk(spec, mod, T, s.shift_chunk),
-                                       rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1));
+                                       rows(a.ln_out, T, D), rows(a.h, T, D), rows(a.mean, T, 1), rows(a.rstd, T, 1),
+                                       s.norm_eps);
   } else {
     apply_residual(ops, rows(x, T, D), pending);
     ops.copy(rows(x, T, D), rows(a.x_in, T, D));
@@ -317,8 +370,10 @@ PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const Sublayer
   } else {
     block_linear_forward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F),
                          rows(a.g, T, spec.F));
+    dropout_forward_at(ops, spec, io, {s.hidden_site}, rows(a.g, T, spec.F));  // in place: fc2's (saved) input
     block_linear_forward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, rows(a.y, T, D));
   }
+  dropout_forward_at(ops, spec, io, {s.output_sites[0], s.output_sites[1]}, rows(a.y, T, D));
   return PendingResidual{chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D)};
 }
 
@@ -331,6 +386,9 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
   ops.zero(dy);
   ops.gated_residual_backward(chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D), rows(dx, T, D), dy,
                               chunk(spec, dmod, T, s.gate_chunk));
+  // The gradient of the sublayer's last linear's output, before the output's dropouts.
+  const View dout = dropout_backward_at(ops, spec, io, {s.output_sites[0], s.output_sites[1]}, dy,
+                                        rows(w.ddrop, T, D));
   ops.zero(dh);
   if (s.attention) {
     const View src = s.cross ? rows(io.context, io.Tc, spec.Dc) : rows(a.h, T, D);
@@ -338,13 +396,13 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
     const int hd = D / spec.H;
     const View datt = rows(w.datt, T, D);
     ops.zero(datt);
-    block_linear_backward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, dy, datt);
+    block_linear_backward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, dout, datt);
     const View dq = rows(w.dq, T, D), dk = rows(w.dk, Tk, D), dv = rows(w.dv, Tk, D);
     ops.zero(dq), ops.zero(dk), ops.zero(dv);
     ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
                            rows(a.lse, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, hd}, sublayer_index(s, io));
     if (!s.cross && s.rope != RopeMode::none) {
-      const RopeConfig rope{s.rope, spec.H, hd};
+      const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
       ops.rope_backward(dq, io.pos, rope);
       ops.rope_backward(dk, io.pos, rope);
     }
@@ -367,8 +425,9 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
   } else {
     const View dg = rows(w.dg, T, spec.F);
     ops.zero(dg);
-    block_linear_backward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, dy, dg);
-    block_linear_backward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F), dg,
+    block_linear_backward(ops, spec, s.fc2, P, rows(a.g, T, spec.F), Activation::none, View{}, dout, dg);
+    const View dgelu = dropout_backward_at(ops, spec, io, {s.hidden_site}, dg, rows(w.ddrop, T, spec.F));
+    block_linear_backward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F), dgelu,
                           dh);
   }
   if (s.scale_chunk >= 0) {

@@ -13,18 +13,35 @@
 
 #include "kernels/ops.hpp"
 #include "model/activation_plan.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/param_registry.hpp"
 #include "model/unit_hooks.hpp"
 
 namespace emb {
 
+// LayerNorm eps of each family (MODEL.md): Wan's norms are 1e-6; GR00T-N1.5's nn.LayerNorm
+// default 1e-5 (vlln, the vl blocks, the DiT's norm1 and norm3) but 1e-6 in its output norm.
+constexpr float kWanNormEps = 1e-6f;
+constexpr float kGr00tNormEps = 1e-5f;
+constexpr float kGr00tNormOutEps = 1e-6f;
+
+// The dropout sites of a block (MODEL.md "Dropout"), in the order the forward applies them: the
+// attention output twice (diffusers' to_out dropout, then the block's final_dropout), the
+// feed-forward's hidden after the GELU and its output. A block's site s has the model-wide id
+// unit·4 + s (DropoutConfig::site).
+enum DropoutSite : int { kAttnOut = 0, kAttnFinal = 1, kFfHidden = 2, kFfOut = 3, kSitesPerBlock = 4 };
+
 struct SublayerSpec {
   bool attention = true;  // false: feed-forward (fc1, gelu_tanh, fc2)
   // Norm: adaLN (LN without affine, then ·(1 + scale) + shift from modulation chunks) when
-  // scale_chunk >= 0, else LayerNorm with `norm`'s affine parameters.
+  // scale_chunk >= 0, else LayerNorm with `norm`'s affine parameters (none when absent).
   int scale_chunk = -1, shift_chunk = -1, gate_chunk = -1;
   NormRef norm;
+  float norm_eps = kWanNormEps;
+  // Dropout (block's BlockSpec::dropout > 0): the sites applied to the sublayer's output y, in
+  // order, and (feed-forward) to the hidden g after the GELU; -1 = none.
+  int output_sites[2] = {-1, -1};
+  int hidden_site = -1;
   // Attention.
   bool cross = false;  // keys and values from the context
   bool qk_norm = false;
@@ -42,6 +59,7 @@ struct BlockSpec {
   int unit = 0;
   int D = 0, H = 0, F = 0, Dc = 0;  // width, heads, ffn width, context width
   bool fp8 = false;                 // model.fp8: the eligible linears (fp8_eligible) run on the FP8 path
+  float dropout = 0;                // p of the sublayers' dropout sites (training only)
   Modulation modulation = Modulation::none;
   int modulation_table = -1;  // ada6: blocks.{l}.modulation [6, D]
   LinearRef ada2_linear;      // ada2: blocks.{l}.norm1.linear D -> 2D
@@ -66,6 +84,15 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg);
 
+// Dropout of one forward/backward: on in training (Model::accumulate), off in evaluation
+// (flow_velocity) and RL's regression; the keys of the rows the blocks run over.
+struct BlockDropout {
+  bool on = false;
+  uint64_t seed = 0;
+  int64_t step = 0;
+  DropoutRows rows;
+};
+
 // What a block reads besides its parameters, in the backend's memory; gradient pointers accumulate.
 // The inputs are in the blocks' activation dtype (ActivationPlan); their gradients are fp32 (the
 // head and the encoders add to them too), which the blocks add to through scratch in the
@@ -82,6 +109,9 @@ struct BlockIO {
   float* dcontext = nullptr;
   AttnIndex self_index, cross_index;
   const int32_t* pos = nullptr;  // [T, 3]
+  // [T]: each token's RopeMode instead of the block's (wan: video d3, actions d1); null: the block's.
+  const int32_t* rope_modes = nullptr;
+  BlockDropout dropout;
 };
 
 // With bf16 activations the residual stream (x_in, the sublayer's input x [T, D] saved) and the
@@ -110,6 +140,7 @@ struct BlockActs {
 // [rows, D].
 struct BlockScratch {
   TensorPtr dmod, dmod_rows, dh, dy, datt, dq, dk, dv, dq_pre, dk_pre, dg;
+  TensorPtr ddrop;  // [rows, max(D, F)]: a gradient through the dropouts' backward
   // bf16 activations: a linear's dx into an fp32 input gradient from outside the block (the
   // context's, ada2's conditioning's) before it is added there; absent with fp32 activations.
   TensorPtr dinput;

@@ -2,11 +2,14 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/dropout_keep.hpp"
 
 namespace emb {
 namespace {
@@ -21,14 +24,19 @@ const char* self_mask_name(const ModelConfig& cfg) {
   return cfg.family == Family::gr00t ? "full" : "block_causal";
 }
 
-// A serial HDF5 file being written; every failure is one emb::Error line naming the file.
+// A serial HDF5 file being written (created, or reopened to append); every failure is one
+// emb::Error line naming the file.
 class DumpWriter {
  public:
-  // Creates `tmp_path`; messages name `path`, the file the user asked for.
-  DumpWriter(const std::string& tmp_path, const std::string& path) : path_(path) {
+  // Opens `tmp_path` (created when `create`); messages name `path`, the file the user asked for.
+  DumpWriter(const std::string& tmp_path, const std::string& path, bool create) : path_(path) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported once, by us
-    file_ = H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (file_ < 0) throw Error(str(path, ": cannot create the dump file (is the directory writable?)"));
+    file_ = create ? H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                   : H5Fopen(tmp_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (file_ < 0)
+      throw Error(str(path, create ? ": cannot create the dump file (is the directory writable?)"
+                                   : ": cannot reopen the dump file to add this rank's micro-batches (is the "
+                                     "directory shared by the ranks?)"));
   }
   ~DumpWriter() { close(); }
   void close() {
@@ -36,15 +44,21 @@ class DumpWriter {
     file_ = -1;
   }
 
-  void group(const char* name) {
-    hid_t g = H5Gcreate2(file_, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  void group(const std::string& name) {
+    hid_t g = H5Gcreate2(file_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check(g >= 0, name);
     H5Gclose(g);
   }
 
   template <class T>
   void dataset(const std::string& name, const T* data, std::vector<hsize_t> dims) {
-    const hid_t type = std::is_same<T, float>::value ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32;
+    const hid_t type = std::is_same<T, float>::value     ? H5T_NATIVE_FLOAT
+                       : std::is_same<T, double>::value  ? H5T_NATIVE_DOUBLE
+                       : std::is_same<T, int64_t>::value ? H5T_NATIVE_INT64
+                       : std::is_same<T, uint8_t>::value ? H5T_NATIVE_UINT8
+                                                         : H5T_NATIVE_INT32;
+    static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, int64_t>::value ||
+                  std::is_same<T, uint8_t>::value || std::is_same<T, int32_t>::value);
     hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
     hid_t set = H5Dcreate2(file_, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     bool ok = set >= 0;
@@ -64,9 +78,9 @@ class DumpWriter {
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(file_, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
     bool ok = a >= 0;
-    if (type == H5T_NATIVE_FLOAT) {
-      const float f = float(value);
-      ok = ok && H5Awrite(a, type, &f) >= 0;
+    if (type == H5T_NATIVE_INT64) {
+      const int64_t i = int64_t(value);
+      ok = ok && H5Awrite(a, type, &i) >= 0;
     } else if (type == H5T_NATIVE_INT32) {
       const int32_t i = int32_t(value);
       ok = ok && H5Awrite(a, type, &i) >= 0;
@@ -98,22 +112,25 @@ class DumpWriter {
   hid_t file_ = -1;
 };
 
-void write_contents(DumpWriter& w, const Model& model, const float* params, const float* grads,
-                    const PackedBatch& b, double loss) {
-  const ModelConfig& c = model.config();
-  const FlowDraws& d = model.last_draws();
-  const TokenLayout& L = model.last_layout();
-  const hsize_t T = hsize_t(b.n_tokens), Tc = hsize_t(b.n_context), B = hsize_t(b.n_samples);
+std::string temporary(const std::string& path) { return path + ".tmp"; }
 
-  w.attr("loss", loss, H5T_NATIVE_FLOAT);
+void write_header(DumpWriter& w, const Model& model, const float* params, const float* grads, const DumpStep& step) {
+  const ModelConfig& c = model.config();
+  w.attr("loss", step.loss, H5T_NATIVE_DOUBLE);
   w.attr("family", std::string(family_name(c.family)));
   w.attr("self_mask", std::string(self_mask_name(c)));
+  w.attr("seed", double(step.seed), H5T_NATIVE_INT64);
+  w.attr("step", double(step.step), H5T_NATIVE_INT64);
+  w.attr("ranks", step.ranks), w.attr("micro_batches", step.micro_batches);
+  w.dataset("loss_denominators", step.denominators, {hsize_t(step.denominators.size())});
   w.attr("d_model", c.d_model), w.attr("n_heads", c.n_heads), w.attr("n_layers", c.n_layers), w.attr("d_ff", c.d_ff);
   w.attr("action_dim", c.action_dim);
   if (c.family == Family::gr00t) {
     w.attr("d_vl", c.d_ctx), w.attr("n_heads_vl", c.n_heads_vl), w.attr("n_layers_vl", c.n_layers_vl);
     w.attr("d_out", c.d_out), w.attr("d_hidden_enc", c.d_hidden_enc), w.attr("n_embodiments", c.n_embodiments);
     w.attr("state_dim", c.state_dim), w.attr("horizon", c.horizon), w.attr("n_future", c.n_future);
+    w.attr("max_seq_len", c.max_seq_len);
+    w.attr("dropout", c.dropout, H5T_NATIVE_DOUBLE), w.attr("dropout_vl", c.dropout_vl, H5T_NATIVE_DOUBLE);
   } else {
     w.attr("d_txt", c.d_ctx), w.attr("patch_dim", c.patch_dim_in()), w.attr("patch_dim_out", c.patch_dim_out());
     w.attr("latent_channels", c.latent_channels), w.attr("out_channels", c.out_channels);
@@ -129,53 +146,110 @@ void write_contents(DumpWriter& w, const Model& model, const float* params, cons
     w.dataset("params/" + p.name, params + p.offset, dims);
     w.dataset("grads/" + p.name, grads + p.offset, dims);
   }
+  w.group("micro_batch");
+}
 
-  w.group("batch");
-  w.dataset("batch/seq", b.seq, {T});
-  w.dataset("batch/blk", b.blk, {T});
-  w.dataset("batch/grp", b.grp, {T});
-  w.dataset("batch/kind", b.kind, {T});
-  w.dataset("batch/pos", b.pos, {T, 3});
-  w.dataset("batch/temb_t", d.temb_t, {T});
-  w.dataset("batch/cseq", b.cseq, {Tc});
-  w.dataset(c.family == Family::gr00t ? "batch/vl" : "batch/txt", b.context, {Tc, hsize_t(c.d_ctx)});
+// The keep-masks of every dropout site of every sample of `b` (uint8 [tokens, width] in the
+// sample's token order, under dropout/<slot>/<site>): kernels/dropout_keep.hpp's rule, as the
+// backends drew them.
+void write_dropout_masks(DumpWriter& w, const std::string& g, const Model& model, const PackedBatch& b,
+                         const DumpStep& step) {
+  const std::vector<Model::DropoutSite> sites = model.dropout_sites();
+  if (sites.empty()) return;
+  w.group(g + "dropout");
+  for (int s = 0; s < b.n_samples; ++s) {
+    const std::string sample = str(g, "dropout/", s);
+    w.group(sample);
+    const int64_t query = std::count(b.seq.begin(), b.seq.end(), s), context = std::count(b.cseq.begin(), b.cseq.end(), s);
+    for (const Model::DropoutSite& site : sites) {
+      const DropoutConfig cfg{site.p, step.seed, step.step, site.id};
+      const uint32_t threshold = dropout_threshold(site.p);
+      const int64_t rows = site.context ? context : query;
+      std::vector<uint8_t> keep(size_t(rows * site.width));
+      for (size_t e = 0; e < keep.size(); ++e) keep[e] = dropout_keep(cfg, threshold, b.sample_id[size_t(s)], e);
+      w.dataset(sample + "/" + site.name, keep, {hsize_t(rows), hsize_t(site.width)});
+    }
+  }
+}
+
+void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, int k, const DumpMicroBatch& mb) {
+  const ModelConfig& c = model.config();
+  const PackedBatch& b = mb.batch;
+  const FlowDraws& d = mb.draws;
+  const TokenLayout& L = mb.layout;
+  const hsize_t T = hsize_t(b.n_tokens), Tc = hsize_t(b.n_context), B = hsize_t(b.n_samples);
+  const std::string g = str("micro_batch/", k, "/");
+  w.group(g);
+  w.dataset(g + "rank", &mb.rank, {1});
+  w.dataset(g + "seq", b.seq, {T});
+  w.dataset(g + "blk", b.blk, {T});
+  w.dataset(g + "grp", b.grp, {T});
+  w.dataset(g + "kind", b.kind, {T});
+  w.dataset(g + "pos", b.pos, {T, 3});
+  w.dataset(g + "temb_t", d.temb_t, {T});
+  w.dataset(g + "cseq", b.cseq, {Tc});
+  w.dataset(g + "sample_id", b.sample_id, {B});
+  w.dataset(g + (c.family == Family::gr00t ? "vl" : "txt"), b.context, {Tc, hsize_t(c.d_ctx)});
   if (c.family == Family::gr00t) {
     const hsize_t Hz = hsize_t(c.horizon), A = hsize_t(c.action_dim);
-    w.dataset("batch/state", b.state, {B, hsize_t(c.state_dim)});
-    w.dataset("batch/actions", b.actions, {B, Hz, A});
-    w.dataset("batch/action_mask", b.action_mask, {B, Hz, A});
-    w.dataset("batch/noise", d.noise, {B, Hz, A});
-    w.dataset("batch/tau", d.tau, {B});
-    w.dataset("batch/tq", d.tq, {B});
-    w.dataset("batch/emb_id", b.emb_id, {B});
+    w.dataset(g + "state", b.state, {B, hsize_t(c.state_dim)});
+    w.dataset(g + "actions", b.actions, {B, Hz, A});
+    w.dataset(g + "action_mask", b.action_mask, {B, Hz, A});
+    w.dataset(g + "noise", d.noise, {B, Hz, A});
+    w.dataset(g + "tau", d.tau, {B});
+    w.dataset(g + "tq", d.tq, {B});
+    w.dataset(g + "emb_id", b.emb_id, {B});
+    write_dropout_masks(w, g, model, b, step);
   } else {
     const hsize_t Tv = hsize_t(L.n_video), Ta = hsize_t(L.action.size());
     const hsize_t P = hsize_t(c.patch_dim_in()), A = hsize_t(c.action_dim);
-    w.dataset("batch/video_x0", b.video_x0, {Tv, P});
-    w.dataset("batch/video_noise", d.video_noise, {Tv, P});
-    w.dataset("batch/act_x0", b.act_x0, {Ta, A});
-    w.dataset("batch/act_noise", d.act_noise, {Ta, A});
-    w.dataset("batch/sigma", d.sigma, {T});
+    w.dataset(g + "video_x0", b.video_x0, {Tv, P});
+    w.dataset(g + "video_noise", d.video_noise, {Tv, P});
+    w.dataset(g + "act_x0", b.act_x0, {Ta, A});
+    w.dataset(g + "act_noise", d.act_noise, {Ta, A});
+    w.dataset(g + "sigma", d.sigma, {T});
+    w.dataset(g + "loss_weight", d.loss_weight, {T});
+  }
+}
+
+// Runs `write` on the file; any failure removes the temporary (the dump is abandoned).
+template <class Write>
+void write_part(const std::string& path, bool create, Write&& write) {
+  try {
+    DumpWriter w(temporary(path), path, create);
+    write(w);
+    w.close();
+  } catch (...) {
+    abandon_dump(path);
+    throw;
   }
 }
 
 }  // namespace
 
-void write_dump(const std::string& path, const Model& model, const float* params, const float* grads,
-                const PackedBatch& batch, double loss) {
-  const std::string tmp = path + ".tmp";
-  try {
-    DumpWriter w(tmp, path);
-    write_contents(w, model, params, grads, batch, loss);
-    w.close();
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+DumpMicroBatch dumped_micro_batch(const Model& model, const PackedBatch& batch, int rank) {
+  return DumpMicroBatch{rank, batch, model.last_draws(), model.last_layout()};
+}
+
+void begin_dump(const std::string& path, const Model& model, const float* params, const float* grads,
+                const DumpStep& step) {
+  write_part(path, true, [&](DumpWriter& w) { write_header(w, model, params, grads, step); });
+}
+
+void append_dump(const std::string& path, const Model& model, const DumpStep& step, int first,
+                 const std::vector<DumpMicroBatch>& mbs) {
+  write_part(path, false, [&](DumpWriter& w) {
+    for (size_t i = 0; i < mbs.size(); ++i) write_micro_batch(w, model, step, first + int(i), mbs[i]);
+  });
+}
+
+void finish_dump(const std::string& path) {
+  if (std::rename(temporary(path).c_str(), path.c_str()) != 0) {
+    abandon_dump(path);
     throw Error(str(path, ": cannot rename the finished dump into place"));
   }
 }
+
+void abandon_dump(const std::string& path) { std::remove(temporary(path).c_str()); }
 
 }  // namespace emb

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "model/wan_schedule.hpp"
 
 namespace emb {
 namespace {
@@ -19,7 +20,7 @@ void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint
     const double beta = CounterRng(seed, RngStream::flow_time, uint64_t(step), id).beta_alpha_1(0, 1.5);
     const double tau = (0.999 - beta) / 0.999;
     d.tau[size_t(s)] = float(tau);
-    d.tq[size_t(s)] = int32_t(std::floor(tau * 1000.0));
+    d.tq[size_t(s)] = timestep_bucket(float(tau));
     CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
     for (int64_t e = 0; e < per_sample; ++e) d.noise[size_t(s * per_sample + e)] = float(noise.normal(uint64_t(e)));
   }
@@ -34,17 +35,21 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
   const int P = cfg.patch_dim_in(), A = cfg.action_dim;
   const uint64_t stride = uint64_t(std::max(P, A));
   d.sigma.assign(size_t(T), 0.0f);
+  d.loss_weight.assign(size_t(T), 0.0f);
   d.temb_t.assign(size_t(T), 0.0f);
   d.video_noise.assign(size_t(L.n_video * P), 0.0f);
   d.act_noise.assign(size_t(int64_t(L.action.size()) * A), 0.0f);
-  const double shift = cfg.shift;
+  const WanSchedule schedule(cfg.shift);
   for (int64_t t = 0; t < T; ++t) {
     const int32_t s = b.seq[size_t(t)], kind = b.kind[size_t(t)];
     if (s < 0 || kind == kClean) continue;
     const uint64_t id = uint64_t(b.sample_id[size_t(s)]);
+    // The block's timestep id, uniform over the schedule's ids.
     const double u = CounterRng(seed, RngStream::flow_time, uint64_t(step), id).uniform(uint64_t(b.blk[size_t(t)]));
-    const float sigma = float(shift * u / (1.0 + (shift - 1.0) * u));
+    const int i = std::min(kWanTrainTimesteps - 1, int(u * kWanTrainTimesteps));
+    const float sigma = float(schedule.sigma[size_t(i)]);
     d.sigma[size_t(t)] = sigma;
+    d.loss_weight[size_t(t)] = float(schedule.weight[size_t(i)]);
     d.temb_t[size_t(t)] = 1000.0f * sigma;
     CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
     const uint64_t base = uint64_t(L.index_in_sample[size_t(t)]) * stride;
@@ -56,6 +61,11 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
 }
 
 }  // namespace
+
+int32_t timestep_bucket(float tau) {
+  const float product = tau * 1000.0f;  // float32, as upstream multiplies its float32 tensor
+  return int32_t(std::trunc(product));
+}
 
 void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
                uint64_t seed, FlowDraws& draws) {

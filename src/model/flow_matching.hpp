@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "batch/packed_batch.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/token_layout.hpp"
 
 namespace emb {
@@ -15,17 +15,23 @@ struct FlowDraws {
   std::vector<float> temb_t;  // [T]: the time-embedding input of each token (0 for padding)
   // gr00t, per sample
   std::vector<float> tau;      // [B]
-  std::vector<int32_t> tq;     // [B] floor(1000·τ)
+  std::vector<int32_t> tq;     // [B] timestep_bucket(τ)
   std::vector<float> noise;    // [B, Hz, A]
   // wan
   std::vector<float> sigma;        // [T]: σ of the token's block; 0 for clean and padding
+  std::vector<float> loss_weight;  // [T]: the loss weight w of the block's timestep id; 0 likewise
   std::vector<float> video_noise;  // [Tv, P]: rows of clean tokens are 0
   std::vector<float> act_noise;    // [Ta, A]
 };
 
+// gr00t's timestep bucket of flow time τ: upstream's (τ·1000).long() on its float32 τ, the
+// float32 product truncated toward zero (τ ∈ [−0.001, 1] gives −1 .. 1000; nothing clamps it).
+int32_t timestep_bucket(float tau);
+
 // gr00t: s ~ Beta(1.5, 1), τ = (0.999 − s)/0.999, ε ~ N(0, 1) per [Hz, A] element.
-// wan: σ_b = shift·u_b/(1 + (shift − 1)·u_b), u_b ~ U(0, 1) per block; ε per element of the
-// noisy video and action tokens, keyed by the token's index within its sample.
+// wan: a timestep id i_b uniform in {0 .. 999} per block, σ_b and the loss weight w_b from
+// upstream's schedule (wan_schedule.hpp); ε per element of the noisy video and action tokens,
+// keyed by the token's index within its sample.
 void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
                uint64_t seed, FlowDraws& draws);
 

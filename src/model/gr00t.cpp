@@ -1,34 +1,38 @@
-// Family gr00t (MODEL.md): the GR00T-N1.5 flow-matching action head. Units: 0 = encoders
-// (vlln, state/action encoders, future tokens, pos_emb, time_enc), then one unit per
-// vl_block (the trunk's context blocks), one per DiT block, and last the output head
-// (proj_out_1/2, action_dec).
+// Family gr00t (MODEL.md): the GR00T-N1.5 flow-matching action head as upstream computes it
+// (Isaac-GR00T 4af2b622, UPSTREAM.md). Units: 0 = encoders (vlln, state/action encoders, future
+// tokens, pos_emb, time_enc), then one unit per vl_block (the trunk's context blocks), one per
+// DiT block, and last the output head (proj_out_1/2, action_dec).
 #include <memory>
 
 #include "core/error.hpp"
+#include "model/action_encoder.hpp"
 #include "model/activation_plan.hpp"
 #include "model/model.hpp"
 
 namespace emb {
 namespace {
 
+// The time encoder's sinusoid is diffusers' Timesteps(256, flip_sin_to_cos=True,
+// downscale_freq_shift=1): [cos, sin] over k/127 (the action encoder's: action_encoder.hpp).
+constexpr SinusConfig kTimeSinusoid{true, 1};
+
 class Gr00tModel final : public Model {
   // Parameters.
   NormRef vlln_;
-  LinearRef state_fc1_, state_fc2_, act_fc1_, act_fc2_, act_fc3_;
+  LinearRef state_fc1_, state_fc2_;
+  ActionEncoder action_enc_;
   int future_tokens_ = -1, pos_emb_ = -1;
   LinearRef proj_out_1_, proj_out_2_, dec_fc1_, dec_fc2_;
 
   // Activations (arena) of the planned shape; d* are their gradients.
   struct Acts {
     float *st1 = nullptr, *st1r = nullptr, *st2 = nullptr;
-    float *ax = nullptr, *a_tq = nullptr, *a_sin = nullptr, *ae1 = nullptr, *acat = nullptr, *ae2 = nullptr,
-          *ae2s = nullptr, *ae3 = nullptr;
+    float *ax = nullptr, *a_tq = nullptr;
     float *vl_mean = nullptr, *vl_rstd = nullptr;
     float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod_rows = nullptr, *hmod = nullptr,
           *hm = nullptr, *hy = nullptr, *d1 = nullptr, *d1r = nullptr, *v = nullptr;
     float *dv = nullptr, *dd1r = nullptr, *dhy = nullptr, *dhm = nullptr, *dhmod_rows = nullptr, *dhmod = nullptr,
           *dhx = nullptr;
-    float *dae3 = nullptr, *dae2s = nullptr, *dacat = nullptr, *dae1 = nullptr;
     float *dst2 = nullptr, *dst1r = nullptr;
   } a_;
 
@@ -39,12 +43,11 @@ class Gr00tModel final : public Model {
     vlln_ = reg_.add_layernorm("vlln", cfg.d_ctx);
     state_fc1_ = reg_.add_linear_emb("state_enc.fc1", E, cfg.state_dim, cfg.d_hidden_enc);
     state_fc2_ = reg_.add_linear_emb("state_enc.fc2", E, cfg.d_hidden_enc, D);
-    act_fc1_ = reg_.add_linear_emb("action_enc.fc1", E, cfg.action_dim, D);
-    act_fc2_ = reg_.add_linear_emb("action_enc.fc2", E, 2 * D, D);
-    act_fc3_ = reg_.add_linear_emb("action_enc.fc3", E, D, D);
+    action_enc_.add_params(reg_, E, cfg.action_dim, D);
     future_tokens_ = reg_.add("future_tokens", {cfg.n_future, D}, ParamInit::normal, false);
-    pos_emb_ = reg_.add("pos_emb", {cfg.horizon, D}, ParamInit::normal, false);
-    time_enc_.add_params(reg_, D);
+    // Upstream's position_embedding: max_seq_len rows, of which the action tokens use 0 .. Hz − 1.
+    pos_emb_ = reg_.add("pos_emb", {cfg.max_seq_len, D}, ParamInit::normal, false);
+    time_enc_.add_params(reg_, D, kTimeSinusoid);
     for (int l = 0; l < cfg.n_layers_vl; ++l) {
       reg_.begin_unit(str("vl_blocks.", l));
       trunk_.context_blocks.add(add_vl_block(reg_, l, cfg));
@@ -78,10 +81,9 @@ class Gr00tModel final : public Model {
     for (float** p : {&a.st2, &a.dst2}) *p = plan.floats(B * D);
     for (float** p : {&a.ax, &a.v, &a.dv}) *p = plan.floats(Ta * A);
     a.a_tq = plan.floats(Ta);
-    for (float** p : {&a.ae1, &a.a_sin, &a.ae2, &a.ae2s, &a.ae3, &a.hx, &a.hln, &a.hm, &a.dhm, &a.dhx, &a.dae3,
-                      &a.dae2s, &a.dae1})
-      *p = plan.floats(Ta * D);
-    for (float** p : {&a.acat, &a.dacat, &a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
+    action_enc_.plan(plan, Ta);
+    for (float** p : {&a.hx, &a.hln, &a.hm, &a.dhm, &a.dhx}) *p = plan.floats(Ta * D);
+    for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
     for (float** p : {&a.hmod_rows, &a.dhmod_rows}) *p = plan.floats(T * 2 * D);
     for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(Ta);
     for (float** p : {&a.hy, &a.dhy}) *p = plan.floats(Ta * Dout);
@@ -96,25 +98,17 @@ class Gr00tModel final : public Model {
     const Acts& a = a_;
     const int64_t T = batch.n_tokens, Tc = batch.n_context, D = cfg_.d_model, Ta = d.action.n;
     const int B = batch.n_samples, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
-    const View ae3 = view(a.ae3, Ta, D), acat = view(a.acat, Ta, 2 * D), x = view(trunk_.x, T, D);
+    const View ae3 = view(action_enc_.out, Ta, D), x = view(trunk_.x, T, D);
 
     ops.linear_emb_forward(d.state, W(P, state_fc1_), b(P, state_fc1_), d.sample_emb, Activation::relu,
                            view(a.st1, B, Dh), view(a.st1r, B, Dh));
     ops.linear_emb_forward(view(a.st1r, B, Dh), W(P, state_fc2_), b(P, state_fc2_), d.sample_emb, Activation::none,
                            View{}, view(a.st2, B, D));
 
-    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token; its timestep floor(1000τ).
+    // Noisy actions x = (1 − τ)ε + τ·a, one row per action token; its timestep bucket trunc(1000τ).
     ops.flow_interpolate(d.noise, d.actions, d.action_target, d.tau, d.action_sample, view(a.ax, Ta, A));
     ops.copy_rows(d.tq, d.action_sample, view(a.a_tq, Ta, 1), RowIndex{});
-    ops.linear_emb_forward(view(a.ax, Ta, A), W(P, act_fc1_), b(P, act_fc1_), d.action_emb, Activation::none, View{},
-                           view(a.ae1, Ta, D));
-    ops.sinus_embedding(view(a.a_tq, Ta, 1), view(a.a_sin, Ta, D));
-    ops.copy(view(a.ae1, Ta, D), acat.cols_range(0, D));
-    ops.copy(view(a.a_sin, Ta, D), acat.cols_range(D, D));
-    ops.linear_emb_forward(acat, W(P, act_fc2_), b(P, act_fc2_), d.action_emb, Activation::silu, view(a.ae2, Ta, D),
-                           view(a.ae2s, Ta, D));
-    ops.linear_emb_forward(view(a.ae2s, Ta, D), W(P, act_fc3_), b(P, act_fc3_), d.action_emb, Activation::none,
-                           View{}, ae3);
+    action_enc_.forward(ops, P, view(a.ax, Ta, A), view(a.a_tq, Ta, 1), d.action_emb);
 
     ops.zero(x);
     ops.add_rows(P.pv(pos_emb_), d.action_kind, ae3, RowIndex{});  // + pos_emb[h]
@@ -123,7 +117,7 @@ class Gr00tModel final : public Model {
     ops.copy_rows(P.pv(future_tokens_), d.future_kind, x, d.future);
 
     ops.layernorm_forward(d.context, P.pv(vlln_.weight), P.pv(vlln_.bias), view(trunk_.c, Tc, cfg_.d_ctx),
-                          view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1));
+                          view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1), kGr00tNormEps);
   }
 
   // Output head on the action tokens and the masked flow-matching loss; with backward, also
@@ -144,7 +138,7 @@ class Gr00tModel final : public Model {
                        view(a.hmod_rows, Tu, 2 * D));
     ops.copy_rows(view(a.hmod_rows, Tu, 2 * D), d.action_time, hmod, RowIndex{});
     ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Ta, D),
-                              view(a.hm, Ta, D), view(a.hmean, Ta, 1), view(a.hrstd, Ta, 1));
+                              view(a.hm, Ta, D), view(a.hmean, Ta, 1), view(a.hrstd, Ta, 1), kGr00tNormOutEps);
     ops.linear_forward(view(a.hm, Ta, D), W(P, proj_out_2_), b(P, proj_out_2_), Activation::none, View{},
                        view(a.hy, Ta, Dout));
     ops.linear_emb_forward(view(a.hy, Ta, Dout), W(P, dec_fc1_), b(P, dec_fc1_), d.action_emb, Activation::relu,
@@ -192,8 +186,8 @@ class Gr00tModel final : public Model {
     const Acts& a = a_;
     const int64_t T = batch.n_tokens, Tc = batch.n_context, D = cfg_.d_model, Ta = d.action.n;
     const int B = batch.n_samples, A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
-    const View dx = view(trunk_.dx, T, D), dae3 = view(a.dae3, Ta, D), dae2s = view(a.dae2s, Ta, D);
-    const View dacat = view(a.dacat, Ta, 2 * D), dst2 = view(a.dst2, B, D), dst1r = view(a.dst1r, B, Dh);
+    const View dx = view(trunk_.dx, T, D), dae3 = view(action_enc_.dout, Ta, D);
+    const View dst2 = view(a.dst2, B, D), dst1r = view(a.dst1r, B, Dh);
 
     ops.layernorm_backward(d.context, P.pv(vlln_.weight), view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1),
                            view(trunk_.dc, Tc, cfg_.d_ctx), View{}, P.gv(vlln_.weight), P.gv(vlln_.bias));
@@ -201,14 +195,7 @@ class Gr00tModel final : public Model {
     ops.copy_rows(dx, d.action, dae3, RowIndex{});
     const View dpos = P.gv(pos_emb_);
     if (!dpos.absent()) ops.add_rows(dae3, RowIndex{}, dpos, d.action_kind);
-    ops.zero(dae2s), ops.zero(dacat);
-    ops.linear_emb_backward(view(a.ae2s, Ta, D), W(P, act_fc3_), d.action_emb, Activation::none, View{}, dae3, dae2s,
-                            dW(P, act_fc3_), db(P, act_fc3_));
-    ops.linear_emb_backward(view(a.acat, Ta, 2 * D), W(P, act_fc2_), d.action_emb, Activation::silu,
-                            view(a.ae2, Ta, D), dae2s, dacat, dW(P, act_fc2_), db(P, act_fc2_));
-    ops.copy(dacat.cols_range(0, D), view(a.dae1, Ta, D));
-    ops.linear_emb_backward(view(a.ax, Ta, A), W(P, act_fc1_), d.action_emb, Activation::none, View{},
-                            view(a.dae1, Ta, D), View{}, dW(P, act_fc1_), db(P, act_fc1_));
+    action_enc_.backward(ops, P, view(a.ax, Ta, A), d.action_emb);
 
     const View dfuture = P.gv(future_tokens_);
     if (!dfuture.absent()) ops.add_rows(dx, d.future, dfuture, d.future_kind);

@@ -1,5 +1,6 @@
 #include "model/model.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/activity.hpp"
@@ -23,6 +24,27 @@ int Model::fp8_linear_count() const {
   for (const BlockStack* stack : {&trunk_.context_blocks, &trunk_.blocks})
     for (const BlockSpec& spec : stack->specs()) n += emb::fp8_linear_count(spec);
   return n;
+}
+
+std::vector<Model::DropoutSite> Model::dropout_sites() const {
+  static const char* const kinds[kSitesPerBlock] = {"attn_out", "attn_final", "ff_hidden", "ff_out"};
+  std::vector<DropoutSite> sites;
+  for (const BlockStack* stack : {&trunk_.context_blocks, &trunk_.blocks}) {
+    const bool context = stack == &trunk_.context_blocks;
+    for (size_t l = 0; l < stack->specs().size(); ++l) {
+      const BlockSpec& spec = stack->specs()[l];
+      if (spec.dropout <= 0) continue;
+      for (const SublayerSpec& s : spec.sublayers)
+        for (int site : {s.hidden_site, s.output_sites[0], s.output_sites[1]}) {
+          if (site < 0) continue;
+          const int kind = site % kSitesPerBlock;
+          sites.push_back({str(context ? "vl." : "dit.", l, ".", kinds[kind]), uint32_t(site), spec.dropout, context,
+                           kind == kFfHidden ? spec.F : spec.D});
+        }
+    }
+  }
+  std::sort(sites.begin(), sites.end(), [](const DropoutSite& a, const DropoutSite& b) { return a.id < b.id; });
+  return sites;
 }
 
 DType training_blocks_dtype(const ModelConfig& cfg, bool mixed_storage) {
@@ -71,10 +93,12 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   build_time_rows(draws_.temb_t, time_rows_);
   prepare(batch, hooks ? training_blocks_dtype() : DType::f32);
   ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes(), &segments_);
+  const bool backward = grads != nullptr || hooks != nullptr;
+  trunk_.set_dropout(backward, seed, step);  // training drops, as upstream's train mode; evaluation does not
   ++micro_batches_;
   if (graphs_) segments_.start(graph_key(batch));
   try {
-    run(access, grads != nullptr || hooks != nullptr, batch, denominators);
+    run(access, backward, batch, denominators);
   } catch (...) {
     segments_.abandon();
     throw;

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/arena.hpp"
@@ -20,7 +21,7 @@
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/graph_segments.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "model/param_registry.hpp"
 #include "model/time_encoder.hpp"
 #include "model/time_rows.hpp"
@@ -57,12 +58,24 @@ class Model {
   // parameters: policy evaluation, direct calls) compute the blocks in fp32.
   DType training_blocks_dtype() const;
 
+  // The blocks' dropout sites with p > 0 (MODEL.md "Dropout"), in block and application order:
+  // what the parity dump writes the keep-masks of.
+  struct DropoutSite {
+    std::string name;  // "vl.{l}.attn_out", "dit.{l}.ff_hidden", ... (l within its stack)
+    uint32_t id = 0;   // DropoutConfig::site
+    float p = 0;
+    bool context = false;  // over a sample's context tokens (vl blocks), else its query tokens
+    int width = 0;
+  };
+  std::vector<DropoutSite> dropout_sites() const;
+
   // gr00t: {Σ action_mask}; wan: {noisy video elements, action elements}.
   virtual std::vector<double> loss_counts(const PackedBatch& batch) const = 0;
 
   // One micro-batch's forward (and backward when grads or hooks are given); its loss (its share
   // of the global loss) stays in backend memory until take_loss(), so a step of several
-  // micro-batches reads its loss from a GPU once.
+  // micro-batches reads its loss from a GPU once. With a backward the blocks' dropout is on
+  // (training), keyed by (seed, step, sample id) (MODEL.md "Dropout").
   void accumulate(const float* params, float* grads, const PackedBatch& batch, int64_t step, uint64_t seed,
                   const std::vector<double>& denominators, UnitHooks* hooks = nullptr);
   // The sum of the losses of the micro-batches accumulated since the last call, in their order
@@ -74,13 +87,15 @@ class Model {
 
   // Forward only, gr00t (policy.cpp): the flow velocity v_θ(x, τ) [B, Hz, A] of every sample of
   // `batch` at its noisy action chunk x = batch.actions and flow time tau[s] (0 = noise,
-  // 1 = data), on the same path as training's forward (the policy of closed-loop evaluation).
+  // 1 = data), on the same path as training's forward without dropout (the policy of closed-loop
+  // evaluation, upstream's eval mode).
   void flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,
                      std::vector<float>& velocity);
   // Forward and backward of Σ action_mask·(v_θ(x, τ) − (a − ε))² / denominator with the draws
   // given: a = batch.actions, ε = noise [B, Hz, A], so x = (1 − τ)ε + τ·a. batch.action_mask
   // carries a real weight per element (any sign): RL's policy gradient as a weighted regression
-  // (rl/flow_sde.hpp). Gradients accumulate; the loss is read by take_loss().
+  // (rl/flow_sde.hpp), without dropout (the gradient of the policy flow_velocity runs).
+  // Gradients accumulate; the loss is read by take_loss().
   void accumulate_flow_regression(const float* params, float* grads, const PackedBatch& batch,
                                   const std::vector<float>& tau, const std::vector<float>& noise, double denominator);
 

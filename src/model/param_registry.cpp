@@ -1,6 +1,7 @@
 #include "model/param_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -87,6 +88,22 @@ void ParamRegistry::init_range(float* out, int64_t begin, int64_t end, uint64_t 
     } else {
       std::fill(x, x + (hi - lo), p.init == ParamInit::ones ? 1.0f : 0.0f);
     }
+  }
+}
+
+void ParamRegistry::init_random(float* params, uint64_t seed) const {
+  for (size_t t = 0; t < params_.size(); ++t) {
+    const ParamInfo& p = params_[t];
+    double mean = 0, std = 0.5;  // raw tensors: normal init without weight decay
+    if (p.init == ParamInit::ones) {
+      mean = 1, std = 0.1;
+    } else if (p.init == ParamInit::zeros) {
+      std = 0.05;
+    } else if (p.decay) {  // a linear's W [in, out] or [E, in, out]
+      std = 1.0 / std::sqrt(double(p.shape[p.shape.size() - 2]));
+    }
+    const CounterRng rng(seed, RngStream::init, uint64_t(t), 1);
+    for (int64_t i = 0; i < p.numel; ++i) params[p.offset + i] = float(mean + std * rng.normal(uint64_t(i)));
   }
 }
 

@@ -68,6 +68,12 @@ class ParamRegistry {
   // for bit what init() writes there: a ZeRO rank draws only the shard it keeps, and any rank
   // count starts from the same parameters. Throws emb::Error for a range outside the buffer.
   void init_range(float* out, int64_t begin, int64_t end, uint64_t seed, double std) const;
+  // Random values at the scales of a trained network, for parity checks (--dump with
+  // debug.random_params): linear weights N(0, 1/fan_in), biases N(0, 0.05²), norm weights
+  // 1 + N(0, 0.1²), raw tensors (future tokens, position tables, modulation tables) N(0, 0.5²),
+  // so that every term of the math has a value of its own (tests/upstream/make_tiny_checkpoint.py
+  // draws its tensors by the same rules). Keyed by (seed, tensor index), as init().
+  void init_random(float* params, uint64_t seed) const;
 
  private:
   std::vector<ParamInfo> params_;

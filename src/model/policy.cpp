@@ -4,8 +4,6 @@
 // so that input is the given chunk (ε = a = x) and runs the forward only; RL's
 // accumulate_flow_regression regresses v towards a − ε with per-element weights, on the same
 // forward and backward as supervised training, so policy, RL and SFT are one code path.
-#include <cmath>
-
 #include "core/error.hpp"
 #include "model/model.hpp"
 
@@ -21,13 +19,16 @@ void Model::set_explicit_draws(const PackedBatch& batch, const std::vector<float
   build_token_layout(cfg_, batch, layout_);
   draws_.tau = tau;
   draws_.tq.resize(size_t(B));
-  for (int s = 0; s < B; ++s) draws_.tq[size_t(s)] = int32_t(std::floor(double(tau[size_t(s)]) * 1000.0));
+  for (int s = 0; s < B; ++s) draws_.tq[size_t(s)] = timestep_bucket(tau[size_t(s)]);
   draws_.noise = noise;
   draws_.temb_t.assign(size_t(batch.n_tokens), 0.0f);
   for (int64_t t = 0; t < batch.n_tokens; ++t)
     if (batch.seq[size_t(t)] >= 0) draws_.temb_t[size_t(t)] = float(draws_.tq[size_t(batch.seq[size_t(t)])]);
   build_time_rows(draws_.temb_t, time_rows_);
   prepare(batch, DType::f32);
+  // The policy is the deterministic network (upstream's eval mode); RL's regression trains that
+  // same network, so its gradient is the policy's.
+  trunk_.set_dropout(false, 0, 0);
 }
 
 void Model::flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,

@@ -1,6 +1,5 @@
 #include "model/presets.hpp"
 
-#include "config/deck.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -13,14 +12,20 @@ ModelConfig trunk(const char* name, Family family, int D, int L, int H, int F, i
   return c;
 }
 
-void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dout, int Dh, int E, int Sd, int A, int Hz, int Nf) {
-  c.n_layers_vl = Lvl, c.n_heads_vl = Hvl, c.d_out = Dout, c.d_hidden_enc = Dh, c.n_embodiments = E;
-  c.state_dim = Sd, c.action_dim = A, c.horizon = Hz, c.n_future = Nf;
+// GR00T-N1.5's action head as upstream builds it (UPSTREAM.md, the spec's config.json table):
+// Dout = Dh (the action decoder reads hidden_size features), both FFNs 4× their width (diffusers'
+// FeedForward), the position table of max_seq_len rows, dropout 0.2 in the DiT and the vl blocks.
+void set_gr00t_heads(ModelConfig& c, int Lvl, int Hvl, int Dh, int E, int Sd, int A, int Hz, int Nf, int max_seq_len) {
+  c.n_layers_vl = Lvl, c.n_heads_vl = Hvl, c.d_out = Dh, c.d_hidden_enc = Dh, c.n_embodiments = E;
+  c.state_dim = Sd, c.action_dim = A, c.horizon = Hz, c.n_future = Nf, c.max_seq_len = max_seq_len;
+  c.dropout = 0.2, c.dropout_vl = 0.2;
 }
 
-void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int F, int Hl, int Wl, int max_txt) {
+// Dh: the action decoder's hidden width (CausalWanModel's hidden_size, 1024 in the releases).
+void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, int Dh, int F, int Hl, int Wl,
+                   int max_txt) {
   c.latent_channels = C_in, c.out_channels = C_out, c.patch = {1, 2, 2};
-  c.frames_per_block = fpb, c.actions_per_block = Ha, c.action_dim = A;
+  c.frames_per_block = fpb, c.actions_per_block = Ha, c.action_dim = A, c.d_hidden_enc = Dh;
   c.latent_frames = F, c.latent_height = Hl, c.latent_width = Wl, c.max_text_tokens = max_txt;
 }
 
@@ -30,25 +35,26 @@ ModelConfig preset_config(const std::string& name) {
   ModelConfig c;
   if (name == "tiny_gr00t") {
     c = trunk("tiny_gr00t", Family::gr00t, 64, 2, 4, 256, 32);
-    set_gr00t_heads(c, 1, 4, 32, 64, 3, 16, 8, 8, 4);
-  } else if (name == "gr00t_n15") {
-    // GR00T-N1.5 action head: DiT 1536 wide, 16 layers; Eagle features 2048 wide.
-    c = trunk("gr00t_n15", Family::gr00t, 1536, 16, 32, 6144, 2048);
-    set_gr00t_heads(c, 4, 32, 1024, 1024, 32, 64, 32, 16, 32);
+    set_gr00t_heads(c, 1, 4, 32, 3, 16, 8, 8, 4, 32);
+  } else if (name == "gr00t_n1.5_3b") {
+    // The released GR00T-N1.5-3B action head: DiT 32 × 48 = 1536 wide, 16 layers; Eagle 2.5
+    // features 2048 wide, 4 vl blocks of 32 × 64; hidden 1024; 32 embodiment slots.
+    c = trunk("gr00t_n1.5_3b", Family::gr00t, 1536, 16, 32, 6144, 2048);
+    set_gr00t_heads(c, 4, 32, 1024, 32, 64, 32, 16, 32, 1024);
   } else if (name == "tiny_wan") {
     c = trunk("tiny_wan", Family::wan, 64, 2, 4, 256, 32);
-    set_wan_video(c, 4, 4, 2, 2, 8, 4, 4, 4, 16);
+    set_wan_video(c, 4, 4, 2, 2, 8, 32, 4, 4, 4, 16);
   } else if (name == "dreamzero5b") {
     // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
     // are 9 latent frames.
     c = trunk("dreamzero5b", Family::wan, 3072, 30, 24, 14336, 4096);
-    set_wan_video(c, 48, 48, 2, 8, 32, 9, 30, 52, 512);
+    set_wan_video(c, 48, 48, 2, 8, 32, 1024, 9, 30, 52, 512);
   } else if (name == "dreamzero14b") {
     // Wan2.1 I2V-14B: VAE /8, 480x832 is a 60x104 latent; input 16 noisy + 20 mask/image channels.
     c = trunk("dreamzero14b", Family::wan, 5120, 40, 40, 13824, 4096);
-    set_wan_video(c, 36, 16, 2, 8, 32, 9, 60, 104, 512);
+    set_wan_video(c, 36, 16, 2, 8, 32, 1024, 9, 60, 104, 512);
   } else {
-    throw Error(str("unknown model preset '", name, "'"), kExitInput);
+    throw Error(str("unknown model preset ", quoted(name)), kExitInput);
   }
   return c;
 }
@@ -75,7 +81,28 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
               c.n_future >= 0,
           "d_out", "d_out, d_hidden_enc, n_embodiments, state_dim and horizon must be positive");
     check(c.d_model % 2 == 0, "d_model", "d_model must be even (sinusoidal action-time embedding)");
+    check(c.d_ff == 4 * c.d_model, "d_ff",
+          str("d_ff = ", c.d_ff, " must be 4·d_model = ", 4 * c.d_model,
+              " (upstream's FeedForward width; leave model.d_ff unset for gr00t)"),
+          {"d_model"});
+    check(c.d_out == c.d_hidden_enc, "d_out",
+          str("d_out = ", c.d_out, " must equal d_hidden_enc = ", c.d_hidden_enc,
+              " (upstream's DiT output_dim is the action decoder's hidden_size; leave model.d_out unset)"),
+          {"d_hidden_enc"});
+    check(c.max_seq_len >= c.horizon, "max_seq_len",
+          str("max_seq_len = ", c.max_seq_len, " must be at least horizon = ", c.horizon,
+              " (the position table's rows 0..horizon-1 are added to the action tokens)"),
+          {"horizon"});
+    check(c.dropout >= 0 && c.dropout < 1 && c.dropout_vl >= 0 && c.dropout_vl < 1, "dropout",
+          "dropout and dropout_vl must lie in [0, 1)", {"dropout_vl"});
+    check(!c.online_backbone || !c.backbone_dir.empty(), "backbone_dir",
+          "model.backbone = online needs the GR00T-N1.5 checkpoint folder whose Eagle backbone computes the vl "
+          "features", {"backbone"});
   } else {
+    check(!c.online_backbone, "backbone", "model.backbone = online is gr00t's (the Eagle backbone); wan reads its "
+          "text features from the packed files");
+    check(c.dropout == 0 && c.dropout_vl == 0, "dropout", "the wan family has no dropout sites; set 0 or -1",
+          {"dropout_vl"});
     int hd = c.head_dim();
     check(hd % 2 == 0 && hd / 2 / 3 >= 1, "n_heads",
           str("head dim d_model/n_heads = ", hd, " must be even with at least 3 rotary pairs (3d RoPE)"), {"d_model"});
@@ -96,6 +123,7 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
           str("frames_per_block = ", c.frames_per_block, " must be a positive multiple of patch[0] = ", c.patch[0]),
           {"patch"});
     check(c.actions_per_block >= 0, "actions_per_block", "actions_per_block must not be negative");
+    check(c.d_hidden_enc > 0, "d_hidden_enc", "d_hidden_enc (the action decoder's hidden width) must be positive");
     check(c.max_text_tokens > 0, "max_text_tokens", "max_text_tokens must be positive");
     check(c.shift > 0, "shift", "shift must be positive");
   }
@@ -104,42 +132,6 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
 
 void validate_model_config(const ModelConfig& c, const std::string& where) {
   validate_model_config(c, [&](const std::vector<std::string>&) { return where; });
-}
-
-ModelConfig model_config_from_deck(const Deck& deck) {
-  ModelConfig c = preset_config(deck.get_string("model.preset"));
-  auto size = [&](const char* key, int& field) {
-    int64_t v = deck.get_int(str("model.", key));
-    if (v != 0) field = int(v);
-  };
-  size("d_model", c.d_model), size("n_layers", c.n_layers), size("n_heads", c.n_heads), size("d_ff", c.d_ff);
-  size("d_ctx", c.d_ctx), size("n_layers_vl", c.n_layers_vl), size("n_heads_vl", c.n_heads_vl);
-  size("d_out", c.d_out), size("d_hidden_enc", c.d_hidden_enc), size("n_embodiments", c.n_embodiments);
-  size("state_dim", c.state_dim), size("action_dim", c.action_dim), size("horizon", c.horizon);
-  size("n_future", c.n_future), size("latent_channels", c.latent_channels), size("out_channels", c.out_channels);
-  size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
-  size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
-  size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
-  std::vector<int64_t> patch = deck.get_int_list("model.patch");
-  if (patch.size() == 3 && (patch[0] || patch[1] || patch[2])) c.patch = {int(patch[0]), int(patch[1]), int(patch[2])};
-  c.shift = deck.get_double("model.shift");
-  c.action_loss_weight = deck.get_double("model.action_loss_weight");
-  c.precision = deck.get_string("model.precision") == "bf16" ? Precision::bf16 : Precision::fp32;
-  c.fp8 = deck.get_string("model.fp8") == "on";
-  std::string rc = deck.get_string("model.recompute");
-  c.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
-  const std::string mask = deck.get_string("model.self_mask");
-  c.self_mask = mask == "full"           ? SelfMask::full
-                : mask == "block_causal" ? SelfMask::block_causal
-                : mask == "prefix"       ? SelfMask::prefix
-                                         : SelfMask::family;
-  c.init_std = deck.get_double("model.init_std");
-  validate_model_config(c, [&](const std::vector<std::string>& keys) {
-    for (const std::string& key : keys)
-      if (deck.is_set("model." + key)) return where_set(deck, "model." + key);
-    return where_set(deck, "model.preset");  // the preset's own values
-  });
-  return c;
 }
 
 }  // namespace emb

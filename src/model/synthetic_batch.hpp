@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "batch/packed_batch.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 
 namespace emb {
 

@@ -7,8 +7,9 @@ constexpr int kTimeFreqs = 256;  // sinus(t, 256) feeds time_enc.fc1
 
 }  // namespace
 
-void TimeEncoder::add_params(ParamRegistry& reg, int D) {
+void TimeEncoder::add_params(ParamRegistry& reg, int D, const SinusConfig& sinusoid) {
   D_ = D;
+  sinusoid_ = sinusoid;
   fc1_ = reg.add_linear("time_enc.fc1", kTimeFreqs, D);
   fc2_ = reg.add_linear("time_enc.fc2", D, D);
 }
@@ -21,7 +22,7 @@ void TimeEncoder::plan(ActivationPlan& plan, int64_t rows) {
 
 void TimeEncoder::forward(Ops& ops, const ParamAccess& P, const View& t) {
   const int64_t Tu = t.rows;
-  ops.sinus_embedding(t, view(sin_, Tu, kTimeFreqs));
+  ops.sinus_embedding(t, view(sin_, Tu, kTimeFreqs), sinusoid_);
   ops.linear_forward(view(sin_, Tu, kTimeFreqs), P.pv(fc1_.weight), P.pv(fc1_.bias), Activation::silu,
                      view(fc1_out_, Tu, D_), view(fc1_silu_, Tu, D_));
   ops.linear_forward(view(fc1_silu_, Tu, D_), P.pv(fc2_.weight), P.pv(fc2_.bias), Activation::silu,

@@ -1,7 +1,10 @@
-// time_enc of MODEL.md, the same in both families: temb = time_enc.fc2(silu(time_enc.fc1(
-// sinus(t, 256)))) and stemb = silu(temb), once per distinct timestep (time_rows.hpp). What
-// the families build on it differs: gr00t conditions its blocks and proj_out_1 on stemb; wan
-// projects stemb through time_proj for its blocks and adds temb to its head's modulation.
+// time_enc of MODEL.md, the same in both families but for its sinusoid's layout: temb =
+// time_enc.fc2(silu(time_enc.fc1(sinusoid(t, 256)))) and stemb = silu(temb), once per distinct
+// timestep (time_rows.hpp). gr00t's sinusoid is diffusers' Timesteps(256, flip_sin_to_cos=True,
+// downscale_freq_shift=1), wan's Wan's sinusoidal_embedding_1d (kernels/op_types.hpp
+// SinusConfig). What the families build on it differs: gr00t conditions its blocks and
+// proj_out_1 on stemb; wan projects stemb through time_proj for its blocks and adds temb to its
+// head's modulation.
 #pragma once
 #include <cstdint>
 
@@ -15,8 +18,9 @@ namespace emb {
 
 class TimeEncoder {
  public:
-  // Registers time_enc.fc1 [256, D] and time_enc.fc2 [D, D] in the registry's open unit.
-  void add_params(ParamRegistry& reg, int D);
+  // Registers time_enc.fc1 [256, D] and time_enc.fc2 [D, D] in the registry's open unit; the
+  // sinusoid has the family's layout.
+  void add_params(ParamRegistry& reg, int D, const SinusConfig& sinusoid);
   // rows: the most distinct timesteps a micro-batch can have (one per token).
   void plan(ActivationPlan& plan, int64_t rows);
 
@@ -32,6 +36,7 @@ class TimeEncoder {
 
  private:
   int D_ = 0;
+  SinusConfig sinusoid_;
   LinearRef fc1_, fc2_;
   float *sin_ = nullptr, *fc1_out_ = nullptr, *fc1_silu_ = nullptr;
   float* dfc1_silu_ = nullptr;

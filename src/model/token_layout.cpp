@@ -38,6 +38,13 @@ void build_token_layout(const ModelConfig& cfg, const PackedBatch& b, TokenLayou
     }
   }
   L.n_video = video;
+  L.context_index.assign(size_t(b.n_context), -1);
+  std::vector<int32_t> in_context(size_t(B), 0);
+  for (int64_t j = 0; j < b.n_context; ++j) {
+    const int32_t s = b.cseq[size_t(j)];
+    EMB_CHECK(s < B, "packed batch: context token ", j, " has seq ", s, " of ", B, " samples");
+    if (s >= 0) L.context_index[size_t(j)] = in_context[size_t(s)]++;
+  }
   for (auto* v : {&L.action_sample, &L.action_kind, &L.action_target, &L.future_kind, &L.state_sample,
                   &L.noisy_video_row})
     v->clear();

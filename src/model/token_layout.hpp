@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "batch/packed_batch.hpp"
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 
 namespace emb {
 
 struct TokenLayout {
   std::vector<int32_t> index_in_sample;  // [T]; -1 for padding
+  std::vector<int32_t> context_index;    // [Tc]: a context token's index among its sample's; -1 for padding
   std::vector<int32_t> kind_index;       // [T]: k for the k-th token of its kind in its sample
   std::vector<int32_t> video_row;        // [T]: row of video_x0 (clean and noisy video), else -1
   std::vector<int32_t> action_row;       // [T]: row of act_x0 (wan action tokens), else -1

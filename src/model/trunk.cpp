@@ -4,17 +4,6 @@
 #include <vector>
 
 namespace emb {
-namespace {
-
-// The context blocks attend within each sample's context tokens and read no conditioning.
-BlockIO context_io(const PackedBatch& b, const DeviceBatch& dev) {
-  BlockIO io;
-  io.T = b.n_context, io.Tc = b.n_context;
-  io.self_index = {AttnMask::full, dev.cseq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
-  return io;
-}
-
-}  // namespace
 
 void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, int64_t cond_width,
                  Recompute recompute) {
@@ -35,6 +24,20 @@ void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t
 
 void Trunk::condition_on(const float* cond, float* dcond) { cond_ = cond, dcond_ = dcond; }
 
+void Trunk::set_dropout(bool on, uint64_t seed, int64_t step) {
+  dropout_.on = on, dropout_.seed = seed, dropout_.step = step;
+}
+
+// The context blocks attend within each sample's context tokens and read no conditioning.
+BlockIO Trunk::context_io(const PackedBatch& b, const DeviceBatch& dev) const {
+  BlockIO io;
+  io.T = b.n_context, io.Tc = b.n_context;
+  io.self_index = {AttnMask::full, dev.cseq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
+  io.dropout = dropout_;
+  io.dropout.rows = {dev.cseq, dev.context_in_sample, dev.sample_id};
+  return io;
+}
+
 // The self index carries every field a self-attention mask reads; each sublayer applies the
 // mask of its BlockSpec.
 BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
@@ -47,7 +50,9 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   io.dcontext = dc;
   io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp};
   io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
-  io.pos = dev.pos;
+  io.pos = dev.pos, io.rope_modes = dev.rope_modes;
+  io.dropout = dropout_;
+  io.dropout.rows = {dev.seq, dev.token_in_sample, dev.sample_id};
   return io;
 }
 

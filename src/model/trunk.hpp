@@ -29,6 +29,9 @@ class Trunk {
   // plan's cond_width per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set
   // after each plan.
   void condition_on(const float* cond, float* dcond);
+  // Whether the blocks' dropout sites drop (training) in the micro-batches from now on, and the
+  // step and seed their masks are keyed by (MODEL.md "Dropout").
+  void set_dropout(bool on, uint64_t seed, int64_t step);
 
   void forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev);
   // Zeroes dx, dc and the conditioning's gradient, which the head and the blocks add to.
@@ -37,10 +40,12 @@ class Trunk {
 
  private:
   BlockIO blocks_io(const PackedBatch& b, const DeviceBatch& dev) const;
+  BlockIO context_io(const PackedBatch& b, const DeviceBatch& dev) const;
 
   int64_t D_ = 0, Dc_ = 0, cond_width_ = 0;
   const float* cond_ = nullptr;
   float* dcond_ = nullptr;
+  BlockDropout dropout_;
   // What the blocks read of c and cond, in their activation dtype: converted copies [Tc, Dc] and
   // [T, cond_width] with bf16 activations (made once a micro-batch); c and cond themselves with fp32.
   TensorPtr block_c_, block_cond_;

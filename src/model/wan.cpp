@@ -1,9 +1,11 @@
 // Family wan (MODEL.md): the DreamZero world-action model on the Wan video DiT. Units:
-// 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc), one unit
-// per DiT block, last the head (head.modulation, head.proj, action_head).
+// 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc: upstream's
+// action encoder, action_encoder.hpp), one unit
+// per DiT block, last the head (head.modulation, head.proj, the action decoder action_dec).
 #include <memory>
 
 #include "core/error.hpp"
+#include "model/action_encoder.hpp"
 #include "model/activation_plan.hpp"
 #include "model/model.hpp"
 
@@ -12,18 +14,20 @@ namespace {
 
 class WanModel final : public Model {
   // Parameters.
-  LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_, action_enc_;
+  LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_;
+  ActionEncoder action_enc_;
   int head_modulation_ = -1;
-  LinearRef head_proj_, action_head_;
+  LinearRef head_proj_, dec_fc1_, dec_fc2_;
 
   // Activations (arena) of the planned shape; d* are their gradients.
   struct Acts {
-    float *tp = nullptr, *vin = nullptr, *vemb = nullptr, *ain = nullptr, *aemb = nullptr;
+    float *tp = nullptr, *vin = nullptr, *vemb = nullptr, *ain = nullptr, *a_t = nullptr;
     float *t1 = nullptr, *t1g = nullptr;
     float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod = nullptr, *hm = nullptr;
-    float *yv = nullptr, *ya = nullptr;
+    float *yv = nullptr, *ya = nullptr, *xa = nullptr, *d1 = nullptr, *d1r = nullptr;
     float *dtp = nullptr, *dt1g = nullptr, *dhx = nullptr, *dhm = nullptr;
-    float *dhmod = nullptr, *dhsum = nullptr, *dyv = nullptr, *dya = nullptr, *dvemb = nullptr, *daemb = nullptr;
+    float *dxa = nullptr, *dd1r = nullptr;
+    float *dhmod = nullptr, *dhsum = nullptr, *dyv = nullptr, *dya = nullptr, *dvemb = nullptr;
   } a_;
 
  public:
@@ -33,9 +37,9 @@ class WanModel final : public Model {
     patch_embed_ = reg_.add_linear("patch_embed", cfg.patch_dim_in(), D);
     text_fc1_ = reg_.add_linear("text_emb.fc1", cfg.d_ctx, D);
     text_fc2_ = reg_.add_linear("text_emb.fc2", D, D);
-    time_enc_.add_params(reg_, D);
+    time_enc_.add_params(reg_, D, SinusConfig{true, 0});  // Wan's sinusoidal_embedding_1d
     time_proj_ = reg_.add_linear("time_proj", D, 6 * D);
-    action_enc_ = reg_.add_linear("action_enc", cfg.action_dim, D);
+    action_enc_.add_params(reg_, 0, cfg.action_dim, D);  // upstream's one embodiment slot
     for (int l = 0; l < cfg.n_layers; ++l) {
       reg_.begin_unit(str("blocks.", l));
       trunk_.blocks.add(add_wan_block(reg_, l, cfg));
@@ -43,16 +47,20 @@ class WanModel final : public Model {
     reg_.begin_unit("head");
     head_modulation_ = reg_.add("head.modulation", {2, D}, ParamInit::normal, false);
     head_proj_ = reg_.add_linear("head.proj", D, cfg.patch_dim_out());
-    action_head_ = reg_.add_linear("action_head", D, cfg.action_dim);
+    // Upstream's action_decoder.layer1/2 ([1, D, Dh], [1, Dh, A]; one embodiment slot).
+    dec_fc1_ = reg_.add_linear("action_dec.fc1", D, cfg.d_hidden_enc);
+    dec_fc2_ = reg_.add_linear("action_dec.fc2", cfg.d_hidden_enc, cfg.action_dim);
   }
 
+  // Both terms are means over the step's samples of per-sample means (DeviceBatch's row weights):
+  // the denominator is the number of samples, those with noisy video tokens.
   std::vector<double> loss_counts(const PackedBatch& batch) const override {
-    double noisy = 0, act = 0;
-    for (int64_t t = 0; t < batch.n_tokens; ++t) {
-      noisy += batch.kind[size_t(t)] == kNoisyVideo;
-      act += batch.kind[size_t(t)] == kAction;
-    }
-    return {noisy * cfg_.patch_dim_out(), act * cfg_.action_dim};
+    std::vector<bool> seen(size_t(batch.n_samples), false);
+    double samples = 0;
+    for (int64_t t = 0; t < batch.n_tokens; ++t)
+      if (batch.kind[size_t(t)] == kNoisyVideo && !seen[size_t(batch.seq[size_t(t)])])
+        seen[size_t(batch.seq[size_t(t)])] = true, samples += 1;
+    return {samples, samples};
   }
 
  private:
@@ -63,10 +71,13 @@ class WanModel final : public Model {
     Acts& a = a_;
     for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(T * 6 * D);
     trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
-    for (float** p : {&a.vemb, &a.aemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb, &a.daemb})
-      *p = plan.floats(T * D);
+    for (float** p : {&a.vemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb}) *p = plan.floats(T * D);
+    action_enc_.plan(plan, T);
+    a.a_t = plan.floats(T);
     a.vin = plan.floats(T * P);
     for (float** p : {&a.ain, &a.ya, &a.dya}) *p = plan.floats(T * A);
+    for (float** p : {&a.xa, &a.dxa}) *p = plan.floats(T * D);
+    for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(T * cfg_.d_hidden_enc);
     for (float** p : {&a.yv, &a.dyv}) *p = plan.floats(T * Po);
     for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(T);
     for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(T * 2 * D);
@@ -93,10 +104,11 @@ class WanModel final : public Model {
     ops.zero(x);
     ops.copy_rows(view(a.vemb, Tv, D), RowIndex{}, x, d.video);
     if (Ta) {
+      // The encoder's timestep is the token's 1000·σ, its time row's.
       ops.flow_interpolate(d.act_x0, d.act_noise, RowIndex{}, d.sigma, d.action, view(a.ain, Ta, A));
-      ops.linear_forward(view(a.ain, Ta, A), W(P, action_enc_), b(P, action_enc_), Activation::none, View{},
-                         view(a.aemb, Ta, D));
-      ops.copy_rows(view(a.aemb, Ta, D), RowIndex{}, x, d.action);
+      ops.copy_rows(d.time_t, d.action_time, view(a.a_t, Ta, 1), RowIndex{});
+      action_enc_.forward(ops, P, view(a.ain, Ta, A), view(a.a_t, Ta, 1), EmbRows{});
+      ops.copy_rows(view(action_enc_.out, Ta, D), RowIndex{}, x, d.action);
     }
 
     ops.linear_forward(d.context, W(P, text_fc1_), b(P, text_fc1_), Activation::gelu_tanh, view(a.t1, Tc, D),
@@ -105,8 +117,9 @@ class WanModel final : public Model {
                        view(trunk_.c, Tc, D));
   }
 
-  // Head over the noisy video and action tokens: sh/sc = head.modulation + temb, then head.proj
-  // (video) or action_head (actions) on LN(x)·(1 + sc) + sh, and the two flow-matching losses.
+  // Head over the noisy video tokens: sh/sc = head.modulation + temb, head.proj on
+  // LN(x)·(1 + sc) + sh; the action decoder on the raw block output of the action tokens
+  // (upstream's CausalWanModel: no norm, no modulation); the two flow-matching losses.
   LossTerms head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& den, bool backward,
                  double* sums) override {
     const DeviceBatch& d = dev_;
@@ -116,32 +129,58 @@ class WanModel final : public Model {
     Ops& ops = *ops_;
     const Acts& a = a_;
     const int64_t D = cfg_.d_model, Tu = d.time_t.rows;
-    const int Po = cfg_.patch_dim_out(), A = cfg_.action_dim;
-    const int64_t Tn = d.n_noisy, Ta = d.action.n, Th = Tn + Ta;
-    const View hx = view(a.hx, Th, D), hmod = view(a.hmod, Th, 2 * D), hm = view(a.hm, Th, D);  // hmod: shift, scale
+    const int Po = cfg_.patch_dim_out();
+    const int64_t Tn = d.n_noisy, Ta = d.action.n;
+    const View hx = view(a.hx, Tn, D), hmod = view(a.hmod, Tn, 2 * D), hm = view(a.hm, Tn, D);  // hmod: shift, scale
 
     ops.copy_rows(view(trunk_.x, batch.n_tokens, D), d.head_rows, hx, RowIndex{});
     const View temb = view(time_enc_.temb, Tu, D);
     ops.copy_rows(temb, d.head_time, hmod.cols_range(0, D), RowIndex{});
     ops.copy_rows(temb, d.head_time, hmod.cols_range(D, D), RowIndex{});
     ops.add_bias(hmod, P.pv(head_modulation_).flat());
-    ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Th, D), hm,
-                              view(a.hmean, Th, 1), view(a.hrstd, Th, 1));
-    ops.linear_forward(hm.rows_range(0, Tn), W(P, head_proj_), b(P, head_proj_), Activation::none, View{},
-                       view(a.yv, Tn, Po));
+    ops.norm_modulate_forward(hx, hmod.cols_range(D, D), hmod.cols_range(0, D), view(a.hln, Tn, D), hm,
+                              view(a.hmean, Tn, 1), view(a.hrstd, Tn, 1), kWanNormEps);
+    ops.linear_forward(hm, W(P, head_proj_), b(P, head_proj_), Activation::none, View{}, view(a.yv, Tn, Po));
     // The targets are the velocities ε − x0; head.proj's output element e is input element out_to_in[e].
     ops.mse_loss(view(a.yv, Tn, Po), d.video_noise, d.video_x0, View{}, d.noisy_video_row, d.out_to_in,
-                 LossConfig{den[0], 1.0}, backward ? view(a.dyv, Tn, Po) : View{}, sums);
+                 LossConfig{den[0], 1.0, d.video_weight}, backward ? view(a.dyv, Tn, Po) : View{}, sums);
     const double lambda = cfg_.action_loss_weight;
-    if (Ta) {
-      ops.linear_forward(hm.rows_range(Tn, Ta), W(P, action_head_), b(P, action_head_), Activation::none, View{},
-                         view(a.ya, Ta, A));
-      ops.mse_loss(view(a.ya, Ta, A), d.act_noise, d.act_x0, View{}, RowIndex{}, RowIndex{},
-                   LossConfig{den[1], lambda}, backward ? view(a.dya, Ta, A) : View{}, sums + 1);
-    }
+    if (Ta) action_decoder_forward(P, batch, LossConfig{den[1], lambda, d.act_weight}, backward, sums + 1);
     LossTerms terms;
     terms.den0 = den[0], terms.lambda = lambda, terms.den1 = den[1], terms.second = Ta > 0;
     return terms;
+  }
+
+  // â = relu(x_act·action_dec.fc1)·action_dec.fc2 and its loss against ε_a − a.
+  void action_decoder_forward(const ParamAccess& P, const PackedBatch& batch, const LossConfig& loss, bool backward,
+                              double* sum) {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ta = d.action.n;
+    const int A = cfg_.action_dim, Dh = cfg_.d_hidden_enc;
+    ops.copy_rows(view(trunk_.x, batch.n_tokens, D), d.action, view(a.xa, Ta, D), RowIndex{});
+    ops.linear_forward(view(a.xa, Ta, D), W(P, dec_fc1_), b(P, dec_fc1_), Activation::relu, view(a.d1, Ta, Dh),
+                       view(a.d1r, Ta, Dh));
+    ops.linear_forward(view(a.d1r, Ta, Dh), W(P, dec_fc2_), b(P, dec_fc2_), Activation::none, View{},
+                       view(a.ya, Ta, A));
+    ops.mse_loss(view(a.ya, Ta, A), d.act_noise, d.act_x0, View{}, RowIndex{}, RowIndex{}, loss,
+                 backward ? view(a.dya, Ta, A) : View{}, sum);
+  }
+
+  void action_decoder_backward(const ParamAccess& P) {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    const Acts& a = a_;
+    const int64_t D = cfg_.d_model, Ta = d.action.n, T = int64_t(layout_.kind_index.size());
+    const int Dh = cfg_.d_hidden_enc;
+    const View dd1r = view(a.dd1r, Ta, Dh), dxa = view(a.dxa, Ta, D);
+    ops.zero(dd1r), ops.zero(dxa);
+    ops.linear_backward(view(a.d1r, Ta, Dh), W(P, dec_fc2_), Activation::none, View{},
+                        view(a.dya, Ta, cfg_.action_dim), dd1r, dW(P, dec_fc2_), db(P, dec_fc2_));
+    ops.linear_backward(view(a.xa, Ta, D), W(P, dec_fc1_), Activation::relu, view(a.d1, Ta, Dh), dd1r, dxa,
+                        dW(P, dec_fc1_), db(P, dec_fc1_));
+    ops.add_rows(dxa, RowIndex{}, view(trunk_.dx, T, D), d.action);
   }
 
   void head_backward(const ParamAccess& P) override {
@@ -149,26 +188,22 @@ class WanModel final : public Model {
     const DeviceBatch& d = dev_;
     const Acts& a = a_;
     const int64_t D = cfg_.d_model, Tu = d.time_t.rows, T = int64_t(layout_.kind_index.size());
-    const int64_t Tn = d.n_noisy, Ta = d.action.n, Th = Tn + Ta;
-    const View hm = view(a.hm, Th, D), dhm = view(a.dhm, Th, D), dhmod = view(a.dhmod, Th, 2 * D);
-    const View dhx = view(a.dhx, Th, D), hmod = view(a.hmod, Th, 2 * D);
+    const int64_t Tn = d.n_noisy;
+    const View hm = view(a.hm, Tn, D), dhm = view(a.dhm, Tn, D), dhmod = view(a.dhmod, Tn, 2 * D);
+    const View dhx = view(a.dhx, Tn, D), hmod = view(a.hmod, Tn, 2 * D);
     ops.zero(dhm), ops.zero(dhmod), ops.zero(dhx);
-    ops.linear_backward(hm.rows_range(0, Tn), W(P, head_proj_), Activation::none, View{},
-                        view(a.dyv, Tn, cfg_.patch_dim_out()), dhm.rows_range(0, Tn), dW(P, head_proj_),
-                        db(P, head_proj_));
-    if (Ta)
-      ops.linear_backward(hm.rows_range(Tn, Ta), W(P, action_head_), Activation::none, View{},
-                          view(a.dya, Ta, cfg_.action_dim), dhm.rows_range(Tn, Ta), dW(P, action_head_),
-                          db(P, action_head_));
-    ops.norm_modulate_backward(view(a.hx, Th, D), view(a.hln, Th, D), hmod.cols_range(D, D), view(a.hmean, Th, 1),
-                               view(a.hrstd, Th, 1), dhm, dhx, dhmod.cols_range(D, D), dhmod.cols_range(0, D));
+    ops.linear_backward(hm, W(P, head_proj_), Activation::none, View{}, view(a.dyv, Tn, cfg_.patch_dim_out()), dhm,
+                        dW(P, head_proj_), db(P, head_proj_));
+    ops.norm_modulate_backward(view(a.hx, Tn, D), view(a.hln, Tn, D), hmod.cols_range(D, D), view(a.hmean, Tn, 1),
+                               view(a.hrstd, Tn, 1), dhm, dhx, dhmod.cols_range(D, D), dhmod.cols_range(0, D));
     const View dtable = P.gv(head_modulation_);
     if (!dtable.absent()) ops.column_sums(dhmod, dtable.flat());
     // temb feeds both chunks: its gradient is their sum, added into its time row.
-    const View dhsum = view(a.dhsum, Th, D);
+    const View dhsum = view(a.dhsum, Tn, D);
     ops.add(dhmod.cols_range(0, D), dhmod.cols_range(D, D), dhsum);
     ops.add_rows(dhsum, RowIndex{}, view(time_enc_.dtemb, Tu, D), d.head_time);
     ops.add_rows(dhx, RowIndex{}, view(trunk_.dx, T, D), d.head_rows);
+    if (d.action.n) action_decoder_backward(P);
   }
 
   void encode_backward(const ParamAccess& P, const PackedBatch& batch) override {
@@ -189,9 +224,8 @@ class WanModel final : public Model {
     ops.linear_backward(view(a.vin, Tv, cfg_.patch_dim_in()), W(P, patch_embed_), Activation::none, View{},
                         view(a.dvemb, Tv, D), View{}, dW(P, patch_embed_), db(P, patch_embed_));
     if (Ta) {
-      ops.copy_rows(dx, d.action, view(a.daemb, Ta, D), RowIndex{});
-      ops.linear_backward(view(a.ain, Ta, cfg_.action_dim), W(P, action_enc_), Activation::none, View{},
-                          view(a.daemb, Ta, D), View{}, dW(P, action_enc_), db(P, action_enc_));
+      ops.copy_rows(dx, d.action, view(action_enc_.dout, Ta, D), RowIndex{});
+      action_enc_.backward(ops, P, view(a.ain, Ta, cfg_.action_dim), EmbRows{});
     }
 
     ops.linear_backward(view(time_enc_.stemb, Tu, D), W(P, time_proj_), Activation::none, View{},

@@ -1,5 +1,7 @@
 #include "plan/backbone_cost.hpp"
 
+#include <algorithm>
+
 namespace emb {
 
 int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t instruction_tokens) {
@@ -28,6 +30,9 @@ BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& 
   const double llm_params = double(d.vocab) * E + E +
                             d.select_layer * (E * (q + 2 * kv) + q * E + 3 * E * Il + 2 * E + 2 * d.head_dim);
   c.weight_bytes = 2 * (vision_params + llm_params);
+  // A layer's input, its q/k/v (or gate/up) outputs and the residual, bf16; plus the image tokens.
+  const double vision_layer = views * T * (4 * Dv + Iv), llm_layer = N * (3 * E + q + 2 * kv + 2 * Il);
+  c.forward_bytes = 2 * (std::max(vision_layer, llm_layer) + views * T * E);
   return c;
 }
 

@@ -25,6 +25,9 @@ struct BackboneCost {
   double attention_flops = 0;  // of the two above, the attention products
   double forward_s = 0;        // per sample on the hardware, bf16
   double weight_bytes = 0;     // the backbone's bf16 weights (the embedding table included)
+  // The largest activations alive at once in one sample's bf16 forward (the views' widest
+  // vision layer or the prompt's widest LLM layer; nothing is kept past the forward).
+  double forward_bytes = 0;
   double flops() const { return vision_flops + llm_flops; }
 };
 

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/attention_tiles.hpp"
+#include "kernels/attention_tiles.hpp"
 
 namespace emb {
 namespace {
@@ -13,11 +12,11 @@ constexpr int64_t kSpannedTiles = 4;
 // Query-key pairs of the tiles that hold an allowed pair (computed whole).
 int64_t tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
   if (Tq == 0 || Tk == 0) return 0;
-  const cpu::AttnTiles tiles(idx, Tq, Tk);
+  const AttnTiles tiles(idx, Tq, Tk);
   int64_t pairs = 0;
   for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
     for (int64_t kt = 0; kt < tiles.n_k(); ++kt)
-      if (tiles.kind(qt, kt) != cpu::TileKind::skip)
+      if (tiles.kind(qt, kt) != TileKind::skip)
         pairs += (tiles.q(qt).end - tiles.q(qt).begin) * (tiles.k(kt).end - tiles.k(kt).begin);
   return pairs;
 }
@@ -30,7 +29,7 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   // need one sample boundary.
   const PackedBatch one = plan_micro_batch(c, 1, shape);
   const int64_t shortest = std::max<int64_t>(1, one.n_context > 0 ? std::min(one.n_tokens, one.n_context) : one.n_tokens);
-  const int64_t spanning = (kSpannedTiles * cpu::kAttnTileQ + shortest - 1) / shortest + 1;
+  const int64_t spanning = (kSpannedTiles * kAttnTileQ + shortest - 1) / shortest + 1;
   const int samples = int(std::min<int64_t>(samples_per_mb, std::max<int64_t>(2, spanning)));
   const PackedBatch b = plan_micro_batch(c, samples, shape);
   const int32_t* seq = b.seq.data();

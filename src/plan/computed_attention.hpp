@@ -1,11 +1,11 @@
 // The attention work the tiled kernels do, for the planner's time: they compute every
-// 64 x 64 (query, key) tile that holds an allowed pair whole (kernels/cpu/attention_tiles.hpp;
+// 64 x 64 (query, key) tile that holds an allowed pair whole (kernels/attention_tiles.hpp;
 // the CUDA kernel tiles by 64 too) and skip the others, so a mask whose blocks do not line up
 // with the tiles (block-causal blocks of samples packed at any offset) costs more than its
 // allowed pairs. --plan's FLOPs (and MFU) count the allowed pairs; its times, these.
 #pragma once
-#include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "config/model_config.hpp"
+#include "plan/model_cost.hpp"
 
 namespace emb {
 

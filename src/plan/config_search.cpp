@@ -11,7 +11,7 @@ std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Worklo
   for (int64_t mb = 1; mb <= as_deck.samples_per_rank; mb *= 2) micro_batches.insert(mb);
   const std::set<double> buckets{deck.bucket_bytes, 25.0 * (1 << 20), 100.0 * (1 << 20), 400.0 * (1 << 20)};
   std::vector<StepPrediction> all;
-  for (const char* shard : {"none", "grads", "full"})
+  for (ShardMode shard : {ShardMode::none, ShardMode::grads, ShardMode::full})
     for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full})
       for (int64_t mb : micro_batches)
         for (double bucket : buckets) {

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "config/deck.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -44,13 +43,27 @@ class FigureReader {
   std::string path_;
 };
 
-}  // namespace
-
-std::string hardware_name(const Deck& deck) {
-  const std::string name = deck.get_string("plan.hardware");
-  if (!name.empty()) return name;
-  return deck.get_string("run.device") == "cpu" ? "cpu_dev" : "h100_sxm";
+// fixed_costs: every figure present, the GPU's launch figures both or neither.
+FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, const std::string& path) {
+  FixedCosts c;
+  if (!j.contains("fixed_costs")) return c;
+  c.op_call_s = f("fixed_costs.op_call_s");
+  c.allocation_s = f("fixed_costs.allocation_s");
+  c.sync_s = f("fixed_costs.sync_s");
+  const nlohmann::json& fc = j["fixed_costs"];
+  if (fc.contains("kernel_launch_s") != fc.contains("graph_kernel_launch_s"))
+    throw Error(str(path, ": fixed_costs needs kernel_launch_s and graph_kernel_launch_s together (a GPU) or neither"),
+                kExitInput);
+  if (fc.contains("kernel_launch_s")) {
+    c.kernel_launch_s = f("fixed_costs.kernel_launch_s");
+    c.graph_kernel_launch_s = f("fixed_costs.graph_kernel_launch_s");
+  }
+  if (c.op_call_s < 0 || c.allocation_s < 0 || c.sync_s < 0 || c.kernel_launch_s < 0 || c.graph_kernel_launch_s < 0)
+    throw Error(str(path, ": fixed_costs figures must not be negative"), kExitInput);
+  return c;
 }
+
+}  // namespace
 
 double device_share(const Hardware& hw, int ranks) {
   return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;
@@ -100,6 +113,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.storage_read_per_node = f("storage.read_bytes_per_s_per_node");
   h.checkpoint_write_per_node = f("storage.write_bytes_per_s_per_node");
   h.checkpoint_write_total = f("storage.write_bytes_per_s_total");
+  h.fixed = read_fixed_costs(j, f, h.path);
   if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);

@@ -6,11 +6,25 @@
 
 namespace emb {
 
-class Deck;
-
 struct LinkSpec {
   double bytes_per_s = 0;  // per direction, per device
   double latency_s = 0;    // per message (the α of an α–β model)
+};
+
+// Costs no FLOP or byte accounts for (issue 36), each a named figure of the hardware file's
+// "fixed_costs" (optional as a whole: a file without it predicts none):
+//   op_call_s       host seconds per Ops call beyond its work: the virtual dispatch, the shape
+//                   checks, the kernel's set-up (hwprobe: a tiny op called through Ops);
+//   allocation_s    seconds per host heap allocation the step makes (malloc, first touch, free
+//                   at the sizes the step allocates: its index vectors, staging and closures);
+//   sync_s          one of the step's blocking host reductions (loss denominators, sums,
+//                   gradient norm) with the ranks entering together;
+//   kernel_launch_s, graph_kernel_launch_s   a GPU's host seconds per kernel launched on a
+//                   stream, and per kernel node replayed in a CUDA graph (0 on a CPU).
+struct FixedCosts {
+  double op_call_s = 0, allocation_s = 0, sync_s = 0;
+  double kernel_launch_s = 0, graph_kernel_launch_s = 0;
+  bool gpu() const { return kernel_launch_s > 0; }
 };
 
 struct Hardware {
@@ -58,12 +72,11 @@ struct Hardware {
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s
   double checkpoint_write_per_node = 0, checkpoint_write_total = 0;  // bytes/s
+  FixedCosts fixed;
 };
 
 // `name_or_path`: a file path (contains '/' or ends in .json), or a name in inputs/hw.
 Hardware load_hardware(const std::string& name_or_path);
-// plan.hardware, or the machine run.device runs on: cpu_dev (this CPU machine) or h100_sxm.
-std::string hardware_name(const Deck& deck);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).

@@ -31,9 +31,24 @@ std::string duration(double s) {
   return buf;
 }
 
+std::string fixed_costs_text(const FixedCostPrediction& f, bool graphs) {
+  std::string t = str("  fixed costs          ", duration(f.total_s), " = ", f.op_calls, " op calls ",
+                      duration(f.op_calls_s), " + ", f.allocations, " host allocations ", duration(f.allocations_s),
+                      " + ", f.syncs, " host reductions ", duration(f.syncs_s));
+  if (f.launches > 0)
+    t += str(" + ", f.launches, graphs ? " graph kernel nodes " : " kernel launches ", duration(f.launches_s));
+  return t + "\n";
+}
+
+nlohmann::json fixed_costs_json(const FixedCostPrediction& f) {
+  return {{"op_calls", f.op_calls}, {"allocations", f.allocations}, {"syncs", f.syncs}, {"launches", f.launches},
+          {"seconds", {{"op_calls", f.op_calls_s}, {"allocations", f.allocations_s}, {"syncs", f.syncs_s},
+                       {"launches", f.launches_s}, {"total", f.total_s}}}};
+}
+
 std::string row(const StepPrediction& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-5s %-9s %5d %7.0f  %10s %9.3f %6.1f%% %8.1f  %s\n", s.w.shard.c_str(),
+  std::snprintf(buf, sizeof buf, "  %-5s %-9s %5d %7.0f  %10s %9.3f %6.1f%% %8.1f  %s\n", shard_mode_name(s.w.shard),
                 recompute_name(s.w.model.recompute), s.samples_per_mb, s.w.bucket_bytes / (1 << 20),
                 duration(s.step_s).c_str(), s.samples_per_s_per_device, 100 * s.mfu, gib(s.memory_bytes),
                 s.fits ? "fits" : "does not fit");
@@ -50,17 +65,18 @@ nlohmann::json prediction_json(const StepPrediction& s) {
                            {"seconds", c.seconds}});
   return {
       {"config",
-       {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", s.w.shard}, {"recompute", recompute_name(s.w.model.recompute)},
+       {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", shard_mode_name(s.w.shard)}, {"recompute", recompute_name(s.w.model.recompute)},
         {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"fp8", s.w.fp8},
         {"packing", s.w.packing}, {"context_tokens_per_sample", s.w.sample.context_tokens},
         {"padded_context", s.w.sample.padded_context}, {"global_batch", s.w.global_batch},
         {"samples_per_rank", s.samples_per_rank}, {"samples_per_micro_batch", s.samples_per_mb},
         {"tokens_per_micro_batch", s.tokens_per_mb}, {"micro_batches", s.micro_batches},
-        {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets}, {"overlap", s.w.overlap}}},
+        {"bucket_mib", s.w.bucket_bytes / (1 << 20)}, {"buckets", s.buckets}, {"overlap", s.w.overlap},
+        {"cuda_graphs", s.w.cuda_graphs}}},
       {"seconds",
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
         {"recompute", s.recompute_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
-        {"optimizer", s.optimizer_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
+        {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s}}},
       {"flops_per_sample", s.flops_per_sample},
       {"recompute_flops_per_sample", s.recompute_flops_per_sample},
@@ -72,6 +88,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"comm_library", s.comm_library_bytes}, {"reserved", s.reserved_bytes},
         {"total", s.memory_bytes}, {"capacity", s.capacity_bytes}, {"fits", s.fits}}},
       {"checkpoint_bytes", s.checkpoint_bytes},
+      {"fixed_costs", fixed_costs_json(s.fixed)},
       {"collectives", collectives},
   };
 }
@@ -94,10 +111,12 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
            ") + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
-           duration(s.optimizer_s), " + data wait ", duration(s.data_wait_s), "\n");
+           duration(s.optimizer_s), " + fixed ", duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
+           "\n");
   for (const CollectiveCost& c : s.collectives)
     t += str("    ", c.what, ": ", gib(c.bytes), " GiB in ", c.buckets, " call(s), ", c.per_step, " time(s) per step, ",
              c.algorithm, ", ", duration(c.seconds), "\n");
+  t += fixed_costs_text(s.fixed, s.w.cuda_graphs);
   t += str("  throughput           ", s.samples_per_s_per_device, " samples/s per device, MFU ", 100 * s.mfu, " %\n");
   t += str("  epoch                ",
            s.epoch_s > 0 ? str(duration(s.epoch_s), " for ", s.w.dataset_samples, " samples")
@@ -169,6 +188,7 @@ nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s) {
           {"flops_per_sample", {{"vision", b.vision_flops}, {"llm", b.llm_flops}, {"attention", b.attention_flops}}},
           {"forward_s_per_sample", b.forward_s},
           {"weight_bytes", b.weight_bytes},
+          {"forward_bytes_per_sample", b.forward_bytes},
           {"head_s_per_sample", w.head_s},
           {"online", {{"s_per_sample", w.online_s}, {"samples_per_s_per_device", w.online_samples_per_s},
                       {"epoch_s", w.online_epoch_s}}},

@@ -5,9 +5,11 @@
 
 #include "core/error.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
-#include "plan/zero3_schedule.hpp"
+#include "plan/op_calls.hpp"
+#include "parallel/shard_layout.hpp"
+#include "parallel/zero3_schedule.hpp"
 
 namespace emb {
 namespace {
@@ -78,13 +80,6 @@ double data_bytes_per_sample(const ModelConfig& c, const PlanReport& p) {
   return 2.0 * double(p.context_per_sample) * c.d_ctx + 4.0 * (c.state_dim + c.horizon * c.action_dim);
 }
 
-int shard_index(const std::string& shard) {
-  if (shard == "none") return 0;
-  if (shard == "grads") return 1;
-  if (shard == "full") return 2;
-  throw Error(str("plan: unknown shard mode ", shard, " (expected none, grads or full)"), kExitInput);
-}
-
 // E[max of n independent standard normals] (0 for n = 1): how far ahead of the typical rank the
 // slowest of n is, in units of one rank's spread.
 double expected_max_of_normals(int n) {
@@ -98,47 +93,50 @@ double expected_max_of_normals(int n) {
   return e;
 }
 
-
-}  // namespace
-
-DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c) {
-  return training_blocks_dtype(c, hw.activations_in_compute_precision);
-}
-
-StepPrediction predict_step(const Hardware& hw, const Workload& w) {
-  EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
-  StepPrediction s;
-  s.w = w;
-  const ModelConfig& c = w.model;
-  const bool bf16 = c.precision == Precision::bf16;
+// Samples and micro-batches of the busiest rank (the step waits for it), and the tokens of the
+// micro-batch the prediction costs.
+void size_micro_batches(const Workload& w, StepPrediction& s) {
   const int R = w.ranks;
-
-  // Samples and micro-batches of the busiest rank (the step waits for it).
   s.samples_per_rank = int((w.global_batch + R - 1) / R);
-  const PlanReport sample = make_plan(c, R, 1, w.sample);
+  const PlanReport sample = make_plan(w.model, R, 1, w.sample);
   const int64_t sample_tokens = sample.tokens_per_sample + sample.context_per_sample;
   const int64_t per_mb = !w.packing && w.micro_batch > 0 ? w.micro_batch
                                                          : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
   s.samples_per_mb = int(std::min<int64_t>(per_mb, s.samples_per_rank));
   s.micro_batches = (s.samples_per_rank + s.samples_per_mb - 1) / s.samples_per_mb;
   s.tokens_per_mb = s.samples_per_mb * sample_tokens;
-  const DType blocks = planned_blocks_dtype(hw, c);
-  const PlanReport p = make_plan(c, R, s.tokens_per_mb, w.sample, blocks);
-  ModelConfig kept = c;
-  kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, R, s.tokens_per_mb, w.sample, blocks);
+}
 
-  // Compute rates per rank: ranks sharing a CPU node share its cores, and run faster with
-  // cores to spare.
-  const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
-  s.nodes = hw.ranks_share_node ? 1 : (R + hw.devices_per_node - 1) / hw.devices_per_node;
-  const double share =
-      device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
+// A rank's compute rates: ranks sharing a CPU node share its cores, and run faster with cores
+// to spare.
+struct RankRates {
+  int per_node = 1;  // ranks that share a node (and its storage)
+  double share = 1, gemm = 0, attention = 0, memory = 0;
+};
+
+RankRates rank_rates(const Hardware& hw, const Workload& w) {
+  const int R = w.ranks;
+  const bool bf16 = w.model.precision == Precision::bf16;
+  RankRates r;
+  r.per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
+  r.share = device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
   if (w.fp8 && hw.gemm_fp8 <= 0)
     throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
-  const double gemm_rate = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * share;
-  const double attn_rate = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * share;
-  const double mem_rate = hw.memory_bytes_per_s * share;
+  r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share;
+  r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
+  r.memory = hw.memory_bytes_per_s * r.share;
+  return r;
+}
+
+// Seconds of one sample's forward, backward and recompute on one rank (p: the micro-batch's
+// plan, p_none: the same without recompute); sets the FLOPs per sample.
+struct SampleSeconds {
+  double fwd = 0, bwd = 0, recompute = 0;
+};
+
+SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
+                             const PlanReport& p_none, StepPrediction& s) {
+  const ModelConfig& c = w.model;
   // Activation traffic of elementwise work: each activation written and read once in the
   // forward, its gradient written and read once in the backward.
   const double act_per_sample = p_none.activation_bytes / s.samples_per_mb;
@@ -146,50 +144,61 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
   // their per-pair work, split by the forward's measured share.
   const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
-  const double attn = 3.5 * tiled.flops_fwd / attn_rate + tiled.pair_heads * hw.attention_pair_head_s / share;
+  const double attn = 3.5 * tiled.flops_fwd / r.attention + tiled.pair_heads * hw.attention_pair_head_s / r.share;
   const double attn_fwd = hw.attention_forward_fraction * attn;
-  const double fwd = p.gemm_flops_fwd / gemm_rate + attn_fwd + passes * act_per_sample / mem_rate;
-  const double bwd = 2 * p.gemm_flops_fwd / gemm_rate + (attn - attn_fwd) + passes * act_per_sample / mem_rate;
+  SampleSeconds t;
+  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + (passes * act_per_sample + p.dropout_bytes_fwd) / r.memory;
+  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + (passes * act_per_sample + p.dropout_bytes_bwd) / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
-  const double recompute = c.recompute == Recompute::full
-                               ? fwd
-                               : (c.recompute == Recompute::selective
-                                      ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / gemm_rate
-                                      : 0.0);
-  // The slowest rank paces every collective: the compute is longer by the imbalance hwprobe
-  // measured with M ranks, scaled to R ranks as the expected maximum of R ranks' independent
-  // delays (1.8 times 2 ranks' at 4).
+  t.recompute = c.recompute == Recompute::full
+                    ? t.fwd
+                    : (c.recompute == Recompute::selective
+                           ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm
+                           : 0.0);
+  return t;
+}
+
+// The rank's compute in the step. The slowest rank paces every collective: the compute is
+// longer by the imbalance hwprobe measured with M ranks, scaled to R ranks as the expected
+// maximum of R ranks' independent delays (1.8 times 2 ranks' at 4).
+void add_compute(const Hardware& hw, int R, const SampleSeconds& t, StepPrediction& s) {
   const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   const double paced =
       1 + (measured_ranks > 1 ? hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks) : 0);
-  s.fwd_s = fwd * s.samples_per_rank * paced;
-  s.bwd_s = bwd * s.samples_per_rank * paced;
-  s.recompute_s = recompute * s.samples_per_rank * paced;
+  s.fwd_s = t.fwd * s.samples_per_rank * paced;
+  s.bwd_s = t.bwd * s.samples_per_rank * paced;
+  s.recompute_s = t.recompute * s.samples_per_rank * paced;
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
+}
 
-  // Collectives, bucket by bucket.
+// Every collective of the step, bucket by bucket (their total), and what the unit overlap
+// schedule leaves exposed.
+void add_communication(const Hardware& hw, const Workload& w, const PlanReport& p, const SampleSeconds& t,
+                       StepPrediction& s) {
+  const ModelConfig& c = w.model;
+  const int R = w.ranks;
   const std::unique_ptr<Model> model = make_model(c, nullptr);  // its parameter registry only
   const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
   s.buckets = int(buckets.size());
-  const double N = double(p.n_params), param_bytes = bf16 ? 2 : 4;
-  const int mode = shard_index(w.shard);
+  const double N = double(p.n_params), param_bytes = c.precision == Precision::bf16 ? 2 : 4;
+  const ShardMode mode = w.shard;
   auto times = [&](Collective op, double bytes_per_param, const char* what, int per_step) {
-    std::vector<double> t;
+    std::vector<double> seconds;
     CollectiveCost cost{what, op, 0, s.buckets, per_step, "", 0};
     for (double n : buckets) {
       const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
-      t.push_back(ct.seconds);
+      seconds.push_back(ct.seconds);
       cost.bytes += n * bytes_per_param;
       cost.algorithm = ct.algorithm;
       cost.seconds += ct.seconds * per_step;
     }
     s.collectives.push_back(cost);
     s.comm_total_s += cost.seconds;
-    return t;
+    return seconds;
   };
   const size_t B = buckets.size();
-  const double mb_fwd = (fwd + 0.0) * s.samples_per_mb, mb_bwd = (bwd + recompute) * s.samples_per_mb;
+  const double mb_fwd = (t.fwd + 0.0) * s.samples_per_mb, mb_bwd = (t.bwd + t.recompute) * s.samples_per_mb;
   std::vector<double> fwd_comp(B), bwd_comp(B), zero(B, 0.0);
   for (size_t k = 0; k < B; ++k) {
     fwd_comp[k] = mb_fwd * buckets[k] / N;
@@ -206,17 +215,17 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     }
     return pass_exposed(comp, before, after, prefetch_all);
   };
-  if (mode == 2 && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
+  if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
     const std::vector<double> g = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
     s.comm_exposed_s = exposed(fwd_comp, g, zero, false) + s.micro_batches * exposed(bwd_comp, zero, reversed(rs), false);
-  } else if (mode == 2) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
+  } else if (mode == ShardMode::full) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
     const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
     s.comm_exposed_s = s.micro_batches * (exposed(fwd_comp, g_fwd, zero, false) +
                                           exposed(bwd_comp, reversed(g_bwd), reversed(rs), false));
-  } else if (mode == 1) {  // ZeRO-2: reductions in the last backward, gathers after the update
+  } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
     const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1);
     const std::vector<double> ag = times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1);
     s.comm_exposed_s = exposed(bwd_comp, zero, reversed(rs), false) + exposed(fwd_comp, ag, zero, true);
@@ -224,41 +233,109 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
     const std::vector<double> ar = times(Collective::all_reduce, 4, "all_reduce of gradients", 1);
     s.comm_exposed_s = exposed(bwd_comp, zero, reversed(ar), false);
   }
-  // The step's small blocking all-reduces: loss denominators, micro-batch count, sums,
-  // gradient norm, the stop-signal flag.
-  const double small = 5 * collective_time(hw, Collective::all_reduce, 32, R).seconds;
-  s.comm_total_s += small;
-  s.comm_exposed_s += small;
+}
 
-  const double owned = mode == 0 ? N : N / R;
-  s.optimizer_s = owned * (16 + 12 + 4 + (bf16 ? 2 : 0)) / mem_rate;
-  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s;
+// Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,
+// measured with M ranks, over the 2(R-1) hops of an all-reduce; a file without it, the
+// all-reduce of 32 bytes on the links.
+double host_reduction_seconds(const Hardware& hw, int R) {
+  if (R < 2) return 0;
+  if (hw.fixed.sync_s <= 0) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  const int M = std::max(2, hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node);
+  return hw.fixed.sync_s * double(R - 1) / double(M - 1);
+}
 
-  // Data: the loader reads ahead, so storage only shows when it is slower than the step.
-  s.data_bytes_per_sample = data_bytes_per_sample(c, p);
-  const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * per_node;
+// What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
+// The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
+void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, StepPrediction& s) {
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);  // its parameter registry only
+  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
+  const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
+  FixedCostPrediction& f = s.fixed;
+  f.op_calls = calls.op_calls_per_micro_batch * s.micro_batches + calls.optimizer_op_calls;
+  f.allocations = calls.allocations_per_micro_batch * s.micro_batches;
+  f.syncs = calls.host_reductions;
+  f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s / r.share;
+  f.allocations_s = double(f.allocations) * hw.fixed.allocation_s / r.share;
+  f.syncs_s = f.syncs * host_reduction_seconds(hw, w.ranks);
+  if (hw.fixed.gpu()) {
+    f.launches = f.op_calls;
+    f.launches_s = double(f.launches) * (w.cuda_graphs ? hw.fixed.graph_kernel_launch_s : hw.fixed.kernel_launch_s);
+  }
+  // A GPU's host runs ahead of its stream: host work shows where it outlasts the device's.
+  const double host = f.op_calls_s + f.allocations_s + f.launches_s;
+  f.total_s = (hw.fixed.gpu() ? std::max(0.0, host - s.compute_s) : host) + f.syncs_s;
+}
+
+// The optimizer's step over the owned shard, then the data: the loader reads ahead, so storage
+// only shows when it is slower than the step.
+void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanReport& p, const RankRates& r,
+                            StepPrediction& s) {
+  const double N = double(p.n_params);
+  const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
+  s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
+  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
+  s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
+  const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
   s.step_s += s.data_wait_s;
   s.data_bytes_per_s_per_node = node_bytes / s.step_s;
+}
 
+// Samples/s per device, MFU and the epoch.
+void add_throughput(const Hardware& hw, const Workload& w, StepPrediction& s) {
+  const int R = w.ranks;
   const double samples_per_step = double(std::min<int64_t>(w.global_batch, int64_t(s.samples_per_rank) * R));
   s.samples_per_s_per_device = samples_per_step / s.step_s / R;
-  s.mfu = s.flops_per_sample * s.samples_per_s_per_device / peak_flops_per_rank(hw, bf16, R);
+  s.mfu = s.flops_per_sample * s.samples_per_s_per_device / peak_flops_per_rank(hw, w.model.precision == Precision::bf16, R);
   if (w.dataset_samples > 0) s.epoch_s = double(w.dataset_samples) / (samples_per_step / s.step_s);
+}
 
-  s.state_bytes = p.state_bytes[size_t(mode)];
+void add_memory(const Hardware& hw, const Workload& w, const PlanReport& p, StepPrediction& s) {
+  s.state_bytes = p.state(w.shard);
   s.activation_bytes = p.activation_bytes;
   s.reserved_bytes = hw.reserved_bytes;
   s.blas_workspace_bytes = hw.blas_workspace_bytes;
   s.comm_library_bytes = hw.comm_library_bytes;
   s.memory_bytes = s.state_bytes + s.activation_bytes + s.blas_workspace_bytes + s.comm_library_bytes + s.reserved_bytes;
-  s.capacity_bytes = hw.ranks_share_node ? hw.memory_bytes / R : hw.memory_bytes;
+  s.capacity_bytes = hw.ranks_share_node ? hw.memory_bytes / w.ranks : hw.memory_bytes;
   s.fits = s.memory_bytes <= s.capacity_bytes;
+}
 
-  s.checkpoint_bytes = 12 * N;  // fp32 parameters and AdamW's two moments
+void add_checkpoint(const Hardware& hw, const PlanReport& p, StepPrediction& s) {
+  s.checkpoint_bytes = 12 * double(p.n_params);  // fp32 parameters and AdamW's two moments
   s.checkpoint_s = s.checkpoint_bytes / std::min(s.nodes * hw.checkpoint_write_per_node, hw.checkpoint_write_total);
   // Time to finish the step in flight and write a checkpoint, twice over, and half a minute.
   s.preemption_signal_s = std::ceil(2 * (s.step_s + s.checkpoint_s) + 30);
+}
+
+}  // namespace
+
+DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c) {
+  return training_blocks_dtype(c, hw.activations_in_compute_precision);
+}
+
+StepPrediction predict_step(const Hardware& hw, const Workload& w) {
+  EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
+  StepPrediction s;
+  s.w = w;
+  const ModelConfig& c = w.model;
+  size_micro_batches(w, s);
+  const DType blocks = planned_blocks_dtype(hw, c);
+  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  ModelConfig kept = c;
+  kept.recompute = Recompute::none;
+  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  const RankRates rates = rank_rates(hw, w);
+  s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
+  const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
+  add_compute(hw, w.ranks, per_sample, s);
+  add_communication(hw, w, p, per_sample, s);
+  add_fixed_costs(hw, w, rates, s);
+  add_optimizer_and_data(hw, w, p, rates, s);
+  add_throughput(hw, w, s);
+  add_memory(hw, w, p, s);
+  add_checkpoint(hw, p, s);
   return s;
 }
 

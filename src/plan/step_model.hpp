@@ -16,6 +16,13 @@
 //             (ranks time-sharing cores finish equal work at different times, and every
 //             collective waits for the slowest), measured with one rank per core and scaled
 //             to R ranks by the expected maximum of R independent normal delays;
+//   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
+//             figures): the op calls of every micro-batch and of the optimizer at the host's
+//             seconds per call, the host allocations at seconds per allocation (both at the
+//             rank's share of a CPU node's cores, as its compute), the step's
+//             blocking host reductions (with more than one rank), and on a GPU every op call's
+//             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
+//             runs ahead of its stream, so there only the host work beyond the compute counts;
 //   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
 //             and the bf16 copy);
 //   data      the bytes per sample a node must read per second, and the wait when storage is
@@ -30,8 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model_config.hpp"
-#include "model/plan.hpp"
+#include "config/model_config.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/collective_model.hpp"
 #include "plan/hardware.hpp"
 
@@ -47,9 +54,10 @@ struct Workload {
   int64_t tokens_per_mb = 4096;  // query + context tokens per micro-batch, as the packer fills it
   int64_t micro_batch = 0;       // samples, packing off; 0 = as many as fit in tokens_per_mb
   PlanSample sample;             // the data's mean context length, and the padding of packing off
-  std::string shard = "full";    // none | grads | full
+  ShardMode shard = ShardMode::full;
   double bucket_bytes = 25 << 20;
   bool overlap = true;           // comm.overlap
+  bool cuda_graphs = false;      // run.cuda_graphs: a GPU replays each micro-batch as a graph
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
 };
 
@@ -63,6 +71,13 @@ struct CollectiveCost {
   double seconds = 0;  // all calls of the step
 };
 
+// The step's fixed costs (FixedCosts), each count with its seconds.
+struct FixedCostPrediction {
+  int64_t op_calls = 0, allocations = 0, launches = 0;
+  int syncs = 0;
+  double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, total_s = 0;
+};
+
 struct StepPrediction {
   Workload w;
   int samples_per_rank = 0, samples_per_mb = 0, micro_batches = 0, buckets = 0, nodes = 1;
@@ -71,6 +86,7 @@ struct StepPrediction {
   double recompute_flops_per_sample = 0;  // re-run forward work
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
+  FixedCostPrediction fixed;
   std::vector<CollectiveCost> collectives;
   double samples_per_s_per_device = 0, mfu = 0, epoch_s = 0;
   double data_bytes_per_sample = 0, data_bytes_per_s_per_node = 0;

@@ -3,6 +3,7 @@
 #include <climits>
 #include <memory>
 
+#include "comm/messages.hpp"
 #include "core/error.hpp"
 #include "rl/backoff.hpp"
 
@@ -16,35 +17,14 @@ int credit_tag(int tag) { return tag + 1; }
 int close_tag(int tag) { return tag + 2; }
 
 void check_tags(MPI_Comm comm, int tag) {
-  int* upper = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(comm, MPI_TAG_UB, &upper, &found);
-  EMB_CHECK(tag >= 0 && (!found || tag <= *upper - 2), "channel tag ", tag, " outside 0..", found ? *upper - 2 : 0,
+  const int upper = tag_upper_bound(comm);
+  EMB_CHECK(tag >= 0 && (upper < 0 || tag <= upper - 2), "channel tag ", tag, " outside 0..", upper >= 0 ? upper - 2 : 0,
             " (a channel uses tags tag, tag + 1 and tag + 2)");
-}
-
-// Receives one message of (source, tag) into `msg` if one has arrived. Matched probe and
-// receive, so two threads polling the same source and tag cannot take each other's message.
-bool receive_if_arrived(MPI_Comm comm, int source, int tag, std::vector<uint8_t>& msg) {
-  int arrived = 0;
-  MPI_Message handle;
-  MPI_Status status;
-  MPI_Improbe(source, tag, comm, &arrived, &handle, &status);
-  if (!arrived) return false;
-  int bytes = 0;
-  MPI_Get_count(&status, MPI_BYTE, &bytes);
-  msg.resize(size_t(bytes));
-  MPI_Mrecv(msg.data(), bytes, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-  return true;
 }
 
 template <class T>
 bool receive_value_if_arrived(MPI_Comm comm, int source, int tag, T& value) {
-  int arrived = 0;
-  MPI_Message handle;
-  MPI_Improbe(source, tag, comm, &arrived, &handle, MPI_STATUS_IGNORE);
-  if (arrived) MPI_Mrecv(&value, int(sizeof(T)), MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-  return arrived;
+  return receive_if_arrived(comm, source, tag, &value, sizeof(T));
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "rl/pending_sends.hpp"
+#include "comm/pending_sends.hpp"
 
 namespace emb {
 

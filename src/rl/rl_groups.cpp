@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -40,7 +41,7 @@ RlGroups::RlGroups(RlGroups&& other) noexcept
 
 RlGroups& RlGroups::operator=(RlGroups&& other) noexcept {
   if (this == &other) return *this;
-  if (role_comm != MPI_COMM_NULL) MPI_Comm_free(&role_comm);
+  free_communicator(role_comm);
   role = other.role;
   index = other.index;
   world_rank = other.world_rank;
@@ -52,7 +53,7 @@ RlGroups& RlGroups::operator=(RlGroups&& other) noexcept {
 }
 
 RlGroups::~RlGroups() {
-  if (role_comm != MPI_COMM_NULL) MPI_Comm_free(&role_comm);
+  free_communicator(role_comm);
 }
 
 const char* role_name(RlGroups::Role role) {
@@ -65,9 +66,7 @@ const char* role_name(RlGroups::Role role) {
 }
 
 RlGroups make_rl_groups(MPI_Comm world, int simulators, int generators, int trainers) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(world, &rank);
-  MPI_Comm_size(world, &size);
+  const int rank = rank_in(world), size = ranks_in(world);
   check_counts(size, simulators, generators, trainers);
   if (trainers == 0) trainers = size - simulators - generators;
 
@@ -86,7 +85,7 @@ RlGroups make_rl_groups(MPI_Comm world, int simulators, int generators, int trai
     groups.role = RlGroups::Role::simulator;
     groups.index = rank - trainers - generators;
   }
-  MPI_Comm_split(world, int(groups.role), groups.index, &groups.role_comm);
+  groups.role_comm = split(world, int(groups.role), groups.index);
   return groups;
 }
 

@@ -1,4 +1,4 @@
-// The counter-RNG streams of the RL pieces. core/rng.hpp names the trainer's streams (1-6);
+// The counter-RNG streams of the RL pieces. core/rng.hpp names the trainer's streams (1-7);
 // these lie beyond them, so no RL draw ever shares a counter with a trainer draw of the same
 // seed: each purpose keeps its own stream.
 #pragma once

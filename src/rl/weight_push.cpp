@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstring>
 
+#include "comm/messages.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "rl/backoff.hpp"
@@ -92,17 +93,11 @@ WeightSubscriber::WeightSubscriber(MPI_Comm comm, int trainer_rank, int tag, int
 
 bool WeightSubscriber::poll(std::vector<float>& params, int64_t& version) {
   bool arrived = false;
-  for (;;) {  // pushes arrive in publish order, so the last one received is the newest
-    int found = 0;
-    MPI_Message handle;
-    MPI_Status status;
-    MPI_Improbe(trainer_rank_, tag_, comm_, &found, &handle, &status);
-    if (!found) break;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    EMB_CHECK(size_t(bytes) == message_.size(), "weight push from rank ", trainer_rank_, " has ", bytes,
-              " bytes; a policy of ", n_, " parameters needs ", message_.size());
-    MPI_Mrecv(message_.data(), bytes, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+  const size_t expected = message_.size();
+  // Pushes arrive in publish order, so the last one received is the newest.
+  while (receive_if_arrived(comm_, trainer_rank_, tag_, message_)) {
+    EMB_CHECK(message_.size() == expected, "weight push from rank ", trainer_rank_, " has ", message_.size(),
+              " bytes; a policy of ", n_, " parameters needs ", expected);
     arrived = true;
   }
   if (!arrived) return false;

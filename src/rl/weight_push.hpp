@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "rl/pending_sends.hpp"
+#include "comm/pending_sends.hpp"
 
 namespace emb {
 

@@ -41,7 +41,12 @@ std::shared_ptr<const mjModel> load_task_model(const TaskSpec& task, const std::
     throw Error(str(path, ": missing MJCF file of task '", task.name, "' (set EMBSIM_MJCF_DIR or --mjcf-dir)"), kExitInput);
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
-  if (!m) throw Error(str(path, ": MJCF does not compile: ", error), kExitInput);
+  if (!m) {
+    std::string reason = error;  // MuJoCo's parser reports on several lines: the error says it on one
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    while (!reason.empty() && reason.back() == ' ') reason.pop_back();
+    throw Error(str(path, ": MJCF does not compile: ", reason), kExitInput);
+  }
   return std::shared_ptr<const mjModel>(m, [](const mjModel* p) { mj_deleteModel(const_cast<mjModel*>(p)); });
 }
 

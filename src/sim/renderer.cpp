@@ -13,7 +13,8 @@ namespace {
 
 [[noreturn]] void no_backend(const char* what) {
   throw Error(str("no rendering backend: ", what, " (EGL error 0x", std::hex, eglGetError(),
-                  "; needs Mesa's EGL: libegl1 and libgl1-mesa-dri)"));
+                  "; needs Mesa's EGL: libegl1 and libgl1-mesa-dri)"),
+              kExitInput);  // the node's set-up, not a fault of the run: exit 2
 }
 
 }  // namespace

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
-
 namespace emb {
 
 double LrSchedule::at(int64_t step) const {
@@ -14,13 +12,6 @@ double LrSchedule::at(int64_t step) const {
   double progress = std::min(1.0, double(step - warmup_steps) / double(decay_steps));
   double factor = shape == LrShape::cosine ? 0.5 * (1.0 + std::cos(M_PI * progress)) : 1.0 - progress;
   return min_lr + (lr - min_lr) * factor;
-}
-
-LrShape lr_shape_from_name(const std::string& name) {
-  if (name == "cosine") return LrShape::cosine;
-  if (name == "linear") return LrShape::linear;
-  if (name == "constant") return LrShape::constant;
-  throw Error(str("unknown lr_schedule '", name, "' (expected cosine, linear or constant)"));
 }
 
 }  // namespace emb

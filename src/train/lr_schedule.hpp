@@ -2,11 +2,10 @@
 // last step, or constant. Steps are 1-based: step 1 is the first optimizer update.
 #pragma once
 #include <cstdint>
-#include <string>
+
+#include "config/train_config.hpp"
 
 namespace emb {
-
-enum class LrShape { cosine, linear, constant };
 
 struct LrSchedule {
   LrShape shape = LrShape::cosine;
@@ -16,6 +15,9 @@ struct LrSchedule {
   double at(int64_t step) const;
 };
 
-LrShape lr_shape_from_name(const std::string& name);
+// train.lr_schedule, lr, min_lr and warmup_steps over train.steps.
+inline LrSchedule lr_schedule(const TrainConfig& c) {
+  return {c.lr_schedule, c.lr, c.min_lr, c.warmup_steps, c.steps};
+}
 
 }  // namespace emb

@@ -8,10 +8,11 @@
 
 #include <cstdint>
 
+#include "comm/host_collectives.hpp"
 #include "kernels/op_types.hpp"
 #include "kernels/ops_buffer.hpp"
-#include "train/optimizer_state.hpp"
-#include "train/shard_layout.hpp"
+#include "checkpoint/optimizer_state.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 
@@ -35,7 +36,7 @@ class Optimizer {
   AdamWConfig cfg_;
   float grad_clip_;
   OpsBuffer<float> m_, v_;
-  OpsBuffer<double> sum_squares_;  // the local Σg², read back once per step
+  OpsBuffer<double> sum_squares_;  // the local Σg² of each trainable run, read back once per step
 };
 
 }  // namespace emb

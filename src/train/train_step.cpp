@@ -16,7 +16,7 @@ namespace {
 
 // The MODEL.md name of the first parameter (in flat order) whose summed gradient is not finite
 // on any rank, or "" when every gradient is finite. A collective; only on the way to stopping.
-std::string first_nonfinite_gradient(DataParallel& dp, const ParamRegistry& reg, MPI_Comm comm) {
+std::string first_nonfinite_gradient(DataParallel& dp, const ParamRegistry& reg, Comm& comm) {
   const ShardLayout& layout = dp.layout();
   std::vector<float> owned(size_t(layout.owned_total()));
   dp.download_owned_grads(owned.data());
@@ -27,7 +27,7 @@ std::string first_nonfinite_gradient(DataParallel& dp, const ParamRegistry& reg,
     for (int64_t j = 0; j < k.owned_count && first == none; ++j)
       if (!std::isfinite(owned[size_t(k.owned_offset + j)])) first = k.offset + k.begin + j;
   }
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, comm);
+  first = comm.min_over_ranks(first);
   for (const ParamInfo& p : reg.all())
     if (first >= p.offset && first < p.offset + p.numel) return p.name;
   return "";
@@ -53,15 +53,13 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     sums[2] += double(mb->n_real_tokens);
     sums[3] += double(mb->n_tokens + mb->n_context);
   }
-  MPI_Allreduce(MPI_IN_PLACE, denominators.data(), int(denominators.size()), MPI_DOUBLE, MPI_SUM, ctx.comm);
+  ctx.comm.sum_over_ranks(denominators.data(), int(denominators.size()));
   const int n_local = int(micro_batches.size());
-  int n_max = n_local;
-  MPI_Allreduce(MPI_IN_PLACE, &n_max, 1, MPI_INT, MPI_MAX, ctx.comm);
+  const int n_max = int(ctx.comm.max_over_ranks(n_local));
 
   DataParallel& dp = ctx.dp;
   dp.begin_step();
-  int rank = 0;
-  MPI_Comm_rank(ctx.comm, &rank);
+  const int rank = ctx.comm.rank();
   if (step == ctx.inject_nan_step && rank == 0) dp.inject_nan();
   for (int i = 0; i < n_local; ++i) {
     dp.begin_micro_batch(i == n_local - 1);
@@ -77,13 +75,13 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
   dp.finish_gradients();
   sums[0] = ctx.model.take_loss();  // the step's one read of the loss from the backend
   ctx.timers.add(Phase::h2d, ctx.model.take_upload_seconds());  // after the read: no wait of its own
-  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, ctx.comm);
+  ctx.comm.sum_over_ranks(sums, 4);
 
   StepResult r;
   r.loss = sums[0], r.samples = sums[1], r.tokens = sums[2], r.computed_tokens = sums[3];
   {
     ScopedPhase optim(ctx.timers, Phase::optim);
-    r.grad_norm = ctx.optimizer.global_grad_norm(dp.owned_grads(), ctx.comm);
+    r.grad_norm = ctx.optimizer.global_grad_norm(dp.owned_grads(), ctx.comm.host_comm());
     const bool finite = std::isfinite(r.grad_norm) && std::isfinite(r.loss);
     // Loss and norm are global: every rank decides alike, and rank 0 says it once.
     if (!finite && !ctx.skip_nonfinite) {

@@ -3,15 +3,13 @@
 // global-norm clipping, AdamW, and publication of the new parameters. Shared by the
 // trainer and the equivalence tests, so what is tested is what trains.
 #pragma once
-#include <mpi.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "core/timer.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/model.hpp"
-#include "train/data_parallel.hpp"
+#include "parallel/data_parallel.hpp"
 #include "train/optimizer.hpp"
 
 namespace emb {
@@ -21,7 +19,7 @@ struct StepContext {
   DataParallel& dp;
   Optimizer& optimizer;
   PhaseTimers& timers;
-  MPI_Comm comm;
+  Comm& comm;  // its host scalars: the step's sums, counts and norm
   uint64_t seed = 0;
   bool skip_nonfinite = false;  // train.nan_policy = skip
   int64_t inject_nan_step = 0;  // debug.inject_nan_step: rank 0 poisons its gradients then

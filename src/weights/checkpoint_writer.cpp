@@ -19,7 +19,7 @@ CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<
   std::vector<TensorSpec> by_name = tensors;
   std::sort(by_name.begin(), by_name.end(), [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
   std::vector<std::vector<TensorSpec>> plan(1);
-  uint64_t shard_bytes = 0, total_bytes = 0;
+  uint64_t shard_bytes = 0;
   for (const TensorSpec& t : by_name) {
     if (!plan.back().empty() && shard_bytes + t.bytes() > max_shard_bytes) {
       plan.emplace_back();
@@ -27,15 +27,29 @@ CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<
     }
     plan.back().push_back(t);
     shard_bytes += t.bytes();
-    total_bytes += t.bytes();
   }
+  open_shards(plan, metadata);
+}
 
+CheckpointWriter::CheckpointWriter(const std::string& folder, const std::vector<std::vector<TensorSpec>>& shards,
+                                   const std::map<std::string, std::string>& metadata)
+    : folder_(folder) {
+  EMB_CHECK(!shards.empty(), folder, ": a checkpoint needs at least one shard");
+  open_shards(shards, metadata);
+}
+
+void CheckpointWriter::open_shards(const std::vector<std::vector<TensorSpec>>& plan,
+                                   const std::map<std::string, std::string>& metadata) {
+  const std::string& folder = folder_;
+  uint64_t total_bytes = 0;  // the index's total_size
+  for (const auto& shard : plan)
+    for (const TensorSpec& t : shard) total_bytes += t.bytes();
   make_dirs(folder);
   nlohmann::json weight_map = nlohmann::json::object();
   for (size_t k = 0; k < plan.size(); ++k) {
     const std::string name = plan.size() == 1 ? kSingleSafetensorsName : hf_shard_name(k + 1, plan.size());
     for (const TensorSpec& t : plan[k]) {
-      EMB_CHECK(!weight_map.contains(t.name), folder, ": tensor ", emb::quoted(t.name), ": given twice");
+      EMB_CHECK(!weight_map.contains(t.name), folder, ": tensor ", emb::quoted_name(t.name), ": given twice");
       weight_map[t.name] = name;
     }
     shards_.push_back(std::make_unique<SafetensorsWriter>((fs::path(folder) / name).string(), plan[k], metadata));

@@ -21,6 +21,10 @@ class CheckpointWriter {
   // Creates `folder` when missing.
   CheckpointWriter(const std::string& folder, const std::vector<TensorSpec>& tensors, uint64_t max_shard_bytes,
                    const std::map<std::string, std::string>& metadata);
+  // The tensors grouped into shards as given (one group: model.safetensors): an export that
+  // keeps the source checkpoint's shard assignment.
+  CheckpointWriter(const std::string& folder, const std::vector<std::vector<TensorSpec>>& shards,
+                   const std::map<std::string, std::string>& metadata);
 
   // The tensors in the order their data must be written (shard by shard).
   const std::vector<TensorSpec>& order() const { return order_; }
@@ -33,6 +37,7 @@ class CheckpointWriter {
  private:
   // The shard taking the next elements, past the completed ones.
   SafetensorsWriter& current();
+  void open_shards(const std::vector<std::vector<TensorSpec>>& plan, const std::map<std::string, std::string>& metadata);
 
   std::string folder_;
   std::vector<std::unique_ptr<SafetensorsWriter>> shards_;

@@ -16,7 +16,7 @@ StoredTensor parse_entry(const std::string& where, const std::string& name, cons
                          const std::string& path) {
   EMB_CHECK(entry.is_object(), where, "header entry is a JSON ", entry.type_name(), ", not an object");
   for (const auto& [key, value] : entry.items())
-    EMB_CHECK(key == "dtype" || key == "shape" || key == "data_offsets", where, "unexpected key ", emb::quoted(key),
+    EMB_CHECK(key == "dtype" || key == "shape" || key == "data_offsets", where, "unexpected key ", emb::quoted_name(key),
               " (an entry holds dtype, shape and data_offsets)");
   for (const char* key : {"dtype", "shape", "data_offsets"})
     EMB_CHECK(entry.contains(key), where, "no \"", key, "\" in its header entry");
@@ -62,7 +62,7 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   EMB_CHECK(metadata.is_object(), path, ": __metadata__ is a JSON ", metadata.type_name(), ", not an object");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : metadata.items()) {
-    EMB_CHECK(value.is_string(), path, ": __metadata__ value of ", emb::quoted(key), " is a JSON ", value.type_name(),
+    EMB_CHECK(value.is_string(), path, ": __metadata__ value of ", emb::quoted_name(key), " is a JSON ", value.type_name(),
               ", not a string");
     out[key] = value.get<std::string>();
   }
@@ -83,21 +83,21 @@ void check_tiling(const std::string& path, std::vector<StoredTensor>& tensors, u
   uint64_t covered = 0;
   const StoredTensor* previous = nullptr;
   for (const StoredTensor& t : tensors) {
-    const std::string where = str(path, ": tensor ", emb::quoted(t.info.name), ": data_offsets ", offsets_text(t));
+    const std::string where = str(path, ": tensor ", emb::quoted_name(t.info.name), ": data_offsets ", offsets_text(t));
     if (t.byte_offset != covered) {
       // A tensor that does not continue the tiling and reaches past the data is misplaced;
       // one that continues it but ends past the data is cut off (the file is truncated).
       EMB_CHECK(end_of(t) <= data_size, where, " are out of the data region (", data_size, " bytes)");
-      EMB_CHECK(t.byte_offset >= covered, where, " overlap tensor ", emb::quoted(previous->info.name), " ",
+      EMB_CHECK(t.byte_offset >= covered, where, " overlap tensor ", emb::quoted_name(previous->info.name), " ",
                 offsets_text(*previous));
       throw Error(str(where, " leave a gap of ", t.byte_offset - covered, " bytes after ",
-                      previous ? str("tensor ", emb::quoted(previous->info.name)) : std::string("the header")));
+                      previous ? str("tensor ", emb::quoted_name(previous->info.name)) : std::string("the header")));
     }
     covered = end_of(t);
     previous = &t;
   }
   for (const StoredTensor& t : tensors)
-    EMB_CHECK(end_of(t) <= data_size, path, ": file is truncated: tensor ", emb::quoted(t.info.name), " ends at byte ",
+    EMB_CHECK(end_of(t) <= data_size, path, ": file is truncated: tensor ", emb::quoted_name(t.info.name), " ends at byte ",
               end_of(t), " of the data region but the file holds only ", data_size, " data bytes");
   EMB_CHECK(covered == data_size, path, ": ", data_size - covered, " bytes after the last tensor's data (",
             data_size, " data bytes, tensors end at ", covered, ")");
@@ -123,7 +123,7 @@ TensorTable parse_safetensors(const MappedFile& file) {
     if (name == "__metadata__")
       table.metadata = parse_metadata(path, entry);
     else
-      table.tensors.push_back(parse_entry(str(path, ": tensor ", emb::quoted(name), ": "), name, entry, path));
+      table.tensors.push_back(parse_entry(str(path, ": tensor ", emb::quoted_name(name), ": "), name, entry, path));
   }
   const uint64_t data_start = 8 + header_size;
   check_tiling(path, table.tensors, file.size() - data_start);

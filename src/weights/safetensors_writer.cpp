@@ -33,9 +33,9 @@ SafetensorsWriter::SafetensorsWriter(const std::string& path, std::vector<Tensor
   uint64_t offset = 0;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorSpec& t = tensors_[i];
-    EMB_CHECK(t.name != "__metadata__" && !header.contains(t.name), path, ": tensor ", emb::quoted(t.name),
+    EMB_CHECK(t.name != "__metadata__" && !header.contains(t.name), path, ": tensor ", emb::quoted_name(t.name),
               (t.name == "__metadata__" ? ": a reserved name" : ": given twice"));
-    for (int64_t d : t.shape) EMB_CHECK(d >= 0, path, ": tensor ", emb::quoted(t.name), ": shape ", shape_string(t.shape));
+    for (int64_t d : t.shape) EMB_CHECK(d >= 0, path, ": tensor ", emb::quoted_name(t.name), ": shape ", shape_string(t.shape));
     header[t.name] = {{"dtype", weight_dtype_name(t.dtype)}, {"shape", t.shape},
                       {"data_offsets", {offset, offset + t.bytes()}}};
     offset += t.bytes();
@@ -63,7 +63,7 @@ void SafetensorsWriter::append(const void* bytes, uint64_t size) {
     const ssize_t n = ::write(fd_, p, size);
     if (n < 0 && errno == EINTR) continue;
     EMB_CHECK(n > 0, path_, ": ",
-              current_ < tensors_.size() ? str("tensor ", emb::quoted(tensors_[current_].name), ": ") : std::string(),
+              current_ < tensors_.size() ? str("tensor ", emb::quoted_name(tensors_[current_].name), ": ") : std::string(),
               "write failed: ", n < 0 ? std::strerror(errno) : "no progress");
     p += n;
     size -= uint64_t(n);
@@ -73,14 +73,14 @@ void SafetensorsWriter::append(const void* bytes, uint64_t size) {
 const TensorSpec& SafetensorsWriter::take(int64_t count) {
   EMB_CHECK(current_ < tensors_.size(), path_, ": ", count, " elements written after the last tensor");
   const TensorSpec& t = tensors_[current_];
-  EMB_CHECK(count >= 0 && written_ + count <= t.numel(), path_, ": tensor ", emb::quoted(t.name), ": ", count,
+  EMB_CHECK(count >= 0 && written_ + count <= t.numel(), path_, ": tensor ", emb::quoted_name(t.name), ": ", count,
             " more elements after ", written_, " overrun its ", t.numel());
   return t;
 }
 
 void SafetensorsWriter::write(const float* values, int64_t count) {
   const TensorSpec& t = take(count);
-  EMB_CHECK(converts_to_float(t.dtype), path_, ": tensor ", emb::quoted(t.name), ": dtype ", weight_dtype_name(t.dtype),
+  EMB_CHECK(converts_to_float(t.dtype), path_, ": tensor ", emb::quoted_name(t.name), ": dtype ", weight_dtype_name(t.dtype),
             " is not written from float32 (F32, BF16 and F16 are); write it raw");
   const size_t element = weight_dtype_size(t.dtype);
   for (int64_t done = 0; done < count;) {
@@ -104,7 +104,7 @@ void SafetensorsWriter::write_raw(const void* bytes, int64_t count) {
 
 void SafetensorsWriter::complete() {
   if (current_ < tensors_.size())
-    throw Error(str(path_, ": tensor ", emb::quoted(tensors_[current_].name), ": only ", written_, " of its ",
+    throw Error(str(path_, ": tensor ", emb::quoted_name(tensors_[current_].name), ": only ", written_, " of its ",
                     tensors_[current_].numel(), " elements written"));
   EMB_CHECK(::fsync(fd_) == 0, path_, ": fsync failed: ", std::strerror(errno));
   const int rc = ::close(fd_);

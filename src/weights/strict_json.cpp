@@ -25,8 +25,8 @@ nlohmann::json parse_json_strict(const std::string& text, const std::string& whe
       OpenObject& object = open.back();
       object.last_key = parsed.get<std::string>();
       if (!object.keys.insert(object.last_key).second && duplicate.empty())
-        duplicate = str("key ", emb::quoted(object.last_key), " appears twice",
-                        object.name.empty() ? "" : str(" in ", emb::quoted(object.name)));
+        duplicate = str("key ", emb::quoted_name(object.last_key), " appears twice",
+                        object.name.empty() ? "" : str(" in ", emb::quoted_name(object.name)));
     }
     return true;
   };

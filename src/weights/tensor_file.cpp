@@ -87,9 +87,9 @@ const TensorInfo* TensorFile::find(const std::string& name) const {
 
 const StoredTensor& TensorFile::slice_of(const std::string& name, int64_t begin, int64_t end) const {
   auto it = index_.find(name);
-  EMB_CHECK(it != index_.end(), path(), ": no tensor ", emb::quoted(name));
+  EMB_CHECK(it != index_.end(), path(), ": no tensor ", emb::quoted_name(name));
   const StoredTensor& t = tensors_[it->second];
-  EMB_CHECK(0 <= begin && begin <= end && end <= t.info.numel(), path(), ": tensor ", emb::quoted(name), ": slice [", begin,
+  EMB_CHECK(0 <= begin && begin <= end && end <= t.info.numel(), path(), ": tensor ", emb::quoted_name(name), ": slice [", begin,
             ", ", end, ") is outside its ", t.info.numel(), " elements");
   if (is_contiguous(t)) {
     const uint64_t element = weight_dtype_size(t.info.dtype);
@@ -101,7 +101,7 @@ const StoredTensor& TensorFile::slice_of(const std::string& name, int64_t begin,
 void TensorFile::read(const std::string& name, int64_t begin, int64_t end, float* out) const {
   const StoredTensor& t = slice_of(name, begin, end);
   const WeightDType dtype = t.info.dtype;
-  EMB_CHECK(converts_to_float(dtype), path(), ": tensor ", emb::quoted(name), ": dtype ", weight_dtype_name(dtype),
+  EMB_CHECK(converts_to_float(dtype), path(), ": tensor ", emb::quoted_name(name), ": dtype ", weight_dtype_name(dtype),
             " is not read as float32 (F32, BF16 and F16 are); read it raw");
   const size_t element = weight_dtype_size(dtype);
   const unsigned char* base = file_.data() + t.byte_offset;

@@ -60,7 +60,7 @@ TensorTable parse_torch_zip(const MappedFile& file) {
   };
 
   const ZipEntry* version = entry("version");
-  EMB_CHECK(version, path, ": no entry ", emb::quoted(archive + "/version"), ": not written by torch.save");
+  EMB_CHECK(version, path, ": no entry ", emb::quoted_name(archive + "/version"), ": not written by torch.save");
   const std::string version_text = entry_text(file, *version);
   const int version_number = std::atoi(version_text.c_str());
   EMB_CHECK(version_number >= 1 && version_number <= kMaxTorchArchiveVersion, path, ": torch.save archive version ",
@@ -72,9 +72,9 @@ TensorTable parse_torch_zip(const MappedFile& file) {
   const ZipEntry& pickle = *entry("data.pkl");
   TensorTable table;
   for (PickledTensor& t : unpickle_tensor_dict(file.data() + pickle.data_offset, pickle.size, path)) {
-    const std::string where = str(path, ": tensor ", emb::quoted(t.name), ": storage ", emb::quoted(t.storage_key), ": ");
+    const std::string where = str(path, ": tensor ", emb::quoted_name(t.name), ": storage ", emb::quoted_name(t.storage_key), ": ");
     const ZipEntry* storage = entry("data/" + t.storage_key);
-    EMB_CHECK(storage, where, "no entry ", emb::quoted(archive + "/data/" + t.storage_key), " in the archive");
+    EMB_CHECK(storage, where, "no entry ", emb::quoted_name(archive + "/data/" + t.storage_key), " in the archive");
     const uint64_t element = weight_dtype_size(t.dtype);
     // Compared by division: a corrupt element count times the element size could wrap around.
     EMB_CHECK(storage->size % element == 0 && storage->size / element == uint64_t(t.storage_numel), where, "entry holds ", storage->size,

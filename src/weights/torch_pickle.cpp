@@ -289,11 +289,11 @@ std::vector<PickledTensor> unpickle_tensor_dict(const unsigned char* data, uint6
     const Value &key = *root->items[i], &value = *root->items[i + 1];
     if (key.kind != Kind::string) unpickler.refuse(str("a dict key that is ", kind_name(key.kind), ", not a str"), "");
     if (value.kind == Kind::dict)
-      unpickler.refuse(str("a dict under key ", emb::quoted(key.text), ", not a tensor (a nested checkpoint?)"),
+      unpickler.refuse(str("a dict under key ", emb::quoted_name(key.text), ", not a tensor (a nested checkpoint?)"),
                        str("['", key.text, "']"));
     if (value.kind != Kind::tensor)
-      unpickler.refuse(str(kind_name(value.kind), " under key ", emb::quoted(key.text), ", not a tensor"), "");
-    EMB_CHECK(names.insert(key.text).second, path, ": data.pkl: tensor ", emb::quoted(key.text), " appears twice");
+      unpickler.refuse(str(kind_name(value.kind), " under key ", emb::quoted_name(key.text), ", not a tensor"), "");
+    EMB_CHECK(names.insert(key.text).second, path, ": data.pkl: tensor ", emb::quoted_name(key.text), " appears twice");
     tensors.push_back(value.tensor);
     tensors.back().name = key.text;
   }

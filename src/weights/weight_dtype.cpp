@@ -1,10 +1,10 @@
 #include "weights/weight_dtype.hpp"
 
-#include <cmath>
 #include <cstring>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/half.hpp"
 
 namespace emb {
 
@@ -25,38 +25,6 @@ constexpr DTypeRow kTypes[] = {
 };
 
 const DTypeRow& row(WeightDType t) { return kTypes[static_cast<int>(t)]; }
-
-// IEEE binary16 to binary32; exact for every value (subnormals scale by 2^-24).
-float half_bits_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(float(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  const uint32_t bits = sign | (exponent == 0x1f ? 0x7f800000u | (mantissa << 13)
-                                                 : ((exponent + 112u) << 23) | (mantissa << 13));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// binary32 to binary16, round to nearest even (what torch's .half() computes).
-uint16_t float_to_half_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
-  const uint32_t magnitude = u & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
-  if (magnitude >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds past 65504: infinity
-  if (magnitude < 0x38800000u) {  // below 2^-14: a multiple of 2^-24, nearbyint rounds ties to even
-    float a;
-    std::memcpy(&a, &magnitude, 4);
-    return uint16_t(sign | uint16_t(std::nearbyint(a * 16777216.0f)));
-  }
-  const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
-  return uint16_t(sign | ((rounded - 0x38000000u) >> 13));
-}
 
 }  // namespace
 
@@ -83,7 +51,7 @@ void decode_to_float(WeightDType t, const void* src, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, bytes + 2 * i, 2);
-    out[i] = t == WeightDType::BF16 ? to_float(bf16{h}) : half_bits_to_float(h);
+    out[i] = t == WeightDType::BF16 ? to_float(bf16{h}) : half_to_float(h);
   }
 }
 
@@ -95,7 +63,7 @@ void encode_from_float(WeightDType t, const float* src, int64_t n, void* dst) {
   }
   EMB_ASSERT(t == WeightDType::BF16 || t == WeightDType::F16);
   for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = t == WeightDType::BF16 ? to_bf16(src[i]).bits : float_to_half_bits(src[i]);
+    const uint16_t h = t == WeightDType::BF16 ? to_bf16(src[i]).bits : float_to_half(src[i]);
     std::memcpy(bytes + 2 * i, &h, 2);
   }
 }

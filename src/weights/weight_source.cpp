@@ -51,11 +51,11 @@ void WeightSource::open_index(const std::string& index_path) {
   std::map<std::string, std::string> shard_of;  // tensor -> shard, as the index says
   std::map<std::string, std::string> first_tensor_of;  // shard -> a tensor listed in it, for messages
   for (const auto& [name, shard] : index["weight_map"].items()) {
-    EMB_CHECK(shard.is_string(), index_path, ": tensor ", emb::quoted(name), ": shard is a JSON ", shard.type_name(),
+    EMB_CHECK(shard.is_string(), index_path, ": tensor ", emb::quoted_name(name), ": shard is a JSON ", shard.type_name(),
               ", not a file name");
     const std::string file = shard.get<std::string>();
     EMB_CHECK(!file.empty() && file.find('/') == std::string::npos && file != "." && file != "..", index_path,
-              ": tensor ", emb::quoted(name), ": shard ", emb::quoted(file), " is not a file name in the index's folder");
+              ": tensor ", emb::quoted_name(name), ": shard ", emb::quoted_name(file), " is not a file name in the index's folder");
     shard_of[name] = file;
     first_tensor_of.emplace(file, name);
   }
@@ -63,15 +63,15 @@ void WeightSource::open_index(const std::string& index_path) {
   const fs::path folder = fs::path(index_path).parent_path();
   for (const auto& [shard, listed] : first_tensor_of) {
     const std::string shard_path = (folder / shard).string();
-    EMB_CHECK(fs::exists(shard_path), index_path, ": shard ", emb::quoted(shard), ": tensor ", emb::quoted(listed),
+    EMB_CHECK(fs::exists(shard_path), index_path, ": shard ", emb::quoted_name(shard), ": tensor ", emb::quoted_name(listed),
               ": the shard file does not exist");
     add_file(shard_path);
     for (const TensorInfo& t : files_.back()->tensors()) {
       auto it = shard_of.find(t.name);
-      EMB_CHECK(it != shard_of.end(), index_path, ": shard ", emb::quoted(shard), ": tensor ", emb::quoted(t.name),
+      EMB_CHECK(it != shard_of.end(), index_path, ": shard ", emb::quoted_name(shard), ": tensor ", emb::quoted_name(t.name),
                 ": in the shard but not in the index");
-      EMB_CHECK(it->second == shard, index_path, ": shard ", emb::quoted(shard), ": tensor ", emb::quoted(t.name),
-                ": in this shard but the index lists it in ", emb::quoted(it->second));
+      EMB_CHECK(it->second == shard, index_path, ": shard ", emb::quoted_name(shard), ": tensor ", emb::quoted_name(t.name),
+                ": in this shard but the index lists it in ", emb::quoted_name(it->second));
     }
   }
   // A shard of the same series that the index never names holds tensors it does not list.
@@ -85,15 +85,21 @@ void WeightSource::open_index(const std::string& index_path) {
       const std::string name = hf_shard_name(sibling, count);
       if (first_tensor_of.count(name) || !fs::exists(folder / name)) continue;
       const TensorFile stray((folder / name).string());
-      EMB_CHECK(stray.tensors().empty(), index_path, ": shard ", emb::quoted(name), ": tensor ",
-                emb::quoted(stray.tensors()[0].name), ": in the shard but not in the index");
+      EMB_CHECK(stray.tensors().empty(), index_path, ": shard ", emb::quoted_name(name), ": tensor ",
+                emb::quoted_name(stray.tensors()[0].name), ": in the shard but not in the index");
     }
   }
   // Every shard tensor is where the index says, so a listed tensor no shard added is missing
   // from the shard the index names.
   for (const auto& [name, shard] : shard_of)
     EMB_CHECK(file_index_.count(name), index_path,
-              ": shard ", emb::quoted(shard), ": tensor ", emb::quoted(name), ": in the index but not in the shard");
+              ": shard ", emb::quoted_name(shard), ": tensor ", emb::quoted_name(name), ": in the index but not in the shard");
+}
+
+std::vector<std::string> WeightSource::files() const {
+  std::vector<std::string> paths;
+  for (const auto& f : files_) paths.push_back(f->path());
+  return paths;
 }
 
 const TensorInfo* WeightSource::find(const std::string& name) const {
@@ -103,13 +109,13 @@ const TensorInfo* WeightSource::find(const std::string& name) const {
 
 const TensorInfo& WeightSource::info(const std::string& name) const {
   const TensorInfo* t = find(name);
-  EMB_CHECK(t, path_, ": no tensor ", emb::quoted(name));
+  EMB_CHECK(t, path_, ": no tensor ", emb::quoted_name(name));
   return *t;
 }
 
 const TensorFile& WeightSource::file_of(const std::string& name) const {
   auto it = file_index_.find(name);
-  EMB_CHECK(it != file_index_.end(), path_, ": no tensor ", emb::quoted(name));
+  EMB_CHECK(it != file_index_.end(), path_, ": no tensor ", emb::quoted_name(name));
   return *files_[it->second];
 }
 

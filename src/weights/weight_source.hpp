@@ -9,6 +9,7 @@
 // minutes of training; it is cheap (headers only, the data stay unread in the mappings); and
 // a tensor present in a shard but absent from the index can only be found by opening all.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,10 @@ class WeightSource {
   const std::vector<TensorInfo>& tensors() const { return infos_; }  // sorted by name
   const TensorInfo* find(const std::string& name) const;             // nullptr when absent
   const TensorInfo& info(const std::string& name) const;             // throws when absent
+  // The files holding the tensors: the shards in the index's (name) order, or the one file.
+  std::vector<std::string> files() const;
+  // The "__metadata__" of the first file (safetensors; empty for .pth).
+  const std::map<std::string, std::string>& metadata() const { return files_.front()->metadata(); }
 
   // As TensorFile::read / read_raw, from whichever file holds the tensor.
   void read(const std::string& name, int64_t begin, int64_t end, float* out) const;

@@ -78,7 +78,7 @@ void apply_zip64_extra(const MappedFile& file, const Fields& f, uint64_t extra, 
       uint64_t field = at + 4;
       for (int i = 0; i < 3; ++i) {
         if (*sizes[i] != 0xffffffffu) continue;
-        EMB_CHECK(field + 8 <= at + 4 + length, file.path(), ": zip entry ", emb::quoted(name),
+        EMB_CHECK(field + 8 <= at + 4 + length, file.path(), ": zip entry ", emb::quoted_name(name),
                   ": zip64 extra field too short");
         *sizes[i] = f.get(field, 8, "zip64 extra field");
         field += 8;
@@ -108,7 +108,7 @@ std::vector<ZipEntry> read_zip_directory(const MappedFile& file) {
     entry.name = f.text(at + kEntrySize, name_length, "entry name");
     uint64_t* sizes[3] = {&size, &compressed, &local};
     apply_zip64_extra(file, f, at + kEntrySize + name_length, extra_length, entry.name, sizes);
-    const std::string where = str(file.path(), ": zip entry ", emb::quoted(entry.name), ": ");
+    const std::string where = str(file.path(), ": zip entry ", emb::quoted_name(entry.name), ": ");
     EMB_CHECK(!(flags & 1u), where, "encrypted; torch.save writes plain entries");
     EMB_CHECK(method == 0 && compressed == size, where, "compressed (method ", method,
               "); torch.save stores entries uncompressed, so this file was re-zipped by another tool: "

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "comm/agreement.hpp"
-#include "train/shard_layout.hpp"
+#include "parallel/shard_layout.hpp"
 
 namespace emb {
 

@@ -15,8 +15,8 @@
 #include "checkpoint/checkpoint_fixture.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
 
 using namespace emb;
 

@@ -19,10 +19,10 @@
 #include "core/fs.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_file.hpp"
-#include "train/checkpoint_lock.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_lock.hpp"
 #include "error_of.hpp"
 
 using namespace emb;
@@ -277,7 +277,7 @@ BOOST_AUTO_TEST_CASE(resume_settings) {
   BOOST_TEST(resume_path("auto", dir.path() + "/never_created").empty());
   const std::string missing = dir.path() + "/step_00000005.h5";
   BOOST_TEST(error_of([&] { resume_path(missing, dir.path()); }) ==
-             missing + ": no such checkpoint (train.resume)");
+             "train.resume: checkpoint " + missing + ": cannot open: No such file or directory");
   const std::string p = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::none, meta_at(5));
   BOOST_TEST(resume_path(p, "") == p);
 }
@@ -400,7 +400,8 @@ BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {
   const std::string text = dir.path() + "/notes.h5";
   on_rank0([&] { write_file_atomic(text, "not a checkpoint\n"); });
   BOOST_TEST(load_error(text) == text + ": not an HDF5 file");
-  BOOST_TEST(load_error(dir.path() + "/absent.h5") == dir.path() + "/absent.h5: no such checkpoint file");
+  BOOST_TEST(load_error(dir.path() + "/absent.h5") ==
+             "checkpoint " + dir.path() + "/absent.h5: cannot open: No such file or directory");
 }
 
 BOOST_AUTO_TEST_CASE(save_errors_reach_every_rank) {

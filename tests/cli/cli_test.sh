@@ -7,6 +7,32 @@ build=$1
 case_name=$2
 source "$(dirname "$0")/cli_lib.sh"
 
+# freeze_one_rank [--set ...]: a 2-rank tiny_gr00t run into $tmp/out/cli-test-frozen; once it
+# trains, SIGSTOP of one rank (its rank number in $stopped). The job must end non-zero within
+# 50 s with no rank left (mpirun's code in $code, its output in $tmp/out.txt).
+freeze_one_rank() {
+  local start pid guard ranks
+  start=$(date +%s)
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=cli-test-frozen \
+    --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
+  ranks=($(rank_pids $pid))
+  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
+  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+  kill -STOP "${ranks[1]}"
+  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
+  guard=$!
+  wait $pid
+  code=$?
+  kill $guard 2>/dev/null
+  any_alive() { local r; for r; do kill -0 "$r" 2>/dev/null && return 0; done; return 1; }
+  for _ in $(seq 50); do any_alive "${ranks[@]}" || break; sleep 0.1; done
+  any_alive "${ranks[@]}" && { kill -9 "${ranks[@]}" 2>/dev/null; fail "a rank outlived the job by 5 s"; }
+  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
+  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+}
+
 case "$case_name" in
 help)
   out=$("$embtrain" --help) || fail "--help exited $?"
@@ -38,6 +64,14 @@ plan)
   out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64) || fail "--plan exited $?"
   expect_contains "$out" "dreamzero14b"
   expect_contains "$out" "64"
+  expect_contains "$out" "fixed costs"
+  # On a GPU the fixed costs count kernel launches, CUDA graph nodes under run.cuda_graphs.
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set plan.hardware=h100_sxm) ||
+    fail "--plan on h100_sxm exited $?"
+  expect_contains "$out" "kernel launches"
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set plan.hardware=h100_sxm \
+    --set run.cuda_graphs=on) || fail "--plan with graphs exited $?"
+  expect_contains "$out" "graph kernel nodes"
   ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do
@@ -55,7 +89,7 @@ train_two_ranks)
     done
     grep -q "^step 30/30 | loss " "outputs/$name/train.log" || fail "no progress line for step 30 in train.log"
     rows=$(($(wc -l <"outputs/$name/timings.csv") - 1))
-    [ "$rows" -eq $((2 * 31 * 10)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 10 phases"
+    [ "$rows" -eq $((2 * 31 * 11)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 11 phases"
     /usr/bin/python3 - "outputs/$name/summary.json" <<'PY' || fail "summary.json content"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -71,7 +105,7 @@ PY
   ;;
 stop_signal)
   name=cli-test-signal
-  rm -rf "outputs/$name"
+  rm -rf "outputs/$name" "outputs/ckpt/$name"  # a checkpoint of an earlier build's run would be refused
   "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name=$name >"$tmp/out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q "^step" "$tmp/out" 2>/dev/null && break; sleep 0.2; done
@@ -81,7 +115,7 @@ stop_signal)
   [ $code -eq 0 ] || fail "exit code $code after SIGUSR1, expected a clean 0: $(tail -5 "$tmp/out")"
   expect_contains "$(cat "$tmp/out")" "received a stop signal: stopping after step"
   [ -s "outputs/$name/summary.json" ] || fail "no summary.json after the stop"
-  rm -rf "outputs/$name"
+  rm -rf "outputs/$name" "outputs/ckpt/$name"
   ;;
 missing_data_fails_fast)
   start=$(date +%s)
@@ -156,13 +190,19 @@ PY
   rm -rf outputs/rs-full outputs/rs-first outputs/rs-second
   ;;
 dump_parity)
-  # `embtrain DECK --dump` on the real dataset's first micro-batch, checked by PyTorch.
-  for deck in tiny_gr00t tiny_wan; do
-    "$embtrain" "inputs/$deck.in" --dump "$tmp/$deck.h5" >"$tmp/out" 2>&1 || fail "$deck --dump exited $?: $(cat "$tmp/out")"
-    expect_contains "$(cat "$tmp/out")" "wrote $tmp/$deck.h5"
-    /usr/bin/python3 tests/model/parity_torch.py "$tmp/$deck.h5" >"$tmp/parity" 2>&1 ||
-      fail "$deck: PyTorch parity failed: $(tail -5 "$tmp/parity")"
-  done
+  # `embtrain DECK --dump` on the real dataset's first step with the deck's own initialisation:
+  # gr00t's whole step (several micro-batches, dropout on) against upstream's computation, wan's
+  # one micro-batch (2 samples) against MODEL.md in PyTorch.
+  "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/tiny_gr00t.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_gr00t --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_gr00t.h5"
+  /usr/bin/python3 tests/upstream/gr00t_dump_parity.py "$tmp/tiny_gr00t.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_gr00t: upstream parity failed: $(tail -5 "$tmp/parity")"
+  "$embtrain" inputs/tiny_wan.in --set train.global_batch=2 --dump "$tmp/tiny_wan.h5" >"$tmp/out" 2>&1 ||
+    fail "tiny_wan --dump exited $?: $(cat "$tmp/out")"
+  expect_contains "$(cat "$tmp/out")" "wrote $tmp/tiny_wan.h5"
+  /usr/bin/python3 tests/model/parity_torch.py "$tmp/tiny_wan.h5" >"$tmp/parity" 2>&1 ||
+    fail "tiny_wan: PyTorch parity failed: $(tail -5 "$tmp/parity")"
   ;;
 dump_errors)
   "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
@@ -170,9 +210,11 @@ dump_errors)
   [ $code -ne 0 ] || fail "an unwritable dump path exited 0"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
   expect_contains "$(cat "$tmp/err")" "/nonexistent/dir/x.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump "$tmp/x.h5" >/dev/null 2>"$tmp/err"
-  [ $? -ne 0 ] || fail "--dump on 2 ranks exited 0"
-  expect_contains "$(cat "$tmp/err")" "--dump runs on one rank"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --dump /nonexistent/dir/x.h5 >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -ne 0 ] || fail "an unwritable dump path on 2 ranks exited 0"
+  n=$(grep -c "^embtrain: error: /nonexistent/dir/x.h5: cannot create the dump file" "$tmp/err")
+  [ "$n" -eq 1 ] || fail "2 ranks: expected the error line exactly once (rank 0), got $n: $(cat "$tmp/err")"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --print-deck >/dev/null 2>&1 || fail "print-deck validates no model"
   "$embtrain" inputs/tiny_wan.in --set model.n_heads=5 --plan >/dev/null 2>"$tmp/err"
   [ $? -eq 2 ] || fail "inconsistent dims: expected exit code 2"
@@ -246,7 +288,8 @@ disk_full)
   [ "$(grep -c "^embtrain: error" "$tmp/stop.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/stop.txt")"
   grep -qE "^embtrain: error: checkpoint step 2: no space left on $d, needed [0-9]+ MB, [0-9]+ MB free$" "$tmp/stop.txt" ||
     fail "expected the no-space line: $(cat "$tmp/stop.txt")"
-  [ "$(cat "$tmp/left")" = ".lock" ] || fail "files left in the full directory: $(cat "$tmp/left")"
+  # A failed run leaves no lock (issue 35); the directory existed before it, so it stays.
+  [ -z "$(cat "$tmp/left")" ] || fail "files left in the full directory: $(cat "$tmp/left")"
   small_fs_run "$tmp/go.txt" --set run.name=cli-test-full-go --set train.ckpt_on_error=continue ||
     fail "train.ckpt_on_error = continue exited $?: $(tail -3 "$tmp/go.txt")"
   expect_contains "$(cat "$tmp/go.txt")" "checkpoint step 4: no space left on $d"
@@ -256,63 +299,266 @@ disk_full)
   ;;
 watchdog_frozen_rank)
   # SIGSTOP of one rank: the other's watchdog aborts the job within its deadline.
-  start=$(date +%s)
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set train.watchdog_s=3 \
-    --set run.name=cli-test-watchdog --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" \
-    >"$tmp/out.txt" 2>&1 &
-  pid=$!
-  for _ in $(seq 150); do grep -q "^step" "$tmp/out.txt" 2>/dev/null && break; sleep 0.2; done
-  ranks=($(pgrep -P $pid -x embtrain))
-  [ ${#ranks[@]} -eq 2 ] || fail "expected 2 rank processes under mpirun, found: ${ranks[*]}"
-  stopped=$(tr '\0' '\n' <"/proc/${ranks[1]}/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-  kill -STOP "${ranks[1]}"
-  ( sleep 60; kill -9 $pid "${ranks[@]}" 2>/dev/null ) >/dev/null 2>&1 &
-  guard=$!
-  wait $pid
-  code=$?
-  kill $guard 2>/dev/null
-  kill -9 "${ranks[@]}" 2>/dev/null
-  [ $code -ne 0 ] || fail "exit code 0 with a frozen rank"
-  [ $(($(date +%s) - start)) -lt 50 ] || fail "the job took more than 50 s to end (hang?)"
+  freeze_one_rank --set train.watchdog_s=3
   # The waiting rank names the frozen one (its node's progress board).
   grep -qE "^embtrain: error on rank $((1 - stopped)): watchdog: step [0-9]+, phase [a-z_]+ has waited [0-9.]+ s for .*\(over 2 rank\(s\)\); waiting for rank $stopped \(frozen: no heartbeat for [0-9.]+ s; last in phase [a-z_]+ of step [0-9]+\), deadline 3 s" \
     "$tmp/out.txt" || fail "expected the watchdog line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
   ;;
+frozen_peer)
+  # SIGSTOP of one rank, with the watchdog's deadline far away (300 s): its peer reports it as
+  # soon as its heartbeat is train.frozen_peer_s old, in one line naming rank and host, and the
+  # run directory says FAILED.
+  freeze_one_rank --set train.frozen_peer_s=3
+  line="^embtrain: error on rank $((1 - stopped)): watchdog: rank $stopped on host $(hostname) is frozen: no heartbeat for [0-9.]+ s \(last in phase [a-z_]+ of step [0-9]+\), over 3 s \(train.frozen_peer_s\) while this rank waits in phase [a-z_]+ of step [0-9]+; "
+  [ "$(grep -cE "$line" "$tmp/out.txt")" -eq 1 ] || fail "expected one frozen-peer line naming rank $stopped: $(tail -5 "$tmp/out.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(grep error "$tmp/out.txt")"
+  grep -qE "$line" "$tmp"/out/cli-test-frozen/FAILED || fail "no FAILED naming the frozen rank in the run directory"
+  ;;
 sigterm_checkpoint)
-  # SIGTERM (what schedulers and users send) checkpoints at the next step boundary on every
-  # rank. Bare mpirun forwards one SIGTERM and kills the ranks odls_base_sigkill_timeout later
-  # (raised here); scripts/mpirun_graceful.sh turns any number of SIGTERMs into one clean stop.
-  term_run() {  # term_run NAME SIGNALS LAUNCHER...: SIGNALS SIGTERMs 50 ms apart once training runs
-    local name=$1 signals=$2
-    shift 2
-    "$@" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set run.name="$name" \
-      --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/$name" >"$tmp/$name.txt" 2>&1 &
+  # SIGTERM (what schedulers and users send; here twice, 50 ms apart) or Ctrl-C to a plain
+  # `mpirun` of the shipped environment (scripts/mpi_env.sh: scripts/bin/mpirun) checkpoints
+  # every rank at the next step boundary and exits 0; resume = auto then continues the run
+  # exactly: its losses equal those of an uninterrupted run.
+  source scripts/mpi_env.sh
+  [ "$(command -v mpirun)" = "$PWD/scripts/bin/mpirun" ] || fail "mpi_env.sh does not put scripts/bin/mpirun first on PATH"
+  term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME (40 ms or more
+    # each, so that the signals at step 3 arrive mid-run on a fast machine too), in a process
+    local name=$1  # group of its own with SIGINT at its default, as a terminal's foreground job
+    shift
+    exec /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' \
+      "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=30 --set run.log_every=1 --set debug.slow_step_ms=40 \
+      --set run.name="$name" --set train.ckpt_dir="$tmp/ckpt-${name%-resumed}" "$@" >"$tmp/$name.txt" 2>&1
+  }
+  term_run() {  # term_run NAME SIGNAL COUNT TARGET: COUNT SIGNALs 50 ms apart at step 3 to TARGET: mpirun's
+    local name=$1 signal=$2 count=$3 target=$4  # pid, or its process group (-) as a terminal's Ctrl-C
+    rm -rf "outputs/$name" "outputs/$name-resumed"
+    term_train "$name" &
     local pid=$!
-    for _ in $(seq 150); do grep -q "^step" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.2; done
-    for _ in $(seq "$signals"); do kill -TERM $pid; sleep 0.05; done
-    wait $pid
-    local code=$?
+    for _ in $(seq 300); do grep -qE "^step +3/" "$tmp/$name.txt" 2>/dev/null && break; sleep 0.1; done
+    for _ in $(seq "$count"); do kill -"$signal" -- "${target%pid}$pid"; sleep 0.05; done
+    wait $pid || fail "$name: mpirun exited $? after $count SIG$signal: $(tail -5 "$tmp/$name.txt")"
     expect_contains "$(cat "$tmp/$name.txt")" "received a stop signal: stopping after step"
     local latest
-    latest=$(cat "$tmp/$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIGTERM: $(tail -5 "$tmp/$name.txt")"
-    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/$name/$latest" ||
+    latest=$(cat "$tmp/ckpt-$name/latest" 2>/dev/null) || fail "$name: no checkpoint after SIG$signal: $(tail -5 "$tmp/$name.txt")"
+    /usr/bin/python3 -c "import h5py,sys; assert h5py.File(sys.argv[1],'r').attrs['complete']==1" "$tmp/ckpt-$name/$latest" ||
       fail "$name: $latest is not a complete checkpoint"
-    return $code
+    (term_train "$name-resumed" --set train.resume=auto) || fail "$name: resuming exited $?: $(tail -3 "$tmp/$name-resumed.txt")"
+    expect_contains "$(cat "$tmp/$name-resumed.txt")" "resumed from $tmp/ckpt-$name/$latest"
+    local stopped_at
+    stopped_at=$(sed 's/^step_0*\([0-9]*\)\.h5$/\1/' <<<"$latest")
+    same_losses "$name" cli-test-term-whole 1 0 "$stopped_at"
+    same_losses "$name-resumed" cli-test-term-whole $((stopped_at + 1)) 0
+    rm -rf "outputs/$name" "outputs/$name-resumed"
   }
-  term_run bare 1 "${mpirun[@]}" --mca odls_base_sigkill_timeout 30
-  term_run graceful 2 scripts/mpirun_graceful.sh "${mpirun[@]}" || fail "mpirun_graceful.sh exited $? after SIGTERM"
+  rm -rf outputs/cli-test-term-whole
+  (term_train cli-test-term-whole) || fail "the uninterrupted run exited $?: $(tail -3 "$tmp/cli-test-term-whole.txt")"
+  term_run cli-test-term TERM 2 pid
+  term_run cli-test-int INT 2 -
+  rm -rf outputs/cli-test-term-whole
+  ;;
+embpack_concurrency)
+  # Two embpack jobs writing one output, and an embpack replacing a file a training run reads:
+  # the later one is refused with one line (exit 2) and the file is never mixed.
+  embpack="$build/embpack"
+  synth() {  # synth OUT SEED: a tiny gr00t dataset
+    "$embpack" synth --family gr00t --episodes 48 --min-steps 50 --max-steps 200 --seed "$2" --embodiments 3 \
+      --state-dim 16 --action-dim 8 --d-vl 32 -o "$1"
+  }
+  refused() {  # refused NAME EXPECTED: the output of NAME is one error line matching EXPECTED, exit 2
+    [ "$(cat "$tmp/$1.code")" = 2 ] || fail "$1: exit code $(cat "$tmp/$1.code"), expected 2: $(cat "$tmp/$1.txt")"
+    [ "$(grep -cE "^(embpack: |embtrain: error)" "$tmp/$1.txt")" -eq 1 ] || fail "$1: expected one error line: $(cat "$tmp/$1.txt")"
+    grep -qE "$2" "$tmp/$1.txt" || fail "$1: expected '$2', got: $(cat "$tmp/$1.txt")"
+  }
+  # A writer holding the output's lock (as a running embpack does): the second is refused.
+  flock -x "$tmp/a.h5.lock" -c "echo 'pid 4242 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/a.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/a.h5.lock" ] && break; sleep 0.1; done
+  synth "$tmp/a.h5" 1 >"$tmp/second.txt" 2>&1
+  echo $? >"$tmp/second.code"
+  kill $holder 2>/dev/null
+  refused second "^embpack: $tmp/a.h5: another embpack is writing it \(pid 4242 on otherhost since 2026-01-01T00:00:00Z\); wait for it to finish or choose another output$"
+  [ ! -e "$tmp/a.h5" ] && [ ! -e "$tmp/a.h5.tmp" ] || fail "the refused embpack wrote $(ls "$tmp")"
+  # Two real jobs at once: each finishes or is refused; the file is one of them, whole.
+  synth "$tmp/b.h5" 1 >"$tmp/b1.txt" 2>&1 &
+  first=$!
+  synth "$tmp/b.h5" 2 >"$tmp/b2.txt" 2>&1
+  echo $? >"$tmp/b2.code"
+  wait $first
+  echo $? >"$tmp/b1.code"
+  for job in b1 b2; do [ "$(cat "$tmp/$job.code")" = 0 ] || refused $job "another embpack is writing it"; done
+  "$embpack" verify "$tmp/b.h5" >"$tmp/verify.txt" 2>&1 || fail "the output of two embpack jobs does not verify: $(cat "$tmp/verify.txt")"
+  [ ! -e "$tmp/b.h5.lock" ] || fail "the lock file stayed after the jobs ended"
+  # A training run reads c.h5: embpack may not replace it until the run ends.
+  cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"  # a copy: data.verify = auto would record its verify in it
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set data.paths="$tmp/c.h5" --set data.verify=off \
+    --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
+  run=$!
+  for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
+  synth "$tmp/c.h5" 3 >"$tmp/replace.txt" 2>&1
+  echo $? >"$tmp/replace.code"
+  refused replace "^embpack: $tmp/c.h5: a training run is reading it \(it holds a shared lock\); "
+  cmp -s outputs/data/tiny_gr00t.h5 "$tmp/c.h5" || fail "the file a run reads was changed"
+  kill -USR1 $run
+  wait $run || fail "the training run exited $?: $(tail -3 "$tmp/run.txt")"
+  # And a run does not start on a file embpack is replacing.
+  flock -x "$tmp/c.h5" -c "echo 'pid 4343 on otherhost since 2026-01-01T00:00:00Z' >'$tmp/c.h5.lock'; sleep 30" &
+  holder=$!
+  for _ in $(seq 50); do [ -s "$tmp/c.h5.lock" ] && break; sleep 0.1; done
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set data.paths="$tmp/c.h5" \
+    --set run.name=cli-test-concurrency2 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt2" >"$tmp/start.txt" 2>&1
+  echo $? >"$tmp/start.code"
+  kill $holder 2>/dev/null
+  refused start "^embtrain: error: $tmp/c.h5: embpack is replacing this file \(pid 4343 on otherhost since 2026-01-01T00:00:00Z\); start the run when it has finished$"
+  ;;
+embpack_write_failure)
+  # A failure on one rank in the middle of embpack's collective write (between two tables)
+  # ends every rank within seconds with that rank's line, and no output appears.
+  start=$(date +%s)
+  EMBPACK_DEBUG_FAIL_WRITE_RANK=1 timeout 120 "${mpirun[@]}" -np 3 -x EMBPACK_DEBUG_FAIL_WRITE_RANK "$build/embpack" \
+    lerobot ../shared/fixtures/lerobot/g1_v21 --threads 1 --height 48 --width 64 -o "$tmp/g1.h5" >"$tmp/out.txt" 2>&1
+  code=$?
+  [ $code -ne 0 ] && [ $code -ne 124 ] || fail "exit code $code (124: a rank hung): $(tail -5 "$tmp/out.txt")"
+  [ $(($(date +%s) - start)) -lt 100 ] || fail "the job took more than 100 s to end (hang?)"
+  [ "$(grep -c "^embpack: " "$tmp/out.txt")" -eq 1 ] || fail "expected one embpack line: $(cat "$tmp/out.txt")"
+  expect_contains "$(cat "$tmp/out.txt")" "embpack: error on rank 1: EMBPACK_DEBUG_FAIL_WRITE_RANK: injected failure on rank 1 in the collective write"
+  [ ! -e "$tmp/g1.h5" ] || fail "an output appeared after the failure"
   ;;
 nan_data)
-  # Non-finite values in the data are refused as read, naming the file, dataset and row.
+  # Non-finite values in the data are refused as read (data.verify = off), naming the file,
+  # dataset and row.
   cp outputs/data/tiny_gr00t.h5 "$tmp/nan.h5"
   /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['/steps/state'][5:, 0] = float('nan')" "$tmp/nan.h5"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 --set data.verify=off \
     --set data.paths="$tmp/nan.h5" --set run.name=cli-test-nan-data --set run.output_dir="$tmp/out" \
     --set train.nan_policy=skip >"$tmp/out.txt" 2>&1
   code=$?
   [ $code -ne 0 ] || fail "non-finite data trained to exit 0"
-  grep -qE "^embtrain: error on rank [01]: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
+  grep -qE "^embtrain: error: $tmp/nan.h5:/steps/state: non-finite value in row [0-9]+ \(embpack verify" \
     "$tmp/out.txt" || fail "expected the non-finite data line: $(grep error "$tmp/out.txt")"
+  ;;
+nan_action_epochs)
+  # One non-finite action row, train.nan_policy = stop, 2 ranks, several epochs, read as steps
+  # sample it (data.verify = off; data_verify refuses it at start-up) (issue 35): the
+  # step that first samples it stops the run with one line (rank 0 prints the line of the rank
+  # that met it) naming the file and the row holding the value, not the row of the sample whose
+  # action chunk reached it; exit 1. The failed run leaves its run directory marked FAILED and
+  # no checkpoint directory or lock.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  for row in 5 19 59; do
+    cp "$tmp/small.h5" "$tmp/nan.h5"
+    /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][int(sys.argv[2]), 2] = float('nan')" \
+      "$tmp/nan.h5" $row
+    [ "$("$build/embpack" verify "$tmp/nan.h5" 2>&1)" = "embpack: $tmp/nan.h5:/steps/action: non-finite value at row $row" ] ||
+      fail "embpack verify does not name row $row"
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set data.paths="$tmp/nan.h5" --set train.steps=40 \
+      --set train.global_batch=8 --set train.nan_policy=stop --set data.verify=off --set run.name=nan \
+      --set run.output_dir="$tmp/out" \
+      >"$tmp/out.txt" 2>&1
+    code=$?
+    [ $code -eq 1 ] || fail "row $row: exit code $code, expected 1: $(tail -3 "$tmp/out.txt")"
+    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "row $row: expected one error line: $(cat "$tmp/out.txt")"
+    expect_contains "$(cat "$tmp/out.txt")" \
+      "embtrain: error: $tmp/nan.h5:/steps/action: non-finite value in row $row (an action row of the sample at row "
+    [ "$(ls -A "$tmp/out")" = nan ] || fail "row $row: the failed run left $(ls -A "$tmp/out") in run.output_dir"
+    grep -qF "non-finite value in row $row" "$tmp/out/nan/FAILED" || fail "row $row: the run directory is not marked FAILED"
+  done
+  ;;
+data_verify)
+  # data.verify (issue 35): a file with one non-finite action row is refused before step 1 (auto,
+  # the default: it records no verify), every rank verifying its share of the rows: one line
+  # naming the file and row, exit 1, no outputs. A clean file is verified once: the verify
+  # (the first run's, or embpack verify's) is recorded in it with the checksum of what was
+  # checked, the same whatever the rank count; later runs skip it until the file changes;
+  # full verifies always.
+  "$build/embpack" synth --family gr00t --episodes 3 --min-steps 20 --max-steps 20 --seed 1 --embodiments 1 \
+    --state-dim 16 --action-dim 8 --d-vl 32 -o "$tmp/small.h5" >/dev/null || fail "embpack synth failed"
+  cp "$tmp/small.h5" "$tmp/nan.h5"
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][59, 2] = float('nan')" "$tmp/nan.h5"
+  run_on() {  # run_on FILE NP [--set ...]: a 2-step run into $tmp/out
+    local file=$1 np=$2
+    shift 2
+    rm -rf "$tmp/out"
+    "${mpirun[@]}" -np "$np" "$embtrain" inputs/tiny_gr00t.in --set data.paths="$file" --set train.steps=2 \
+      --set train.global_batch=8 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" "$@" >"$tmp/out.txt" 2>&1
+  }
+  record_of() { /usr/bin/python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['verified'].split(', mtime')[0])" "$1"; }
+  expect_refused 1 "$tmp/nan.h5:/steps/action: non-finite value at row 59" run_on "$tmp/nan.h5" 3
+  cp "$tmp/small.h5" "$tmp/clean.h5"
+  run_on "$tmp/clean.h5" 3 || fail "the clean file: exited $?: $(tail -3 "$tmp/out.txt")"
+  grep -qF "$tmp/clean.h5: verifying every value (data.verify) over 3 ranks" "$tmp/out.txt" || fail "no verify on 3 ranks"
+  three=$(record_of "$tmp/clean.h5") || fail "the verify is not recorded"
+  run_on "$tmp/clean.h5" 2 || fail "the recorded file: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "a recorded verify was repeated"
+  run_on "$tmp/clean.h5" 2 --set data.verify=full || fail "data.verify = full: exited $?"
+  grep -qF "verifying every value (data.verify) over 2 ranks" "$tmp/out.txt" || fail "data.verify = full did not verify"
+  ! grep -qF "not recorded" "$tmp/out.txt" || fail "the verify was not recorded again: $(grep -F "not recorded" "$tmp/out.txt")"
+  [ "$(record_of "$tmp/clean.h5")" = "$three" ] || fail "the checksum depends on the ranks: $three, $(record_of "$tmp/clean.h5")"
+  cp "$tmp/small.h5" "$tmp/packed.h5"
+  "$build/embpack" verify "$tmp/packed.h5" >/dev/null || fail "embpack verify rejects the clean file"
+  [ "$(record_of "$tmp/packed.h5")" = "$three" ] || fail "embpack verify records $(record_of "$tmp/packed.h5"), not $three"
+  run_on "$tmp/packed.h5" 2 || fail "the file embpack verified: exited $?"
+  ! grep -qF "verifying every value" "$tmp/out.txt" || fail "embpack verify's record was not used"
+  # A write after the verify (a NaN put in place) makes the record stale: verified again, refused.
+  /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/steps/action'][7, 1] = float('nan')" "$tmp/packed.h5"
+  expect_refused 1 "$tmp/packed.h5:/steps/action: non-finite value at row 7" run_on "$tmp/packed.h5" 2
+  ;;
+long_input_cut)
+  # A 10 MB value that cannot be used is cut in the error line (issue 35: it was echoed whole,
+  # twice): a path is shown whole up to PATH_MAX, cut beyond it, so the line stays a few KB.
+  /usr/bin/python3 - "$tmp" "$PWD" <<'PY'
+import sys
+tmp, root = sys.argv[1:]
+huge = "x" * (10 << 20)
+for name, section in (("ckpt", f"[train]\nckpt_dir = {tmp}/{huge}\n"), ("paths", f"[data]\npaths = {tmp}/{huge}\n")):
+    open(f"{tmp}/{name}.in", "w").write(f"include = {root}/inputs/tiny_gr00t.in\n[run]\noutput_dir = {tmp}/out\n{section}")
+PY
+  cut="$tmp/$(head -c $((4000 - ${#tmp} - 1)) /dev/zero | tr '\0' x)... ($((${#tmp} + 1 + (10 << 20))) bytes, truncated)"
+  expect_refused 2 "$tmp/ckpt.in:5: train.ckpt_dir: checkpoint directory $cut cannot be created ($cut: cannot create directory: File name too long)" \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/ckpt.in"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "train.ckpt_dir: $(wc -c <"$tmp/out.txt") bytes of output"
+  expect_refused any "$cut: cannot open: File name too long" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/paths.in" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  [ "$(wc -c <"$tmp/out.txt")" -lt 20000 ] || fail "data.paths: $(wc -c <"$tmp/out.txt") bytes of output"
+  [ ! -e "$tmp/ckpt" ] || fail "a refused run left its checkpoint directory"
+  ;;
+device_unavailable)
+  # run.device = cuda where CUDA cannot run (issue 35): a build without the CUDA backend, or one
+  # with it on a node with no GPU visible, is refused at start-up with the deck line, exit 2.
+  printf 'include = %s\n[run]\ndevice = cuda\noutput_dir = %s\n' "$PWD/inputs/tiny_gr00t.in" "$tmp/out" >"$tmp/gpu.in"
+  CUDA_VISIBLE_DEVICES= expect_refused 2 "$tmp/gpu.in:3: run.device = cuda, but this " \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/gpu.in" --set train.ckpt_dir="$tmp/ckpt"
+  grep -qE "(built without the CUDA backend|has no GPU visible \(CUDA_VISIBLE_DEVICES = ''\)).*, or use run.device = cpu$" \
+    "$tmp/out.txt" || fail "expected what to change: $(cat "$tmp/out.txt")"
+  ;;
+unreadable_paths)
+  # Readers report what the system said (issue 35: a file in a directory the user cannot enter
+  # was "no such file"). The directory is mode 000; as root, CAP_DAC_OVERRIDE and
+  # CAP_DAC_READ_SEARCH are dropped so the mode counts. A path through a file (ENOTDIR), a
+  # symbolic-link loop (ELOOP) and a FIFO (refused without blocking) need no privileges.
+  dropped=(setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search)
+  mkdir "$tmp/locked" && cp outputs/data/tiny_gr00t.h5 "$tmp/locked/" && chmod 000 "$tmp/locked"
+  : >"$tmp/plain"
+  ln -s "$tmp/loop_a" "$tmp/loop_b" && ln -s "$tmp/loop_b" "$tmp/loop_a"
+  mkfifo "$tmp/fifo"
+  verify_says() {  # verify_says FILE EXPECTED [LAUNCH...]: embpack verify FILE fails with "FILE: EXPECTED"
+    local file=$1 expected=$2
+    shift 2
+    timeout 30 "$@" "$build/embpack" verify "$file" >"$tmp/verify.txt" 2>&1
+    local code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "embpack verify $file: exit code $code"
+    [ "$(cat "$tmp/verify.txt")" = "embpack: $file: $expected" ] || fail "embpack verify $file: $(cat "$tmp/verify.txt")"
+  }
+  permission="cannot open: Permission denied (check the permissions of the file and of every directory above it)"
+  verify_says "$tmp/locked/tiny_gr00t.h5" "$permission" "${dropped[@]}"
+  verify_says "$tmp/plain/tiny_gr00t.h5" "cannot open: Not a directory"
+  verify_says "$tmp/loop_a" "cannot open: Too many levels of symbolic links"
+  verify_says "$tmp/fifo" "not a regular file (a FIFO)"
+  expect_refused any "$tmp/locked/tiny_gr00t.h5: $permission" "${dropped[@]}" "${mpirun[@]}" -np 2 "$embtrain" \
+    inputs/tiny_gr00t.in --set data.paths="$tmp/locked/tiny_gr00t.h5" --set run.output_dir="$tmp/out" \
+    --set train.ckpt_dir="$tmp/ckpt"
+  chmod 755 "$tmp/locked"
   ;;
 startup_checks)
   # Settings that cannot work are refused before any step computes: one line from rank 0 naming
@@ -323,13 +569,7 @@ startup_checks)
     shift 8
     printf '[run]\noutput_dir = %s\n[model]\npreset = %s\n%s\n[data]\npaths = %s\ntokens_per_mb = %s\n[train]\nsteps = 3\nglobal_batch = %s\nckpt_dir = %s\n' \
       "$tmp/out" "$preset" "$model_line" "$paths" "$tpm" "$gb" "$ckpt" >"$tmp/deck.in"
-    "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" >"$tmp/out.txt" 2>&1
-    local code=$?
-    [ $code -eq 2 ] || fail "line $line: exit code $code, expected 2: $(cat "$tmp/out.txt")"
-    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "line $line: expected one error line: $(cat "$tmp/out.txt")"
-    grep -qF "embtrain: error: $tmp/deck.in:$line: $message" "$tmp/out.txt" ||
-      fail "expected '$tmp/deck.in:$line: $message', got: $(grep error "$tmp/out.txt")"
-    [ ! -e "$tmp/out" ] || fail "line $line: a refused run left outputs: $(ls -R "$tmp/out")"
+    expect_refused 2 "$tmp/deck.in:$line: $message" "$@" "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
   }
   gr00t=outputs/data/tiny_gr00t.h5
   start_check 8 "data.tokens_per_mb: 40 tokens is less than the largest sample of data.paths needs (85: 13 query + 72 context)" \
@@ -346,9 +586,10 @@ startup_checks)
   # A model the node cannot hold (virtual memory capped at 8 GB in case the check lets it through).
   start_check 5 "out of memory: the model needs " tiny_gr00t \
     "d_model = 200000" $gr00t 512 8 "$tmp/ckpt" bash -c 'ulimit -v 8000000 && exec "$@"' _
-  # The state is exact; the activations are the planner's estimate (which the planner refines).
+  # The state is exact (gr00t derives d_ff = 4·d_model as upstream); the activations are the
+  # planner's estimate (which the planner refines).
   expect_contains "$(cat "$tmp/out.txt")" \
-    "GiB per rank (880327624472 parameters: 9539.9 GiB of parameters, gradients and AdamW moments with train.shard = full, "
+    "GiB per rank (1520109218392 parameters: 15498 GiB of parameters, gradients and AdamW moments with train.shard = full, "
   # A read-only file system (a private read-only tmpfs: even root cannot write there).
   mkdir -p "$tmp/ro"
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
@@ -358,28 +599,36 @@ data_refused_at_start)
   # Data files that cannot be trained on are refused before step 1 with one line naming the file
   # (and dataset): one verify rejects for a small array, and one this user may not read (mode
   # 000; as root, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH are dropped so the mode counts).
-  refused() {  # refused FILE EXPECTED [LAUNCH...]
+  data_refused() {  # data_refused FILE EXPECTED [LAUNCH...]
     local file=$1 expected=$2
     shift 2
-    "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 --set train.global_batch=8 \
-      --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/out.txt" 2>&1
-    local code=$?
-    [ $code -ne 0 ] || fail "$file was trained on (exit 0)"
-    [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
-    grep -qF "embtrain: error: $expected" "$tmp/out.txt" || fail "expected '$expected', got: $(grep error "$tmp/out.txt")"
-    [ ! -e "$tmp/out" ] || fail "a refused run left outputs: $(ls -R "$tmp/out")"
+    expect_refused any "$expected" "$@" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 \
+      --set train.global_batch=8 --set data.paths="$file" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt"
   }
   cp outputs/data/tiny_gr00t.h5 "$tmp/stats.h5"
   /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/stats/state/mean'][3] = float('nan')" "$tmp/stats.h5"
   "$build/embpack" verify "$tmp/stats.h5" >/dev/null 2>&1 && fail "embpack verify accepts the NaN statistic"
-  refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
+  data_refused "$tmp/stats.h5" "$tmp/stats.h5:/stats/state/mean: non-finite value at row 3"
   cp outputs/data/tiny_gr00t.h5 "$tmp/tokens.h5"
   /usr/bin/python3 -c "import h5py,sys; h5py.File(sys.argv[1],'r+')['/tasks/tokens'][0] = 10**6" "$tmp/tokens.h5"
-  refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
+  data_refused "$tmp/tokens.h5" "$tmp/tokens.h5:/tasks/tokens: token id 1000000 at index 0 out of range"
   cp outputs/data/tiny_gr00t.h5 "$tmp/locked.h5"
   chmod 000 "$tmp/locked.h5"
-  refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: permission denied" \
+  data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: Permission denied" \
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
+  ;;
+vl_backbone_refused)
+  # data.vl_backbone (app/vl_backbone.hpp): a checkpoint that cannot be read is one line naming
+  # the deck line (exit 2); the tiny datasets' features, which the stand-in encoder made, are
+  # refused for a real backbone (a data file's error: exit 1, as in data_refused_at_start).
+  /usr/bin/python3 tests/encoders_ref/make_tiny_encoders.py --which eagle --out "$tmp/tiny" >/dev/null ||
+    fail "make_tiny_encoders.py failed"
+  printf '[run]\noutput_dir = %s\n[model]\npreset = tiny_gr00t\n[data]\npaths = outputs/data/tiny_gr00t.h5\nvl_backbone = %s\n[train]\nsteps = 3\nckpt_dir = %s\n' \
+    "$tmp/out" "$tmp/none" "$tmp/ckpt" >"$tmp/deck.in"
+  expect_refused 2 "$tmp/deck.in:7: data.vl_backbone: $tmp/none: no such file or folder" \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in"
+  expect_refused 1 "outputs/data/tiny_gr00t.h5:/features/vl: made without a backbone digest (the stand-in encoder of the simulated tasks), but data.vl_backbone asks for the backbone " \
+    "${mpirun[@]}" -np 2 "$embtrain" "$tmp/deck.in" --set data.vl_backbone="$tmp/tiny/eagle"
   ;;
 data_truncated)
   # A dataset truncated under the running job: the next read of it fails naming the file, every
@@ -452,7 +701,7 @@ ckpt_write_fails)
   [ "$(grep -c "^embtrain: error" "$tmp/out.txt")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/out.txt")"
   grep -qE "^embtrain: error: checkpoint step 4: writing failed \($d/step_00000004.h5.tmp:/exp_avg/[a-z_.0-9]+: write failed \(injected by debug.ckpt_fail_step\)\); [0-9]+ MB free on $d, needed [0-9]+ MB; the partial file was removed$" \
     "$tmp/out.txt" || fail "expected the failed-write line: $(grep error "$tmp/out.txt")"
-  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = ".lock latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
+  [ "$(cd "$d" && ls -A | tr '\n' ' ')" = "latest step_00000002.h5 " ] || fail "left in $d: $(ls -A "$d")"
   [ "$(cat "$d/latest")" = "step_00000002.h5" ] || fail "latest names $(cat "$d/latest")"
   grep -q "^step 4/6" "$tmp/out.txt" && fail "training went on after the failed checkpoint"
   grep -qF "checkpoint step 4: writing failed" "$tmp/out/cli-test-ckpt-fail/FAILED" || fail "the run directory is not marked FAILED"

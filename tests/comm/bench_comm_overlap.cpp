@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "comm/comm_fabric.hpp"
 #include "comm/comm_factory.hpp"
 #include "core/error.hpp"
 
@@ -92,13 +93,13 @@ int run(const World& w, int argc, char** argv) {
   };
   auto check = [&] { correct = correct && x[0] == float(w.size) && x[n - 1] == float(w.size); };
 
-  auto real = make_comm(w, "mpi", "thread", {}, BufferMemory::host);
+  auto real = make_comm(w, {CommBackend::mpi});
   all_reduce(*real);  // first touch of MPI's temporaries
   const double t_real = median_seconds(w, reps, refill, [&] { all_reduce(*real); });
   check();
 
   const FabricModel model{alpha_us, gbps};
-  auto fabric = make_comm(w, "mpi", "thread", model, BufferMemory::host);
+  auto fabric = make_comm(w, {CommBackend::mpi, CommProgress::thread, alpha_us, gbps});
   const double t_comm = median_seconds(w, reps, refill, [&] { all_reduce(*fabric); });
   check();
 

@@ -24,15 +24,15 @@ namespace {
 
 struct Config {
   const char* label;
-  const char* progress;
-  FabricModel fabric;
+  CommConfig comm;
 };
 // The fabric wraps the threaded backend with a small model so it stays quick.
-const Config kConfigs[] = {
-    {"mpi/thread", "thread", {}}, {"mpi/none", "none", {}}, {"fabric/thread", "thread", {50.0, 100.0}}};
+const Config kConfigs[] = {{"mpi/thread", {CommBackend::mpi, CommProgress::thread}},
+                           {"mpi/none", {CommBackend::mpi, CommProgress::none}},
+                           {"fabric/thread", {CommBackend::mpi, CommProgress::thread, 50.0, 100.0}}};
 const int64_t kSizes[] = {0, 1, 7, 1000003};  // 1000003 is prime: uneven over 2, 3, 4 ranks
 
-std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), "mpi", c.progress, c.fabric, BufferMemory::host); }
+std::unique_ptr<Comm> make(const Config& c) { return make_comm(test_world(), c.comm); }
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(repeated_collectives_reuse_records) {
 
 BOOST_AUTO_TEST_CASE(fabric_delays_and_serialises_collectives) {
   const double alpha = 0.04;
-  auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{alpha * 1e6, 0.0}, BufferMemory::host);
+  auto comm = make_comm(test_world(), {CommBackend::mpi, CommProgress::thread, alpha * 1e6, 0.0});
   BOOST_TEST(std::string(comm->name()) == "fabric");
   std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
   MPI_Barrier(test_world().comm);
@@ -131,9 +131,9 @@ BOOST_AUTO_TEST_CASE(fabric_delays_and_serialises_collectives) {
 }
 
 namespace {
-std::string factory_error(const char* backend, BufferMemory memory) {
+std::string factory_error(CommBackend backend, BufferMemory memory) {
   try {
-    make_comm(test_world(), backend, "thread", {}, memory);
+    make_comm(test_world(), {backend}, {memory});
   } catch (const emb::Error& e) {
     return e.what();
   }
@@ -145,17 +145,15 @@ std::string factory_error(const char* backend, BufferMemory memory) {
 // have: host buffers get MPI even where a GPU is visible.
 BOOST_AUTO_TEST_CASE(factory_follows_the_buffer_memory) {
   const World& w = test_world();
-  BOOST_CHECK_THROW(make_comm(w, "gloo", "thread", {}, BufferMemory::host), emb::Error);
-  BOOST_CHECK_THROW(make_comm(w, "mpi", "polling", {}, BufferMemory::host), emb::Error);
-  BOOST_TEST(std::string(make_comm(w, "auto", "thread", {}, BufferMemory::host)->name()) == "mpi");
-  BOOST_TEST(factory_error("nccl", BufferMemory::host) ==
+  BOOST_TEST(std::string(make_comm(w, {CommBackend::automatic})->name()) == "mpi");
+  BOOST_TEST(factory_error(CommBackend::nccl, BufferMemory::host) ==
              "comm.backend = nccl needs the step's buffers in GPU memory, but they are in host memory "
              "(run.device = cpu, or the CUDA emulation); use comm.backend = mpi or auto");
-  BOOST_TEST(factory_error("mpi", BufferMemory::device) ==
+  BOOST_TEST(factory_error(CommBackend::mpi, BufferMemory::device) ==
              "comm.backend = mpi needs the step's buffers in host memory, but they are in GPU memory "
              "(run.device = cuda); use comm.backend = nccl or auto");
 #ifndef EMBTRAIN_WITH_NCCL
-  BOOST_TEST(factory_error("auto", BufferMemory::device).find("device buffers need NCCL") != std::string::npos);
+  BOOST_TEST(factory_error(CommBackend::automatic, BufferMemory::device).find("device buffers need NCCL") != std::string::npos);
 #endif
 }
 

@@ -16,6 +16,7 @@
 #include "collective_checks.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/comm_nccl.hpp"
+#include "kernels/make_ops.hpp"
 #include "world_fixture.hpp"
 
 using namespace emb;
@@ -33,6 +34,13 @@ struct GpuPerRank {
 };
 
 void cuda_ok(cudaError_t rc) { BOOST_TEST_REQUIRE(rc == cudaSuccess, cudaGetErrorString(rc)); }
+
+// This rank's GPU, made current (as the run's Ops do before its Comm is made from them).
+int rank_gpu() {
+  const int gpu = device_for_local_rank(test_world().local_rank, visible_gpu_count());
+  cuda_ok(cudaSetDevice(gpu));
+  return gpu;
+}
 
 // Device copies of host vectors; the Comm's compute stream is the legacy default stream,
 // which the blocking copies back are ordered on.
@@ -58,7 +66,7 @@ const int64_t kSizes[] = {0, 1, 7, 1000003};
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_collective_on_nccl, *boost::unit_test::precondition(GpuPerRank())) {
-  auto comm = make_comm(test_world(), "nccl", "thread", {}, BufferMemory::device);
+  auto comm = make_comm(test_world(), {CommBackend::nccl}, {BufferMemory::device, rank_gpu()});
   BOOST_TEST(std::string(comm->name()) == "nccl");
   check_every_collective<DeviceMemory>(*comm, kSizes);
 }
@@ -85,13 +93,13 @@ struct Streams {
 // synchronisation in between.
 struct OnesAllReduce {
   static constexpr size_t n = 1 << 24;
-  std::unique_ptr<Comm> comm = make_comm(test_world(), "auto", "thread", {}, BufferMemory::device);
+  int gpu = rank_gpu();
   Streams s{n};
+  std::unique_ptr<Comm> comm = make_comm(test_world(), {}, {BufferMemory::device, gpu, s.compute});
   DeviceMemory mem;
   float* data = nullptr;
   CommHandle h;
   OnesAllReduce() {
-    comm->set_compute_stream(s.compute);
     std::vector<float> zeros(n, 0.0f);
     data = mem.place(zeros);
     std::fill(s.pinned, s.pinned + n, 1.0f);

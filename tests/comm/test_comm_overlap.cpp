@@ -80,7 +80,7 @@ Timed all_reduce_with_compute(Comm& comm, std::vector<float>& x, int64_t iterati
 // the fraction stays meaningful when a loaded machine stretches one of the two.)
 BOOST_AUTO_TEST_CASE(fabric_all_reduce_hides_behind_compute) {
   const double latency = 0.2;
-  auto comm = make_comm(test_world(), "mpi", "thread", FabricModel{latency * 1e6, 0.0}, BufferMemory::host);
+  auto comm = make_comm(test_world(), {CommBackend::mpi, CommProgress::thread, latency * 1e6, 0.0});
   std::vector<float> x(1 << 20);
   const int64_t iterations = calibrate_spin(latency);
   double best_hidden = -1e9;
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(fabric_all_reduce_hides_behind_compute) {
 // No model: the progress thread moves a large message while the caller computes, so the
 // caller waits for only part of the collective's time.
 BOOST_AUTO_TEST_CASE(progress_thread_moves_data_during_compute) {
-  auto comm = make_comm(test_world(), "mpi", "thread", {}, BufferMemory::host);
+  auto comm = make_comm(test_world(), {CommBackend::mpi});
   std::vector<float> x(8 << 20);  // 32 MiB
   all_reduce_with_compute(*comm, x, 0);  // first touch of MPI's buffers
   const Timed alone = all_reduce_with_compute(*comm, x, 0);

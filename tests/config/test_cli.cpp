@@ -66,6 +66,18 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_are_input_errors) {
   check_cli_error({"a.in", "b.in"}, "b.in");
   check_cli_error({"deck.in", "--dump"}, "--dump");
   check_cli_error({"deck.in", "--set"}, "--set");
+  check_cli_error({"export", "outputs/run"}, "--output");
+  check_cli_error({"export", "-o", "out"}, "source");
+}
+
+BOOST_AUTO_TEST_CASE(export_takes_a_source_and_an_output_folder) {
+  CliOptions o = parse({"export", "outputs/run", "-o", "exported"});
+  BOOST_TEST(o.export_weights);
+  BOOST_TEST(o.export_source == "outputs/run");
+  BOOST_TEST(o.export_dir == "exported");
+  BOOST_TEST(!o.export_force);
+  BOOST_TEST(parse({"export", "ckpt/step_00000020.h5", "--output", "x", "--force"}).export_force);
+  BOOST_TEST(!parse({"deck.in"}).export_weights);
 }
 
 BOOST_AUTO_TEST_CASE(help_text_documents_usage_options_and_every_key) {
@@ -76,8 +88,9 @@ BOOST_AUTO_TEST_CASE(help_text_documents_usage_options_and_every_key) {
   BOOST_TEST(help.find("  tokens_per_mb  (int, default \"4096\", tokens, range [16, 1000000000])\n"
                        "      token budget of one packed micro-batch\n") != std::string::npos);
   BOOST_TEST(help.find("  shard  (enum: none | grads | full, default \"full\")") != std::string::npos);
-  BOOST_TEST(help.find("  preset  (enum: tiny_gr00t | tiny_wan | gr00t_n15 | dreamzero5b | "
-                       "dreamzero14b, required)") != std::string::npos);
+  BOOST_TEST(help.find("  preset  (enum: tiny_gr00t | tiny_wan | gr00t_n1.5_3b | dreamzero5b | "
+                       "dreamzero14b, required unless train.init_from is set)") != std::string::npos);
+  BOOST_TEST(help.find("embtrain export RUN_OR_CHECKPOINT -o DIR [--force]") != std::string::npos);
   // Each key appears after its section header.
   for (const emb::KeySpec& spec : emb::deck_schema()) {
     std::size_t section = help.find("\n[" + spec.section() + "]\n");

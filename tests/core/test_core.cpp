@@ -2,6 +2,7 @@
 // accumulation), the arena, atomic file writes, bf16 rounding, error formatting.
 #define BOOST_TEST_MODULE core
 #include <boost/test/unit_test.hpp>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "core/fs.hpp"
 #include "core/rng.hpp"
 #include "core/timer.hpp"
+#include "error_of.hpp"
 
 using namespace emb;
 
@@ -175,4 +177,75 @@ BOOST_AUTO_TEST_CASE(errors_carry_message_and_exit_code) {
     BOOST_TEST(e.exit_code() == kExitFailure);
   }
   BOOST_TEST(Error("x", kExitInput).exit_code() == 2);
+}
+
+// What the system said reaches the error line: a path that cannot be opened is never reported
+// as "no such file" when it exists behind a directory that cannot be entered (EACCES, which
+// root does not meet: the message is checked through system_reason), a file taken for a
+// directory (ENOTDIR) or a symbolic-link loop (ELOOP); a FIFO or a directory is refused
+// without blocking on it.
+BOOST_AUTO_TEST_CASE(unreadable_files_report_what_the_system_said) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "embtrain_test_core_readable";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string d = dir.string();
+  std::ofstream(d + "/file") << "x";
+  fs::create_symlink(d + "/loop_a", d + "/loop_b");
+  fs::create_symlink(d + "/loop_b", d + "/loop_a");
+  BOOST_REQUIRE(::mkfifo((d + "/fifo").c_str(), 0644) == 0);
+  BOOST_TEST(test::error_of([&] { check_readable_file(d + "/file"); }) == "");
+  BOOST_TEST(test::error_of([&] { check_readable_file(d + "/absent"); }) ==
+             d + "/absent: cannot open: No such file or directory");
+  BOOST_TEST(test::error_of([&] { check_readable_file(d + "/file/child", "checkpoint"); }) ==
+             "checkpoint " + d + "/file/child: cannot open: Not a directory");
+  BOOST_TEST(test::error_of([&] { check_readable_file(d + "/loop_a"); }) ==
+             d + "/loop_a: cannot open: Too many levels of symbolic links");
+  BOOST_TEST(test::error_of([&] { check_readable_file(d + "/fifo"); }) == d + "/fifo: not a regular file (a FIFO)");
+  BOOST_TEST(test::error_of([&] { check_readable_file(d); }) == d + ": not a regular file (a directory)");
+  BOOST_TEST(system_reason(EACCES) ==
+             "Permission denied (check the permissions of the file and of every directory above it)");
+  BOOST_TEST(system_reason(ENOENT) == "No such file or directory");
+  fs::remove_all(dir);
+}
+
+// A path in a message is whole up to PATH_MAX and cut beyond it: a 10 MB train.ckpt_dir gives
+// an error line of a few KB, not 20 MB.
+BOOST_AUTO_TEST_CASE(paths_in_errors_are_cut_beyond_path_max) {
+  const std::string longest(4096, 'p'), huge(10 << 20, 'x');
+  BOOST_TEST(clipped_path(longest) == longest);
+  BOOST_TEST(clipped_path(huge) == std::string(4000, 'x') + "... (10485760 bytes, truncated)");
+  BOOST_TEST(clipped_path("a\nb") == "a\\x0ab");
+  const std::string error = test::error_of([&] { make_dirs(huge); });
+  BOOST_TEST(error == clipped_path(huge) + ": cannot create directory: File name too long");
+  BOOST_TEST(test::error_of([&] { check_readable_file(huge); }).size() < 4100u);
+}
+
+// make_dirs says what it created and remove_empty_dirs takes back exactly that while empty.
+BOOST_AUTO_TEST_CASE(remove_empty_dirs_undoes_make_dirs) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "embtrain_test_core_undo";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string deep = (dir / "a/b/c").string();
+  BOOST_TEST(make_dirs(deep) == (dir / "a").string());
+  BOOST_TEST(make_dirs(deep) == "");
+  remove_empty_dirs(deep, (dir / "a").string());
+  BOOST_TEST(!fs::exists(dir / "a"));
+  const std::string top = make_dirs(deep);
+  std::ofstream((dir / "a/b/kept").string()) << "x";
+  remove_empty_dirs(deep, top);
+  BOOST_TEST(!fs::exists(deep));
+  BOOST_TEST(fs::exists(dir / "a/b/kept"));
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(names_in_messages_are_whole_input_is_cut) {
+  // A SigLIP tensor of the released GR00T-N1.5 checkpoint: 90 bytes, shown whole.
+  const std::string name = "backbone.eagle_model.vision_model.vision_model.encoder.layers.26.self_attn.out_proj.weight";
+  BOOST_TEST(quoted_name(name) == "'" + name + "'");
+  BOOST_TEST(quoted(name) == "'" + name.substr(0, 60) + "... (90 bytes, truncated)'");
+  BOOST_TEST(quoted_name("a\nb") == "'a\\x0ab'");
+  const std::string huge(1 << 20, 'x');  // a corrupt header's "name" never floods the log
+  BOOST_TEST(quoted_name(huge) == "'" + std::string(1000, 'x') + "... (1048576 bytes, truncated)'");
 }

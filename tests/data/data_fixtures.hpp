@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "model/model_config.hpp"
+#include "config/model_config.hpp"
 #include "packed_writer.hpp"
 #include "synth.hpp"
 

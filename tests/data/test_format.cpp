@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "core/error.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
@@ -232,10 +232,10 @@ BOOST_AUTO_TEST_CASE(cli_errors_are_one_line_and_leave_no_output) {
     std::string args, expect;
   };
   std::vector<Case> cases = {
-      {" verify " + kDir + "/nope.h5", kDir + "/nope.h5: no such file"},
+      {" verify " + kDir + "/nope.h5", kDir + "/nope.h5: cannot open: No such file or directory"},
       {" verify " + junk, junk + ": not an HDF5 file"},
       {" verify " + bad_format, bad_format + ":/: format attribute is 'other'"},
-      {" libero " + kDir + "/nope.hdf5 -o " + out, kDir + "/nope.hdf5: no such file"},
+      {" libero " + kDir + "/nope.hdf5 -o " + out, kDir + "/nope.hdf5: cannot open: No such file or directory"},
       {" libero " + good + " -o " + out, good + ":/data: missing group"},
       {" synth --family gr00t --episodes 2 --views 5 -o " + out, "synth: --views must be 1..3"},
   };

@@ -338,7 +338,9 @@ BOOST_AUTO_TEST_CASE(a_rank_without_episodes_writes_nothing_and_the_file_is_the_
                    " -o ", missing));
   BOOST_TEST(r.code != 0);
   BOOST_TEST(count_lines_starting(r.err, "embpack: ") == 1, r.err);
-  BOOST_TEST(r.err.find("embpack: " + missing + ".tmp: cannot create file\n") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("embpack: " + missing + ".lock: cannot create the lock file: No such file or directory\n") !=
+                 std::string::npos,
+             r.err);
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {
@@ -397,8 +399,9 @@ BOOST_AUTO_TEST_CASE(bad_input_fails_with_one_clear_line) {
   fs::remove(episode_file(root, 10, "video"));
   BOOST_REQUIRE(run_tool(str("ffmpeg -y -loglevel error -i ", episode_file(kFixture, 10, "video"),
                              " -c copy -frames:v 100 ", episode_file(root, 10, "video"))).code == 0);
+  // step 100 shows frame 99 (one frame past the end: the nearest, as Isaac-GR00T decodes); step 101 fails
   expect_failure(root, episode_file(root, 10, "video") +
-                           ": frame 100 (episode 10, step 100) beyond the video's 100 frames (video shorter than its episode)");
+                           ": frame 101 (episode 10, step 101) beyond the video's 100 frames (video shorter than its episode)");
 
   root = make_v30("v30_span", 5.0);
   expect_failure(root, root + "/data/chunk-000/file-000.parquet: column timestamp: row 151 (episode 10): timestamp 5.03");

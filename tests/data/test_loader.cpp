@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "batch/sample_tokens.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/loader.hpp"
 #include "data_fixtures.hpp"
 
@@ -155,6 +155,56 @@ BOOST_AUTO_TEST_CASE(gr00t_epoch_is_covered_once_with_the_right_content) {
       BOOST_TEST(st.samples == int64_t(seen.size()));
       BOOST_TEST(st.real_tokens == st.computed_tokens);
       BOOST_TEST(st.bytes_read > 0);
+    }
+  }
+}
+
+// The action chunk of the sample at row t is a[t : t + Hz]; past the episode's end its last action
+// repeats. data.action_past_end = train (upstream GR00T-N1.5) trains on those steps: the mask is 1
+// on the embodiment's action columns of every step and 0 on the unused columns; = mask also masks
+// the steps past the end. Checked for every sample of an epoch against the files.
+BOOST_AUTO_TEST_CASE(gr00t_action_chunks_past_the_episode_end) {
+  Dataset d("gr00t");
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  cfg.horizon = 12;  // longer than many of the 5..40-step episodes' tails
+  for (bool mask_past_end : {false, true}) {
+    BOOST_TEST_CONTEXT("mask_past_end " << mask_past_end) {
+      DataConfig dc = d.config();
+      dc.mask_past_end = mask_past_end;
+      Sampler ref_order([&] {
+        std::vector<int64_t> sizes;
+        for (const PackedData& f : d.files)
+          for (int64_t r = 0; r < f.steps(); r += dc.chunk_rows) sizes.push_back(std::min(dc.chunk_rows, f.steps() - r));
+        return sizes;
+      }(), dc.shuffle_buffer / dc.chunk_rows, dc.seed);
+      Loader loader(MPI_COMM_WORLD, dc, cfg);
+      int64_t past_end = 0;
+      for (int64_t k = 0; k < loader.samples_per_epoch() / dc.global_batch; ++k)
+        for (const PackedBatch& b : loader.next_step())
+          for (int i = 0; i < b.n_samples; ++i) {
+            const int64_t sample = ref_order.at(0, b.sample_id[size_t(i)]).sample;
+            const size_t f = sample >= d.begin[1] ? 1 : 0;
+            const PackedData& p = d.files[f];
+            const int64_t row = sample - d.begin[f];
+            const int64_t e = std::upper_bound(p.episode_offsets.begin(), p.episode_offsets.end(), row) -
+                              p.episode_offsets.begin() - 1;
+            const int64_t end = p.episode_offsets[size_t(e + 1)];
+            const int64_t width = p.embodiment_action_dim.empty()
+                                      ? p.action_dim
+                                      : p.embodiment_action_dim[size_t(p.episode_embodiment[size_t(e)])];
+            for (int64_t h = 0; h < cfg.horizon; ++h) {
+              const int64_t src = std::min(row + h, end - 1);
+              past_end += row + h >= end;
+              for (int64_t c = 0; c < cfg.action_dim; ++c) {
+                const size_t at = size_t((i * cfg.horizon + h) * cfg.action_dim + c);
+                const float want = c < width ? p.action[size_t(src * p.action_dim + c)] : 0.0f;
+                const float want_mask = c < width && !(mask_past_end && row + h >= end) ? 1.0f : 0.0f;
+                BOOST_TEST(b.actions[at] == want);
+                BOOST_TEST(b.action_mask[at] == want_mask);
+              }
+            }
+          }
+      BOOST_TEST(past_end > 0);  // the case is exercised
     }
   }
 }

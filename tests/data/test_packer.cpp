@@ -153,8 +153,7 @@ BOOST_AUTO_TEST_CASE(wan_token_layout_and_patches) {
       int a = i - 2 * video;
       BOOST_TEST(b.kind[i] == kAction);
       BOOST_TEST(b.blk[i] == a / cfg.actions_per_block);
-      BOOST_TEST(b.pos[3 * i] == (a / cfg.actions_per_block) * cfg.frames_per_block);
-      BOOST_TEST((b.pos[3 * i + 1] == 0 && b.pos[3 * i + 2] == a % cfg.actions_per_block));  // MODEL.md (b·fpb/pt, 0, i)
+      BOOST_TEST((b.pos[3 * i] == a && b.pos[3 * i + 1] == 0 && b.pos[3 * i + 2] == 0));  // MODEL.md (b·Ha + i, 0, 0)
     }
   }
 }

@@ -29,7 +29,7 @@ using namespace emb::encoders;
 namespace {
 
 struct Options {
-  int samples = 2, views = 1, repeats = 2, vision_layers = 27, llm_layers = 12;
+  int samples = 2, views = 1, repeats = 3, vision_layers = 27, llm_layers = 12;
   std::string checkpoint = "/tmp/embtrain_bench_eagle", tokenizer = std::string(PROJECT_SOURCE_DIR) +
                                                                     "/../shared/fixtures/eagle2_5_tokenizer";
 };
@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
       if (!std::isfinite(vl[0])) throw Error("bench_eagle_backbone: non-finite features");
     }
     std::sort(runs.begin(), runs.end());
-    const double forward_s = runs[runs.size() / 2];
+    const size_t mid = runs.size() / 2;
+    const double forward_s = runs.size() % 2 ? runs[mid] : (runs[mid - 1] + runs[mid]) / 2;  // the median
     // FLOPs as spec_eagle.md §9 counts them (2 × MACs; attention as executed: causal half).
     const double n_tok = double(prompt.ids.size()), T = d.tokens_per_image(), Dv = d.vision_hidden;
     const double E = d.llm_hidden, Iv = d.vision_intermediate, Il = d.llm_intermediate;

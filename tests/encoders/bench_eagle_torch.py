@@ -44,11 +44,12 @@ def main():
     ap.add_argument("--bench", required=True, help="the bench_eagle_backbone executable")
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--views", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--vision-layers", type=int, default=27)
     ap.add_argument("--llm-layers", type=int, default=12)
     ap.add_argument("--out", default="outputs/bench/eagle_backbone.json")
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     shape_args = ["--samples", str(args.samples), "--views", str(args.views), "--repeats", str(args.repeats),
                   "--vision-layers", str(args.vision_layers), "--llm-layers", str(args.llm_layers)]
     ours = json.loads(subprocess.run([args.bench] + shape_args, check=True, capture_output=True,
@@ -72,6 +73,7 @@ def main():
         "what": "GR00T-N1.5 Eagle 2.5 backbone forward (vl features), CPU float32, random weights at the "
                 "released dimensions; embtrain's CPU backend vs PyTorch 1.13 eager (eagle_reference.py)",
         "threads": threads,
+        "load_average_before_after": [load_before, os.getloadavg()[0]],
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(auto)"),
         "samples": args.samples, "views": args.views, "prompt_tokens": ours["prompt_tokens"],
         "vision_layers": args.vision_layers, "llm_layers": args.llm_layers,

@@ -16,7 +16,7 @@
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
@@ -26,92 +26,13 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "packed_writer.hpp"
 #include "python_reference.hpp"
+#include "eagle_fixtures.hpp"
 
 using namespace emb;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
-
-const std::string kSource = PROJECT_SOURCE_DIR;
-const std::string kTokenizer = kSource + "/../shared/fixtures/eagle2_5_tokenizer";
-
-struct ToolResult {
-  int code = 0;
-  std::string out, err;
-};
-
-ToolResult run_tool(const std::string& command, const std::string& dir) {
-  const int status = std::system((command + " >" + dir + "/tool.out 2>" + dir + "/tool.err").c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, emb::test::read_file(dir + "/tool.out"),
-          emb::test::read_file(dir + "/tool.err")};
-}
-
-// The tiny checkpoint folder with its Eagle folder (tiny config, real tokenizer files).
-struct Tiny {
-  std::string dir, checkpoint, eagle;
-  Tiny() {
-    dir = emb::test::make_temp_dir("features");
-    BOOST_REQUIRE(std::system(("/usr/bin/python3 " + kSource + "/tests/encoders_ref/make_tiny_encoders.py --which "
-                               "eagle --out " + dir + " > /dev/null").c_str()) == 0);
-    checkpoint = dir + "/eagle", eagle = checkpoint + "/eagle2_hg_model";
-    for (const auto& entry : fs::directory_iterator(kTokenizer))
-      if (entry.path().filename() != "config.json") fs::copy(entry.path(), eagle + "/" + entry.path().filename().string());
-  }
-};
-const Tiny& tiny() {
-  static const Tiny t;
-  return t;
-}
-
-const std::vector<std::string> kTasks = {"pick the pear and place it in the plate", "open the drawer"};
-
-// Three episodes (5, 3, 4 steps; tasks 0, 1, 0) with views "front" and "wrist" of H × W frames.
-PackedData dataset(int64_t H, int64_t W) {
-  PackedData p;
-  p.family = "gr00t", p.fps = 20, p.source = "test";
-  p.state_dim = 3, p.action_dim = 2;
-  p.task_text = kTasks;
-  const int64_t lengths[] = {5, 3, 4};
-  const int32_t tasks[] = {0, 1, 0};
-  std::mt19937 gen(5);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int e = 0; e < 3; ++e) {
-    p.add_episode(lengths[e], tasks[e], 0);
-    for (int64_t s = 0; s < lengths[e] * 3; ++s) p.state.push_back(u(gen));
-    for (int64_t s = 0; s < lengths[e] * 2; ++s) p.action.push_back(u(gen));
-  }
-  for (const char* name : {"front", "wrist"}) {
-    VideoView v;
-    v.name = name, v.height = H, v.width = W;
-    v.frames.resize(size_t(p.steps() * H * W * 3));
-    std::uniform_int_distribution<int> byte(0, 255);
-    for (uint8_t& b : v.frames) b = uint8_t(byte(gen));
-    p.videos.push_back(std::move(v));
-  }
-  // The stand-in encoder's features, which the backbone's replace.
-  VarlenFeatures& vl = p.features["vl"];
-  vl.dim = 4;
-  for (int64_t s = 0; s < p.steps(); ++s) {
-    for (int k = 0; k < 8; ++k) vl.values.push_back(float_to_half(0.5f));
-    vl.offsets.push_back(vl.offsets.back() + 2);
-  }
-  return p;
-}
-
-std::string features_command(const std::string& in, const std::string& out, const std::string& extra = "") {
-  return str(EMBPACK_EXE, " features --backbone ", tiny().checkpoint, " ", in, " -o ", out, " ", extra);
-}
-
-std::vector<float> stored_vl(const std::string& path, std::vector<int64_t>& offsets) {
-  const H5File f = H5File::open(path);
-  offsets = f.read_all<int64_t>(packed::kVlOffsets);
-  std::vector<float> v;
-  for (uint16_t h : f.read_all<uint16_t>(packed::kVlFeatures)) v.push_back(half_to_float(h));
-  return v;
-}
-
-}  // namespace
+using namespace emb::test;
 
 BOOST_AUTO_TEST_CASE(features_of_every_step_with_provenance) {
   const std::string dir = emb::test::make_temp_dir("features_run");
@@ -186,6 +107,72 @@ BOOST_AUTO_TEST_CASE(features_of_every_step_with_provenance) {
   }
 }
 
+// --augment K stores K variants per step under GR00T's training crop and colour jitter (drawn
+// from (seed, step, k)), with /features/vl's rows; training with data.vl_augment = on reads
+// variant epoch mod K, and refuses a file without variants.
+BOOST_AUTO_TEST_CASE(augmented_variants) {
+  const std::string dir = emb::test::make_temp_dir("features_augment");
+  const PackedData p = dataset(48, 64);
+  write_packed(p, dir + "/in.h5", "test");
+  BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/plain.h5"), dir).code == 0);
+  const ToolResult r = run_tool(features_command(dir + "/in.h5", dir + "/aug.h5", "--augment 2 --seed 5 --batch 5"), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.err);
+  const H5File f = H5File::open(dir + "/aug.h5");
+  BOOST_TEST(f.attr_string(packed::kVlFeatures, "augment") == "2");
+  BOOST_TEST(f.attr_string(packed::kVlFeatures, "augment_seed") == "5");
+  const std::vector<int64_t> offsets = f.read_all<int64_t>(packed::kVlOffsets);
+  std::vector<std::vector<uint16_t>> variants;
+  for (int k = 0; k < 2; ++k) {
+    BOOST_TEST(f.read_all<int64_t>(str(packed::kVlAugmented, k, "_offsets")) == offsets);
+    variants.push_back(f.read_all<uint16_t>(str(packed::kVlAugmented, k)));
+  }
+  const std::vector<uint16_t> eval = f.read_all<uint16_t>(packed::kVlFeatures);
+  // The eval rows are the plain run's (another batch size: GEMM rounding, within fp16's).
+  const std::vector<uint16_t> plain = H5File::open(dir + "/plain.h5").read_all<uint16_t>(packed::kVlFeatures);
+  BOOST_TEST_REQUIRE(plain.size() == eval.size());
+  double eval_diff = 0;
+  for (size_t i = 0; i < eval.size(); ++i)
+    eval_diff = std::max(eval_diff, double(std::fabs(half_to_float(eval[i]) - half_to_float(plain[i]))));
+  BOOST_TEST(eval_diff <= 2e-3, eval_diff);
+  BOOST_TEST(variants[0] != eval);
+  BOOST_TEST(variants[1] != variants[0]);
+  // Step 6 (episode 1, task 1), variant 1: the in-process backbone on that draw's frames.
+  CpuOps cpu;
+  encoders::EagleBackbone backbone(cpu, tiny().checkpoint, tiny().eagle, DType::f32);
+  const encoders::EagleDims& d = backbone.dims();
+  const int64_t s = 6, frame = 48 * 64 * 3;
+  std::vector<uint8_t> frames(size_t(2 * frame));
+  for (int v = 0; v < 2; ++v) std::copy_n(p.videos[size_t(v)].frames.data() + s * frame, frame, frames.data() + v * frame);
+  const encoders::FrameAugmentation drawn = encoders::draw_augmentation(48, 64, 5, uint64_t(s), 1);
+  const std::vector<uint8_t> u8 = encoders::gr00t_frames(frames.data(), 2, 48, 64, d.image_size, &drawn, "test");
+  std::vector<float> rows(size_t(2 * d.tokens_per_image() * d.patch_features()));
+  encoders::eagle_patch_rows(u8.data(), 2, d.image_size, d.patch, rows.data());
+  const tokenizers::Qwen2Tokenizer tokenizer(tiny().eagle);
+  const std::vector<float> want =
+      backbone.features({{tokenizers::gr00t_prompt(tokenizer, 2, kTasks[1], d.tokens_per_image()).ids, 2}}, rows.data());
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float stored = half_to_float(variants[1][size_t(offsets[size_t(s)] * d.llm_hidden) + i]);
+    worst = std::max(worst, double(std::fabs(stored - want[i])) / std::max(1.0, double(std::fabs(want[i]))));
+  }
+  BOOST_TEST(worst <= 1e-3, "variant 1 of step 6: " << worst);
+
+  TokenConfig cfg;
+  cfg.family = Family::gr00t, cfg.d_ctx = 32, cfg.n_embodiments = 1, cfg.state_dim = 3, cfg.action_dim = 2;
+  cfg.horizon = 4, cfg.n_future = 2;
+  const PackedDataset augmented(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "",
+                                VlFeatureChoice{"", true});
+  BOOST_TEST(augmented.file(0).feature_dataset(0) == "/features/vl_aug0");
+  BOOST_TEST(augmented.file(0).feature_dataset(3) == "/features/vl_aug1");
+  const PackedDataset plain_reads(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "");
+  BOOST_TEST(plain_reads.file(0).feature_dataset(3) == "/features/vl");
+  BOOST_TEST(emb::test::error_of([&] {
+               PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/plain.h5"}, cfg, "",
+                             VlFeatureChoice{"", true});
+             }) == dir + "/plain.h5:/features/vl: holds no augmented variants, but data.vl_augment = on; compute them "
+                         "with embpack features --augment K, or set data.vl_augment = off");
+}
+
 // The loader takes features whose backbone digest is data.vl_backbone's, and refuses those of
 // another backbone and the stand-in encoder's (no digest), in one line naming the file.
 BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
@@ -201,7 +188,8 @@ BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
   cfg.horizon = 4, cfg.n_future = 2;
   const std::string ours = encoders::eagle_weights_digest(WeightSource(tiny().checkpoint));
   auto open = [&](const std::string& file, const std::string& digest) {
-    return emb::test::error_of([&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", digest); });
+    return emb::test::error_of(
+        [&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", VlFeatureChoice{digest}); });
   };
   BOOST_TEST(open(dir + "/ours.h5", ours) == "");
   BOOST_TEST(open(dir + "/ours.h5", "") == "");
@@ -243,13 +231,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
   fs::create_directories(no_image_token);
   for (const auto& entry : fs::directory_iterator(tiny().eagle))
     fs::copy(entry.path(), no_image_token + "/" + entry.path().filename().string());
-  BOOST_REQUIRE(std::system(("/usr/bin/python3 -c \"import json; d='" + no_image_token +
-                             "'; c = json.load(open(d + '/tokenizer_config.json')); "
-                             "c['added_tokens_decoder'] = {k: v for k, v in c['added_tokens_decoder'].items() if "
-                             "v['content'] != '<IMG_CONTEXT>'}; json.dump(c, open(d + '/tokenizer_config.json', 'w')); "
-                             "a = json.load(open(d + '/added_tokens.json')); a.pop('<IMG_CONTEXT>'); "
-                             "json.dump(a, open(d + '/added_tokens.json', 'w'))\"")
-                                .c_str()) == 0);
+  remove_image_token(no_image_token);
   {
     const ToolResult r = run_tool(features_command(dir + "/in.h5", dir + "/out.h5", "--eagle " + no_image_token), dir);
     BOOST_TEST(r.code == 2, r.err);

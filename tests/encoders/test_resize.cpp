@@ -1,4 +1,4 @@
-// kernels/cpu/resize (the frozen encoders' frame resampling) against torch 1.13's CPU
+// encoders/frames/resize (the frozen encoders' frame resampling) against torch 1.13's CPU
 // interpolate: the antialiased bilinear resize bit for bit (GR00T truncates its result to
 // uint8, so one ulp can move a pixel), downscaling by GR00T's ratios (243 → 224 of a 256
 // frame's 0.95 crop, 608 × 456 → 224 of a 640 × 480 one) and upscaling; the plain bilinear and
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "kernels/cpu/resize.hpp"
+#include "encoders/frames/resize.hpp"
 #include "python_reference.hpp"
 
 using namespace emb;
@@ -32,11 +32,11 @@ std::vector<float> image(const Case& k, uint32_t seed) {
 }
 
 std::vector<float> run(const Case& k, const std::vector<float>& x) {
-  cpu::ResizeTable (*table)(int64_t, int64_t) = k.mode == "aa_bilinear" ? cpu::aa_bilinear_table
-                                                : k.mode == "bilinear"  ? cpu::bilinear_table
-                                                                        : cpu::bicubic_table;
+  frames::ResizeTable (*table)(int64_t, int64_t) = k.mode == "aa_bilinear" ? frames::aa_bilinear_table
+                                                : k.mode == "bilinear"  ? frames::bilinear_table
+                                                                        : frames::bicubic_table;
   std::vector<float> y(size_t(k.out_h * k.out_w * k.c));
-  cpu::resize_hwc(x.data(), k.c, table(k.h, k.out_h), table(k.w, k.out_w), y.data());
+  frames::resize_hwc(x.data(), k.c, table(k.h, k.out_h), table(k.w, k.out_w), y.data());
   return y;
 }
 

@@ -15,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/attention_tiles.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/linear.hpp"
 
@@ -107,7 +108,7 @@ json bench_attention(const Packed& p, cpu::AttnMask mask, int H, int hd) {
   const int64_t pairs = cpu::attn_allowed_pairs(idx, T, T);
   const auto tiles = cpu::attention_tile_stats(idx, T, T);
   const double flop_fwd = 4.0 * hd * double(pairs) * H, flop_bwd = 2.5 * flop_fwd;
-  return {{"mask", cpu::attn_mask_name(mask)},
+  return {{"mask", attn_mask_name(mask)},
           {"allowed_pairs_per_head", pairs},
           {"allowed_fraction", double(pairs) / (double(T) * T)},
           {"tiles_total", tiles.total},
@@ -134,7 +135,7 @@ int main() {
   const int B = 4, L = 1024, H = 4, hd = 64, n_blocks = 4;
   const Packed p = packed_batch(B, L, n_blocks);
   r["attention"]["batch"] = {{"samples", B}, {"tokens_per_sample", L}, {"heads", H}, {"head_dim", hd},
-                             {"blocks", n_blocks}, {"tile_q", cpu::kAttnTileQ}, {"tile_k", cpu::kAttnTileK}};
+                             {"blocks", n_blocks}, {"tile_q", kAttnTileQ}, {"tile_k", kAttnTileK}};
   const json full = bench_attention(p, cpu::AttnMask::full, H, hd);
   const json causal = bench_attention(p, cpu::AttnMask::block_causal, H, hd);
   r["attention"]["runs"] = {full, causal};

@@ -20,6 +20,15 @@ namespace {
 // then noisy blocks, as the wan sequences are.
 struct Batch {
   std::vector<int32_t> seq, blk, grp, cseq;
+  // DreamZero batches (dreamzero_batch): each token's position within its sample, the samples'
+  // shapes and the teacher-forcing parameters.
+  struct Sample {
+    int blocks, frame_tokens, actions, states;  // nb, fs, Ha, Ns
+  };
+  std::vector<int32_t> pos_in_sample;
+  std::vector<Sample> samples;
+  TeacherForcing tf;
+  int max_chunk = 0;
   int64_t T() const { return static_cast<int64_t>(seq.size()); }
   int64_t Tc() const { return static_cast<int64_t>(cseq.size()); }
   cpu::AttnIndex index(AttnMask mask) const {
@@ -28,6 +37,7 @@ struct Batch {
     idx.q_seq = seq.data(), idx.q_blk = blk.data(), idx.q_grp = grp.data();
     idx.k_seq = mask == AttnMask::cross ? cseq.data() : seq.data();
     idx.k_blk = blk.data(), idx.k_grp = grp.data();
+    idx.tf = tf;
     return idx;
   }
 };
@@ -57,6 +67,61 @@ Batch make_batch(const std::vector<int>& lengths, const std::vector<int>& paddin
 
 Batch ragged_batch(bool shuffled) { return make_batch({37, 90, 5, 130, 71}, {0, 3, 0, 0, 2}, 3, shuffled); }
 
+// DreamZero samples laid end to end (padding after some): per sample [clean video F·fs][noisy
+// video F·fs][actions nb·Ha][states nb·Ns], F = 1 + nb·fpb, with MODEL.md's encoding: grp 0 clean
+// (blk = its frame), 1 noisy and actions, 2 states (blk = the first frame of their block).
+Batch dreamzero_batch(const std::vector<Batch::Sample>& samples, const std::vector<int>& padding_after, int fpb,
+                      int max_chunk) {
+  Batch b;
+  b.samples = samples;
+  b.max_chunk = max_chunk;
+  b.tf = TeacherForcing{fpb, max_chunk * fpb + 1};
+  auto push = [&](int32_t s, int32_t grp, int32_t blk, int32_t p) {
+    b.seq.push_back(s), b.grp.push_back(grp), b.blk.push_back(blk), b.pos_in_sample.push_back(p);
+  };
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const Batch::Sample& x = samples[s];
+    const int frames = 1 + x.blocks * fpb;
+    int32_t p = 0;
+    for (int grp = 0; grp < 2; ++grp)
+      for (int f = 0; f < frames; ++f)
+        for (int t = 0; t < x.frame_tokens; ++t) {
+          const int32_t first = f == 0 ? 0 : 1 + (f - 1) / fpb * fpb;
+          push(int32_t(s), grp, grp == 0 ? f : first, p++);
+        }
+    for (int grp = 1; grp <= 2; ++grp)
+      for (int blk = 0; blk < x.blocks; ++blk)
+        for (int t = 0; t < (grp == 1 ? x.actions : x.states); ++t) push(int32_t(s), grp, 1 + blk * fpb, p++);
+    for (int pad = 0; pad < padding_after[s]; ++pad) push(-1, 0, 0, 0);
+    for (int c = 0; c < 5; ++c) b.cseq.push_back(int32_t(s));
+  }
+  return b;
+}
+
+// Upstream's teacher-forcing mask from token positions (dreamzero CWM 555-784, 907-953; the
+// spec's "Self-attention mask M"), written without seq/blk/grp.
+bool teacher_forcing_ref(const Batch& b, int64_t i, int64_t j) {
+  const Batch::Sample& x = b.samples[size_t(b.seq[i])];
+  const int fpb = b.tf.frames_per_block, fs = x.frame_tokens, nb = x.blocks;
+  const int64_t nv = int64_t(1 + nb * fpb) * fs, blk = int64_t(fpb) * fs, act0 = 2 * nv, st0 = act0 + nb * x.actions;
+  const int64_t qi = b.pos_in_sample[i], kj = b.pos_in_sample[j];
+  auto in = [](int64_t v, int64_t lo, int64_t hi) { return v >= lo && v < hi; };
+  if (qi < fs) return kj < fs;
+  if (qi < nv) {
+    const int64_t end = fs + ((qi - fs) / blk + 1) * blk, window = int64_t(b.max_chunk) * fpb + 1;
+    return kj < fs || in(kj, std::max<int64_t>(fs, end - window * fs), end);
+  }
+  if (qi < nv + fs) return in(kj, nv, nv + fs);
+  if (qi >= st0) {
+    const int64_t s = (qi - st0) / x.states;
+    return in(kj, st0 + s * x.states, st0 + (s + 1) * x.states);
+  }
+  const int64_t bq = qi < act0 ? (qi - nv - fs) / blk : (qi - act0) / x.actions;
+  return kj < fs + bq * blk || in(kj, nv + fs + bq * blk, nv + fs + (bq + 1) * blk) ||
+         in(kj, act0 + bq * x.actions, act0 + (bq + 1) * x.actions) ||
+         in(kj, st0 + bq * x.states, st0 + (bq + 1) * x.states);
+}
+
 // The masks of MODEL.md "Packed batch", written independently of the kernels.
 bool mask_ref(const Batch& b, AttnMask mask, int64_t i, int64_t j) {
   if (b.seq[i] < 0) return false;
@@ -66,10 +131,12 @@ bool mask_ref(const Batch& b, AttnMask mask, int64_t i, int64_t j) {
     case AttnMask::full:
       return true;
     case AttnMask::prefix:
-      return b.grp[j] == 0 || b.grp[i] == 1;
+      return b.grp[j] == 0 || b.grp[i] != 0;
     case AttnMask::block_causal:
       if (b.grp[i] == 0) return b.grp[j] == 0 && b.blk[j] <= b.blk[i];
-      return (b.grp[j] == 0 && b.blk[j] < b.blk[i]) || (b.grp[j] == 1 && b.blk[j] == b.blk[i]);
+      return (b.grp[j] == 0 && b.blk[j] < b.blk[i]) || (b.grp[j] != 0 && b.blk[j] == b.blk[i]);
+    case AttnMask::teacher_forcing:
+      return teacher_forcing_ref(b, i, j);
     default:
       return false;
   }
@@ -141,7 +208,7 @@ void check_attention(const Batch& b, AttnMask mask, bool with_fd) {
   cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), Tq, Tk, H, hd, idx);
   auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
   const AttnRef ref = attention_ref(b, mask, qd, kd, vd, H, hd);
-  const std::string name = cpu::attn_mask_name(mask);
+  const std::string name = attn_mask_name(mask);
   check_close(out, ref.out, 1e-5, 0.0, name + " out");
   std::vector<double> lse_real, lse_ref_real;
   for (int64_t i = 0; i < Tq * H; ++i) {
@@ -192,7 +259,7 @@ BOOST_AUTO_TEST_CASE(attention_mask_rule_matches_model_md) {
           mismatches += mask_ref(b, mask, i, j) != cpu::attn_allowed(idx, i, j);
         }
       BOOST_TEST(mismatches == 0);
-      BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+      BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), Tk) == pairs, attn_mask_name(mask));
     }
   }
 }
@@ -209,7 +276,7 @@ BOOST_AUTO_TEST_CASE(attention_tile_classes_exact_on_block_layouts) {
       int64_t pairs = 0;
       for (int64_t i = 0; i < b.T(); ++i)
         for (int64_t j = 0; j < Tk; ++j) pairs += mask_ref(b, mask, i, j);
-      BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), Tk) == pairs, cpu::attn_mask_name(mask));
+      BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), Tk) == pairs, attn_mask_name(mask));
     }
   }
   check_attention(make_batch({768, 300}, {0, 0}, 4, false), AttnMask::block_causal, false);
@@ -223,6 +290,51 @@ BOOST_AUTO_TEST_CASE(attention_structured_batch_every_mask) {
 BOOST_AUTO_TEST_CASE(attention_shuffled_grp_blk) {
   const Batch b = ragged_batch(true);
   for (AttnMask mask : {AttnMask::block_causal, AttnMask::prefix}) check_attention(b, mask, false);
+}
+
+// DreamZero's teacher forcing: windows that cut a block (max_chunk 1 with fpb 2 and 3), reach
+// frame 0 (max_chunk 4) or never cut; samples of one token per frame (the spec's hand-checked
+// case) up to 40 per frame, so tiles hold parts of frames, several frames, or several samples.
+// The rule matches the position-form reference pair by pair, the tile classes count the pairs
+// exactly, and the attention matches the dense reference (and finite differences).
+BOOST_AUTO_TEST_CASE(attention_teacher_forcing_mask) {
+  struct Layout {
+    std::vector<Batch::Sample> samples;
+    std::vector<int> padding;
+    int fpb, max_chunk;
+  };
+  const std::vector<Layout> layouts = {
+      {{{2, 1, 2, 1}}, {0}, 2, 1},
+      {{{2, 1, 2, 1}}, {0}, 2, 4},
+      {{{3, 5, 4, 1}, {2, 7, 6, 2}, {1, 3, 2, 1}}, {2, 0, 3}, 2, 1},
+      {{{4, 40, 24, 1}, {2, 33, 6, 3}}, {0, 5}, 3, 1},
+      {{{4, 16, 8, 1}, {4, 9, 4, 1}}, {0, 0}, 2, 4},
+      {{{5, 12, 4, 2}}, {1}, 2, 2}};
+  for (const Layout& l : layouts) {
+    const Batch b = dreamzero_batch(l.samples, l.padding, l.fpb, l.max_chunk);
+    const auto idx = b.index(AttnMask::teacher_forcing);
+    int64_t pairs = 0, mismatches = 0;
+    for (int64_t i = 0; i < b.T(); ++i)
+      for (int64_t j = 0; j < b.T(); ++j) {
+        const bool want = b.seq[i] >= 0 && b.seq[i] == b.seq[j] && teacher_forcing_ref(b, i, j);
+        pairs += want;
+        mismatches += want != cpu::attn_allowed(idx, i, j);
+      }
+    BOOST_TEST(mismatches == 0, "fpb " << l.fpb << " max_chunk " << l.max_chunk);
+    BOOST_TEST(cpu::attn_allowed_pairs(idx, b.T(), b.T()) == pairs);
+  }
+  check_attention(dreamzero_batch({{3, 5, 4, 1}, {2, 7, 6, 2}, {1, 3, 2, 1}}, {2, 0, 3}, 2, 1),
+                  AttnMask::teacher_forcing, true);
+  check_attention(dreamzero_batch({{4, 40, 24, 1}, {2, 33, 6, 3}}, {0, 5}, 3, 1), AttnMask::teacher_forcing, false);
+  // The other masks on the same layout (the model's baselines): states (grp 2) count as grp ≠ 0.
+  const Batch b = dreamzero_batch({{3, 5, 4, 1}, {2, 7, 6, 2}}, {2, 0}, 2, 1);
+  for (AttnMask mask : {AttnMask::block_causal, AttnMask::prefix}) {
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < b.T(); ++i)
+      for (int64_t j = 0; j < b.T(); ++j) pairs += mask_ref(b, mask, i, j);
+    BOOST_TEST(cpu::attn_allowed_pairs(b.index(mask), b.T(), b.T()) == pairs, attn_mask_name(mask));
+    check_attention(b, mask, false);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(attention_block_causal_skips_tiles) {

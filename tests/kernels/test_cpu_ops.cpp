@@ -7,28 +7,18 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "error_of.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/modulate.hpp"
 #include "kernels/cpu/norm.hpp"
+#include "kernels/cpu/norm_modulate.hpp"
 
 using namespace emb;
 using namespace emb::test;
 
 namespace {
-
-// The message of the emb::Error `call` throws (empty if it does not throw).
-template <class F>
-std::string error_of(F call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -48,7 +38,7 @@ BOOST_AUTO_TEST_CASE(cpu_ops_errors_name_the_op_and_the_shapes) {
 
   std::vector<float> q(6 * 8), kv(5 * 8), lse(6 * 2);
   std::vector<int32_t> seq(6, 0);
-  const AttnIndex idx{AttnMask::full, seq.data(), nullptr, nullptr, seq.data(), nullptr, nullptr};
+  const AttnIndex idx{AttnMask::full, seq.data(), nullptr, nullptr, seq.data(), nullptr, nullptr, {}};
   const std::string head_dim = error_of([&] {
     ops.attention_forward(view(q.data(), 6, 8), view(kv.data(), 5, 8), view(kv.data(), 5, 8), view(q.data(), 6, 8),
                           view(lse.data(), 6, 2), AttnConfig{2, 3}, idx);
@@ -102,8 +92,8 @@ BOOST_AUTO_TEST_CASE(cpu_ops_fused_calls_equal_their_kernels_bit_for_bit) {
   const View modv = view(mod.data(), N, ld);
   ops.norm_modulate_forward(view(y.data(), N, C), modv.cols_range(C, C), modv.cols_range(0, C),
                             view(normed.data(), N, C), view(ym.data(), N, C), view(mean.data(), N, 1),
-                            view(rstd.data(), N, 1));
-  cpu::layernorm_forward(y.data(), nullptr, nullptr, normed_ref.data(), mean_ref.data(), rstd_ref.data(), N, C);
+                            view(rstd.data(), N, 1), 1e-5f);
+  cpu::layernorm_forward(y.data(), nullptr, nullptr, normed_ref.data(), mean_ref.data(), rstd_ref.data(), N, C, 1e-5f);
   cpu::modulate_forward(normed_ref.data(), mod.data() + C, mod.data(), ld, ym_ref.data(), N, C);
   BOOST_TEST(bitwise_equal(ym, ym_ref));
   BOOST_TEST(bitwise_equal(normed, normed_ref));

@@ -1,7 +1,8 @@
 // The cuDNN SDPA graphs the CUDA attention benchmark measures our kernels against
-// (kernels/cuda/cudnn_sdpa.hpp), checked without a GPU: cuDNN finalises every tensor and operation
-// descriptor as it is added (dimensions of matmul operands, broadcasts, reshapes, attribute
-// types), so a graph that builds here differs from one that runs only in the engine's choice.
+// (tests/kernels/cuda/cudnn_sdpa.hpp), checked without a GPU: cuDNN finalises every tensor and
+// operation descriptor as it is added (dimensions of matmul operands, broadcasts, reshapes,
+// attribute types), so a graph that builds here differs from one that runs only in the engine's
+// choice.
 // What binds the caller's buffers (the variant pack's uids) is checked against the graph too.
 // Only the plans and the run need a GPU (bench_kernels compares cuDNN's outputs with ours there).
 #define BOOST_TEST_MODULE cudnn_sdpa
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/cuda/cudnn_sdpa.hpp"
+#include "tests/kernels/cuda/cudnn_sdpa.hpp"
 
 using namespace emb::cuda;
 

@@ -12,6 +12,7 @@
 #include "error_of.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/rope_half.hpp"
 
 using namespace emb;
@@ -237,6 +238,40 @@ BOOST_AUTO_TEST_CASE(gated_activations_forward_and_gradient) {
              }) ==
              "gated_activation_forward: gate and up differ in shape; gate [2, 3], up [2, 2], y [2, 3], dgate "
              "absent, dup absent");
+}
+
+// The frozen linears: packed once (AVX-512 panels where the CPU has them), then multiplied; equal
+// to linear_forward to fp32 summation order, at shapes with partial row tiles, partial column
+// panels and several K blocks, with bias and activation epilogues.
+BOOST_AUTO_TEST_CASE(packed_linear_equals_linear) {
+  CpuOps ops;
+  BOOST_TEST_MESSAGE("packed layout: " << (cpu::packed_linear_avx512() ? "AVX-512 panels" : "W as given"));
+  struct Shape {
+    int64_t M, K, N;
+    Activation act;
+    bool bias;
+  };
+  for (const Shape& s : {Shape{37, 500, 70, Activation::gelu_tanh, true}, Shape{1, 33, 5, Activation::none, false},
+                         Shape{300, 64, 32, Activation::silu, true}, Shape{13, 800, 96, Activation::none, true}}) {
+    const auto x = random_floats(size_t(s.M * s.K), 61), W = random_floats(size_t(s.K * s.N), 62, -0.2f, 0.2f);
+    const auto b = random_floats(size_t(s.N), 63);
+    std::vector<float> packed(size_t(ops.packed_linear_elements(s.K, s.N)));
+    ops.pack_linear(view(W.data(), s.K, s.N), view(packed.data(), 1, int64_t(packed.size())));
+    std::vector<float> y(size_t(s.M * s.N)), pre(y.size()), want(y.size()), want_pre(y.size());
+    const bool act = s.act != Activation::none;
+    const View bias = s.bias ? view(b.data(), 1, s.N) : View{};
+    ops.packed_linear_forward(view(x.data(), s.M, s.K), view(packed.data(), 1, int64_t(packed.size())), bias, s.act,
+                              act ? view(pre.data(), s.M, s.N) : View{}, view(y.data(), s.M, s.N));
+    ops.linear_forward(view(x.data(), s.M, s.K), view(W.data(), s.K, s.N), bias, s.act,
+                       act ? view(want_pre.data(), s.M, s.N) : View{}, view(want.data(), s.M, s.N));
+    check_close(y, want, 1e-6, 0.0, str("packed linear ", s.M, "x", s.K, "x", s.N));
+    if (act) check_close(pre, want_pre, 1e-6, 0.0, "pre");
+  }
+  std::vector<float> x(4 * 8), y(4 * 3), small(5);
+  BOOST_TEST(error_of([&] {
+               ops.packed_linear_forward(view(x.data(), 4, 8), view(small.data(), 1, 5), View{}, Activation::none,
+                                         View{}, view(y.data(), 4, 3));
+             }).rfind("packed_linear_forward: packed must be the packed form of a W [8, 3]", 0) == 0);
 }
 
 // Qwen3's q_norm/k_norm: RMSNorm over each head's hd values, as rmsnorm_forward on [T·H, hd].

@@ -10,10 +10,10 @@
 
 #include "core/dtype.hpp"
 #include "kernel_check.hpp"
-#include "kernels/cpu/fp8_e4m3.hpp"
-#include "kernels/cpu/fp8_gemm.hpp"
+#include "kernels/fp8_e4m3.hpp"
+#include "kernels/fp8_gemm.hpp"
 #include "kernels/cpu/fp8_linear.hpp"
-#include "kernels/cpu/fp8_quantize.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/cpu/linear.hpp"
 
 using namespace emb;

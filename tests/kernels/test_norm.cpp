@@ -12,7 +12,10 @@ struct NormRef {
   std::vector<double> y, mean, rstd;
 };
 
-// Layer norm (rms = false) or RMS norm (rms = true) in double; empty weight/bias = none.
+// Layer norm (rms = false) or RMS norm (rms = true) in double; empty weight/bias = none. LayerNorm
+// runs at GR00T-N1.5's eps (1e-5), RMSNorm at its fixed one.
+constexpr float kLayerNormEps = 1e-5f;
+
 NormRef norm_ref(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b, int64_t N,
                  int C, bool rms) {
   NormRef r{std::vector<double>(N * C), std::vector<double>(N), std::vector<double>(N)};
@@ -22,7 +25,7 @@ NormRef norm_ref(const std::vector<double>& x, const std::vector<double>& w, con
     if (rms) mu = 0.0;
     for (int c = 0; c < C; ++c) ms += (x[i * C + c] - mu) * (x[i * C + c] - mu) / C;
     r.mean[i] = mu;
-    r.rstd[i] = 1.0 / std::sqrt(ms + kNormEps);
+    r.rstd[i] = 1.0 / std::sqrt(ms + (rms ? cpu::kNormEps : kLayerNormEps));
     for (int c = 0; c < C; ++c) {
       double v = (x[i * C + c] - mu) * r.rstd[i];
       if (!w.empty()) v *= w[c];
@@ -44,7 +47,8 @@ void check_norm(bool rms, bool affine) {
   if (rms)
     cpu::rmsnorm_forward(x.data(), wp, y.data(), rstd.data(), N, C);
   else
-    cpu::layernorm_forward(x.data(), wp, affine ? b.data() : nullptr, y.data(), mean.data(), rstd.data(), N, C);
+    cpu::layernorm_forward(x.data(), wp, affine ? b.data() : nullptr, y.data(), mean.data(), rstd.data(), N, C,
+                           kLayerNormEps);
 
   auto xd = to_double(x);
   std::vector<double> wd = affine ? to_double(w) : std::vector<double>{};
@@ -83,7 +87,7 @@ BOOST_AUTO_TEST_CASE(layernorm_weight_grad_many_rows) {
   const int C = 48;
   const auto x = random_floats(N * C, 41), w = random_floats(C, 42), dy = random_floats(N * C, 43);
   std::vector<float> y(N * C), mean(N), rstd(N), dw(C, 0.f), db(C, 0.f);
-  cpu::layernorm_forward(x.data(), w.data(), nullptr, y.data(), mean.data(), rstd.data(), N, C);
+  cpu::layernorm_forward(x.data(), w.data(), nullptr, y.data(), mean.data(), rstd.data(), N, C, kLayerNormEps);
   cpu::layernorm_backward(x.data(), w.data(), mean.data(), rstd.data(), dy.data(), nullptr, dw.data(), db.data(), N,
                           C);
   const NormRef ref = norm_ref(to_double(x), {}, {}, N, C, false);

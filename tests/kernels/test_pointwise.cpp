@@ -4,7 +4,8 @@
 #include "kernel_check.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
-#include "kernels/cpu/modulate.hpp"
+#include "kernels/cpu/norm_modulate.hpp"
+#include "kernels/cpu/residual.hpp"
 
 using namespace emb;
 using namespace emb::test;
@@ -107,6 +108,8 @@ BOOST_AUTO_TEST_CASE(activations) {
                    "gelu_tanh");
   check_activation(cpu::silu_forward, cpu::silu_backward, [](double x) { return x / (1 + std::exp(-x)); }, "silu");
   check_activation(cpu::relu_forward, cpu::relu_backward, [](double x) { return x > 0 ? x : 0.0; }, "relu");
+  check_activation(cpu::gelu_erf_forward, cpu::gelu_erf_backward,
+                   [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, "gelu_erf");
 }
 
 BOOST_AUTO_TEST_CASE(smooth_activations_saturate) {
@@ -114,20 +117,51 @@ BOOST_AUTO_TEST_CASE(smooth_activations_saturate) {
   check_saturation(cpu::silu_forward, cpu::silu_backward, "silu");
 }
 
-BOOST_AUTO_TEST_CASE(sinus_embedding_cos_half_first) {
+// Wan's layout (cos half first, divisor n/2), diffusers' Timesteps(flip_sin_to_cos=True,
+// downscale_freq_shift=1) (cos first, divisor n/2 − 1: GR00T-N1.5's time encoder, whose last
+// frequency is exactly 1e-4) and the action encoders' (sin half first).
+BOOST_AUTO_TEST_CASE(sinus_embedding_layouts) {
   const int n = 256;
   const std::vector<float> t = {0.0f, 1.0f, 999.0f};
-  std::vector<float> out(t.size() * n);
-  cpu::sinus_embedding(t.data(), out.data(), t.size(), n);
-  std::vector<double> want(out.size());
-  for (size_t i = 0; i < t.size(); ++i)
-    for (int k = 0; k < n / 2; ++k) {
-      const double f = std::exp(-std::log(10000.0) * k / (n / 2));
-      want[i * n + k] = std::cos(t[i] * f);
-      want[i * n + n / 2 + k] = std::sin(t[i] * f);
+  for (const auto& [cos_first, shift] : {std::pair{true, 0}, std::pair{true, 1}, std::pair{false, 0}}) {
+    BOOST_TEST_CONTEXT("cos_first " << cos_first << " shift " << shift) {
+      std::vector<float> out(t.size() * n);
+      cpu::sinus_embedding(t.data(), 1, out.data(), t.size(), n, cos_first, shift);
+      std::vector<double> want(out.size());
+      const int cos_at = cos_first ? 0 : n / 2, sin_at = cos_first ? n / 2 : 0;
+      for (size_t i = 0; i < t.size(); ++i)
+        for (int k = 0; k < n / 2; ++k) {
+          const double f = std::exp(-std::log(10000.0) * k / (n / 2 - shift));
+          want[i * n + cos_at + k] = std::cos(t[i] * f);
+          want[i * n + sin_at + k] = std::sin(t[i] * f);
+        }
+      check_close(out, want, 0.0, 1e-7, "sinus");
+      BOOST_TEST(out[cos_at] == 1.0f);  // t = 0: the cos half is 1
+      BOOST_TEST(out[sin_at] == 0.0f);  // and the sin half 0
     }
-  check_close(out, want, 0.0, 1e-7, "sinus");
-  BOOST_TEST(out[0] == 1.0f);      // t = 0: cos half is 1
-  BOOST_TEST(out[n / 2] == 0.0f);  // and sin half 0
-  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), out.data(), 1, 7), emb::Error);
+  }
+  // t = 1: the last frequency of diffusers' layout is 10⁻⁴ (k = 127 over 127).
+  std::vector<float> out(n);
+  cpu::sinus_embedding(t.data() + 1, 1, out.data(), 1, n, true, 1);
+  BOOST_TEST(double(out[n - 1]) == std::sin(1e-4), boost::test_tools::tolerance(1e-6));
+  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), 1, out.data(), 1, 7, true, 0), emb::Error);
+  BOOST_CHECK_THROW(cpu::sinus_embedding(t.data(), 1, out.data(), 1, 8, true, 4), emb::Error);
+}
+
+// A timestep that is not an fp32 value (wan's 1000·σ of timestep id 1) as the sum of two floats:
+// the angles are those of the double timestep, where one float would be up to 3e-5 off.
+BOOST_AUTO_TEST_CASE(sinus_embedding_of_a_two_float_timestep) {
+  const int n = 256;
+  const double s = 1.0 - 1.0 / 1000, t = 1000 * 5 * s / (1 + 4 * s);
+  const float hi = float(t), lo = float(t - double(hi));
+  const std::vector<float> split = {hi, lo};
+  std::vector<float> out(n);
+  cpu::sinus_embedding(split.data(), 2, out.data(), 1, n, true, 0);
+  std::vector<double> want(n);
+  for (int k = 0; k < n / 2; ++k) {
+    const double f = std::exp(-std::log(10000.0) * k / (n / 2));
+    want[k] = std::cos(t * f), want[n / 2 + k] = std::sin(t * f);
+  }
+  check_close(out, want, 0.0, 1e-7, "sinus of hi + lo");
+  BOOST_TEST(std::fabs(std::sin(double(hi)) - std::sin(t)) > 1e-6);  // one float alone would not do
 }

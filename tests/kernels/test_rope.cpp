@@ -54,3 +54,28 @@ BOOST_AUTO_TEST_CASE(rope_backward_is_adjoint_and_inverse) {
   cpu::rope_forward(same.data(), pos.data(), T, H, hd, cpu::RopeMode::none);
   check_close(same, x, 0.0, 0.0, "rope none");
 }
+
+// Per-token modes (DreamZero: video tokens 3d, action and state tokens 1d, none skipped) give
+// each token the rotation its mode gives alone, bit for bit.
+BOOST_AUTO_TEST_CASE(rope_per_token_modes) {
+  const int64_t T = 7;
+  const int H = 2, hd = 16;
+  std::vector<int32_t> pos(T * 3);
+  for (int64_t t = 0; t < T; ++t)
+    pos[t * 3] = int32_t(3 * t + 1), pos[t * 3 + 1] = int32_t(t % 3), pos[t * 3 + 2] = int32_t(5 - t);
+  using M = cpu::RopeMode;
+  const std::vector<int32_t> modes = {int32_t(M::d3), int32_t(M::d1), int32_t(M::d3), int32_t(M::none),
+                                      int32_t(M::d1), int32_t(M::d1), int32_t(M::d3)};
+  const auto x = random_floats(T * H * hd, 83);
+  for (bool backward : {false, true}) {
+    auto mixed = x;
+    (backward ? cpu::rope_backward : cpu::rope_forward)(mixed.data(), pos.data(), T, H, hd, cpu::RopeMode::d3,
+                                                         modes.data());
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<float> alone(x.begin() + t * H * hd, x.begin() + (t + 1) * H * hd);
+      (backward ? cpu::rope_backward : cpu::rope_forward)(alone.data(), &pos[t * 3], 1, H, hd, cpu::RopeMode(modes[t]),
+                                                           nullptr);
+      BOOST_TEST(std::equal(alone.begin(), alone.end(), mixed.begin() + t * H * hd), "token " << t);
+    }
+  }
+}

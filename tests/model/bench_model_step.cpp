@@ -27,7 +27,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 
@@ -120,9 +120,13 @@ nlohmann::json bench_case(const Case& bc, int steps, const std::string& out_dir)
     std::fill(grads.begin(), grads.end(), 0.0f);
     const double loss = model->forward_backward(params.data(), grads.data(), batch, 0, 1, den);
     const double fb = seconds(t0);
-    if (step == 0 && bc.dump)
-      write_dump(out_dir + "/model_step_" + family_name(cfg.family) + ".h5", *model, params.data(), grads.data(),
-                 batch, loss);
+    if (step == 0 && bc.dump) {
+      const std::string path = out_dir + "/model_step_" + family_name(cfg.family) + ".h5";
+      const DumpStep info{loss, den, 1, 0, 1, 1};
+      begin_dump(path, *model, params.data(), grads.data(), info);
+      append_dump(path, *model, info, 0, {dumped_micro_batch(*model, batch, 0)});
+      finish_dump(path);
+    }
     const auto t1 = Clock::now();
     for (const ParamInfo& p : reg.all())
       cpu::adamw_step(params.data() + p.offset, grads.data() + p.offset, m.data() + p.offset, v.data() + p.offset,

@@ -32,8 +32,8 @@ def sgemm_gflops(a, b):
 
 
 def time_torch(path, steps):
-    a, tensors, _, bt = ref.read_dump(path, torch.float32)
-    loss_fn, prepared = ref.family_loss(a, bt, torch.float32)
+    a, tensors, _, bt, keep = ref.read_dump(path, torch.float32)
+    loss_fn, prepared = ref.family_loss(a, bt, keep, torch.float32)
     params = ref.Params(tensors)
     decay = [t for n, t in tensors.items() if n.endswith(".weight") and t.dim() >= 2]
     no_decay = [t for n, t in tensors.items() if not (n.endswith(".weight") and t.dim() >= 2)]

@@ -33,7 +33,14 @@ struct TinyModel {
     grads.resize(params.size());
     return model->forward_backward(params.data(), grads.data(), batch, kStep, kSeed, den);
   }
+  // The training loss of `batch` (dropout on, as the gradients see it: what finite differences
+  // of them differentiate).
   double loss(const PackedBatch& batch) {
+    std::vector<float> scratch(params.size(), 0.0f);
+    return step(batch, model->loss_counts(batch), scratch);
+  }
+  // The loss of a forward alone (evaluation: no dropout).
+  double eval_loss(const PackedBatch& batch) {
     return model->forward_backward(params.data(), nullptr, batch, kStep, kSeed, model->loss_counts(batch));
   }
   // Fresh gradients of one micro-batch with its own denominators.

@@ -10,7 +10,8 @@
 #include "core/error.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "model/model.hpp"
-#include "model/plan.hpp"
+#include "plan/model_cost.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 
@@ -28,16 +29,38 @@ std::string write_deck(const std::string& name, const std::string& model_lines) 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
-  for (const char* name : {"tiny_gr00t", "tiny_wan", "gr00t_n15", "dreamzero5b", "dreamzero14b"}) {
+  for (const char* name : {"tiny_gr00t", "tiny_wan", "gr00t_n1.5_3b", "dreamzero5b", "dreamzero14b"}) {
     const ModelConfig c = preset_config(name);
     BOOST_CHECK_NO_THROW(validate_model_config(c, name));
     BOOST_TEST(make_model(c, nullptr)->params().total() > 0);
   }
 }
 
+// The released GR00T-N1.5-3B action head: upstream's 314 action_head tensors and 1,068,806,144
+// parameters (tests/upstream/test_references.py counts upstream's own).
+BOOST_AUTO_TEST_CASE(gr00t_preset_is_the_release) {
+  const ModelConfig c = preset_config("gr00t_n1.5_3b");
+  const std::unique_ptr<Model> m = make_model(c, nullptr);
+  BOOST_TEST(m->params().size() == 314);
+  BOOST_TEST(m->params().total() == 1068806144);
+  BOOST_TEST(m->params().get("pos_emb").shape[0] == 1024);  // max_seq_len rows
+  BOOST_TEST(!m->params().contains("blocks.0.norm3.weight"));  // no affine in the DiT's norm3
+  BOOST_TEST(m->dropout_sites().size() == size_t(4 * (4 + 16)));  // 80 masks per sample
+}
+
+// gr00t's FFN width and output width follow d_model and d_hidden_enc (upstream's ties), and a
+// deck that breaks a tie is refused naming the key.
+BOOST_AUTO_TEST_CASE(gr00t_ties_follow_the_overrides) {
+  const std::string path = write_deck("ties", "preset = tiny_gr00t\nd_model = 128\nd_hidden_enc = 48\n");
+  const ModelConfig c = run_config_from_deck(load_deck(path)).model;
+  BOOST_TEST(c.d_ff == 512);
+  BOOST_TEST(c.d_out == 48);
+  std::remove(path.c_str());
+}
+
 BOOST_AUTO_TEST_CASE(deck_overrides_replace_preset_values) {
   const std::string path = write_deck("override", "preset = tiny_wan\nd_model = 96\nn_heads = 2\npatch = 1, 1, 1\n");
-  const ModelConfig c = model_config_from_deck(load_deck(path));
+  const ModelConfig c = run_config_from_deck(load_deck(path)).model;
   BOOST_TEST(c.d_model == 96);
   BOOST_TEST(c.n_heads == 2);
   BOOST_TEST(c.patch[1] == 1);
@@ -58,10 +81,14 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
                         Case{"preset = tiny_wan\nlatent_height = 5\n", "model.latent_height"},
                         Case{"preset = tiny_wan\npatch = 1, 3, 2\n", "model.latent_height"},
                         Case{"preset = tiny_gr00t\nn_heads_vl = 5\n", "model.n_heads_vl"},
+                        Case{"preset = tiny_gr00t\nd_ff = 200\n", "model.d_ff"},
+                        Case{"preset = tiny_gr00t\nd_out = 64\n", "model.d_out"},
+                        Case{"preset = tiny_gr00t\nmax_seq_len = 4\n", "model.max_seq_len"},
+                        Case{"preset = tiny_wan\ndropout = 0.1\n", "model.dropout"},
                         Case{"preset = tiny_wan\nout_channels = 8\n", "model.out_channels"}}) {
     const std::string path = write_deck("bad", k.lines);
     try {
-      model_config_from_deck(load_deck(path));
+      run_config_from_deck(load_deck(path)).model;
       BOOST_ERROR("no error for " << k.lines);
     } catch (const Error& e) {
       const std::string msg = e.what();

@@ -25,12 +25,22 @@ double central_difference(TinyModel& m, const PackedBatch& b, int64_t i, double 
   return (up - down) / (2 * eps);
 }
 
+// The tiny model with parameters at a trained network's scales (ParamRegistry::init_random):
+// with the initialisation's small weights and zero biases many relu inputs sit within a finite
+// difference's step of their kink.
+TinyModel trained_scale_model(const std::string& preset) {
+  TinyModel m(preset);
+  m.model->params().init_random(m.params.data(), kSeed);
+  return m;
+}
+
 // For every tensor, the element with the largest |gradient| (so the finite difference has
 // signal) and one random element, compared at eps = 1e-3: fp32 round-off of a loss ~1 is
 // ~1e-7, i.e. ~1e-4 in the difference quotient, so the tolerance is 3% of the gradient plus
-// 2e-4 absolute. Exact agreement is the job of the float64 PyTorch parity test.
+// 2e-4 absolute. Exact agreement is the job of the float64 parity tests (tests/upstream for
+// gr00t, parity_torch.py for wan). Dropout is on: the loss differentiated is the training one.
 void check_per_tensor(const std::string& preset) {
-  TinyModel m(preset);
+  TinyModel m = trained_scale_model(preset);
   const PackedBatch b = make_synthetic_batch(m.model->config(), sample_ids(3), true, kSeed);
   const std::vector<float> g = m.grads(b);
   const ParamRegistry& reg = m.model->params();
@@ -58,7 +68,7 @@ void check_per_tensor(const std::string& preset) {
 
 // d/dε L(p + ε·d) against g·d for a random direction over all parameters.
 void check_directional(const std::string& preset) {
-  TinyModel m(preset);
+  TinyModel m = trained_scale_model(preset);
   const PackedBatch b = make_synthetic_batch(m.model->config(), sample_ids(3), true, kSeed);
   const std::vector<float> g = m.grads(b);
   const CounterRng rng(kSeed, RngStream::test, 2);

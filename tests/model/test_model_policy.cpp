@@ -1,8 +1,9 @@
 // Model::flow_velocity, the forward path of closed-loop evaluation (tools/embsim): the
-// velocity it returns for the noisy chunk and τ that training's forward drew reproduces
-// training's loss, and a sample's velocity does not depend on the batch it is packed in.
-// Model::accumulate_flow_regression, RL's backward: with training's draws it is training's
-// step, and real per-element weights (of any sign) scale each sample's gradient linearly.
+// velocity it returns for the noisy chunk and τ that training's forward drew reproduces the
+// forward's loss (evaluation: no dropout), and a sample's velocity does not depend on the batch
+// it is packed in. Model::accumulate_flow_regression, RL's backward: with training's draws it is
+// training's step without dropout (the policy's network), and real per-element weights (of any
+// sign) scale each sample's gradient linearly.
 #define BOOST_TEST_MODULE model_policy
 #include <boost/test/unit_test.hpp>
 
@@ -17,7 +18,7 @@ BOOST_AUTO_TEST_CASE(policy_velocity_reproduces_the_training_loss) {
   TinyModel m("tiny_gr00t");
   const ModelConfig& cfg = m.model->config();
   const PackedBatch batch = make_synthetic_batch(cfg, sample_ids(6), true, kSeed);
-  const double train_loss = m.loss(batch);
+  const double train_loss = m.eval_loss(batch);
   const FlowDraws draws = m.model->last_draws();
   PackedBatch noisy = batch;  // actions := x = (1 − τ)ε + τ·a, as the training forward mixed them
   const size_t per_sample = size_t(cfg.horizon) * cfg.action_dim;
@@ -60,7 +61,9 @@ BOOST_AUTO_TEST_CASE(policy_velocity_does_not_depend_on_the_batch) {
 }
 
 BOOST_AUTO_TEST_CASE(flow_regression_with_training_draws_is_the_training_step) {
-  TinyModel m("tiny_gr00t");
+  ModelConfig cfg = preset_config("tiny_gr00t");
+  cfg.dropout = cfg.dropout_vl = 0;  // the policy's network: training's without dropout
+  TinyModel m(cfg);
   const PackedBatch batch = make_synthetic_batch(m.model->config(), sample_ids(5), true, kSeed);
   double train_loss = 0;
   const std::vector<float> g_train = m.grads(batch, &train_loss);

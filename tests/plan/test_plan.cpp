@@ -7,11 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "model/model.hpp"
 #include "model/presets.hpp"
+#include "parallel/shard_layout.hpp"
 #include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
+#include "plan/op_calls.hpp"
 #include "plan/step_model.hpp"
 
 using namespace emb;
@@ -42,7 +46,7 @@ Workload tiny_workload() {
   w.global_batch = 64;
   w.packing = false;
   w.micro_batch = 2;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   w.bucket_bytes = 16 << 10;  // one unit per bucket: a pipeline to overlap
   return w;
 }
@@ -163,7 +167,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   Hardware h = gpu_node();
   double state[3];
   int i = 0;
-  for (const char* shard : {"none", "grads", "full"}) {
+  for (ShardMode shard : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     w.shard = shard;
     state[i++] = predict_step(h, w).state_bytes;
   }
@@ -171,7 +175,7 @@ BOOST_AUTO_TEST_CASE(sharding_orders_memory_and_overlap_hides_communication) {
   BOOST_TEST(state[1] > state[2]);
   // Slow links: communication is visible, and with overlap part of it is hidden.
   h.intra_node.bytes_per_s = 1e9;
-  w.shard = "full";
+  w.shard = ShardMode::full;
   const StepPrediction hidden = predict_step(h, w);
   BOOST_TEST(hidden.comm_exposed_s < hidden.comm_total_s);
   h.comm_overlaps_compute = false;
@@ -214,7 +218,7 @@ BOOST_AUTO_TEST_CASE(padded_context_costs_gemms_and_micro_batches_but_no_attenti
 BOOST_AUTO_TEST_CASE(fp8_runs_gemms_at_the_fp8_rate) {
   Hardware h = gpu_node();
   Workload w = tiny_workload();
-  w.model = preset_config("gr00t_n15");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
+  w.model = preset_config("gr00t_n1.5_3b");  // GEMM-bound: tiny_wan's step is activation traffic at GPU rates
   w.model.precision = Precision::bf16;
   BOOST_CHECK_THROW(predict_step(h, [&] { Workload f = w; f.fp8 = true; return f; }()), Error);
   h.gemm_fp8 = 4 * h.gemm_bf16;
@@ -362,4 +366,77 @@ BOOST_AUTO_TEST_CASE(every_hardware_file_loads_and_a_figure_without_source_is_re
   std::ofstream(bad) << R"({"devices_per_node": {"value": 8}})";
   BOOST_CHECK_THROW(load_hardware(bad), Error);
   std::filesystem::remove(bad);
+}
+
+// The fixed costs: the counted op calls, allocations and host reductions at the hardware's
+// figures, as their own term of the step; on a GPU every op call a launch, a graph node when
+// run.cuda_graphs is on.
+BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  const StepPrediction none = predict_step(h, w);
+  // Without fixed_costs figures only the host reductions cost: 32-byte all-reduces on the links.
+  BOOST_TEST(none.fixed.total_s == none.fixed.syncs_s);
+  BOOST_TEST(none.fixed.syncs_s == 4 * collective_time(h, Collective::all_reduce, 32, w.ranks).seconds,
+             boost::test_tools::tolerance(1e-12));
+  h.fixed.op_call_s = 2e-6, h.fixed.allocation_s = 1e-7, h.fixed.sync_s = 3e-6;
+  const StepPrediction cpu = predict_step(h, w);
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);
+  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
+  const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
+  BOOST_TEST(cpu.fixed.op_calls == calls.op_calls_per_micro_batch * cpu.micro_batches + calls.optimizer_op_calls);
+  BOOST_TEST(cpu.fixed.op_calls == (66 + 73 * 8) * cpu.micro_batches + 1 +
+                                       int64_t(layout.decay_segments().size()));
+  BOOST_TEST(cpu.fixed.allocations == kAllocationsPerOpCall * calls.op_calls_per_micro_batch * cpu.micro_batches);
+  // 4 host reductions over 2(R-1) hops, sync_s measured over 2(M-1) at M = 8 devices per node.
+  BOOST_TEST(cpu.fixed.syncs_s == 4 * 3e-6 * 7 / 7, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(cpu.fixed.total_s == cpu.fixed.op_calls * 2e-6 + cpu.fixed.allocations * 1e-7 + cpu.fixed.syncs_s,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(cpu.step_s == none.step_s - none.fixed.total_s + cpu.fixed.total_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(cpu.fixed.launches == 0);
+  h.fixed.kernel_launch_s = 5e-6, h.fixed.graph_kernel_launch_s = 1e-6;
+  const StepPrediction streamed = predict_step(h, w);
+  BOOST_TEST(streamed.fixed.launches == cpu.fixed.op_calls);
+  BOOST_TEST(streamed.fixed.launches_s == cpu.fixed.op_calls * 5e-6, boost::test_tools::tolerance(1e-12));
+  // The GPU's host runs ahead of the stream: only host work beyond the compute adds to the step.
+  const double host = streamed.fixed.op_calls_s + streamed.fixed.allocations_s + streamed.fixed.launches_s;
+  BOOST_TEST(streamed.fixed.total_s == std::max(0.0, host - streamed.compute_s) + streamed.fixed.syncs_s,
+             boost::test_tools::tolerance(1e-12));
+  h.gemm_fp32 /= 1e6;  // a slow device hides all of it
+  BOOST_TEST(predict_step(h, w).fixed.total_s == predict_step(h, w).fixed.syncs_s, boost::test_tools::tolerance(1e-12));
+  h.gemm_fp32 *= 1e6;
+  w.cuda_graphs = true;
+  BOOST_TEST(predict_step(h, w).fixed.launches_s == cpu.fixed.op_calls * 1e-6, boost::test_tools::tolerance(1e-12));
+  w.ranks = 1;
+  BOOST_TEST(predict_step(h, w).fixed.syncs_s == 0);
+  // Ranks sharing a CPU node's cores (16 on 8) share its host time, as their compute.
+  h.ranks_share_node = true;
+  w.ranks = 16;
+  const StepPrediction shared = predict_step(h, w);
+  BOOST_TEST(shared.fixed.op_calls_s == shared.fixed.op_calls * 2e-6 / 0.5, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {
+  const Hardware cpu = load_hardware("cpu_dev");
+  BOOST_TEST(cpu.fixed.op_call_s > 0);
+  BOOST_TEST(!cpu.fixed.gpu());
+  for (const char* gpu : {"h100_sxm", "h200"}) {
+    const Hardware h = load_hardware(gpu);
+    BOOST_TEST(h.fixed.gpu());
+    BOOST_TEST(h.fixed.graph_kernel_launch_s < h.fixed.kernel_launch_s);
+  }
+  std::filesystem::create_directories("outputs");
+  std::ifstream in("inputs/hw/cpu_dev.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  const std::string path = "outputs/test_plan_fixed_hw.json";
+  j["fixed_costs"]["kernel_launch_s"] = {{"value", 5e-6}, {"source", "test"}};
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);  // a launch figure without the graph's
+  j["fixed_costs"]["graph_kernel_launch_s"] = {{"value", 1e-6}};
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);  // a figure without its source
+  j["fixed_costs"]["graph_kernel_launch_s"]["source"] = "test";
+  std::ofstream(path) << j.dump();
+  BOOST_TEST(load_hardware(path).fixed.graph_kernel_launch_s == 1e-6);
+  std::filesystem::remove(path);
 }

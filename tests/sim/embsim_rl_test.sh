@@ -7,16 +7,8 @@
 # Usage: embsim_rl_test.sh BUILD_DIR
 set -uo pipefail
 build=$1
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-run() { mpirun -np "$1" --oversubscribe -x OMP_NUM_THREADS=1 "${@:2}"; }
-json() { /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
-
-run 2 "$build/embsim" collect push --episodes 2 --seed 1 -o "$out/push.h5" >/dev/null || fail "collect"
-run 2 "$build/embtrain" inputs/closed_loop_gr00t.in --set run.output_dir="$out" --set run.name=sft \
-  --set data.paths="$out/push.h5" --set train.global_batch=8 --set train.steps=2 --set train.ckpt_every=2 --set train.ckpt_dir="$out/sft" \
-  >/dev/null || fail "sft"
+source "$(dirname "$0")/sim_test_lib.sh"
+sft_checkpoint
 small=(--set rl.simulators=1 --set rl.generators=1 --set rl.trainers=1 --set rl.envs_per_simulator=2
        --set rl.update_chunks=8 --set rl.micro_chunks=4 --set rl.updates=2 --set rl.critic_warmup=1
        --set train.watchdog_s=60 --set run.output_dir="$out/runs")

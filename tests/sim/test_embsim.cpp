@@ -17,8 +17,9 @@
 #include "data/packed_verify.hpp"
 #include "eval.hpp"
 #include "gr00t_policy.hpp"
+#include "app/run_config_from_deck.hpp"
 #include "model/presets.hpp"
-#include "train/checkpoint.hpp"
+#include "checkpoint/checkpoint.hpp"
 
 using namespace emb;
 
@@ -42,7 +43,7 @@ std::string untrained_checkpoint(const std::string& dir, const std::vector<std::
   std::string path;
   if (rank() == 0) {
     Deck deck = load_deck("inputs/closed_loop_gr00t.in", sets);
-    std::unique_ptr<Model> model = make_model(model_config_from_deck(deck), nullptr);  // parameters only
+    std::unique_ptr<Model> model = make_model(run_config_from_deck(deck).model, nullptr);  // parameters only
     const ParamRegistry& reg = model->params();
     std::vector<float> params(size_t(reg.total())), zeros(params.size(), 0.f);
     model->init_params(params.data(), 3);
@@ -107,10 +108,10 @@ BOOST_AUTO_TEST_CASE(eval_outcomes_do_not_depend_on_the_rank_count) {
   }
   const std::string ckpt = untrained_checkpoint(scratch("ckpt"), {});
   const EvalOptions o = eval_options("reach", 5);
-  Gr00tPolicy policy(ckpt, {}, o.seed);
+  Gr00tPolicy policy(ckpt, {}, o.seed, 0);
   TaskResult split = evaluate_task(MPI_COMM_WORLD, policy, task_spec("reach"), o, "");
   if (rank() != 0) return;
-  Gr00tPolicy alone(ckpt, {}, o.seed);
+  Gr00tPolicy alone(ckpt, {}, o.seed, 0);
   TaskResult serial = evaluate_task(MPI_COMM_SELF, alone, task_spec("reach"), o, "");
   BOOST_TEST(split.success == serial.success);
   BOOST_TEST(split.lengths == serial.lengths);
@@ -122,7 +123,7 @@ BOOST_AUTO_TEST_CASE(gr00t_policy_batches_and_checks_the_task) {
   if (rank() != 0) return;
   BOOST_TEST(find_checkpoints(dir) == std::vector<std::string>{ckpt}, "a checkpoint directory lists its checkpoints");
   BOOST_TEST(find_checkpoints(ckpt) == std::vector<std::string>{ckpt});
-  Gr00tPolicy narrow(ckpt, {}, 1);
+  Gr00tPolicy narrow(ckpt, {}, 1, 0);
   BOOST_CHECK_NO_THROW(narrow.check_task(task_spec("reach"), 32));
   try {
     narrow.check_task(task_spec("push"), 32);

@@ -34,7 +34,8 @@
 #                             CPU loss curve (1e-4), at other rank counts and shard modes.
 #   faults                    a failing rank takes every rank down (non-zero, FAILED, < 60 s);
 #                             SIGUSR1 checkpoints at the step boundary and exits 0.
-#   refused                   what CUDA does not run (a head dim it is not built for) and model.fp8
+#   refused                   what CUDA does not run (a head dim it is not built for), no GPU visible
+#                             (CUDA_VISIBLE_DEVICES empty) and model.fp8
 #                             with no eligible linear are one line at start-up with exit 2 on every
 #                             rank, before any output.
 #   input_streams             the micro-batches' uploads on the copy stream (kernels/input_slots.hpp),
@@ -96,7 +97,10 @@ parity() {
   same_losses "cuda-$case_name-bf16" "$ref" 1 "$bf16_bound"
   same_losses "$ref-bf16" "$ref" 1 "$bf16_bound"  # the CPU's bf16 mode (fp32 on rounded weights)
   activations_shrink "cuda-$case_name-bf16" "cuda-$case_name-2-full"
-  loss_falls "cuda-$case_name-bf16"
+  # wan draws upstream's per-block timesteps and loss weights: 20 steps of 8 samples are noise
+  # (5-step means move by ±0.3 between seeds); its bf16 run equals the CPU's step by step above,
+  # and test_model_overfit checks that it learns.
+  [ "$case_name" = parity_wan ] || loss_falls "cuda-$case_name-bf16"
   rm -rf "outputs/$ref" "outputs/$ref-bf16" "outputs/cuda-$case_name-bf16" "outputs/cuda-$case_name-2-full"
 }
 
@@ -190,20 +194,26 @@ faults)
   rm -rf outputs/cuda-stop
   ;;
 refused)
-  refused() {  # refused EXPECTED --set ...: exit 2, EXPECTED once (rank 0), no run directory
+  refused() {  # refused EXPECTED DECK --set ...: exit 2, EXPECTED once (rank 0), no run directory
     local expected=$1
     shift
     rm -rf outputs/cuda-refused
-    "${mpirun[@]}" -np 2 "$embtrain" "$deck" "${cuda[@]}" --set run.name=cuda-refused "$@" >"$tmp/out" 2>"$tmp/err"
+    "${mpirun[@]}" -np 2 "$embtrain" "$@" --set run.name=cuda-refused >"$tmp/out" 2>"$tmp/err"
     local code=$?
     [ $code -eq 2 ] || fail "exit code $code, expected 2: $(tail -3 "$tmp/err")"
     [ "$(grep -cF -- "$expected" "$tmp/err")" -eq 1 ] || fail "expected '$expected' once, got: $(cat "$tmp/err")"
     [ ! -e outputs/cuda-refused ] || fail "a refused run left outputs/cuda-refused"
   }
   refused "inputs/tiny_gr00t.in:9: run.device = cuda: attention head dim 12 (a width divided by its heads) is not built on CUDA (8, 16, 32, 48, 64, 128)" \
-    --set model.d_model=48 --set model.d_ff=96
+    "$deck" "${cuda[@]}" --set model.d_model=48
   refused "--set model.fp8=on: model.fp8 = on, but no linear is eligible for FP8 (the blocks' q, k, v, o, fc1 and fc2 need in and out multiples of 128; d_model is 64); set model.d_model (and model.d_ff) to multiples of 128, or model.fp8 = off" \
-    --set model.fp8=on
+    "$deck" "${cuda[@]}" --set model.fp8=on
+  # A CUDA build on a node without a visible GPU (CUDA_VISIBLE_DEVICES empty hides every GPU, the
+  # emulated one too): refused at start-up with the deck line of run.device and what to change.
+  printf 'include = %s\n[run]\ndevice = cuda\n' "$PWD/$deck" >"$tmp/gpu.in"
+  CUDA_VISIBLE_DEVICES= refused \
+    "$tmp/gpu.in:3: run.device = cuda, but this node ($(hostname)) has no GPU visible (CUDA_VISIBLE_DEVICES = ''); run on GPU nodes (Slurm: --gpus-per-task=1), or use run.device = cpu" \
+    "$tmp/gpu.in"
   ;;
 input_streams)
   [ "$backend" = emulated ] || { echo "skipped: the stream orders are the emulation's"; exit 77; }

@@ -136,18 +136,21 @@ def write_json(path, value):
     os.replace(path + ".tmp", path)
 
 
-def write_gr00t(folder, seed):
+def write_gr00t(folder, seed, config=upstream_presets.TINY_GR00T, backbone=None):
+    """The tiny checkpoint; `config` and `backbone` ({name: (tensor, dtype)}, e.g. the tiny Eagle of
+    tests/encoders_ref/make_tiny_encoders.py that embpack features can run) replace the defaults,
+    and then no eagle_config.json is written (the backbone's own Eagle folder describes it)."""
     os.makedirs(folder, exist_ok=True)
     gen = torch.Generator().manual_seed(seed)
-    config = upstream_presets.TINY_GR00T
     eagle = upstream_presets.TINY_EAGLE
-    if eagle["text"]["hidden_size"] != config["action_head_cfg"]["backbone_embedding_dim"]:
+    if backbone is None and eagle["text"]["hidden_size"] != config["action_head_cfg"]["backbone_embedding_dim"]:
         raise ValueError("tiny Eagle LLM width must equal the head's backbone_embedding_dim (project_to_dim null)")
-    tensors = build(eagle_shapes(eagle), "BF16", gen)
+    tensors = build(eagle_shapes(eagle), "BF16", gen) if backbone is None else OrderedDict(backbone)
     tensors.update(build(gr00t_n15_reference.param_shapes(config), "F32", gen))
     safetensors_io.write_file(os.path.join(folder, "model.safetensors"), tensors)
     write_json(os.path.join(folder, "config.json"), config)
-    write_json(os.path.join(folder, "eagle_config.json"), eagle)
+    if backbone is None:
+        write_json(os.path.join(folder, "eagle_config.json"), eagle)
     return tensors
 
 

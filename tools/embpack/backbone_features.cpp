@@ -5,24 +5,19 @@
 #include <map>
 #include <memory>
 
+#include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
 #include "encoders/eagle/frame_transform.hpp"
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "generated/git_commit.hpp"
-#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/make_ops.hpp"
 #include "packed_reader.hpp"
 #include "progress.hpp"
-#include "rank_errors.hpp"
-#include "rank_gather.hpp"
-#ifdef EMBTRAIN_CUDA_KERNELS
-#include <cuda_runtime_api.h>
-
-#include "kernels/cuda/cuda_ops.hpp"
-#endif
+#include "comm/agreement.hpp"
 
 namespace emb {
 
@@ -30,37 +25,6 @@ namespace {
 
 using encoders::EagleBackbone;
 using encoders::EagleSample;
-
-// The run's ranks: this one, how many, and its index among the ranks of its node.
-struct Ranks {
-  int rank = 0, ranks = 1, local = 0;
-};
-
-Ranks ranks_of(MPI_Comm comm) {
-  Ranks r;
-  if (comm == MPI_COMM_NULL) return r;
-  MPI_Comm_rank(comm, &r.rank), MPI_Comm_size(comm, &r.ranks);
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r.rank, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &r.local);
-  MPI_Comm_free(&node);
-  return r;
-}
-
-std::unique_ptr<Ops> make_ops(const std::string& device, int local_rank) {
-  if (device == "cpu") return std::make_unique<CpuOps>();
-#ifdef EMBTRAIN_CUDA_KERNELS
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
-    throw Error("features: --device cuda, but no CUDA device is visible", kExitInput);
-  return std::make_unique<CudaOps>(local_rank % n);
-#else
-  (void)local_rank;
-  throw Error("features: --device cuda, but this embpack was built without the CUDA backend (no nvcc when CMake "
-              "configured it); use --device cpu",
-              kExitInput);
-#endif
-}
 
 DType storage_of(const FeaturesOptions& o) {
   if (o.precision == "fp32") return DType::f32;
@@ -102,14 +66,31 @@ std::string joined_names(const PackedData& p, const std::vector<size_t>& order) 
   return s;
 }
 
+// Where /features/vl came from: the backbone and its digest, the recipe,
+// the preprocessing, the views and dims, the augmentation.
+void record_provenance(const FeaturesOptions& o, const FeaturesReport& report, const std::string& views,
+                       VarlenFeatures& vl) {
+  vl.attributes = {{"backbone", "gr00t-n1.5 eagle2.5"},
+                   {packed::kBackboneDigest, report.digest},
+                   {"checkpoint", o.backbone},
+                   {"recipe", str("embtrain ", EMBTRAIN_GIT_COMMIT)},
+                   {"preprocessing",
+                    "gr00t-n1.5 eval: centre crop 0.95, antialiased bilinear to the image size (float32), uint8, "
+                    "(x - 127.5) / 127.5; prompt: the Eagle 2.5 chat template, views in order, the task text raw"},
+                   {"views", views},
+                   {"dims", report.dims},
+                   {packed::kAugmentVariants, std::to_string(o.augment)}};
+  if (o.augment > 0) vl.attributes["augment_seed"] = std::to_string(o.seed);
+}
+
 // The features of this rank's share (throws emb::Error on bad input; no collective inside).
-PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesReport& report) {
+PackedData compute_share(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
   const std::string eagle_folder = o.eagle_folder.empty() ? o.backbone + "/eagle2_hg_model" : o.eagle_folder;
   const std::vector<int64_t> episode_offsets = H5File::open(o.input).read_all<int64_t>(packed::kEpisodeOffsets);
-  const std::vector<int64_t> shares = balanced_episode_shares(episode_offsets, r.ranks);
+  const std::vector<int64_t> shares = balanced_episode_shares(episode_offsets, world.size);
   PackedShareRequest request;
-  request.first_episode = shares[size_t(r.rank)], request.last_episode = shares[size_t(r.rank) + 1];
+  request.first_episode = shares[size_t(world.rank)], request.last_episode = shares[size_t(world.rank) + 1];
   request.features = false;
   PackedData p = read_packed_share(o.input, request);
   if (p.family != "gr00t")
@@ -118,7 +99,7 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
   EMB_CHECK(o.batch > 0, "features: --batch must be positive");
 
   const tokenizers::Qwen2Tokenizer tokenizer(eagle_folder);
-  std::unique_ptr<Ops> ops = make_ops(o.device, r.local);
+  std::unique_ptr<Ops> ops = make_ops(BackendConfig{o.device == "cuda" ? Device::cuda : Device::cpu}, world.local_rank);
   EagleBackbone backbone(*ops, o.backbone, eagle_folder, storage_of(o));
   const encoders::EagleDims& d = backbone.dims();
   report.digest = encoders::eagle_weights_digest(WeightSource(o.backbone));
@@ -135,57 +116,60 @@ PackedData compute_share(const FeaturesOptions& o, const Ranks& r, FeaturesRepor
                .first;
     return it->second;
   };
-  VarlenFeatures vl;
-  vl.dim = d.llm_hidden;
+  EMB_CHECK(o.augment >= 0, "features: --augment must be >= 0");
+  // Variant -1: the eval features (/features/vl); 0 .. K-1 the augmented ones.
+  std::vector<VarlenFeatures> variants(size_t(o.augment + 1));
+  for (VarlenFeatures& v : variants) v.dim = d.llm_hidden;
+  const int64_t first_step = episode_offsets[size_t(request.first_episode)];
   const int64_t H = p.videos[views[0]].height, W = p.videos[views[0]].width;
   const int64_t frame_bytes = H * W * 3, patch_values = d.tokens_per_image() * d.patch_features();
   const int64_t V = int64_t(views.size());
-  Progress progress(str("features (rank ", r.rank, " of ", r.ranks, ")"), p.steps(), o.progress, r.rank == 0);
+  Progress progress(str("features (rank ", world.rank, " of ", world.size, ")"), p.steps(), o.progress, world.rank == 0);
   std::vector<uint8_t> frames(size_t(V * frame_bytes));
   for (int64_t s0 = 0, e = 0; s0 < p.steps(); s0 += o.batch) {
     const int64_t n = std::min<int64_t>(o.batch, p.steps() - s0);
     std::vector<EagleSample> batch;
-    std::vector<float> rows(size_t(n * V * patch_values));
     for (int64_t s = s0; s < s0 + n; ++s) {
       while (p.episode_offsets[size_t(e) + 1] <= s) ++e;
-      for (int64_t v = 0; v < V; ++v)
-        std::copy_n(p.videos[views[size_t(v)]].frames.data() + s * frame_bytes, frame_bytes,
-                    frames.data() + v * frame_bytes);
-      const std::vector<uint8_t> u8 = encoders::gr00t_frames(
-          frames.data(), V, H, W, d.image_size, nullptr, str(o.input, ":", packed::kVideo, " step ", s));
-      encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, rows.data() + (s - s0) * V * patch_values);
       batch.push_back({prompt(p.episode_task[size_t(e)]), int(V)});
     }
-    const std::vector<float> out = backbone.features(batch, rows.data());
-    for (const EagleSample& sample : batch) vl.offsets.push_back(vl.offsets.back() + int64_t(sample.ids.size()));
-    for (float x : out) vl.values.push_back(float_to_half(x));
+    for (int variant = -1; variant < o.augment; ++variant) {
+      std::vector<float> rows(size_t(n * V * patch_values));
+      for (int64_t s = s0; s < s0 + n; ++s) {
+        for (int64_t v = 0; v < V; ++v)
+          std::copy_n(p.videos[views[size_t(v)]].frames.data() + s * frame_bytes, frame_bytes,
+                      frames.data() + v * frame_bytes);
+        const encoders::FrameAugmentation drawn =
+            encoders::draw_augmentation(H, W, o.seed, uint64_t(first_step + s), uint64_t(std::max(variant, 0)));
+        const std::vector<uint8_t> u8 =
+            encoders::gr00t_frames(frames.data(), V, H, W, d.image_size, variant < 0 ? nullptr : &drawn,
+                                   str(o.input, ":", packed::kVideo, " step ", first_step + s));
+        encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, rows.data() + (s - s0) * V * patch_values);
+      }
+      const std::vector<float> out = backbone.features(batch, rows.data());
+      VarlenFeatures& vl = variants[size_t(variant + 1)];
+      for (const EagleSample& sample : batch) vl.offsets.push_back(vl.offsets.back() + int64_t(sample.ids.size()));
+      for (float x : out) vl.values.push_back(float_to_half(x));
+    }
     progress.advance(n);
   }
-  vl.attributes = {{"backbone", "gr00t-n1.5 eagle2.5"},
-                   {packed::kBackboneDigest, report.digest},
-                   {"checkpoint", o.backbone},
-                   {"recipe", str("embtrain ", EMBTRAIN_GIT_COMMIT)},
-                   {"preprocessing",
-                    "gr00t-n1.5 eval: centre crop 0.95, antialiased bilinear to the image size (float32), uint8, "
-                    "(x - 127.5) / 127.5; prompt: the Eagle 2.5 chat template, views in order, the task text raw"},
-                   {"views", joined_names(p, views)},
-                   {"dims", report.dims},
-                   {"augment", "0"}};
+  VarlenFeatures& vl = variants[0];
+  record_provenance(o, report, joined_names(p, views), vl);
   p.features.clear();
+  for (int k = 0; k < o.augment; ++k) p.features[str("vl_aug", k)] = std::move(variants[size_t(k + 1)]);
   p.features["vl"] = std::move(vl);
   return p;
 }
 
 }  // namespace
 
-PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, FeaturesReport& report) {
-  const Ranks r = ranks_of(comm);
+PackedData compute_backbone_features(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
   PackedData share;
   std::string error;
   int code = kExitFailure;
   try {
-    share = compute_share(o, r, report);
+    share = compute_share(o, world, report);
   } catch (const Error& e) {
     // Everything compute_share refuses is input to fix (the file, its frames, the checkpoint,
     // the Eagle folder, the options): exit 2, as the readers' own errors are plain; an internal
@@ -195,12 +179,12 @@ PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, Fe
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm, code);
+  throw_if_any_rank_failed(world.comm, error, code);
   const std::vector<int64_t> counts =
-      gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, comm);
+      gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, world.comm);
   report.steps = report.tokens = 0;
   for (size_t i = 0; i < counts.size(); i += 2) report.steps += counts[i], report.tokens += counts[i + 1];
-  report.ranks = r.ranks;
+  report.ranks = world.size;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return share;
 }

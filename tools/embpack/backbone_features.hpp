@@ -10,13 +10,16 @@
 // per forward. Under MPI the episodes are split over the ranks (contiguous shares of nearly
 // equal steps), every rank runs its own backbone (CPU: its OpenMP threads; CUDA: the GPU of its
 // local rank) and all write the one file collectively (write_packed). A rank holds its share
-// (frames and fp16 features) in memory.
+// (frames and fp16 features) in memory. --augment K also stores K variants of every step's
+// features under GR00T's training transforms (random crop, colour jitter; one draw per step and
+// variant from the seed, the same on any rank count), which training reads one per epoch
+// (data.vl_augment).
 #pragma once
-#include <mpi.h>
 
 #include <string>
 #include <vector>
 
+#include "comm/world.hpp"
 #include "packed_data.hpp"
 
 namespace emb {
@@ -29,6 +32,8 @@ struct FeaturesOptions {
   std::string precision = "auto";  // auto (cpu fp32, cuda bf16 as upstream deploys) | fp32 | bf16
   std::vector<std::string> views;  // prompt order; empty = the file's /video views
   int batch = 4;                   // steps per backbone forward
+  int augment = 0;                 // K stored augmented variants per step (/features/vl_aug<k>)
+  uint64_t seed = 0;               // their draws: (seed, step, k)
   bool progress = false;
 };
 
@@ -39,9 +44,9 @@ struct FeaturesReport {
   std::string digest, dims;
 };
 
-// Collective over comm (MPI_COMM_NULL: serial). This rank's share of the input with
+// Collective over world.comm. This rank's share of the input with
 // /features/vl replaced, ready for write_packed; an error on any rank is an emb::Error on
 // every rank (exit code 2 for input to fix: a missing file, tensor or token, bad frames).
-PackedData compute_backbone_features(const FeaturesOptions& o, MPI_Comm comm, FeaturesReport& report);
+PackedData compute_backbone_features(const FeaturesOptions& o, const World& world, FeaturesReport& report);
 
 }  // namespace emb

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
-#include "data/half.hpp"
+#include "core/half.hpp"
 #include "data/tokenizer.hpp"
 
 namespace emb {

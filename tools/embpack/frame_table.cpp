@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 
 namespace emb {
 
@@ -114,8 +115,7 @@ FrameTable read_json(const std::string& path, int views) {
 }  // namespace
 
 FrameTable read_frame_table(const std::string& path, int views) {
-  std::error_code ec;
-  EMB_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such file");
+  check_readable_file(path);
   std::string ext = std::filesystem::path(path).extension().string();
   EMB_CHECK(ext == ".csv" || ext == ".json", path, ": table must be .csv or .json");
   FrameTable t;

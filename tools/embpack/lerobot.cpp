@@ -12,11 +12,14 @@
 #include "context_features.hpp"
 #include "core/error.hpp"
 #include "frame_gather.hpp"
+#include "data/gr00t_embodiment_tags.hpp"
 #include "lerobot_dataset.hpp"
+#include "lerobot_modality.hpp"
 #include "parquet/parquet_file.hpp"
 #include "progress.hpp"
-#include "rank_errors.hpp"
-#include "rank_gather.hpp"
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
 
 namespace emb {
 
@@ -214,7 +217,7 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
         for (size_t i = 0; i < job.frame_of_row.size(); ++i) {
           int64_t f = job.frame_of_row[i], row = job.first_row + int64_t(i);
           size_t e = size_t(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
-          EMB_CHECK(f < info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ",
+          EMB_CHECK(f <= info.frames, job.file, ": frame ", f, " (episode ", episodes[e].episode->index, ", step ",
                     row - starts[e], ") beyond the video's ", info.frames, " frames (video shorter than its episode)");
         }
       } catch (const std::exception& err) {
@@ -232,9 +235,9 @@ int64_t decode_views(const std::vector<EpisodeRef>& episodes, const std::vector<
 }
 
 // This rank's share of the episodes converted into a PackedData (no file yet).
-PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotOptions& o, int64_t state_dim,
-                         int64_t action_dim, const std::vector<LerobotCamera>& cameras, bool show_progress,
-                         LerobotReport& report) {
+PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotOptions& o, int32_t embodiment,
+                         int64_t state_dim, int64_t action_dim, const std::vector<LerobotCamera>& cameras,
+                         bool show_progress, LerobotReport& report) {
   PackedData p;
   p.state_dim = state_dim, p.action_dim = action_dim;
   DataFile data;
@@ -245,7 +248,7 @@ PackedData convert_share(const std::vector<EpisodeRef>& episodes, const LerobotO
     p.action.insert(p.action.end(), rows.back().action.begin(), rows.back().action.end());
     int32_t task = int32_t(std::find(p.task_text.begin(), p.task_text.end(), rows.back().task) - p.task_text.begin());
     if (task == int32_t(p.task_text.size())) p.task_text.push_back(rows.back().task);
-    p.add_episode(ref.episode->length, task, 0);
+    p.add_episode(ref.episode->length, task, embodiment);
   }
   for (const LerobotCamera& c : cameras) {
     VideoView v;
@@ -297,6 +300,9 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
                          LerobotReport& report) {
   EMB_CHECK(o.height > 0 && o.width > 0, "lerobot: --height and --width must be positive");
   EMB_CHECK(o.threads > 0, "lerobot: --threads must be positive");
+  const int embodiment = o.embodiment_tag.empty() ? 0 : gr00t_embodiment_id(o.embodiment_tag);
+  EMB_CHECK(embodiment >= 0, "lerobot: --embodiment-tag ", o.embodiment_tag, " is not one of GR00T's (",
+            gr00t_embodiment_tags_text(), ")");
   for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality));
   const LerobotDataset& first = datasets[0];
   std::vector<EpisodeRef> all;
@@ -313,7 +319,8 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
   }
   size_t begin = all.size() * size_t(rank) / size_t(ranks), end = all.size() * size_t(rank + 1) / size_t(ranks);
   std::vector<EpisodeRef> share(all.begin() + long(begin), all.begin() + long(end));
-  return convert_share(share, o, width_of(first.state), width_of(first.action), first.cameras, rank == 0, report);
+  return convert_share(share, o, embodiment, width_of(first.state), width_of(first.action), first.cameras, rank == 0,
+                       report);
 }
 
 // The recorded dataset statistics (meta/stats.json) cover all of a dataset's episodes:
@@ -337,8 +344,8 @@ void check_dataset_stats(const LerobotDataset& d, const std::vector<float>& stat
 
 PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport& report) {
   auto start = std::chrono::steady_clock::now();
-  int rank = 0, ranks = 1;
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &ranks);
+  const bool alone = comm == MPI_COMM_NULL;
+  const int rank = alone ? 0 : rank_in(comm), ranks = alone ? 1 : ranks_in(comm);
   std::vector<LerobotDataset> datasets;
   PackedData p;
   std::string error;
@@ -347,12 +354,13 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm);
+  throw_if_any_rank_failed(comm, error);
   agree_on_tasks(p, comm);
   const LerobotDataset& first = datasets[0];
   p.family = "gr00t";
   p.fps = first.fps;
   p.source = "lerobot:" + first.version;
+  p.modality = lerobot_modality_attribute(first);
   for (const LerobotDataset& d : datasets) p.source += ":" + d.root;
   // The report is rank 0's: every rank's warnings in rank order, the totals of all ranks.
   report.warnings = split(gather_to_root(join(report.warnings), comm));
@@ -361,7 +369,7 @@ PackedData convert_lerobot(const LerobotOptions& o, MPI_Comm comm, LerobotReport
     if (rank == 0) check_dataset_stats(first, state, action, p.state_dim, p.action_dim, report.warnings);
   }
   int64_t totals[3] = {p.episodes(), p.steps(), report.frames_decoded};
-  if (comm != MPI_COMM_NULL) MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, comm);
+  if (!alone) sum_over_ranks(comm, totals, 3);
   report.episodes = totals[0], report.steps = totals[1], report.frames_decoded = totals[2];
   report.threads = o.threads, report.ranks = ranks;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -3,7 +3,8 @@
 // modality.json slices, concatenated in the file's order), every camera's frame at each
 // step's timestamp (from_timestamp + timestamp, rounded to the video's frame grid) resized
 // to height × width, the task text of the step's task index, vl tokens from the
-// ContextFeatures stand-in encoder. Recorded per-episode and dataset statistics are
+// ContextFeatures stand-in encoder; the `modality` attribute from modality.json
+// (lerobot_modality.hpp). Recorded per-episode and dataset statistics are
 // compared with the data's own (a mismatch is a warning with the numbers).
 // Under MPI the episodes are split over the ranks (contiguous blocks), each rank decodes
 // its videos with `threads` threads, and every rank writes its share into the one file
@@ -21,6 +22,9 @@ namespace emb {
 struct LerobotOptions {
   std::vector<std::string> dirs;
   std::string modality;  // "" = each dataset's meta/modality.json when present
+  // GR00T's tag of the data's embodiment (data/gr00t_embodiment_tags.hpp), the projector slot
+  // upstream inference uses; "" = embodiment id 0.
+  std::string embodiment_tag;
   int height = 64, width = 64, threads = 2;
   int d_vl = 32, vl_grid = 2;
   bool progress = false;

@@ -102,6 +102,24 @@ int64_t feature_width(const Json& info, const std::string& column, const std::st
   return shape[0];
 }
 
+// A video feature's height, width and channels: its shape, in the order its "names" give
+// (["height", "width", "channel"] when absent), as Isaac-GR00T reads them.
+void read_video_shape(const Json& feature, const std::string& where, LerobotCamera& c) {
+  std::vector<int64_t> shape = field<std::vector<int64_t>>(feature, "shape", where);
+  std::vector<std::string> names{"height", "width", "channel"};
+  if (feature.contains("names") && feature.at("names").is_array())
+    names = field<std::vector<std::string>>(feature, "names", where);
+  EMB_CHECK(shape.size() == 3 && names.size() == 3, where, ": shape ", shape.size(), " values and ", names.size(),
+            " names, expected [height, width, channel]");
+  for (size_t i = 0; i < 3; ++i) {
+    if (names[i] == "height") c.height = shape[i];
+    else if (names[i] == "width") c.width = shape[i];
+    else if (names[i] == "channel" || names[i] == "channels") c.channels = shape[i];
+  }
+  EMB_CHECK(c.height > 0 && c.width > 0 && c.channels > 0, where, ": names ", names[0], ", ", names[1], ", ",
+            names[2], " must be height, width and channel(s)");
+}
+
 void read_modality(const std::string& path, const Json& info, const std::string& info_path, LerobotDataset& d) {
   Json m = read_json(path);
   auto slices = [&](const char* part, const char* default_column, std::vector<ColumnSlice>& out) {
@@ -111,6 +129,10 @@ void read_modality(const std::string& path, const Json& info, const std::string&
       ColumnSlice c;
       c.name = name, c.column = s.contains("original_key") ? field<std::string>(s, "original_key", where) : default_column;
       c.start = field<int64_t>(s, "start", where), c.end = field<int64_t>(s, "end", where);
+      if (s.contains("absolute")) c.absolute = field<bool>(s, "absolute", where);
+      if (s.contains("rotation_type") && !s.at("rotation_type").is_null())
+        c.rotation_type = field<std::string>(s, "rotation_type", where);
+      if (s.contains("dtype")) c.continuous = field<std::string>(s, "dtype", where).rfind("float", 0) == 0;
       int64_t width = feature_width(info, c.column, info_path);
       EMB_CHECK(0 <= c.start && c.start < c.end && c.end <= width, where, ": slice [", c.start, ", ", c.end,
                 ") outside ", c.column, "'s ", width, " values");
@@ -120,14 +142,19 @@ void read_modality(const std::string& path, const Json& info, const std::string&
   d.state.clear(), d.action.clear();
   slices("state", "observation.state", d.state);
   slices("action", "action", d.action);
-  if (m.contains("video"))
+  d.has_modality = true;
+  if (m.contains("video")) {
+    std::vector<LerobotCamera> named;
     for (const auto& [name, v] : m.at("video").items()) {
       std::string key = v.contains("original_key") ? field<std::string>(v, "original_key", path + ": video." + name)
                                                    : "observation.images." + name;
       auto cam = std::find_if(d.cameras.begin(), d.cameras.end(), [&](const LerobotCamera& c) { return c.key == key; });
       EMB_CHECK(cam != d.cameras.end(), path, ": video.", name, ": no video feature \"", key, "\" in ", info_path);
-      cam->view = name;
+      named.push_back(*cam);
+      named.back().view = name;
     }
+    d.cameras = std::move(named);
+  }
   if (m.contains("annotation") && !m.at("annotation").empty()) {
     Json::const_iterator first = m.at("annotation").begin();
     d.task_column = first.value().contains("original_key")
@@ -260,13 +287,18 @@ LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& 
     if (!feature.contains("dtype") || feature.at("dtype") != "video") continue;
     LerobotCamera c;
     c.key = key, c.view = key.substr(key.rfind('.') + 1), c.fps = d.fps;
-    if (feature.contains("info") && feature.at("info").contains("video.fps"))
-      c.fps = field<double>(feature.at("info"), "video.fps", info_path + ": " + key + ".info");
+    for (const char* video_info : {"info", "video_info"})  // v2.1 / v2.0
+      if (feature.contains(video_info) && feature.at(video_info).contains("video.fps"))
+        c.fps = field<double>(feature.at(video_info), "video.fps", str(info_path, ": ", key, ".", video_info));
+    read_video_shape(feature, info_path + ": " + key, c);
     d.cameras.push_back(c);
   }
   for (const char* column : {"observation.state", "action"})
-    if (info.at("features").contains(column))
-      (std::string(column) == "action" ? d.action : d.state).push_back({column, column, 0, feature_width(info, column, info_path)});
+    if (info.at("features").contains(column)) {
+      ColumnSlice whole;
+      whole.name = whole.column = column, whole.end = feature_width(info, column, info_path);
+      (std::string(column) == "action" ? d.action : d.state).push_back(whole);
+    }
   std::string modality = modality_path.empty() ? root + "/meta/modality.json" : modality_path;
   if (!modality_path.empty() || fs::exists(modality)) read_modality(modality, info, info_path, d);
   EMB_CHECK(!d.state.empty() && !d.action.empty(), info_path,

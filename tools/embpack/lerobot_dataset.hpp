@@ -6,8 +6,10 @@
 //         data/{chunk,file}_index, dataset_{from,to}_index and per camera
 //         videos/<key>/{chunk_index,file_index,from_timestamp,to_timestamp}; stats from
 //         its stats/<column>/{mean,min,max} columns.
-// GR00T's meta/modality.json (or --modality FILE) picks state/action slices, renames video
-// keys and names the annotation column holding each step's task index. Missing or
+// GR00T's meta/modality.json (or --modality FILE) picks state/action slices, picks and renames
+// the video keys (as Isaac-GR00T's loader, only the views it names are read: info.json may
+// declare others without files) and names the annotation column holding each step's task
+// index. Missing or
 // inconsistent metadata is one emb::Error naming the file.
 #pragma once
 #include <cstdint>
@@ -21,12 +23,17 @@ namespace emb {
 struct ColumnSlice {
   std::string name, column;
   int64_t start = 0, end = 0;
+  // modality.json's description, as upstream's metadata.json carries it (schema.py
+  // LeRobotStateActionMetadata): continuous = a floating-point dtype (default float32).
+  bool absolute = true, continuous = true;
+  std::string rotation_type;  // "" = none
 };
 
 struct LerobotCamera {
   std::string key;   // the dataset's column / video key, "observation.images.cam_high"
   std::string view;  // the packed file's view name: modality rename or the key's last part
   double fps = 0;
+  int64_t height = 0, width = 0, channels = 0;  // info.json's shape of the recorded video
 };
 
 struct LerobotEpisode {
@@ -51,6 +58,7 @@ struct LerobotDataset {
   std::vector<LerobotEpisode> episodes;
   std::vector<ColumnSlice> state, action;  // whole columns unless modality.json slices them
   std::string task_column = "task_index";  // or modality.json's annotation column
+  bool has_modality = false;               // modality.json was read
   std::string stats_file;                  // where episode stats came from ("" if none)
   std::map<int64_t, std::map<std::string, RecordedStats>> episode_stats;
   std::map<std::string, RecordedStats> dataset_stats;  // meta/stats.json

@@ -2,19 +2,22 @@
 //   embpack synth --family gr00t|wan --episodes N [...] -o out.h5
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
-//   embpack lerobot DIR... [--modality modality.json] -o out.h5   (mpirun -np N for N ranks)
+//   embpack lerobot DIR... [--modality modality.json] [--embodiment-tag TAG] -o out.h5   (mpirun -np N for N ranks)
 //   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
-#include <mpi.h>
 
 #include <cstdio>
 #include <iostream>
 
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/world.hpp"
 #include "backbone_features.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
+#include "data/data_verify.hpp"
 #include "data/packed_verify.hpp"
 #include "info.hpp"
 #include "lerobot.hpp"
@@ -44,40 +47,33 @@ void add_stand_in_encoder_options(CLI::App* converter, int& d_vl, int& vl_grid) 
 }
 
 // The converters that run under MPI (mpirun -np N, or alone as one rank): `convert` makes this
-// rank's share and writes it (collectively); an error is printed once (by the rank that met it)
-// and every rank exits with the highest code.
+// rank's share and writes it (collectively); an error the ranks agreed on is printed once (by
+// rank 0), any other by the rank that met it, and every rank exits with the highest code.
 template <class Convert>
 int run_parallel(Convert convert) {
-  MPI_Init(nullptr, nullptr);
-  int code = 0;
-  try {
-    convert(MPI_COMM_WORLD);
-  } catch (const emb::Error& e) {
-    if (*e.what()) std::cerr << "embpack: " << e.what() << "\n";  // empty: another rank reported it
-    code = e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "embpack: " << e.what() << "\n";
-    code = emb::kExitFailure;
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return code;
-}
-
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
+  return emb::run_in_world("embpack", nullptr, nullptr, [&](const emb::World& world) {
+    int code = 0;
+    try {
+      convert(world);
+    } catch (const emb::Error& e) {
+      if (world.rank == 0 || !dynamic_cast<const emb::AgreedError*>(&e)) std::cerr << "embpack: " << e.what() << "\n";
+      code = e.exit_code();
+    } catch (const std::exception& e) {
+      std::cerr << "embpack: " << e.what() << "\n";
+      code = emb::kExitFailure;
+    }
+    return int(emb::max_over_ranks(world.comm, int64_t(code)));
+  });
 }
 
 int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
-  return run_parallel([&](MPI_Comm comm) {
+  return run_parallel([&](const emb::World& world) {
     emb::LerobotReport report;
-    emb::PackedData share = emb::convert_lerobot(o, comm, report);
-    if (rank_of(comm) == 0)
+    emb::PackedData share = emb::convert_lerobot(o, world.comm, report);
+    if (world.rank == 0)
       for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
-    emb::write_packed(share, out, created_by, comm);
-    if (rank_of(comm) == 0)
+    emb::write_packed(share, out, created_by, world.comm);
+    if (world.rank == 0)
       std::printf("%s: %lld episodes, %lld steps, %lld frames decoded in %.2f s (%d rank(s) x %d thread(s)): "
                   "%.1f frames/s per core\n",
                   out.c_str(), (long long)report.episodes, (long long)report.steps, (long long)report.frames_decoded,
@@ -86,11 +82,11 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
 }
 
 int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
-  return run_parallel([&](MPI_Comm comm) {
+  return run_parallel([&](const emb::World& world) {
     emb::FeaturesReport report;
-    emb::PackedData share = emb::compute_backbone_features(o, comm, report);
-    emb::write_packed(share, out, created_by, comm);
-    if (rank_of(comm) == 0)
+    emb::PackedData share = emb::compute_backbone_features(o, world, report);
+    emb::write_packed(share, out, created_by, world.comm);
+    if (world.rank == 0)
       std::printf("%s: vl features of %lld steps (%lld tokens) by the backbone %s (%s, digest %s) in %.2f s on %d "
                   "rank(s), %s: %.2f steps/s (backbone load %.2f s)\n",
                   out.c_str(), (long long)report.steps, (long long)report.tokens, o.backbone.c_str(),
@@ -101,14 +97,23 @@ int run_features(const emb::FeaturesOptions& o, const std::string& out, const st
   });
 }
 
-}  // namespace
+// Every option of every converter, as parsed.
+struct Options {
+  std::string out, file;
+  emb::SynthOptions synth;
+  std::vector<std::string> libero_inputs;
+  emb::LiberoOptions libero;
+  emb::VideoOptions video;
+  emb::LerobotOptions lerobot;
+  emb::FeaturesOptions features;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
-  app.require_subcommand(1);
-  std::string out;
+struct Subcommands {
+  CLI::App *synth, *libero, *video, *lerobot, *features, *info, *verify;
+};
 
-  emb::SynthOptions so;
+CLI::App* add_synth(CLI::App& app, Options& o) {
+  emb::SynthOptions& so = o.synth;
   CLI::App* synth = app.add_subcommand("synth", "generate a synthetic dataset");
   synth->add_option("--family", so.family, "gr00t or wan")->required();
   synth->add_option("--episodes", so.episodes, "number of episodes")->required();
@@ -128,37 +133,13 @@ int main(int argc, char** argv) {
   synth->add_option("--latent-height", so.latent_height, "wan: latent height Hl");
   synth->add_option("--latent-width", so.latent_width, "wan: latent width Wl");
   synth->add_option("--steps-per-latent", so.steps_per_latent, "wan: steps per latent frame");
-  add_output_options(synth, out, so.progress);
+  add_output_options(synth, o.out, so.progress);
+  return synth;
+}
 
-  std::vector<std::string> libero_inputs;
-  emb::LiberoOptions lo;
-  CLI::App* libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
-  libero->add_option("inputs", libero_inputs, "source .hdf5 files")->required();
-  libero->add_option("--fps", lo.fps, "steps per second of the demos");
-  add_stand_in_encoder_options(libero, lo.d_vl, lo.vl_grid);
-  add_output_options(libero, out, lo.progress);
-
-  emb::VideoOptions vo;
-  CLI::App* video = app.add_subcommand("video", "decode videos aligned to a step table");
-  video->add_option("inputs", vo.videos, "video files, one per view")->required();
-  video->add_option("--table", vo.table, "steps table (.json or .csv) with one frame index per step and view")->required();
-  video->add_option("--height", vo.height, "output frame height");
-  video->add_option("--width", vo.width, "output frame width");
-  video->add_option("--threads", vo.threads, "decoder threads");
-  add_stand_in_encoder_options(video, vo.d_vl, vo.vl_grid);
-  add_output_options(video, out, vo.progress);
-
-  emb::LerobotOptions ro;
-  CLI::App* lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
-  lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
-  lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
-  lerobot->add_option("--height", ro.height, "output frame height");
-  lerobot->add_option("--width", ro.width, "output frame width");
-  lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
-  add_stand_in_encoder_options(lerobot, ro.d_vl, ro.vl_grid);
-  add_output_options(lerobot, out, ro.progress);
-
-  emb::FeaturesOptions fo;
+// `embpack features`: the gr00t vl features of a packed file by GR00T-N1.5's Eagle backbone.
+CLI::App* add_features(CLI::App& app, Options& o) {
+  emb::FeaturesOptions& fo = o.features;
   CLI::App* features = app.add_subcommand(
       "features", "compute gr00t vl features with GR00T-N1.5's Eagle 2.5 backbone (replaces /features/vl)");
   features->add_option("input", fo.input, "packed gr00t file with camera frames (/video/<view>)")->required();
@@ -172,33 +153,87 @@ int main(int argc, char** argv) {
   features->add_option("--precision", fo.precision, "auto (cpu fp32, cuda bf16 as upstream deploys), fp32 or bf16");
   features->add_option("--views", fo.views, "the /video views in prompt order (default: the file's)")->delimiter(',');
   features->add_option("--batch", fo.batch, "steps per backbone forward");
-  add_output_options(features, out, fo.progress);
+  features->add_option("--augment", fo.augment,
+                       "also store K variants of every step's features under GR00T's training crop and colour "
+                       "jitter (/features/vl_aug<k>; train with data.vl_augment = on)");
+  features->add_option("--seed", fo.seed, "seed of the augmentations' draws");
+  add_output_options(features, o.out, fo.progress);
+  return features;
+}
 
-  std::string file;
-  CLI::App* info = app.add_subcommand("info", "summarise a packed file");
-  info->add_option("file", file)->required();
-  CLI::App* verify = app.add_subcommand("verify", "check every invariant of a packed file");
-  verify->add_option("file", file)->required();
+// The converters of recorded data: libero, video and lerobot; features; then info and verify.
+Subcommands add_subcommands(CLI::App& app, Options& o) {
+  Subcommands c{};
+  c.synth = add_synth(app, o);
+  c.libero = app.add_subcommand("libero", "convert robomimic/LIBERO HDF5 files");
+  c.libero->add_option("inputs", o.libero_inputs, "source .hdf5 files")->required();
+  c.libero->add_option("--fps", o.libero.fps, "steps per second of the demos");
+  add_stand_in_encoder_options(c.libero, o.libero.d_vl, o.libero.vl_grid);
+  add_output_options(c.libero, o.out, o.libero.progress);
 
+  emb::VideoOptions& vo = o.video;
+  c.video = app.add_subcommand("video", "decode videos aligned to a step table");
+  c.video->add_option("inputs", vo.videos, "video files, one per view")->required();
+  c.video->add_option("--table", vo.table, "steps table (.json or .csv) with one frame index per step and view")->required();
+  c.video->add_option("--height", vo.height, "output frame height");
+  c.video->add_option("--width", vo.width, "output frame width");
+  c.video->add_option("--threads", vo.threads, "decoder threads");
+  add_stand_in_encoder_options(c.video, vo.d_vl, vo.vl_grid);
+  add_output_options(c.video, o.out, vo.progress);
+
+  emb::LerobotOptions& ro = o.lerobot;
+  c.lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
+  c.lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
+  c.lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
+  c.lerobot->add_option("--embodiment-tag", ro.embodiment_tag,
+                        "GR00T embodiment tag of the data (new_embodiment to fine-tune GR00T-N1.5; default: id 0)");
+  c.lerobot->add_option("--height", ro.height, "output frame height");
+  c.lerobot->add_option("--width", ro.width, "output frame width");
+  c.lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
+  add_stand_in_encoder_options(c.lerobot, ro.d_vl, ro.vl_grid);
+  add_output_options(c.lerobot, o.out, ro.progress);
+
+  c.features = add_features(app, o);
+  c.info = app.add_subcommand("info", "summarise a packed file");
+  c.info->add_option("file", o.file)->required();
+  c.verify = app.add_subcommand(
+      "verify", "check every invariant and value of a packed file; a clean file records the verify (data.verify)");
+  c.verify->add_option("file", o.file)->required();
+  return c;
+}
+
+int run(const Subcommands& c, const Options& o, const std::string& created_by) {
+  if (*c.synth) {
+    emb::write_packed(emb::synthesize(o.synth), o.out, created_by);
+  } else if (*c.libero) {
+    emb::write_packed(emb::convert_libero(o.libero_inputs, o.libero), o.out, created_by);
+  } else if (*c.video) {
+    emb::write_packed(emb::convert_video(o.video), o.out, created_by);
+  } else if (*c.lerobot) {
+    return run_lerobot(o.lerobot, o.out, created_by);
+  } else if (*c.features) {
+    return run_features(o.features, o.out, created_by);
+  } else if (*c.info) {
+    emb::print_info(o.file, std::cout);
+  } else if (*c.verify) {
+    // The small arrays, then every bulk value; a clean file records the verify (data.verify).
+    emb::PackedSummary s = emb::verify_small_values(emb::H5File::open(o.file));
+    emb::verify_data_files(MPI_COMM_NULL, {o.file}, emb::DataVerify::full);
+    std::cout << o.file << ": ok (" << s.family << ", " << s.episodes << " episodes, " << s.steps << " steps)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"embpack: packs robot datasets into embpack/1 HDF5 files for embtrain"};
+  app.require_subcommand(1);
+  Options o;
+  const Subcommands c = add_subcommands(app, o);
   CLI11_PARSE(app, argc, argv);
   try {
-    std::string created_by = command_line(argc, argv);
-    if (*synth) {
-      emb::write_packed(emb::synthesize(so), out, created_by);
-    } else if (*libero) {
-      emb::write_packed(emb::convert_libero(libero_inputs, lo), out, created_by);
-    } else if (*video) {
-      emb::write_packed(emb::convert_video(vo), out, created_by);
-    } else if (*lerobot) {
-      return run_lerobot(ro, out, created_by);
-    } else if (*features) {
-      return run_features(fo, out, created_by);
-    } else if (*info) {
-      emb::print_info(file, std::cout);
-    } else if (*verify) {
-      emb::PackedSummary s = emb::verify_packed(emb::H5File::open(file));
-      std::cout << file << ": ok (" << s.family << ", " << s.episodes << " episodes, " << s.steps << " steps)\n";
-    }
+    return run(c, o, command_line(argc, argv));
   } catch (const emb::Error& e) {
     std::cerr << "embpack: " << e.what() << "\n";
     return e.exit_code();
@@ -206,5 +241,4 @@ int main(int argc, char** argv) {
     std::cerr << "embpack: " << e.what() << "\n";
     return emb::kExitFailure;
   }
-  return 0;
 }

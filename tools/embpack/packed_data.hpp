@@ -35,6 +35,7 @@ struct PackedData {
   std::string family;  // gr00t | wan
   double fps = 0;
   std::string source;
+  std::string modality;  // JSON of the root `modality` attribute (packed_format.hpp); "" = none
   std::vector<int64_t> episode_offsets{0};
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_state_dim, embodiment_action_dim;  // optional, one per embodiment

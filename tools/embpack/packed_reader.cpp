@@ -36,6 +36,7 @@ PackedData read_packed_share(const std::string& path, const PackedShareRequest& 
   const PackedSummary s = verify_structure(f);
   PackedData p;
   p.family = s.family, p.fps = s.fps, p.source = s.source;
+  if (f.has_attr("/", packed::kModality)) p.modality = f.attr_string("/", packed::kModality);
   p.state_dim = s.state_dim, p.action_dim = s.action_dim;
   const std::vector<int64_t> offsets = f.read_all<int64_t>(packed::kEpisodeOffsets);
   const int64_t e0 = request.first_episode, e1 = request.last_episode < 0 ? s.episodes : request.last_episode;
@@ -77,6 +78,7 @@ PackedData read_packed_share(const std::string& path, const PackedShareRequest& 
       v.values = read_rows<uint16_t>(f, ds, feature_offsets[size_t(r0)], feature_offsets[size_t(r1)], v.dim);
       for (const char* key : packed::kFeatureProvenance)
         if (f.has_attr(ds, key)) v.attributes[key] = f.attr_string(ds, key);
+      if (f.has_attr(ds, "augment_seed")) v.attributes["augment_seed"] = f.attr_string(ds, "augment_seed");
       p.features[name] = std::move(v);
     }
   EMB_CHECK(s.latent_views.empty(), path, ": ", packed::kLatents, ": latents are not carried over by this reader");

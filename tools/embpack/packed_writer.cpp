@@ -1,13 +1,19 @@
 #include "packed_writer.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
 #include "column_stats.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
-#include "rank_errors.hpp"
-#include "rank_gather.hpp"
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
+#include "comm/world.hpp"
 #include "temp_output.hpp"
 
 namespace emb {
@@ -28,9 +34,8 @@ struct Writers {
   Placement place(int64_t rows) const {
     Placement p{0, rows};
     if (comm == MPI_COMM_NULL) return p;
-    MPI_Exscan(&rows, &p.first, 1, MPI_INT64_T, MPI_SUM, comm);
-    if (rank == 0) p.first = 0;  // MPI_Exscan leaves rank 0's result undefined
-    MPI_Allreduce(&rows, &p.total, 1, MPI_INT64_T, MPI_SUM, comm);
+    p.first = exclusive_sum(comm, rows);
+    sum_over_ranks(comm, &p.total, 1);
     return p;
   }
 
@@ -52,10 +57,29 @@ struct Writers {
   }
 };
 
+// Tests: EMBPACK_DEBUG_FAIL_WRITE_RANK=R fails rank R between two tables of the collective
+// write (a failure on one rank in the middle of it).
+void fail_if_injected(int rank) {
+  const char* fail_rank = std::getenv("EMBPACK_DEBUG_FAIL_WRITE_RANK");
+  if (fail_rank && std::atoi(fail_rank) == rank)
+    throw Error(str("EMBPACK_DEBUG_FAIL_WRITE_RANK: injected failure on rank ", rank, " in the collective write"));
+}
+
+// A rank failing in the middle of the collective writes cannot agree with the others on it
+// (they wait in the collective it left): it prints its line and aborts the job, which ends
+// every rank. Alone, it throws as any failure does.
+[[noreturn]] void fail_collective_write(const std::exception& e, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || ranks_in(comm) == 1) throw;
+  std::fprintf(stderr, "embpack: error on rank %d: %s\n", rank_in(comm), e.what());
+  std::fflush(stderr);
+  abort_world(kExitFailure);
+}
+
 // Every table of rows, written collectively by all ranks.
 void write_tables(H5File& f, const PackedData& d, const Writers& w) {
   int64_t S = d.steps(), E = d.episodes();
   w.write_offsets(f, packed::kEpisodeOffsets, d.episode_offsets);
+  fail_if_injected(w.rank);
   w.write_table(f, packed::kEpisodeTask, E, {}, d.episode_task.data());
   w.write_table(f, packed::kEpisodeEmbodiment, E, {}, d.episode_embodiment.data());
   w.write_table(f, packed::kState, S, {d.state_dim}, d.state.data());
@@ -97,6 +121,7 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
   f.set_attr("/", "family", d.family);
   f.set_attr("/", "fps", d.fps);
   f.set_attr("/", "source", d.source);
+  if (!d.modality.empty()) f.set_attr("/", packed::kModality, d.modality);
   f.set_attr("/", "created_by", created_by);
   if (!d.embodiment_state_dim.empty()) {
     int64_t n = int64_t(d.embodiment_state_dim.size());
@@ -128,16 +153,22 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
 void write_packed(const PackedData& d, const std::string& out, const std::string& created_by, MPI_Comm comm) {
   EMB_ASSERT(int64_t(d.state.size()) == d.steps() * d.state_dim && int64_t(d.action.size()) == d.steps() * d.action_dim);
   Writers w{comm, 0};
-  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &w.rank);
-  TempOutput temp(out, w.rank == 0);
+  if (comm != MPI_COMM_NULL) w.rank = rank_in(comm);
+  TempOutput temp(out, comm, w.rank == 0);
+  std::optional<H5File> f;
   std::string error;
-  try {  // a failure here (file creation, a write) is met by every rank of the collective calls
-    H5File f = H5File::create(temp.temp_path(), comm);
-    write_tables(f, d, w);
+  try {  // a failure to create the file is met by every rank of the collective call
+    f.emplace(H5File::create(temp.temp_path(), comm));
   } catch (const std::exception& e) {
     error = e.what();
   }
-  throw_if_any_failed(error, comm);
+  throw_if_any_rank_failed(comm, error);
+  try {
+    write_tables(*f, d, w);
+  } catch (const std::exception& e) {
+    fail_collective_write(e, comm);
+  }
+  f.reset();  // closes the file (collective)
   WholeRows whole = gather_whole_rows(d, comm);
   if (w.rank != 0) return;
   {

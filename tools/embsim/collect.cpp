@@ -4,9 +4,11 @@
 #include <map>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
 #include "packed_writer.hpp"
-#include "rank_gather.hpp"
 #include "sim/expert.hpp"
+#include "rl/byte_message.hpp"
 
 namespace emb {
 
@@ -121,9 +123,7 @@ int max_action_dim() {
 }
 
 CollectSummary collect(MPI_Comm comm, const CollectOptions& o, const std::string& created_by) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   const TaskSpec* task = nullptr;
   int height = 0, width = 0;
   ByteWriter mine;

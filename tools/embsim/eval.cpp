@@ -10,9 +10,11 @@
 #include <iostream>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/rank_gather.hpp"
 #include "gr00t_policy.hpp"
-#include "rank_gather.hpp"
 #include "video_writer.hpp"
+#include "rl/byte_message.hpp"
 
 namespace emb {
 
@@ -43,6 +45,22 @@ nlohmann::json task_json(const TaskResult& r, uint64_t seed) {
 
 }  // namespace
 
+namespace {
+
+// Runs f; an emb::Error from it is about what the user gave (a checkpoint of another family
+// or size, a truncated one, an unknown task or target): exit code 2. (An MJCF file that does
+// not compile and a missing rendering backend say so themselves.)
+template <class F>
+void as_input_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    throw Error(e.what(), kExitInput);
+  }
+}
+
+}  // namespace
+
 int64_t TaskResult::successes() const {
   int64_t k = 0;
   for (int s : success) k += s;
@@ -61,9 +79,7 @@ std::array<double, 2> wilson95(int64_t k, int64_t n) {
 
 TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, const EvalOptions& o,
                          const std::string& video_prefix) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const int rank = rank_in(comm), size = ranks_in(comm);
   struct Slot {
     int64_t episode;
     std::unique_ptr<Env> env;
@@ -120,9 +136,10 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
     }
     for (Slot& s : slots) {
       mine.put(s.episode), mine.put(int32_t(s.env->success())), mine.put(int32_t(s.env->steps()));
-      if (!s.video.empty())
-        write_mp4(str(video_prefix, "_ep", s.episode, ".mp4"), s.video, obs->height(),
-                  obs->width() * int(o.observation.views.size()), kVideoFps, kVideoScale);
+      if (s.video.empty()) continue;
+      std::filesystem::create_directories(std::filesystem::path(video_prefix).parent_path());
+      write_mp4(str(video_prefix, "_ep", s.episode, ".mp4"), s.video, obs->height(),
+                obs->width() * int(o.observation.views.size()), kVideoFps, kVideoScale);
     }
   });
   std::vector<std::vector<uint8_t>> blobs = gather_bytes(comm, mine.take());
@@ -140,17 +157,17 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
 }
 
 std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   std::vector<const TaskSpec*> tasks;
   std::vector<std::string> checkpoints;
   std::unique_ptr<Policy> baseline;
   run_agreed(comm, [&] {
-    EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
-    for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
-    baseline = make_baseline_policy(o.target, o.seed);
-    if (!baseline) checkpoints = find_checkpoints(o.target);
-    if (rank == 0) std::filesystem::create_directories(std::filesystem::path(o.out_dir) / "videos");
+    as_input_error([&] {
+      EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
+      for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
+      baseline = make_baseline_policy(o.target, o.seed);
+      if (!baseline) checkpoints = find_checkpoints(o.target);
+    });
   });
   nlohmann::json report = {{"target", o.target}, {"policy", baseline ? o.target : "checkpoint"}, {"seed", o.seed},
                            {"episodes", o.episodes}, {"split", "eval"}, {"checkpoints", nlohmann::json::array()}};
@@ -174,8 +191,10 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
     for (size_t c = 0; c < checkpoints.size(); ++c) {
       std::unique_ptr<Gr00tPolicy> policy;
       run_agreed(comm, [&] {
-        policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed);
-        for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
+        as_input_error([&] {
+          policy = std::make_unique<Gr00tPolicy>(checkpoints[c], o.deck_sets, o.seed, o.local_rank);
+          for (const TaskSpec* t : tasks) policy->check_task(*t, o.observation.d_vl);
+        });
       });
       report["flow_steps"] = policy->flow_steps(), report["exec_steps"] = policy->exec_steps();
       report["sde_noise"] = policy->sde_noise();
@@ -186,6 +205,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
   run_agreed(comm, [&] {
     if (rank != 0) return;
     report["tasks"] = report["checkpoints"].back()["tasks"];
+    std::filesystem::create_directories(o.out_dir);  // only now: a refused evaluation leaves nothing
     std::ofstream out(path + ".tmp");
     out << report.dump(2) << "\n";
     out.close();

@@ -32,7 +32,8 @@ struct EvalOptions {
   std::string out_dir, mjcf_dir;
   int videos = 2;
   ObservationOptions observation;
-  std::vector<std::string> deck_sets;  // --set overrides of the checkpoint's deck ([sim] keys)
+  std::vector<std::string> deck_sets;  // --set overrides of the checkpoint's deck ([sim] keys, run.device)
+  int local_rank = 0;                  // among the ranks of this node (the GPU of run.device = cuda)
 };
 
 struct TaskResult {

@@ -13,11 +13,12 @@
 #include "data/h5_file.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
-#include "model/presets.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_dir.hpp"
-#include "train/checkpoint_file.hpp"
-#include "policy_batch.hpp"
+#include "app/run_config_from_deck.hpp"
+#include "kernels/make_ops.hpp"
+#include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
+#include "checkpoint/checkpoint_file.hpp"
+#include "rl/roles/policy_batch.hpp"
 
 namespace emb {
 
@@ -46,7 +47,8 @@ Deck checkpoint_deck(const std::string& text, const std::vector<std::string>& se
 
 }  // namespace
 
-Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed)
+Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed,
+                         int local_rank)
     : path_(checkpoint), seed_(seed) {
   {
     CheckpointFile f(checkpoint, MPI_COMM_NULL, CheckpointFile::Access::read);
@@ -54,22 +56,25 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
     deck_text_ = f.attr_string("deck");
     step_ = f.attr_int("step");
   }
-  Deck deck = checkpoint_deck(deck_text_, deck_sets);
-  ModelConfig cfg = model_config_from_deck(deck);
+  const RunConfig run = run_config_from_deck(checkpoint_deck(deck_text_, deck_sets));
+  const ModelConfig& cfg = run.model;
   EMB_CHECK(cfg.family == Family::gr00t, checkpoint, ": a ", family_name(cfg.family),
             " checkpoint; embsim eval runs gr00t policies");
-  flow_steps_ = int(deck.get_int("sim.flow_steps"));
-  exec_steps_ = int(deck.get_int("sim.exec_steps"));
-  sde_noise_ = deck.get_double("sim.sde_noise");
+  flow_steps_ = run.sim.flow_steps;
+  exec_steps_ = run.sim.exec_steps;
+  sde_noise_ = run.sim.sde_noise;
   EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
             cfg.horizon);
-  for (const std::string& p : deck.get_list("data.paths")) data_paths_.push_back(p);
-  model_ = make_model(cfg, &ops_);
+  data_paths_ = run.data.paths;
+  ops_ = make_ops(run.backend, local_rank);
+  model_ = make_model(cfg, ops_.get());
   const ParamRegistry& reg = model_->params();
   params_.resize(size_t(reg.total()));
   exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
                   OptimizerState{exp_avg_.data(), exp_avg_sq_.data()});
+  backend_params_ = OpsBuffer<float>(*ops_, reg.total());
+  ops_->upload(backend_params_.data(), params_.data(), params_.size() * sizeof(float));
 }
 
 void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
@@ -123,7 +128,7 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
                             CounterRng(seed_, RngStream::flow_time, kPolicySdeStream + episode, step),
                             CounterRng(seed_, RngStream::flow_noise, kPolicySdeStream + episode, step));
   }
-  integrate_flow(*model_, params_.data(), batch, flow_steps_, stochastic ? &sde : nullptr);
+  integrate_flow(*model_, backend_params_.data(), batch, flow_steps_, stochastic ? &sde : nullptr);
   chunks.resize(inputs.size());
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/ops_buffer.hpp"
 #include "model/model.hpp"
 #include "policy.hpp"
 
@@ -21,8 +21,10 @@ namespace emb {
 class Gr00tPolicy final : public Policy {
  public:
   // Throws emb::Error (one line naming the file) for a checkpoint that is not a complete
-  // gr00t checkpoint.
-  Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed);
+  // gr00t checkpoint. The policy computes on its deck's run.device (kernels/make_ops.hpp), on
+  // the GPU of `local_rank`.
+  Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed,
+              int local_rank);
   std::string name() const override { return "checkpoint"; }
   bool needs_images() const override { return true; }
   void act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) override;
@@ -49,9 +51,10 @@ class Gr00tPolicy final : public Policy {
   int flow_steps_ = 4, exec_steps_ = 4;
   double sde_noise_ = 0;  // sim.sde_noise: 0 = the ODE; > 0 = RL's rollout sampler
   std::vector<std::string> data_paths_;
-  CpuOps ops_;  // the backend the policy computes on
+  std::unique_ptr<Ops> ops_;  // the backend the policy computes on
   std::unique_ptr<Model> model_;
   std::vector<float> params_, exp_avg_, exp_avg_sq_;
+  OpsBuffer<float> backend_params_;  // params_ in the backend's memory
 };
 
 // The checkpoints of a run directory (deck.resolved → train.ckpt_dir), of a checkpoint

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "sim/expert.hpp"
 
 namespace emb {
@@ -63,8 +64,7 @@ TimingSummary summarize_timings(std::vector<double> seconds) {
 }
 
 StepProfile profile_steps(MPI_Comm comm, const StepProfileOptions& o) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = rank_in(comm);
   StepProfile p;
   run_agreed(comm, [&] {
     const TaskSpec& task = task_spec(o.task);

@@ -3,6 +3,9 @@
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
 //                                           regression/plan_validation.sh merges it for 4 ranks)
+//   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
+//                                           figures (with and without CUDA graphs) measured (the
+//                                           CUDA emulation prints them on stderr, not as a file)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
@@ -16,15 +19,17 @@
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew;
-//   storage     writing 256 MiB with fsync.
+//   storage     writing 256 MiB with fsync;
+//   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
+//               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
-#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fcntl.h>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -32,13 +37,27 @@
 #include <vector>
 
 #include "comm/comm_factory.hpp"
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/linear.hpp"
+#include "comm/host_collectives.hpp"
+#include "comm/world.hpp"
+#include "fixed_costs.hpp"
+#include "kernels/make_ops.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 int g_rank = 0, g_size = 1;
+
+// The CPU backend the probe times, made by the factory as a run's is (run.device = cpu).
+emb::Ops& cpu_ops() {
+  static const std::unique_ptr<emb::Ops> ops = emb::make_ops(emb::BackendConfig{}, 0);
+  return *ops;
+}
+
+// y [n, out] = x [n, in] · w [in, out] on the CPU backend.
+void linear(const float* x, const float* w, float* y, int64_t n, int64_t in, int64_t out) {
+  cpu_ops().linear_forward(emb::view(x, n, in), emb::view(w, in, out), emb::View{}, emb::Activation::none,
+                           emb::View{}, emb::view(y, n, out));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -51,19 +70,19 @@ double mean(const std::vector<double>& v) {
   return sum / double(v.size());
 }
 
+double median_over_ranks(double x) { return median(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{x})); }
+
 // Seconds of fn, every rank starting together; the mean over ranks (the typical rank: how much
 // the slowest lags it is rank_imbalance()), then the median over runs.
 double timed(const std::function<void()>& fn, int runs = 5) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
   for (int r = 0; r < runs; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    emb::barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     fn();
-    double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::vector<double> all(static_cast<size_t>(g_size));
-    MPI_Allgather(&s, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    per_run.push_back(mean(all));
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    per_run.push_back(mean(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{s})));
   }
   return median(per_run);
 }
@@ -82,8 +101,10 @@ struct TrunkGemms {
   }
   void run() {
     for (auto& s : shapes) {
-      emb::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), N, s[0], s[1]);
-      emb::cpu::linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), nullptr, N, s[0], s[1]);
+      linear(x.data(), w.data(), y.data(), N, s[0], s[1]);
+      cpu_ops().linear_backward(emb::view(x.data(), N, s[0]), emb::view(w.data(), s[0], s[1]), emb::Activation::none,
+                                emb::View{}, emb::view(dy.data(), N, s[1]), emb::view(dx.data(), N, s[0]),
+                                emb::view(dw.data(), s[0], s[1]), emb::View{});
     }
   }
 };
@@ -104,21 +125,18 @@ double spare_core_speedup() {
   std::vector<double> together, alone;
   for (int r = 0; r < 5; ++r)
     for (bool everyone : {true, false}) {
-      MPI_Barrier(MPI_COMM_WORLD);
+      emb::barrier(MPI_COMM_WORLD);
       if (everyone || g_rank == 0) {
         const auto t0 = Clock::now();
         g.run();
         (everyone ? together : alone).push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       }
-      MPI_Request done_req;
-      MPI_Ibarrier(MPI_COMM_WORLD, &done_req);
-      for (int done = 0; !done;) {
-        MPI_Test(&done_req, &done, MPI_STATUS_IGNORE);
-        if (!done) usleep(500);
-      }
+      emb::NonBlockingBarrier all_done;
+      all_done.enter(MPI_COMM_WORLD);
+      while (!all_done.done()) usleep(500);
     }
   double speedup = g_rank == 0 ? median(together) / median(alone) : 0.0;
-  MPI_Bcast(&speedup, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  emb::broadcast(MPI_COMM_WORLD, &speedup, 1);
   return speedup;
 }
 
@@ -131,21 +149,19 @@ double rank_imbalance() {
   const int m = 384;
   std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
   const auto burst = [&] {
-    for (int i = 0; i < 8; ++i) emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), m, m, m);
+    for (int i = 0; i < 8; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
   };
   burst();
   std::vector<double> ratios;
-  float token = 1.0f;
   for (int r = 0; r < 20; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    emb::barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     burst();
     const auto t1 = Clock::now();
-    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-    double times[2] = {std::chrono::duration<double>(t1 - t0).count(),
-                       std::chrono::duration<double>(Clock::now() - t0).count()};
-    std::vector<double> all(2 * static_cast<size_t>(g_size));
-    MPI_Allgather(times, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
+    const std::vector<double> all = emb::all_gather(
+        MPI_COMM_WORLD, std::vector<double>{std::chrono::duration<double>(t1 - t0).count(),
+                                            std::chrono::duration<double>(Clock::now() - t0).count()});
     std::vector<double> compute, wall;
     for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
     ratios.push_back(mean(wall) / mean(compute) - 1);
@@ -156,7 +172,7 @@ double rank_imbalance() {
 double gemm_peak() {
   const int n = 1024;
   std::vector<float> a(size_t(n) * n, 0.5f), w(size_t(n) * n, 0.25f), y(size_t(n) * n);
-  return 2.0 * n * n * n / timed([&] { emb::cpu::linear_forward(a.data(), w.data(), nullptr, y.data(), n, n, n); });
+  return 2.0 * n * n * n / timed([&] { linear(a.data(), w.data(), y.data(), n, n, n); });
 }
 
 // Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
@@ -167,13 +183,15 @@ double attention_seconds(int hd, bool backward) {
   std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
       dq(q.size()), dk(q.size()), dv(q.size());
   std::vector<int32_t> seq(size_t(T), 0);
-  const emb::cpu::AttnIndex idx{emb::cpu::AttnMask::full, seq.data(), seq.data(), seq.data(),
-                                seq.data(), seq.data(), seq.data()};
+  const emb::AttnIndex idx{emb::AttnMask::full, seq.data(), seq.data(), seq.data(),
+                           seq.data(), seq.data(), seq.data()};
+  const emb::AttnConfig cfg{H, hd};
+  const auto rows = [&](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
   return timed([&] {
-    emb::cpu::attention_forward(q.data(), k.data(), v.data(), out.data(), lse.data(), T, T, H, hd, idx);
+    cpu_ops().attention_forward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), cfg, idx);
     if (backward)
-      emb::cpu::attention_backward(q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                                   dk.data(), dv.data(), T, T, H, hd, idx);
+      cpu_ops().attention_backward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), rows(dout, D),
+                                   rows(dq, D), rows(dk, D), rows(dv, D), cfg, idx);
   }, 1);
 }
 
@@ -221,7 +239,7 @@ struct Fabric {
 // blocking collectives run 2-3 times faster on this machine, but no step issues them. The
 // ranks' skew is measured apart (rank_imbalance()).
 Fabric collectives(const emb::World& world) {
-  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, "mpi", "thread", {}, emb::BufferMemory::host);
+  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
   const int p = g_size;
   const int64_t small = 2, big = int64_t(8) << 20;  // floats
   std::vector<float> full(size_t(big * p), 1.0f), shard(static_cast<size_t>(big));
@@ -245,7 +263,7 @@ double write_bandwidth() {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || ::write(fd, buf.data(), bytes) != ssize_t(bytes) || ::fsync(fd) != 0) {
           std::fprintf(stderr, "hwprobe: cannot write %s\n", path.c_str());
-          MPI_Abort(MPI_COMM_WORLD, 1);
+          emb::abort_world(1);
         }
         ::close(fd);
       },
@@ -254,61 +272,125 @@ double write_bandwidth() {
   return double(bytes) * g_size / t;
 }
 
+// A figure and the measurement it came from.
+struct Figures {
+  std::string how;  // the command that measured it
+  nlohmann::json operator()(double value, const std::string& what) const {
+    return {{"value", value}, {"source", how + what}};
+  }
+};
+
+nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
+  return {{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+          {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}};
+}
+
+struct Measured {
+  double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
+  double op_call = 0, allocation = 0, sync = 0;
+  AttentionCost attention;
+  Fabric fabric;
+};
+
+// Every figure, every rank measuring at once.
+Measured measure(const emb::World& world) {
+  Measured m;
+  m.gemm = gemm_rate();
+  m.peak = gemm_peak();
+  m.memory = triad_bandwidth();
+  m.attention = attention_cost();
+  if (g_size > 1) m.spare_core = spare_core_speedup();
+  m.imbalance = rank_imbalance();
+  m.fabric = collectives(world);
+  m.write = write_bandwidth();
+  m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
+  m.allocation = median_over_ranks(emb::probe::allocation_seconds());
+  double sums[4] = {1, 2, 3, 4};  // loss, samples, tokens, computed tokens: train_step's reduction
+  m.sync = timed([&] { emb::sum_over_ranks(MPI_COMM_WORLD, sums, 4); }, 21);
+  return m;
+}
+
+nlohmann::json hardware_file(const std::string& name, const Figures& fig, const Measured& m) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  nlohmann::json hw = {
+      {"name", name},
+      {"ranks_share_node", true},
+      {"activations_in_compute_precision", false},
+      {"comm_overlaps_compute", false},
+      {"devices_per_node", fig(g_size, "one rank per core")},
+      {"spare_core_speedup", fig(m.spare_core, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
+      {"peak_flops", {{"fp32", fig(m.peak, "1024^3 sgemm per core")}, {"bf16", fig(m.peak, "bf16 computes in fp32 on the CPU")}}},
+      {"gemm_flops", {{"fp32", fig(m.gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
+                      {"bf16", fig(m.gemm, "bf16 computes in fp32 on the CPU")}}},
+      {"attention_flops", {{"fp32", fig(m.attention.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
+                           {"bf16", fig(m.attention.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
+      {"attention_forward_fraction", fig(m.attention.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
+      {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
+      {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
+                  {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
+                  {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
+      {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
+                      {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
+                      {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
+      {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
+                   {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
+                   {"write_bytes_per_s_total", fig(m.write, "one node")}}},
+  };
+  hw.update(imbalance_figures(fig, m.imbalance));
+  hw["fixed_costs"] = {
+      {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
+      {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
+      {"sync_s", fig(m.sync, "a blocking host sum of 4 doubles (train_step's), ranks entering together")}};
+  return hw;
+}
+
+// On a GPU: `gpu_file` (a GPU hardware file) printed with its fixed_costs' launch figures
+// measured here, the rest as it was. Under the CUDA emulation they time the host, not a GPU:
+// stderr says so and nothing is printed that could become a GPU file.
+int probe_launches(const char* gpu_file) {
+  if (!emb::cuda_backend_built()) {
+    std::fprintf(stderr, "hwprobe --launch: this build has no CUDA backend (configure with EMBTRAIN_CUDA=ON)\n");
+    return 2;
+  }
+  std::ifstream in(gpu_file ? gpu_file : "");
+  if (!in) {
+    std::fprintf(stderr, "hwprobe --launch: give the GPU's hardware file to update (hwprobe --launch inputs/hw/h200.json)\n");
+    return 2;
+  }
+  nlohmann::json hw = nlohmann::json::parse(in);
+  emb::BackendConfig cfg;
+  cfg.device = emb::Device::cuda;
+  cfg.cuda_graphs = true;
+  const std::unique_ptr<emb::Ops> ops = emb::make_ops(cfg, 0);
+  const emb::probe::LaunchCosts c = emb::probe::launch_costs(*ops);
+  if (emb::gpu_compute_capability(*ops) < 0) {
+    std::fprintf(stderr, "hwprobe --launch: emulated, not a GPU figure: %.3g s per kernel launch, %.3g s per graph node\n",
+                 c.kernel_launch_s, c.graph_kernel_launch_s);
+    return 3;
+  }
+  const Figures fig{"measured by `hwprobe --launch` (tools/hwprobe), "};
+  hw["fixed_costs"]["kernel_launch_s"] = fig(c.kernel_launch_s, "256 tiny kernels (zero on [1, 8]) through Ops back to back, to completion, per kernel");
+  hw["fixed_costs"]["graph_kernel_launch_s"] = fig(c.graph_kernel_launch_s, "the same 256 captured as a CUDA graph and replayed (capture, update, launch), per node");
+  std::printf("%s\n", hw.dump(2).c_str());
+  return 0;
+}
+
+// NAME: a hardware file of every figure; --imbalance: only the imbalance, at this rank count
+// (e.g. two ranks per core).
+int probe(const emb::World& world, const std::string& name) {
+  g_rank = world.rank;
+  g_size = world.size;
+  const Figures fig{"measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), "};
+  const nlohmann::json out =
+      name == "--imbalance" ? imbalance_figures(fig, rank_imbalance()) : hardware_file(name, fig, measure(world));
+  if (g_rank == 0) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const emb::World world = emb::init_world(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  const std::string name = argc > 1 ? argv[1] : "cpu";
-  const std::string how = "measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), ";
-  auto fig = [&](double v, const std::string& what) { return nlohmann::json{{"value", v}, {"source", how + what}}; };
-  if (name == "--imbalance") {  // only the imbalance, at this rank count (e.g. two ranks per core)
-    const double imbalance = rank_imbalance();
-    if (g_rank == 0)
-      std::printf("%s\n", nlohmann::json{{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
-                                         {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}}
-                                .dump(2)
-                                .c_str());
-    MPI_Finalize();
-    return 0;
-  }
-  const double gemm = gemm_rate(), peak = gemm_peak(), mem = triad_bandwidth();
-  const AttentionCost attn = attention_cost();
-  const double alone = g_size > 1 ? spare_core_speedup() : 1.0;
-  const double imbalance = rank_imbalance();
-  const Fabric fabric = collectives(world);
-  const double write = write_bandwidth();
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (g_rank == 0) {
-    const nlohmann::json hw = {
-        {"name", name},
-        {"ranks_share_node", true},
-        {"activations_in_compute_precision", false},
-        {"comm_overlaps_compute", false},
-        {"devices_per_node", fig(g_size, "one rank per core")},
-        {"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
-        {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-        {"spare_core_speedup", fig(alone, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
-        {"peak_flops", {{"fp32", fig(peak, "1024^3 sgemm per core")}, {"bf16", fig(peak, "bf16 computes in fp32 on the CPU")}}},
-        {"gemm_flops", {{"fp32", fig(gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
-                        {"bf16", fig(gemm, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_flops", {{"fp32", fig(attn.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
-                             {"bf16", fig(attn.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
-        {"attention_forward_fraction", fig(attn.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
-        {"attention_pair_head_seconds", fig(attn.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
-        {"memory", {{"bytes_per_s", fig(mem, "triad over 3 x 32 MiB, per core")},
-                    {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
-                    {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-        {"intra_node", {{"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
-                        {"reduce_bytes_per_s", fig(fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
-                        {"latency_s", fig(fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
-        {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
-                     {"write_bytes_per_s_per_node", fig(write, "256 MiB writes with fsync, every rank at once")},
-                     {"write_bytes_per_s_total", fig(write, "one node")}}},
-    };
-    std::printf("%s\n", hw.dump(2).c_str());
-  }
-  MPI_Finalize();
-  return 0;
+  if (argc > 1 && std::string(argv[1]) == "--launch") return probe_launches(argc > 2 ? argv[2] : nullptr);
+  return emb::run_in_world("hwprobe", &argc, &argv,
+                           [&](const emb::World& world) { return probe(world, argc > 1 ? argv[1] : "cpu"); });
 }

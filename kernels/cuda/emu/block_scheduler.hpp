@@ -24,7 +24,8 @@ struct Fault : std::runtime_error {
 };
 
 // Order in which blocks of a grid, and ready threads of a block, are run. Two schedules must
-// give bit-identical results for a kernel without races (test_support.hpp runs both).
+// give bit-identical results for a kernel without races (tests/kernels/cuda/test_support.hpp runs
+// both).
 // warps_run_ahead: the lanes of a warp released from a warp collective or a cp.async wait run
 // again before any other thread, so each warp runs on to its next __syncthreads before the
 // next warp starts (otherwise released threads queue behind the ready ones and warps advance

@@ -9,7 +9,7 @@
 //     overwritten, summed in double and rounded once where the GPU sums in fp32 in its own
 //     order; D computed as without the epilogue; alpha = 1 only);
 //   - E4M3 A (transposed) and B (not) with BLK128x128 scales on A and VEC128 scales on B, fp32
-//     or bf16 D, computed by the CPU reference kernels/cpu/fp8_gemm.cpp.
+//     or bf16 D, computed by the block-scaled GEMM reference kernels/fp8_gemm.cpp.
 // Anything else (other types, epilogues, scale modes, layout attributes) is refused with
 // CUBLAS_STATUS_NOT_SUPPORTED and a line on stderr. The stand-in checks our calls against our
 // reading of cuBLASLt's documentation, not cuBLASLt itself: only a GPU run checks that.
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/fp8_gemm.hpp"
+#include "kernels/fp8_gemm.hpp"
 #include "kernels/cuda/emu/runtime.hpp"
 
 struct cublasLtContext {};
@@ -234,8 +234,8 @@ void run_fp8(const Desc& d, const Layout& a, const Layout& dl, float beta, const
     for (int64_t kb = 0; kb < k_blocks; ++kb) w_scales[size_t(ob * k_blocks + kb)] = d.a_scales[ob * stride + kb];
   std::vector<float> y(size_t(T * O), 0.0f);
   if (beta != 0.0f) y = widen(dl, D);
-  emb::cpu::fp8_gemm(static_cast<const uint8_t*>(B), x_scales.data(), static_cast<const uint8_t*>(A), w_scales.data(),
-                     y.data(), T, O, K, beta);
+  emb::fp8_gemm(static_cast<const uint8_t*>(B), x_scales.data(), static_cast<const uint8_t*>(A), w_scales.data(),
+                y.data(), T, O, K, beta);
   narrow(dl, y, D);
 }
 

@@ -56,12 +56,12 @@ run_suite() {
   if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels >"$log" 2>&1; then
     echo "FAIL (build)"; return
   fi
-  (cd "$scratch/src" && timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
+  (cd "$scratch/src" && timeout 900 "$scratch/build/tests/kernels/cuda/cuda_test_kernels" "$filter") >>"$log" 2>&1 || plain=$?
   if [ $plain -eq 0 ]; then
     if ! cmake --build "$scratch/build" -j "$jobs" --target cuda_test_kernels_asan >>"$log" 2>&1; then
       echo "FAIL (build)"; return
     fi
-    (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/kernels/cuda/cuda_test_kernels_asan" \
+    (cd "$scratch/src" && ASAN_OPTIONS=detect_leaks=0 timeout 900 "$scratch/build/tests/kernels/cuda/cuda_test_kernels_asan" \
       "$filter") >>"$log" 2>&1 || asan=1
   fi
   if [ $plain -eq 0 ] && [ $asan -eq 0 ]; then echo "pass"; return; fi
@@ -188,13 +188,13 @@ mutants=(
   "attention_wgmma_backward.cu|dkdv: wgmma_wait<0> after dV, dK removed (stage released in flight)|s.replace('    else\n      wgmma_wait<0>();\n', '', 1)"
   "attention_wgmma_backward.cu|dq: a warpgroup reads key tiles only the other one's rows may attend|s.replace('    if (!tiles.allowed(own_span, kt)) return;  // uniform per warpgroup\n', '', 1)"
   "attention_wgmma_backward.cu|dkdv: a warpgroup reads query tiles only the other one's keys may attend|s.replace('if (!attends[g]) {', 'if (false) {', 1)"
-  "attention_wgmma_backward.cu|atomic dq: dS read before the other warpgroup wrote its half (mbarrier wait removed)|s.replace('    mbarrier_wait(written, unsigned(dq_use >> 1 & 1));\n', '', 1)"
+  "attention_wgmma_backward.cu|atomic dq: dS read before the other warpgroup wrote its half (mbarrier wait removed)|s.replace('  mbarrier_wait(written, unsigned(dq_use >> 1 & 1));\n', '', 1)"
   "attention_wgmma_backward.cu|atomic dq: one dS buffer (written while the other warpgroup's dQ may read it)|s.replace('L::scratch(base) + int(dq_use & 1) * kDsBytes', 'L::scratch(base)', 1)"
   "attention_wgmma_backward.cu|atomic dq: dS of a warpgroup stored over the other's half|s.replace('(8 * g + 2 * (threadIdx.x / 32 % 4)) * kChunkBytes', '(2 * (threadIdx.x / 32 % 4)) * kChunkBytes', 1)"
   "attention_wgmma_backward.cu|atomic dq: the keys of a warpgroup that skips the tile in dS·K|s.replace('const int first = attends[0] ? 0 : kGroupRows / 16, last = attends[1] ? kBlockRows / 16 : kGroupRows / 16;', 'const int first = 0, last = kBlockRows / 16;', 1)"
   "attention_wgmma_backward.cu|atomic dq: a warpgroup's half added at the other's columns|s.replace('int64_t(h) * HD + g * (HD / 2), lane,', 'int64_t(h) * HD + (1 - g) * (HD / 2), lane,', 1)"
-  "attention_wgmma_backward.cu|atomic dq: wgmma_fence() before dQ = dS·K removed|s.replace('    wgmma_fence();\n#pragma unroll\n    for (int kk = 0; kk < kBlockRows / 16;', '#pragma unroll\n    for (int kk = 0; kk < kBlockRows / 16;', 1)"
-  "attention_wgmma_backward.cu|atomic dq: dQ read in flight (its wgmma_wait<0> removed)|s.replace('    wgmma_commit();\n    wgmma_wait<0>();\n    wgmma_fence_operand(dq);\n', '    wgmma_commit();\n    wgmma_fence_operand(dq);\n', 1)"
+  "attention_wgmma_backward.cu|atomic dq: wgmma_fence() before dQ = dS·K removed|s.replace('  wgmma_fence();\n#pragma unroll\n  for (int kk = 0; kk < kBlockRows / 16;', '#pragma unroll\n  for (int kk = 0; kk < kBlockRows / 16;', 1)"
+  "attention_wgmma_backward.cu|atomic dq: dQ read in flight (its wgmma_wait<0> removed)|s.replace('  wgmma_commit();\n  wgmma_wait<0>();\n  wgmma_fence_operand(dq);\n', '  wgmma_commit();\n  wgmma_fence_operand(dq);\n', 1)"
   "attention_wgmma_backward.cu|atomic dq: a warpgroup that skips the tile forms no dQ half|s.replace('if (attends[1 - g]) add_dq(attends, qt);', 'if (false) add_dq(attends, qt);', 1)"
   "mma_tiles.cuh|P as A operand: a[1] and a[2] swapped|s.replace('pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),\n          pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),', 'pack_bf16x2(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),\n          pack_bf16x2(acc[2 * kk][2], acc[2 * kk][3]),', 1)"
   "mma_tiles.cuh|A fragment: ldmatrix row/column halves swapped|s.replace('ldmatrix_x4(af, a + ((i % 2) * 8 + r) * STRIDE + kk * 16 + (i / 2) * 8);', 'ldmatrix_x4(af, a + ((i / 2) * 8 + r) * STRIDE + kk * 16 + (i % 2) * 8);', 1)"

@@ -94,6 +94,13 @@ uint64_t failing_allocation_from_environment() {
   return v && *v ? std::strtoull(v, nullptr, 10) : 0;
 }
 
+// CUDA_VISIBLE_DEVICES as the runtime reads it: set but empty, or a first entry that names no
+// device ("-1"), hides the emulated GPU, so a test can run a CUDA build as on a CPU-only node.
+bool gpu_hidden_by_environment() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  return v && (*v == '\0' || *v == '-');
+}
+
 struct Device {
   std::recursive_mutex mutex;
   CUstream_st legacy;                       // the default stream (0, cudaStreamLegacy, cudaStreamPerThread)
@@ -263,6 +270,8 @@ const char* standard_message(cudaError_t e) {
       return "unspecified launch failure";
     case cudaErrorInvalidDevice:
       return "invalid device ordinal";
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device is detected";
     case cudaErrorInvalidResourceHandle:
       return "invalid resource handle";
     case cudaErrorNotReady:
@@ -389,8 +398,8 @@ cudaError_t cudaDeviceReset() {
 }
 
 cudaError_t cudaGetDeviceCount(int* count) {
-  *count = 1;
-  return cudaSuccess;
+  *count = gpu_hidden_by_environment() ? 0 : 1;
+  return *count > 0 ? cudaSuccess : cudaErrorNoDevice;
 }
 cudaError_t cudaGetDevice(int* dev) {
   *dev = 0;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "encoders/common/checkpoint_reader.hpp"
+#include "encoders/frames/resize.hpp"
 
 namespace emb::encoders {
 
@@ -36,7 +37,7 @@ ClipVisionEncoder::ClipVisionEncoder(Ops& ops, const WeightSource& source, DType
       w[size_t(f * D + o)] = v * (0.5f / kClipStd[c]);
       bias[size_t(o)] += double(v) * ((0.5 - double(kClipMean[c])) / double(kClipStd[c]));
     }
-  patch_w_ = r.upload(w, F, D);
+  patch_w_ = r.packed(w, F, D);
   std::vector<float> prefix = r.read("visual.pos_embedding", {1, d.tokens(), D});
   const std::vector<float> cls = r.read("visual.cls_embedding", {1, 1, D});
   for (int64_t c = 0; c < D; ++c) prefix[size_t(c)] += cls[size_t(c)];
@@ -57,22 +58,21 @@ ClipVisionEncoder::ClipVisionEncoder(Ops& ops, const WeightSource& source, DType
   }
 }
 
-void ClipVisionEncoder::features(const View& frames, int N, int H, int W, const View& out) {
+void ClipVisionEncoder::features(const View& pixels, int N, const View& out) {
   const ClipDims& d = dims_;
   const int64_t S = d.image_size, T = d.tokens(), D = d.dim, cells = int64_t(d.grid()) * d.grid();
-  EMB_CHECK(N >= 0 && H > 0 && W > 0 && frames.rows == int64_t(N) * H * W && frames.cols == 3,
-            "CLIP features: frames must be [N·H·W, 3] = [", int64_t(N) * H * W, ", 3], not ", frames.shape());
+  EMB_CHECK(N >= 0 && pixels.rows == N * S * S && pixels.cols == 3, "CLIP features: pixels must be [N·S·S, 3] = [",
+            N * S * S, ", 3], not ", pixels.shape());
   EMB_CHECK(out.rows == N * T && out.cols == D, "CLIP features: out must be [", N * T, ", ", D, "], not ",
             out.shape());
   if (N == 0) return;
   scratch_.recycle();
-  const View resized = scratch_.make(N * S * S, 3), patches = scratch_.make(N * cells, 3 * d.patch * d.patch);
+  const View patches = scratch_.make(N * cells, 3 * d.patch * d.patch);
   const View tokens = scratch_.make(N * cells, D), x = scratch_.make(N * T, D);
-  ops_.resize_forward(frames, resized, ResizeConfig{ResizeMode::bicubic, N, H, W, int(S), int(S)});
   UnshuffleConfig u;
   u.batch = N, u.height = u.width = int(S), u.fs = d.patch;
-  ops_.pixel_unshuffle_forward(resized, patches, u);
-  ops_.linear_forward(patches, patch_w_, View{}, Activation::none, View{}, tokens);
+  ops_.pixel_unshuffle_forward(pixels, patches, u);
+  ops_.packed_linear_forward(patches, patch_w_, View{}, Activation::none, View{}, tokens);
   // Row n·T + 1 + p of x is patch p of image n; row n·T is its class token; then the prefix table.
   std::vector<int32_t> patch_rows(size_t(N * cells)), positions(size_t(N * T));
   for (int64_t n = 0; n < N; ++n) {
@@ -95,11 +95,23 @@ void ClipVisionEncoder::features(const View& frames, int N, int H, int W, const 
     pre_norm_block_forward(ops_, k, shape, AttnSegments{offsets.data(), nullptr, N}, out, b);
 }
 
+std::vector<float> ClipVisionEncoder::resize_to_input(const float* frames, int N, int H, int W) const {
+  EMB_CHECK(N >= 0 && H > 0 && W > 0, "CLIP features: frames must be N × H × W × 3 with positive sizes, not ", N,
+            " × ", H, " × ", W);
+  const int64_t S = dims_.image_size;
+  const frames::ResizeTable rows = frames::bicubic_table(H, S), cols = frames::bicubic_table(W, S);
+  std::vector<float> pixels(size_t(N * S * S * 3));
+  for (int64_t n = 0; n < N; ++n)
+    frames::resize_hwc(frames + n * H * W * 3, 3, rows, cols, pixels.data() + n * S * S * 3);
+  return pixels;
+}
+
 std::vector<float> ClipVisionEncoder::features(const float* frames, int N, int H, int W) {
+  const std::vector<float> pixels = resize_to_input(frames, N, H, W);
   BackendTensors io(ops_, weights_store_->dtype());
-  const View in = io.upload(frames, int64_t(N) * H * W, 3);
+  const View in = io.upload(pixels.data(), int64_t(N) * dims_.image_size * dims_.image_size, 3);
   const View out = io.make(int64_t(N) * dims_.tokens(), dims_.dim);
-  features(in, N, H, W, out);
+  features(in, N, out);
   return N ? download(ops_, out) : std::vector<float>{};
 }
 

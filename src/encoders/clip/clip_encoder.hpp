@@ -2,7 +2,7 @@
 // "DreamZero's frozen encoders", spec §4), from the released state dict (the ViT part of
 // models_clip_open-clip-xlm-roberta-large-vit-huge-14.pth, or its safetensors twin), forward only,
 // on any Ops backend:
-//   frames [N, H, W, 3] in [−1, 1] → bicubic 224 × 224 (squashed, not clamped) → x·0.5 + 0.5 →
+//   frames [N, H, W, 3] in [−1, 1] → bicubic 224 × 224 on the host (squashed, not clamped) → x·0.5 + 0.5 →
 //   (x − mean)/std (OpenAI's) → 14 × 14 patches (no bias) → [cls; patches] + positions →
 //   pre_norm LN → blocks 0 .. 30 (pre-LN, 16 heads of 80, exact GELU, LN eps 1e-5) → [N, 257, 1280]
 // The normalisation is folded into the patch projection (a weight scale per input channel and a
@@ -33,10 +33,13 @@ class ClipVisionEncoder {
   const ClipDims& dims() const { return dims_; }
   int64_t weight_bytes() const { return weights_store_->bytes(); }
 
-  // frames [N·H·W, 3] (backend memory, the storage dtype) → out [N·tokens, dim] (written).
-  void features(const View& frames, int N, int H, int W, const View& out);
-  // The same from host fp32 [N, H, W, 3] to host fp32 [N, tokens, dim].
+  // pixels [N·S·S, 3] (backend memory, the storage dtype): N frames already resized to the
+  // tower's S × S (resize_to_input) → out [N·tokens, dim] (written).
+  void features(const View& pixels, int N, const View& out);
+  // Host fp32 frames [N, H, W, 3] → host fp32 [N, tokens, dim]: resized on the host, then the above.
   std::vector<float> features(const float* frames, int N, int H, int W);
+  // Host fp32 frames [N, H, W, 3] → [N, S, S, 3], bicubic (the loader's preprocessing).
+  std::vector<float> resize_to_input(const float* frames, int N, int H, int W) const;
 
  private:
   Ops& ops_;

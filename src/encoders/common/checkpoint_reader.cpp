@@ -90,15 +90,24 @@ View CheckpointReader::vectors(const std::vector<std::string>& names, const std:
 View CheckpointReader::linears(const std::vector<std::string>& names, int64_t in, const std::vector<int64_t>& outs) const {
   int64_t total = 0;
   for (int64_t o : outs) total += o;
-  std::vector<float> packed(size_t(in * total));
+  std::vector<float> side_by_side(size_t(in * total));
   int64_t col = 0;
   for (size_t k = 0; k < names.size(); ++k) {
     const std::vector<float> w = read(names[k], {outs[k], in});
     for (int64_t o = 0; o < outs[k]; ++o)
-      for (int64_t i = 0; i < in; ++i) packed[size_t(i * total + col + o)] = w[size_t(o * in + i)];
+      for (int64_t i = 0; i < in; ++i) side_by_side[size_t(i * total + col + o)] = w[size_t(o * in + i)];
     col += outs[k];
   }
-  return store_.upload(packed.data(), in, total);
+  return packed(side_by_side, in, total);
+}
+
+View CheckpointReader::packed(const std::vector<float>& W, int64_t in, int64_t out) const {
+  Ops& ops = store_.ops();
+  BackendTensors plain(ops, store_.dtype());
+  const View packed = store_.make(1, ops.packed_linear_elements(in, out));
+  ops.pack_linear(plain.upload(W.data(), in, out), packed);
+  ops.synchronize();  // `plain` is released on return
+  return packed;
 }
 
 View CheckpointReader::table(const std::string& name, int64_t rows, int64_t cols) const {

@@ -2,7 +2,7 @@
 // or torch .pth) into an Ops backend, by the names upstream stores, after checking each one's
 // presence and shape: a missing or misshaped tensor is one line naming the file, the tensor, the
 // shape expected and what decides it (emb::Error, exit 2). Linear weights arrive as nn.Linear
-// [out, in] and leave as the ops' W [in, out]; several can be set side by side (a fused QKV).
+// [out, in] and leave as the ops' packed W [in, out]; several can be set side by side (a fused QKV).
 #pragma once
 #include <functional>
 #include <string>
@@ -42,9 +42,13 @@ class CheckpointReader {
   View vector(const std::string& name, int64_t n) const;
   // Vectors of `names` side by side: [1, Σ n].
   View vectors(const std::vector<std::string>& names, const std::vector<int64_t>& ns) const;
-  // nn.Linear weights [out, in] of `names`, transposed and set side by side: [in, Σ out].
+  // nn.Linear weights [out, in] of `names`, transposed and set side by side as W [in, Σ out], in
+  // the backend's packed form (Ops::pack_linear: frozen weights are only multiplied, by
+  // packed_linear_forward).
   View linears(const std::vector<std::string>& names, int64_t in, const std::vector<int64_t>& outs) const;
   View linear(const std::string& name, int64_t in, int64_t out) const { return linears({name}, in, {out}); }
+  // W [in, out] (host, row-major) in the backend's packed form.
+  View packed(const std::vector<float>& W, int64_t in, int64_t out) const;
   // A [rows, cols] table read in slices of rows (a vocabulary's embedding without a second full
   // copy on the host).
   View table(const std::string& name, int64_t rows, int64_t cols) const;

@@ -20,7 +20,7 @@ struct PreNormBlockWeights {
 struct PreNormBlockShape {
   int heads = 0, head_dim = 0;
   Activation mlp = Activation::gelu_tanh;
-  float eps = kNormEps;
+  float eps = 0;  // the LayerNorms' (SigLIP 1e-6, CLIP 1e-5)
 };
 
 // The activations a block writes, for n rows (reused by every block of a tower).

@@ -90,9 +90,8 @@ EagleDims eagle_dims_from_json(const std::string& eagle_config_json, const std::
   expect(!t.value("attention_bias", false), where_eagle, "text_config.attention_bias = true is not implemented");
   expect(!t.contains("rope_scaling") || t["rope_scaling"].is_null(), where_eagle,
          "text_config.rope_scaling is not implemented (GR00T-N1.5's Qwen3 has none)");
-  expect(d.vision_eps == 1e-6f && d.rms_eps == 1e-6f, where_eagle,
-         str("layer_norm_eps ", d.vision_eps, " / rms_norm_eps ", d.rms_eps,
-             ": the norm ops implement eps 1e-6 (GR00T-N1.5's)"));
+  expect(d.rms_eps == 1e-6f, where_eagle,
+         str("text_config.rms_norm_eps ", d.rms_eps, ": the RMSNorm op implements eps 1e-6 (GR00T-N1.5's)"));
   expect(d.vision_heads > 0 && d.vision_hidden % d.vision_heads == 0, where_eagle,
          "vision_config.hidden_size must be a multiple of num_attention_heads");
   expect(d.llm_heads > 0 && d.llm_kv_heads > 0 && d.llm_heads % d.llm_kv_heads == 0 && d.head_dim % 2 == 0,

@@ -31,7 +31,7 @@ struct EagleDims {
 // config.json (backbone_cfg.select_layer). `where_*` name the files in errors. Throws emb::Error
 // (exit 2) in one line naming the file and key on a missing key or a configuration the backbone
 // does not implement (pixel shuffle, an MLP connector of more than one layer, a vision
-// select_layer other than -1, eps other than 1e-6: the norm ops' fixed eps).
+// select_layer other than -1, an RMSNorm eps other than 1e-6: the op's fixed eps).
 EagleDims eagle_dims_from_json(const std::string& eagle_config_json, const std::string& where_eagle,
                                const std::string& gr00t_config_json, const std::string& where_gr00t);
 

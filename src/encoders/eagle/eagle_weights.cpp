@@ -78,7 +78,7 @@ EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, 
     std::vector<float> t(size_t(F * D));
     for (int64_t o = 0; o < D; ++o)
       for (int64_t f = 0; f < F; ++f) t[size_t(f * D + o)] = conv[size_t(o * F + f)];
-    w.patch_w = store.upload(t.data(), F, D);
+    w.patch_w = r.packed(t, F, D);
     std::vector<float> pos = r.read(kVision + "embeddings.position_embedding.weight", {d.tokens_per_image(), D});
     const std::vector<float> bias = r.read(kVision + "embeddings.patch_embedding.bias", {D});
     for (int64_t p = 0; p < d.tokens_per_image(); ++p)

@@ -1,6 +1,7 @@
 // The Eagle 2.5 backbone's tensors of a GR00T-N1.5 checkpoint (`backbone.eagle_model.*`, the
 // names GR00T stores; spec_eagle.md §8) read into an Ops backend, in the layouts the ops take:
-// linears W [in, out] (the checkpoint's nn.Linear [out, in], transposed), SigLIP's q, k, v fused
+// linears W [in, out] (the checkpoint's nn.Linear [out, in], transposed) in the backend's packed
+// form (Ops::pack_linear; `_w` fields below, multiplied by packed_linear_forward), SigLIP's q, k, v fused
 // into one [D, 3D] GEMM, Qwen3's gate and up into one [E, 2I], the patch convolution as a GEMM
 // [3·p·p, D] over (channel, y, x) patch rows, the patch bias folded into the position table.
 // SigLIP's pooling head (stored, never used upstream) and layers past select_layer are not read.

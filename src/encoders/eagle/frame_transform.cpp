@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "kernels/cpu/resize.hpp"
+#include "encoders/frames/resize.hpp"
 
 namespace emb::encoders {
 
@@ -124,7 +124,7 @@ std::vector<uint8_t> gr00t_frames(const uint8_t* frames, int64_t N, int64_t H, i
               "x", c.width, " crop outside a ", H, "x", W, " frame");
     c.top = augmentation->crop_top, c.left = augmentation->crop_left;
   }
-  const cpu::ResizeTable rows = cpu::aa_bilinear_table(c.height, image), cols = cpu::aa_bilinear_table(c.width, image);
+  const frames::ResizeTable rows = frames::aa_bilinear_table(c.height, image), cols = frames::aa_bilinear_table(c.width, image);
   const int64_t S = image;
   std::vector<uint8_t> out(size_t(N * S * S * 3));
   std::vector<float> cropped(size_t(c.height * c.width * 3)), resized(size_t(S * S * 3));
@@ -133,7 +133,7 @@ std::vector<uint8_t> gr00t_frames(const uint8_t* frames, int64_t N, int64_t H, i
     for (int64_t y = 0; y < c.height; ++y)
       for (int64_t x = 0; x < c.width * 3; ++x)
         cropped[size_t(y * c.width * 3 + x)] = float(frame[(c.top + y) * W * 3 + c.left * 3 + x]) / 255.0f;
-    cpu::resize_hwc(cropped.data(), 3, rows, cols, resized.data());
+    frames::resize_hwc(cropped.data(), 3, rows, cols, resized.data());
     if (augmentation && augmentation->jitter) color_jitter(resized.data(), S * S, *augmentation->jitter);
     uint8_t* dst = out.data() + n * S * S * 3;
     for (int64_t e = 0; e < S * S * 3; ++e) dst[e] = uint8_t(resized[size_t(e)] * 255.0f);

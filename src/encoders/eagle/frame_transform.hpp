@@ -3,7 +3,7 @@
 // as upstream rounds it, because its result is truncated to uint8 before the backbone sees it:
 //   x = float32(u8) / 255                                 VideoToTensor
 //   crop int(0.95·H) × int(0.95·W): centre (eval) or at a drawn offset (training)
-//   antialiased bilinear resize to image × image          VideoResize (kernels/cpu/resize)
+//   antialiased bilinear resize to image × image          VideoResize (encoders/frames/resize)
 //   colour jitter (training): brightness, contrast, saturation, hue in a drawn order
 //   u8 = trunc(x · 255)                                   VideoToNumpy
 //   pixel = (float32(u8) − 127.5) / 127.5                 the Eagle processor (one tile)

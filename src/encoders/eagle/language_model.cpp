@@ -30,21 +30,21 @@ View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTe
   const View row_rstd = rstd.rows_range(0, N);
   for (const Qwen3LayerWeights& l : w.llm) {
     ops.rmsnorm_forward(x, l.input_norm, h, row_rstd);
-    ops.linear_forward(h, l.q_w, View{}, Activation::none, View{}, q);
-    ops.linear_forward(h, l.k_w, View{}, Activation::none, View{}, k);
-    ops.linear_forward(h, l.v_w, View{}, Activation::none, View{}, v);
+    ops.packed_linear_forward(h, l.q_w, View{}, Activation::none, View{}, q);
+    ops.packed_linear_forward(h, l.k_w, View{}, Activation::none, View{}, k);
+    ops.packed_linear_forward(h, l.v_w, View{}, Activation::none, View{}, v);
     ops.rmsnorm_forward(heads(q, d.llm_heads, hd), l.q_norm, heads(qn, d.llm_heads, hd), rstd);
     ops.rmsnorm_forward(heads(k, d.llm_kv_heads, hd), l.k_norm, heads(kn, d.llm_kv_heads, hd),
                         rstd.rows_range(0, N * d.llm_kv_heads));
     ops.rope_half_forward(qn, positions.data(), q_rope);
     ops.rope_half_forward(kn, positions.data(), k_rope);
     ops.encoder_attention_forward(qn, kn, v, View{}, AttnBias{}, a, View{}, attn, samples);
-    ops.linear_forward(a, l.o_w, View{}, Activation::none, View{}, o);
+    ops.packed_linear_forward(a, l.o_w, View{}, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
     ops.rmsnorm_forward(x, l.post_norm, h, row_rstd);
-    ops.linear_forward(h, l.gate_up_w, View{}, Activation::none, View{}, gate_up);
+    ops.packed_linear_forward(h, l.gate_up_w, View{}, Activation::none, View{}, gate_up);
     ops.gated_activation_forward(Activation::silu, gate_up.cols_range(0, I), gate_up.cols_range(I, I), m);
-    ops.linear_forward(m, l.down_w, View{}, Activation::none, View{}, o);
+    ops.packed_linear_forward(m, l.down_w, View{}, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);
   }
   const View vl = scratch.make(N, E);

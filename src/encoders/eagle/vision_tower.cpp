@@ -15,7 +15,7 @@ View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTens
                                     scratch.make(n, D),  scratch.make(n, I),     scratch.make(n, I),
                                     stats.make(n, 1),    stats.make(n, 1)};
 
-  ops.linear_forward(patch_rows, w.patch_w, View{}, Activation::none, View{}, x);
+  ops.packed_linear_forward(patch_rows, w.patch_w, View{}, Activation::none, View{}, x);
   std::vector<int32_t> position(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) position[size_t(r)] = int32_t(r % T);
   const BackendIndex position_rows(ops, position);
@@ -27,9 +27,9 @@ View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTens
   const PreNormBlockShape shape{d.vision_heads, d.vision_head_dim(), Activation::gelu_tanh, d.vision_eps};
   for (const SiglipLayerWeights& l : w.vision) pre_norm_block_forward(ops, l, shape, images, x, buffers);
   const View h = buffers.h;
-  ops.layernorm_forward(x, w.post_ln_w, w.post_ln_b, h, buffers.mean, buffers.rstd);
+  ops.layernorm_forward(x, w.post_ln_w, w.post_ln_b, h, buffers.mean, buffers.rstd, d.vision_eps);
   const View tokens = scratch.make(n, d.llm_hidden);
-  ops.linear_forward(h, w.mlp1_w, w.mlp1_b, Activation::none, View{}, tokens);
+  ops.packed_linear_forward(h, w.mlp1_w, w.mlp1_b, Activation::none, View{}, tokens);
   return tokens;
 }
 

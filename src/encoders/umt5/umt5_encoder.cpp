@@ -84,15 +84,15 @@ void Umt5Encoder::encode(const std::vector<std::vector<int32_t>>& texts, const V
   const int64_t A = d.dim_attn, F = d.dim_ffn;
   for (const Umt5LayerWeights& l : layers_) {
     ops_.rmsnorm_forward(x, l.norm1, h, rstd);
-    ops_.linear_forward(h, l.qkv, View{}, Activation::none, View{}, qkv);
+    ops_.packed_linear_forward(h, l.qkv, View{}, Activation::none, View{}, qkv);
     ops_.encoder_attention_forward(qkv.cols_range(0, A), qkv.cols_range(A, A), qkv.cols_range(2 * A, A),
                                    l.position_bias, bias, a, View{}, attn, segments);
-    ops_.linear_forward(a, l.o, View{}, Activation::none, View{}, o);
+    ops_.packed_linear_forward(a, l.o, View{}, Activation::none, View{}, o);
     ops_.gated_residual_forward(x, View{}, o);
     ops_.rmsnorm_forward(x, l.norm2, h, rstd);
-    ops_.linear_forward(h, l.gate_fc1, View{}, Activation::none, View{}, gu);
+    ops_.packed_linear_forward(h, l.gate_fc1, View{}, Activation::none, View{}, gu);
     ops_.gated_activation_forward(Activation::gelu_tanh, gu.cols_range(0, F), gu.cols_range(F, F), m);
-    ops_.linear_forward(m, l.fc2, View{}, Activation::none, View{}, o);
+    ops_.packed_linear_forward(m, l.fc2, View{}, Activation::none, View{}, o);
     ops_.gated_residual_forward(x, View{}, o);
   }
   ops_.rmsnorm_forward(x, final_norm_, out, rstd);

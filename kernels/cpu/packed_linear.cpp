@@ -1,0 +1,143 @@
+#include "kernels/cpu/packed_linear.hpp"
+
+#include <cblas.h>
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/op_entry.hpp"
+
+namespace emb::cpu {
+
+namespace {
+
+constexpr int kMr = 12, kNr = 32;  // the micro-tile of y: 12 rows × 2 zmm
+constexpr int64_t kKc = 384;       // rows of W per block: a panel's block (48 kB) stays in L2
+
+int64_t panels(int64_t N) { return (N + kNr - 1) / kNr; }
+
+// acc[12 × 32] = A [kc][12] · B [kc][32]; then y rows (rows ≤ 12) = acc (+ y when accumulate),
+// columns masked to the panel's width.
+__attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* A, const float* B, float* y, int64_t ldy,
+                                                     int rows, __mmask16 m0, __mmask16 m1, bool accumulate) {
+  __m512 c0[kMr], c1[kMr];
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) c0[r] = _mm512_setzero_ps(), c1[r] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_loadu_ps(B), b1 = _mm512_loadu_ps(B + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < kMr; ++r) {
+      const __m512 a = _mm512_set1_ps(A[r]);
+      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+    }
+    A += kMr, B += kNr;
+  }
+  for (int r = 0; r < rows; ++r) {
+    float* out = y + r * ldy;
+    if (accumulate) {
+      c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, out));
+      c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, out + 16));
+    }
+    _mm512_mask_storeu_ps(out, m0, c0[r]);
+    _mm512_mask_storeu_ps(out + 16, m1, c1[r]);
+  }
+}
+
+__mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
+
+// Each thread owns a contiguous range of column panels and packs x itself (a few hundred kB per K
+// block, small beside its share of the FLOPs): no barrier inside the product, which matters on a
+// shared machine where a spinning barrier waits for a descheduled thread.
+__attribute__((target("avx512f"))) void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N,
+                                                    const float* packed, float* y) {
+  const int64_t row_panels = (M + kMr - 1) / kMr, col_panels = panels(N);
+#pragma omp parallel if (M * N * K >= (1 << 20))
+  {
+    std::vector<float> A(size_t(row_panels * kMr * std::min(K, kKc)));
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t j0 = col_panels * t / threads, j1 = col_panels * (t + 1) / threads;
+    for (int64_t k0 = 0; k0 < K && j0 < j1; k0 += kKc) {
+      const int64_t kc = std::min(kKc, K - k0);
+      for (int64_t i = 0; i < row_panels; ++i)
+        for (int64_t k = 0; k < kc; ++k)
+          for (int r = 0; r < kMr; ++r) {
+            const int64_t row = i * kMr + r;
+            A[size_t((i * kc + k) * kMr + r)] = row < M ? x[row * K + k0 + k] : 0.0f;
+          }
+      const float* block = packed + k0 * col_panels * kNr;
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t width = std::min<int64_t>(kNr, N - j * kNr);
+        for (int64_t i = 0; i < row_panels; ++i)
+          micro_kernel(kc, A.data() + i * kc * kMr, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
+                       int(std::min<int64_t>(kMr, M - i * kMr)), lanes(width), lanes(width - 16), k0 > 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool packed_linear_avx512() {
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+}
+
+int64_t packed_linear_elements(int64_t K, int64_t N) {
+  return packed_linear_avx512() ? panels(N) * kNr * K : K * N;
+}
+
+void pack_linear(const float* W, int64_t K, int64_t N, float* packed) {
+  if (!packed_linear_avx512()) {
+    std::copy(W, W + K * N, packed);
+    return;
+  }
+  const int64_t col_panels = panels(N);
+#pragma omp parallel for if (K * N >= (1 << 18))
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t k0 = k / kKc * kKc, kc = std::min(kKc, K - k0);
+    float* block = packed + k0 * col_panels * kNr;
+    for (int64_t j = 0; j < col_panels; ++j)
+      for (int c = 0; c < kNr; ++c) {
+        const int64_t col = j * kNr + c;
+        block[(j * kc + (k - k0)) * kNr + c] = col < N ? W[k * N + col] : 0.0f;
+      }
+  }
+}
+
+void packed_linear_forward(const float* x, int64_t M, int64_t K, int64_t N, const float* packed, float* y) {
+  if (M == 0) return;
+  if (packed_linear_avx512())
+    gemm_avx512(x, M, K, N, packed, y);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, x, int(K), packed, int(N),
+                0.0f, y, int(N));
+}
+
+}  // namespace emb::cpu
+
+// ---- CpuOps entries (kernels/ops.hpp) ----
+
+namespace emb {
+
+int64_t CpuOps::packed_linear_elements(int64_t in, int64_t out) const { return cpu::packed_linear_elements(in, out); }
+
+void CpuOps::pack_linear(const View& W, const View& packed) {
+  fp32(check_pack_linear(*this, W, packed));
+  cpu::pack_linear(cf(W), W.rows, W.cols, f(packed));
+}
+
+void CpuOps::packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                                   const View& y) {
+  fp32_contiguous(check_packed_linear(*this, x, packed, b, act, pre, y));
+  float* out = gemm_output(act, pre, y);
+  cpu::packed_linear_forward(cf(x), x.rows, x.cols, y.cols, cf(packed), out);
+  cpu::add_bias(out, cf(b), x.rows, y.cols);
+  activation_epilogue(act, pre, y);
+}
+
+}  // namespace emb

@@ -1,0 +1,29 @@
+// experiment_cfg/metadata.json of a GR00T-N1.5 export: what upstream inference
+// (Gr00tPolicy._load_metadata, Isaac-GR00T gr00t/model/policy.py 279-297) reads to normalise
+// states and actions: {embodiment tag: DatasetMetadata} (gr00t/data/schema.py), each
+//   {"statistics": {"state": {sub-key: {max, min, mean, std, q01, q99}}, "action": {...}},
+//    "modalities": {"video": {view: {resolution [w, h], channels, fps}},
+//                   "state": {sub-key: {absolute, rotation_type, shape [n], continuous}},
+//                   "action": {...}},
+//    "embodiment_tag": tag}
+// from the run's packed data: /stats (embpack's statistics over all rows) sliced per sub-key,
+// and the `modality` attribute embpack lerobot copies from meta/modality.json and
+// meta/info.json (without it, one sub-key "state" / "action" spans the whole vector).
+// The tag of a packed file's embodiment id is upstream's (data/gr00t_embodiment_tags.hpp);
+// several files of one tag combine as upstream mixes datasets: means and deviations pooled by
+// rows, minima and maxima exact, the percentiles averaged with row weights
+// (percentile_mixing_method "weighted_average", gr00t_finetune.py).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "config/run_config.hpp"
+
+namespace emb {
+
+constexpr const char* kGr00tMetadataPath = "experiment_cfg/metadata.json";
+
+// Throws emb::Error (exit code 2) naming the data file: no /stats, an embodiment id without an
+// upstream tag, a file whose episodes have several embodiments.
+nlohmann::json gr00t_metadata(const RunConfig& cfg);
+
+}  // namespace emb

@@ -1,0 +1,46 @@
+#include <filesystem>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "plan/backbone_cost.hpp"
+#include "plan/plan_output.hpp"
+#include "plan/run_plan.hpp"
+#include "train/online_backbone.hpp"
+
+namespace emb {
+namespace {
+
+// gr00t: the backbone's cost per sample beside the head's, in the text (returned) and the JSON
+// ("backbone"); other families: "". The released backbone's, or with model.backbone = online
+// the deck's (model.backbone_dir), whose forward then is part of every step.
+std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::json& json) {
+  if (cfg.model.family != Family::gr00t) return "";
+  const encoders::EagleDims eagle = cfg.model.online_backbone ? online_backbone_dims(cfg.model) : encoders::EagleDims{};
+  const int views = cfg.plan.backbone_views;
+  const BackboneCost b =
+      eagle_backbone_cost(p.hw, eagle, views, eagle_prompt_tokens(eagle, views, cfg.plan.instruction_tokens));
+  json["backbone"] = backbone_json(b, p.as_deck);
+  json["backbone"]["in_step"] = cfg.model.online_backbone;
+  std::string text = backbone_text(p.hw, b, p.as_deck);
+  if (cfg.model.online_backbone)
+    text += str("  model.backbone = online: this deck's step runs it (the backbone phase): + ", b.flops() / 1e12,
+                " TFLOP per sample; device memory + ", b.weight_bytes / double(1ull << 30), " GiB of weights and ",
+                b.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
+  return text;
+}
+
+}  // namespace
+
+std::string plan_report(const RunConfig& cfg, int world_size) {
+  const RunPlan p = plan_run(cfg, world_size);
+  const std::string& json_path = cfg.plan.json;
+  std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
+  nlohmann::json json = plan_json(p.hw, p.as_deck, p.ranked);
+  const std::string backbone = backbone_report(cfg, p, json);
+  write_file_atomic(json_path, json.dump(2) + "\n");
+  return plan_text(p.memory) + prediction_text(p.hw, p.as_deck, p.ranked, 10) + backbone +
+         str("JSON: ", json_path, "\n");
+}
+
+}  // namespace emb

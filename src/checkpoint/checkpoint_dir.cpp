@@ -1,0 +1,156 @@
+#include "checkpoint/checkpoint_dir.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/fs.hpp"
+#include "core/log.hpp"
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
+#include "checkpoint/checkpoint_file.hpp"
+
+namespace emb {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_latest(const std::string& dir) {
+  std::ifstream in(dir + "/" + kLatestName);
+  std::string name;
+  in >> name;
+  return name;
+}
+
+struct Found {
+  std::string path, run_id;
+};
+
+// The complete checkpoints of dir, newest first, with their run identities; each file that
+// is not complete is reported and skipped.
+std::vector<Found> complete_checkpoints(const std::string& dir) {
+  std::vector<Found> found;
+  std::vector<std::string> names = list_checkpoints(dir);
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    std::string path = dir + "/" + *it;
+    std::string problem = checkpoint_problem(path);
+    if (problem.empty())
+      found.push_back({path, checkpoint_run_id(path)});
+    else
+      log_warn("skipping ", problem);
+  }
+  return found;
+}
+
+std::vector<std::string> resolve_auto(const std::string& dir, const std::string& run_id) {
+  const std::vector<Found> all = complete_checkpoints(dir);
+  std::vector<std::string> ours;
+  for (const Found& f : all)
+    if (f.run_id == run_id) ours.push_back(f.path);
+  const std::string latest = dir + "/" + kLatestName;
+  if (fs::exists(latest)) {
+    const std::string named = dir + "/" + read_latest(dir);
+    auto it = std::find(ours.begin(), ours.end(), named);
+    if (it != ours.end())
+      std::rotate(ours.begin(), it, it + 1);
+    else if (std::none_of(all.begin(), all.end(), [&](const Found& f) { return f.path == named; }))
+      log_warn(latest, " names an unusable checkpoint (", named, "); using the newest complete one");
+  }
+  if (ours.empty() && !all.empty())
+    throw Error(str("train.resume = auto: ", dir, " holds checkpoints of other runs only (newest ", all[0].path,
+                    ", run id '", all[0].run_id, "'; this deck is run '", run_id,
+                    "': another seed, model, data or optimizer setting); to continue it set train.resume = ",
+                    all[0].path, ", to start fresh give this run its own train.ckpt_dir or run.name"),
+                kExitInput);
+  if (ours.empty())
+    log_info("resume = auto: no complete checkpoint in '", dir, "', starting fresh");
+  else
+    log_info("resume = auto: resuming from ", ours[0]);
+  return ours;
+}
+
+}  // namespace
+
+std::string checkpoint_file_name(int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%08lld.h5", static_cast<long long>(step));
+  return name;
+}
+
+std::string checkpoint_problem(const std::string& path) {
+  try {
+    CheckpointFile(path, MPI_COMM_NULL, CheckpointFile::Access::read).expect_complete();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::string> list_checkpoints(const std::string& dir) {
+  static const std::regex pattern(R"(step_(\d+)\.h5)");
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoll(m[1].str()), name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  for (auto& f : found) names.push_back(std::move(f.second));
+  return names;
+}
+
+std::string checkpoint_run_id(const std::string& path) {
+  try {
+    CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+    return f.has_attr("run_id") ? f.attr_string("run_id") : "";
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+void prune_checkpoints(const std::string& dir, int keep, const std::string& run_id) {
+  std::vector<std::string> ours;
+  for (const std::string& name : list_checkpoints(dir))
+    if (checkpoint_run_id(dir + "/" + name) == run_id) ours.push_back(name);
+  for (size_t i = 0; i + size_t(keep) < ours.size(); ++i) {
+    std::error_code ec;
+    fs::remove(dir + "/" + ours[i], ec);
+    if (ec) log_warn(dir, "/", ours[i], ": cannot delete old checkpoint: ", ec.message());
+  }
+}
+
+std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir,
+                                        const std::string& run_id) {
+  const int rank = rank_in(comm);
+  std::vector<std::string> paths;
+  std::string error;
+  int code = kExitFailure;
+  if (rank == 0) {
+    try {
+      if (setting == "auto") {
+        paths = resolve_auto(dir, run_id);
+      } else if (setting != "off" && !setting.empty()) {
+        check_readable_file(setting, "train.resume: checkpoint");
+        paths = {setting};
+      }
+    } catch (const Error& e) {
+      error = e.what(), code = e.exit_code();
+    }
+  }
+  throw_if_any_rank_failed(comm, error, code);
+  std::string joined;
+  for (const std::string& p : paths) joined += p + "\n";
+  broadcast_string(comm, joined);
+  paths.clear();
+  for (size_t at = 0, end; (end = joined.find('\n', at)) != std::string::npos; at = end + 1)
+    paths.push_back(joined.substr(at, end - at));
+  return paths;
+}
+
+}  // namespace emb

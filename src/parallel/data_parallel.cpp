@@ -1,0 +1,366 @@
+#include "parallel/data_parallel.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
+#include "core/activity.hpp"
+#include "core/error.hpp"
+#include "parallel/zero3_schedule.hpp"
+
+namespace emb {
+
+DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap,
+                           bool bf16_compute)
+    : layout_(layout),
+      comm_(comm),
+      ops_(ops),
+      timers_(timers),
+      reduced_(size_t(layout.n_buckets()), false),
+      overlap_(overlap),
+      bf16_(bf16_compute) {
+  const ActivityLabel allocating("data-parallel buffers (parameters, gradients, gather slots)");
+  const int64_t n = layout.flat_total(), owned = layout.owned_total();
+  const int64_t max_bucket = layout.max_bucket_count();
+  // Zeroed buffers in backend memory (never copied from the host).
+  auto zeroed = [&](auto& buffer, int64_t count) {
+    buffer = std::remove_reference_t<decltype(buffer)>(ops_, count);
+    ops_.zero(buffer.view());
+  };
+  if (mode() == ShardMode::none || (mode() == ShardMode::grads && !bf16_)) zeroed(flat_params_, n);
+  if (mode() != ShardMode::full) zeroed(flat_grads_, n);
+  if (mode() != ShardMode::none) zeroed(owned_params_, owned), zeroed(owned_grads_, owned);
+  if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
+  if (mode() != ShardMode::full && bf16_) flat_bf16_ = OpsBuffer<bf16>(ops_, n);
+  if (mode() != ShardMode::none && bf16_) owned_bf16_ = OpsBuffer<bf16>(ops_, owned);
+  if (mode() == ShardMode::full) {
+    int64_t max_owned = 0;
+    for (int b = 0; b < layout.n_buckets(); ++b) max_owned = std::max(max_owned, layout.bucket(b).owned_count);
+    grad_slots_.resize(kGradSlots);
+    for (GradSlot& g : grad_slots_) zeroed(g.full, max_bucket), zeroed(g.shard, max_owned);
+  }
+  if (uses_slots()) {
+    gather_slots_.resize(kGatherSlots);
+    for (GatherSlot& s : gather_slots_) {
+      zeroed(s.data, max_bucket);
+      if (bf16_ && mode() == ShardMode::full) s.staged = OpsBuffer<bf16>(ops_, max_bucket);
+    }
+  }
+}
+
+DataParallel::~DataParallel() {
+  for (IssuedOp& op : step_ops_) op.handle.wait();
+}
+
+void DataParallel::order_after_compute() {
+  if (!comm_.ordered_after_compute()) ops_.synchronize();
+}
+
+// Every consumer of a collective's result is a kernel on the compute stream (or an upload or
+// download queued there).
+void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait_on_compute_stream()); }
+
+CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t bytes) {
+  step_ops_.push_back({h, PhaseTimers::Clock::now(), op, bucket, bytes});
+  if (!overlap_) wait(h);
+  return h;
+}
+
+void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std) {
+  // Without sharding a rank owns every bucket whole, so this fills the replicated parameters.
+  std::vector<float> owned(size_t(layout_.owned_total()));
+  for (int b = 0; b < layout_.n_buckets(); ++b) {
+    const Bucket& k = layout_.bucket(b);
+    const int64_t begin = k.offset + k.begin;
+    reg.init_range(owned.data() + k.owned_offset, begin, begin + k.owned_count, seed, init_std);
+  }
+  load_owned_params(owned.data());  // grads: the replicated compute copy is gathered from the shards
+}
+
+// Once per update. none: the replicated masters straight into the compute copy, which every
+// micro-batch of the step then reads as is (rounding per micro-batch would read and write the
+// whole model again each time).
+void DataParallel::round_owned_to_bf16() {
+  if (!owned_bf16_.empty()) ops_.convert(owned_params_.view(), owned_bf16_.view());
+  if (mode() == ShardMode::none && bf16_) ops_.convert(flat_params_.view(), flat_bf16_.view());
+}
+
+void DataParallel::load_owned_params(const float* owned) {
+  ops_.upload(owned_params(), owned, size_t(layout_.owned_total()) * sizeof(float));
+  publish_params();
+}
+
+void DataParallel::download_owned_params(float* owned) {
+  ops_.download(owned, owned_params(), size_t(layout_.owned_total()) * sizeof(float));
+}
+
+void DataParallel::download_owned_grads(float* owned) {
+  ops_.download(owned, owned_grads(), size_t(layout_.owned_total()) * sizeof(float));
+}
+
+std::vector<float> DataParallel::full_params() {
+  std::vector<float> flat(size_t(layout_.flat_total()));
+  if (mode() == ShardMode::none) {
+    ops_.download(flat.data(), flat_params_.data(), flat.size() * sizeof(float));
+    return flat;
+  }
+  for (CommHandle& h : param_ready_) wait(h);
+  OpsBuffer<float> gathered(ops_, layout_.flat_total());
+  order_after_compute();
+  for (int b = 0; b < layout_.n_buckets(); ++b) {
+    const Bucket& k = layout_.bucket(b);
+    CommHandle h =
+        comm_.all_gather(owned_params_.data() + k.owned_offset, gathered.data() + k.offset, k.count, DType::f32);
+    wait(h);
+  }
+  ops_.download(flat.data(), gathered.data(), flat.size() * sizeof(float));
+  return flat;
+}
+
+void DataParallel::begin_step() {
+  if (!flat_grads_.empty()) ops_.zero(flat_grads_.view());
+  if (!owned_grads_.empty()) ops_.zero(owned_grads_.view());
+  std::fill(reduced_.begin(), reduced_.end(), false);
+}
+
+void DataParallel::inject_nan() {
+  const OpsBuffer<float>& grads = mode() == ShardMode::full ? owned_grads_ : flat_grads_;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (!grads.empty()) ops_.upload(grads.data(), &nan, sizeof nan);
+}
+
+void DataParallel::begin_micro_batch(bool last) {
+  last_micro_batch_ = last;
+  in_backward_ = false;
+  expected_unit_ = 0;
+  timers_.start(Phase::fwd);
+}
+
+void DataParallel::end_micro_batch() {
+  trace_unit_boundary(-1, false);
+  timers_.stop(in_backward_ ? Phase::bwd : Phase::fwd);
+}
+
+// A unit's span in the trace runs from the model asking for its parameters to the next unit's
+// request (or the micro-batch's end).
+void DataParallel::trace_unit_boundary(int next_unit, bool backward) {
+  timers_.mark_unit(next_unit, backward);
+  RunTrace* trace = timers_.trace();
+  if (!trace) return;
+  const auto now = PhaseTimers::Clock::now();
+  if (traced_unit_ >= 0) trace->unit(traced_unit_, traced_backward_, unit_started_, now);
+  traced_unit_ = next_unit, traced_backward_ = backward, unit_started_ = now;
+}
+
+void DataParallel::run_empty_pass(bool last) {
+  begin_micro_batch(last);
+  const int n = layout_.n_units();
+  const DType dtype = bf16_ ? DType::bf16 : DType::f32;  // nothing to widen: no unit computes here
+  for (int u = 0; u < n; ++u) unit_params(u, false, dtype);
+  for (int u = n - 1; u >= 0; --u) {
+    unit_params(u, true, dtype);
+    unit_grads(u);
+    unit_grads_ready(u);
+  }
+  end_micro_batch();
+}
+
+void DataParallel::check_order(int u, bool backward) {
+  // run_empty_pass replays units ascending then descending; the model must visit them so,
+  // or ranks without a batch would issue collectives in another order.
+  if (backward && !in_backward_) {
+    timers_.stop(Phase::fwd);
+    timers_.start(Phase::bwd);
+    in_backward_ = true;
+    expected_unit_ = layout_.n_units() - 1;
+  }
+  EMB_CHECK(u == expected_unit_, "data parallel: the model visited unit ", u, " where unit ", expected_unit_,
+            " was expected (units must run ascending in forward and descending in backward)");
+  expected_unit_ += backward ? -1 : 1;
+}
+
+const void* DataParallel::unit_params(int u, bool backward, DType dtype) {
+  check_order(u, backward);
+  trace_unit_boundary(u, backward);
+  EMB_CHECK(dtype == DType::f32 || bf16_, "data parallel: unit ", u,
+            " asked for bf16 parameters, but the compute copies are fp32 (model.precision = fp32)");
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
+  if (!uses_slots()) return flat_params_.data() + layout_.unit_offset(u);
+  GatherSlot& slot = gather_bucket(b, -1);
+  // Entering a bucket (its first unit in forward, its last in backward): fetch the next ones.
+  if (mode() == ShardMode::full && u == (backward ? k.last_unit : k.first_unit))
+    for (int d = 1; d <= kPrefetchDepth; ++d) {
+      const int next = backward ? b - d : b + d;
+      if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
+    }
+  const int64_t at = layout_.unit_offset(u) - k.offset;
+  if (dtype == DType::bf16) return static_cast<const bf16*>(bf16_copy(slot, b).data) + at;
+  if (!slot.widened) {
+    ops_.convert(bf16_copy(slot, b), slot.data.view(0, k.count));
+    slot.widened = true;
+  }
+  return slot.data.data() + at;
+}
+
+View DataParallel::bf16_copy(const GatherSlot& slot, int b) const {
+  const Bucket& k = layout_.bucket(b);
+  return mode() == ShardMode::full ? slot.staged.view(0, k.count) : flat_bf16_.view(k.offset, k.count);
+}
+
+DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
+  for (GatherSlot& s : gather_slots_)
+    if (s.bucket == b) {
+      s.last_use = ++use_clock_;
+      wait(s.handle);
+      return s;
+    }
+  prefetch(b, keep);
+  return gather_bucket(b, keep);
+}
+
+void DataParallel::prefetch(int b, int keep) {
+  GatherSlot* victim = nullptr;
+  for (GatherSlot& s : gather_slots_) {
+    if (s.bucket == b) {
+      s.last_use = ++use_clock_;
+      return;
+    }
+    if (keep >= 0 && s.bucket == keep) continue;
+    if (!victim || s.bucket == -1 || (victim->bucket != -1 && s.last_use < victim->last_use)) victim = &s;
+  }
+  EMB_ASSERT(victim != nullptr);
+  wait(victim->handle);  // never overwrite a buffer a gather is still writing
+  victim->bucket = b;
+  victim->last_use = ++use_clock_;
+  fill_slot(*victim, b);
+}
+
+void DataParallel::fill_slot(GatherSlot& slot, int b) {
+  const Bucket& k = layout_.bucket(b);
+  slot.handle = CommHandle();
+  slot.widened = !bf16_;  // bf16: widened when a unit computing in fp32 asks (unit_params)
+  if (mode() == ShardMode::full) order_after_compute();
+  if (mode() == ShardMode::full && bf16_) {
+    slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16),
+                        "all_gather", b, k.count * 2);
+  } else if (mode() == ShardMode::full) {
+    slot.handle =
+        track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
+              "all_gather", b, k.count * 4);
+  }  // none, grads, bf16: the rounded or gathered flat copy is the bucket's (bf16_copy)
+}
+
+float* DataParallel::unit_grads(int u) {
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (mode() != ShardMode::full) return flat_grads_.data() + layout_.unit_offset(u);
+  if (u == k.last_unit) {  // the bucket's backward starts: give it a zeroed gradient buffer
+    auto free_slot = [&] {
+      return std::find_if(grad_slots_.begin(), grad_slots_.end(), [](const GradSlot& g) { return !g.busy; });
+    };
+    while (free_slot() == grad_slots_.end()) {
+      complete_reduction(pending_.front());
+      pending_.erase(pending_.begin());
+    }
+    current_grad_slot_ = int(free_slot() - grad_slots_.begin());
+    GradSlot& slot = grad_slots_[size_t(current_grad_slot_)];
+    slot.busy = true;
+    ops_.zero(slot.full.view(0, k.count));
+  }
+  return grad_slots_[size_t(current_grad_slot_)].full.data() + (layout_.unit_offset(u) - k.offset);
+}
+
+void DataParallel::unit_grads_ready(int u) {
+  const int b = layout_.bucket_of_unit(u);
+  const Bucket& k = layout_.bucket(b);
+  if (u != k.first_unit) return;  // the bucket's gradients are complete after its first unit
+  if (mode() == ShardMode::full)
+    issue_reduction(b, grad_slots_[size_t(current_grad_slot_)].full.data(), current_grad_slot_);
+  else if (last_micro_batch_)
+    issue_reduction(b, flat_grads_.data() + k.offset, -1);
+}
+
+void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
+  const Bucket& k = layout_.bucket(b);
+  if (k.frozen) {  // frozen parameters: their gradients are never communicated nor used
+    reduced_[size_t(b)] = true;
+    if (grad_slot >= 0) grad_slots_[size_t(grad_slot)].busy = false;
+    return;
+  }
+  PendingReduce r;
+  r.bucket = b;
+  r.grad_slot = grad_slot;
+  order_after_compute();
+  if (mode() == ShardMode::none)
+    r.handle = comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
+  else  // grads: once per step straight into the owned gradients; full: into the slot, then added
+    r.handle = comm_.reduce_scatter(bucket_grad,
+                                    mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
+                                                               : grad_slots_[size_t(grad_slot)].shard.data(),
+                                    k.count, DType::f32, ReduceOp::sum);
+  track(r.handle, mode() == ShardMode::none ? "all_reduce" : "reduce_scatter", b, k.count * 4);
+  reduced_[size_t(b)] = true;
+  pending_.push_back(r);
+}
+
+void DataParallel::complete_reduction(PendingReduce& r) {
+  wait(r.handle);
+  if (mode() != ShardMode::full) return;
+  const Bucket& k = layout_.bucket(r.bucket);
+  GradSlot& slot = grad_slots_[size_t(r.grad_slot)];
+  const View acc = owned_grads_.view(k.owned_offset, k.owned_count);
+  ops_.add(acc, slot.shard.view(0, k.owned_count), acc);
+  slot.busy = false;
+}
+
+void DataParallel::finish_gradients() {
+  if (mode() != ShardMode::full)
+    for (int b = layout_.n_buckets() - 1; b >= 0; --b)
+      if (!reduced_[size_t(b)]) issue_reduction(b, flat_grads_.data() + layout_.bucket(b).offset, -1);
+  for (PendingReduce& r : pending_) complete_reduction(r);
+  pending_.clear();
+}
+
+void DataParallel::publish_params() {
+  round_owned_to_bf16();
+  if (mode() == ShardMode::grads) order_after_compute();
+  if (mode() == ShardMode::grads)
+    for (int b = 0; b < layout_.n_buckets(); ++b) {
+      const Bucket& k = layout_.bucket(b);
+      param_ready_[size_t(b)] =
+          track(bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
+                                         DType::bf16)
+                      : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
+                                         k.count, DType::f32),
+                "all_gather", b, k.count * (bf16_ ? 2 : 4));
+    }
+  for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
+  // The next forward starts with bucket 0: gather the first buckets behind the step's tail.
+  if (mode() == ShardMode::full)
+    for (int b = 0; b < std::min(kPrefetchDepth, layout_.n_buckets()); ++b) prefetch(b, -1);
+}
+
+double DataParallel::take_comm_seconds() {
+  // Collectives queue behind each other on the progress thread, so their issue-to-completion
+  // spans overlap: the communication time is the length of the union of the spans.
+  std::vector<std::pair<double, double>> spans;
+  const auto origin = step_ops_.empty() ? PhaseTimers::Clock::now() : step_ops_.front().issued;
+  for (IssuedOp& op : step_ops_) {
+    double start = std::chrono::duration<double>(op.issued - origin).count();
+    spans.emplace_back(start, start + op.handle.seconds());
+    if (RunTrace* trace = timers_.trace()) trace->collective(op.op, op.bucket, op.bytes, op.issued, op.handle.seconds());
+  }
+  step_ops_.clear();
+  std::sort(spans.begin(), spans.end());
+  double total = 0, covered_to = -1e300;
+  for (auto [start, end] : spans) {
+    if (end <= covered_to) continue;
+    total += end - std::max(start, covered_to);
+    covered_to = end;
+  }
+  return total;
+}
+
+}  // namespace emb

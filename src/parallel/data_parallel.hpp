@@ -1,0 +1,164 @@
+// Sharded data parallelism with explicit overlap (DESIGN.md "Parallelism"), implemented as
+// the model's UnitHooks so communication is issued exactly where a bucket's data is ready or
+// needed (a bucket is one or more consecutive model units, ShardLayout):
+//   none  (DDP)    parameters replicated; a bucket's gradients are all-reduced as soon as the
+//                  backward of its units in the step's last micro-batch finishes, while the
+//                  earlier units compute.
+//   grads (ZeRO-2) gradients reduce-scattered per bucket the same way; AdamW updates only the
+//                  owned shard; the updated shards are all-gathered right after the optimizer
+//                  and each bucket's gather is waited on only when the next forward reaches it.
+//   full  (ZeRO-3) only shards are kept; a bucket's parameters are all-gathered when the model
+//                  reaches it (the next bucket prefetched while this one computes, the previous
+//                  one in backward) and its gradients reduce-scattered after each micro-batch's
+//                  backward of its units.
+// Every rank issues the same collectives in the same order (units ascending in forward,
+// descending in backward), including ranks that got fewer micro-batches (run_empty_pass).
+//
+// Mixed precision (bf16_compute): master weights and AdamW moments stay fp32 in the owned
+// shards; the model computes on bf16 copies (rounded once per update, gathered in bf16 so
+// parameter traffic halves), handed to it in the dtype each unit asks for: the bf16 copy itself
+// (the blocks on bf16 activations, Model::training_blocks_dtype), or widened to fp32 once per
+// bucket fill (the units computing in fp32); gradients and their reductions stay fp32.
+//
+// Every buffer lives in the memory of the backend the model runs on (Ops: host memory on the
+// CPU, device memory on CUDA), and every operation on them is an Ops call on its stream, so a
+// GPU step never copies parameters or gradients to the host. Collectives are ordered after the
+// compute stream (NCCL by an event; a host backend over lazily-run device memory, the CUDA
+// emulation, by synchronising the stream before it issues), and their consumers are ordered
+// after them with wait_on_compute_stream.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/timer.hpp"
+#include "kernels/ops_buffer.hpp"
+#include "model/unit_hooks.hpp"
+#include "parallel/shard_layout.hpp"
+
+namespace emb {
+
+class DataParallel final : public UnitHooks {
+ public:
+  // overlap = false is the no-overlap baseline: every collective is waited on right after it
+  // is issued.
+  DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap = true,
+               bool bf16_compute = false);
+  // Waits for collectives still in flight (e.g. the prefetch of bucket 0 after the last step):
+  // they write into this object's buffers.
+  ~DataParallel() override;
+  const ShardLayout& layout() const { return layout_; }
+
+  // Owned fp32 master parameters (none: the flat replicated parameters), in backend memory.
+  float* owned_params() { return mode() == ShardMode::none ? flat_params_.data() : owned_params_.data(); }
+  // Owned gradients, summed over ranks after finish_gradients(), in backend memory.
+  float* owned_grads() { return mode() == ShardMode::none ? flat_grads_.data() : owned_grads_.data(); }
+  // A fresh start: draws this rank's owned parameters straight into the owned buffer
+  // (ParamRegistry::init_range, the same values on any rank count) and publishes them, so no
+  // rank ever holds the full parameters unless its mode keeps them (ZeRO-3 of dreamzero14b
+  // could not: 56 GB).
+  void init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std);
+  // Sets this rank's owned parameters from host memory (checkpoint restore) and publishes them.
+  void load_owned_params(const float* owned);
+  // Copies this rank's owned parameters / gradients into host memory (layout().owned_total() floats).
+  void download_owned_params(float* owned);
+  void download_owned_grads(float* owned);
+  // The full flat parameters in host memory (collective in full mode); for checks and dumps.
+  std::vector<float> full_params();
+
+  void begin_step();
+  // Fault injection (debug.inject_nan_step): a NaN in this rank's local gradients, which the
+  // reductions spread to every rank as a real one would.
+  void inject_nan();
+  // Starts one micro-batch's forward/backward; reductions are issued during it when `last`
+  // (none/grads accumulate locally until the step's last micro-batch; full reduces every one).
+  void begin_micro_batch(bool last);
+  void end_micro_batch();
+  // The collectives of one forward/backward without a batch, for a rank that has fewer
+  // micro-batches than the others this step.
+  void run_empty_pass(bool last);
+  // Waits for every gradient reduction of the step (issuing those not yet issued).
+  void finish_gradients();
+  // After the optimizer updated the owned parameters: makes them visible to the next forward.
+  void publish_params();
+  // Wall seconds during which at least one of this step's collectives was in flight
+  // (comm_total: overlapping collectives count once); resets the count.
+  double take_comm_seconds();
+
+  const void* unit_params(int u, bool backward, DType dtype) override;
+  float* unit_grads(int u) override;
+  void unit_grads_ready(int u) override;
+
+ private:
+  // A bucket's compute copy: gathered (ZeRO-3) and/or widened from bf16.
+  struct GatherSlot {
+    int bucket = -1;
+    CommHandle handle;
+    uint64_t last_use = 0;
+    OpsBuffer<float> data;
+    OpsBuffer<bf16> staged;  // bf16 full: what the gather delivers
+    bool widened = true;     // data holds the bucket (bf16: widened when an fp32 unit first asks)
+  };
+  struct PendingReduce {
+    int bucket = -1;
+    CommHandle handle;
+    int grad_slot = -1;  // full: the bucket-sized gradient buffer to release
+  };
+
+  ShardMode mode() const { return layout_.mode(); }
+  // Before a collective reads buffers the compute stream writes.
+  void order_after_compute();
+  void wait(CommHandle& h);
+  CommHandle track(CommHandle h, const char* op, int bucket, int64_t bytes);
+  bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
+  GatherSlot& gather_bucket(int b, int keep);
+  // bf16: the bucket's bf16 compute copy (grads: in the gathered flat copy; else the slot's).
+  View bf16_copy(const GatherSlot& slot, int b) const;
+  void fill_slot(GatherSlot& slot, int b);
+  void round_owned_to_bf16();
+  void prefetch(int b, int keep);
+  void issue_reduction(int b, float* bucket_grad, int grad_slot);
+  void complete_reduction(PendingReduce& r);
+  void check_order(int u, bool backward);
+
+  const ShardLayout& layout_;
+  Comm& comm_;
+  Ops& ops_;
+  PhaseTimers& timers_;
+  OpsBuffer<float> flat_params_, flat_grads_;    // none, grads
+  OpsBuffer<float> owned_params_, owned_grads_;  // grads, full
+  OpsBuffer<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
+  OpsBuffer<bf16> flat_bf16_;                    // bf16 none: the rounded compute copy; grads: gathered
+  std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
+  std::vector<GatherSlot> gather_slots_;           // full
+  // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
+  // which is added to the owned gradients once the collective completed. Each in-flight
+  // reduction owns its slot: successive micro-batches of one bucket never share a buffer.
+  struct GradSlot {
+    OpsBuffer<float> full, shard;
+    bool busy = false;
+  };
+  std::vector<GradSlot> grad_slots_;
+  std::vector<PendingReduce> pending_;
+  std::vector<bool> reduced_;                      // none/grads: bucket reduced this step
+  struct IssuedOp {
+    CommHandle handle;
+    PhaseTimers::Clock::time_point issued;
+    const char* op;  // for the trace: what, which bucket, how many bytes
+    int bucket;
+    int64_t bytes;
+  };
+  // The unit computing now, for the trace (-1: none).
+  int traced_unit_ = -1;
+  bool traced_backward_ = false;
+  PhaseTimers::Clock::time_point unit_started_{};
+  void trace_unit_boundary(int next_unit, bool backward);
+  std::vector<IssuedOp> step_ops_;
+  uint64_t use_clock_ = 0;
+  bool overlap_ = true, bf16_ = false;
+  bool last_micro_batch_ = false, in_backward_ = false;
+  int expected_unit_ = 0;
+  int current_grad_slot_ = -1;  // full: the slot of the bucket in backward
+};
+
+}  // namespace emb

@@ -1,0 +1,71 @@
+// How parameters are grouped for communication and which part of each group this rank owns
+// (DESIGN.md "Parallelism"). The model's units (one per block, plus embeddings and heads)
+// are contiguous ranges of the flat parameter buffer; consecutive units are merged into
+// buckets of at most `bucket_bytes` (a unit larger than that is a bucket alone), and one
+// bucket is what one collective moves: DDP all-reduces a bucket's gradients, ZeRO shards a
+// bucket 1/N over the ranks with shard_range() and gathers or reduce-scatters it whole.
+// The owned pieces are stored back to back in the rank's "owned" buffers (fp32 master
+// weights, AdamW moments, reduced gradients). Without sharding (DDP) a rank owns every
+// bucket whole and the owned layout is the flat layout.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "model/param_registry.hpp"
+
+namespace emb {
+
+struct Bucket {
+  int first_unit = 0, last_unit = 0;  // model units [first_unit, last_unit]
+  int64_t offset = 0;                 // start in the flat buffer
+  int64_t count = 0;                  // elements
+  int64_t begin = 0;                  // owned range within the bucket
+  int64_t owned_count = 0;
+  int64_t owned_offset = 0;           // where the owned range lives in the owned buffers
+  bool frozen = false;                // every tensor of its units is frozen: no gradient reduction
+};
+
+// A run of owned elements with one weight-decay setting (trainable tensors only).
+struct DecaySegment {
+  int64_t owned_offset = 0, count = 0;
+  float decay_mult = 1;
+};
+
+class ShardLayout {
+ public:
+  // bucket_bytes = 0: every unit is its own bucket. frozen: per tensor of reg (empty: none), the
+  // tensors that are not trained (train/freezing.hpp): they get no AdamW segment, and a unit
+  // whose tensors are all frozen is never merged with a trained one, so its bucket is skipped by
+  // the gradient reductions.
+  ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes = 0,
+              const std::vector<bool>& frozen = {});
+
+  ShardMode mode() const { return mode_; }
+  int n_buckets() const { return int(buckets_.size()); }
+  const Bucket& bucket(int b) const { return buckets_[size_t(b)]; }
+  int n_units() const { return int(bucket_of_unit_.size()); }
+  int bucket_of_unit(int u) const { return bucket_of_unit_[size_t(u)]; }
+  int64_t unit_offset(int u) const { return unit_offsets_[size_t(u)]; }
+  int64_t max_bucket_count() const;
+  int64_t owned_total() const { return owned_total_; }
+  int64_t flat_total() const { return flat_total_; }
+  const std::vector<DecaySegment>& decay_segments() const { return segments_; }
+  // The owned trainable elements as maximal runs (decay ignored): what the gradient norm sums.
+  const std::vector<DecaySegment>& trainable_runs() const { return trainable_runs_; }
+
+  // Copies this rank's owned elements out of a flat buffer (tests: the shards of a reference).
+  void gather_owned(const float* flat, float* owned) const;
+
+ private:
+  ShardMode mode_;
+  int64_t owned_total_ = 0, flat_total_ = 0;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_unit_;
+  std::vector<int64_t> unit_offsets_;
+  std::vector<DecaySegment> segments_;
+  std::vector<DecaySegment> trainable_runs_;
+};
+
+}  // namespace emb

@@ -1,0 +1,219 @@
+#include "plan/model_cost.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/op_types.hpp"
+#include "model/model.hpp"
+#include "model/synthetic_batch.hpp"
+
+namespace emb {
+namespace {
+
+// Allowed (query, key) pairs under `mask`, counted per (seq, blk, grp) class so a 28k-token
+// dreamzero14b sample costs a handful of attn_pair_allowed calls, not 28k².
+int64_t self_pairs(const PackedBatch& b, AttnMask mask) {
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> classes;
+  for (int64_t t = 0; t < b.n_tokens; ++t) ++classes[{b.seq[size_t(t)], b.blk[size_t(t)], b.grp[size_t(t)]}];
+  std::vector<int32_t> seq, blk, grp;
+  std::vector<int64_t> count;
+  for (const auto& [key, n] : classes) {
+    seq.push_back(std::get<0>(key)), blk.push_back(std::get<1>(key)), grp.push_back(std::get<2>(key));
+    count.push_back(n);
+  }
+  const AttnIndex idx{mask, seq.data(), blk.data(), grp.data(), seq.data(), blk.data(), grp.data()};
+  int64_t pairs = 0;
+  for (size_t i = 0; i < count.size(); ++i)
+    for (size_t j = 0; j < count.size(); ++j)
+      if (attn_pair_allowed(idx, int64_t(i), int64_t(j))) pairs += count[i] * count[j];
+  return pairs;
+}
+
+// Σ over samples of (query tokens of s)·(context tokens of s), or (context tokens of s)².
+int64_t per_sample_pairs(const PackedBatch& b, bool context_only) {
+  std::map<int32_t, int64_t> nq, nc;
+  for (int32_t s : b.seq)
+    if (s >= 0) ++nq[s];
+  for (int32_t s : b.cseq)
+    if (s >= 0) ++nc[s];
+  int64_t pairs = 0;
+  for (const auto& [s, n] : nc) pairs += n * (context_only ? n : nq[s]);
+  return pairs;
+}
+
+int64_t count_kind(const PackedBatch& b, int32_t kind) {
+  return std::count(b.kind.begin(), b.kind.end(), kind);
+}
+
+AttnMask family_self_mask(const ModelConfig& c) {
+  switch (c.self_mask) {
+    case SelfMask::full: return AttnMask::full;
+    case SelfMask::block_causal: return AttnMask::block_causal;
+    case SelfMask::prefix: return AttnMask::prefix;
+    case SelfMask::family: break;
+  }
+  return c.family == Family::gr00t ? AttnMask::full : AttnMask::block_causal;
+}
+
+// Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
+// (sample, block) plus the clean timestep 0. An upper bound: equal draws share a row.
+double time_rows(const ModelConfig& c, const PackedBatch& b) {
+  std::map<std::pair<int32_t, int32_t>, int> rows;
+  for (int64_t t = 0; t < b.n_tokens; ++t) {
+    const bool shared = b.seq[size_t(t)] < 0 || (c.family == Family::wan && b.grp[size_t(t)] == 0);
+    const int32_t blk = c.family == Family::wan ? b.blk[size_t(t)] : 0;
+    rows[shared ? std::make_pair(-1, -1) : std::make_pair(b.seq[size_t(t)], blk)] = 1;
+  }
+  return double(rows.size());
+}
+
+// Forward GEMM FLOPs (2·rows·in·out per linear, over the rows the model runs it on).
+double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
+  const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
+  const double na = double(count_kind(b, kAction)), Tu = time_rows(c, b);
+  double f = 2 * Tu * (256 * D + D * D);  // time_enc
+  if (c.family == Family::gr00t) {
+    const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Dout = c.d_out;
+    f += 2 * double(b.n_samples) * (double(c.state_dim) * Dh + Dh * D);
+    f += 2 * na * (A * D + 2 * D * D + D * D);
+    f += c.n_layers_vl * (8 * Tc * Dvl * Dvl + 2 * 2 * Tc * Dvl * 4 * Dvl);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const double kv = l % 2 == 0 ? 2 * 2 * Tc * Dvl * D : 2 * 2 * T * D * D;
+      f += 2 * Tu * D * 2 * D + 4 * T * D * D + kv + 4 * T * D * F;
+    }
+    f += 2 * Tu * D * 2 * D + 2 * na * (D * Dout + Dout * Dh + Dh * A);
+  } else {
+    const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
+    f += 2 * Tu * D * 6 * D;
+    f += 2 * nv * c.patch_dim_in() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
+    f += 2 * Tc * (double(c.d_ctx) * D + D * D);
+    f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
+    f += 2 * nn * D * c.patch_dim_out() + 2 * na * (D * c.d_hidden_enc + double(c.d_hidden_enc) * c.action_dim);
+  }
+  return f;
+}
+
+}  // namespace
+
+AttnMask self_attention_mask(const ModelConfig& c) { return family_self_mask(c); }
+
+void attention_work(const ModelConfig& c, StepFlops& f) {
+  const double D = c.d_model;
+  if (c.family == Family::gr00t) {
+    const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+    f.attn_fwd = 4 * D * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs));
+    f.attn_fwd += 4.0 * c.d_ctx * c.n_layers_vl * double(f.context_pairs);
+    f.attn_pair_heads = c.n_heads * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs)) +
+                        double(c.n_heads_vl) * c.n_layers_vl * double(f.context_pairs);
+  } else {
+    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs);
+    f.attn_pair_heads = double(c.n_heads) * c.n_layers * double(f.self_pairs + f.cross_pairs);
+  }
+}
+
+StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
+  StepFlops f;
+  f.self_pairs = self_pairs(b, family_self_mask(c));
+  f.cross_pairs = per_sample_pairs(b, false);
+  if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
+  attention_work(c, f);
+  f.gemm_fwd = gemm_flops(c, b);
+  f.fwd = f.gemm_fwd + f.attn_fwd;
+  f.bwd = 2 * f.gemm_fwd + 2.5 * f.attn_fwd;
+  return f;
+}
+
+PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample& shape) {
+  SampleShape typical = typical_sample_shape(c);
+  if (shape.context_tokens > 0) typical.n_context = int(shape.context_tokens);
+  std::vector<int64_t> ids(static_cast<size_t>(samples));
+  for (int i = 0; i < samples; ++i) ids[size_t(i)] = i;
+  PackedBatch b = make_batch(c, ids, std::vector<SampleShape>(size_t(samples), typical), true, 0, false);
+  if (shape.padded_context > typical.n_context) {  // each sample's context, then its padding
+    b.cseq.clear();
+    for (int32_t i = 0; i < samples; ++i) {
+      b.cseq.insert(b.cseq.end(), size_t(typical.n_context), i);
+      b.cseq.insert(b.cseq.end(), size_t(shape.padded_context - typical.n_context), -1);
+    }
+    b.n_context = int64_t(b.cseq.size());
+  }
+  return b;
+}
+
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape, DType blocks) {
+  EMB_ASSERT(ranks > 0);
+  PlanReport p;
+  p.preset = c.preset;
+  p.ranks = ranks;
+  std::unique_ptr<Model> model = make_model(c, nullptr);  // the registry only: no parameter memory
+  const ParamRegistry& reg = model->params();
+  p.n_params = reg.total();
+  p.n_units = reg.n_units();
+  p.max_unit_params = reg.max_unit_count();
+
+  const PackedBatch sample = plan_micro_batch(c, 1, shape);
+  p.tokens_per_sample = sample.n_tokens;
+  p.context_per_sample = sample.n_context;
+  // The packer's budget counts query and context tokens (DATA.md "Packing").
+  p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens + sample.n_context)));
+  p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
+  p.context_per_mb = p.samples_per_mb * sample.n_context;
+
+  const StepFlops f = batch_flops(c, sample);
+  p.self_pairs_per_sample = f.self_pairs;
+  p.cross_pairs_per_sample = f.cross_pairs;
+  p.gemm_flops_fwd = f.gemm_fwd;
+  p.attn_flops_fwd = f.attn_fwd;
+  p.attn_pair_heads = f.attn_pair_heads;
+  p.flops_fwd = f.fwd;
+  p.flops_bwd = f.bwd;
+
+  double dropout_elements = 0;
+  for (const Model::DropoutSite& site : model->dropout_sites())
+    dropout_elements += double(site.context ? sample.n_context : sample.n_tokens) * site.width;
+  p.dropout_bytes_fwd = 2 * dropout_elements * double(dtype_size(blocks));
+  p.dropout_bytes_bwd = 4 * dropout_elements * double(dtype_size(blocks));
+
+  const ActivationBytes act = model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb, blocks);
+  p.activation_bytes = double(act.total);
+  p.blocks_dtype = blocks;
+  p.block_activation_bytes = double(act.in_activation_dtype);
+  p.block_conversion_bytes = double(act.conversions);
+  // fp32 master parameters, fp32 gradients, AdamW m and v; bf16 adds a 2-byte compute copy
+  // (of everything, or of the two gathered units in flight under full sharding).
+  const double N = double(p.n_params), R = ranks, U = double(p.max_unit_params);
+  const double copy = c.precision == Precision::bf16 ? 2 : 0;
+  p.state_bytes[size_t(ShardMode::none)] = (16 + copy) * N;
+  p.state_bytes[size_t(ShardMode::grads)] = (4 + copy) * N + 12 * N / R;
+  p.state_bytes[size_t(ShardMode::full)] = 16 * N / R + 2 * (copy ? copy : 4) * U;
+  return p;
+}
+
+std::string plan_text(const PlanReport& p) {
+  auto g = [](double bytes) { return str(bytes / double(1ull << 30), " GiB"); };
+  std::string s;
+  s += str("plan: ", p.preset, " on ", p.ranks, " ranks\n");
+  s += str("  parameters           ", p.n_params, " (", double(p.n_params) / 1e9, " B) in ", p.n_units,
+           " units, largest unit ", p.max_unit_params, "\n");
+  s += str("  typical sample       ", p.tokens_per_sample, " tokens + ", p.context_per_sample, " context tokens\n");
+  s += str("  micro-batch          ", p.samples_per_mb, " samples = ", p.tokens_per_mb, " tokens + ", p.context_per_mb,
+           " context tokens\n");
+  s += str("  attention pairs      self ", p.self_pairs_per_sample, ", cross ", p.cross_pairs_per_sample,
+           " per sample\n");
+  s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
+           " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
+  if (p.dropout_bytes_fwd > 0)
+    s += str("  dropout traffic      ", (p.dropout_bytes_fwd + p.dropout_bytes_bwd) / 1e6,
+             " MB per sample (forward and backward; the masks are drawn, not stored)\n");
+  s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
+           g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
+           "; recompute changes it)\n");
+  s += str("  state per rank       shard none ", g(p.state(ShardMode::none)), ", grads ", g(p.state(ShardMode::grads)),
+           ", full ", g(p.state(ShardMode::full)), "\n");
+  return s;
+}
+
+}  // namespace emb

@@ -1,0 +1,81 @@
+// The --plan report: what one training step of a model costs, from the shapes alone, without
+// allocating parameters or activations (it answers instantly for dreamzero14b).
+//   parameters: exact, from the registry;
+//   FLOPs per sample: GEMMs 2·m·n·k; attention 4·pairs·D forward (QKᵀ and PV) and
+//     10·pairs·D backward (flash backward recomputes QKᵀ: five matmuls), with the allowed
+//     (query, key) pairs of a typical sample's token layout under its masks; backward GEMMs
+//     are twice the forward ones;
+//   memory per rank: activations of one micro-batch (the model's own arena layout, the blocks'
+//     activations in the storage type the run gives them: training_blocks_dtype), and
+//     parameters + gradients + AdamW moments for shard = none / grads / full;
+//   dropout's memory traffic per sample: each site reads and writes its tensor in the forward
+//     (in place), and its backward zeroes, reads and accumulates (the masks are drawn, never
+//     stored).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "batch/packed_batch.hpp"
+#include "core/dtype.hpp"
+#include "kernels/op_types.hpp"
+#include "config/model_config.hpp"
+#include "config/train_config.hpp"
+
+namespace emb {
+
+// FLOPs of one forward/backward over a packed micro-batch (any layout; padding counts, as the
+// kernels run it).
+struct StepFlops {
+  int64_t self_pairs = 0, cross_pairs = 0, context_pairs = 0;  // allowed attention pairs
+  double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
+  double attn_pair_heads = 0;  // allowed pairs × heads over every attention layer (per-pair work: softmax)
+};
+StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
+// attn_fwd and attn_pair_heads of `f` from its pair counts (allowed pairs, or the pairs a tiled
+// kernel computes: src/plan/computed_attention.hpp).
+void attention_work(const ModelConfig& cfg, StepFlops& f);
+// The DiT blocks' self-attention mask (model.self_mask, or the family's).
+AttnMask self_attention_mask(const ModelConfig& cfg);
+
+struct PlanReport {
+  std::string preset;
+  int ranks = 1;
+  int64_t n_params = 0, n_units = 0, max_unit_params = 0;
+  int64_t tokens_per_sample = 0, context_per_sample = 0;
+  int samples_per_mb = 0;
+  int64_t tokens_per_mb = 0, context_per_mb = 0;
+  int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0;
+  double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
+  double attn_pair_heads = 0;                     // per sample, as StepFlops
+  double dropout_bytes_fwd = 0, dropout_bytes_bwd = 0;  // per sample
+  double flops_fwd = 0, flops_bwd = 0;            // per sample
+  double activation_bytes = 0;                    // one micro-batch on one rank
+  DType blocks_dtype = DType::f32;                // the blocks' activations' storage type
+  double block_activation_bytes = 0;              // of activation_bytes, the blocks' data in blocks_dtype
+  double block_conversion_bytes = 0;              // and their copies of fp32 tensors (bf16 blocks only)
+  std::array<double, 3> state_bytes{};            // per rank, indexed by ShardMode (none, grads, full)
+
+  double state(ShardMode shard) const { return state_bytes[size_t(shard)]; }
+};
+
+// The sample --plan costs: typical_sample_shape (synthetic_batch.hpp) unless the data's mean
+// context length is known (context_tokens > 0); packing = off pads its context with masked
+// tokens up to padded_context (the GEMMs run over them, attention skips them).
+struct PlanSample {
+  int64_t context_tokens = 0;  // 0 = the typical sample's
+  int64_t padded_context = 0;  // 0 = no padding
+};
+
+// The token index arrays of `samples` such samples laid end to end, as the packer lays them
+// (no features).
+PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape);
+
+// token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
+// blocks: the storage type of the blocks' activations on the run's backend
+// (training_blocks_dtype: bf16 on CUDA under model.precision = bf16).
+PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {},
+                     DType blocks = DType::f32);
+std::string plan_text(const PlanReport& plan);
+
+}  // namespace emb

@@ -1,0 +1,38 @@
+// How many times a training step calls into the backend and the host allocator: the counts the
+// planner multiplies by the hardware's fixed costs (plan/hardware.hpp FixedCosts). Derived from
+// the model's structure, as the model's code calls the ops (src/model):
+//   gr00t  64 calls around the blocks (embeddings, time encoder, action decoder, loss), 39 per
+//          DiT block and 33 per vl block, forward + backward; dropout adds 12 per block (its
+//          sites' forward and backward);
+//   wan    66 calls around the blocks (upstream's action encoder and decoder among them), 73 per
+//          block (self- and cross-attention, rope, norms);
+// a micro-batch's count does not depend on its samples (every op runs over the packed rows).
+// tests/plan/test_op_calls.cpp counts a real forward + backward through a counting Ops and the
+// allocations through a counting operator new.
+#pragma once
+#include <cstdint>
+
+#include "config/model_config.hpp"
+
+namespace emb {
+
+struct StepCalls {
+  int64_t op_calls_per_micro_batch = 0;
+  int64_t allocations_per_micro_batch = 0;
+  // Per step: the optimizer's calls (the gradient's sum of squares, AdamW per decay segment of
+  // the owned shard) and train_step's blocking host reductions (loss denominators, micro-batch
+  // count, loss sums, gradient norm). The step-end agreement on stop signals
+  // (src/app/training_run.cpp) runs after the step's timer, like the logging, and is not counted.
+  int64_t optimizer_op_calls = 0;
+  int host_reductions = 4;
+};
+
+// decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments).
+StepCalls step_calls(const ModelConfig& c, int64_t decay_segments);
+
+// Host heap allocations per op call in the model's micro-batch (the views and index arrays
+// the host code builds around each call): 2.7-3.6 measured on both families (26-30 while the
+// op entries' checks still built their messages before knowing whether they failed).
+constexpr int64_t kAllocationsPerOpCall = 3;
+
+}  // namespace emb

@@ -1,0 +1,71 @@
+#include "plan/run_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "data/packed_dataset.hpp"
+#include "plan/config_search.hpp"
+
+namespace emb {
+namespace {
+
+// The data's samples, mean and longest context, when the files of data.paths are there.
+struct DataShape {
+  int64_t samples = 0;  // 0: unknown
+  int64_t mean_context = 0, max_context = 0;
+};
+
+DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
+  std::vector<std::string> paths;
+  try {
+    paths = expand_paths(dc.paths);
+  } catch (const Error&) {
+    return {};  // no data yet: the plan still answers, with the typical sample and no epoch time
+  }
+  for (const std::string& path : paths)
+    if (!std::filesystem::exists(path)) return {};
+  if (paths.empty()) return {};
+  const PackedDataset data(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view);
+  return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens()};
+}
+
+}  // namespace
+
+Workload workload_of_run(const RunConfig& cfg, int world_size) {
+  const ModelConfig& mc = cfg.model;
+  Workload w;
+  w.model = mc;
+  w.ranks = cfg.plan.ranks > 0 ? cfg.plan.ranks : world_size;
+  w.global_batch = cfg.train.global_batch;
+  w.packing = cfg.data.packing;
+  w.tokens_per_mb = cfg.data.tokens_per_mb;
+  w.micro_batch = cfg.plan.micro_batch;
+  w.shard = cfg.train.shard;
+  w.bucket_bytes = double(cfg.train.bucket_bytes);
+  w.overlap = cfg.comm.overlap;
+  w.cuda_graphs = cfg.backend.cuda_graphs;
+  w.fp8 = mc.fp8;
+  const DataShape data = data_shape(cfg.data, mc);
+  w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;
+  // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or
+  // the longest context, as the loader pads them.
+  w.sample.context_tokens = data.mean_context;
+  if (!w.packing) w.sample.padded_context = std::max(cfg.data.pad_context, data.max_context);
+  return w;
+}
+
+RunPlan plan_run(const RunConfig& cfg, int world_size) {
+  RunPlan p;
+  p.hw = load_hardware(cfg.plan.hardware);
+  const Workload w = workload_of_run(cfg, world_size);
+  p.as_deck = predict_step(p.hw, w);
+  p.ranked = rank_configurations(p.hw, w);
+  // The memory plan is the micro-batch the prediction costs (train.micro_batch samples when
+  // padded and set, else what data.tokens_per_mb holds), so the two never disagree.
+  p.memory = make_plan(w.model, w.ranks, p.as_deck.tokens_per_mb, w.sample, planned_blocks_dtype(p.hw, w.model));
+  return p;
+}
+
+}  // namespace emb

@@ -1,0 +1,23 @@
+#include "train/freezing.hpp"
+
+namespace emb {
+
+UpstreamNameMap upstream_map_of(const ModelConfig& mc) {
+  return UpstreamNameMap(mc.family == Family::gr00t ? UpstreamFamily::gr00t_n15 : UpstreamFamily::dreamzero,
+                         mc.patch);
+}
+
+std::vector<bool> frozen_tensors(const ModelConfig& mc, const TrainConfig& tc, const ParamRegistry& reg) {
+  std::vector<bool> frozen(reg.all().size(), false);
+  if (tc.tune_projector && tc.tune_diffusion_model) return frozen;
+  const UpstreamNameMap map = upstream_map_of(mc);
+  for (size_t i = 0; i < frozen.size(); ++i) {
+    const ParamInfo& p = reg.all()[i];
+    const TuneGroup group = map.upstream_of(p.name, p.shape).group;
+    frozen[i] = (group == TuneGroup::projector && !tc.tune_projector) ||
+                (group == TuneGroup::diffusion_model && !tc.tune_diffusion_model);
+  }
+  return frozen;
+}
+
+}  // namespace emb

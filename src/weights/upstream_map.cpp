@@ -1,0 +1,198 @@
+#include "weights/upstream_map.hpp"
+
+#include <cctype>
+
+#include "core/error.hpp"
+#include "weights/tensor_info.hpp"
+
+namespace emb {
+namespace {
+
+using Rule = UpstreamNameMap::Rule;
+
+// Rules for the parameters of one module: our `.weight`/`.bias` and upstream's names.
+struct RuleTable {
+  std::vector<Rule> rules;
+
+  // nn.Linear: weight transposed, bias as is.
+  void linear(const std::string& ours, const std::string& theirs, TuneGroup g) {
+    rules.push_back({ours + ".weight", theirs + ".weight", UpstreamLayout::linear, g});
+    rules.push_back({ours + ".bias", theirs + ".bias", UpstreamLayout::same, g});
+  }
+  // An affine LayerNorm: weight and bias as is.
+  void norm(const std::string& ours, const std::string& theirs, TuneGroup g) {
+    rules.push_back({ours + ".weight", theirs + ".weight", UpstreamLayout::same, g});
+    rules.push_back({ours + ".bias", theirs + ".bias", UpstreamLayout::same, g});
+  }
+  // CategorySpecificLinear: W [E, in, out] and b [E, out], ours alike.
+  void per_embodiment(const std::string& ours, const std::string& theirs, TuneGroup g) {
+    rules.push_back({ours + ".weight", theirs + ".W", UpstreamLayout::same, g});
+    rules.push_back({ours + ".bias", theirs + ".b", UpstreamLayout::same, g});
+  }
+  void tensor(const std::string& ours, const std::string& theirs, UpstreamLayout layout, TuneGroup g) {
+    rules.push_back({ours, theirs, layout, g});
+  }
+};
+
+// GR00T-N1.5's action head (Isaac-GR00T 4af2b622: flow_matching_action_head.py,
+// cross_attention_dit.py, action_encoder.py; UPSTREAM.md's map).
+std::vector<Rule> gr00t_rules() {
+  RuleTable t;
+  const TuneGroup always = TuneGroup::always, proj = TuneGroup::projector, dit = TuneGroup::diffusion_model;
+  t.norm("vlln", "vlln", always);
+  const std::string vl = "vl_self_attention.transformer_blocks.{l}.";
+  t.norm("vl_blocks.{l}.ln1", vl + "norm1", always);
+  for (const char* p : {"q", "k", "v"}) t.linear(str("vl_blocks.{l}.attn.", p), str(vl, "attn1.to_", p), always);
+  t.linear("vl_blocks.{l}.attn.o", vl + "attn1.to_out.0", always);
+  t.norm("vl_blocks.{l}.ln2", vl + "norm3", always);
+  t.linear("vl_blocks.{l}.ffn.fc1", vl + "ff.net.0.proj", always);
+  t.linear("vl_blocks.{l}.ffn.fc2", vl + "ff.net.2", always);
+  t.per_embodiment("state_enc.fc1", "state_encoder.layer1", proj);
+  t.per_embodiment("state_enc.fc2", "state_encoder.layer2", proj);
+  for (int i = 1; i <= 3; ++i) t.per_embodiment(str("action_enc.fc", i), str("action_encoder.W", i), proj);
+  t.tensor("future_tokens", "future_tokens.weight", UpstreamLayout::same, always);
+  t.tensor("pos_emb", "position_embedding.weight", UpstreamLayout::same, proj);
+  t.linear("time_enc.fc1", "model.timestep_encoder.timestep_embedder.linear_1", dit);
+  t.linear("time_enc.fc2", "model.timestep_encoder.timestep_embedder.linear_2", dit);
+  const std::string block = "model.transformer_blocks.{l}.";
+  t.linear("blocks.{l}.norm1.linear", block + "norm1.linear", dit);
+  for (const char* p : {"q", "k", "v"}) t.linear(str("blocks.{l}.attn1.", p), str(block, "attn1.to_", p), dit);
+  t.linear("blocks.{l}.attn1.o", block + "attn1.to_out.0", dit);
+  t.linear("blocks.{l}.ffn.fc1", block + "ff.net.0.proj", dit);
+  t.linear("blocks.{l}.ffn.fc2", block + "ff.net.2", dit);
+  t.linear("proj_out_1", "model.proj_out_1", dit);
+  t.linear("proj_out_2", "model.proj_out_2", dit);
+  t.per_embodiment("action_dec.fc1", "action_decoder.layer1", proj);
+  t.per_embodiment("action_dec.fc2", "action_decoder.layer2", proj);
+  return t.rules;
+}
+
+// DreamZero's CausalWanModel (dreamzero ab790c1 wan_video_dit_action_casual_chunk.py, Wan2.1's
+// native names; spec_dreamzero.md's parameter table). Everything is the diffusion model.
+std::vector<Rule> dreamzero_rules() {
+  RuleTable t;
+  const TuneGroup dit = TuneGroup::diffusion_model;
+  t.tensor("patch_embed.weight", "patch_embedding.weight", UpstreamLayout::patch, dit);
+  t.tensor("patch_embed.bias", "patch_embedding.bias", UpstreamLayout::same, dit);
+  t.linear("text_emb.fc1", "text_embedding.0", dit);
+  t.linear("text_emb.fc2", "text_embedding.2", dit);
+  t.linear("time_enc.fc1", "time_embedding.0", dit);
+  t.linear("time_enc.fc2", "time_embedding.2", dit);
+  t.linear("time_proj", "time_projection.1", dit);
+  t.tensor("blocks.{l}.modulation", "blocks.{l}.modulation", UpstreamLayout::squeeze, dit);
+  for (const char* p : {"q", "k", "v", "o"}) {
+    t.linear(str("blocks.{l}.attn1.", p), str("blocks.{l}.self_attn.", p), dit);
+    t.linear(str("blocks.{l}.attn2.", p), str("blocks.{l}.cross_attn.", p), dit);
+  }
+  for (const char* p : {"k_img", "v_img"}) t.linear(str("blocks.{l}.attn2.", p), str("blocks.{l}.cross_attn.", p), dit);
+  for (const char* n : {"norm_q", "norm_k"}) {
+    t.tensor(str("blocks.{l}.attn1.", n, ".weight"), str("blocks.{l}.self_attn.", n, ".weight"),
+             UpstreamLayout::same, dit);
+    t.tensor(str("blocks.{l}.attn2.", n, ".weight"), str("blocks.{l}.cross_attn.", n, ".weight"),
+             UpstreamLayout::same, dit);
+  }
+  t.tensor("blocks.{l}.attn2.norm_k_img.weight", "blocks.{l}.cross_attn.norm_k_img.weight", UpstreamLayout::same,
+           dit);
+  t.norm("blocks.{l}.norm3", "blocks.{l}.norm3", dit);
+  t.linear("blocks.{l}.ffn.fc1", "blocks.{l}.ffn.0", dit);
+  t.linear("blocks.{l}.ffn.fc2", "blocks.{l}.ffn.2", dit);
+  t.tensor("head.modulation", "head.modulation", UpstreamLayout::squeeze, dit);
+  t.linear("head.proj", "head.head", dit);
+  t.norm("img_emb.ln1", "img_emb.proj.0", dit);
+  t.linear("img_emb.fc1", "img_emb.proj.1", dit);
+  t.linear("img_emb.fc2", "img_emb.proj.3", dit);
+  t.norm("img_emb.ln2", "img_emb.proj.4", dit);
+  for (int i = 1; i <= 3; ++i) t.per_embodiment(str("action_enc.fc", i), str("action_encoder.W", i), dit);
+  t.per_embodiment("state_enc.fc1", "state_encoder.layer1", dit);
+  t.per_embodiment("state_enc.fc2", "state_encoder.layer2", dit);
+  t.per_embodiment("action_dec.fc1", "action_decoder.layer1", dit);
+  t.per_embodiment("action_dec.fc2", "action_decoder.layer2", dit);
+  return t.rules;
+}
+
+// `name` against `pattern` with at most one "{l}": the layer's digits, or "" when there is
+// none; false when the name does not match.
+bool match(const std::string& pattern, const std::string& name, std::string* layer) {
+  const size_t at = pattern.find("{l}");
+  if (at == std::string::npos) {
+    layer->clear();
+    return pattern == name;
+  }
+  const size_t tail = pattern.size() - at - 3;
+  if (name.size() <= at + tail || name.compare(0, at, pattern, 0, at) != 0 ||
+      name.compare(name.size() - tail, tail, pattern, at + 3, tail) != 0)
+    return false;
+  *layer = name.substr(at, name.size() - at - tail);
+  for (char c : *layer)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return layer->size() == 1 || (*layer)[0] != '0';
+}
+
+std::string substitute(const std::string& pattern, const std::string& layer) {
+  const size_t at = pattern.find("{l}");
+  return at == std::string::npos ? pattern : pattern.substr(0, at) + layer + pattern.substr(at + 3);
+}
+
+}  // namespace
+
+const char* upstream_family_name(UpstreamFamily f) {
+  return f == UpstreamFamily::gr00t_n15 ? "GR00T-N1.5" : "DreamZero";
+}
+
+std::vector<int> upstream_permutation(const UpstreamTensor& t) {
+  switch (t.layout) {
+    case UpstreamLayout::linear: return {1, 0};
+    case UpstreamLayout::patch: return {2, 3, 4, 1, 0};
+    case UpstreamLayout::same:
+    case UpstreamLayout::squeeze: break;
+  }
+  std::vector<int> identity(t.shape.size());
+  for (size_t d = 0; d < identity.size(); ++d) identity[d] = int(d);
+  return identity;
+}
+
+UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch)
+    : family_(family),
+      patch_(patch),
+      prefix_(family == UpstreamFamily::gr00t_n15 ? "action_head." : "action_head.model."),
+      rules_(family == UpstreamFamily::gr00t_n15 ? gr00t_rules() : dreamzero_rules()) {}
+
+bool UpstreamNameMap::is_trained(const std::string& upstream_name) const {
+  return upstream_name.compare(0, prefix_.size(), prefix_) == 0;
+}
+
+UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::vector<int64_t>& s) const {
+  std::string layer;
+  for (const Rule& r : rules_) {
+    if (!match(r.ours, ours, &layer)) continue;
+    UpstreamTensor t;
+    t.name = prefix_ + substitute(r.upstream, layer);
+    t.layout = r.layout;
+    t.group = r.group;
+    const std::string where = str("parameter ", quoted_name(ours), " ", shape_string(s), " (upstream ",
+                                  quoted_name(t.name), ")");
+    switch (r.layout) {
+      case UpstreamLayout::same: t.shape = s; break;
+      case UpstreamLayout::linear:
+        EMB_CHECK(s.size() == 2, where, ": a linear weight must be [in, out]");
+        t.shape = {s[1], s[0]};
+        break;
+      case UpstreamLayout::squeeze:
+        t.shape = s;
+        t.shape.insert(t.shape.begin(), 1);
+        break;
+      case UpstreamLayout::patch: {
+        const int64_t k = int64_t(patch_[0]) * patch_[1] * patch_[2];
+        EMB_CHECK(s.size() == 2 && s[0] % k == 0, where, ": a patch embedding must be [", patch_[0], "·", patch_[1],
+                  "·", patch_[2], "·C, D]");
+        t.shape = {s[1], s[0] / k, patch_[0], patch_[1], patch_[2]};
+        break;
+      }
+    }
+    return t;
+  }
+  throw Error(str("parameter ", quoted_name(ours), " ", shape_string(s), " has no counterpart in ",
+                  upstream_family_name(family_), "'s checkpoint (no rule of the upstream name map names it)"));
+}
+
+}  // namespace emb

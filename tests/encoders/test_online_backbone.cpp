@@ -1,0 +1,311 @@
+// model.backbone = online (issue 33): the step computes the vl features with the frozen Eagle
+// backbone from the frames and task prompts the loader packs. On the fixtures' file (two views,
+// three episodes of two tasks) and the tiny upstream-format backbone with the real tokenizer:
+//  - at evaluation (no augmentation) every sample's online rows equal the backbone run in
+//    process on that step's eval frames and prompt, as `embpack features` computes them, within
+//    1e-6 relative, and the rows `embpack features` stored within the fp16 they are stored in;
+//  - in training each sample gets GR00T's crop and jitter drawn from (seed, sample id, step): the
+//    same draw gives the same rows (resume is exact), another step other rows;
+//  - three training steps on online features (augmentation off) give the loss of the run on the
+//    offline features within the fp16 rounding of the stored features, with a backbone phase;
+//  - on CUDA (under the emulation in CI) the step's rows equal the CPU's within 1e-4, and a
+//    CUDA run on online features the loss of the CUDA run on offline features;
+//  - bad input (a missing tokenizer file, a tokenizer without <IMG_CONTEXT>, views of two
+//    resolutions or four channels, a backbone narrower than model.d_ctx) is one line, exit 2,
+//    and nothing written.
+#define BOOST_TEST_MODULE test_online_backbone
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/loader.hpp"
+#include "eagle_fixtures.hpp"
+#include "encoders/eagle/frame_transform.hpp"
+#include "encoders/tokenizers/eagle_prompt.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "model/presets.hpp"
+#include "rl/mpi_fixture.hpp"
+#include "train/online_backbone.hpp"
+#ifdef EMBTRAIN_CUDA_KERNELS
+#include "kernels/cuda/cuda_ops.hpp"
+#include "kernels/cuda_device.hpp"
+#endif
+
+using namespace emb;
+using namespace emb::test;
+using nlohmann::json;
+
+namespace {
+
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+
+constexpr int64_t kH = 48, kW = 64, kFrame = kH * kW * 3;
+
+ModelConfig tiny_head() {
+  ModelConfig mc = preset_config("tiny_gr00t");
+  mc.state_dim = 3, mc.action_dim = 2;
+  mc.online_backbone = true, mc.backbone_dir = tiny().checkpoint;
+  return mc;
+}
+
+// The step row of a batch's sample: its state row is unique in the fixture's random states.
+int64_t row_of(const PackedData& p, const PackedBatch& b, int32_t slot, int state_dim) {
+  for (int64_t s = 0; s < p.steps(); ++s)
+    if (std::equal(p.state.begin() + s * 3, p.state.begin() + s * 3 + 3, b.state.begin() + slot * state_dim)) return s;
+  BOOST_FAIL("batch sample " << slot << " matches no step");
+  return -1;
+}
+
+// The backbone in process on step s's frames (eval, or under `augmentation`) and prompt.
+std::vector<float> reference_rows(encoders::EagleBackbone& backbone, const PackedData& p, int64_t s,
+                                  const encoders::FrameAugmentation* augmentation) {
+  const encoders::EagleDims& d = backbone.dims();
+  std::vector<uint8_t> frames(size_t(2 * kFrame));
+  for (int v = 0; v < 2; ++v) std::copy_n(p.videos[size_t(v)].frames.data() + s * kFrame, kFrame, frames.data() + v * kFrame);
+  const std::vector<uint8_t> u8 = encoders::gr00t_frames(frames.data(), 2, kH, kW, d.image_size, augmentation, "test");
+  std::vector<float> rows(size_t(2 * d.tokens_per_image() * d.patch_features()));
+  encoders::eagle_patch_rows(u8.data(), 2, d.image_size, d.patch, rows.data());
+  int64_t e = 0;
+  while (p.episode_offsets[size_t(e) + 1] <= s) ++e;
+  const tokenizers::Qwen2Tokenizer tokenizer(tiny().eagle);
+  const std::string& task = kTasks[size_t(p.episode_task[size_t(e)])];
+  return backbone.features({{tokenizers::gr00t_prompt(tokenizer, 2, task, d.tokens_per_image()).ids, 2}}, rows.data());
+}
+
+double relative_difference(const float* got, const float* want, size_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i)
+    worst = std::max(worst, double(std::fabs(got[i] - want[i])) / std::max(1.0, double(std::fabs(want[i]))));
+  return worst;
+}
+
+// The context rows of slot `slot` (its cseq rows, in order).
+std::vector<float> slot_rows(const PackedBatch& b, int32_t slot, int64_t E) {
+  std::vector<float> out;
+  for (int64_t t = 0; t < b.n_context; ++t)
+    if (b.cseq[size_t(t)] == slot) out.insert(out.end(), b.context.begin() + t * E, b.context.begin() + (t + 1) * E);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation) {
+  const std::string dir = make_temp_dir("online");
+  const PackedData p = dataset(kH, kW);
+  write_packed(p, dir + "/in.h5", "test");
+  ToolResult r = run_tool(features_command(dir + "/in.h5", dir + "/offline.h5"), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.err);
+  std::vector<int64_t> offsets;
+  const std::vector<float> offline = stored_vl(dir + "/offline.h5", offsets);
+
+  const ModelConfig mc = tiny_head();
+  DataConfig dc;
+  dc.paths = {dir + "/in.h5"}, dc.global_batch = 4, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  Loader loader(MPI_COMM_WORLD, dc, mc);
+  CpuOps cpu;
+  OnlineBackbone online(cpu, mc, DType::f32, 1234);
+  encoders::EagleBackbone backbone(cpu, tiny().checkpoint, tiny().eagle, DType::f32);
+  const int64_t E = backbone.dims().llm_hidden;
+  int checked = 0;
+  double worst = 0, worst_stored = 0;
+  for (int step = 1; step <= 3; ++step) {
+    for (PackedBatch& b : loader.next_step()) {
+      if (b.n_samples == 0) continue;
+      BOOST_TEST(b.context.empty());  // the loader leaves the context to the step
+      online.compute_context(b, step, false);
+      BOOST_TEST_REQUIRE(int64_t(b.context.size()) == b.n_context * E);
+      for (int32_t slot = 0; slot < b.n_samples; ++slot) {
+        const int64_t s = row_of(p, b, slot, mc.state_dim);
+        const std::vector<float> got = slot_rows(b, slot, E), want = reference_rows(backbone, p, s, nullptr);
+        BOOST_TEST_REQUIRE(got.size() == want.size());
+        BOOST_TEST_REQUIRE(int64_t(got.size()) == (offsets[size_t(s) + 1] - offsets[size_t(s)]) * E);
+        worst = std::max(worst, relative_difference(got.data(), want.data(), got.size()));
+        worst_stored = std::max(worst_stored, relative_difference(offline.data() + offsets[size_t(s)] * E, got.data(), got.size()));
+        ++checked;
+      }
+    }
+  }
+  BOOST_TEST(checked == 12);
+  BOOST_TEST(worst <= 1e-6, "online against the in-process backbone: " << worst);
+  BOOST_TEST(worst_stored <= 1e-3, "embpack features' fp16 rows against online: " << worst_stored);
+}
+
+BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step) {
+  const std::string dir = make_temp_dir("online_augment");
+  const PackedData p = dataset(kH, kW);
+  write_packed(p, dir + "/in.h5", "test");
+  const ModelConfig mc = tiny_head();
+  DataConfig dc;
+  dc.paths = {dir + "/in.h5"}, dc.global_batch = 2, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  Loader loader(MPI_COMM_WORLD, dc, mc);
+  std::vector<PackedBatch> batches = loader.next_step();
+  BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
+  CpuOps cpu;
+  OnlineBackbone online(cpu, mc, DType::f32, 77);
+  encoders::EagleBackbone backbone(cpu, tiny().checkpoint, tiny().eagle, DType::f32);
+  const int64_t E = backbone.dims().llm_hidden;
+  PackedBatch at5 = batches[0], again = batches[0], at6 = batches[0], eval = batches[0];
+  online.compute_context(at5, 5, true), online.compute_context(again, 5, true);
+  online.compute_context(at6, 6, true), online.compute_context(eval, 5, false);
+  BOOST_TEST(at5.context == again.context);
+  BOOST_TEST(at5.context != at6.context);
+  BOOST_TEST(at5.context != eval.context);
+  const int64_t s = row_of(p, at5, 0, mc.state_dim);
+  const encoders::FrameAugmentation drawn = encoders::draw_augmentation(kH, kW, 77, uint64_t(at5.sample_id[0]), 5);
+  const std::vector<float> want = reference_rows(backbone, p, s, &drawn), got = slot_rows(at5, 0, E);
+  BOOST_TEST_REQUIRE(got.size() == want.size());
+  BOOST_TEST(relative_difference(got.data(), want.data(), got.size()) <= 1e-6);
+}
+
+#ifdef EMBTRAIN_CUDA_KERNELS
+BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
+  if (!emb::testing::cuda_device_or_skip()) return;
+  const std::string dir = make_temp_dir("online_cuda");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  const ModelConfig mc = tiny_head();
+  DataConfig dc;
+  dc.paths = {dir + "/in.h5"}, dc.global_batch = 3, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  Loader loader(MPI_COMM_WORLD, dc, mc);
+  const std::vector<PackedBatch> batches = loader.next_step();
+  BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
+  CpuOps cpu;
+  CudaOps cuda;
+  OnlineBackbone on_cpu(cpu, mc, DType::f32, 9), on_cuda(cuda, mc, DType::f32, 9);
+  for (const bool augment : {false, true}) {
+    PackedBatch a = batches[0], b = batches[0];
+    on_cpu.compute_context(a, 2, augment), on_cuda.compute_context(b, 2, augment);
+    BOOST_TEST_REQUIRE(a.context.size() == b.context.size());
+    const double diff = relative_difference(b.context.data(), a.context.data(), a.context.size());
+    BOOST_TEST(diff <= 1e-4, "augment " << augment << ": cuda against cpu " << diff);
+  }
+}
+#endif
+
+namespace {
+
+std::string train_command(const std::string& dir, const std::string& name, const std::string& data,
+                          const std::string& extra) {
+  return str(EMBTRAIN_EXE, " inputs/tiny_gr00t.in --set data.paths=", data, " --set model.state_dim=3",
+             " --set model.action_dim=2 --set train.steps=3 --set train.global_batch=4 --set run.log_every=1",
+             " --set data.tokens_per_mb=4096 --set run.output_dir=", dir, " --set train.ckpt_dir=", dir, "/ckpt_", name,
+             " --set train.ckpt_every=0 --set run.name=", name, " ", extra);
+}
+
+std::vector<double> losses(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/loss.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> out;
+  while (std::getline(in, line)) out.push_back(std::stod(line.substr(line.find(',') + 1)));
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss) {
+  const std::string dir = make_temp_dir("online_train");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/offline.h5"), dir).code == 0);
+  ToolResult r = run_tool(train_command(dir, "offline", dir + "/offline.h5", ""), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  r = run_tool(train_command(dir, "online", dir + "/offline.h5",
+                             "--set model.backbone=online --set model.backbone_augment=off --set model.backbone_dir=" +
+                                 tiny().checkpoint),
+               dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  const std::vector<double> offline = losses(dir + "/offline"), online = losses(dir + "/online");
+  BOOST_TEST_REQUIRE(offline.size() == 3u);
+  BOOST_TEST_REQUIRE(online.size() == 3u);
+  for (size_t i = 0; i < 3; ++i)
+    BOOST_TEST(std::fabs(online[i] - offline[i]) <= 1e-3 * std::fabs(offline[i]),
+               "step " << i + 1 << ": online " << online[i] << ", offline " << offline[i]);
+#ifdef EMBTRAIN_CUDA_KERNELS
+  if (emb::testing::cuda_device_or_skip()) {
+    const std::string cuda = " --set run.device=cuda";
+    r = run_tool(train_command(dir, "offline_cuda", dir + "/offline.h5", cuda), dir);
+    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+    r = run_tool(train_command(dir, "online_cuda", dir + "/offline.h5",
+                               cuda + " --set model.backbone=online --set model.backbone_augment=off "
+                                      "--set model.backbone_dir=" + tiny().checkpoint),
+                 dir);
+    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+    const std::vector<double> offline_cuda = losses(dir + "/offline_cuda"), online_cuda = losses(dir + "/online_cuda");
+    BOOST_TEST_REQUIRE(online_cuda.size() == 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      BOOST_TEST(std::fabs(online_cuda[i] - offline_cuda[i]) <= 1e-3 * std::fabs(offline_cuda[i]));
+      BOOST_TEST(std::fabs(online_cuda[i] - online[i]) <= 1e-4 * std::fabs(online[i]), "cuda against cpu, step " << i + 1);
+    }
+  }
+#endif
+  const json summary = json::parse(read_file(dir + "/online/summary.json"));
+  BOOST_TEST(summary["phases"]["backbone"]["per_step"]["mean"].get<double>() > 0);
+  const json offline_summary = json::parse(read_file(dir + "/offline/summary.json"));
+  BOOST_TEST(offline_summary["phases"]["backbone"]["per_step"]["mean"].get<double>() == 0);
+  // With augmentation (the default) the loss moves, and a rerun repeats it exactly.
+  r = run_tool(train_command(dir, "augmented", dir + "/in.h5", "--set model.backbone=online --set model.backbone_dir=" +
+                                                                   tiny().checkpoint),
+               dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  r = run_tool(train_command(dir, "augmented2", dir + "/in.h5", "--set model.backbone=online --set model.backbone_dir=" +
+                                                                    tiny().checkpoint),
+               dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  BOOST_TEST(losses(dir + "/augmented") == losses(dir + "/augmented2"));
+  BOOST_TEST(losses(dir + "/augmented") != online);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_nothing_written) {
+  const std::string dir = make_temp_dir("online_bad");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  int case_number = 0;
+  auto expect_refused = [&](const std::string& data, const std::string& backbone, const std::string& extra,
+                            const std::string& message) {
+    const std::string name = str("bad", ++case_number);
+    const ToolResult r = run_tool(
+        train_command(dir, name, data, "--set model.backbone=online --set model.backbone_dir=" + backbone + " " + extra),
+        dir);
+    BOOST_TEST(r.code == 2, name << ": exit " << r.code << ": " << r.err);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+    BOOST_TEST(r.err.find(message) != std::string::npos, name << ": " << r.err);
+    BOOST_TEST(!fs::exists(dir + "/" + name));
+    BOOST_TEST(!fs::exists(dir + "/ckpt_" + name));
+  };
+  auto copy_checkpoint = [&](const std::string& name) {
+    const std::string to = dir + "/" + name;
+    fs::create_directories(to);
+    fs::copy(tiny().checkpoint, to, fs::copy_options::recursive);
+    return to;
+  };
+  // A tokenizer folder without merges.txt.
+  const std::string no_merges = copy_checkpoint("no_merges");
+  fs::remove(no_merges + "/eagle2_hg_model/merges.txt");
+  expect_refused(dir + "/in.h5", no_merges, "", no_merges + "/eagle2_hg_model");
+  // A tokenizer without <IMG_CONTEXT>.
+  const std::string no_image_token = copy_checkpoint("no_image_token");
+  remove_image_token(no_image_token + "/eagle2_hg_model");
+  expect_refused(dir + "/in.h5", no_image_token, "", "<IMG_CONTEXT>");
+  // Views of two resolutions, and of four channels.
+  PackedData mixed = dataset(kH, kW);
+  mixed.videos[1].height = 32, mixed.videos[1].width = 32;
+  mixed.videos[1].frames.resize(size_t(mixed.steps() * 32 * 32 * 3));
+  write_packed(mixed, dir + "/mixed.h5", "test");
+  expect_refused(dir + "/mixed.h5", tiny().checkpoint, "",
+                 dir + "/mixed.h5:/video/wrist: frames 32x32 differ from /video/front's 48x64 (GR00T stacks a "
+                       "sample's views: they must share one resolution)");
+  fs::copy_file(dir + "/in.h5", dir + "/rgba.h5");
+  {
+    H5File f = H5File::append(dir + "/rgba.h5");
+    const std::vector<uint8_t> four(size_t(12 * 4 * 4 * 4), 7);
+    f.write<uint8_t>(str(packed::kVideo, "/zz_rgba"), {12, 4, 4, 4}, four.data());
+  }
+  expect_refused(dir + "/rgba.h5", tiny().checkpoint, "", dir + "/rgba.h5:/video/zz_rgba: expected 3 channels (RGB), found 4");
+  // A head wider than the backbone (model.d_ctx 64, the tiny backbone's 32).
+  expect_refused(dir + "/in.h5", tiny().checkpoint, "--set model.d_ctx=64",
+                 tiny().eagle + "/config.json: text_config.hidden_size 32 (the backbone's width) disagrees with the "
+                                "head's backbone_embedding_dim model.d_ctx = 64");
+}

@@ -1,0 +1,176 @@
+// Sharded data parallelism gives the same training as one process: for N = 1..4 ranks and
+// shard = none | grads | full, three AdamW steps on synthetic packed batches reproduce the
+// single-process losses and parameters, with uneven micro-batch counts per rank (ZeRO-3's
+// empty passes) and ranks that get no sample at all; the shards each rank initialises itself
+// are exactly those of one full initialisation.
+#define BOOST_TEST_MODULE train_data_parallel
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "comm/comm_factory.hpp"
+#include "comm/world_fixture.hpp"
+#include "kernels/cpu/cpu_ops.hpp"
+#include "model/model.hpp"
+#include "model/presets.hpp"
+#include "model/synthetic_batch.hpp"
+#include "train/train_step.hpp"
+
+namespace {
+emb::CpuOps cpu_ops;  // the backend the models compute on
+}  // namespace
+
+using namespace emb;
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
+
+namespace {
+
+constexpr uint64_t kSeed = 7;
+constexpr int kSteps = 3;
+
+struct Run {
+  std::vector<double> losses;
+  std::vector<float> initial_params, params;
+};
+
+// Trains kSteps steps; each step takes `global_batch` samples, deals them round-robin over
+// the ranks of `world` and packs each rank's share `per_mb` samples per micro-batch.
+Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
+                int64_t bucket_bytes = 0, bool bf16 = false) {
+  auto model = make_model(cfg, &cpu_ops);
+  auto comm = make_comm(world, {CommBackend::mpi});
+  ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
+  PhaseTimers timers;
+  DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
+  dp.init_owned_params(model->params(), kSeed, cfg.init_std);
+  Run run;
+  run.initial_params = dp.full_params();
+  AdamWConfig adamw;
+  adamw.lr = 1e-3f;
+  adamw.weight_decay = 0.1f;
+  Optimizer optimizer(layout, cpu_ops, adamw, 1.0f);
+  StepContext ctx{*model, dp, optimizer, timers, *comm, kSeed, false};
+
+  for (int step = 1; step <= kSteps; ++step) {
+    std::vector<int64_t> mine;
+    for (int i = world.rank; i < global_batch; i += world.size) mine.push_back(int64_t(step) * 100 + i);
+    std::vector<PackedBatch> micro_batches;
+    for (size_t i = 0; i < mine.size(); i += size_t(per_mb)) {
+      std::vector<int64_t> ids(mine.begin() + long(i), mine.begin() + long(std::min(mine.size(), i + size_t(per_mb))));
+      micro_batches.push_back(make_synthetic_batch(cfg, ids, true, kSeed));
+    }
+    run.losses.push_back(train_step(ctx, micro_batches, step, 1e-3).loss);
+  }
+  run.params = dp.full_params();
+  return run;
+}
+
+double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  return diff / scale;
+}
+
+void check_equivalence(const std::string& preset, int global_batch, int per_mb) {
+  const ModelConfig cfg = preset_config(preset);
+  World self;
+  self.comm = MPI_COMM_SELF;
+  const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
+  // Buckets of one unit each, of a few units (64 KiB), and one bucket for the whole model
+  // (the default 25 MiB on a tiny model), where successive micro-batches reduce the same bucket.
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
+    BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " ranks " << test_world().size << " batch "
+                              << global_batch << " per micro-batch " << per_mb << " bucket bytes " << bucket_bytes) {
+      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, bucket_bytes);
+      for (int s = 0; s < kSteps; ++s) BOOST_TEST(run.losses[size_t(s)] == reference.losses[size_t(s)],
+                                                  boost::test_tools::tolerance(1e-5));
+      BOOST_TEST(max_rel_diff(reference.params, reference.initial_params) > 1e-3);  // the steps did update
+      BOOST_TEST(max_rel_diff(run.params, reference.params) < 1e-4);
+    }
+  }
+}
+
+// The fresh-start initialisation of every rank's shards against the full-buffer one, sharded.
+void check_owned_init(const std::string& preset) {
+  const ModelConfig cfg = preset_config(preset);
+  const World& world = test_world();
+  auto model = make_model(cfg, &cpu_ops);
+  const ParamRegistry& reg = model->params();
+  std::vector<float> flat(size_t(reg.total()));
+  model->init_params(flat.data(), kSeed);
+  auto comm = make_comm(world, {CommBackend::mpi});
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
+  for (bool bf16 : {false, true}) {
+    BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " bf16 " << bf16 << " ranks " << world.size
+                              << " bucket bytes " << bucket_bytes) {
+      ShardLayout layout(reg, mode, world.rank, world.size, bucket_bytes);
+      PhaseTimers timers;
+      DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
+      dp.init_owned_params(reg, kSeed, cfg.init_std);
+      std::vector<float> expected(size_t(layout.owned_total()));
+      layout.gather_owned(flat.data(), expected.data());
+      BOOST_TEST(std::memcmp(dp.owned_params(), expected.data(), expected.size() * sizeof(float)) == 0);
+      // The compute copies a forward reads (gathered, replicated or rounded to bf16) are the
+      // full-buffer initialisation's too; with bf16 copies every other unit asks for the bf16 copy
+      // itself (as the blocks on bf16 activations do) and the others for it widened to fp32 (a
+      // bucket may hand out both).
+      dp.begin_micro_batch(true);
+      for (int u = 0; u < reg.n_units(); ++u) {
+        const UnitRange& unit = reg.unit(u);
+        const DType dtype = bf16 && u % 2 == 0 ? DType::bf16 : DType::f32;
+        const void* params = dp.unit_params(u, false, dtype);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < unit.count; ++i) {
+          const float want = flat[size_t(unit.offset + i)];
+          const float got = dtype == DType::bf16 ? to_float(static_cast<const emb::bf16*>(params)[i])
+                                                 : static_cast<const float*>(params)[i];
+          differ += got != (bf16 ? to_float(to_bf16(want)) : want);
+        }
+        BOOST_TEST(differ == 0, "unit " << unit.name);
+      }
+      dp.end_micro_batch();
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gr00t_owned_init_equals_sharded_full_init) { check_owned_init("tiny_gr00t"); }
+BOOST_AUTO_TEST_CASE(wan_owned_init_equals_sharded_full_init) { check_owned_init("tiny_wan"); }
+
+// bf16 compute copies: every shard mode and rank count trains like the single-process bf16
+// run (rounding is applied to the same fp32 masters), and stays close to fp32.
+void check_bf16(const std::string& preset, int global_batch, int per_mb) {
+  const ModelConfig cfg = preset_config(preset);
+  World self;
+  self.comm = MPI_COMM_SELF;
+  const Run fp32 = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
+  const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch, 0, true);
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
+    BOOST_TEST_CONTEXT(preset << " bf16 shard " << int(mode) << " ranks " << test_world().size) {
+      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, 0, true);
+      for (int s = 0; s < kSteps; ++s) {
+        BOOST_TEST(run.losses[size_t(s)] == reference.losses[size_t(s)], boost::test_tools::tolerance(1e-4));
+        BOOST_TEST(run.losses[size_t(s)] == fp32.losses[size_t(s)], boost::test_tools::tolerance(2e-2));
+      }
+      BOOST_TEST(run.losses[0] != fp32.losses[0]);  // the compute copies really are rounded
+      BOOST_TEST(max_rel_diff(run.params, reference.params) < 1e-3);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gr00t_bf16_compute) { check_bf16("tiny_gr00t", 6, 2); }
+BOOST_AUTO_TEST_CASE(wan_bf16_compute) { check_bf16("tiny_wan", 4, 1); }
+
+BOOST_AUTO_TEST_CASE(gr00t_uneven_micro_batches) { check_equivalence("tiny_gr00t", 7, 2); }
+BOOST_AUTO_TEST_CASE(wan_uneven_micro_batches) { check_equivalence("tiny_wan", 5, 1); }
+// Three samples on four ranks: the last rank has nothing to compute but must take part.
+BOOST_AUTO_TEST_CASE(gr00t_rank_without_samples) { check_equivalence("tiny_gr00t", 3, 1); }

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""From a LeRobot dataset to a deployable GR00T-N1.5, end to end (issue 33, "Done when", second
+bullet; README "From a LeRobot dataset to a deployable GR00T-N1.5"):
+
+  Isaac-GR00T's own demo dataset (../shared/fixtures/gr00t_demo_pick_n_place, as upstream ships it)
+  -> embpack lerobot --embodiment-tag new_embodiment
+  -> embpack features --backbone DIR      (--backbone offline; skipped with --backbone online)
+  -> embtrain with train.init_from = DIR  (a few steps)
+  -> embtrain export RUN -o OUT
+
+DIR is a tiny random GR00T-N1.5 checkpoint in upstream's format: the action head of
+tests/upstream/make_tiny_checkpoint.py, sized for the dataset's 44-wide state and action, and the
+tiny Eagle backbone of tests/encoders_ref/make_tiny_encoders.py (backbone.eagle_model.*), its
+eagle2_hg_model/ holding the real tokenizer files of ../shared/fixtures/eagle2_5_tokenizer.
+Asserts: OUT holds DIR's backbone tensors byte for byte and config.json unchanged, the
+action_head.* tensors trained, and experiment_cfg/metadata.json built from the dataset: its
+statistics equal the dataset's own (computed here from the rows embpack lerobot read from its
+Parquet files), its modalities those of meta/modality.json + meta/info.json.
+
+    test_lerobot_to_export.py --embtrain BIN --embpack BIN [--backbone offline|online]
+"""
+import argparse
+import copy
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+FIXTURES = os.path.join(ROOT, "..", "shared", "fixtures")
+DEMO = os.path.join(FIXTURES, "gr00t_demo_pick_n_place")
+TOKENIZER = os.path.join(FIXTURES, "eagle2_5_tokenizer")
+sys.path.insert(0, os.path.join(HERE, "..", "upstream"))
+import make_tiny_checkpoint  # noqa: E402
+import safetensors_io  # noqa: E402
+import upstream_presets  # noqa: E402
+
+STEPS = 4
+
+
+def run(cmd):
+    start = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    print(f"ran {os.path.basename(cmd[0])} {cmd[1] if len(cmd) > 1 else ''} in {time.time() - start:.1f} s")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit("FAIL: " + what)
+    print("ok:", what)
+
+
+def head_config(d_vl):
+    """The tiny head (upstream_presets.TINY_GR00T) reading the tiny Eagle's d_vl-wide features, with
+    room for the demo's 44-wide state and action (upstream pads both to max_*_dim)."""
+    config = copy.deepcopy(upstream_presets.TINY_GR00T)
+    head = config["action_head_cfg"]
+    head.update(backbone_embedding_dim=d_vl, max_state_dim=48, max_action_dim=48, action_dim=48)
+    head["diffusion_model_cfg"]["cross_attention_dim"] = d_vl
+    head["vl_self_attention_cfg"].update(attention_head_dim=d_vl // 2, num_attention_heads=2)
+    config.update(action_dim=48)
+    return config
+
+
+def make_checkpoint(tmp):
+    """DIR: the tiny Eagle (make_tiny_encoders.py) + the tiny head (make_tiny_checkpoint.py) in one
+    model.safetensors, the backbone stored BF16 as upstream saves it."""
+    run(["/usr/bin/python3", os.path.join(ROOT, "tests", "encoders_ref", "make_tiny_encoders.py"), "--which", "eagle",
+         "--out", tmp])
+    eagle = os.path.join(tmp, "eagle")
+    backbone_cfg = json.load(open(os.path.join(eagle, "config.json")))["backbone_cfg"]
+    d_vl = json.load(open(os.path.join(eagle, "eagle2_hg_model", "config.json")))["text_config"]["hidden_size"]
+    backbone = {k: (v, "BF16") for k, v in safetensors_io.read_file(os.path.join(eagle, "model.safetensors")).items()}
+    released = os.path.join(tmp, "gr00t_n15_tiny")
+    config = head_config(d_vl)
+    config["backbone_cfg"].update(backbone_cfg)  # select_layer: the tiny Eagle's
+    make_tiny_checkpoint.write_gr00t(released, 3, config, backbone)
+    shutil.copytree(os.path.join(eagle, "eagle2_hg_model"), os.path.join(released, "eagle2_hg_model"))
+    for name in os.listdir(TOKENIZER):
+        if name != "config.json":
+            shutil.copy(os.path.join(TOKENIZER, name), os.path.join(released, "eagle2_hg_model", name))
+    return released
+
+
+def dataset_rows(packed):
+    """The demo's state and action rows as embpack lerobot packed them from its Parquet files (all
+    of them: info.json's total_frames)."""
+    with h5py.File(packed, "r") as f:
+        rows = {"state": f["steps/state"][()].astype(np.float64), "action": f["steps/action"][()].astype(np.float64)}
+    total = json.load(open(os.path.join(DEMO, "meta", "info.json")))["total_frames"]
+    check(len(rows["state"]) == len(rows["action"]) == total, f"all {total} rows of the dataset packed")
+    return rows
+
+
+def check_metadata(exported, packed):
+    meta = json.load(open(os.path.join(exported, "experiment_cfg", "metadata.json")))
+    check(list(meta) == ["new_embodiment"] and meta["new_embodiment"]["embodiment_tag"] == "new_embodiment",
+          "metadata.json: one entry, new_embodiment")
+    entry = meta["new_embodiment"]
+    modality = json.load(open(os.path.join(DEMO, "meta", "modality.json")))
+    info = json.load(open(os.path.join(DEMO, "meta", "info.json")))
+    rows = dataset_rows(packed)
+    for part in ("state", "action"):
+        check(sorted(entry["statistics"][part]) == sorted(modality[part]) ==
+              sorted(entry["modalities"][part]), f"{part}: the sub-keys of modality.json")
+        for key, s in modality[part].items():
+            values = rows[part][:, s["start"]:s["end"]]
+            expected = {"mean": values.mean(0), "std": values.std(0), "min": values.min(0), "max": values.max(0)}
+            stats = entry["statistics"][part][key]
+            close = all(np.allclose(stats[k], v, rtol=1e-5, atol=1e-5) for k, v in expected.items())
+            described = {"absolute": s.get("absolute", True), "rotation_type": s.get("rotation_type"),
+                         "shape": [s["end"] - s["start"]], "continuous": s.get("dtype", "float32").startswith("float")}
+            check(close and entry["modalities"][part][key] == described,
+                  f"{part}.{key}: mean/std/min/max of the dataset's rows, modality {described}")
+    view = info["features"]["observation.images.ego_view"]
+    expected_video = {"ego_view": {"resolution": [view["shape"][1], view["shape"][0]], "channels": view["shape"][2],
+                                   "fps": info["fps"]}}
+    check(entry["modalities"]["video"] == expected_video, f"video modality {expected_video}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embtrain", required=True)
+    ap.add_argument("--embpack", required=True)
+    ap.add_argument("--backbone", choices=("offline", "online"), default="offline",
+                    help="offline: embpack features computes the vl features; online: the step runs the backbone")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lerobot_to_export_") as tmp:
+        released = make_checkpoint(tmp)
+        packed = os.path.join(tmp, "demo.h5")
+        run([args.embpack, "lerobot", DEMO, "--embodiment-tag", "new_embodiment", "-o", packed])
+        train_data, extra = packed, "[model]\nbackbone = online\n"
+        if args.backbone == "offline":
+            train_data, extra = os.path.join(tmp, "demo_features.h5"), ""
+            run(["mpirun", "-np", "2", "--oversubscribe", args.embpack, "features", "--backbone", released, packed,
+                 "-o", train_data])  # 2096 steps: two ranks halve the test's longest phase
+            with h5py.File(train_data, "r") as f:
+                check(f["features/vl"].attrs["checkpoint"] == released, "vl features made by DIR's backbone")
+        deck = os.path.join(tmp, "ft.in")
+        with open(deck, "w") as f:
+            f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
+                    f"init_from = {released}\nsteps = {STEPS}\nckpt_every = {STEPS}\nglobal_batch = 2\nlr = 1e-3\n{extra}")
+        run([args.embtrain, deck])
+        with open(os.path.join(tmp, "out", "ft", "timings.csv")) as f:
+            backbone_s = sum(float(r["seconds"]) for r in csv.DictReader(f) if r["phase"] == "backbone")
+        check((backbone_s > 0) == (args.backbone == "online"), f"{args.backbone}: the step ran the backbone for "
+              f"{backbone_s:.2f} s")
+        exported = os.path.join(tmp, "export")
+        run([args.embtrain, "export", os.path.join(tmp, "out", "ft"), "-o", exported])
+        original = safetensors_io.read_checkpoint(released)
+        out = safetensors_io.read_checkpoint(exported)
+        backbone = [k for k in original if k.startswith("backbone.eagle_model.")]
+        check(sorted(out) == sorted(original), f"export holds DIR's {len(original)} tensors")
+        check(backbone and all(original[k].dtype == out[k].dtype and torch.equal(original[k], out[k]) for k in backbone),
+              f"{len(backbone)} backbone.eagle_model.* tensors unchanged")
+        head = [k for k in original if k.startswith("action_head.")]
+        changed = [k for k in head if not torch.equal(original[k], out[k])]
+        check(len(changed) > 0.9 * len(head), f"{len(changed)} of {len(head)} action_head.* tensors trained")
+        check(open(os.path.join(released, "config.json"), "rb").read() ==
+              open(os.path.join(exported, "config.json"), "rb").read(), "config.json unchanged")
+        check_metadata(exported, packed)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

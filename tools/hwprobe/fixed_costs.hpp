@@ -1,0 +1,25 @@
+// hwprobe's measurements of the costs no FLOP or byte accounts for (src/plan/hardware.hpp
+// FixedCosts): what one Ops call costs the host beyond its work, what the step's host
+// allocations cost, and on a GPU what a kernel launch costs with and without a CUDA graph.
+// Each returns seconds of one rank, measured alone; hwprobe takes the median over runs and ranks.
+#pragma once
+#include "kernels/ops.hpp"
+
+namespace emb::probe {
+
+// Host seconds per Ops call of a tiny op (add on [1, 8]): dispatch, shape checks, set-up.
+double op_call_seconds(Ops& ops);
+
+// Seconds per host heap allocation in the step's pattern: vectors of the sizes a micro-batch's
+// host code makes (index arrays, staging lists, closures, check messages: mostly 32 B to 1 KiB),
+// each written once, freed in the order a scope frees them.
+double allocation_seconds();
+
+// A GPU's host seconds per kernel launched on the stream, and per kernel node of a CUDA graph
+// replayed (the same tiny kernels captured once, then replayed).
+struct LaunchCosts {
+  double kernel_launch_s = 0, graph_kernel_launch_s = 0;
+};
+LaunchCosts launch_costs(Ops& ops);
+
+}  // namespace emb::probe
