@@ -178,6 +178,62 @@ struct EncoderAttnConfig {
   bool causal = false;
 };
 
+// ---- the Wan VAE's and CLIP's video ops (issue 34): channels-last clips ----
+// A batch of video clips lies in a [rows, C] view one position per row, in (clip, frame, row,
+// column) order: `batch` clips of frames × height × width positions, C channels each.
+
+// Convolution (the VAE's causal Conv3d k3, its stride-2 Conv2d and temporal stride-2 conv; a 2D
+// conv is kt = 1), forward only: x [batch·T·H·W, Ci] → y [batch·To·Ho·Wo, Co] with
+//   y[n, t, h, w] = bias + Σ_{dt, dh, dw} x[n, t·st + dt − pad_front, h·sh + dh − pad_top,
+//                                            w·sw + dw − pad_left] · W[dt, dh, dw]
+// x = 0 outside the clip (zero padding: a causal conv pads pad_front = kt − 1 frames in front and
+// none behind). weight [kt·kh·kw·Ci, Co], row ((dt·kh + dh)·kw + dw)·Ci + ci (upstream's
+// [Co, Ci, kt, kh, kw] permuted), bias [1, Co] or absent. Output sizes To = (T + pad_front +
+// pad_back − kt) / st + 1 and alike, at least 1.
+struct ConvConfig {
+  int batch = 1, frames = 1, height = 1, width = 1;
+  int kt = 1, kh = 1, kw = 1;
+  int st = 1, sh = 1, sw = 1;
+  int pad_front = 0, pad_back = 0, pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int out_frames() const { return (frames + pad_front + pad_back - kt) / st + 1; }
+  int out_height() const { return (height + pad_top + pad_bottom - kh) / sh + 1; }
+  int out_width() const { return (width + pad_left + pad_right - kw) / sw + 1; }
+  int64_t in_rows() const { return int64_t(batch) * frames * height * width; }
+  int64_t out_rows() const { return int64_t(batch) * out_frames() * out_height() * out_width(); }
+  int64_t taps() const { return int64_t(kt) * kh * kw; }
+};
+
+// Space (and time) to channels: output cell (t, h, w) of a clip gathers the ft × fs × fs input
+// positions (t·ft + dt − pad_front, h·fs + dh, w·fs + dw) (zero for a frame before 0) into
+// unshuffled channel c·F + k, F = ft·fs², k = dt·fs² + dh·fs + dw (rows first) or
+// dt·fs² + dw·fs + dh (columns_first: Wan2.2's 2×2 patchify, einops "(c r q)"); y's channel o is
+// the mean of unshuffled channels [o·group, (o + 1)·group): group 1 is the unshuffle itself
+// (VAE38's patchify, CLIP's 14 × 14 patch rows), group > 1 the average pooling of VAE38's
+// AvgDown3D shortcut. x [batch·T·H·W, C] → y [batch·To·(H/fs)·(W/fs), C·F/group],
+// To = (T + pad_front)/ft; fs divides H and W, ft divides T + pad_front, group divides C·F.
+struct UnshuffleConfig {
+  int batch = 1, frames = 1, height = 1, width = 1;
+  int ft = 1, fs = 1;
+  int pad_front = 0;
+  bool columns_first = false;
+  int group = 1;
+  int out_frames() const { return (frames + pad_front) / ft; }
+};
+
+// The input channel and offsets (from the output cell's first frame, row and column) that
+// unshuffled channel u reads: the order UnshuffleConfig defines, on every backend.
+struct UnshuffleSource {
+  int64_t c;
+  int dt, dh, dw;
+};
+EMB_HOST_DEVICE inline UnshuffleSource unshuffle_source(int64_t u, int ft, int fs, bool columns_first) {
+  const int per_channel = ft * fs * fs;
+  const int k = int(u % per_channel), in_frame = k % (fs * fs);
+  const int a = in_frame / fs, b = in_frame % fs;  // (dh, dw), or (dw, dh) columns first
+  return {u / per_channel, k / (fs * fs), columns_first ? b : a, columns_first ? a : b};
+}
+
+
 struct AdamWConfig {
   float lr = 1e-4f;
   float beta1 = 0.9f;

@@ -321,6 +321,16 @@ class Ops {
   virtual void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
                                          const View& dgate, const View& dup) = 0;
 
+  // The Wan VAE's video ops (ConvConfig, UnshuffleConfig in op_types.hpp), forward only: y is
+  // written, never read, and may not overlap x. (Frames are resized on the host: encoders/frames.)
+  virtual void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
+                              const ConvConfig& cfg) = 0;
+  virtual void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) = 0;
+  // The Wan VAE's channel RMS norm (RMS_norm: F.normalize over channels), per row of C channels:
+  //   y = act(x / max(‖x‖₂, 1e-12) · √C · gamma),  gamma [1, C], act none or silu (norm → SiLU
+  // fused). y may be x.
+  virtual void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) = 0;
+
   // ---- embeddings, flow matching, losses ----
   // out[i] = the sinusoid of t[i] over out.cols in cfg's layout, formed in double; the input is a
   // timestep: no backward. t is [N, 1], or [N, 2] holding t[i] = t[i, 0] + t[i, 1] for timesteps

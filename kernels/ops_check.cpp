@@ -586,4 +586,70 @@ OpCheck check_gated_activation(const char* op, Activation act, const View& gate,
   return c;
 }
 
+OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const View& y, const ConvConfig& cfg) {
+  OpCheck c("conv3d_forward", {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !weight.absent() && !y.absent(), "x, weight and y must be present");
+  c.contiguous();
+  c.expect(cfg.batch > 0 && cfg.frames > 0 && cfg.height > 0 && cfg.width > 0,
+           str("the clip must have positive sizes, not batch ", cfg.batch, " × [", cfg.frames, ", ", cfg.height, ", ",
+               cfg.width, "]"));
+  c.expect(cfg.kt > 0 && cfg.kh > 0 && cfg.kw > 0 && cfg.st > 0 && cfg.sh > 0 && cfg.sw > 0,
+           str("kernel [", cfg.kt, ", ", cfg.kh, ", ", cfg.kw, "] and stride [", cfg.st, ", ", cfg.sh, ", ", cfg.sw,
+               "] must be positive"));
+  const int pads[6] = {cfg.pad_front, cfg.pad_back, cfg.pad_top, cfg.pad_bottom, cfg.pad_left, cfg.pad_right};
+  const int kernel[6] = {cfg.kt, cfg.kt, cfg.kh, cfg.kh, cfg.kw, cfg.kw};
+  for (int i = 0; i < 6; ++i)
+    c.expect(pads[i] >= 0 && pads[i] < kernel[i],
+             str("padding (front, back, top, bottom, left, right) must be in [0, kernel): ", pads[i],
+                 " against a kernel of ", kernel[i]));
+  c.expect(cfg.frames + cfg.pad_front + cfg.pad_back >= cfg.kt && cfg.height + cfg.pad_top + cfg.pad_bottom >= cfg.kh &&
+               cfg.width + cfg.pad_left + cfg.pad_right >= cfg.kw,
+           str("the padded clip [", cfg.frames + cfg.pad_front + cfg.pad_back, ", ",
+               cfg.height + cfg.pad_top + cfg.pad_bottom, ", ", cfg.width + cfg.pad_left + cfg.pad_right,
+               "] is smaller than the kernel [", cfg.kt, ", ", cfg.kh, ", ", cfg.kw, "]"));
+  c.expect(x.rows == cfg.in_rows(), str("x must have batch·T·H·W = ", cfg.in_rows(), " rows"));
+  c.expect(weight.rows == cfg.taps() * x.cols,
+           str("weight must be [kt·kh·kw·Ci, Co] = [", cfg.taps() * x.cols, ", ", y.cols, "]"));
+  c.expect(weight.cols == y.cols, "weight and y differ in output channels");
+  c.expect(bias.absent() || (bias.rows == 1 && bias.cols == y.cols), "bias must be [1, Co]");
+  c.expect(y.rows == cfg.out_rows(),
+           str("y must have batch·To·Ho·Wo = ", cfg.batch, "·", cfg.out_frames(), "·", cfg.out_height(), "·",
+               cfg.out_width(), " = ", cfg.out_rows(), " rows"));
+  return c;
+}
+
+OpCheck check_pixel_unshuffle(const View& x, const View& y, const UnshuffleConfig& cfg) {
+  OpCheck c("pixel_unshuffle_forward", {{"x", &x}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !y.absent(), "x and y must be present");
+  c.contiguous();
+  c.expect(cfg.batch > 0 && cfg.frames > 0 && cfg.height > 0 && cfg.width > 0 && cfg.ft > 0 && cfg.fs > 0 &&
+               cfg.group > 0 && cfg.pad_front >= 0,
+           "sizes, factors and group must be positive (pad_front non-negative)");
+  c.expect(cfg.height % cfg.fs == 0 && cfg.width % cfg.fs == 0,
+           str("the space factor ", cfg.fs, " must divide H ", cfg.height, " and W ", cfg.width));
+  c.expect((cfg.frames + cfg.pad_front) % cfg.ft == 0,
+           str("the time factor ", cfg.ft, " must divide T + pad_front = ", cfg.frames + cfg.pad_front));
+  const int64_t unshuffled = x.cols * cfg.ft * cfg.fs * cfg.fs;
+  c.expect(unshuffled % cfg.group == 0, str("group ", cfg.group, " must divide C·ft·fs² = ", unshuffled));
+  c.expect(x.rows == int64_t(cfg.batch) * cfg.frames * cfg.height * cfg.width,
+           str("x must have batch·T·H·W = ", int64_t(cfg.batch) * cfg.frames * cfg.height * cfg.width, " rows"));
+  const int64_t rows = int64_t(cfg.batch) * cfg.out_frames() * (cfg.height / cfg.fs) * (cfg.width / cfg.fs);
+  c.expect(y.rows == rows && y.cols == unshuffled / cfg.group,
+           str("y must be [batch·To·Ho·Wo, C·ft·fs²/group] = [", rows, ", ", unshuffled / cfg.group, "]"));
+  return c;
+}
+
+OpCheck check_channel_rmsnorm(const View& x, const View& gamma, Activation act, const View& y) {
+  OpCheck c("channel_rmsnorm_forward", {{"x", &x}, {"gamma", &gamma}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !gamma.absent() && !y.absent(), "x, gamma and y must be present");
+  c.contiguous();
+  c.same_shape(x, y, "x", "y");
+  c.expect(gamma.rows == 1 && gamma.cols == x.cols, "gamma must be [1, C]");
+  c.expect(act == Activation::none || act == Activation::silu, "the activation must be none or silu");
+  return c;
+}
+
 }  // namespace emb

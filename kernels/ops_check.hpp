@@ -132,4 +132,10 @@ OpCheck check_rope_half(const char* op, const View& x, const int32_t* pos, const
 OpCheck check_gated_activation(const char* op, Activation act, const View& gate, const View& up, const View& y,
                                const View& dgate, const View& dup);
 
+// The video ops: x and y present, contiguous, their rows and columns those of the config; the
+// config's sizes positive (and, for the convolution, padding no wider than its kernel).
+OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const View& y, const ConvConfig& cfg);
+OpCheck check_pixel_unshuffle(const View& x, const View& y, const UnshuffleConfig& cfg);
+OpCheck check_channel_rmsnorm(const View& x, const View& gamma, Activation act, const View& y);
+
 }  // namespace emb

@@ -162,6 +162,10 @@ class CudaOps final : public Ops {
   void gated_activation_forward(Activation act, const View& gate, const View& up, const View& y) override;
   void gated_activation_backward(Activation act, const View& gate, const View& up, const View& dy,
                                  const View& dgate, const View& dup) override;
+  void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
+                      const ConvConfig& cfg) override;
+  void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override;
+  void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override;
 
   void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
   void flow_interpolate(const View& u, const View& w, const RowIndex& src_rows, const View& t,

@@ -157,7 +157,7 @@ void launch(const T* q, const T* k, const T* v, const T* bias, T* out, float* ls
 
 }  // namespace
 
-const char* encoder_attention_head_dims_text() { return "8, 16, 32, 64, 72, 80, 128, 384"; }
+const char* encoder_attention_head_dims_text() { return "8, 16, 32, 64, 72, 80, 128, 384, 640"; }
 
 size_t encoder_attention_workspace_bytes(const AttnSegments& segments, int head_dim) {
   return query_tiles(segments, rows_per_tile(head_dim)).size() * sizeof(QueryTile);
@@ -190,6 +190,7 @@ void encoder_attention_forward(const T* q, int64_t ld_q, const T* k, int64_t ld_
     EMB_HEAD_DIM(80)
     EMB_HEAD_DIM(128)
     EMB_HEAD_DIM(384)
+    EMB_HEAD_DIM(640)
 #undef EMB_HEAD_DIM
   }
   EMB_CHECK(false, "encoder_attention: head_dim ", cfg.head_dim, " is not built");

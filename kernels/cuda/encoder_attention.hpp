@@ -8,8 +8,8 @@
 // one segment and one head; its threads hold their row's q and output in registers (LANES
 // threads per row, each every LANES-th dim); K and V tiles of the segment's keys stream through
 // shared memory with an online softmax. Head dims 8, 16, 32, 64, 72 (SigLIP), 80 (CLIP), 128
-// (Qwen3, umT5 uses 64) and 384 (the Wan VAE's single-head attention; 16 lanes per row, 8-key
-// tiles). What would make it fast: the tensor-core tiles of attention_mma.cu / attention_wgmma.cu
+// (Qwen3, umT5 uses 64), 384 and 640 (the Wan2.1 and Wan2.2 VAEs' single-head attention; 16
+// lanes per row, 8-key tiles). What would make it fast: the tensor-core tiles of attention_mma.cu / attention_wgmma.cu
 // at these head dims (72 and 80 pad to 80 and 96 for mma k16 steps) — SigLIP attention is ~4% of
 // its FLOPs, so the GEMMs dominate first.
 #pragma once
@@ -22,13 +22,13 @@
 
 namespace emb::cuda {
 
-inline constexpr int kEncoderAttentionHeadDims[] = {8, 16, 32, 64, 72, 80, 128, 384};
+inline constexpr int kEncoderAttentionHeadDims[] = {8, 16, 32, 64, 72, 80, 128, 384, 640};
 constexpr bool encoder_attention_head_dim_built(int hd) {
   for (int built : kEncoderAttentionHeadDims)
     if (hd == built) return true;
   return false;
 }
-// "8, 16, 32, 64, 72, 80, 128, 384", for messages.
+// "8, 16, 32, 64, 72, 80, 128, 384, 640", for messages.
 const char* encoder_attention_head_dims_text();
 
 // Bytes of device workspace for the tile list of `segments` (host memory).

@@ -444,6 +444,16 @@ BOOST_AUTO_TEST_CASE(norms_modulation_residual) {
         },
         kAlsoMixed);
   }
+  // CLIP's and Wan's img_emb LayerNorms: torch's eps 1e-5, on rows of a small variance where it matters.
+  compare(
+      "layernorm eps 1e-5", {kPointwise},
+      [&](const Run& r) {
+        auto x = r.stream(r.random(N * C, 58, -5e-3f, 5e-3f), N, C), w = r.data(r.random(C, 51), 1, C);
+        auto b = r.data(r.random(C, 52), 1, C), y = r.data(r.random(N * C, 53), N, C);
+        auto mean = r.stats(std::vector<float>(N), N, 1), rstd = r.stats(std::vector<float>(N), N, 1);
+        r.ops.layernorm_forward(x->view(), w->view(), b->view(), y->view(), mean->view(), rstd->view(), 1e-5f);
+        return Outputs{y->read(), mean->read(), rstd->read()};
+      });
   compare(
       "rmsnorm", {kPointwise},
       [&](const Run& r) {
@@ -892,7 +902,7 @@ BOOST_AUTO_TEST_CASE(encoder_ops) {
   for (const Shape& sh : {Shape{2, 2, 8, false, none}, Shape{4, 2, 16, true, none}, Shape{2, 1, 32, true, none},
                           Shape{2, 2, 64, false, AttnBiasKind::relative_buckets}, Shape{2, 2, 72, false, none},
                           Shape{2, 2, 80, false, AttnBiasKind::dense}, Shape{4, 2, 128, true, none},
-                          Shape{1, 1, 384, false, none}}) {
+                          Shape{1, 1, 384, false, none}, Shape{1, 1, 640, false, none}}) {
     const std::vector<int64_t>& off = sh.bias == AttnBiasKind::dense ? even : offsets;
     const int64_t T = off.back(), wq = sh.Hq * sh.hd, wk = sh.Hkv * sh.hd, ld = wq + 2 * wk;
     const int64_t n_buckets = 8, lq = off[1];
@@ -974,8 +984,68 @@ BOOST_AUTO_TEST_CASE(encoder_ops) {
                backends().cuda.encoder_attention_forward(x->view(), x->view(), x->view(), View{}, AttnBias{}, x->view(),
                                                          View{}, EncoderAttnConfig{1, 1, 96, 0.1f, false},
                                                          AttnSegments{one.data(), nullptr, 1});
-             }) == "encoder_attention_forward: head_dim 96 is not built on CUDA (8, 16, 32, 64, 72, 80, 128, 384); "
+             }) == "encoder_attention_forward: head_dim 96 is not built on CUDA (8, 16, 32, 64, 72, 80, 128, 384, 640); "
                    "q [4, 96], k [4, 96], v [4, 96], bias absent, out [4, 96], lse absent");
+}
+
+// The Wan VAE's and CLIP's video ops (issue 34): conv3d on the SIMT kernel (fp32, and bf16 with
+// 3 input channels: the VAE's conv1) and on tensor cores (bf16 with channels multiples of 8; a
+// K of 27 steps of 32 runs the 3-stage pipeline, 240 output rows two row blocks, 24 output
+// channels a partial column block), as the VAE's causal k3 over a batch of 2 clips, its stride-2
+// Conv2d with (0, 1, 0, 1) padding and its temporal stride-2 conv; pixel_unshuffle as Wan2.2's
+// patchify, AvgDown3D's average pooling with a zero frame in front and CLIP-style patch rows;
+// bilinear and bicubic resizes, down and up; the channel RMS norm with and without SiLU, in place.
+// Measured under the emulation: see --log_level=message.
+BOOST_AUTO_TEST_CASE(video_ops) {
+  struct Conv {
+    int batch, T, H, W, kt, kh, kw, st, sh, sw, pad_front, pad_space, pad_after;
+    int64_t Ci, Co;
+    const char* what;
+  };
+  for (const Conv& k : {Conv{2, 3, 4, 5, 3, 3, 3, 1, 1, 1, 2, 1, 1, 16, 24, "causal k3"},
+                        Conv{1, 2, 10, 12, 3, 3, 3, 1, 1, 1, 2, 1, 1, 32, 24, "causal k3, 27 k-steps"},
+                        Conv{1, 2, 5, 6, 3, 3, 3, 1, 1, 1, 2, 1, 1, 3, 16, "causal k3 from 3 channels"},
+                        Conv{1, 2, 6, 8, 1, 3, 3, 1, 2, 2, 0, 0, 1, 16, 16, "conv2d stride 2"},
+                        Conv{1, 5, 3, 4, 3, 1, 1, 2, 1, 1, 0, 0, 0, 16, 16, "temporal stride 2"}}) {
+    ConvConfig c;
+    c.batch = k.batch, c.frames = k.T, c.height = k.H, c.width = k.W, c.kt = k.kt, c.kh = k.kh, c.kw = k.kw;
+    c.st = k.st, c.sh = k.sh, c.sw = k.sw, c.pad_front = k.pad_front;
+    c.pad_top = c.pad_left = k.pad_space, c.pad_bottom = c.pad_right = k.pad_after;
+    compare(str("conv3d ", k.what), {kGemm}, [&](const Run& r) {
+      auto x = r.data(r.random(c.in_rows() * k.Ci, 140), c.in_rows(), k.Ci);
+      auto w = r.data(r.random(c.taps() * k.Ci * k.Co, 141, -0.2f, 0.2f), c.taps() * k.Ci, k.Co);
+      auto b = r.data(r.random(k.Co, 142), 1, k.Co), y = r.data(r.random(c.out_rows() * k.Co, 143), c.out_rows(), k.Co);
+      r.ops.conv3d_forward(x->view(), w->view(), b->view(), y->view(), c);
+      return Outputs{y->read()};
+    });
+  }
+  struct Unshuffle {
+    UnshuffleConfig u;
+    int64_t C;
+    const char* what;
+  };
+  for (const Unshuffle& k : {Unshuffle{{2, 2, 4, 6, 1, 2, 0, true, 1}, 3, "patchify"},
+                             Unshuffle{{1, 5, 4, 4, 2, 2, 1, false, 4}, 8, "avg_down"},
+                             Unshuffle{{1, 1, 14, 7, 1, 7, 0, false, 1}, 3, "patch rows"}}) {
+    const UnshuffleConfig& u = k.u;
+    const int64_t rows = int64_t(u.batch) * u.frames * u.height * u.width;
+    const int64_t out_rows = int64_t(u.batch) * u.out_frames() * (u.height / u.fs) * (u.width / u.fs);
+    const int64_t cols = k.C * u.ft * u.fs * u.fs / u.group;
+    compare(str("pixel_unshuffle ", k.what), {kPointwise}, [&](const Run& r) {
+      auto x = r.data(r.random(rows * k.C, 144), rows, k.C), y = r.data(r.random(out_rows * cols, 145), out_rows, cols);
+      r.ops.pixel_unshuffle_forward(x->view(), y->view(), u);
+      return Outputs{y->read()};
+    });
+  }
+  for (Activation act : {Activation::none, Activation::silu})
+    for (int64_t C : {16, 96, 640}) {
+      compare(str("channel_rmsnorm act ", int(act), " C ", C), {kPointwise}, [&](const Run& r) {
+        const int64_t N = 37;
+        auto x = r.data(r.random(N * C, 148, -3, 3), N, C), g = r.data(r.random(C, 149, 0.5f, 1.5f), 1, C);
+        r.ops.channel_rmsnorm_forward(x->view(), g->view(), act, x->view());
+        return Outputs{x->read()};
+      });
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -162,6 +162,16 @@ class CountingOps final : public Ops {
                                  const View& dup) override {
     count("gated_activation_backward"), inner_.gated_activation_backward(act, gate, up, dy, dgate, dup);
   }
+  void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
+                      const ConvConfig& cfg) override {
+    count("conv3d_forward"), inner_.conv3d_forward(x, weight, bias, y, cfg);
+  }
+  void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override {
+    count("pixel_unshuffle_forward"), inner_.pixel_unshuffle_forward(x, y, cfg);
+  }
+  void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override {
+    count("channel_rmsnorm_forward"), inner_.channel_rmsnorm_forward(x, gamma, act, y);
+  }
   void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override {
     count("sinus_embedding"), inner_.sinus_embedding(t, out, cfg);
   }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "encoders/eagle/backend_tensors.hpp"
+#include "encoders/common/backend_tensors.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 #include "weights/weight_source.hpp"

@@ -10,20 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "encoders/eagle/backend_tensors.hpp"
+#include "encoders/common/backend_tensors.hpp"
+#include "encoders/common/pre_norm_block.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "weights/weight_source.hpp"
 
 namespace emb::encoders {
 
-struct SiglipLayerWeights {
-  View ln1_w, ln1_b;  // [1, D]
-  View qkv_w, qkv_b;  // [D, 3D], [1, 3D]: q | k | v
-  View out_w, out_b;  // [D, D], [1, D]
-  View ln2_w, ln2_b;
-  View fc1_w, fc1_b;  // [D, I], [1, I]
-  View fc2_w, fc2_b;  // [I, D], [1, D]
-};
+// A SigLIP layer is the shared pre-LayerNorm block (encoders/common/pre_norm_block.hpp).
+using SiglipLayerWeights = PreNormBlockWeights;
 
 struct Qwen3LayerWeights {
   View input_norm, post_norm;  // [1, E]

@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "encoders/eagle/backend_tensors.hpp"
+#include "encoders/common/backend_tensors.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 

@@ -6,7 +6,7 @@
 //   y = mlp1(post_layernorm(x))                                         [n·T, E]
 // The images of a call are the attention's segments, so a batch of any size is one pass.
 #pragma once
-#include "encoders/eagle/backend_tensors.hpp"
+#include "encoders/common/backend_tensors.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 

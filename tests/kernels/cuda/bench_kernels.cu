@@ -6,6 +6,7 @@
 // the SIMT kernels (hd 128) and the tensor-core ones (hd 48, 64, 128; H·hd = 3072; mma.sync, and
 // wgmma on sm_90), forward, backward and both, and beside cuDNN's fused SDPA (forward, backward,
 // both; its outputs checked against ours first).
+// The Wan VAE's convolutions beside cuDNN's (bench_conv3d).
 //   bench_kernels [out.json]   (default outputs/bench/cuda_kernels.json, rewritten after each
 //                               section; skips without a GPU; EMBTRAIN_CUDA_WGMMA=0 leaves out
 //                               the Hopper kernels, e.g. after they hung)
@@ -25,6 +26,7 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/column_sum.cuh"
+#include "kernels/cuda/conv3d.hpp"
 #include "kernels/cuda/fp8_gemm.hpp"
 #include "kernels/cuda/fp8_quantize.hpp"
 #include "kernels/cuda/launch.cuh"
@@ -35,6 +37,7 @@
 #include "kernels/cuda/storage.cuh"
 #include "tests/kernels/cuda/attention_implementations.hpp"
 #ifdef EMB_WITH_CUDNN
+#include "tests/kernels/cuda/cudnn_conv.hpp"
 #include "tests/kernels/cuda/cudnn_sdpa.hpp"
 #endif
 #include "tests/kernels/cuda/test_support.hpp"
@@ -398,6 +401,61 @@ void bench_attention_vs_cudnn(int hd) {
   }
 }
 
+// The Wan VAE's convolutions at DreamZero-14B's DROID clip (352 × 640, chunks of 4 frames as
+// upstream: a k3 conv reads its 2 kept frames + 4, so 6 frames in, 4 out; 2 + 2 at half
+// resolution, 2 + 1 at quarter), bf16: ours (conv3d.cu; tensor cores where Ci % 8 == 0) and
+// cuDNN's fastest algorithm on the same work, after a check that both compute the same (cuDNN's
+// KTRSC filter is ours [T·R·S·C, K] transposed). The issue's target: ours at cuDNN's speed.
+void bench_conv3d() {
+  struct Shape {
+    const char* what;
+    int frames, height, width, kt, k, stride, pad, Ci, Co;
+  };
+  const Shape shapes[] = {
+      {"conv1 k3 3->96", 6, 352, 640, 3, 3, 1, 1, 3, 96},
+      {"stage 0 k3 96->96", 6, 352, 640, 3, 3, 1, 1, 96, 96},
+      {"stage 1 k3 192->192", 4, 176, 320, 3, 3, 1, 1, 192, 192},
+      {"stage 2 k3 384->384", 3, 88, 160, 3, 3, 1, 1, 384, 384},
+      {"down2d 96 s2", 4, 352, 640, 1, 3, 2, 0, 96, 96},
+  };
+  for (const Shape& s : shapes) {
+    ConvConfig c;
+    c.frames = s.frames, c.height = s.height, c.width = s.width, c.kt = s.kt, c.kh = c.kw = s.k;
+    c.sh = c.sw = s.stride, c.pad_top = c.pad_bottom = c.pad_left = c.pad_right = s.pad;
+    const int64_t in_rows = c.in_rows(), out_rows = c.out_rows(), K = c.taps() * s.Ci;
+    Buffer<bf16> x(in_rows * s.Ci, 1), w(K * s.Co, 2), y(out_rows * s.Co);
+    const double flop = 2.0 * double(out_rows) * double(K) * s.Co;
+    const std::string shape = dims({c.frames, c.height, c.width, s.Ci}) + " -> " + std::to_string(s.Co);
+    const auto ours = [&] { conv3d_forward<bf16>(x.get(), s.Ci, w.get(), nullptr, y.get(), s.Co, c, nullptr); };
+    record_flops(std::string("conv3d ") + s.what + " bf16", shape, time_ms(ours), flop);
+#ifdef EMB_WITH_CUDNN
+    try {
+      CudnnConv cudnn(c, s.Ci, s.Co);
+      // cuDNN's filter [Co][kt][kh][kw][Ci] from ours [(tap·Ci + ci)][co].
+      std::vector<bf16> ours_w(size_t(K * s.Co)), theirs(ours_w.size());
+      check_cuda(cudaMemcpy(ours_w.data(), w.get(), ours_w.size() * sizeof(bf16), cudaMemcpyDeviceToHost), "w");
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t o = 0; o < s.Co; ++o) theirs[size_t(o * K + k)] = ours_w[size_t(k * s.Co + o)];
+      Buffer<bf16> w_c(K * s.Co), y_c(cudnn.out_rows() * s.Co);
+      check_cuda(cudaMemcpy(w_c.get(), theirs.data(), theirs.size() * sizeof(bf16), cudaMemcpyHostToDevice), "w");
+      const std::string algo = cudnn.choose(x.get(), w_c.get(), y_c.get());
+      const auto run = [&] { cudnn.forward(x.get(), w_c.get(), y_c.get()); };
+      run();
+      ours();
+      check_cuda(cudaDeviceSynchronize(), "cuDNN conv");
+      const double diff = cudnn.out_rows() == out_rows ? relative_difference(y_c.get(), y.get(), out_rows * s.Co) : 1.0;
+      std::printf("cudnn conv %s (%s): max |cuDNN - ours| / max |ours| = %.2e: %s\n", s.what, algo.c_str(), diff,
+                  diff < 2e-2 ? "agrees" : "DIFFERS");
+      if (diff < 2e-2) record_flops(std::string("cudnn conv ") + s.what + " bf16", shape, time_ms(run), flop);
+    } catch (const std::exception& e) {
+      std::printf("cudnn conv %s: skipped: %s\n", s.what, e.what());
+    }
+#else
+    std::printf("cudnn conv: skipped: built without cuDNN\n");
+#endif
+  }
+}
+
 // The DiT block's memory-bound kernels at both presets' widths (bf16, 16384 tokens). Bytes are
 // what each kernel must move (every operand read or written once); the unfused sequence is
 // reported against the fused kernel's bytes, i.e. as the effective rate of the same work.
@@ -558,6 +616,7 @@ int main(int argc, char** argv) {
           for (int hd : {48, 64, 128}) bench_attention_vs_cudnn(hd);
         },
         [] { bench_memory_bound(); },
+        [] { bench_conv3d(); },
     };
     for (const auto& section : sections) {
       section();

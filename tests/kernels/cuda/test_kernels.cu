@@ -20,7 +20,9 @@
 #include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/attention_wgmma.hpp"
+#include "kernels/cuda/channel_rmsnorm.hpp"
 #include "kernels/cuda/column_sum.cuh"
+#include "kernels/cuda/conv3d.hpp"
 #include "kernels/cuda/dropout.hpp"
 #include "kernels/cuda/embedding.hpp"
 #include "kernels/cuda/encoder_attention.hpp"
@@ -33,6 +35,7 @@
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/mma_tiles.cuh"
 #include "kernels/cuda/norm_modulate.hpp"
+#include "kernels/cuda/pixel_unshuffle.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
 #include "kernels/cuda/rope_half.hpp"
@@ -51,6 +54,8 @@
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
 using Ref = std::vector<double>;
+using emb::ConvConfig;
+using emb::UnshuffleConfig;
 using emb::TeacherForcing;
 using emb::AttnBiasKind;
 
@@ -949,6 +954,10 @@ void test_activation(Activation act) {
       const double s = 1.0 / (1.0 + std::exp(-v));
       f = v * s;
       d = s * (1 + v * (1 - s));
+    } else if (act == Activation::gelu_erf) {
+      const double phi = 0.5 * std::erfc(-v / std::sqrt(2.0));
+      f = v * phi;
+      d = phi + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
     } else {
       f = v > 0 ? v : 0;
       d = v > 0 ? 1 : 0;
@@ -956,7 +965,7 @@ void test_activation(Activation act) {
     y[e] = f;
     dx[e] += d * dy[e];
   }
-  const char* names[] = {"none", "relu", "silu", "gelu_tanh"};  // emb::Activation's order
+  const char* names[] = {"none", "relu", "silu", "gelu_tanh", "gelu_erf"};  // emb::Activation's order
   const std::string tag = std::string(names[int(act)]) + " " + dtype<T>();
   expect_close(tag + " forward", relative_error(y_d.download(), y), tol<T>(1e-5, 1e-2));
   expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-5, 1e-2));
@@ -1179,6 +1188,108 @@ void test_dropout(int C) {
   expect_close(tag + " forward in place", relative_error(in_place_d.download(), y), tol<T>(1e-7, 1e-2));
   expect_close(tag + " backward", relative_error(dx_d.download(), dx), tol<T>(1e-7, 1e-2));
   expect_close(tag + " kept fraction", std::fabs(double(kept) / real - 0.8), 0.05);
+}
+
+// ---- the Wan VAE's and CLIP's video ops --------------------------------------------------------
+
+// conv3d_forward (conv3d.hpp) against its definition in double: the VAE's causal k3 (3 time taps,
+// 2 frames of padding in front), its stride-2 Conv2d with (0, 1, 0, 1) padding and its temporal
+// stride-2 conv, over batches of clips; bf16 with Ci, Co multiples of 8 runs on tensor cores
+// (Ci 32: 27 K steps of 32 through the 3-stage pipeline; Co 136: a partial column block), Ci 3 on
+// the SIMT kernel.
+template <class T>
+void test_conv3d(int batch, int frames, int height, int width, int kt, int ks, int st, int ss, int pad_front,
+                 int pad_space, int pad_after, int64_t Ci, int64_t Co) {
+  ConvConfig c;
+  c.batch = batch, c.frames = frames, c.height = height, c.width = width, c.kt = kt, c.kh = c.kw = ks;
+  c.st = st, c.sh = c.sw = ss, c.pad_front = pad_front, c.pad_top = c.pad_left = pad_space;
+  c.pad_bottom = c.pad_right = pad_after;
+  std::mt19937 rng(21);
+  const auto x = stored<T>(random_normal(c.in_rows() * Ci, rng)), w = stored<T>(random_normal(c.taps() * Ci * Co, rng, 0.1f)),
+             b = stored<T>(random_normal(Co, rng));
+  DeviceArray<T> x_d(x), w_d(w), b_d(b), y_d(c.out_rows() * Co);
+  conv3d_forward(x_d.get(), Ci, w_d.get(), b_d.get(), y_d.get(), Co, c, nullptr);
+  sync();
+  const int To = c.out_frames(), Ho = c.out_height(), Wo = c.out_width();
+  Ref ref(size_t(c.out_rows() * Co));
+  for (int n = 0; n < batch; ++n)
+    for (int t = 0; t < To; ++t)
+      for (int h = 0; h < Ho; ++h)
+        for (int ww = 0; ww < Wo; ++ww)
+          for (int64_t o = 0; o < Co; ++o) {
+            double acc = b[o];
+            for (int dt = 0; dt < kt; ++dt)
+              for (int dh = 0; dh < ks; ++dh)
+                for (int dw = 0; dw < ks; ++dw) {
+                  const int ti = t * st + dt - pad_front, hi = h * ss + dh - pad_space, wi = ww * ss + dw - pad_space;
+                  if (ti < 0 || ti >= frames || hi < 0 || hi >= height || wi < 0 || wi >= width) continue;
+                  const int64_t row = ((int64_t(n) * frames + ti) * height + hi) * width + wi;
+                  const int64_t tap = (int64_t(dt) * ks + dh) * ks + dw;
+                  for (int64_t ci = 0; ci < Ci; ++ci) acc += double(x[row * Ci + ci]) * w[(tap * Ci + ci) * Co + o];
+                }
+            ref[size_t((((int64_t(n) * To + t) * Ho + h) * Wo + ww) * Co + o)] = acc;
+          }
+  const bool tensor_cores = std::is_same_v<T, __nv_bfloat16> && conv3d_tensor_cores(Ci, Co, x_d.get(), w_d.get(), y_d.get());
+  expect_close(std::string("conv3d ") + dtype<T>() + (tensor_cores ? " tensor cores" : " simt") + " k" +
+                   std::to_string(kt) + "x" + std::to_string(ks) + " Ci " + std::to_string(Ci),
+               relative_error(y_d.download(), ref), tol<T>(1e-5, 1e-2));
+}
+
+// The channel RMS norm (+ SiLU), in place, one zero row; C 640 (the VAE38's widest) and 96.
+template <class T>
+void test_channel_rmsnorm(int64_t C, bool silu) {
+  std::mt19937 rng(22);
+  const int64_t N = 45;
+  auto xv = random_normal(N * C, rng, 2.0f);
+  for (int64_t c = 0; c < C; ++c) xv[3 * C + c] = 0.0f;
+  const auto x = stored<T>(xv), g = stored<T>(random_normal(C, rng, 0.3f));
+  DeviceArray<T> x_d(x), g_d(g);
+  channel_rmsnorm_forward(x_d.get(), g_d.get(), silu, x_d.get(), N, C, nullptr);
+  sync();
+  Ref ref(size_t(N * C));
+  for (int64_t i = 0; i < N; ++i) {
+    double ss = 0;
+    for (int64_t c = 0; c < C; ++c) ss += double(x[i * C + c]) * x[i * C + c];
+    for (int64_t c = 0; c < C; ++c) {
+      const double v = x[i * C + c] / std::max(std::sqrt(ss), 1e-12) * std::sqrt(double(C)) * g[c];
+      ref[size_t(i * C + c)] = silu ? v / (1 + std::exp(-v)) : v;
+    }
+  }
+  expect_close(std::string("channel_rmsnorm ") + dtype<T>() + " C " + std::to_string(C) + (silu ? " silu" : ""),
+               relative_error(x_d.download(), ref), tol<T>(1e-6, 1e-2));
+}
+
+// Wan2.2's AvgDown3D shortcut (a zero frame in front, time and space offsets, means of 4) and its
+// columns-first 2×2 patchify, against the order written out.
+template <class T>
+void test_pixel_unshuffle(const UnshuffleConfig& u, int64_t C) {
+  std::mt19937 rng(23);
+  const int64_t rows = int64_t(u.batch) * u.frames * u.height * u.width;
+  const auto x = stored<T>(random_normal(rows * C, rng));
+  const int To = u.out_frames(), Ho = u.height / u.fs, Wo = u.width / u.fs;
+  const int64_t F = int64_t(u.ft) * u.fs * u.fs, cols = C * F / u.group;
+  DeviceArray<T> x_d(x), y_d(int64_t(u.batch) * To * Ho * Wo * cols);
+  pixel_unshuffle_forward(x_d.get(), C, y_d.get(), u, nullptr);
+  sync();
+  Ref ref(size_t(int64_t(u.batch) * To * Ho * Wo * cols));
+  for (int n = 0; n < u.batch; ++n)
+    for (int t = 0; t < To; ++t)
+      for (int h = 0; h < Ho; ++h)
+        for (int w = 0; w < Wo; ++w)
+          for (int64_t c = 0; c < C; ++c)
+            for (int dt = 0; dt < u.ft; ++dt)
+              for (int dh = 0; dh < u.fs; ++dh)
+                for (int dw = 0; dw < u.fs; ++dw) {
+                  const int64_t k = dt * u.fs * u.fs + (u.columns_first ? dw * u.fs + dh : dh * u.fs + dw);
+                  const int ti = t * u.ft + dt - u.pad_front;
+                  const double v =
+                      ti < 0 ? 0.0
+                             : x[(((int64_t(n) * u.frames + ti) * u.height + h * u.fs + dh) * u.width + w * u.fs + dw) * C + c];
+                  ref[size_t((((int64_t(n) * To + t) * Ho + h) * Wo + w) * cols + (c * F + k) / u.group)] += v / u.group;
+                }
+  expect_close(std::string("pixel_unshuffle ") + dtype<T>() + " ft " + std::to_string(u.ft) + " group " +
+                   std::to_string(u.group),
+               relative_error(y_d.download(), ref), tol<T>(1e-6, 1e-2));
 }
 
 // ---- loss, AdamW ------------------------------------------------------------------------------
@@ -1795,7 +1906,23 @@ void test_pointwise_loss_optimizer_fp8(const Blas& blas) {
     }
   });
   run("activation " + t, [&] {
-    for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu}) test_activation<T>(act);
+    for (Activation act : {Activation::gelu_tanh, Activation::silu, Activation::relu, Activation::gelu_erf})
+      test_activation<T>(act);
+  });
+  run("conv3d " + t, [&] {
+    test_conv3d<T>(2, 5, 6, 7, 3, 3, 1, 1, 2, 1, 1, 16, 24);    // causal k3, batch 2
+    test_conv3d<T>(1, 2, 10, 12, 3, 3, 1, 1, 2, 1, 1, 32, 136);  // 27 K steps, a partial column block
+    test_conv3d<T>(1, 2, 9, 10, 3, 3, 1, 1, 2, 1, 1, 3, 16);     // from 3 channels: SIMT
+    test_conv3d<T>(2, 2, 8, 10, 1, 3, 1, 2, 0, 0, 1, 16, 16);    // Conv2d stride 2, (0, 1, 0, 1)
+    test_conv3d<T>(1, 9, 4, 4, 3, 1, 2, 1, 0, 0, 0, 24, 24);     // temporal (3, 1, 1) stride 2
+  });
+  run("channel_rmsnorm " + t, [&] {
+    for (int64_t C : {96, 640})
+      for (bool silu : {false, true}) test_channel_rmsnorm<T>(C, silu);
+  });
+  run("pixel_unshuffle " + t, [&] {
+    test_pixel_unshuffle<T>(UnshuffleConfig{1, 5, 8, 6, 2, 2, 1, false, 4}, 16);  // AvgDown3D 16 -> 32
+    test_pixel_unshuffle<T>(UnshuffleConfig{2, 3, 4, 6, 1, 2, 0, true, 1}, 3);    // patchify
   });
   run("sinus_embedding " + t, [&] { test_sinus<T>(); });
   run("dropout " + t, [&] {

@@ -51,5 +51,7 @@ class BackendIndex {
 
 // Backend memory as host fp32 values (waits for the backend).
 std::vector<float> download(Ops& ops, const View& v);
+// Rows [row0, row0 + rows) of `into` (contiguous, fp32 or bf16) set from host fp32 values.
+void upload_rows(Ops& ops, const View& into, int64_t row0, const float* values, int64_t rows);
 
 }  // namespace emb::encoders

@@ -1,4 +1,4 @@
-#include "encoders/eagle/backend_tensors.hpp"
+#include "encoders/common/backend_tensors.hpp"
 
 #include <cstring>
 
@@ -23,16 +23,21 @@ View BackendTensors::make(int64_t rows, int64_t cols) {
 }
 
 void BackendTensors::upload_rows(const View& into, int64_t row0, const float* values, int64_t rows) {
-  EMB_ASSERT(into.contiguous() && row0 + rows <= into.rows && into.dtype == dtype_);
+  EMB_ASSERT(into.dtype == dtype_);
+  encoders::upload_rows(ops_, into, row0, values, rows);
+}
+
+void upload_rows(Ops& ops, const View& into, int64_t row0, const float* values, int64_t rows) {
+  EMB_ASSERT(into.contiguous() && row0 + rows <= into.rows);
   const int64_t n = rows * into.cols;
-  char* dst = static_cast<char*>(into.data) + size_t(row0 * into.cols) * dtype_size(dtype_);
-  if (dtype_ == DType::f32) {
-    ops_.upload(dst, values, size_t(n) * sizeof(float));
+  char* dst = static_cast<char*>(into.data) + size_t(row0 * into.cols) * dtype_size(into.dtype);
+  if (into.dtype == DType::f32) {
+    ops.upload(dst, values, size_t(n) * sizeof(float));
     return;
   }
   std::vector<bf16> converted(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) converted[size_t(i)] = to_bf16(values[i]);
-  ops_.upload(dst, converted.data(), size_t(n) * sizeof(bf16));
+  ops.upload(dst, converted.data(), size_t(n) * sizeof(bf16));
 }
 
 View BackendTensors::upload(const float* values, int64_t rows, int64_t cols) {
