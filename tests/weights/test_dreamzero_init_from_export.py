@@ -16,11 +16,9 @@ the DiT under Wan's native names in F32, a few umT5 tensors in BF16):
     test_dreamzero_init_from_export.py --embtrain BIN --embpack BIN [--np N] [--device cpu|cuda]
                                        --case refused|round_trip
 """
-import argparse
 import json
 import os
 import sys
-import tempfile
 
 import h5py
 import numpy as np
@@ -29,7 +27,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "upstream"))
 import safetensors_io  # noqa: E402
-from test_init_from_export import check, mpi, run  # noqa: E402
+from test_init_from_export import check, mpi, run, run_case  # noqa: E402
 
 STEPS = 4
 PREFIX = "action_head.model."
@@ -132,17 +130,8 @@ def case_round_trip(args, tmp, released, data):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embtrain", required=True)
-    ap.add_argument("--embpack", required=True)
-    ap.add_argument("--np", type=int, default=1)
-    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="run.device (cuda: the emulation in CI)")
-    ap.add_argument("--case", choices=("refused", "round_trip"), required=True)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dreamzero_init_from_export_") as tmp:
-        released, data = make_inputs(tmp, args.embpack)
-        {"refused": case_refused, "round_trip": case_round_trip}[args.case](args, tmp, released, data)
-    print("PASS")
+    run_case(__doc__, "dreamzero_init_from_export_", {"refused": case_refused, "round_trip": case_round_trip},
+             make_inputs)
 
 
 if __name__ == "__main__":

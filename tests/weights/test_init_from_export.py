@@ -269,19 +269,25 @@ def case_bad_input(args, tmp, released, data):
               not os.path.exists(os.path.join(tmp, "out", "ckpt", "bad_" + how)), f"{how}: nothing written")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_case(doc, prefix, cases, make):
+    """The command line of an init_from/export test (doc: its usage), then cases[--case] on the
+    inputs make(tmp, embpack) returns, in a temporary folder."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embtrain", required=True)
     ap.add_argument("--embpack", required=True)
     ap.add_argument("--np", type=int, default=1)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="run.device (cuda: the emulation in CI)")
-    ap.add_argument("--case", choices=("round_trip", "freezing", "bad_input"), required=True)
+    ap.add_argument("--case", choices=tuple(cases), required=True)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="init_from_export_") as tmp:
-        released, data = make_inputs(tmp, args.embpack)
-        {"round_trip": case_round_trip, "freezing": case_freezing, "bad_input": case_bad_input}[args.case](
-            args, tmp, released, data)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        released, data = make(tmp, args.embpack)
+        cases[args.case](args, tmp, released, data)
     print("PASS")
+
+
+def main():
+    run_case(__doc__, "init_from_export_",
+             {"round_trip": case_round_trip, "freezing": case_freezing, "bad_input": case_bad_input}, make_inputs)
 
 
 if __name__ == "__main__":
