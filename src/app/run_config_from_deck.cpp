@@ -225,6 +225,7 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.ckpt_stop_on_error = deck.get_string("train.ckpt_on_error") == "stop";
   c.resume = deck.get_string("train.resume");
   c.init_from = deck.get_string("train.init_from");
+  c.init_from_drop_unmodelled = deck.get_string("train.init_from_unmodelled") == "drop";
   c.tune_projector = on(deck, "train.tune_projector");
   c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
   for (const char* key : {"train.tune_llm", "train.tune_visual"})

@@ -62,6 +62,13 @@ void log_start(const World& world, const RunConfig& cfg, Trainer& trainer, const
            ", comm = ", comm.name(), ", ", cfg.train.steps, " steps of ", cfg.train.global_batch, " samples");
   log_info("outputs: ", dir, "; checkpoints: ", cfg.train.ckpt_dir, " (run ", cfg.run_id, ")");
   if (mc.fp8) log_info("model.fp8: ", trainer.model().fp8_linear_count(), " linears on the FP8 path");
+  int64_t frozen = 0;
+  for (int i = 0; i < trainer.params().size(); ++i)
+    if (!trainer.model().frozen().empty() && trainer.model().frozen()[size_t(i)]) frozen += trainer.params()[i].numel;
+  if (frozen > 0)
+    log_info("freezing: ", frozen, " of ", trainer.params().total(), " parameters frozen (train.tune_*): no gradient, "
+             "no AdamW moments; rank 0 holds ", trainer.optimizer_state_bytes(), " bytes of moments, checkpoints ",
+             trainer.checkpoint_size(), " bytes at most");
   if (!trainer.resumed_from().empty())
     log_info("resumed from ", trainer.resumed_from(), " (step ", trainer.resumed().step, ", saved on ",
              trainer.resumed().world_size_at_save, " ranks)");

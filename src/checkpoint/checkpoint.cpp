@@ -60,10 +60,33 @@ TensorSlice owned_slice(const ParamInfo& t, const ShardLayout& layout) {
 
 using Clock = std::chrono::steady_clock;
 
+// A frozen tensor (train/freezing.hpp) has no AdamW moments: only its parameters are stored.
+bool stored(size_t group, const ShardLayout& layout, int tensor) { return group == 0 || !layout.frozen(tensor); }
+
+// Every stored tensor of every state, in file order, which is also the order their checksums
+// are combined and compared: f(group, tensor).
+template <class F>
+void for_each_tensor(const ParamRegistry& reg, const ShardLayout& layout, F&& f) {
+  for (size_t g = 0; g < kGroups.size(); ++g)
+    for (int i = 0; i < reg.size(); ++i)
+      if (stored(g, layout, i)) f(g, reg[i]);
+}
+
+// The tensors and elements a checkpoint of reg stores: the parameters, and the moments of
+// trainable tensors.
+struct StoredSize {
+  int64_t tensors = 0, elements = 0;
+};
+StoredSize stored_size(const ParamRegistry& reg, const ShardLayout& layout) {
+  StoredSize n;
+  for_each_tensor(reg, layout, [&](size_t, const ParamInfo& t) { ++n.tensors, n.elements += t.numel; });
+  return n;
+}
+
 // "201 MB in 0.42 s": the states of reg moved since `start`, for the log.
-std::string transfer_summary(const ParamRegistry& reg, Clock::time_point start) {
+std::string transfer_summary(const ParamRegistry& reg, const ShardLayout& layout, Clock::time_point start) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return str(double(kGroups.size()) * double(reg.total()) * sizeof(float) / 1e6, " MB in ", seconds, " s");
+  return str(double(stored_size(reg, layout).elements) * sizeof(float) / 1e6, " MB in ", seconds, " s");
 }
 
 void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
@@ -89,18 +112,24 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("deck", meta.deck_text);
 }
 
-// Rank 0's checks before any rank reads a tensor: the file holds exactly reg's tensors.
-void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const std::string& preset) {
-  for (const char* group : kGroups) {
-    for (const ParamInfo& t : reg.all()) {
-      const std::vector<int64_t> shape = f.tensor_shape(dataset(group, t));
-      if (shape != t.shape)
-        f.fail(dataset(group, t), str("shape ", shape_text(shape), " in the checkpoint, ", shape_text(t.shape),
-                                      " in the model (preset ", preset, ")"));
-    }
+// Rank 0's checks before any rank reads a tensor: the file holds reg's parameters and the
+// moments of its trainable tensors (those of a tensor frozen now but trained when saved are
+// not read), and nothing that is not a parameter.
+void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const ShardLayout& layout,
+                      const std::string& preset) {
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
+    const std::string ds = dataset(kGroups[g], t);
+    if (g > 0 && !f.has(ds))
+      f.fail(ds, str("missing: the tensor was frozen when the checkpoint was saved and is trained now; resume "
+                     "with the same train.tune_* flags"));
+    const std::vector<int64_t> shape = f.tensor_shape(ds);
+    if (shape != t.shape)
+      f.fail(ds, str("shape ", shape_text(shape), " in the checkpoint, ", shape_text(t.shape), " in the model (preset ",
+                     preset, ")"));
+  });
+  for (const char* group : kGroups)
     for (const std::string& name : f.members(str("/", group)))
       if (!reg.contains(name)) f.fail(str("/", group, "/", name), str("not a parameter of preset ", preset));
-  }
 }
 
 // What rank 0 learns of a checkpoint before any rank reads a tensor.
@@ -109,21 +138,15 @@ struct Validated {
   std::vector<uint32_t> checksums;  // per tensor, in checksum_order
 };
 
-// Every tensor of every state, in the order their checksums are combined and compared.
-template <class F>
-void for_each_tensor(const ParamRegistry& reg, F&& f) {
-  for (size_t g = 0; g < kGroups.size(); ++g)
-    for (const ParamInfo& t : reg.all()) f(g, t);
-}
-
-Validated validate(const std::string& path, const std::string& preset, const ParamRegistry& reg) {
+Validated validate(const std::string& path, const std::string& preset, const ParamRegistry& reg,
+                   const ShardLayout& layout) {
   CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
   f.expect_complete();
   Validated v{read_checkpoint_meta(f), {}};
   if (v.meta.preset != preset)
     f.fail("/", str("checkpoint of preset ", quoted(v.meta.preset), ", this run uses preset ", quoted(preset)));
-  validate_tensors(f, reg, preset);
-  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+  validate_tensors(f, reg, layout, preset);
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     v.checksums.push_back(f.tensor_checksum(dataset(kGroups[g], t)));
   });
   return v;
@@ -135,7 +158,7 @@ std::vector<uint32_t> whole_checksums(MPI_Comm comm, const ParamRegistry& reg, c
                                       const std::array<const float*, 3>& states) {
   const int rank = rank_in(comm), size = ranks_in(comm);
   std::vector<ChecksumPiece> pieces;
-  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     const TensorSlice s = written_slice(t, layout, rank, size);
     pieces.push_back(checksum_piece(states[g] + s.owned_offset, s.count));
   });
@@ -168,22 +191,21 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
     write_meta(*f, meta);
     for (const char* group : kGroups) f->create_group(str("/", group));
   });
-  for (size_t g = 0; g < kGroups.size(); ++g) {
-    for (const ParamInfo& t : reg.all()) {
-      const TensorSlice s = written_slice(t, layout, rank, size);
-      const float* data = states[g] + s.owned_offset;
-      run_agreed(comm, [&] {
-        f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data);
-        // After the collective write, as a real failure surfaces: on one rank, from its part.
-        if (fail_write && rank == size - 1 && g == 1 && &t == &reg.all().front())
-          throw Error(str(tmp, ":", dataset(kGroups[g], t), ": write failed (injected by debug.ckpt_fail_step)"));
-      });
-    }
-  }
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
+    const TensorSlice s = written_slice(t, layout, rank, size);
+    const float* data = states[g] + s.owned_offset;
+    run_agreed(comm, [&] {
+      f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data);
+      // After the collective write, as a real failure surfaces: on one rank, from its part.
+      if (fail_write && rank == size - 1 && g == 1)
+        throw Error(str(tmp, ":", dataset(kGroups[g], t), ": write failed (injected by debug.ckpt_fail_step)"));
+    });
+  });
   const std::vector<uint32_t> checksums = whole_checksums(comm, reg, layout, states);
   run_agreed(comm, [&] {
     size_t i = 0;
-    for_each_tensor(reg, [&](size_t g, const ParamInfo& t) { f->set_tensor_checksum(dataset(kGroups[g], t), checksums[i++]); });
+    for_each_tensor(reg, layout,
+                    [&](size_t g, const ParamInfo& t) { f->set_tensor_checksum(dataset(kGroups[g], t), checksums[i++]); });
   });
   run_agreed(comm, [&] {
     f->sync();
@@ -226,10 +248,9 @@ void CheckpointReader::read_param(const std::string& name, const std::vector<int
     file_.fail(ds, str("checksum mismatch (crc32 ", stored_crc, " stored, ", read_crc, " read): the file is corrupt"));
 }
 
-int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size) {
-  const int64_t tensors = int64_t(kGroups.size() * reg.all().size());
-  return int64_t(kGroups.size()) * reg.total() * int64_t(sizeof(float)) + tensors * 2048 + int64_t(deck_size) +
-         (64 << 10);
+int64_t checkpoint_bytes(const ParamRegistry& reg, const ShardLayout& layout, size_t deck_size) {
+  const StoredSize n = stored_size(reg, layout);
+  return n.elements * int64_t(sizeof(float)) + n.tensors * 2048 + int64_t(deck_size) + (64 << 10);
 }
 
 std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRegistry& reg, const ShardLayout& layout,
@@ -241,7 +262,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
   stored.world_size_at_save = size;
   broadcast_meta(comm, stored);
   const std::string path = dir + "/" + checkpoint_file_name(stored.step), tmp = path + ".tmp";
-  const int64_t needed = checkpoint_bytes(reg, stored.deck_text.size());
+  const int64_t needed = checkpoint_bytes(reg, layout, stored.deck_text.size());
   int64_t available = 0;
   std::string owner;  // the run of an existing checkpoint of this step
   run_agreed(comm, [&] {
@@ -278,7 +299,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
     write_file_durable(dir + "/" + kLatestName, checkpoint_file_name(stored.step) + "\n");
     if (keep > 0) prune_checkpoints(dir, keep, stored.run_id);
   });
-  log_info("checkpoint: wrote ", path, " (step ", stored.step, ", ", transfer_summary(reg, start), ")");
+  log_info("checkpoint: wrote ", path, " (step ", stored.step, ", ", transfer_summary(reg, layout, start), ")");
   return path;
 }
 
@@ -289,34 +310,32 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   const int rank = rank_in(comm);
   Validated v;
   run_agreed(comm, [&] {
-    if (rank == 0) v = validate(path, preset, reg);
+    if (rank == 0) v = validate(path, preset, reg, layout);
   });
   CheckpointMeta& meta = v.meta;
   broadcast_meta(comm, meta);
-  v.checksums.resize(size_t(kGroups.size() * reg.all().size()));
+  v.checksums.resize(size_t(stored_size(reg, layout).tensors));
   broadcast(comm, v.checksums.data(), int(v.checksums.size()));
   std::unique_ptr<CheckpointFile> f;
   run_agreed(comm, [&] { f = std::make_unique<CheckpointFile>(path, comm, CheckpointFile::Access::read); });
   const std::array<float*, 3> states = {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq};
-  for (size_t g = 0; g < kGroups.size(); ++g) {
-    for (const ParamInfo& t : reg.all()) {
-      const TensorSlice s = owned_slice(t, layout);
-      float* data = states[g] + s.owned_offset;
-      run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, data); });
-    }
-  }
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
+    const TensorSlice s = owned_slice(t, layout);
+    float* data = states[g] + s.owned_offset;
+    run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, data); });
+  });
   run_agreed(comm, [&] { f->close(); });
   // Every rank compares the same whole-tensor checksums, so every rank throws the same error.
   const std::vector<uint32_t> loaded = whole_checksums(comm, reg, layout, {owned_params, optimizer.exp_avg, optimizer.exp_avg_sq});
   size_t i = 0;
-  for_each_tensor(reg, [&](size_t g, const ParamInfo& t) {
+  for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     if (loaded[i] != v.checksums[i])
       throw Error(str(path, ":", dataset(kGroups[g], t), ": checksum mismatch (crc32 ", v.checksums[i], " stored, ",
                       loaded[i], " read): the file is corrupt"));
     ++i;
   });
   log_info("checkpoint: loaded ", path, " (step ", meta.step, ", saved on ", meta.world_size_at_save, " rank(s), ",
-           transfer_summary(reg, start), ")");
+           transfer_summary(reg, layout, start), ")");
   return meta;
 }
 

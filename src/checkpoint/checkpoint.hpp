@@ -6,7 +6,9 @@
 // <dir>/step_<8 digits>.h5, format "embtrain-ckpt/1" (checkpoint_file.hpp):
 //   /params/<name>, /exp_avg/<name>, /exp_avg_sq/<name>   fp32, 1-D of numel elements, with
 //                                                         attribute shape (int64[]), MODEL.md names
-//                                                         and crc32 (uint32, of the whole tensor)
+//                                                         and crc32 (uint32, of the whole tensor);
+//                                                         a frozen tensor (train/freezing.hpp) has
+//                                                         no moments: /params only
 //   root attributes: format, step, sampler_epoch, sampler_cursor, seed, preset, world_size,
 //                    run_id (run_identity.hpp), deck (variable-length string) and
 //                    complete = 1, written last after the data were synced to storage.
@@ -69,8 +71,9 @@ class CheckpointNotWritten : public AgreedError {
   using AgreedError::AgreedError;
 };
 
-// The bytes a checkpoint of reg takes: its data plus a bound on HDF5's metadata.
-int64_t checkpoint_bytes(const ParamRegistry& reg, size_t deck_size);
+// The bytes a checkpoint of reg takes: its data (no moments for layout's frozen tensors) plus a
+// bound on HDF5's metadata.
+int64_t checkpoint_bytes(const ParamRegistry& reg, const ShardLayout& layout, size_t deck_size);
 
 // Collective over comm; the buffers are this rank's owned buffers in `layout` order (built for
 // this communicator). Writes <dir>/step_<step>.h5 through "<file>.tmp", renamed by rank 0

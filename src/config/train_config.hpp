@@ -38,6 +38,7 @@ struct TrainConfig {
   bool ckpt_stop_on_error = true;  // train.ckpt_on_error = stop (else warn and train on)
   std::string resume;        // train.resume: off, auto or a checkpoint path
   std::string init_from;     // train.init_from: released weights to start from ("" = none)
+  bool init_from_drop_unmodelled = false;  // train.init_from_unmodelled = drop (else refuse)
 
   // freezing (upstream's fine-tuning flags; train.tune_llm/tune_visual must stay off)
   bool tune_projector = true;        // train.tune_projector

@@ -92,7 +92,7 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   draw_flow(cfg_, batch, layout_, step, seed, draws_);
   build_time_rows(draws_.temb_t, draws_.temb_t_lo, time_rows_);
   prepare(batch, hooks ? training_blocks_dtype() : DType::f32);
-  ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes(), &segments_);
+  ParamAccess access(reg_, params, grads, hooks, unit_param_dtypes(), frozen_, &segments_);
   const bool backward = grads != nullptr || hooks != nullptr;
   trunk_.set_dropout(backward, seed, step);  // training drops, as upstream's train mode; evaluation does not
   ++micro_batches_;

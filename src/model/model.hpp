@@ -50,6 +50,11 @@ class Model {
   const ModelConfig& config() const { return cfg_; }
   const ParamRegistry& params() const { return reg_; }
   void init_params(float* params, uint64_t seed) const { reg_.init(params, seed, cfg_.init_std); }
+  // Per tensor of params() (empty: none): the tensors training leaves as they are
+  // (train/freezing.hpp). Their gradients are never computed: the backward skips their
+  // weight-gradient GEMMs and leaves their gradient memory untouched.
+  void freeze(std::vector<bool> frozen) { frozen_ = std::move(frozen); }
+  const std::vector<bool>& frozen() const { return frozen_; }
 
   // The linears on the FP8 path (model.fp8; fp8_eligible in dit_block.hpp); 0 when it is off.
   int fp8_linear_count() const;
@@ -164,6 +169,7 @@ class Model {
   ModelConfig cfg_;
   Ops* ops_;
   ParamRegistry reg_;
+  std::vector<bool> frozen_;  // freeze(): per tensor of reg_, empty = none
   TokenLayout layout_;
   FlowDraws draws_;
   TimeRows time_rows_;

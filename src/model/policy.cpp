@@ -34,7 +34,7 @@ void Model::set_explicit_draws(const PackedBatch& batch, const std::vector<float
 void Model::flow_velocity(const float* params, const PackedBatch& batch, const std::vector<float>& tau,
                           std::vector<float>& velocity) {
   set_explicit_draws(batch, tau, batch.actions);  // ε = a = x: the encoders' input is x
-  ParamAccess access(reg_, params, nullptr, nullptr, unit_param_dtypes());
+  ParamAccess access(reg_, params, nullptr, nullptr, unit_param_dtypes(), frozen_);
   run(access, false, batch, loss_counts(batch));
   take_loss();  // the head's loss against the batch's placeholder actions means nothing here
   const int B = batch.n_samples, Hz = cfg_.horizon, A = cfg_.action_dim;
@@ -52,7 +52,7 @@ void Model::accumulate_flow_regression(const float* params, float* grads, const 
                                        const std::vector<float>& tau, const std::vector<float>& noise,
                                        double denominator) {
   set_explicit_draws(batch, tau, noise);
-  ParamAccess access(reg_, params, grads, nullptr, unit_param_dtypes());
+  ParamAccess access(reg_, params, grads, nullptr, unit_param_dtypes(), frozen_);
   run(access, true, batch, {denominator});
 }
 

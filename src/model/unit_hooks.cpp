@@ -7,11 +7,12 @@
 namespace emb {
 
 ParamAccess::ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
-                         std::vector<DType> unit_dtypes, GraphSegments* segments)
+                         std::vector<DType> unit_dtypes, std::vector<bool> frozen, GraphSegments* segments)
     : reg_(reg), params_(params), grads_(grads), hooks_(hooks), unit_dtypes_(std::move(unit_dtypes)),
-      segments_(segments),
+      frozen_(std::move(frozen)), segments_(segments),
       unit_params_(size_t(reg.n_units()), nullptr), unit_grads_(size_t(reg.n_units()), nullptr) {
   EMB_ASSERT(unit_dtypes_.size() == size_t(reg.n_units()));
+  EMB_ASSERT(frozen_.empty() || frozen_.size() == size_t(reg.size()));
   if (!hooks_)
     for (DType t : unit_dtypes_)
       EMB_CHECK(t == DType::f32, "model: bf16 parameters come from the trainer's unit hooks; the flat parameter "
@@ -51,6 +52,7 @@ void ParamAccess::leave_backward(int u) {
 }
 
 float* ParamAccess::g(int tensor) const {
+  if (!frozen_.empty() && frozen_[size_t(tensor)]) return nullptr;
   const ParamInfo& info = reg_[tensor];
   float* base = unit_grads_[size_t(info.unit)];
   return base ? base + (info.offset - reg_.unit(info.unit).offset) : nullptr;

@@ -29,16 +29,19 @@ class UnitHooks {
 // Resolves registry tensors to parameter and gradient memory for one forward/backward, unit by
 // unit, through the hooks when there are any. Parameters are read in their unit's dtype
 // (unit_dtypes, one per unit: bf16 only through hooks, the flat buffer is fp32), gradients are fp32.
+// A frozen tensor (frozen: per registry tensor, empty = none) has no gradient: g() is null and
+// gv() absent, so the backward skips its weight-gradient GEMMs and reductions while input
+// gradients still flow through it.
 class ParamAccess {
  public:
   ParamAccess(const ParamRegistry& reg, const float* params, float* grads, UnitHooks* hooks,
-              std::vector<DType> unit_dtypes, GraphSegments* segments = nullptr);
+              std::vector<DType> unit_dtypes, std::vector<bool> frozen, GraphSegments* segments = nullptr);
 
   void enter_forward(int u);
   void enter_backward(int u);
   void leave_backward(int u);
 
-  float* g(int tensor) const;  // null when no gradients are being computed
+  float* g(int tensor) const;  // null when no gradients are being computed or the tensor is frozen
   // The same as views [all dims but the last, last dim] (W [in, out], per-embodiment W
   // [E·in, out], a norm's weight [1, D]); absent for tensor < 0, and gv when there are no gradients.
   View pv(int tensor) const;
@@ -54,6 +57,7 @@ class ParamAccess {
   float* grads_;
   UnitHooks* hooks_;
   std::vector<DType> unit_dtypes_;
+  std::vector<bool> frozen_;
   GraphSegments* segments_;
   std::vector<const void*> unit_params_;
   std::vector<float*> unit_grads_;

@@ -10,12 +10,13 @@ namespace emb {
 
 namespace {
 
-// Appends [owned, owned + count) to runs, merged with the last run when adjacent and alike.
-void append_run(std::vector<DecaySegment>& runs, int64_t owned, int64_t count, float mult) {
+// Appends [owned, owned + count) with moments at `state` to runs, merged with the last run
+// when adjacent and alike (adjacent owned elements have adjacent moments: no frozen gap).
+void append_run(std::vector<DecaySegment>& runs, int64_t owned, int64_t count, float mult, int64_t state) {
   if (!runs.empty() && runs.back().decay_mult == mult && runs.back().owned_offset + runs.back().count == owned)
     runs.back().count += count;
   else
-    runs.push_back({owned, count, mult});
+    runs.push_back({owned, count, mult, state});
 }
 
 // Per unit of reg: every tensor of it is frozen.
@@ -30,7 +31,7 @@ std::vector<bool> frozen_units(const ParamRegistry& reg, const std::vector<bool>
 
 ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes,
                          const std::vector<bool>& frozen)
-    : mode_(mode), flat_total_(reg.total()) {
+    : mode_(mode), flat_total_(reg.total()), frozen_(frozen) {
   EMB_ASSERT(frozen.empty() || frozen.size() == reg.all().size());
   const int64_t bucket_elems = bucket_bytes / int64_t(sizeof(float));
   const std::vector<bool> unit_frozen = frozen_units(reg, frozen);
@@ -68,8 +69,9 @@ ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int
     int64_t hi = std::min(t.offset + t.numel, b.offset + b.begin + b.owned_count);
     if (hi <= lo) continue;
     const int64_t owned = b.owned_offset + (lo - b.offset - b.begin);
-    append_run(segments_, owned, hi - lo, t.decay ? 1.0f : 0.0f);
-    append_run(trainable_runs_, owned, hi - lo, 1.0f);
+    append_run(segments_, owned, hi - lo, t.decay ? 1.0f : 0.0f, trainable_owned_total_);
+    append_run(trainable_runs_, owned, hi - lo, 1.0f, trainable_owned_total_);
+    trainable_owned_total_ += hi - lo;
   }
 }
 

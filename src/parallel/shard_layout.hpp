@@ -27,16 +27,18 @@ struct Bucket {
   bool frozen = false;                // every tensor of its units is frozen: no gradient reduction
 };
 
-// A run of owned elements with one weight-decay setting (trainable tensors only).
+// A run of owned elements with one weight-decay setting (trainable tensors only). The AdamW
+// moments exist for trainable elements only: state_offset is where the run's lie in them.
 struct DecaySegment {
   int64_t owned_offset = 0, count = 0;
   float decay_mult = 1;
+  int64_t state_offset = 0;
 };
 
 class ShardLayout {
  public:
   // bucket_bytes = 0: every unit is its own bucket. frozen: per tensor of reg (empty: none), the
-  // tensors that are not trained (train/freezing.hpp): they get no AdamW segment, and a unit
+  // tensors that are not trained (train/freezing.hpp): they get no AdamW segment nor moments, and a unit
   // whose tensors are all frozen is never merged with a trained one, so its bucket is skipped by
   // the gradient reductions.
   ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int size, int64_t bucket_bytes = 0,
@@ -51,6 +53,10 @@ class ShardLayout {
   int64_t max_bucket_count() const;
   int64_t owned_total() const { return owned_total_; }
   int64_t flat_total() const { return flat_total_; }
+  // The owned elements of trainable tensors: the length of the AdamW moments.
+  int64_t trainable_owned_total() const { return trainable_owned_total_; }
+  // Tensor i of reg is frozen (no gradient, no optimizer state; train/freezing.hpp).
+  bool frozen(int tensor) const { return !frozen_.empty() && frozen_[size_t(tensor)]; }
   const std::vector<DecaySegment>& decay_segments() const { return segments_; }
   // The owned trainable elements as maximal runs (decay ignored): what the gradient norm sums.
   const std::vector<DecaySegment>& trainable_runs() const { return trainable_runs_; }
@@ -60,7 +66,8 @@ class ShardLayout {
 
  private:
   ShardMode mode_;
-  int64_t owned_total_ = 0, flat_total_ = 0;
+  int64_t owned_total_ = 0, flat_total_ = 0, trainable_owned_total_ = 0;
+  std::vector<bool> frozen_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_unit_;
   std::vector<int64_t> unit_offsets_;

@@ -2,7 +2,10 @@
 // train.tune_projector and train.tune_diffusion_model (Isaac-GR00T
 // FlowmatchingActionHead.set_trainable_parameters) freeze the tensors of their group in the
 // family's upstream map (weights/upstream_map.hpp TuneGroup). A frozen tensor keeps its value
-// bit for bit: it has no AdamW segment, is outside the gradient norm, and a bucket of frozen
+// bit for bit and costs nothing but its parameters: the model computes no gradient for it
+// (Model::freeze: its weight-gradient GEMMs are skipped, input gradients still flow to the
+// trained parts before it), it has no AdamW moments on the device nor in checkpoints
+// (ShardLayout::trainable_owned_total), is outside the gradient norm, and a bucket of frozen
 // units is never reduced (parallel/shard_layout.hpp).
 #pragma once
 #include <vector>

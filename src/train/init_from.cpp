@@ -29,8 +29,10 @@ std::vector<OurTensor> our_tensors(const ParamRegistry& reg) {
 }  // namespace
 
 InitFrom::InitFrom(const std::string& path, const UpstreamNameMap& map, const ParamRegistry& reg,
-                   const std::string& what)
-    : source_(open_source(path)), map_(map), matched_(match_upstream(source_, map_, our_tensors(reg), what)) {}
+                   const std::string& what, UnmodelledTensors unmodelled)
+    : source_(open_source(path)),
+      map_(map),
+      matched_(match_upstream(source_, map_, our_tensors(reg), what, unmodelled)) {}
 
 void InitFrom::read_flat(const ParamRegistry& reg, int64_t begin, int64_t end, float* out) const {
   EMB_ASSERT(0 <= begin && begin <= end && end <= reg.total());
@@ -40,7 +42,7 @@ void InitFrom::read_flat(const ParamRegistry& reg, int64_t begin, int64_t end, f
                                 [](int64_t flat, const ParamInfo& p) { return flat < p.offset + p.numel; });
   for (auto it = first; it != all.end() && it->offset < end; ++it) {
     const int64_t lo = std::max(begin, it->offset) - it->offset, hi = std::min(end, it->offset + it->numel) - it->offset;
-    read_in_our_order(source_, matched_[size_t(it - all.begin())].upstream, lo, hi, out + (it->offset + lo - begin));
+    read_in_our_order(source_, matched_.tensors[size_t(it - all.begin())].upstream, lo, hi, out + (it->offset + lo - begin));
   }
 }
 

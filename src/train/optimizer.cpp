@@ -13,8 +13,8 @@ Optimizer::Optimizer(const ShardLayout& layout, Ops& ops, const AdamWConfig& cfg
       ops_(ops),
       cfg_(cfg),
       grad_clip_(grad_clip),
-      m_(ops, layout.owned_total()),
-      v_(ops, layout.owned_total()),
+      m_(ops, std::max<int64_t>(1, layout.trainable_owned_total())),
+      v_(ops, std::max<int64_t>(1, layout.trainable_owned_total())),
       sum_squares_(ops, std::max<int64_t>(1, int64_t(layout.trainable_runs().size()))) {
   ops_.zero(m_.view());
   ops_.zero(v_.view());
@@ -40,22 +40,30 @@ float Optimizer::step(float* owned_params, const float* owned_grads, int64_t ste
   const float clip = clip_coefficient(grad_norm, grad_clip_);
   for (const DecaySegment& s : layout_.decay_segments()) {
     auto segment = [&](const float* p) { return view(p + s.owned_offset, 1, s.count); };
-    ops_.adamw_step(segment(owned_params), segment(owned_grads), m_.view(s.owned_offset, s.count),
-                    v_.view(s.owned_offset, s.count), cfg, step, clip, s.decay_mult);
+    ops_.adamw_step(segment(owned_params), segment(owned_grads), m_.view(s.state_offset, s.count),
+                    v_.view(s.state_offset, s.count), cfg, step, clip, s.decay_mult);
   }
   return clip;
 }
 
+// The host copies are in the owned layout (checkpoint/optimizer_state.hpp): each trainable
+// run's moments go to its owned elements; frozen elements are zero there and never stored.
 void Optimizer::download_state(OptimizerState host) {
-  const size_t bytes = size_t(layout_.owned_total()) * sizeof(float);
-  ops_.download(host.exp_avg, m_.data(), bytes);
-  ops_.download(host.exp_avg_sq, v_.data(), bytes);
+  std::fill(host.exp_avg, host.exp_avg + layout_.owned_total(), 0.0f);
+  std::fill(host.exp_avg_sq, host.exp_avg_sq + layout_.owned_total(), 0.0f);
+  for (const DecaySegment& r : layout_.trainable_runs()) {
+    const size_t bytes = size_t(r.count) * sizeof(float);
+    ops_.download(host.exp_avg + r.owned_offset, m_.data() + r.state_offset, bytes);
+    ops_.download(host.exp_avg_sq + r.owned_offset, v_.data() + r.state_offset, bytes);
+  }
 }
 
 void Optimizer::upload_state(OptimizerState host) {
-  const size_t bytes = size_t(layout_.owned_total()) * sizeof(float);
-  ops_.upload(m_.data(), host.exp_avg, bytes);
-  ops_.upload(v_.data(), host.exp_avg_sq, bytes);
+  for (const DecaySegment& r : layout_.trainable_runs()) {
+    const size_t bytes = size_t(r.count) * sizeof(float);
+    ops_.upload(m_.data() + r.state_offset, host.exp_avg + r.owned_offset, bytes);
+    ops_.upload(v_.data() + r.state_offset, host.exp_avg_sq + r.owned_offset, bytes);
+  }
 }
 
 }  // namespace emb

@@ -25,8 +25,11 @@ class Optimizer {
   // One AdamW update at 1-based `step` with learning rate `lr`; returns the clip coefficient used.
   float step(float* owned_params, const float* owned_grads, int64_t step, double lr, double grad_norm);
 
-  // The moments in host memory (layout.owned_total() floats each), for a checkpoint to save,
-  // and their restore from host memory.
+  // The moments exist on the backend for trainable elements only (layout.trainable_owned_total()
+  // each: a frozen tensor has none). In host memory they are in the owned layout
+  // (layout.owned_total() floats each, zero for frozen elements), for a checkpoint to save, and
+  // restored from there.
+  int64_t state_bytes() const { return 2 * layout_.trainable_owned_total() * int64_t(sizeof(float)); }
   void download_state(OptimizerState host);
   void upload_state(OptimizerState host);
 

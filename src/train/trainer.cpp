@@ -22,6 +22,13 @@ std::unique_ptr<OnlineBackbone> online_backbone(const RunConfig& cfg, Ops& ops) 
   return std::make_unique<OnlineBackbone>(ops, cfg.model, bf16 ? DType::bf16 : DType::f32, cfg.run.seed);
 }
 
+// The run's model, told its frozen tensors (train.tune_*) so that it computes no gradient for them.
+std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
+  auto model = make_model(cfg.model, &ops);
+  model->freeze(frozen_tensors(cfg.model, cfg.train, model->params()));
+  return model;
+}
+
 DataConfig data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
   if (cfg.model.online_backbone) dc.online_prompt = online_prompt(cfg.model);
@@ -34,9 +41,8 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
                  const InitFrom* init_from)
     : world_(world),
       cfg_(cfg),
-      model_(make_model(cfg.model, &ops)),
-      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes,
-              frozen_tensors(cfg.model, cfg.train, model_->params())),
+      model_(trained_model(cfg, ops)),
+      layout_(model_->params(), cfg.train.shard, world.rank, world.size, cfg.train.bucket_bytes, model_->frozen()),
       dp_(layout_, comm, ops, timers, cfg.comm.overlap, cfg.model.precision == Precision::bf16),
       optimizer_([&] {
         const ActivityLabel allocating("AdamW moments");  // what an out-of-memory error names
@@ -93,7 +99,7 @@ StepResult Trainer::step(std::vector<PackedBatch>& micro_batches, int64_t step) 
   return train_step(step_, micro_batches, step, schedule_.at(step));
 }
 
-int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->params(), cfg_.deck_text.size()); }
+int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->params(), layout_, cfg_.deck_text.size()); }
 
 std::string Trainer::save(int64_t step) {
   loader_.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle

@@ -50,6 +50,8 @@ class Trainer {
   std::string save(int64_t step);
   // The bytes a checkpoint takes (the watchdog's allowance for its write).
   int64_t checkpoint_size() const;
+  // This rank's AdamW moments on the backend (none for frozen tensors).
+  int64_t optimizer_state_bytes() const { return optimizer_.state_bytes(); }
 
   Model& model() { return *model_; }
   const ParamRegistry& params() const { return model_->params(); }

@@ -95,6 +95,7 @@ const StoredTensor& TensorFile::slice_of(const std::string& name, int64_t begin,
     const uint64_t element = weight_dtype_size(t.info.dtype);
     file_.prefetch(t.byte_offset + uint64_t(begin) * element, uint64_t(end - begin) * element);
   }
+  bytes_copied_.fetch_add(uint64_t(end - begin) * weight_dtype_size(t.info.dtype), std::memory_order_relaxed);
   return t;
 }
 

@@ -3,6 +3,8 @@
 // tensors are listed at open and any element range of any tensor is read from the mapping.
 // Reads are const and touch nothing but the mapping: threads may read concurrently.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -29,6 +31,9 @@ class TensorFile {
   void read(const std::string& name, int64_t begin, int64_t end, float* out) const;
   // The same elements as stored (weight_dtype_size bytes each), for copying unconverted.
   void read_raw(const std::string& name, int64_t begin, int64_t end, void* out) const;
+  // Bytes copied out of the mapping by read and read_raw so far: what this process has read
+  // of the file (a ZeRO-3 rank: its shards, not the whole file).
+  uint64_t bytes_copied() const { return bytes_copied_.load(std::memory_order_relaxed); }
 
  private:
   // The tensor after checking the range, with the range's pages already being read.
@@ -39,6 +44,7 @@ class TensorFile {
   std::vector<TensorInfo> infos_;
   std::unordered_map<std::string, size_t> index_;
   std::map<std::string, std::string> metadata_;
+  mutable std::atomic<uint64_t> bytes_copied_{0};
 };
 
 }  // namespace emb

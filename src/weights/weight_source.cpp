@@ -123,6 +123,12 @@ void WeightSource::read(const std::string& name, int64_t begin, int64_t end, flo
   file_of(name).read(name, begin, end, out);
 }
 
+uint64_t WeightSource::bytes_copied() const {
+  uint64_t bytes = 0;
+  for (const auto& f : files_) bytes += f->bytes_copied();
+  return bytes;
+}
+
 void WeightSource::read_raw(const std::string& name, int64_t begin, int64_t end, void* out) const {
   file_of(name).read_raw(name, begin, end, out);
 }

@@ -37,6 +37,8 @@ class WeightSource {
   // As TensorFile::read / read_raw, from whichever file holds the tensor.
   void read(const std::string& name, int64_t begin, int64_t end, float* out) const;
   void read_raw(const std::string& name, int64_t begin, int64_t end, void* out) const;
+  // Bytes read out of all files so far (TensorFile::bytes_copied).
+  uint64_t bytes_copied() const;
 
  private:
   void open_index(const std::string& index_path);

@@ -210,6 +210,69 @@ BOOST_AUTO_TEST_CASE(reshard_across_rank_counts_and_shard_modes) {
   if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
 }
 
+// Frozen tensors (train/freezing.hpp) have no AdamW moments: the file stores /params of every
+// tensor and the moments of the trainable ones only, is that much smaller, and reshards N -> 1
+// and 1 -> N like any other; a run that trains a tensor the checkpoint froze is refused.
+BOOST_AUTO_TEST_CASE(frozen_tensors_store_no_moments_and_reshard) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_frozen");
+  const ParamRegistry& reg = tiny_registry();
+  std::vector<bool> frozen(size_t(reg.size()));
+  int64_t frozen_elements = 0;
+  for (int i = 0; i < reg.size(); ++i)
+    if (reg[i].unit == 1 || i % 3 == 0) frozen[size_t(i)] = true, frozen_elements += reg[i].numel;  // whole and partial units
+  BOOST_REQUIRE(0 < frozen_elements && frozen_elements < reg.total());
+
+  auto save = [&](MPI_Comm comm, const std::string& to, ShardMode mode, int64_t step) {
+    const CommInfo c = info(comm);
+    const ShardLayout layout(reg, mode, c.rank, c.size, kBucketBytes, frozen);
+    OwnedStates s = expected_states(layout, step);
+    return save_checkpoint(comm, to, reg, layout, s.params.data(), OptimizerState{s.exp_avg.data(), s.exp_avg_sq.data()},
+                           meta_at(step));
+  };
+  auto check = [&](MPI_Comm comm, const std::string& path, ShardMode mode, int64_t step) {
+    const CommInfo c = info(comm);
+    const ShardLayout layout(reg, mode, c.rank, c.size, 0, frozen);
+    OwnedStates got = blank_states(layout);
+    load_checkpoint(comm, path, "tiny_wan", reg, layout, got.params.data(),
+                    OptimizerState{got.exp_avg.data(), got.exp_avg_sq.data()});
+    const OwnedStates want = expected_states(layout, step);
+    BOOST_TEST(mismatches(got.params, want.params) == 0);
+    int64_t bad = 0;  // the moments of trainable elements restored, those of frozen ones untouched
+    for (const DecaySegment& r : layout.trainable_runs())
+      for (int64_t i = r.owned_offset; i < r.owned_offset + r.count; ++i)
+        bad += got.exp_avg[size_t(i)] != want.exp_avg[size_t(i)] || got.exp_avg_sq[size_t(i)] != want.exp_avg_sq[size_t(i)];
+    BOOST_TEST(bad == 0);
+    BOOST_TEST(layout.trainable_owned_total() < layout.owned_total());
+  };
+
+  const std::string path = save(w.comm, dir.path() + "/world", ShardMode::full, 5);
+  check(w.comm, path, ShardMode::none, 5);
+  check(MPI_COMM_SELF, path, ShardMode::full, 5);
+  std::string self_path;
+  if (w.rank == 0) self_path = save(MPI_COMM_SELF, dir.path() + "/self", ShardMode::none, 6);
+  broadcast_string(w.comm, self_path);
+  check(w.comm, self_path, ShardMode::full, 6);
+
+  int64_t moments = 0;
+  {
+    CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+    BOOST_TEST(f.members("/params").size() == size_t(reg.size()));
+    for (const std::string& name : f.members("/exp_avg")) moments += reg.get(name).numel;
+    BOOST_TEST(f.members("/exp_avg_sq") == f.members("/exp_avg"));
+  }
+  BOOST_TEST(moments == reg.total() - frozen_elements);
+  const ShardLayout frozen_layout(reg, ShardMode::full, w.rank, w.size, 0, frozen);
+  const ShardLayout full_layout(reg, ShardMode::full, w.rank, w.size);
+  BOOST_TEST(checkpoint_bytes(reg, full_layout, 0) - checkpoint_bytes(reg, frozen_layout, 0) >=
+             2 * frozen_elements * int64_t(sizeof(float)));
+  BOOST_TEST(int64_t(fs::file_size(path)) <= checkpoint_bytes(reg, frozen_layout, meta_at(5).deck_text.size()));
+
+  const std::string e = load_error(path);  // every tensor trained now
+  BOOST_TEST(e.find("/exp_avg/" + reg[0].name) != std::string::npos);
+  BOOST_TEST(e.find("frozen when the checkpoint was saved") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(file_layout_and_latest_pointer) {
   const World& w = test_world();
   ScratchDir dir(w.comm, "embtrain_ckpt_layout");

@@ -134,7 +134,7 @@ void check_encoder(int n_emb, const std::vector<double>& t) {
   Arena arena(1 << 20);
   ActivationPlan plan(&arena);
   enc.plan(plan, Ta);
-  ParamAccess P(reg, params.data(), grads.data(), nullptr, {DType::f32});
+  ParamAccess P(reg, params.data(), grads.data(), nullptr, {DType::f32}, {});
   P.enter_backward(0);
   const EmbRows emb = n_emb > 0 ? EmbRows{slot_of.data(), Ta, n_emb} : EmbRows{};
   const View a_view = view(a_t.data(), Ta, A);

@@ -12,7 +12,9 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
   freezing     train.tune_diffusion_model = off and tune_projector = off: after 20 steps the
                frozen tensors (action_head.model.*, the state/action encoders and decoder, the
                position table) are bit-identical to the released ones; the vl blocks trained; the
-               frozen DiT runs without dropout as upstream's eval mode.
+               frozen DiT runs without dropout as upstream's eval mode; frozen tensors hold no AdamW
+               moments: the moments are two floats per trainable parameter (the run's log),
+               the checkpoint stores moments of trainable tensors only and is that much smaller.
   bad_input    a truncated file, a header lying about offsets or a dtype, a duplicated key, a
                missing shard, a tensor missing, extra or of another shape: exit 2 on every rank, one line naming
                the file and the tensor, no run folder written.
@@ -23,6 +25,7 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
 import argparse
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -89,11 +92,11 @@ def write_deck(tmp, name, released, data, extra="", device="cpu"):
 def train_and_export(args, tmp, name, released, data, extra="", from_run_dir=False):
     """Trains, then exports from the run's output folder or from its checkpoint folder."""
     deck = write_deck(tmp, name, released, data, extra, args.device)
-    run(mpi([args.embtrain, deck], args.np))
+    p = run(mpi([args.embtrain, deck], args.np))
     exported = os.path.join(tmp, name + "_export")
     source = os.path.join(tmp, "out", name) if from_run_dir else os.path.join(tmp, "out", "ckpt", name)
     run([args.embtrain, "export", source, "-o", exported])
-    return deck, exported
+    return deck, exported, p.stdout + p.stderr
 
 
 def dumped_params(args, tmp, deck, init_from):
@@ -112,7 +115,7 @@ def dumped_params(args, tmp, deck, init_from):
 
 
 def case_round_trip(args, tmp, released, data):
-    deck, exported = train_and_export(args, tmp, "ft", released, data, from_run_dir=True)
+    deck, exported, _ = train_and_export(args, tmp, "ft", released, data, from_run_dir=True)
     dumped_params(args, tmp, deck, released)  # the import itself, against upstream's names and math
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
@@ -147,9 +150,39 @@ def case_round_trip(args, tmp, released, data):
     check("exists" in p.stderr and len(p.stderr.strip().splitlines()) == 1, "an existing DIR is refused in one line")
 
 
+def check_frozen_state(args, log, ckpt):
+    """Frozen tensors hold no AdamW moments, on the device (the run's log line) nor in checkpoints."""
+    m = re.search(r"freezing: (\d+) of (\d+) parameters frozen .* rank 0 holds (\d+) bytes of moments, "
+                  r"checkpoints (\d+) bytes at most", log)
+    check(m is not None, "the run logs its frozen parameters and optimizer state")
+    frozen, total, moments, bound = (int(g) for g in m.groups())
+    with h5py.File(ckpt, "r") as f:
+        params = {k: f["params"][k].size for k in f["params"]}
+        stored = {g: sorted(f[g]) for g in ("exp_avg", "exp_avg_sq")}
+        moment_elements = sum(f["exp_avg"][k].size for k in f["exp_avg"])
+    trainable = total - frozen
+    check(sum(params.values()) == total and stored["exp_avg"] == stored["exp_avg_sq"] and
+          moment_elements == trainable and 0 < frozen < total,
+          f"the checkpoint holds moments of the {trainable} trainable parameters only ({frozen} frozen have none)")
+    # One rank holds them all; with ZeRO-3 each rank holds the trainable part of its half of every
+    # bucket, which need not be half of them (a unit may hold frozen and trainable tensors).
+    if args.np == 1:
+        check(moments == 2 * 4 * trainable, f"the moments take {moments} B: two floats per trainable parameter")
+    else:
+        check(0 < moments < 2 * 4 * trainable,
+              f"rank 0 holds {moments} B of moments, a shard of the trainable parameters' {2 * 4 * trainable} B")
+    size = os.path.getsize(ckpt)
+    check(size <= bound < 4 * total * 3,
+          f"checkpoint {size} B <= {bound} B, below the {12 * total} B of one with every moment")
+    check(size < 4 * (total + 2 * trainable) + 4 * frozen,
+          f"checkpoint {size} B: parameters and trainable moments ({4 * (total + 2 * trainable)} B) plus "
+          "metadata, less than the frozen moments' bytes")
+
+
 def case_freezing(args, tmp, released, data):
-    deck, exported = train_and_export(args, tmp, "frozen", released, data,
-                                      "tune_diffusion_model = off\ntune_projector = off\n")
+    deck, exported, log = train_and_export(args, tmp, "frozen", released, data,
+                                           "tune_diffusion_model = off\ntune_projector = off\n")
+    check_frozen_state(args, log, os.path.join(tmp, "out", "ckpt", "frozen", f"step_{STEPS:08d}.h5"))
     dump = os.path.join(tmp, "frozen.h5")
     run([args.embtrain, deck, "--set", "model.precision=fp32", "--dump", dump])
     with h5py.File(dump, "r") as f:
@@ -240,19 +273,25 @@ def case_bad_input(args, tmp, released, data):
               not os.path.exists(os.path.join(tmp, "out", "ckpt", "bad_" + how)), f"{how}: nothing written")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_case(doc, prefix, cases, make):
+    """The command line of an init_from/export test (doc: its usage), then cases[--case] on the
+    inputs make(tmp, embpack) returns, in a temporary folder."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embtrain", required=True)
     ap.add_argument("--embpack", required=True)
     ap.add_argument("--np", type=int, default=1)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="run.device (cuda: the emulation in CI)")
-    ap.add_argument("--case", choices=("round_trip", "freezing", "bad_input"), required=True)
+    ap.add_argument("--case", choices=tuple(cases), required=True)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="init_from_export_") as tmp:
-        released, data = make_inputs(tmp, args.embpack)
-        {"round_trip": case_round_trip, "freezing": case_freezing, "bad_input": case_bad_input}[args.case](
-            args, tmp, released, data)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        released, data = make(tmp, args.embpack)
+        cases[args.case](args, tmp, released, data)
     print("PASS")
+
+
+def main():
+    run_case(__doc__, "init_from_export_",
+             {"round_trip": case_round_trip, "freezing": case_freezing, "bad_input": case_bad_input}, make_inputs)
 
 
 if __name__ == "__main__":

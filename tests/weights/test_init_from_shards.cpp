@@ -1,0 +1,95 @@
+// Each rank reads only its ZeRO shard of a released checkpoint (issue 32, "Weights in and
+// out": ZeRO-3 at 1024 ranks must not make every rank read the whole file). A tiny GR00T-N1.5
+// checkpoint in upstream's names and layouts, plus a passthrough backbone tensor as large as
+// the action head, is read by init_from on N ranks; every rank gets exactly its owned values,
+// and counts the bytes it copied out of the mapping: about 1/N of the action head, never the
+// backbone, and all ranks together read the action head about once.
+#define BOOST_TEST_MODULE init_from_shards
+#include <mpi.h>
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+#include "comm/world_fixture.hpp"
+#include "model/model.hpp"
+#include "model/presets.hpp"
+#include "parallel/shard_layout.hpp"
+#include "train/freezing.hpp"
+#include "train/init_from.hpp"
+#include "weights/mapped_tensor.hpp"
+#include "weights/safetensors_writer.hpp"
+#include "weights/weights_test_util.hpp"
+
+using namespace emb;
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
+
+namespace {
+
+constexpr const char* kBackbone = "backbone.eagle_model.stand_in.weight";
+
+// model.safetensors: every parameter of reg (values `flat`) under its upstream name, layout and
+// F32, and kBackbone holding as many F32 elements as all of them.
+void write_checkpoint(const std::string& path, const ParamRegistry& reg, const UpstreamNameMap& map,
+                      const std::vector<float>& flat) {
+  std::vector<TensorSpec> specs{{kBackbone, WeightDType::F32, {reg.total()}}};
+  std::vector<UpstreamTensor> upstream;
+  for (const ParamInfo& p : reg.all()) {
+    upstream.push_back(map.upstream_of(p.name, p.shape));
+    specs.push_back({upstream.back().name, WeightDType::F32, upstream.back().shape});
+  }
+  SafetensorsWriter writer(path, specs, {{"format", "pt"}});
+  std::vector<float> theirs;
+  for (const TensorSpec& t : writer.order()) {
+    if (t.name == kBackbone) {
+      writer.write(flat.data(), reg.total());
+      continue;
+    }
+    size_t i = 0;
+    while (upstream[i].name != t.name) ++i;
+    const ParamInfo& p = reg[int(i)];
+    theirs.resize(size_t(p.numel));
+    to_upstream_order(upstream[i], flat.data() + p.offset, theirs.data());
+    writer.write(theirs.data(), p.numel);
+  }
+  writer.finish();
+}
+
+void check_reads_only_own_shards(ShardMode mode) {
+  const World& world = test_world();
+  const ModelConfig mc = preset_config("tiny_gr00t");
+  const auto model = make_model(mc, nullptr);
+  const ParamRegistry& reg = model->params();
+  std::vector<float> flat(size_t(reg.total()));
+  reg.init(flat.data(), 11, 0.02);
+  test::ScratchDir scratch("init_from_shards");  // one per rank: its own copy of the file
+  const std::string path = scratch.path() + "/model.safetensors";
+  write_checkpoint(path, reg, upstream_map_of(mc), flat);
+
+  const InitFrom init(path, upstream_map_of(mc), reg, "tiny_gr00t");
+  const ShardLayout layout(reg, mode, world.rank, world.size);
+  std::vector<float> owned(size_t(layout.owned_total())), expected(owned.size());
+  init.read_owned(world.comm, reg, layout, owned.data());
+  layout.gather_owned(flat.data(), expected.data());
+  BOOST_TEST(owned == expected, boost::test_tools::per_element());
+
+  const double head_bytes = double(reg.total()) * sizeof(float), mine = double(init.source().bytes_copied());
+  double all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, world.comm);
+  BOOST_TEST_MESSAGE("rank " << world.rank << " of " << world.size << " (" << shard_mode_name(mode) << "): read "
+                             << mine << " of the action head's " << head_bytes << " bytes; the file holds "
+                             << 2 * head_bytes);
+  // A transposed tensor split between ranks costs its reader up to one upstream row more.
+  BOOST_TEST(mine <= 1.1 * head_bytes / world.size);
+  BOOST_TEST(mine >= 0.9 * head_bytes / world.size);
+  BOOST_TEST(all >= head_bytes);
+  BOOST_TEST(all <= 1.1 * head_bytes);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(zero3_rank_reads_its_shards_only) { check_reads_only_own_shards(ShardMode::full); }
+
+// Replicated parameters (DDP): each rank reads 1/N of every bucket and the ranks all-gather.
+BOOST_AUTO_TEST_CASE(replicated_ranks_read_a_piece_each) { check_reads_only_own_shards(ShardMode::none); }
