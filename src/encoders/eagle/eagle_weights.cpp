@@ -23,19 +23,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// One line naming the tensor unless the checkpoint holds it with `shape`.
-void check_tensor(const WeightSource& source, const std::string& name, const std::vector<int64_t>& shape) {
-  const TensorInfo* info = source.find(name);
-  if (!info)
-    throw Error(str(source.path(), ": backbone tensor ", name, " is missing (GR00T-N1.5's Eagle backbone reads it; ",
-                    "shape ", shape_text(shape), ")"),
-                kExitInput);
-  if (info->shape != shape)
-    throw Error(str(source.path(), ": backbone tensor ", name, " has shape ", shape_text(info->shape), ", expected ",
-                    shape_text(shape), " (the Eagle config and backbone_cfg.select_layer)"),
-                kExitInput);
-}
-
 // Reads checkpoint tensors after checking their presence and shape.
 class Reader {
  public:
@@ -43,7 +30,7 @@ class Reader {
 
   // The tensor as stored (row-major fp32), checked against `shape`.
   std::vector<float> read(const std::string& name, const std::vector<int64_t>& shape) const {
-    check_tensor(source_, name, shape);
+    check_backbone_tensor(source_, name, shape);
     const int64_t n = source_.info(name).numel();
     std::vector<float> values(static_cast<size_t>(n));
     source_.read(name, 0, n, values.data());
@@ -92,7 +79,7 @@ class Reader {
   // A [rows, cols] table read in slices of rows (the 151680 × 2048 embedding without a second
   // full copy on the host).
   View table(const std::string& name, int64_t rows, int64_t cols) const {
-    check_tensor(source_, name, {rows, cols});
+    check_backbone_tensor(source_, name, {rows, cols});
     const View v = store_.make(rows, cols);
     const int64_t slice = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(cols, 1));
     std::vector<float> buffer;
@@ -111,6 +98,18 @@ class Reader {
 };
 
 }  // namespace
+
+void check_backbone_tensor(const WeightSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+  const TensorInfo* info = source.find(name);
+  if (!info)
+    throw Error(str(source.path(), ": backbone tensor ", name, " is missing (GR00T-N1.5's Eagle backbone reads it; ",
+                    "shape ", shape_text(shape), ")"),
+                kExitInput);
+  if (info->shape != shape)
+    throw Error(str(source.path(), ": backbone tensor ", name, " has shape ", shape_text(info->shape), ", expected ",
+                    shape_text(shape), " (the Eagle config and backbone_cfg.select_layer)"),
+                kExitInput);
+}
 
 std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(const EagleDims& d) {
   const int64_t D = d.vision_hidden, I = d.vision_intermediate, P = d.patch, E = d.llm_hidden;
@@ -184,7 +183,7 @@ std::string eagle_weights_digest(const WeightSource& source) {
 
 EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, BackendTensors& store) {
   // Every tensor is checked before any is read: a bad checkpoint fails before minutes of reading.
-  for (const auto& [name, shape] : eagle_tensor_shapes(d)) check_tensor(source, name, shape);
+  for (const auto& [name, shape] : eagle_tensor_shapes(d)) check_backbone_tensor(source, name, shape);
   const Reader r(source, store);
   const int64_t D = d.vision_hidden, I = d.vision_intermediate, P = d.patch, E = d.llm_hidden;
   const int64_t Q = int64_t(d.llm_heads) * d.head_dim, K = int64_t(d.llm_kv_heads) * d.head_dim;
