@@ -64,6 +64,14 @@ ModelConfig tiny_head() {
   return mc;
 }
 
+// The loader's settings for `file` with model.backbone = online (4096 tokens a micro-batch).
+DataConfig online_data(const std::string& file, const ModelConfig& mc, int64_t global_batch) {
+  DataConfig dc;
+  dc.paths = {file}, dc.global_batch = global_batch, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  return dc;
+}
+
 // The step row of a batch's sample: its state row is unique in the fixture's random states.
 int64_t row_of(const PackedData& p, const PackedBatch& b, int32_t slot, int state_dim) {
   for (int64_t s = 0; s < p.steps(); ++s)
@@ -130,9 +138,7 @@ BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation, *cpu_case) {
   const std::vector<float> offline = stored_vl(dir + "/offline.h5", offsets);
 
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 4, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 4);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   CpuOps cpu;
   OnlineBackbone online(cpu, mc, DType::f32, 1234);
@@ -167,9 +173,7 @@ BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step, *cpu_cas
   const PackedData p = dataset(kH, kW);
   write_packed(p, dir + "/in.h5", "test");
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 2, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 2);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   std::vector<PackedBatch> batches = loader.next_step();
   BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
@@ -198,9 +202,7 @@ BOOST_AUTO_TEST_CASE(backend_context_gives_the_host_context_loss_bit_for_bit, *c
   const std::string dir = make_temp_dir("online_parity");
   write_packed(dataset(kH, kW), dir + "/in.h5", "test");
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 4, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 4);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   CpuOps cpu;
   OnlineBackbone online(cpu, mc, DType::f32, 5);
@@ -235,9 +237,7 @@ BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
   const std::string dir = make_temp_dir("online_cuda");
   write_packed(dataset(kH, kW), dir + "/in.h5", "test");
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 3, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 3);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   const std::vector<PackedBatch> batches = loader.next_step();
   BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
@@ -262,9 +262,15 @@ BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
 #endif
     const std::vector<float> want = host_context(cpu, a, E), got = host_context(cuda, b, E);
     BOOST_TEST(relative_difference(got.data(), want.data(), want.size()) <= 1e-4, "augment " << augment);
-    // bf16 storage: the rows are widened to the fp32 context on the device.
+    // bf16 storage: the rows are widened to the fp32 context on the device (within
+    // test_eagle_backbone's bf16 bound: max error over the largest feature).
     const std::vector<float> got_bf16 = host_context(cuda, c, E);
-    BOOST_TEST(relative_difference(got_bf16.data(), want.data(), want.size()) <= 3e-2, "bf16, augment " << augment);
+    double error = 0, scale = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      error = std::max(error, double(std::fabs(got_bf16[i] - want[i])));
+      scale = std::max(scale, double(std::fabs(want[i])));
+    }
+    BOOST_TEST(error <= 3e-2 * scale, "bf16, augment " << augment << ": error " << error << " of " << scale);
   }
 }
 #endif
