@@ -199,6 +199,25 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   return c;
 }
 
+// Upstream's tune_llm and tune_visual. The Eagle LLM stays frozen (upstream's fine-tuning
+// default). The vision tower could only change features the step computes itself
+// (model.backbone = online): embpack's stored features are fixed.
+void refuse_backbone_tuning(const Deck& deck) {
+  if (on(deck, "train.tune_llm"))
+    throw Error(str(where_set(deck, "train.tune_llm"), ": train.tune_llm = on: embtrain keeps the Eagle LLM frozen "
+                    "(upstream's fine-tuning default); set it off"),
+                kExitInput);
+  if (!on(deck, "train.tune_visual")) return;
+  const std::string where = where_set(deck, "train.tune_visual");
+  if (deck.get_string("model.backbone") != "online")
+    throw Error(str(where, ": train.tune_visual = on needs model.backbone = online: offline features (embpack "
+                    "features) are fixed, no gradient reaches the vision tower that made them"),
+                kExitInput);
+  throw Error(str(where, ": train.tune_visual = on: training the vision tower with model.backbone = online is not "
+                  "implemented yet (issue 33); set it off"),
+              kExitInput);
+}
+
 TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   TrainConfig c;
   c.steps = deck.get_int("train.steps");
@@ -228,11 +247,7 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.init_from_drop_unmodelled = deck.get_string("train.init_from_unmodelled") == "drop";
   c.tune_projector = on(deck, "train.tune_projector");
   c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
-  for (const char* key : {"train.tune_llm", "train.tune_visual"})
-    if (on(deck, key))
-      throw Error(str(where_set(deck, key), ": ", key, " = on: embtrain keeps the Eagle backbone frozen (its "
-                      "features come from embpack features, or from model.backbone = online); set it off"),
-                  kExitInput);
+  refuse_backbone_tuning(deck);
   c.watchdog_s = deck.get_double("train.watchdog_s");
   c.frozen_peer_s = deck.get_double("train.frozen_peer_s");
   return c;

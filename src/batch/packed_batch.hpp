@@ -1,6 +1,7 @@
 // The packed micro-batch (MODEL.md "Packed batch", DATA.md "Packing"): what the data layer
 // hands the model. Samples are laid end to end with no padding (packing = on) or padded to a
-// fixed length (packing = off, tokens with seq < 0). Everything is host memory in fp32/int32.
+// fixed length (packing = off, tokens with seq < 0). Everything is host memory in fp32/int32
+// (but backend_context).
 //
 // The data layer fills the raw sample content (features, states, clean actions/latents) and
 // the token index arrays; the model's flow-matching step draws τ/σ and the noise from the
@@ -34,6 +35,10 @@ struct PackedBatch {
   std::vector<int32_t> prompt;
   std::vector<uint8_t> frames;
   int32_t views = 0, frame_height = 0, frame_width = 0;
+  // The one exception to host memory: the step's backbone leaves `context` [Tc, Dctx] fp32 in the
+  // backend's memory here, where the model reads it (no host round trip); null otherwise. Valid
+  // until the backbone's next step.
+  const float* backend_context = nullptr;
 
   // gr00t, per sample (state/actions zero-padded to the model's Sd/A, mask 0 on padding).
   std::vector<float> state;        // [B, Sd]; wan: per state token in token order [Ts, Sd]

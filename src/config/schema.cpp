@@ -275,11 +275,11 @@ std::vector<KeySpec> make_schema() {
                "upstream's tune_diffusion_model: off freezes the DiT (GR00T: time encoder, blocks, output "
                "projections, which then run without dropout; DreamZero: the whole CausalWanModel)"),
       enum_key("train.tune_llm", "off", {"on", "off"},
-               "upstream's tune_llm: the Eagle LLM stays frozen in embtrain (its features come from embpack "
-               "features or from model.backbone = online), so it must stay off"),
+               "upstream's tune_llm: refused; the Eagle LLM stays frozen in embtrain (upstream's fine-tuning "
+               "default), so it must stay off"),
       enum_key("train.tune_visual", "off", {"on", "off"},
-               "upstream's tune_visual: the Eagle vision tower stays frozen in embtrain (offline or online "
-               "features alike), so it must stay off"),
+               "upstream's tune_visual: the Eagle vision tower and mlp1 projector; needs model.backbone = online "
+               "(offline features are fixed); refused until their training lands (issue 33), so it must stay off"),
       int_key("train.ckpt_every", "0", "steps", at_least(0),
               "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
       string_key("train.ckpt_dir", "",

@@ -124,7 +124,10 @@ void DeviceBatch::upload(Ops& ops, const ModelConfig& cfg, const PackedBatch& b,
   }
   stage_index(time_row, time.row);
   stage_matrix(time_t, time.t, 2);
-  stage_matrix(context, b.context, cfg.d_ctx);
+  if (b.backend_context)
+    context = view(b.backend_context, b.n_context, cfg.d_ctx);
+  else
+    stage_matrix(context, b.context, cfg.d_ctx);
   action_time_.clear();
   for (int32_t t : L.action) action_time_.push_back(time.row[size_t(t)]);
   stage_index(action, L.action), stage_index(action_time, action_time_);

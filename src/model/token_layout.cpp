@@ -9,7 +9,8 @@ void build_token_layout(const ModelConfig& cfg, const PackedBatch& b, TokenLayou
   const int B = b.n_samples;
   EMB_CHECK(int64_t(b.seq.size()) == T && int64_t(b.kind.size()) == T && int64_t(b.blk.size()) == T &&
                 int64_t(b.grp.size()) == T && int64_t(b.pos.size()) == 3 * T && int64_t(b.cseq.size()) == b.n_context &&
-                int64_t(b.context.size()) == b.n_context * cfg.d_ctx && int64_t(b.sample_id.size()) == B,
+                (b.backend_context ? b.context.empty() : int64_t(b.context.size()) == b.n_context * cfg.d_ctx) &&
+                int64_t(b.sample_id.size()) == B,
             "packed batch: token arrays do not match n_tokens = ", T, ", n_context = ", b.n_context,
             ", n_samples = ", B, " and context width ", cfg.d_ctx);
   L.index_in_sample.assign(size_t(T), -1);

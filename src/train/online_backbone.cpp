@@ -1,6 +1,5 @@
 #include "train/online_backbone.hpp"
 
-#include <algorithm>
 #include <memory>
 
 #include "core/error.hpp"
@@ -29,22 +28,35 @@ VlPrompt online_prompt(const ModelConfig& mc) {
 }
 
 OnlineBackbone::OnlineBackbone(Ops& ops, const ModelConfig& mc, DType storage, uint64_t seed)
-    : backbone_(ops, online_backbone_dims(mc), WeightSource(mc.backbone_dir), storage), seed_(seed) {}
+    : ops_(ops), backbone_(ops, online_backbone_dims(mc), WeightSource(mc.backbone_dir), storage), seed_(seed) {}
 
-void OnlineBackbone::compute_context(PackedBatch& b, int64_t step, bool augment) {
+View OnlineBackbone::context_buffer(int slot, int64_t rows) {
+  if (int(contexts_.size()) <= slot) contexts_.resize(size_t(slot) + 1);
+  ContextBuffer& c = contexts_[size_t(slot)];
+  if (c.rows.rows < rows) {
+    c.store = std::make_unique<encoders::BackendTensors>(ops_, DType::f32);
+    c.rows = c.store->make(rows, backbone_.dims().llm_hidden);
+  }
+  return c.rows.rows_range(0, rows);
+}
+
+void OnlineBackbone::compute_context(PackedBatch& b, int slot, int64_t step, bool augment) {
   const encoders::EagleDims& d = backbone_.dims();
   const int64_t V = b.views, H = b.frame_height, W = b.frame_width, frame_bytes = H * W * 3;
   const int64_t patch_values = d.tokens_per_image() * d.patch_features();
   EMB_ASSERT(int64_t(b.prompt.size()) == b.n_context && int64_t(b.frames.size()) == b.n_samples * V * frame_bytes);
-  // A sample's context rows lie together, in prompt order (data/packer.cpp).
+  // Each sample's prompt is its context rows' ids in order; the backbone's rows, sample after
+  // sample, go back to those rows.
   std::vector<encoders::EagleSample> samples(size_t(b.n_samples));
-  std::vector<int64_t> first_row(size_t(b.n_samples), 0);
+  std::vector<std::vector<int32_t>> rows_of_sample(size_t(b.n_samples));
   for (int64_t t = 0; t < b.n_context; ++t) {
-    const int32_t slot = b.cseq[size_t(t)];
-    if (slot < 0) continue;
-    if (samples[size_t(slot)].ids.empty()) first_row[size_t(slot)] = t;
-    samples[size_t(slot)].ids.push_back(b.prompt[size_t(t)]);
+    const int32_t s = b.cseq[size_t(t)];
+    if (s < 0) continue;
+    samples[size_t(s)].ids.push_back(b.prompt[size_t(t)]);
+    rows_of_sample[size_t(s)].push_back(int32_t(t));
   }
+  std::vector<int32_t> context_rows;
+  for (const std::vector<int32_t>& r : rows_of_sample) context_rows.insert(context_rows.end(), r.begin(), r.end());
   std::vector<float> rows(size_t(b.n_samples * V * patch_values));
   for (int32_t s = 0; s < b.n_samples; ++s) {
     samples[size_t(s)].views = int(V);
@@ -55,15 +67,20 @@ void OnlineBackbone::compute_context(PackedBatch& b, int64_t step, bool augment)
                                str("model.backbone = online: sample ", b.sample_id[size_t(s)]));
     encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, rows.data() + s * V * patch_values);
   }
-  const std::vector<float> vl = backbone_.features(samples, rows.data());
-  const int64_t E = d.llm_hidden;
-  b.context.assign(size_t(b.n_context * E), 0.f);
-  int64_t at = 0;  // vl holds sample after sample
-  for (int32_t s = 0; s < b.n_samples; ++s) {
-    const int64_t n = int64_t(samples[size_t(s)].ids.size());
-    std::copy_n(vl.data() + at * E, n * E, b.context.data() + first_row[size_t(s)] * E);
-    at += n;
+  const View context = context_buffer(slot, b.n_context);
+  encoders::BackendTensors scratch(ops_, backbone_.storage());
+  View vl = backbone_.features_in_backend(samples, rows.data(), scratch);
+  encoders::BackendTensors widened(ops_, DType::f32);  // bf16 storage: the head reads fp32
+  if (vl.dtype != DType::f32) {
+    const View vl32 = widened.make(vl.rows, vl.cols);
+    ops_.convert(vl, vl32);
+    vl = vl32;
   }
+  ops_.zero(context);
+  const encoders::BackendIndex to_rows(ops_, context_rows);
+  ops_.copy_rows(vl, RowIndex{}, context, to_rows.rows());
+  b.context.clear();
+  b.backend_context = context.f32();
 }
 
 }  // namespace emb

@@ -1,16 +1,21 @@
 // model.backbone = online (issue 33): the step computes each micro-batch's gr00t vl features with
 // GR00T-N1.5's frozen Eagle 2.5 backbone (encoders/eagle) on the run's Ops, from the frames and
 // prompt ids the loader packed (PackedBatch::frames, ::prompt): forward only, no activations
-// kept past it, no gradients. In training the frames go through GR00T's random crop 0.95 and
-// colour jitter, one draw per sample from (run.seed, sample id, step): the sample id is the
-// epoch-order position the sampler restores on resume, so a resumed run draws what the
-// uninterrupted one did. model.backbone_augment = off, and evaluation, take the centre crop.
+// kept past it, no gradients. The features stay in the backend's memory: the backbone's rows are
+// copied into the micro-batch's context buffer there, which the model reads
+// (PackedBatch::backend_context); only the frames' patch rows and the ids go to the backend.
+// In training the frames go through GR00T's random crop 0.95 and colour jitter, one draw per
+// sample from (run.seed, sample id, step): the sample id is the epoch-order position the
+// sampler restores on resume, so a resumed run draws what the uninterrupted one did.
+// model.backbone_augment = off, and evaluation, take the centre crop.
 //
 // The backbone folder is model.backbone_dir: a GR00T checkpoint (backbone.eagle_model.* tensors,
 // config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files),
 // as `embpack features --backbone` reads it.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "batch/packed_batch.hpp"
 #include "config/model_config.hpp"
@@ -37,14 +42,24 @@ class OnlineBackbone {
   // model.precision = bf16, as upstream trains under autocast; else fp32).
   OnlineBackbone(Ops& ops, const ModelConfig& mc, DType storage, uint64_t seed);
 
-  // b.context [n_context, dims().llm_hidden] from b's frames and prompts (padding rows 0);
-  // augment: the training transforms drawn for `step`.
-  void compute_context(PackedBatch& b, int64_t step, bool augment);
+  // b.backend_context [n_context, dims().llm_hidden] fp32 in the backend's memory, from b's
+  // frames and prompts (padding rows 0); augment: the training transforms drawn for `step`.
+  // Micro-batch `slot` of a step has a buffer of its own, valid until the next call for that slot.
+  void compute_context(PackedBatch& b, int slot, int64_t step, bool augment);
   const encoders::EagleDims& dims() const { return backbone_.dims(); }
 
  private:
+  // The context rows of one micro-batch slot: kept and grown, so a step allocates nothing.
+  struct ContextBuffer {
+    std::unique_ptr<encoders::BackendTensors> store;
+    View rows;  // [capacity, llm_hidden] fp32
+  };
+  View context_buffer(int slot, int64_t rows);
+
+  Ops& ops_;
   encoders::EagleBackbone backbone_;
   uint64_t seed_;
+  std::vector<ContextBuffer> contexts_;
 };
 
 }  // namespace emb

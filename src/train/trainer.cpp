@@ -93,8 +93,9 @@ CheckpointMeta Trainer::resume_or_init(const InitFrom* init_from) {
 StepResult Trainer::step(std::vector<PackedBatch>& micro_batches, int64_t step) {
   if (backbone_) {
     ScopedPhase phase(step_.timers, Phase::backbone);
-    for (PackedBatch& mb : micro_batches)
-      if (mb.n_samples > 0) backbone_->compute_context(mb, step, cfg_.model.backbone_augment);
+    for (size_t i = 0; i < micro_batches.size(); ++i)
+      if (micro_batches[i].n_samples > 0)
+        backbone_->compute_context(micro_batches[i], int(i), step, cfg_.model.backbone_augment);
   }
   return train_step(step_, micro_batches, step, schedule_.at(step));
 }

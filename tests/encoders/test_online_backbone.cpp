@@ -10,6 +10,8 @@
 //    offline features within the fp16 rounding of the stored features, with a backbone phase;
 //  - on CUDA (under the emulation in CI) the step's rows equal the CPU's within 1e-4, and a
 //    CUDA run on online features the loss of the CUDA run on offline features;
+//  - under the emulation only the cases that run a CUDA path: the CPU cases are the same code
+//    there as in the CPU build, which covers them (they would cost the emulated suite ~2 min).
 //  - bad input (a missing tokenizer file, a tokenizer without <IMG_CONTEXT>, views of two
 //    resolutions or four channels, a backbone narrower than model.d_ctx) is one line, exit 2,
 //    and nothing written.
@@ -25,12 +27,16 @@
 #include "encoders/eagle/frame_transform.hpp"
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "model/model.hpp"
 #include "model/presets.hpp"
 #include "rl/mpi_fixture.hpp"
 #include "train/online_backbone.hpp"
 #ifdef EMBTRAIN_CUDA_KERNELS
 #include "kernels/cuda/cuda_ops.hpp"
 #include "kernels/cuda_device.hpp"
+#endif
+#ifdef EMBTRAIN_CUDA_EMULATED
+#include "kernels/cuda/emu/runtime.hpp"
 #endif
 
 using namespace emb;
@@ -41,6 +47,14 @@ namespace {
 
 BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
 
+#ifdef EMBTRAIN_CUDA_EMULATED
+constexpr bool kCpuCases = false;
+#else
+constexpr bool kCpuCases = true;
+#endif
+// A case of the CPU backend only: run where the build is not the CUDA emulation.
+const auto cpu_case = boost::unit_test::enable_if<kCpuCases>();
+
 constexpr int64_t kH = 48, kW = 64, kFrame = kH * kW * 3;
 
 ModelConfig tiny_head() {
@@ -48,6 +62,14 @@ ModelConfig tiny_head() {
   mc.state_dim = 3, mc.action_dim = 2;
   mc.online_backbone = true, mc.backbone_dir = tiny().checkpoint;
   return mc;
+}
+
+// The loader's settings for `file` with model.backbone = online (4096 tokens a micro-batch).
+DataConfig online_data(const std::string& file, const ModelConfig& mc, int64_t global_batch) {
+  DataConfig dc;
+  dc.paths = {file}, dc.global_batch = global_batch, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.online_prompt = online_prompt(mc);
+  return dc;
 }
 
 // The step row of a batch's sample: its state row is unique in the fixture's random states.
@@ -81,17 +103,32 @@ double relative_difference(const float* got, const float* want, size_t n) {
   return worst;
 }
 
+// The context [n_context, E] the step's backbone left in the backend's memory, on the host.
+std::vector<float> host_context(Ops& ops, const PackedBatch& b, int64_t E) {
+  BOOST_TEST_REQUIRE(b.context.empty());
+  BOOST_TEST_REQUIRE(b.backend_context != nullptr);
+  std::vector<float> out(size_t(b.n_context * E));
+  ops.download(out.data(), b.backend_context, out.size() * sizeof(float));
+  return out;
+}
+
 // The context rows of slot `slot` (its cseq rows, in order).
-std::vector<float> slot_rows(const PackedBatch& b, int32_t slot, int64_t E) {
+std::vector<float> slot_rows(const std::vector<float>& context, const PackedBatch& b, int32_t slot, int64_t E) {
   std::vector<float> out;
   for (int64_t t = 0; t < b.n_context; ++t)
-    if (b.cseq[size_t(t)] == slot) out.insert(out.end(), b.context.begin() + t * E, b.context.begin() + (t + 1) * E);
+    if (b.cseq[size_t(t)] == slot) out.insert(out.end(), context.begin() + t * E, context.begin() + (t + 1) * E);
   return out;
+}
+
+// The online run's flags: the tiny backbone, augmentation off unless `augment`.
+std::string online_flags(bool augment) {
+  return str("--set model.backbone=online --set model.backbone_dir=", tiny().checkpoint,
+             augment ? "" : " --set model.backbone_augment=off");
 }
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation) {
+BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation, *cpu_case) {
   const std::string dir = make_temp_dir("online");
   const PackedData p = dataset(kH, kW);
   write_packed(p, dir + "/in.h5", "test");
@@ -101,9 +138,7 @@ BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation) {
   const std::vector<float> offline = stored_vl(dir + "/offline.h5", offsets);
 
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 4, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 4);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   CpuOps cpu;
   OnlineBackbone online(cpu, mc, DType::f32, 1234);
@@ -115,11 +150,11 @@ BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation) {
     for (PackedBatch& b : loader.next_step()) {
       if (b.n_samples == 0) continue;
       BOOST_TEST(b.context.empty());  // the loader leaves the context to the step
-      online.compute_context(b, step, false);
-      BOOST_TEST_REQUIRE(int64_t(b.context.size()) == b.n_context * E);
+      online.compute_context(b, 0, step, false);
+      const std::vector<float> context = host_context(cpu, b, E);
       for (int32_t slot = 0; slot < b.n_samples; ++slot) {
         const int64_t s = row_of(p, b, slot, mc.state_dim);
-        const std::vector<float> got = slot_rows(b, slot, E), want = reference_rows(backbone, p, s, nullptr);
+        const std::vector<float> got = slot_rows(context, b, slot, E), want = reference_rows(backbone, p, s, nullptr);
         BOOST_TEST_REQUIRE(got.size() == want.size());
         BOOST_TEST_REQUIRE(int64_t(got.size()) == (offsets[size_t(s) + 1] - offsets[size_t(s)]) * E);
         worst = std::max(worst, relative_difference(got.data(), want.data(), got.size()));
@@ -133,14 +168,12 @@ BOOST_AUTO_TEST_CASE(online_features_equal_the_offline_computation) {
   BOOST_TEST(worst_stored <= 1e-3, "embpack features' fp16 rows against online: " << worst_stored);
 }
 
-BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step) {
+BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step, *cpu_case) {
   const std::string dir = make_temp_dir("online_augment");
   const PackedData p = dataset(kH, kW);
   write_packed(p, dir + "/in.h5", "test");
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 2, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 2);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   std::vector<PackedBatch> batches = loader.next_step();
   BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
@@ -149,16 +182,53 @@ BOOST_AUTO_TEST_CASE(training_transforms_are_drawn_per_sample_and_step) {
   encoders::EagleBackbone backbone(cpu, tiny().checkpoint, tiny().eagle, DType::f32);
   const int64_t E = backbone.dims().llm_hidden;
   PackedBatch at5 = batches[0], again = batches[0], at6 = batches[0], eval = batches[0];
-  online.compute_context(at5, 5, true), online.compute_context(again, 5, true);
-  online.compute_context(at6, 6, true), online.compute_context(eval, 5, false);
-  BOOST_TEST(at5.context == again.context);
-  BOOST_TEST(at5.context != at6.context);
-  BOOST_TEST(at5.context != eval.context);
+  online.compute_context(at5, 0, 5, true), online.compute_context(again, 1, 5, true);
+  online.compute_context(at6, 2, 6, true), online.compute_context(eval, 3, 5, false);
+  const std::vector<float> context5 = host_context(cpu, at5, E);
+  BOOST_TEST(context5 == host_context(cpu, again, E));
+  BOOST_TEST(context5 != host_context(cpu, at6, E));
+  BOOST_TEST(context5 != host_context(cpu, eval, E));
   const int64_t s = row_of(p, at5, 0, mc.state_dim);
   const encoders::FrameAugmentation drawn = encoders::draw_augmentation(kH, kW, 77, uint64_t(at5.sample_id[0]), 5);
-  const std::vector<float> want = reference_rows(backbone, p, s, &drawn), got = slot_rows(at5, 0, E);
+  const std::vector<float> want = reference_rows(backbone, p, s, &drawn), got = slot_rows(context5, at5, 0, E);
   BOOST_TEST_REQUIRE(got.size() == want.size());
   BOOST_TEST(relative_difference(got.data(), want.data(), got.size()) <= 1e-6);
+}
+
+// The model reads the backbone's rows where they were written (PackedBatch::backend_context):
+// its loss and gradients are bit-identical to those of the same rows staged from the host, the
+// path before the features stayed in the backend's memory.
+BOOST_AUTO_TEST_CASE(backend_context_gives_the_host_context_loss_bit_for_bit, *cpu_case) {
+  const std::string dir = make_temp_dir("online_parity");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  const ModelConfig mc = tiny_head();
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 4);
+  Loader loader(MPI_COMM_WORLD, dc, mc);
+  CpuOps cpu;
+  OnlineBackbone online(cpu, mc, DType::f32, 5);
+  const std::unique_ptr<Model> model = make_model(mc, &cpu);
+  std::vector<float> params(size_t(model->params().total()));
+  model->init_params(params.data(), 3);
+  int compared = 0;
+  for (int step = 1; step <= 3; ++step) {
+    for (PackedBatch& on_backend : loader.next_step()) {
+      if (on_backend.n_samples == 0) continue;
+      online.compute_context(on_backend, 0, step, true);
+      PackedBatch on_host = on_backend;
+      on_host.context = host_context(cpu, on_backend, mc.d_ctx);
+      on_host.backend_context = nullptr;
+      const std::vector<double> denominators = model->loss_counts(on_backend);
+      std::vector<float> grads_backend(params.size(), 0.f), grads_host(params.size(), 0.f);
+      const double loss_backend =
+          model->forward_backward(params.data(), grads_backend.data(), on_backend, step, 11, denominators);
+      const double loss_host =
+          model->forward_backward(params.data(), grads_host.data(), on_host, step, 11, denominators);
+      BOOST_TEST(loss_backend == loss_host, "step " << step);
+      BOOST_TEST(grads_backend == grads_host, "step " << step);
+      ++compared;
+    }
+  }
+  BOOST_TEST(compared >= 3);
 }
 
 #ifdef EMBTRAIN_CUDA_KERNELS
@@ -167,21 +237,40 @@ BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
   const std::string dir = make_temp_dir("online_cuda");
   write_packed(dataset(kH, kW), dir + "/in.h5", "test");
   const ModelConfig mc = tiny_head();
-  DataConfig dc;
-  dc.paths = {dir + "/in.h5"}, dc.global_batch = 3, dc.tokens_per_mb = 4096, dc.prefetch = 0;
-  dc.online_prompt = online_prompt(mc);
+  const DataConfig dc = online_data(dir + "/in.h5", mc, 3);
   Loader loader(MPI_COMM_WORLD, dc, mc);
   const std::vector<PackedBatch> batches = loader.next_step();
   BOOST_TEST_REQUIRE(batches[0].n_samples > 0);
   CpuOps cpu;
   CudaOps cuda;
-  OnlineBackbone on_cpu(cpu, mc, DType::f32, 9), on_cuda(cuda, mc, DType::f32, 9);
+  OnlineBackbone on_cpu(cpu, mc, DType::f32, 9), on_cuda(cuda, mc, DType::f32, 9), on_bf16(cuda, mc, DType::bf16, 9);
+  const int64_t E = on_cpu.dims().llm_hidden;
   for (const bool augment : {false, true}) {
-    PackedBatch a = batches[0], b = batches[0];
-    on_cpu.compute_context(a, 2, augment), on_cuda.compute_context(b, 2, augment);
-    BOOST_TEST_REQUIRE(a.context.size() == b.context.size());
-    const double diff = relative_difference(b.context.data(), a.context.data(), a.context.size());
-    BOOST_TEST(diff <= 1e-4, "augment " << augment << ": cuda against cpu " << diff);
+    PackedBatch a = batches[0], b = batches[0], c = batches[0];
+    on_cpu.compute_context(a, 0, 2, augment);
+#ifdef EMBTRAIN_CUDA_EMULATED
+    // The features stay on the device: computing them copies nothing back to the host (the
+    // emulation records every device-to-host copy; the host path had one per micro-batch).
+    std::vector<uint64_t> device_to_host;
+    emu::record_copies(&device_to_host);
+#endif
+    on_cuda.compute_context(b, 0, 2, augment), on_bf16.compute_context(c, 0, 2, augment);
+#ifdef EMBTRAIN_CUDA_EMULATED
+    cuda.synchronize();
+    emu::record_copies(nullptr);
+    BOOST_TEST(device_to_host.size() == 0u);
+#endif
+    const std::vector<float> want = host_context(cpu, a, E), got = host_context(cuda, b, E);
+    BOOST_TEST(relative_difference(got.data(), want.data(), want.size()) <= 1e-4, "augment " << augment);
+    // bf16 storage: the rows are widened to the fp32 context on the device (within
+    // test_eagle_backbone's bf16 bound: max error over the largest feature).
+    const std::vector<float> got_bf16 = host_context(cuda, c, E);
+    double error = 0, scale = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      error = std::max(error, double(std::fabs(got_bf16[i] - want[i])));
+      scale = std::max(scale, double(std::fabs(want[i])));
+    }
+    BOOST_TEST(error <= 3e-2 * scale, "bf16, augment " << augment << ": error " << error << " of " << scale);
   }
 }
 #endif
@@ -207,16 +296,13 @@ std::vector<double> losses(const std::string& run_dir) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss) {
+BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss, *cpu_case) {
   const std::string dir = make_temp_dir("online_train");
   write_packed(dataset(kH, kW), dir + "/in.h5", "test");
   BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/offline.h5"), dir).code == 0);
   ToolResult r = run_tool(train_command(dir, "offline", dir + "/offline.h5", ""), dir);
   BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
-  r = run_tool(train_command(dir, "online", dir + "/offline.h5",
-                             "--set model.backbone=online --set model.backbone_augment=off --set model.backbone_dir=" +
-                                 tiny().checkpoint),
-               dir);
+  r = run_tool(train_command(dir, "online", dir + "/offline.h5", online_flags(false)), dir);
   BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
   const std::vector<double> offline = losses(dir + "/offline"), online = losses(dir + "/online");
   BOOST_TEST_REQUIRE(offline.size() == 3u);
@@ -224,42 +310,46 @@ BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss) {
   for (size_t i = 0; i < 3; ++i)
     BOOST_TEST(std::fabs(online[i] - offline[i]) <= 1e-3 * std::fabs(offline[i]),
                "step " << i + 1 << ": online " << online[i] << ", offline " << offline[i]);
-#ifdef EMBTRAIN_CUDA_KERNELS
-  if (emb::testing::cuda_device_or_skip()) {
-    const std::string cuda = " --set run.device=cuda";
-    r = run_tool(train_command(dir, "offline_cuda", dir + "/offline.h5", cuda), dir);
-    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
-    r = run_tool(train_command(dir, "online_cuda", dir + "/offline.h5",
-                               cuda + " --set model.backbone=online --set model.backbone_augment=off "
-                                      "--set model.backbone_dir=" + tiny().checkpoint),
-                 dir);
-    BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
-    const std::vector<double> offline_cuda = losses(dir + "/offline_cuda"), online_cuda = losses(dir + "/online_cuda");
-    BOOST_TEST_REQUIRE(online_cuda.size() == 3u);
-    for (size_t i = 0; i < 3; ++i) {
-      BOOST_TEST(std::fabs(online_cuda[i] - offline_cuda[i]) <= 1e-3 * std::fabs(offline_cuda[i]));
-      BOOST_TEST(std::fabs(online_cuda[i] - online[i]) <= 1e-4 * std::fabs(online[i]), "cuda against cpu, step " << i + 1);
-    }
-  }
-#endif
   const json summary = json::parse(read_file(dir + "/online/summary.json"));
   BOOST_TEST(summary["phases"]["backbone"]["per_step"]["mean"].get<double>() > 0);
   const json offline_summary = json::parse(read_file(dir + "/offline/summary.json"));
   BOOST_TEST(offline_summary["phases"]["backbone"]["per_step"]["mean"].get<double>() == 0);
   // With augmentation (the default) the loss moves, and a rerun repeats it exactly.
-  r = run_tool(train_command(dir, "augmented", dir + "/in.h5", "--set model.backbone=online --set model.backbone_dir=" +
-                                                                   tiny().checkpoint),
-               dir);
+  r = run_tool(train_command(dir, "augmented", dir + "/in.h5", online_flags(true)), dir);
   BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
-  r = run_tool(train_command(dir, "augmented2", dir + "/in.h5", "--set model.backbone=online --set model.backbone_dir=" +
-                                                                    tiny().checkpoint),
-               dir);
+  r = run_tool(train_command(dir, "augmented2", dir + "/in.h5", online_flags(true)), dir);
   BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
   BOOST_TEST(losses(dir + "/augmented") == losses(dir + "/augmented2"));
   BOOST_TEST(losses(dir + "/augmented") != online);
 }
 
-BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_nothing_written) {
+#ifdef EMBTRAIN_CUDA_KERNELS
+BOOST_AUTO_TEST_CASE(training_on_cuda_online_features_gives_the_cuda_offline_loss) {
+  if (!emb::testing::cuda_device_or_skip()) return;
+  const std::string dir = make_temp_dir("online_train_cuda");
+  write_packed(dataset(kH, kW), dir + "/in.h5", "test");
+  BOOST_TEST_REQUIRE(run_tool(features_command(dir + "/in.h5", dir + "/offline.h5"), dir).code == 0);
+  const std::string cuda = " --set run.device=cuda ";
+  ToolResult r = run_tool(train_command(dir, "online", dir + "/offline.h5", online_flags(false)), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  r = run_tool(train_command(dir, "offline_cuda", dir + "/offline.h5", cuda), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  r = run_tool(train_command(dir, "online_cuda", dir + "/offline.h5", cuda + online_flags(false)), dir);
+  BOOST_TEST_REQUIRE(r.code == 0, r.out + r.err);
+  const std::vector<double> online = losses(dir + "/online"), offline_cuda = losses(dir + "/offline_cuda"),
+                            online_cuda = losses(dir + "/online_cuda");
+  BOOST_TEST_REQUIRE(online.size() == 3u);
+  BOOST_TEST_REQUIRE(offline_cuda.size() == 3u);
+  BOOST_TEST_REQUIRE(online_cuda.size() == 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    BOOST_TEST(std::fabs(online_cuda[i] - offline_cuda[i]) <= 1e-3 * std::fabs(offline_cuda[i]));
+    BOOST_TEST(std::fabs(online_cuda[i] - online[i]) <= 1e-4 * std::fabs(online[i]),
+               "cuda against cpu, step " << i + 1);
+  }
+}
+#endif
+
+BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_nothing_written, *cpu_case) {
   const std::string dir = make_temp_dir("online_bad");
   write_packed(dataset(kH, kW), dir + "/in.h5", "test");
   int case_number = 0;

@@ -112,6 +112,33 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
   }
 }
 
+// Upstream's backbone tuning flags: tune_llm is refused; tune_visual needs features the step
+// computes (offline ones are fixed). One line naming the deck line, exit 2.
+BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
+  struct Case {
+    const char* lines;
+    const char* message;
+  };
+  for (const Case& k :
+       {Case{"[train]\ntune_llm = on\n", "train.tune_llm = on: embtrain keeps the Eagle LLM frozen"},
+        Case{"[train]\ntune_visual = on\n", "train.tune_visual = on needs model.backbone = online"},
+        Case{"backbone = online\nbackbone_dir = /tmp/eagle\n[train]\ntune_visual = on\n",
+             "train.tune_visual = on: training the vision tower"}}) {
+    const std::string path = write_deck("tuning", std::string("preset = tiny_gr00t\n") + k.lines);
+    try {
+      run_config_from_deck(load_deck(path));
+      BOOST_ERROR("no error for " << k.lines);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      BOOST_TEST(e.exit_code() == kExitInput);
+      BOOST_TEST(msg.rfind(path + ":", 0) == 0, msg);
+      BOOST_TEST(msg.find(k.message) != std::string::npos, msg);
+      BOOST_TEST(msg.find('\n') == std::string::npos);
+    }
+    std::remove(path.c_str());
+  }
+}
+
 // The big presets have the sizes their names promise, and the plan's GEMM FLOPs follow the
 // 2·params·tokens rule of thumb (within what context-width layers and time embeddings add).
 BOOST_AUTO_TEST_CASE(plan_of_the_large_presets) {

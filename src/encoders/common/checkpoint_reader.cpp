@@ -54,16 +54,21 @@ std::string tensors_digest(const WeightSource& source, const std::function<bool(
 CheckpointReader::CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner)
     : source_(source), store_(store), owner_(std::move(owner)) {}
 
-void CheckpointReader::check(const std::string& name, const std::vector<int64_t>& shape) const {
-  const TensorInfo* info = source_.find(name);
+void check_tensor(const WeightSource& source, const TensorOwner& owner, const std::string& name,
+                  const std::vector<int64_t>& shape) {
+  const TensorInfo* info = source.find(name);
   if (!info)
-    throw Error(str(source_.path(), ": ", owner_.kind, " ", name, " is missing (", owner_.reader, " reads it; shape ",
+    throw Error(str(source.path(), ": ", owner.kind, " ", name, " is missing (", owner.reader, " reads it; shape ",
                     shape_text(shape), ")"),
                 kExitInput);
   if (info->shape != shape)
-    throw Error(str(source_.path(), ": ", owner_.kind, " ", name, " has shape ", shape_text(info->shape), ", expected ",
-                    shape_text(shape), " (", owner_.shapes_from, ")"),
+    throw Error(str(source.path(), ": ", owner.kind, " ", name, " has shape ", shape_text(info->shape), ", expected ",
+                    shape_text(shape), " (", owner.shapes_from, ")"),
                 kExitInput);
+}
+
+void CheckpointReader::check(const std::string& name, const std::vector<int64_t>& shape) const {
+  check_tensor(source_, owner_, name, shape);
 }
 
 std::vector<float> CheckpointReader::read(const std::string& name, const std::vector<int64_t>& shape) const {

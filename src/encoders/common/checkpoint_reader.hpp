@@ -30,6 +30,10 @@ std::string shape_text(const std::vector<int64_t>& shape);
 // byte of those tensors once (a few seconds per GB).
 std::string tensors_digest(const WeightSource& source, const std::function<bool(const std::string&)>& take);
 
+// Throws the one-line error unless `source` holds `name` with `shape`.
+void check_tensor(const WeightSource& source, const TensorOwner& owner, const std::string& name,
+                  const std::vector<int64_t>& shape);
+
 class CheckpointReader {
  public:
   CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner);

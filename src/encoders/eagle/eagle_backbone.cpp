@@ -21,6 +21,14 @@ std::vector<float> EagleBackbone::image_tokens(const float* patch_rows, int64_t 
 }
 
 std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& samples, const float* patch_rows) {
+  BackendTensors scratch(ops_, storage());
+  const View vl = features_in_backend(samples, patch_rows, scratch);
+  return vl.absent() ? std::vector<float>{} : download(ops_, vl);
+}
+
+View EagleBackbone::features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows,
+                                        BackendTensors& scratch) {
+  EMB_ASSERT(scratch.dtype() == storage());
   const int64_t T = dims_.tokens_per_image();
   std::vector<int32_t> ids, image_rows;
   std::vector<int64_t> offsets = {0};
@@ -42,8 +50,7 @@ std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& sampl
     n_images += sample.views;
   }
   const int64_t N = offsets.back();
-  if (N == 0) return {};
-  BackendTensors scratch(ops_, storage());
+  if (N == 0) return View{};
   const View embeds = scratch.make(N, dims_.llm_hidden);
   const BackendIndex id_rows(ops_, ids);
   ops_.copy_rows(weights_.embed, id_rows.rows(), embeds, RowIndex{});
@@ -53,7 +60,7 @@ std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& sampl
     const BackendIndex image_positions(ops_, image_rows);
     ops_.copy_rows(tokens, RowIndex{}, embeds, image_positions.rows());
   }
-  return download(ops_, language_model_forward(weights_, dims_, scratch, embeds, offsets));
+  return language_model_forward(weights_, dims_, scratch, embeds, offsets);
 }
 
 }  // namespace emb::encoders

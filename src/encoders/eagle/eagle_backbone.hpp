@@ -43,6 +43,9 @@ class EagleBackbone {
   // [Σ_s V_s · T, 3·p·p] (host fp32) are in sample and view order. Throws emb::Error naming the
   // sample on ids outside the vocabulary or an image-token count other than V · T.
   std::vector<float> features(const std::vector<EagleSample>& samples, const float* patch_rows);
+  // The same vl rows left in backend memory, in storage() dtype, allocated in `scratch` (whose
+  // dtype must be storage()); an absent view when the samples hold no token.
+  View features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows, BackendTensors& scratch);
   // The image tokens (SigLIP + mlp1) of n images' patch rows, host fp32 [n · T, E] (tests).
   std::vector<float> image_tokens(const float* patch_rows, int64_t n_images);
 

@@ -25,6 +25,10 @@ TensorOwner backbone_tensors() {
 
 }  // namespace
 
+void check_backbone_tensor(const WeightSource& source, const std::string& name, const std::vector<int64_t>& shape) {
+  check_tensor(source, backbone_tensors(), name, shape);
+}
+
 std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(const EagleDims& d) {
   const int64_t D = d.vision_hidden, I = d.vision_intermediate, P = d.patch, E = d.llm_hidden;
   const int64_t Q = int64_t(d.llm_heads) * d.head_dim, K = int64_t(d.llm_kv_heads) * d.head_dim;

@@ -44,6 +44,9 @@ struct EagleWeights {
 // [out, in], as stored): for checks, the exporter and the tests.
 std::vector<std::pair<std::string, std::vector<int64_t>>> eagle_tensor_shapes(const EagleDims& d);
 
+// One line naming the tensor (exit 2) unless the checkpoint holds it with `shape`.
+void check_backbone_tensor(const WeightSource& source, const std::string& name, const std::vector<int64_t>& shape);
+
 // A digest of a checkpoint's backbone: FNV-1a 64 over the name, dtype, shape and stored bytes of
 // every `backbone.eagle_model.*` tensor but SigLIP's unused pooling head, in name order, as 16
 // hex digits. The identity of the backbone that made a packed file's features, which training
