@@ -261,8 +261,8 @@ BOOST_AUTO_TEST_CASE(enum_value_lists_the_choices) {
       {"[train]\nshard = ful\n",
        ":2: train.shard: 'ful' is not allowed; choose one of none, grads, full"},
       {"[model]\npreset = big\n",
-       ":2: model.preset: 'big' is not allowed; choose one of tiny_gr00t, tiny_wan, gr00t_n1.5_3b, "
-       "dreamzero5b, dreamzero14b"},
+       ":2: model.preset: 'big' is not allowed; choose one of tiny_gr00t, tiny_wan, tiny_dreamzero, "
+       "gr00t_n1.5_3b, dreamzero_5b_droid, dreamzero5b, dreamzero14b"},
   });
 }
 
@@ -281,8 +281,8 @@ BOOST_AUTO_TEST_CASE(missing_required_key_names_file_key_and_section) {
   const std::string file = dir.path("bad.in");
   std::string message = deck_error(dir, "[train]\nsteps = 5\n");
   BOOST_TEST(message == file + ": missing required key model.preset: add 'preset = ...' under "
-                                "[model] (one of tiny_gr00t, tiny_wan, gr00t_n1.5_3b, dreamzero5b, "
-                                "dreamzero14b) or set train.init_from");
+                                "[model] (one of tiny_gr00t, tiny_wan, tiny_dreamzero, gr00t_n1.5_3b, "
+                                "dreamzero_5b_droid, dreamzero5b, dreamzero14b) or set train.init_from");
   Deck deck = load_deck(file, {"model.preset=dreamzero5b"});
   BOOST_TEST(deck.get_string("model.preset") == "dreamzero5b");
 }
