@@ -18,13 +18,15 @@ trap 'bash scripts/slurm/local_cluster.sh stop "$cluster"; rm -rf "$cluster"' EX
 fail() { echo "FAIL: $*" >&2; tail -n 20 "$cluster"/*.out 2>/dev/null >&2; exit 1; }
 eval "$(bash scripts/slurm/local_cluster.sh start "$cluster")" || fail "the local Slurm did not start"
 
-# 100 steps: the job signalled after step 20 still has most of its run ahead (the signal reaches
-# it within a second), and both jobs stay short.
+# 100 steps of at least 30 ms (debug.slow_step_ms): the job signalled after step 20 still has
+# about 2 s of its run ahead on a fast machine (the signal reaches it well within that; tiny
+# steps alone take 5 ms, and the run would end before it), and both jobs stay short.
 steps=100
 # Job ids restart at 1 on every fresh cluster: clear the job directories of earlier runs.
 rm -rf outputs/slurm/ci-full-* outputs/slurm/ci-preempt-*
 common=(-n 2 -c 1 --export=ALL,EMBTRAIN_SITE=local --output="$cluster/%x-%j.out" --open-mode=append)
-deck_args=(inputs/tiny_gr00t.in --set train.steps=$steps --set train.global_batch=8 --set run.log_every=50)
+deck_args=(inputs/tiny_gr00t.in --set train.steps=$steps --set train.global_batch=8 --set run.log_every=50
+           --set debug.slow_step_ms=30)
 state() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 # 1. To the end, waiting.
