@@ -59,7 +59,7 @@ def write_deck(tmp, name, released, data, device, extra=""):
     path = os.path.join(tmp, name + ".in")
     with open(path, "w") as f:
         f.write(f"[run]\nseed = 7\ndevice = {device}\noutput_dir = {tmp}/out\nname = {name}\n[data]\npaths = {data}\n"
-                f"tokens_per_mb = 256\n[model]\nlatent_height = 4\nlatent_width = 4\nlatent_frames = 5\n[train]\n"
+                f"tokens_per_mb = 1280\n[model]\nlatent_height = 4\nlatent_width = 4\nlatent_frames = 5\n[train]\n"
                 f"init_from = {released}\nsteps = {STEPS}\nglobal_batch = 2\nlr = 1e-3\nckpt_every = {STEPS}\n"
                 f"shard = full\n{extra}")
     return path
