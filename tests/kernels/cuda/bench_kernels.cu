@@ -419,7 +419,7 @@ void bench_conv3d() {
       {"down2d 96 s2", 4, 352, 640, 1, 3, 2, 0, 96, 96},
   };
   for (const Shape& s : shapes) {
-    ConvConfig c;
+    emb::ConvConfig c;
     c.frames = s.frames, c.height = s.height, c.width = s.width, c.kt = s.kt, c.kh = c.kw = s.k;
     c.sh = c.sw = s.stride, c.pad_top = c.pad_bottom = c.pad_left = c.pad_right = s.pad;
     const int64_t in_rows = c.in_rows(), out_rows = c.out_rows(), K = c.taps() * s.Ci;
