@@ -119,14 +119,18 @@ std::vector<Rule> dreamzero_rules() {
   for (int i = 1; i <= 3; ++i) t.one_slot(str("action_enc.fc", i), str("action_encoder.W", i), dit);
   t.one_slot("action_dec.fc1", "action_decoder.layer1", dit);
   t.one_slot("action_dec.fc2", "action_decoder.layer2", dit);
+  t.one_slot("state_enc.fc1", "state_encoder.layer1", dit);
+  t.one_slot("state_enc.fc2", "state_encoder.layer2", dit);
   return t.rules;
 }
 
-// NOT YET MODELLED: DreamZero's tensors our wan model does not compute yet (issue 32: the
-// state encoder and the CLIP image context are being added to src/model). Upstream names
-// under the trained prefix; "{l}" a block index. A checkpoint holding any of them is refused
-// by init_from unless train.init_from_unmodelled = drop (weights/upstream_match.hpp); an
-// export then leaves them out. Whoever models one moves it into dreamzero_rules() above.
+// NOT YET MODELLED: DreamZero's tensors our wan model does not compute, or not in every layout
+// (issue 32: the CLIP image context is still to come; the state encoder exists only in the
+// DreamZero layout, model.states_per_block > 0, where the rule above maps it and matching takes
+// it before this table is consulted). Upstream names under the trained prefix; "{l}" a block
+// index. A checkpoint holding any of them that the model lacks is refused by init_from unless
+// train.init_from_unmodelled = drop (weights/upstream_match.hpp); an export then leaves them out.
+// Whoever models one in every layout moves it into dreamzero_rules() above.
 const std::vector<std::string> kDreamZeroNotYetModelled = {
     "state_encoder.layer1.W", "state_encoder.layer1.b", "state_encoder.layer2.W", "state_encoder.layer2.b",
     "blocks.{l}.cross_attn.k_img.weight", "blocks.{l}.cross_attn.k_img.bias",

@@ -93,3 +93,21 @@ BOOST_AUTO_TEST_CASE(zero3_rank_reads_its_shards_only) { check_reads_only_own_sh
 
 // Replicated parameters (DDP): each rank reads 1/N of every bucket and the ranks all-gather.
 BOOST_AUTO_TEST_CASE(replicated_ranks_read_a_piece_each) { check_reads_only_own_shards(ShardMode::none); }
+
+// What init_from reads and export writes rests on every parameter having an upstream name: each
+// tiny preset's, the DreamZero layout's state encoder included (upstream's [1, in, out] slot).
+BOOST_AUTO_TEST_CASE(every_tiny_preset_parameter_has_an_upstream_name) {
+  for (const char* preset : {"tiny_gr00t", "tiny_wan", "tiny_dreamzero"}) {
+    const ModelConfig mc = preset_config(preset);
+    const auto model = make_model(mc, nullptr);
+    const UpstreamNameMap map = upstream_map_of(mc);
+    for (const ParamInfo& p : model->params().all())
+      BOOST_CHECK_NO_THROW(map.upstream_of(p.name, p.shape));
+  }
+  const ModelConfig dz = preset_config("tiny_dreamzero");
+  const auto model = make_model(dz, nullptr);
+  const ParamInfo& fc1 = model->params().get("state_enc.fc1.weight");
+  const UpstreamTensor up = upstream_map_of(dz).upstream_of(fc1.name, fc1.shape);
+  BOOST_TEST(up.name == "action_head.model.state_encoder.layer1.W");
+  BOOST_TEST(up.shape == (std::vector<int64_t>{1, fc1.shape[0], fc1.shape[1]}), boost::test_tools::per_element());
+}
