@@ -1,10 +1,9 @@
 #include "rl/roles/rl_checkpoint.hpp"
 
-#include <filesystem>
-
 #include "checkpoint/checkpoint.hpp"
 #include "checkpoint/tensor_checksum.hpp"
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "data/h5_file.hpp"
 
 namespace emb {
@@ -38,7 +37,7 @@ void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, co
     f.set_attr("/", "reward", totals.reward);
     f.set_attr("/", "rl_deck", s.o.deck_text);
   }
-  std::filesystem::rename(tmp, path);
+  publish_durably(tmp, path);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/fs.hpp"
 #include "data/h5_file.hpp"
 
 namespace emb {
@@ -26,7 +27,7 @@ void save_sim_state(const std::string& path, const SimState& state) {
     if (!actions.empty()) f.write("actions", {int64_t(actions.size())}, actions.data());  // none at episode starts
     f.write("counts", {4}, counts);
   }
-  std::filesystem::rename(tmp, path);
+  publish_durably(tmp, path);
 }
 
 SimState load_sim_state(const std::string& path) {

@@ -260,7 +260,8 @@ void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
     EMB_CHECK(false, "debug.fail_rank: simulator rank ", g_.world_rank, " fails at chunk ", chunks_ + 1);
   env_steps_ += steps, ++chunks_, ++slot.chunk, ++slot.round_chunks;
   if (slot.env->diverged()) return diverged(slot, e);
-  slot.actions.insert(slot.actions.end(), reply.actions.begin(), reply.actions.begin() + steps * task_.action_dim);
+  if (rounds_)  // the episode's actions, replayed on resume; only the round modes save them
+    slot.actions.insert(slot.actions.end(), reply.actions.begin(), reply.actions.begin() + steps * task_.action_dim);
   Transition t;
   t.obs = std::move(slot.request.obs);
   t.version = reply.version, t.k_first = reply.k_first, t.k_count = reply.k_count, t.logp_behav = reply.logp;
