@@ -75,11 +75,13 @@ std::vector<std::string> resolve_auto(const std::string& dir, const std::string&
 
 }  // namespace
 
-std::string checkpoint_file_name(int64_t step) {
-  char name[32];
-  std::snprintf(name, sizeof name, "step_%08lld.h5", static_cast<long long>(step));
-  return name;
+std::string checkpoint_step_digits(int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%08lld", static_cast<long long>(step));
+  return digits;
 }
+
+std::string checkpoint_file_name(int64_t step) { return "step_" + checkpoint_step_digits(step) + ".h5"; }
 
 std::string checkpoint_problem(const std::string& path) {
   try {

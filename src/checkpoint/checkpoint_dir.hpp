@@ -13,7 +13,8 @@ namespace emb {
 
 constexpr const char* kLatestName = "latest";
 
-std::string checkpoint_file_name(int64_t step);  // "step_00000042.h5"
+std::string checkpoint_step_digits(int64_t step);  // "00000042": the 8 digits files of a step share
+std::string checkpoint_file_name(int64_t step);    // "step_00000042.h5"
 
 // "" when `path` is a complete checkpoint, otherwise why not (one line naming the file).
 std::string checkpoint_problem(const std::string& path);

@@ -1,6 +1,7 @@
 #include "rl/roles/rl_checkpoint.hpp"
 
 #include "checkpoint/checkpoint.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
 #include "checkpoint/tensor_checksum.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -57,7 +58,7 @@ std::string rl_sidecar_path(const std::string& policy_checkpoint) {
 
 std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const UpdateTotals& totals) {
   namespace fs = std::filesystem;
-  const std::string digits = str(learner.version() + 100000000).substr(1);  // step_<8 digits>.h5's
+  const std::string digits = checkpoint_step_digits(learner.version());  // step_<digits>.h5's
   const fs::path side = fs::path(s.o.ckpt_dir) / ("rl_" + digits + ".h5");
   write_sidecar(s, learner, totals, side.string());
   const ParamRegistry& reg = learner.registry();
@@ -70,7 +71,8 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const Updat
   meta.deck_text = s.sft_deck_text;
   const std::string path = save_checkpoint(MPI_COMM_SELF, s.o.ckpt_dir, reg, learner.layout(),
                                            learner.params().data(), OptimizerState{m.data(), v.data()}, meta);
-  EMB_CHECK(fs::path(path).filename() == "step_" + digits + ".h5", path, ": expected the sidecar's step ", digits);
+  EMB_CHECK(fs::path(path).filename() == checkpoint_file_name(learner.version()), path,
+            ": expected the sidecar's step ", digits);
   std::printf("rl checkpoint: %s (+ %s)\n", path.c_str(), side.filename().string().c_str());
   std::fflush(stdout);
   return path;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "checkpoint/checkpoint_dir.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "data/h5_file.hpp"
@@ -9,7 +10,7 @@
 namespace emb {
 
 std::string sim_state_path(const std::string& ckpt_dir, int64_t version, int sim_index) {
-  return str(ckpt_dir, "/sim", sim_index, "_", str(version + 100000000).substr(1), ".h5");
+  return str(ckpt_dir, "/sim", sim_index, "_", checkpoint_step_digits(version), ".h5");
 }
 
 void save_sim_state(const std::string& path, const SimState& state) {
