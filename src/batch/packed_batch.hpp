@@ -50,6 +50,14 @@ struct PackedBatch {
   // token carries the same x0 as its clean twin) and clean actions of every action token.
   std::vector<float> video_x0;  // [Tv, P], Tv = number of kClean + kNoisyVideo tokens
   std::vector<float> act_x0;    // [Ta, A]
+  // wan, DreamZero layout (UPSTREAM.md "DreamZero"); empty where the model has no such input.
+  // video_cond: per video token, the patchified I2V conditioning channels (4-channel first-frame
+  // mask + the latents of the first frame followed by zeros), concatenated to the token's
+  // (noised) latents before the patch embedding and never noised themselves.
+  std::vector<float> video_cond;       // [Tv, Pc]
+  std::vector<float> clip;             // [B, Nclip, Dclip]: CLIP features of each sample's first frame
+  std::vector<float> act_mask;         // [Ta, A]: 0 on padded action dims (the action loss skips them)
+  std::vector<float> has_real_action;  // [B]: 0 where the sample's actions are not real (no action loss)
 };
 
 }  // namespace emb
