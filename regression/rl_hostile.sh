@@ -7,14 +7,24 @@
 # Each must end the job within seconds (or the watchdog's deadline) with exactly one
 # `embsim rl:` line naming the role and rank, FAILED in the run directory holding that line,
 # no rank left behind, and its newest checkpoint complete (its rl_ sidecar beside it); then
-# train.resume = auto continues from that checkpoint (checksums verified on load) for one more update.
+# train.resume = auto continues from that checkpoint (checksums verified on load) for one more update,
+# and the state the resumed trainer holds (`rl resumed: state:` version, AdamW steps, CRC-32s of
+# policy, moments and value head, totals) is the one the checkpoint's line printed when it was saved.
 #   resume_exact           rl.mode = sync, 12 updates, kill -9 of trainer 0 after the checkpoint of
-#                          update 2, train.resume = auto: the per-update lines (losses, reward,
-#                          env steps, episodes) equal an uninterrupted run's, bit for bit
+#                          update 4; then the newest checkpoint is corrupted (one policy value)
+#                          and another run's newer checkpoint (another run id) is put beside it,
+#                          `latest` naming it; train.resume = auto skips the other run's, falls
+#                          back on every rank to the older checkpoint of its own, and the
+#                          per-update lines (losses, reward, env steps, episodes) equal an
+#                          uninterrupted run's, bit for bit
+#   stop_signal_sync       SIGTERM to a plain `mpirun` (scripts/mpi_env.sh's) of the same run with
+#                          checkpoints at the end only: every rank stops at the next update with
+#                          its checkpoint, mpirun exits 0, train.resume = auto continues exactly
 #   nan_physics_async      an MJCF whose physics diverges (joint damping -6): diverging
 #                          environments are reset and counted (summary.json diverged_resets),
 #                          nothing non-finite reaches the learner, the run finishes
-#   nan_physics_sync       the same in lockstep rounds: one line naming the environment, FAILED
+#   nan_physics_sync       the same in lockstep rounds (the diverged chunks reach the trainer
+#                          marked, and are dropped there, so the rounds complete)
 # Prints a table (case | expected | got) and exits 1 when a case failed.
 # Usage: regression/rl_hostile.sh BUILD_DIR [CASE...]   (from the repository root; slow: ~5 min here)
 set -uo pipefail
@@ -122,10 +132,15 @@ check_failed() {
     [ "$code" = 0 ] || got+="resume failed: $(grep -E 'error|embsim rl' "$out/$name-resumed.log" | head -2); "
     grep -q "(version $((10#$v)))" "$out/$name-resumed.log" || got+="resume did not start at version $((10#$v)); "
     [ -f "$out/ckpt/$name/step_$(printf %08d $((10#$v + 1))).h5" ] || got+="no checkpoint after the resume; "
+    # what the resumed trainer holds is what the checkpoint saved (version, AdamW steps, CRC-32s, totals)
+    local saved resumed
+    saved=$(grep "^rl checkpoint: .*step_$v.h5" "$out/$name.log" | sed 's/.*; state: //')
+    resumed=$(grep "^rl resumed: state: " "$out/$name-resumed.log" | sed 's/^rl resumed: state: //')
+    [ -n "$saved" ] && [ "$saved" = "$resumed" ] || got+="resumed state '$resumed' is not the checkpoint's '$saved'; "
   fi
   local torn=""
   compgen -G "$out/ckpt/$name/*.tmp" >/dev/null && torn=" ($(cd "$out/ckpt/$name" && ls *.tmp | head -1) left by the kill)"
-  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0}))$torn ok}"
+  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0})) with its state$torn ok}"
 }
 
 # fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
@@ -163,41 +178,113 @@ run_case() {
     stop_generator) fault "$1" 1 STOP line "^rl update +2/" ;;
     stop_trainer) fault "$1" 0 STOP line "^rl update +2/" ;;
     resume_exact) resume_exact ;;
+    stop_signal_sync) stop_signal_sync ;;
     nan_physics_async) nan_physics async ;;
     nan_physics_sync) nan_physics sync ;;
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
 }
 
-# The per-update lines without their clock (env steps/s, ETA).
-curve_lines() { grep '^rl update' "$1" | sed -E 's/ \| [0-9.]+ env steps\/s//; s/ \| ETA [0-9:]+//'; }
+# The per-update lines without their clock (env steps/s, ETA) and the run's length (rl.updates).
+curve_lines() {
+  grep '^rl update' "$1" | sed -E 's/^(rl update +[0-9]+)\/[0-9]+/\1/; s/ \| [0-9.]+ env steps\/s//; s/ \| ETA [0-9:]+//'
+}
 
-resume_exact() {
-  local exact=(--set rl.mode=sync --set rl.updates=12 --set rl.ckpt_every=2 --set train.watchdog_s=60) pid got=""
+exact=(--set rl.mode=sync --set rl.updates=12 --set rl.ckpt_every=2 --set train.watchdog_s=60)
+
+# $out/exact_whole.txt: the update lines of an uninterrupted sync run of 12 updates (run once).
+whole_curve() {
+  [ -f "$out/exact_whole.txt" ] && return
   launch exact_whole "${exact[@]}"
   finish $job 300
-  [ "$code" = 0 ] || got+="the uninterrupted run failed; "
+  [ "$code" = 0 ] || echo "the uninterrupted run failed (exit $code); "
+  curve_lines "$out/exact_whole.log" >"$out/exact_whole.txt"
+  [ "$(wc -l <"$out/exact_whole.txt")" = 12 ] || echo "the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
+}
+
+# joined_curve_differs STOPPED RESUMED V: whether STOPPED's first V update lines and then RESUMED's
+# differ from the uninterrupted run's (says how).
+joined_curve_differs() {
+  { curve_lines "$out/$1.log" | head -"$3"; curve_lines "$out/$2.log"; } >"$out/$2_joined.txt"
+  diff "$out/exact_whole.txt" "$out/$2_joined.txt" >"$out/$2.diff" || echo "curves differ: $(head -3 "$out/$2.diff"); "
+}
+
+# In DIR, checkpoint V (policy, sidecar, simulator states) copied as version V + 10 of another run
+# (another run id) that `latest` names, as a run sharing the directory would leave it; and one
+# value of checkpoint V's policy changed (its CRC-32 no longer matches).
+foreign_and_corrupt() {
+  local dir=$1 v f x
+  v=$(printf %08d $((10#$2))) f=$(printf %08d $((10#$2 + 10)))
+  for x in step rl sim0 sim1; do cp "$dir/${x}_$v.h5" "$dir/${x}_$f.h5"; done
+  echo "step_$f.h5" >"$dir/latest"
+  /usr/bin/python3 - "$dir/step_$f.h5" "$dir/step_$v.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    f.attrs["run_id"] = "0123456789abcdef"
+with h5py.File(sys.argv[2], "r+") as f:
+    found = []
+    f["params"].visititems(lambda name, o: found.append(o) if isinstance(o, h5py.Dataset) and o.size else None)
+    d = found[0]
+    flat = d[...].reshape(-1)
+    flat[0] += 1.0
+    d[...] = flat.reshape(d.shape)
+PY
+}
+
+resume_exact() {
+  local pid got v older
+  got=$(whole_curve)
   launch exact_killed "${exact[@]}"
   wait_for "$out/exact_killed.log" "^embsim rl: [a-z_]+, task" 120
   pid=$(rank_pid $job 0)
-  wait_for "$out/exact_killed.log" "^rl checkpoint: .*step_00000002" 120
+  wait_for "$out/exact_killed.log" "^rl checkpoint: .*step_00000004" 120
   [ -n "$pid" ] && kill -9 "$pid"
   finish $job 60
-  local v=$(newest_checkpoint exact_killed)
-  [ -n "$v" ] && [ $((10#$v)) -lt 12 ] || got+="the kill came after the last checkpoint (${v:-none}); "
+  v=$(newest_checkpoint exact_killed)
+  [ -n "$v" ] && [ $((10#$v)) -ge 4 ] && [ $((10#$v)) -lt 12 ] || got+="the kill came outside versions 4..10 (${v:-none}); "
+  v=$((10#${v:-4})) older=$((10#${v:-4} - 2))
+  foreign_and_corrupt "$out/ckpt/exact_killed" $v
   launch exact_resumed "${exact[@]}" --set rl.ckpt_dir="$out/ckpt/exact_killed" --set train.resume=auto
   finish $job 300
   [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/exact_resumed.log" | head -1); "
-  grep -q "(version $((10#${v:-0})))" "$out/exact_resumed.log" || got+="did not resume at version ${v:-none}; "
-  { curve_lines "$out/exact_killed.log" | head -$((10#${v:-0})); curve_lines "$out/exact_resumed.log"; } >"$out/exact_joined.txt"
-  curve_lines "$out/exact_whole.log" >"$out/exact_whole.txt"
-  [ "$(wc -l <"$out/exact_whole.txt")" = 12 ] || got+="the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
-  diff "$out/exact_whole.txt" "$out/exact_joined.txt" >"$out/exact.diff" || got+="curves differ: $(head -3 "$out/exact.diff"); "
+  grep -q "(version $older)" "$out/exact_resumed.log" || got+="did not resume at version $older: $(grep '^embsim rl' "$out/exact_resumed.log" | head -1); "
+  grep -q "checksum mismatch.*every rank tries the older .*step_$(printf %08d $older).h5" "$out/exact_resumed.log" \
+    || got+="no fallback line naming the corrupt checkpoint; "
+  got+=$(joined_curve_differs exact_killed exact_resumed $older)
   if [ -z "$got" ]; then
-    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" \
-      "equal (killed at or after version $((10#$v)), resumed from it)" ok
+    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
+      "equal (killed at version $v, resumed from $older, version $((v + 10)) of the other run skipped)" ok
   else
-    record resume_exact "killed after version 2, resumed: 12 update lines equal the uninterrupted run's" "$got" fail
+    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
+      "$got" fail
+  fi
+}
+
+# SIGTERM to scripts/mpi_env.sh's mpirun (mpirun_graceful.sh: SIGUSR1 to every rank).
+stop_signal_sync() {
+  local PATH="$PWD/scripts/bin:$PATH" got v
+  got=$(whole_curve)
+  launch stop_stopped "${exact[@]}" --set rl.ckpt_every=0
+  wait_for "$out/stop_stopped.log" "^rl update +3/" 120
+  kill -TERM $job
+  finish $job 120
+  [ "$code" = 0 ] || got+="mpirun exited $code after SIGTERM: $(grep -E 'error|^embsim rl' "$out/stop_stopped.log" | head -2); "
+  v=$(newest_checkpoint stop_stopped)
+  grep -q "^rl: received a stop signal: stopping after version $((10#${v:-0}))" "$out/stop_stopped.log" \
+    || got+="no stop line naming checkpoint ${v:-none}; "
+  [ -n "$v" ] && [ -f "$out/ckpt/stop_stopped/rl_$v.h5" ] && [ $((10#$v)) -lt 12 ] || got+="no checkpoint before the end (${v:-none}); "
+  [ -f "$out/runs/stop_stopped/FAILED" ] && got+="FAILED in the run directory; "
+  v=$((10#${v:-0}))
+  launch stop_resumed "${exact[@]}" --set rl.ckpt_every=0 --set rl.ckpt_dir="$out/ckpt/stop_stopped" --set train.resume=auto
+  finish $job 300
+  [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/stop_resumed.log" | head -1); "
+  grep -q "(version $v)" "$out/stop_resumed.log" || got+="did not resume at version $v; "
+  got+=$(joined_curve_differs stop_stopped stop_resumed $v)
+  if [ -z "$got" ]; then
+    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" \
+      "exit 0 after version $v, resumed: equal" ok
+  else
+    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" "$got" fail
   fi
 }
 
@@ -210,7 +297,7 @@ diverging_mjcf() {
 }
 
 nan_physics() {
-  local mode=$1 name=nan_physics_$1 got="" s
+  local mode=$1 name=nan_physics_$1 got="" s expected="reset + counted, never trained on, run finishes"
   diverging_mjcf
   # (in $out: MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory)
   (cd "$out" && mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl "$OLDPWD/inputs/rl_push.in" \
@@ -218,28 +305,23 @@ nan_physics() {
     --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" --set train.watchdog_s=30 >"$out/$name.log" 2>&1)
   code=$?
   s="$out/runs/$name/summary.json"
-  if [ "$mode" = async ]; then
-    [ "$code" = 0 ] || got+="exit $code: $(grep -E 'error|^embsim rl' "$out/$name.log" | head -2); "
-    [ -f "$s" ] && [ "$(json "$s" "s['diverged_resets'] > 0")" = True ] || got+="no diverged_resets counted; "
-    [ "$(grep '^rl update' "$out/$name.log" | grep -ci 'nan\|inf')" = 0 ] || got+="non-finite losses; "
-    [ -z "$got" ] && got="finished, $(json "$s" "s['diverged_resets']") resets counted, finite losses"
-    case $got in finished*) record "$name" "reset + counted, never trained on, run finishes" "$got" ok ;;
-      *) record "$name" "reset + counted, never trained on, run finishes" "$got" fail ;; esac
-  else
-    [ "$code" -ne 0 ] || got+="exit 0; "
-    [ "$(grep -cE "$error_line" "$out/$name.log")" = 1 ] && grep -q "^embsim rl: simulator rank [23]: environment [0-9]* diverged" \
-      "$out/$name.log" || got+="no one line naming the environment: $(grep '^embsim rl' "$out/$name.log" | head -2); "
-    [ -f "$out/runs/$name/FAILED" ] || got+="no FAILED; "
-    [ -z "$got" ] && got="one line naming the environment, FAILED, exit $code"
-    case $got in one\ line*) record "$name" "one line naming the environment, FAILED" "$got" ok ;;
-      *) record "$name" "one line naming the environment, FAILED" "$got" fail ;; esac
+  [ "$code" = 0 ] || got+="exit $code: $(grep -E 'error|^embsim rl' "$out/$name.log" | head -2); "
+  [ -f "$s" ] && [ "$(json "$s" "s['diverged_resets'] > 0")" = True ] || got+="no diverged_resets counted; "
+  [ "$(grep '^rl update' "$out/$name.log" | grep -ci 'nan\|inf')" = 0 ] || got+="non-finite losses; "
+  if [ "$mode" = sync ]; then  # the rounds' diverged chunks reach the trainer, which drops them
+    expected+="; the trainer drops the diverged chunks"
+    [ -f "$s" ] && [ "$(json "$s" "sum(r.get('dropped_diverged', 0) for r in s['ranks']) > 0")" = True ] \
+      || got+="no diverged chunks dropped by the trainer; "
   fi
+  [ -z "$got" ] && got="finished, $(json "$s" "s['diverged_resets']") resets counted, finite losses"
+  case $got in finished*) record "$name" "$expected" "$got" ok ;;
+    *) record "$name" "$expected" "$got" fail ;; esac
 }
 
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(kill_simulator_start kill_simulator_rollout kill_generator_push kill_generator_rollout
   kill_trainer_update kill_trainer_checkpoint stop_simulator stop_generator stop_trainer resume_exact
-  nan_physics_async nan_physics_sync)
+  stop_signal_sync nan_physics_async nan_physics_sync)
 for c in "${cases[@]}"; do
   run_case "$c"
   echo "${results[-1]}" | tr '|' '\t'

@@ -13,6 +13,7 @@
 #include "checkpoint/checkpoint_lock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "core/stop_request.hpp"
 #include "data/packed_dataset.hpp"
 #include "plan/hardware.hpp"
 #include "plan/model_cost.hpp"
@@ -20,12 +21,6 @@
 
 namespace emb {
 namespace {
-
-// Slurm pre-emption (SIGTERM, or SIGUSR1 from --signal), SIGUSR1 from scripts/mpirun_graceful.sh,
-// or Ctrl-C (SIGINT) to a rank run without a launcher: finish the current step, write the
-// outputs and exit cleanly.
-volatile std::sig_atomic_t g_stop_signal = 0;
-void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 // What the steps add up to: loss.csv, the progress window and the report's totals.
 struct StepRecord {
@@ -133,9 +128,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   try {
     log_start(world, cfg, trainer, comm, result.run_dir);
     Watchdog watchdog(world.rank, world.size, tc.watchdog_s, tc.frozen_peer_s);
-    std::signal(SIGTERM, on_stop_signal);
-    std::signal(SIGUSR1, on_stop_signal);
-    std::signal(SIGINT, on_stop_signal);
+    catch_stop_signals({SIGTERM, SIGUSR1, SIGINT});
     timers.stop(Phase::init);
     timers.end_step(trainer.first_step() - 1);
 
@@ -160,7 +153,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
       record.add(step, r, trainer.lr(step), step_seconds);
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
-      const bool stop = comm.max_over_ranks(g_stop_signal != 0 ? 1 : 0) != 0;
+      const bool stop = comm.max_over_ranks(stop_requested() ? 1 : 0) != 0;
       // Pre-emption (SIGTERM/SIGUSR1/SIGINT) checkpoints at this step boundary before exiting.
       if ((tc.ckpt_every > 0 && (step % tc.ckpt_every == 0 || step == tc.steps)) || stop)
         save_checkpoint_of(step, trainer, watchdog, timers, world, tc);

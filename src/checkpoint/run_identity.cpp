@@ -19,7 +19,7 @@ const std::set<std::string> kRestartKeys = {
     "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "data.verify",   "train.steps",
     "train.micro_batch",  "train.shard",    "train.bucket_mb", "train.ranks",      "train.nan_policy",
     "train.resume",       "train.ckpt_every", "train.ckpt_dir", "train.ckpt_keep",  "train.ckpt_on_error", "train.watchdog_s",
-    "train.frozen_peer_s"};
+    "train.frozen_peer_s", "rl.updates",     "rl.ckpt_every",  "rl.ckpt_dir"};
 
 uint64_t fnv1a(uint64_t hash, const std::string& bytes) {
   for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ull;

@@ -18,6 +18,7 @@ RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run) {
   task_spec(o.task);  // throws naming the known tasks
   o.ckpt_dir = deck.get_string("rl.ckpt_dir");
   o.resume = run.train.resume;
+  o.run_id = run.run_id;
   // A resumed run needs the checkpoints of the one before it: train.ckpt_dir's default (stable
   // across restarts) instead of a directory inside the new run's own.
   if (o.ckpt_dir.empty() && o.resume != "off") o.ckpt_dir = run.train.ckpt_dir;

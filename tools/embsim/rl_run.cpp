@@ -1,5 +1,6 @@
 #include "rl_run.hpp"
 
+#include <csignal>
 #include <memory>
 
 #include "app/fail_run.hpp"
@@ -7,6 +8,7 @@
 #include "app/run_dir.hpp"
 #include "comm/agreement.hpp"
 #include "config/deck.hpp"
+#include "core/stop_request.hpp"
 #include "rl/roles/rl_roles.hpp"
 #include "rl_observer.hpp"
 #include "rl_options_from_deck.hpp"
@@ -17,6 +19,9 @@ namespace emb {
 std::string run_rl(const World& w, const std::string& deck_path, const std::vector<std::string>& sets,
                    const std::string& mjcf_dir) {
   const MPI_Comm world = w.comm;
+  // A graceful stop (SIGTERM or Ctrl-C to mpirun_graceful.sh's mpirun arrives as SIGUSR1): the
+  // trainers agree on it at an update. SIGTERM to a rank stays Open MPI's abort (rl_failure.hpp).
+  catch_stop_signals({SIGUSR1, SIGINT});
   const ObservationOptions observation;  // the encoder of embpack video/libero
   RlOptions o;
   RunConfig run;
@@ -35,7 +40,7 @@ std::string run_rl(const World& w, const std::string& deck_path, const std::vect
     setup->local_rank = w.local_rank;
     setup->vl_observer = rl_vl_observer(observation);
     // The policy computes on this run's run.device, whatever its SFT run used.
-    load_rl_run_start({str("run.device=", device_name(o.backend.device))}, observation.d_vl, *setup);
+    load_rl_run_start(world, {str("run.device=", device_name(o.backend.device))}, observation.d_vl, *setup);
     check_rl_setup(*setup);
   });
   run_agreed(world, [&] { run_dir = create_run_dir(world, run); });

@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "checkpoint/checkpoint_dir.hpp"
+#include "comm/agreement.hpp"
+#include "comm/host_collectives.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "gr00t_policy.hpp"
@@ -26,17 +28,18 @@ bool continuable(const std::string& policy, const RlOptions& o) {
   return true;
 }
 
-// Newest first.
-std::vector<std::string> resume_candidates(const RlOptions& o) {
-  namespace fs = std::filesystem;
+// The checkpoints a run may continue from, best first (all ranks alike): resume = auto:
+// resolve_resume's (this run's complete ones, `latest` first; rank 0 decides) that can
+// continue; a path: the last checkpoint of that file, checkpoint or run directory.
+std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
   const bool named = o.resume != "auto";
-  if (!named && (!fs::is_directory(o.ckpt_dir) || list_checkpoints(o.ckpt_dir).empty())) return {};
-  std::vector<std::string> found = find_checkpoints(named ? o.resume : o.ckpt_dir), usable;
-  if (named) found = {found.back()};
-  for (auto it = found.rbegin(); it != found.rend(); ++it)
-    if (continuable(*it, o)) usable.push_back(*it);
-  EMB_CHECK(!usable.empty(), named ? o.resume : o.ckpt_dir, ": train.resume = ", o.resume,
-            ": no checkpoint of an RL run that can continue (a policy checkpoint with its rl_ sidecar",
+  const std::vector<std::string> found = named ? std::vector<std::string>{find_checkpoints(o.resume).back()}
+                                               : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
+  std::vector<std::string> usable;
+  for (const std::string& path : found)
+    if (continuable(path, o)) usable.push_back(path);
+  EMB_CHECK(found.empty() || !usable.empty(), named ? o.resume : o.ckpt_dir, ": train.resume = ", o.resume,
+            ": no checkpoint of this RL run that can continue (a policy checkpoint with its rl_ sidecar",
             o.mode == RlMode::async ? "" : " and every simulator's state", ")");
   return usable;
 }
@@ -58,21 +61,25 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   s.exp_avg = policy.exp_avg(), s.exp_avg_sq = policy.exp_avg_sq();
 }
 
-void load_rl_run_start(const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s) {
-  const std::vector<std::string> candidates = s.o.resume == "off" ? std::vector<std::string>() : resume_candidates(s.o);
+void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s) {
+  const std::vector<std::string> candidates =
+      s.o.resume == "off" ? std::vector<std::string>() : resume_candidates(comm, s.o);
   if (candidates.empty()) {
     load_rl_start(s.o.init, deck_sets, d_vl, s);
     s.run_start_version = s.start_version, s.start_totals = UpdateTotals{};  // a new run from it
     return;
   }
+  // Every rank loads; all of them move to the older checkpoint when any of them fails, so
+  // every rank starts from the same version.
   for (size_t i = 0;; ++i) {
     try {
-      load_rl_start(candidates[i], deck_sets, d_vl, s);
+      run_agreed(comm, [&] { load_rl_start(candidates[i], deck_sets, d_vl, s); });
       s.resume_dir = std::filesystem::path(candidates[i]).parent_path().string();
       return;
-    } catch (const Error& e) {
+    } catch (const AgreedError& e) {
       if (i + 1 == candidates.size()) throw;
-      warn_line(str("train.resume: ", e.what(), "; trying the older ", candidates[i + 1]));
+      if (rank_in(comm) == 0)
+        warn_line(str("train.resume: ", e.what(), "; every rank tries the older ", candidates[i + 1]));
     }
   }
 }

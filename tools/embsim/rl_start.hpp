@@ -3,6 +3,8 @@
 // `embsim eval` validates it; or, with train.resume, the checkpoint of this run it continues
 // exactly (rl_checkpoint.hpp, rl_sim_state.hpp).
 #pragma once
+#include <mpi.h>
+
 #include <string>
 #include <vector>
 
@@ -16,10 +18,13 @@ namespace emb {
 // when the policy cannot act in s.task with vl width d_vl.
 void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s);
 
-// train.resume = auto: the newest checkpoint in s.o.ckpt_dir that can continue this run (a
-// policy checkpoint with its sidecar and, in round modes, every simulator's state); an older
-// one when a newer fails to load (a warning); rl.init when the directory holds none.
-// train.resume = PATH: that checkpoint. off: rl.init, a new run from its version.
-void load_rl_run_start(const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s);
+// Collective over comm (every rank of the run). train.resume = auto: the checkpoint of this run
+// (s.o.run_id) in s.o.ckpt_dir that checkpoint_dir's resolve_resume picks (`latest`, else the
+// newest complete one; other runs' checkpoints are skipped, a directory holding only theirs is
+// refused) and that can continue (a policy checkpoint with its sidecar and, in round modes,
+// every simulator's state); when any rank fails to load it, every rank falls back to the next
+// older one (a warning); rl.init when the directory holds none. train.resume = PATH: that
+// checkpoint. off: rl.init, a new run from its version.
+void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s);
 
 }  // namespace emb

@@ -19,11 +19,18 @@ std::vector<int64_t*> count_fields(UpdateTotals& t) {
   return {&t.env_steps, &t.episodes, &t.successes, &t.filtered, &t.dropped_stale, &t.transitions, &t.uniform_groups};
 }
 
-void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, const std::string& path) {
-  ValueHead& vh = learner.value_head();
+// params ‖ moment1 ‖ moment2, as the sidecar stores them (restore_value_head reads them back).
+std::vector<float> value_head_state(ValueHead& vh) {
   std::vector<float> state = vh.params();
   state.insert(state.end(), vh.moment1().begin(), vh.moment1().end());
   state.insert(state.end(), vh.moment2().begin(), vh.moment2().end());
+  return state;
+}
+
+int64_t crc_of(const std::vector<float>& x) { return checksum_piece(x.data(), int64_t(x.size())).crc; }
+
+void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, const std::string& path) {
+  const std::vector<float> state = value_head_state(learner.value_head());
   const std::string tmp = path + ".tmp";
   {
     H5File f = H5File::create(tmp);
@@ -69,13 +76,25 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const Updat
   meta.seed = s.o.seed;
   meta.preset = s.cfg.preset;
   meta.deck_text = s.sft_deck_text;
+  meta.run_id = s.o.run_id;
   const std::string path = save_checkpoint(MPI_COMM_SELF, s.o.ckpt_dir, reg, learner.layout(),
                                            learner.params().data(), OptimizerState{m.data(), v.data()}, meta);
   EMB_CHECK(fs::path(path).filename() == checkpoint_file_name(learner.version()), path,
             ": expected the sidecar's step ", digits);
-  std::printf("rl checkpoint: %s (+ %s)\n", path.c_str(), side.filename().string().c_str());
+  std::printf("rl checkpoint: %s (+ %s); state: %s\n", path.c_str(), side.filename().string().c_str(),
+              rl_state_digest(learner, totals).c_str());
   std::fflush(stdout);
   return path;
+}
+
+std::string rl_state_digest(RlLearner& learner, const UpdateTotals& t) {
+  const ParamRegistry& reg = learner.registry();
+  std::vector<float> m(size_t(reg.total())), v(size_t(reg.total()));
+  learner.optimizer().download_state(OptimizerState{m.data(), v.data()});
+  return str("version ", learner.version(), ", AdamW steps ", learner.policy_steps(), "/", learner.value_steps(),
+             ", crc32 policy ", crc_of(learner.params()), " moments ", crc_of(m), " ", crc_of(v), " value head ",
+             crc_of(value_head_state(learner.value_head())), ", totals ", t.env_steps, " ", t.episodes, " ", t.successes,
+             " ", t.filtered, " ", t.dropped_stale, " ", t.transitions, " ", t.uniform_groups, " ", t.reward);
 }
 
 void read_rl_sidecar(const std::string& sidecar, RlSetup& s) {

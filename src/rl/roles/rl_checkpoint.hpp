@@ -29,6 +29,11 @@ bool is_checkpoint_version(const RlOptions& o, int64_t end_version, int64_t v);
 // Trainer 0; returns the policy checkpoint's path.
 std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const UpdateTotals& totals);
 
+// What a checkpoint restores, in one line: version, AdamW step counts, CRC-32s of the policy, its
+// moments and the value head state, the totals. Printed when a checkpoint is written and when a
+// run resumes from it, so the two can be compared (regression/rl_hostile.sh).
+std::string rl_state_digest(RlLearner& learner, const UpdateTotals& totals);
+
 // The sidecar of a policy checkpoint ("" when it has none).
 std::string rl_sidecar_path(const std::string& policy_checkpoint);
 

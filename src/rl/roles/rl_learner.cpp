@@ -58,7 +58,9 @@ void RlLearner::restore(int64_t version, int64_t value_steps, int64_t policy_ste
 
 void RlLearner::add(Segment segment) {
   for (const Transition& t : segment.transitions) {
-    stats_.env_steps += t.steps, ++stats_.transitions, stats_.reward_sum += t.reward;
+    stats_.env_steps += t.steps, ++stats_.transitions;
+    if (segment.diverged) continue;  // its chunks count as work done, not as rewards or episodes
+    stats_.reward_sum += t.reward;
     if (t.done) ++stats_.episodes, stats_.successes += t.success;
   }
   if (lc_.advantage == Advantage::grpo) {
@@ -114,14 +116,20 @@ void RlLearner::score(Queued& q) {
 
 std::vector<RlLearner::Ready> RlLearner::take(int n) {
   std::vector<Ready> out;
-  while (int(out.size()) < n && !queue_.empty()) {
+  // A diverged transition holds its place in the micro-batch (its round's micro-batches are
+  // counted out of the round's transitions) but is never trained on, not even scored.
+  int diverged = 0;
+  while (int(out.size()) + diverged < n && !queue_.empty()) {
     Queued& q = queue_.front();
-    if (q.advantages.empty()) score(q);
     const Transition& t = q.segment.transitions[q.next];
-    if (version_ - t.version > lc_.max_staleness) {
-      ++stats_.dropped_stale;
+    if (q.segment.diverged) {
+      ++diverged, ++stats_.dropped_diverged;
     } else {
-      out.push_back({t, q.advantages[q.next], q.returns[q.next]});
+      if (q.advantages.empty()) score(q);
+      if (version_ - t.version > lc_.max_staleness)
+        ++stats_.dropped_stale;
+      else
+        out.push_back({t, q.advantages[q.next], q.returns[q.next]});
     }
     --waiting_;
     if (++q.next == q.segment.transitions.size()) queue_.pop_front();

@@ -58,6 +58,7 @@ struct LearnerConfig {
 
 struct LearnerStats {
   int64_t transitions = 0, env_steps = 0, dropped_stale = 0, filtered = 0, clipped = 0, used = 0;
+  int64_t dropped_diverged = 0;  // transitions of diverged segments (rl_messages.hpp), taken but not trained on
   int64_t episodes = 0, successes = 0;
   int64_t uniform_groups = 0;  // grpo: groups not queued, their returns all equal
   double reward_sum = 0;  // of every transition received

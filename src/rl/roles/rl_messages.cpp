@@ -45,7 +45,7 @@ std::vector<uint8_t> encode(const ActionReply& m) {
 
 std::vector<uint8_t> encode(const Segment& m) {
   ByteWriter w;
-  w.put(m.env), w.put(m.episode), w.put(uint64_t(m.transitions.size()));
+  w.put(m.env), w.put(m.episode), w.put(m.diverged), w.put(uint64_t(m.transitions.size()));
   for (const Transition& t : m.transitions) put(w, t);
   w.put_vector(m.next_state);
   return w.take();
@@ -70,7 +70,7 @@ void decode(const std::vector<uint8_t>& bytes, ActionReply& m) {
 
 void decode(const std::vector<uint8_t>& bytes, Segment& m) {
   ByteReader r(bytes);
-  m.env = r.get<int32_t>("env"), m.episode = r.get<int64_t>("episode");
+  m.env = r.get<int32_t>("env"), m.episode = r.get<int64_t>("episode"), m.diverged = r.get<uint8_t>("diverged");
   m.transitions.resize(size_t(r.get<uint64_t>("transitions")));
   for (Transition& t : m.transitions) get(r, t);
   m.next_state = r.get_vector<float>("next_state");

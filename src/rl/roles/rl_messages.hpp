@@ -51,6 +51,7 @@ struct Segment {
   std::vector<Transition> transitions;
   std::vector<float> next_state;  // the state after the last transition (bootstraps GAE when not done)
   int64_t episode = 0;  // the episode key its transitions belong to (a GRPO group's shared reset key)
+  uint8_t diverged = 0;  // round modes: the unsent chunks of an episode whose physics diverged (never trained on)
 };
 
 std::vector<uint8_t> encode(const ActionRequest& m);

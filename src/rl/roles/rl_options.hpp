@@ -22,6 +22,7 @@ struct RlOptions {
   std::string preset;  // model.preset: must be the checkpoint's
   std::string init, task, ckpt_dir, mjcf_dir;  // the run directory comes from [run] (create_run_dir)
   std::string resume = "off";  // train.resume: off, auto (the newest in ckpt_dir) or a checkpoint path
+  std::string run_id;          // checkpoint/run_identity.hpp: stored in its checkpoints, what resume = auto continues
   uint64_t seed = 0;
   BackendConfig backend;  // run.device: where generators and trainers compute
   int simulators = 1, generators = 1, trainers = 0;

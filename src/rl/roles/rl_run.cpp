@@ -26,7 +26,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
   nlohmann::json staleness = nlohmann::json::object(), curve = nlohmann::json::array();
   int64_t used = 0, filtered = 0, dropped = 0, clipped = 0, gen_batches = 0, gen_samples = 0, uniform_groups = 0;
   std::string checkpoint;
-  int64_t stages = 0, overruns = 0, diverged = 0;
+  int64_t stages = 0, overruns = 0, diverged = 0, diverged_chunks = 0;
   for (const nlohmann::json& r : ranks) {
     if (r.contains("pacer")) stages += r["pacer"]["stages"].get<int64_t>(), overruns += r["pacer"]["overruns"].get<int64_t>();
     const std::string role = r["role"];
@@ -35,6 +35,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
     if (role == "simulator") {
       env_steps += r["env_steps"].get<int64_t>(), episodes += r["episodes"].get<int64_t>();
       successes += r["successes"].get<int64_t>(), diverged += r["diverged_resets"].get<int64_t>();
+      diverged_chunks += r["diverged_chunks"].get<int64_t>();
     } else if (role == "generator") {
       gen_batches += r["batches"].get<int64_t>(), gen_samples += r["samples"].get<int64_t>();
     } else {
@@ -55,7 +56,7 @@ nlohmann::json merge_summary(const RlOptions& o, const RlGroups& g, const std::v
           {"env_steps_per_s", wall_s > 0 ? double(env_steps) / wall_s : 0.0},
           {"cost_time_scale", o.cost.on ? o.cost.time_scale : 1.0},
           {"modelled_env_steps_per_s", wall_s > 0 && o.cost.on ? double(env_steps) / wall_s * o.cost.time_scale : 0.0},
-          {"episodes", episodes}, {"diverged_resets", diverged},
+          {"episodes", episodes}, {"diverged_resets", diverged}, {"diverged_chunks", diverged_chunks},
           {"successes", successes}, {"rollout_success_rate", episodes ? double(successes) / double(episodes) : 0.0},
           {"utilisation", util}, {"paced_stages", stages}, {"paced_overruns", overruns}, {"generator_mean_batch", gen_batches ? double(gen_samples) / double(gen_batches) : 0.0},
           {"trained_transitions", used}, {"filtered_behaviour_weight", filtered}, {"dropped_stale", dropped},

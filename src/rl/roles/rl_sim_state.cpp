@@ -20,13 +20,14 @@ void save_sim_state(const std::string& path, const SimState& state) {
     slots.insert(slots.end(), {s.episode, s.started, s.chunk, int64_t(s.actions.size())});
     actions.insert(actions.end(), s.actions.begin(), s.actions.end());
   }
-  const int64_t counts[4] = {state.env_steps, state.episodes, state.successes, state.chunks};
+  const int64_t counts[6] = {state.env_steps,       state.episodes,       state.successes,
+                             state.chunks,          state.diverged_resets, state.diverged_chunks};
   const std::string tmp = path + ".tmp";
   {
     H5File f = H5File::create(tmp);
     f.write("slots", {int64_t(state.slots.size()), 4}, slots.data());
     if (!actions.empty()) f.write("actions", {int64_t(actions.size())}, actions.data());  // none at episode starts
-    f.write("counts", {4}, counts);
+    f.write("counts", {6}, counts);
   }
   publish_durably(tmp, path);
 }
@@ -37,7 +38,7 @@ SimState load_sim_state(const std::string& path) {
   H5File f = H5File::open(path);
   const std::vector<int64_t> slots = f.read_all<int64_t>("slots"), counts = f.read_all<int64_t>("counts");
   const std::vector<float> actions = f.has("actions") ? f.read_all<float>("actions") : std::vector<float>();
-  EMB_CHECK(slots.size() % 4 == 0 && counts.size() == 4, path, ": not a simulator state");
+  EMB_CHECK(slots.size() % 4 == 0 && (counts.size() == 4 || counts.size() == 6), path, ": not a simulator state");
   SimState state;
   size_t next = 0;
   for (size_t e = 0; e < slots.size() / 4; ++e) {
@@ -48,6 +49,7 @@ SimState load_sim_state(const std::string& path) {
     next += n;
   }
   state.env_steps = counts[0], state.episodes = counts[1], state.successes = counts[2], state.chunks = counts[3];
+  if (counts.size() == 6) state.diverged_resets = counts[4], state.diverged_chunks = counts[5];
   return state;
 }
 

@@ -3,13 +3,17 @@
 // slots form groups of rl.group_size that reset to the same initial state (one episode key) and
 // wait for each other between episodes; each episode goes to the trainer as one segment.
 // An environment whose physics diverges (Env::diverged: a non-finite state, or MuJoCo's own
-// reset of it) starts a new episode in rl.mode = async; its unsent chunks never reach the
-// trainer, and the resets are counted (summary.json "diverged_resets"); round modes stop. train.resume of a round mode restores
-// the slots at the checkpoint's round boundary (rl_sim_state.hpp).
+// reset of it) starts a new episode; its unsent chunks are never trained on, and the resets are
+// counted (summary.json "diverged_resets", "diverged_chunks"). Round modes still send them, as a
+// segment marked diverged that the learner drops, because a round is complete only when all of
+// its chunks arrived. train.resume of a round mode restores the slots at the checkpoint's round
+// boundary (rl_sim_state.hpp).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
+#include "checkpoint/checkpoint_dir.hpp"
 #include "core/error.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
@@ -85,9 +89,9 @@ class SimulatorLoop {
   void start_episode(Slot& slot, int e);
   void restore(const SimState& state);
   void save_state(int64_t version) const;
-  void diverged(Slot& slot, int e);
+  void diverged(Slot& slot, int e, Transition chunk);
   void end_episode(int e);
-  void flush(Slot& slot);
+  void flush(Slot& slot, bool diverged = false);
   void request(Slot& slot, int e, Clock::time_point eligible_at);
   bool receive_replies();
   void execute(ActionReply& reply, Slot& slot, int e);
@@ -164,12 +168,14 @@ void SimulatorLoop::restore(const SimState& state) {
     for (size_t a = 0; a < slot.actions.size(); a += size_t(task_.action_dim)) slot.env->step(&slot.actions[a]);
   }
   env_steps_ = state.env_steps, episodes_ = state.episodes, successes_ = state.successes, chunks_ = state.chunks;
+  diverged_resets_ = state.diverged_resets, diverged_chunks_ = state.diverged_chunks;
 }
 
 void SimulatorLoop::save_state(int64_t version) const {
   SimState state;
   for (const Slot& slot : slots_) state.slots.push_back({slot.episode, slot.started, slot.chunk, slot.actions});
   state.env_steps = env_steps_, state.episodes = episodes_, state.successes = successes_, state.chunks = chunks_;
+  state.diverged_resets = diverged_resets_, state.diverged_chunks = diverged_chunks_;
   save_sim_state(sim_state_path(o_.ckpt_dir, version, g_.index), state);
 }
 
@@ -182,17 +188,18 @@ void SimulatorLoop::start_episode(Slot& slot, int e) {
   slot.actions.clear();
 }
 
-// The chunk and the episode's unsent chunks are dropped; the environment starts anew. A round
-// needs every one of its chunks (the generator serves a fixed quota): rounds stop instead.
-void SimulatorLoop::diverged(Slot& slot, int e) {
-  EMB_CHECK(!rounds_, "environment ", first_env_ + e, " diverged (non-finite MuJoCo state) in episode ", slot.episode,
-            "; rl.mode = ", rl_mode_name(o_.mode), " needs every chunk of a round: fix the task's MJCF (timestep, "
-            "gains) or use rl.mode = async, which resets such environments");
+// The chunk and the episode's unsent chunks are not trained on; the environment starts anew.
+// A round needs all of its chunks at the trainer: there they go as a diverged segment.
+void SimulatorLoop::diverged(Slot& slot, int e, Transition chunk) {
   if (diverged_resets_++ == 0)
     std::fprintf(stderr, "embsim rl: warning: simulator rank %d: environment %d diverged (non-finite MuJoCo state) in "
-                 "episode %lld; it is reset and its unsent chunks dropped (summary.json diverged_resets)\n",
+                 "episode %lld; it is reset and its unsent chunks are not trained on (summary.json diverged_resets)\n",
                  g_.world_rank, first_env_ + e, (long long)slot.episode);
   diverged_chunks_ += int64_t(slot.segment.transitions.size()) + 1;
+  if (rounds_) {
+    slot.segment.transitions.push_back(std::move(chunk));
+    flush(slot, true);
+  }
   slot.segment.transitions.clear();
   if (grpo_) return end_episode(e);
   start_episode(slot, e);
@@ -207,10 +214,12 @@ void SimulatorLoop::end_episode(int e) {
   for (int m = first; m < first + G_; ++m) start_episode(slots_[size_t(m)], m);
 }
 
-void SimulatorLoop::flush(Slot& slot) {
+// A diverged segment's next state stays zero: its state is not finite and the learner drops it unread.
+void SimulatorLoop::flush(Slot& slot, bool diverged) {
   slot.segment.next_state.assign(size_t(task_.state_dim), 0.f);
-  slot.env->observe(slot.segment.next_state.data());
+  if (!diverged) slot.env->observe(slot.segment.next_state.data());
   slot.segment.episode = slot.episode;
+  slot.segment.diverged = diverged;
   segments_.push(encode(slot.segment));
   slot.segment.transitions.clear();
 }
@@ -259,14 +268,15 @@ void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
   if (o_.fail_rank == g_.world_rank && chunks_ + 1 >= o_.fail_step)
     EMB_CHECK(false, "debug.fail_rank: simulator rank ", g_.world_rank, " fails at chunk ", chunks_ + 1);
   env_steps_ += steps, ++chunks_, ++slot.chunk, ++slot.round_chunks;
-  if (slot.env->diverged()) return diverged(slot, e);
-  if (rounds_)  // the episode's actions, replayed on resume; only the round modes save them
-    slot.actions.insert(slot.actions.end(), reply.actions.begin(), reply.actions.begin() + steps * task_.action_dim);
   Transition t;
   t.obs = std::move(slot.request.obs);
   t.version = reply.version, t.k_first = reply.k_first, t.k_count = reply.k_count, t.logp_behav = reply.logp;
   t.chain = std::move(reply.chain);
-  t.success = slot.env->success(), t.done = slot.env->done(), t.steps = steps;
+  t.steps = steps;
+  if (slot.env->diverged()) return diverged(slot, e, std::move(t));
+  if (rounds_)  // the episode's actions, replayed on resume; only the round modes save them
+    slot.actions.insert(slot.actions.end(), reply.actions.begin(), reply.actions.begin() + steps * task_.action_dim);
+  t.success = slot.env->success(), t.done = slot.env->done();
   t.reward = chunk_reward(o_.reward, *slot.env, before, reply.actions, task_.action_dim);
   slot.segment.transitions.push_back(std::move(t));
   const double modelled =
@@ -290,9 +300,16 @@ void SimulatorLoop::end_round_when_done() {
   for (const Slot& slot : slots_) all_done = all_done && !slot.awaiting && slot.round_chunks == s_.round_chunks_per_env;
   if (!all_done) return;
   for (Slot& slot : slots_) slot.round_chunks = 0;
-  // The update of this round makes this version; its checkpoint needs this state.
+  // The update of this round makes this version; its checkpoint needs this state. Every round's
+  // is kept: a stop signal checkpoints whichever version the trainers reach. Generators start a
+  // round only with its weights, so the trainers are at most a round behind: a state three
+  // rounds old without a checkpoint of its version is no longer needed.
   const int64_t version = s_.start_version + ++round_;
-  if (is_checkpoint_version(o_, s_.run_start_version + o_.updates, version)) save_state(version);
+  save_state(version);
+  const int64_t old = version - 3;
+  std::error_code ec;
+  if (old > s_.start_version && !std::filesystem::exists(std::filesystem::path(o_.ckpt_dir) / checkpoint_file_name(old)))
+    std::filesystem::remove(sim_state_path(o_.ckpt_dir, old, g_.index), ec);
 }
 
 // Requests: async modes serve every ready slot at once; sync waits for the whole rank.

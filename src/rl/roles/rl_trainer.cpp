@@ -1,6 +1,8 @@
 // The trainer role (rl_roles.hpp): segments from its simulators into RlLearner, micro-batch
 // steps (async: as soon as one is there; rounds: once the round is complete), weights pushed
-// to the generators after every update, progress lines, checkpoints and the stop signal.
+// to the generators after every update, progress lines, checkpoints and the stop signal. A
+// stop request (core/stop_request.hpp) is agreed by the trainers at each update: that update
+// is checkpointed and the run ends as at its last one.
 // Rounds (sync, async_rollout) hand a round's segments to the learner in environment order,
 // whatever order they arrived in: every chunk of a round is fixed by its keys and the round's
 // weights, so these modes give the same updates run after run (and after train.resume).
@@ -10,6 +12,7 @@
 
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 #include "kernels/make_ops.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
@@ -93,6 +96,7 @@ class TrainerLoop {
   nlohmann::json curve_ = nlohmann::json::array();
   UpdateTotals last_;  // at the previous update
   std::string last_ckpt_;
+  bool stopping_ = false;  // the trainers agreed on a stop signal at the last update
 };
 
 TrainerLoop::TrainerLoop(const RlSetup& s)
@@ -120,6 +124,10 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
     learner_.optimizer().upload_state(OptimizerState{m.data(), v.data()});
   }
   if (g_.index == 0) publisher_ = std::make_unique<WeightPublisher>(MPI_COMM_WORLD, g_.generators, kTagWeights);
+  if (g_.index == 0 && !s.resume_dir.empty()) {
+    std::printf("rl resumed: state: %s\n", rl_state_digest(learner_, s.start_totals).c_str());
+    std::fflush(stdout);
+  }
   start_ = Clock::now();
 }
 
@@ -178,16 +186,20 @@ void TrainerLoop::step() {
   pacer_.finish(s_.cost.train_seconds(o_.micro_chunks / T_));
   if (learner_.version() == before) return;
   const UpdateTotals totals = update_totals(learner_.stats(), g_.role_comm);
+  stopping_ = max_over_ranks(g_.role_comm, int64_t(stop_requested())) != 0;  // core/stop_request.hpp
   if (g_.index == 0) report_update(totals);
   last_ = totals;
-  if (g_.index == 0 && is_checkpoint_version(o_, end_version_, learner_.version()))
+  if (g_.index == 0 && (stopping_ || is_checkpoint_version(o_, end_version_, learner_.version())))
     last_ckpt_ = save_rl_checkpoint(s_, learner_, totals);
+  if (g_.index == 0 && stopping_ && learner_.version() < end_version_)
+    std::printf("rl: received a stop signal: stopping after version %lld (%s); train.resume = auto continues\n",
+                (long long)learner_.version(), last_ckpt_.c_str());
 }
 
 nlohmann::json TrainerLoop::run() {
   loop_.start(g_);
   sim_silence_.restart();
-  while (learner_.version() < end_version_) {
+  while (learner_.version() < end_version_ && !stopping_) {
     const Clock::time_point turn_start = Clock::now();
     bool worked = receive_segments();
     // async streams micro-batches; rounds wait for the whole round's share.
@@ -212,7 +224,8 @@ nlohmann::json TrainerLoop::summary() {
   for (auto& [k, n] : st.staleness) staleness[std::to_string(k)] = n;
   return {{"role", "trainer"}, {"rank", g_.world_rank}, {"version", learner_.version()},
           {"transitions", st.transitions}, {"env_steps", st.env_steps}, {"used", st.used}, {"filtered", st.filtered},
-          {"clipped", st.clipped}, {"dropped_stale", st.dropped_stale}, {"staleness", staleness},
+          {"clipped", st.clipped}, {"dropped_stale", st.dropped_stale},
+          {"dropped_diverged", st.dropped_diverged}, {"staleness", staleness},
           {"uniform_groups", st.uniform_groups},
           {"episodes", st.episodes}, {"successes", st.successes}, {"curve", curve_}, {"checkpoint", last_ckpt_},
           {"time", loop_.clock().json()}, {"pacer", pacer_json(pacer_)}};
