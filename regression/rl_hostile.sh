@@ -140,7 +140,9 @@ check_failed() {
   fi
   local torn=""
   compgen -G "$out/ckpt/$name/*.tmp" >/dev/null && torn=" ($(cd "$out/ckpt/$name" && ls *.tmp | head -1) left by the kill)"
-  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, resumed from version $((10#${v:-0})) with its state$torn ok}"
+  local resumed_from="no checkpoint yet"
+  [ -n "$v" ] && resumed_from="resumed from version $((10#$v)) with its state"
+  echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, $resumed_from$torn ok}"
 }
 
 # fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
