@@ -173,6 +173,7 @@ void add_compute(const Hardware& hw, int R, const SampleSeconds& t, StepPredicti
   s.bwd_s = t.bwd * s.samples_per_rank * paced;
   s.recompute_s = t.recompute * s.samples_per_rank * paced;
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
+  s.imbalance_s = s.compute_s * (1 - 1 / paced);
 }
 
 // One collective's seconds per bucket, and the core seconds it takes from the rank's compute
@@ -256,10 +257,22 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
   };
+  // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
+  // gradient slot holds them until their bucket's next backward): exposed where they outlast it.
+  auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
+    double total = 0, core = 0;
+    for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
+    const double exposed = overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total;
+    const double hidden_core = shared_core && total > 0 ? core * (1 - exposed / total) : 0.0;
+    s.comm_exposed_s += times_per_step * exposed;
+    s.comm_core_fwd_s += times_per_step * hidden_core * mb_fwd / (mb_fwd + mb_bwd);
+    s.comm_core_bwd_s += times_per_step * hidden_core * mb_bwd / (mb_fwd + mb_bwd);
+  };
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
     fwd_pass(times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1), zero, false, 1);
-    bwd_pass(zero, reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches)),
-             s.micro_batches);
+    const BucketTimes rs = reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches));
+    bwd_pass(zero, rs, 1);
+    drained_pass(rs, s.micro_batches - 1);
   } else if (mode == ShardMode::full) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
     const BucketTimes g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const BucketTimes g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
@@ -322,18 +335,20 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 }
 
 // The step divided as the trainer times it. The op calls' and allocations' host time runs inside
-// the passes, split as their compute (on a GPU the host's excess over the stream is `other`).
+// the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
+// a rank times its own compute, and waits for the slowest rank at the step's blocking host
+// reductions: the imbalance is `other`.
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
-  const double fwd_share = s.compute_s > 0 ? s.fwd_s / s.compute_s : 0.5;
+  const double fwd_share = s.compute_s > 0 ? s.fwd_s / s.compute_s : 0.5, typical = 1 - s.imbalance_s / std::max(s.compute_s, 1e-300);
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
-  ph.fwd = s.fwd_s + s.comm_core_fwd_s + fwd_share * in_passes;
-  ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes;
+  ph.fwd = s.fwd_s * typical + s.comm_core_fwd_s + fwd_share * in_passes;
+  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes;
+  ph.other = f.total_s - in_passes + s.imbalance_s;
 }
 
 // Samples/s per device, MFU and the epoch.

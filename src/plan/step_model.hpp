@@ -11,7 +11,8 @@
 //   exposed   what the unit overlap schedule leaves uncovered: each bucket's collective runs
 //             under the previous bucket's compute (a pipeline of the pass's buckets), the
 //             first gather and the last reduction stay exposed; ZeRO-3 with at most 4 buckets
-//             (the gather slots) gathers once a step. With no core to spare for the progress
+//             (the gather slots) gathers once a step, and the reductions of every micro-batch
+//             but the last drain under the next micro-batch. With no core to spare for the progress
 //             thread (comm_overlaps_compute = false) a collective under the compute runs on
 //             the rank's core: the compute is longer by its core seconds (the hardware's
 //             core_seconds_per_byte of what a rank sends; comm_core_fwd/bwd), and only what
@@ -86,9 +87,9 @@ struct FixedCostPrediction {
 };
 
 // The step's parts as the trainer times them (core/timer.hpp kStepParts): fwd and bwd hold
-// the compute, the collectives' core seconds under it and the op calls' and allocations' host
-// time; comm_exposed the waits; other the blocking host reductions (and a GPU's host time
-// beyond its stream). They sum to the step.
+// a rank's own compute, the collectives' core seconds under it and the op calls' and
+// allocations' host time; comm_exposed the waits; other the blocking host reductions with the
+// wait for the slowest rank (and a GPU's host time beyond its stream). They sum to the step.
 struct PhasePrediction {
   double data_wait = 0, fwd = 0, bwd = 0, comm_exposed = 0, optim = 0, other = 0;
 };
@@ -102,6 +103,7 @@ struct StepPrediction {
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
+  double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   FixedCostPrediction fixed;
   PhasePrediction phases;
   std::vector<CollectiveCost> collectives;
