@@ -8,10 +8,10 @@
 # minute, so the load average is recorded beside each run, and the whole sequence runs ROUNDS
 # times: a deck and rank count's error is the median of its rounds'. With more ranks than cores
 # the ranks' imbalance is measured at that count (`hwprobe --imbalance` right after the run).
-# Per phase, measured (summary.json, medians over steps) against predicted (--plan's JSON):
-#   fwd, bwd, optim, exposed comm, and fixed: the step's measured remainder beyond those four
-#   against the predicted fixed costs (op calls, allocations, host reductions; the host time of
-#   the op calls is inside the measured fwd and bwd too, so the table adds fwd + bwd + fixed: the fair sum).
+# Per phase, measured (summary.json, medians over steps) against predicted (--plan's JSON
+# "phases"): the step's parts as the trainer times them, which do not overlap and sum to the
+# step (src/core/timer.hpp): fwd, bwd, optim, exposed comm (the waits) and other (the rest:
+# the blocking host reductions); regression/plan_validation_table.py says what each holds.
 # Writes outputs/bench/plan_validation.json and prints the markdown table for
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",

@@ -49,7 +49,7 @@ def main(prefix, specs):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, kind in zip(axes, ("strong", "weak")):
         sel = sorted((r for r in runs if r["kind"] == kind), key=lambda r: r["ranks"])
-        # Phases nest (comm_exposed happens inside fwd/bwd), so they are drawn side by side.
+        # The step's parts next to the step they sum to.
         for p in PHASES:
             ax.plot([str(r["ranks"]) for r in sel], [r["phase_median_s"][p] * 1e3 for r in sel],
                     "k.-" if p == "step" else ".-", label=p, lw=2 if p == "step" else 1)

@@ -1,5 +1,6 @@
 #include "core/timer.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 
@@ -10,7 +11,7 @@ namespace emb {
 
 const char* phase_name(Phase p) {
   static const char* names[kNumPhases] = {"init", "data_wait", "h2d", "fwd", "bwd", "comm_exposed",
-                                          "comm_total", "optim", "ckpt", "step", "backbone"};
+                                          "comm_total", "optim", "ckpt", "step", "backbone", "other"};
   return names[int(p)];
 }
 
@@ -48,6 +49,20 @@ void PhaseTimers::stop(Phase p) {
   if (trace_) trace_->phase(phase_name(p), started_[int(p)], now, records_.empty() ? 0 : records_.back().step + 1);
 }
 
+void PhaseTimers::add_wait(Phase p, double seconds) {
+  current_.seconds[int(p)] += seconds;
+  for (size_t i = running_.size(); i-- > 0;)
+    if (running_[i] != Phase::step && running_[i] != p) {
+      if (!on_device(running_[i])) current_.seconds[int(running_[i])] -= seconds;
+      return;
+    }
+}
+
+void PhaseTimers::move(Phase from, Phase to, double seconds) {
+  if (!on_device(from)) current_.seconds[int(from)] -= seconds;
+  current_.seconds[int(to)] += seconds;
+}
+
 void PhaseTimers::mark_unit(int unit, bool backward) {
   if (!nvtx::kEnabled) return;
   if (unit < 0) {
@@ -63,6 +78,9 @@ void PhaseTimers::end_step(int64_t step) {
   for (const DeviceSpan& s : device_spans_) current_.seconds[int(s.phase)] += device_clock_->seconds_between(s.from, s.to);
   device_spans_.clear();
   if (device_clock_) device_clock_->reset();
+  double parts = 0;
+  for (Phase p : kStepParts) parts += p == Phase::other ? 0.0 : current_.seconds[int(p)];
+  current_.seconds[int(Phase::other)] = std::max(0.0, current_.seconds[int(Phase::step)] - parts);
   current_.step = step;
   records_.push_back(current_);
   if (trace_) {

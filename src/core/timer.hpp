@@ -1,7 +1,12 @@
 // Phase timers (DESIGN.md "Timers and outputs"). Each rank accumulates wall seconds per
-// phase within a step; phases nest (fwd contains comm_exposed), so each phase's time is
-// its own wall time and phases are not additive. Cheap enough to leave on: one
-// steady_clock read at each boundary, no allocation in the steady state.
+// phase within a step. The step's phases do not overlap: a wait inside a running phase (a
+// collective's wait inside fwd or bwd, the micro-batch's upload inside fwd) is counted in its
+// own phase and taken out of the one around it, and `other` is the step's time in no other
+// phase (the blocking host reductions, the loop's own work), so the step's phases (kStepParts)
+// sum to the step. With a device clock (a GPU) fwd, bwd and optim are the stream's spans, from
+// which host waits are not taken. comm_total is the collectives' own time, partly hidden under
+// fwd and bwd: not a part of the step. Cheap enough to leave on: one steady_clock read at each
+// boundary, no allocation in the steady state.
 #pragma once
 #include <array>
 #include <chrono>
@@ -16,9 +21,12 @@
 namespace emb {
 
 // backbone: model.backbone = online, the frozen Eagle forward that makes the step's vl features.
-enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, backbone, count };
+enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, backbone, other, count };
 constexpr int kNumPhases = int(Phase::count);
 const char* phase_name(Phase p);
+// The phases a step's wall time is divided into: they sum to Phase::step.
+constexpr Phase kStepParts[] = {Phase::data_wait, Phase::backbone, Phase::h2d, Phase::fwd, Phase::bwd,
+                                Phase::comm_exposed, Phase::optim, Phase::other};
 
 struct StepTimes {
   int64_t step = 0;
@@ -32,10 +40,18 @@ class PhaseTimers {
   PhaseTimers() { records_.reserve(1024), device_spans_.reserve(64), running_.reserve(kNumPhases); }
   void start(Phase p);
   void stop(Phase p);
-  // Adds time measured elsewhere (e.g. a collective's issue-to-completion time).
+  // Adds time measured elsewhere that is no part of the running phases' wall time (the
+  // collectives' issue-to-completion time, comm_total).
   void add(Phase p, double seconds) { current_.seconds[int(p)] += seconds; }
+  // A wait of `seconds` that just ended inside the running phases: counted in `p` and taken out
+  // of the innermost running part of the step (fwd or bwd around a collective's wait).
+  void add_wait(Phase p, double seconds);
+  // Seconds timed inside `from` that belong to `to` (the micro-batch's upload, timed by the
+  // model inside fwd, is h2d).
+  void move(Phase from, Phase to, double seconds);
   double current(Phase p) const { return current_.seconds[int(p)]; }
-  // Closes the step: records its times under `step` and starts a fresh one.
+  // Closes the step: records its times under `step` (other: the step beyond its other parts)
+  // and starts a fresh one.
   void end_step(int64_t step);
   // NVTX (CUDA builds): the range of model unit `unit` in forward or backward, ending the
   // previous unit's; -1 ends it. Phases get their ranges from start/stop.

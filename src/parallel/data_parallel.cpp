@@ -58,7 +58,7 @@ void DataParallel::order_after_compute() {
 
 // Every consumer of a collective's result is a kernel on the compute stream (or an upload or
 // download queued there).
-void DataParallel::wait(CommHandle& h) { timers_.add(Phase::comm_exposed, h.wait_on_compute_stream()); }
+void DataParallel::wait(CommHandle& h) { timers_.add_wait(Phase::comm_exposed, h.wait_on_compute_stream()); }
 
 CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t bytes) {
   step_ops_.push_back({h, PhaseTimers::Clock::now(), op, bucket, bytes});

@@ -1,6 +1,7 @@
 #include "plan/hardware.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +64,39 @@ FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, cons
   return c;
 }
 
+// gemm_width_efficiency: {"<width>": figure, ...}, positive ratios, ascending by width.
+std::vector<std::pair<double, double>> read_gemm_width_efficiency(const nlohmann::json& j, const FigureReader& f,
+                                                                  const std::string& path) {
+  std::vector<std::pair<double, double>> table;
+  if (!j.contains("gemm_width_efficiency")) return table;
+  for (const auto& [width, figure] : j["gemm_width_efficiency"].items()) {
+    double w = 0;
+    try {
+      w = std::stod(width);
+    } catch (const std::exception&) {
+      throw Error(str(path, ": gemm_width_efficiency key '", width, "' is not a model width"), kExitInput);
+    }
+    const double ratio = f("gemm_width_efficiency." + width);
+    if (w < 1 || ratio <= 0)
+      throw Error(str(path, ": gemm_width_efficiency.", width, " needs a width >= 1 and a positive ratio"), kExitInput);
+    table.emplace_back(w, ratio);
+  }
+  std::sort(table.begin(), table.end());
+  return table;
+}
+
 }  // namespace
+
+double gemm_efficiency(const Hardware& hw, double width) {
+  const auto& t = hw.gemm_width_efficiency;
+  if (t.empty()) return 1;
+  if (width <= t.front().first) return t.front().second;
+  if (width >= t.back().first) return t.back().second;
+  size_t k = 1;
+  while (t[k].first < width) ++k;
+  const double a = std::log2(t[k - 1].first), b = std::log2(t[k].first), x = (std::log2(width) - a) / (b - a);
+  return t[k - 1].second + x * (t[k].second - t[k - 1].second);
+}
 
 double device_share(const Hardware& hw, int ranks) {
   return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;
@@ -107,6 +140,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j["memory"].contains("comm_library_bytes")) h.comm_library_bytes = f("memory.comm_library_bytes");
   h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
   if (j["intra_node"].contains("reduce_bytes_per_s")) h.reduce_bytes_per_s = f("intra_node.reduce_bytes_per_s");
+  if (j["intra_node"].contains("core_seconds_per_byte")) h.comm_core_seconds_per_byte = f("intra_node.core_seconds_per_byte");
+  h.gemm_width_efficiency = read_gemm_width_efficiency(j, f, h.path);
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
     h.nics_per_node = int(f("inter_node.nics_per_node"));
@@ -118,6 +153,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
+  if (h.comm_core_seconds_per_byte < 0)
+    throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
   return h;
 }
 

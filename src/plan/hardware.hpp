@@ -3,6 +3,8 @@
 // with the command that took it; a figure without a source is refused.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace emb {
 
@@ -35,6 +37,11 @@ struct Hardware {
   double peak_fp32 = 0, peak_bf16 = 0;
   double gemm_fp32 = 0, gemm_bf16 = 0;
   double gemm_fp8 = 0;  // FP8 GEMMs with block scales (model.fp8); 0 = the machine has none
+  // The GEMM rate at a model width over gemm_fp32/bf16 (measured at D 256), as (width, ratio)
+  // ascending: a narrow model's linears (D 64: [rows, 64] x [64, 256]) run below the rate of
+  // wide ones (the micro-kernel's edges, packing and call set-up over fewer FLOPs). The file's
+  // "gemm_width_efficiency" {"64": figure, ...}; empty: 1 at every width (a GPU file).
+  std::vector<std::pair<double, double>> gemm_width_efficiency;
   double attention_fp32 = 0, attention_bf16 = 0;
   // Attention's per (query, key) pair and head work besides the head-dim-long dot products
   // (the softmax's exp and sums), forward + backward seconds; 0 where the attention rate
@@ -73,6 +80,11 @@ struct Hardware {
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
   // sum is fused into the transfer at memory speed (NCCL's kernels).
   double reduce_bytes_per_s = 0;
+  // With no core to spare (comm_overlaps_compute = false): the core seconds the progress thread
+  // takes from the rank's compute per byte a rank sends in a collective (MPI's copies and sums
+  // on the rank's own core). A collective under the compute then makes the compute slower by
+  // this much, and only the rest of its time is a wait. 0: every collective is a wait.
+  double comm_core_seconds_per_byte = 0;
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s
   double checkpoint_write_per_node = 0, checkpoint_write_total = 0;  // bytes/s
@@ -81,6 +93,9 @@ struct Hardware {
 
 // `name_or_path`: a file path (contains '/' or ends in .json), or a name in inputs/hw.
 Hardware load_hardware(const std::string& name_or_path);
+// The GEMM rate at model width `width` over the file's GEMM rate (gemm_width_efficiency,
+// interpolated in log2(width), held at the table's ends; 1 without a table).
+double gemm_efficiency(const Hardware& hw, double width);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).

@@ -77,7 +77,12 @@ nlohmann::json prediction_json(const StepPrediction& s) {
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
         {"recompute", s.recompute_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
-        {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s}}},
+        {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
+        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}}},
+      // The step's parts named as the trainer's summary.json names them (they sum to the step).
+      {"phases",
+       {{"data_wait", s.phases.data_wait}, {"fwd", s.phases.fwd}, {"bwd", s.phases.bwd},
+        {"comm_exposed", s.phases.comm_exposed}, {"optim", s.phases.optim}, {"other", s.phases.other}}},
       {"flops_per_sample", s.flops_per_sample},
       {"recompute_flops_per_sample", s.recompute_flops_per_sample},
       {"samples_per_s_per_device", s.samples_per_s_per_device},
@@ -110,7 +115,11 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.samples_per_mb, ", ", s.buckets, " bucket(s) of <= ", s.w.bucket_bytes / (1 << 20), " MiB\n");
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
-           ") + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
+           ")",
+           s.comm_core_fwd_s + s.comm_core_bwd_s > 0
+               ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
+               : std::string(),
+           " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
            duration(s.optimizer_s), " + fixed ", duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
            "\n");
   for (const CollectiveCost& c : s.collectives)

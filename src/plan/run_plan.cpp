@@ -6,7 +6,9 @@
 
 #include "core/error.hpp"
 #include "data/packed_dataset.hpp"
+#include "model/model.hpp"
 #include "plan/config_search.hpp"
+#include "train/freezing.hpp"
 
 namespace emb {
 namespace {
@@ -31,6 +33,16 @@ DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
   return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens()};
 }
 
+// Parameters the run's train.tune_* flags freeze (train/freezing.hpp): no moments to save.
+int64_t frozen_params(const RunConfig& cfg) {
+  const std::unique_ptr<Model> model = make_model(cfg.model, nullptr);  // its parameter registry only
+  const std::vector<bool> frozen = frozen_tensors(cfg.model, cfg.train, model->params());
+  int64_t n = 0;
+  for (size_t i = 0; i < frozen.size(); ++i)
+    if (frozen[i]) n += model->params().all()[i].numel;
+  return n;
+}
+
 }  // namespace
 
 Workload workload_of_run(const RunConfig& cfg, int world_size) {
@@ -47,6 +59,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   w.overlap = cfg.comm.overlap;
   w.cuda_graphs = cfg.backend.cuda_graphs;
   w.fp8 = mc.fp8;
+  w.frozen_params = frozen_params(cfg);
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;
   // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or

@@ -122,7 +122,7 @@ RankRates rank_rates(const Hardware& hw, const Workload& w) {
   r.share = device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
   if (w.fp8 && hw.gemm_fp8 <= 0)
     throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
-  r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share;
+  r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share * gemm_efficiency(hw, w.model.d_model);
   r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
   r.memory = hw.memory_bytes_per_s * r.share;
   return r;
@@ -173,10 +173,47 @@ void add_compute(const Hardware& hw, int R, const SampleSeconds& t, StepPredicti
   s.bwd_s = t.bwd * s.samples_per_rank * paced;
   s.recompute_s = t.recompute * s.samples_per_rank * paced;
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
+  s.imbalance_s = s.compute_s * (1 - 1 / paced);
 }
 
-// Every collective of the step, bucket by bucket (their total), and what the unit overlap
-// schedule leaves exposed.
+// One collective's seconds per bucket, and the core seconds it takes from the rank's compute
+// when it runs under it on a core the rank computes on (no core to spare): the bytes a rank
+// sends at the hardware's core_seconds_per_byte, or at one rank the copy itself.
+struct BucketTimes {
+  std::vector<double> seconds, core;
+};
+
+double sent_bytes(Collective op, double bytes, int R) {
+  return (op == Collective::all_reduce ? 2.0 : 1.0) * double(R - 1) / R * bytes;
+}
+
+// A pass over the buckets: `before` issued ahead of each bucket's compute, `after` behind it.
+// Overlapping, the exposed seconds are what pass_exposed finds uncovered; on a shared core the
+// covered share of the collectives' core seconds slows the pass's compute (`core`, added to
+// it). Not overlapping, every collective is a wait, which holds its core seconds.
+struct PassTime {
+  double exposed = 0, core = 0;
+};
+
+PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
+                   bool prefetch_all, bool overlap, bool shared_core) {
+  double total = 0, core = 0;
+  for (size_t k = 0; k < comp.size(); ++k)
+    total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
+  if (!overlap) return {total, 0};
+  const double exposed = pass_exposed(comp, before.seconds, after.seconds, prefetch_all);
+  return {exposed, shared_core && total > 0 ? core * std::max(0.0, 1 - exposed / total) : 0.0};
+}
+
+BucketTimes reversed(BucketTimes t) {
+  std::reverse(t.seconds.begin(), t.seconds.end());
+  std::reverse(t.core.begin(), t.core.end());
+  return t;
+}
+
+// Every collective of the step, bucket by bucket (their total), what the unit overlap schedule
+// leaves exposed, and on a shared core what the covered collectives add to the forward and
+// backward.
 void add_communication(const Hardware& hw, const Workload& w, const PlanReport& p, const SampleSeconds& t,
                        StepPrediction& s) {
   const ModelConfig& c = w.model;
@@ -184,57 +221,69 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   const std::unique_ptr<Model> model = make_model(c, nullptr);  // its parameter registry only
   const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
   s.buckets = int(buckets.size());
+  const size_t B = buckets.size();
   const double N = double(p.n_params), param_bytes = c.precision == Precision::bf16 ? 2 : 4;
   const ShardMode mode = w.shard;
   auto times = [&](Collective op, double bytes_per_param, const char* what, int per_step) {
-    std::vector<double> seconds;
+    BucketTimes bt;
     CollectiveCost cost{what, op, 0, s.buckets, per_step, "", 0};
     for (double n : buckets) {
       const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
-      seconds.push_back(ct.seconds);
+      bt.seconds.push_back(ct.seconds);
+      bt.core.push_back(R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * hw.comm_core_seconds_per_byte);
       cost.bytes += n * bytes_per_param;
       cost.algorithm = ct.algorithm;
       cost.seconds += ct.seconds * per_step;
     }
     s.collectives.push_back(cost);
     s.comm_total_s += cost.seconds;
-    return seconds;
+    return bt;
   };
-  const size_t B = buckets.size();
-  const double mb_fwd = (t.fwd + 0.0) * s.samples_per_mb, mb_bwd = (t.bwd + t.recompute) * s.samples_per_mb;
-  std::vector<double> fwd_comp(B), bwd_comp(B), zero(B, 0.0);
+  const double mb_fwd = t.fwd * s.samples_per_mb, mb_bwd = (t.bwd + t.recompute) * s.samples_per_mb;
+  std::vector<double> fwd_comp(B), bwd_comp(B);
   for (size_t k = 0; k < B; ++k) {
     fwd_comp[k] = mb_fwd * buckets[k] / N;
     bwd_comp[B - 1 - k] = mb_bwd * buckets[k] / N;  // backward runs the buckets in reverse
   }
-  auto reversed = [](std::vector<double> v) { return std::reverse(v.begin(), v.end()), v; };
-  const bool overlap = w.overlap && hw.comm_overlaps_compute;
-  auto exposed = [&](const std::vector<double>& comp, const std::vector<double>& before,
-                     const std::vector<double>& after, bool prefetch_all) {
-    if (!overlap) {
-      double sum = 0;
-      for (size_t k = 0; k < B; ++k) sum += before[k] + after[k];
-      return sum;
-    }
-    return pass_exposed(comp, before, after, prefetch_all);
+  const BucketTimes zero{std::vector<double>(B, 0.0), std::vector<double>(B, 0.0)};
+  // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
+  const bool shared_core = !hw.comm_overlaps_compute && hw.comm_core_seconds_per_byte > 0;
+  const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
+  auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
+    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core);
+    s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
+  };
+  auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
+    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core);
+    s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
+  };
+  // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
+  // gradient slot holds them until their bucket's next backward): exposed where they outlast it.
+  auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
+    double total = 0, core = 0;
+    for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
+    const double exposed = overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total;
+    const double hidden_core = shared_core && total > 0 ? core * (1 - exposed / total) : 0.0;
+    s.comm_exposed_s += times_per_step * exposed;
+    s.comm_core_fwd_s += times_per_step * hidden_core * mb_fwd / (mb_fwd + mb_bwd);
+    s.comm_core_bwd_s += times_per_step * hidden_core * mb_bwd / (mb_fwd + mb_bwd);
   };
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
-    const std::vector<double> g = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
-    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
-    s.comm_exposed_s = exposed(fwd_comp, g, zero, false) + s.micro_batches * exposed(bwd_comp, zero, reversed(rs), false);
+    fwd_pass(times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1), zero, false, 1);
+    const BucketTimes rs = reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches));
+    bwd_pass(zero, rs, 1);
+    drained_pass(rs, s.micro_batches - 1);
   } else if (mode == ShardMode::full) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
-    const std::vector<double> g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
-    const std::vector<double> g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
-    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
-    s.comm_exposed_s = s.micro_batches * (exposed(fwd_comp, g_fwd, zero, false) +
-                                          exposed(bwd_comp, reversed(g_bwd), reversed(rs), false));
+    const BucketTimes g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
+    const BucketTimes g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
+    const BucketTimes rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
+    fwd_pass(g_fwd, zero, false, s.micro_batches);
+    bwd_pass(reversed(g_bwd), reversed(rs), s.micro_batches);
   } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
-    const std::vector<double> rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1);
-    const std::vector<double> ag = times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1);
-    s.comm_exposed_s = exposed(bwd_comp, zero, reversed(rs), false) + exposed(fwd_comp, ag, zero, true);
+    bwd_pass(zero, reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1)), 1);
+    fwd_pass(times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
   } else {  // DDP: all-reduce in the last backward
-    const std::vector<double> ar = times(Collective::all_reduce, 4, "all_reduce of gradients", 1);
-    s.comm_exposed_s = exposed(bwd_comp, zero, reversed(ar), false);
+    bwd_pass(zero, reversed(times(Collective::all_reduce, 4, "all_reduce of gradients", 1)), 1);
   }
 }
 
@@ -277,12 +326,29 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const double N = double(p.n_params);
   const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
   s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
-  s.step_s = s.compute_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
   s.step_s += s.data_wait_s;
   s.data_bytes_per_s_per_node = node_bytes / s.step_s;
+}
+
+// The step divided as the trainer times it. The op calls' and allocations' host time runs inside
+// the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
+// a rank times its own compute, and waits for the slowest rank at the step's blocking host
+// reductions: the imbalance is `other`.
+void add_phases(const Hardware& hw, StepPrediction& s) {
+  const FixedCostPrediction& f = s.fixed;
+  const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
+  const double fwd_share = s.compute_s > 0 ? s.fwd_s / s.compute_s : 0.5, typical = 1 - s.imbalance_s / std::max(s.compute_s, 1e-300);
+  PhasePrediction& ph = s.phases;
+  ph.data_wait = s.data_wait_s;
+  ph.fwd = s.fwd_s * typical + s.comm_core_fwd_s + fwd_share * in_passes;
+  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes;
+  ph.comm_exposed = s.comm_exposed_s;
+  ph.optim = s.optimizer_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s;
 }
 
 // Samples/s per device, MFU and the epoch.
@@ -305,8 +371,9 @@ void add_memory(const Hardware& hw, const Workload& w, const PlanReport& p, Step
   s.fits = s.memory_bytes <= s.capacity_bytes;
 }
 
-void add_checkpoint(const Hardware& hw, const PlanReport& p, StepPrediction& s) {
-  s.checkpoint_bytes = 12 * double(p.n_params);  // fp32 parameters and AdamW's two moments
+void add_checkpoint(const Hardware& hw, const Workload& w, const PlanReport& p, StepPrediction& s) {
+  // fp32 parameters, and AdamW's two moments of those trained.
+  s.checkpoint_bytes = 4 * double(p.n_params) + 8 * double(p.n_params - w.frozen_params);
   s.checkpoint_s = s.checkpoint_bytes / std::min(s.nodes * hw.checkpoint_write_per_node, hw.checkpoint_write_total);
   // Time to finish the step in flight and write a checkpoint, twice over, and half a minute.
   s.preemption_signal_s = std::ceil(2 * (s.step_s + s.checkpoint_s) + 30);
@@ -336,9 +403,10 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   add_communication(hw, w, p, per_sample, s);
   add_fixed_costs(hw, w, rates, s);
   add_optimizer_and_data(hw, w, p, rates, s);
+  add_phases(hw, s);
   add_throughput(hw, w, s);
   add_memory(hw, w, p, s);
-  add_checkpoint(hw, p, s);
+  add_checkpoint(hw, w, p, s);
   return s;
 }
 

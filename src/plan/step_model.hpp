@@ -10,9 +10,14 @@
 //   comm      every collective of the step, bucket by bucket, timed by collective_model;
 //   exposed   what the unit overlap schedule leaves uncovered: each bucket's collective runs
 //             under the previous bucket's compute (a pipeline of the pass's buckets), the
-//             first gather and the last reduction stay exposed; with no core to spare for
-//             the progress thread (comm_overlaps_compute = false) every collective is
-//             exposed; ZeRO-3 with at most 4 buckets (the gather slots) gathers once a step;
+//             first gather and the last reduction stay exposed; ZeRO-3 with at most 4 buckets
+//             (the gather slots) gathers once a step, and the reductions of every micro-batch
+//             but the last drain under the next micro-batch. With no core to spare for the progress
+//             thread (comm_overlaps_compute = false) a collective under the compute runs on
+//             the rank's core: the compute is longer by its core seconds (the hardware's
+//             core_seconds_per_byte of what a rank sends; comm_core_fwd/bwd), and only what
+//             the schedule leaves uncovered is a wait; a file without that figure exposes every
+//             collective;
 //   imbalance with more than one rank, compute is longer by the hardware's rank_imbalance
 //             (ranks time-sharing cores finish equal work at different times, and every
 //             collective waits for the slowest), measured with one rank per core and scaled
@@ -32,7 +37,8 @@
 //             storage type a run on the hardware gives them: planned_blocks_dtype) + the
 //             cuBLASLt workspace + NCCL's buffers + the reserve,
 //             against the device's memory;
-//   checkpoint parameters and AdamW moments in fp32, written by every node at once.
+//   checkpoint parameters in fp32 and the AdamW moments of the trained ones (a frozen tensor
+//             has none: checkpoint/checkpoint.cpp), written by every node at once.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -60,6 +66,7 @@ struct Workload {
   bool overlap = true;           // comm.overlap
   bool cuda_graphs = false;      // run.cuda_graphs: a GPU replays each micro-batch as a graph
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
+  int64_t frozen_params = 0;     // parameters train.tune_* freeze: no AdamW moments (train/freezing.hpp)
 };
 
 struct CollectiveCost {
@@ -79,6 +86,14 @@ struct FixedCostPrediction {
   double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, total_s = 0;
 };
 
+// The step's parts as the trainer times them (core/timer.hpp kStepParts): fwd and bwd hold
+// a rank's own compute, the collectives' core seconds under it and the op calls' and
+// allocations' host time; comm_exposed the waits; other the blocking host reductions with the
+// wait for the slowest rank (and a GPU's host time beyond its stream). They sum to the step.
+struct PhasePrediction {
+  double data_wait = 0, fwd = 0, bwd = 0, comm_exposed = 0, optim = 0, other = 0;
+};
+
 struct StepPrediction {
   Workload w;
   int samples_per_rank = 0, samples_per_mb = 0, micro_batches = 0, buckets = 0, nodes = 1;
@@ -87,7 +102,10 @@ struct StepPrediction {
   double recompute_flops_per_sample = 0;  // re-run forward work
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
+  double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
+  double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   FixedCostPrediction fixed;
+  PhasePrediction phases;
   std::vector<CollectiveCost> collectives;
   double samples_per_s_per_device = 0, mfu = 0, epoch_s = 0;
   double data_bytes_per_sample = 0, data_bytes_per_s_per_node = 0;

@@ -74,7 +74,9 @@ StepResult train_step(StepContext& ctx, const std::vector<PackedBatch>& all_micr
     for (int i = n_local; i < n_max; ++i) dp.run_empty_pass(i == n_max - 1);
   dp.finish_gradients();
   sums[0] = ctx.model.take_loss();  // the step's one read of the loss from the backend
-  ctx.timers.add(Phase::h2d, ctx.model.take_upload_seconds());  // after the read: no wait of its own
+  // The uploads ran inside the micro-batches' forward; timed there, counted as h2d (after the
+  // read: no wait of its own).
+  ctx.timers.move(Phase::fwd, Phase::h2d, ctx.model.take_upload_seconds());
   ctx.comm.sum_over_ranks(sums, 4);
 
   StepResult r;

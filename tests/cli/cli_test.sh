@@ -89,10 +89,18 @@ train_two_ranks)
     done
     grep -q "^step 30/30 | loss " "outputs/$name/train.log" || fail "no progress line for step 30 in train.log"
     rows=$(($(wc -l <"outputs/$name/timings.csv") - 1))
-    [ "$rows" -eq $((2 * 31 * 11)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 11 phases"
-    /usr/bin/python3 - "outputs/$name/summary.json" <<'PY' || fail "summary.json content"
-import json, sys
+    [ "$rows" -eq $((2 * 31 * 12)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 12 phases"
+    /usr/bin/python3 - "outputs/$name/summary.json" "outputs/$name/timings.csv" <<'PY' || fail "summary.json content"
+import collections, csv, json, sys
 s = json.load(open(sys.argv[1]))
+# Every step's parts (core/timer.hpp kStepParts) sum to the step, on every rank.
+parts = {"data_wait", "backbone", "h2d", "fwd", "bwd", "comm_exposed", "optim", "other"}
+total, step = collections.defaultdict(float), {}
+for r in csv.DictReader(open(sys.argv[2])):
+    key = (r["rank"], r["step"])
+    if r["phase"] in parts: total[key] += float(r["seconds"])
+    if r["phase"] == "step": step[key] = float(r["seconds"])
+assert all(abs(total[k] - step[k]) <= 1e-6 * max(1.0, step[k]) for k in step if step[k] > 0), "parts do not sum to the step"
 assert s["ranks"] == 2 and s["steps"] == 30, s
 assert s["samples"] == 30 * 8, s["samples"]
 assert s["samples_per_s"] > 0 and s["tokens_per_s"] > 0

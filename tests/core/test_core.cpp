@@ -87,6 +87,33 @@ BOOST_AUTO_TEST_CASE(phase_timers_nest_and_accumulate) {
   BOOST_TEST(std::string(phase_name(Phase::comm_exposed)) == "comm_exposed");
 }
 
+// A wait inside fwd and an upload timed inside it count in their own phases and leave fwd;
+// the step's parts (kStepParts, with `other` its remainder) sum to the step.
+BOOST_AUTO_TEST_CASE(phase_timers_divide_the_step_into_parts_that_sum_to_it) {
+  PhaseTimers t;
+  t.start(Phase::step);
+  t.start(Phase::fwd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  t.add_wait(Phase::comm_exposed, 0.01);
+  t.stop(Phase::fwd);
+  t.move(Phase::fwd, Phase::h2d, 0.005);
+  t.add(Phase::comm_total, 0.02);  // the collectives' own time: no part of the step
+  t.add_wait(Phase::comm_exposed, 0.004);  // a wait outside fwd and bwd (the last reductions)
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  t.stop(Phase::step);
+  t.end_step(1);
+  const StepTimes& r = t.records().back();
+  const auto at = [&](Phase p) { return r.seconds[size_t(p)]; };
+  BOOST_TEST(at(Phase::comm_exposed) == 0.014, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(at(Phase::h2d) == 0.005, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(at(Phase::fwd) >= 0.015);
+  BOOST_TEST(at(Phase::other) >= 0.001);  // the 5 ms sleep less the wait outside fwd
+  double parts = 0;
+  for (Phase p : kStepParts) parts += at(p);
+  BOOST_TEST(parts == at(Phase::step), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(std::string(phase_name(Phase::other)) == "other");
+}
+
 // A device whose clock advances 1 s per mark (a GPU's events, as the timers see them).
 class SteppingClock final : public DeviceClock {
  public:

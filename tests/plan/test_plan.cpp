@@ -466,3 +466,71 @@ BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs)
   BOOST_TEST(load_hardware(path).fixed.graph_kernel_launch_s == 1e-6);
   std::filesystem::remove(path);
 }
+
+// A CPU without a core to spare: with the progress thread's core seconds measured, a
+// collective under the compute slows it by those seconds and only the uncovered rest is a
+// wait; the step's parts (PhasePrediction) sum to the step, as the trainer's do.
+BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts_sum_to_the_step) {
+  Workload w = tiny_workload();
+  Hardware h = gpu_node();
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.fixed.op_call_s = 1e-6, h.fixed.allocation_s = 1e-7, h.fixed.sync_s = 1e-5;
+  const StepPrediction serial = predict_step(h, w);
+  BOOST_TEST(serial.comm_core_fwd_s + serial.comm_core_bwd_s == 0.0);
+  h.comm_core_seconds_per_byte = 1e-10;
+  const StepPrediction shared = predict_step(h, w);
+  BOOST_TEST(shared.comm_exposed_s < serial.comm_exposed_s);
+  BOOST_TEST(shared.comm_core_fwd_s > 0);
+  BOOST_TEST(shared.comm_core_bwd_s > 0);
+  BOOST_TEST(shared.comm_total_s == serial.comm_total_s, boost::test_tools::tolerance(1e-12));
+  // The core seconds never exceed what every collective's bytes sent would cost.
+  double sent = 0;
+  for (const CollectiveCost& c : shared.collectives)
+    sent += c.per_step * double(w.ranks - 1) / w.ranks * c.bytes;
+  BOOST_TEST(shared.comm_core_fwd_s + shared.comm_core_bwd_s <= sent * 1e-10 * (1 + 1e-9));
+  for (const StepPrediction& s : {serial, shared}) {
+    const PhasePrediction& ph = s.phases;
+    BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(ph.other == s.fixed.syncs_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(ph.fwd > s.fwd_s);
+  }
+  w.overlap = false;  // every collective waited for at once: its core time is inside the wait
+  const StepPrediction waited = predict_step(h, w);
+  BOOST_TEST(waited.comm_exposed_s == waited.comm_total_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(waited.comm_core_fwd_s + waited.comm_core_bwd_s == 0.0);
+}
+
+// gemm_width_efficiency: the table interpolated in log2(width) and held at its ends; a
+// narrower model's GEMMs at a lower rate.
+BOOST_AUTO_TEST_CASE(gemm_rate_follows_the_width_table) {
+  Hardware h = gpu_node();
+  BOOST_TEST(gemm_efficiency(h, 64) == 1.0);
+  h.gemm_width_efficiency = {{32, 0.25}, {64, 0.5}, {256, 1.0}};
+  BOOST_TEST(gemm_efficiency(h, 16) == 0.25);
+  BOOST_TEST(gemm_efficiency(h, 64) == 0.5);
+  BOOST_TEST(gemm_efficiency(h, 128) == 0.75, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(gemm_efficiency(h, 1024) == 1.0);
+  Workload w = tiny_workload();  // d_model 64
+  const StepPrediction half = predict_step(h, w);
+  h.gemm_width_efficiency.clear();
+  const StepPrediction full = predict_step(h, w);
+  const PlanReport p = make_plan(w.model, w.ranks, half.tokens_per_mb);
+  BOOST_TEST(half.fwd_s - full.fwd_s ==
+                 p.gemm_flops_fwd * half.samples_per_rank / h.gemm_fp32,  // per sample: 1/0.5 - 1 rate-seconds
+             boost::test_tools::tolerance(1e-6));
+  const Hardware cpu = load_hardware("cpu_dev");
+  BOOST_TEST(cpu.gemm_width_efficiency.size() == 4u);
+  BOOST_TEST(cpu.comm_core_seconds_per_byte > 0);
+}
+
+// The checkpoint holds fp32 parameters and the trained ones' two AdamW moments.
+BOOST_AUTO_TEST_CASE(checkpoint_bytes_count_no_moments_for_frozen_parameters) {
+  Workload w = tiny_workload();
+  const StepPrediction trained = predict_step(gpu_node(), w);
+  const double n = double(make_plan(w.model, w.ranks, 1).n_params);
+  BOOST_TEST(trained.checkpoint_bytes == 12 * n);
+  w.frozen_params = 1000;
+  BOOST_TEST(predict_step(gpu_node(), w).checkpoint_bytes == 12 * n - 8 * 1000.0);
+}

@@ -8,6 +8,7 @@
 //                                           CUDA emulation prints them on stderr, not as a file)
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
+//               by width: the same at D 32, 64, 128 over D 256, on 512 rows, interleaved;
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores);
 //   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
@@ -20,7 +21,9 @@
 //   memory      triad a = b + s·c over 3 × 32 MiB;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
-//               the links as a step drives them, without the ranks' skew;
+//               the links as a step drives them, without the ranks' skew; and what a
+//               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
+//               (the progress thread's core seconds per byte sent);
 //   storage     writing 256 MiB with fsync;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
@@ -29,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
@@ -89,16 +93,19 @@ double timed(const std::function<void()>& fn, int runs = 5) {
   return median(per_run);
 }
 
-// Linear forward + backward at the trunk shapes of a D 256, F 1024 model on 2048 rows.
+// Linear forward + backward at the trunk shapes of a width-D model (F = 4D: qkv, out, up,
+// down) on N rows; the GEMM rate's are those of D 256 on 2048 rows.
 struct TrunkGemms {
-  static constexpr int64_t N = 2048;
-  static constexpr int shapes[4][2] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
-  std::vector<float> x = std::vector<float>(size_t(N) * 1024, 0.5f), w = std::vector<float>(1024 * 1024, 0.25f),
-                     y = std::vector<float>(size_t(N) * 1024), dy = std::vector<float>(size_t(N) * 1024, 0.1f),
-                     dx = std::vector<float>(size_t(N) * 1024), dw = std::vector<float>(1024 * 1024);
+  TrunkGemms(int64_t rows = 2048, int64_t width = 256)
+      : N(rows), shapes{{width, 3 * width}, {width, width}, {width, 4 * width}, {4 * width, width}} {}
+  int64_t N;
+  int64_t shapes[4][2];
+  std::vector<float> x = std::vector<float>(size_t(N) * 4 * size_t(shapes[1][0]), 0.5f),
+                     w = std::vector<float>(16 * size_t(shapes[1][0] * shapes[1][0]), 0.25f), y = std::vector<float>(x.size()),
+                     dy = std::vector<float>(x.size(), 0.1f), dx = std::vector<float>(x.size()), dw = std::vector<float>(w.size());
   double flops() const {
     double f = 0;
-    for (auto& s : shapes) f += 6.0 * N * s[0] * s[1];
+    for (auto& s : shapes) f += 6.0 * double(N) * double(s[0]) * double(s[1]);
     return f;
   }
   void run() {
@@ -114,6 +121,31 @@ struct TrunkGemms {
 double gemm_rate() {
   TrunkGemms g;
   return g.flops() / timed([&] { g.run(); });
+}
+
+// The GEMM rate of a width-W model's trunk shapes on 512 rows (a micro-batch of the tiny decks'
+// data.tokens_per_mb) over the width-256 rate on the same rows (which gemm_flops is: the rate
+// does not fall with rows, regression/plan_validation.md round 10), for W 32, 64, 128: narrow
+// linears pay the micro-kernel's edges, the packing and the call's set-up over fewer FLOPs.
+// Each run repeats the shapes to the width-256 run's FLOPs, so the timer sees milliseconds;
+// the widths are interleaved, 5 rounds, and each rate is the median of its rounds, so a load
+// that moves meanwhile moves every width.
+std::vector<std::pair<int, double>> gemm_width_efficiency() {
+  const std::vector<int> widths = {32, 64, 128, 256};
+  std::vector<TrunkGemms> gemms;
+  for (int width : widths) gemms.emplace_back(512, width);
+  const double target = gemms.back().flops();
+  std::vector<std::vector<double>> rates(widths.size());
+  for (int round = 0; round < 5; ++round)
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const int reps = std::max(1, int(target / gemms[i].flops()));
+      rates[i].push_back(reps * gemms[i].flops() / timed([&] {
+                           for (int r = 0; r < reps; ++r) gemms[i].run();
+                         }, 1));
+    }
+  std::vector<std::pair<int, double>> table;
+  for (size_t i = 0; i < widths.size(); ++i) table.emplace_back(widths[i], median(rates[i]) / median(rates.back()));
+  return table;
 }
 
 // Rank 0's time for the GEMMs with every rank computing over its time alone, the other ranks
@@ -276,6 +308,46 @@ Fabric collectives(const emb::World& world) {
   return {alpha, per_rank / (gather - (p - 1) * alpha), per_rank / std::max(scatter - gather, 1e-9)};
 }
 
+// The core seconds the progress thread takes from the rank's compute per byte a rank sends:
+// GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective pair's time) alone, and
+// with an all-gather and a reduce-scatter of 8 MiB shards (a ZeRO-3 step's pair) issued just
+// before, interleaved, 5 pairs; the burst's median slowdown over the pair's bytes sent per
+// rank ((p-1)/p of each full buffer). 0 with one rank (its collectives are copies, which the
+// planner costs at memory speed).
+double comm_core_seconds_per_byte(const emb::World& world) {
+  if (g_size < 2) return 0;
+  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
+  const int64_t shard = int64_t(2) << 20;  // floats
+  std::vector<float> full(size_t(shard * g_size), 1.0f), part(static_cast<size_t>(shard)), summed(part.size());
+  const auto pair = [&] {
+    emb::CommHandle g = comm->all_gather(part.data(), full.data(), shard * g_size, emb::DType::f32);
+    emb::CommHandle r = comm->reduce_scatter(full.data(), summed.data(), shard * g_size, emb::DType::f32, emb::ReduceOp::sum);
+    return std::make_pair(g, r);
+  };
+  const double pair_s = timed([&] {
+    auto [g, r] = pair();
+    g.wait(), r.wait();
+  });
+  TrunkGemms burst(512, 128);
+  const double burst_s = timed([&] { burst.run(); });
+  const int reps = int(emb::max_over_ranks(MPI_COMM_WORLD, std::ceil(3 * pair_s / burst_s)));
+  std::vector<double> slowdown;
+  for (int k = 0; k < 5; ++k) {
+    double t[2];
+    for (int with : {0, 1}) {
+      emb::barrier(MPI_COMM_WORLD);
+      const auto t0 = Clock::now();
+      std::pair<emb::CommHandle, emb::CommHandle> inflight;
+      if (with) inflight = pair();
+      for (int r = 0; r < reps; ++r) burst.run();
+      t[with] = std::chrono::duration<double>(Clock::now() - t0).count();
+      inflight.first.wait(), inflight.second.wait();
+    }
+    slowdown.push_back(t[1] - t[0]);
+  }
+  const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
+  return std::max(0.0, median_over_ranks(median(slowdown))) / sent;
+}
 
 double write_bandwidth() {
   const size_t bytes = size_t(256) << 20;
@@ -310,7 +382,8 @@ nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
 
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
+  std::vector<std::pair<int, double>> gemm_widths;
   AttentionCost attention;
   Fabric fabric;
 };
@@ -319,6 +392,7 @@ struct Measured {
 Measured measure(const emb::World& world) {
   Measured m;
   m.gemm = gemm_rate();
+  m.gemm_widths = gemm_width_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
   m.attention = attention_cost();
@@ -326,6 +400,7 @@ Measured measure(const emb::World& world) {
   if (g_size > 1) m.spare_core = spare_core_speedup();
   m.imbalance = rank_imbalance();
   m.fabric = collectives(world);
+  m.comm_core = comm_core_seconds_per_byte(world);
   m.write = write_bandwidth();
   m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
   m.allocation = median_over_ranks(emb::probe::allocation_seconds());
@@ -356,12 +431,17 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
                       {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
-                      {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}}},
+                      {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
+                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends")}}},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                    {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
   hw.update(imbalance_figures(fig, m.imbalance));
+  for (const auto& [width, ratio] : m.gemm_widths)
+    hw["gemm_width_efficiency"][std::to_string(width)] =
+        fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
+                       " (F 4x) over width 256's, 512 rows, interleaved, per core");
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
