@@ -2,13 +2,30 @@
 // the first step for parity checks, MODEL.md "Dump") and `--plan` (size and cost of a preset at
 // a rank count, without allocating the model).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "batch/packed_batch.hpp"
 #include "comm/world.hpp"
+#include "kernels/ops.hpp"
+#include "model/model.hpp"
 #include "config/run_config.hpp"
 #include "train/init_from.hpp"
 
 namespace emb {
+
+// The step a dump records: run.seed and the step number (the draws' and dropout masks' key).
+struct StepKey {
+  uint64_t seed = 0;
+  int64_t step = 0;
+};
+
+// Runs `micro_batches` (this rank's share of one step) through `model` on `ops` from the flat
+// fp32 parameters `params` and writes the step's dump to `path` (collective; MODEL.md "Dump"):
+// what --dump and tests/model/model_dump_tool share.
+void dump_step(const World& world, Ops& ops, Model& model, const std::vector<float>& params,
+               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path);
 
 // Runs step 1 of the deck's data on every rank of `world` (its micro-batches, on run.device, in
 // fp32) and writes the step's dump to `path` (collective). The parameters are init_from's

@@ -11,11 +11,65 @@
 
 namespace emb {
 
-// Every rank computes its micro-batches of step 1 with the step's global loss denominators; the
-// gradients and losses are summed over the ranks; rank 0 writes the header and then every rank
-// in turn appends its micro-batches (the dump's directory is shared by the ranks, as the run's
-// outputs are). Each phase agrees across the ranks before the next collective, so a failure on
-// one rank is the same error on all of them, never a hang.
+// Every rank computes its micro-batches with the step's global loss denominators; the gradients
+// and losses are summed over the ranks; rank 0 writes the header and then every rank in turn
+// appends its micro-batches (the dump's directory is shared by the ranks, as the run's outputs
+// are). Each phase agrees across the ranks before the next collective, so a failure on one rank
+// is the same error on all of them, never a hang.
+void dump_step(const World& world, Ops& ops, Model& model, const std::vector<float>& params,
+               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path) {
+  std::vector<double> denominators;
+  run_agreed(world.comm, [&] {
+    for (const PackedBatch& mb : micro_batches) {
+      if (mb.n_samples == 0) continue;
+      const std::vector<double> counts = model.loss_counts(mb);
+      denominators.resize(counts.size(), 0.0);
+      for (size_t i = 0; i < counts.size(); ++i) denominators[i] += counts[i];
+    }
+    if (denominators.empty()) denominators = model.loss_counts(PackedBatch{});
+  });
+  sum_over_ranks(world.comm, denominators.data(), int(denominators.size()));
+
+  std::vector<DumpMicroBatch> mine;
+  std::vector<float> grads;
+  double loss = 0;
+  run_agreed(world.comm, [&] {
+    OpsBuffer<float> device_params(ops, int64_t(params.size())), device_grads(ops, int64_t(params.size()));
+    ops.upload(device_params.data(), params.data(), params.size() * sizeof(float));
+    ops.zero(device_grads.view());
+    for (const PackedBatch& mb : micro_batches) {
+      if (mb.n_samples == 0) continue;
+      model.accumulate(device_params.data(), device_grads.data(), mb, key.step, key.seed, denominators);
+      mine.push_back(dumped_micro_batch(model, mb, world.rank));
+    }
+    loss = model.take_loss();
+    grads.resize(params.size());
+    ops.download(grads.data(), device_grads.data(), grads.size() * sizeof(float));
+  });
+  sum_over_ranks(world.comm, &loss, 1);
+  sum_over_ranks(world.comm, grads.data(), int64_t(grads.size()));
+  const std::vector<int> counts = all_gather(world.comm, int(mine.size()));
+
+  DumpStep info{loss, denominators, key.seed, key.step, world.size, 0};
+  for (int n : counts) info.micro_batches += n;
+  run_agreed(world.comm, [&] {
+    if (world.rank == 0) begin_dump(path, model, params.data(), grads.data(), info);
+  });
+  int first = 0;
+  for (int r = 0; r < world.size; ++r) {
+    run_agreed(world.comm, [&] {
+      if (world.rank == r && !mine.empty()) append_dump(path, model, info, first, mine);
+    });
+    first += counts[size_t(r)];
+  }
+  run_agreed(world.comm, [&] {
+    if (world.rank == 0) finish_dump(path);
+  });
+  if (world.rank == 0)
+    log_info("wrote ", path, ": ", model.config().preset, ", step ", key.step, " on ", world.size, " ", ops.name(),
+             " rank(s), ", info.micro_batches, " micro-batch(es), loss ", loss);
+}
+
 void write_step_dump(const World& world, const RunConfig& cfg, const std::string& path, const InitFrom* init_from) {
   const ModelConfig& mc = cfg.model;
   if (mc.precision != Precision::fp32)
@@ -26,15 +80,13 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     throw Error(str(cfg.deck_path, ": data.paths is empty; --dump writes the dataset's first step"), kExitInput);
   check_backend(cfg);
   dc.prefetch = 0;
-  const uint64_t seed = cfg.run.seed;
-  const int64_t step = 1;
+  const StepKey key{cfg.run.seed, 1};
 
   Loader loader(world.comm, dc, mc);
   std::vector<PackedBatch> micro_batches;
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Model> model;
-  std::vector<float> params, grads;
-  std::vector<double> denominators;
+  std::vector<float> params;
   run_agreed(world.comm, [&] {
     micro_batches = loader.next_step();
     // On run.device's backend: parameters and gradients in its memory, the dump's copies on the host.
@@ -44,56 +96,11 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     if (init_from)
       init_from->read_flat(model->params(), 0, model->params().total(), params.data());
     else if (cfg.debug.random_params)
-      model->params().init_random(params.data(), seed);
+      model->params().init_random(params.data(), key.seed);
     else
-      model->init_params(params.data(), seed);
-    for (const PackedBatch& mb : micro_batches) {
-      if (mb.n_samples == 0) continue;
-      const std::vector<double> counts = model->loss_counts(mb);
-      denominators.resize(counts.size(), 0.0);
-      for (size_t i = 0; i < counts.size(); ++i) denominators[i] += counts[i];
-    }
-    if (denominators.empty()) denominators = model->loss_counts(PackedBatch{});
+      model->init_params(params.data(), key.seed);
   });
-  sum_over_ranks(world.comm, denominators.data(), int(denominators.size()));
-
-  std::vector<DumpMicroBatch> mine;
-  double loss = 0;
-  run_agreed(world.comm, [&] {
-    OpsBuffer<float> device_params(*ops, int64_t(params.size())), device_grads(*ops, int64_t(params.size()));
-    ops->upload(device_params.data(), params.data(), params.size() * sizeof(float));
-    ops->zero(device_grads.view());
-    for (const PackedBatch& mb : micro_batches) {
-      if (mb.n_samples == 0) continue;
-      model->accumulate(device_params.data(), device_grads.data(), mb, step, seed, denominators);
-      mine.push_back(dumped_micro_batch(*model, mb, world.rank));
-    }
-    loss = model->take_loss();
-    grads.resize(params.size());
-    ops->download(grads.data(), device_grads.data(), grads.size() * sizeof(float));
-  });
-  sum_over_ranks(world.comm, &loss, 1);
-  sum_over_ranks(world.comm, grads.data(), int64_t(grads.size()));
-  const std::vector<int> counts = all_gather(world.comm, int(mine.size()));
-
-  DumpStep info{loss, denominators, seed, step, world.size, 0};
-  for (int n : counts) info.micro_batches += n;
-  run_agreed(world.comm, [&] {
-    if (world.rank == 0) begin_dump(path, *model, params.data(), grads.data(), info);
-  });
-  int first = 0;
-  for (int r = 0; r < world.size; ++r) {
-    run_agreed(world.comm, [&] {
-      if (world.rank == r && !mine.empty()) append_dump(path, *model, info, first, mine);
-    });
-    first += counts[size_t(r)];
-  }
-  run_agreed(world.comm, [&] {
-    if (world.rank == 0) finish_dump(path);
-  });
-  if (world.rank == 0)
-    log_info("wrote ", path, ": ", mc.preset, ", step ", step, " on ", world.size, " ", ops->name(), " rank(s), ",
-             info.micro_batches, " micro-batch(es), loss ", loss);
+  dump_step(world, *ops, *model, params, micro_batches, key, path);
 }
 
 }  // namespace emb

@@ -136,6 +136,7 @@ ModelConfig model_section(const Deck& deck) {
   size("n_future", c.n_future), size("latent_channels", c.latent_channels), size("out_channels", c.out_channels);
   size("frames_per_block", c.frames_per_block), size("actions_per_block", c.actions_per_block);
   size("states_per_block", c.states_per_block), size("max_chunk_size", c.max_chunk);
+  size("cond_channels", c.cond_channels), size("clip_tokens", c.clip_tokens), size("d_clip", c.d_clip);
   size("latent_frames", c.latent_frames), size("latent_height", c.latent_height);
   size("latent_width", c.latent_width), size("max_text_tokens", c.max_text_tokens);
   size("max_seq_len", c.max_seq_len);

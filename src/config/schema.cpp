@@ -128,8 +128,8 @@ std::vector<KeySpec> make_schema() {
       // [model]: sizes default to 0 = the preset's value
       required_unless("train.init_from",
                       enum_key("model.preset", "",
-                               {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_5b_droid",
-                                "dreamzero5b", "dreamzero14b"},
+                               {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_14b_droid",
+                                "dreamzero_5b_droid", "dreamzero5b", "dreamzero14b"},
                                "model family and sizes (MODEL.md Presets); unset with train.init_from: the "
                                "family's released preset, sized by the checkpoint's config.json")),
       model_size("model.d_model", "trunk width D; 0 = preset"),
@@ -154,6 +154,11 @@ std::vector<KeySpec> make_schema() {
       model_size("model.states_per_block", "wan state tokens per block Ns (DreamZero layout only); 0 = preset"),
       model_size("model.max_chunk_size", "wan clean-stream window of the teacher-forcing mask in blocks (upstream's "
                  "max_chunk_size: a clean block sees frame 0 and the last max_chunk_size·fpb + 1 frames); 0 = preset"),
+      model_size("model.cond_channels", "wan I2V y channels per latent pixel (4 mask + the first frame's latents), "
+                 "never noised, beside the latents in the patch embedding (DreamZero layout); 0 = preset"),
+      model_size("model.clip_tokens", "wan CLIP image-context rows per sample (upstream 257; DreamZero layout); "
+                 "0 = preset"),
+      model_size("model.d_clip", "wan CLIP feature width (upstream 1280); 0 = preset"),
       model_size("model.latent_frames", "wan latent frames F per sample; 0 = preset"),
       model_size("model.latent_height", "wan latent height Hl; 0 = preset"),
       model_size("model.latent_width", "wan latent width Wl; 0 = preset"),

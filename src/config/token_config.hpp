@@ -22,7 +22,14 @@ struct TokenConfig {
   int n_future = 0;       // Nf
 
   // wan
-  int latent_channels = 0;                  // C in (patch_embed input channels)
+  int latent_channels = 0;                  // C: the latent channels of video_x0 (noised)
+  // DreamZero's I2V conditioning (UPSTREAM.md "DreamZero"): Cy channels per latent pixel
+  // (4-channel first-frame mask + the first frame's latents), PackedBatch::video_cond, never
+  // noised, joining the latents in the patch embedding (upstream in_dim = C + Cy); 0 = none.
+  int cond_channels = 0;
+  // DreamZero's CLIP image context: clip_tokens rows of width d_clip per sample
+  // (PackedBatch::clip; upstream 257 × 1280); 0 = none.
+  int clip_tokens = 0, d_clip = 0;
   std::array<int, 3> patch{1, 2, 2};        // (pt, ph, pw)
   int frames_per_block = 0;                 // fpb
   int actions_per_block = 0;                // Ha
@@ -38,7 +45,12 @@ struct TokenConfig {
   // (upstream's text_len, 512: its text encoder pads to it); 0 = no padding.
   int text_len = 0;
 
-  int patch_dim_in() const { return latent_channels * patch[0] * patch[1] * patch[2]; }
+  int patch_pixels() const { return patch[0] * patch[1] * patch[2]; }
+  int patch_dim_in() const { return latent_channels * patch_pixels(); }  // a video_x0 row
+  int cond_patch_dim() const { return cond_channels * patch_pixels(); }  // a video_cond row
+  // The patch embedding's input row: per patch pixel its C latent then Cy conditioning channels
+  // (upstream's Conv3d over [latents | y], as the upstream name map permutes it).
+  int embed_patch_dim() const { return (latent_channels + cond_channels) * patch_pixels(); }
 };
 
 }  // namespace emb

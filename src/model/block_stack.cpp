@@ -4,16 +4,16 @@
 
 namespace emb {
 
-void BlockStack::plan(ActivationPlan& plan, int64_t rows, int64_t Tc, Recompute recompute) {
+void BlockStack::plan(ActivationPlan& plan, int64_t rows, int64_t Tc, int64_t Tci, Recompute recompute) {
   recompute_ = recompute;
   const size_t pool = std::min<size_t>(specs_.size(), 2);
   const bool full = recompute_ == Recompute::full, selective = recompute_ == Recompute::selective;
   acts_.assign(full ? pool : specs_.size(), BlockActs{});
   attention_cores_.assign(selective ? pool : 0, BlockActs{});
   for (size_t j = 0; j < attention_cores_.size(); ++j)
-    plan_block_acts(specs_[j], rows, Tc, plan, attention_cores_[j], BlockActsPart::attention_cores);
+    plan_block_acts(specs_[j], rows, Tc, Tci, plan, attention_cores_[j], BlockActsPart::attention_cores);
   for (size_t l = 0; l < acts_.size(); ++l) {
-    plan_block_acts(specs_[l], rows, Tc, plan, acts_[l],
+    plan_block_acts(specs_[l], rows, Tc, Tci, plan, acts_[l],
                     selective ? BlockActsPart::all_but_attention_cores : BlockActsPart::all);
     if (selective) share_attention_cores(specs_[l], attention_cores_[l % pool], acts_[l]);
   }

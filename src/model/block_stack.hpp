@@ -21,8 +21,9 @@ class BlockStack {
   void add(const BlockSpec& spec) { specs_.push_back(spec); }
   const std::vector<BlockSpec>& specs() const { return specs_; }
 
-  // rows = the number of tokens the blocks run over (io.T at run time, at most this).
-  void plan(ActivationPlan& plan, int64_t rows, int64_t Tc, Recompute recompute);
+  // rows = the number of tokens the blocks run over (io.T at run time, at most this); Tc, Tci
+  // the context's and the image context's rows.
+  void plan(ActivationPlan& plan, int64_t rows, int64_t Tc, int64_t Tci, Recompute recompute);
 
   // x [T, D]: input in, output of the last block out.
   void forward(Ops& ops, ParamAccess& params, const BlockIO& io, float* x);

@@ -95,6 +95,14 @@ void DeviceBatch::stage_wan(const ModelConfig& cfg, const PackedBatch& b, const 
   for (int32_t t : L.noisy) head_time_.push_back(time.row[size_t(t)]);
   per_sample_weights(L.noisy, b, d, cfg.patch_dim_out(), video_weight_);
   per_sample_weights(L.action, b, d, cfg.action_dim, act_weight_);
+  if (!b.has_real_action.empty())  // upstream multiplies the action loss by it (a sample without real actions: 0)
+    for (size_t r = 0; r < L.action.size(); ++r)
+      act_weight_[r] *= b.has_real_action[size_t(b.seq[size_t(L.action[r])])];
+  stage_matrix(video_cond, b.video_cond, cfg.cond_patch_dim()), stage_matrix(act_mask, b.act_mask, cfg.action_dim);
+  stage_matrix(clip, b.clip, cfg.d_clip);
+  clip_seq_.clear();
+  for (int32_t s = 0; s < b.n_samples && cfg.clip_tokens > 0; ++s) clip_seq_.insert(clip_seq_.end(), size_t(cfg.clip_tokens), s);
+  stage_pointer(clip_seq, clip_seq_);
   stage_matrix(video_weight, video_weight_, 1), stage_matrix(act_weight, act_weight_, 1);
   stage_index(head_rows, L.noisy), stage_index(head_time, head_time_);
   stage_index(noisy_video_row, L.noisy_video_row);

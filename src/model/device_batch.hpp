@@ -54,8 +54,13 @@ class DeviceBatch {
 
   // wan: video and action rows of the head and the encoders.
   View video_x0, video_noise, act_x0, act_noise;  // [Tv, P], [Tv, P], [Ta, A], [Ta, A]
+  // DreamZero's inputs where the model has them (else absent): the I2V conditioning [Tv, Pc], the
+  // CLIP rows [B·Nclip, Dclip] with each row's sample slot clip_seq [B·Nclip], the action mask [Ta, A].
+  View video_cond, clip, act_mask;
+  const int32_t* clip_seq = nullptr;
   View sigma;                                     // [T, 1]
-  // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that kind
+  // [Tn, 1], [Ta, 1]: each head / action row's loss weight w over its sample's element count of that
+  // kind; an action row's also times its sample's has_real_action
   View video_weight, act_weight;
   RowIndex video;                                 // clean and noisy video tokens
   const int32_t* rope_modes = nullptr;            // [T]: RopeMode d3 for video tokens, d1 for actions and states
@@ -86,7 +91,7 @@ class DeviceBatch {
   std::vector<Piece> pieces_;
   std::vector<std::function<void(uint8_t*)>> place_;  // given the staged buffer's backend address
   // Host arrays derived here (they must outlive the upload).
-  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, rope_modes_;
+  std::vector<int32_t> action_emb_ids_, action_time_, head_time_, out_to_in_, rope_modes_, clip_seq_;
   std::vector<float> tq_, video_weight_, act_weight_;
   EmbGrouping sample_groups_, action_groups_;
 };

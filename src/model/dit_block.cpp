@@ -82,6 +82,12 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   cross.norm = reg.add_layernorm(b + "norm3", spec.D);
   cross.cross = true;
   add_attention(reg, b + "attn2", spec.D, spec.Dc, true, cross);
+  if (cfg.clip_tokens > 0) {  // upstream's WanI2VCrossAttention: k_img, v_img, norm_k_img over img_emb's rows
+    cross.image = true;
+    cross.k_img = reg.add_linear(b + "attn2.k_img", spec.D, spec.D);
+    cross.v_img = reg.add_linear(b + "attn2.v_img", spec.D, spec.D);
+    cross.norm_k_img = reg.add_rmsnorm(b + "attn2.norm_k_img", spec.D);
+  }
 
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);
   ffn.shift_chunk = 3, ffn.scale_chunk = 4, ffn.gate_chunk = 5;
@@ -141,12 +147,12 @@ bool on_fp8_path(const BlockSpec& spec, const LinearRef& l) { return spec.fp8 &&
 int fp8_linear_count(const BlockSpec& spec) {
   int n = 0;
   for (const SublayerSpec& s : spec.sublayers)
-    for (const LinearRef* l : {&s.q, &s.k, &s.v, &s.o, &s.fc1, &s.fc2}) n += on_fp8_path(spec, *l);
+    for (const LinearRef* l : {&s.q, &s.k, &s.v, &s.o, &s.k_img, &s.v_img, &s.fc1, &s.fc2}) n += on_fp8_path(spec, *l);
   return n;
 }
 
-void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts,
-                     BlockActsPart part) {
+void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, ActivationPlan& plan,
+                     BlockActs& acts, BlockActsPart part) {
   const int64_t D = spec.D;
   const bool cores = part != BlockActsPart::all_but_attention_cores, rest = part != BlockActsPart::attention_cores;
   acts.mod = rest && spec.n_chunks() ? plan.activations(T * spec.n_chunks() * D) : TensorPtr{};
@@ -177,6 +183,12 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPla
       }
       a.att = plan.activations(T * D);
       a.lse = plan.floats(T * spec.H);
+      if (s.image) {
+        for (TensorPtr* p : {&a.k_img_pre, &a.k_img, &a.v_img}) *p = plan.activations(Tci * D);
+        for (TensorPtr* p : {&a.att_img, &a.att_sum}) *p = plan.activations(T * D);
+        a.rstd_k_img = plan.floats(Tci);
+        a.lse_img = plan.floats(T * spec.H);
+      }
     } else {
       a.a = plan.activations(T * spec.F);
       a.g = plan.activations(T * spec.F);
@@ -191,16 +203,18 @@ void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockA
     SublayerActs& a = acts.sub[i];
     a.ln_out = c.ln_out, a.h = c.h, a.q_pre = c.q_pre, a.k_pre = c.k_pre, a.q = c.q, a.k = c.k, a.v = c.v;
     a.rstd_q = c.rstd_q, a.rstd_k = c.rstd_k, a.att = c.att, a.lse = c.lse;
+    a.k_img_pre = c.k_img_pre, a.k_img = c.k_img, a.v_img = c.v_img, a.att_img = c.att_img, a.att_sum = c.att_sum;
+    a.rstd_k_img = c.rstd_k_img, a.lse_img = c.lse_img;
   }
 }
 
-void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
-                        BlockScratch& s) {
+void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, int64_t Tci,
+                        ActivationPlan& plan, BlockScratch& s) {
   int64_t D = 0, F = 0, Dc = 0, chunks = 1;
   for (const BlockSpec* b : specs)
     D = std::max<int64_t>(D, b->D), F = std::max<int64_t>(F, b->F), Dc = std::max<int64_t>(Dc, b->Dc),
     chunks = std::max<int64_t>(chunks, b->n_chunks());
-  const int64_t rows = std::max(T, Tc);  // vl blocks run over the context tokens
+  const int64_t rows = std::max({T, Tc, Tci});  // vl blocks run over the context tokens; k_img over the image's
   s.dmod = plan.activations(rows * chunks * D);
   s.dmod_rows = plan.activations(rows * 2 * D);
   for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre})
@@ -316,6 +330,21 @@ AttnIndex sublayer_index(const SublayerSpec& s, const BlockIO& io) {
   return idx;
 }
 
+// The image half of Wan's I2V cross-attention, after the text half: the same q over the image
+// context's k_img (RMSNorm norm_k_img) and v_img → a.att_img; a.att_sum = a.att + a.att_img.
+void image_attention_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                             const BlockIO& io, SublayerActs& a) {
+  const int64_t T = io.T, Tci = io.Tci;
+  const int D = spec.D;
+  const View src = rows(io.image_context, Tci, D), k = rows(a.k_img, Tci, D), v = rows(a.v_img, Tci, D);
+  block_linear_forward(ops, spec, s.k_img, P, src, Activation::none, View{}, rows(a.k_img_pre, Tci, D));
+  block_linear_forward(ops, spec, s.v_img, P, src, Activation::none, View{}, v);
+  ops.rmsnorm_forward(rows(a.k_img_pre, Tci, D), P.pv(s.norm_k_img.weight), k, rows(a.rstd_k_img, Tci, 1));
+  ops.attention_forward(rows(a.q, T, D), k, v, rows(a.att_img, T, D), rows(a.lse_img, T, spec.H),
+                        AttnConfig{spec.H, D / spec.H}, io.image_index);
+  ops.add(rows(a.att, T, D), rows(a.att_img, T, D), rows(a.att_sum, T, D));
+}
+
 // The attention core: a.h (and the context) → q, k, v → a.att and its log-sum-exp.
 void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
                             const BlockIO& io, SublayerActs& a) {
@@ -340,7 +369,11 @@ void attention_core_forward(Ops& ops, const BlockSpec& spec, const SublayerSpec&
   }
   ops.attention_forward(q, k, v, rows(a.att, T, D), rows(a.lse, T, spec.H), AttnConfig{spec.H, hd},
                         sublayer_index(s, io));
+  if (s.image) image_attention_forward(ops, spec, s, P, io, a);
 }
+
+// The output projection's input: the attention output, or with the image context its sum with the text's.
+const TensorPtr& attention_output(const SublayerSpec& s, const SublayerActs& a) { return s.image ? a.att_sum : a.att; }
 
 // A sublayer's gated residual x += gate·y, left for the next sublayer to apply: an adaLN norm
 // applies it in the same pass over x (residual_norm_modulate_forward), anything else before
@@ -370,7 +403,8 @@ PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const Sublayer
   }
   if (s.attention) {
     attention_core_forward(ops, spec, s, P, io, a);
-    block_linear_forward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, rows(a.y, T, D));
+    block_linear_forward(ops, spec, s.o, P, rows(attention_output(s, a), T, D), Activation::none, View{},
+                         rows(a.y, T, D));
   } else {
     block_linear_forward(ops, spec, s.fc1, P, rows(a.h, T, D), Activation::gelu_tanh, rows(a.a, T, spec.F),
                          rows(a.g, T, spec.F));
@@ -379,6 +413,70 @@ PendingResidual sublayer_forward(Ops& ops, const BlockSpec& spec, const Sublayer
   }
   dropout_forward_at(ops, spec, io, {s.output_sites[0], s.output_sites[1]}, rows(a.y, T, D));
   return PendingResidual{chunk(spec, mod, T, s.gate_chunk), rows(a.y, T, D)};
+}
+
+// The image half of the I2V cross-attention backward from datt: dq += its share; the image
+// keys' and values' gradients through norm_k_img, k_img and v_img into the image context's. It
+// runs before the text half, whose key and value gradients share the scratch.
+void image_attention_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                              const BlockIO& io, const SublayerActs& a, const BlockScratch& w, const View& datt,
+                              const View& dq) {
+  const int64_t T = io.T, Tci = io.Tci;
+  const int D = spec.D;
+  const View dk = rows(w.dk, Tci, D), dv = rows(w.dv, Tci, D), dk_pre = rows(w.dk_pre, Tci, D);
+  ops.zero(dk), ops.zero(dv), ops.zero(dk_pre);
+  ops.attention_backward(rows(a.q, T, D), rows(a.k_img, Tci, D), rows(a.v_img, Tci, D), rows(a.att_img, T, D),
+                         rows(a.lse_img, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, D / spec.H}, io.image_index);
+  ops.rmsnorm_backward(rows(a.k_img_pre, Tci, D), P.pv(s.norm_k_img.weight), rows(a.rstd_k_img, Tci, 1), dk, dk_pre,
+                       P.gv(s.norm_k_img.weight));
+  const View src = rows(io.image_context, Tci, D);
+  const OutsideGradient dimage(ops, rows(io.dimage_context, Tci, D), w.dinput, a.h.dtype);
+  block_linear_backward(ops, spec, s.k_img, P, src, Activation::none, View{}, dk_pre, dimage.view());
+  block_linear_backward(ops, spec, s.v_img, P, src, Activation::none, View{}, dv, dimage.view());
+  dimage.add_to_target();
+}
+
+// An attention sublayer's backward from dout (o's output gradient) into dh (its normalised
+// input's) and the context's gradient.
+void attention_sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
+                                 const BlockIO& io, const SublayerActs& a, const BlockScratch& w, const View& dout,
+                                 const View& dh) {
+  const int64_t T = io.T;
+  const int D = spec.D;
+  const View src = s.cross ? rows(io.context, io.Tc, spec.Dc) : rows(a.h, T, D);
+  const int64_t Tk = src.rows;
+  const int hd = D / spec.H;
+  const View datt = rows(w.datt, T, D);
+  ops.zero(datt);
+  block_linear_backward(ops, spec, s.o, P, rows(attention_output(s, a), T, D), Activation::none, View{}, dout,
+                        datt);
+  const View dq = rows(w.dq, T, D), dk = rows(w.dk, Tk, D), dv = rows(w.dv, Tk, D);
+  ops.zero(dq);
+  if (s.image) image_attention_backward(ops, spec, s, P, io, a, w, datt, dq);
+  ops.zero(dk), ops.zero(dv);
+  ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
+                         rows(a.lse, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, hd}, sublayer_index(s, io));
+  if (!s.cross && s.rope != RopeMode::none) {
+    const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
+    ops.rope_backward(dq, io.pos, rope);
+    ops.rope_backward(dk, io.pos, rope);
+  }
+  View dq_in = dq, dk_in = dk;
+  if (s.qk_norm) {
+    dq_in = rows(w.dq_pre, T, D), dk_in = rows(w.dk_pre, Tk, D);
+    ops.zero(dq_in), ops.zero(dk_in);
+    ops.rmsnorm_backward(rows(a.q_pre, T, D), P.pv(s.norm_q.weight), rows(a.rstd_q, T, 1), dq, dq_in,
+                         P.gv(s.norm_q.weight));
+    ops.rmsnorm_backward(rows(a.k_pre, Tk, D), P.pv(s.norm_k.weight), rows(a.rstd_k, Tk, 1), dk, dk_in,
+                         P.gv(s.norm_k.weight));
+  }
+  const OutsideGradient dcontext(ops, s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : View{}, w.dinput,
+                                 a.h.dtype);
+  const View dsrc = s.cross ? dcontext.view() : dh;
+  block_linear_backward(ops, spec, s.q, P, rows(a.h, T, D), Activation::none, View{}, dq_in, dh);
+  block_linear_backward(ops, spec, s.k, P, src, Activation::none, View{}, dk_in, dsrc);
+  block_linear_backward(ops, spec, s.v, P, src, Activation::none, View{}, dv, dsrc);
+  dcontext.add_to_target();
 }
 
 void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, const ParamAccess& P,
@@ -395,37 +493,7 @@ void sublayer_backward(Ops& ops, const BlockSpec& spec, const SublayerSpec& s, c
                                         rows(w.ddrop, T, D));
   ops.zero(dh);
   if (s.attention) {
-    const View src = s.cross ? rows(io.context, io.Tc, spec.Dc) : rows(a.h, T, D);
-    const int64_t Tk = src.rows;
-    const int hd = D / spec.H;
-    const View datt = rows(w.datt, T, D);
-    ops.zero(datt);
-    block_linear_backward(ops, spec, s.o, P, rows(a.att, T, D), Activation::none, View{}, dout, datt);
-    const View dq = rows(w.dq, T, D), dk = rows(w.dk, Tk, D), dv = rows(w.dv, Tk, D);
-    ops.zero(dq), ops.zero(dk), ops.zero(dv);
-    ops.attention_backward(rows(a.q, T, D), rows(a.k, Tk, D), rows(a.v, Tk, D), rows(a.att, T, D),
-                           rows(a.lse, T, spec.H), datt, dq, dk, dv, AttnConfig{spec.H, hd}, sublayer_index(s, io));
-    if (!s.cross && s.rope != RopeMode::none) {
-      const RopeConfig rope{s.rope, spec.H, hd, io.rope_modes};
-      ops.rope_backward(dq, io.pos, rope);
-      ops.rope_backward(dk, io.pos, rope);
-    }
-    View dq_in = dq, dk_in = dk;
-    if (s.qk_norm) {
-      dq_in = rows(w.dq_pre, T, D), dk_in = rows(w.dk_pre, Tk, D);
-      ops.zero(dq_in), ops.zero(dk_in);
-      ops.rmsnorm_backward(rows(a.q_pre, T, D), P.pv(s.norm_q.weight), rows(a.rstd_q, T, 1), dq, dq_in,
-                           P.gv(s.norm_q.weight));
-      ops.rmsnorm_backward(rows(a.k_pre, Tk, D), P.pv(s.norm_k.weight), rows(a.rstd_k, Tk, 1), dk, dk_in,
-                           P.gv(s.norm_k.weight));
-    }
-    const OutsideGradient dcontext(ops, s.cross ? rows(io.dcontext, io.Tc, spec.Dc) : View{}, w.dinput,
-                                   a.h.dtype);
-    const View dsrc = s.cross ? dcontext.view() : dh;
-    block_linear_backward(ops, spec, s.q, P, rows(a.h, T, D), Activation::none, View{}, dq_in, dh);
-    block_linear_backward(ops, spec, s.k, P, src, Activation::none, View{}, dk_in, dsrc);
-    block_linear_backward(ops, spec, s.v, P, src, Activation::none, View{}, dv, dsrc);
-    dcontext.add_to_target();
+    attention_sublayer_backward(ops, spec, s, P, io, a, w, dout, dh);
   } else {
     const View dg = rows(w.dg, T, spec.F);
     ops.zero(dg);

@@ -49,6 +49,12 @@ struct SublayerSpec {
   AttnMask mask = AttnMask::full;  // self-attention mask (cross uses the cross mask)
   LinearRef q, k, v, o;
   NormRef norm_q, norm_k;
+  // Wan's I2V cross-attention (a cross sublayer with the CLIP context, model.clip_tokens > 0):
+  // the same queries also attend to the image context through k_img (with its RMSNorm
+  // norm_k_img) and v_img, and the two attention outputs are summed before o.
+  bool image = false;
+  LinearRef k_img, v_img;
+  NormRef norm_k_img;
   // Feed-forward.
   LinearRef fc1, fc2;
 };
@@ -111,7 +117,11 @@ struct BlockIO {
   RowIndex cond_row;  // [T]
   TensorPtr context;  // [Tc, Dc]
   float* dcontext = nullptr;
-  AttnIndex self_index, cross_index;
+  // The image context of SublayerSpec::image [Tci, D] (the CLIP rows of the batch's samples).
+  int64_t Tci = 0;
+  TensorPtr image_context;
+  float* dimage_context = nullptr;
+  AttnIndex self_index, cross_index, image_index;
   const int32_t* pos = nullptr;  // [T, 3]
   // [T]: each token's RopeMode instead of the block's (wan: video d3, actions d1); null: the block's.
   const int32_t* rope_modes = nullptr;
@@ -130,6 +140,10 @@ struct SublayerActs {
   TensorPtr q_pre, k_pre, q, k, v;  // attention: [T, D] (q) and [Tk, D] (k, v)
   float *rstd_q = nullptr, *rstd_k = nullptr, *lse = nullptr;
   TensorPtr att;   // [T, D]
+  // SublayerSpec::image: the image attention's keys [Tci, D] (before and after norm_k_img),
+  // values, output [T, D] and log-sum-exp; att_sum = att + att_img [T, D], o's input.
+  TensorPtr k_img_pre, k_img, v_img, att_img, att_sum;
+  float *rstd_k_img = nullptr, *lse_img = nullptr;
   TensorPtr a, g;  // feed-forward: fc1 output, gelu output [T, F]
 };
 
@@ -139,7 +153,7 @@ struct BlockActs {
   std::vector<SublayerActs> sub;
 };
 
-// Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc)),
+// Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc, Tci)),
 // in the activation dtype: dmod [rows, n_chunks·D], dmod_rows [rows, 2D], dg [rows, F], the others
 // [rows, D].
 struct BlockScratch {
@@ -154,13 +168,14 @@ struct BlockScratch {
 // recompute) the attention cores apart — the normalised inputs and core activations of the
 // attention sublayers, which block_recompute_attention rebuilds — from everything else.
 enum class BlockActsPart { all, all_but_attention_cores, attention_cores };
-void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, ActivationPlan& plan, BlockActs& acts,
-                     BlockActsPart part = BlockActsPart::all);
+// Tci: the image context's rows (SublayerSpec::image).
+void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, ActivationPlan& plan,
+                     BlockActs& acts, BlockActsPart part = BlockActsPart::all);
 // Points acts' attention-core activations at those of `cores` (planned with
 // BlockActsPart::attention_cores for a block of the same shape).
 void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts);
-void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, ActivationPlan& plan,
-                        BlockScratch& scratch);
+void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, int64_t Tci,
+                        ActivationPlan& plan, BlockScratch& scratch);
 
 // x [T, D] (fp32, the residual stream): block input in, block output out.
 void block_forward(Ops& ops, const BlockSpec& spec, const ParamAccess& params, const BlockIO& io, BlockActs& acts,

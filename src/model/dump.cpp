@@ -139,6 +139,8 @@ void write_header(DumpWriter& w, const Model& model, const float* params, const 
     w.attr("first_frame_block", int(c.first_frame_block)), w.attr("states_per_block", c.states_per_block);
     w.attr("state_dim", c.state_dim), w.attr("max_chunk_size", c.max_chunk), w.attr("d_hidden_enc", c.d_hidden_enc);
     w.attr("latent_height", c.latent_height), w.attr("latent_width", c.latent_width), w.attr("text_len", c.text_len);
+    w.attr("cond_channels", c.cond_channels), w.attr("embed_patch_dim", c.embed_patch_dim());
+    w.attr("clip_tokens", c.clip_tokens), w.attr("d_clip", c.d_clip);
     w.attr("shift", c.shift, H5T_NATIVE_DOUBLE);
     w.attr("action_loss_weight", c.action_loss_weight, H5T_NATIVE_DOUBLE);
   }
@@ -176,6 +178,24 @@ void write_dropout_masks(DumpWriter& w, const std::string& g, const Model& model
   }
 }
 
+// video_x0's rows as upstream's patch embedding reads them (UPSTREAM.md, the dump of the wan
+// family): per patch pixel the C latents then the Cy I2V y channels of video_cond.
+std::vector<float> latents_with_conditioning(const ModelConfig& c, const PackedBatch& b) {
+  if (c.cond_channels == 0) return b.video_x0;
+  const size_t C = size_t(c.latent_channels), Cy = size_t(c.cond_channels), pix = size_t(c.patch_pixels());
+  const size_t rows = b.video_x0.size() / (C * pix);
+  std::vector<float> out;
+  out.reserve(rows * pix * (C + Cy));
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t p = 0; p < pix; ++p) {
+      const float* x = b.video_x0.data() + (r * pix + p) * C;
+      const float* y = b.video_cond.data() + (r * pix + p) * Cy;
+      out.insert(out.end(), x, x + C);
+      out.insert(out.end(), y, y + Cy);
+    }
+  return out;
+}
+
 void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, int k, const DumpMicroBatch& mb) {
   const ModelConfig& c = model.config();
   const PackedBatch& b = mb.batch;
@@ -207,11 +227,14 @@ void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, 
   } else {
     const hsize_t Tv = hsize_t(L.n_video), Ta = hsize_t(L.action.size());
     const hsize_t P = hsize_t(c.patch_dim_in()), A = hsize_t(c.action_dim);
-    w.dataset(g + "video_x0", b.video_x0, {Tv, P});
+    w.dataset(g + "video_x0", latents_with_conditioning(c, b), {Tv, hsize_t(c.embed_patch_dim())});
     w.dataset(g + "video_noise", d.video_noise, {Tv, P});
     w.dataset(g + "act_x0", b.act_x0, {Ta, A});
     w.dataset(g + "act_noise", d.act_noise, {Ta, A});
     if (c.states_per_block > 0) w.dataset(g + "state", b.state, {hsize_t(L.state.size()), hsize_t(c.state_dim)});
+    if (c.clip_tokens > 0) w.dataset(g + "clip", b.clip, {B, hsize_t(c.clip_tokens), hsize_t(c.d_clip)});
+    if (!b.act_mask.empty()) w.dataset(g + "action_mask", b.act_mask, {Ta, A});
+    if (!b.has_real_action.empty()) w.dataset(g + "has_real_action", b.has_real_action, {B});
     w.dataset(g + "sigma", d.sigma, {T});
     w.dataset(g + "temb_t_lo", d.temb_t_lo, {T});
     w.dataset(g + "loss_weight", d.loss_weight, {T});

@@ -74,7 +74,7 @@ class Gr00tModel final : public Model {
     const int64_t D = cfg_.d_model, Dh = cfg_.d_hidden_enc, A = cfg_.action_dim;
     const int64_t Ta = int64_t(B) * cfg_.horizon, Dout = cfg_.d_out;
     time_enc_.plan(plan, T);
-    trunk_.plan(plan, T, Tc, D, cfg_.d_ctx, D, cfg_.recompute);
+    trunk_.plan(plan, T, Tc, 0, D, cfg_.d_ctx, D, cfg_.recompute);
     trunk_.condition_on(time_enc_.stemb, time_enc_.dstemb);  // ada2 projects silu(temb) per block
     Acts& a = a_;
     for (float** p : {&a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(B * Dh);

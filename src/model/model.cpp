@@ -112,14 +112,17 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
 // enough for cuBLASLt to pick the same kernels share a graph while the packed micro-batches'
 // token counts vary below data.tokens_per_mb. gr00t's per-embodiment linears issue one GEMM per
 // embodiment present; the cache tells those spans apart by their node count, so the blocks'
-// spans, which do not depend on the embodiments, share graphs across embodiment mixes.
+// spans, which do not depend on the embodiments, share graphs across embodiment mixes. With the
+// CLIP context its rows (samples × clip_tokens) are rounded alike.
 std::vector<int64_t> Model::graph_key(const PackedBatch& batch) const {
   auto bucket = [](int64_t tokens) {
     int64_t b = 1;
     while (b < tokens) b *= 2;
     return b;
   };
-  return {bucket(batch.n_tokens), bucket(batch.n_context)};
+  std::vector<int64_t> key = {bucket(batch.n_tokens), bucket(batch.n_context)};
+  if (cfg_.clip_tokens > 0) key.push_back(bucket(int64_t(batch.n_samples) * cfg_.clip_tokens));
+  return key;
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its

@@ -29,6 +29,16 @@ void set_wan_video(ModelConfig& c, int C_in, int C_out, int fpb, int Ha, int A, 
   c.latent_frames = F, c.latent_height = Hl, c.latent_width = Wl, c.max_text_tokens = max_txt;
 }
 
+// DreamZero's image conditioning (UPSTREAM.md "DreamZero"): the I2V y channels (4 mask + C
+// first-frame latents) when upstream concatenates them (concat_first_frame_latent, Wan2.1 I2V),
+// and the CLIP context of Nclip rows of width d_clip (upstream 257 x 1280 in every release).
+void set_image_conditioning(ModelConfig& c, bool y_channels, int clip_tokens, int d_clip) {
+  c.cond_channels = y_channels ? 4 + c.latent_channels : 0;
+  c.clip_tokens = clip_tokens, c.d_clip = d_clip;
+}
+
+constexpr int kClipTokens = 257, kClipDim = 1280;
+
 }  // namespace
 
 ModelConfig preset_config(const std::string& name) {
@@ -47,10 +57,21 @@ ModelConfig preset_config(const std::string& name) {
   } else if (name == "tiny_dreamzero") {
     // DreamZero's layout at test size: frame 0 its own block then 3 blocks of 2 frames (F = 7)
     // of 4x4x4 latents, 2 actions and 1 state of width 8 per block, a clean window of 3 frames
-    // (it hides clean frame 1 from clean block 1, which noisy block 2 reads).
+    // (it hides clean frame 1 from clean block 1, which noisy block 2 reads); the y channels
+    // (4 + 4) and upstream's 257 CLIP rows at width 16.
     c = trunk("tiny_dreamzero", Family::wan, 64, 2, 4, 256, 32);
     set_wan_video(c, 4, 4, 2, 2, 8, 32, 7, 4, 4, 16);
     c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 8, c.max_chunk = 1, c.text_len = 16;
+    set_image_conditioning(c, true, kClipTokens, 16);
+  } else if (name == "dreamzero_14b_droid") {
+    // The released DreamZero 14B DROID configuration (Wan2.1 I2V-14B: in_dim 36 = 16 latents + 4
+    // mask + 16 first-frame latents, out_dim 16; 352x640 video -> 44x80 latents, 33 frames ->
+    // 9 = 1 + 4·2 latent frames; Ha 24, A 32, max_state_dim 64, max_chunk_size 4, text_len 512,
+    // the CLIP context; tests/upstream/upstream_presets.py).
+    c = trunk("dreamzero_14b_droid", Family::wan, 5120, 40, 40, 13824, 4096);
+    set_wan_video(c, 16, 16, 2, 24, 32, 1024, 9, 44, 80, 512);
+    c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 64, c.max_chunk = 4, c.text_len = 512;
+    set_image_conditioning(c, true, kClipTokens, kClipDim);
   } else if (name == "dreamzero_5b_droid") {
     // The released DreamZero 5B DROID configuration (Wan2.2 TI2V-5B, VAE38: 48 channels, no y;
     // 160x320 video -> 10x20 latents, 33 frames -> 9 = 1 + 4·2 latent frames; Ha 24, A 32,
@@ -58,6 +79,7 @@ ModelConfig preset_config(const std::string& name) {
     c = trunk("dreamzero_5b_droid", Family::wan, 3072, 30, 24, 14336, 4096);
     set_wan_video(c, 48, 48, 2, 24, 32, 1024, 9, 10, 20, 512);
     c.first_frame_block = true, c.states_per_block = 1, c.state_dim = 64, c.max_chunk = 4, c.text_len = 512;
+    set_image_conditioning(c, false, kClipTokens, kClipDim);  // ti2v: img_emb and the I2V cross-attention
   } else if (name == "dreamzero5b") {
     // Wan2.2 TI2V-5B: VAE /16 with 48 channels, so 480x832 video is a 30x52 latent; 33 frames
     // are 9 latent frames.
@@ -146,6 +168,10 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
               " (every sample's text is padded to text_len rows; -1 drops the padding)"),
           {"max_text_tokens"});
     check(c.shift > 0, "shift", "shift must be positive");
+    check(c.cond_channels >= 0 && (c.cond_channels == 0 || c.first_frame_block), "cond_channels",
+          "the I2V y channels (cond_channels) need the DreamZero layout (frame 0 its own block)");
+    check(c.clip_tokens >= 0 && (c.clip_tokens == 0 || (c.first_frame_block && c.d_clip > 0)), "clip_tokens",
+          "the CLIP context (clip_tokens) needs the DreamZero layout and d_clip > 0", {"d_clip"});
     check(c.states_per_block >= 0 && (c.states_per_block == 0 || (c.first_frame_block && c.state_dim > 0)),
           "states_per_block", "state tokens need the DreamZero layout (frame 0 its own block) and state_dim > 0",
           {"state_dim"});
@@ -163,7 +189,8 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
             {"frames_per_block", "states_per_block"});
       check(c.latent_channels == c.out_channels, "latent_channels",
             str("latent_channels = ", c.latent_channels, " != out_channels = ", c.out_channels,
-                ": the I2V y channels (never noised) are not implemented for the DreamZero layout yet"),
+                ": in the DreamZero layout the latents are the head's channels; the I2V y channels (never "
+                "noised) are model.cond_channels"),
             {"out_channels"});
       check(c.max_chunk >= 1, "max_chunk_size",
             str("max_chunk_size = ", c.max_chunk, ": the clean stream's window needs a chunk count >= 1 (upstream's "

@@ -13,9 +13,33 @@ void fill_normal(std::vector<float>& out, size_t n, const CounterRng& rng, uint6
   for (size_t i = 0; i < n; ++i) out.push_back(float(rng.normal(first + i)));
 }
 
+// DreamZero's conditioning of one sample (UPSTREAM.md "DreamZero"), drawn at counter `first` on:
+// per clean video token (x0 its latents [pixels·C], f its latent frame) the I2V y channels per
+// patch pixel [mask 4 | image latents C]: mask 1 and the token's own latents on frame 0, mask 0
+// and a draw elsewhere (VAE latents of the zero frames); the CLIP rows; the action mask, the
+// last action dims of some samples padding; has_real_action 0 for about one sample in four.
+void append_dreamzero_conditioning(const ModelConfig& cfg, const CounterRng& rng, uint64_t first,
+                                   const std::vector<float>& x0, const std::vector<int32_t>& frames, int64_t n_act,
+                                   std::vector<float>& cond, PackedBatch& b) {
+  const int C = cfg.latent_channels, Cm = cfg.cond_channels - C, pix = cfg.patch_pixels();
+  uint64_t draw = first;
+  for (size_t t = 0; t < frames.size() && cfg.cond_channels > 0; ++t)
+    for (int p = 0; p < pix; ++p) {
+      for (int m = 0; m < Cm; ++m) cond.push_back(frames[t] == 0 ? 1.0f : 0.0f);
+      for (int c = 0; c < C; ++c)
+        cond.push_back(frames[t] == 0 ? x0[(t * size_t(pix) + size_t(p)) * size_t(C) + size_t(c)]
+                                      : float(rng.normal(draw++)));
+    }
+  if (cfg.clip_tokens > 0) fill_normal(b.clip, size_t(cfg.clip_tokens) * size_t(cfg.d_clip), rng, first + (1u << 30));
+  const int real_dims = cfg.action_dim - int(rng.bits(first + (2u << 30)) % uint32_t(cfg.action_dim / 4 + 1));
+  for (int64_t j = 0; j < n_act; ++j)
+    for (int k = 0; k < cfg.action_dim; ++k) b.act_mask.push_back(k < real_dims ? 1.0f : 0.0f);
+  b.has_real_action.push_back(rng.bits(first + (2u << 30) + 1) % 4 == 0 ? 0.0f : 1.0f);
+}
+
 // Sample content: everything drawn from (seed, synth, sample id), so it never depends on packing.
 void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id, uint64_t seed, int64_t n_tokens,
-                    const int32_t* kinds, PackedBatch& b) {
+                    const int32_t* kinds, const int32_t* pos, PackedBatch& b) {
   const CounterRng rng(seed, RngStream::synth, uint64_t(id));
   fill_normal(b.context, size_t(shape.n_context) * size_t(cfg.d_ctx), rng, 0);
   const int64_t pad = sample_context_tokens(cfg, shape.n_context) - shape.n_context;  // wan's text_len rows
@@ -44,6 +68,14 @@ void append_content(const ModelConfig& cfg, const SampleShape& shape, int64_t id
   // Upstream's actions are normalised to [-1, 1] (its action head rejects others).
   for (size_t i = 0; i < size_t(n_act * cfg.action_dim); ++i) b.act_x0.push_back(float(2 * rng.uniform(2 * base + i) - 1));
   fill_normal(b.state, size_t(n_state * cfg.state_dim), rng, 3 * base);
+  if (!cfg.first_frame_block) return;
+  std::vector<int32_t> frames;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    if (kinds[t] == kClean) frames.push_back(pos[3 * t]);
+  std::vector<float> cond;
+  append_dreamzero_conditioning(cfg, rng, 4 * base, x0, frames, n_act, cond, b);
+  b.video_cond.insert(b.video_cond.end(), cond.begin(), cond.end());  // the noisy twins carry the same
+  b.video_cond.insert(b.video_cond.end(), cond.begin(), cond.end());
 }
 
 }  // namespace
@@ -93,7 +125,8 @@ PackedBatch make_batch(const ModelConfig& cfg, const std::vector<int64_t>& ids, 
     const int64_t n_context = sample_context_tokens(cfg, shapes[i].n_context);
     b.cseq.insert(b.cseq.end(), size_t(n_context), int32_t(i));
     b.n_real_tokens += n + n_context;
-    if (with_content) append_content(cfg, shapes[i], ids[i], seed, n, b.kind.data() + first, b);
+    if (with_content)
+      append_content(cfg, shapes[i], ids[i], seed, n, b.kind.data() + first, b.pos.data() + 3 * first, b);
     if (!packed) {
       const int64_t pad_ctx = longest_ctx - n_context;
       append_padding_tokens(longest - n, b);

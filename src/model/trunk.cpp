@@ -5,21 +5,23 @@
 
 namespace emb {
 
-void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, int64_t cond_width,
-                 Recompute recompute) {
+void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64_t D, int64_t Dc,
+                 int64_t cond_width, Recompute recompute) {
   D_ = D, Dc_ = Dc, cond_width_ = cond_width;
   for (float** p : {&x, &dx}) *p = plan.floats(T * D);
   for (float** p : {&c, &dc}) *p = plan.floats(Tc * Dc);
+  for (float** p : {&cimg, &dcimg}) *p = Tci ? plan.floats(Tci * D) : nullptr;
   converts_inputs_ = plan.activation_dtype() != DType::f32;
   block_c_ = plan.conversion(Tc * Dc);
   block_cond_ = plan.conversion(T * cond_width);  // a row per timestep ≤ T
+  block_cimg_ = Tci ? plan.conversion(Tci * D) : TensorPtr{};
   work_ = plan.floats(std::max(T * D, context_blocks.specs().empty() ? 0 : Tc * Dc));
-  context_blocks.plan(plan, Tc, Tc, recompute);
-  blocks.plan(plan, T, Tc, recompute);
+  context_blocks.plan(plan, Tc, Tc, 0, recompute);
+  blocks.plan(plan, T, Tc, Tci, recompute);
   std::vector<const BlockSpec*> specs;
   for (const BlockSpec& s : context_blocks.specs()) specs.push_back(&s);
   for (const BlockSpec& s : blocks.specs()) specs.push_back(&s);
-  plan_block_scratch(specs, T, Tc, plan, scratch_);
+  plan_block_scratch(specs, T, Tc, Tci, plan, scratch_);
 }
 
 void Trunk::condition_on(const float* cond, float* dcond) { cond_ = cond, dcond_ = dcond; }
@@ -50,6 +52,10 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   io.dcontext = dc;
   io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp, teacher_forcing};
   io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
+  io.Tci = dev.clip.rows;
+  io.image_context = !converts_inputs_ ? TensorPtr{cimg, DType::f32} : block_cimg_;
+  io.dimage_context = dcimg;
+  io.image_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.clip_seq, nullptr, nullptr};
   io.pos = dev.pos, io.rope_modes = dev.rope_modes;
   io.dropout = dropout_;
   io.dropout.rows = {dev.seq, dev.token_in_sample, dev.sample_id};
@@ -62,6 +68,7 @@ void Trunk::forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const Device
   if (converts_inputs_) {
     ops.convert(view(c, b.n_context, Dc_), io.context.rows(b.n_context, Dc_));
     ops.convert(view(cond_, io.n_cond, cond_width_), io.cond.rows(io.n_cond, cond_width_));
+    if (io.Tci) ops.convert(view(cimg, io.Tci, D_), io.image_context.rows(io.Tci, D_));
   }
   blocks.forward(ops, P, io, x);
 }
@@ -69,6 +76,7 @@ void Trunk::forward(Ops& ops, ParamAccess& P, const PackedBatch& b, const Device
 void Trunk::zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev) {
   ops.zero(view(dx, b.n_tokens, D_)), ops.zero(view(dc, b.n_context, Dc_));
   ops.zero(view(dcond_, dev.time_t.rows, cond_width_));
+  if (dev.clip.rows) ops.zero(view(dcimg, dev.clip.rows, D_));
 }
 
 void Trunk::backward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {

@@ -23,9 +23,10 @@ class Trunk {
   // Activations, fp32 (the residual streams, also beside bf16 block activations); d* are gradients.
   float *x = nullptr, *dx = nullptr;  // [T, D]
   float *c = nullptr, *dc = nullptr;  // [Tc, Dc]
+  float *cimg = nullptr, *dcimg = nullptr;  // [Tci, D]: the image context (wan with clip_tokens; else Tci = 0)
 
-  // cond_width: the width of the conditioning rows (condition_on).
-  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t D, int64_t Dc, int64_t cond_width,
+  // cond_width: the width of the conditioning rows (condition_on); Tci the image context's rows.
+  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64_t D, int64_t Dc, int64_t cond_width,
             Recompute recompute);
   // What the blocks are conditioned on (BlockIO::cond), the family's fp32 activation of
   // plan's cond_width per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set
@@ -48,9 +49,9 @@ class Trunk {
   const float* cond_ = nullptr;
   float* dcond_ = nullptr;
   BlockDropout dropout_;
-  // What the blocks read of c and cond, in their activation dtype: converted copies [Tc, Dc] and
-  // [T, cond_width] with bf16 activations (made once a micro-batch); c and cond themselves with fp32.
-  TensorPtr block_c_, block_cond_;
+  // What the blocks read of c, cond and cimg, in their activation dtype: converted copies [Tc, Dc],
+  // [T, cond_width] and [Tci, D] with bf16 activations (made once a micro-batch); themselves with fp32.
+  TensorPtr block_c_, block_cond_, block_cimg_;
   bool converts_inputs_ = false;
   float* work_ = nullptr;  // a recomputed block input, of either stack
   BlockScratch scratch_;

@@ -2,12 +2,15 @@
 // 0 = encoders (patch_embed, text_emb, time_enc, the shared time_proj, action_enc: upstream's
 // action encoder, action_encoder.hpp; with model.states_per_block the state encoder state_enc,
 // upstream's state_encoder MLP), one unit per DiT block, last the head (head.modulation,
-// head.proj, the action decoder action_dec).
+// head.proj, the action decoder action_dec). With model.clip_tokens the encoders include img_emb
+// (image_embedding.hpp) and every cross-attention the image half (dit_block.hpp); with
+// model.cond_channels the patch embedding reads the I2V y channels beside the noised latents.
 #include <memory>
 
 #include "core/error.hpp"
 #include "model/action_encoder.hpp"
 #include "model/activation_plan.hpp"
+#include "model/image_embedding.hpp"
 #include "model/model.hpp"
 
 namespace emb {
@@ -17,6 +20,7 @@ class WanModel final : public Model {
   // Parameters.
   LinearRef patch_embed_, text_fc1_, text_fc2_, time_proj_;
   ActionEncoder action_enc_;
+  ImageEmbedding img_emb_;  // registered when the model has the CLIP context
   LinearRef state_fc1_, state_fc2_;  // registered when the model has state tokens
   int head_modulation_ = -1;
   LinearRef head_proj_, dec_fc1_, dec_fc2_;
@@ -37,7 +41,7 @@ class WanModel final : public Model {
   WanModel(const ModelConfig& cfg, Ops* ops) : Model(cfg, ops) {
     const int D = cfg.d_model;
     reg_.begin_unit("encoders");
-    patch_embed_ = reg_.add_linear("patch_embed", cfg.patch_dim_in(), D);
+    patch_embed_ = reg_.add_linear("patch_embed", cfg.embed_patch_dim(), D);
     text_fc1_ = reg_.add_linear("text_emb.fc1", cfg.d_ctx, D);
     text_fc2_ = reg_.add_linear("text_emb.fc2", D, D);
     time_enc_.add_params(reg_, D, SinusConfig{true, 0});  // Wan's sinusoidal_embedding_1d
@@ -47,6 +51,7 @@ class WanModel final : public Model {
       state_fc1_ = reg_.add_linear("state_enc.fc1", cfg.state_dim, cfg.d_hidden_enc);
       state_fc2_ = reg_.add_linear("state_enc.fc2", cfg.d_hidden_enc, D);
     }
+    if (cfg.clip_tokens > 0) img_emb_.add_params(reg_, cfg.d_clip, D);
     trunk_.teacher_forcing = teacher_forcing_of(cfg);
     for (int l = 0; l < cfg.n_layers; ++l) {
       reg_.begin_unit(str("blocks.", l));
@@ -72,10 +77,12 @@ class WanModel final : public Model {
   }
 
  private:
-  void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int /*B*/) override {
-    const int64_t D = cfg_.d_model, P = cfg_.patch_dim_in(), Po = cfg_.patch_dim_out(), A = cfg_.action_dim;
+  void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) override {
+    const int64_t D = cfg_.d_model, P = cfg_.embed_patch_dim(), Po = cfg_.patch_dim_out(), A = cfg_.action_dim;
+    const int64_t Tci = int64_t(B) * cfg_.clip_tokens;
     time_enc_.plan(plan, T);
-    trunk_.plan(plan, T, Tc, D, D, 6 * D, cfg_.recompute);
+    trunk_.plan(plan, T, Tc, Tci, D, D, 6 * D, cfg_.recompute);
+    if (Tci) img_emb_.plan(plan, Tci);
     Acts& a = a_;
     for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(T * 6 * D);
     trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
@@ -99,15 +106,15 @@ class WanModel final : public Model {
     const DeviceBatch& d = dev_;
     const Acts& a = a_;
     const int64_t T = batch.n_tokens, Tc = batch.n_context, D = cfg_.d_model, Tu = d.time_t.rows;
-    const int Pin = cfg_.patch_dim_in(), A = cfg_.action_dim;
+    const int Pin = cfg_.embed_patch_dim(), A = cfg_.action_dim;
     const int64_t Tv = d.video.n, Ta = d.action.n;
     const View x = view(trunk_.x, T, D);
+    check_dreamzero_inputs(batch);
 
     ops.linear_forward(view(time_enc_.stemb, Tu, D), W(P, time_proj_), b(P, time_proj_), Activation::none, View{},
                        view(a.tp, Tu, 6 * D));
 
-    // Patch-embed input: x0 for clean tokens (σ = 0), (1 − σ)·x0 + σ·ε for noisy ones.
-    ops.flow_interpolate(d.video_x0, d.video_noise, RowIndex{}, d.sigma, d.video, view(a.vin, Tv, Pin));
+    patch_embedding_input(view(a.vin, Tv, Pin));
     ops.linear_forward(view(a.vin, Tv, Pin), W(P, patch_embed_), b(P, patch_embed_), Activation::none, View{},
                        view(a.vemb, Tv, D));
     ops.zero(x);
@@ -125,6 +132,40 @@ class WanModel final : public Model {
                        view(a.t1g, Tc, D));
     ops.linear_forward(view(a.t1g, Tc, D), W(P, text_fc2_), b(P, text_fc2_), Activation::none, View{},
                        view(trunk_.c, Tc, D));
+    if (d.clip.rows) img_emb_.forward(ops, P, d.clip, view(trunk_.cimg, d.clip.rows, D));
+  }
+
+  // The inputs of DreamZero's conditioning, as wide as the model's (one line naming the field).
+  void check_dreamzero_inputs(const PackedBatch& batch) const {
+    const DeviceBatch& d = dev_;
+    EMB_CHECK(cfg_.cond_channels == 0 || d.video_cond.rows == d.video.n, "wan batch: video_cond has ",
+              batch.video_cond.size(), " values, the model (cond_channels ", cfg_.cond_channels, ") needs ",
+              d.video.n, " video tokens x ", cfg_.cond_patch_dim());
+    EMB_CHECK(cfg_.clip_tokens == 0 || d.clip.rows == int64_t(batch.n_samples) * cfg_.clip_tokens, "wan batch: clip has ",
+              batch.clip.size(), " values, the model needs ", batch.n_samples, " samples x ", cfg_.clip_tokens,
+              " CLIP rows x ", cfg_.d_clip);
+    EMB_CHECK(batch.act_mask.empty() || d.act_mask.rows == d.action.n, "wan batch: act_mask has ",
+              batch.act_mask.size(), " values, expected ", d.action.n, " action tokens x ", cfg_.action_dim);
+    EMB_CHECK(batch.has_real_action.empty() || batch.has_real_action.size() == size_t(batch.n_samples),
+              "wan batch: has_real_action has ", batch.has_real_action.size(), " values, expected one per sample (",
+              batch.n_samples, ")");
+  }
+
+  // The patch embedding's input rows vin [Tv, (C + Cy)·pixels]: per patch pixel the latents, x0 for
+  // clean tokens (σ = 0) and (1 − σ)·x0 + σ·ε for noisy ones, then the I2V y channels, never noised.
+  void patch_embedding_input(const View& vin) {
+    Ops& ops = *ops_;
+    const DeviceBatch& d = dev_;
+    if (cfg_.cond_channels == 0) {
+      ops.flow_interpolate(d.video_x0, d.video_noise, RowIndex{}, d.sigma, d.video, vin);
+      return;
+    }
+    const int C = cfg_.latent_channels, Cy = cfg_.cond_channels;
+    for (int p = 0; p < cfg_.patch_pixels(); ++p) {
+      ops.flow_interpolate(d.video_x0.cols_range(p * C, C), d.video_noise.cols_range(p * C, C), RowIndex{}, d.sigma,
+                           d.video, vin.cols_range(p * (C + Cy), C));
+      ops.copy(d.video_cond.cols_range(p * Cy, Cy), vin.cols_range(p * (C + Cy) + C, Cy));
+    }
   }
 
   // State tokens: relu(state·state_enc.fc1)·state_enc.fc2 (upstream's CategorySpecificMLP).
@@ -202,7 +243,7 @@ class WanModel final : public Model {
                        view(a.d1r, Ta, Dh));
     ops.linear_forward(view(a.d1r, Ta, Dh), W(P, dec_fc2_), b(P, dec_fc2_), Activation::none, View{},
                        view(a.ya, Ta, A));
-    ops.mse_loss(view(a.ya, Ta, A), d.act_noise, d.act_x0, View{}, RowIndex{}, RowIndex{}, loss,
+    ops.mse_loss(view(a.ya, Ta, A), d.act_noise, d.act_x0, d.act_mask, RowIndex{}, RowIndex{}, loss,
                  backward ? view(a.dya, Ta, A) : View{}, sum);
   }
 
@@ -259,7 +300,8 @@ class WanModel final : public Model {
                         dW(P, text_fc1_), db(P, text_fc1_));
 
     ops.copy_rows(dx, d.video, view(a.dvemb, Tv, D), RowIndex{});
-    ops.linear_backward(view(a.vin, Tv, cfg_.patch_dim_in()), W(P, patch_embed_), Activation::none, View{},
+    if (d.clip.rows) img_emb_.backward(ops, P, d.clip, view(trunk_.dcimg, d.clip.rows, D));
+    ops.linear_backward(view(a.vin, Tv, cfg_.embed_patch_dim()), W(P, patch_embed_), Activation::none, View{},
                         view(a.dvemb, Tv, D), View{}, dW(P, patch_embed_), db(P, patch_embed_));
     if (Ta) {
       ops.copy_rows(dx, d.action, view(action_enc_.dout, Ta, D), RowIndex{});

@@ -1,6 +1,7 @@
 #include "plan/computed_attention.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/attention_tiles.hpp"
 #include "model/dit_block.hpp"
@@ -42,6 +43,12 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   f.cross_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);
   if (c.family == Family::gr00t)  // the vision-language blocks: the context attends to itself
     f.context_pairs = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_context, b.n_context);
+  if (c.clip_tokens > 0) {  // the CLIP image context: each sample's clip_tokens rows
+    std::vector<int32_t> clip_seq;
+    for (int32_t s = 0; s < b.n_samples; ++s) clip_seq.insert(clip_seq.end(), size_t(c.clip_tokens), s);
+    f.image_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, clip_seq.data(), nullptr, nullptr}, b.n_tokens,
+                               int64_t(clip_seq.size()));
+  }
   attention_work(c, f);
   return {f.attn_fwd / samples, f.attn_pair_heads / samples};
 }

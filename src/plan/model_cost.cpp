@@ -90,10 +90,13 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
   } else {
     const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
     f += 2 * Tu * D * 6 * D;
-    f += 2 * nv * c.patch_dim_in() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
+    f += 2 * nv * c.embed_patch_dim() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
     f += 2 * double(count_kind(b, kState)) * (double(c.state_dim) * c.d_hidden_enc + double(c.d_hidden_enc) * D);
     f += 2 * Tc * (double(c.d_ctx) * D + D * D);
     f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
+    // The CLIP context: img_emb's two linears, then every cross-attention's k_img and v_img.
+    const double Nci = double(b.n_samples) * c.clip_tokens, Dclip = c.d_clip;
+    f += 2 * Nci * (Dclip * Dclip + Dclip * D) + c.n_layers * 4 * Nci * D * D;
     f += 2 * nn * D * c.patch_dim_out() + 2 * na * (D * c.d_hidden_enc + double(c.d_hidden_enc) * c.action_dim);
   }
   return f;
@@ -112,8 +115,8 @@ void attention_work(const ModelConfig& c, StepFlops& f) {
     f.attn_pair_heads = c.n_heads * (double(n_self) * double(f.self_pairs) + double(n_cross) * double(f.cross_pairs)) +
                         double(c.n_heads_vl) * c.n_layers_vl * double(f.context_pairs);
   } else {
-    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs);
-    f.attn_pair_heads = double(c.n_heads) * c.n_layers * double(f.self_pairs + f.cross_pairs);
+    f.attn_fwd = 4 * D * c.n_layers * double(f.self_pairs + f.cross_pairs + f.image_pairs);
+    f.attn_pair_heads = double(c.n_heads) * c.n_layers * double(f.self_pairs + f.cross_pairs + f.image_pairs);
   }
 }
 
@@ -122,6 +125,7 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   f.self_pairs = self_pairs(c, b, family_self_mask(c));
   f.cross_pairs = per_sample_pairs(b, false);
   if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
+  f.image_pairs = int64_t(std::count_if(b.seq.begin(), b.seq.end(), [](int32_t s) { return s >= 0; })) * c.clip_tokens;
   attention_work(c, f);
   f.gemm_fwd = gemm_flops(c, b);
   f.fwd = f.gemm_fwd + f.attn_fwd;
@@ -160,6 +164,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   const PackedBatch sample = plan_micro_batch(c, 1, shape);
   p.tokens_per_sample = sample.n_tokens;
   p.context_per_sample = sample.n_context;
+  p.clip_per_sample = c.clip_tokens;
   // The packer's budget counts query and context tokens (DATA.md "Packing").
   p.samples_per_mb = int(std::max<int64_t>(1, token_budget / std::max<int64_t>(1, sample.n_tokens + sample.n_context)));
   p.tokens_per_mb = p.samples_per_mb * sample.n_tokens;
@@ -168,6 +173,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   const StepFlops f = batch_flops(c, sample);
   p.self_pairs_per_sample = f.self_pairs;
   p.cross_pairs_per_sample = f.cross_pairs;
+  p.image_pairs_per_sample = f.image_pairs;
   p.gemm_flops_fwd = f.gemm_fwd;
   p.attn_flops_fwd = f.attn_fwd;
   p.attn_pair_heads = f.attn_pair_heads;
@@ -200,11 +206,12 @@ std::string plan_text(const PlanReport& p) {
   s += str("plan: ", p.preset, " on ", p.ranks, " ranks\n");
   s += str("  parameters           ", p.n_params, " (", double(p.n_params) / 1e9, " B) in ", p.n_units,
            " units, largest unit ", p.max_unit_params, "\n");
-  s += str("  typical sample       ", p.tokens_per_sample, " tokens + ", p.context_per_sample, " context tokens\n");
+  s += str("  typical sample       ", p.tokens_per_sample, " tokens + ", p.context_per_sample, " context tokens",
+           p.clip_per_sample ? str(" + ", p.clip_per_sample, " CLIP rows") : std::string(), "\n");
   s += str("  micro-batch          ", p.samples_per_mb, " samples = ", p.tokens_per_mb, " tokens + ", p.context_per_mb,
            " context tokens\n");
   s += str("  attention pairs      self ", p.self_pairs_per_sample, ", cross ", p.cross_pairs_per_sample,
-           " per sample\n");
+           p.image_pairs_per_sample ? str(", CLIP image ", p.image_pairs_per_sample) : std::string(), " per sample\n");
   s += str("  FLOPs per sample     forward ", p.flops_fwd / 1e12, " T (GEMM ", p.gemm_flops_fwd / 1e12,
            " T, attention ", p.attn_flops_fwd / 1e12, " T), backward ", p.flops_bwd / 1e12, " T\n");
   if (p.dropout_bytes_fwd > 0)

@@ -29,6 +29,7 @@ namespace emb {
 // kernels run it).
 struct StepFlops {
   int64_t self_pairs = 0, cross_pairs = 0, context_pairs = 0;  // allowed attention pairs
+  int64_t image_pairs = 0;  // query tokens × their sample's CLIP rows (wan with the CLIP context)
   double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
   double attn_pair_heads = 0;  // allowed pairs × heads over every attention layer (per-pair work: softmax)
 };
@@ -44,9 +45,10 @@ struct PlanReport {
   int ranks = 1;
   int64_t n_params = 0, n_units = 0, max_unit_params = 0;
   int64_t tokens_per_sample = 0, context_per_sample = 0;
+  int64_t clip_per_sample = 0;  // CLIP image-context rows (wan with model.clip_tokens)
   int samples_per_mb = 0;
   int64_t tokens_per_mb = 0, context_per_mb = 0;
-  int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0;
+  int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0, image_pairs_per_sample = 0;
   double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
   double attn_pair_heads = 0;                     // per sample, as StepFlops
   double dropout_elements = 0;                          // per sample, every site's

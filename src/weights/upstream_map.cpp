@@ -97,8 +97,10 @@ std::vector<Rule> gr00t_rules() {
 }
 
 // DreamZero's CausalWanModel (dreamzero ab790c1 wan_video_dit_action_casual_chunk.py, Wan2.1's
-// native names; spec_dreamzero.md's parameter table) as our wan model has it today: what it
-// does not compute yet is in kDreamZeroNotYetModelled. Everything is the diffusion model.
+// native names; spec_dreamzero.md's parameter table) as our wan model has it; what a layout
+// does not compute is in kDreamZeroNotYetModelled. Everything is the diffusion model.
+// The patch embedding's input rows are upstream's channel order [latents | y] per patch pixel
+// (TokenConfig::embed_patch_dim), so its map is a permutation.
 std::vector<Rule> dreamzero_rules() {
   RuleTable t;
   const TuneGroup dit = TuneGroup::diffusion_model;
@@ -113,6 +115,13 @@ std::vector<Rule> dreamzero_rules() {
   t.attention("blocks.{l}.attn1", "blocks.{l}.self_attn", kWan, dit);
   t.norm("blocks.{l}.norm3", "blocks.{l}.norm3", dit);
   t.attention("blocks.{l}.attn2", "blocks.{l}.cross_attn", kWan, dit);
+  t.linear("blocks.{l}.attn2.k_img", "blocks.{l}.cross_attn.k_img", dit);  // the CLIP context (model.clip_tokens)
+  t.linear("blocks.{l}.attn2.v_img", "blocks.{l}.cross_attn.v_img", dit);
+  t.tensor("blocks.{l}.attn2.norm_k_img.weight", "blocks.{l}.cross_attn.norm_k_img.weight", UpstreamLayout::same, dit);
+  t.norm("img_emb.ln1", "img_emb.proj.0", dit);
+  t.linear("img_emb.fc1", "img_emb.proj.1", dit);
+  t.linear("img_emb.fc2", "img_emb.proj.3", dit);
+  t.norm("img_emb.ln2", "img_emb.proj.4", dit);
   t.ffn("blocks.{l}.ffn", "blocks.{l}", kWan, dit);
   t.tensor("head.modulation", "head.modulation", UpstreamLayout::squeeze, dit);
   t.linear("head.proj", "head.head", dit);
@@ -124,10 +133,10 @@ std::vector<Rule> dreamzero_rules() {
   return t.rules;
 }
 
-// NOT YET MODELLED: DreamZero's tensors our wan model does not compute, or not in every layout
-// (issue 32: the CLIP image context is still to come; the state encoder exists only in the
-// DreamZero layout, model.states_per_block > 0, where the rule above maps it and matching takes
-// it before this table is consulted). Upstream names under the trained prefix; "{l}" a block
+// NOT YET MODELLED: DreamZero's tensors our wan model does not compute in every layout: the
+// state encoder and the CLIP image context exist only in the DreamZero layout (model.states_per_block,
+// model.clip_tokens > 0), where the rules above map them and matching takes them before this
+// table is consulted; the older layouts (dreamzero5b, dreamzero14b) lack them. Upstream names under the trained prefix; "{l}" a block
 // index. A checkpoint holding any of them that the model lacks is refused by init_from unless
 // train.init_from_unmodelled = drop (weights/upstream_match.hpp); an export then leaves them out.
 // Whoever models one in every layout moves it into dreamzero_rules() above.

@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(help_text_documents_usage_options_and_every_key) {
                        "      token budget of one packed micro-batch\n") != std::string::npos);
   BOOST_TEST(help.find("  shard  (enum: none | grads | full, default \"full\")") != std::string::npos);
   BOOST_TEST(help.find("  preset  (enum: tiny_gr00t | tiny_wan | tiny_dreamzero | gr00t_n1.5_3b | "
-                       "dreamzero_5b_droid | dreamzero5b | dreamzero14b, required unless train.init_from is set)") != std::string::npos);
+                       "dreamzero_14b_droid | dreamzero_5b_droid | dreamzero5b | dreamzero14b, required unless train.init_from is set)") != std::string::npos);
   BOOST_TEST(help.find("embtrain export RUN_OR_CHECKPOINT -o DIR [--force]") != std::string::npos);
   // Each key appears after its section header.
   for (const emb::KeySpec& spec : emb::deck_schema()) {

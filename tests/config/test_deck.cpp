@@ -262,7 +262,7 @@ BOOST_AUTO_TEST_CASE(enum_value_lists_the_choices) {
        ":2: train.shard: 'ful' is not allowed; choose one of none, grads, full"},
       {"[model]\npreset = big\n",
        ":2: model.preset: 'big' is not allowed; choose one of tiny_gr00t, tiny_wan, tiny_dreamzero, "
-       "gr00t_n1.5_3b, dreamzero_5b_droid, dreamzero5b, dreamzero14b"},
+       "gr00t_n1.5_3b, dreamzero_14b_droid, dreamzero_5b_droid, dreamzero5b, dreamzero14b"},
   });
 }
 
@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(missing_required_key_names_file_key_and_section) {
   std::string message = deck_error(dir, "[train]\nsteps = 5\n");
   BOOST_TEST(message == file + ": missing required key model.preset: add 'preset = ...' under "
                                 "[model] (one of tiny_gr00t, tiny_wan, tiny_dreamzero, gr00t_n1.5_3b, "
-                                "dreamzero_5b_droid, dreamzero5b, dreamzero14b) or set train.init_from");
+                                "dreamzero_14b_droid, dreamzero_5b_droid, dreamzero5b, dreamzero14b) or set train.init_from");
   Deck deck = load_deck(file, {"model.preset=dreamzero5b"});
   BOOST_TEST(deck.get_string("model.preset") == "dreamzero5b");
 }

@@ -30,7 +30,8 @@ std::string write_deck(const std::string& name, const std::string& model_lines) 
 
 BOOST_AUTO_TEST_CASE(every_preset_is_valid) {
   for (const char* name :
-       {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_5b_droid", "dreamzero5b", "dreamzero14b"}) {
+       {"tiny_gr00t", "tiny_wan", "tiny_dreamzero", "gr00t_n1.5_3b", "dreamzero_14b_droid", "dreamzero_5b_droid",
+        "dreamzero5b", "dreamzero14b"}) {
     const ModelConfig c = preset_config(name);
     BOOST_CHECK_NO_THROW(validate_model_config(c, name));
     BOOST_TEST(make_model(c, nullptr)->params().total() > 0);
@@ -49,15 +50,25 @@ BOOST_AUTO_TEST_CASE(gr00t_preset_is_the_release) {
   BOOST_TEST(m->dropout_sites().size() == size_t(4 * (4 + 16)));  // 80 masks per sample
 }
 
-// The released DreamZero 5B DROID: upstream's 997 DiT tensors and 5,606,692,832 parameters
-// (tests/upstream/dreamzero_reference.py's shapes) less the CLIP context's (img_emb and every
-// block's k_img, v_img, norm_k_img: 158 tensors, 572,091,136 parameters), not built yet.
+// The released DreamZero 5B DROID and 14B DROID: upstream's DiT tensors and parameters
+// (tests/upstream/dreamzero_reference.py's shapes of upstream_presets.py's configs), the CLIP
+// context (img_emb and every block's k_img, v_img, norm_k_img) and the 14B's y channels included.
 BOOST_AUTO_TEST_CASE(dreamzero_5b_preset_is_the_release) {
   const ModelConfig c = preset_config("dreamzero_5b_droid");
   const std::unique_ptr<Model> m = make_model(c, nullptr);
-  BOOST_TEST(m->params().size() == 997 - 158);
-  BOOST_TEST(m->params().total() == 5606692832 - 572091136);
+  BOOST_TEST(m->params().size() == 997);
+  BOOST_TEST(m->params().total() == 5606692832);
   BOOST_TEST(m->params().get("state_enc.fc1.weight").shape[0] == 64);  // max_state_dim
+  BOOST_TEST(m->params().get("img_emb.fc1.weight").shape[0] == 1280);  // CLIP ViT-H/14's width
+}
+
+BOOST_AUTO_TEST_CASE(dreamzero_14b_preset_is_the_release) {
+  const ModelConfig c = preset_config("dreamzero_14b_droid");
+  const std::unique_ptr<Model> m = make_model(c, nullptr);
+  BOOST_TEST(m->params().size() == 1317);
+  BOOST_TEST(m->params().total() == 16484292448);
+  BOOST_TEST(m->params().get("patch_embed.weight").shape[0] == 36 * 4);  // upstream's in_dim 36, 2x2 patches
+  BOOST_TEST(m->params().get("head.proj.weight").shape[1] == 16 * 4);    // out_dim 16
 }
 
 // gr00t's FFN width and output width follow d_model and d_hidden_enc (upstream's ties), and a

@@ -123,6 +123,9 @@ void check_recompute_saves_memory(const std::string& preset) {
 
 BOOST_AUTO_TEST_CASE(gr00t_finite_differences) { check_per_tensor("tiny_gr00t"); }
 BOOST_AUTO_TEST_CASE(wan_finite_differences) { check_per_tensor("tiny_wan"); }
+// The DreamZero layout with its CLIP context (img_emb, the image half of every cross-attention),
+// y channels, action mask and has_real_action.
+BOOST_AUTO_TEST_CASE(dreamzero_finite_differences) { check_per_tensor("tiny_dreamzero"); }
 BOOST_AUTO_TEST_CASE(gr00t_directional_derivative) { check_directional("tiny_gr00t"); }
 BOOST_AUTO_TEST_CASE(wan_directional_derivative) { check_directional("tiny_wan"); }
 BOOST_AUTO_TEST_CASE(gr00t_recompute_full_is_bit_identical) { check_recompute("tiny_gr00t", Recompute::full); }
@@ -131,5 +134,9 @@ BOOST_AUTO_TEST_CASE(gr00t_recompute_selective_is_bit_identical) {
   check_recompute("tiny_gr00t", Recompute::selective);
 }
 BOOST_AUTO_TEST_CASE(wan_recompute_selective_is_bit_identical) { check_recompute("tiny_wan", Recompute::selective); }
+BOOST_AUTO_TEST_CASE(dreamzero_recompute_full_is_bit_identical) { check_recompute("tiny_dreamzero", Recompute::full); }
+BOOST_AUTO_TEST_CASE(dreamzero_recompute_selective_is_bit_identical) {
+  check_recompute("tiny_dreamzero", Recompute::selective);
+}
 BOOST_AUTO_TEST_CASE(gr00t_recompute_saves_activation_memory) { check_recompute_saves_memory("tiny_gr00t"); }
 BOOST_AUTO_TEST_CASE(wan_recompute_saves_activation_memory) { check_recompute_saves_memory("tiny_wan"); }

@@ -95,7 +95,8 @@ BOOST_AUTO_TEST_CASE(zero3_rank_reads_its_shards_only) { check_reads_only_own_sh
 BOOST_AUTO_TEST_CASE(replicated_ranks_read_a_piece_each) { check_reads_only_own_shards(ShardMode::none); }
 
 // What init_from reads and export writes rests on every parameter having an upstream name: each
-// tiny preset's, the DreamZero layout's state encoder included (upstream's [1, in, out] slot).
+// tiny preset's, the DreamZero layout's state encoder (upstream's [1, in, out] slot) and image
+// conditioning included.
 BOOST_AUTO_TEST_CASE(every_tiny_preset_parameter_has_an_upstream_name) {
   for (const char* preset : {"tiny_gr00t", "tiny_wan", "tiny_dreamzero"}) {
     const ModelConfig mc = preset_config(preset);
@@ -110,4 +111,21 @@ BOOST_AUTO_TEST_CASE(every_tiny_preset_parameter_has_an_upstream_name) {
   const UpstreamTensor up = upstream_map_of(dz).upstream_of(fc1.name, fc1.shape);
   BOOST_TEST(up.name == "action_head.model.state_encoder.layer1.W");
   BOOST_TEST(up.shape == (std::vector<int64_t>{1, fc1.shape[0], fc1.shape[1]}), boost::test_tools::per_element());
+  // The image conditioning: the patch embedding over [latents | y] (upstream's in_dim = C + Cy),
+  // img_emb's MLPProj and the I2V cross-attention's k_img under Wan's names and layouts.
+  const auto upstream = [&](const char* name) {
+    const ParamInfo& p = model->params().get(name);
+    return upstream_map_of(dz).upstream_of(p.name, p.shape);
+  };
+  const UpstreamTensor patch = upstream("patch_embed.weight");
+  BOOST_TEST(patch.shape == (std::vector<int64_t>{dz.d_model, dz.latent_channels + dz.cond_channels, 1, 2, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(upstream("img_emb.ln1.weight").name == "action_head.model.img_emb.proj.0.weight");
+  const UpstreamTensor fc2 = upstream("img_emb.fc2.weight");
+  BOOST_TEST(fc2.name == "action_head.model.img_emb.proj.3.weight");
+  BOOST_TEST(fc2.shape == (std::vector<int64_t>{dz.d_model, dz.d_clip}), boost::test_tools::per_element());
+  BOOST_TEST(upstream("img_emb.ln2.bias").name == "action_head.model.img_emb.proj.4.bias");
+  BOOST_TEST(upstream("blocks.1.attn2.k_img.weight").name == "action_head.model.blocks.1.cross_attn.k_img.weight");
+  BOOST_TEST(upstream("blocks.0.attn2.norm_k_img.weight").name ==
+             "action_head.model.blocks.0.cross_attn.norm_k_img.weight");
 }
