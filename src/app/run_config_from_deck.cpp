@@ -213,6 +213,11 @@ void check_backbone_tuning(const Deck& deck) {
     throw Error(str(where, ": train.tune_visual = on needs model.backbone = online: offline features (embpack "
                     "features) are fixed, no gradient reaches the vision tower that made them"),
                 kExitInput);
+  if (on(deck, "run.cuda_graphs"))
+    throw Error(str(where, ": train.tune_visual = on with run.cuda_graphs = on: the trained backbone prepares each "
+                    "micro-batch's frames on the host inside the step, which a captured graph cannot repeat; set "
+                    "run.cuda_graphs = off"),
+                kExitInput);
   if (!deck.get_string("train.init_from").empty())
     throw Error(str(where, ": train.tune_visual = on with train.init_from: reading the vision tower from init_from "
                     "is not implemented yet (issue 33); leave init_from empty (the vision tower comes from "

@@ -49,7 +49,7 @@ class Gr00tModel final : public Model {
     pos_emb_ = reg_.add("pos_emb", {cfg.max_seq_len, D}, ParamInit::normal, false);
     time_enc_.add_params(reg_, D, kTimeSinusoid);
     for (const TrainedContextTensor& t : cfg.trained_context) {  // model.tune_visual (context_source.hpp)
-      const int i = reg_.add(t.name, {t.rows, t.cols}, ParamInit::normal, t.decay);
+      const int i = reg_.add(t.name, {t.rows, t.cols}, ParamInit::loaded, t.decay);
       if (trained_context_ < 0) trained_context_ = i;
     }
     for (int l = 0; l < cfg.n_layers_vl; ++l) {

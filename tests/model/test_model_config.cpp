@@ -113,8 +113,9 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
 }
 
 // Upstream's backbone tuning flags: tune_llm is refused; tune_visual needs features the step
-// computes (offline ones are fixed) and, for now, no init_from. One line naming the deck line,
-// exit 2. Accepted, it is ModelConfig::tune_visual.
+// computes (offline ones are fixed) and, for now, no CUDA graphs (its init_from refusal needs a
+// checkpoint folder: test_tune_visual). One line naming the deck line, exit 2. Accepted, it is
+// ModelConfig::tune_visual.
 BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
   struct Case {
     const char* lines;
@@ -123,8 +124,8 @@ BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
   for (const Case& k :
        {Case{"[train]\ntune_llm = on\n", "train.tune_llm = on: embtrain keeps the Eagle LLM frozen"},
         Case{"[train]\ntune_visual = on\n", "train.tune_visual = on needs model.backbone = online"},
-        Case{"backbone = online\nbackbone_dir = /tmp/eagle\n[train]\ntune_visual = on\ninit_from = /tmp/gr00t\n",
-             "train.tune_visual = on with train.init_from"}}) {
+        Case{"backbone = online\nbackbone_dir = /tmp/eagle\n[run]\ncuda_graphs = on\n[train]\ntune_visual = on\n",
+             "train.tune_visual = on with run.cuda_graphs = on"}}) {
     const std::string path = write_deck("tuning", std::string("preset = tiny_gr00t\n") + k.lines);
     try {
       run_config_from_deck(load_deck(path));
