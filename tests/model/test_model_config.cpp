@@ -113,9 +113,8 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
 }
 
 // Upstream's backbone tuning flags: tune_llm is refused; tune_visual needs features the step
-// computes (offline ones are fixed) and, for now, no CUDA graphs (its init_from refusal needs a
-// checkpoint folder: test_tune_visual). One line naming the deck line, exit 2. Accepted, it is
-// ModelConfig::tune_visual.
+// computes (offline ones are fixed) and, for now, no CUDA graphs. One line naming the deck line,
+// exit 2. Accepted, it is ModelConfig::tune_visual.
 BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
   struct Case {
     const char* lines;
