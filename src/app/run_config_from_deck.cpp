@@ -201,9 +201,9 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
 }
 
 // Upstream's tune_llm and tune_visual. The Eagle LLM stays frozen (upstream's fine-tuning
-// default). The vision tower could only change features the step computes itself
+// default). The vision tower can only change features the step computes itself
 // (model.backbone = online): embpack's stored features are fixed.
-void refuse_backbone_tuning(const Deck& deck) {
+void check_backbone_tuning(const Deck& deck) {
   if (on(deck, "train.tune_llm"))
     throw Error(str(where_set(deck, "train.tune_llm"), ": train.tune_llm = on: embtrain keeps the Eagle LLM frozen "
                     "(upstream's fine-tuning default); set it off"),
@@ -214,9 +214,16 @@ void refuse_backbone_tuning(const Deck& deck) {
     throw Error(str(where, ": train.tune_visual = on needs model.backbone = online: offline features (embpack "
                     "features) are fixed, no gradient reaches the vision tower that made them"),
                 kExitInput);
-  throw Error(str(where, ": train.tune_visual = on: training the vision tower with model.backbone = online is not "
-                  "implemented yet (issue 33); set it off"),
-              kExitInput);
+  if (on(deck, "run.cuda_graphs"))
+    throw Error(str(where, ": train.tune_visual = on with run.cuda_graphs = on: the trained backbone prepares each "
+                    "micro-batch's frames on the host inside the step, which a captured graph cannot repeat; set "
+                    "run.cuda_graphs = off"),
+                kExitInput);
+  if (!deck.get_string("train.init_from").empty())
+    throw Error(str(where, ": train.tune_visual = on with train.init_from: reading the vision tower from init_from "
+                    "is not implemented yet (issue 33); leave init_from empty (the vision tower comes from "
+                    "model.backbone_dir)"),
+                kExitInput);
 }
 
 TrainConfig train_section(const Deck& deck, const RunSettings& run) {
@@ -248,7 +255,7 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.init_from_drop_unmodelled = deck.get_string("train.init_from_unmodelled") == "drop";
   c.tune_projector = on(deck, "train.tune_projector");
   c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
-  refuse_backbone_tuning(deck);
+  check_backbone_tuning(deck);
   c.watchdog_s = deck.get_double("train.watchdog_s");
   c.frozen_peer_s = deck.get_double("train.frozen_peer_s");
   return c;
@@ -311,6 +318,7 @@ RunConfig run_config_from_deck(const Deck& deck) {
   c.backend = backend_section(deck);
   c.model = model_section(deck);
   c.train = train_section(deck, c.run);
+  c.model.tune_visual = on(deck, "train.tune_visual");
   // Upstream puts a frozen DiT in eval mode (set_frozen_modules_to_eval_mode): no dropout there.
   if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);

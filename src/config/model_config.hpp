@@ -17,6 +17,14 @@ enum class Recompute { none, selective, full };
 // wan: block_causal); the others let tests run every mask through a whole model.
 enum class SelfMask { family, full, block_causal, prefix };
 
+// A tensor of a context encoder the step trains (model.tune_visual): its name (upstream's),
+// its [rows, cols] as the encoder reads it, and whether AdamW decays it.
+struct TrainedContextTensor {
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  bool decay = true;
+};
+
 struct ModelConfig : TokenConfig {
   std::string preset;
 
@@ -57,6 +65,12 @@ struct ModelConfig : TokenConfig {
   bool online_backbone = false;
   std::string backbone_dir;
   bool backbone_augment = true;
+  // train.tune_visual = on (needs online_backbone): the backbone's vision tower and mlp1 are
+  // trained. Their tensors (trained_context: train/tuned_backbone.hpp fills it from backbone_dir)
+  // are registered at the end of unit 0, and the step computes the context through them
+  // (Model::set_context_source).
+  bool tune_visual = false;
+  std::vector<TrainedContextTensor> trained_context;
 
   int head_dim() const { return d_model / n_heads; }
   // The head dims the attention layers use: the trunk's, and gr00t's VL backbone's (d_ctx / n_heads_vl).

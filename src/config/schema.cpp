@@ -283,8 +283,9 @@ std::vector<KeySpec> make_schema() {
                "upstream's tune_llm: refused; the Eagle LLM stays frozen in embtrain (upstream's fine-tuning "
                "default), so it must stay off"),
       enum_key("train.tune_visual", "off", {"on", "off"},
-               "upstream's tune_visual: the Eagle vision tower and mlp1 projector; needs model.backbone = online "
-               "(offline features are fixed); refused until their training lands (issue 33), so it must stay off"),
+               "upstream's tune_visual: the Eagle vision tower and mlp1 projector are trained (AdamW, ZeRO-3 with "
+               "the head), the gradient reaching them through the frozen Qwen3 layers; needs model.backbone = "
+               "online (offline features are fixed); their initial values come from model.backbone_dir"),
       int_key("train.ckpt_every", "0", "steps", at_least(0),
               "checkpoint interval (and at the last step); 0 = only on SIGTERM/SIGUSR1"),
       string_key("train.ckpt_dir", "",

@@ -40,7 +40,8 @@ struct TrainConfig {
   std::string init_from;     // train.init_from: released weights to start from ("" = none)
   bool init_from_drop_unmodelled = false;  // train.init_from_unmodelled = drop (else refuse)
 
-  // freezing (upstream's fine-tuning flags; train.tune_llm/tune_visual must stay off)
+  // freezing (upstream's fine-tuning flags; train.tune_llm must stay off, train.tune_visual is
+  // ModelConfig::tune_visual)
   bool tune_projector = true;        // train.tune_projector
   bool tune_diffusion_model = true;  // train.tune_diffusion_model
   double watchdog_s = 0;     // train.watchdog_s, seconds; 0 = automatic, < 0 = off

@@ -28,7 +28,7 @@ class Gr00tModel final : public Model {
   struct Acts {
     float *st1 = nullptr, *st1r = nullptr, *st2 = nullptr;
     float *ax = nullptr, *a_tq = nullptr;
-    float *vl_mean = nullptr, *vl_rstd = nullptr;
+    float *vl_mean = nullptr, *vl_rstd = nullptr, *dcontext = nullptr;
     float *hx = nullptr, *hmean = nullptr, *hrstd = nullptr, *hln = nullptr, *hmod_rows = nullptr, *hmod = nullptr,
           *hm = nullptr, *hy = nullptr, *d1 = nullptr, *d1r = nullptr, *v = nullptr;
     float *dv = nullptr, *dd1r = nullptr, *dhy = nullptr, *dhm = nullptr, *dhmod_rows = nullptr, *dhmod = nullptr,
@@ -48,6 +48,10 @@ class Gr00tModel final : public Model {
     // Upstream's position_embedding: max_seq_len rows, of which the action tokens use 0 .. Hz − 1.
     pos_emb_ = reg_.add("pos_emb", {cfg.max_seq_len, D}, ParamInit::normal, false);
     time_enc_.add_params(reg_, D, kTimeSinusoid);
+    for (const TrainedContextTensor& t : cfg.trained_context) {  // model.tune_visual (context_source.hpp)
+      const int i = reg_.add(t.name, {t.rows, t.cols}, ParamInit::loaded, t.decay);
+      if (trained_context_ < 0) trained_context_ = i;
+    }
     for (int l = 0; l < cfg.n_layers_vl; ++l) {
       reg_.begin_unit(str("vl_blocks.", l));
       trunk_.context_blocks.add(add_vl_block(reg_, l, cfg));
@@ -89,6 +93,7 @@ class Gr00tModel final : public Model {
     for (float** p : {&a.hy, &a.dhy}) *p = plan.floats(Ta * Dout);
     for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(Ta * Dh);
     for (float** p : {&a.vl_mean, &a.vl_rstd}) *p = plan.floats(Tc);
+    if (!cfg_.trained_context.empty()) a.dcontext = plan.floats(Tc * cfg_.d_ctx);  // the context encoder's gradient
   }
 
   // State, action and future tokens into x, and the vlln-normalised context into c.
@@ -189,8 +194,11 @@ class Gr00tModel final : public Model {
     const View dx = view(trunk_.dx, T, D), dae3 = view(action_enc_.dout, Ta, D);
     const View dst2 = view(a.dst2, B, D), dst1r = view(a.dst1r, B, Dh);
 
+    const View dcontext = context_source_ ? view(a.dcontext, Tc, cfg_.d_ctx) : View{};
+    if (context_source_) ops.zero(dcontext);
     ops.layernorm_backward(d.context, P.pv(vlln_.weight), view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1),
-                           view(trunk_.dc, Tc, cfg_.d_ctx), View{}, P.gv(vlln_.weight), P.gv(vlln_.bias));
+                           view(trunk_.dc, Tc, cfg_.d_ctx), dcontext, P.gv(vlln_.weight), P.gv(vlln_.bias));
+    if (context_source_) context_source_->backward(P.pv(trained_context_).f32(), dcontext, P.g(trained_context_));
 
     ops.copy_rows(dx, d.action, dae3, RowIndex{});
     const View dpos = P.gv(pos_emb_);

@@ -98,7 +98,7 @@ void Model::accumulate(const float* params, float* grads, const PackedBatch& bat
   ++micro_batches_;
   if (graphs_) segments_.start(graph_key(batch));
   try {
-    run(access, backward, batch, denominators);
+    run(access, backward, batch, step, denominators);
   } catch (...) {
     segments_.abandon();
     throw;
@@ -149,10 +149,12 @@ void Model::prepare(const PackedBatch& batch, DType blocks) {
 // encoders, then the trunk's blocks (a unit each), last the head. The gradients handed from one
 // step to the next gather the shares of several (the head's and the blocks' of the
 // conditioning, wan's head's and time_proj's of temb), so they start at zero before the first.
-void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, const std::vector<double>& denominators) {
+void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, int64_t step,
+                const std::vector<double>& denominators) {
   const int head_unit = reg_.n_units() - 1;
   P.enter_forward(0);
   Ops& ops = *ops_;
+  if (context_source_) context_source_->forward(P.pv(trained_context_).f32(), b, step);
   const int64_t Tu = dev_.time_t.rows;
   time_enc_.forward(ops, P, dev_.time_t);
   encode(P, b);

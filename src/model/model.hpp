@@ -18,6 +18,7 @@
 #include "kernels/ops_buffer.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/activation_plan.hpp"
+#include "model/context_source.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
 #include "model/graph_segments.hpp"
@@ -55,6 +56,10 @@ class Model {
   // weight-gradient GEMMs and leaves their gradient memory untouched.
   void freeze(std::vector<bool> frozen) { frozen_ = std::move(frozen); }
   const std::vector<bool>& frozen() const { return frozen_; }
+
+  // model.tune_visual: the encoder of the context rows, trained through ModelConfig::trained_context
+  // (context_source.hpp); not owned. Without one the context is the batch's.
+  void set_context_source(ContextSource* source) { context_source_ = source; }
 
   // The linears on the FP8 path (model.fp8; fp8_eligible in dit_block.hpp); 0 when it is off.
   int fp8_linear_count() const;
@@ -176,6 +181,8 @@ class Model {
   DeviceBatch dev_;  // this micro-batch in the backend's memory
   TimeEncoder time_enc_;  // in unit 0: the family registers its parameters among its encoders'
   Trunk trunk_;
+  ContextSource* context_source_ = nullptr;
+  int trained_context_ = -1;  // the first trained_context tensor (registry index), -1 without
 
  private:
   // Uploads batch and lays out the activations of its shape, the blocks' in `blocks`.
@@ -185,7 +192,9 @@ class Model {
   std::vector<int64_t> graph_key(const PackedBatch& batch) const;
   // gr00t: the draws of a forward at explicit flow times tau [B] and noise [B, Hz, A]; then prepare().
   void set_explicit_draws(const PackedBatch& batch, const std::vector<float>& tau, const std::vector<float>& noise);
-  void run(ParamAccess& P, bool backward, const PackedBatch& batch, const std::vector<double>& denominators);
+  // step: the training step (a context source's augmentation draws; 0 outside training).
+  void run(ParamAccess& P, bool backward, const PackedBatch& batch, int64_t step,
+           const std::vector<double>& denominators);
 
   Arena arena_;
   // The loss sums of the micro-batches not yet taken: two doubles each (slot i at 2i), read by

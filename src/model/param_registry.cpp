@@ -21,6 +21,7 @@ int ParamRegistry::add(const std::string& name, std::vector<int64_t> shape, Para
   p.init = init;
   p.decay = decay;
   p.unit = int(units_.size()) - 1;
+  p.draw_key = init == ParamInit::loaded ? 0 : drawn_++;
   total_ += p.numel;
   units_.back().count += p.numel;
   index_[name] = int(params_.size());
@@ -82,8 +83,8 @@ void ParamRegistry::init_range(float* out, int64_t begin, int64_t end, uint64_t 
     const int64_t lo = std::max(begin, p.offset) - p.offset, hi = std::min(end, p.offset + p.numel) - p.offset;
     float* x = out + (p.offset + lo - begin);
     if (p.init == ParamInit::normal) {
-      // Draw i of a tensor depends on (seed, tensor index, i) only, never on the range.
-      CounterRng rng(seed, RngStream::init, uint64_t(it - params_.begin()));
+      // Draw i of a tensor depends on (seed, its draw key, i) only, never on the range.
+      CounterRng rng(seed, RngStream::init, p.draw_key);
       for (int64_t i = lo; i < hi; ++i) x[i - lo] = float(std * rng.normal(uint64_t(i)));
     } else {
       std::fill(x, x + (hi - lo), p.init == ParamInit::ones ? 1.0f : 0.0f);
@@ -102,7 +103,7 @@ void ParamRegistry::init_random(float* params, uint64_t seed) const {
     } else if (p.decay) {  // a linear's W [in, out] or [E, in, out]
       std = 1.0 / std::sqrt(double(p.shape[p.shape.size() - 2]));
     }
-    const CounterRng rng(seed, RngStream::init, uint64_t(t), 1);
+    const CounterRng rng(seed, RngStream::init, p.draw_key, 1);
     for (int64_t i = 0; i < p.numel; ++i) params[p.offset + i] = float(mean + std * rng.normal(uint64_t(i)));
   }
 }

@@ -11,7 +11,10 @@
 
 namespace emb {
 
-enum class ParamInit { normal, zeros, ones };
+// loaded: values a run reads from elsewhere (train.tune_visual's vision tower, from the backbone's
+// checkpoint); init writes zeros there, and such tensors take no draw stream, so adding them
+// leaves every other tensor's initial values as they were.
+enum class ParamInit { normal, zeros, ones, loaded };
 
 struct ParamInfo {
   std::string name;
@@ -21,6 +24,7 @@ struct ParamInfo {
   ParamInit init = ParamInit::normal;
   bool decay = true;  // AdamW weight decay (off for biases, norms, embeddings, modulations)
   int unit = 0;
+  uint64_t draw_key = 0;  // its random draws' stream: its index among the tensors not loaded
 };
 
 struct UnitRange {
@@ -61,8 +65,8 @@ class ParamRegistry {
   const UnitRange& unit(int u) const { return units_[size_t(u)]; }
   int64_t max_unit_count() const;
 
-  // Writes every tensor's initial values: normal(std) draws keyed by (seed, init, tensor index)
-  // so a tensor's values do not depend on any other tensor's size.
+  // Writes every tensor's initial values: normal(std) draws keyed by (seed, init, draw_key) so a
+  // tensor's values do not depend on any other tensor's size.
   void init(float* params, uint64_t seed, double std) const;
   // Writes the initial values of the flat elements [begin, end) to out[0, end - begin), bit
   // for bit what init() writes there: a ZeRO rank draws only the shard it keeps, and any rank
@@ -72,7 +76,7 @@ class ParamRegistry {
   // debug.random_params): linear weights N(0, 1/fan_in), biases N(0, 0.05²), norm weights
   // 1 + N(0, 0.1²), raw tensors (future tokens, position tables, modulation tables) N(0, 0.5²),
   // so that every term of the math has a value of its own (tests/upstream/make_tiny_checkpoint.py
-  // draws its tensors by the same rules). Keyed by (seed, tensor index), as init().
+  // draws its tensors by the same rules). Keyed by (seed, draw_key), as init().
   void init_random(float* params, uint64_t seed) const;
 
  private:
@@ -80,6 +84,7 @@ class ParamRegistry {
   std::vector<UnitRange> units_;
   std::unordered_map<std::string, int> index_;
   int64_t total_ = 0;
+  uint64_t drawn_ = 0;  // tensors registered so far that are not loaded
 };
 
 }  // namespace emb

@@ -35,7 +35,7 @@ void Model::flow_velocity(const float* params, const PackedBatch& batch, const s
                           std::vector<float>& velocity) {
   set_explicit_draws(batch, tau, batch.actions);  // ε = a = x: the encoders' input is x
   ParamAccess access(reg_, params, nullptr, nullptr, unit_param_dtypes(), frozen_);
-  run(access, false, batch, loss_counts(batch));
+  run(access, false, batch, 0, loss_counts(batch));
   take_loss();  // the head's loss against the batch's placeholder actions means nothing here
   const int B = batch.n_samples, Hz = cfg_.horizon, A = cfg_.action_dim;
   std::vector<float> v(layout_.action.size() * size_t(A));
@@ -53,7 +53,7 @@ void Model::accumulate_flow_regression(const float* params, float* grads, const 
                                        double denominator) {
   set_explicit_draws(batch, tau, noise);
   ParamAccess access(reg_, params, grads, nullptr, unit_param_dtypes(), frozen_);
-  run(access, true, batch, {denominator});
+  run(access, true, batch, 0, {denominator});
 }
 
 }  // namespace emb

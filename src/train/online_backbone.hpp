@@ -21,6 +21,7 @@
 #include "config/model_config.hpp"
 #include "data/packed_dataset.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
+#include "train/context_buffers.hpp"
 
 namespace emb {
 
@@ -36,6 +37,18 @@ encoders::EagleDims online_backbone_dims(const ModelConfig& mc);
 // emb::Error (exit 2) naming the folder.
 VlPrompt online_prompt(const ModelConfig& mc);
 
+// The backbone's inputs of one micro-batch, prepared on the host: each sample's prompt, the
+// context row of every backbone row (sample after sample), and the views' patch rows
+// [Σ V · T, 3·p·p] after GR00T's frame transforms (augment: the training draw of (seed, sample
+// id, step)).
+struct OnlineInputs {
+  std::vector<encoders::EagleSample> samples;
+  std::vector<int32_t> context_rows;
+  std::vector<float> patch_rows;
+};
+OnlineInputs online_inputs(const PackedBatch& b, const encoders::EagleDims& d, uint64_t seed, int64_t step,
+                           bool augment);
+
 class OnlineBackbone {
  public:
   // storage: the backend's dtype of the weights and activations (bf16 on CUDA with
@@ -49,17 +62,10 @@ class OnlineBackbone {
   const encoders::EagleDims& dims() const { return backbone_.dims(); }
 
  private:
-  // The context rows of one micro-batch slot: kept and grown, so a step allocates nothing.
-  struct ContextBuffer {
-    std::unique_ptr<encoders::BackendTensors> store;
-    View rows;  // [capacity, llm_hidden] fp32
-  };
-  View context_buffer(int slot, int64_t rows);
-
   Ops& ops_;
   encoders::EagleBackbone backbone_;
   uint64_t seed_;
-  std::vector<ContextBuffer> contexts_;
+  ContextBuffers contexts_;
 };
 
 }  // namespace emb

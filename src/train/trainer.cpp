@@ -1,9 +1,12 @@
 #include "train/trainer.hpp"
 
+#include <algorithm>
+
 #include "checkpoint/checkpoint_dir.hpp"
 #include "core/activity.hpp"
 #include "core/log.hpp"
 #include "train/freezing.hpp"
+#include "train/tuned_backbone.hpp"
 
 namespace emb {
 namespace {
@@ -17,14 +20,23 @@ AdamWConfig adamw_config(const TrainConfig& c) {
 // model.backbone = online: the frozen backbone on the run's Ops (bf16 where the model computes
 // in bf16 on CUDA), and the loader's prompts from its tokenizer.
 std::unique_ptr<OnlineBackbone> online_backbone(const RunConfig& cfg, Ops& ops) {
-  if (!cfg.model.online_backbone) return nullptr;
+  if (!cfg.model.online_backbone || cfg.model.tune_visual) return nullptr;
   const bool bf16 = cfg.backend.device == Device::cuda && cfg.model.precision == Precision::bf16;
   return std::make_unique<OnlineBackbone>(ops, cfg.model, bf16 ? DType::bf16 : DType::f32, cfg.run.seed);
 }
 
-// The run's model, told its frozen tensors (train.tune_*) so that it computes no gradient for them.
+// train.tune_visual: the backbone the step trains (its tensors are the model's).
+std::unique_ptr<TunedBackbone> tuned_backbone(const RunConfig& cfg, Ops& ops) {
+  if (!cfg.model.tune_visual) return nullptr;
+  return std::make_unique<TunedBackbone>(ops, cfg.model, cfg.run.seed);
+}
+
+// The run's model, told its frozen tensors (train.tune_*) so that it computes no gradient for
+// them; with train.tune_visual its parameters include the vision tower's and mlp1's.
 std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
-  auto model = make_model(cfg.model, &ops);
+  ModelConfig mc = cfg.model;
+  if (mc.tune_visual) mc.trained_context = tuned_backbone_tensors(mc);
+  auto model = make_model(mc, &ops);
   model->freeze(frozen_tensors(cfg.model, cfg.train, model->params()));
   return model;
 }
@@ -51,10 +63,12 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       schedule_(lr_schedule(cfg.train)),
       resumed_(resume_or_init(init_from)),
       backbone_(online_backbone(cfg, ops)),
+      tuned_(tuned_backbone(cfg, ops)),
       loader_(world.comm, data_config(cfg), cfg.model),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
   model_->use_graphs(cfg.backend.cuda_graphs);
+  model_->set_context_source(tuned_.get());
   if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);
 }
 
@@ -77,6 +91,7 @@ CheckpointMeta Trainer::resume_or_init(const InitFrom* init_from) {
   }
   if (candidates.empty()) {  // a fresh start: each rank draws only what it keeps, the same values whatever the rank count
     dp_.init_owned_params(model_->params(), cfg_.run.seed, cfg_.model.init_std);
+    if (cfg_.model.tune_visual) load_tuned_backbone();
     return {};
   }
   const OptimizerState moments = host_state();
@@ -90,7 +105,27 @@ CheckpointMeta Trainer::resume_or_init(const InitFrom* init_from) {
   return meta;
 }
 
+// train.tune_visual's tensors start from backbone_dir's values: each rank sets those it owns.
+void Trainer::load_tuned_backbone() {
+  const std::vector<float> values = tuned_backbone_values(cfg_.model);
+  const ParamRegistry& reg = model_->params();
+  const int64_t first = reg.get(model_->config().trained_context.front().name).offset;
+  host_state();
+  dp_.download_owned_params(host_params_.data());
+  for (int b = 0; b < layout_.n_buckets(); ++b) {
+    const Bucket& k = layout_.bucket(b);
+    const int64_t begin = std::max(k.offset + k.begin, first);
+    const int64_t end = std::min(k.offset + k.begin + k.owned_count, first + int64_t(values.size()));
+    for (int64_t flat = begin; flat < end; ++flat)
+      host_params_[size_t(k.owned_offset + flat - k.offset - k.begin)] = values[size_t(flat - first)];
+  }
+  dp_.load_owned_params(host_params_.data());
+}
+
 StepResult Trainer::step(std::vector<PackedBatch>& micro_batches, int64_t step) {
+  if (tuned_)  // the model computes the context rows from its parameters
+    for (size_t i = 0; i < micro_batches.size(); ++i)
+      if (micro_batches[i].n_samples > 0) tuned_->bind_context(micro_batches[i], int(i));
   if (backbone_) {
     ScopedPhase phase(step_.timers, Phase::backbone);
     for (size_t i = 0; i < micro_batches.size(); ++i)

@@ -21,6 +21,7 @@
 #include "train/online_backbone.hpp"
 #include "train/optimizer.hpp"
 #include "train/train_step.hpp"
+#include "train/tuned_backbone.hpp"
 
 namespace emb {
 
@@ -63,6 +64,9 @@ class Trainer {
   // Loads the first loadable checkpoint train.resume names (resumed_from_ = its path), or reads
   // init_from's, or draws this rank's shard of fresh parameters.
   CheckpointMeta resume_or_init(const InitFrom* init_from);
+  // train.tune_visual, fresh start: the owned elements of the vision tower and mlp1 set to
+  // model.backbone_dir's values.
+  void load_tuned_backbone();
 
   const World& world_;
   const RunConfig& cfg_;
@@ -74,7 +78,8 @@ class Trainer {
   std::vector<float> host_params_, host_exp_avg_, host_exp_avg_sq_;
   std::string resumed_from_;
   CheckpointMeta resumed_;  // after resumed_from_, which resume_or_init() sets
-  std::unique_ptr<OnlineBackbone> backbone_;  // model.backbone = online
+  std::unique_ptr<OnlineBackbone> backbone_;  // model.backbone = online, frozen
+  std::unique_ptr<TunedBackbone> tuned_;      // train.tune_visual = on
   Loader loader_;           // after the checkpoint was read
 
   StepContext step_;

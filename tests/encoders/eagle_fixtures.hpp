@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -109,6 +110,35 @@ inline void remove_image_token(const std::string& folder) {
       "json.dump(a, open(d + '/added_tokens.json', 'w'))";
   const int status = std::system(("/usr/bin/python3 -c \"" + script + "\"").c_str());
   if (status != 0) throw Error("remove_image_token: python3 failed on " + folder);
+}
+
+// The online run's flags: the tiny backbone, augmentation off unless `augment`.
+inline std::string online_flags(bool augment) {
+  return emb::str("--set model.backbone=online --set model.backbone_dir=", tiny().checkpoint,
+                  augment ? "" : " --set model.backbone_augment=off");
+}
+
+#ifdef EMBTRAIN_EXE
+// embtrain on the tiny gr00t deck over `data` (the fixture's state and action sizes, 4 samples a
+// step, a loss line each step), its outputs in dir/name and checkpoints in dir/ckpt_name.
+inline std::string train_command(const std::string& dir, const std::string& name, const std::string& data,
+                                 const std::string& extra, int steps = 3) {
+  return emb::str(EMBTRAIN_EXE, " inputs/tiny_gr00t.in --set data.paths=", data, " --set model.state_dim=3",
+                  " --set model.action_dim=2 --set train.steps=", steps, " --set train.global_batch=4",
+                  " --set run.log_every=1 --set data.tokens_per_mb=4096 --set run.output_dir=", dir,
+                  " --set train.ckpt_dir=", dir, "/ckpt_", name, " --set train.ckpt_every=0 --set run.name=", name, " ",
+                  extra);
+}
+#endif
+
+// The losses of a run's loss.csv, in step order.
+inline std::vector<double> losses(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/loss.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> out;
+  while (std::getline(in, line)) out.push_back(std::stod(line.substr(line.find(',') + 1)));
+  return out;
 }
 
 }  // namespace emb::test

@@ -2,6 +2,9 @@
 // result; scratch files live in a fresh temporary folder.
 #pragma once
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +52,28 @@ inline nlohmann::json run_python_reference(const std::string& script, const nloh
                               " " + dir + "/request.json " + dir + "/result.json";
   BOOST_REQUIRE_MESSAGE(std::system(command.c_str()) == 0, "failed: " << command);
   return nlohmann::json::parse(read_file(dir + "/result.json"));
+}
+
+// A file of float64 values (the references' outputs).
+inline std::vector<double> read_doubles(const std::string& path) {
+  const std::string bytes = read_file(path);
+  std::vector<double> v(bytes.size() / sizeof(double));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
+  return v;
+}
+
+// A host fp32 vector as the bytes of a file (the references' inputs).
+inline std::string float_bytes(const std::vector<float>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+// max |got − want| / max(1, max |want|) over [begin, end).
+inline double relative_error(const std::vector<float>& got, const std::vector<double>& want, size_t begin,
+                             size_t end) {
+  double worst = 0, scale = 1;
+  for (size_t i = begin; i < end; ++i) scale = std::max(scale, std::fabs(want[i]));
+  for (size_t i = begin; i < end; ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  return worst / scale;
 }
 
 }  // namespace emb::test

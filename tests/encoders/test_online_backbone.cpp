@@ -120,11 +120,6 @@ std::vector<float> slot_rows(const std::vector<float>& context, const PackedBatc
   return out;
 }
 
-// The online run's flags: the tiny backbone, augmentation off unless `augment`.
-std::string online_flags(bool augment) {
-  return str("--set model.backbone=online --set model.backbone_dir=", tiny().checkpoint,
-             augment ? "" : " --set model.backbone_augment=off");
-}
 
 }  // namespace
 
@@ -274,27 +269,6 @@ BOOST_AUTO_TEST_CASE(online_features_on_cuda_equal_the_cpu) {
   }
 }
 #endif
-
-namespace {
-
-std::string train_command(const std::string& dir, const std::string& name, const std::string& data,
-                          const std::string& extra) {
-  return str(EMBTRAIN_EXE, " inputs/tiny_gr00t.in --set data.paths=", data, " --set model.state_dim=3",
-             " --set model.action_dim=2 --set train.steps=3 --set train.global_batch=4 --set run.log_every=1",
-             " --set data.tokens_per_mb=4096 --set run.output_dir=", dir, " --set train.ckpt_dir=", dir, "/ckpt_", name,
-             " --set train.ckpt_every=0 --set run.name=", name, " ", extra);
-}
-
-std::vector<double> losses(const std::string& run_dir) {
-  std::ifstream in(run_dir + "/loss.csv");
-  std::string line;
-  std::getline(in, line);
-  std::vector<double> out;
-  while (std::getline(in, line)) out.push_back(std::stod(line.substr(line.find(',') + 1)));
-  return out;
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_CASE(training_on_online_features_gives_the_offline_loss, *cpu_case) {
   const std::string dir = make_temp_dir("online_train");

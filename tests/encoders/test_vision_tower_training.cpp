@@ -53,8 +53,7 @@ struct Fixture {
     std::normal_distribution<float> normal(0.f, 1.f);
     for (float& g : dtokens) g = normal(gen);
     test::write_file(dir + "/images", std::string(images.begin(), images.end()));
-    test::write_file(dir + "/dtokens", std::string(reinterpret_cast<const char*>(dtokens.data()),
-                                                   dtokens.size() * sizeof(float)));
+    test::write_file(dir + "/dtokens", test::float_bytes(dtokens));
     json layout = json::array();
     for (const VisionTensorSlot& s : vision_tower_layout(dims))
       layout.push_back({{"name", s.name}, {"transposed", s.transposed}});
@@ -63,27 +62,13 @@ struct Fixture {
         {{"checkpoint", checkpoint}, {"eagle_folder", eagle}, {"images", dir + "/images"}, {"n_images", kImages},
          {"dtokens", dir + "/dtokens"}, {"layout", layout}, {"out", dir + "/reference"}},
         dir);
-    want_tokens = doubles(result["tokens"].get<std::string>());
-    want_grads = doubles(result["grads"].get<std::string>());
-  }
-  static std::vector<double> doubles(const std::string& path) {
-    const std::string bytes = test::read_file(path);
-    std::vector<double> v(bytes.size() / sizeof(double));
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
-    return v;
+    want_tokens = test::read_doubles(result["tokens"].get<std::string>());
+    want_grads = test::read_doubles(result["grads"].get<std::string>());
   }
 };
 const Fixture& fixture() {
   static const Fixture f;
   return f;
-}
-
-// max |got − want| / max(1, max |want|) over [begin, end).
-double relative_error(const std::vector<float>& got, const std::vector<double>& want, size_t begin, size_t end) {
-  double worst = 0, scale = 1;
-  for (size_t i = begin; i < end; ++i) scale = std::max(scale, std::fabs(want[i]));
-  for (size_t i = begin; i < end; ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
-  return worst / scale;
 }
 
 std::vector<float> download_all(Ops& ops, const float* p, int64_t n) {
@@ -111,13 +96,13 @@ void check_gradients(Ops& ops, double tolerance) {
   const View tokens = tower.forward(p, patch_rows, kImages);
   tower.backward(p, dtokens, g);
   const std::vector<float> got_tokens = download_all(ops, tokens.f32(), n * d.llm_hidden);
-  BOOST_TEST(relative_error(got_tokens, f.want_tokens, 0, got_tokens.size()) <= tolerance);
+  BOOST_TEST(test::relative_error(got_tokens, f.want_tokens, 0, got_tokens.size()) <= tolerance);
   const std::vector<float> got = download_all(ops, grads.f32(), elements);
   BOOST_TEST_REQUIRE(f.want_grads.size() == got.size());
   size_t at = 0;
   for (const VisionTensorSlot& s : vision_tower_layout(d)) {
     const size_t end = at + size_t(s.rows * s.cols);
-    const double err = relative_error(got, f.want_grads, at, end);
+    const double err = test::relative_error(got, f.want_grads, at, end);
     BOOST_TEST(err <= tolerance, s.name << ": " << err);
     at = end;
   }
@@ -126,7 +111,7 @@ void check_gradients(Ops& ops, double tolerance) {
   const std::vector<float> twice = download_all(ops, grads.f32(), elements);
   std::vector<double> doubled(f.want_grads.size());
   for (size_t i = 0; i < doubled.size(); ++i) doubled[i] = 2 * f.want_grads[i];
-  BOOST_TEST(relative_error(twice, doubled, 0, twice.size()) <= 2 * tolerance);
+  BOOST_TEST(test::relative_error(twice, doubled, 0, twice.size()) <= 2 * tolerance);
 }
 
 }  // namespace

@@ -124,7 +124,8 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_one_line_input_errors) {
 }
 
 // Upstream's backbone tuning flags: tune_llm is refused; tune_visual needs features the step
-// computes (offline ones are fixed). One line naming the deck line, exit 2.
+// computes (offline ones are fixed) and, for now, no CUDA graphs. One line naming the deck line,
+// exit 2. Accepted, it is ModelConfig::tune_visual.
 BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
   struct Case {
     const char* lines;
@@ -133,8 +134,8 @@ BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
   for (const Case& k :
        {Case{"[train]\ntune_llm = on\n", "train.tune_llm = on: embtrain keeps the Eagle LLM frozen"},
         Case{"[train]\ntune_visual = on\n", "train.tune_visual = on needs model.backbone = online"},
-        Case{"backbone = online\nbackbone_dir = /tmp/eagle\n[train]\ntune_visual = on\n",
-             "train.tune_visual = on: training the vision tower"}}) {
+        Case{"backbone = online\nbackbone_dir = /tmp/eagle\n[run]\ncuda_graphs = on\n[train]\ntune_visual = on\n",
+             "train.tune_visual = on with run.cuda_graphs = on"}}) {
     const std::string path = write_deck("tuning", std::string("preset = tiny_gr00t\n") + k.lines);
     try {
       run_config_from_deck(load_deck(path));
@@ -148,6 +149,10 @@ BOOST_AUTO_TEST_CASE(backbone_tuning_is_refused_in_one_line) {
     }
     std::remove(path.c_str());
   }
+  const std::string path =
+      write_deck("tuning", "preset = tiny_gr00t\nbackbone = online\nbackbone_dir = /tmp/eagle\n[train]\ntune_visual = on\n");
+  BOOST_TEST(run_config_from_deck(load_deck(path)).model.tune_visual);
+  std::remove(path.c_str());
 }
 
 // The big presets have the sizes their names promise, and the plan's GEMM FLOPs follow the

@@ -51,8 +51,9 @@ std::string tensors_digest(const WeightSource& source, const std::function<bool(
   return text;
 }
 
-CheckpointReader::CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner)
-    : source_(source), store_(store), owner_(std::move(owner)) {}
+CheckpointReader::CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner,
+                                   LinearForm form)
+    : source_(source), store_(store), owner_(std::move(owner)), form_(form) {}
 
 void check_tensor(const WeightSource& source, const TensorOwner& owner, const std::string& name,
                   const std::vector<int64_t>& shape) {
@@ -103,7 +104,7 @@ View CheckpointReader::linears(const std::vector<std::string>& names, int64_t in
       for (int64_t i = 0; i < in; ++i) side_by_side[size_t(i * total + col + o)] = w[size_t(o * in + i)];
     col += outs[k];
   }
-  return packed(side_by_side, in, total);
+  return form_ == LinearForm::packed ? packed(side_by_side, in, total) : upload(side_by_side, in, total);
 }
 
 View CheckpointReader::packed(const std::vector<float>& W, int64_t in, int64_t out) const {

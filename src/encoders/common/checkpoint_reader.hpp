@@ -34,9 +34,15 @@ std::string tensors_digest(const WeightSource& source, const std::function<bool(
 void check_tensor(const WeightSource& source, const TensorOwner& owner, const std::string& name,
                   const std::vector<int64_t>& shape);
 
+// The form linears() leaves its weights in: the backend's packed form (frozen weights, only
+// multiplied by packed_linear_forward) or plain W [in, out] (weights a backward multiplies by
+// their transpose: linear_forward / linear_backward).
+enum class LinearForm { packed, plain };
+
 class CheckpointReader {
  public:
-  CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner);
+  CheckpointReader(const WeightSource& source, BackendTensors& store, TensorOwner owner,
+                   LinearForm form = LinearForm::packed);
 
   // Throws the one-line error unless the checkpoint holds `name` with `shape`.
   void check(const std::string& name, const std::vector<int64_t>& shape) const;
@@ -47,8 +53,7 @@ class CheckpointReader {
   // Vectors of `names` side by side: [1, Σ n].
   View vectors(const std::vector<std::string>& names, const std::vector<int64_t>& ns) const;
   // nn.Linear weights [out, in] of `names`, transposed and set side by side as W [in, Σ out], in
-  // the backend's packed form (Ops::pack_linear: frozen weights are only multiplied, by
-  // packed_linear_forward).
+  // the reader's LinearForm (packed: Ops::pack_linear).
   View linears(const std::vector<std::string>& names, int64_t in, const std::vector<int64_t>& outs) const;
   View linear(const std::string& name, int64_t in, int64_t out) const { return linears({name}, in, {out}); }
   // W [in, out] (host, row-major) in the backend's packed form.
@@ -65,6 +70,7 @@ class CheckpointReader {
   const WeightSource& source_;
   BackendTensors& store_;
   TensorOwner owner_;
+  LinearForm form_;
 };
 
 }  // namespace emb::encoders

@@ -26,41 +26,45 @@ std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& sampl
   return vl.absent() ? std::vector<float>{} : download(ops_, vl);
 }
 
-View EagleBackbone::features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows,
-                                        BackendTensors& scratch) {
-  EMB_ASSERT(scratch.dtype() == storage());
-  const int64_t T = dims_.tokens_per_image();
-  std::vector<int32_t> ids, image_rows;
-  std::vector<int64_t> offsets = {0};
-  int64_t n_images = 0;
+EagleTokenLayout eagle_token_layout(const std::vector<EagleSample>& samples, const EagleDims& d) {
+  const int64_t T = d.tokens_per_image();
+  EagleTokenLayout out;
   for (size_t s = 0; s < samples.size(); ++s) {
     const EagleSample& sample = samples[s];
     int64_t image_tokens = 0;
     for (size_t t = 0; t < sample.ids.size(); ++t) {
       const int32_t id = sample.ids[t];
-      EMB_CHECK(id >= 0 && id < dims_.vocab, "eagle backbone: sample ", s, " token ", t, " has id ", id,
-                " outside the vocabulary of ", dims_.vocab);
-      if (id == dims_.image_token_index) image_rows.push_back(int32_t(offsets.back() + int64_t(t))), ++image_tokens;
+      EMB_CHECK(id >= 0 && id < d.vocab, "eagle backbone: sample ", s, " token ", t, " has id ", id,
+                " outside the vocabulary of ", d.vocab);
+      if (id == d.image_token_index) out.image_rows.push_back(int32_t(out.offsets.back() + int64_t(t))), ++image_tokens;
     }
     EMB_CHECK(image_tokens == sample.views * T, "eagle backbone: sample ", s, " has ", image_tokens,
-              " image tokens (id ", dims_.image_token_index, ") for ", sample.views, " views x ", T,
-              " = ", sample.views * T, " image rows");
-    ids.insert(ids.end(), sample.ids.begin(), sample.ids.end());
-    offsets.push_back(int64_t(ids.size()));
-    n_images += sample.views;
+              " image tokens (id ", d.image_token_index, ") for ", sample.views, " views x ", T, " = ",
+              sample.views * T, " image rows");
+    out.ids.insert(out.ids.end(), sample.ids.begin(), sample.ids.end());
+    out.offsets.push_back(int64_t(out.ids.size()));
+    out.n_images += sample.views;
   }
-  const int64_t N = offsets.back();
+  return out;
+}
+
+View EagleBackbone::features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows,
+                                        BackendTensors& scratch) {
+  EMB_ASSERT(scratch.dtype() == storage());
+  const int64_t T = dims_.tokens_per_image();
+  const EagleTokenLayout tokens_of = eagle_token_layout(samples, dims_);
+  const int64_t N = tokens_of.offsets.back(), n_images = tokens_of.n_images;
   if (N == 0) return View{};
   const View embeds = scratch.make(N, dims_.llm_hidden);
-  const BackendIndex id_rows(ops_, ids);
+  const BackendIndex id_rows(ops_, tokens_of.ids);
   ops_.copy_rows(weights_.embed, id_rows.rows(), embeds, RowIndex{});
   if (n_images > 0) {
     const View rows = scratch.upload(patch_rows, n_images * T, dims_.patch_features());
     const View tokens = vision_tower_forward(weights_, dims_, scratch, rows, n_images);
-    const BackendIndex image_positions(ops_, image_rows);
+    const BackendIndex image_positions(ops_, tokens_of.image_rows);
     ops_.copy_rows(tokens, RowIndex{}, embeds, image_positions.rows());
   }
-  return language_model_forward(weights_, dims_, scratch, embeds, offsets);
+  return language_model_forward(weights_, dims_, scratch, embeds, tokens_of.offsets);
 }
 
 }  // namespace emb::encoders

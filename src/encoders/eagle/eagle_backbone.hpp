@@ -26,6 +26,17 @@ struct EagleSample {
   int views = 0;
 };
 
+// The token layout of a batch of samples: their ids one after the other, each sample's offset,
+// and the rows of the image tokens in order (sample 0's views, then sample 1's, ...). Throws
+// emb::Error naming the sample on ids outside the vocabulary or an image-token count other than
+// V · T.
+struct EagleTokenLayout {
+  std::vector<int32_t> ids, image_rows;
+  std::vector<int64_t> offsets = {0};  // [S + 1]
+  int64_t n_images = 0;
+};
+EagleTokenLayout eagle_token_layout(const std::vector<EagleSample>& samples, const EagleDims& d);
+
 class EagleBackbone {
  public:
   // storage: the backend's data dtype (fp32; bf16 on CUDA, as upstream deploys). Throws emb::Error

@@ -23,6 +23,27 @@ TensorOwner backbone_tensors() {
   return {"backbone tensor", "GR00T-N1.5's Eagle backbone", "the Eagle config and backbone_cfg.select_layer"};
 }
 
+// The embedding table, Qwen3's kept layers and the final norm into w, linears in r's form.
+void load_language_model(const CheckpointReader& r, const EagleDims& d, EagleWeights& w) {
+  const int64_t E = d.llm_hidden;
+  const int64_t Q = int64_t(d.llm_heads) * d.head_dim, K = int64_t(d.llm_kv_heads) * d.head_dim;
+  w.embed = r.table(kLlm + "embed_tokens.weight", d.vocab, E);
+  for (int l = 0; l < d.select_layer; ++l) {
+    const std::string L = llm_layer(l), A = L + "self_attn.";
+    Qwen3LayerWeights q;
+    q.input_norm = r.vector(L + "input_layernorm.weight", E);
+    q.post_norm = r.vector(L + "post_attention_layernorm.weight", E);
+    q.q_w = r.linear(A + "q_proj.weight", E, Q), q.k_w = r.linear(A + "k_proj.weight", E, K);
+    q.v_w = r.linear(A + "v_proj.weight", E, K), q.o_w = r.linear(A + "o_proj.weight", Q, E);
+    q.q_norm = r.vector(A + "q_norm.weight", d.head_dim), q.k_norm = r.vector(A + "k_norm.weight", d.head_dim);
+    q.gate_up_w = r.linears({L + "mlp.gate_proj.weight", L + "mlp.up_proj.weight"}, E,
+                            {d.llm_intermediate, d.llm_intermediate});
+    q.down_w = r.linear(L + "mlp.down_proj.weight", d.llm_intermediate, E);
+    w.llm.push_back(q);
+  }
+  w.final_norm = r.vector(kLlm + "norm.weight", E);
+}
+
 }  // namespace
 
 void check_backbone_tensor(const WeightSource& source, const std::string& name, const std::vector<int64_t>& shape) {
@@ -73,7 +94,6 @@ EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, 
   const CheckpointReader r(source, store, backbone_tensors());
   for (const auto& [name, shape] : eagle_tensor_shapes(d)) r.check(name, shape);
   const int64_t D = d.vision_hidden, I = d.vision_intermediate, P = d.patch, E = d.llm_hidden;
-  const int64_t Q = int64_t(d.llm_heads) * d.head_dim, K = int64_t(d.llm_kv_heads) * d.head_dim;
   EagleWeights w;
   // The patch convolution [D, 3, P, P] is the linear [D, 3·P·P] over (channel, y, x) patch rows.
   {
@@ -104,21 +124,16 @@ EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, 
   w.post_ln_w = r.vector(kVision + "post_layernorm.weight", D);
   w.post_ln_b = r.vector(kVision + "post_layernorm.bias", D);
   w.mlp1_w = r.linear(kPrefix + "mlp1.0.weight", D, E), w.mlp1_b = r.vector(kPrefix + "mlp1.0.bias", E);
-  w.embed = r.table(kLlm + "embed_tokens.weight", d.vocab, E);
-  for (int l = 0; l < d.select_layer; ++l) {
-    const std::string L = llm_layer(l), A = L + "self_attn.";
-    Qwen3LayerWeights q;
-    q.input_norm = r.vector(L + "input_layernorm.weight", E);
-    q.post_norm = r.vector(L + "post_attention_layernorm.weight", E);
-    q.q_w = r.linear(A + "q_proj.weight", E, Q), q.k_w = r.linear(A + "k_proj.weight", E, K);
-    q.v_w = r.linear(A + "v_proj.weight", E, K), q.o_w = r.linear(A + "o_proj.weight", Q, E);
-    q.q_norm = r.vector(A + "q_norm.weight", d.head_dim), q.k_norm = r.vector(A + "k_norm.weight", d.head_dim);
-    q.gate_up_w = r.linears({L + "mlp.gate_proj.weight", L + "mlp.up_proj.weight"}, E,
-                            {d.llm_intermediate, d.llm_intermediate});
-    q.down_w = r.linear(L + "mlp.down_proj.weight", d.llm_intermediate, E);
-    w.llm.push_back(q);
-  }
-  w.final_norm = r.vector(kLlm + "norm.weight", E);
+  load_language_model(r, d, w);
+  return w;
+}
+
+EagleWeights load_eagle_language_model(const WeightSource& source, const EagleDims& d, BackendTensors& store) {
+  const CheckpointReader r(source, store, backbone_tensors(), LinearForm::plain);
+  for (const auto& [name, shape] : eagle_tensor_shapes(d))
+    if (name.find("language_model.") != std::string::npos) r.check(name, shape);
+  EagleWeights w;
+  load_language_model(r, d, w);
   return w;
 }
 

@@ -56,5 +56,9 @@ std::string eagle_weights_digest(const WeightSource& source);
 
 // Reads every tensor into `store`; throws emb::Error (exit 2) naming the source and the tensor.
 EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, BackendTensors& store);
+// The language model's tensors only (embed, llm, final_norm; the vision fields absent), its
+// linears plain W [in, out], not packed: model.tune_visual's backward multiplies them by their
+// transpose (language_model_training.hpp). Errors as load_eagle_weights.
+EagleWeights load_eagle_language_model(const WeightSource& source, const EagleDims& d, BackendTensors& store);
 
 }  // namespace emb::encoders

@@ -41,7 +41,7 @@ int64_t vision_tower_elements(const EagleDims& d) {
   return n;
 }
 
-VisionTowerTensors vision_tower_views(float* flat, const EagleDims& d) {
+VisionTowerTensors vision_tower_views(const float* flat, const EagleDims& d) {
   VisionTowerTensors t;
   t.layers.resize(size_t(d.vision_layers));
   const std::vector<View*> f = fields(t);

@@ -48,7 +48,7 @@ std::vector<VisionTensorSlot> vision_tower_layout(const EagleDims& d);
 int64_t vision_tower_elements(const EagleDims& d);
 
 // Views of `flat` (backend memory, vision_tower_elements fp32 values) in the layout.
-VisionTowerTensors vision_tower_views(float* flat, const EagleDims& d);
+VisionTowerTensors vision_tower_views(const float* flat, const EagleDims& d);
 
 // The checkpoint's tensors in the layout (host fp32). Throws emb::Error (exit 2) naming a
 // missing or misshaped tensor.
