@@ -39,15 +39,17 @@ run: build
 	@bash scripts/make_run.sh $(BUILD) $(NP) $(DECK)
 
 # The emulated suites build only what they run (EMU_TARGET=cuda_tests); objects shared with
-# $(BUILD) come from ccache.
+# $(BUILD) come from ccache. ctest runs $(JOBS) processors' worth of tests at once: a test takes
+# as many as it has ranks, and the timing-sensitive ones run alone (cmake/embtrain.cmake's
+# embtrain_schedule_test).
 test: build
-	source scripts/mpi_env.sh && cd $(BUILD) && ctest --output-on-failure --timeout 600
+	source scripts/mpi_env.sh && cd $(BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS)
 	$(MAKE) emu EMU_TARGET=cuda_tests
 
 emu: deps
 	cmake -S . -B $(EMU_BUILD) -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE $(CMAKE_FLAGS)
 	cmake --build $(EMU_BUILD) -j $(JOBS) --target $(EMU_TARGET)
-	source scripts/mpi_env.sh && cd $(EMU_BUILD) && ctest --output-on-failure --timeout 600 -L cuda
+	source scripts/mpi_env.sh && cd $(EMU_BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS) -L cuda
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)

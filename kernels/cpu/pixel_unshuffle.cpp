@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/unshuffle_rows.hpp"
 
 namespace emb::cpu {
 
@@ -10,17 +11,13 @@ void pixel_unshuffle_forward(const float* x, int64_t C, float* y, const Unshuffl
   const int64_t out_cols = C * u.ft * u.fs * u.fs / u.group, cells = int64_t(u.batch) * To * Ho * Wo;
 #pragma omp parallel for if (cells * out_cols >= (1 << 15))
   for (int64_t cell = 0; cell < cells; ++cell) {
-    const int64_t n = cell / (int64_t(To) * Ho * Wo);
-    const int t = int(cell / (int64_t(Ho) * Wo) % To), h = int(cell / Wo % Ho), w = int(cell % Wo);
     float* out = y + cell * out_cols;
     for (int64_t o = 0; o < out_cols; ++o) {
       float sum = 0.0f;
       for (int64_t k = 0; k < u.group; ++k) {
         const UnshuffleSource s = unshuffle_source(o * u.group + k, u.ft, u.fs, u.columns_first);
-        const int ti = t * u.ft + s.dt - u.pad_front;
-        if (ti < 0) continue;  // a zero frame in front
-        const int64_t row = ((n * u.frames + ti) * u.height + h * u.fs + s.dh) * u.width + w * u.fs + s.dw;
-        sum += x[row * C + s.c];
+        const int64_t row = unshuffle_input_row(u, To, cell, s);
+        if (row >= 0) sum += x[row * C + s.c];
       }
       out[o] = u.group == 1 ? sum : sum / float(u.group);
     }

@@ -1,7 +1,5 @@
 #include "app/progress_board.hpp"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -12,6 +10,7 @@
 
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
+#include "core/host_name.hpp"
 
 namespace emb {
 
@@ -52,7 +51,7 @@ ProgressBoard::ProgressBoard(MPI_Comm comm)
   Entry* mine = new (window_->piece(node_rank_)) Entry;
   mine->world_rank = rank_in(comm);
   mine->alive_ns = now_ns();
-  if (::gethostname(mine->host, sizeof mine->host - 1) != 0) std::strncpy(mine->host, "?", sizeof mine->host - 1);
+  std::strncpy(mine->host, host_name().c_str(), sizeof mine->host - 1);
   window_->publish();  // every entry is constructed before any rank reads one
 }
 

@@ -10,6 +10,7 @@
 #include "app/data_read_locks.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
+#include "core/host_name.hpp"
 #include "data/data_verify.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_verify.hpp"
@@ -102,12 +103,6 @@ void check_data(const RunConfig& cfg) {
                    "); lower it or add data"));
 }
 
-std::string this_host() {
-  char host[256] = "?";
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
 double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 10; }
 
 // The plan's memory per rank (state under the deck's sharding and one micro-batch's
@@ -143,7 +138,7 @@ void check_backend(const RunConfig& cfg) {
                 kExitInput);
   if (visible_gpu_count() == 0) {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    throw Error(str(cfg.origins.where("run.device"), ": run.device = cuda, but this node (", this_host(),
+    throw Error(str(cfg.origins.where("run.device"), ": run.device = cuda, but this node (", host_name(),
                     ") has no GPU visible (CUDA_VISIBLE_DEVICES ", visible ? str("= '", clipped(visible), "'") : "unset",
                     "); run on GPU nodes (Slurm: --gpus-per-task=1), or use run.device = cpu"),
                 kExitInput);

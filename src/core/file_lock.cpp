@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/host_name.hpp"
 
 namespace emb {
 namespace {
@@ -34,8 +35,7 @@ bool still_at(int fd, const std::string& path) {
 }  // namespace
 
 std::string lock_holder_text() {
-  char host[256] = "?";
-  ::gethostname(host, sizeof host - 1);
+  const std::string host = host_name();
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);

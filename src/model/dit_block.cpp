@@ -7,19 +7,10 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "model/self_mask.hpp"
 
 namespace emb {
 namespace {
-
-AttnMask self_mask(const ModelConfig& cfg, AttnMask family_mask) {
-  switch (cfg.self_mask) {
-    case SelfMask::full: return AttnMask::full;
-    case SelfMask::block_causal: return AttnMask::block_causal;
-    case SelfMask::prefix: return AttnMask::prefix;
-    case SelfMask::family: break;
-  }
-  return family_mask;
-}
 
 // q/k/v/o projections of `prefix` (attn1 or attn2): q and o are D -> D, k and v Dc -> D.
 void add_attention(ParamRegistry& reg, const std::string& prefix, int D, int Dk, bool qk_norm, SublayerSpec& s) {
@@ -75,7 +66,7 @@ BlockSpec add_wan_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   SublayerSpec self;
   self.shift_chunk = 0, self.scale_chunk = 1, self.gate_chunk = 2;
   self.rope = RopeMode::d3;  // video tokens; the batch gives action and state tokens d1 (BlockIO::rope_modes)
-  self.mask = self_mask(cfg, cfg.first_frame_block ? AttnMask::teacher_forcing : AttnMask::block_causal);
+  self.mask = dit_self_mask(cfg);
   add_attention(reg, b + "attn1", spec.D, spec.D, true, self);
 
   SublayerSpec cross;
@@ -106,7 +97,7 @@ BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   attn.scale_chunk = 0, attn.shift_chunk = 1;
   attn.norm_eps = kGr00tNormEps;
   attn.cross = l % 2 == 0;
-  attn.mask = self_mask(cfg, AttnMask::full);
+  attn.mask = dit_self_mask(cfg);
   add_attention(reg, b + "attn1", spec.D, attn.cross ? spec.Dc : spec.D, false, attn);
 
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);

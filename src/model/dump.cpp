@@ -10,20 +10,11 @@
 
 #include "core/error.hpp"
 #include "kernels/dropout_keep.hpp"
+#include "kernels/op_types.hpp"
+#include "model/self_mask.hpp"
 
 namespace emb {
 namespace {
-
-const char* self_mask_name(const ModelConfig& cfg) {
-  switch (cfg.self_mask) {
-    case SelfMask::full: return "full";
-    case SelfMask::block_causal: return "block_causal";
-    case SelfMask::prefix: return "prefix";
-    case SelfMask::family: break;
-  }
-  if (cfg.family == Family::gr00t) return "full";
-  return cfg.first_frame_block ? "teacher_forcing" : "block_causal";
-}
 
 // A serial HDF5 file being written (created, or reopened to append); every failure is one
 // emb::Error line naming the file.
@@ -119,7 +110,7 @@ void write_header(DumpWriter& w, const Model& model, const float* params, const 
   const ModelConfig& c = model.config();
   w.attr("loss", step.loss, H5T_NATIVE_DOUBLE);
   w.attr("family", std::string(family_name(c.family)));
-  w.attr("self_mask", std::string(self_mask_name(c)));
+  w.attr("self_mask", std::string(attn_mask_name(dit_self_mask(c))));
   w.attr("seed", double(step.seed), H5T_NATIVE_INT64);
   w.attr("step", double(step.step), H5T_NATIVE_INT64);
   w.attr("ranks", step.ranks), w.attr("micro_batches", step.micro_batches);

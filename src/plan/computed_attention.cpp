@@ -5,6 +5,7 @@
 
 #include "kernels/attention_tiles.hpp"
 #include "model/dit_block.hpp"
+#include "model/self_mask.hpp"
 
 namespace emb {
 namespace {
@@ -37,7 +38,7 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   const int32_t* seq = b.seq.data();
   const int32_t* cseq = b.cseq.data();
   StepFlops f;
-  f.self_pairs = tile_pairs({self_attention_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),
+  f.self_pairs = tile_pairs({dit_self_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),
                              teacher_forcing_of(c)},
                             b.n_tokens, b.n_tokens);
   f.cross_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);

@@ -9,6 +9,7 @@
 #include "kernels/op_types.hpp"
 #include "model/dit_block.hpp"
 #include "model/model.hpp"
+#include "model/self_mask.hpp"
 #include "model/synthetic_batch.hpp"
 
 namespace emb {
@@ -47,17 +48,6 @@ int64_t per_sample_pairs(const PackedBatch& b, bool context_only) {
 
 int64_t count_kind(const PackedBatch& b, int32_t kind) {
   return std::count(b.kind.begin(), b.kind.end(), kind);
-}
-
-AttnMask family_self_mask(const ModelConfig& c) {
-  switch (c.self_mask) {
-    case SelfMask::full: return AttnMask::full;
-    case SelfMask::block_causal: return AttnMask::block_causal;
-    case SelfMask::prefix: return AttnMask::prefix;
-    case SelfMask::family: break;
-  }
-  if (c.family == Family::gr00t) return AttnMask::full;
-  return c.first_frame_block ? AttnMask::teacher_forcing : AttnMask::block_causal;
 }
 
 // Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
@@ -104,8 +94,6 @@ double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
 
 }  // namespace
 
-AttnMask self_attention_mask(const ModelConfig& c) { return family_self_mask(c); }
-
 void attention_work(const ModelConfig& c, StepFlops& f) {
   const double D = c.d_model;
   if (c.family == Family::gr00t) {
@@ -122,7 +110,7 @@ void attention_work(const ModelConfig& c, StepFlops& f) {
 
 StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   StepFlops f;
-  f.self_pairs = self_pairs(c, b, family_self_mask(c));
+  f.self_pairs = self_pairs(c, b, dit_self_mask(c));
   f.cross_pairs = per_sample_pairs(b, false);
   if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
   f.image_pairs = int64_t(std::count_if(b.seq.begin(), b.seq.end(), [](int32_t s) { return s >= 0; })) * c.clip_tokens;

@@ -37,8 +37,6 @@ StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
 // attn_fwd and attn_pair_heads of `f` from its pair counts (allowed pairs, or the pairs a tiled
 // kernel computes: src/plan/computed_attention.hpp).
 void attention_work(const ModelConfig& cfg, StepFlops& f);
-// The DiT blocks' self-attention mask (model.self_mask, or the family's).
-AttnMask self_attention_mask(const ModelConfig& cfg);
 
 struct PlanReport {
   std::string preset;

@@ -12,6 +12,7 @@
 #include "error_of.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
+#include "unshuffle_reference.hpp"
 
 using namespace emb;
 using namespace emb::test;
@@ -101,25 +102,7 @@ BOOST_AUTO_TEST_CASE(pixel_unshuffle_matches_its_definition) {
     const int64_t F = int64_t(u.ft) * u.fs * u.fs, cols = C * F / u.group, out_rows = int64_t(u.batch) * To * Ho * Wo;
     std::vector<float> y(size_t(out_rows * cols));
     ops.pixel_unshuffle_forward(view(x.data(), rows, C), view(y.data(), out_rows, cols), u);
-    std::vector<double> want(y.size());
-    for (int n = 0; n < u.batch; ++n)
-      for (int t = 0; t < To; ++t)
-        for (int h = 0; h < Ho; ++h)
-          for (int w = 0; w < Wo; ++w)
-            for (int64_t c = 0; c < C; ++c)
-              for (int dt = 0; dt < u.ft; ++dt)
-                for (int dh = 0; dh < u.fs; ++dh)
-                  for (int dw = 0; dw < u.fs; ++dw) {
-                    // The order written out: (dt, dh, dw) rows first; Wan2.2's patchify (dw, dh).
-                    const int64_t k2 = dt * u.fs * u.fs + (u.columns_first ? dw * u.fs + dh : dh * u.fs + dw);
-                    const int64_t unshuffled = c * F + k2;
-                    const int ti = t * u.ft + dt - u.pad_front;
-                    const double v = ti < 0 ? 0.0
-                                            : x[size_t((((int64_t(n) * u.frames + ti) * u.height + h * u.fs + dh) *
-                                                            u.width + w * u.fs + dw) * C + c)];
-                    want[size_t((((int64_t(n) * To + t) * Ho + h) * Wo + w) * cols + unshuffled / u.group)] +=
-                        v / u.group;
-                  }
+    const std::vector<double> want = test::unshuffle_reference(x, C, u);
     check_close(y, want, 1e-6, 0.0, k.what);
   }
 }

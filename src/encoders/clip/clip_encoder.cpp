@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "encoders/common/checkpoint_reader.hpp"
+#include "encoders/common/linear_transpose.hpp"
 #include "encoders/frames/resize.hpp"
 
 namespace emb::encoders {
@@ -29,14 +30,16 @@ ClipVisionEncoder::ClipVisionEncoder(Ops& ops, const WeightSource& source, DType
   // the bias Σ W·(0.5 − mean_c)/std_c the patch tokens get.
   const std::vector<float> conv = r.read("visual.patch_embedding.weight", {D, 3, P, P});
   std::vector<float> w(size_t(F * D));
+  transpose_linear_into(conv.data(), D, F, w.data(), D, 0);
   std::vector<double> bias(size_t(D), 0.0);
-  for (int64_t o = 0; o < D; ++o)
-    for (int64_t f = 0; f < F; ++f) {
-      const int c = int(f / (P * P));
-      const float v = conv[size_t(o * F + f)];
-      w[size_t(f * D + o)] = v * (0.5f / kClipStd[c]);
-      bias[size_t(o)] += double(v) * ((0.5 - double(kClipMean[c])) / double(kClipStd[c]));
+  for (int64_t f = 0; f < F; ++f) {  // row f of W: a pixel of input channel c
+    const int c = int(f / (P * P));
+    float* row = &w[size_t(f * D)];
+    for (int64_t o = 0; o < D; ++o) {
+      bias[size_t(o)] += double(row[o]) * ((0.5 - double(kClipMean[c])) / double(kClipStd[c]));
+      row[o] *= 0.5f / kClipStd[c];
     }
+  }
   patch_w_ = r.packed(w, F, D);
   std::vector<float> prefix = r.read("visual.pos_embedding", {1, d.tokens(), D});
   const std::vector<float> cls = r.read("visual.cls_embedding", {1, 1, D});

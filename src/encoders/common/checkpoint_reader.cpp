@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "encoders/common/linear_transpose.hpp"
 
 namespace emb::encoders {
 
@@ -100,8 +101,7 @@ View CheckpointReader::linears(const std::vector<std::string>& names, int64_t in
   int64_t col = 0;
   for (size_t k = 0; k < names.size(); ++k) {
     const std::vector<float> w = read(names[k], {outs[k], in});
-    for (int64_t o = 0; o < outs[k]; ++o)
-      for (int64_t i = 0; i < in; ++i) side_by_side[size_t(i * total + col + o)] = w[size_t(o * in + i)];
+    transpose_linear_into(w.data(), outs[k], in, side_by_side.data(), total, col);
     col += outs[k];
   }
   return form_ == LinearForm::packed ? packed(side_by_side, in, total) : upload(side_by_side, in, total);

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "encoders/common/checkpoint_reader.hpp"
+#include "encoders/common/linear_transpose.hpp"
 
 namespace emb::encoders {
 
@@ -100,8 +101,7 @@ EagleWeights load_eagle_weights(const WeightSource& source, const EagleDims& d, 
     const std::vector<float> conv = r.read(kVision + "embeddings.patch_embedding.weight", {D, 3, P, P});
     const int64_t F = 3 * P * P;
     std::vector<float> t(size_t(F * D));
-    for (int64_t o = 0; o < D; ++o)
-      for (int64_t f = 0; f < F; ++f) t[size_t(f * D + o)] = conv[size_t(o * F + f)];
+    transpose_linear_into(conv.data(), D, F, t.data(), D, 0);
     w.patch_w = r.packed(t, F, D);
     std::vector<float> pos = r.read(kVision + "embeddings.position_embedding.weight", {d.tokens_per_image(), D});
     const std::vector<float> bias = r.read(kVision + "embeddings.patch_embedding.bias", {D});

@@ -1,6 +1,7 @@
 #include "encoders/eagle/vision_tower_training.hpp"
 
 #include "core/error.hpp"
+#include "encoders/common/linear_transpose.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 
 namespace emb::encoders {
@@ -67,8 +68,8 @@ std::vector<float> read_vision_tower(const WeightSource& source, const EagleDims
       flat.insert(flat.end(), stored.begin(), stored.end());
       continue;
     }
-    for (int64_t i = 0; i < s.rows; ++i)  // W[i][o] = stored[o][i]
-      for (int64_t o = 0; o < s.cols; ++o) flat.push_back(stored[size_t(o * s.rows + i)]);
+    flat.resize(flat.size() + stored.size());
+    transpose_linear_into(stored.data(), s.cols, s.rows, &flat[flat.size() - stored.size()], s.cols, 0);
   }
   return flat;
 }

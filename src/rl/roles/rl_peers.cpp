@@ -7,6 +7,7 @@
 
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
+#include "core/host_name.hpp"
 
 namespace emb {
 
@@ -19,12 +20,6 @@ char process_state(int pid) {
   if (!std::getline(stat, line)) return 0;
   const size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
   return paren == std::string::npos || paren + 2 >= line.size() ? 0 : line[paren + 2];
-}
-
-std::string host_name() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
 }
 
 }  // namespace

@@ -50,6 +50,7 @@
 #include "tests/kernels/cuda/attention_implementations.hpp"
 #include "tests/kernels/cuda/packed_index.hpp"
 #include "tests/kernels/cuda/test_support.hpp"
+#include "tests/kernels/unshuffle_reference.hpp"
 
 using namespace emb::cuda;
 using namespace emb::cuda::testing;
@@ -1271,22 +1272,7 @@ void test_pixel_unshuffle(const UnshuffleConfig& u, int64_t C) {
   DeviceArray<T> x_d(x), y_d(int64_t(u.batch) * To * Ho * Wo * cols);
   pixel_unshuffle_forward(x_d.get(), C, y_d.get(), u, nullptr);
   sync();
-  Ref ref(size_t(int64_t(u.batch) * To * Ho * Wo * cols));
-  for (int n = 0; n < u.batch; ++n)
-    for (int t = 0; t < To; ++t)
-      for (int h = 0; h < Ho; ++h)
-        for (int w = 0; w < Wo; ++w)
-          for (int64_t c = 0; c < C; ++c)
-            for (int dt = 0; dt < u.ft; ++dt)
-              for (int dh = 0; dh < u.fs; ++dh)
-                for (int dw = 0; dw < u.fs; ++dw) {
-                  const int64_t k = dt * u.fs * u.fs + (u.columns_first ? dw * u.fs + dh : dh * u.fs + dw);
-                  const int ti = t * u.ft + dt - u.pad_front;
-                  const double v =
-                      ti < 0 ? 0.0
-                             : x[(((int64_t(n) * u.frames + ti) * u.height + h * u.fs + dh) * u.width + w * u.fs + dw) * C + c];
-                  ref[size_t((((int64_t(n) * To + t) * Ho + h) * Wo + w) * cols + (c * F + k) / u.group)] += v / u.group;
-                }
+  const Ref ref = emb::test::unshuffle_reference(x, C, u);
   expect_close(std::string("pixel_unshuffle ") + dtype<T>() + " ft " + std::to_string(u.ft) + " group " +
                    std::to_string(u.group),
                relative_error(y_d.download(), ref), tol<T>(1e-6, 1e-2));
