@@ -56,7 +56,7 @@ double clip_flops_of_image(const encoders::ClipDims& d, double& attention) {
 
 VaeFlops vae_encoder_flops(const encoders::VaeDims& d, int T, int H, int W) {
   const bool unshuffle = d.kind == encoders::VaeKind::wan22;  // the 2×2 patchify in front
-  VaeCounter c{double(T), double(unshuffle ? H / 2 : H), double(unshuffle ? W / 2 : W)};
+  VaeCounter c{double(T), double(unshuffle ? H / 2 : H), double(unshuffle ? W / 2 : W), {}};
   c.conv3(d.in_channels(), d.dim);
   for (const encoders::VaeStep& s : encoders::vae_layout(d)) {
     if (s.kind == encoders::VaeStep::residual) c.residual(s.in, s.out);
