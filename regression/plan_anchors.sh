@@ -33,7 +33,21 @@ gd = g["deck"]
 gb = g["backbone"]
 DZ_PUBLISHED = ("DiT forward + backward, and the frozen Wan VAE encoder, umT5-XXL and CLIP forward on "
                 "every sample (RLinf's DreamZero SFT loads raw video)")
-DZ_OURS = "DiT forward + backward alone: latents and text/image context precomputed (encoders not costed yet)"
+DZ_OURS = "DiT forward + backward alone: latents and text/image context precomputed (embpack)"
+e5, e5_mb2, e14 = (load(a)["encoders"] for a in ("anchor_rlinf_dreamzero5b_8xh100", "anchor_rlinf_dreamzero5b_8xh100_mb2",
+                                                 "anchor_rlinf_dreamzero14b_8xh100"))
+def enc_ours(e):
+    f = e["flops_per_sample"]
+    return (f"DiT + the encoders' forward per sample in the step ({e['vae']} on {e['frames']} frames at "
+            f"{e['height']}x{e['width']}{' and the I2V y pass' if e['i2v_condition'] else ''}, umT5 on the "
+            f"{e['text_rows']} real text rows, CLIP on frame 0: {(f['vae'] + f['umt5'] + f['clip'])/1e12:.1f} TFLOP, "
+            f"{e['forward_s_per_sample']*1e3:.0f} ms a sample a GPU)")
+def enc_upstream(e):
+    u = e["upstream_work"]
+    return (f"DiT + the encoders' work as upstream does it (umT5 over all 512 padded rows, the y pass on every "
+            f"model: {u['flops_per_sample']/1e12:.1f} TFLOP, {u['forward_s_per_sample']*1e3:.0f} ms a sample a GPU)")
+def sps(x, digits):
+    return f"{x['samples_per_s_per_device']:.{digits}f} samples/s/GPU"
 GR_PUBLISHED = ("action head (DiT) forward + backward, and the frozen Eagle 2.5 backbone's forward on every "
                 "sample (tune_llm and tune_visual off, as released)")
 best = g["ranked"][0]
@@ -64,10 +78,14 @@ lines = [
 "online; ours reads their features precomputed (`embpack features`), so a prediction of our",
 "step alone is not on equal terms with them. The GR00T-N1.5 row therefore also gives the",
 "prediction with the Eagle 2.5 backbone's forward added per sample (`--plan`'s \"online (as",
-"upstream)\" line, src/plan/backbone_cost.hpp), which is the like-for-like figure; the",
-"DreamZero encoders (Wan VAE encoder, umT5-XXL, CLIP) have no cost model yet (issue 34), so",
-"the DreamZero rows compare our DiT step against a step that also encodes: their ratios are",
-"upper bounds, not validations. Every prediction includes the planner's fixed costs (kernel",
+"upstream)\" line, src/plan/backbone_cost.hpp), which is the like-for-like figure, and the",
+"DreamZero rows with the frozen encoders' forward added (the Wan VAE encoder on the clip, umT5-XXL",
+"on the instruction, CLIP on frame 0; `--plan`'s encoders lines, src/plan/encoder_cost.hpp; the",
+"RLinf decks set model.encoders = online, which the trainer refuses until the step runs them):",
+"once as embtrain's encoders compute the same outputs (umT5 over the real text rows only), once",
+"with upstream's work (umT5 over all 512 padded rows, and the I2V y pass DreamZero's action head",
+"computes for the 5B too although its config does not feed it). The DiT-alone rows stay as the",
+"upper bounds they are. Every prediction includes the planner's fixed costs (kernel",
 "launches as CUDA graph nodes when the deck sets run.cuda_graphs, host reductions; the fixed",
 "line of `--plan`), from the published launch figures in the hardware file; the host's work",
 "adds to a GPU step only where it outlasts the device's compute.",
@@ -76,7 +94,12 @@ lines = [
 "|---|---|---|---|---|---|---|",
 f"| RLinf DreamZero-5B SFT, 8xH100 | 4.44 samples/s/GPU (7.2 s a step) | {DZ_PUBLISHED} | {cfg(d5)} | {DZ_OURS} | {predicted(d5, 2)} | {d5['samples_per_s_per_device']/4.44:.2f} (not equal terms) |",
 f"| same, RLinf's 2 samples per GPU without recompute | 1.7 samples/s/GPU (1.2 s a step) | {DZ_PUBLISHED} | {cfg(d5_mb2)} | {DZ_OURS} | {predicted(d5_mb2, 2)} | {d5_mb2['samples_per_s_per_device']/1.7:.1f} (not equal terms) |",
+f"| same, the encoders online (ours) | 4.44 samples/s/GPU (7.2 s a step) | {DZ_PUBLISHED} | the same | {enc_ours(e5)} | {sps(e5['online'], 2)} | {e5['online']['samples_per_s_per_device']/4.44:.2f} (equal terms: the same outputs) |",
+f"| same, the encoders' work as upstream | 4.44 samples/s/GPU (7.2 s a step) | {DZ_PUBLISHED} | the same | {enc_upstream(e5)} | {sps(e5['upstream_work']['online'], 2)} | {e5['upstream_work']['online']['samples_per_s_per_device']/4.44:.2f} (equal terms: the same work) |",
+f"| same, 2 samples per GPU, the encoders online (ours) | 1.7 samples/s/GPU (1.2 s a step) | {DZ_PUBLISHED} | {cfg(d5_mb2)} | {enc_ours(e5_mb2)} | {sps(e5_mb2['online'], 2)} | {e5_mb2['online']['samples_per_s_per_device']/1.7:.2f} (equal terms: the same outputs) |",
 f"| RLinf DreamZero-14B SFT, 8xH100 | 0.150 samples/s/GPU (6.7 s a step) | {DZ_PUBLISHED} | {cfg(d14)} | {DZ_OURS} | {predicted(d14, 3)} | {d14['samples_per_s_per_device']/0.150:.2f} (not equal terms) |",
+f"| same, the encoders online (ours) | 0.150 samples/s/GPU (6.7 s a step) | {DZ_PUBLISHED} | the same | {enc_ours(e14)} | {sps(e14['online'], 3)} | {e14['online']['samples_per_s_per_device']/0.150:.2f} (equal terms: the same outputs) |",
+f"| same, the encoders' work as upstream | 0.150 samples/s/GPU (6.7 s a step) | {DZ_PUBLISHED} | the same | {enc_upstream(e14)} | {sps(e14['upstream_work']['online'], 3)} | {e14['upstream_work']['online']['samples_per_s_per_device']/0.150:.2f} (equal terms: the same work) |",
 f"| JDT GR00T-N1.5, ~1000 GPUs | 22 min per epoch | {GR_PUBLISHED} | {cfg(gd)}; 2e8 samples per epoch (assumed) | action head alone, backbone features precomputed | {gd['seconds']['epoch']/60:.1f} min per epoch; best ranked: shard {best['config']['shard']}, mb {best['config']['samples_per_micro_batch']}, bucket {best['config']['bucket_mib']:.0f} MiB: {best['seconds']['epoch']/60:.1f} min | {gd['seconds']['epoch']/60/22:.2f} (not equal terms) |",
 f"| same, with the backbone in the step | 22 min per epoch | {GR_PUBLISHED} | the same | action head + Eagle 2.5 forward per sample ({gb['forward_s_per_sample']*1e3:.2f} ms a sample a GPU, {gb['views']} view(s), {gb['prompt_tokens']} tokens) | {gb['online']['epoch_s']/60:.1f} min per epoch | {gb['online']['epoch_s']/60/22:.2f} (equal terms) |",
 "",
@@ -84,8 +107,13 @@ f"| same, with the backbone in the step | 22 min per epoch | {GR_PUBLISHED} | th
 f"- DreamZero-5B, RLinf's sample: DROID's three views tiled 2x2 and resized to 176x320, 33 frames = 9",
 f"  latent frames of 50 tokens, {d5['flops_per_sample']/1e12:.1f} TFLOPs a sample (forward + backward, without",
 f"  recompute). RLinf's 4.44 samples/s/GPU is {100*implied_mfu(d5, 4.44):.0f} % of the H100's dense bf16 peak in these",
-f"  FLOPs; their step also runs the frozen VAE, umT5-XXL and CLIP encoders online, which ours reads",
-f"  precomputed. The planner puts RLinf's configuration (32 samples per GPU, every block recomputed)",
+f"  FLOPs; their step also runs the frozen VAE, umT5-XXL and CLIP encoders online: with ours online",
+f"  ({(e5['flops_per_sample']['vae'] + e5['flops_per_sample']['umt5'] + e5['flops_per_sample']['clip'])/1e12:.1f} TFLOP a sample, {e5['forward_s_per_sample']*1e3:.0f} ms) the prediction is {e5['online']['samples_per_s_per_device']:.1f} samples/s/GPU ({e5['online']['samples_per_s_per_device']/4.44:.2f}x theirs), with",
+f"  upstream's encoder work ({e5['upstream_work']['flops_per_sample']/1e12:.1f} TFLOP: umT5's 512 rows alone are {e5['flops_per_sample']['umt5_padded_rows']/1e12:.1f}) {e5['upstream_work']['online']['samples_per_s_per_device']:.1f} ({e5['upstream_work']['online']['samples_per_s_per_device']/4.44:.2f}x).",
+f"  Computing only the real text rows and skipping the unused y pass is most of what embtrain's online",
+f"  encoders save. Their bf16 weights ({e5['weight_bytes']/2**30:.1f} GiB, umT5-XXL's almost all of it) come on top of the",
+f"  {d5['memory_bytes']['total']/2**30:.0f} GiB per GPU of RLinf's configuration: {(d5['memory_bytes']['total'] + e5['weight_bytes'])/2**30:.0f} GiB of the {d5['memory_bytes']['capacity']/2**30:.0f} GiB the planner counts (umT5 sharded or offloaded, or",
+f"  its context precomputed, leaves room). The planner puts RLinf's configuration (32 samples per GPU, every block recomputed)",
 f"  at {d5['samples_per_s_per_device']:.1f} samples/s/GPU ({d5['samples_per_s_per_device']/4.44:.1f}x theirs) and its best ranked one at {short(b5)}.",
 f"  The issue's target of {target:.0f} samples/s/GPU needs {100*implied_mfu(d5, target):.0f} % MFU; every configuration the",
 f"  planner ranks that fits predicts more ({min(r['samples_per_s_per_device'] for r in d5_ranked if r['memory_bytes']['fits']):.1f} samples/s/GPU the least), so on its rates the",
@@ -100,7 +128,11 @@ f"  {d5_mb2['fixed_costs']['seconds']['total']*1e3:.1f} ms of a {d5_mb2['seconds
 f"  falls from {d5_mb2['samples_per_s_per_device']/1.7:.1f} to {d5['samples_per_s_per_device']/4.44:.1f} as the batch grows.",
 f"- DreamZero-14B, RLinf's sample: the 2x2 grid kept at 352x640, 880 tokens a latent frame,",
 f"  {d14['flops_per_sample']/1e12:.0f} TFLOPs a sample; 0.150 samples/s/GPU is {100*implied_mfu(d14, 0.150):.0f} % MFU. The I2V CLIP image",
-f"  context (257 tokens) is not in our model.",
+f"  context (257 tokens) is not in our model's DiT yet. The encoders ({(e14['flops_per_sample']['vae'] + e14['flops_per_sample']['umt5'] + e14['flops_per_sample']['clip'])/1e12:.0f} TFLOP with the y pass) add",
+f"  {100*e14['forward_s_per_sample']/e14['dit_s_per_sample']:.0f} % to the DiT's {e14['dit_s_per_sample']:.1f} s a sample: at 14B the DiT dominates either way.",
+f"- The encoders' rates are the hardware file's bf16 GEMM and attention rates: the VAE's",
+f"  convolutions as implicit GEMMs at the GEMM rate is an assumption until a GPU run measures them",
+f"  (issue 34: the conv kernels against cuDNN in the kernel benchmark).",
 f"- GR00T-N1.5: the step is communication-bound at 1024 GPUs ({gd['seconds']['comm_exposed']*1e3:.0f} ms exposed of a",
 f"  {gd['seconds']['step']*1e3:.0f} ms step); the epoch time scales with the assumed sample count. With the",
 f"  backbone's forward in the step, as JDT ran it, the epoch is {gb['online']['epoch_s']/60:.1f} min: the equal-terms figure.",

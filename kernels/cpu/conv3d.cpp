@@ -51,7 +51,9 @@ void conv3d_forward(const float* x, int64_t Ci, const float* weight, const float
       const float* clip = x + int64_t(n) * c.frames * in_plane * Ci;
       for (int64_t m0 = 0; m0 < plane; m0 += block) {
         const int64_t rows = std::min(block, plane - m0);
-#pragma omp parallel for if (rows * K >= (1 << 16))
+        // Gathered on this thread: the copy is a small part of the GEMM's time, and an OpenMP
+        // region between OpenBLAS's threaded GEMMs left its threads spinning against OpenBLAS's
+        // for the same cores (37 % of the VAE's time on 2 cores; make bench, dreamzero_encoders).
         for (int64_t m = 0; m < rows; ++m) {
           const int ho = int((m0 + m) / Wo), wo = int((m0 + m) % Wo);
           float* dst = panel.data() + m * K;

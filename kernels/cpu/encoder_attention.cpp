@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/serial_blas_scope.hpp"
 
 namespace emb::cpu {
 
@@ -94,6 +95,7 @@ void encoder_attention_forward(StridedRows q, StridedRows k, StridedRows v, cons
       for (int h = 0; h < cfg.q_heads; ++h)
         tasks.push_back(Task{qo[s], ko[s], qo[s + 1] - qo[s], ko[s + 1] - ko[s], i0,
                              int(std::min<int64_t>(kQueryTile, qo[s + 1] - i0)), h});
+  const SerialBlasScope serial_blas;  // each task's GEMMs on its own OpenMP thread
 #pragma omp parallel
   {
     std::vector<float> scores;

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/fs.hpp"
 #include "plan/backbone_cost.hpp"
+#include "plan/encoder_cost.hpp"
 #include "plan/plan_output.hpp"
 #include "plan/run_plan.hpp"
 #include "train/online_backbone.hpp"
@@ -30,6 +31,25 @@ std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
   return text;
 }
 
+// wan: DreamZero's frozen encoders' cost per sample beside the DiT's (the released encoders on
+// the deck's sample), in the text (returned) and the JSON ("encoders"); with model.encoders =
+// online part of every step. Other families: "".
+std::string encoders_report(const RunConfig& cfg, const RunPlan& p, nlohmann::json& json) {
+  if (cfg.model.family != Family::wan) return "";
+  const EncoderSample sample =
+      dreamzero_encoder_sample(cfg.model, cfg.plan.video_height, cfg.plan.video_width, cfg.plan.instruction_tokens);
+  const EncoderCost e = dreamzero_encoder_cost(p.hw, sample);
+  json["encoders"] = encoders_json(sample, e, p.as_deck);
+  json["encoders"]["in_step"] = cfg.model.online_encoders;
+  std::string text = encoders_text(p.hw, sample, e, p.as_deck);
+  if (cfg.model.online_encoders)
+    text += str("  model.encoders = online: this deck's step would run them (not built yet: training refuses it): + ",
+                e.flops() / 1e12, " TFLOP per sample; device memory + ", e.weight_bytes / double(1ull << 30),
+                " GiB of weights and ", e.forward_bytes / double(1ull << 20),
+                " MiB of forward activations per sample of a micro-batch\n");
+  return text;
+}
+
 }  // namespace
 
 std::string plan_report(const RunConfig& cfg, int world_size) {
@@ -37,7 +57,7 @@ std::string plan_report(const RunConfig& cfg, int world_size) {
   const std::string& json_path = cfg.plan.json;
   std::filesystem::create_directories(std::filesystem::path(json_path).parent_path());
   nlohmann::json json = plan_json(p.hw, p.as_deck, p.ranked);
-  const std::string backbone = backbone_report(cfg, p, json);
+  const std::string backbone = backbone_report(cfg, p, json) + encoders_report(cfg, p, json);
   write_file_atomic(json_path, json.dump(2) + "\n");
   return plan_text(p.memory) + prediction_text(p.hw, p.as_deck, p.ranked, 10) + backbone +
          str("JSON: ", json_path, "\n");

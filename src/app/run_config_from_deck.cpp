@@ -168,6 +168,7 @@ ModelConfig model_section(const Deck& deck) {
   if (c.backbone_dir.empty() && !deck.get_string("train.init_from").empty())  // the released folder it fine-tunes
     c.backbone_dir = checkpoint_folder_of(deck.get_string("train.init_from"));
   c.backbone_augment = on(deck, "model.backbone_augment");
+  c.online_encoders = choice<bool>(deck, "model.encoders", {{"offline", false}, {"online", true}});
   if (upstream) apply_upstream_dims(c, *upstream, deck);
   validate_model_config(c, [&](const std::vector<std::string>& keys) {
     for (const std::string& key : keys)
@@ -283,6 +284,8 @@ PlanConfig plan_section(const Deck& deck, const BackendConfig& backend, const Ru
   c.micro_batch = deck.get_int("train.micro_batch");
   c.backbone_views = int(deck.get_int("plan.backbone_views"));
   c.instruction_tokens = deck.get_int("plan.instruction_tokens");
+  c.video_height = int(deck.get_int("plan.video_height"));
+  c.video_width = int(deck.get_int("plan.video_width"));
   return c;
 }
 

@@ -129,6 +129,10 @@ void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
 
 void check_backend(const RunConfig& cfg) {
   if (cfg.model.fp8) check_fp8_linears(cfg);
+  if (cfg.model.online_encoders)
+    deck_error(cfg, "model.encoders",
+               "online: the training step does not run DreamZero's encoders yet (--plan costs them); train on "
+               "latents and context packed by embpack (model.encoders = offline)");
   if (cfg.backend.device != Device::cuda) return;
   if (!cuda_backend_built())
     throw Error(str(cfg.origins.where("run.device"),

@@ -31,7 +31,10 @@ struct PlanConfig {
   int ranks = 0;                // train.ranks; 0 = the world size
   int64_t micro_batch = 0;      // train.micro_batch, samples with packing off; 0 = as many as fit
   int backbone_views = 1;          // plan.backbone_views: gr00t's backbone cost is given for these views
-  int64_t instruction_tokens = 12;  // plan.instruction_tokens: ... and this instruction length
+  int64_t instruction_tokens = 12;  // plan.instruction_tokens: ... and this instruction length (umT5's too)
+  // plan.video_height / plan.video_width: the pixels of the clip wan's VAE encodes per sample
+  // (the encoders' cost); 0 = the latent's size times the VAE's spatial factor.
+  int video_height = 0, video_width = 0;
 };
 
 // Closed-loop evaluation of a gr00t checkpoint (embsim eval).

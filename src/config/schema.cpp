@@ -198,6 +198,11 @@ std::vector<KeySpec> make_schema() {
                "features); online = the step runs the frozen Eagle 2.5 backbone of model.backbone_dir on each "
                "sample's frames (/video, the file's views in order) and task prompt, no gradients, timed as the "
                "backbone phase"),
+      enum_key("model.encoders", "offline", {"offline", "online"},
+               "wan: where the latents and the text and image context come from: offline = the packed files "
+               "(embpack); online = the step runs DreamZero's frozen Wan VAE encoder, umT5-XXL and CLIP on each "
+               "sample, as RLinf's DreamZero SFT does: --plan counts their cost in the step; training does not run "
+               "them yet and refuses it"),
       string_key("model.backbone_dir", "",
                  "gr00t, model.backbone = online: the GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors, "
                  "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files); empty: "
@@ -322,7 +327,12 @@ std::vector<KeySpec> make_schema() {
       int_key("plan.backbone_views", "1", "views", between(1, 16),
               "gr00t: camera views per sample the backbone's cost is given for (the released Eagle 2.5)"),
       int_key("plan.instruction_tokens", "12", "tokens", at_least(0),
-              "gr00t: instruction tokens per sample the backbone's cost is given for"),
+              "instruction tokens per sample the frozen encoders' cost is given for (gr00t: the Eagle backbone's "
+              "prompt; wan: umT5's text, plus its </s>)"),
+      int_key("plan.video_height", "0", "pixels", at_least(0),
+              "wan: the height of the clip the VAE encodes per sample (the encoders' cost); 0 = latent_height "
+              "times the VAE's factor (8, or 16 for the 48-channel VAE38)"),
+      int_key("plan.video_width", "0", "pixels", at_least(0), "wan: the width, as plan.video_height"),
 
       // [sim] closed-loop evaluation of a gr00t checkpoint (embsim eval, CLOSED_LOOP.md)
       int_key("sim.flow_steps", "4", "", at_least(1),

@@ -150,28 +150,48 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
 
 namespace {
 
-// The throughput and epoch of the head's step with the backbone's forward added per sample.
-struct WithBackbone {
+// The throughput and epoch of the deck's step with a frozen encoder's forward (forward_s per
+// sample: gr00t's backbone, wan's encoders) added per sample.
+struct WithFrozen {
   double head_s = 0, online_s = 0, online_samples_per_s = 0, online_epoch_s = 0, offline_features_s = 0;
 };
-WithBackbone with_backbone(const BackboneCost& b, const StepPrediction& s) {
-  WithBackbone w;
+WithFrozen with_frozen_forward(double forward_s, const StepPrediction& s) {
+  WithFrozen w;
   if (s.samples_per_s_per_device <= 0) return w;
   w.head_s = 1 / s.samples_per_s_per_device;
-  w.online_s = w.head_s + b.forward_s;
+  w.online_s = w.head_s + forward_s;
   w.online_samples_per_s = 1 / w.online_s;
   if (s.epoch_s > 0) {
     w.online_epoch_s = s.epoch_s * w.online_s / w.head_s;
     // embpack features on the same devices: every sample once.
-    w.offline_features_s = double(s.w.dataset_samples) * b.forward_s / std::max(1, s.w.ranks);
+    w.offline_features_s = double(s.w.dataset_samples) * forward_s / std::max(1, s.w.ranks);
   }
   return w;
+}
+
+// The two ways a frozen encoder's features reach the step: made once by embpack, or in every
+// step as upstream runs it.
+std::string offline_online_text(const WithFrozen& w, const StepPrediction& s, const char* trained) {
+  std::string t = str("  offline features     ", trained, " alone: ", s.samples_per_s_per_device, " samples/s per device",
+                      w.offline_features_s > 0 ? str("; embpack features once: ", duration(w.offline_features_s),
+                                                     " on ", s.w.ranks, " device(s)")
+                                               : std::string(),
+                      "\n");
+  t += str("  online (as upstream) ", duration(w.online_s), " per sample per device: ", w.online_samples_per_s,
+           " samples/s per device",
+           w.online_epoch_s > 0 ? str(", epoch ", duration(w.online_epoch_s)) : std::string(), "\n");
+  return t;
+}
+
+nlohmann::json online_json(const WithFrozen& w) {
+  return {{"s_per_sample", w.online_s}, {"samples_per_s_per_device", w.online_samples_per_s},
+          {"epoch_s", w.online_epoch_s}};
 }
 
 }  // namespace
 
 std::string backbone_text(const Hardware& hw, const BackboneCost& b, const StepPrediction& s) {
-  const WithBackbone w = with_backbone(b, s);
+  const WithFrozen w = with_frozen_forward(b.forward_s, s);
   std::string t = str("backbone (GR00T-N1.5 Eagle 2.5, frozen, bf16 forward) per sample of ", b.views, " view(s), ",
                       b.prompt_tokens, " tokens on ", hw.name, ":\n");
   t += str("  backbone             ", b.flops() / 1e12, " TFLOP (vision ", b.vision_flops / 1e12, ", LLM ",
@@ -179,19 +199,11 @@ std::string backbone_text(const Hardware& hw, const BackboneCost& b, const StepP
            gib(b.weight_bytes), " GiB\n");
   t += str("  head (this deck)     ", (s.flops_per_sample + s.recompute_flops_per_sample) / 1e12,
            " TFLOP forward + backward = ", duration(w.head_s), " per sample per device\n");
-  t += str("  offline features     head alone: ", s.samples_per_s_per_device, " samples/s per device",
-           w.offline_features_s > 0 ? str("; embpack features once: ", duration(w.offline_features_s), " on ",
-                                          s.w.ranks, " device(s)")
-                                    : std::string(),
-           "\n");
-  t += str("  online (as upstream) ", duration(w.online_s), " per sample per device: ", w.online_samples_per_s,
-           " samples/s per device",
-           w.online_epoch_s > 0 ? str(", epoch ", duration(w.online_epoch_s)) : std::string(), "\n");
-  return t;
+  return t + offline_online_text(w, s, "head");
 }
 
 nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s) {
-  const WithBackbone w = with_backbone(b, s);
+  const WithFrozen w = with_frozen_forward(b.forward_s, s);
   return {{"views", b.views},
           {"prompt_tokens", b.prompt_tokens},
           {"flops_per_sample", {{"vision", b.vision_flops}, {"llm", b.llm_flops}, {"attention", b.attention_flops}}},
@@ -199,8 +211,45 @@ nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s) {
           {"weight_bytes", b.weight_bytes},
           {"forward_bytes_per_sample", b.forward_bytes},
           {"head_s_per_sample", w.head_s},
-          {"online", {{"s_per_sample", w.online_s}, {"samples_per_s_per_device", w.online_samples_per_s},
-                      {"epoch_s", w.online_epoch_s}}},
+          {"online", online_json(w)},
+          {"offline_features_s", w.offline_features_s}};
+}
+
+std::string encoders_text(const Hardware& hw, const EncoderSample& sample, const EncoderCost& e,
+                          const StepPrediction& s) {
+  const WithFrozen w = with_frozen_forward(e.forward_s, s);
+  std::string t = str("encoders (DreamZero's frozen ", sample.vae.name(), ", umT5-XXL, CLIP ViT-H/14; bf16 forward) per "
+                      "sample of ", sample.frames, " frames at ", sample.height, "x", sample.width, ", ",
+                      sample.text_rows, " text rows on ", hw.name, ":\n");
+  t += str("  encoders             ", e.flops() / 1e12, " TFLOP (VAE ", e.vae_flops / 1e12,
+           sample.i2v_condition ? " with the I2V y pass" : "", ", umT5 ", e.umt5_flops / 1e12, ", CLIP ",
+           e.clip_flops / 1e12, "; attention ", e.attention_flops() / 1e12, ") = ", duration(e.forward_s),
+           "; weights ", gib(e.weight_bytes), " GiB, forward activations ", gib(e.forward_bytes), " GiB\n");
+  t += str("  upstream's work      ", e.upstream_flops / 1e12, " TFLOP = ", duration(e.upstream_forward_s),
+           ": umT5 over all 512 padded rows (", e.umt5_padded_flops / 1e12,
+           " TFLOP; embtrain computes the real ones) and the I2V y pass (DreamZero computes it on every model)\n");
+  t += str("  DiT (this deck)      ", (s.flops_per_sample + s.recompute_flops_per_sample) / 1e12,
+           " TFLOP forward + backward = ", duration(w.head_s), " per sample per device\n");
+  return t + offline_online_text(w, s, "DiT");
+}
+
+nlohmann::json encoders_json(const EncoderSample& sample, const EncoderCost& e, const StepPrediction& s) {
+  const WithFrozen w = with_frozen_forward(e.forward_s, s);
+  return {{"vae", sample.vae.name()},
+          {"frames", sample.frames},
+          {"height", sample.height},
+          {"width", sample.width},
+          {"i2v_condition", sample.i2v_condition},
+          {"text_rows", sample.text_rows},
+          {"flops_per_sample", {{"vae", e.vae_flops}, {"umt5", e.umt5_flops}, {"clip", e.clip_flops},
+                                {"attention", e.attention_flops()}, {"umt5_padded_rows", e.umt5_padded_flops}}},
+          {"forward_s_per_sample", e.forward_s},
+          {"weight_bytes", e.weight_bytes},
+          {"forward_bytes_per_sample", e.forward_bytes},
+          {"dit_s_per_sample", w.head_s},
+          {"online", online_json(w)},
+          {"upstream_work", {{"flops_per_sample", e.upstream_flops}, {"forward_s_per_sample", e.upstream_forward_s},
+                             {"online", online_json(with_frozen_forward(e.upstream_forward_s, s))}}},
           {"offline_features_s", w.offline_features_s}};
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plan/backbone_cost.hpp"
+#include "plan/encoder_cost.hpp"
 #include "plan/step_model.hpp"
 
 namespace emb {
@@ -22,5 +23,9 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& deck, cons
 // online (in every step, as upstream's fine-tuning runs it).
 std::string backbone_text(const Hardware& hw, const BackboneCost& b, const StepPrediction& s);
 nlohmann::json backbone_json(const BackboneCost& b, const StepPrediction& s);
+// wan: DreamZero's frozen encoders' cost per sample beside the DiT's, the same two ways.
+std::string encoders_text(const Hardware& hw, const EncoderSample& sample, const EncoderCost& e,
+                          const StepPrediction& s);
+nlohmann::json encoders_json(const EncoderSample& sample, const EncoderCost& e, const StepPrediction& s);
 
 }  // namespace emb

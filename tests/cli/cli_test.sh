@@ -72,6 +72,17 @@ plan)
   out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set plan.hardware=h100_sxm \
     --set run.cuda_graphs=on) || fail "--plan with graphs exited $?"
   expect_contains "$out" "graph kernel nodes"
+  # DreamZero's frozen encoders beside the DiT; model.encoders = online: costed in the step by
+  # --plan, refused by training in one line (the step does not run them yet).
+  out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set model.encoders=online) ||
+    fail "--plan with model.encoders = online exited $?"
+  expect_contains "$out" "encoders (DreamZero's frozen Wan2.1 VAE, umT5-XXL, CLIP ViT-H/14"
+  expect_contains "$out" "model.encoders = online: this deck's step would run them"
+  "$embtrain" inputs/tiny_wan.in --set model.encoders=online >/dev/null 2>"$tmp/err"
+  code=$?
+  [ $code -eq 2 ] || fail "training with model.encoders = online: exit code $code, expected 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
+  expect_contains "$(cat "$tmp/err")" "model.encoders: online: the training step does not run DreamZero's encoders yet"
   ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do

@@ -11,17 +11,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
+#include "bench_support.hpp"
 #include "core/error.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
 #include "encoders/eagle/frame_transform.hpp"
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
-#include "weights/safetensors_writer.hpp"
 
 using namespace emb;
 using namespace emb::encoders;
@@ -50,39 +49,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// A bf16 checkpoint of random weights with the backbone's names and shapes (skipped when one
-// with exactly these tensors exists).
-void write_random_checkpoint(const std::string& path, const EagleDims& d) {
-  std::vector<TensorSpec> specs;
-  for (const auto& [name, shape] : eagle_tensor_shapes(d)) specs.push_back({name, WeightDType::BF16, shape});
-  if (std::filesystem::exists(path)) {
-    const WeightSource existing(path);
-    bool same = existing.tensors().size() == specs.size();
-    for (const TensorSpec& s : specs) same = same && existing.find(s.name) && existing.info(s.name).shape == s.shape;
-    if (same) return;
-  }
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  SafetensorsWriter writer(path, specs, {{"format", "pt"}});
-  std::mt19937_64 gen(1);
-  std::vector<float> chunk;
-  for (const TensorSpec& s : writer.order()) {
-    const bool norm = s.shape.size() == 1 && (s.name.find("norm") != std::string::npos);
-    for (int64_t done = 0; done < s.numel();) {
-      const int64_t n = std::min<int64_t>(s.numel() - done, 1 << 20);
-      chunk.resize(size_t(n));
-      // Uniform with standard deviation 0.02 (a fast stand-in for N(0, 0.02²)); norm weights 1.
-      for (float& x : chunk) x = norm ? 1.0f : float((double(gen() >> 11) * 0x1.0p-53 - 0.5) * 0.0693);
-      writer.write(chunk.data(), n);
-      done += n;
-    }
-  }
-  writer.finish();
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,13 +57,11 @@ int main(int argc, char** argv) {
     EagleDims d;  // the released dimensions (Isaac-GR00T's eagle2_hg_model/config.json, select_layer 12)
     d.vision_layers = o.vision_layers, d.select_layer = o.llm_layers;
     const std::string file = str(o.checkpoint, "/eagle_v", d.vision_layers, "_l", d.select_layer, ".safetensors");
-    auto t = std::chrono::steady_clock::now();
-    write_random_checkpoint(file, d);
-    const double write_s = seconds_since(t);
+    const double write_s = bench::write_random_checkpoint(file, eagle_tensor_shapes(d));
     CpuOps cpu;
-    t = std::chrono::steady_clock::now();
+    auto t = std::chrono::steady_clock::now();
     EagleBackbone backbone(cpu, d, WeightSource(file), DType::f32);
-    const double load_s = seconds_since(t);
+    const double load_s = bench::seconds_since(t);
     const tokenizers::Qwen2Tokenizer tokenizer(o.tokenizer);
     const std::string instruction = "pick the pear from the counter and place it in the plate";
     const tokenizers::EaglePrompt prompt = tokenizers::gr00t_prompt(tokenizer, o.views, instruction);
@@ -112,19 +76,13 @@ int main(int argc, char** argv) {
       eagle_patch_rows(u8.data(), o.views, d.image_size, d.patch, r.data());
       rows.insert(rows.end(), r.begin(), r.end());
     }
-    const double preprocess_s = seconds_since(t) / o.samples;
+    const double preprocess_s = bench::seconds_since(t) / o.samples;
     const std::vector<EagleSample> batch(size_t(o.samples), EagleSample{prompt.ids, o.views});
-    backbone.features(batch, rows.data());  // warm-up: first-touch of the activations
-    std::vector<double> runs;
-    for (int r = 0; r < o.repeats; ++r) {
-      t = std::chrono::steady_clock::now();
+    const bench::Timing timing = bench::time_passes(o.repeats, [&] {
       const std::vector<float> vl = backbone.features(batch, rows.data());
-      runs.push_back(seconds_since(t));
       if (!std::isfinite(vl[0])) throw Error("bench_eagle_backbone: non-finite features");
-    }
-    std::sort(runs.begin(), runs.end());
-    const size_t mid = runs.size() / 2;
-    const double forward_s = runs.size() % 2 ? runs[mid] : (runs[mid - 1] + runs[mid]) / 2;  // the median
+    });
+    const double forward_s = timing.median_s;
     // FLOPs as spec_eagle.md §9 counts them (2 × MACs; attention as executed: causal half).
     const double n_tok = double(prompt.ids.size()), T = d.tokens_per_image(), Dv = d.vision_hidden;
     const double E = d.llm_hidden, Iv = d.vision_intermediate, Il = d.llm_intermediate;
@@ -144,7 +102,7 @@ int main(int argc, char** argv) {
                         {"weights_load_s", load_s},
                         {"preprocess_s_per_sample", preprocess_s},
                         {"forward_s", forward_s},
-                        {"runs_s", runs},
+                        {"runs_s", timing.runs_s},
                         {"samples_per_s", o.samples / forward_s},
                         {"gflop_per_sample", flop_per_sample / 1e9},
                         {"gflops", flop_per_sample * o.samples / forward_s / 1e9},

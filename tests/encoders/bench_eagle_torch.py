@@ -16,27 +16,14 @@ outputs/bench/eagle_backbone.json with the ratio; the target is embtrain >= 2x P
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "encoders_ref"))
+import bench_vs_torch as bench  # noqa: E402
 import eagle_reference as eagle  # noqa: E402
-
-
-def random_params(d, seed=1):
-    gen = torch.Generator().manual_seed(seed)
-    params = {}
-    for name, shape in eagle.param_shapes(d, with_head=False).items():
-        if len(shape) == 1 and "norm" in name:
-            params[name] = torch.ones(shape)
-        else:
-            params[name] = (torch.rand(shape, generator=gen) - 0.5) * 0.0693
-    return params
 
 
 def main():
@@ -52,29 +39,19 @@ def main():
     load_before = os.getloadavg()[0]
     shape_args = ["--samples", str(args.samples), "--views", str(args.views), "--repeats", str(args.repeats),
                   "--vision-layers", str(args.vision_layers), "--llm-layers", str(args.llm_layers)]
-    ours = json.loads(subprocess.run([args.bench] + shape_args, check=True, capture_output=True,
-                                     text=True).stdout)
-    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
-    torch.set_num_threads(threads)
+    ours = bench.run_ours([args.bench] + shape_args)
+    bench.use_environment_threads()
     d = eagle.EagleDims(vision_layers=args.vision_layers, select_layer=args.llm_layers)
-    params = random_params(d)
+    params = bench.random_params(eagle.param_shapes(d, with_head=False))
     ids = torch.tensor([ours["ids"]] * args.samples, dtype=torch.int64)
     frames = torch.randint(0, 256, (args.samples * args.views, 256, 256, 3), dtype=torch.uint8)
     pixels = eagle.preprocess(frames)
-    with torch.no_grad():
-        eagle.vl_features(params, d, ids, pixels, dtype=torch.float32)  # warm-up
-        runs = []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            eagle.vl_features(params, d, ids, pixels, dtype=torch.float32)
-            runs.append(time.perf_counter() - t0)
-    torch_s = statistics.median(runs)
+    torch_s, runs = bench.time_passes(
+        args.repeats, lambda: eagle.vl_features(params, d, ids, pixels, dtype=torch.float32))
     result = {
         "what": "GR00T-N1.5 Eagle 2.5 backbone forward (vl features), CPU float32, random weights at the "
                 "released dimensions; embtrain's CPU backend vs PyTorch 1.13 eager (eagle_reference.py)",
-        "threads": threads,
-        "load_average_before_after": [load_before, os.getloadavg()[0]],
-        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(auto)"),
+        **bench.conditions(load_before),
         "samples": args.samples, "views": args.views, "prompt_tokens": ours["prompt_tokens"],
         "vision_layers": args.vision_layers, "llm_layers": args.llm_layers,
         "gflop_per_sample": ours["gflop_per_sample"],
@@ -83,10 +60,9 @@ def main():
         "pytorch": {"forward_s": torch_s, "runs_s": runs, "samples_per_s": args.samples / torch_s,
                     "gflops": ours["gflop_per_sample"] * args.samples / torch_s},
         "speedup": torch_s / ours["forward_s"],
-        "target_speedup": 2.0,
+        "target_speedup": bench.TARGET_SPEEDUP,
     }
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    json.dump(result, open(args.out, "w"), indent=2)
+    bench.write_result(args.out, result)
     print(json.dumps({k: result[k] for k in ("speedup", "target_speedup", "embtrain", "pytorch")}, indent=1))
 
 
