@@ -179,6 +179,10 @@ void verify_views(const H5File& f, PackedSummary& s, const std::vector<int64_t>&
       }
     }
   }
+  if (f.has(packed::kClipFeatures)) {  // the DreamZero layout's CLIP rows, per step
+    verify_features(f, packed::kClipFeatures, packed::kClipOffsets, s.steps, values);
+    s.features.push_back("clip");
+  }
   if (f.has(packed::kTxtFeatures)) {
     verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, small_values);  // per task
     s.features.push_back("txt");

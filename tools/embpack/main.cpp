@@ -83,6 +83,11 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
   });
 }
 
+// The features commands' throughput: steps per second after loading the encoders.
+double steps_per_second(int64_t steps, double seconds, double load_seconds) {
+  return seconds > load_seconds ? double(steps) / (seconds - load_seconds) : 0.0;
+}
+
 int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::FeaturesReport report;
@@ -93,9 +98,7 @@ int run_features(const emb::FeaturesOptions& o, const std::string& out, const st
                   "rank(s), %s: %.2f steps/s (backbone load %.2f s)\n",
                   out.c_str(), (long long)report.steps, (long long)report.tokens, o.backbone.c_str(),
                   report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks, o.device.c_str(),
-                  report.seconds > report.load_seconds ? double(report.steps) / (report.seconds - report.load_seconds)
-                                                       : 0.0,
-                  report.load_seconds);
+                  steps_per_second(report.steps, report.seconds, report.load_seconds), report.load_seconds);
   });
 }
 
@@ -111,9 +114,7 @@ int run_dreamzero_features(const emb::DreamZeroFeaturesOptions& o, const std::st
                   out.c_str(), (long long)report.steps, (long long)report.latent_frames, (long long)report.text_rows,
                   o.checkpoint.c_str(), report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks,
                   o.device.c_str(),
-                  report.seconds > report.load_seconds ? double(report.steps) / (report.seconds - report.load_seconds)
-                                                       : 0.0,
-                  report.load_seconds);
+                  steps_per_second(report.steps, report.seconds, report.load_seconds), report.load_seconds);
   });
 }
 
