@@ -50,8 +50,8 @@ struct PackedFileIndex {
   bool online_vl() const { return !video_views.empty(); }
   bool dreamzero_layout() const { return clip_frames > 0; }
   // DreamZero layout: the step of the first video frame of action block b of the clip at `row`
-  // (latent frame 1 + b·fpb, whose first raw frame is 1 + 4·b·fpb), and how far past a clip's first
-  // step its actions and states reach.
+  // (latent frame j = 1 + b·fpb with first_frame_block, else b·fpb; its first raw frame is 4j − 3,
+  // frame 0 for j = 0), and how far past a clip's first step its actions and states reach.
   int64_t block_step(int64_t row, int64_t b, const TokenConfig& cfg) const;
   int64_t clip_reach(const TokenConfig& cfg) const;
   // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K

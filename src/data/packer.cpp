@@ -46,7 +46,7 @@ void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenCo
                 b.video_cond.insert(b.video_cond.end(), px + C, px + Cs);
               }
   b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
-  if (!cfg.first_frame_block) return;
+  if (!s.dreamzero) return;
   b.state.insert(b.state.end(), s.state.begin(), s.state.end());
   b.act_mask.insert(b.act_mask.end(), s.act_mask.begin(), s.act_mask.end());
   b.has_real_action.push_back(s.has_real_action);

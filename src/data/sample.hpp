@@ -31,6 +31,7 @@ struct Sample {
   std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
   // wan, DreamZero layout: latents carry the file's channels (latents | I2V), state is
   // [nb·Ns, Sd], act_mask [nb·Ha, A], clip [Nclip, Dclip].
+  bool dreamzero = false;
   int32_t latent_channels = 0;
   std::vector<float> act_mask, clip;
   float has_real_action = 0;

@@ -62,6 +62,7 @@ void assemble_text(const PackedFileIndex& x, const TokenConfig& cfg, int64_t e, 
 void assemble_dreamzero(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e,
                         Sample& s) {
   const int64_t end = x.episode_offsets[e + 1], width = x.action_width(e);
+  s.dreamzero = true;
   s.latent_channels = int32_t(x.latent_file_channels);
   const int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * s.latent_channels;
   const int64_t first = x.feature_rows(s.row, cfg).first;
@@ -106,6 +107,7 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Toke
       std::copy_n(a, x.action_dim, &s.block_actions[size_t((b * cfg.actions_per_block + i) * cfg.action_dim)]);
     }
   }
+  s.dreamzero = false;
   s.latent_channels = cfg.latent_channels;
   assemble_text(x, cfg, e, s);
 }
