@@ -16,7 +16,7 @@
 #include "app/run_config_from_deck.hpp"
 #include "app/start_checks.hpp"
 #include "app/training_run.hpp"
-#include "app/vl_backbone.hpp"
+#include "app/feature_encoders.hpp"
 #include "comm/agreement.hpp"
 #include "comm/world.hpp"
 #include "config/cli.hpp"
@@ -65,7 +65,7 @@ int run(const World& world, int argc, char** argv) {
   if (!cli.dump.empty()) return agree(world, [&] { write_step_dump(world, cfg, cli.dump, init_from.get()); });
 
   // data.vl_backbone: the digest of the backbone the vl features must come from (rank 0 reads it).
-  if (int code = agree(world, [&] { resolve_vl_backbone(cfg, world.comm); })) return code;
+  if (int code = agree(world, [&] { resolve_feature_encoders(cfg, world.comm); })) return code;
   // Rank 0 alone reads the data files' index arrays for the start-up checks (serially).
   if (int code = agree(world, [&] {
         check_backend(cfg);

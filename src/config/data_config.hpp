@@ -45,8 +45,11 @@ struct DataConfig {
   // (upstream) or masked out of the loss (data.action_past_end, data/sample.hpp).
   bool mask_past_end = false;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
-  // = not checked) and its eagle_weights_digest, which the app fills in (app/vl_backbone.hpp).
+  // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;
+  // wan, DreamZero layout: the folder of the encoders that must have made the latents, text and
+  // CLIP features (data.dreamzero_encoders; "" = not checked) and their digest (the app's).
+  std::string dreamzero_encoders, dreamzero_encoders_digest;
   bool vl_augment = false;  // data.vl_augment: epoch e reads the stored variant e mod K
   // model.backbone = online: the prompts of the tasks (the trainer sets it from the backbone's
   // tokenizer); the loader then reads frames and prompts instead of /features/vl.

@@ -243,6 +243,10 @@ std::vector<KeySpec> make_schema() {
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "
                  "stand-in encoder are refused. Empty: not checked"),
+      string_key("data.dreamzero_encoders", "",
+                 "wan, DreamZero layout: the folder of DreamZero's VAE, umT5 and CLIP that must have made every "
+                 "file's latents, text and CLIP features (embpack features --dreamzero records their digest); files "
+                 "of other encoders are refused. Empty: not checked"),
       enum_key("data.vl_augment", "off", {"off", "on"},
                "gr00t: train on the augmented vl features embpack features --augment K stored (GR00T's random "
                "crop and colour jitter), variant epoch mod K; off: the eval features"),

@@ -34,6 +34,54 @@ void check_vl_backbone(const H5File& f, const std::string& digest) {
   }
 }
 
+// Input to fix before any run can use the file (features of other encoders, a missing group):
+// the one-line data error with exit code 2.
+[[noreturn]] void fail_input(const H5File& f, const std::string& ds, const std::string& message) {
+  throw Error(f.where(ds, message), kExitInput);
+}
+
+// data.dreamzero_encoders: each DreamZero array names the encoders that made it.
+void check_dreamzero_encoders(const H5File& f, const std::string& latents, const std::string& digest) {
+  if (digest.empty()) return;
+  for (const std::string& ds : {latents, std::string(packed::kTxtFeatures), std::string(packed::kClipFeatures)}) {
+    const std::string made_by = f.has_attr(ds, packed::kEncodersDigest) ? f.attr_string(ds, packed::kEncodersDigest) : "";
+    if (made_by != digest)
+      fail_input(f, ds, str("made by the encoders ", made_by.empty() ? std::string("(no digest)") : made_by,
+                     ", not data.dreamzero_encoders' ", digest, "; recompute them with embpack features --dreamzero"));
+  }
+}
+
+// The DreamZero layout's groups (embpack features --dreamzero) that a first_frame_block deck reads:
+// per-step clips of F latent frames with their I2V channels, CLIP rows per step, states wide enough.
+void open_dreamzero(const H5File& f, const TokenConfig& cfg, const std::vector<int64_t>& latent_dims,
+                    const std::string& digest, PackedFileIndex& x) {
+  const std::string& ds = x.latent_dataset;
+  if (!f.has_attr(ds, packed::kClipFrames))
+    fail_input(f, ds, "missing the DreamZero layout (attribute clip_frames: a clip of latent frames per step), which "
+               "model.first_frame_block needs; compute it with embpack features --dreamzero");
+  if (!f.has(packed::kClipFeatures))
+    fail_input(f, packed::kClipFeatures, "missing (the CLIP image context of the DreamZero layout); compute it with embpack "
+                                  "features --dreamzero");
+  x.clip_frames = std::stoll(f.attr_string(ds, packed::kClipFrames));
+  x.frame_stride = std::stoll(f.attr_string(ds, packed::kFrameStride));
+  if (x.clip_frames != cfg.latent_frames)
+    fail_input(f, ds, str("clips of ", x.clip_frames, " latent frames, the model trains on ", cfg.latent_frames,
+                   " (embpack features --dreamzero --frames ", 1 + 4 * (cfg.latent_frames - 1), ")"));
+  x.latent_file_channels = latent_dims[3];
+  const int64_t cond = f.has_attr(ds, packed::kCondChannels) ? std::stoll(f.attr_string(ds, packed::kCondChannels)) : 0;
+  if (cfg.latent_channels != x.latent_file_channels && cfg.latent_channels != x.latent_file_channels - cond)
+    fail_input(f, ds, str(x.latent_file_channels, " channels (", x.latent_file_channels - cond, " latent + ", cond,
+                   " I2V), the model reads ", cfg.latent_channels, " (model.latent_channels: the latents alone, or "
+                   "with the I2V channels)"));
+  if (x.state_dim > cfg.state_dim) fail_input(f, packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
+  const std::vector<int64_t> clip = f.dims(packed::kClipFeatures);
+  const std::vector<int64_t> clip_offsets = f.read_all<int64_t>(packed::kClipOffsets);
+  x.clip_tokens = x.steps > 0 ? clip_offsets[1] - clip_offsets[0] : 0, x.clip_dim = clip[1];
+  if (clip[0] != x.clip_tokens * x.steps)
+    fail_input(f, packed::kClipFeatures, str(clip[0], " rows, expected ", x.clip_tokens, " per step"));
+  check_dreamzero_encoders(f, ds, digest);
+}
+
 // data.vl_augment: the file's stored augmented variants (embpack features --augment K).
 int64_t augmented_variants(const H5File& f) {
   const int64_t k = f.has_attr(packed::kVlFeatures, packed::kAugmentVariants)
@@ -106,11 +154,13 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
     f.fail(str(packed::kLatents, "/", v), "missing (deck data.view)");
   x.latent_dataset = str(packed::kLatents, "/", v);
   std::vector<int64_t> ld = f.dims(x.latent_dataset);
-  if (ld[1] != cfg.latent_height || ld[2] != cfg.latent_width || ld[3] != cfg.latent_channels)
+  if (ld[1] != cfg.latent_height || ld[2] != cfg.latent_width || (ld[3] != cfg.latent_channels && !f.has_attr(x.latent_dataset, packed::kClipFrames)))
     f.fail(x.latent_dataset, str("latent shape [", ld[1], ", ", ld[2], ", ", ld[3], "] != model [", cfg.latent_height,
                                  ", ", cfg.latent_width, ", ", cfg.latent_channels, "]"));
   x.latent_offsets = f.read_all<int64_t>(x.latent_dataset + "_offsets");
   x.steps_per_latent = int64_t(f.attr_double(x.latent_dataset, packed::kStepsPerLatent));
+  if (cfg.first_frame_block || f.has_attr(x.latent_dataset, packed::kClipFrames))
+    open_dreamzero(f, cfg, ld, vl.dreamzero_digest, x);
   int64_t d = f.dims(packed::kTxtFeatures)[1];
   if (d != cfg.d_ctx) f.fail(packed::kTxtFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
   x.txt_offsets = f.read_all<int64_t>(packed::kTxtOffsets);
@@ -139,8 +189,19 @@ int64_t PackedFileIndex::action_width(int64_t episode) const {
   return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
 }
 
+int64_t PackedFileIndex::block_step(int64_t row, int64_t b, const TokenConfig& cfg) const {
+  const int64_t latent = (cfg.first_frame_block ? 1 : 0) + b * cfg.frames_per_block;
+  return row + (latent == 0 ? 0 : 4 * latent - 3) * frame_stride;
+}
+
+int64_t PackedFileIndex::clip_reach(const TokenConfig& cfg) const {
+  return block_step(0, sample_blocks(cfg, cfg.latent_frames) - 1, cfg) +
+         std::max(cfg.actions_per_block, cfg.states_per_block);
+}
+
 std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const TokenConfig& cfg) const {
   if (cfg.family == Family::gr00t) return {vl_offsets[row], vl_offsets[row + 1]};
+  if (dreamzero_layout()) return {row * clip_frames, (row + 1) * clip_frames};
   int64_t e = episode_of(row);
   int64_t last = (row - episode_offsets[e]) / steps_per_latent, first = std::max<int64_t>(0, last - cfg.latent_frames + 1);
   return {latent_offsets[e] + first, latent_offsets[e] + last + 1};
@@ -162,6 +223,10 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
   for (const std::string& p : paths) {
     files_.push_back(open_file(comm, transfer, p, cfg, view, vl));
     const PackedFileIndex& x = files_.back();
+    if (x.dreamzero_layout() != files_.front().dreamzero_layout())
+      x.file.fail(x.latent_dataset, str("the DreamZero layout ", x.dreamzero_layout() ? "here" : "missing here",
+                                        " but ", x.dreamzero_layout() ? "not" : "", " in ", files_.front().file.path(),
+                                        ": a run's files share one layout"));
     sample_begin_.push_back(sample_begin_.back() + x.steps);
     if (cfg.family == Family::gr00t) {
       for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) max_context_ = std::max(max_context_, x.vl_offsets[s + 1] - x.vl_offsets[s]);

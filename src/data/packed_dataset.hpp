@@ -34,6 +34,9 @@ struct PackedFileIndex {
   std::string latent_dataset;                  // wan: /latents/<view>
   std::vector<int64_t> latent_offsets;         // wan: [E+1]
   int64_t steps_per_latent = 1;
+  // wan, DreamZero layout (packed_format.hpp): F latent frames per step (its clip), the steps
+  // between a clip's frames, the I2V channels after the latents' and the CLIP rows per step.
+  int64_t clip_frames = 0, frame_stride = 1, latent_file_channels = 0, clip_tokens = 0, clip_dim = 0;
   std::vector<int64_t> txt_offsets;            // wan: [ntask+1]
   std::vector<float> txt;                      // wan: every task's text features [rows, d_ctx]
 
@@ -45,6 +48,12 @@ struct PackedFileIndex {
   // the episode start (wan). The array that dominates the bytes of a sample.
   std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
   bool online_vl() const { return !video_views.empty(); }
+  bool dreamzero_layout() const { return clip_frames > 0; }
+  // DreamZero layout: the step of the first video frame of action block b of the clip at `row`
+  // (latent frame j = 1 + b·fpb with first_frame_block, else b·fpb; its first raw frame is 4j − 3,
+  // frame 0 for j = 0), and how far past a clip's first step its actions and states reach.
+  int64_t block_step(int64_t row, int64_t b, const TokenConfig& cfg) const;
+  int64_t clip_reach(const TokenConfig& cfg) const;
   // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K
   // (data.vl_augment), or the wan latents; every variant has feature_rows' rows. Online vl: none.
   std::string feature_dataset(int64_t epoch) const;
@@ -56,6 +65,9 @@ struct VlFeatureChoice {
   bool augmented = false;       // read the stored augmented variants, one per epoch
   // model.backbone = online: set; the files' frames and prompts replace /features/vl.
   VlPrompt online_prompt = nullptr;
+  // wan, DreamZero layout: the encoders_digest the files' features must carry (data.dreamzero_encoders;
+  // "" = not checked).
+  std::string dreamzero_digest;
 };
 
 // Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.

@@ -24,6 +24,19 @@
 //        the k-th training augmentation (GR00T's random crop and colour jitter, drawn from
 //        (augment_seed, step, k)); the rows of /features/vl_offsets (the prompts are the same).
 //        Training with data.vl_augment = on reads variant epoch mod K.
+//   DreamZero layout (embpack features --dreamzero, tools/embpack/dreamzero_features.hpp):
+//   /latents/<view> with attribute clip_frames = F: per step t, the F latent frames of the clip
+//        that starts at t (not a stream of frames: the causal VAE encodes each clip from its own
+//        first frame, as upstream does per sample), rows [t·F, (t+1)·F) of the episode's, so
+//        /latents/<view>_offsets counts F·len per episode; channels [latents (C) | mask (4) |
+//        image latents (C)] with attribute cond_channels = C + 4 (the I2V y, never noised);
+//        frame_stride (steps between the clip's frames), frames (T = 1 + 4(F − 1)).
+//   /features/clip (+ _offsets [S+1]) float16 [S·257, Dclip]: CLIP features of each step's clip's
+//        first frame.
+//   /features/txt as for wan, umT5's rows of each task's DreamZero prompt (real rows only).
+//   These three carry the string attributes encoders, encoders_digest (the encoders' weights,
+//        encoders/dreamzero/encoder_folder.hpp: training compares it with data.dreamzero_encoders'),
+//        checkpoint, recipe, preprocessing, dims.
 //   root string attribute modality (embpack lerobot, from GR00T's meta/modality.json and
 //        meta/info.json): JSON {"state"|"action": {sub-key: {"start", "end", "absolute",
 //        "rotation_type", "continuous"}} with [start, end) in /steps/state or /steps/action,
@@ -56,6 +69,12 @@ constexpr const char* kLatents = "/latents";
 constexpr const char* kVideo = "/video";
 constexpr const char* kStepsPerLatent = "steps_per_latent";
 constexpr const char* kBackboneDigest = "backbone_digest";
+constexpr const char* kClipFeatures = "/features/clip";
+constexpr const char* kClipOffsets = "/features/clip_offsets";
+constexpr const char* kClipFrames = "clip_frames";
+constexpr const char* kFrameStride = "frame_stride";
+constexpr const char* kCondChannels = "cond_channels";
+constexpr const char* kEncodersDigest = "encoders_digest";
 constexpr const char* kAugmentVariants = "augment";
 constexpr const char* kVlAugmented = "/features/vl_aug";  // + k
 constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",

@@ -51,7 +51,8 @@ std::string latent_offsets_name(const std::string& view) { return str(packed::kL
 // small arrays (per step at most a few bytes, or per task or embodiment), or every value.
 enum class Depth { structure, small_values, all_values };
 
-// Latents of one view: shape, offsets, and ceil(len/spl) frames per episode.
+// Latents of one view: shape, offsets, and ceil(len/spl) frames per episode (clip_frames·len in
+// the DreamZero layout).
 void verify_latents(const H5File& f, const std::string& view, const std::vector<int64_t>& ep, bool values) {
   std::string ds = str(packed::kLatents, "/", view);
   std::vector<int64_t> d = f.expect(ds, Elem::f16, 4);
@@ -62,8 +63,11 @@ void verify_latents(const H5File& f, const std::string& view, const std::vector<
   std::vector<int64_t> off = f.read_all<int64_t>(ods);
   int64_t episodes = int64_t(ep.size()) - 1;
   check_offsets(f, ods, off, episodes, d[0], true);
+  // The DreamZero layout: F latent frames per step (the clip starting there).
+  const int64_t clip_frames =
+      f.has_attr(ds, packed::kClipFrames) ? std::stoll(f.attr_string(ds, packed::kClipFrames)) : 0;
   for (int64_t e = 0; e < episodes; ++e) {
-    int64_t want = (ep[e + 1] - ep[e] + int64_t(spl) - 1) / int64_t(spl);
+    int64_t want = clip_frames > 0 ? clip_frames * (ep[e + 1] - ep[e]) : (ep[e + 1] - ep[e] + int64_t(spl) - 1) / int64_t(spl);
     if (off[e + 1] - off[e] != want)
       f.fail(ods, str("episode ", e, " has ", off[e + 1] - off[e], " latent frames, expected ", want));
   }
@@ -174,6 +178,10 @@ void verify_views(const H5File& f, PackedSummary& s, const std::vector<int64_t>&
         s.features.push_back(str("vl_aug", k));
       }
     }
+  }
+  if (f.has(packed::kClipFeatures)) {  // the DreamZero layout's CLIP rows, per step
+    verify_features(f, packed::kClipFeatures, packed::kClipOffsets, s.steps, values);
+    s.features.push_back("clip");
   }
   if (f.has(packed::kTxtFeatures)) {
     verify_features(f, packed::kTxtFeatures, packed::kTxtOffsets, s.tasks, small_values);  // per task

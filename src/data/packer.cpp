@@ -26,12 +26,14 @@ void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const Token
   b.frames.insert(b.frames.end(), s.frames.begin(), s.frames.end());
 }
 
-// x0 of every video token in the rule's order: the clean patches, then the same patches noisy.
+// x0 of every video token in the rule's order: the clean patches, then the same patches noisy;
+// the DreamZero layout's I2V channels (past the model's latent_channels) go to video_cond, the
+// same for both halves, never noised.
 void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
   append_sample_tokens(cfg, cfg.latent_frames, slot, b);
   auto [pt, ph, pw] = cfg.patch;
-  int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
-  int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
+  const int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels, Cs = s.latent_channels;
+  const int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
   for (int32_t grp = 0; grp < 2; ++grp)
     for (int f = 0; f < fp; ++f)
       for (int h = 0; h < hp; ++h)
@@ -39,10 +41,16 @@ void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenCo
           for (int dt = 0; dt < pt; ++dt)
             for (int dh = 0; dh < ph; ++dh)
               for (int dw = 0; dw < pw; ++dw) {
-                const float* px = &s.latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * C];
+                const float* px = &s.latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * Cs];
                 b.video_x0.insert(b.video_x0.end(), px, px + C);
+                b.video_cond.insert(b.video_cond.end(), px + C, px + Cs);
               }
   b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
+  if (!s.dreamzero) return;
+  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
+  b.act_mask.insert(b.act_mask.end(), s.act_mask.begin(), s.act_mask.end());
+  b.has_real_action.push_back(s.has_real_action);
+  b.clip.insert(b.clip.end(), s.clip.begin(), s.clip.end());
 }
 
 PackedBatch build_batch(const std::vector<const Sample*>& samples, const TokenConfig& cfg, const PackerConfig& p) {

@@ -29,6 +29,12 @@ struct Sample {
   int32_t views = 0, frame_height = 0, frame_width = 0;
   std::vector<float> state, actions, action_mask;  // gr00t: [Sd], [Hz, A], [Hz, A]
   std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
+  // wan, DreamZero layout: latents carry the file's channels (latents | I2V), state is
+  // [nb·Ns, Sd], act_mask [nb·Ha, A], clip [Nclip, Dclip].
+  bool dreamzero = false;
+  int32_t latent_channels = 0;
+  std::vector<float> act_mask, clip;
+  float has_real_action = 0;
   int64_t tokens() const { return query_tokens + context_tokens; }
 };
 

@@ -50,7 +50,47 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   if (s.context_tokens > 0) half_to_float(buf.feature(s.file, first), s.context.data(), s.context_tokens * cfg.d_ctx);
 }
 
+// The task's text rows, zero-padded to text_len (wan's context).
+void assemble_text(const PackedFileIndex& x, const TokenConfig& cfg, int64_t e, Sample& s) {
+  int64_t task = x.episode_task[e];
+  s.context_tokens = sample_context_tokens(cfg, x.txt_offsets[task + 1] - x.txt_offsets[task]);
+  s.context.assign(x.txt.begin() + x.txt_offsets[task] * cfg.d_ctx, x.txt.begin() + x.txt_offsets[task + 1] * cfg.d_ctx);
+  s.context.resize(size_t(s.context_tokens * cfg.d_ctx), 0.f);  // text_len's zero rows
+}
+
+// The DreamZero layout (sample.hpp): the clip at s.row, its blocks' actions and states, its CLIP rows.
+void assemble_dreamzero(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e,
+                        Sample& s) {
+  const int64_t end = x.episode_offsets[e + 1], width = x.action_width(e);
+  s.dreamzero = true;
+  s.latent_channels = int32_t(x.latent_file_channels);
+  const int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * s.latent_channels;
+  const int64_t first = x.feature_rows(s.row, cfg).first;
+  s.latents.resize(size_t(cfg.latent_frames * frame_elems));
+  half_to_float(buf.feature(s.file, first), s.latents.data(), cfg.latent_frames * frame_elems);
+  const int64_t blocks = sample_blocks(cfg, cfg.latent_frames);
+  s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 0.f);
+  s.act_mask.assign(s.block_actions.size(), 0.f);
+  s.state.assign(size_t(blocks * cfg.states_per_block * cfg.state_dim), 0.f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t step0 = x.block_step(s.row, b, cfg);
+    for (int64_t i = 0; i < cfg.actions_per_block; ++i) {
+      const size_t at = size_t((b * cfg.actions_per_block + i) * cfg.action_dim);
+      std::copy_n(buf.action(s.file, std::min(step0 + i, end - 1)), x.action_dim, &s.block_actions[at]);
+      std::fill_n(&s.act_mask[at], width, 1.f);
+    }
+    for (int64_t k = 0; k < cfg.states_per_block; ++k)
+      std::copy_n(buf.state(s.file, std::min(step0 + k, end - 1)), x.state_dim,
+                  &s.state[size_t((b * cfg.states_per_block + k) * cfg.state_dim)]);
+  }
+  s.has_real_action = 1.f;
+  s.clip.resize(size_t(x.clip_tokens * x.clip_dim));
+  half_to_float(buf.clip(s.file, s.row, x.clip_tokens), s.clip.data(), x.clip_tokens * x.clip_dim);
+  assemble_text(x, cfg, e, s);
+}
+
 void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {
+  if (x.dreamzero_layout()) return assemble_dreamzero(x, buf, cfg, e, s);
   int64_t start = x.episode_offsets[e], end = x.episode_offsets[e + 1], spl = x.steps_per_latent;
   int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
   int64_t last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
@@ -67,10 +107,9 @@ void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const Toke
       std::copy_n(a, x.action_dim, &s.block_actions[size_t((b * cfg.actions_per_block + i) * cfg.action_dim)]);
     }
   }
-  int64_t task = x.episode_task[e];
-  s.context_tokens = sample_context_tokens(cfg, x.txt_offsets[task + 1] - x.txt_offsets[task]);
-  s.context.assign(x.txt.begin() + x.txt_offsets[task] * cfg.d_ctx, x.txt.begin() + x.txt_offsets[task + 1] * cfg.d_ctx);
-  s.context.resize(size_t(s.context_tokens * cfg.d_ctx), 0.f);  // text_len's zero rows
+  s.dreamzero = false;
+  s.latent_channels = cfg.latent_channels;
+  assemble_text(x, cfg, e, s);
 }
 
 bool any_non_finite(const std::vector<float>& v) {
@@ -87,6 +126,8 @@ size_t first_non_finite_index(const std::vector<float>& v) {
 int64_t action_source_row(const PackedFileIndex& x, const TokenConfig& cfg, const Sample& s, int64_t k) {
   const int64_t e = x.episode_of(s.row), start = x.episode_offsets[e], end = x.episode_offsets[e + 1];
   if (cfg.family == Family::gr00t) return std::min(s.row + k, end - 1);
+  if (x.dreamzero_layout())
+    return std::min(x.block_step(s.row, k / cfg.actions_per_block, cfg) + k % cfg.actions_per_block, end - 1);
   const int64_t spl = x.steps_per_latent, last = (s.row - start) / spl, first = last - cfg.latent_frames + 1;
   const int64_t block = k / cfg.actions_per_block, i = k % cfg.actions_per_block;
   return std::min(start + std::max<int64_t>(0, first + block * cfg.frames_per_block) * spl + i, end - 1);
@@ -105,6 +146,8 @@ std::string first_non_finite(const PackedDataset& data, const TokenConfig& cfg, 
                s.row, ")");
   if (any_non_finite(s.latents))
     return str(where, x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
+  if (any_non_finite(s.clip))
+    return str(where, packed::kClipFeatures, ": non-finite value in the CLIP rows of step ", s.row);
   if (any_non_finite(s.context))
     return str(where, x.latent_dataset.empty() ? packed::kVlFeatures : packed::kTxtFeatures,
                ": non-finite value in the context features of the sample at row ", s.row);

@@ -41,15 +41,20 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
                             const std::vector<BufferSample>& samples, const NodeLayout& nodes, int64_t epoch) {
   files_.resize(size_t(data.files()));
   for (FileRows& r : files_)
-    for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->clear();
+    for (RowRanges* rr : {&r.steps, &r.actions, &r.features, &r.clip_rows}) rr->clear();
   bool gr00t = cfg.family == Family::gr00t;
   for (const Chunk& c : chunks) {
     const PackedFileIndex& x = data.file(c.file);
     FileRows& r = files_[size_t(c.file)];
-    r.steps.add(c.begin, c.end);
     if (gr00t) {
+      r.steps.add(c.begin, c.end);
       r.actions.add(c.begin, std::min(x.steps, c.end + cfg.horizon - 1));
+    } else if (x.dreamzero_layout()) {  // a clip's states and actions lie ahead of its first step
+      r.steps.add(c.begin, std::min(x.steps, c.end + x.clip_reach(cfg)));
+      r.actions.add(c.begin, std::min(x.steps, c.end + x.clip_reach(cfg)));
+      r.clip_rows.add(c.begin * x.clip_tokens, c.end * x.clip_tokens);
     } else {
+      r.steps.add(c.begin, c.end);
       int64_t reach = int64_t(cfg.latent_frames) * x.steps_per_latent;
       r.actions.add(std::max<int64_t>(0, c.begin - reach), std::min(x.steps, c.end + cfg.actions_per_block));
     }
@@ -59,19 +64,22 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
   for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
     FileRows& r = files_[size_t(f)];
     const PackedFileIndex& x = data.file(f);
-    for (RowRanges* rr : {&r.steps, &r.actions, &r.features}) rr->finish();
-    r.state_dim = x.state_dim, r.action_dim = x.action_dim;
-    r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * cfg.latent_channels;
+    for (RowRanges* rr : {&r.steps, &r.actions, &r.features, &r.clip_rows}) rr->finish();
+    r.state_dim = x.state_dim, r.action_dim = x.action_dim, r.clip_dim = x.clip_dim;
+    const int64_t channels = x.dreamzero_layout() ? x.latent_file_channels : cfg.latent_channels;
+    r.feature_elems = gr00t ? cfg.d_ctx : int64_t(cfg.latent_height) * cfg.latent_width * channels;
     r.frame_bytes = x.frame_height * x.frame_width * 3;
     bytes += aligned(size_t(r.steps.rows() * r.state_dim) * 4) + aligned(size_t(r.actions.rows() * r.action_dim) * 4);
     bytes += x.video_views.size() * aligned(size_t(r.steps.rows() * r.frame_bytes));
+    bytes += aligned(size_t(r.clip_rows.rows() * r.clip_dim) * 2);
     feature_bytes += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
   }
   fit(rows_, bytes);
   features_.fit(feature_bytes, nodes.node);  // the same size on every rank: the same chunks
   file_bytes_ = 0;
   for (const FileRows& r : files_)
-    file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 + r.features.rows() * r.feature_elems * 2;
+    file_bytes_ += (r.steps.rows() * r.state_dim + r.actions.rows() * r.action_dim) * 4 +
+                   (r.features.rows() * r.feature_elems + r.clip_rows.rows() * r.clip_dim) * 2;
   for (int32_t f = 0; f < int32_t(files_.size()); ++f)
     file_bytes_ += files_[size_t(f)].steps.rows() * files_[size_t(f)].frame_bytes * int64_t(data.file(f).video_views.size());
   int64_t read = 0;
@@ -86,6 +94,10 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
+    if (x.dreamzero_layout()) {  // every rank reads the CLIP rows whole, as the state rows
+      r.clip = rows_.alloc<uint16_t>(size_t(r.clip_rows.rows() * r.clip_dim));
+      read += x.file.read_rows(packed::kClipFeatures, Elem::f16, r.clip_rows, r.clip);
+    }
     if (x.online_vl()) {
       read += read_frames(x, r);
       continue;
@@ -173,6 +185,11 @@ const float* ShuffleBuffer::state(int32_t file, int64_t row) const {
 const float* ShuffleBuffer::action(int32_t file, int64_t row) const {
   const FileRows& r = files_[size_t(file)];
   return r.action + r.actions.locate(row) * r.action_dim;
+}
+
+const uint16_t* ShuffleBuffer::clip(int32_t file, int64_t row, int64_t tokens) const {
+  const FileRows& r = files_[size_t(file)];
+  return r.clip + r.clip_rows.locate(row * tokens) * r.clip_dim;
 }
 
 const uint16_t* ShuffleBuffer::feature(int32_t file, int64_t feature_row) const {

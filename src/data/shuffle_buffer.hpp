@@ -1,6 +1,6 @@
 // The rows one shuffle buffer's samples need: for each chunk [a, b) of a file, its state
 // rows, the action rows the action windows reach (gr00t: up to b+Hz-1; wan: from the first
-// block of the history on) and the feature rows of its samples (gr00t: vl features of its
+// block of the history on; DreamZero layout: up to the clip's end) and the feature rows of its samples (gr00t: vl features of its
 // steps; wan: latent frames of its windows including history). Ranges are merged per file,
 // so k chunks of one file cost one large read per range of merged rows.
 // Every rank loads the same buffers in the same order (the buffers of a step's global
@@ -46,16 +46,19 @@ class ShuffleBuffer {
   const float* action(int32_t file, int64_t row) const;
   // Row `feature_row` of the file's feature array (vl features or latent frames), float16.
   const uint16_t* feature(int32_t file, int64_t feature_row) const;
+  // DreamZero layout: the CLIP rows [tokens, Dclip] of step `row`, float16.
+  const uint16_t* clip(int32_t file, int64_t row, int64_t tokens) const;
   // Online vl: the frame [H, W, 3] of step `row` in /video view `view` (PackedFileIndex::video_views).
   const uint8_t* frame(int32_t file, size_t view, int64_t row) const;
 
  private:
   struct FileRows {
-    RowRanges steps, actions, features;
+    RowRanges steps, actions, features, clip_rows;
     float* state = nullptr;
     float* action = nullptr;
     uint16_t* feature_values = nullptr;
-    int64_t state_dim = 0, action_dim = 0, feature_elems = 0;
+    uint16_t* clip = nullptr;  // DreamZero layout: CLIP rows of the buffer's steps
+    int64_t state_dim = 0, action_dim = 0, feature_elems = 0, clip_dim = 0;
     std::vector<uint8_t*> frames;  // online vl: per /video view, the frames of the step rows
     int64_t frame_bytes = 0;
   };

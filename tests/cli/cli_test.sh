@@ -643,7 +643,7 @@ data_refused_at_start)
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
   ;;
 vl_backbone_refused)
-  # data.vl_backbone (app/vl_backbone.hpp): a checkpoint that cannot be read is one line naming
+  # data.vl_backbone (app/feature_encoders.hpp): a checkpoint that cannot be read is one line naming
   # the deck line (exit 2); the tiny datasets' features, which the stand-in encoder made, are
   # refused for a real backbone (a data file's error: exit 1, as in data_refused_at_start).
   /usr/bin/python3 tests/encoders_ref/make_tiny_encoders.py --which eagle --out "$tmp/tiny" >/dev/null ||

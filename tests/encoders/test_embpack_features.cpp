@@ -246,8 +246,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_no_file) {
     mixed.videos[1].frames.resize(size_t(mixed.steps() * 32 * 32 * 3));
     write_packed(mixed, dir + "/mixed.h5", "test");
     expect_refused(features_command(dir + "/mixed.h5", dir + "/out.h5"),
-                   dir + "/mixed.h5:/video/wrist: frames 32x32 differ from /video/front's 48x64 (GR00T stacks a "
-                         "sample's views: they must share one resolution)");
+                   dir + "/mixed.h5:/video/wrist: frames 32x32 differ from /video/front's 48x64 (a step's views "
+                         "are stacked or tiled: they must share one resolution)");
   }
   {
     fs::copy_file(dir + "/in.h5", dir + "/rgba.h5", fs::copy_options::overwrite_existing);

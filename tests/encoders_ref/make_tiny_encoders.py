@@ -106,14 +106,14 @@ def eagle_checkpoint(seed=0, d: eagle.EagleDims = TINY_EAGLE, total_layers=TINY_
     return tensors, {"backbone_cfg": backbone_cfg(d), "eagle_config": eagle_config(d, total_layers)}
 
 
-def wan_checkpoints(seed=0):
+def wan_checkpoints(seed=0, t5=TINY_T5):
     """{file stem: (state dict, constructor arguments)} for the four Wan encoder files."""
     vae_args = lambda d: {"dim": d.dim, "z_dim": d.z, "dim_mult": d.dim_mult,  # noqa: E731
                           "num_res_blocks": d.num_res_blocks, "temperal_downsample": d.temporal_down,
                           **({"dec_dim": d.dec_dim} if d.kind == "wan22" else {})}
-    t5_args = {"vocab": TINY_T5.vocab, "dim": TINY_T5.dim, "dim_attn": TINY_T5.dim_attn,
-               "dim_ffn": TINY_T5.dim_ffn, "num_heads": TINY_T5.heads, "num_layers": TINY_T5.layers,
-               "num_buckets": TINY_T5.buckets, "shared_pos": False}
+    t5_args = {"vocab": t5.vocab, "dim": t5.dim, "dim_attn": t5.dim_attn,
+               "dim_ffn": t5.dim_ffn, "num_heads": t5.heads, "num_layers": t5.layers,
+               "num_buckets": t5.buckets, "shared_pos": False}
     c = TINY_CLIP
     clip_args = {"embed_dim": c.embed_dim, "image_size": c.image_size, "patch_size": c.patch,
                  "vision_dim": c.dim, "vision_mlp_ratio": c.mlp_ratio, "vision_heads": c.heads,
@@ -122,7 +122,7 @@ def wan_checkpoints(seed=0):
     return {
         "Wan2.1_VAE": (random_params(vae.param_shapes(TINY_VAE21), seed + 1), vae_args(TINY_VAE21)),
         "Wan2.2_VAE": (random_params(vae.param_shapes(TINY_VAE22), seed + 2), vae_args(TINY_VAE22)),
-        "models_t5_umt5-xxl-enc-bf16": (random_params(umt5.param_shapes(TINY_T5), seed + 3, dtype=torch.bfloat16),
+        "models_t5_umt5-xxl-enc-bf16": (random_params(umt5.param_shapes(t5), seed + 3, dtype=torch.bfloat16),
                                         t5_args),
         "models_clip_open-clip-xlm-roberta-large-vit-huge-14": (random_params(clip.param_shapes(c), seed + 4),
                                                                  clip_args),
@@ -139,12 +139,12 @@ def write_eagle(out_dir, seed):
         json.dump(fragments["eagle_config"], f, indent=2)
 
 
-def write_wan(out_dir, seed, which):
+def write_wan(out_dir, seed, which, t5=TINY_T5):
     os.makedirs(out_dir, exist_ok=True)
     dims = {}
     wanted = {"vae21": "Wan2.1_VAE", "vae22": "Wan2.2_VAE", "t5": "models_t5_umt5-xxl-enc-bf16",
               "clip": "models_clip_open-clip-xlm-roberta-large-vit-huge-14"}
-    for stem, (state, args) in wan_checkpoints(seed).items():
+    for stem, (state, args) in wan_checkpoints(seed, t5).items():
         if stem not in [wanted[w] for w in which if w in wanted]:
             continue
         torch.save(state, os.path.join(out_dir, stem + ".pth"))
@@ -160,6 +160,8 @@ def main(argv=None):
     ap.add_argument("--which", default="eagle,vae21,vae22,t5,clip",
                     help="comma-separated subset of eagle,vae21,vae22,t5,clip (default: all)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--t5-dim", type=int, default=TINY_T5.dim,
+                    help=f"umT5 width (default {TINY_T5.dim}; a DiT's text_dim to feed one)")
     args = ap.parse_args(argv)
     which = [w.strip() for w in args.which.split(",") if w.strip()]
     unknown = sorted(set(which) - {"eagle", "vae21", "vae22", "t5", "clip"})
@@ -168,7 +170,9 @@ def main(argv=None):
     if "eagle" in which:
         write_eagle(os.path.join(args.out, "eagle"), args.seed)
     if set(which) - {"eagle"}:
-        write_wan(os.path.join(args.out, "wan"), args.seed, which)
+        t5 = umt5.T5Dims(dim=args.t5_dim, dim_attn=args.t5_dim, dim_ffn=TINY_T5.dim_ffn, heads=TINY_T5.heads,
+                         layers=TINY_T5.layers)
+        write_wan(os.path.join(args.out, "wan"), args.seed, which, t5)
     print(f"make_tiny_encoders: wrote {', '.join(which)} under {args.out}")
 
 

@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 
-#include "comm/rank_gather.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "core/half.hpp"
@@ -15,9 +14,8 @@
 #include "encoders/tokenizers/eagle_prompt.hpp"
 #include "generated/git_commit.hpp"
 #include "kernels/make_ops.hpp"
-#include "packed_reader.hpp"
+#include "features_driver.hpp"
 #include "progress.hpp"
-#include "comm/agreement.hpp"
 
 namespace emb {
 
@@ -34,36 +32,6 @@ DType storage_of(const FeaturesOptions& o) {
   }
   if (o.precision != "auto") throw Error(str("features: --precision ", o.precision, ": expected auto, fp32 or bf16"), kExitInput);
   return o.device == "cuda" ? DType::bf16 : DType::f32;
-}
-
-// The views in prompt order: --views, each of which the file must hold, or the file's.
-std::vector<size_t> view_order(const PackedData& p, const FeaturesOptions& o) {
-  std::vector<size_t> order;
-  if (o.views.empty()) {
-    for (size_t v = 0; v < p.videos.size(); ++v) order.push_back(v);
-  } else {
-    for (const std::string& name : o.views) {
-      size_t v = 0;
-      while (v < p.videos.size() && p.videos[v].name != name) ++v;
-      if (v == p.videos.size()) throw Error(str(o.input, ":", packed::kVideo, "/", name, ": missing (--views)"), kExitInput);
-      order.push_back(v);
-    }
-  }
-  if (order.empty()) throw Error(str(o.input, ":", packed::kVideo, ": no camera frames to compute features from"), kExitInput);
-  const VideoView& first = p.videos[order[0]];
-  for (size_t v : order)
-    if (p.videos[v].height != first.height || p.videos[v].width != first.width)
-      throw Error(str(o.input, ":", packed::kVideo, "/", p.videos[v].name, ": frames ", p.videos[v].height, "x",
-                      p.videos[v].width, " differ from /video/", first.name, "'s ", first.height, "x", first.width,
-                      " (GR00T stacks a sample's views: they must share one resolution)"),
-                  kExitInput);
-  return order;
-}
-
-std::string joined_names(const PackedData& p, const std::vector<size_t>& order) {
-  std::string s;
-  for (size_t v : order) s += (s.empty() ? "" : ",") + p.videos[v].name;
-  return s;
 }
 
 // Where /features/vl came from: the backbone and its digest, the recipe,
@@ -87,15 +55,11 @@ void record_provenance(const FeaturesOptions& o, const FeaturesReport& report, c
 PackedData compute_share(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
   const std::string eagle_folder = o.eagle_folder.empty() ? o.backbone + "/eagle2_hg_model" : o.eagle_folder;
-  const std::vector<int64_t> episode_offsets = H5File::open(o.input).read_all<int64_t>(packed::kEpisodeOffsets);
-  const std::vector<int64_t> shares = balanced_episode_shares(episode_offsets, world.size);
-  PackedShareRequest request;
-  request.first_episode = shares[size_t(world.rank)], request.last_episode = shares[size_t(world.rank) + 1];
-  request.features = false;
-  PackedData p = read_packed_share(o.input, request);
+  EpisodeShare share = read_episode_share(o.input, world);
+  PackedData& p = share.data;
   if (p.family != "gr00t")
     throw Error(str(o.input, ": family ", p.family, ": the Eagle backbone computes gr00t vl features"), kExitInput);
-  const std::vector<size_t> views = view_order(p, o);
+  const std::vector<size_t> views = view_order(p, o.views, o.input);
   EMB_CHECK(o.batch > 0, "features: --batch must be positive");
 
   const tokenizers::Qwen2Tokenizer tokenizer(eagle_folder);
@@ -120,7 +84,7 @@ PackedData compute_share(const FeaturesOptions& o, const World& world, FeaturesR
   // Variant -1: the eval features (/features/vl); 0 .. K-1 the augmented ones.
   std::vector<VarlenFeatures> variants(size_t(o.augment + 1));
   for (VarlenFeatures& v : variants) v.dim = d.llm_hidden;
-  const int64_t first_step = episode_offsets[size_t(request.first_episode)];
+  const int64_t first_step = share.first_step;
   const int64_t H = p.videos[views[0]].height, W = p.videos[views[0]].width;
   const int64_t frame_bytes = H * W * 3, patch_values = d.tokens_per_image() * d.patch_features();
   const int64_t V = int64_t(views.size());
@@ -158,32 +122,16 @@ PackedData compute_share(const FeaturesOptions& o, const World& world, FeaturesR
   p.features.clear();
   for (int k = 0; k < o.augment; ++k) p.features[str("vl_aug", k)] = std::move(variants[size_t(k + 1)]);
   p.features["vl"] = std::move(vl);
-  return p;
+  return std::move(p);
 }
 
 }  // namespace
 
 PackedData compute_backbone_features(const FeaturesOptions& o, const World& world, FeaturesReport& report) {
   const auto start = std::chrono::steady_clock::now();
-  PackedData share;
-  std::string error;
-  int code = kExitFailure;
-  try {
-    share = compute_share(o, world, report);
-  } catch (const Error& e) {
-    // Everything compute_share refuses is input to fix (the file, its frames, the checkpoint,
-    // the Eagle folder, the options): exit 2, as the readers' own errors are plain; an internal
-    // invariant (EMB_ASSERT) keeps its code.
-    error = e.what();
-    code = error.find(": internal error: ") == std::string::npos ? kExitInput : e.exit_code();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  throw_if_any_rank_failed(world.comm, error, code);
-  const std::vector<int64_t> counts =
-      gather_to_all(std::vector<int64_t>{share.steps(), share.features["vl"].offsets.back()}, world.comm);
-  report.steps = report.tokens = 0;
-  for (size_t i = 0; i < counts.size(); i += 2) report.steps += counts[i], report.tokens += counts[i + 1];
+  PackedData share = compute_share_agreed(world, [&] { return compute_share(o, world, report); });
+  const std::vector<int64_t> sums = sum_over_ranks({share.steps(), share.features["vl"].offsets.back()}, world);
+  report.steps = sums[0], report.tokens = sums[1];
   report.ranks = world.size;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return share;

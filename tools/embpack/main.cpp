@@ -4,6 +4,7 @@
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
 //   embpack lerobot DIR... [--modality modality.json] [--embodiment-tag TAG] -o out.h5   (mpirun -np N for N ranks)
 //   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
+//   embpack features --dreamzero CHECKPOINT in.h5 -o out.h5        (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
 // Errors are one line on stderr naming the file and the path inside it; exit code != 0.
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
 #include "backbone_features.hpp"
+#include "dreamzero_features.hpp"
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
 #include "data/data_verify.hpp"
@@ -81,6 +83,11 @@ int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std:
   });
 }
 
+// The features commands' throughput: steps per second after loading the encoders.
+double steps_per_second(int64_t steps, double seconds, double load_seconds) {
+  return seconds > load_seconds ? double(steps) / (seconds - load_seconds) : 0.0;
+}
+
 int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::FeaturesReport report;
@@ -91,9 +98,23 @@ int run_features(const emb::FeaturesOptions& o, const std::string& out, const st
                   "rank(s), %s: %.2f steps/s (backbone load %.2f s)\n",
                   out.c_str(), (long long)report.steps, (long long)report.tokens, o.backbone.c_str(),
                   report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks, o.device.c_str(),
-                  report.seconds > report.load_seconds ? double(report.steps) / (report.seconds - report.load_seconds)
-                                                       : 0.0,
-                  report.load_seconds);
+                  steps_per_second(report.steps, report.seconds, report.load_seconds), report.load_seconds);
+  });
+}
+
+int run_dreamzero_features(const emb::DreamZeroFeaturesOptions& o, const std::string& out,
+                           const std::string& created_by) {
+  return run_parallel([&](const emb::World& world) {
+    emb::DreamZeroFeaturesReport report;
+    emb::PackedData share = emb::compute_dreamzero_features(o, world, report);
+    emb::write_packed(share, out, created_by, world.comm);
+    if (world.rank == 0)
+      std::printf("%s: DreamZero features of %lld steps (%lld latent frames, %lld text rows) by the encoders of %s "
+                  "(%s; digest %s) in %.2f s on %d rank(s), %s: %.2f steps/s (encoders load %.2f s)\n",
+                  out.c_str(), (long long)report.steps, (long long)report.latent_frames, (long long)report.text_rows,
+                  o.checkpoint.c_str(), report.dims.c_str(), report.digest.c_str(), report.seconds, report.ranks,
+                  o.device.c_str(),
+                  steps_per_second(report.steps, report.seconds, report.load_seconds), report.load_seconds);
   });
 }
 
@@ -106,6 +127,7 @@ struct Options {
   emb::VideoOptions video;
   emb::LerobotOptions lerobot;
   emb::FeaturesOptions features;
+  emb::DreamZeroFeaturesOptions dreamzero;
 };
 
 struct Subcommands {
@@ -137,21 +159,45 @@ CLI::App* add_synth(CLI::App& app, Options& o) {
   return synth;
 }
 
-// `embpack features`: the gr00t vl features of a packed file by GR00T-N1.5's Eagle backbone.
+// `embpack features --dreamzero`'s own options (the input, device, views and progress are shared
+// with --backbone and copied over in run()).
+void add_dreamzero_options(CLI::App* features, emb::DreamZeroFeaturesOptions& dz) {
+  features->add_option("--dreamzero", dz.checkpoint,
+                       "DreamZero's frozen encoders: a Wan2.1 checkpoint folder (Wan2.1_VAE, "
+                       "models_t5_umt5-xxl-enc-bf16, models_clip_open-clip-xlm-roberta-large-vit-huge-14 as .pth or "
+                       ".safetensors; google/umt5-xxl/spiece.model): VAE latents with the I2V y, CLIP and umT5 "
+                       "features for DreamZero's layout");
+  features->add_option("--vae", dz.files.vae, "--dreamzero: the VAE weights (default: the folder's)");
+  features->add_option("--t5", dz.files.t5, "--dreamzero: the umT5 weights (default: the folder's)");
+  features->add_option("--clip", dz.files.clip, "--dreamzero: the CLIP weights (default: the folder's)");
+  features->add_option("--tokenizer", dz.files.tokenizer, "--dreamzero: umT5's spiece.model (default: the folder's)");
+  features->add_option("--tiling", dz.tiling, "--dreamzero: the grid of views, RxC (default 2x2, RLinf's DROID)");
+  features->add_option("--tile", dz.tile, "--dreamzero: each view's size in the grid, HxW (default 176x320)");
+  features->add_option("--frames", dz.frames, "--dreamzero: frames T = 1 + 4k of each step's clip (default 33)");
+  features->add_option("--frame-stride", dz.frame_stride, "--dreamzero: steps between a clip's frames (default 1)");
+  features->add_option("--vae-chunk", dz.chunk_frames,
+                       "--dreamzero: frames per VAE chunk after frame 0 (a multiple of 4; 0 = one pass)");
+  features->add_option("--robot", dz.robot, "--dreamzero: DreamZero's prompt template (default oxe_droid)");
+}
+
+// `embpack features`: the gr00t vl features by GR00T-N1.5's Eagle backbone, or DreamZero's.
 CLI::App* add_features(CLI::App& app, Options& o) {
   emb::FeaturesOptions& fo = o.features;
   CLI::App* features = app.add_subcommand(
-      "features", "compute gr00t vl features with GR00T-N1.5's Eagle 2.5 backbone (replaces /features/vl)");
-  features->add_option("input", fo.input, "packed gr00t file with camera frames (/video/<view>)")->required();
-  features->add_option("--backbone", fo.backbone,
-                       "GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors and config.json)")
-      ->required();
+      "features", "compute frozen-encoder features: --backbone (GR00T-N1.5's Eagle 2.5: replaces /features/vl) or "
+                  "--dreamzero (DreamZero's VAE, umT5 and CLIP: a wan file in the DreamZero layout)");
+  features->add_option("input", fo.input, "packed file with camera frames (/video/<view>)")->required();
+  CLI::Option* backbone = features->add_option(
+      "--backbone", fo.backbone, "GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors and config.json)");
+  add_dreamzero_options(features, o.dreamzero);
+  backbone->excludes(features->get_option("--dreamzero"));
   features->add_option("--eagle", fo.eagle_folder,
                        "Isaac-GR00T's eagle2_hg_model folder: the Eagle config and tokenizer (default: "
                        "CHECKPOINT/eagle2_hg_model)");
   features->add_option("--device", fo.device, "cpu or cuda (one GPU per local rank)")->check(CLI::IsMember({"cpu", "cuda"}));
   features->add_option("--precision", fo.precision, "auto (cpu fp32, cuda bf16 as upstream deploys), fp32 or bf16");
-  features->add_option("--views", fo.views, "the /video views in prompt order (default: the file's)")->delimiter(',');
+  features->add_option("--views", fo.views, "the /video views in prompt (or tiling) order (default: the file's)")
+      ->delimiter(',');
   features->add_option("--batch", fo.batch, "steps per backbone forward");
   features->add_option("--augment", fo.augment,
                        "also store K variants of every step's features under GR00T's training crop and colour "
@@ -212,6 +258,15 @@ int run(const Subcommands& c, const Options& o, const std::string& created_by) {
   } else if (*c.lerobot) {
     return run_lerobot(o.lerobot, o.out, created_by);
   } else if (*c.features) {
+    if (o.dreamzero.checkpoint.empty() == o.features.backbone.empty())
+      throw emb::Error("features: give one of --backbone CHECKPOINT (gr00t) or --dreamzero CHECKPOINT (DreamZero)",
+                       emb::kExitInput);
+    if (o.features.backbone.empty()) {
+      emb::DreamZeroFeaturesOptions dz = o.dreamzero;
+      dz.input = o.features.input, dz.device = o.features.device, dz.views = o.features.views;
+      dz.progress = o.features.progress;
+      return run_dreamzero_features(dz, o.out, created_by);
+    }
     return run_features(o.features, o.out, created_by);
   } else if (*c.info) {
     emb::print_info(o.file, std::cout);

@@ -23,6 +23,8 @@ struct LatentView {
   int64_t height = 0, width = 0, channels = 0, steps_per_latent = 1;
   std::vector<uint16_t> values;    // [frames, H, W, C] float16
   std::vector<int64_t> offsets{0};  // [E+1] latent frames per episode
+  // String attributes of /latents/<name> (the DreamZero layout's, packed_format.hpp); rank 0 writes them.
+  std::map<std::string, std::string> attributes;
 };
 
 struct VideoView {

@@ -142,8 +142,10 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
   f.write_strings(packed::kTaskText, d.task_text);
   f.write(packed::kTaskTokens, {int64_t(tokens.size())}, tokens.data());
   f.write(packed::kTaskTokenOffsets, {int64_t(token_offsets.size())}, token_offsets.data());
-  for (const LatentView& l : d.latents)
+  for (const LatentView& l : d.latents) {
     f.set_attr(str(packed::kLatents, "/", l.name), packed::kStepsPerLatent, double(l.steps_per_latent));
+    for (const auto& [key, value] : l.attributes) f.set_attr(str(packed::kLatents, "/", l.name), key, value);
+  }
   for (const auto& [name, v] : d.features)
     for (const auto& [key, value] : v.attributes) f.set_attr(str("/features/", name), key, value);
 }
