@@ -11,6 +11,7 @@
 // prints one line on rank 0 and every rank exits non-zero.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <ctime>
 #include <iostream>
 
@@ -185,5 +186,9 @@ int run(const World& world, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every line leaves the rank in one write: mpirun forwards each rank's pipe in the chunks it
+  // reads, so a line split across two writes (a full block buffer) can be cut by another rank's
+  // line, and scripts that read the run's lines (regression/rl_hostile.sh) see a broken one.
+  std::setvbuf(stdout, nullptr, _IOLBF, 1 << 16);
   return emb::run_in_world("embsim", &argc, &argv, [&](const emb::World& world) { return run(world, argc, argv); });
 }
