@@ -5,8 +5,7 @@
 //   updated when the run trained another horizon, as gr00t_finetune.py does);
 //   the safetensors files with the source's shard assignment: every trained tensor under its
 //   upstream name, in upstream's layout and the dtype the source stored it in; every other
-//   tensor (GR00T's Eagle backbone, DreamZero's encoders) copied byte for byte, except those
-//   the run left out as not yet modelled (train.init_from_unmodelled = drop);
+//   tensor (GR00T's Eagle backbone, DreamZero's encoders) copied byte for byte;
 //   GR00T: experiment_cfg/metadata.json, the training data's statistics and modalities under
 //   upstream's embodiment tag (gr00t_metadata.hpp).
 // DIR appears only when complete: everything is written into a temporary sibling folder that
@@ -88,11 +87,9 @@ void write_weights(const std::string& staging, const InitFrom& init, const Param
   std::map<std::string, int> trained;  // upstream name -> registry tensor
   for (size_t i = 0; i < init.tensors().size(); ++i) trained[init.tensors()[i].upstream.name] = int(i);
   const std::vector<std::string> files = source.files();
-  const std::vector<std::string>& dropped = init.dropped();  // sorted, as source.tensors()
   std::vector<std::vector<TensorSpec>> shards(files.size());
   for (const TensorInfo& t : source.tensors())
-    if (!std::binary_search(dropped.begin(), dropped.end(), t.name))
-      shards[size_t(std::find(files.begin(), files.end(), t.file) - files.begin())].push_back({t.name, t.dtype, t.shape});
+    shards[size_t(std::find(files.begin(), files.end(), t.file) - files.begin())].push_back({t.name, t.dtype, t.shape});
   std::map<std::string, std::string> metadata = source.metadata();
   if (metadata.empty()) metadata["format"] = "pt";  // what save_pretrained writes
   CheckpointWriter writer(staging, shards, metadata);
@@ -168,8 +165,7 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   }
   log_info("export: wrote ", out, " from ", ckpt_path, " (step ", ckpt.meta().step, "): ",
            upstream_family_name(upstream.family), " as ", init->path(), " holds it, ", init->tensors().size(),
-           " trained tensors replaced, ", init->source().tensors().size() - init->tensors().size() - init->dropped().size(),
-           " passed through, ", init->dropped().size(), " not yet modelled left out");
+           " trained tensors replaced, ", init->source().tensors().size() - init->tensors().size(), " passed through");
 }
 
 }  // namespace emb

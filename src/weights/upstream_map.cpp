@@ -97,8 +97,8 @@ std::vector<Rule> gr00t_rules() {
 }
 
 // DreamZero's CausalWanModel (dreamzero ab790c1 wan_video_dit_action_casual_chunk.py, Wan2.1's
-// native names; spec_dreamzero.md's parameter table) as our wan model has it; what a layout
-// does not compute is in kDreamZeroNotYetModelled. Everything is the diffusion model.
+// native names; spec_dreamzero.md's parameter table) as our wan model has it in the DreamZero
+// layout (the states, the CLIP context, the y channels). Everything is the diffusion model.
 // The patch embedding's input rows are upstream's channel order [latents | y] per patch pixel
 // (TokenConfig::embed_patch_dim), so its map is a permutation.
 std::vector<Rule> dreamzero_rules() {
@@ -132,21 +132,6 @@ std::vector<Rule> dreamzero_rules() {
   t.one_slot("state_enc.fc2", "state_encoder.layer2", dit);
   return t.rules;
 }
-
-// NOT YET MODELLED: DreamZero's tensors our wan model does not compute in every layout: the
-// state encoder and the CLIP image context exist only in the DreamZero layout (model.states_per_block,
-// model.clip_tokens > 0), where the rules above map them and matching takes them before this
-// table is consulted; the older layouts (dreamzero5b, dreamzero14b) lack them. Upstream names under the trained prefix; "{l}" a block
-// index. A checkpoint holding any of them that the model lacks is refused by init_from unless
-// train.init_from_unmodelled = drop (weights/upstream_match.hpp); an export then leaves them out.
-// Whoever models one in every layout moves it into dreamzero_rules() above.
-const std::vector<std::string> kDreamZeroNotYetModelled = {
-    "state_encoder.layer1.W", "state_encoder.layer1.b", "state_encoder.layer2.W", "state_encoder.layer2.b",
-    "blocks.{l}.cross_attn.k_img.weight", "blocks.{l}.cross_attn.k_img.bias",
-    "blocks.{l}.cross_attn.v_img.weight", "blocks.{l}.cross_attn.v_img.bias",
-    "blocks.{l}.cross_attn.norm_k_img.weight",
-    "img_emb.proj.0.weight", "img_emb.proj.0.bias", "img_emb.proj.1.weight", "img_emb.proj.1.bias",
-    "img_emb.proj.3.weight", "img_emb.proj.3.bias", "img_emb.proj.4.weight", "img_emb.proj.4.bias"};
 
 // `name` against `pattern` with at most one "{l}": the layer's digits, or "" when there is
 // none; false when the name does not match.
@@ -197,15 +182,6 @@ UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch
 
 bool UpstreamNameMap::is_trained(const std::string& upstream_name) const {
   return upstream_name.compare(0, prefix_.size(), prefix_) == 0;
-}
-
-std::string UpstreamNameMap::not_yet_modelled(const std::string& upstream_name) const {
-  if (family_ != UpstreamFamily::dreamzero || !is_trained(upstream_name)) return "";
-  const std::string local = upstream_name.substr(prefix_.size());
-  std::string layer;
-  for (const std::string& pattern : kDreamZeroNotYetModelled)
-    if (match(pattern, local, &layer)) return prefix_ + pattern;
-  return "";
 }
 
 UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::vector<int64_t>& s) const {

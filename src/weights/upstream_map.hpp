@@ -58,10 +58,6 @@ class UpstreamNameMap {
   // "action_head.model." for DreamZero); the rest of a checkpoint passes through.
   const std::string& trained_prefix() const { return prefix_; }
   bool is_trained(const std::string& upstream_name) const;
-  // A tensor of the family's checkpoint that our model does not compute yet (the map's "not
-  // yet modelled" table; DreamZero's state encoder and CLIP image context today): the table's
-  // pattern naming it ("action_head.model.blocks.{l}.cross_attn.k_img.weight"), else "".
-  std::string not_yet_modelled(const std::string& upstream_name) const;
 
   // The upstream tensor of our tensor `ours` of shape `our_shape`. Throws emb::Error in one
   // line when no rule names it or the shape cannot have the rule's layout.
