@@ -4,8 +4,9 @@
 //   the source folder's other files copied as they are, config.json kept (its action_horizon
 //   updated when the run trained another horizon, as gr00t_finetune.py does);
 //   the safetensors files with the source's shard assignment: every trained tensor under its
-//   upstream name, in upstream's layout and the dtype the source stored it in; every other
-//   tensor (GR00T's Eagle backbone, DreamZero's encoders) copied byte for byte;
+//   upstream name, in upstream's layout and the dtype the source stored it in (with
+//   train.tune_visual, the Eagle vision tower and mlp1 too); every other tensor (GR00T's
+//   Eagle backbone, DreamZero's encoders) copied byte for byte;
 //   GR00T: experiment_cfg/metadata.json, the training data's statistics and modalities under
 //   upstream's embodiment tag (gr00t_metadata.hpp).
 // DIR appears only when complete: everything is written into a temporary sibling folder that
@@ -25,6 +26,7 @@
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "model/model.hpp"
+#include "train/tuned_backbone.hpp"
 #include "weights/checkpoint_writer.hpp"
 #include "weights/hf_folder.hpp"
 #include "weights/mapped_tensor.hpp"
@@ -144,7 +146,7 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   const UpstreamConfig upstream = read_upstream_config(config_json_of(cfg.train.init_from));
   const bool gr00t = upstream.family == UpstreamFamily::gr00t_n15;
   const nlohmann::json metadata = gr00t ? gr00t_metadata(cfg) : nlohmann::json();  // before writing anything
-  const auto described = make_model(cfg.model, nullptr);
+  const auto described = make_model(with_tuned_backbone(cfg.model), nullptr);
 
   const std::string staging = staging_of(out);
   fs::remove_all(staging);  // a torn export of before

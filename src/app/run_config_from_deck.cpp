@@ -223,11 +223,6 @@ void check_backbone_tuning(const Deck& deck) {
                     "micro-batch's frames on the host inside the step, which a captured graph cannot repeat; set "
                     "run.cuda_graphs = off"),
                 kExitInput);
-  if (!deck.get_string("train.init_from").empty())
-    throw Error(str(where, ": train.tune_visual = on with train.init_from: reading the vision tower from init_from "
-                    "is not implemented yet (issue 33); leave init_from empty (the vision tower comes from "
-                    "model.backbone_dir)"),
-                kExitInput);
 }
 
 TrainConfig train_section(const Deck& deck, const RunSettings& run) {

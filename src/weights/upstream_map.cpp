@@ -52,6 +52,19 @@ struct RuleTable {
   void tensor(const std::string& ours, const std::string& theirs, UpstreamLayout layout, TuneGroup g) {
     rules.push_back({ours, theirs, layout, g});
   }
+  // A tensor of the Eagle backbone train.tune_visual trains: ours is upstream's full name.
+  void visual(const std::string& name, UpstreamLayout layout) {
+    rules.push_back({name, name, layout, TuneGroup::visual, false});
+  }
+  // The backbone's nn.Linear and LayerNorm: ours W [in, out] and vectors [1, n].
+  void visual_linear(const std::string& name) {
+    visual(name + ".weight", UpstreamLayout::linear);
+    visual(name + ".bias", UpstreamLayout::row);
+  }
+  void visual_norm(const std::string& name) {
+    visual(name + ".weight", UpstreamLayout::row);
+    visual(name + ".bias", UpstreamLayout::row);
+  }
   // Our attention `ours` (q, k, v, o, norm_q, norm_k) as upstream's module `theirs`.
   void attention(const std::string& ours, const std::string& theirs, const ModuleNames& n, TuneGroup g) {
     for (const char* p : {"q", "k", "v"}) linear(str(ours, ".", p), str(theirs, ".", n.q_k_v_prefix, p), g);
@@ -66,6 +79,24 @@ struct RuleTable {
     linear(ours + ".fc2", str(theirs, ".", n.fc2), g);
   }
 };
+
+// train.tune_visual's tensors (encoders/eagle/vision_tower_training.hpp vision_tower_layout):
+// the SigLIP vision tower (transformers SiglipVisionModel) and mlp1 of Isaac-GR00T 4af2b622's
+// EagleBackbone, named as the checkpoint does.
+void add_vision_tower_rules(RuleTable& t) {
+  const std::string vision = "backbone.eagle_model.vision_model.vision_model.";
+  t.visual(vision + "embeddings.patch_embedding.weight", UpstreamLayout::image_patch);
+  t.visual(vision + "embeddings.patch_embedding.bias", UpstreamLayout::row);
+  t.visual(vision + "embeddings.position_embedding.weight", UpstreamLayout::same);
+  const std::string layer = vision + "encoder.layers.{l}.";
+  t.visual_norm(layer + "layer_norm1");
+  t.visual_norm(layer + "layer_norm2");
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"}) t.visual_linear(str(layer, "self_attn.", p));
+  t.visual_linear(layer + "mlp.fc1");
+  t.visual_linear(layer + "mlp.fc2");
+  t.visual_norm(vision + "post_layernorm");
+  t.visual_linear("backbone.eagle_model.mlp1.0");
+}
 
 // GR00T-N1.5's action head (Isaac-GR00T 4af2b622: flow_matching_action_head.py,
 // cross_attention_dit.py, action_encoder.py; UPSTREAM.md's map).
@@ -93,6 +124,7 @@ std::vector<Rule> gr00t_rules() {
   t.linear("proj_out_2", "model.proj_out_2", dit);
   t.per_embodiment("action_dec.fc1", "action_decoder.layer1", proj);
   t.per_embodiment("action_dec.fc2", "action_decoder.layer2", proj);
+  add_vision_tower_rules(t);
   return t.rules;
 }
 
@@ -166,17 +198,20 @@ std::vector<int> upstream_permutation(const UpstreamTensor& t) {
   switch (t.layout) {
     case UpstreamLayout::linear: return {1, 0};
     case UpstreamLayout::patch: return {2, 3, 4, 1, 0};
+    case UpstreamLayout::image_patch: return {1, 2, 3, 0};
     case UpstreamLayout::same:
-    case UpstreamLayout::squeeze: break;
+    case UpstreamLayout::squeeze:
+    case UpstreamLayout::row: break;
   }
   std::vector<int> identity(t.shape.size());
   for (size_t d = 0; d < identity.size(); ++d) identity[d] = int(d);
   return identity;
 }
 
-UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch)
+UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch, int image_patch)
     : family_(family),
       patch_(patch),
+      image_patch_(image_patch),
       prefix_(family == UpstreamFamily::gr00t_n15 ? "action_head." : "action_head.model."),
       rules_(family == UpstreamFamily::gr00t_n15 ? gr00t_rules() : dreamzero_rules()) {}
 
@@ -189,7 +224,7 @@ UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::
   for (const Rule& r : rules_) {
     if (!match(r.ours, ours, &layer)) continue;
     UpstreamTensor t;
-    t.name = prefix_ + substitute(r.upstream, layer);
+    t.name = (r.under_prefix ? prefix_ : "") + substitute(r.upstream, layer);
     t.layout = r.layout;
     t.group = r.group;
     const std::string where = str("parameter ", quoted_name(ours), " ", shape_string(s), " (upstream ",
@@ -209,6 +244,17 @@ UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::
         EMB_CHECK(s.size() == 2 && s[0] % k == 0, where, ": a patch embedding must be [", patch_[0], "·", patch_[1],
                   "·", patch_[2], "·C, D]");
         t.shape = {s[1], s[0] / k, patch_[0], patch_[1], patch_[2]};
+        break;
+      }
+      case UpstreamLayout::row:
+        EMB_CHECK(s.size() == 2 && s[0] == 1, where, ": a vector must be [1, n]");
+        t.shape = {s[1]};
+        break;
+      case UpstreamLayout::image_patch: {
+        const int64_t k = int64_t(image_patch_) * image_patch_;
+        EMB_CHECK(s.size() == 2 && s[0] == 3 * k, where, ": an image patch embedding must be [3·", image_patch_, "·",
+                  image_patch_, ", D]");
+        t.shape = {s[1], 3, image_patch_, image_patch_};
         break;
       }
     }
