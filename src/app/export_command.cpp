@@ -4,9 +4,9 @@
 //   the source folder's other files copied as they are, config.json kept (its action_horizon
 //   updated when the run trained another horizon, as gr00t_finetune.py does);
 //   the safetensors files with the source's shard assignment: every trained tensor under its
-//   upstream name, in upstream's layout and the dtype the source stored it in; every other
-//   tensor (GR00T's Eagle backbone, DreamZero's encoders) copied byte for byte, except those
-//   the run left out as not yet modelled (train.init_from_unmodelled = drop);
+//   upstream name, in upstream's layout and the dtype the source stored it in (with
+//   train.tune_visual, the Eagle vision tower and mlp1 too); every other tensor (GR00T's
+//   Eagle backbone, DreamZero's encoders) copied byte for byte;
 //   GR00T: experiment_cfg/metadata.json, the training data's statistics and modalities under
 //   upstream's embodiment tag (gr00t_metadata.hpp).
 // DIR appears only when complete: everything is written into a temporary sibling folder that
@@ -26,6 +26,7 @@
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "model/model.hpp"
+#include "train/tuned_backbone.hpp"
 #include "weights/checkpoint_writer.hpp"
 #include "weights/hf_folder.hpp"
 #include "weights/mapped_tensor.hpp"
@@ -88,11 +89,9 @@ void write_weights(const std::string& staging, const InitFrom& init, const Param
   std::map<std::string, int> trained;  // upstream name -> registry tensor
   for (size_t i = 0; i < init.tensors().size(); ++i) trained[init.tensors()[i].upstream.name] = int(i);
   const std::vector<std::string> files = source.files();
-  const std::vector<std::string>& dropped = init.dropped();  // sorted, as source.tensors()
   std::vector<std::vector<TensorSpec>> shards(files.size());
   for (const TensorInfo& t : source.tensors())
-    if (!std::binary_search(dropped.begin(), dropped.end(), t.name))
-      shards[size_t(std::find(files.begin(), files.end(), t.file) - files.begin())].push_back({t.name, t.dtype, t.shape});
+    shards[size_t(std::find(files.begin(), files.end(), t.file) - files.begin())].push_back({t.name, t.dtype, t.shape});
   std::map<std::string, std::string> metadata = source.metadata();
   if (metadata.empty()) metadata["format"] = "pt";  // what save_pretrained writes
   CheckpointWriter writer(staging, shards, metadata);
@@ -147,7 +146,7 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   const UpstreamConfig upstream = read_upstream_config(config_json_of(cfg.train.init_from));
   const bool gr00t = upstream.family == UpstreamFamily::gr00t_n15;
   const nlohmann::json metadata = gr00t ? gr00t_metadata(cfg) : nlohmann::json();  // before writing anything
-  const auto described = make_model(cfg.model, nullptr);
+  const auto described = make_model(with_tuned_backbone(cfg.model), nullptr);
 
   const std::string staging = staging_of(out);
   fs::remove_all(staging);  // a torn export of before
@@ -168,8 +167,7 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   }
   log_info("export: wrote ", out, " from ", ckpt_path, " (step ", ckpt.meta().step, "): ",
            upstream_family_name(upstream.family), " as ", init->path(), " holds it, ", init->tensors().size(),
-           " trained tensors replaced, ", init->source().tensors().size() - init->tensors().size() - init->dropped().size(),
-           " passed through, ", init->dropped().size(), " not yet modelled left out");
+           " trained tensors replaced, ", init->source().tensors().size() - init->tensors().size(), " passed through");
 }
 
 }  // namespace emb

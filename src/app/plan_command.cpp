@@ -28,6 +28,16 @@ std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
     text += str("  model.backbone = online: this deck's step runs it (the backbone phase): + ", b.flops() / 1e12,
                 " TFLOP per sample; device memory + ", b.weight_bytes / double(1ull << 30), " GiB of weights and ",
                 b.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
+  if (cfg.model.tune_visual) {
+    const double micro_batch_bytes = b.tuned_activation_bytes * p.memory.samples_per_mb;
+    json["backbone"]["tune_visual"] = {{"flops_per_sample", b.tuned_flops},
+                                       {"activation_bytes_per_sample", b.tuned_activation_bytes},
+                                       {"activation_bytes_per_micro_batch", micro_batch_bytes}};
+    text += str("  train.tune_visual = on: the vision tower and mlp1 trained through the frozen LLM (fp32): ",
+                b.tuned_flops / 1e12, " TFLOP per sample instead of the forward's; ", micro_batch_bytes / double(1ull << 20),
+                " MiB of kept activations per micro-batch (", p.memory.samples_per_mb,
+                " samples); their parameters, gradients and AdamW moments are in the state above\n");
+  }
   return text;
 }
 

@@ -59,6 +59,8 @@ int* model_size_field(ModelConfig& c, const std::string& key) {
       {"horizon", &ModelConfig::horizon},
       {"n_future", &ModelConfig::n_future},
       {"latent_channels", &ModelConfig::latent_channels},
+      {"cond_channels", &ModelConfig::cond_channels},
+      {"clip_tokens", &ModelConfig::clip_tokens},
       {"out_channels", &ModelConfig::out_channels},
       {"frames_per_block", &ModelConfig::frames_per_block},
       {"actions_per_block", &ModelConfig::actions_per_block},
@@ -80,12 +82,12 @@ std::optional<UpstreamConfig> upstream_config(const Deck& deck) {
   }
 }
 
-// The family's released preset, for a deck that leaves model.preset to train.init_from.
+// The family's released preset, for a deck that leaves model.preset to train.init_from: the
+// DreamZero DROID layout of Wan2.1 I2V-14B (y channels beside the latents) or Wan2.2 TI2V-5B.
 std::string released_preset(const UpstreamConfig& u) {
   if (u.family == UpstreamFamily::gr00t_n15) return "gr00t_n1.5_3b";
-  const UpstreamDim* in = u.find("latent_channels");
-  const UpstreamDim* out = u.find("out_channels");
-  return in && out && in->value != out->value ? "dreamzero14b" : "dreamzero5b";
+  const UpstreamDim* cond = u.find("cond_channels");
+  return cond && cond->value > 0 ? "dreamzero_14b_droid" : "dreamzero_5b_droid";
 }
 
 // The checkpoint's dimensions where the deck leaves them unset; a deck value that differs is
@@ -221,11 +223,6 @@ void check_backbone_tuning(const Deck& deck) {
                     "micro-batch's frames on the host inside the step, which a captured graph cannot repeat; set "
                     "run.cuda_graphs = off"),
                 kExitInput);
-  if (!deck.get_string("train.init_from").empty())
-    throw Error(str(where, ": train.tune_visual = on with train.init_from: reading the vision tower from init_from "
-                    "is not implemented yet (issue 33); leave init_from empty (the vision tower comes from "
-                    "model.backbone_dir)"),
-                kExitInput);
 }
 
 TrainConfig train_section(const Deck& deck, const RunSettings& run) {
@@ -254,7 +251,6 @@ TrainConfig train_section(const Deck& deck, const RunSettings& run) {
   c.ckpt_stop_on_error = deck.get_string("train.ckpt_on_error") == "stop";
   c.resume = deck.get_string("train.resume");
   c.init_from = deck.get_string("train.init_from");
-  c.init_from_drop_unmodelled = deck.get_string("train.init_from_unmodelled") == "drop";
   c.tune_projector = on(deck, "train.tune_projector");
   c.tune_diffusion_model = on(deck, "train.tune_diffusion_model");
   check_backbone_tuning(deck);

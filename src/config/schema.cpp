@@ -278,10 +278,6 @@ std::vector<KeySpec> make_schema() {
                  "+ config.json) or one .safetensors file with config.json beside it; [model] sizes the deck "
                  "leaves unset come from its config.json (README, Fine-tuning released weights). A resumed "
                  "checkpoint takes precedence"),
-      enum_key("train.init_from_unmodelled", "refuse", {"refuse", "drop"},
-               "tensors of train.init_from that the model does not compute (DreamZero's CLIP image context, and "
-               "its state encoder outside the DreamZero layout; upstream_map.cpp's NOT YET MODELLED table): refuse the checkpoint, or drop "
-               "them (the run trains without them and an export leaves them out)"),
       enum_key("train.tune_projector", "on", {"on", "off"},
                "upstream's tune_projector: off freezes GR00T's state and action encoders, action decoder and "
                "position table (no gradient, optimizer state or gradient communication); no effect on DreamZero"),

@@ -38,7 +38,6 @@ struct TrainConfig {
   bool ckpt_stop_on_error = true;  // train.ckpt_on_error = stop (else warn and train on)
   std::string resume;        // train.resume: off, auto or a checkpoint path
   std::string init_from;     // train.init_from: released weights to start from ("" = none)
-  bool init_from_drop_unmodelled = false;  // train.init_from_unmodelled = drop (else refuse)
 
   // freezing (upstream's fine-tuning flags; train.tune_llm must stay off, train.tune_visual is
   // ModelConfig::tune_visual)

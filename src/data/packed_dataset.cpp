@@ -69,16 +69,21 @@ void open_dreamzero(const H5File& f, const TokenConfig& cfg, const std::vector<i
                    " (embpack features --dreamzero --frames ", 1 + 4 * (cfg.latent_frames - 1), ")"));
   x.latent_file_channels = latent_dims[3];
   const int64_t cond = f.has_attr(ds, packed::kCondChannels) ? std::stoll(f.attr_string(ds, packed::kCondChannels)) : 0;
-  if (cfg.latent_channels != x.latent_file_channels && cfg.latent_channels != x.latent_file_channels - cond)
-    fail_input(f, ds, str(x.latent_file_channels, " channels (", x.latent_file_channels - cond, " latent + ", cond,
-                   " I2V), the model reads ", cfg.latent_channels, " (model.latent_channels: the latents alone, or "
-                   "with the I2V channels)"));
+  if (cond != cfg.cond_channels)
+    fail_input(f, ds, str(cond, " I2V channels (cond_channels), the model reads ", cfg.cond_channels,
+                          " (model.cond_channels)"));
+  if (cfg.latent_channels != x.latent_file_channels - cond)
+    fail_input(f, ds, str(x.latent_file_channels - cond, " latent channels (", x.latent_file_channels, " minus ", cond,
+                          " I2V), the model reads ", cfg.latent_channels, " (model.latent_channels)"));
   if (x.state_dim > cfg.state_dim) fail_input(f, packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
   const std::vector<int64_t> clip = f.dims(packed::kClipFeatures);
   const std::vector<int64_t> clip_offsets = f.read_all<int64_t>(packed::kClipOffsets);
   x.clip_tokens = x.steps > 0 ? clip_offsets[1] - clip_offsets[0] : 0, x.clip_dim = clip[1];
   if (clip[0] != x.clip_tokens * x.steps)
     fail_input(f, packed::kClipFeatures, str(clip[0], " rows, expected ", x.clip_tokens, " per step"));
+  if (x.clip_tokens != cfg.clip_tokens || x.clip_dim != cfg.d_clip)
+    fail_input(f, packed::kClipFeatures, str(x.clip_tokens, " rows of width ", x.clip_dim, " per step, the model reads ",
+                                             cfg.clip_tokens, " of width ", cfg.d_clip, " (model.clip_tokens, model.d_clip)"));
   check_dreamzero_encoders(f, ds, digest);
 }
 

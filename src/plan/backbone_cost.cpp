@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "encoders/eagle/language_model_training.hpp"
+#include "encoders/eagle/vision_tower_training.hpp"
+
 namespace emb {
 
 int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t instruction_tokens) {
@@ -33,6 +36,10 @@ BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& 
   // A layer's input, its q/k/v (or gate/up) outputs and the residual, bf16; plus the image tokens.
   const double vision_layer = views * T * (4 * Dv + Iv), llm_layer = N * (3 * E + q + 2 * kv + 2 * Il);
   c.forward_bytes = 2 * (std::max(vision_layer, llm_layer) + views * T * E);
+  c.tuned_flops = views * (3 * vision_gemm + 3.5 * vision_attention) + 2 * llm_gemm + 3.5 * llm_attention;
+  c.tuned_activation_bytes =
+      4 * (views * T * double(encoders::VisionTowerTraining::activation_floats_per_token(d)) +
+           N * double(encoders::LanguageModelTraining::activation_floats_per_token(d)));
   return c;
 }
 

@@ -29,6 +29,13 @@ struct BackboneCost {
   // vision layer or the prompt's widest LLM layer; nothing is kept past the forward).
   double forward_bytes = 0;
   double flops() const { return vision_flops + llm_flops; }
+  // train.tune_visual (fp32, src/train/tuned_backbone.hpp), per sample: the vision tower's and
+  // mlp1's forward and backward (GEMMs 3× the forward's, attention 1 + 2.5×) and the Qwen3
+  // layers' forward and input-gradient backward (no weight gradients: GEMMs 2×, attention
+  // 1 + 2.5×); the activations both keep for the backward, fp32. Their parameters' values,
+  // gradients and AdamW moments are the run's (the model's registry holds them: --plan's state).
+  double tuned_flops = 0;
+  double tuned_activation_bytes = 0;
 };
 
 // The prompt of `views` views and an instruction of `instruction_tokens` tokens: the Eagle chat

@@ -9,6 +9,7 @@
 #include "model/model.hpp"
 #include "plan/config_search.hpp"
 #include "train/freezing.hpp"
+#include "train/tuned_backbone.hpp"
 
 namespace emb {
 namespace {
@@ -35,7 +36,7 @@ DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
 
 // Parameters the run's train.tune_* flags freeze (train/freezing.hpp): no moments to save.
 int64_t frozen_params(const RunConfig& cfg) {
-  const std::unique_ptr<Model> model = make_model(cfg.model, nullptr);  // its parameter registry only
+  const std::unique_ptr<Model> model = make_model(with_tuned_backbone(cfg.model), nullptr);  // its registry only
   const std::vector<bool> frozen = frozen_tensors(cfg.model, cfg.train, model->params());
   int64_t n = 0;
   for (size_t i = 0; i < frozen.size(); ++i)
@@ -48,7 +49,7 @@ int64_t frozen_params(const RunConfig& cfg) {
 Workload workload_of_run(const RunConfig& cfg, int world_size) {
   const ModelConfig& mc = cfg.model;
   Workload w;
-  w.model = mc;
+  w.model = with_tuned_backbone(mc);  // train.tune_visual: the vision tower's parameters are the model's
   w.ranks = cfg.plan.ranks > 0 ? cfg.plan.ranks : world_size;
   w.global_batch = cfg.train.global_batch;
   w.packing = cfg.data.packing;

@@ -1,10 +1,13 @@
 #include "train/freezing.hpp"
 
+#include "train/online_backbone.hpp"
+
 namespace emb {
 
 UpstreamNameMap upstream_map_of(const ModelConfig& mc) {
-  return UpstreamNameMap(mc.family == Family::gr00t ? UpstreamFamily::gr00t_n15 : UpstreamFamily::dreamzero,
-                         mc.patch);
+  const UpstreamFamily family = mc.family == Family::gr00t ? UpstreamFamily::gr00t_n15 : UpstreamFamily::dreamzero;
+  if (!mc.tune_visual) return UpstreamNameMap(family, mc.patch);
+  return UpstreamNameMap(family, mc.patch, online_backbone_dims(mc).patch);
 }
 
 namespace {

@@ -29,10 +29,10 @@ std::vector<OurTensor> our_tensors(const ParamRegistry& reg) {
 }  // namespace
 
 InitFrom::InitFrom(const std::string& path, const UpstreamNameMap& map, const ParamRegistry& reg,
-                   const std::string& what, UnmodelledTensors unmodelled)
+                   const std::string& what)
     : source_(open_source(path)),
       map_(map),
-      matched_(match_upstream(source_, map_, our_tensors(reg), what, unmodelled)) {}
+      matched_(match_upstream(source_, map_, our_tensors(reg), what)) {}
 
 void InitFrom::read_flat(const ParamRegistry& reg, int64_t begin, int64_t end, float* out) const {
   EMB_ASSERT(0 <= begin && begin <= end && end <= reg.total());

@@ -25,17 +25,13 @@ class InitFrom {
   // Throws emb::Error (exit code 2) in one line naming the file and tensor at fault: a file
   // that is missing, truncated or corrupt, an index naming a missing shard, a tensor missing,
   // extra or of another shape than reg's (both shapes named). `what` names the model.
-  // unmodelled: what to do with the checkpoint's tensors the model does not compute yet.
-  InitFrom(const std::string& path, const UpstreamNameMap& map, const ParamRegistry& reg, const std::string& what,
-           UnmodelledTensors unmodelled = UnmodelledTensors::refuse);
+  InitFrom(const std::string& path, const UpstreamNameMap& map, const ParamRegistry& reg, const std::string& what);
 
   const std::string& path() const { return source_.path(); }
   const WeightSource& source() const { return source_; }
   const UpstreamNameMap& map() const { return map_; }
   // Per registry tensor, in the registry's order.
   const std::vector<MatchedTensor>& tensors() const { return matched_.tensors; }
-  // The checkpoint's tensors left out as not yet modelled (train.init_from_unmodelled = drop).
-  const std::vector<std::string>& dropped() const { return matched_.dropped; }
 
   // Collective over comm. This rank's owned parameters of `layout` (layout.owned_total()
   // floats; the flat buffer without sharding, where each rank reads 1/N of every bucket and

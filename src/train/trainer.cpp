@@ -34,9 +34,7 @@ std::unique_ptr<TunedBackbone> tuned_backbone(const RunConfig& cfg, Ops& ops) {
 // The run's model, told its frozen tensors (train.tune_*) so that it computes no gradient for
 // them; with train.tune_visual its parameters include the vision tower's and mlp1's.
 std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
-  ModelConfig mc = cfg.model;
-  if (mc.tune_visual) mc.trained_context = tuned_backbone_tensors(mc);
-  auto model = make_model(mc, &ops);
+  auto model = make_model(with_tuned_backbone(cfg.model), &ops);
   model->freeze(frozen_tensors(cfg.model, cfg.train, model->params()));
   return model;
 }

@@ -20,6 +20,12 @@ std::vector<TrainedContextTensor> tuned_backbone_tensors(const ModelConfig& mc) 
   return out;
 }
 
+ModelConfig with_tuned_backbone(const ModelConfig& mc) {
+  ModelConfig out = mc;
+  if (mc.tune_visual) out.trained_context = tuned_backbone_tensors(mc);
+  return out;
+}
+
 std::vector<float> tuned_backbone_values(const ModelConfig& mc) {
   return encoders::read_vision_tower(WeightSource(mc.backbone_dir), online_backbone_dims(mc));
 }

@@ -27,6 +27,9 @@ namespace emb {
 // The trained tensors of backbone_dir's vision tower and mlp1 (encoders::vision_tower_layout):
 // AdamW decays all but biases and LayerNorm weights (HF Trainer's default, which upstream uses).
 std::vector<TrainedContextTensor> tuned_backbone_tensors(const ModelConfig& mc);
+// mc with those tensors as its trained_context when train.tune_visual is on: the model whose
+// registry a run, its init_from and its export share.
+ModelConfig with_tuned_backbone(const ModelConfig& mc);
 // Their values in backbone_dir, in that order (host fp32): the parameters a fresh run starts from.
 std::vector<float> tuned_backbone_values(const ModelConfig& mc);
 

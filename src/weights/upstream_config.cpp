@@ -13,6 +13,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+// CausalWanModel's CLIP context: the rows of one image (clip_xlm_roberta_vit_h_14, 16x16 patches
+// of 224x224 plus the class token), fixed by the model, not by config.json.
+constexpr int kUpstreamClipTokens = 257;
+
 // One JSON object of the file and its dotted path, for reading keys with defaults.
 struct Section {
   const std::string& file;
@@ -151,8 +155,16 @@ void read_dreamzero(const Section& root, DimList& d, std::array<int, 3>& patch) 
   d.add("n_layers", double(m.size("num_layers", 32)), m.at("num_layers"));
   d.add("d_ff", double(m.size("ffn_dim", 8192)), m.at("ffn_dim"));
   d.add("d_ctx", double(m.size("text_dim", 4096)), m.at("text_dim"));
-  d.add("latent_channels", double(m.size("in_dim", 16)), m.at("in_dim"));
-  d.add("out_channels", double(m.size("out_dim", 16)), m.at("out_dim"));
+  // in_dim = the noised latents (out_dim) + the I2V y channels concatenated to them.
+  const int64_t in_dim = m.size("in_dim", 16), out_dim = m.size("out_dim", 16);
+  if (in_dim < out_dim) m.fail("in_dim", str(in_dim, " < out_dim = ", out_dim, " (in_dim is the latents plus the I2V y)"));
+  d.add("latent_channels", double(out_dim), m.at("out_dim"));
+  d.add("out_channels", double(out_dim), m.at("out_dim"));
+  d.add("cond_channels", double(in_dim - out_dim), "(derived: " + m.at("in_dim") + " - " + m.at("out_dim") + ")");
+  // i2v and ti2v build img_emb and the image cross-attention: upstream's 257 CLIP rows.
+  const std::string type = m.text("model_type", "t2v");
+  if (type != "t2v" && type != "i2v" && type != "ti2v") m.fail("model_type", str("'", type, "', expected t2v, i2v or ti2v"));
+  d.add("clip_tokens", type == "t2v" ? 0.0 : double(kUpstreamClipTokens), m.at("model_type"));
   d.add("action_dim", double(m.size("action_dim", 32)), m.at("action_dim"));
   d.add("frames_per_block", double(m.size("num_frame_per_block", 1)), m.at("num_frame_per_block"));
   d.add("actions_per_block", double(m.size("num_action_per_block", 32)), m.at("num_action_per_block"));

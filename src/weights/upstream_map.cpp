@@ -52,6 +52,19 @@ struct RuleTable {
   void tensor(const std::string& ours, const std::string& theirs, UpstreamLayout layout, TuneGroup g) {
     rules.push_back({ours, theirs, layout, g});
   }
+  // A tensor of the Eagle backbone train.tune_visual trains: ours is upstream's full name.
+  void visual(const std::string& name, UpstreamLayout layout) {
+    rules.push_back({name, name, layout, TuneGroup::visual, false});
+  }
+  // The backbone's nn.Linear and LayerNorm: ours W [in, out] and vectors [1, n].
+  void visual_linear(const std::string& name) {
+    visual(name + ".weight", UpstreamLayout::linear);
+    visual(name + ".bias", UpstreamLayout::row);
+  }
+  void visual_norm(const std::string& name) {
+    visual(name + ".weight", UpstreamLayout::row);
+    visual(name + ".bias", UpstreamLayout::row);
+  }
   // Our attention `ours` (q, k, v, o, norm_q, norm_k) as upstream's module `theirs`.
   void attention(const std::string& ours, const std::string& theirs, const ModuleNames& n, TuneGroup g) {
     for (const char* p : {"q", "k", "v"}) linear(str(ours, ".", p), str(theirs, ".", n.q_k_v_prefix, p), g);
@@ -66,6 +79,24 @@ struct RuleTable {
     linear(ours + ".fc2", str(theirs, ".", n.fc2), g);
   }
 };
+
+// train.tune_visual's tensors (encoders/eagle/vision_tower_training.hpp vision_tower_layout):
+// the SigLIP vision tower (transformers SiglipVisionModel) and mlp1 of Isaac-GR00T 4af2b622's
+// EagleBackbone, named as the checkpoint does.
+void add_vision_tower_rules(RuleTable& t) {
+  const std::string vision = "backbone.eagle_model.vision_model.vision_model.";
+  t.visual(vision + "embeddings.patch_embedding.weight", UpstreamLayout::image_patch);
+  t.visual(vision + "embeddings.patch_embedding.bias", UpstreamLayout::row);
+  t.visual(vision + "embeddings.position_embedding.weight", UpstreamLayout::same);
+  const std::string layer = vision + "encoder.layers.{l}.";
+  t.visual_norm(layer + "layer_norm1");
+  t.visual_norm(layer + "layer_norm2");
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"}) t.visual_linear(str(layer, "self_attn.", p));
+  t.visual_linear(layer + "mlp.fc1");
+  t.visual_linear(layer + "mlp.fc2");
+  t.visual_norm(vision + "post_layernorm");
+  t.visual_linear("backbone.eagle_model.mlp1.0");
+}
 
 // GR00T-N1.5's action head (Isaac-GR00T 4af2b622: flow_matching_action_head.py,
 // cross_attention_dit.py, action_encoder.py; UPSTREAM.md's map).
@@ -93,12 +124,13 @@ std::vector<Rule> gr00t_rules() {
   t.linear("proj_out_2", "model.proj_out_2", dit);
   t.per_embodiment("action_dec.fc1", "action_decoder.layer1", proj);
   t.per_embodiment("action_dec.fc2", "action_decoder.layer2", proj);
+  add_vision_tower_rules(t);
   return t.rules;
 }
 
 // DreamZero's CausalWanModel (dreamzero ab790c1 wan_video_dit_action_casual_chunk.py, Wan2.1's
-// native names; spec_dreamzero.md's parameter table) as our wan model has it; what a layout
-// does not compute is in kDreamZeroNotYetModelled. Everything is the diffusion model.
+// native names; spec_dreamzero.md's parameter table) as our wan model has it in the DreamZero
+// layout (the states, the CLIP context, the y channels). Everything is the diffusion model.
 // The patch embedding's input rows are upstream's channel order [latents | y] per patch pixel
 // (TokenConfig::embed_patch_dim), so its map is a permutation.
 std::vector<Rule> dreamzero_rules() {
@@ -133,21 +165,6 @@ std::vector<Rule> dreamzero_rules() {
   return t.rules;
 }
 
-// NOT YET MODELLED: DreamZero's tensors our wan model does not compute in every layout: the
-// state encoder and the CLIP image context exist only in the DreamZero layout (model.states_per_block,
-// model.clip_tokens > 0), where the rules above map them and matching takes them before this
-// table is consulted; the older layouts (dreamzero5b, dreamzero14b) lack them. Upstream names under the trained prefix; "{l}" a block
-// index. A checkpoint holding any of them that the model lacks is refused by init_from unless
-// train.init_from_unmodelled = drop (weights/upstream_match.hpp); an export then leaves them out.
-// Whoever models one in every layout moves it into dreamzero_rules() above.
-const std::vector<std::string> kDreamZeroNotYetModelled = {
-    "state_encoder.layer1.W", "state_encoder.layer1.b", "state_encoder.layer2.W", "state_encoder.layer2.b",
-    "blocks.{l}.cross_attn.k_img.weight", "blocks.{l}.cross_attn.k_img.bias",
-    "blocks.{l}.cross_attn.v_img.weight", "blocks.{l}.cross_attn.v_img.bias",
-    "blocks.{l}.cross_attn.norm_k_img.weight",
-    "img_emb.proj.0.weight", "img_emb.proj.0.bias", "img_emb.proj.1.weight", "img_emb.proj.1.bias",
-    "img_emb.proj.3.weight", "img_emb.proj.3.bias", "img_emb.proj.4.weight", "img_emb.proj.4.bias"};
-
 // `name` against `pattern` with at most one "{l}": the layer's digits, or "" when there is
 // none; false when the name does not match.
 bool match(const std::string& pattern, const std::string& name, std::string* layer) {
@@ -181,17 +198,20 @@ std::vector<int> upstream_permutation(const UpstreamTensor& t) {
   switch (t.layout) {
     case UpstreamLayout::linear: return {1, 0};
     case UpstreamLayout::patch: return {2, 3, 4, 1, 0};
+    case UpstreamLayout::image_patch: return {1, 2, 3, 0};
     case UpstreamLayout::same:
-    case UpstreamLayout::squeeze: break;
+    case UpstreamLayout::squeeze:
+    case UpstreamLayout::row: break;
   }
   std::vector<int> identity(t.shape.size());
   for (size_t d = 0; d < identity.size(); ++d) identity[d] = int(d);
   return identity;
 }
 
-UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch)
+UpstreamNameMap::UpstreamNameMap(UpstreamFamily family, std::array<int, 3> patch, int image_patch)
     : family_(family),
       patch_(patch),
+      image_patch_(image_patch),
       prefix_(family == UpstreamFamily::gr00t_n15 ? "action_head." : "action_head.model."),
       rules_(family == UpstreamFamily::gr00t_n15 ? gr00t_rules() : dreamzero_rules()) {}
 
@@ -199,21 +219,12 @@ bool UpstreamNameMap::is_trained(const std::string& upstream_name) const {
   return upstream_name.compare(0, prefix_.size(), prefix_) == 0;
 }
 
-std::string UpstreamNameMap::not_yet_modelled(const std::string& upstream_name) const {
-  if (family_ != UpstreamFamily::dreamzero || !is_trained(upstream_name)) return "";
-  const std::string local = upstream_name.substr(prefix_.size());
-  std::string layer;
-  for (const std::string& pattern : kDreamZeroNotYetModelled)
-    if (match(pattern, local, &layer)) return prefix_ + pattern;
-  return "";
-}
-
 UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::vector<int64_t>& s) const {
   std::string layer;
   for (const Rule& r : rules_) {
     if (!match(r.ours, ours, &layer)) continue;
     UpstreamTensor t;
-    t.name = prefix_ + substitute(r.upstream, layer);
+    t.name = (r.under_prefix ? prefix_ : "") + substitute(r.upstream, layer);
     t.layout = r.layout;
     t.group = r.group;
     const std::string where = str("parameter ", quoted_name(ours), " ", shape_string(s), " (upstream ",
@@ -233,6 +244,17 @@ UpstreamTensor UpstreamNameMap::upstream_of(const std::string& ours, const std::
         EMB_CHECK(s.size() == 2 && s[0] % k == 0, where, ": a patch embedding must be [", patch_[0], "·", patch_[1],
                   "·", patch_[2], "·C, D]");
         t.shape = {s[1], s[0] / k, patch_[0], patch_[1], patch_[2]};
+        break;
+      }
+      case UpstreamLayout::row:
+        EMB_CHECK(s.size() == 2 && s[0] == 1, where, ": a vector must be [1, n]");
+        t.shape = {s[1]};
+        break;
+      case UpstreamLayout::image_patch: {
+        const int64_t k = int64_t(image_patch_) * image_patch_;
+        EMB_CHECK(s.size() == 2 && s[0] == 3 * k, where, ": an image patch embedding must be [3·", image_patch_, "·",
+                  image_patch_, ", D]");
+        t.shape = {s[1], 3, image_patch_, image_patch_};
         break;
       }
     }

@@ -7,7 +7,7 @@
 namespace emb {
 
 UpstreamMatch match_upstream(const WeightSource& source, const UpstreamNameMap& map, const std::vector<OurTensor>& ours,
-                             const std::string& what, UnmodelledTensors unmodelled) {
+                             const std::string& what) {
   auto fail = [&](const std::string& message) { throw Error(str(source.path(), ": ", message), kExitInput); };
   UpstreamMatch result;
   std::vector<MatchedTensor>& matched = result.tensors;
@@ -35,25 +35,11 @@ UpstreamMatch match_upstream(const WeightSource& source, const UpstreamNameMap& 
     expected.insert(m.upstream.name);
     matched.push_back(std::move(m));
   }
-  std::set<std::string> unmodelled_patterns;
-  for (const TensorInfo& t : source.tensors()) {
-    if (!map.is_trained(t.name) || expected.count(t.name)) continue;
-    const std::string pattern = map.not_yet_modelled(t.name);
-    if (!pattern.empty()) {
-      unmodelled_patterns.insert(pattern);
-      result.dropped.push_back(t.name);
-      continue;
-    }
-    fail(str("tensor ", quoted_name(t.name), " ", shape_string(t.shape), " is not a parameter of ", what,
-             " (every tensor under ", quoted_name(map.trained_prefix()), " must be one; check the model's "
-             "dimensions against the checkpoint's config.json)"));
-  }
-  if (!unmodelled_patterns.empty() && unmodelled == UnmodelledTensors::refuse) {
-    std::string names;
-    for (const std::string& p : unmodelled_patterns) names += (names.empty() ? "" : ", ") + quoted_name(p);
-    fail(str(result.dropped.size(), " tensors ", what, " does not model yet: ", names,
-             " (set train.init_from_unmodelled = drop to train without them; an export then leaves them out)"));
-  }
+  for (const TensorInfo& t : source.tensors())
+    if (map.is_trained(t.name) && !expected.count(t.name))
+      fail(str("tensor ", quoted_name(t.name), " ", shape_string(t.shape), " is not a parameter of ", what,
+               " (every tensor under ", quoted_name(map.trained_prefix()), " must be one; check the model's "
+               "dimensions against the checkpoint's config.json)"));
   return result;
 }
 

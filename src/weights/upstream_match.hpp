@@ -18,10 +18,6 @@ struct OurTensor {
   std::vector<int64_t> shape;   // our layout
 };
 
-// What init_from does with a checkpoint tensor the model does not compute yet (the name map's
-// "not yet modelled" table): refuse the checkpoint, or leave the tensor out (train.init_from_unmodelled).
-enum class UnmodelledTensors { refuse, drop };
-
 struct MatchedTensor {
   std::string ours;
   UpstreamTensor upstream;  // shape as in the checkpoint
@@ -30,15 +26,13 @@ struct MatchedTensor {
 
 struct UpstreamMatch {
   std::vector<MatchedTensor> tensors;  // one per tensor of `ours`, in its order
-  std::vector<std::string> dropped;    // checkpoint tensors not yet modelled, left out (sorted)
 };
 
 // Pairs `ours` with the checkpoint. Throws emb::Error (exit code 2) in one line naming the
 // checkpoint and the tensor at fault, with both shapes where they differ: a tensor missing
 // from the checkpoint, an extra tensor under the trained prefix, a shape mismatch, a dtype
-// that is not F32, BF16 or F16; with `unmodelled` = refuse, the checkpoint's tensors that are
-// not yet modelled (their patterns in the map's table). `what` names our side in messages.
+// that is not F32, BF16 or F16. `what` names our side in messages.
 UpstreamMatch match_upstream(const WeightSource& source, const UpstreamNameMap& map, const std::vector<OurTensor>& ours,
-                             const std::string& what, UnmodelledTensors unmodelled = UnmodelledTensors::refuse);
+                             const std::string& what);
 
 }  // namespace emb

@@ -131,6 +131,7 @@ BOOST_AUTO_TEST_CASE(wan_token_layout_and_patches) {
   s.context.assign(size_t(3 * cfg.d_ctx), 1.f);
   int F = cfg.latent_frames, H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
   for (int i = 0; i < F * H * W * C; ++i) s.latents.push_back(float(i));
+  s.latent_channels = C;
   int blocks = (F + cfg.frames_per_block - 1) / cfg.frames_per_block;
   s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 2.f);
   PackerConfig p;
@@ -156,4 +157,43 @@ BOOST_AUTO_TEST_CASE(wan_token_layout_and_patches) {
       BOOST_TEST((b.pos[3 * i] == a && b.pos[3 * i + 1] == 0 && b.pos[3 * i + 2] == 0));  // MODEL.md (b·Ha + i, 0, 0)
     }
   }
+}
+
+// The DreamZero layout: a sample's latents carry the file's channels [latents C | y Cy]; the
+// packer splits them per patch pixel, x0 to video_x0 and y to video_cond, both (kh, kw, c) with c
+// fastest, and a noisy token carries its clean twin's rows.
+BOOST_AUTO_TEST_CASE(dreamzero_y_channels_go_to_video_cond) {
+  ModelConfig cfg = test::tiny_model(Family::wan);
+  cfg.cond_channels = 3, cfg.clip_tokens = 2, cfg.d_clip = 4;
+  const int F = cfg.latent_frames, H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
+  const int Cy = cfg.cond_channels, Cs = C + Cy, pix = cfg.patch_pixels();
+  Sample s;
+  s.id = 3, s.query_tokens = sample_query_tokens(cfg, F), s.context_tokens = 2, s.dreamzero = true;
+  s.context.assign(size_t(2 * cfg.d_ctx), 1.f);
+  s.latent_channels = Cs;
+  for (int i = 0; i < F * H * W * Cs; ++i) s.latents.push_back(float(i));
+  const int blocks = sample_blocks(cfg, F);
+  s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 0.5f);
+  s.act_mask.assign(s.block_actions.size(), 1.f);
+  s.state.assign(size_t(blocks * cfg.states_per_block * cfg.state_dim), 0.25f);
+  s.clip.assign(size_t(cfg.clip_tokens * cfg.d_clip), 0.75f);
+  s.has_real_action = 1.f;
+  PackerConfig p;
+  p.tokens_per_mb = 4096;
+  const PackedBatch b = pack_step({s}, cfg, p, {"f.h5"})[0];
+  const int wp = W / 2, video = F * (H / 2) * wp;
+  BOOST_REQUIRE(b.video_x0.size() == size_t(2 * video * pix * C));
+  BOOST_REQUIRE(b.video_cond.size() == size_t(2 * video * pix * Cy));
+  for (int i = 0; i < 2 * video; ++i) {
+    const int v = i % video, f = v / (video / F), h = (v % (video / F)) / wp, w = v % wp;
+    for (int kh = 0; kh < 2; ++kh)
+      for (int kw = 0; kw < 2; ++kw) {
+        const float first = float(((f * H + 2 * h + kh) * W + 2 * w + kw) * Cs);  // the pixel's channel 0
+        const size_t px = size_t(i * pix + kh * 2 + kw);
+        for (int c = 0; c < C; ++c) BOOST_TEST(b.video_x0[px * C + c] == first + c);
+        for (int c = 0; c < Cy; ++c) BOOST_TEST(b.video_cond[px * Cy + c] == first + C + c);
+      }
+  }
+  BOOST_TEST(b.clip.size() == size_t(cfg.clip_tokens * cfg.d_clip));
+  BOOST_TEST(b.has_real_action == std::vector<float>{1.f});
 }

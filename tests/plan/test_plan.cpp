@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
+#include "plan/backbone_cost.hpp"
 #include "parallel/shard_layout.hpp"
 #include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
@@ -533,4 +534,22 @@ BOOST_AUTO_TEST_CASE(checkpoint_bytes_count_no_moments_for_frozen_parameters) {
   BOOST_TEST(trained.checkpoint_bytes == 12 * n);
   w.frozen_params = 1000;
   BOOST_TEST(predict_step(gpu_node(), w).checkpoint_bytes == 12 * n - 8 * 1000.0);
+}
+
+// train.tune_visual's additions on a tiny Eagle (1 SigLIP layer D 8, I 16, 2 heads, 4 tokens of 2×2
+// patches; 1 Qwen3 layer E 8, I 16, 2 query heads and 1 kv head of 4; one view, 6 prompt tokens),
+// counted by hand from what VisionTowerTraining and LanguageModelTraining keep and compute.
+BOOST_AUTO_TEST_CASE(tune_visual_adds_the_vision_backward_and_the_kept_activations) {
+  encoders::EagleDims d;
+  d.vision_hidden = 8, d.vision_intermediate = 16, d.vision_heads = 2, d.vision_layers = 1, d.patch = 2, d.image_size = 4;
+  d.llm_hidden = 8, d.llm_intermediate = 16, d.llm_heads = 2, d.llm_kv_heads = 1, d.head_dim = 4, d.select_layer = 1;
+  const BackboneCost c = eagle_backbone_cost(gpu_node(), d, 1, 6);
+  // Per image token: patch row 12, x and o 16, h_out 8 + mean/rstd 2, mlp1 token 8; the layer
+  // 8·8 + 2·16 + 2 heads' lse + 4 norm statistics = 102: 148 floats, 4 tokens.
+  // Per prompt token: the layer 4·8 + 5·8 + 2·4 + 3·16 + 2·2 + 1 + 2 = 135, the final norm 2·8 + 1: 152, 6 tokens.
+  BOOST_TEST(c.tuned_activation_bytes == 4.0 * (4 * 148 + 6 * 152));
+  // Vision GEMMs 768 (patch) + 4096 (layer) + 512 (mlp1) three times, attention 512 three and a
+  // half times; the LLM's GEMMs 6912 twice (no weight gradients), attention 672 three and a half.
+  BOOST_TEST(c.tuned_flops == 3 * 5376.0 + 3.5 * 512 + 2 * 6912.0 + 3.5 * 672);
+  BOOST_TEST(c.flops() == 5376.0 + 512 + 6912 + 672);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tiny upstream-format checkpoints with random weights, for import/export tests.
 
-    make_tiny_checkpoint.py OUT_DIR [--seed N] [--family gr00t|dreamzero|both]
+    make_tiny_checkpoint.py OUT_DIR [--seed N] [--family gr00t|dreamzero|both] [--clip-dim N]
 
 OUT_DIR/gr00t_n15_tiny/
   model.safetensors   backbone.eagle_model.* (a tiny SigLIP vision tower incl. its unused pooling
@@ -17,6 +17,8 @@ OUT_DIR/dreamzero_tiny/
                       action_head.text_encoder.* tensors (tiny umT5 names) in BF16 that an export must
                       pass through unchanged
   config.json         upstream_presets.TINY_DREAMZERO
+                      (--clip-dim: img_emb's input width, upstream's 1280 unless a test's CLIP
+                      features are narrower)
 
 Dtypes: GR00T-N1.5 fine-tuning builds the Eagle model from a config whose torch_dtype is bfloat16
 (eagle2_hg_model/config.json 55, AutoModel.from_config in eagle_backbone.py 50-51 uses it) while
@@ -154,12 +156,12 @@ def write_gr00t(folder, seed, config=upstream_presets.TINY_GR00T, backbone=None)
     return tensors
 
 
-def write_dreamzero(folder, seed):
+def write_dreamzero(folder, seed, clip_dim=dreamzero_reference.CLIP_DIM):
     os.makedirs(folder, exist_ok=True)
     gen = torch.Generator().manual_seed(seed + 1)
     config = upstream_presets.TINY_DREAMZERO
     dims = dreamzero_reference.dims_from_config(config)
-    tensors = build(dreamzero_reference.param_shapes(config), "F32", gen)
+    tensors = build(dreamzero_reference.param_shapes(config, clip_dim=clip_dim), "F32", gen)
     tensors.update(build(umt5_passthrough_shapes(dims.text_dim, 64), "BF16", gen))
     safetensors_io.write_sharded(folder, tensors, n_shards=2)
     write_json(os.path.join(folder, "config.json"), config)
@@ -171,12 +173,14 @@ def main(argv=None):
     parser.add_argument("out_dir", help="folder to write gr00t_n15_tiny/ and dreamzero_tiny/ into")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the weights (default 0)")
     parser.add_argument("--family", choices=("gr00t", "dreamzero", "both"), default="both")
+    parser.add_argument("--clip-dim", type=int, default=dreamzero_reference.CLIP_DIM,
+                        help="DreamZero img_emb's input width (default upstream's 1280)")
     args = parser.parse_args(argv)
     if args.family in ("gr00t", "both"):
         n = len(write_gr00t(os.path.join(args.out_dir, "gr00t_n15_tiny"), args.seed))
         print(f"wrote {args.out_dir}/gr00t_n15_tiny ({n} tensors)")
     if args.family in ("dreamzero", "both"):
-        n = len(write_dreamzero(os.path.join(args.out_dir, "dreamzero_tiny"), args.seed))
+        n = len(write_dreamzero(os.path.join(args.out_dir, "dreamzero_tiny"), args.seed, args.clip_dim))
         print(f"wrote {args.out_dir}/dreamzero_tiny ({n} tensors, 2 shards)")
 
 

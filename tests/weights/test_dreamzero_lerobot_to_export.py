@@ -4,9 +4,12 @@
 state/action slice through a modality.json) -> `embpack features --dreamzero` with tiny random
 upstream-format encoders (make_tiny_encoders.py: Wan2.1 VAE, umT5 of the DiT's text width, CLIP;
 umT5's tokenizer trained here by Debian's spm_train on our own corpus) -> train the tiny DreamZero
-checkpoint (make_tiny_checkpoint.py) a few steps on the packed file (train.init_from, the
-not-yet-modelled state encoder and CLIP context dropped) -> `embtrain export` -> the exported key
-set, shapes and dtypes are the checkpoint's. And the bad input of `embpack features --dreamzero`:
+checkpoint (make_tiny_checkpoint.py, img_emb as wide as the tiny CLIP's features) a few steps on
+the packed file (train.init_from: the DreamZero DROID layout with its states, CLIP context and I2V
+y) -> `embtrain export` -> the exported key set, shapes and dtypes are the checkpoint's. The
+model's inputs are the file's (--dump: every sample's video rows, latents and y, are its step's
+patchified latents, its states, CLIP rows, action mask and has_real_action), and the loss changes
+when the file's CLIP rows are zeroed. And the bad input of `embpack features --dreamzero`:
 frames the VAE's strides cannot take, a frame count the causal chunking cannot take, a tokenizer
 model that does not load, encoder weights of the wrong shape, features of other encoders at
 training: one line naming it, exit 2, nothing written.
@@ -15,6 +18,7 @@ training: one line naming it, exit 2, nothing written.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -25,12 +29,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(HERE, "..", "upstream"))
 import safetensors_io  # noqa: E402
-from test_dreamzero_init_from_export import not_yet_modelled  # noqa: E402
 from test_init_from_export import check, mpi, run, run_case  # noqa: E402
 
 FIXTURE = os.path.join(ROOT, "..", "shared", "fixtures", "lerobot", "g1_v21")
 STEPS_PER_EPISODE = 5  # kept of each fixture episode
 FRAMES = 9             # clip frames: 1 + 4·2 -> 3 latent frames = frame 0 + one block of 2
+LATENT_FRAMES = 3
+CLIP_DIM = 32          # the tiny CLIP's feature width (make_tiny_encoders.py TINY_CLIP)
+ACTION_WIDTH = 7       # the modality.json slice packed_frames() writes
 TRAIN_STEPS = 3
 
 
@@ -89,7 +95,7 @@ def packed_frames(tmp, embpack):
 def make_inputs(tmp, embpack):
     """The tiny DreamZero checkpoint, tiny encoders of its text width with a tokenizer, the frames."""
     run(["/usr/bin/python3", os.path.join(ROOT, "tests", "upstream", "make_tiny_checkpoint.py"), tmp,
-         "--family", "dreamzero", "--seed", "3"])
+         "--family", "dreamzero", "--seed", "3", "--clip-dim", str(CLIP_DIM)])
     released = os.path.join(tmp, "dreamzero_tiny")
     dit = json.load(open(os.path.join(released, "config.json")))["action_head_cfg"]["config"]["diffusion_model_cfg"]
     run(["/usr/bin/python3", os.path.join(ROOT, "tests", "encoders_ref", "make_tiny_encoders.py"), "--which",
@@ -106,6 +112,53 @@ def features(args, encoders, frames, out, *extra, expect_rc=0):
                 for opt in (name, value)]
     return run(mpi([args.embpack, "features", "--dreamzero", encoders, frames, "--vae-chunk", "0", *defaults,
                     *extra, "-o", out], args.np), expect_rc)
+
+def dumped_step(args, tmp, deck, data, name):
+    """--dump of the first step of the run on `data` (the deck's other settings): the dump file."""
+    dump = os.path.join(tmp, name + ".h5")
+    run(mpi([args.embtrain, deck, "--set", f"data.paths={data}", "--dump", dump], args.np))
+    return dump
+
+
+def check_model_inputs(dump, data):
+    """Every dumped sample's model inputs are its packed step's: the step whose CLIP rows it holds
+    gives its video rows (per patch pixel (kh, kw) the latents then the y, [mask 4 | image
+    latents], clean and noisy tokens alike), its state rows are the file's, its action mask is 1
+    on the packed action width only, has_real_action 1."""
+    with h5py.File(data, "r") as f:
+        lat = f["latents/dreamzero"][()].astype(np.float32)
+        clip = f["features/clip"][()].astype(np.float32).reshape(-1, 257, CLIP_DIM)
+        states = f["steps/state"][()].astype(np.float32)
+    samples = 0
+    with h5py.File(dump, "r") as d:
+        for g in d["micro_batch"].values():
+            kind, seq, pos = g["kind"][()], g["seq"][()], g["pos"][()]
+            video = (kind == 0) | (kind == 1)
+            x0, vseq, vpos = g["video_x0"][()], seq[video], pos[video]
+            for b, rows in enumerate(g["clip"][()]):
+                steps = [s for s in range(len(clip)) if np.array_equal(clip[s], rows)]
+                expect = lambda s, r: lat[s * LATENT_FRAMES + vpos[r][0], 2 * vpos[r][1]:2 * vpos[r][1] + 2,  # noqa: E731
+                                          2 * vpos[r][2]:2 * vpos[r][2] + 2].ravel()
+                mine = np.nonzero(vseq == b)[0]
+                check(any(all(np.array_equal(x0[r], expect(s, r)) for r in mine) for s in steps),
+                      f"sample {b}: its {len(mine)} video rows are the patchified latents and y of its CLIP rows' step")
+                samples += 1
+            state = g["state"][()]
+            check(all(np.any(np.all(states == row[:states.shape[1]], axis=1)) and not np.any(row[states.shape[1]:])
+                      for row in state), f"{len(state)} state rows are the file's, zero-padded")
+            mask = g["action_mask"][()]
+            check(np.all(mask[:, :ACTION_WIDTH] == 1) and not np.any(mask[:, ACTION_WIDTH:]),
+                  f"action mask 1 on the {ACTION_WIDTH} packed action dims only")
+            check(np.all(g["has_real_action"][()] == 1), "has_real_action 1 for every packed sample")
+    check(samples > 0, f"{samples} samples checked")
+
+
+def clip_zeroed(data, out):
+    """A copy of the packed file whose CLIP rows are all zero."""
+    shutil.copyfile(data, out)
+    with h5py.File(out, "r+") as f:
+        f["features/clip"][...] = 0
+    return out
 
 
 def case_end_to_end(args, tmp, released, inputs):
@@ -128,16 +181,22 @@ def case_end_to_end(args, tmp, released, inputs):
     with open(deck, "w") as f:
         f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = dz\n[data]\npaths = {data}\nview = dreamzero\n"
                 f"dreamzero_encoders = {encoders}\ntokens_per_mb = 4096\n[model]\nlatent_height = 4\n"
-                f"latent_width = 4\nlatent_frames = 3\n[train]\ninit_from = {released}\ninit_from_unmodelled = drop\n"
+                f"latent_width = 4\nlatent_frames = {LATENT_FRAMES}\nd_clip = {CLIP_DIM}\n[train]\ninit_from = {released}\n"
                 f"steps = {TRAIN_STEPS}\nglobal_batch = 2\nlr = 1e-3\nckpt_every = {TRAIN_STEPS}\nshard = full\n")
+    dump = dumped_step(args, tmp, deck, data, "dump")
+    check_model_inputs(dump, data)
+    no_clip = dumped_step(args, tmp, deck, clip_zeroed(data, os.path.join(tmp, "no_clip.h5")), "dump_no_clip")
+    with h5py.File(dump, "r") as a, h5py.File(no_clip, "r") as b:
+        check(a.attrs["loss"] != b.attrs["loss"], f"the CLIP rows feed the loss: {a.attrs['loss']} vs {b.attrs['loss']} "
+              "with them zeroed")
     p = run(mpi([args.embtrain, deck], args.np))
     check(f"step {TRAIN_STEPS}" in p.stdout + p.stderr, f"trained {TRAIN_STEPS} steps on the packed DreamZero file")
     exported = os.path.join(tmp, "dz_export")
     run([args.embtrain, "export", os.path.join(tmp, "out", "ckpt", "dz"), "-o", exported])
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
-    expected = sorted(k for k in original if not not_yet_modelled(k))
-    check(sorted(out) == expected, f"export holds the checkpoint's {len(expected)} modelled tensors")
+    expected = sorted(original)
+    check(sorted(out) == expected, f"export holds the checkpoint's {len(expected)} tensors")
     shards = set(json.load(open(os.path.join(released, "model.safetensors.index.json")))["weight_map"].values())
     headers = {}
     for folder in (released, exported):

@@ -17,7 +17,12 @@ action_head.* tensors trained, and experiment_cfg/metadata.json built from the d
 statistics equal the dataset's own (computed here from the rows embpack lerobot read from its
 Parquet files), its modalities those of meta/modality.json + meta/info.json.
 
-    test_lerobot_to_export.py --embtrain BIN --embpack BIN [--backbone offline|online]
+With --backbone tune_visual (train.tune_visual = on, the step trains the vision tower and mlp1,
+5 steps): OUT's vision_model.* and mlp1.* tensors trained, in DIR's dtype (BF16) and shapes, the
+LLM's tensors (and SigLIP's pooling head, which Eagle does not use) byte for byte; init_from OUT (one step at learning rate 0) holds the trained
+checkpoint's parameters as OUT stores them: bit for bit, the BF16 ones rounded as PyTorch rounds.
+
+    test_lerobot_to_export.py --embtrain BIN --embpack BIN [--backbone offline|online|tune_visual]
 """
 import argparse
 import copy
@@ -45,6 +50,8 @@ import safetensors_io  # noqa: E402
 import upstream_presets  # noqa: E402
 
 STEPS = 4
+TUNE_VISUAL_STEPS = 5
+VISUAL = ("backbone.eagle_model.vision_model.vision_model.", "backbone.eagle_model.mlp1.")
 
 
 def run(cmd):
@@ -130,12 +137,31 @@ def check_metadata(exported, packed):
     check(entry["modalities"]["video"] == expected_video, f"video modality {expected_video}")
 
 
+def check_reimport(args, tmp, deck, exported, original):
+    """init_from the export with train.tune_visual = on, one step at learning rate 0: its checkpoint
+    holds the trained run's parameters as the export stores them (the vision tensors in DIR's BF16)."""
+    run([args.embtrain, deck, "--set", "run.name=reimport", "--set", f"train.init_from={exported}", "--set",
+         "train.steps=1", "--set", "train.ckpt_every=1", "--set", "train.lr=0", "--set", "train.min_lr=0"])
+    ckpt = os.path.join(tmp, "out", "ckpt")
+    with h5py.File(os.path.join(ckpt, "ft", f"step_{TUNE_VISUAL_STEPS:08d}.h5"), "r") as f:
+        trained = {k: torch.from_numpy(f["params"][k][()]) for k in f["params"]}
+    with h5py.File(os.path.join(ckpt, "reimport", "step_00000001.h5"), "r") as f:
+        reimported = {k: torch.from_numpy(f["params"][k][()]) for k in f["params"]}
+    head_f32 = all(v.dtype == torch.float32 for k, v in original.items() if k.startswith("action_head."))
+    stored = {k: original[k].dtype if k in original else torch.float32 for k in trained}
+    check(head_f32 and sorted(reimported) == sorted(trained) and
+          all(torch.equal(reimported[k], trained[k].to(stored[k]).float()) for k in trained),
+          f"export then init_from: all {len(trained)} trained parameters bit-exact as stored "
+          f"({sum(k.startswith(VISUAL) for k in trained)} vision/mlp1 tensors in BF16)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embtrain", required=True)
     ap.add_argument("--embpack", required=True)
-    ap.add_argument("--backbone", choices=("offline", "online"), default="offline",
-                    help="offline: embpack features computes the vl features; online: the step runs the backbone")
+    ap.add_argument("--backbone", choices=("offline", "online", "tune_visual"), default="offline",
+                    help="offline: embpack features computes the vl features; online: the step runs the backbone; "
+                         "tune_visual: the step trains its vision tower and mlp1")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="lerobot_to_export_") as tmp:
         released = make_checkpoint(tmp)
@@ -148,28 +174,46 @@ def main():
                  "-o", train_data])  # 2096 steps: two ranks halve the test's longest phase
             with h5py.File(train_data, "r") as f:
                 check(f["features/vl"].attrs["checkpoint"] == released, "vl features made by DIR's backbone")
+        tune_visual = args.backbone == "tune_visual"
+        steps = TUNE_VISUAL_STEPS if tune_visual else STEPS
+        # tune_visual: steps large enough to show in the BF16 the export stores the vision tower in
+        lr = "1e-2\nwarmup_steps = 0" if tune_visual else "1e-3"
         deck = os.path.join(tmp, "ft.in")
         with open(deck, "w") as f:
             f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
-                    f"init_from = {released}\nsteps = {STEPS}\nckpt_every = {STEPS}\nglobal_batch = 2\nlr = 1e-3\n{extra}")
+                    f"init_from = {released}\nsteps = {steps}\nckpt_every = {steps}\nglobal_batch = 2\nlr = {lr}\n"
+                    f"tune_visual = {'on' if tune_visual else 'off'}\n{extra}")
         run([args.embtrain, deck])
         with open(os.path.join(tmp, "out", "ft", "timings.csv")) as f:
             backbone_s = sum(float(r["seconds"]) for r in csv.DictReader(f) if r["phase"] == "backbone")
-        check((backbone_s > 0) == (args.backbone == "online"), f"{args.backbone}: the step ran the backbone for "
-              f"{backbone_s:.2f} s")
+        if not tune_visual:  # the trained backbone runs inside the model's step, not in the backbone phase
+            check((backbone_s > 0) == (args.backbone == "online"), f"{args.backbone}: the step ran the backbone for "
+                  f"{backbone_s:.2f} s")
         exported = os.path.join(tmp, "export")
         run([args.embtrain, "export", os.path.join(tmp, "out", "ft"), "-o", exported])
         original = safetensors_io.read_checkpoint(released)
         out = safetensors_io.read_checkpoint(exported)
-        backbone = [k for k in original if k.startswith("backbone.eagle_model.")]
         check(sorted(out) == sorted(original), f"export holds DIR's {len(original)} tensors")
-        check(backbone and all(original[k].dtype == out[k].dtype and torch.equal(original[k], out[k]) for k in backbone),
-              f"{len(backbone)} backbone.eagle_model.* tensors unchanged")
-        head = [k for k in original if k.startswith("action_head.")]
-        changed = [k for k in head if not torch.equal(original[k], out[k])]
-        check(len(changed) > 0.9 * len(head), f"{len(changed)} of {len(head)} action_head.* tensors trained")
+        check(all(original[k].dtype == out[k].dtype and original[k].shape == out[k].shape for k in original),
+              "every exported tensor has DIR's dtype and shape")
+        with h5py.File(os.path.join(tmp, "out", "ckpt", "ft", f"step_{steps:08d}.h5"), "r") as f:
+            visual = [k for k in f["params"] if k in original]  # the tuned tensors keep upstream's names
+        check(all(k.startswith(VISUAL) for k in visual) and (len(visual) > 0) == tune_visual,
+              f"{len(visual)} backbone tensors trained, all of the vision tower and mlp1")
+        frozen = [k for k in original if k.startswith("backbone.eagle_model.") and k not in visual]
+        check(frozen and all(torch.equal(original[k], out[k]) for k in frozen),
+              f"{len(frozen)} frozen backbone.eagle_model.* tensors unchanged")
+        for part, names in (("action_head.*", [k for k in original if k.startswith("action_head.")]),
+                            ("vision_model.* and mlp1.*", visual)):
+            if not names:
+                continue
+            changed = [k for k in names if not torch.equal(original[k], out[k])]
+            check(len(changed) >= 0.9 * len(names), f"{len(changed)} of {len(names)} {part} tensors trained "
+                  f"(unchanged: {sorted(set(names) - set(changed))[:3]})")
         check(open(os.path.join(released, "config.json"), "rb").read() ==
               open(os.path.join(exported, "config.json"), "rb").read(), "config.json unchanged")
+        if tune_visual:
+            check_reimport(args, tmp, deck, exported, original)
         check_metadata(exported, packed)
     print("PASS")
 

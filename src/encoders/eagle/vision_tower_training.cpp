@@ -74,6 +74,15 @@ std::vector<float> read_vision_tower(const WeightSource& source, const EagleDims
   return flat;
 }
 
+// forward's store per token: the embedded x and the shared sublayer output o (D each); per layer
+// h1, q, k, v, att, x_mid, h2 and the next x (D each), pre and m (I each), lse (H), two means and
+// two rstds; after the layers h_out (D), its mean and rstd, the mlp1 tokens (E).
+int64_t VisionTowerTraining::activation_floats_per_token(const EagleDims& d) {
+  const int64_t D = d.vision_hidden, I = d.vision_intermediate;
+  const int64_t per_layer = 8 * D + 2 * I + d.vision_heads + 4;
+  return d.patch_features() + 3 * D + 2 + d.llm_hidden + d.vision_layers * per_layer;
+}
+
 AttnIndex VisionTowerTraining::image_attention() const {
   AttnIndex idx;
   idx.mask = AttnMask::full, idx.q_seq = idx.k_seq = image_of_row_->data();

@@ -64,6 +64,10 @@ class VisionTowerTraining {
   // grads += ∂(Σ tokens ⊙ dtokens)/∂p for the last forward.
   void backward(const VisionTowerTensors& p, const View& dtokens, const VisionTowerTensors& grads);
 
+  // Activation floats kept per image token (for --plan): what forward keeps for one token, its
+  // patch row included (the backward reads it for the patch weight's gradient).
+  static int64_t activation_floats_per_token(const EagleDims& d);
+
  private:
   struct LayerActivations {
     View x_in, h1, mean1, rstd1, q, k, v, att, lse, x_mid, h2, mean2, rstd2, pre, m;
