@@ -12,24 +12,16 @@ RESULT:  {"frames": path (uint8 [Σ V, 224, 224, 3]), "vl": path (float64 [Σ N,
 The vl rows are computed in float64 (the reference's default) from the float32 frame pipeline.
 """
 import json
-import os
 import sys
 
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "encoders_ref"))
-import eagle_reference as eagle  # noqa: E402
-from safetensors_io import load_file  # noqa: E402
+from eagle_request import eagle, read_request
 
 
 def main():
-    request = json.load(open(sys.argv[1]))
-    eagle_config = json.load(open(os.path.join(request["eagle_folder"], "config.json")))
-    gr00t_config = json.load(open(os.path.join(request["checkpoint"], "config.json")))
-    dims = eagle.EagleDims.from_configs(eagle_config, gr00t_config["backbone_cfg"])
-    params, _ = load_file(os.path.join(request["checkpoint"], "model.safetensors"))
+    request, dims, params = read_request(sys.argv[1])
     raw = np.fromfile(request["frames"], dtype=np.uint8)
     at = 0
     frames_out, vl_out, rows = [], [], []

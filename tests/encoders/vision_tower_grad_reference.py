@@ -10,24 +10,16 @@ RESULT:  {"tokens": path (float64 [N * T, E]), "grads": path (float64, each tens
           its order, transposed ones as W [in, out])}
 """
 import json
-import os
 import sys
 
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "encoders_ref"))
-import eagle_reference as eagle  # noqa: E402
-from safetensors_io import load_file  # noqa: E402
+from eagle_request import eagle, read_request
 
 
 def main():
-    request = json.load(open(sys.argv[1]))
-    eagle_config = json.load(open(os.path.join(request["eagle_folder"], "config.json")))
-    gr00t_config = json.load(open(os.path.join(request["checkpoint"], "config.json")))
-    dims = eagle.EagleDims.from_configs(eagle_config, gr00t_config["backbone_cfg"])
-    stored, _ = load_file(os.path.join(request["checkpoint"], "model.safetensors"))
+    request, dims, stored = read_request(sys.argv[1])
     params = {name: t.to(torch.float64) for name, t in stored.items()}
     layout = request["layout"]
     for slot in layout:
