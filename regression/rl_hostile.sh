@@ -9,7 +9,8 @@
 # no rank left behind, and its newest checkpoint complete (its rl_ sidecar beside it); then
 # train.resume = auto continues from that checkpoint (checksums verified on load) for one more update,
 # and the state the resumed trainer holds (`rl resumed: state:` version, AdamW steps, CRC-32s of
-# policy, moments and value head, totals) is the one the checkpoint's line printed when it was saved.
+# policy, moments and value head, totals) is the one its sidecar recorded when it was saved (and its
+# `rl checkpoint:` line printed, unless the kill came between publishing the checkpoint and the line).
 #   resume_exact           rl.mode = sync, 12 updates, kill -9 of trainer 0 after the checkpoint of
 #                          update 4; then the newest checkpoint is corrupted (one policy value)
 #                          and another run's newer checkpoint (another run id) is put beside it,
@@ -139,8 +140,14 @@ check_failed() {
     grep -q "(version $((10#$v)))" "$out/$name-resumed.log" || got+="resume did not start at version $((10#$v)); "
     [ -f "$out/ckpt/$name/step_$(printf %08d $((10#$v + 1))).h5" ] || got+="no checkpoint after the resume; "
     # what the resumed trainer holds is what the checkpoint saved (version, AdamW steps, CRC-32s, totals)
-    local saved resumed
-    saved=$(grep "^rl checkpoint: .*step_$v.h5" "$out/$name.log" | sed 's/.*; state: //')
+    local saved resumed printed
+    # the digest the sidecar recorded at the save; its line too unless the kill came between publishing
+    # step_V.h5 and printing it
+    saved=$(/usr/bin/python3 -c 'import sys, h5py
+a = h5py.File(sys.argv[1], "r").attrs["state"]
+print(a.decode() if isinstance(a, bytes) else a)' "$out/ckpt/$name/rl_$v.h5" 2>/dev/null)
+    printed=$(grep "^rl checkpoint: .*step_$v.h5" "$out/$name.log" | sed 's/.*; state: //')
+    [ -z "$printed" ] || [ "$printed" = "$saved" ] || got+="the sidecar's state '$saved' is not the printed '$printed'; "
     resumed=$(grep "^rl resumed: state: " "$out/$name-resumed.log" | sed 's/^rl resumed: state: //')
     [ -n "$saved" ] && [ "$saved" = "$resumed" ] || got+="resumed state '$resumed' is not the checkpoint's '$saved'; "
   fi

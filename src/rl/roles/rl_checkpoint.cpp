@@ -29,7 +29,8 @@ std::vector<float> value_head_state(ValueHead& vh) {
 
 int64_t crc_of(const std::vector<float>& x) { return checksum_piece(x.data(), int64_t(x.size())).crc; }
 
-void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, const std::string& path) {
+void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, const std::string& state_digest,
+                   const std::string& path) {
   const std::vector<float> state = value_head_state(learner.value_head());
   const std::string tmp = path + ".tmp";
   {
@@ -44,6 +45,9 @@ void write_sidecar(const RlSetup& s, RlLearner& learner, UpdateTotals totals, co
     for (size_t i = 0; i < counts.size(); ++i) f.set_attr("/", kCounts[i], double(*counts[i]));
     f.set_attr("/", "reward", totals.reward);
     f.set_attr("/", "rl_deck", s.o.deck_text);
+    // The digest the save line prints, kept with the checkpoint: a resume checks it, and a kill between
+    // publishing the checkpoint and printing the line leaves it readable.
+    f.set_attr("/", "state", state_digest);
   }
   publish_durably(tmp, path);
 }
@@ -67,7 +71,8 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const Updat
   namespace fs = std::filesystem;
   const std::string digits = checkpoint_step_digits(learner.version());  // step_<digits>.h5's
   const fs::path side = fs::path(s.o.ckpt_dir) / ("rl_" + digits + ".h5");
-  write_sidecar(s, learner, totals, side.string());
+  const std::string state_digest = rl_state_digest(learner, totals);
+  write_sidecar(s, learner, totals, state_digest, side.string());
   const ParamRegistry& reg = learner.registry();
   std::vector<float> m(size_t(reg.total())), v(size_t(reg.total()));
   learner.optimizer().download_state(OptimizerState{m.data(), v.data()});
@@ -82,7 +87,7 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const Updat
   EMB_CHECK(fs::path(path).filename() == checkpoint_file_name(learner.version()), path,
             ": expected the sidecar's step ", digits);
   std::printf("rl checkpoint: %s (+ %s); state: %s\n", path.c_str(), side.filename().string().c_str(),
-              rl_state_digest(learner, totals).c_str());
+              state_digest.c_str());
   std::fflush(stdout);
   return path;
 }
@@ -109,6 +114,8 @@ void read_rl_sidecar(const std::string& sidecar, RlSetup& s) {
   // Sidecars written before runs could resume exactly have neither (a new run from them).
   s.run_start_version = f.has_attr("/", "run_start_version") ? int64_t(f.attr_double("/", "run_start_version"))
                                                               : s.start_version;
+  s.resume_sidecar = sidecar;
+  if (f.has_attr("/", "state")) s.saved_state = f.attr_string("/", "state");
   if (!f.has_attr("/", "reward")) return;
   const std::vector<int64_t*> counts = count_fields(s.start_totals);
   for (size_t i = 0; i < counts.size(); ++i) *counts[i] = int64_t(f.attr_double("/", kCounts[i]));

@@ -56,6 +56,8 @@ struct RlSetup {
   int64_t run_start_version = 0;
   UpdateTotals start_totals;       // train.resume: the run's totals so far
   std::string resume_dir;          // train.resume: the checkpoint's directory (rl_sim_state.hpp)
+  std::string resume_sidecar;      // the rl_ sidecar read, if any (named in errors)
+  std::string saved_state;         // train.resume: rl_state_digest when it was saved (empty: older sidecar)
   std::vector<float> value_state;  // a resumed value head: params, moment1, moment2 (empty = fresh)
   std::vector<float> exp_avg, exp_avg_sq;  // a resumed policy's AdamW moments (empty = fresh)
   StageCostModel cost;

@@ -125,7 +125,11 @@ TrainerLoop::TrainerLoop(const RlSetup& s)
   }
   if (g_.index == 0) publisher_ = std::make_unique<WeightPublisher>(MPI_COMM_WORLD, g_.generators, kTagWeights);
   if (g_.index == 0 && !s.resume_dir.empty()) {
-    std::printf("rl resumed: state: %s\n", rl_state_digest(learner_, s.start_totals).c_str());
+    const std::string resumed = rl_state_digest(learner_, s.start_totals);
+    EMB_CHECK(s.saved_state.empty() || resumed == s.saved_state, s.resume_sidecar,
+              ": the restored state differs from the saved one (restored '", resumed, "', saved '", s.saved_state,
+              "'); the checkpoint or its sidecar is not the pair this run wrote");
+    std::printf("rl resumed: state: %s\n", resumed.c_str());
     std::fflush(stdout);
   }
   start_ = Clock::now();
