@@ -8,6 +8,7 @@
 #include "kernels/ops_buffer.hpp"
 #include "model/dump.hpp"
 #include "model/model.hpp"
+#include "train/trainer.hpp"
 
 namespace emb {
 
@@ -80,6 +81,7 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     throw Error(str(cfg.deck_path, ": data.paths is empty; --dump writes the dataset's first step"), kExitInput);
   check_backend(cfg);
   dc.prefetch = 0;
+  if (mc.online_encoders) dc.online_prompt = online_inputs_prompt(cfg);
   const StepKey key{cfg.run.seed, 1};
 
   Loader loader(world.comm, dc, mc);
@@ -91,6 +93,10 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     micro_batches = loader.next_step();
     // On run.device's backend: parameters and gradients in its memory, the dump's copies on the host.
     ops = make_ops(cfg.backend, world.local_rank);
+    if (mc.online_encoders) {  // the step's inputs as training computes them (fp32, as --dump compares)
+      OnlineEncoders encoders(*ops, cfg, DType::f32);
+      for (PackedBatch& b : micro_batches) encoders.compute(b);
+    }
     model = make_model(mc, ops.get());
     params.resize(size_t(model->params().total()));
     if (init_from)

@@ -53,10 +53,9 @@ std::string encoders_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
   json["encoders"]["in_step"] = cfg.model.online_encoders;
   std::string text = encoders_text(p.hw, sample, e, p.as_deck);
   if (cfg.model.online_encoders)
-    text += str("  model.encoders = online: this deck's step would run them (not built yet: training refuses it): + ",
-                e.flops() / 1e12, " TFLOP per sample; device memory + ", e.weight_bytes / double(1ull << 30),
-                " GiB of weights and ", e.forward_bytes / double(1ull << 20),
-                " MiB of forward activations per sample of a micro-batch\n");
+    text += str("  model.encoders = online: this deck's step runs them (the encoders phase): + ", e.flops() / 1e12,
+                " TFLOP per sample; device memory + ", e.weight_bytes / double(1ull << 30), " GiB of weights and ",
+                e.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
   return text;
 }
 

@@ -171,6 +171,7 @@ ModelConfig model_section(const Deck& deck) {
     c.backbone_dir = checkpoint_folder_of(deck.get_string("train.init_from"));
   c.backbone_augment = on(deck, "model.backbone_augment");
   c.online_encoders = choice<bool>(deck, "model.encoders", {{"offline", false}, {"online", true}});
+  c.encoders_dir = deck.get_string("model.encoders_dir");
   if (upstream) apply_upstream_dims(c, *upstream, deck);
   validate_model_config(c, [&](const std::vector<std::string>& keys) {
     for (const std::string& key : keys)
@@ -199,6 +200,10 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.vl_backbone = deck.get_string("data.vl_backbone");
   c.dreamzero_encoders = deck.get_string("data.dreamzero_encoders");
   c.vl_augment = on(deck, "data.vl_augment");
+  c.view_tiling = deck.get_string("data.view_tiling");
+  c.view_tile = deck.get_string("data.view_tile");
+  c.frame_stride = deck.get_int("data.frame_stride");
+  c.prompt_robot = deck.get_string("data.prompt_robot");
   c.global_batch = train.global_batch;
   c.seed = run.seed;
   return c;

@@ -17,7 +17,7 @@
 #include "kernels/make_ops.hpp"
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
-#include "train/online_backbone.hpp"
+#include "train/trainer.hpp"
 
 namespace emb {
 namespace {
@@ -60,9 +60,9 @@ void check_writable_dir(const RunConfig& cfg, const std::string& dir) {
 }
 
 // The files, checked as the loader opens them (and before, what embpack verify checks short of
-// the bulk rows). model.backbone = online: also the backbone's dimensions against the head's, its
-// tokenizer, every task's prompt and the files' frames; the files are then the backbone's input,
-// and what it refuses is input to fix (exit 2, as `embpack features` refuses it).
+// the bulk rows). model.backbone or model.encoders = online: also the encoders' dimensions against
+// the model's, their tokenizer, every task's prompt and the files' frames; the files are then the
+// encoders' input, and what they refuse is input to fix (exit 2, as `embpack features` refuses it).
 PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>& files) {
   const DataConfig& dc = cfg.data;
   try {
@@ -70,11 +70,12 @@ PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>&
       const FileLock reading = lock_for_reading(file);  // not while embpack replaces it
       verify_small_values(H5File::open(file));
     }
-    const VlPrompt prompt = cfg.model.online_backbone ? online_prompt(cfg.model) : VlPrompt{};
+    const VlPrompt prompt = online_inputs_prompt(cfg);
     return PackedDataset(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
-                         VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt, dc.dreamzero_encoders_digest});
+                         VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt, dc.dreamzero_encoders_digest,
+                                         dc.frame_stride});
   } catch (const Error& e) {
-    if (!cfg.model.online_backbone) throw;
+    if (!cfg.model.online_backbone && !cfg.model.online_encoders) throw;
     throw Error(e.what(), kExitInput);
   }
 }
@@ -111,7 +112,10 @@ double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 
 void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
   if (cfg.backend.device != Device::cpu) return;  // device memory is the plan's business
   const PlanReport plan = make_plan(cfg.model, ranks, cfg.data.tokens_per_mb);
-  const double state = plan.state(cfg.train.shard), per_rank = state + plan.activation_bytes;
+  const double state = plan.state(cfg.train.shard);
+  // model.encoders = online: the frozen encoders' fp32 weights on every rank
+  const double encoders = cfg.model.online_encoders ? double(online_encoders_weight_bytes(cfg, DType::f32)) : 0.0;
+  const double per_rank = state + plan.activation_bytes + encoders;
   const double node = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   if (node <= 0 || per_rank * ranks_on_node <= node) return;
   const std::string where = cfg.origins.where_first({"model.d_model", "model.d_ff", "model.n_layers", "model.d_ctx",
@@ -119,7 +123,8 @@ void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
   throw Error(str(where, ": out of memory: the model needs ", gib(per_rank), " GiB per rank (", plan.n_params,
                   " parameters: ", gib(state), " GiB of parameters, gradients and AdamW moments with train.shard = ",
                   shard_mode_name(cfg.train.shard), ", ", gib(plan.activation_bytes),
-                  " GiB of activations per micro-batch), ", ranks_on_node, " rank(s) on this node have ", gib(node),
+                  " GiB of activations per micro-batch", encoders > 0 ? str(", ", gib(encoders), " GiB of frozen encoders") : "",
+                  "), ", ranks_on_node, " rank(s) on this node have ", gib(node),
                   " GiB; make the model smaller, lower data.tokens_per_mb, or spread it over more nodes with train.shard "
                   "= full (embtrain DECK --plan)"),
               kExitInput);
@@ -129,10 +134,6 @@ void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
 
 void check_backend(const RunConfig& cfg) {
   if (cfg.model.fp8) check_fp8_linears(cfg);
-  if (cfg.model.online_encoders)
-    deck_error(cfg, "model.encoders",
-               "online: the training step does not run DreamZero's encoders yet (--plan costs them); train on "
-               "latents and context packed by embpack (model.encoders = offline)");
   if (cfg.backend.device != Device::cuda) return;
   if (!cuda_backend_built())
     throw Error(str(cfg.origins.where("run.device"),

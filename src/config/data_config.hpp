@@ -54,6 +54,11 @@ struct DataConfig {
   // model.backbone = online: the prompts of the tasks (the trainer sets it from the backbone's
   // tokenizer); the loader then reads frames and prompts instead of /features/vl.
   VlPrompt online_prompt = nullptr;
+  // wan, model.encoders = online: how a sample's frames reach the encoders, as embpack features
+  // --dreamzero's --tiling, --tile, --frame-stride and --robot (data.view_tiling, data.view_tile,
+  // data.frame_stride, data.prompt_robot).
+  std::string view_tiling = "2x2", view_tile = "176x320", prompt_robot = "oxe_droid";
+  int64_t frame_stride = 1;
   int64_t global_batch = 8;        // train.global_batch
   uint64_t seed = 1234;            // run.seed
 };

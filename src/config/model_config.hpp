@@ -71,10 +71,11 @@ struct ModelConfig : TokenConfig {
   // (Model::set_context_source).
   bool tune_visual = false;
   std::vector<TrainedContextTensor> trained_context;
-  // wan, model.encoders = online: the step would run DreamZero's frozen encoders (Wan VAE,
-  // umT5-XXL, CLIP) on each sample as RLinf's SFT does; --plan counts them (plan/encoder_cost.hpp),
-  // training refuses it until the step runs them (app/start_checks.cpp).
+  // wan, model.encoders = online: the step runs DreamZero's frozen encoders (Wan VAE, umT5-XXL,
+  // CLIP) of the released folder encoders_dir on each sample's frames and task text, as RLinf's
+  // SFT does (train/online_encoders.hpp); --plan counts them (plan/encoder_cost.hpp).
   bool online_encoders = false;
+  std::string encoders_dir;
 
   int head_dim() const { return d_model / n_heads; }
   // The head dims the attention layers use: the trunk's, and gr00t's VL backbone's (d_ctx / n_heads_vl).

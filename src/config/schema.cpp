@@ -201,8 +201,12 @@ std::vector<KeySpec> make_schema() {
       enum_key("model.encoders", "offline", {"offline", "online"},
                "wan: where the latents and the text and image context come from: offline = the packed files "
                "(embpack); online = the step runs DreamZero's frozen Wan VAE encoder, umT5-XXL and CLIP on each "
-               "sample, as RLinf's DreamZero SFT does: --plan counts their cost in the step; training does not run "
-               "them yet and refuses it"),
+               "sample's frames (/video, tiled as data.view_tiling says) and task text, forward only, timed as the "
+               "encoders phase, as RLinf's DreamZero SFT does (--plan counts their cost in the step)"),
+      string_key("model.encoders_dir", "",
+                 "wan, model.encoders = online: the folder of DreamZero's released encoders (Wan's layout: "
+                 "Wan2.1_VAE.pth, models_t5_umt5-xxl-enc-bf16.pth, the CLIP .pth, or their .safetensors, and "
+                 "umT5's spiece.model), as embpack features --dreamzero reads it"),
       string_key("model.backbone_dir", "",
                  "gr00t, model.backbone = online: the GR00T-N1.5 checkpoint folder (backbone.eagle_model.* tensors, "
                  "config.json) with its Eagle folder eagle2_hg_model/ (config.json and the Qwen tokenizer files); empty: "
@@ -247,6 +251,15 @@ std::vector<KeySpec> make_schema() {
                  "wan, DreamZero layout: the folder of DreamZero's VAE, umT5 and CLIP that must have made every "
                  "file's latents, text and CLIP features (embpack features --dreamzero records their digest); files "
                  "of other encoders are refused. Empty: not checked"),
+      string_key("data.view_tiling", "2x2",
+                 "wan, model.encoders = online: the grid RxC a step's camera views are tiled into (row-major, the "
+                 "file's /video views in order), as embpack features --dreamzero --tiling"),
+      string_key("data.view_tile", "176x320",
+                 "wan, model.encoders = online: each tile's HxW (RLinf's DROID 2x2 of 176x320), as --tile"),
+      int_key("data.frame_stride", "1", "steps", at_least(1),
+              "wan, model.encoders = online: steps between a clip's raw frames, as --frame-stride"),
+      string_key("data.prompt_robot", "oxe_droid",
+                 "wan, model.encoders = online: DreamZero's prompt template (its embodiment tag), as --robot"),
       enum_key("data.vl_augment", "off", {"off", "on"},
                "gr00t: train on the augmented vl features embpack features --augment K stored (GR00T's random "
                "crop and colour jitter), variant epoch mod K; off: the eval features"),

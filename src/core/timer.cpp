@@ -11,7 +11,7 @@ namespace emb {
 
 const char* phase_name(Phase p) {
   static const char* names[kNumPhases] = {"init", "data_wait", "h2d", "fwd", "bwd", "comm_exposed",
-                                          "comm_total", "optim", "ckpt", "step", "backbone", "other"};
+                                          "comm_total", "optim", "ckpt", "step", "backbone", "encoders", "other"};
   return names[int(p)];
 }
 

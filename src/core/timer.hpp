@@ -21,12 +21,15 @@
 namespace emb {
 
 // backbone: model.backbone = online, the frozen Eagle forward that makes the step's vl features.
-enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, backbone, other, count };
+// encoders: model.encoders = online, DreamZero's frozen VAE, umT5 and CLIP forwards that make the
+// step's latents, I2V y, text and image context.
+enum class Phase : int { init, data_wait, h2d, fwd, bwd, comm_exposed, comm_total, optim, ckpt, step, backbone, encoders,
+                         other, count };
 constexpr int kNumPhases = int(Phase::count);
 const char* phase_name(Phase p);
 // The phases a step's wall time is divided into: they sum to Phase::step.
-constexpr Phase kStepParts[] = {Phase::data_wait, Phase::backbone, Phase::h2d, Phase::fwd, Phase::bwd,
-                                Phase::comm_exposed, Phase::optim, Phase::other};
+constexpr Phase kStepParts[] = {Phase::data_wait, Phase::backbone, Phase::encoders, Phase::h2d, Phase::fwd,
+                                Phase::bwd, Phase::comm_exposed, Phase::optim, Phase::other};
 
 struct StepTimes {
   int64_t step = 0;

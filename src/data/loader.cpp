@@ -20,7 +20,7 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
   file_names_ = expand_paths(dc_.paths);
   data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view,
                                           VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment, dc_.online_prompt,
-                                                          dc_.dreamzero_encoders_digest});
+                                                          dc_.dreamzero_encoders_digest, dc_.frame_stride});
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);

@@ -7,6 +7,7 @@
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "data/dreamzero_clip.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 
@@ -98,19 +99,21 @@ int64_t augmented_variants(const H5File& f) {
   return k;
 }
 
-// model.backbone = online: every /video view (they must share one resolution, as GR00T stacks
-// a sample's views) and the prompt of every task, whose lengths are the steps' context tokens.
-void open_online_vl(const H5File& f, const PackedSummary& s, const VlPrompt& prompt, PackedFileIndex& x) {
+// Online encoders: every /video view (they must share one resolution: GR00T stacks a sample's
+// views, DreamZero tiles them) and the prompt of every task, whose lengths are the steps' context
+// tokens. `online` names the deck's choice in the message.
+void open_online_vl(const H5File& f, const PackedSummary& s, const VlPrompt& prompt, const std::string& online,
+                    PackedFileIndex& x) {
   if (s.video_views.empty())
-    f.fail(packed::kVideo, "no camera frames, but model.backbone = online computes the vl features from them; "
-                           "pack the videos (embpack lerobot) or use model.backbone = offline");
+    fail_input(f, packed::kVideo, str("no camera frames, but ", online, " = online computes its features from them; "
+                                      "pack the videos (embpack lerobot) or use ", online, " = offline"));
   for (const std::string& view : s.video_views) {
     const std::string ds = str(packed::kVideo, "/", view);
     const std::vector<int64_t> d = f.dims(ds);
     if (!x.video_views.empty() && (d[1] != x.frame_height || d[2] != x.frame_width))
       f.fail(ds, str("frames ", d[1], "x", d[2], " differ from ", packed::kVideo, "/", x.video_views[0], "'s ",
-                     x.frame_height, "x", x.frame_width, " (GR00T stacks a sample's views: they must share one "
-                     "resolution)"));
+                     x.frame_height, "x", x.frame_width, " (", online, " = online stacks or tiles a sample's views: "
+                     "they must share one resolution)"));
     x.frame_height = d[1], x.frame_width = d[2];
     x.video_views.push_back(view);
   }
@@ -122,13 +125,37 @@ void open_online_vl(const H5File& f, const PackedSummary& s, const VlPrompt& pro
       x.vl_offsets.push_back(x.vl_offsets.back() + int64_t(x.task_prompts[size_t(x.episode_task[e])].size()));
 }
 
+// wan: no task's text longer than model.max_text_tokens.
+void check_text_tokens(const H5File& f, const TokenConfig& cfg, const std::vector<int64_t>& txt_offsets) {
+  for (size_t t = 0; t + 1 < txt_offsets.size(); ++t)
+    if (cfg.max_text_tokens > 0 && txt_offsets[t + 1] - txt_offsets[t] > cfg.max_text_tokens)
+      f.fail(packed::kTxtOffsets, str("task ", t, " has ", txt_offsets[t + 1] - txt_offsets[t],
+                                      " text tokens > model max_text_tokens ", cfg.max_text_tokens));
+}
+
+// wan, model.encoders = online: the DreamZero layout the step's encoders make from the file's
+// frames and task texts (any family's packed file: its /features and /latents are not read).
+void open_online_dreamzero(const H5File& f, const PackedSummary& s, const TokenConfig& cfg, const VlFeatureChoice& vl,
+                           PackedFileIndex& x) {
+  if (x.state_dim > cfg.state_dim) fail_input(f, packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
+  open_online_vl(f, s, vl.online_prompt, "model.encoders", x);
+  x.clip_frames = cfg.latent_frames, x.frame_stride = vl.frame_stride;
+  x.latent_file_channels = cfg.latent_channels + cfg.cond_channels;
+  x.clip_tokens = cfg.clip_tokens, x.clip_dim = cfg.d_clip;
+  x.txt_offsets.assign(1, 0);
+  for (const std::vector<int32_t>& ids : x.task_prompts) x.txt_offsets.push_back(x.txt_offsets.back() + int64_t(ids.size()));
+  check_text_tokens(f, cfg, x.txt_offsets);
+}
+
 PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::string& path, const TokenConfig& cfg,
                           const std::string& view, const VlFeatureChoice& vl) {
   PackedFileIndex x;
   x.file = H5File::open(path, comm, transfer);
   const H5File& f = x.file;
   PackedSummary s = verify_structure(f);
-  if (s.family != family_text(cfg.family))
+  // model.encoders = online reads no features: any family's file (embpack lerobot's) will do.
+  const bool online_dreamzero = cfg.family == Family::wan && vl.online_prompt;
+  if (s.family != family_text(cfg.family) && !online_dreamzero)
     f.fail("/", str("family '", s.family, "' but the model is ", family_text(cfg.family)));
   x.steps = s.steps, x.state_dim = s.state_dim, x.action_dim = s.action_dim;
   if (x.action_dim > cfg.action_dim)
@@ -137,6 +164,10 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   x.episode_task = f.read_all<int32_t>(packed::kEpisodeTask);
   x.episode_embodiment = f.read_all<int32_t>(packed::kEpisodeEmbodiment);
   if (s.embodiments > 0) x.embodiment_action_dim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+  if (online_dreamzero) {
+    open_online_dreamzero(f, s, cfg, vl, x);
+    return x;
+  }
   if (cfg.family == Family::gr00t) {
     if (x.state_dim > cfg.state_dim)
       f.fail(packed::kState, str("state width ", x.state_dim, " > model state_dim ", cfg.state_dim));
@@ -144,7 +175,7 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
       if (e < 0 || e >= cfg.n_embodiments)
         f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
     if (vl.online_prompt) {
-      open_online_vl(f, s, vl.online_prompt, x);
+      open_online_vl(f, s, vl.online_prompt, "model.backbone", x);
       return x;
     }
     int64_t d = f.dims(packed::kVlFeatures)[1];
@@ -169,10 +200,7 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   int64_t d = f.dims(packed::kTxtFeatures)[1];
   if (d != cfg.d_ctx) f.fail(packed::kTxtFeatures, str("feature dim ", d, " != model context dim ", cfg.d_ctx));
   x.txt_offsets = f.read_all<int64_t>(packed::kTxtOffsets);
-  for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t)
-    if (cfg.max_text_tokens > 0 && x.txt_offsets[t + 1] - x.txt_offsets[t] > cfg.max_text_tokens)
-      f.fail(packed::kTxtOffsets, str("task ", t, " has ", x.txt_offsets[t + 1] - x.txt_offsets[t],
-                                      " text tokens > model max_text_tokens ", cfg.max_text_tokens));
+  check_text_tokens(f, cfg, x.txt_offsets);
   std::vector<uint16_t> raw = f.read_all<uint16_t>(packed::kTxtFeatures);
   x.txt.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) x.txt[i] = half_to_float(raw[i]);
@@ -200,8 +228,10 @@ int64_t PackedFileIndex::block_step(int64_t row, int64_t b, const TokenConfig& c
 }
 
 int64_t PackedFileIndex::clip_reach(const TokenConfig& cfg) const {
-  return block_step(0, sample_blocks(cfg, cfg.latent_frames) - 1, cfg) +
-         std::max(cfg.actions_per_block, cfg.states_per_block);
+  const int64_t blocks = block_step(0, sample_blocks(cfg, cfg.latent_frames) - 1, cfg) +
+                         std::max(cfg.actions_per_block, cfg.states_per_block);
+  if (!online_vl()) return blocks;
+  return std::max(blocks, (clip_raw_frames(cfg.latent_frames) - 1) * frame_stride + 1);  // the clip's last raw frame
 }
 
 std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const TokenConfig& cfg) const {

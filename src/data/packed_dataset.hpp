@@ -25,8 +25,9 @@ struct PackedFileIndex {
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
   std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl (online: of the prompts)
-  // gr00t, model.backbone = online: the /video views (file order, one resolution) whose frames
-  // the step's backbone reads, and every task's prompt ids (vl_offsets counts them per step).
+  // Online encoders (gr00t model.backbone, wan model.encoders = online): the /video views (file
+  // order, one resolution) whose frames the step's encoders read, and every task's prompt ids
+  // (gr00t: vl_offsets counts them per step; wan: txt_offsets per task).
   std::vector<std::string> video_views;
   int64_t frame_height = 0, frame_width = 0;
   std::vector<std::vector<int32_t>> task_prompts;
@@ -35,7 +36,8 @@ struct PackedFileIndex {
   std::vector<int64_t> latent_offsets;         // wan: [E+1]
   int64_t steps_per_latent = 1;
   // wan, DreamZero layout (packed_format.hpp): F latent frames per step (its clip), the steps
-  // between a clip's frames, the I2V channels after the latents' and the CLIP rows per step.
+  // between a clip's frames, the I2V channels after the latents' and the CLIP rows per step
+  // (model.encoders = online: what the step's encoders make, none read from the file).
   int64_t clip_frames = 0, frame_stride = 1, latent_file_channels = 0, clip_tokens = 0, clip_dim = 0;
   std::vector<int64_t> txt_offsets;            // wan: [ntask+1]
   std::vector<float> txt;                      // wan: every task's text features [rows, d_ctx]
@@ -51,7 +53,8 @@ struct PackedFileIndex {
   bool dreamzero_layout() const { return clip_frames > 0; }
   // DreamZero layout: the step of the first video frame of action block b of the clip at `row`
   // (latent frame j = 1 + b·fpb with first_frame_block, else b·fpb; its first raw frame is 4j − 3,
-  // frame 0 for j = 0), and how far past a clip's first step its actions and states reach.
+  // frame 0 for j = 0), and how far past a clip's first step its actions and states (online
+  // encoders: also its raw frames) reach.
   int64_t block_step(int64_t row, int64_t b, const TokenConfig& cfg) const;
   int64_t clip_reach(const TokenConfig& cfg) const;
   // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K
@@ -63,11 +66,14 @@ struct PackedFileIndex {
 struct VlFeatureChoice {
   std::string backbone_digest;  // /features/vl's backbone_digest must be this; "" = not checked
   bool augmented = false;       // read the stored augmented variants, one per epoch
-  // model.backbone = online: set; the files' frames and prompts replace /features/vl.
+  // model.backbone = online (gr00t) or model.encoders = online (wan): set; the files' frames and
+  // prompts replace /features/vl (gr00t) or the DreamZero layout's latents, CLIP and text rows
+  // (wan, clips of raw frames frame_stride steps apart: data/dreamzero_clip.hpp).
   VlPrompt online_prompt = nullptr;
   // wan, DreamZero layout: the encoders_digest the files' features must carry (data.dreamzero_encoders;
   // "" = not checked).
   std::string dreamzero_digest;
+  int64_t frame_stride = 1;  // wan, model.encoders = online
 };
 
 // Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.

@@ -10,15 +10,11 @@ namespace emb {
 
 namespace {
 
-void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
-  append_sample_tokens(cfg, cfg.latent_frames, slot, b);
-  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
-  b.actions.insert(b.actions.end(), s.actions.begin(), s.actions.end());
-  b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
-  if (s.views == 0) return;
-  // Online vl: the step's backbone stacks the batch's frames, so they share one shape.
+// Online encoders: the sample's frames and prompt ids, which the step's encoders turn into its
+// features; they stack or tile the batch's frames, so these share one shape.
+void add_online_inputs(PackedBatch& b, const Sample& s, int32_t slot) {
   EMB_CHECK(slot == 0 || (s.views == b.views && s.frame_height == b.frame_height && s.frame_width == b.frame_width),
-            "model.backbone = online: sample ", s.id, " (step ", s.row, ") has ", s.views, " views of ",
+            "online encoders: sample ", s.id, " (step ", s.row, ") has ", s.views, " views of ",
             s.frame_height, "x", s.frame_width, " frames, its micro-batch ", b.views, " of ", b.frame_height, "x",
             b.frame_width, ": every file of data.paths must have the same /video views and resolution");
   b.views = s.views, b.frame_height = s.frame_height, b.frame_width = s.frame_width;
@@ -26,13 +22,33 @@ void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const Token
   b.frames.insert(b.frames.end(), s.frames.begin(), s.frames.end());
 }
 
-// x0 of every video token in the rule's order: the clean patches, then the same patches noisy;
-// the DreamZero layout's I2V channels (past the model's latent_channels) go to video_cond, the
-// same for both halves, never noised.
+void add_gr00t_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
+  append_sample_tokens(cfg, cfg.latent_frames, slot, b);
+  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
+  b.actions.insert(b.actions.end(), s.actions.begin(), s.actions.end());
+  b.action_mask.insert(b.action_mask.end(), s.action_mask.begin(), s.action_mask.end());
+  if (s.views > 0) add_online_inputs(b, s, slot);
+}
+
 void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenConfig& cfg) {
   append_sample_tokens(cfg, cfg.latent_frames, slot, b);
+  if (s.views > 0)
+    add_online_inputs(b, s, slot);
+  else
+    append_video_rows(s.latents.data(), s.latent_channels, cfg, b);
+  b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
+  if (!s.dreamzero) return;
+  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
+  b.act_mask.insert(b.act_mask.end(), s.act_mask.begin(), s.act_mask.end());
+  b.has_real_action.push_back(s.has_real_action);
+  b.clip.insert(b.clip.end(), s.clip.begin(), s.clip.end());
+}
+
+}  // namespace
+
+void append_video_rows(const float* latents, int channels, const TokenConfig& cfg, PackedBatch& b) {
   auto [pt, ph, pw] = cfg.patch;
-  const int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels, Cs = s.latent_channels;
+  const int H = cfg.latent_height, W = cfg.latent_width, C = cfg.latent_channels;
   const int fp = cfg.latent_frames / pt, hp = H / ph, wp = W / pw;
   for (int32_t grp = 0; grp < 2; ++grp)
     for (int f = 0; f < fp; ++f)
@@ -41,17 +57,13 @@ void add_wan_sample(PackedBatch& b, const Sample& s, int32_t slot, const TokenCo
           for (int dt = 0; dt < pt; ++dt)
             for (int dh = 0; dh < ph; ++dh)
               for (int dw = 0; dw < pw; ++dw) {
-                const float* px = &s.latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * Cs];
+                const float* px = &latents[size_t(((f * pt + dt) * H + h * ph + dh) * W + w * pw + dw) * channels];
                 b.video_x0.insert(b.video_x0.end(), px, px + C);
-                b.video_cond.insert(b.video_cond.end(), px + C, px + Cs);
+                b.video_cond.insert(b.video_cond.end(), px + C, px + channels);
               }
-  b.act_x0.insert(b.act_x0.end(), s.block_actions.begin(), s.block_actions.end());
-  if (!s.dreamzero) return;
-  b.state.insert(b.state.end(), s.state.begin(), s.state.end());
-  b.act_mask.insert(b.act_mask.end(), s.act_mask.begin(), s.act_mask.end());
-  b.has_real_action.push_back(s.has_real_action);
-  b.clip.insert(b.clip.end(), s.clip.begin(), s.clip.end());
 }
+
+namespace {
 
 PackedBatch build_batch(const std::vector<const Sample*>& samples, const TokenConfig& cfg, const PackerConfig& p) {
   PackedBatch b;

@@ -26,6 +26,12 @@ struct PackerConfig {
   int64_t pad_query = 0, pad_context = 0;  // packing off: the padded sample shape
 };
 
+// wan: x0 of every video token of one sample in the rule's order (the clean patches, then the
+// same patches noisy) from its latents [F, Hl, Wl, channels]; channels past the model's
+// latent_channels (the DreamZero layout's I2V y) go to video_cond, the same for both halves,
+// never noised. The packer calls it per sample, the step's online encoders per computed clip.
+void append_video_rows(const float* latents, int channels, const TokenConfig& cfg, PackedBatch& b);
+
 // Bins of sample indices (FFD per window); throws if a sample exceeds the budget.
 std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& tokens, const PackerConfig& p);
 

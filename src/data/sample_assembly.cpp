@@ -6,6 +6,7 @@
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "data/dreamzero_clip.hpp"
 #include "data/packed_format.hpp"
 #include "data/sample.hpp"
 
@@ -58,16 +59,42 @@ void assemble_text(const PackedFileIndex& x, const TokenConfig& cfg, int64_t e, 
   s.context.resize(size_t(s.context_tokens * cfg.d_ctx), 0.f);  // text_len's zero rows
 }
 
+// The clip's latents and CLIP rows from the file (the DreamZero layout), or with model.encoders =
+// online its raw frames [T, V, H, W, 3] (data/dreamzero_clip.hpp) and the task's prompt ids, its
+// text_len padding -1, from which the step's encoders compute them (the latents stay empty).
+void assemble_clip_features(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e,
+                            Sample& s) {
+  if (!x.online_vl()) {
+    const int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * s.latent_channels;
+    s.latents.resize(size_t(cfg.latent_frames * frame_elems));
+    half_to_float(buf.feature(s.file, x.feature_rows(s.row, cfg).first), s.latents.data(), cfg.latent_frames * frame_elems);
+    s.clip.resize(size_t(x.clip_tokens * x.clip_dim));
+    half_to_float(buf.clip(s.file, s.row, x.clip_tokens), s.clip.data(), x.clip_tokens * x.clip_dim);
+    return assemble_text(x, cfg, e, s);
+  }
+  s.latents.clear(), s.clip.clear(), s.context.clear();
+  const std::vector<int32_t>& ids = x.task_prompts[size_t(x.episode_task[e])];
+  s.context_tokens = sample_context_tokens(cfg, int64_t(ids.size()));
+  s.prompt.assign(ids.begin(), ids.end());
+  s.prompt.resize(size_t(s.context_tokens), -1);
+  s.views = int32_t(x.video_views.size());
+  s.frame_height = int32_t(x.frame_height), s.frame_width = int32_t(x.frame_width);
+  const int T = clip_raw_frames(cfg.latent_frames);
+  const int64_t frame_bytes = x.frame_height * x.frame_width * 3, end = x.episode_offsets[e + 1];
+  s.frames.resize(size_t(T * s.views * frame_bytes));
+  for (int k = 0; k < T; ++k)
+    for (int32_t v = 0; v < s.views; ++v)
+      std::copy_n(buf.frame(s.file, size_t(v), clip_frame_step(s.row, k, x.frame_stride, end)), frame_bytes,
+                  s.frames.data() + (k * s.views + v) * frame_bytes);
+}
+
 // The DreamZero layout (sample.hpp): the clip at s.row, its blocks' actions and states, its CLIP rows.
 void assemble_dreamzero(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e,
                         Sample& s) {
   const int64_t end = x.episode_offsets[e + 1], width = x.action_width(e);
   s.dreamzero = true;
   s.latent_channels = int32_t(x.latent_file_channels);
-  const int64_t frame_elems = int64_t(cfg.latent_height) * cfg.latent_width * s.latent_channels;
-  const int64_t first = x.feature_rows(s.row, cfg).first;
-  s.latents.resize(size_t(cfg.latent_frames * frame_elems));
-  half_to_float(buf.feature(s.file, first), s.latents.data(), cfg.latent_frames * frame_elems);
+  assemble_clip_features(x, buf, cfg, e, s);
   const int64_t blocks = sample_blocks(cfg, cfg.latent_frames);
   s.block_actions.assign(size_t(blocks * cfg.actions_per_block * cfg.action_dim), 0.f);
   s.act_mask.assign(s.block_actions.size(), 0.f);
@@ -84,9 +111,6 @@ void assemble_dreamzero(const PackedFileIndex& x, const ShuffleBuffer& buf, cons
                   &s.state[size_t((b * cfg.states_per_block + k) * cfg.state_dim)]);
   }
   s.has_real_action = 1.f;
-  s.clip.resize(size_t(x.clip_tokens * x.clip_dim));
-  half_to_float(buf.clip(s.file, s.row, x.clip_tokens), s.clip.data(), x.clip_tokens * x.clip_dim);
-  assemble_text(x, cfg, e, s);
 }
 
 void assemble_wan(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e, Sample& s) {

@@ -52,7 +52,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     } else if (x.dreamzero_layout()) {  // a clip's states and actions lie ahead of its first step
       r.steps.add(c.begin, std::min(x.steps, c.end + x.clip_reach(cfg)));
       r.actions.add(c.begin, std::min(x.steps, c.end + x.clip_reach(cfg)));
-      r.clip_rows.add(c.begin * x.clip_tokens, c.end * x.clip_tokens);
+      if (!x.online_vl()) r.clip_rows.add(c.begin * x.clip_tokens, c.end * x.clip_tokens);
     } else {
       r.steps.add(c.begin, c.end);
       int64_t reach = int64_t(cfg.latent_frames) * x.steps_per_latent;
@@ -94,7 +94,7 @@ int64_t ShuffleBuffer::load(const PackedDataset& data, const std::vector<Chunk>&
     block += aligned(size_t(r.features.rows() * r.feature_elems) * 2);
     read += x.file.read_rows(packed::kState, Elem::f32, r.steps, r.state);
     read += x.file.read_rows(packed::kAction, Elem::f32, r.actions, r.action);
-    if (x.dreamzero_layout()) {  // every rank reads the CLIP rows whole, as the state rows
+    if (x.dreamzero_layout() && !x.online_vl()) {  // every rank reads the CLIP rows whole, as the state rows
       r.clip = rows_.alloc<uint16_t>(size_t(r.clip_rows.rows() * r.clip_dim));
       read += x.file.read_rows(packed::kClipFeatures, Elem::f16, r.clip_rows, r.clip);
     }

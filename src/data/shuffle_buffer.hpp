@@ -5,8 +5,8 @@
 // so k chunks of one file cost one large read per range of merged rows.
 // Every rank loads the same buffers in the same order (the buffers of a step's global
 // position range), as the matched MPI-IO calls require. The small arrays (state, action)
-// are read whole on every rank, and so are the frames of model.backbone = online (which has no
-// feature array; size data.shuffle_buffer for its frames). The feature array, nearly all the bytes, is read once over
+// are read whole on every rank, and so are the frames of model.backbone and model.encoders =
+// online (which have no feature array; size data.shuffle_buffer for their frames). The feature array, nearly all the bytes, is read once over
 // all ranks: each rank reads an equal share of its rows straight into its node's shared
 // block, where every rank of the node assembles from it (no copy, no exchange: within a
 // node the exchange cost as much as the read, ~6 ms per 67 MB on the development VM).
@@ -48,7 +48,7 @@ class ShuffleBuffer {
   const uint16_t* feature(int32_t file, int64_t feature_row) const;
   // DreamZero layout: the CLIP rows [tokens, Dclip] of step `row`, float16.
   const uint16_t* clip(int32_t file, int64_t row, int64_t tokens) const;
-  // Online vl: the frame [H, W, 3] of step `row` in /video view `view` (PackedFileIndex::video_views).
+  // Online encoders: the frame [H, W, 3] of step `row` in /video view `view` (PackedFileIndex::video_views).
   const uint8_t* frame(int32_t file, size_t view, int64_t row) const;
 
  private:

@@ -25,6 +25,14 @@ std::unique_ptr<OnlineBackbone> online_backbone(const RunConfig& cfg, Ops& ops) 
   return std::make_unique<OnlineBackbone>(ops, cfg.model, bf16 ? DType::bf16 : DType::f32, cfg.run.seed);
 }
 
+// model.encoders = online: DreamZero's frozen encoders on the run's Ops (bf16 where the model
+// computes in bf16 on CUDA, as DreamZero runs them).
+std::unique_ptr<OnlineEncoders> online_encoders(const RunConfig& cfg, Ops& ops) {
+  if (!cfg.model.online_encoders) return nullptr;
+  const bool bf16 = cfg.backend.device == Device::cuda && cfg.model.precision == Precision::bf16;
+  return std::make_unique<OnlineEncoders>(ops, cfg, bf16 ? DType::bf16 : DType::f32);
+}
+
 // train.tune_visual: the backbone the step trains (its tensors are the model's).
 std::unique_ptr<TunedBackbone> tuned_backbone(const RunConfig& cfg, Ops& ops) {
   if (!cfg.model.tune_visual) return nullptr;
@@ -41,11 +49,17 @@ std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
 
 DataConfig data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
-  if (cfg.model.online_backbone) dc.online_prompt = online_prompt(cfg.model);
+  dc.online_prompt = online_inputs_prompt(cfg);
   return dc;
 }
 
 }  // namespace
+
+VlPrompt online_inputs_prompt(const RunConfig& cfg) {
+  if (cfg.model.online_backbone) return online_prompt(cfg.model);
+  if (cfg.model.online_encoders) return online_encoders_prompt(cfg);
+  return nullptr;
+}
 
 Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, PhaseTimers& timers,
                  const InitFrom* init_from)
@@ -61,6 +75,7 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       schedule_(lr_schedule(cfg.train)),
       resumed_(resume_or_init(init_from)),
       backbone_(online_backbone(cfg, ops)),
+      encoders_(online_encoders(cfg, ops)),
       tuned_(tuned_backbone(cfg, ops)),
       loader_(world.comm, data_config(cfg), cfg.model),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
@@ -129,6 +144,11 @@ StepResult Trainer::step(std::vector<PackedBatch>& micro_batches, int64_t step) 
     for (size_t i = 0; i < micro_batches.size(); ++i)
       if (micro_batches[i].n_samples > 0)
         backbone_->compute_context(micro_batches[i], int(i), step, cfg_.model.backbone_augment);
+  }
+  if (encoders_) {
+    ScopedPhase phase(step_.timers, Phase::encoders);
+    for (PackedBatch& b : micro_batches)
+      if (b.n_samples > 0) encoders_->compute(b);
   }
   return train_step(step_, micro_batches, step, schedule_.at(step));
 }

@@ -19,11 +19,16 @@
 #include "train/init_from.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/online_backbone.hpp"
+#include "train/online_encoders.hpp"
 #include "train/optimizer.hpp"
 #include "train/train_step.hpp"
 #include "train/tuned_backbone.hpp"
 
 namespace emb {
+
+// The loader's prompts of the run's online encoders (model.backbone = online: the Eagle
+// backbone's; model.encoders = online: DreamZero's umT5 prompt), or none.
+VlPrompt online_inputs_prompt(const RunConfig& cfg);
 
 class Trainer {
  public:
@@ -79,6 +84,7 @@ class Trainer {
   std::string resumed_from_;
   CheckpointMeta resumed_;  // after resumed_from_, which resume_or_init() sets
   std::unique_ptr<OnlineBackbone> backbone_;  // model.backbone = online, frozen
+  std::unique_ptr<OnlineEncoders> encoders_;  // model.encoders = online, frozen
   std::unique_ptr<TunedBackbone> tuned_;      // train.tune_visual = on
   Loader loader_;           // after the checkpoint was read
 

@@ -73,16 +73,16 @@ plan)
     --set run.cuda_graphs=on) || fail "--plan with graphs exited $?"
   expect_contains "$out" "graph kernel nodes"
   # DreamZero's frozen encoders beside the DiT; model.encoders = online: costed in the step by
-  # --plan, refused by training in one line (the step does not run them yet).
+  # --plan; training needs the DreamZero layout (tiny_wan has none: one line, exit 2).
   out=$("$embtrain" inputs/dreamzero14b.in --plan --set train.ranks=64 --set model.encoders=online) ||
     fail "--plan with model.encoders = online exited $?"
   expect_contains "$out" "encoders (DreamZero's frozen Wan2.1 VAE, umT5-XXL, CLIP ViT-H/14"
-  expect_contains "$out" "model.encoders = online: this deck's step would run them"
+  expect_contains "$out" "model.encoders = online: this deck's step runs them (the encoders phase)"
   "$embtrain" inputs/tiny_wan.in --set model.encoders=online >/dev/null 2>"$tmp/err"
   code=$?
   [ $code -eq 2 ] || fail "training with model.encoders = online: exit code $code, expected 2"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
-  expect_contains "$(cat "$tmp/err")" "model.encoders: online: the training step does not run DreamZero's encoders yet"
+  expect_contains "$(cat "$tmp/err")" "model.encoders = online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero layout"
   ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do
@@ -100,12 +100,12 @@ train_two_ranks)
     done
     grep -q "^step 30/30 | loss " "outputs/$name/train.log" || fail "no progress line for step 30 in train.log"
     rows=$(($(wc -l <"outputs/$name/timings.csv") - 1))
-    [ "$rows" -eq $((2 * 31 * 12)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 12 phases"
+    [ "$rows" -eq $((2 * 31 * 13)) ] || fail "timings.csv has $rows rows, expected 2 ranks x 31 steps x 13 phases"
     /usr/bin/python3 - "outputs/$name/summary.json" "outputs/$name/timings.csv" <<'PY' || fail "summary.json content"
 import collections, csv, json, sys
 s = json.load(open(sys.argv[1]))
 # Every step's parts (core/timer.hpp kStepParts) sum to the step, on every rank.
-parts = {"data_wait", "backbone", "h2d", "fwd", "bwd", "comm_exposed", "optim", "other"}
+parts = {"data_wait", "backbone", "encoders", "h2d", "fwd", "bwd", "comm_exposed", "optim", "other"}
 total, step = collections.defaultdict(float), {}
 for r in csv.DictReader(open(sys.argv[2])):
     key = (r["rank"], r["step"])

@@ -7,64 +7,48 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "data/packed_format.hpp"
-#include "encoders/clip/clip_encoder.hpp"
-#include "encoders/tokenizers/dreamzero_prompt.hpp"
-#include "encoders/tokenizers/umt5_tokenizer.hpp"
-#include "encoders/umt5/umt5_encoder.hpp"
-#include "encoders/wan_vae/wan_vae_encoder.hpp"
+#include "data/dreamzero_clip.hpp"
+#include "encoders/dreamzero/dreamzero_encoders.hpp"
+#include "encoders/dreamzero/view_tiling.hpp"
 #include "features_driver.hpp"
 #include "generated/git_commit.hpp"
 #include "kernels/make_ops.hpp"
 #include "progress.hpp"
-#include "view_tiling.hpp"
 
 namespace emb {
 
 namespace {
 
-// The three encoders and the tokenizer, loaded once per rank (every file is checked first:
-// a missing or misshaped tensor is one line naming the file and the tensor).
+// The encoders and the tokenizer, loaded once per rank on the option's device.
 struct Encoders {
-  encoders::DreamZeroEncoderFiles files;
-  tokenizers::Umt5Tokenizer tokenizer;
   std::unique_ptr<Ops> ops;
-  std::unique_ptr<encoders::WanVaeEncoder> vae;
-  std::unique_ptr<encoders::Umt5Encoder> t5;
-  std::unique_ptr<encoders::ClipVisionEncoder> clip;
+  std::unique_ptr<encoders::DreamZeroEncoders> dz;
 
-  Encoders(const DreamZeroFeaturesOptions& o, const World& world)
-      : files(encoders::dreamzero_encoder_files(o.checkpoint, o.files)), tokenizer(files.tokenizer) {
+  Encoders(const DreamZeroFeaturesOptions& o, const World& world) {
+    const encoders::DreamZeroEncoderFiles files = encoders::dreamzero_encoder_files(o.checkpoint, o.files);
     const bool cuda = o.device == "cuda";
     ops = make_ops(BackendConfig{cuda ? Device::cuda : Device::cpu}, world.local_rank);
-    const DType storage = cuda ? DType::bf16 : DType::f32;  // DreamZero runs all three in bf16
-    vae = std::make_unique<encoders::WanVaeEncoder>(*ops, WeightSource(files.vae), storage);
-    t5 = std::make_unique<encoders::Umt5Encoder>(*ops, WeightSource(files.t5), storage);
-    clip = std::make_unique<encoders::ClipVisionEncoder>(*ops, WeightSource(files.clip), storage);
-  }
-  std::string dims() const {
-    const encoders::VaeDims& v = vae->dims();
-    return str(v.name(), " dim ", v.dim, " z ", v.z, "; umT5 d ", t5->dims().dim, " x ", t5->dims().layers,
-               "; CLIP ", clip->dims().tokens(), " x ", clip->dims().dim, " x ", clip->dims().layers);
+    // DreamZero runs all three in bf16
+    dz = std::make_unique<encoders::DreamZeroEncoders>(*ops, files, cuda ? DType::bf16 : DType::f32);
   }
 };
 
 // Per task, the umT5 rows of its DreamZero prompt (real rows only).
-VarlenFeatures text_features(Encoders& enc, const PackedData& p, const DreamZeroFeaturesOptions& o, int views) {
+VarlenFeatures text_features(encoders::DreamZeroEncoders& enc, const PackedData& p, const DreamZeroFeaturesOptions& o,
+                             int views) {
   const tokenizers::DreamZeroRobot robot = tokenizers::dreamzero_robot_from_name(o.robot);
   VarlenFeatures txt;
-  txt.dim = enc.t5->dims().dim;
+  txt.dim = enc.t5_dims().dim;
   for (const std::string& text : p.task_text) {
-    const tokenizers::Umt5Tokens tokens =
-        enc.tokenizer.encode(tokenizers::dreamzero_prompt(robot, text, views), enc.t5->dims().text_len);
-    const std::vector<int32_t> ids(tokens.ids.begin(), tokens.ids.begin() + tokens.length);
-    for (float x : enc.t5->encode({ids})) txt.values.push_back(float_to_half(x));
-    txt.offsets.push_back(txt.offsets.back() + tokens.length);
+    const std::vector<int32_t> ids = encoders::dreamzero_prompt_ids(enc.tokenizer(), robot, text, views);
+    for (float x : enc.text_rows(ids)) txt.values.push_back(float_to_half(x));
+    txt.offsets.push_back(txt.offsets.back() + int64_t(ids.size()));
   }
   return txt;
 }
 
 // What produced the features, on each of the three arrays (the loader checks the digest).
-std::map<std::string, std::string> provenance(const DreamZeroFeaturesOptions& o, const Encoders& enc,
+std::map<std::string, std::string> provenance(const DreamZeroFeaturesOptions& o, const encoders::DreamZeroEncoders& enc,
                                               const std::string& digest, const std::string& views) {
   return {{"encoders", "dreamzero: wan2.1 vae, umt5-xxl, clip vit-h/14"},
           {packed::kEncodersDigest, digest},
@@ -79,15 +63,14 @@ std::map<std::string, std::string> provenance(const DreamZeroFeaturesOptions& o,
 }
 
 // The clip of step s (share row), tiled: [T, H, W, 3] in [-1, 1].
-void tile_clip(const PackedData& p, const std::vector<size_t>& views, const ViewTiler& tiler,
-               const DreamZeroFeaturesOptions& o, int64_t s, int64_t episode_end, int64_t frame_values, float* clip) {
+void tile_clip(const PackedData& p, const std::vector<size_t>& views, const encoders::ViewTiler& tiler,
+               const DreamZeroFeaturesOptions& o, int64_t s, int64_t episode_end, float* clip) {
   const int64_t frame_bytes = p.videos[views[0]].height * p.videos[views[0]].width * 3;
-  std::vector<const uint8_t*> frames(views.size());
-  for (int k = 0; k < o.frames; ++k) {
-    const int64_t step = std::min(s + int64_t(k) * o.frame_stride, episode_end - 1);
-    for (size_t v = 0; v < views.size(); ++v) frames[v] = p.videos[views[v]].frames.data() + step * frame_bytes;
-    tiler.tile(frames, clip + k * frame_values);
-  }
+  tiler.tile_clip(
+      [&](int k, int v) {
+        return p.videos[views[size_t(v)]].frames.data() + clip_frame_step(s, k, o.frame_stride, episode_end) * frame_bytes;
+      },
+      o.frames, clip);
 }
 
 PackedData compute_share(const DreamZeroFeaturesOptions& o, const World& world, DreamZeroFeaturesReport& report) {
@@ -95,34 +78,30 @@ PackedData compute_share(const DreamZeroFeaturesOptions& o, const World& world, 
   EMB_CHECK(o.frame_stride > 0 && o.chunk_frames >= 0, "features: --frame-stride must be positive, --vae-chunk >= 0");
   PackedData p = std::move(read_episode_share(o.input, world).data);
   const std::vector<size_t> views = view_order(p, o.views, o.input);
-  const ViewTiling tiling = parse_view_tiling(o.tiling, o.tile);
-  const ViewTiler tiler(tiling, int(views.size()), p.videos[views[0]].height, p.videos[views[0]].width);
-  Encoders enc(o, world);
+  const encoders::ViewTiling tiling = encoders::parse_view_tiling(o.tiling, o.tile);
+  const encoders::ViewTiler tiler(tiling, int(views.size()), p.videos[views[0]].height, p.videos[views[0]].width);
+  Encoders loaded(o, world);
+  encoders::DreamZeroEncoders& enc = *loaded.dz;
   const int H = tiling.height(), W = tiling.width();
-  enc.vae->check_clip(o.frames, H, W, str("--frames ", o.frames, " of the ", o.tiling, " tiling of ", o.tile, " tiles"));
-  report.digest = encoders::dreamzero_encoders_digest(enc.files);
+  enc.check_clip(o.frames, H, W, str("--frames ", o.frames, " of the ", o.tiling, " tiling of ", o.tile, " tiles"));
+  report.digest = encoders::dreamzero_encoders_digest(enc.files());
   report.dims = enc.dims();
   report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const int F = enc.vae->latent_frames(o.frames), z = enc.vae->dims().z, f = enc.vae->dims().spatial_factor();
+  const int F = enc.latent_frames(o.frames), z = enc.vae_dims().z, f = enc.vae_dims().spatial_factor();
   LatentView lat{"dreamzero", H / f, W / f, 2 * z + 4, 1, {}, {0}, {}};
   VarlenFeatures clip;
-  clip.dim = enc.clip->dims().dim;
-  const int64_t frame_values = int64_t(H) * W * 3, positions = int64_t(F) * lat.height * lat.width;
-  std::vector<float> video(size_t(o.frames * frame_values));
+  clip.dim = enc.clip_dims().dim;
+  std::vector<float> video(size_t(o.frames) * H * W * 3);
   Progress progress(str("features --dreamzero (rank ", world.rank, " of ", world.size, ")"), p.steps(), o.progress,
                     world.rank == 0);
   for (int64_t e = 0; e < p.episodes(); ++e) {
     for (int64_t s = p.episode_offsets[size_t(e)]; s < p.episode_offsets[size_t(e) + 1]; ++s) {
-      tile_clip(p, views, tiler, o, s, p.episode_offsets[size_t(e) + 1], frame_values, video.data());
-      const std::vector<float> latents = enc.vae->encode(video.data(), o.frames, H, W, o.chunk_frames);
-      const std::vector<float> y = enc.vae->i2v_condition(video.data(), o.frames, H, W, o.chunk_frames);
-      for (int64_t i = 0; i < positions; ++i) {  // [latents | mask | image latents] per position
-        for (int c = 0; c < z; ++c) lat.values.push_back(float_to_half(latents[size_t(i * z + c)]));
-        for (int c = 0; c < z + 4; ++c) lat.values.push_back(float_to_half(y[size_t(i * (z + 4) + c)]));
-      }
-      for (float x : enc.clip->features(video.data(), 1, H, W)) clip.values.push_back(float_to_half(x));
-      clip.offsets.push_back(clip.offsets.back() + enc.clip->dims().tokens());
+      tile_clip(p, views, tiler, o, s, p.episode_offsets[size_t(e) + 1], video.data());
+      const encoders::DreamZeroClipFeatures made = enc.encode_clip(video.data(), o.frames, H, W, o.chunk_frames);
+      for (float x : made.latents) lat.values.push_back(float_to_half(x));
+      for (float x : made.clip) clip.values.push_back(float_to_half(x));
+      clip.offsets.push_back(clip.offsets.back() + enc.clip_dims().tokens());
       progress.advance(1);
     }
     lat.offsets.push_back(lat.offsets.back() + F * (p.episode_offsets[size_t(e) + 1] - p.episode_offsets[size_t(e)]));
@@ -135,7 +114,7 @@ PackedData compute_share(const DreamZeroFeaturesOptions& o, const World& world, 
   lat.attributes["frames"] = std::to_string(o.frames);
   clip.attributes = made_by;
   VarlenFeatures txt;  // per task: rank 0 holds every task's rows, the others none (one collective write)
-  txt.dim = enc.t5->dims().dim;
+  txt.dim = enc.t5_dims().dim;
   if (world.rank == 0) txt = text_features(enc, p, o, int(views.size()));
   txt.attributes = made_by;
   p.family = "wan";

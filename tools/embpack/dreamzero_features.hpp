@@ -4,7 +4,7 @@
 // the DreamZero layout (packed_format.hpp, DATA.md):
 //   per step t, the clip of --frames T = 1 + 4k frames starting at t (every --frame-stride-th step;
 //   past the episode's end its last frame repeats), each frame the step's views tiled (--tiling,
-//   --tile: RLinf's DROID 2×2 of 176×320 by default, view_tiling.hpp), through the VAE in causal
+//   --tile: RLinf's DROID 2×2 of 176×320 by default, encoders/dreamzero/view_tiling.hpp), through the VAE in causal
 //   chunks (frame 0, then 4 at a time): F = 1 + k latent frames, stored with the I2V conditioning
 //   y = [mask (4) | VAE(first frame, T − 1 zero frames)] in upstream's channel order
 //   [latents | mask | image latents] (/latents/dreamzero); the CLIP features of the clip's first

@@ -1,4 +1,4 @@
-#include "view_tiling.hpp"
+#include "encoders/dreamzero/view_tiling.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,12 +6,12 @@
 
 #include "core/error.hpp"
 
-namespace emb {
+namespace emb::encoders {
 
 namespace {
 
 // "AxB" with positive integers, else the one-line error naming `option`.
-std::pair<int, int> parse_pair(const std::string& text, const char* option) {
+std::pair<int, int> parse_pair(const std::string& text, const std::string& option) {
   int a = 0, b = 0;
   char tail = 0;
   if (std::sscanf(text.c_str(), "%dx%d%c", &a, &b, &tail) != 2 || a <= 0 || b <= 0)
@@ -21,10 +21,11 @@ std::pair<int, int> parse_pair(const std::string& text, const char* option) {
 
 }  // namespace
 
-ViewTiling parse_view_tiling(const std::string& grid, const std::string& tile) {
+ViewTiling parse_view_tiling(const std::string& grid, const std::string& tile, const std::string& grid_option,
+                             const std::string& tile_option) {
   ViewTiling t;
-  std::tie(t.rows, t.cols) = parse_pair(grid, "--tiling");
-  std::tie(t.tile_height, t.tile_width) = parse_pair(tile, "--tile");
+  std::tie(t.rows, t.cols) = parse_pair(grid, grid_option);
+  std::tie(t.tile_height, t.tile_width) = parse_pair(tile, tile_option);
   return t;
 }
 
@@ -33,8 +34,8 @@ ViewTiler::ViewTiler(const ViewTiling& tiling, int views, int64_t frame_height, 
       rows_(frames::bilinear_table(frame_height, tiling.tile_height)),
       cols_(frames::bilinear_table(frame_width, tiling.tile_width)) {
   if (views > tiling.rows * tiling.cols)
-    throw Error(str("--tiling ", tiling.rows, "x", tiling.cols, ": ", views, " views do not fit in ",
-                    tiling.rows * tiling.cols, " tiles (choose the views with --views or a larger grid)"),
+    throw Error(str("the tiling ", tiling.rows, "x", tiling.cols, ": ", views, " views do not fit in ",
+                    tiling.rows * tiling.cols, " tiles (choose fewer views or a larger grid)"),
                 kExitInput);
 }
 
@@ -53,4 +54,13 @@ void ViewTiler::tile(const std::vector<const uint8_t*>& frames, float* out) cons
   }
 }
 
-}  // namespace emb
+void ViewTiler::tile_clip(const std::function<const uint8_t*(int, int)>& frame_of, int frames, float* out) const {
+  const int64_t frame_values = int64_t(tiling_.height()) * tiling_.width() * 3;
+  std::vector<const uint8_t*> views(static_cast<size_t>(views_));
+  for (int k = 0; k < frames; ++k) {
+    for (int v = 0; v < views_; ++v) views[size_t(v)] = frame_of(k, v);
+    tile(views, out + k * frame_values);
+  }
+}
+
+}  // namespace emb::encoders
