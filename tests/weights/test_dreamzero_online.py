@@ -7,11 +7,11 @@ tiny DreamZero checkpoint).
 
   equal:     the same run (seed, data order, init_from) on the features file and online, 2 ranks.
              The first step's model inputs (--dump: video rows with the I2V y, CLIP rows, text rows)
-             computed online equal the file's after float16 rounding (the file stores float16; the
-             shared code computes the same float32 values), and the per-step losses agree within
-             LOSS_RTOL: the file's inputs differ from the online ones only by that rounding
-             (relative 2^-11 per value), which moves a loss that is a mean of squared differences
-             by at most a few 1e-4 relative over the few steps trained.
+             computed online equal the file's after float16 rounding exactly (the file stores
+             float16; the shared code computes the same float32 values), and the per-step losses
+             agree within LOSS_RTOL: the file's inputs differ from the online ones only by that
+             rounding (at most 2^-11 relative per value, of random sign), which a loss averaged
+             over thousands of values moves far less (measured 3e-6 over the 4 steps).
   cuda:      the online run on run.device = cuda (the emulation in CI) gives the CPU online run's
              losses within 1e-4 relative (fp32 encoders and model on both).
   bad_input: model.encoders_dir missing, encoders whose dims disagree with the DiT (umT5 of width
@@ -32,7 +32,7 @@ from test_dreamzero_lerobot_to_export import CLIP_DIM, FRAMES, LATENT_FRAMES, ma
 from test_init_from_export import check, mpi, run, run_case
 
 TRAIN_STEPS = 4
-LOSS_RTOL = 2e-3   # float16 storage of the offline inputs (see above)
+LOSS_RTOL = 1e-4   # float16 storage of the offline inputs (see above)
 CUDA_RTOL = 1e-4
 
 
@@ -122,7 +122,7 @@ def case_cuda(args, tmp, released, inputs):
 def expect_refused(args, tmp, deck, needle, what):
     name = os.path.splitext(os.path.basename(deck))[0]
     p = run(mpi([args.embtrain, deck], args.np), expect_rc=2)
-    lines = sorted({l for l in p.stderr.splitlines() if l.strip()})
+    lines = sorted({l for l in p.stderr.splitlines() if l.startswith("embtrain")})  # not mpirun's own lines
     check(len(lines) == 1 and needle in lines[0] and not os.path.exists(os.path.join(tmp, "out", name)),
           f"{what}: {lines}")
 
