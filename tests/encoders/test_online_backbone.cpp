@@ -359,8 +359,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_exit_2_and_nothing_written, *cpu_case
   mixed.videos[1].frames.resize(size_t(mixed.steps() * 32 * 32 * 3));
   write_packed(mixed, dir + "/mixed.h5", "test");
   expect_refused(dir + "/mixed.h5", tiny().checkpoint, "",
-                 dir + "/mixed.h5:/video/wrist: frames 32x32 differ from /video/front's 48x64 (GR00T stacks a "
-                       "sample's views: they must share one resolution)");
+                 dir + "/mixed.h5:/video/wrist: frames 32x32 differ from /video/front's 48x64 (model.backbone = "
+                       "online stacks or tiles a sample's views: they must share one resolution)");
   fs::copy_file(dir + "/in.h5", dir + "/rgba.h5");
   {
     H5File f = H5File::append(dir + "/rgba.h5");
