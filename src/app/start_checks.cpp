@@ -134,6 +134,11 @@ void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
 
 void check_backend(const RunConfig& cfg) {
   if (cfg.model.fp8) check_fp8_linears(cfg);
+  const ModelConfig& mc = cfg.model;
+  if (mc.online_encoders && !(mc.first_frame_block && mc.cond_channels > 0 && mc.clip_tokens > 0))  // --plan costs any wan deck
+    deck_error(cfg, "model.encoders",
+               "online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero layout "
+               "(model.first_frame_block = on, cond_channels and clip_tokens > 0; e.g. preset tiny_dreamzero)");
   if (cfg.backend.device != Device::cuda) return;
   if (!cuda_backend_built())
     throw Error(str(cfg.origins.where("run.device"),

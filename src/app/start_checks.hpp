@@ -14,7 +14,8 @@ namespace emb {
 
 // What every rank can check before any collective: run.device built into this embtrain (and
 // for cuda a GPU visible on the rank's node: a CUDA build on a CPU node is refused here), the
-// model's attention head dims built for it, and model.fp8 with a linear on the FP8 path.
+// model's attention head dims built for it, model.fp8 with a linear on the FP8 path, and
+// model.encoders = online with the DreamZero layout.
 // Throws emb::Error (exit code 2) naming the deck line.
 void check_backend(const RunConfig& cfg);
 

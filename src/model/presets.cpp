@@ -139,10 +139,6 @@ void validate_model_config(const ModelConfig& c, const ModelKeyWhere& where) {
   } else {
     check(!c.online_backbone, "backbone", "model.backbone = online is gr00t's (the Eagle backbone); wan reads its "
           "text features from the packed files or computes them with model.encoders = online");
-    check(!c.online_encoders || (c.first_frame_block && c.cond_channels > 0 && c.clip_tokens > 0), "encoders",
-          "model.encoders = online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero "
-          "layout (model.first_frame_block = on, cond_channels and clip_tokens > 0; e.g. preset tiny_dreamzero)",
-          {"first_frame_block", "cond_channels", "clip_tokens"});
     check(c.dropout == 0 && c.dropout_vl == 0, "dropout", "the wan family has no dropout sites; set 0 or -1",
           {"dropout_vl"});
     int hd = c.head_dim();

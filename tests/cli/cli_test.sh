@@ -82,7 +82,7 @@ plan)
   code=$?
   [ $code -eq 2 ] || fail "training with model.encoders = online: exit code $code, expected 2"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
-  expect_contains "$(cat "$tmp/err")" "model.encoders = online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero layout"
+  expect_contains "$(cat "$tmp/err")" "model.encoders: online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero layout"
   ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do
