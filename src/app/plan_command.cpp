@@ -52,11 +52,21 @@ std::string encoders_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
   json["encoders"] = encoders_json(sample, e, p.as_deck);
   json["encoders"]["in_step"] = cfg.model.online_encoders;
   std::string text = encoders_text(p.hw, sample, e, p.as_deck);
-  if (cfg.model.online_encoders)
-    text += str("  model.encoders = online: this deck's step runs them (the encoders phase): + ", e.flops() / 1e12,
-                " TFLOP per sample; device memory + ", e.weight_bytes / double(1ull << 30), " GiB of weights and ",
-                e.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
-  return text;
+  if (!cfg.model.online_encoders) return text;
+  // Every rank holds the frozen weights whole and one sample's forward at a time (the step
+  // encodes a micro-batch's clips one by one).
+  const double state = p.memory.state(cfg.train.shard), total = state + p.memory.activation_bytes + e.weight_bytes +
+                                                                   e.forward_bytes;
+  json["encoders"]["memory_bytes_per_rank"] = {{"state", state},
+                                               {"activations", p.memory.activation_bytes},
+                                               {"encoder_weights", e.weight_bytes},
+                                               {"encoder_forward", e.forward_bytes},
+                                               {"total", total}};
+  const double gib = double(1ull << 30);
+  return text + str("  model.encoders = online: this deck's step runs them (the encoders phase): + ", e.flops() / 1e12,
+                    " TFLOP per sample; memory per rank ", total / gib, " GiB = state ", state / gib,
+                    " + activations ", p.memory.activation_bytes / gib, " + the encoders' weights ", e.weight_bytes / gib,
+                    " + one sample's encoder forward ", e.forward_bytes / gib, "\n");
 }
 
 }  // namespace
