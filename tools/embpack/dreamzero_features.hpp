@@ -3,14 +3,17 @@
 // packed file's camera frames and task texts (as `embpack lerobot` writes them), into a wan file in
 // the DreamZero layout (packed_format.hpp, DATA.md):
 //   per step t, the clip of --frames T = 1 + 4k frames starting at t (every --frame-stride-th step;
-//   past the episode's end its last frame repeats), each frame the step's views tiled (--tiling,
-//   --tile: RLinf's DROID 2×2 of 176×320 by default, encoders/dreamzero/view_tiling.hpp), through the VAE in causal
+//   past the episode's end its last frame repeats: data/dreamzero_clip.hpp), each frame the step's
+//   views tiled (--tiling, --tile: RLinf's DROID 2×2 of 176×320 by default,
+//   encoders/dreamzero/view_tiling.hpp), through the VAE in causal
 //   chunks (frame 0, then 4 at a time): F = 1 + k latent frames, stored with the I2V conditioning
 //   y = [mask (4) | VAE(first frame, T − 1 zero frames)] in upstream's channel order
 //   [latents | mask | image latents] (/latents/dreamzero); the CLIP features of the clip's first
 //   frame (/features/clip, [257, 1280] per step); per task, the umT5 rows of the DreamZero prompt
 //   (--robot's template, Wan's cleaning, </s>; /features/txt, real rows only: the loader pads them
 //   with zero rows to model.text_len, 512 upstream).
+// The features come from encoders/dreamzero/dreamzero_encoders.hpp, which the training step's
+// model.encoders = online runs too (train/online_encoders.hpp): one implementation for both.
 // What produced them (the encoders' digest, the folder, the recipe, the preprocessing) is recorded
 // so that training refuses features of other encoders (data.dreamzero_encoders).
 // Multi-rank as --backbone (features_driver.hpp): episodes split over the ranks, one collective
