@@ -7,6 +7,7 @@
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
+#include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
 #include "parallel/shard_layout.hpp"
 #include "parallel/zero3_schedule.hpp"
@@ -326,7 +327,11 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const double N = double(p.n_params);
   const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
   s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
-  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
+  const GradientTraffic g = gradient_traffic(w.shard, N, double(w.frozen_params), w.ranks, s.buckets, s.micro_batches);
+  s.gradient_backward_s = g.backward_bytes / r.memory;
+  s.gradient_step_s = g.step_bytes / r.memory;
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s +
+             s.gradient_backward_s + s.gradient_step_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
@@ -337,7 +342,8 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 // The step divided as the trainer times it. The op calls' and allocations' host time runs inside
 // the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
 // a rank times its own compute, and waits for the slowest rank at the step's blocking host
-// reductions: the imbalance is `other`.
+// reductions: the imbalance is `other`. The gradient buffers' passes run in the backward and,
+// begin_step's and finish_gradients', outside the passes (`other`).
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
@@ -345,10 +351,10 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
   ph.fwd = s.fwd_s * typical + s.comm_core_fwd_s + fwd_share * in_passes;
-  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes;
+  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s;
 }
 
 // Samples/s per device, MFU and the epoch.
