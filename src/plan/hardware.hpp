@@ -82,8 +82,9 @@ struct Hardware {
   double reduce_bytes_per_s = 0;
   // With no core to spare (comm_overlaps_compute = false): the core seconds the progress thread
   // takes from the rank's compute per byte a rank sends in a collective (MPI's copies and sums
-  // on the rank's own core). A collective under the compute then makes the compute slower by
-  // this much, and only the rest of its time is a wait. 0: every collective is a wait.
+  // on the rank's own core), on the rank that takes most (MPI's reduce-scatter sums on rank 0,
+  // and every rank waits for it). A collective under the compute then makes the compute slower
+  // by this much, and only the rest of its time is a wait. 0: every collective is a wait.
   double comm_core_seconds_per_byte = 0;
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

@@ -312,7 +312,10 @@ Fabric collectives(const emb::World& world) {
 // GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective pair's time) alone, and
 // with an all-gather and a reduce-scatter of 8 MiB shards (a ZeRO-3 step's pair) issued just
 // before, interleaved, 5 pairs; the burst's median slowdown over the pair's bytes sent per
-// rank ((p-1)/p of each full buffer). 0 with one rank (its collectives are copies, which the
+// rank ((p-1)/p of each full buffer), on the slowest rank: MPI's non-blocking reduce-scatter
+// (Open MPI's libnbc) reduces to rank 0 and scatters from it, so rank 0's core does every sum
+// and every rank waits for it at the next collective (round 12, scaling_cpu on 2 ranks: rank
+// 0's fwd + bwd 200 ms, rank 1's 106). 0 with one rank (its collectives are copies, which the
 // planner costs at memory speed).
 double comm_core_seconds_per_byte(const emb::World& world) {
   if (g_size < 2) return 0;
@@ -346,7 +349,7 @@ double comm_core_seconds_per_byte(const emb::World& world) {
     slowdown.push_back(t[1] - t[0]);
   }
   const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
-  return std::max(0.0, median_over_ranks(median(slowdown))) / sent;
+  return std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))) / sent;
 }
 
 double write_bandwidth() {
@@ -432,7 +435,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
                       {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
                       {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
-                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends")}}},
+                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank (MPI's reduce-scatter sums on rank 0)")}}},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                    {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
