@@ -18,12 +18,13 @@
 //               --plan counts them) and the per (pair, head) softmax work apart;
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
-//   memory      triad a = b + s·c over 3 × 32 MiB;
+//   memory      triad a = b + s·c over 3 × 32 MiB; elementwise: a D 256 block's norms, GELU,
+//               residual adds and their backwards through Ops, bytes read and written per second;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew; and what a
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
-//               (the progress thread's core seconds per byte sent);
+//               (the progress thread's core seconds per byte sent, on the slowest rank);
 //   storage     writing 256 MiB with fsync;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
