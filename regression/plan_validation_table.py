@@ -8,30 +8,57 @@ overlap and sum to the step) against --plan's "phases" (the same parts, summing 
 fwd and bwd (the compute, the op calls' host time, and on a shared core the collectives run
 under the compute), optim, exposed comm (the waits for collectives), and other (the blocking
 host reductions, the loop's own work; measured: the rest of the step, data_wait, h2d included).
+Measured phases are each rank's medians over steps (timings.csv beside summary.json),
+averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
+computed 100 ms of fwd while the other waited 167 ms for it), so medians pooled over ranks
+(summary.json's) take each phase from a different rank, and the step beyond their sum (round
+12's 76 ms of `other`) was no part of any rank's step.
 """
+import csv
 import json
+import os
 import statistics
 import sys
+from collections import defaultdict
 
 PHASES = {"fwd": "fwd", "bwd": "bwd", "optim": "optim", "comm": "comm_exposed", "other": "other"}
 
 
+def rank_phases(run_dir):
+    """Per rank, each phase's median over the steps (timings.csv; step 0 is the set-up's
+    record): {rank: {phase: seconds}}."""
+    per_step = defaultdict(lambda: defaultdict(list))
+    for row in csv.DictReader(open(os.path.join(run_dir, "timings.csv"))):
+        if int(row["step"]) > 0:
+            per_step[int(row["rank"])][row["phase"]].append(float(row["seconds"]))
+    return {r: {ph: statistics.median(v) for ph, v in phases.items()} for r, phases in per_step.items()}
+
+
+def measured_phases(run_dir):
+    """The ranks' mean of their own phases; a rank's `other` is its median step beyond its
+    other medians (data_wait and h2d, a few microseconds here, in it)."""
+    ranks = rank_phases(run_dir)
+    per_rank = []
+    for phases in ranks.values():
+        m = {k: phases.get(v, 0.0) for k, v in PHASES.items() if k != "other"}
+        m["other"] = max(0.0, phases["step"] - sum(m.values()))
+        per_rank.append(m)
+    step = statistics.mean(phases["step"] for phases in ranks.values())
+    return step, {k: statistics.mean(m[k] for m in per_rank) for k in PHASES}, per_rank
+
+
 def run_of(row):
     deck, np, rnd, summary, plan, load_before, load_after = row.split(":")
-    s, p = json.load(open(summary)), json.load(open(plan))
+    p = json.load(open(plan))
     predicted_phases = p["deck"]["phases"]
-    measured = {k: s["phases"][v]["per_step"]["median"] for k, v in PHASES.items()}
+    step, measured, per_rank = measured_phases(os.path.dirname(summary))
     predicted = {k: predicted_phases[v] for k, v in PHASES.items()}
-    step = s["phases"]["step"]["per_step"]["median"]
-    # Medians over steps of each part need not sum to the median step: `other` takes the rest
-    # of the step beyond the other medians (data_wait and h2d, a few microseconds here, in it).
-    measured["other"] = max(0.0, step - sum(v for k, v in measured.items() if k != "other"))
     predicted["other"] += predicted_phases["data_wait"]
     step_predicted = p["deck"]["seconds"]["step"]
     return {"deck": deck, "ranks": int(np), "round": int(rnd),
             "load_average_before_after": [float(load_before), float(load_after)],
             "measured_step_s": step, "predicted_step_s": step_predicted, "error": step_predicted / step - 1,
-            "measured": measured, "predicted": predicted}
+            "measured": measured, "measured_per_rank": per_rank, "predicted": predicted}
 
 
 def median_row(runs):

@@ -55,6 +55,11 @@ struct Hardware {
   // applying it; 0 where the file has no dropout_element_seconds.
   double dropout_element_s = 0;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
+  // The rate of the blocks' elementwise ops (norms, activations, residual adds), bytes read and
+  // written per second: the activations' traffic is charged at it. A CPU's GELU and LayerNorm
+  // compute per element and run well below the triad; 0 where the file has no
+  // memory.elementwise_bytes_per_s (then the memory bandwidth).
+  double elementwise_bytes_per_s = 0;
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, fragmentation
   // On a GPU: the GEMM library's workspace (cuBLASLt) and the communication library's channels
@@ -82,8 +87,9 @@ struct Hardware {
   double reduce_bytes_per_s = 0;
   // With no core to spare (comm_overlaps_compute = false): the core seconds the progress thread
   // takes from the rank's compute per byte a rank sends in a collective (MPI's copies and sums
-  // on the rank's own core). A collective under the compute then makes the compute slower by
-  // this much, and only the rest of its time is a wait. 0: every collective is a wait.
+  // on the rank's own core), on the rank that takes most (MPI's reduce-scatter sums on rank 0,
+  // and every rank waits for it). A collective under the compute then makes the compute slower
+  // by this much, and only the rest of its time is a wait. 0: every collective is a wait.
   double comm_core_seconds_per_byte = 0;
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s

@@ -78,7 +78,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"recompute", s.recompute_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
-        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}}},
+        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s},
+        {"gradient_buffers", s.gradient_backward_s + s.gradient_step_s}}},
       // The step's parts named as the trainer's summary.json names them (they sum to the step).
       {"phases",
        {{"data_wait", s.phases.data_wait}, {"fwd", s.phases.fwd}, {"bwd", s.phases.bwd},
@@ -119,8 +120,9 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.comm_core_fwd_s + s.comm_core_bwd_s > 0
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),
-           " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + optimizer ",
-           duration(s.optimizer_s), " + fixed ", duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
+           " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + gradient buffers ",
+           duration(s.gradient_backward_s + s.gradient_step_s), " + optimizer ", duration(s.optimizer_s), " + fixed ",
+           duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
            "\n");
   for (const CollectiveCost& c : s.collectives)
     t += str("    ", c.what, ": ", gib(c.bytes), " GiB in ", c.buckets, " call(s), ", c.per_step, " time(s) per step, ",

@@ -7,6 +7,7 @@
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
+#include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
 #include "parallel/shard_layout.hpp"
 #include "parallel/zero3_schedule.hpp"
@@ -111,7 +112,7 @@ void size_micro_batches(const Workload& w, StepPrediction& s) {
 // to spare.
 struct RankRates {
   int per_node = 1;  // ranks that share a node (and its storage)
-  double share = 1, gemm = 0, attention = 0, memory = 0;
+  double share = 1, gemm = 0, attention = 0, memory = 0, elementwise = 0;
 };
 
 RankRates rank_rates(const Hardware& hw, const Workload& w) {
@@ -125,6 +126,7 @@ RankRates rank_rates(const Hardware& hw, const Workload& w) {
   r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share * gemm_efficiency(hw, w.model.d_model);
   r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
   r.memory = hw.memory_bytes_per_s * r.share;
+  r.elementwise = (hw.elementwise_bytes_per_s > 0 ? hw.elementwise_bytes_per_s : hw.memory_bytes_per_s) * r.share;
   return r;
 }
 
@@ -137,8 +139,8 @@ struct SampleSeconds {
 SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
                              const PlanReport& p_none, StepPrediction& s) {
   const ModelConfig& c = w.model;
-  // Activation traffic of elementwise work: each activation written and read once in the
-  // forward, its gradient written and read once in the backward.
+  // Activation traffic of elementwise work, at the elementwise ops' rate: each activation
+  // written and read once in the forward, its gradient written and read once in the backward.
   const double act_per_sample = p_none.activation_bytes / s.samples_per_mb;
   const double passes = w.fp8 ? 3 : 2;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
@@ -149,9 +151,9 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   // Dropout draws every element's keep word in the forward and again in the backward.
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
   SampleSeconds t;
-  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + dropout_draws + (passes * act_per_sample + p.dropout_bytes_fwd) / r.memory;
-  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + dropout_draws +
-          (passes * act_per_sample + p.dropout_bytes_bwd) / r.memory;
+  const double act_traffic = passes * act_per_sample / r.elementwise;
+  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + dropout_draws + act_traffic + p.dropout_bytes_fwd / r.memory;
+  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + dropout_draws + act_traffic + p.dropout_bytes_bwd / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   t.recompute = c.recompute == Recompute::full
@@ -326,7 +328,11 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const double N = double(p.n_params);
   const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
   s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
-  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
+  const GradientTraffic g = gradient_traffic(w.shard, N, double(w.frozen_params), w.ranks, s.buckets, s.micro_batches);
+  s.gradient_backward_s = g.backward_bytes / r.memory;
+  s.gradient_step_s = g.step_bytes / r.memory;
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s +
+             s.gradient_backward_s + s.gradient_step_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
@@ -337,7 +343,8 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 // The step divided as the trainer times it. The op calls' and allocations' host time runs inside
 // the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
 // a rank times its own compute, and waits for the slowest rank at the step's blocking host
-// reductions: the imbalance is `other`.
+// reductions: the imbalance is `other`. The gradient buffers' passes run in the backward and,
+// begin_step's and finish_gradients', outside the passes (`other`).
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
@@ -345,10 +352,10 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
   ph.fwd = s.fwd_s * typical + s.comm_core_fwd_s + fwd_share * in_passes;
-  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes;
+  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s;
 }
 
 // Samples/s per device, MFU and the epoch.

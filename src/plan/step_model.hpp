@@ -104,6 +104,9 @@ struct StepPrediction {
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
+  // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):
+  // inside the backward passes, and begin_step's and finish_gradients' outside them.
+  double gradient_backward_s = 0, gradient_step_s = 0;
   FixedCostPrediction fixed;
   PhasePrediction phases;
   std::vector<CollectiveCost> collectives;

@@ -16,6 +16,7 @@
 #include "parallel/shard_layout.hpp"
 #include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
+#include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
 #include "plan/step_model.hpp"
 
@@ -494,13 +495,75 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
     const PhasePrediction& ph = s.phases;
     BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
                boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(ph.other == s.fixed.syncs_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(ph.other == s.fixed.syncs_s + s.gradient_step_s, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(ph.fwd > s.fwd_s);
   }
   w.overlap = false;  // every collective waited for at once: its core time is inside the wait
   const StepPrediction waited = predict_step(h, w);
   BOOST_TEST(waited.comm_exposed_s == waited.comm_total_s, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(waited.comm_core_fwd_s + waited.comm_core_bwd_s == 0.0);
+}
+
+// The data-parallel layer's passes over the gradient buffers, by hand: 1000 parameters (4000
+// bytes of gradients), 2 ranks (a 2000-byte owned shard), 2 buckets, 3 micro-batches.
+BOOST_AUTO_TEST_CASE(gradient_buffers_cost_their_zeroing_and_adds_at_the_memory_rate) {
+  // DDP zeroes the flat gradients once a step; ZeRO-2 those and the owned shard.
+  const GradientTraffic ddp = gradient_traffic(ShardMode::none, 1000, 0, 2, 2, 3);
+  BOOST_TEST(ddp.step_bytes == 4000.0);
+  BOOST_TEST(ddp.backward_bytes == 0.0);
+  BOOST_TEST(gradient_traffic(ShardMode::grads, 1000, 0, 2, 2, 3).step_bytes == 6000.0);
+  // ZeRO-3: each micro-batch zeroes 4000 bytes of slots and adds its reduced shard (3 x 2000
+  // bytes); of the 6 reductions the last 4 (kGradSlots) are added at the step's end, 12000
+  // bytes, beside the owned shard's zeroing.
+  const GradientTraffic z3 = gradient_traffic(ShardMode::full, 1000, 0, 2, 2, 3);
+  BOOST_TEST(z3.backward_bytes == 3 * (4000.0 + 6000.0) - 12000.0);
+  BOOST_TEST(z3.step_bytes == 2000.0 + 12000.0);
+  // Frozen parameters are zeroed with their bucket but never added: half frozen, half the adds.
+  const GradientTraffic frozen = gradient_traffic(ShardMode::full, 1000, 500, 2, 2, 3);
+  BOOST_TEST(frozen.backward_bytes == 3 * (4000.0 + 3000.0) - 6000.0);
+  BOOST_TEST(frozen.step_bytes == 2000.0 + 6000.0);
+  // One rank, one bucket, one micro-batch: the one add waits for the step's end.
+  const GradientTraffic one = gradient_traffic(ShardMode::full, 1000, 0, 1, 1, 1);
+  BOOST_TEST(one.backward_bytes == 4000.0);
+  BOOST_TEST(one.step_bytes == 4000.0 + 12000.0);
+
+  // In the step: at the memory rate, the backward's share in bwd and the rest in other.
+  Workload w = tiny_workload();
+  const Hardware h = gpu_node();
+  const StepPrediction s = predict_step(h, w);
+  const double n = double(make_plan(w.model, w.ranks, s.tokens_per_mb).n_params);
+  const GradientTraffic t = gradient_traffic(w.shard, n, 0, w.ranks, s.buckets, s.micro_batches);
+  BOOST_TEST(t.backward_bytes > 0);
+  BOOST_TEST(s.gradient_backward_s == t.backward_bytes / h.memory_bytes_per_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.gradient_step_s == t.step_bytes / h.memory_bytes_per_s, boost::test_tools::tolerance(1e-12));
+  const PhasePrediction& ph = s.phases;
+  BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
+             boost::test_tools::tolerance(1e-9));
+}
+
+// memory.elementwise_bytes_per_s: the activations' traffic (2 passes of the kept activations in
+// the forward, 2 of their gradients in the backward) at the elementwise ops' rate; dropout's,
+// the gradient buffers' and the optimizer's traffic stay at the memory bandwidth.
+BOOST_AUTO_TEST_CASE(activation_traffic_runs_at_the_elementwise_rate) {
+  Hardware h = gpu_node();  // 2e12 bytes/s
+  Workload w;
+  w.model = preset_config("tiny_wan");
+  w.ranks = 2;
+  w.global_batch = 16;
+  const StepPrediction base = predict_step(h, w);
+  h.elementwise_bytes_per_s = 0.5e12;
+  const StepPrediction slow = predict_step(h, w);
+  ModelConfig kept = w.model;
+  kept.recompute = Recompute::none;
+  const double act_per_mb =
+      make_plan(kept, w.ranks, base.tokens_per_mb, w.sample, planned_blocks_dtype(h, kept)).activation_bytes;
+  // 2 passes of each sample's share, every sample of the rank, 1/0.5e12 - 1/2e12 = 1.5e-12 s a byte more.
+  const double per_pass = base.samples_per_rank * 2 * act_per_mb / base.samples_per_mb * 1.5e-12;
+  BOOST_TEST(per_pass > 0);
+  BOOST_TEST(slow.fwd_s - base.fwd_s == per_pass, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(slow.bwd_s - base.bwd_s == per_pass, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(slow.optimizer_s == base.optimizer_s);
+  BOOST_TEST(slow.gradient_backward_s == base.gradient_backward_s);
 }
 
 // gemm_width_efficiency: the table interpolated in log2(width) and held at its ends; a

@@ -18,12 +18,13 @@
 //               --plan counts them) and the per (pair, head) softmax work apart;
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
-//   memory      triad a = b + s·c over 3 × 32 MiB;
+//   memory      triad a = b + s·c over 3 × 32 MiB; elementwise: a D 256 block's norms, GELU,
+//               residual adds and their backwards through Ops, bytes read and written per second;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew; and what a
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
-//               (the progress thread's core seconds per byte sent);
+//               (the progress thread's core seconds per byte sent, on the slowest rank);
 //   storage     writing 256 MiB with fsync;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
@@ -281,6 +282,35 @@ double triad_bandwidth() {
   return 3.0 * double(n) * sizeof(float) / t;
 }
 
+// The rate of a block's elementwise work through Ops, bytes read and written per second, per
+// core: the non-GEMM ops of a D 256 block on 2048 rows (activations of 2 MiB, the FFN hidden of
+// 8 MiB, beyond the L2): LayerNorm, GELU (tanh) and the residual add forward; the zeroed gradient
+// buffer, GELU's, the residual's and LayerNorm's backward. The triad (memory.bytes_per_s) is a
+// plain loop; these compute per element (GELU's tanh, LayerNorm's two passes), and the planner
+// charges the activations' and gradient buffers' traffic at this rate.
+double elementwise_bytes_per_s() {
+  const int64_t N = 2048, D = 256, F = 4 * D;
+  std::vector<float> x(size_t(N * D), 0.5f), y(x.size()), z(x.size()), dx(x.size()), dy(x.size(), 0.01f),
+      h(size_t(N * F), 0.25f), g(h.size()), dh(h.size()), dg(h.size(), 0.01f), mean(static_cast<size_t>(N)),
+      rstd(mean.size()), w(static_cast<size_t>(D), 1.0f), b(w.size()), dw(w.size()), db(w.size());
+  const auto rows = [&](std::vector<float>& t, int64_t cols) { return emb::view(t.data(), N, cols); };
+  const auto one = [&](std::vector<float>& t) { return emb::view(t.data(), 1, D); };
+  emb::Ops& ops = cpu_ops();
+  const double seconds = timed([&] {
+    ops.layernorm_forward(rows(x, D), one(w), one(b), rows(y, D), rows(mean, 1), rows(rstd, 1), 1e-6f);
+    ops.activation_forward(emb::Activation::gelu_tanh, rows(h, F), rows(g, F));
+    ops.add(rows(x, D), rows(y, D), rows(z, D));
+    ops.zero(rows(dh, F));
+    ops.activation_backward(emb::Activation::gelu_tanh, rows(h, F), rows(dg, F), rows(dh, F));
+    ops.add(rows(dy, D), rows(z, D), rows(dx, D));
+    ops.layernorm_backward(rows(x, D), one(w), rows(mean, 1), rows(rstd, 1), rows(dy, D), rows(dx, D), one(dw), one(db));
+  });
+  // Bytes per op (reads + writes of the [N, D] and [N, F] tensors): LayerNorm 2, GELU 2, add 3,
+  // zero 1, GELU's backward 4 (dx accumulates), add 3, LayerNorm's backward 3 (dx accumulates).
+  const double act = double(N * D) * sizeof(float), hidden = double(N * F) * sizeof(float);
+  return (2 * act + 2 * hidden + 3 * act + hidden + 4 * hidden + 3 * act + 3 * act) / seconds;
+}
+
 struct Fabric {
   double latency_s = 0, bytes_per_s = 0, reduce_bytes_per_s = 0;
 };
@@ -312,7 +342,10 @@ Fabric collectives(const emb::World& world) {
 // GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective pair's time) alone, and
 // with an all-gather and a reduce-scatter of 8 MiB shards (a ZeRO-3 step's pair) issued just
 // before, interleaved, 5 pairs; the burst's median slowdown over the pair's bytes sent per
-// rank ((p-1)/p of each full buffer). 0 with one rank (its collectives are copies, which the
+// rank ((p-1)/p of each full buffer), on the slowest rank: MPI's non-blocking reduce-scatter
+// (Open MPI's libnbc) reduces to rank 0 and scatters from it, so rank 0's core does every sum
+// and every rank waits for it at the next collective (round 12, scaling_cpu on 2 ranks: rank
+// 0's fwd + bwd 200 ms, rank 1's 106). 0 with one rank (its collectives are copies, which the
 // planner costs at memory speed).
 double comm_core_seconds_per_byte(const emb::World& world) {
   if (g_size < 2) return 0;
@@ -346,7 +379,7 @@ double comm_core_seconds_per_byte(const emb::World& world) {
     slowdown.push_back(t[1] - t[0]);
   }
   const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
-  return std::max(0.0, median_over_ranks(median(slowdown))) / sent;
+  return std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))) / sent;
 }
 
 double write_bandwidth() {
@@ -382,7 +415,7 @@ nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
 
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0, elementwise = 0;
   std::vector<std::pair<int, double>> gemm_widths;
   AttentionCost attention;
   Fabric fabric;
@@ -395,6 +428,7 @@ Measured measure(const emb::World& world) {
   m.gemm_widths = gemm_width_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
+  m.elementwise = elementwise_bytes_per_s();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
   if (g_size > 1) m.spare_core = spare_core_speedup();
@@ -427,12 +461,13 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
+                  {"elementwise_bytes_per_s", fig(m.elementwise, "a D 256 block's elementwise ops through Ops on 2048 rows (LayerNorm, GELU tanh, residual add, their backwards, the zeroed gradient): bytes read and written per second, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
                       {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
                       {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
-                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends")}}},
+                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank (MPI's reduce-scatter sums on rank 0)")}}},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                    {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
