@@ -7,6 +7,7 @@
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 
@@ -195,8 +196,7 @@ int64_t PackedFileIndex::action_width(int64_t episode) const {
 }
 
 int64_t PackedFileIndex::block_step(int64_t row, int64_t b, const TokenConfig& cfg) const {
-  const int64_t latent = (cfg.first_frame_block ? 1 : 0) + b * cfg.frames_per_block;
-  return row + (latent == 0 ? 0 : 4 * latent - 3) * frame_stride;
+  return row + block_anchor_frame(b, cfg) * frame_stride;
 }
 
 int64_t PackedFileIndex::clip_reach(const TokenConfig& cfg) const {

@@ -49,9 +49,9 @@ struct PackedFileIndex {
   std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
   bool online_vl() const { return !video_views.empty(); }
   bool dreamzero_layout() const { return clip_frames > 0; }
-  // DreamZero layout: the step of the first video frame of action block b of the clip at `row`
-  // (latent frame j = 1 + b·fpb with first_frame_block, else b·fpb; its first raw frame is 4j − 3,
-  // frame 0 for j = 0), and how far past a clip's first step its actions and states reach.
+  // DreamZero layout: the step of block b's anchor in the clip at `row`, where its actions and
+  // states start (data/dreamzero_alignment.hpp: the frame before the block's first, as upstream's
+  // DROID loader), and how far past a clip's first step its actions and states reach.
   int64_t block_step(int64_t row, int64_t b, const TokenConfig& cfg) const;
   int64_t clip_reach(const TokenConfig& cfg) const;
   // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packed_format.hpp"
 #include "encoders/clip/clip_encoder.hpp"
 #include "encoders/tokenizers/dreamzero_prompt.hpp"
@@ -84,7 +85,7 @@ void tile_clip(const PackedData& p, const std::vector<size_t>& views, const View
   const int64_t frame_bytes = p.videos[views[0]].height * p.videos[views[0]].width * 3;
   std::vector<const uint8_t*> frames(views.size());
   for (int k = 0; k < o.frames; ++k) {
-    const int64_t step = std::min(s + int64_t(k) * o.frame_stride, episode_end - 1);
+    const int64_t step = clip_frame_step(s, k, o.frame_stride, episode_end);
     for (size_t v = 0; v < views.size(); ++v) frames[v] = p.videos[views[v]].frames.data() + step * frame_bytes;
     tiler.tile(frames, clip + k * frame_values);
   }

@@ -33,7 +33,7 @@ struct DreamZeroFeaturesOptions {
   std::vector<std::string> views;          // tiling order; empty = the file's /video views
   std::string tiling = "2x2", tile = "176x320";
   int frames = 33;                         // clip frames T (1 + 4k): 33 -> 9 latent frames (DROID)
-  int frame_stride = 1;                    // steps between a clip's frames
+  int frame_stride = 3;                    // steps between a clip's frames (upstream DROID: 3)
   int chunk_frames = 4;                    // the VAE's causal chunks after frame 0 (upstream's 4)
   std::string robot = "oxe_droid";         // DreamZero's prompt template
   std::string device = "cpu";              // cpu | cuda
