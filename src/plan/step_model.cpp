@@ -323,9 +323,10 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
 // only shows when it is slower than the step.
 void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanReport& p, const RankRates& r,
                             StepPrediction& s) {
-  const double N = double(p.n_params);
-  const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
-  s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
+  // AdamW runs over the trained elements only; the bf16 copy is rounded from every owned one.
+  const double shards = w.shard == ShardMode::none ? 1 : w.ranks;
+  const double trained = double(p.trainable_params) / shards, owned = double(p.n_params) / shards;
+  s.optimizer_s = (trained * (16 + 12 + 4) + owned * (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
   s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
@@ -371,9 +372,9 @@ void add_memory(const Hardware& hw, const Workload& w, const PlanReport& p, Step
   s.fits = s.memory_bytes <= s.capacity_bytes;
 }
 
-void add_checkpoint(const Hardware& hw, const Workload& w, const PlanReport& p, StepPrediction& s) {
+void add_checkpoint(const Hardware& hw, const PlanReport& p, StepPrediction& s) {
   // fp32 parameters, and AdamW's two moments of those trained.
-  s.checkpoint_bytes = 4 * double(p.n_params) + 8 * double(p.n_params - w.frozen_params);
+  s.checkpoint_bytes = 4 * double(p.n_params) + 8 * double(p.trainable_params);
   s.checkpoint_s = s.checkpoint_bytes / std::min(s.nodes * hw.checkpoint_write_per_node, hw.checkpoint_write_total);
   // Time to finish the step in flight and write a checkpoint, twice over, and half a minute.
   s.preemption_signal_s = std::ceil(2 * (s.step_s + s.checkpoint_s) + 30);
@@ -392,7 +393,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const ModelConfig& c = w.model;
   size_micro_batches(w, s);
   const DType blocks = planned_blocks_dtype(hw, c);
-  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding());
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
   const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks);
@@ -406,7 +407,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   add_phases(hw, s);
   add_throughput(hw, w, s);
   add_memory(hw, w, p, s);
-  add_checkpoint(hw, w, p, s);
+  add_checkpoint(hw, p, s);
   return s;
 }
 
