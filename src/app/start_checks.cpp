@@ -110,7 +110,8 @@ double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 
 // with what to change, instead of a std::bad_alloc (or the kernel's OOM killer) mid set-up.
 void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
   if (cfg.backend.device != Device::cpu) return;  // device memory is the plan's business
-  const PlanReport plan = make_plan(cfg.model, ranks, cfg.data.tokens_per_mb);
+  const PlanReport plan =
+      make_plan(cfg.model, ranks, cfg.data.tokens_per_mb, {}, DType::f32, PlanSharding{cfg.train.bucket_bytes, {}});
   const double state = plan.state(cfg.train.shard), per_rank = state + plan.activation_bytes;
   const double node = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   if (node <= 0 || per_rank * ranks_on_node <= node) return;

@@ -183,7 +183,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   for (size_t i = 0; i < sharding.frozen.size(); ++i)
     if (sharding.frozen[i]) p.trainable_params -= reg.all()[i].numel;
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
-    p.state_bytes[size_t(mode)] = state_bytes_per_rank(reg, mode, ranks, sharding, c.precision == Precision::bf16);
+    if (sharding.count_state) p.state_bytes[size_t(mode)] = state_bytes_per_rank(reg, mode, ranks, sharding, c.precision == Precision::bf16);
   return p;
 }
 

@@ -20,6 +20,9 @@ namespace emb {
 struct PlanSharding {
   int64_t bucket_bytes = 0;
   std::vector<bool> frozen;
+  // false: no state figures (a plan asked only for tokens and FLOPs; the state walks every rank's
+  // layout, which at a thousand ranks is most of --plan's time).
+  bool count_state = true;
 };
 
 // The largest rank's bytes under `mode` on `ranks` ranks (bf16_compute: model.precision = bf16).

@@ -14,6 +14,9 @@
 namespace emb {
 namespace {
 
+// make_plan for a sample's tokens or a recompute-free variant's work: no state figures.
+const PlanSharding kNoState{0, {}, false};
+
 // Parameter counts of the communication buckets: consecutive units joined while they fit in
 // bucket_bytes of fp32, a unit never split (ShardLayout's rule).
 std::vector<double> bucket_params(const ParamRegistry& reg, double bucket_bytes) {
@@ -98,7 +101,7 @@ double expected_max_of_normals(int n) {
 void size_micro_batches(const Workload& w, StepPrediction& s) {
   const int R = w.ranks;
   s.samples_per_rank = int((w.global_batch + R - 1) / R);
-  const PlanReport sample = make_plan(w.model, R, 1, w.sample);
+  const PlanReport sample = make_plan(w.model, R, 1, w.sample, DType::f32, kNoState);
   const int64_t sample_tokens = sample.tokens_per_sample + sample.context_per_sample;
   const int64_t per_mb = !w.packing && w.micro_batch > 0 ? w.micro_batch
                                                          : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
@@ -396,7 +399,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding());
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
   const RankRates rates = rank_rates(hw, w);
   s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
   const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
