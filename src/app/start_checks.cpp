@@ -72,7 +72,8 @@ PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>&
     }
     const VlPrompt prompt = cfg.model.online_backbone ? online_prompt(cfg.model) : VlPrompt{};
     return PackedDataset(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
-                         VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt, dc.dreamzero_encoders_digest});
+                         VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt, dc.dreamzero_encoders_digest,
+                                         dc.dreamzero_repeat_end});
   } catch (const Error& e) {
     if (!cfg.model.online_backbone) throw;
     throw Error(e.what(), kExitInput);

@@ -84,11 +84,12 @@ struct Seen {
   bool actions_negated = true, state_padding_zero = true;
 };
 
-std::map<int64_t, Seen> read_epoch(const std::string& path) {
+std::map<int64_t, Seen> read_epoch(const std::string& path, bool repeat_end) {
   DataConfig dc;
+  dc.dreamzero_repeat_end = repeat_end;
   dc.paths = {path};
   dc.view = "dreamzero";
-  dc.global_batch = 8, dc.chunk_rows = 8, dc.shuffle_buffer = 16, dc.tokens_per_mb = 1 << 20, dc.prefetch = 0;
+  dc.global_batch = repeat_end ? 8 : 2, dc.chunk_rows = 4, dc.shuffle_buffer = 16, dc.tokens_per_mb = 1 << 20, dc.prefetch = 0;
   const ModelConfig cfg = dreamzero_model();
   Loader loader(MPI_COMM_WORLD, dc, cfg);
   const int64_t video_per_sample = 2 * kF * (kH / 2) * (kW / 2) * (kC * 4), frame_values = (kH / 2) * (kW / 2) * kC * 4;
@@ -144,23 +145,14 @@ BOOST_AUTO_TEST_CASE(block_anchor_is_the_frame_before_the_block) {
   BOOST_TEST(block_anchor_frame(2, cfg) == 12);
 }
 
-// Every sample of an epoch through the loader; three written out by hand. Block b's anchor is clip
-// frame 4b, step row + 8b: its 4 actions are steps row + 8b .. row + 8b + 3 and its state step
-// row + 8b (past the episode's end: its last step). The latent frames are the clip's own.
-BOOST_AUTO_TEST_CASE(loader_reads_upstream_rows_for_each_block) {
-  const std::string path = test::scratch_dir("dreamzero_alignment") + "/steps.h5";
-  write_packed(step_indexed_file(), path, "test");
-  const std::map<int64_t, Seen> seen = read_epoch(path);
-  BOOST_TEST(seen.size() == 40u);  // every step is a sample
-  struct Expected {
-    int64_t row;
-    std::vector<float> actions, states;
-  };
-  const std::vector<Expected> hand = {
-      {3, {3, 4, 5, 6, 11, 12, 13, 14, 19, 20, 21, 22}, {3.5f, 11.5f, 19.5f}},
-      {25, {25, 26, 27, 28, 29, 29, 29, 29, 29, 29, 29, 29}, {25.5f, 29.5f, 29.5f}},
-      {34, {34, 35, 36, 37, 39, 39, 39, 39, 39, 39, 39, 39}, {34.5f, 39.5f, 39.5f}},
-  };
+namespace {
+
+struct Expected {
+  int64_t row;
+  std::vector<float> actions, states;
+};
+
+void check_samples(const std::map<int64_t, Seen>& seen, const std::vector<Expected>& hand) {
   for (const Expected& e : hand) {
     BOOST_TEST_CONTEXT("sample at row " << e.row) {
       BOOST_REQUIRE(seen.count(e.row) == 1u);
@@ -176,4 +168,39 @@ BOOST_AUTO_TEST_CASE(loader_reads_upstream_rows_for_each_block) {
       BOOST_TEST(s.state_padding_zero);
     }
   }
+}
+
+std::string step_indexed_path() {
+  const std::string path = test::scratch_dir("dreamzero_alignment") + "/steps.h5";
+  write_packed(step_indexed_file(), path, "test");
+  return path;
+}
+
+}  // namespace
+
+// Upstream's default (data.dreamzero_episode_end = skip): only steps whose window (clip frames up to
+// row + 24, actions and states up to row + 19) fits in the episode are samples: rows 0 .. 5 of the
+// 30-step episode, none of the 10-step one. Block b's anchor is clip frame 4b, step row + 8b: its 4
+// actions are steps row + 8b .. row + 8b + 3 and its state step row + 8b. The latent frames are
+// the clip's own.
+BOOST_AUTO_TEST_CASE(loader_reads_upstream_rows_for_each_block) {
+  const std::map<int64_t, Seen> seen = read_epoch(step_indexed_path(), false);
+  std::vector<int64_t> rows;
+  for (const auto& [row, s] : seen) rows.push_back(row);
+  BOOST_TEST(rows == std::vector<int64_t>({0, 1, 2, 3, 4, 5}), boost::test_tools::per_element());
+  check_samples(seen, {{0, {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19}, {0.5f, 8.5f, 16.5f}},
+                       {3, {3, 4, 5, 6, 11, 12, 13, 14, 19, 20, 21, 22}, {3.5f, 11.5f, 19.5f}},
+                       {5, {5, 6, 7, 8, 13, 14, 15, 16, 21, 22, 23, 24}, {5.5f, 13.5f, 21.5f}}});
+}
+
+// data.dreamzero_episode_end = repeat: every step is a sample, and steps past the episode's end
+// read its last step.
+BOOST_AUTO_TEST_CASE(repeat_end_reads_the_last_step_past_the_end) {
+  const std::map<int64_t, Seen> seen = read_epoch(step_indexed_path(), true);
+  BOOST_TEST(seen.size() == 40u);
+  check_samples(seen, {
+      {3, {3, 4, 5, 6, 11, 12, 13, 14, 19, 20, 21, 22}, {3.5f, 11.5f, 19.5f}},
+      {25, {25, 26, 27, 28, 29, 29, 29, 29, 29, 29, 29, 29}, {25.5f, 29.5f, 29.5f}},
+      {34, {34, 35, 36, 37, 39, 39, 39, 39, 39, 39, 39, 39}, {34.5f, 39.5f, 39.5f}},
+  });
 }
