@@ -6,12 +6,11 @@
 #define BOOST_TEST_MODULE dreamzero_alignment
 #include <boost/test/unit_test.hpp>
 
-#include <mpi.h>
-
 #include <array>
 #include <map>
 #include <vector>
 
+#include "comm/world_fixture.hpp"
 #include "core/half.hpp"
 #include "data/dreamzero_alignment.hpp"
 #include "data/loader.hpp"
@@ -20,14 +19,6 @@
 using namespace emb;
 
 namespace {
-
-struct Mpi {
-  Mpi() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
-  }
-  ~Mpi() { MPI_Finalize(); }
-};
 
 // The layout under test: F = 4 latent frames (frame 0, then 3 blocks of 1), clips of T = 13 frames
 // every 2nd step, 4 actions and 1 state per block.
@@ -115,7 +106,7 @@ std::map<int64_t, Seen> read_epoch(const std::string& path, bool repeat_end) {
 
 }  // namespace
 
-BOOST_GLOBAL_FIXTURE(Mpi);
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
 
 // Clip frames (embpack features --dreamzero reads them): frame k of the clip at row is step
 // row + 2k, the episode's last step past its end. Latent frame 0 ← frame 0, latent frame j ≥ 1 ←
