@@ -73,7 +73,7 @@ PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>&
     const VlPrompt prompt = online_inputs_prompt(cfg);
     return PackedDataset(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,
                          VlFeatureChoice{dc.vl_backbone_digest, dc.vl_augment, prompt, dc.dreamzero_encoders_digest,
-                                         dc.frame_stride});
+                                         dc.frame_stride, dc.dreamzero_repeat_end});
   } catch (const Error& e) {
     if (!cfg.model.online_backbone && !cfg.model.online_encoders) throw;
     throw Error(e.what(), kExitInput);
@@ -111,7 +111,8 @@ double gib(double bytes) { return std::round(bytes / double(1ull << 30) * 10) / 
 // with what to change, instead of a std::bad_alloc (or the kernel's OOM killer) mid set-up.
 void check_memory(const RunConfig& cfg, int ranks, int ranks_on_node) {
   if (cfg.backend.device != Device::cpu) return;  // device memory is the plan's business
-  const PlanReport plan = make_plan(cfg.model, ranks, cfg.data.tokens_per_mb);
+  const PlanReport plan =
+      make_plan(cfg.model, ranks, cfg.data.tokens_per_mb, {}, DType::f32, PlanSharding{cfg.train.bucket_bytes, {}});
   const double state = plan.state(cfg.train.shard);
   // model.encoders = online: the frozen encoders' fp32 weights on every rank
   const double encoders = cfg.model.online_encoders ? double(online_encoders_weight_bytes(cfg, DType::f32)) : 0.0;

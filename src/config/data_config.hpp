@@ -44,6 +44,10 @@ struct DataConfig {
   // gr00t action-chunk steps past the episode's end (the last action repeated): trained on
   // (upstream) or masked out of the loss (data.action_past_end, data/sample.hpp).
   bool mask_past_end = false;
+  // wan, DreamZero layout: a step whose clip, actions or states pass its episode's end is a sample
+  // with the last frame and step repeated (data.dreamzero_episode_end = repeat); false: it is no
+  // sample, as upstream's DROID loader never trains on such a window (DATA.md "DreamZero alignment").
+  bool dreamzero_repeat_end = false;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;

@@ -243,6 +243,10 @@ std::vector<KeySpec> make_schema() {
                "on like any other (upstream GR00T-N1.5's data path; only unused action columns are masked); "
                "mask = masked out of the loss (action_mask 0), so a chunk never learns actions that were not "
                "taken"),
+      enum_key("data.dreamzero_episode_end", "skip", {"skip", "repeat"},
+               "wan, DreamZero layout: a step whose clip, actions or states would pass its episode's end: skip = "
+               "no sample (upstream's DROID loader and RLinf never train on such a window); repeat = a sample "
+               "with the episode's last frame and step repeated (every step a sample)"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "
@@ -256,8 +260,8 @@ std::vector<KeySpec> make_schema() {
                  "file's /video views in order), as embpack features --dreamzero --tiling"),
       string_key("data.view_tile", "176x320",
                  "wan, model.encoders = online: each tile's HxW (RLinf's DROID 2x2 of 176x320), as --tile"),
-      int_key("data.frame_stride", "1", "steps", at_least(1),
-              "wan, model.encoders = online: steps between a clip's raw frames, as --frame-stride"),
+      int_key("data.frame_stride", "3", "steps", at_least(1),
+              "wan, model.encoders = online: steps between a clip's raw frames (upstream's DROID: 3), as --frame-stride"),
       string_key("data.prompt_robot", "oxe_droid",
                  "wan, model.encoders = online: DreamZero's prompt template (its embodiment tag), as --robot"),
       enum_key("data.vl_augment", "off", {"off", "on"},

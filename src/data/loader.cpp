@@ -20,10 +20,11 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
   file_names_ = expand_paths(dc_.paths);
   data_ = std::make_unique<PackedDataset>(comm_, dc_.mpio_transfer, file_names_, mc_, dc_.view,
                                           VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment, dc_.online_prompt,
-                                                          dc_.dreamzero_encoders_digest, dc_.frame_stride});
+                                                          dc_.dreamzero_encoders_digest, dc_.frame_stride,
+                                                          dc_.dreamzero_repeat_end});
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
-  for (const Chunk& c : chunks_) sizes.push_back(c.end - c.begin);
+  for (const Chunk& c : chunks_) sizes.push_back(c.samples);
   sampler_ = std::make_unique<Sampler>(sizes, std::max<int64_t>(1, dc_.shuffle_buffer / dc_.chunk_rows), dc_.seed);
   EMB_CHECK(dc_.global_batch <= sampler_->size(), "train.global_batch = ", dc_.global_batch, " exceeds the dataset's ",
             sampler_->size(), " samples");

@@ -7,7 +7,7 @@
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
-#include "data/dreamzero_clip.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 
@@ -207,6 +207,15 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   return x;
 }
 
+// data.dreamzero_episode_end = skip: the samples are the steps whose clip window ends inside their
+// episode (upstream's DROID loader never pads a window).
+void keep_fitting_windows(const TokenConfig& cfg, PackedFileIndex& x) {
+  const int64_t window = x.clip_window(cfg);
+  x.every_step_a_sample = false;
+  for (size_t e = 0; e + 1 < x.episode_offsets.size(); ++e)
+    for (int64_t t = x.episode_offsets[e]; t + window < x.episode_offsets[e + 1]; ++t) x.sample_rows.push_back(t);
+}
+
 }  // namespace
 
 int64_t PackedFileIndex::episode_of(int64_t row) const {
@@ -218,13 +227,19 @@ int64_t PackedFileIndex::latent_of(int64_t row) const {
   return latent_offsets[e] + (row - episode_offsets[e]) / steps_per_latent;
 }
 
+int64_t PackedFileIndex::episode_samples(int64_t e) const {
+  const int64_t begin = episode_offsets[size_t(e)], end = episode_offsets[size_t(e) + 1];
+  if (every_step_a_sample) return end - begin;
+  return int64_t(std::lower_bound(sample_rows.begin(), sample_rows.end(), end) -
+                 std::lower_bound(sample_rows.begin(), sample_rows.end(), begin));
+}
+
 int64_t PackedFileIndex::action_width(int64_t episode) const {
   return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
 }
 
 int64_t PackedFileIndex::block_step(int64_t row, int64_t b, const TokenConfig& cfg) const {
-  const int64_t latent = (cfg.first_frame_block ? 1 : 0) + b * cfg.frames_per_block;
-  return row + (latent == 0 ? 0 : 4 * latent - 3) * frame_stride;
+  return row + block_anchor_frame(b, cfg) * frame_stride;
 }
 
 int64_t PackedFileIndex::clip_reach(const TokenConfig& cfg) const {
@@ -232,6 +247,10 @@ int64_t PackedFileIndex::clip_reach(const TokenConfig& cfg) const {
                          std::max(cfg.actions_per_block, cfg.states_per_block);
   if (!online_vl()) return blocks;
   return std::max(blocks, (clip_raw_frames(cfg.latent_frames) - 1) * frame_stride + 1);  // the clip's last raw frame
+}
+
+int64_t PackedFileIndex::clip_window(const TokenConfig& cfg) const {
+  return std::max(4 * int64_t(cfg.latent_frames - 1) * frame_stride, clip_reach(cfg) - 1);
 }
 
 std::pair<int64_t, int64_t> PackedFileIndex::feature_rows(int64_t row, const TokenConfig& cfg) const {
@@ -257,12 +276,13 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
               "model: latent frames/height/width must be multiples of the patch size");
   for (const std::string& p : paths) {
     files_.push_back(open_file(comm, transfer, p, cfg, view, vl));
+    if (files_.back().dreamzero_layout() && !vl.dreamzero_repeat_end) keep_fitting_windows(cfg, files_.back());
     const PackedFileIndex& x = files_.back();
     if (x.dreamzero_layout() != files_.front().dreamzero_layout())
       x.file.fail(x.latent_dataset, str("the DreamZero layout ", x.dreamzero_layout() ? "here" : "missing here",
                                         " but ", x.dreamzero_layout() ? "not" : "", " in ", files_.front().file.path(),
                                         ": a run's files share one layout"));
-    sample_begin_.push_back(sample_begin_.back() + x.steps);
+    sample_begin_.push_back(sample_begin_.back() + x.samples());
     if (cfg.family == Family::gr00t) {
       for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) max_context_ = std::max(max_context_, x.vl_offsets[s + 1] - x.vl_offsets[s]);
       context_sum_ += double(x.vl_offsets.back() - x.vl_offsets.front());
@@ -271,23 +291,33 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
         max_context_ = std::max(max_context_, sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       for (size_t e = 0; e + 1 < x.episode_offsets.size(); ++e) {  // a wan sample reads its episode's task text
         const size_t t = size_t(x.episode_task[e]);
-        context_sum_ += double(x.episode_offsets[e + 1] - x.episode_offsets[e]) *
+        context_sum_ += double(x.episode_samples(int64_t(e))) *
                         double(sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       }
     }
   }
   query_tokens_ = sample_query_tokens(cfg, cfg.latent_frames);
+  if (samples() == 0 && files_.front().dreamzero_layout())
+    throw Error(str("data.paths: no step's DreamZero window (", files_.front().clip_window(cfg) + 1,
+                    " steps of clip, actions and states) fits in its episode; use longer episodes or "
+                    "data.dreamzero_episode_end = repeat"),
+                kExitInput);
 }
 
 std::pair<int32_t, int64_t> PackedDataset::locate(int64_t sample) const {
   int32_t f = int32_t(std::upper_bound(sample_begin_.begin(), sample_begin_.end(), sample) - sample_begin_.begin()) - 1;
-  return {f, sample - sample_begin_[size_t(f)]};
+  return {f, files_[size_t(f)].sample_row(sample - sample_begin_[size_t(f)])};
 }
 
 std::vector<Chunk> PackedDataset::chunks(int64_t chunk_rows) const {
   std::vector<Chunk> out;
-  for (int32_t f = 0; f < int32_t(files_.size()); ++f)
-    for (int64_t r = 0; r < files_[f].steps; r += chunk_rows) out.push_back(Chunk{f, r, std::min(files_[f].steps, r + chunk_rows)});
+  for (int32_t f = 0; f < int32_t(files_.size()); ++f) {
+    const PackedFileIndex& x = files_[size_t(f)];
+    for (int64_t i = 0; i < x.samples(); i += chunk_rows) {
+      const int64_t last = std::min(x.samples(), i + chunk_rows) - 1;
+      out.push_back(Chunk{f, x.sample_row(i), x.sample_row(last) + 1, last + 1 - i});
+    }
+  }
   return out;
 }
 

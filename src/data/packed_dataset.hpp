@@ -43,6 +43,7 @@ struct PackedFileIndex {
   std::vector<float> txt;                      // wan: every task's text features [rows, d_ctx]
 
   int64_t episode_of(int64_t row) const;
+  int64_t episode_samples(int64_t episode) const;  // of samples()
   int64_t latent_of(int64_t row) const;  // global latent frame of step `row` (wan)
   int64_t action_width(int64_t episode) const;
   // Rows [first, second) of the feature array (feature_dataset) that the sample at step
@@ -51,12 +52,20 @@ struct PackedFileIndex {
   std::pair<int64_t, int64_t> feature_rows(int64_t row, const TokenConfig& cfg) const;
   bool online_vl() const { return !video_views.empty(); }
   bool dreamzero_layout() const { return clip_frames > 0; }
-  // DreamZero layout: the step of the first video frame of action block b of the clip at `row`
-  // (latent frame j = 1 + b·fpb with first_frame_block, else b·fpb; its first raw frame is 4j − 3,
-  // frame 0 for j = 0), and how far past a clip's first step its actions and states (online
-  // encoders: also its raw frames) reach.
+  // DreamZero layout: the step of block b's anchor in the clip at `row`, where its actions and
+  // states start (data/dreamzero_alignment.hpp: the frame before the block's first, as upstream's
+  // DROID loader), and how far past a clip's first step its actions and states (online encoders:
+  // also its raw frames) reach.
   int64_t block_step(int64_t row, int64_t b, const TokenConfig& cfg) const;
   int64_t clip_reach(const TokenConfig& cfg) const;
+  // DreamZero layout: the steps from a clip's first to the last one its frames, actions or states read.
+  int64_t clip_window(const TokenConfig& cfg) const;
+  // The file's samples: every step, or (DreamZero layout, data.dreamzero_episode_end = skip) the
+  // steps whose clip window fits in their episode, ascending.
+  bool every_step_a_sample = true;
+  std::vector<int64_t> sample_rows;
+  int64_t samples() const { return every_step_a_sample ? steps : int64_t(sample_rows.size()); }
+  int64_t sample_row(int64_t i) const { return every_step_a_sample ? i : sample_rows[size_t(i)]; }
   // The feature array of `epoch`: /features/vl, or its augmented variant epoch mod K
   // (data.vl_augment), or the wan latents; every variant has feature_rows' rows. Online vl: none.
   std::string feature_dataset(int64_t epoch) const;
@@ -68,18 +77,22 @@ struct VlFeatureChoice {
   bool augmented = false;       // read the stored augmented variants, one per epoch
   // model.backbone = online (gr00t) or model.encoders = online (wan): set; the files' frames and
   // prompts replace /features/vl (gr00t) or the DreamZero layout's latents, CLIP and text rows
-  // (wan, clips of raw frames frame_stride steps apart: data/dreamzero_clip.hpp).
+  // (wan, clips of raw frames frame_stride steps apart: data/dreamzero_alignment.hpp).
   VlPrompt online_prompt = nullptr;
   // wan, DreamZero layout: the encoders_digest the files' features must carry (data.dreamzero_encoders;
   // "" = not checked).
   std::string dreamzero_digest;
   int64_t frame_stride = 1;  // wan, model.encoders = online
+  // wan, DreamZero layout: every step is a sample, windows past the episode's end repeating its
+  // last step (data.dreamzero_episode_end = repeat); false: only the steps whose window fits.
+  bool dreamzero_repeat_end = false;
 };
 
-// Consecutive rows [begin, end) of one file: the unit of contiguous reads and of shuffling.
+// Consecutive rows [begin, end) of one file holding `samples` samples: the unit of contiguous
+// reads and of shuffling.
 struct Chunk {
   int32_t file;
-  int64_t begin, end;
+  int64_t begin, end, samples;
 };
 
 class PackedDataset {

@@ -6,7 +6,7 @@
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
 #include "core/half.hpp"
-#include "data/dreamzero_clip.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packed_format.hpp"
 #include "data/sample.hpp"
 
@@ -60,7 +60,7 @@ void assemble_text(const PackedFileIndex& x, const TokenConfig& cfg, int64_t e, 
 }
 
 // The clip's latents and CLIP rows from the file (the DreamZero layout), or with model.encoders =
-// online its raw frames [T, V, H, W, 3] (data/dreamzero_clip.hpp) and the task's prompt ids, its
+// online its raw frames [T, V, H, W, 3] (data/dreamzero_alignment.hpp) and the task's prompt ids, its
 // text_len padding -1, from which the step's encoders compute them (the latents stay empty).
 void assemble_clip_features(const PackedFileIndex& x, const ShuffleBuffer& buf, const TokenConfig& cfg, int64_t e,
                             Sample& s) {

@@ -10,6 +10,30 @@
 
 namespace emb {
 
+DataParallelBuffers DataParallelBuffers::of(const ShardLayout& layout, bool bf16_compute) {
+  const ShardMode mode = layout.mode();
+  const int64_t n = layout.flat_total(), owned = layout.owned_total(), max_bucket = layout.max_bucket_count();
+  DataParallelBuffers b;
+  if (mode == ShardMode::none || (mode == ShardMode::grads && !bf16_compute)) b.flat_params = n;
+  if (mode != ShardMode::full) b.flat_grads = n;
+  if (mode != ShardMode::none) b.owned = owned;
+  if (mode != ShardMode::full && bf16_compute) b.flat_bf16 = n;
+  if (mode != ShardMode::none && bf16_compute) b.owned_bf16 = owned;
+  if (mode == ShardMode::full) {
+    b.grad_slots = kGradSlots, b.grad_slot_full = max_bucket;
+    for (int k = 0; k < layout.n_buckets(); ++k) b.grad_slot_shard = std::max(b.grad_slot_shard, layout.bucket(k).owned_count);
+  }
+  if (mode == ShardMode::full || bf16_compute) b.gather_slots = kGatherSlots, b.gather_slot = max_bucket;
+  if (mode == ShardMode::full && bf16_compute) b.gather_staged = max_bucket;
+  return b;
+}
+
+int64_t DataParallelBuffers::bytes() const {
+  const int64_t f32 = int64_t(sizeof(float)), b16 = int64_t(sizeof(bf16));
+  return f32 * (flat_params + flat_grads + 2 * owned) + b16 * (flat_bf16 + owned_bf16) +
+         grad_slots * f32 * (grad_slot_full + grad_slot_shard) + gather_slots * (f32 * gather_slot + b16 * gather_staged);
+}
+
 DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap,
                            bool bf16_compute)
     : layout_(layout),
@@ -20,31 +44,24 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, Phas
       overlap_(overlap),
       bf16_(bf16_compute) {
   const ActivityLabel allocating("data-parallel buffers (parameters, gradients, gather slots)");
-  const int64_t n = layout.flat_total(), owned = layout.owned_total();
-  const int64_t max_bucket = layout.max_bucket_count();
+  const DataParallelBuffers plan = DataParallelBuffers::of(layout, bf16_compute);
   // Zeroed buffers in backend memory (never copied from the host).
   auto zeroed = [&](auto& buffer, int64_t count) {
     buffer = std::remove_reference_t<decltype(buffer)>(ops_, count);
     ops_.zero(buffer.view());
   };
-  if (mode() == ShardMode::none || (mode() == ShardMode::grads && !bf16_)) zeroed(flat_params_, n);
-  if (mode() != ShardMode::full) zeroed(flat_grads_, n);
-  if (mode() != ShardMode::none) zeroed(owned_params_, owned), zeroed(owned_grads_, owned);
+  if (plan.flat_params) zeroed(flat_params_, plan.flat_params);
+  if (plan.flat_grads) zeroed(flat_grads_, plan.flat_grads);
+  if (mode() != ShardMode::none) zeroed(owned_params_, plan.owned), zeroed(owned_grads_, plan.owned);
   if (mode() == ShardMode::grads) param_ready_.resize(size_t(layout.n_buckets()));
-  if (mode() != ShardMode::full && bf16_) flat_bf16_ = OpsBuffer<bf16>(ops_, n);
-  if (mode() != ShardMode::none && bf16_) owned_bf16_ = OpsBuffer<bf16>(ops_, owned);
-  if (mode() == ShardMode::full) {
-    int64_t max_owned = 0;
-    for (int b = 0; b < layout.n_buckets(); ++b) max_owned = std::max(max_owned, layout.bucket(b).owned_count);
-    grad_slots_.resize(kGradSlots);
-    for (GradSlot& g : grad_slots_) zeroed(g.full, max_bucket), zeroed(g.shard, max_owned);
-  }
-  if (uses_slots()) {
-    gather_slots_.resize(kGatherSlots);
-    for (GatherSlot& s : gather_slots_) {
-      zeroed(s.data, max_bucket);
-      if (bf16_ && mode() == ShardMode::full) s.staged = OpsBuffer<bf16>(ops_, max_bucket);
-    }
+  if (plan.flat_bf16) flat_bf16_ = OpsBuffer<bf16>(ops_, plan.flat_bf16);
+  if (mode() != ShardMode::none && bf16_) owned_bf16_ = OpsBuffer<bf16>(ops_, plan.owned_bf16);
+  grad_slots_.resize(size_t(plan.grad_slots));
+  for (GradSlot& g : grad_slots_) zeroed(g.full, plan.grad_slot_full), zeroed(g.shard, plan.grad_slot_shard);
+  gather_slots_.resize(size_t(plan.gather_slots));
+  for (GatherSlot& s : gather_slots_) {
+    zeroed(s.data, plan.gather_slot);
+    if (plan.gather_staged) s.staged = OpsBuffer<bf16>(ops_, plan.gather_staged);
   }
 }
 

@@ -38,6 +38,21 @@
 
 namespace emb {
 
+// The elements of the buffers DataParallel allocates for a layout (0: none), what --plan counts
+// as a rank's parameter and gradient memory: the constructor allocates exactly these.
+struct DataParallelBuffers {
+  int64_t flat_params = 0, flat_grads = 0;  // fp32, none and grads (bf16 grads: no flat fp32 parameters)
+  int64_t owned = 0;                        // fp32 owned parameters and as many owned gradients (grads, full)
+  int64_t flat_bf16 = 0, owned_bf16 = 0;    // bf16 compute copies
+  int grad_slots = 0;                       // full: bucket gradients of one micro-batch, and their shard
+  int64_t grad_slot_full = 0, grad_slot_shard = 0;
+  int gather_slots = 0;                     // full or bf16: gathered / widened buckets (fp32), bf16 staging
+  int64_t gather_slot = 0, gather_staged = 0;
+
+  static DataParallelBuffers of(const ShardLayout& layout, bool bf16_compute);
+  int64_t bytes() const;
+};
+
 class DataParallel final : public UnitHooks {
  public:
   // overlap = false is the no-overlap baseline: every collective is waited on right after it

@@ -138,7 +138,8 @@ PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample
   return b;
 }
 
-PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape, DType blocks) {
+PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape, DType blocks,
+                     const PlanSharding& sharding) {
   EMB_ASSERT(ranks > 0);
   PlanReport p;
   p.preset = c.preset;
@@ -178,13 +179,11 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.blocks_dtype = blocks;
   p.block_activation_bytes = double(act.in_activation_dtype);
   p.block_conversion_bytes = double(act.conversions);
-  // fp32 master parameters, fp32 gradients, AdamW m and v; bf16 adds a 2-byte compute copy
-  // (of everything, or of the two gathered units in flight under full sharding).
-  const double N = double(p.n_params), R = ranks, U = double(p.max_unit_params);
-  const double copy = c.precision == Precision::bf16 ? 2 : 0;
-  p.state_bytes[size_t(ShardMode::none)] = (16 + copy) * N;
-  p.state_bytes[size_t(ShardMode::grads)] = (4 + copy) * N + 12 * N / R;
-  p.state_bytes[size_t(ShardMode::full)] = 16 * N / R + 2 * (copy ? copy : 4) * U;
+  p.trainable_params = p.n_params;
+  for (size_t i = 0; i < sharding.frozen.size(); ++i)
+    if (sharding.frozen[i]) p.trainable_params -= reg.all()[i].numel;
+  for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
+    if (sharding.count_state) p.state_bytes[size_t(mode)] = state_bytes_per_rank(reg, mode, ranks, sharding, c.precision == Precision::bf16);
   return p;
 }
 
@@ -193,7 +192,9 @@ std::string plan_text(const PlanReport& p) {
   std::string s;
   s += str("plan: ", p.preset, " on ", p.ranks, " ranks\n");
   s += str("  parameters           ", p.n_params, " (", double(p.n_params) / 1e9, " B) in ", p.n_units,
-           " units, largest unit ", p.max_unit_params, "\n");
+           " units, largest unit ", p.max_unit_params,
+           p.trainable_params < p.n_params ? str(", ", p.trainable_params, " trained (train.tune_*)") : std::string(),
+           "\n");
   s += str("  typical sample       ", p.tokens_per_sample, " tokens + ", p.context_per_sample, " context tokens",
            p.clip_per_sample ? str(" + ", p.clip_per_sample, " CLIP rows") : std::string(), "\n");
   s += str("  micro-batch          ", p.samples_per_mb, " samples = ", p.tokens_per_mb, " tokens + ", p.context_per_mb,
@@ -208,7 +209,7 @@ std::string plan_text(const PlanReport& p) {
   s += str("  activations per rank ", g(p.activation_bytes), " per micro-batch (",
            g(p.block_activation_bytes + p.block_conversion_bytes), " of it the blocks' in ", dtype_name(p.blocks_dtype),
            "; recompute changes it)\n");
-  s += str("  state per rank       shard none ", g(p.state(ShardMode::none)), ", grads ", g(p.state(ShardMode::grads)),
+  s += str("  state (largest rank) shard none ", g(p.state(ShardMode::none)), ", grads ", g(p.state(ShardMode::grads)),
            ", full ", g(p.state(ShardMode::full)), "\n");
   return s;
 }

@@ -7,7 +7,8 @@
 //     are twice the forward ones;
 //   memory per rank: activations of one micro-batch (the model's own arena layout, the blocks'
 //     activations in the storage type the run gives them: training_blocks_dtype), and
-//     parameters + gradients + AdamW moments for shard = none / grads / full;
+//     parameters + gradients + AdamW moments of the trained ones for shard = none / grads / full,
+//     as the run's layout allocates them on its largest rank (plan/state_memory.hpp);
 //   dropout per sample: the elements of every site (each draws its keep word in the forward and
 //     again in the backward: the masks are drawn, never stored), and their memory traffic: each
 //     site reads and writes its tensor in the forward (in place), and its backward zeroes, reads
@@ -22,6 +23,7 @@
 #include "kernels/op_types.hpp"
 #include "config/model_config.hpp"
 #include "config/train_config.hpp"
+#include "plan/state_memory.hpp"
 
 namespace emb {
 
@@ -56,7 +58,8 @@ struct PlanReport {
   DType blocks_dtype = DType::f32;                // the blocks' activations' storage type
   double block_activation_bytes = 0;              // of activation_bytes, the blocks' data in blocks_dtype
   double block_conversion_bytes = 0;              // and their copies of fp32 tensors (bf16 blocks only)
-  std::array<double, 3> state_bytes{};            // per rank, indexed by ShardMode (none, grads, full)
+  int64_t trainable_params = 0;                   // n_params less those train.tune_* freezes
+  std::array<double, 3> state_bytes{};            // largest rank's, indexed by ShardMode (none, grads, full)
 
   double state(ShardMode shard) const { return state_bytes[size_t(shard)]; }
 };
@@ -75,9 +78,10 @@ PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSamp
 
 // token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
 // blocks: the storage type of the blocks' activations on the run's backend
-// (training_blocks_dtype: bf16 on CUDA under model.precision = bf16).
+// (training_blocks_dtype: bf16 on CUDA under model.precision = bf16). sharding: the run's buckets
+// and frozen tensors, which the state per rank follows (default: one bucket per unit, all trained).
 PlanReport make_plan(const ModelConfig& cfg, int ranks, int64_t token_budget, const PlanSample& shape = {},
-                     DType blocks = DType::f32);
+                     DType blocks = DType::f32, const PlanSharding& sharding = {});
 std::string plan_text(const PlanReport& plan);
 
 }  // namespace emb

@@ -34,14 +34,10 @@ DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
   return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens()};
 }
 
-// Parameters the run's train.tune_* flags freeze (train/freezing.hpp): no moments to save.
-int64_t frozen_params(const RunConfig& cfg) {
+// The tensors the run's train.tune_* flags freeze (train/freezing.hpp), as the trainer decides them.
+std::vector<bool> frozen_of_run(const RunConfig& cfg) {
   const std::unique_ptr<Model> model = make_model(with_tuned_backbone(cfg.model), nullptr);  // its registry only
-  const std::vector<bool> frozen = frozen_tensors(cfg.model, cfg.train, model->params());
-  int64_t n = 0;
-  for (size_t i = 0; i < frozen.size(); ++i)
-    if (frozen[i]) n += model->params().all()[i].numel;
-  return n;
+  return frozen_tensors(cfg.model, cfg.train, model->params());
 }
 
 }  // namespace
@@ -60,7 +56,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   w.overlap = cfg.comm.overlap;
   w.cuda_graphs = cfg.backend.cuda_graphs;
   w.fp8 = mc.fp8;
-  w.frozen_params = frozen_params(cfg);
+  w.frozen = frozen_of_run(cfg);
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;
   // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or
@@ -78,7 +74,8 @@ RunPlan plan_run(const RunConfig& cfg, int world_size) {
   p.ranked = rank_configurations(p.hw, w);
   // The memory plan is the micro-batch the prediction costs (train.micro_batch samples when
   // padded and set, else what data.tokens_per_mb holds), so the two never disagree.
-  p.memory = make_plan(w.model, w.ranks, p.as_deck.tokens_per_mb, w.sample, planned_blocks_dtype(p.hw, w.model));
+  p.memory = make_plan(w.model, w.ranks, p.as_deck.tokens_per_mb, w.sample, planned_blocks_dtype(p.hw, w.model),
+                       w.sharding());
   return p;
 }
 

@@ -15,6 +15,9 @@
 namespace emb {
 namespace {
 
+// make_plan for a sample's tokens or a recompute-free variant's work: no state figures.
+const PlanSharding kNoState{0, {}, false};
+
 // Parameter counts of the communication buckets: consecutive units joined while they fit in
 // bucket_bytes of fp32, a unit never split (ShardLayout's rule).
 std::vector<double> bucket_params(const ParamRegistry& reg, double bucket_bytes) {
@@ -99,7 +102,7 @@ double expected_max_of_normals(int n) {
 void size_micro_batches(const Workload& w, StepPrediction& s) {
   const int R = w.ranks;
   s.samples_per_rank = int((w.global_batch + R - 1) / R);
-  const PlanReport sample = make_plan(w.model, R, 1, w.sample);
+  const PlanReport sample = make_plan(w.model, R, 1, w.sample, DType::f32, kNoState);
   const int64_t sample_tokens = sample.tokens_per_sample + sample.context_per_sample;
   const int64_t per_mb = !w.packing && w.micro_batch > 0 ? w.micro_batch
                                                          : std::max<int64_t>(1, w.tokens_per_mb / sample_tokens);
@@ -325,10 +328,12 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
 // only shows when it is slower than the step.
 void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanReport& p, const RankRates& r,
                             StepPrediction& s) {
-  const double N = double(p.n_params);
-  const double owned = w.shard == ShardMode::none ? N : N / w.ranks;
-  s.optimizer_s = owned * (16 + 12 + 4 + (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
-  const GradientTraffic g = gradient_traffic(w.shard, N, double(w.frozen_params), w.ranks, s.buckets, s.micro_batches);
+  // AdamW runs over the trained elements only; the bf16 copy is rounded from every owned one.
+  const double shards = w.shard == ShardMode::none ? 1 : w.ranks;
+  const double trained = double(p.trainable_params) / shards, owned = double(p.n_params) / shards;
+  s.optimizer_s = (trained * (16 + 12 + 4) + owned * (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
+  const GradientTraffic g = gradient_traffic(w.shard, double(p.n_params), double(p.n_params - p.trainable_params),
+                                             w.ranks, s.buckets, s.micro_batches);
   s.gradient_backward_s = g.backward_bytes / r.memory;
   s.gradient_step_s = g.step_bytes / r.memory;
   s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s +
@@ -378,9 +383,9 @@ void add_memory(const Hardware& hw, const Workload& w, const PlanReport& p, Step
   s.fits = s.memory_bytes <= s.capacity_bytes;
 }
 
-void add_checkpoint(const Hardware& hw, const Workload& w, const PlanReport& p, StepPrediction& s) {
+void add_checkpoint(const Hardware& hw, const PlanReport& p, StepPrediction& s) {
   // fp32 parameters, and AdamW's two moments of those trained.
-  s.checkpoint_bytes = 4 * double(p.n_params) + 8 * double(p.n_params - w.frozen_params);
+  s.checkpoint_bytes = 4 * double(p.n_params) + 8 * double(p.trainable_params);
   s.checkpoint_s = s.checkpoint_bytes / std::min(s.nodes * hw.checkpoint_write_per_node, hw.checkpoint_write_total);
   // Time to finish the step in flight and write a checkpoint, twice over, and half a minute.
   s.preemption_signal_s = std::ceil(2 * (s.step_s + s.checkpoint_s) + 30);
@@ -399,10 +404,10 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const ModelConfig& c = w.model;
   size_micro_batches(w, s);
   const DType blocks = planned_blocks_dtype(hw, c);
-  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding());
   ModelConfig kept = c;
   kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks);
+  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
   const RankRates rates = rank_rates(hw, w);
   s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
   const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
@@ -413,7 +418,7 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   add_phases(hw, s);
   add_throughput(hw, w, s);
   add_memory(hw, w, p, s);
-  add_checkpoint(hw, w, p, s);
+  add_checkpoint(hw, p, s);
   return s;
 }
 

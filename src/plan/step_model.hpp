@@ -29,11 +29,11 @@
 //             blocking host reductions (with more than one rank), and on a GPU every op call's
 //             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
 //             runs ahead of its stream, so there only the host work beyond the compute counts;
-//   optimizer AdamW over the owned shard at memory bandwidth (read p, g, m, v; write p, m, v,
-//             and the bf16 copy);
+//   optimizer AdamW over the owned shard's trained elements at memory bandwidth (read p, g, m, v;
+//             write p, m, v), and the bf16 copy of the whole shard;
 //   data      the bytes per sample a node must read per second, and the wait when storage is
 //             slower than the step consumes;
-//   memory    state of the shard mode + one micro-batch's activations (the blocks' in the
+//   memory    state of the shard mode (its largest rank's, plan/state_memory.hpp) + one micro-batch's activations (the blocks' in the
 //             storage type a run on the hardware gives them: planned_blocks_dtype) + the
 //             cuBLASLt workspace + NCCL's buffers + the reserve,
 //             against the device's memory;
@@ -66,7 +66,11 @@ struct Workload {
   bool overlap = true;           // comm.overlap
   bool cuda_graphs = false;      // run.cuda_graphs: a GPU replays each micro-batch as a graph
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
-  int64_t frozen_params = 0;     // parameters train.tune_* freeze: no AdamW moments (train/freezing.hpp)
+  // Per tensor of the model's registry: train.tune_* freezes it (train/freezing.hpp: no AdamW
+  // moments, in memory or in checkpoints); empty = every tensor trained.
+  std::vector<bool> frozen;
+
+  PlanSharding sharding() const { return {int64_t(bucket_bytes), frozen}; }
 };
 
 struct CollectiveCost {

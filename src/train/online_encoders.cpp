@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
-#include "data/dreamzero_clip.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packer.hpp"
 
 namespace emb {

@@ -1,7 +1,7 @@
 // model.encoders = online (issue 34): the step computes each micro-batch's DreamZero inputs with
 // DreamZero's frozen encoders (encoders/dreamzero: Wan VAE, umT5-XXL, CLIP ViT-H/14) on the run's
 // Ops, from the raw frames and prompt ids the loader packed (PackedBatch::frames [B, T, V, H, W, 3]
-// with T = 1 + 4·(F − 1) raw frames per clip, data/dreamzero_clip.hpp; PackedBatch::prompt):
+// with T = 1 + 4·(F − 1) raw frames per clip, data/dreamzero_alignment.hpp; PackedBatch::prompt):
 // forward only, no activations kept past it, no gradients. Per sample: its views tiled
 // (data.view_tiling of data.view_tile), the VAE in upstream's causal chunks (frame 0, then 4)
 // → video_x0 and the I2V y (video_cond) by the packer's patch rule (append_video_rows), CLIP of

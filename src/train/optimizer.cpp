@@ -13,11 +13,23 @@ Optimizer::Optimizer(const ShardLayout& layout, Ops& ops, const AdamWConfig& cfg
       ops_(ops),
       cfg_(cfg),
       grad_clip_(grad_clip),
-      m_(ops, std::max<int64_t>(1, layout.trainable_owned_total())),
-      v_(ops, std::max<int64_t>(1, layout.trainable_owned_total())),
-      sum_squares_(ops, std::max<int64_t>(1, int64_t(layout.trainable_runs().size()))) {
+      m_(ops, moment_count(layout)),
+      v_(ops, moment_count(layout)),
+      sum_squares_(ops, run_count(layout)) {
   ops_.zero(m_.view());
   ops_.zero(v_.view());
+}
+
+int64_t Optimizer::moment_count(const ShardLayout& layout) {
+  return std::max<int64_t>(1, layout.trainable_owned_total());
+}
+
+int64_t Optimizer::run_count(const ShardLayout& layout) {
+  return std::max<int64_t>(1, int64_t(layout.trainable_runs().size()));
+}
+
+int64_t Optimizer::device_bytes(const ShardLayout& layout) {
+  return 2 * moment_count(layout) * int64_t(sizeof(float)) + run_count(layout) * int64_t(sizeof(double));
 }
 
 double Optimizer::global_grad_norm(const float* owned_grads, MPI_Comm comm) {

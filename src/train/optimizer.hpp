@@ -30,6 +30,9 @@ class Optimizer {
   // (layout.owned_total() floats each, zero for frozen elements), for a checkpoint to save, and
   // restored from there.
   int64_t state_bytes() const { return 2 * layout_.trainable_owned_total() * int64_t(sizeof(float)); }
+  // What the constructor allocates on the backend for `layout` (the moments, at least one element
+  // each, and one double per trainable run): --plan's count of a rank's optimizer memory.
+  static int64_t device_bytes(const ShardLayout& layout);
   void download_state(OptimizerState host);
   void upload_state(OptimizerState host);
 
@@ -40,6 +43,9 @@ class Optimizer {
   float grad_clip_;
   OpsBuffer<float> m_, v_;
   OpsBuffer<double> sum_squares_;  // the local Σg² of each trainable run, read back once per step
+
+  static int64_t moment_count(const ShardLayout& layout);
+  static int64_t run_count(const ShardLayout& layout);
 };
 
 }  // namespace emb

@@ -1,7 +1,7 @@
 // An Ops that counts the calls made through it and forwards each to another backend: the
 // planner's op-call count (src/plan/op_calls.hpp) checked against the calls a real step makes.
 // Memory and ordering calls (allocate, upload, download, synchronize) forward uncounted; every
-// op is counted under its name.
+// op is counted under its name, and the bytes allocated and not yet freed are tracked.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -24,10 +24,20 @@ class CountingOps final : public Ops {
   }
   const std::map<std::string, int64_t>& by_name() const { return calls_; }
   void reset() { calls_.clear(); }
+  // Bytes allocated through this Ops and not freed yet.
+  int64_t live_bytes() const { return live_bytes_; }
 
   const char* name() const override { return inner_.name(); }
-  void* allocate(size_t bytes) override { return inner_.allocate(bytes); }
-  void deallocate(void* p) override { inner_.deallocate(p); }
+  void* allocate(size_t bytes) override {
+    void* p = inner_.allocate(bytes);
+    sizes_[p] = int64_t(bytes), live_bytes_ += int64_t(bytes);
+    return p;
+  }
+  void deallocate(void* p) override {
+    live_bytes_ -= sizes_[p];
+    sizes_.erase(p);
+    inner_.deallocate(p);
+  }
   void upload(void* dst, const void* src, size_t bytes) override { inner_.upload(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) override { inner_.download(dst, src, bytes); }
   void synchronize() override { inner_.synchronize(); }
@@ -193,6 +203,8 @@ class CountingOps final : public Ops {
   void count(const char* op) { ++calls_[op]; }
   Ops& inner_;
   std::map<std::string, int64_t> calls_;
+  std::map<void*, int64_t> sizes_;  // of each live allocation
+  int64_t live_bytes_ = 0;
 };
 
 }  // namespace emb::test

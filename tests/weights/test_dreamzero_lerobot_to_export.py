@@ -180,6 +180,8 @@ def case_end_to_end(args, tmp, released, inputs):
     deck = os.path.join(tmp, "dz.in")
     with open(deck, "w") as f:
         f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = dz\n[data]\npaths = {data}\nview = dreamzero\n"
+                # the fixture's 5-step episodes hold no whole clip window: every step a sample, the end repeated
+                f"dreamzero_episode_end = repeat\n"
                 f"dreamzero_encoders = {encoders}\ntokens_per_mb = 4096\n[model]\nlatent_height = 4\n"
                 f"latent_width = 4\nlatent_frames = {LATENT_FRAMES}\nd_clip = {CLIP_DIM}\n[train]\ninit_from = {released}\n"
                 f"steps = {TRAIN_STEPS}\nglobal_batch = 2\nlr = 1e-3\nckpt_every = {TRAIN_STEPS}\nshard = full\n")

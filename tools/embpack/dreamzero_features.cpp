@@ -6,8 +6,8 @@
 
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "data/dreamzero_alignment.hpp"
 #include "data/packed_format.hpp"
-#include "data/dreamzero_clip.hpp"
 #include "encoders/dreamzero/dreamzero_encoders.hpp"
 #include "encoders/dreamzero/view_tiling.hpp"
 #include "features_driver.hpp"

@@ -3,7 +3,7 @@
 // packed file's camera frames and task texts (as `embpack lerobot` writes them), into a wan file in
 // the DreamZero layout (packed_format.hpp, DATA.md):
 //   per step t, the clip of --frames T = 1 + 4k frames starting at t (every --frame-stride-th step;
-//   past the episode's end its last frame repeats: data/dreamzero_clip.hpp), each frame the step's
+//   past the episode's end its last frame repeats: data/dreamzero_alignment.hpp), each frame the step's
 //   views tiled (--tiling, --tile: RLinf's DROID 2×2 of 176×320 by default,
 //   encoders/dreamzero/view_tiling.hpp), through the VAE in causal
 //   chunks (frame 0, then 4 at a time): F = 1 + k latent frames, stored with the I2V conditioning
@@ -36,7 +36,7 @@ struct DreamZeroFeaturesOptions {
   std::vector<std::string> views;          // tiling order; empty = the file's /video views
   std::string tiling = "2x2", tile = "176x320";
   int frames = 33;                         // clip frames T (1 + 4k): 33 -> 9 latent frames (DROID)
-  int frame_stride = 1;                    // steps between a clip's frames
+  int frame_stride = 3;                    // steps between a clip's frames (upstream DROID: 3)
   int chunk_frames = 4;                    // the VAE's causal chunks after frame 0 (upstream's 4)
   std::string robot = "oxe_droid";         // DreamZero's prompt template
   std::string device = "cpu";              // cpu | cuda

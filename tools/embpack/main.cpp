@@ -174,7 +174,7 @@ void add_dreamzero_options(CLI::App* features, emb::DreamZeroFeaturesOptions& dz
   features->add_option("--tiling", dz.tiling, "--dreamzero: the grid of views, RxC (default 2x2, RLinf's DROID)");
   features->add_option("--tile", dz.tile, "--dreamzero: each view's size in the grid, HxW (default 176x320)");
   features->add_option("--frames", dz.frames, "--dreamzero: frames T = 1 + 4k of each step's clip (default 33)");
-  features->add_option("--frame-stride", dz.frame_stride, "--dreamzero: steps between a clip's frames (default 1)");
+  features->add_option("--frame-stride", dz.frame_stride, "--dreamzero: steps between a clip's frames (default 3: upstream's DROID)");
   features->add_option("--vae-chunk", dz.chunk_frames,
                        "--dreamzero: frames per VAE chunk after frame 0 (a multiple of 4; 0 = one pass)");
   features->add_option("--robot", dz.robot, "--dreamzero: DreamZero's prompt template (default oxe_droid)");
