@@ -7,6 +7,8 @@
 //    prompt prepared here as GR00T's eval pipeline does;
 //  - a checkpoint trained on offline `embpack features` (data.vl_backbone unset) is evaluated
 //    with the backbone the files record, whose rows are the frozen backbone's;
+//  - the views go to the backbone in the order training gave them, whatever the rendering order;
+//    views it was not trained on are refused;
 //  - when that folder is gone, the policy is refused in one line naming the file and the key
 //    to set, rather than falling back to the stand-in encoder;
 //  (a checkpoint of stand-in features keeps the stand-in encoder: tests/sim/test_embsim.cpp).
@@ -43,9 +45,15 @@ std::vector<std::vector<uint8_t>> frames() {
   return out;
 }
 
-std::vector<float> policy_rows(Gr00tPolicy& policy) {
+// The policy's rows of frames() (views front, wrist, as the fixture's file), rendered in the
+// file's order or the other way round.
+std::vector<float> policy_rows(Gr00tPolicy& policy, bool swapped = false) {
+  ObservationOptions o;
+  o.views = {"front", "wrist"};
+  std::vector<std::vector<uint8_t>> rendered = frames();
+  if (swapped) std::swap(o.views[0], o.views[1]), std::swap(rendered[0], rendered[1]);
   std::vector<uint16_t> rows;
-  policy.make_vl_encoder(ObservationOptions{})->encode(frames(), int(kH), int(kW), kInstruction, rows);
+  policy.make_vl_encoder(o)->encode(rendered, int(kH), int(kW), kInstruction, rows);
   std::vector<float> out(rows.size());
   half_to_float(rows.data(), out.data(), int64_t(rows.size()));
   return out;
@@ -131,6 +139,15 @@ BOOST_AUTO_TEST_CASE(offline_features_are_evaluated_with_the_backbone_the_files_
   const std::vector<float> expected =
       rounded_to_half(backbone.features({{online_prompt(mc)(kInstruction, 2), 2}}, patches.data()));
   BOOST_TEST(max_difference(policy_rows(policy), expected) == 0.0);
+  BOOST_TEST(max_difference(policy_rows(policy, true), expected) == 0.0, "views rendered in another order");
+  try {
+    policy.make_vl_encoder(ObservationOptions{});  // top, front
+    BOOST_FAIL("views the backbone was not trained on were accepted");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find("trained on views front,wrist; the rendered views (--views) are top,front") !=
+                   std::string::npos,
+               e.what());
+  }
 
   // The file records a folder that is not there: one line, no stand-in rows.
   H5File::append(dir + "/eagle.h5").set_attr(packed::kVlFeatures, "checkpoint", dir + "/moved");

@@ -1,6 +1,7 @@
 #include "checkpoint_vl.hpp"
 
 #include <filesystem>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "data/h5_file.hpp"
@@ -12,21 +13,38 @@
 namespace emb {
 namespace {
 
-// The Eagle backbone the training files' /features/vl record (embpack features --backbone), or
-// the stand-in encoder when none does; the files no longer there are skipped.
-CheckpointVl recorded_vl(const std::string& checkpoint, const std::vector<std::string>& paths) {
-  CheckpointVl found;
-  std::string stand_in_file, digest;
+// The training files still there (globs expanded; one that matches nothing any more is skipped).
+std::vector<std::string> existing_files(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& pattern : paths) {
     try {
-      const std::vector<std::string> matched = expand_paths({pattern});
-      files.insert(files.end(), matched.begin(), matched.end());
+      for (const std::string& path : expand_paths({pattern}))
+        if (std::filesystem::is_regular_file(path)) files.push_back(path);
     } catch (const Error&) {  // a glob that matches nothing any more: no file to read
     }
   }
+  return files;
+}
+
+// The views of the first file in the order the backbone saw them: offline, the order embpack
+// features recorded (/features/vl's views); online, the loader's (/video's sorted names).
+std::vector<std::string> trained_views(const std::vector<std::string>& files, bool offline) {
+  std::vector<std::string> views;
+  if (files.empty()) return views;
+  const H5File f = H5File::open(files.front());
+  if (!offline) return f.has(packed::kVideo) ? f.members(packed::kVideo) : views;
+  if (!f.has(packed::kVlFeatures) || !f.has_attr(packed::kVlFeatures, "views")) return views;
+  std::stringstream list(f.attr_string(packed::kVlFeatures, "views"));
+  for (std::string v; std::getline(list, v, ',');) views.push_back(v);
+  return views;
+}
+
+// The Eagle backbone the training files' /features/vl record (embpack features --backbone), or
+// the stand-in encoder when none does.
+CheckpointVl recorded_vl(const std::string& checkpoint, const std::vector<std::string>& files) {
+  CheckpointVl found;
+  std::string stand_in_file, digest;
   for (const std::string& path : files) {
-    if (!std::filesystem::is_regular_file(path)) continue;
     const H5File f = H5File::open(path);
     if (!f.has(packed::kVlFeatures)) continue;
     if (!f.has_attr(packed::kVlFeatures, packed::kBackboneDigest)) {
@@ -34,7 +52,7 @@ CheckpointVl recorded_vl(const std::string& checkpoint, const std::vector<std::s
       continue;
     }
     if (found.kind == CheckpointVl::Kind::stand_in) {
-      found = {CheckpointVl::Kind::eagle, f.attr_string(packed::kVlFeatures, "checkpoint"), path};
+      found = {CheckpointVl::Kind::eagle, f.attr_string(packed::kVlFeatures, "checkpoint"), path, {}};
       digest = f.attr_string(packed::kVlFeatures, packed::kBackboneDigest);
     }
   }
@@ -54,10 +72,18 @@ CheckpointVl recorded_vl(const std::string& checkpoint, const std::vector<std::s
 
 CheckpointVl checkpoint_vl(const std::string& checkpoint, const RunConfig& run) {
   const ModelConfig& mc = run.model;
-  if (mc.tune_visual) return {CheckpointVl::Kind::tuned_eagle, mc.backbone_dir, "train.tune_visual = on"};
-  if (mc.online_backbone) return {CheckpointVl::Kind::eagle, mc.backbone_dir, "model.backbone = online"};
-  if (!run.data.vl_backbone.empty()) return {CheckpointVl::Kind::eagle, run.data.vl_backbone, "data.vl_backbone"};
-  return recorded_vl(checkpoint, run.data.paths);
+  const std::vector<std::string> files = existing_files(run.data.paths);
+  CheckpointVl out;
+  if (mc.tune_visual)
+    out = {CheckpointVl::Kind::tuned_eagle, mc.backbone_dir, "train.tune_visual = on", {}};
+  else if (mc.online_backbone)
+    out = {CheckpointVl::Kind::eagle, mc.backbone_dir, "model.backbone = online", {}};
+  else if (!run.data.vl_backbone.empty())
+    out = {CheckpointVl::Kind::eagle, run.data.vl_backbone, "data.vl_backbone", {}};
+  else
+    out = recorded_vl(checkpoint, files);
+  if (out.kind != CheckpointVl::Kind::stand_in) out.views = trained_views(files, !mc.online_backbone);
+  return out;
 }
 
 std::string describe(const CheckpointVl& source) {
@@ -78,7 +104,7 @@ std::unique_ptr<VlEncoder> make_vl_encoder(const CheckpointVl& source, const Mod
   EMB_ASSERT((source.kind == CheckpointVl::Kind::tuned_eagle) == (tuned_params != nullptr));
   if (source.kind == CheckpointVl::Kind::stand_in) return std::make_unique<StandInVlEncoder>(o.d_vl, o.vl_grid);
   EMB_ASSERT(ops != nullptr);
-  return std::make_unique<EagleVlEncoder>(*ops, with_backbone_of(source, mc), tuned_params);
+  return std::make_unique<EagleVlEncoder>(*ops, with_backbone_of(source, mc), tuned_params, o.views, source.views);
 }
 
 }  // namespace emb

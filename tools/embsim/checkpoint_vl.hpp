@@ -13,6 +13,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/run_config.hpp"
 #include "kernels/ops.hpp"
@@ -25,6 +26,10 @@ struct CheckpointVl {
   Kind kind = Kind::stand_in;
   std::string backbone_dir;  // the Eagle kinds: the GR00T checkpoint folder of the backbone
   std::string evidence;      // what decided it (a deck key or a data file), for messages
+  // The Eagle kinds: the camera views in the order the backbone saw them in training (offline:
+  // as embpack features recorded them; online: the loader's, /video's sorted names); empty when
+  // the training files are gone (then the rendered order).
+  std::vector<std::string> views;
 };
 
 // Throws emb::Error in one line naming the checkpoint and the file when the training files

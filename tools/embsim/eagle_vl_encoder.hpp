@@ -22,8 +22,11 @@ class EagleVlEncoder final : public VlEncoder {
  public:
   // The backbone of mc.backbone_dir on `ops`. tuned_params: nullptr for the frozen backbone, else
   // the checkpoint's trained_context tensors (fp32, in `ops`' memory, mc.tune_visual), which must
-  // outlive the encoder. Throws emb::Error (exit 2) naming a missing file or tensor.
-  EagleVlEncoder(Ops& ops, const ModelConfig& mc, const float* tuned_params);
+  // outlive the encoder. rendered: the views encode() gets, in its order; trained: the order the
+  // backbone saw them in training (empty: the rendered order), into which encode() puts them.
+  // Throws emb::Error (exit 2) naming a missing file or tensor, or a trained view not rendered.
+  EagleVlEncoder(Ops& ops, const ModelConfig& mc, const float* tuned_params, const std::vector<std::string>& rendered,
+                 const std::vector<std::string>& trained);
   void encode(const std::vector<std::vector<uint8_t>>& frames, int H, int W, const std::string& instruction,
               std::vector<uint16_t>& out) override;
 
@@ -32,6 +35,7 @@ class EagleVlEncoder final : public VlEncoder {
   encoders::EagleDims dims_;
   VlPrompt prompt_;
   const float* tuned_params_;
+  std::vector<size_t> order_;  // order_[v]: the rendered view the backbone's view v is
   std::unique_ptr<encoders::EagleBackbone> frozen_;  // without tuned_params
   std::unique_ptr<TunedBackbone> tuned_;             // with them
 };
