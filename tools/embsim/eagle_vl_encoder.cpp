@@ -58,8 +58,9 @@ void EagleVlEncoder::encode(const std::vector<std::vector<uint8_t>>& frames, int
   std::vector<float> patches(size_t(V * dims_.tokens_per_image() * dims_.patch_features()));
   encoders::eagle_patch_rows(u8.data(), V, dims_.image_size, dims_.patch, patches.data());
   const std::vector<encoders::EagleSample> samples{{prompt_(instruction, int(V)), int(V)}};
-  const std::vector<float> vl = tuned_ ? encoders::download(ops_, tuned_->vl_rows(tuned_params_, samples, patches.data()))
-                                       : frozen_->features(samples, patches.data());
+  const std::vector<float> vl =
+      tuned_ ? encoders::download(ops_, tuned_->vl_rows(tuned_params_, samples, patches.data()))
+             : frozen_->features(samples, patches.data());
   for (float x : vl) out.push_back(float_to_half(x));
 }
 
