@@ -5,6 +5,7 @@
 //    vl rows differ from the untuned backbone's and equal those of the trained path
 //    (TunedBackbone::vl_rows) run on the tuned tensors read from the checkpoint, on frames and a
 //    prompt prepared here as GR00T's eval pipeline does;
+//  - `embsim rl` refuses it (RL trains the head only);
 //  - a checkpoint trained on offline `embpack features` (data.vl_backbone unset) is evaluated
 //    with the backbone the files record, whose rows are the frozen backbone's;
 //  - the views go to the backbone in the order training gave them, whatever the rendering order;
@@ -22,6 +23,7 @@
 #include "gr00t_policy.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "rl/mpi_fixture.hpp"
+#include "rl_observer.hpp"
 #include "train/online_backbone.hpp"
 #include "train/tuned_backbone.hpp"
 
@@ -120,6 +122,13 @@ BOOST_AUTO_TEST_CASE(a_tune_visual_checkpoint_is_evaluated_with_its_tuned_vision
   const std::vector<float> expected =
       rounded_to_half(encoders::download(cpu, reference.vl_rows(tuned.data(), samples, patches.data())));
   BOOST_TEST(max_difference(got, expected) == 0.0);
+
+  try {  // RL trains the head only: its rollouts would keep a vision tower its trainer drops
+    rl_vl_observer(ObservationOptions{}, policy.vl_source(), mc);
+    BOOST_FAIL("embsim rl accepted a tune_visual checkpoint");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find("RL trains the action head only") != std::string::npos, e.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(offline_features_are_evaluated_with_the_backbone_the_files_record) {
