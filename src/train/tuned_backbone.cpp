@@ -47,24 +47,29 @@ void TunedBackbone::bind_context(PackedBatch& b, int slot) {
 }
 
 // The forward of EagleBackbone::features_in_backend on the trained path: embedding gather, the
-// image tokens of the trained SigLIP + mlp1 scattered into their rows, the frozen Qwen3 layers,
-// the rows into the context (padding rows 0).
-void TunedBackbone::forward(const float* params, const PackedBatch& b, int64_t step) {
-  EMB_CHECK(b.backend_context != nullptr, "train.tune_visual: micro-batch without bound context rows");
-  const OnlineInputs in = online_inputs(b, dims_, seed_, step, augment_);
-  const encoders::EagleTokenLayout tokens_of = encoders::eagle_token_layout(in.samples, dims_);
+// image tokens of the trained SigLIP + mlp1 scattered into their rows, the frozen Qwen3 layers.
+View TunedBackbone::vl_rows(const float* params, const std::vector<encoders::EagleSample>& samples,
+                            const float* patch_rows) {
+  const encoders::EagleTokenLayout tokens_of = encoders::eagle_token_layout(samples, dims_);
   const int64_t T = dims_.tokens_per_image();
   n_tokens_ = tokens_of.offsets.back();
   inputs_ = std::make_unique<encoders::BackendTensors>(ops_, DType::f32);
   const View embeds = inputs_->make(n_tokens_, dims_.llm_hidden);
   const encoders::BackendIndex id_rows(ops_, tokens_of.ids);
   ops_.copy_rows(language_.embed, id_rows.rows(), embeds, RowIndex{});
-  const View patch_rows = inputs_->upload(in.patch_rows.data(), tokens_of.n_images * T, dims_.patch_features());
+  const View patches = inputs_->upload(patch_rows, tokens_of.n_images * T, dims_.patch_features());
   const encoders::VisionTowerTensors p = encoders::vision_tower_views(params, dims_);
-  const View tokens = vision_.forward(p, patch_rows, tokens_of.n_images);
+  const View tokens = vision_.forward(p, patches, tokens_of.n_images);
   image_rows_ = std::make_unique<encoders::BackendIndex>(ops_, tokens_of.image_rows);
   ops_.copy_rows(tokens, RowIndex{}, embeds, image_rows_->rows());
-  const View vl = llm_.forward(language_, embeds, tokens_of.offsets);
+  return llm_.forward(language_, embeds, tokens_of.offsets);
+}
+
+// vl_rows of the micro-batch's samples, their rows into the context (padding rows 0).
+void TunedBackbone::forward(const float* params, const PackedBatch& b, int64_t step) {
+  EMB_CHECK(b.backend_context != nullptr, "train.tune_visual: micro-batch without bound context rows");
+  const OnlineInputs in = online_inputs(b, dims_, seed_, step, augment_);
+  const View vl = vl_rows(params, in.samples, in.patch_rows.data());
   const View context = view(b.backend_context, b.n_context, dims_.llm_hidden);
   ops_.zero(context);
   context_rows_ = std::make_unique<encoders::BackendIndex>(ops_, in.context_rows);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/model_config.hpp"
+#include "encoders/eagle/eagle_backbone.hpp"
 #include "encoders/eagle/language_model_training.hpp"
 #include "encoders/eagle/vision_tower_training.hpp"
 #include "model/context_source.hpp"
@@ -42,6 +43,12 @@ class TunedBackbone final : public ContextSource {
 
   void forward(const float* params, const PackedBatch& b, int64_t step) override;
   void backward(const float* params, const View& dcontext, float* grads) override;
+
+  // vl [Σ_s N_s, E] fp32 in the backend's memory (sample after sample; valid until the next
+  // call) of `samples` and their views' patch rows [Σ_s V_s · T, 3·p·p] (host), with the vision
+  // tower and mlp1 of `params`: forward's computation, which evaluation of a tuned checkpoint
+  // runs on its frames (tools/embsim/eagle_vl_encoder.hpp).
+  View vl_rows(const float* params, const std::vector<encoders::EagleSample>& samples, const float* patch_rows);
 
  private:
   Ops& ops_;

@@ -23,6 +23,7 @@ For a combined GR00T checkpoint, `eagle_checkpoint(seed)` returns the {name: ten
 config fragments so that another writer can merge them with the action head's.
 """
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -129,8 +130,8 @@ def wan_checkpoints(seed=0, t5=TINY_T5):
     }
 
 
-def write_eagle(out_dir, seed):
-    tensors, fragments = eagle_checkpoint(seed)
+def write_eagle(out_dir, seed, image_size=TINY_EAGLE.image_size):
+    tensors, fragments = eagle_checkpoint(seed, dataclasses.replace(TINY_EAGLE, image_size=image_size))
     os.makedirs(os.path.join(out_dir, "eagle2_hg_model"), exist_ok=True)
     save_file(tensors, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(out_dir, "config.json"), "w") as f:
@@ -160,6 +161,8 @@ def main(argv=None):
     ap.add_argument("--which", default="eagle,vae21,vae22,t5,clip",
                     help="comma-separated subset of eagle,vae21,vae22,t5,clip (default: all)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--image-size", type=int, default=TINY_EAGLE.image_size,
+                    help=f"eagle: the frames' size (force_image_size; default {TINY_EAGLE.image_size}, upstream's)")
     ap.add_argument("--t5-dim", type=int, default=TINY_T5.dim,
                     help=f"umT5 width (default {TINY_T5.dim}; a DiT's text_dim to feed one)")
     args = ap.parse_args(argv)
@@ -168,7 +171,7 @@ def main(argv=None):
     if unknown:
         ap.error(f"--which: unknown encoder(s) {', '.join(unknown)}; choose from eagle,vae21,vae22,t5,clip")
     if "eagle" in which:
-        write_eagle(os.path.join(args.out, "eagle"), args.seed)
+        write_eagle(os.path.join(args.out, "eagle"), args.seed, args.image_size)
     if set(which) - {"eagle"}:
         t5 = umt5.T5Dims(dim=args.t5_dim, dim_attn=args.t5_dim, dim_ffn=TINY_T5.dim_ffn, heads=TINY_T5.heads,
                          layers=TINY_T5.layers)

@@ -132,11 +132,14 @@ BOOST_AUTO_TEST_CASE(gr00t_policy_batches_and_checks_the_task) {
     BOOST_TEST(std::string(e.what()).find("narrower than task push's 22/2") != std::string::npos, e.what());
   }
   BOOST_CHECK_THROW(narrow.check_task(task_spec("reach"), 64), Error);
+  BOOST_TEST(int(narrow.vl_source().kind) == int(CheckpointVl::Kind::stand_in),
+             "collected files: the stand-in encoder");
 
   const TaskSpec& t = task_spec("reach");
   auto model = load_task_model(t, default_mjcf_dir());
   ObservationOptions oo;
-  ObservationEncoder obs(oo, model.get());
+  const std::unique_ptr<VlEncoder> vl = narrow.make_vl_encoder(oo);
+  ObservationEncoder obs(oo, model.get(), vl.get());
   std::vector<std::unique_ptr<Env>> envs;
   std::vector<PolicyInput> inputs;
   std::vector<std::vector<uint8_t>> frames;

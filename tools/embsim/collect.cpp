@@ -133,7 +133,8 @@ CollectSummary collect(MPI_Comm comm, const CollectOptions& o, const std::string
     auto model = load_task_model(*task, o.mjcf_dir);
     Env env(*task, model);
     Expert expert;
-    ObservationEncoder obs(o.observation, model.get());
+    StandInVlEncoder stand_in(o.observation.d_vl, o.observation.vl_grid);
+    ObservationEncoder obs(o.observation, model.get(), &stand_in);
     height = obs.height(), width = obs.width();
     for (int64_t i = rank; i < o.episodes; i += size) write_episode(mine, run_episode(env, expert, obs, o, i));
   });

@@ -86,6 +86,7 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
     std::vector<std::vector<uint8_t>> video;
   };
   std::vector<Slot> slots;
+  std::unique_ptr<VlEncoder> vl;
   std::unique_ptr<ObservationEncoder> obs;
   ByteWriter mine;
   run_agreed(comm, [&] {
@@ -95,7 +96,8 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
       slots.back().env->reset(o.seed, EpisodeSplit::eval, i);
     }
     const bool record = !video_prefix.empty() && o.videos > rank;
-    if (policy.needs_images() || record) obs = std::make_unique<ObservationEncoder>(o.observation, model.get());
+    vl = policy.make_vl_encoder(o.observation);
+    if (vl || record) obs = std::make_unique<ObservationEncoder>(o.observation, model.get(), vl.get());
     std::vector<std::vector<uint8_t>> frames;
     auto capture = [&](Slot& s) {
       if (record && s.episode < o.videos) {
@@ -117,7 +119,7 @@ TaskResult evaluate_task(MPI_Comm comm, Policy& policy, const TaskSpec& task, co
         in.instruction = task.instructions[size_t(s.episode % int64_t(task.instructions.size()))];
         in.state.resize(size_t(task.state_dim));
         s.env->observe(in.state.data());
-        if (policy.needs_images()) {
+        if (vl) {
           obs->render(*s.env, frames);
           obs->features(frames, in.instruction, in.vl);
         }
@@ -198,6 +200,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
       });
       report["flow_steps"] = policy->flow_steps(), report["exec_steps"] = policy->exec_steps();
       report["sde_noise"] = policy->sde_noise();
+      report["vl_encoder"] = describe(policy->vl_source());
       evaluate_all(*policy, policy->step(), checkpoints[c], o.videos > 0 && c + 1 == checkpoints.size());
     }
   }

@@ -19,6 +19,8 @@
 #include "checkpoint/checkpoint_dir.hpp"
 #include "checkpoint/checkpoint_file.hpp"
 #include "rl/roles/policy_batch.hpp"
+#include "train/online_backbone.hpp"
+#include "train/tuned_backbone.hpp"
 
 namespace emb {
 
@@ -66,8 +68,9 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
             cfg.horizon);
   data_paths_ = run.data.paths;
+  vl_source_ = checkpoint_vl(checkpoint, run);
   ops_ = make_ops(run.backend, local_rank);
-  model_ = make_model(cfg, ops_.get());
+  model_ = make_model(with_tuned_backbone(cfg), ops_.get());  // train.tune_visual: the tuned tensors too
   const ParamRegistry& reg = model_->params();
   params_.resize(size_t(reg.total()));
   exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
@@ -84,7 +87,10 @@ void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
             task.action_dim);
   EMB_CHECK(task.embodiment < c.n_embodiments, path_, ": the model has ", c.n_embodiments,
             " embodiments; task ", task.name, " is embodiment ", task.embodiment);
-  EMB_CHECK(c.d_ctx == d_vl, path_, ": the model's vl width is ", c.d_ctx, ", the observations' (--d-vl) ", d_vl);
+  if (vl_source_.kind == CheckpointVl::Kind::stand_in)
+    EMB_CHECK(c.d_ctx == d_vl, path_, ": the model's vl width is ", c.d_ctx, ", the observations' (--d-vl) ", d_vl);
+  else  // trained on Eagle features: the backbone's width (its config) must be the head's
+    online_backbone_dims(with_backbone_of(vl_source_, c));
   bool any_file = false;
   std::string seen;
   for (const std::string& p : data_paths_) {
@@ -103,6 +109,14 @@ void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
   }
   EMB_CHECK(!any_file, path_, ": trained on data without task ", task.name, "'s embodiment ", task.embodiment,
             " (state ", task.state_dim, ", action ", task.action_dim, "): ", seen);
+}
+
+std::unique_ptr<VlEncoder> Gr00tPolicy::make_vl_encoder(const ObservationOptions& o) {
+  const ModelConfig& c = model_->config();
+  const float* tuned = nullptr;
+  if (vl_source_.kind == CheckpointVl::Kind::tuned_eagle)
+    tuned = backend_params_.data() + model_->params().get(c.trained_context.front().name).offset;
+  return emb::make_vl_encoder(vl_source_, c, o, ops_.get(), tuned);
 }
 
 void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) {

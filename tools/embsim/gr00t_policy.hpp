@@ -7,6 +7,10 @@
 // the first n actions (the task's columns, clipped to [-1, 1]) are executed. With
 // sim.sde_noise = a > 0 one of the K steps, drawn per chunk, is the Flow-SDE step of RL's
 // rollouts instead (policy_batch.hpp): the stochastic policy RL trains, evaluated as such.
+// The observations' vl rows come from the encoder the checkpoint's features came from
+// (checkpoint_vl.hpp, make_vl_encoder); a train.tune_visual checkpoint's model holds its tuned
+// vision tower and mlp1 (with_tuned_backbone, as the trainer, init_from and export build it),
+// which that encoder computes with.
 #pragma once
 #include <memory>
 #include <string>
@@ -14,6 +18,8 @@
 
 #include "kernels/ops_buffer.hpp"
 #include "model/model.hpp"
+#include "checkpoint_vl.hpp"
+#include "observation.hpp"
 #include "policy.hpp"
 
 namespace emb {
@@ -26,13 +32,17 @@ class Gr00tPolicy final : public Policy {
   Gr00tPolicy(const std::string& checkpoint, const std::vector<std::string>& deck_sets, uint64_t seed,
               int local_rank);
   std::string name() const override { return "checkpoint"; }
-  bool needs_images() const override { return true; }
+  // The encoder of this checkpoint's vl rows on its backend: the stand-in encoder sized by
+  // `o` (--d-vl, --vl-grid) or the Eagle backbone (checkpoint_vl.hpp).
+  std::unique_ptr<VlEncoder> make_vl_encoder(const ObservationOptions& o) override;
   void act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) override;
 
   // Throws emb::Error when the model cannot act in `task`: state/action widths narrower than
-  // the task's, no slot for its embodiment, vl width not d_vl, or training data (when its
-  // files are still there) without the task's embodiment at the task's widths.
+  // the task's, no slot for its embodiment, vl width not its encoder's (d_vl: the stand-in
+  // encoder's; an Eagle backbone's hidden size), or training data (when its files are still
+  // there) without the task's embodiment at the task's widths.
   void check_task(const TaskSpec& task, int d_vl) const;
+  const CheckpointVl& vl_source() const { return vl_source_; }
   int64_t step() const { return step_; }
   int flow_steps() const { return flow_steps_; }
   int exec_steps() const { return exec_steps_; }
@@ -51,6 +61,7 @@ class Gr00tPolicy final : public Policy {
   int flow_steps_ = 4, exec_steps_ = 4;
   double sde_noise_ = 0;  // sim.sde_noise: 0 = the ODE; > 0 = RL's rollout sampler
   std::vector<std::string> data_paths_;
+  CheckpointVl vl_source_;
   std::unique_ptr<Ops> ops_;  // the backend the policy computes on
   std::unique_ptr<Model> model_;
   std::vector<float> params_, exp_avg_, exp_avg_sq_;

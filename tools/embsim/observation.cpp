@@ -1,9 +1,11 @@
 #include "observation.hpp"
 
+#include "core/error.hpp"
+
 namespace emb {
 
-ObservationEncoder::ObservationEncoder(const ObservationOptions& o, const mjModel* model)
-    : o_(o), renderer_(model), encoder_(o.d_vl, 0) {}  // seed 0: the encoder of embpack video/libero
+ObservationEncoder::ObservationEncoder(const ObservationOptions& o, const mjModel* model, VlEncoder* vl)
+    : o_(o), renderer_(model), vl_(vl) {}
 
 void ObservationEncoder::render(const Env& env, std::vector<std::vector<uint8_t>>& frames) {
   frames.resize(o_.views.size());
@@ -12,8 +14,8 @@ void ObservationEncoder::render(const Env& env, std::vector<std::vector<uint8_t>
 
 void ObservationEncoder::features(const std::vector<std::vector<uint8_t>>& frames, const std::string& instruction,
                                   std::vector<uint16_t>& out) const {
-  for (const std::vector<uint8_t>& f : frames) encoder_.add_image(f.data(), height(), width(), o_.vl_grid, out);
-  encoder_.add_instruction(instruction, out);
+  EMB_ASSERT(vl_ != nullptr);
+  vl_->encode(frames, height(), width(), instruction, out);
 }
 
 }  // namespace emb

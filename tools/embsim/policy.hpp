@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "observation.hpp"
 #include "sim/env.hpp"
 #include "sim/expert.hpp"
 
@@ -29,8 +30,9 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
-  // Whether act() reads PolicyInput::vl (rendering costs time; baselines skip it).
-  virtual bool needs_images() const { return false; }
+  // The encoder of the vl rows act() reads from PolicyInput::vl; nullptr when it reads none
+  // (baselines: no rendering).
+  virtual std::unique_ptr<VlEncoder> make_vl_encoder(const ObservationOptions&) { return nullptr; }
   // chunks[i]: [len, task.action_dim] for inputs[i], len >= 1.
   virtual void act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) = 0;
 };

@@ -10,7 +10,6 @@
 #include "config/deck.hpp"
 #include "core/stop_request.hpp"
 #include "rl/roles/rl_roles.hpp"
-#include "rl_observer.hpp"
 #include "rl_options_from_deck.hpp"
 #include "rl_start.hpp"
 
@@ -22,7 +21,7 @@ std::string run_rl(const World& w, const std::string& deck_path, const std::vect
   // A graceful stop (SIGTERM or Ctrl-C to mpirun_graceful.sh's mpirun arrives as SIGUSR1): the
   // trainers agree on it at an update. SIGTERM to a rank stays Open MPI's abort (rl_failure.hpp).
   catch_stop_signals({SIGUSR1, SIGINT});
-  const ObservationOptions observation;  // the encoder of embpack video/libero
+  const ObservationOptions observation;  // the cameras and stand-in encoder of embsim collect
   RlOptions o;
   RunConfig run;
   std::unique_ptr<RlGroups> groups;
@@ -38,9 +37,8 @@ std::string run_rl(const World& w, const std::string& deck_path, const std::vect
   run_agreed(world, [&] {
     setup = std::make_unique<RlSetup>(o, *groups, task_spec(o.task));
     setup->local_rank = w.local_rank;
-    setup->vl_observer = rl_vl_observer(observation);
     // The policy computes on this run's run.device, whatever its SFT run used.
-    load_rl_run_start(world, {str("run.device=", device_name(o.backend.device))}, observation.d_vl, *setup);
+    load_rl_run_start(world, {str("run.device=", device_name(o.backend.device))}, observation, *setup);
     check_rl_setup(*setup);
   });
   run_agreed(world, [&] { run_dir = create_run_dir(world, run); });

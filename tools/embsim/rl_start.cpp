@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "gr00t_policy.hpp"
+#include "rl_observer.hpp"
 #include "rl/roles/rl_checkpoint.hpp"
 #include "rl/roles/rl_sim_state.hpp"
 
@@ -46,13 +47,15 @@ std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
 
 }  // namespace
 
-void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s) {
+void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets,
+                   const ObservationOptions& observation, RlSetup& s) {
   const std::vector<std::string> found = find_checkpoints(checkpoint);
   const std::string path = found.back();
   Gr00tPolicy policy(path, deck_sets, s.o.seed, s.local_rank);  // validates the checkpoint and reads its model
   s.cfg = policy.config();
   s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();
-  policy.check_task(s.task, d_vl);
+  policy.check_task(s.task, observation.d_vl);
+  s.vl_observer = rl_vl_observer(observation, policy.vl_source(), policy.config());
   s.init_params = policy.params();
   s.sft_deck_text = policy.deck_text();
   const std::string side = rl_sidecar_path(path);
@@ -61,11 +64,12 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   s.exp_avg = policy.exp_avg(), s.exp_avg_sq = policy.exp_avg_sq();
 }
 
-void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets, int d_vl, RlSetup& s) {
+void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets, const ObservationOptions& observation,
+                       RlSetup& s) {
   const std::vector<std::string> candidates =
       s.o.resume == "off" ? std::vector<std::string>() : resume_candidates(comm, s.o);
   if (candidates.empty()) {
-    load_rl_start(s.o.init, deck_sets, d_vl, s);
+    load_rl_start(s.o.init, deck_sets, observation, s);
     s.run_start_version = s.start_version, s.start_totals = UpdateTotals{};  // a new run from it
     return;
   }
@@ -73,7 +77,7 @@ void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets,
   // every rank starts from the same version.
   for (size_t i = 0;; ++i) {
     try {
-      run_agreed(comm, [&] { load_rl_start(candidates[i], deck_sets, d_vl, s); });
+      run_agreed(comm, [&] { load_rl_start(candidates[i], deck_sets, observation, s); });
       s.resume_dir = std::filesystem::path(candidates[i]).parent_path().string();
       return;
     } catch (const AgreedError& e) {

@@ -74,7 +74,8 @@ StepProfile profile_steps(MPI_Comm comm, const StepProfileOptions& o) {
     auto model = load_task_model(task, o.mjcf_dir);
     Env env(task, model);
     Expert expert;
-    ObservationEncoder obs(o.observation, model.get());
+    StandInVlEncoder stand_in(o.observation.d_vl, o.observation.vl_grid);
+    ObservationEncoder obs(o.observation, model.get(), &stand_in);
     std::vector<float> action(size_t(task.action_dim));
     std::vector<std::vector<uint8_t>> frames;
     std::vector<uint16_t> vl;
