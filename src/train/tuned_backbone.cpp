@@ -11,12 +11,19 @@ bool decayed(const std::string& name) {
   return !bias && name.find("layer_norm") == std::string::npos && name.find("post_layernorm") == std::string::npos;
 }
 
+// The ZeRO-3 unit of a vision tower piece (encoders::VisionTensorSlot::piece).
+std::string piece_unit(int piece, const encoders::EagleDims& d) {
+  if (piece == 0) return "vision.embeddings";
+  return piece <= d.vision_layers ? str("vision.layers.", piece - 1) : "vision.head";
+}
+
 }  // namespace
 
 std::vector<TrainedContextTensor> tuned_backbone_tensors(const ModelConfig& mc) {
+  const encoders::EagleDims d = online_backbone_dims(mc);
   std::vector<TrainedContextTensor> out;
-  for (const encoders::VisionTensorSlot& s : encoders::vision_tower_layout(online_backbone_dims(mc)))
-    out.push_back({s.name, s.rows, s.cols, decayed(s.name)});
+  for (const encoders::VisionTensorSlot& s : encoders::vision_tower_layout(d))
+    out.push_back({s.name, s.rows, s.cols, decayed(s.name), piece_unit(s.piece, d)});
   return out;
 }
 
@@ -47,9 +54,9 @@ void TunedBackbone::bind_context(PackedBatch& b, int slot) {
 }
 
 // The forward of EagleBackbone::features_in_backend on the trained path: embedding gather, the
-// image tokens of the trained SigLIP + mlp1 scattered into their rows, the frozen Qwen3 layers,
-// the rows into the context (padding rows 0).
-void TunedBackbone::forward(const float* params, const PackedBatch& b, int64_t step) {
+// image tokens of the trained SigLIP + mlp1 (a unit per piece) scattered into their rows, the
+// frozen Qwen3 layers, the rows into the context (padding rows 0).
+void TunedBackbone::forward(ParamAccess& P, const ContextParams& at, const PackedBatch& b, int64_t step) {
   EMB_CHECK(b.backend_context != nullptr, "train.tune_visual: micro-batch without bound context rows");
   const OnlineInputs in = online_inputs(b, dims_, seed_, step, augment_);
   const encoders::EagleTokenLayout tokens_of = encoders::eagle_token_layout(in.samples, dims_);
@@ -60,8 +67,17 @@ void TunedBackbone::forward(const float* params, const PackedBatch& b, int64_t s
   const encoders::BackendIndex id_rows(ops_, tokens_of.ids);
   ops_.copy_rows(language_.embed, id_rows.rows(), embeds, RowIndex{});
   const View patch_rows = inputs_->upload(in.patch_rows.data(), tokens_of.n_images * T, dims_.patch_features());
-  const encoders::VisionTowerTensors p = encoders::vision_tower_views(params, dims_);
-  const View tokens = vision_.forward(p, patch_rows, tokens_of.n_images);
+  const encoders::LayoutTensor param = [&](int i) { return P.pv(at.first_tensor + i); };
+  const int L = dims_.vision_layers;
+  vision_.begin(patch_rows, tokens_of.n_images);
+  P.enter_forward(at.first_unit);
+  vision_.embed(encoders::vision_embedding_views(param));
+  for (int l = 0; l < L; ++l) {
+    P.enter_forward(at.first_unit + 1 + l);
+    vision_.layer_forward(l, encoders::vision_layer_views(l, param));
+  }
+  P.enter_forward(at.first_unit + L + 1);
+  const View tokens = vision_.finish(encoders::vision_head_views(dims_, param));
   image_rows_ = std::make_unique<encoders::BackendIndex>(ops_, tokens_of.image_rows);
   ops_.copy_rows(tokens, RowIndex{}, embeds, image_rows_->rows());
   const View vl = llm_.forward(language_, embeds, tokens_of.offsets);
@@ -72,9 +88,10 @@ void TunedBackbone::forward(const float* params, const PackedBatch& b, int64_t s
 }
 
 // The forward in reverse: the context rows' gradient to vl's rows, through the Qwen3 layers to
-// the embeddings, whose image rows are the image tokens' gradient.
-void TunedBackbone::backward(const float* params, const View& dcontext, float* grads) {
-  EMB_ASSERT(inputs_ && grads);
+// the embeddings, whose image rows are the image tokens' gradient; then the vision tower's
+// pieces from the head to the embeddings, each unit's gradients complete when it is left.
+void TunedBackbone::backward(ParamAccess& P, const ContextParams& at, const View& dcontext) {
+  EMB_ASSERT(inputs_);
   encoders::BackendTensors scratch(ops_, DType::f32);
   const View dvl = scratch.make(n_tokens_, dims_.llm_hidden), dembeds = scratch.make(n_tokens_, dims_.llm_hidden);
   const View dtokens = scratch.make(int64_t(image_rows_->rows().n), dims_.llm_hidden);
@@ -82,8 +99,20 @@ void TunedBackbone::backward(const float* params, const View& dcontext, float* g
   ops_.zero(dembeds);
   llm_.backward(language_, dvl, dembeds);
   ops_.copy_rows(dembeds, image_rows_->rows(), dtokens, RowIndex{});
-  vision_.backward(encoders::vision_tower_views(params, dims_), dtokens,
-                   encoders::vision_tower_views(grads, dims_));
+  const encoders::LayoutTensor param = [&](int i) { return P.pv(at.first_tensor + i); };
+  const encoders::LayoutTensor grad = [&](int i) { return P.gv(at.first_tensor + i); };
+  const int L = dims_.vision_layers;
+  P.enter_backward(at.first_unit + L + 1);
+  vision_.head_backward(encoders::vision_head_views(dims_, param), dtokens, encoders::vision_head_views(dims_, grad));
+  P.leave_backward(at.first_unit + L + 1);
+  for (int l = L; l-- > 0;) {
+    P.enter_backward(at.first_unit + 1 + l);
+    vision_.layer_backward(l, encoders::vision_layer_views(l, param), encoders::vision_layer_views(l, grad));
+    P.leave_backward(at.first_unit + 1 + l);
+  }
+  P.enter_backward(at.first_unit);
+  vision_.embed_backward(encoders::vision_embedding_views(param), encoders::vision_embedding_views(grad));
+  P.leave_backward(at.first_unit);
 }
 
 }  // namespace emb
