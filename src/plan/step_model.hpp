@@ -67,6 +67,9 @@ struct Workload {
   bool cuda_graphs = false;      // run.cuda_graphs: a GPU replays each micro-batch as a graph
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
   int64_t frozen_params = 0;     // parameters train.tune_* freeze: no AdamW moments (train/freezing.hpp)
+  // train.tune_visual: the activations the trained vision tower and the frozen LLM keep for the
+  // backward, per sample (plan/backbone_cost.hpp tuned_activation_bytes): in the memory verdict.
+  double context_activation_bytes_per_sample = 0;
 };
 
 struct CollectiveCost {
