@@ -13,7 +13,8 @@
 //    and mlp1), before the head's, whose units stay as they are without tune_visual;
 //  - --dump of a tune_visual step holds the vision tower's and mlp1's gradients under upstream's
 //    names, and tests/upstream/gr00t_dump_parity.py recomputes the step from the dump (the Eagle
-//    reference on the dumped frames and prompts): loss and every gradient within 1e-5;
+//    reference on the dumped frames and prompts): loss and every gradient within 1e-5, and so
+//    does the frozen online backbone's dump (its vl rows against the reference);
 //  - --plan's memory verdict counts the tuned vision tower's and the LLM's kept activations;
 //  - tune_visual without model.backbone = online is refused in one line, exit 2 (with
 //    run.cuda_graphs = on too: test_model_config).
@@ -131,10 +132,17 @@ BOOST_AUTO_TEST_CASE(dump_of_a_tune_visual_step_equals_the_reference, *cpu_case)
     BOOST_TEST(g.size() == size_t(slot.rows * slot.cols), slot.name);
     BOOST_TEST(std::any_of(g.begin(), g.end(), [](float v) { return v != 0.0f; }), slot.name << ": no gradient");
   }
-  const ToolResult parity =
-      run_tool("/usr/bin/python3 " + kSource + "/tests/upstream/gr00t_dump_parity.py " + dump + " --tol 1e-5", dir);
+  const std::string check = "/usr/bin/python3 " + kSource + "/tests/upstream/gr00t_dump_parity.py --tol 1e-5 ";
+  const ToolResult parity = run_tool(check + dump, dir);
   BOOST_TEST(parity.code == 0, parity.out << parity.err);
   BOOST_TEST(parity.out.find("trained (tune_visual)") != std::string::npos, parity.out);
+  // The frozen online backbone's dump: its vl rows against the reference, the head's gradients.
+  const std::string frozen = dir + "/frozen.h5";
+  const ToolResult r2 = run_tool(train_command(dir, "frozen", data, online_flags(false) + " --dump " + frozen), dir);
+  BOOST_TEST_REQUIRE(r2.code == 0, r2.out << r2.err);
+  const ToolResult frozen_parity = run_tool(check + frozen, dir);
+  BOOST_TEST(frozen_parity.code == 0, frozen_parity.out << frozen_parity.err);
+  BOOST_TEST(frozen_parity.out.find("online backbone: vl within") != std::string::npos, frozen_parity.out);
 }
 
 BOOST_AUTO_TEST_CASE(tune_visual_needs_online_features, *cpu_case) {
