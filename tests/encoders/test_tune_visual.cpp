@@ -42,14 +42,6 @@ using namespace emb::test;
 
 namespace {
 
-#ifdef EMBTRAIN_CUDA_EMULATED
-constexpr bool kCpuCases = false;
-#else
-constexpr bool kCpuCases = true;
-#endif
-// A case of the CPU backend only: run where the build is not the CUDA emulation.
-const auto cpu_case = boost::unit_test::enable_if<kCpuCases>();
-
 constexpr int64_t kH = 48, kW = 64;
 constexpr int kSteps = 10;
 
