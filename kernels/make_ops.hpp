@@ -24,7 +24,7 @@ bool cuda_backend_built();
 int visible_gpu_count();
 
 // Whether the backend of `device` has attention kernels for `head_dim` (the CPU has every
-// one), and the head dims CUDA's are built for ("8, 16, 32, 48, 64, 128").
+// one), and the head dims CUDA's are built for ("8, 16, 32, 48, 64, 72, 128").
 bool attention_head_dim_built(Device device, int head_dim);
 std::string cuda_attention_head_dims_text();
 

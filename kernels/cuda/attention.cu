@@ -203,12 +203,12 @@ __global__ void __launch_bounds__(kThreads)
 // The SIMT kernels' head dims: kAttentionHeadDims (attention.hpp).
 template <class Body>
 void dispatch_simt_head_dim(int hd, Body body) {
-  dispatch_head_dim<8, 16, 32, 48, 64, 128>("attention (cuda)", hd, body);
+  dispatch_head_dim<8, 16, 32, 48, 64, 72, 128>("attention (cuda)", hd, body);
 }
 
 }  // namespace
 
-const char* attention_head_dims_text() { return "8, 16, 32, 48, 64, 128"; }
+const char* attention_head_dims_text() { return "8, 16, 32, 48, 64, 72, 128"; }
 
 template <class T>
 void attention_forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t Tq, int64_t Tk, int H, int hd,

@@ -24,14 +24,15 @@
 namespace emb::cuda {
 
 // The head dims the kernels are built for: the presets' 48 (GR00T-N1.5), 64 and 128 (DreamZero),
-// and the small ones of the tiny test models (8, 16, 32).
-inline constexpr int kAttentionHeadDims[] = {8, 16, 32, 48, 64, 128};
+// train.tune_visual's 72 (SigLIP) and 128 (Qwen3), and the small ones of the tiny test models
+// (8, 16, 32).
+inline constexpr int kAttentionHeadDims[] = {8, 16, 32, 48, 64, 72, 128};
 constexpr bool attention_head_dim_built(int hd) {
   for (int built : kAttentionHeadDims)
     if (hd == built) return true;
   return false;
 }
-// "8, 16, 32, 48, 64, 128", for messages.
+// "8, 16, 32, 48, 64, 72, 128", for messages.
 const char* attention_head_dims_text();
 
 // Bytes of device workspace the forward and backward need (tile summaries, D).

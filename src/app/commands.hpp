@@ -21,11 +21,15 @@ struct StepKey {
   int64_t step = 0;
 };
 
+class DumpBackbone;  // app/dump_backbone.hpp
+
 // Runs `micro_batches` (this rank's share of one step) through `model` on `ops` from the flat
 // fp32 parameters `params` and writes the step's dump to `path` (collective; MODEL.md "Dump"):
-// what --dump and tests/model/model_dump_tool share.
+// what --dump and tests/model/model_dump_tool share. `backbone` (model.backbone = online)
+// computes each micro-batch's context rows first and records the backbone's inputs.
 void dump_step(const World& world, Ops& ops, Model& model, const std::vector<float>& params,
-               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path);
+               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path,
+               DumpBackbone* backbone = nullptr);
 
 // Runs step 1 of the deck's data on every rank of `world` (its micro-batches, on run.device, in
 // fp32) and writes the step's dump to `path` (collective). The parameters are init_from's

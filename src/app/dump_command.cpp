@@ -1,4 +1,5 @@
 #include "app/commands.hpp"
+#include "app/dump_backbone.hpp"
 #include "app/start_checks.hpp"
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
@@ -18,7 +19,8 @@ namespace emb {
 // are). Each phase agrees across the ranks before the next collective, so a failure on one rank
 // is the same error on all of them, never a hang.
 void dump_step(const World& world, Ops& ops, Model& model, const std::vector<float>& params,
-               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path) {
+               const std::vector<PackedBatch>& micro_batches, const StepKey& key, const std::string& path,
+               DumpBackbone* backbone) {
   std::vector<double> denominators;
   run_agreed(world.comm, [&] {
     for (const PackedBatch& mb : micro_batches) {
@@ -38,10 +40,13 @@ void dump_step(const World& world, Ops& ops, Model& model, const std::vector<flo
     OpsBuffer<float> device_params(ops, int64_t(params.size())), device_grads(ops, int64_t(params.size()));
     ops.upload(device_params.data(), params.data(), params.size() * sizeof(float));
     ops.zero(device_grads.view());
-    for (const PackedBatch& mb : micro_batches) {
-      if (mb.n_samples == 0) continue;
+    for (size_t i = 0; i < micro_batches.size(); ++i) {
+      if (micro_batches[i].n_samples == 0) continue;
+      PackedBatch mb = micro_batches[i];
+      if (backbone) backbone->prepare(mb, int(i));
       model.accumulate(device_params.data(), device_grads.data(), mb, key.step, key.seed, denominators);
       mine.push_back(dumped_micro_batch(model, mb, world.rank));
+      if (backbone) backbone->record(mb, mine.back());
     }
     loss = model.take_loss();
     grads.resize(params.size());
@@ -81,12 +86,13 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
     throw Error(str(cfg.deck_path, ": data.paths is empty; --dump writes the dataset's first step"), kExitInput);
   check_backend(cfg);
   dc.prefetch = 0;
-  if (mc.online_encoders) dc.online_prompt = online_inputs_prompt(cfg);
+  dc.online_prompt = online_inputs_prompt(cfg);
   const StepKey key{cfg.run.seed, 1};
 
   Loader loader(world.comm, dc, mc);
   std::vector<PackedBatch> micro_batches;
   std::unique_ptr<Ops> ops;
+  std::unique_ptr<DumpBackbone> backbone;
   std::unique_ptr<Model> model;
   std::vector<float> params;
   run_agreed(world.comm, [&] {
@@ -97,16 +103,21 @@ void write_step_dump(const World& world, const RunConfig& cfg, const std::string
       OnlineEncoders encoders(*ops, cfg, DType::f32);
       for (PackedBatch& b : micro_batches) encoders.compute(b);
     }
-    model = make_model(mc, ops.get());
+    backbone = std::make_unique<DumpBackbone>(cfg, *ops, key);
+    model = make_model(with_tuned_backbone(mc), ops.get());  // train.tune_visual: the vision tensors are the model's
+    model->set_context_source(backbone->context_source());
     params.resize(size_t(model->params().total()));
-    if (init_from)
+    if (init_from) {
       init_from->read_flat(model->params(), 0, model->params().total(), params.data());
-    else if (cfg.debug.random_params)
-      model->params().init_random(params.data(), key.seed);
-    else
-      model->init_params(params.data(), key.seed);
+    } else {
+      if (cfg.debug.random_params)
+        model->params().init_random(params.data(), key.seed);
+      else
+        model->init_params(params.data(), key.seed);
+      backbone->load_tuned_values(model->params(), params);
+    }
   });
-  dump_step(world, *ops, *model, params, micro_batches, key, path);
+  dump_step(world, *ops, *model, params, micro_batches, key, path, backbone.get());
 }
 
 }  // namespace emb

@@ -36,7 +36,8 @@ std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
     text += str("  train.tune_visual = on: the vision tower and mlp1 trained through the frozen LLM (fp32): ",
                 b.tuned_flops / 1e12, " TFLOP per sample instead of the forward's; ", micro_batch_bytes / double(1ull << 20),
                 " MiB of kept activations per micro-batch (", p.memory.samples_per_mb,
-                " samples); their parameters, gradients and AdamW moments are in the state above\n");
+                " samples, in the memory verdict above); their parameters, gradients and AdamW moments are in "
+                "the state above\n");
   }
   return text;
 }

@@ -23,6 +23,7 @@ struct TrainedContextTensor {
   std::string name;
   int64_t rows = 0, cols = 0;
   bool decay = true;
+  std::string unit;  // the ZeRO-3 unit it belongs to (consecutive tensors of one name share it)
 };
 
 struct ModelConfig : TokenConfig {

@@ -45,9 +45,12 @@ BlockSpec dit_block_spec(const ParamRegistry& reg, const ModelConfig& cfg, int D
 
 // gr00t's blocks are diffusers' BasicTransformerBlock with dropout p and final_dropout (MODEL.md
 // "Dropout"): the attention output dropped twice, the feed-forward's hidden and output once.
-void add_dropout_sites(BlockSpec& spec, SublayerSpec& attn, SublayerSpec& ffn, double p) {
+// head_unit: the block's unit counted from the head's encoders unit (1 + its index over the vl
+// blocks then the DiT blocks), so a trained context's units before the head (model.tune_visual)
+// leave the masks as they are.
+void add_dropout_sites(BlockSpec& spec, SublayerSpec& attn, SublayerSpec& ffn, double p, int head_unit) {
   spec.dropout = float(p);
-  const int base = spec.unit * kSitesPerBlock;
+  const int base = head_unit * kSitesPerBlock;
   attn.output_sites[0] = base + kAttnOut, attn.output_sites[1] = base + kAttnFinal;
   ffn.hidden_site = base + kFfHidden, ffn.output_sites[0] = base + kFfOut;
 }
@@ -102,7 +105,7 @@ BlockSpec add_gr00t_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
 
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);
   ffn.norm_eps = kGr00tNormEps;
-  add_dropout_sites(spec, attn, ffn, cfg.dropout);
+  add_dropout_sites(spec, attn, ffn, cfg.dropout, 1 + cfg.n_layers_vl + l);
   spec.sublayers = {attn, ffn};
   return spec;
 }
@@ -121,7 +124,7 @@ BlockSpec add_vl_block(ParamRegistry& reg, int l, const ModelConfig& cfg) {
   SublayerSpec ffn = ffn_sublayer(reg, b + "ffn", spec.D, spec.F);
   ffn.norm = ln2;
   ffn.norm_eps = kGr00tNormEps;
-  add_dropout_sites(spec, attn, ffn, cfg.dropout_vl);
+  add_dropout_sites(spec, attn, ffn, cfg.dropout_vl, 1 + l);
   spec.sublayers = {attn, ffn};
   return spec;
 }

@@ -28,7 +28,7 @@ constexpr float kGr00tNormOutEps = 1e-6f;
 // The dropout sites of a block (MODEL.md "Dropout"), in the order the forward applies them: the
 // attention output twice (diffusers' to_out dropout, then the block's final_dropout), the
 // feed-forward's hidden after the GELU and its output. A block's site s has the model-wide id
-// unit·4 + s (DropoutConfig::site).
+// u·4 + s (DropoutConfig::site), u its unit counted from the head's encoders unit.
 enum DropoutSite : int { kAttnOut = 0, kAttnFinal = 1, kFfHidden = 2, kFfOut = 3, kSitesPerBlock = 4 };
 
 struct SublayerSpec {

@@ -123,6 +123,7 @@ void write_header(DumpWriter& w, const Model& model, const float* params, const 
     w.attr("state_dim", c.state_dim), w.attr("horizon", c.horizon), w.attr("n_future", c.n_future);
     w.attr("max_seq_len", c.max_seq_len);
     w.attr("dropout", c.dropout, H5T_NATIVE_DOUBLE), w.attr("dropout_vl", c.dropout_vl, H5T_NATIVE_DOUBLE);
+    if (c.online_backbone) w.attr("backbone_dir", c.backbone_dir), w.attr("tune_visual", int(c.tune_visual));
   } else {
     w.attr("d_txt", c.d_ctx), w.attr("patch_dim", c.patch_dim_in()), w.attr("patch_dim_out", c.patch_dim_out());
     w.attr("latent_channels", c.latent_channels), w.attr("out_channels", c.out_channels);
@@ -215,6 +216,11 @@ void write_micro_batch(DumpWriter& w, const Model& model, const DumpStep& step, 
     w.dataset(g + "tq", d.tq, {B});
     w.dataset(g + "emb_id", b.emb_id, {B});
     write_dropout_masks(w, g, model, b, step);
+    if (!mb.frames.empty()) {  // model.backbone = online: the backbone's inputs
+      const hsize_t S = hsize_t(mb.frame_size), images = hsize_t(mb.frames.size()) / (S * S * 3);
+      w.dataset(g + "prompt", b.prompt, {Tc});
+      w.dataset(g + "frames", mb.frames, {images, S, S, 3});
+    }
   } else {
     const hsize_t Tv = hsize_t(L.n_video), Ta = hsize_t(L.action.size());
     const hsize_t P = hsize_t(c.patch_dim_in()), A = hsize_t(c.action_dim);
@@ -248,7 +254,9 @@ void write_part(const std::string& path, bool create, Write&& write) {
 }  // namespace
 
 DumpMicroBatch dumped_micro_batch(const Model& model, const PackedBatch& batch, int rank) {
-  return DumpMicroBatch{rank, batch, model.last_draws(), model.last_layout()};
+  DumpMicroBatch mb;
+  mb.rank = rank, mb.batch = batch, mb.draws = model.last_draws(), mb.layout = model.last_layout();
+  return mb;
 }
 
 void begin_dump(const std::string& path, const Model& model, const float* params, const float* grads,

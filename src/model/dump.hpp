@@ -26,12 +26,16 @@ struct DumpStep {
   int micro_batches = 0;  // over all ranks
 };
 
-// One micro-batch as the model ran it.
+// One micro-batch as the model ran it. With model.backbone = online, batch.context holds the rows
+// the step's backbone computed, and `frames` the backbone's input frames uint8 [Σ views,
+// frame_size, frame_size, 3] (after GR00T's transforms, sample after sample).
 struct DumpMicroBatch {
   int rank = 0;
   PackedBatch batch;
   FlowDraws draws;
   TokenLayout layout;
+  std::vector<uint8_t> frames;
+  int64_t frame_size = 0;
 };
 
 // The record of `model`'s last forward on `batch` (its draws and token layout).

@@ -1,6 +1,7 @@
 // Family gr00t (MODEL.md): the GR00T-N1.5 flow-matching action head as upstream computes it
-// (Isaac-GR00T 4af2b622, UPSTREAM.md). Units: 0 = encoders (vlln, state/action encoders, future
-// tokens, pos_emb, time_enc), then one unit per vl_block (the trunk's context blocks), one per
+// (Isaac-GR00T 4af2b622, UPSTREAM.md). Units: with model.tune_visual first the vision tower's
+// (context_source.hpp), then encoders (vlln, state/action encoders, future tokens, pos_emb,
+// time_enc), one unit per vl_block (the trunk's context blocks), one per
 // DiT block, and last the output head (proj_out_1/2, action_dec).
 #include <memory>
 
@@ -39,6 +40,12 @@ class Gr00tModel final : public Model {
  public:
   Gr00tModel(const ModelConfig& cfg, Ops* ops) : Model(cfg, ops) {
     const int D = cfg.d_model, E = cfg.n_embodiments;
+    for (const TrainedContextTensor& t : cfg.trained_context) {  // model.tune_visual (context_source.hpp)
+      if (reg_.n_units() == 0 || reg_.unit(reg_.n_units() - 1).name != t.unit) reg_.begin_unit(t.unit);
+      const int i = reg_.add(t.name, {t.rows, t.cols}, ParamInit::loaded, t.decay);
+      if (trained_context_.first_tensor < 0) trained_context_ = {i, reg_[i].unit};
+    }
+    encoders_unit_ = reg_.n_units();
     reg_.begin_unit("encoders");
     vlln_ = reg_.add_layernorm("vlln", cfg.d_ctx);
     state_fc1_ = reg_.add_linear_emb("state_enc.fc1", E, cfg.state_dim, cfg.d_hidden_enc);
@@ -48,10 +55,6 @@ class Gr00tModel final : public Model {
     // Upstream's position_embedding: max_seq_len rows, of which the action tokens use 0 .. Hz − 1.
     pos_emb_ = reg_.add("pos_emb", {cfg.max_seq_len, D}, ParamInit::normal, false);
     time_enc_.add_params(reg_, D, kTimeSinusoid);
-    for (const TrainedContextTensor& t : cfg.trained_context) {  // model.tune_visual (context_source.hpp)
-      const int i = reg_.add(t.name, {t.rows, t.cols}, ParamInit::loaded, t.decay);
-      if (trained_context_ < 0) trained_context_ = i;
-    }
     for (int l = 0; l < cfg.n_layers_vl; ++l) {
       reg_.begin_unit(str("vl_blocks.", l));
       trunk_.context_blocks.add(add_vl_block(reg_, l, cfg));
@@ -198,7 +201,7 @@ class Gr00tModel final : public Model {
     if (context_source_) ops.zero(dcontext);
     ops.layernorm_backward(d.context, P.pv(vlln_.weight), view(a.vl_mean, Tc, 1), view(a.vl_rstd, Tc, 1),
                            view(trunk_.dc, Tc, cfg_.d_ctx), dcontext, P.gv(vlln_.weight), P.gv(vlln_.bias));
-    if (context_source_) context_source_->backward(P.pv(trained_context_).f32(), dcontext, P.g(trained_context_));
+    context_gradient_ = dcontext;  // the context source's backward follows this unit's (Model::run)
 
     ops.copy_rows(dx, d.action, dae3, RowIndex{});
     const View dpos = P.gv(pos_emb_);

@@ -145,16 +145,17 @@ void Model::prepare(const PackedBatch& batch, DType blocks) {
   }
 }
 
-// Units forward in order, backward in reverse (unit_hooks.hpp): 0 = time_enc and the family's
-// encoders, then the trunk's blocks (a unit each), last the head. The gradients handed from one
+// Units forward in order, backward in reverse (unit_hooks.hpp): a trained context source's
+// units first (context_source.hpp), then time_enc and the family's encoders, the trunk's blocks
+// (a unit each), last the head. The gradients handed from one
 // step to the next gather the shares of several (the head's and the blocks' of the
 // conditioning, wan's head's and time_proj's of temb), so they start at zero before the first.
 void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, int64_t step,
                 const std::vector<double>& denominators) {
   const int head_unit = reg_.n_units() - 1;
-  P.enter_forward(0);
+  if (context_source_) context_source_->forward(P, trained_context_, b, step);
+  P.enter_forward(encoders_unit_);
   Ops& ops = *ops_;
-  if (context_source_) context_source_->forward(P.pv(trained_context_).f32(), b, step);
   const int64_t Tu = dev_.time_t.rows;
   time_enc_.forward(ops, P, dev_.time_t);
   encode(P, b);
@@ -171,10 +172,11 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, int64_t ste
   head_backward(P);
   P.leave_backward(head_unit);
   trunk_.backward(ops, P, b, dev_);
-  P.enter_backward(0);
+  P.enter_backward(encoders_unit_);
   encode_backward(P, b);
   time_enc_.backward(ops, P, Tu);
-  P.leave_backward(0);
+  P.leave_backward(encoders_unit_);
+  if (context_source_) context_source_->backward(P, trained_context_, context_gradient_);
 }
 
 ActivationBytes Model::activation_bytes(int64_t T, int64_t Tc, int B, DType blocks) {

@@ -179,10 +179,13 @@ class Model {
   FlowDraws draws_;
   TimeRows time_rows_;
   DeviceBatch dev_;  // this micro-batch in the backend's memory
-  TimeEncoder time_enc_;  // in unit 0: the family registers its parameters among its encoders'
+  TimeEncoder time_enc_;  // in the encoders' unit: the family registers its parameters among its encoders'
   Trunk trunk_;
+  // The unit of the family's encoders: 0, or the first after the trained context's units.
+  int encoders_unit_ = 0;
   ContextSource* context_source_ = nullptr;
-  int trained_context_ = -1;  // the first trained_context tensor (registry index), -1 without
+  ContextParams trained_context_;  // where ModelConfig::trained_context is registered (first_tensor -1 without)
+  View context_gradient_;          // encode_backward's gradient of the context rows, for context_source_
 
  private:
   // Uploads batch and lays out the activations of its shape, the blocks' in `blocks`.

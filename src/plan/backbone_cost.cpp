@@ -37,10 +37,13 @@ BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& 
   const double vision_layer = views * T * (4 * Dv + Iv), llm_layer = N * (3 * E + q + 2 * kv + 2 * Il);
   c.forward_bytes = 2 * (std::max(vision_layer, llm_layer) + views * T * E);
   c.tuned_flops = views * (3 * vision_gemm + 3.5 * vision_attention) + 2 * llm_gemm + 3.5 * llm_attention;
-  c.tuned_activation_bytes =
-      4 * (views * T * double(encoders::VisionTowerTraining::activation_floats_per_token(d)) +
-           N * double(encoders::LanguageModelTraining::activation_floats_per_token(d)));
+  c.tuned_activation_bytes = tuned_activation_bytes(d, views, prompt_tokens);
   return c;
+}
+
+double tuned_activation_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens) {
+  return 4 * (double(views) * d.tokens_per_image() * double(encoders::VisionTowerTraining::activation_floats_per_token(d)) +
+              double(prompt_tokens) * double(encoders::LanguageModelTraining::activation_floats_per_token(d)));
 }
 
 }  // namespace emb

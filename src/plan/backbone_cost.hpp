@@ -43,5 +43,7 @@ struct BackboneCost {
 int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t instruction_tokens);
 
 BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens);
+// BackboneCost::tuned_activation_bytes of one sample of `views` views and `prompt_tokens` tokens.
+double tuned_activation_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens);
 
 }  // namespace emb

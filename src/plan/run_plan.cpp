@@ -7,8 +7,10 @@
 #include "core/error.hpp"
 #include "data/packed_dataset.hpp"
 #include "model/model.hpp"
+#include "plan/backbone_cost.hpp"
 #include "plan/config_search.hpp"
 #include "train/freezing.hpp"
+#include "train/online_backbone.hpp"
 #include "train/tuned_backbone.hpp"
 
 namespace emb {
@@ -57,6 +59,12 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   w.cuda_graphs = cfg.backend.cuda_graphs;
   w.fp8 = mc.fp8;
   w.frozen = frozen_of_run(cfg);
+  if (mc.tune_visual) {
+    const encoders::EagleDims eagle = online_backbone_dims(mc);
+    const int views = cfg.plan.backbone_views;
+    w.context_activation_bytes_per_sample =
+        tuned_activation_bytes(eagle, views, eagle_prompt_tokens(eagle, views, cfg.plan.instruction_tokens));
+  }
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;
   // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or

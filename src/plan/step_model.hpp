@@ -71,6 +71,9 @@ struct Workload {
   std::vector<bool> frozen;
 
   PlanSharding sharding() const { return {int64_t(bucket_bytes), frozen}; }
+  // train.tune_visual: the activations the trained vision tower and the frozen LLM keep for the
+  // backward, per sample (plan/backbone_cost.hpp tuned_activation_bytes): in the memory verdict.
+  double context_activation_bytes_per_sample = 0;
 };
 
 struct CollectiveCost {

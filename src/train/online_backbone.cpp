@@ -29,9 +29,9 @@ VlPrompt online_prompt(const ModelConfig& mc) {
 
 OnlineInputs online_inputs(const PackedBatch& b, const encoders::EagleDims& d, uint64_t seed, int64_t step,
                            bool augment) {
-  const int64_t V = b.views, H = b.frame_height, W = b.frame_width, frame_bytes = H * W * 3;
+  const int64_t frame_bytes = int64_t(b.frame_height) * b.frame_width * 3;
   const int64_t patch_values = d.tokens_per_image() * d.patch_features();
-  EMB_ASSERT(int64_t(b.prompt.size()) == b.n_context && int64_t(b.frames.size()) == b.n_samples * V * frame_bytes);
+  EMB_ASSERT(int64_t(b.prompt.size()) == b.n_context && int64_t(b.frames.size()) == b.n_samples * b.views * frame_bytes);
   // Each sample's prompt is its context rows' ids in order; the backbone's rows, sample after
   // sample, go back to those rows.
   OnlineInputs in;
@@ -44,39 +44,48 @@ OnlineInputs online_inputs(const PackedBatch& b, const encoders::EagleDims& d, u
     rows_of_sample[size_t(s)].push_back(int32_t(t));
   }
   for (const std::vector<int32_t>& r : rows_of_sample) in.context_rows.insert(in.context_rows.end(), r.begin(), r.end());
-  in.patch_rows.resize(size_t(b.n_samples * V * patch_values));
+  for (encoders::EagleSample& s : in.samples) s.views = int(b.views);
+  const std::vector<uint8_t> frames = online_frames(b, d, seed, step, augment);
+  in.patch_rows.resize(size_t(int64_t(b.n_samples) * b.views * patch_values));
+  encoders::eagle_patch_rows(frames.data(), b.n_samples * b.views, d.image_size, d.patch, in.patch_rows.data());
+  return in;
+}
+
+std::vector<uint8_t> online_frames(const PackedBatch& b, const encoders::EagleDims& d, uint64_t seed, int64_t step,
+                                   bool augment) {
+  const int64_t V = b.views, H = b.frame_height, W = b.frame_width, frame_bytes = H * W * 3;
+  const int64_t image_bytes = int64_t(d.image_size) * d.image_size * 3;
+  std::vector<uint8_t> out(size_t(b.n_samples * V * image_bytes));
   for (int32_t s = 0; s < b.n_samples; ++s) {
-    in.samples[size_t(s)].views = int(V);
     const encoders::FrameAugmentation drawn =
         encoders::draw_augmentation(H, W, seed, uint64_t(b.sample_id[size_t(s)]), uint64_t(step));
     const std::vector<uint8_t> u8 =
         encoders::gr00t_frames(b.frames.data() + s * V * frame_bytes, V, H, W, d.image_size, augment ? &drawn : nullptr,
                                str("model.backbone = online: sample ", b.sample_id[size_t(s)]));
-    encoders::eagle_patch_rows(u8.data(), V, d.image_size, d.patch, in.patch_rows.data() + s * V * patch_values);
+    std::copy(u8.begin(), u8.end(), out.begin() + s * V * image_bytes);
   }
-  return in;
+  return out;
 }
 
 OnlineBackbone::OnlineBackbone(Ops& ops, const ModelConfig& mc, DType storage, uint64_t seed)
     : ops_(ops),
       backbone_(ops, online_backbone_dims(mc), WeightSource(mc.backbone_dir), storage),
       seed_(seed),
-      contexts_(ops, mc.d_ctx) {}
+      contexts_(ops, mc.d_ctx),
+      scratch_(ops, DType::f32) {}
 
 void OnlineBackbone::compute_context(PackedBatch& b, int slot, int64_t step, bool augment) {
   const OnlineInputs in = online_inputs(b, backbone_.dims(), seed_, step, augment);
   const View context = contexts_.rows(slot, b.n_context);
-  encoders::BackendTensors scratch(ops_, backbone_.storage());
-  View vl = backbone_.features_in_backend(in.samples, in.patch_rows.data(), scratch);
-  encoders::BackendTensors widened(ops_, DType::f32);  // bf16 storage: the head reads fp32
-  if (vl.dtype != DType::f32) {
-    const View vl32 = widened.make(vl.rows, vl.cols);
+  scratch_.recycle();
+  View vl = backbone_.features_in_backend(in.samples, in.patch_rows.data());
+  if (vl.dtype != DType::f32) {  // bf16 storage: the head reads fp32
+    const View vl32 = scratch_.make(vl.rows, vl.cols);
     ops_.convert(vl, vl32);
     vl = vl32;
   }
   ops_.zero(context);
-  const encoders::BackendIndex to_rows(ops_, in.context_rows);
-  ops_.copy_rows(vl, RowIndex{}, context, to_rows.rows());
+  ops_.copy_rows(vl, RowIndex{}, context, scratch_.index(in.context_rows));
   b.context.clear();
   b.backend_context = context.f32();
 }

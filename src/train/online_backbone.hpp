@@ -20,6 +20,7 @@
 #include "batch/packed_batch.hpp"
 #include "config/model_config.hpp"
 #include "data/packed_dataset.hpp"
+#include "encoders/common/scratch_pool.hpp"
 #include "encoders/eagle/eagle_backbone.hpp"
 #include "train/context_buffers.hpp"
 
@@ -48,6 +49,10 @@ struct OnlineInputs {
 };
 OnlineInputs online_inputs(const PackedBatch& b, const encoders::EagleDims& d, uint64_t seed, int64_t step,
                            bool augment);
+// The views' frames the patch rows are made of: uint8 [Σ V, image, image, 3] after GR00T's crop,
+// resize and (augment) jitter, sample after sample (--dump records them).
+std::vector<uint8_t> online_frames(const PackedBatch& b, const encoders::EagleDims& d, uint64_t seed, int64_t step,
+                                   bool augment);
 
 class OnlineBackbone {
  public:
@@ -66,6 +71,10 @@ class OnlineBackbone {
   encoders::EagleBackbone backbone_;
   uint64_t seed_;
   ContextBuffers contexts_;
+  // The widened vl rows and the context row indices of a call, reused by the next (the backbone
+  // keeps its own activations' buffers): after the first micro-batch of a shape, nothing is
+  // allocated per micro-batch.
+  encoders::ScratchPool scratch_;
 };
 
 }  // namespace emb

@@ -3,8 +3,9 @@
 // the graph (Isaac-GR00T 4af2b622 eagle_backbone.py: requires_grad_(False), no no_grad), so the
 // gradient of the vl features reaches the image tokens through them. The vision and mlp1 tensors
 // are parameters of the model (ModelConfig::trained_context, tuned_backbone_tensors: upstream's
-// names, W [in, out]), sharded, reduced and updated with the head's; the model calls forward and
-// backward inside its unit 0 (model/context_source.hpp). Everything here is fp32.
+// names, W [in, out]), sharded, reduced and updated with the head's, in units of their own: the
+// embeddings, each SigLIP layer, the head (post-LN and mlp1), so ZeRO-3 gathers and frees them
+// layer by layer (model/context_source.hpp). Everything here is fp32.
 //
 // Per micro-batch: the host prepares the frames and prompts as OnlineBackbone does
 // (online_inputs), then SigLIP + mlp1 (encoders/eagle/vision_tower_training) and the frozen
@@ -13,6 +14,7 @@
 // through both. A step's micro-batches run one after the other, so one set of activations is held.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,8 +27,9 @@
 
 namespace emb {
 
-// The trained tensors of backbone_dir's vision tower and mlp1 (encoders::vision_tower_layout):
-// AdamW decays all but biases and LayerNorm weights (HF Trainer's default, which upstream uses).
+// The trained tensors of backbone_dir's vision tower and mlp1 (encoders::vision_tower_layout),
+// each in its piece's unit ("vision.embeddings", "vision.layers.{l}", "vision.head"): AdamW
+// decays all but biases and LayerNorm weights (HF Trainer's default, which upstream uses).
 std::vector<TrainedContextTensor> tuned_backbone_tensors(const ModelConfig& mc);
 // mc with those tensors as its trained_context when train.tune_visual is on: the model whose
 // registry a run, its init_from and its export share.
@@ -41,8 +44,8 @@ class TunedBackbone final : public ContextSource {
   // Points b.backend_context at micro-batch slot `slot`'s rows, which forward writes.
   void bind_context(PackedBatch& b, int slot);
 
-  void forward(const float* params, const PackedBatch& b, int64_t step) override;
-  void backward(const float* params, const View& dcontext, float* grads) override;
+  void forward(ParamAccess& P, const ContextParams& at, const PackedBatch& b, int64_t step) override;
+  void backward(ParamAccess& P, const ContextParams& at, const View& dcontext) override;
 
   // vl [Σ_s N_s, E] fp32 in the backend's memory (sample after sample; valid until the next
   // call) of `samples` and their views' patch rows [Σ_s V_s · T, 3·p·p] (host), with the vision
@@ -51,6 +54,11 @@ class TunedBackbone final : public ContextSource {
   View vl_rows(const float* params, const std::vector<encoders::EagleSample>& samples, const float* patch_rows);
 
  private:
+  // The image tokens [n_images · T, E] of uploaded patch rows [n_images · T, 3·p·p].
+  using VisionTowerForward = std::function<View(const View& patch_rows, int64_t n_images)>;
+  View vl_rows(const std::vector<encoders::EagleSample>& samples, const float* patch_rows,
+               const VisionTowerForward& vision_tower);
+
   Ops& ops_;
   encoders::EagleDims dims_;
   uint64_t seed_;

@@ -36,6 +36,15 @@ inline ToolResult run_tool(const std::string& command, const std::string& dir) {
           emb::test::read_file(dir + "/tool.err")};
 }
 
+// A case of the CPU backend only: run where the build is not the CUDA emulation (there the CPU
+// cases are the same code as in the CPU build, which covers them).
+#ifdef EMBTRAIN_CUDA_EMULATED
+inline constexpr bool kCpuCases = false;
+#else
+inline constexpr bool kCpuCases = true;
+#endif
+inline const auto cpu_case = boost::unit_test::enable_if<kCpuCases>();
+
 // The tiny checkpoint folder with its Eagle folder (tiny config, real tokenizer files).
 struct Tiny {
   std::string dir, checkpoint, eagle;

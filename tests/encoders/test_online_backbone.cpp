@@ -47,14 +47,6 @@ namespace {
 
 BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
 
-#ifdef EMBTRAIN_CUDA_EMULATED
-constexpr bool kCpuCases = false;
-#else
-constexpr bool kCpuCases = true;
-#endif
-// A case of the CPU backend only: run where the build is not the CUDA emulation.
-const auto cpu_case = boost::unit_test::enable_if<kCpuCases>();
-
 constexpr int64_t kH = 48, kW = 64, kFrame = kH * kW * 3;
 
 ModelConfig tiny_head() {

@@ -553,7 +553,7 @@ BOOST_AUTO_TEST_CASE(attention_every_mask_and_head_dim) {
   const int H = 2;
   for (AttnMask mask : {AttnMask::full, AttnMask::block_causal, AttnMask::prefix, AttnMask::cross,
                         AttnMask::teacher_forcing})
-    for (int hd : {8, 16, 48, 64, 128})
+    for (int hd : {8, 16, 48, 64, 72, 128})
       for (Ops* cuda : {static_cast<Ops*>(&backends().cuda), static_cast<Ops*>(&backends().cuda_atomic_dq)}) {
         const cuda::testing::PackedIndex& p = mask == AttnMask::teacher_forcing ? dreamzero : blocks;
         const int64_t Tq = int64_t(p.seq.size()), Tc = int64_t(p.cseq.size());
@@ -850,7 +850,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   BOOST_TEST(error_of([&] {
                backends().cuda.attention_forward(q->view(), q->view(), q->view(), q->view(), lse->view(),
                                                  AttnConfig{1, 12}, idx);
-             }) == "attention_forward: head_dim 12 is not built on CUDA (8, 16, 32, 48, 64, 128); q [4, 12], "
+             }) == "attention_forward: head_dim 12 is not built on CUDA (8, 16, 32, 48, 64, 72, 128); q [4, 12], "
                    "k [4, 12], v [4, 12], out [4, 12], lse [4, 1]");
   // Out of device memory is one line: what was asked, what is held (the scratch of the cases
   // above), what to change.

@@ -618,3 +618,19 @@ BOOST_AUTO_TEST_CASE(tune_visual_adds_the_vision_backward_and_the_kept_activatio
   BOOST_TEST(c.tuned_flops == 3 * 5376.0 + 3.5 * 512 + 2 * 6912.0 + 3.5 * 672);
   BOOST_TEST(c.flops() == 5376.0 + 512 + 6912 + 672);
 }
+
+// train.tune_visual's kept activations (Workload::context_activation_bytes_per_sample) are in
+// the memory verdict: per sample of the micro-batch, in the activations and the total; enough of
+// them turns a fitting step into one that does not fit.
+BOOST_AUTO_TEST_CASE(tuned_context_activations_are_in_the_memory_verdict) {
+  Workload w = tiny_workload();
+  const StepPrediction head = predict_step(gpu_node(), w);
+  BOOST_TEST_REQUIRE(head.fits);
+  w.context_activation_bytes_per_sample = 1 << 20;
+  const StepPrediction tuned = predict_step(gpu_node(), w);
+  const double kept = double(1 << 20) * head.samples_per_mb;
+  BOOST_TEST(tuned.activation_bytes == head.activation_bytes + kept);
+  BOOST_TEST(tuned.memory_bytes == head.memory_bytes + kept, boost::test_tools::tolerance(1e-12));
+  w.context_activation_bytes_per_sample = (head.capacity_bytes - head.memory_bytes) / head.samples_per_mb * 1.01;
+  BOOST_TEST(!predict_step(gpu_node(), w).fits);
+}

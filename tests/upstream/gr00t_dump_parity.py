@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gr00t_dump_backbone  # noqa: E402
 import gr00t_n15_reference as gr  # noqa: E402
 import safetensors_io  # noqa: E402
 
@@ -161,18 +162,28 @@ def to_upstream(tensors, mapping):
     return {mapping[n][0]: (torch.as_tensor(v).t() if mapping[n][1] else torch.as_tensor(v)) for n, v in tensors.items()}
 
 
-def read_samples(f, dims):
-    """Every sample of every micro-batch of the dump, as gr00t_loss_and_grads takes them."""
-    samples = []
+def read_samples(f, dims, backbone=None):
+    """Every sample of every micro-batch of the dump, as gr00t_loss_and_grads takes them. With the
+    online backbone each sample's vl is the reference's of its frames and prompt (tune_visual: a
+    function of the vision leaves), and the worst relative difference of the dumped rows from it
+    is returned too."""
+    samples, vl_err = [], 0.0
     for k in range(int(f.attrs["micro_batches"])):
         mb = f["micro_batch"][str(k)]
         cseq = np.array(mb["cseq"])
         vl = np.array(mb["vl"])
+        if backbone:
+            prompt, frames = np.array(mb["prompt"]), np.array(mb["frames"])
+            views = frames.shape[0] // len(np.array(mb["tau"]))
         state, actions, mask, noise = (np.array(mb[n]) for n in ("state", "actions", "action_mask", "noise"))
         tau, tq, emb = np.array(mb["tau"]), np.array(mb["tq"]), np.array(mb["emb_id"])
         for s in range(len(tau)):
             sample = dict(vl=vl[cseq == s], state=state[s], actions=actions[s], action_mask=mask[s], noise=noise[s],
                           tau=float(tau[s]), tq=int(tq[s]), emb_id=int(emb[s]))
+            if backbone:
+                sample["vl"] = backbone.vl(prompt[cseq == s], frames[s * views:(s + 1) * views])
+                ref = sample["vl"].detach().numpy()
+                vl_err = max(vl_err, float(np.max(np.abs(vl[cseq == s] - ref)) / np.max(np.abs(ref))))
             if gr.timestep_bucket(tau[s], dims.buckets) != int(tq[s]):
                 raise ValueError(f"micro-batch {k} sample {s}: tq {int(tq[s])}, upstream's bucket of tau "
                                  f"{float(tau[s])!r} is {gr.timestep_bucket(tau[s], dims.buckets)}")
@@ -180,7 +191,7 @@ def read_samples(f, dims):
                 group = mb["dropout"][str(s)]
                 sample["dropout"] = {site: torch.as_tensor(np.array(group[site])).to(F64) for site in group}
             samples.append(sample)
-    return samples
+    return samples, vl_err
 
 
 def print_table(rows):
@@ -210,17 +221,21 @@ def check(path, tol, table=False, weights=None):
                              f"({a['self_mask']} self mask)")
         config = upstream_config(a)
         dims = gr.dims_from_config(config)
-        ours = {k: np.array(f["params"][k]) for k in f["params"]}
+        every = {k: np.array(f["params"][k]) for k in f["params"]}
         our_grads = {k: np.array(f["grads"][k]) for k in f["grads"]}
-        samples = read_samples(f, dims)
+        backbone = gr00t_dump_backbone.Backbone(a, every) if "backbone_dir" in a else None
+        samples, vl_err = read_samples(f, dims, backbone)
         denominator = float(np.array(f["loss_denominators"])[0])
+    ours = {k: v for k, v in every.items() if not k.startswith(gr00t_dump_backbone.PREFIX)}
     mapping = name_map(dims)
     check_bijection(ours, mapping, gr.param_shapes(config))
     mask_count = sum(float(np.sum(s["action_mask"])) for s in samples)
     if mask_count != denominator:
         raise ValueError(f"{path}: loss denominator {denominator}, the step's samples hold {mask_count} mask elements")
     params = released_parameters(weights, ours, mapping) if weights else to_upstream(ours, mapping)
-    loss, ref_grads = gr.gr00t_loss_and_grads(params, config, samples)
+    leaves = backbone.leaves if backbone else {}
+    loss, ref_grads = gr.gr00t_loss_and_grads(params, config, samples, inputs=leaves)
+    mapping.update({name: (name, False) for name in leaves})  # compared in embtrain's layout (below)
 
     failures = []
     loss_rel = abs(a["loss"] - loss) / abs(loss)
@@ -229,8 +244,12 @@ def check(path, tol, table=False, weights=None):
     scale = max(float(g.abs().max()) for g in ref_grads.values())
     worst, worst_zero = (0.0, ""), (0.0, "")
     rows = [("loss", abs(a["loss"] - loss), loss_rel)]
+    if backbone and vl_err > tol:
+        failures.append(f"vl: the dumped rows differ from the reference backbone's by rel {vl_err:.3g}")
     for name, (theirs, transposed) in mapping.items():
         ref = ref_grads[theirs]
+        if name in leaves:
+            ref = gr00t_dump_backbone.to_layout(name, ref, backbone.layout_shapes[name])
         ref = (ref.t() if transposed else ref).numpy()
         got = our_grads[name]
         if np.max(np.abs(ref)) <= 1e-12 * scale:  # an exactly zero gradient, up to float64 round-off
@@ -244,6 +263,9 @@ def check(path, tol, table=False, weights=None):
             failures.append(f"{name} ({theirs}): rel {err:.3g}")
     n_mb, ranks = a["micro_batches"], a["ranks"]
     drop = f"dropout {a['dropout']}/{a['dropout_vl']} with keep-masks" if "dropout" in samples[0] else "no dropout"
+    if backbone:
+        print(f"{path}: online backbone{' trained (tune_visual)' if leaves else ''}: vl within rel {vl_err:.2e} of "
+              f"the reference's, {len(leaves)} backbone gradients")
     print(f"{path}: gr00t step on {ranks} rank(s), {n_mb} micro-batch(es), {len(samples)} samples, {drop}; "
           f"loss {a['loss']:.8f} vs upstream reference {loss:.8f} (rel {loss_rel:.2e}); {len(mapping)} gradients, "
           f"worst rel {worst[0]:.2e} ({worst[1]}), exactly-zero gradients within {worst_zero[0]:.2e} of the step's "

@@ -369,8 +369,9 @@ def gr00t_loss(P, dims, samples, sinusoid="float64", loss_denominator=None):
     return total / denominator
 
 
-def gr00t_loss_and_grads(state_dict, config, samples, *, sinusoid="float64", loss_denominator=None):
-    """Loss and float64 gradients of every action-head parameter, keyed by upstream name.
+def gr00t_loss_and_grads(state_dict, config, samples, *, sinusoid="float64", loss_denominator=None, inputs=None):
+    """Loss and float64 gradients of every action-head parameter, keyed by upstream name, and of
+    `inputs` (further float64 leaves the samples' vl were computed from: tune_visual's backbone).
 
     state_dict: upstream names (action_head. prefix) -> tensors in upstream layouts; other keys
     (backbone.*) are ignored. config: a released-format config.json dict. samples: list of dicts
@@ -380,4 +381,5 @@ def gr00t_loss_and_grads(state_dict, config, samples, *, sinusoid="float64", los
     dims = dims_from_config(config)
     params = f64_params(state_dict, param_shapes(config))
     checked = [_Sample(s, dims) for s in samples]
-    return loss_and_grads(lambda: gr00t_loss(params, dims, checked, sinusoid, loss_denominator), params)
+    return loss_and_grads(lambda: gr00t_loss(params, dims, checked, sinusoid, loss_denominator),
+                          {**params, **(inputs or {})})

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "encoders/common/backend_tensors.hpp"
 
 namespace emb::encoders {
 
@@ -17,7 +18,23 @@ ScratchPool::~ScratchPool() {
 View ScratchPool::make(int64_t rows, int64_t cols) { return make(rows, cols, dtype_); }
 
 View ScratchPool::make(int64_t rows, int64_t cols, DType dtype) {
-  const size_t bytes = std::max<size_t>(1, size_t(rows * cols) * dtype_size(dtype));
+  return View{take(size_t(rows * cols) * dtype_size(dtype)), dtype, rows, cols, cols};
+}
+
+View ScratchPool::upload(const float* values, int64_t rows, int64_t cols) {
+  const View v = make(rows, cols);
+  upload_rows(ops_, v, 0, values, rows);
+  return v;
+}
+
+RowIndex ScratchPool::index(const std::vector<int32_t>& host) {
+  auto* data = static_cast<int32_t*>(take(host.size() * sizeof(int32_t)));
+  ops_.upload(data, host.data(), host.size() * sizeof(int32_t));
+  return RowIndex{data, int64_t(host.size())};
+}
+
+void* ScratchPool::take(size_t bytes) {
+  bytes = std::max<size_t>(1, bytes);
   Buffer* best = nullptr;
   for (Buffer& b : buffers_)
     if (!b.used && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
@@ -26,7 +43,7 @@ View ScratchPool::make(int64_t rows, int64_t cols, DType dtype) {
     best = &buffers_.back();
   }
   best->used = true;
-  return View{best->data, dtype, rows, cols, cols};
+  return best->data;
 }
 
 void ScratchPool::recycle() {

@@ -24,12 +24,19 @@ class ScratchPool {
   // An uninitialised contiguous [rows, cols] tensor of dtype() (or of `dtype`).
   View make(int64_t rows, int64_t cols);
   View make(int64_t rows, int64_t cols, DType dtype);
-  // Every buffer unused again (the views handed out must no longer be read).
+  // A [rows, cols] tensor of dtype() holding `values` (row-major fp32 on the host).
+  View upload(const float* values, int64_t rows, int64_t cols);
+  // int32 indices in backend memory holding `host`.
+  RowIndex index(const std::vector<int32_t>& host);
+  // Every buffer unused again (the views and indices handed out must no longer be read).
   void recycle();
   // Bytes held in backend memory.
   int64_t bytes() const;
 
  private:
+  // An unused buffer of at least `bytes` (the smallest such), or a new one; marked used.
+  void* take(size_t bytes);
+
   struct Buffer {
     void* data;
     size_t bytes;

@@ -10,19 +10,18 @@ EagleBackbone::EagleBackbone(Ops& ops, const std::string& checkpoint, const std:
     : EagleBackbone(ops, read_eagle_dims(eagle_folder, checkpoint), WeightSource(checkpoint), storage) {}
 
 EagleBackbone::EagleBackbone(Ops& ops, const EagleDims& dims, const WeightSource& source, DType storage)
-    : ops_(ops), dims_(dims), weights_store_(std::make_unique<BackendTensors>(ops, storage)) {
+    : ops_(ops), dims_(dims), weights_store_(std::make_unique<BackendTensors>(ops, storage)), scratch_(ops, storage) {
   weights_ = load_eagle_weights(source, dims_, *weights_store_);
 }
 
 std::vector<float> EagleBackbone::image_tokens(const float* patch_rows, int64_t n_images) {
-  BackendTensors scratch(ops_, storage());
-  const View rows = scratch.upload(patch_rows, n_images * dims_.tokens_per_image(), dims_.patch_features());
-  return download(ops_, vision_tower_forward(weights_, dims_, scratch, rows, n_images));
+  scratch_.recycle();
+  const View rows = scratch_.upload(patch_rows, n_images * dims_.tokens_per_image(), dims_.patch_features());
+  return download(ops_, vision_tower_forward(weights_, dims_, scratch_, rows, n_images));
 }
 
 std::vector<float> EagleBackbone::features(const std::vector<EagleSample>& samples, const float* patch_rows) {
-  BackendTensors scratch(ops_, storage());
-  const View vl = features_in_backend(samples, patch_rows, scratch);
+  const View vl = features_in_backend(samples, patch_rows);
   return vl.absent() ? std::vector<float>{} : download(ops_, vl);
 }
 
@@ -48,23 +47,20 @@ EagleTokenLayout eagle_token_layout(const std::vector<EagleSample>& samples, con
   return out;
 }
 
-View EagleBackbone::features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows,
-                                        BackendTensors& scratch) {
-  EMB_ASSERT(scratch.dtype() == storage());
+View EagleBackbone::features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows) {
+  scratch_.recycle();
   const int64_t T = dims_.tokens_per_image();
   const EagleTokenLayout tokens_of = eagle_token_layout(samples, dims_);
   const int64_t N = tokens_of.offsets.back(), n_images = tokens_of.n_images;
   if (N == 0) return View{};
-  const View embeds = scratch.make(N, dims_.llm_hidden);
-  const BackendIndex id_rows(ops_, tokens_of.ids);
-  ops_.copy_rows(weights_.embed, id_rows.rows(), embeds, RowIndex{});
+  const View embeds = scratch_.make(N, dims_.llm_hidden);
+  ops_.copy_rows(weights_.embed, scratch_.index(tokens_of.ids), embeds, RowIndex{});
   if (n_images > 0) {
-    const View rows = scratch.upload(patch_rows, n_images * T, dims_.patch_features());
-    const View tokens = vision_tower_forward(weights_, dims_, scratch, rows, n_images);
-    const BackendIndex image_positions(ops_, tokens_of.image_rows);
-    ops_.copy_rows(tokens, RowIndex{}, embeds, image_positions.rows());
+    const View rows = scratch_.upload(patch_rows, n_images * T, dims_.patch_features());
+    const View tokens = vision_tower_forward(weights_, dims_, scratch_, rows, n_images);
+    ops_.copy_rows(tokens, RowIndex{}, embeds, scratch_.index(tokens_of.image_rows));
   }
-  return language_model_forward(weights_, dims_, scratch, embeds, tokens_of.offsets);
+  return language_model_forward(weights_, dims_, scratch_, embeds, tokens_of.offsets);
 }
 
 }  // namespace emb::encoders

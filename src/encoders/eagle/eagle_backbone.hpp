@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "encoders/common/backend_tensors.hpp"
+#include "encoders/common/scratch_pool.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 #include "weights/weight_source.hpp"
@@ -54,9 +55,10 @@ class EagleBackbone {
   // [Σ_s V_s · T, 3·p·p] (host fp32) are in sample and view order. Throws emb::Error naming the
   // sample on ids outside the vocabulary or an image-token count other than V · T.
   std::vector<float> features(const std::vector<EagleSample>& samples, const float* patch_rows);
-  // The same vl rows left in backend memory, in storage() dtype, allocated in `scratch` (whose
-  // dtype must be storage()); an absent view when the samples hold no token.
-  View features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows, BackendTensors& scratch);
+  // The same vl rows left in backend memory, in storage() dtype, valid until the next call (the
+  // backbone's scratch buffers are allocated on the first call of a shape and reused after it);
+  // an absent view when the samples hold no token.
+  View features_in_backend(const std::vector<EagleSample>& samples, const float* patch_rows);
   // The image tokens (SigLIP + mlp1) of n images' patch rows, host fp32 [n · T, E] (tests).
   std::vector<float> image_tokens(const float* patch_rows, int64_t n_images);
 
@@ -65,6 +67,7 @@ class EagleBackbone {
   EagleDims dims_;
   std::unique_ptr<BackendTensors> weights_store_;
   EagleWeights weights_;
+  ScratchPool scratch_;  // the activations of a call, recycled by the next
 };
 
 }  // namespace emb::encoders

@@ -4,7 +4,7 @@
 
 namespace emb::encoders {
 
-View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTensors& scratch, const View& embeds,
+View language_model_forward(const EagleWeights& w, const EagleDims& d, ScratchPool& scratch, const View& embeds,
                             const std::vector<int64_t>& sample_offsets) {
   Ops& ops = scratch.ops();
   const int64_t N = embeds.rows, E = d.llm_hidden, I = d.llm_intermediate, hd = d.head_dim;
@@ -13,8 +13,7 @@ View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTe
   const View h = scratch.make(N, E), q = scratch.make(N, Q), k = scratch.make(N, K), v = scratch.make(N, K);
   const View qn = scratch.make(N, Q), kn = scratch.make(N, K), a = scratch.make(N, Q), o = scratch.make(N, E);
   const View gate_up = scratch.make(N, 2 * I), m = scratch.make(N, I);
-  BackendTensors stats(ops, DType::f32);
-  const View rstd = stats.make(N * d.llm_heads, 1);
+  const View rstd = scratch.make(N * d.llm_heads, 1, DType::f32);
   // The per-head views of q and k: RMSNorm over each head's hd values.
   auto heads = [](const View& t, int64_t n_heads, int64_t head_dim) {
     return View{t.data, t.dtype, t.rows * n_heads, head_dim, head_dim};
@@ -23,7 +22,7 @@ View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTe
   for (size_t s = 0; s + 1 < sample_offsets.size(); ++s)
     for (int64_t t = sample_offsets[s]; t < sample_offsets[s + 1]; ++t)
       position[size_t(t)] = int32_t(t - sample_offsets[s]);
-  const BackendIndex positions(ops, position);
+  const int32_t* positions = scratch.index(position).data;
   const AttnSegments samples{sample_offsets.data(), nullptr, int(sample_offsets.size()) - 1};
   const EncoderAttnConfig attn{d.llm_heads, d.llm_kv_heads, int(hd), 1.0f / std::sqrt(float(hd)), true};
   const RopeHalfConfig q_rope{d.llm_heads, int(hd), d.rope_theta}, k_rope{d.llm_kv_heads, int(hd), d.rope_theta};
@@ -36,8 +35,8 @@ View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTe
     ops.rmsnorm_forward(heads(q, d.llm_heads, hd), l.q_norm, heads(qn, d.llm_heads, hd), rstd);
     ops.rmsnorm_forward(heads(k, d.llm_kv_heads, hd), l.k_norm, heads(kn, d.llm_kv_heads, hd),
                         rstd.rows_range(0, N * d.llm_kv_heads));
-    ops.rope_half_forward(qn, positions.data(), q_rope);
-    ops.rope_half_forward(kn, positions.data(), k_rope);
+    ops.rope_half_forward(qn, positions, q_rope);
+    ops.rope_half_forward(kn, positions, k_rope);
     ops.encoder_attention_forward(qn, kn, v, View{}, AttnBias{}, a, View{}, attn, samples);
     ops.packed_linear_forward(a, l.o_w, View{}, Activation::none, View{}, o);
     ops.gated_residual_forward(x, View{}, o);

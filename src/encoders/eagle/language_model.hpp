@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "encoders/common/backend_tensors.hpp"
+#include "encoders/common/scratch_pool.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 
@@ -19,7 +19,7 @@ namespace emb::encoders {
 
 // embeds [N, E] (backend memory; overwritten: the residual stream) of samples at token offsets
 // `sample_offsets` (host, [S + 1]) → vl [N, E] made in `scratch`.
-View language_model_forward(const EagleWeights& w, const EagleDims& d, BackendTensors& scratch, const View& embeds,
+View language_model_forward(const EagleWeights& w, const EagleDims& d, ScratchPool& scratch, const View& embeds,
                             const std::vector<int64_t>& sample_offsets);
 
 }  // namespace emb::encoders

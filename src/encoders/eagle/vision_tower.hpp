@@ -6,15 +6,15 @@
 //   y = mlp1(post_layernorm(x))                                         [n·T, E]
 // The images of a call are the attention's segments, so a batch of any size is one pass.
 #pragma once
-#include "encoders/common/backend_tensors.hpp"
+#include "encoders/common/scratch_pool.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "encoders/eagle/eagle_weights.hpp"
 
 namespace emb::encoders {
 
 // patch_rows [n_images·T, 3·p·p] in backend memory → the image tokens [n_images·T, E], made in
-// `scratch` (which also holds the activations until it is released).
-View vision_tower_forward(const EagleWeights& w, const EagleDims& d, BackendTensors& scratch, const View& patch_rows,
+// `scratch` (which also holds the activations until it is recycled).
+View vision_tower_forward(const EagleWeights& w, const EagleDims& d, ScratchPool& scratch, const View& patch_rows,
                           int64_t n_images);
 
 }  // namespace emb::encoders
