@@ -1,5 +1,7 @@
 #include "kernels/cpu/packed_conv3d.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -15,7 +17,7 @@ namespace {
 
 using namespace packed;
 
-// Output positions per block: 8 row panels, whose A [kc][96] (144 kB at kc = 384) and y rows
+// Output positions per block: 8 row panels, whose A (144 kB) and y rows
 // stay in L2 while every column panel of W streams past them.
 constexpr int kRowPanels = 8;
 constexpr int64_t kBlockRows = kRowPanels * kMr;
@@ -25,29 +27,37 @@ struct Window {
   const ConvConfig& c;
   int64_t Ci;
   int Wo;
-  // The input pixel (dh, dw) of output position p in `frame`, or null where it is padding.
-  const float* pixel(const float* frame, int64_t p, int dh, int dw) const {
-    const int hi = int(p / Wo) * c.sh + dh - c.pad_top, wi = int(p % Wo) * c.sw + dw - c.pad_left;
-    if (hi < 0 || hi >= c.height || wi < 0 || wi >= c.width) return nullptr;
-    return frame + (int64_t(hi) * c.width + wi) * Ci;
-  }
 };
 
-// A [kc][12] = columns [k0, k0 + kc) of the windows of output positions p0 .. p0 + rows − 1
-// (rows ≤ 12; the others zero) over one time tap's input frame; column k is (dh, dw, ci).
-void gather_panel(const Window& g, const float* frame, int64_t p0, int rows, int64_t k0, int64_t kc, float* A) {
-  for (int64_t k = k0; k < k0 + kc;) {
-    const int64_t cell = k / g.Ci, c0 = k % g.Ci, run = std::min(g.Ci - c0, k0 + kc - k);
-    const int dh = int(cell / g.c.kw), dw = int(cell % g.c.kw);
-    float* dst = A + (k - k0) * kMr;
-    for (int r = 0; r < kMr; ++r) {
-      const float* src = r < rows ? g.pixel(frame, p0 + r, dh, dw) : nullptr;
-      if (src)
-        for (int64_t i = 0; i < run; ++i) dst[i * kMr + r] = src[c0 + i];
-      else
-        for (int64_t i = 0; i < run; ++i) dst[i * kMr + r] = 0.0f;
+// n floats from src (null: zeros) to dst, inline: the runs are a pixel's channels (3 of them in
+// the VAE's first conv), too short for a memmove call's overhead.
+__attribute__((target("avx512f"))) void copy_run(const float* src, float* dst, int64_t n) {
+  for (; n >= 16; n -= 16, dst += 16) {
+    _mm512_storeu_ps(dst, src ? _mm512_loadu_ps(src) : _mm512_setzero_ps());
+    if (src) src += 16;
+  }
+  const __mmask16 m = __mmask16((1u << n) - 1);
+  _mm512_mask_storeu_ps(dst, m, src ? _mm512_maskz_loadu_ps(m, src) : _mm512_setzero_ps());
+}
+
+// A [12][kKc] (its first kc columns) = columns [k0, k0 + kc) of the windows of output positions
+// p0 .. p0 + rows − 1 (rows ≤ 12; the others zero) over one time tap's input frame; column k is
+// (dh, dw, ci), so a row is a few runs of a pixel's channels.
+__attribute__((target("avx512f"))) void gather_panel(const Window& g, const float* frame, int64_t p0, int rows, int64_t k0, int64_t kc, float* A) {
+  const ConvConfig& c = g.c;
+  for (int r = 0; r < kMr; ++r, A += kKc) {
+    if (r >= rows) {
+      copy_run(nullptr, A, kc);
+      continue;
     }
-    k += run;
+    const int h0 = int((p0 + r) / g.Wo) * c.sh - c.pad_top, w0 = int((p0 + r) % g.Wo) * c.sw - c.pad_left;
+    for (int64_t k = k0; k < k0 + kc;) {
+      const int64_t cell = k / g.Ci, c0 = k % g.Ci, run = std::min(g.Ci - c0, k0 + kc - k);
+      const int hi = h0 + int(cell / c.kw), wi = w0 + int(cell % c.kw);
+      const bool inside = hi >= 0 && hi < c.height && wi >= 0 && wi < c.width;
+      copy_run(inside ? frame + (int64_t(hi) * c.width + wi) * g.Ci + c0 : nullptr, A + (k - k0), run);
+      k += run;
+    }
   }
 }
 
@@ -67,11 +77,11 @@ void conv_block(const float* clip, const Window& g, const float* packed, int64_t
       const int64_t kc = std::min(kKc, spatial - k0);
       for (int i = 0; i < row_panels; ++i)
         gather_panel(g, frame, p0 + i * kMr, int(std::min<int64_t>(kMr, rows - i * kMr)), k0, kc,
-                     A.data() + i * kc * kMr);
+                     A.data() + i * kPanelFloats);
       const float* block = packed + dt * tap_elements + k0 * panels * kNr;
       for (int64_t j = 0; j < panels; ++j)
         for (int i = 0; i < row_panels; ++i)
-          micro_tile(kc, A.data() + i * kc * kMr, block + j * kc * kNr, out + i * kMr * Co + j * kNr, Co,
+          micro_tile(kc, A.data() + i * kPanelFloats, block + j * kc * kNr, out + i * kMr * Co + j * kNr, Co,
                      int(std::min<int64_t>(kMr, rows - i * kMr)), Co - j * kNr, accumulate);
     }
   }
@@ -104,7 +114,7 @@ void packed_conv3d_forward(const float* x, int64_t Ci, const float* packed, cons
   const int64_t work = c.out_rows() * c.taps() * Ci * Co;
 #pragma omp parallel if (work >= (1 << 20))
   {
-    std::vector<float> A(size_t(kBlockRows * std::min<int64_t>(int64_t(c.kh) * c.kw * Ci, kKc)));
+    std::vector<float> A(size_t(kRowPanels * kPanelFloats));
 #pragma omp for schedule(dynamic)
     for (int64_t item = 0; item < items; ++item) {
       const int64_t frame = item / blocks, p0 = item % blocks * kBlockRows;

@@ -5,10 +5,10 @@
 //
 // Packed form: the weight [kt·kh·kw·Ci, Co] as kt packed linears of its time taps' row blocks
 // [kh·kw·Ci, Co], back to back, so that a frame whose causal padding drops taps starts at a tap's
-// first K block. The output positions are split into blocks of kBlockRows; a block gathers its
-// input windows straight into the micro-kernel's [kc][12] row panels (zeros where a window leaves
-// the clip; no im2col matrix), runs every column panel over them, K block after K block, and adds
-// the bias while the block is in cache. OpenMP over (output frame, block) pairs: the threads are
+// first K block. The output positions are split into blocks of 96; a block gathers its input
+// windows straight into the micro-kernel's row panels (runs of a pixel's channels copied, zeros
+// where a window leaves the clip; no im2col matrix), runs every column panel over them, K block
+// after K block, and adds the bias while the block is in cache. OpenMP over (output frame, block) pairs: the threads are
 // the OpenMP team's only (no BLAS thread pool beside them), and a dynamic schedule lets a thread
 // that the shared machine deschedules fall behind without stalling the others.
 // Without AVX-512 the packed form is the weight itself and conv3d_forward computes.

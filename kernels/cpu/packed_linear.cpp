@@ -24,21 +24,22 @@ void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N, const float* p
   const int64_t row_panels = (M + kMr - 1) / kMr, panels = col_panels(N);
 #pragma omp parallel if (M * N * K >= (1 << 20))
   {
-    std::vector<float> A(size_t(row_panels * kMr * std::min(K, kKc)));
+    std::vector<float> A(size_t(row_panels * kPanelFloats));
     const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t j0 = panels * t / threads, j1 = panels * (t + 1) / threads;
     for (int64_t k0 = 0; k0 < K && j0 < j1; k0 += kKc) {
       const int64_t kc = std::min(kKc, K - k0);
-      for (int64_t i = 0; i < row_panels; ++i)
-        for (int64_t k = 0; k < kc; ++k)
-          for (int r = 0; r < kMr; ++r) {
-            const int64_t row = i * kMr + r;
-            A[size_t((i * kc + k) * kMr + r)] = row < M ? x[row * K + k0 + k] : 0.0f;
-          }
+      for (int64_t row = 0; row < row_panels * kMr; ++row) {
+        float* dst = A.data() + row * kKc;
+        if (row < M)
+          std::copy(x + row * K + k0, x + row * K + k0 + kc, dst);
+        else
+          std::fill(dst, dst + kc, 0.0f);
+      }
       const float* block = packed + k0 * panels * kNr;
       for (int64_t j = j0; j < j1; ++j)
         for (int64_t i = 0; i < row_panels; ++i)
-          micro_tile(kc, A.data() + i * kc * kMr, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
+          micro_tile(kc, A.data() + i * kPanelFloats, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
                      int(std::min<int64_t>(kMr, M - i * kMr)), N - j * kNr, k0 > 0);
     }
   }

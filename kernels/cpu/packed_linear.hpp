@@ -5,7 +5,7 @@
 // MACHINE.md: AVX2 kernels at about half of this machine's AVX-512 rate).
 //
 // Layout: kernels/cpu/packed_tile.hpp's panels. y = x·W by micro-tiles of 12 rows × 32 columns
-// (x packed per call into [kc][12] row panels), summed over the K blocks in order; OpenMP over
+// (x's rows copied per call into row panels), summed over the K blocks in order; OpenMP over
 // the column panels. Without AVX-512 (packed::avx512()) the packed form is W itself and the
 // product is cblas_sgemm. fp32; results agree with cblas_sgemm to fp32 summation order.
 #pragma once

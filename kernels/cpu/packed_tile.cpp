@@ -23,11 +23,11 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t kc, const float* A, c
     const __m512 b0 = _mm512_loadu_ps(B), b1 = _mm512_loadu_ps(B + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
-      const __m512 a = _mm512_set1_ps(A[r]);
+      const __m512 a = _mm512_set1_ps(A[r * kKc]);
       c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
       c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
     }
-    A += kMr, B += kNr;
+    A += 1, B += kNr;
   }
   for (int r = 0; r < rows; ++r) {
     float* out = y + r * ldy;
