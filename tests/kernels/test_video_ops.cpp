@@ -157,6 +157,13 @@ BOOST_AUTO_TEST_CASE(bad_video_calls_are_one_line) {
                ops.conv3d_forward(view(x.data(), 32, 8), view(w.data(), 27 * 7, 8), View{}, view(y.data(), 32, 8), c);
              }) == "conv3d_forward: weight must be [kt·kh·kw·Ci, Co] = [216, 8]; x [32, 8], weight [189, 8], bias "
                    "absent, y [32, 8]");
+  // A packed weight of another size (the plain weight's, say).
+  BOOST_TEST(error_of([&] {
+               ops.packed_conv3d_forward(view(x.data(), 32, 8), view(w.data(), 1, 100), View{}, view(y.data(), 32, 8),
+                                         c);
+             }) == str("packed_conv3d_forward: packed must be the packed form of a weight [216, 8] (",
+                       ops.packed_conv3d_elements(3, 72, 8), " elements of x's dtype); x [32, 8], packed [1, 100], bias "
+                       "absent, y [32, 8]"));
   ConvConfig wide = c;
   wide.pad_back = 3;
   BOOST_TEST(error_of([&] {
