@@ -20,6 +20,21 @@ void Ops::packed_linear_forward(const View& x, const View& packed, const View& b
   linear_forward(x, View{packed.data, packed.dtype, x.cols, y.cols, y.cols}, b, act, pre, y);
 }
 
+void Ops::pack_conv3d(const View& weight, int kt, const View& packed) {
+  check_pack_conv3d(*this, weight, kt, packed);
+  const int64_t spatial = weight.rows / kt, tap = packed_linear_elements(spatial, weight.cols);
+  for (int dt = 0; dt < kt; ++dt)
+    pack_linear(weight.rows_range(dt * spatial, spatial),
+                View{static_cast<char*>(packed.data) + size_t(dt * tap) * dtype_size(packed.dtype), packed.dtype, 1,
+                     tap, tap});
+}
+
+void Ops::packed_conv3d_forward(const View& x, const View& packed, const View& bias, const View& y,
+                                const ConvConfig& cfg) {
+  check_packed_conv3d(*this, x, packed, bias, y, cfg);
+  conv3d_forward(x, View{packed.data, packed.dtype, cfg.taps() * x.cols, y.cols, y.cols}, bias, y, cfg);
+}
+
 View View::rows_range(int64_t begin, int64_t n) const {
   EMB_CHECK(begin >= 0 && n >= 0 && begin + n <= rows, "view rows [", begin, ", ", begin + n, ") of ", shape());
   View v = *this;

@@ -325,6 +325,19 @@ class Ops {
   // written, never read, and may not overlap x. (Frames are resized on the host: encoders/frames.)
   virtual void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
                               const ConvConfig& cfg) = 0;
+  // The frozen convolutions (the VAE's weights), packed once as the frozen linears are: the packed
+  // form of a weight [kt·S, Co] (S = kh·kw·Ci) is its kt time taps' row blocks [S, Co], each in
+  // pack_linear's form, back to back (packed [1, packed_conv3d_elements(kt, S, Co)]); a frame
+  // whose causal padding drops taps then starts at a tap's first packed row.
+  int64_t packed_conv3d_elements(int64_t kt, int64_t spatial, int64_t out) const {
+    return kt * packed_linear_elements(spatial, out);
+  }
+  void pack_conv3d(const View& weight, int kt, const View& packed);
+  // As conv3d_forward with the weight in that packed form. The default (CUDA's, whose packed
+  // form is the weight itself) is conv3d_forward; the CPU's is an implicit GEMM on the packed
+  // micro-kernel (kernels/cpu/packed_conv3d.hpp).
+  virtual void packed_conv3d_forward(const View& x, const View& packed, const View& bias, const View& y,
+                                     const ConvConfig& cfg);
   virtual void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) = 0;
   // The Wan VAE's channel RMS norm (RMS_norm: F.normalize over channels), per row of C channels:
   //   y = act(x / max(‖x‖₂, 1e-12) · √C · gamma),  gamma [1, C], act none or silu (norm → SiLU

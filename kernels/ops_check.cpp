@@ -1,5 +1,6 @@
 #include "kernels/ops_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -586,8 +587,11 @@ OpCheck check_gated_activation(const char* op, Activation act, const View& gate,
   return c;
 }
 
-OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const View& y, const ConvConfig& cfg) {
-  OpCheck c("conv3d_forward", {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
+namespace {
+
+OpCheck conv3d_rules(const char* op, const View& x, const View& weight, const View& bias, const View& y,
+                     const ConvConfig& cfg) {
+  OpCheck c(op, {{"x", &x}, {"weight", &weight}, {"bias", &bias}, {"y", &y}});
   c.well_formed();
   c.expect(!x.absent() && !weight.absent() && !y.absent(), "x, weight and y must be present");
   c.contiguous();
@@ -616,6 +620,37 @@ OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const 
   c.expect(y.rows == cfg.out_rows(),
            str("y must have batch·To·Ho·Wo = ", cfg.batch, "·", cfg.out_frames(), "·", cfg.out_height(), "·",
                cfg.out_width(), " = ", cfg.out_rows(), " rows"));
+  return c;
+}
+
+}  // namespace
+
+OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const View& y, const ConvConfig& cfg) {
+  return conv3d_rules("conv3d_forward", x, weight, bias, y, cfg);
+}
+
+OpCheck check_pack_conv3d(const Ops& ops, const View& weight, int kt, const View& packed) {
+  OpCheck c("pack_conv3d", {{"weight", &weight}, {"packed", &packed}});
+  c.well_formed();
+  c.expect(!weight.absent() && !packed.absent() && weight.contiguous() && packed.contiguous(),
+           "weight and packed must be present and contiguous");
+  c.expect(kt > 0 && weight.rows % kt == 0, "kt ", kt, " must be positive and divide the weight's rows");
+  const int64_t elements = ops.packed_conv3d_elements(kt, weight.rows / std::max(kt, 1), weight.cols);
+  c.expect(packed.size() == elements && packed.dtype == weight.dtype,
+           "packed must hold packed_conv3d_elements(kt, rows/kt, Co) = ", elements, " elements of the weight's dtype");
+  return c;
+}
+
+OpCheck check_packed_conv3d(const Ops& ops, const View& x, const View& packed, const View& bias, const View& y,
+                            const ConvConfig& cfg) {
+  OpCheck c("packed_conv3d_forward", {{"x", &x}, {"packed", &packed}, {"bias", &bias}, {"y", &y}});
+  c.well_formed();
+  c.expect(!x.absent() && !packed.absent() && !y.absent() && packed.contiguous(), "x, packed and y must be present");
+  const int64_t spatial = int64_t(cfg.kh) * cfg.kw * x.cols, elements = ops.packed_conv3d_elements(cfg.kt, spatial, y.cols);
+  c.expect(packed.size() == elements && packed.dtype == x.dtype, "packed must be the packed form of a weight [",
+           cfg.taps() * x.cols, ", ", y.cols, "] (", elements, " elements of x's dtype)");
+  conv3d_rules("packed_conv3d_forward", x, View{packed.data, packed.dtype, cfg.taps() * x.cols, y.cols, y.cols}, bias,
+               y, cfg);
   return c;
 }
 

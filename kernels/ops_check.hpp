@@ -135,6 +135,13 @@ OpCheck check_gated_activation(const char* op, Activation act, const View& gate,
 // The video ops: x and y present, contiguous, their rows and columns those of the config; the
 // config's sizes positive (and, for the convolution, padding no wider than its kernel).
 OpCheck check_conv3d(const View& x, const View& weight, const View& bias, const View& y, const ConvConfig& cfg);
+// pack_conv3d: weight [kt·S, Co] (kt ≥ 1 dividing its rows) and packed
+// [1, ops.packed_conv3d_elements(kt, S, Co)], contiguous, one dtype.
+OpCheck check_pack_conv3d(const Ops& ops, const View& weight, int kt, const View& packed);
+// packed_conv3d_forward: packed holds packed_conv3d_elements(kt, kh·kw·Ci, Co) of x's dtype;
+// conv3d_forward's rules for the rest, the weight the packed form stands for in its place.
+OpCheck check_packed_conv3d(const Ops& ops, const View& x, const View& packed, const View& bias, const View& y,
+                            const ConvConfig& cfg);
 OpCheck check_pixel_unshuffle(const View& x, const View& y, const UnshuffleConfig& cfg);
 OpCheck check_channel_rmsnorm(const View& x, const View& gamma, Activation act, const View& y);
 

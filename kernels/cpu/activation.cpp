@@ -37,61 +37,79 @@ constexpr float kGeluSaturated = 64.0f;
 inline float gelu_clamp(float v) { return std::min(std::max(v, -kGeluSaturated), kGeluSaturated); }
 inline float gelu_z(float v) { return 2.0f * kSqrt2OverPi * (v + kGeluCubic * v * v * v); }
 inline float gelu_dz(float v) { return 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v); }
+
+// body(i) for i in [0, n): across the OpenMP threads only when n is large. A parallel region
+// whose `if` is false is still a runtime call, and inside another region (the per-row calls of
+// channel_rmsnorm and gated_activation) a team fork with futex wake-ups: a syscall per row was
+// most of the VAE's norm time. vector_loop vectorises (the exp_fast bodies), scalar_loop keeps the
+// libm bodies as they were compiled.
+template <class Body>
+void vector_loop(int64_t n, const Body& body) {
+  if (n >= kParallelElements) {
+#pragma omp parallel for simd
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+template <class Body>
+void scalar_loop(int64_t n, const Body& body) {
+  if (n >= kParallelElements) {
+#pragma omp parallel for
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
 }  // namespace
 
 void gelu_tanh_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(gelu_z(gelu_clamp(x[i]))).s;
+  vector_loop(n, [&](int64_t i) { y[i] = x[i] * sigmoid(gelu_z(gelu_clamp(x[i]))).s; });
 }
 
 void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
+  vector_loop(n, [&](int64_t i) {
     const float v = gelu_clamp(x[i]);
     const Sigmoid g = sigmoid(gelu_z(v));
     dx[i] += dy[i] * (g.s + v * g.s_1m_s * gelu_dz(v));
-  }
+  });
 }
 
 // Φ(x) = 0.5(1 + erf(x/√2)) and φ(x) = e^(−x²/2)/√(2π), in double (libm's erf).
 void gelu_erf_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
+  scalar_loop(n, [&](int64_t i) {
     const double v = x[i];
     y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
-  }
+  });
 }
 
 void gelu_erf_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
+  scalar_loop(n, [&](int64_t i) {
     const double v = x[i];
     const double grad = 0.5 * (1.0 + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
     dx[i] += dy[i] * static_cast<float>(grad);
-  }
+  });
 }
 
 void silu_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]).s;
+  vector_loop(n, [&](int64_t i) { y[i] = x[i] * sigmoid(x[i]).s; });
 }
 
 void silu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for simd if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
+  vector_loop(n, [&](int64_t i) {
     const Sigmoid g = sigmoid(x[i]);
     dx[i] += dy[i] * (g.s + x[i] * g.s_1m_s);
-  }
+  });
 }
 
 void relu_forward(const float* x, float* y, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  scalar_loop(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
 }
 
 void relu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-#pragma omp parallel for if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
+  scalar_loop(n, [&](int64_t i) { dx[i] += x[i] > 0.0f ? dy[i] : 0.0f; });
 }
 
 void activation_forward(Activation act, const float* x, float* y, int64_t n) {

@@ -18,17 +18,12 @@ namespace {
 // at the VAE's widest tap count (27·384), small enough to stay out of the way at 352 × 640.
 constexpr int64_t kPanelFloats = int64_t(1) << 22;
 
-// The time taps of output frame `to` that read frames inside the clip: dt in [first, end) reads
-// frame t0 + dt.
-struct TimeTaps {
-  int t0 = 0, first = 0, end = 0;
-};
+}  // namespace
+
 TimeTaps time_taps(const ConvConfig& c, int to) {
   const int t0 = to * c.st - c.pad_front;
   return {t0, std::max(0, -t0), std::min(c.kt, c.frames - t0)};
 }
-
-}  // namespace
 
 void conv3d_forward(const float* x, int64_t Ci, const float* weight, const float* bias, float* y, int64_t Co,
                     const ConvConfig& c) {
@@ -46,7 +41,7 @@ void conv3d_forward(const float* x, int64_t Ci, const float* weight, const float
   for (int n = 0; n < c.batch; ++n)
     for (int to = 0; to < To; ++to) {
       float* out = y + (int64_t(n) * To + to) * plane * Co;
-      const TimeTaps taps = time_taps(c, to);  // never empty: padding is narrower than the kernel
+      const TimeTaps taps = time_taps(c, to);
       const int64_t K = (taps.end - taps.first) * spatial;
       const float* clip = x + int64_t(n) * c.frames * in_plane * Ci;
       for (int64_t m0 = 0; m0 < plane; m0 += block) {

@@ -15,6 +15,13 @@
 
 namespace emb::cpu {
 
+// The time taps of output frame `to` that read frames inside the clip: dt in [first, end) reads
+// frame t0 + dt (never empty: padding is narrower than the kernel).
+struct TimeTaps {
+  int t0 = 0, first = 0, end = 0;
+};
+TimeTaps time_taps(const ConvConfig& c, int to);
+
 // y [batch·To·Ho·Wo, Co] = conv(x [batch·T·H·W, Ci]) + bias (bias null: none); weight [kt·kh·kw·Ci, Co].
 void conv3d_forward(const float* x, int64_t Ci, const float* weight, const float* bias, float* y, int64_t Co,
                     const ConvConfig& cfg);

@@ -94,6 +94,8 @@ class CpuOps final : public Ops {
                                  const View& dgate, const View& dup) override;
   void conv3d_forward(const View& x, const View& weight, const View& bias, const View& y,
                       const ConvConfig& cfg) override;
+  void packed_conv3d_forward(const View& x, const View& packed, const View& bias, const View& y,
+                             const ConvConfig& cfg) override;
   void pixel_unshuffle_forward(const View& x, const View& y, const UnshuffleConfig& cfg) override;
   void channel_rmsnorm_forward(const View& x, const View& gamma, Activation act, const View& y) override;
 

@@ -1,7 +1,6 @@
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <cblas.h>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -10,98 +9,57 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/packed_tile.hpp"
 
 namespace emb::cpu {
 
 namespace {
 
-constexpr int kMr = 12, kNr = 32;  // the micro-tile of y: 12 rows × 2 zmm
-constexpr int64_t kKc = 384;       // rows of W per block: a panel's block (48 kB) stays in L2
-
-int64_t panels(int64_t N) { return (N + kNr - 1) / kNr; }
-
-// acc[12 × 32] = A [kc][12] · B [kc][32]; then y rows (rows ≤ 12) = acc (+ y when accumulate),
-// columns masked to the panel's width.
-__attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* A, const float* B, float* y, int64_t ldy,
-                                                     int rows, __mmask16 m0, __mmask16 m1, bool accumulate) {
-  __m512 c0[kMr], c1[kMr];
-#pragma GCC unroll 12
-  for (int r = 0; r < kMr; ++r) c0[r] = _mm512_setzero_ps(), c1[r] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(B), b1 = _mm512_loadu_ps(B + 16);
-#pragma GCC unroll 12
-    for (int r = 0; r < kMr; ++r) {
-      const __m512 a = _mm512_set1_ps(A[r]);
-      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
-      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
-    }
-    A += kMr, B += kNr;
-  }
-  for (int r = 0; r < rows; ++r) {
-    float* out = y + r * ldy;
-    if (accumulate) {
-      c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, out));
-      c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, out + 16));
-    }
-    _mm512_mask_storeu_ps(out, m0, c0[r]);
-    _mm512_mask_storeu_ps(out + 16, m1, c1[r]);
-  }
-}
-
-__mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
+using namespace packed;
 
 // Each thread owns a contiguous range of column panels and packs x itself (a few hundred kB per K
 // block, small beside its share of the FLOPs): no barrier inside the product, which matters on a
 // shared machine where a spinning barrier waits for a descheduled thread.
-__attribute__((target("avx512f"))) void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N,
-                                                    const float* packed, float* y) {
-  const int64_t row_panels = (M + kMr - 1) / kMr, col_panels = panels(N);
+void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N, const float* packed, float* y) {
+  const int64_t row_panels = (M + kMr - 1) / kMr, panels = col_panels(N);
 #pragma omp parallel if (M * N * K >= (1 << 20))
   {
-    std::vector<float> A(size_t(row_panels * kMr * std::min(K, kKc)));
+    std::vector<float> A(size_t(row_panels * kPanelFloats));
     const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t j0 = col_panels * t / threads, j1 = col_panels * (t + 1) / threads;
+    const int64_t j0 = panels * t / threads, j1 = panels * (t + 1) / threads;
     for (int64_t k0 = 0; k0 < K && j0 < j1; k0 += kKc) {
       const int64_t kc = std::min(kKc, K - k0);
-      for (int64_t i = 0; i < row_panels; ++i)
-        for (int64_t k = 0; k < kc; ++k)
-          for (int r = 0; r < kMr; ++r) {
-            const int64_t row = i * kMr + r;
-            A[size_t((i * kc + k) * kMr + r)] = row < M ? x[row * K + k0 + k] : 0.0f;
-          }
-      const float* block = packed + k0 * col_panels * kNr;
-      for (int64_t j = j0; j < j1; ++j) {
-        const int64_t width = std::min<int64_t>(kNr, N - j * kNr);
-        for (int64_t i = 0; i < row_panels; ++i)
-          micro_kernel(kc, A.data() + i * kc * kMr, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
-                       int(std::min<int64_t>(kMr, M - i * kMr)), lanes(width), lanes(width - 16), k0 > 0);
+      for (int64_t row = 0; row < row_panels * kMr; ++row) {
+        float* dst = A.data() + row * kKc;
+        if (row < M)
+          std::copy(x + row * K + k0, x + row * K + k0 + kc, dst);
+        else
+          std::fill(dst, dst + kc, 0.0f);
       }
+      const float* block = packed + k0 * panels * kNr;
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = 0; i < row_panels; ++i)
+          micro_tile(kc, A.data() + i * kPanelFloats, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
+                     int(std::min<int64_t>(kMr, M - i * kMr)), N - j * kNr, k0 > 0);
     }
   }
 }
 
 }  // namespace
 
-bool packed_linear_avx512() {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
-}
-
-int64_t packed_linear_elements(int64_t K, int64_t N) {
-  return packed_linear_avx512() ? panels(N) * kNr * K : K * N;
-}
+int64_t packed_linear_elements(int64_t K, int64_t N) { return avx512() ? col_panels(N) * kNr * K : K * N; }
 
 void pack_linear(const float* W, int64_t K, int64_t N, float* packed) {
-  if (!packed_linear_avx512()) {
+  if (!avx512()) {
     std::copy(W, W + K * N, packed);
     return;
   }
-  const int64_t col_panels = panels(N);
+  const int64_t panels = col_panels(N);
 #pragma omp parallel for if (K * N >= (1 << 18))
   for (int64_t k = 0; k < K; ++k) {
     const int64_t k0 = k / kKc * kKc, kc = std::min(kKc, K - k0);
-    float* block = packed + k0 * col_panels * kNr;
-    for (int64_t j = 0; j < col_panels; ++j)
+    float* block = packed + k0 * panels * kNr;
+    for (int64_t j = 0; j < panels; ++j)
       for (int c = 0; c < kNr; ++c) {
         const int64_t col = j * kNr + c;
         block[(j * kc + (k - k0)) * kNr + c] = col < N ? W[k * N + col] : 0.0f;
@@ -111,7 +69,7 @@ void pack_linear(const float* W, int64_t K, int64_t N, float* packed) {
 
 void packed_linear_forward(const float* x, int64_t M, int64_t K, int64_t N, const float* packed, float* y) {
   if (M == 0) return;
-  if (packed_linear_avx512())
+  if (avx512())
     gemm_avx512(x, M, K, N, packed, y);
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, x, int(K), packed, int(N),

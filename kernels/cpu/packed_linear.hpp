@@ -4,18 +4,15 @@
 // FMAs whatever core type OpenBLAS runs (this environment sets OPENBLAS_CORETYPE=Haswell,
 // MACHINE.md: AVX2 kernels at about half of this machine's AVX-512 rate).
 //
-// Layout: W [K, N] as panels of 32 columns (zero-padded past N) in blocks of kKc rows:
-// block kb, panel j is [kc][32] contiguous. y = x·W by panels of 12 rows × 32 columns of y held
-// in 24 zmm accumulators over a K block (x packed per call into [12][kc] row panels), summed
-// over the K blocks in order; OpenMP over the panels. Without AVX-512 the packed form is W itself
-// and the product is cblas_sgemm. fp32; results agree with cblas_sgemm to fp32 summation order.
+// Layout: kernels/cpu/packed_tile.hpp's panels. y = x·W by micro-tiles of 12 rows × 32 columns
+// (x's rows copied per call into row panels), summed over the K blocks in order; OpenMP over
+// the column panels. Without AVX-512 (packed::avx512()) the packed form is W itself and the
+// product is cblas_sgemm. fp32; results agree with cblas_sgemm to fp32 summation order.
 #pragma once
 #include <cstdint>
 
 namespace emb::cpu {
 
-// True when this CPU runs the AVX-512 kernel (the layout above); false: W as it is, cblas.
-bool packed_linear_avx512();
 int64_t packed_linear_elements(int64_t K, int64_t N);
 // packed[packed_linear_elements(K, N)] = W [K, N] in the layout.
 void pack_linear(const float* W, int64_t K, int64_t N, float* packed);

@@ -988,7 +988,7 @@ BOOST_AUTO_TEST_CASE(encoder_ops) {
                    "q [4, 96], k [4, 96], v [4, 96], bias absent, out [4, 96], lse absent");
 }
 
-// The Wan VAE's and CLIP's video ops (issue 34): conv3d on the SIMT kernel (fp32, and bf16 with
+// The Wan VAE's and CLIP's video ops (issue 34): conv3d (and its packed form) on the SIMT kernel (fp32, and bf16 with
 // 3 input channels: the VAE's conv1) and on tensor cores (bf16 with channels multiples of 8; a
 // K of 27 steps of 32 runs the 3-stage pipeline, 240 output rows two row blocks, 24 output
 // channels a partial column block), as the VAE's causal k3 over a batch of 2 clips, its stride-2
@@ -1011,13 +1011,24 @@ BOOST_AUTO_TEST_CASE(video_ops) {
     c.batch = k.batch, c.frames = k.T, c.height = k.H, c.width = k.W, c.kt = k.kt, c.kh = k.kh, c.kw = k.kw;
     c.st = k.st, c.sh = k.sh, c.sw = k.sw, c.pad_front = k.pad_front;
     c.pad_top = c.pad_left = k.pad_space, c.pad_bottom = c.pad_right = k.pad_after;
-    compare(str("conv3d ", k.what), {kGemm}, [&](const Run& r) {
-      auto x = r.data(r.random(c.in_rows() * k.Ci, 140), c.in_rows(), k.Ci);
-      auto w = r.data(r.random(c.taps() * k.Ci * k.Co, 141, -0.2f, 0.2f), c.taps() * k.Ci, k.Co);
-      auto b = r.data(r.random(k.Co, 142), 1, k.Co), y = r.data(r.random(c.out_rows() * k.Co, 143), c.out_rows(), k.Co);
-      r.ops.conv3d_forward(x->view(), w->view(), b->view(), y->view(), c);
-      return Outputs{y->read()};
-    });
+    // Also the frozen form: packed once per time tap (CPU: the packed micro-kernel's implicit
+    // GEMM; CUDA: the weight itself, conv3d_forward).
+    for (const bool frozen : {false, true})
+      compare(str(frozen ? "packed_conv3d " : "conv3d ", k.what), {kGemm}, [&](const Run& r) {
+        auto x = r.data(r.random(c.in_rows() * k.Ci, 140), c.in_rows(), k.Ci);
+        auto w = r.data(r.random(c.taps() * k.Ci * k.Co, 141, -0.2f, 0.2f), c.taps() * k.Ci, k.Co);
+        auto b = r.data(r.random(k.Co, 142), 1, k.Co);
+        auto y = r.data(r.random(c.out_rows() * k.Co, 143), c.out_rows(), k.Co);
+        if (!frozen) {
+          r.ops.conv3d_forward(x->view(), w->view(), b->view(), y->view(), c);
+          return Outputs{y->read()};
+        }
+        const int64_t elements = r.ops.packed_conv3d_elements(c.kt, int64_t(c.kh) * c.kw * k.Ci, k.Co);
+        auto packed = r.data(std::vector<float>(size_t(elements)), 1, elements);
+        r.ops.pack_conv3d(w->view(), c.kt, packed->view());
+        r.ops.packed_conv3d_forward(x->view(), packed->view(), b->view(), y->view(), c);
+        return Outputs{y->read()};
+      });
   }
   struct Unshuffle {
     UnshuffleConfig u;

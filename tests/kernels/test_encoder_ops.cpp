@@ -13,6 +13,7 @@
 #include "kernel_check.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/packed_linear.hpp"
+#include "kernels/cpu/packed_tile.hpp"
 #include "kernels/cpu/rope_half.hpp"
 
 using namespace emb;
@@ -245,7 +246,7 @@ BOOST_AUTO_TEST_CASE(gated_activations_forward_and_gradient) {
 // panels and several K blocks, with bias and activation epilogues.
 BOOST_AUTO_TEST_CASE(packed_linear_equals_linear) {
   CpuOps ops;
-  BOOST_TEST_MESSAGE("packed layout: " << (cpu::packed_linear_avx512() ? "AVX-512 panels" : "W as given"));
+  BOOST_TEST_MESSAGE("packed layout: " << (cpu::packed::avx512() ? "AVX-512 panels" : "W as given"));
   struct Shape {
     int64_t M, K, N;
     Activation act;

@@ -1,10 +1,12 @@
 // The Wan VAE's and CLIP's ops on the CPU reference (kernels/ops.hpp, issue 34), each against a
-// double-precision loop written here from the op's definition: conv3d_forward (causal k3 with
+// double-precision loop written here from the op's definition: conv3d_forward and its packed
+// form packed_conv3d_forward (causal k3 with
 // spatial padding, the stride-2 Conv2d with (0, 1, 0, 1) padding, the temporal stride-2 conv, a
 // 1×1×1 conv, a batch of clips), pixel_unshuffle_forward
 // (Wan2.2's columns-first patchify, the AvgDown3D average pooling with a zero frame in front,
 // CLIP-style patch rows), channel_rmsnorm_forward (with SiLU, in place, a zero row); bad calls
 // are one line.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <vector>
@@ -51,10 +53,19 @@ void check_conv(const ConvConfig& c, int64_t Ci, int64_t Co, bool bias, const st
   const auto x = random_floats(size_t(c.in_rows() * Ci), 1);
   const auto w = random_floats(size_t(c.taps() * Ci * Co), 2);
   const auto b = bias ? random_floats(size_t(Co), 3) : std::vector<float>{};
+  const std::vector<double> want = reference_conv(x, Ci, w, b, Co, c);
+  const View xv = view(x.data(), c.in_rows(), Ci), wv = view(w.data(), c.taps() * Ci, Co);
+  const View bv = bias ? view(b.data(), 1, Co) : View{};
   std::vector<float> y(size_t(c.out_rows() * Co), NAN);
-  ops.conv3d_forward(view(x.data(), c.in_rows(), Ci), view(w.data(), c.taps() * Ci, Co),
-                     bias ? view(b.data(), 1, Co) : View{}, view(y.data(), c.out_rows(), Co), c);
-  check_close(y, reference_conv(x, Ci, w, b, Co, c), 1e-6, 0.0, what);
+  ops.conv3d_forward(xv, wv, bv, view(y.data(), c.out_rows(), Co), c);
+  check_close(y, want, 1e-6, 0.0, what);
+  // The frozen form: the weight packed once (per time tap), then the implicit GEMM.
+  std::vector<float> packed(size_t(ops.packed_conv3d_elements(c.kt, int64_t(c.kh) * c.kw * Ci, Co)), NAN);
+  ops.pack_conv3d(wv, c.kt, view(packed.data(), 1, int64_t(packed.size())));
+  std::fill(y.begin(), y.end(), NAN);
+  ops.packed_conv3d_forward(xv, view(packed.data(), 1, int64_t(packed.size())), bv, view(y.data(), c.out_rows(), Co),
+                            c);
+  check_close(y, want, 1e-6, 0.0, what + ", packed");
 }
 
 ConvConfig clip(int batch, int T, int H, int W) {
@@ -82,6 +93,13 @@ BOOST_AUTO_TEST_CASE(conv3d_matches_a_double_convolution) {
   time_conv.kt = 3, time_conv.st = 2;
   check_conv(time_conv, 5, 5, true, "temporal stride 2");
   check_conv(clip(2, 2, 3, 4), 9, 4, false, "1x1x1, no bias");
+  // Wide enough for the packed GEMM's edges: a 3×3×50 tap spans two K blocks of 384 and splits a
+  // pixel's channels between them, 40 output channels fill one column panel of 32 and part of a
+  // second, and 11 × 13 positions make a full block of 96 rows and a partial one.
+  ConvConfig wide = clip(2, 3, 11, 13);
+  wide.kt = wide.kh = wide.kw = 3, wide.pad_front = 2, wide.pad_top = wide.pad_bottom = 1;
+  wide.pad_left = wide.pad_right = 1;
+  check_conv(wide, 50, 40, true, "causal k3, wide");
 }
 
 BOOST_AUTO_TEST_CASE(pixel_unshuffle_matches_its_definition) {
@@ -139,6 +157,13 @@ BOOST_AUTO_TEST_CASE(bad_video_calls_are_one_line) {
                ops.conv3d_forward(view(x.data(), 32, 8), view(w.data(), 27 * 7, 8), View{}, view(y.data(), 32, 8), c);
              }) == "conv3d_forward: weight must be [kt·kh·kw·Ci, Co] = [216, 8]; x [32, 8], weight [189, 8], bias "
                    "absent, y [32, 8]");
+  // A packed weight of another size (the plain weight's, say).
+  BOOST_TEST(error_of([&] {
+               ops.packed_conv3d_forward(view(x.data(), 32, 8), view(w.data(), 1, 100), View{}, view(y.data(), 32, 8),
+                                         c);
+             }) == str("packed_conv3d_forward: packed must be the packed form of a weight [216, 8] (",
+                       ops.packed_conv3d_elements(3, 72, 8), " elements of x's dtype); x [32, 8], packed [1, 100], bias "
+                       "absent, y [32, 8]"));
   ConvConfig wide = c;
   wide.pad_back = 3;
   BOOST_TEST(error_of([&] {

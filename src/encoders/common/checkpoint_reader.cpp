@@ -116,6 +116,15 @@ View CheckpointReader::packed(const std::vector<float>& W, int64_t in, int64_t o
   return packed;
 }
 
+View CheckpointReader::packed_conv(const std::vector<float>& weight, int kt, int64_t rows, int64_t cols) const {
+  Ops& ops = store_.ops();
+  BackendTensors plain(ops, store_.dtype());
+  const View packed = store_.make(1, ops.packed_conv3d_elements(kt, rows / kt, cols));
+  ops.pack_conv3d(plain.upload(weight.data(), rows, cols), kt, packed);
+  ops.synchronize();  // `plain` is released on return
+  return packed;
+}
+
 View CheckpointReader::table(const std::string& name, int64_t rows, int64_t cols) const {
   check(name, {rows, cols});
   const View v = store_.make(rows, cols);

@@ -58,6 +58,9 @@ class CheckpointReader {
   View linear(const std::string& name, int64_t in, int64_t out) const { return linears({name}, in, {out}); }
   // W [in, out] (host, row-major) in the backend's packed form.
   View packed(const std::vector<float>& W, int64_t in, int64_t out) const;
+  // A convolution's weight [kt·S, Co] (host, conv3d_forward's row order) in the backend's packed
+  // form (Ops::pack_conv3d).
+  View packed_conv(const std::vector<float>& weight, int kt, int64_t rows, int64_t cols) const;
   // A [rows, cols] table read in slices of rows (a vocabulary's embedding without a second full
   // copy on the host).
   View table(const std::string& name, int64_t rows, int64_t cols) const;

@@ -34,8 +34,9 @@ FrameChunk CausalFrames::conv3(const FrameChunk& x, const View& weight, const Vi
   c.frames = in.frames, c.height = x.height, c.width = x.width;
   c.kt = c.kh = c.kw = 3, c.pad_front = 2 - s.count;
   c.pad_top = c.pad_bottom = c.pad_left = c.pad_right = 1;
-  FrameChunk y{scratch_.make(x.positions(), weight.cols), x.frames, x.height, x.width};
-  scratch_.ops().conv3d_forward(in.x, weight, bias, y.x, c);
+  // Co from the bias: the packed weight is one row.
+  FrameChunk y{scratch_.make(x.positions(), bias.cols), x.frames, x.height, x.width};
+  scratch_.ops().packed_conv3d_forward(in.x, weight, bias, y.x, c);
   keep(s, in, std::min(2, in.frames));
   return y;
 }
@@ -56,7 +57,7 @@ FrameChunk CausalFrames::time_down(const FrameChunk& x, const View& weight, cons
     ConvConfig c;
     c.frames = in.frames, c.height = x.height, c.width = x.width, c.kt = 3, c.st = 2;
     const int64_t skip = first ? plane : 0;
-    ops.conv3d_forward(in.x, weight, bias, y.x.rows_range(skip, y.positions() - skip), c);
+    ops.packed_conv3d_forward(in.x, weight, bias, y.x.rows_range(skip, y.positions() - skip), c);
   }
   keep(s, x, 1);
   return y;

@@ -26,10 +26,11 @@ class CausalFrames {
 
   // Before each chunk: the layers are called in the same order in every chunk, slot by slot.
   void start_chunk() { next_ = 0; }
-  // Causal Conv3d 3×3×3 (spatial padding 1): weight [27·Ci, Co], bias [1, Co].
+  // Causal Conv3d 3×3×3 (spatial padding 1): weight the packed form (Ops::pack_conv3d, kt 3) of
+  // [27·Ci, Co], bias [1, Co].
   FrameChunk conv3(const FrameChunk& x, const View& weight, const View& bias);
   // The temporal downsample (3, 1, 1) stride (2, 1, 1): frame 0 of the clip passes through
-  // unchanged, later latent frames are conv(x[2k − 2], x[2k − 1], x[2k]). weight [3·C, C].
+  // unchanged, later latent frames are conv(x[2k − 2], x[2k − 1], x[2k]). weight: packed [3·C, C].
   FrameChunk time_down(const FrameChunk& x, const View& weight, const View& bias);
 
  private:

@@ -13,7 +13,8 @@ TensorOwner vae_tensors(const VaeDims& d) {
 }
 
 // A convolution stored [Co, Ci, (kt,) kh, kw] as conv3d_forward's [taps·Ci, Co]: row
-// tap·Ci + ci, tap = (dt·kh + dh)·kw + dw (a 1×1 conv: the linear W [Ci, Co]).
+// tap·Ci + ci, tap = (dt·kh + dh)·kw + dw (a 1×1 conv: the linear W [Ci, Co]), in the backend's
+// packed form (the VAE is frozen): Ops::pack_conv3d's, or pack_linear's for a 1×1 conv.
 View conv_weight(const CheckpointReader& r, const std::string& name, const std::vector<int64_t>& shape) {
   const std::vector<float> w = r.read(name, shape);
   const int64_t co = shape[0], ci = shape[1];
@@ -23,7 +24,9 @@ View conv_weight(const CheckpointReader& r, const std::string& name, const std::
   for (int64_t o = 0; o < co; ++o)
     for (int64_t c = 0; c < ci; ++c)
       for (int64_t t = 0; t < taps; ++t) out[size_t((t * ci + c) * co + o)] = w[size_t((o * ci + c) * taps + t)];
-  return r.upload(out, taps * ci, co);
+  if (taps == 1) return r.packed(out, ci, co);
+  const int kt = shape.size() == 5 ? int(shape[2]) : 1;
+  return r.packed_conv(out, kt, taps * ci, co);
 }
 
 // A gamma [C, 1, 1(, 1)] as [1, C].
@@ -90,7 +93,7 @@ VaeWeights load_vae_weights(const WeightSource& source, const VaeDims& d, Backen
     for (int64_t i = 0; i < z2; ++i) w_mu[size_t(i * d.z + o)] = out_w[size_t(o * z2 + i)] * inv_std;
     b_mu[size_t(o)] = (out_b[size_t(o)] - d.latent_mean()[size_t(o)]) * inv_std;
   }
-  w.out_w = r.upload(w_mu, z2, d.z);
+  w.out_w = r.packed(w_mu, z2, d.z);
   w.out_b = r.upload(b_mu, 1, d.z);
   return w;
 }

@@ -1,10 +1,12 @@
 // The Wan VAE encoder's tensors (Wan2.1_VAE.pth / Wan2.2_VAE.pth, or their safetensors twins) in
-// an Ops backend, in the layouts the ops take: convolutions as conv3d_forward weights
-// [kt·kh·kw·Ci, Co] (upstream's [Co, Ci, kt, kh, kw] permuted), 1×1 convolutions as linear
-// weights [Ci, Co], gammas as [1, C], the attention's to_qkv as one [C, 3C] GEMM. The final
+// an Ops backend, in the layouts the ops take, packed once (the VAE is frozen): convolutions as
+// packed_conv3d_forward weights (Ops::pack_conv3d of [kt·kh·kw·Ci, Co], upstream's
+// [Co, Ci, kt, kh, kw] permuted), 1×1 convolutions as packed linear weights (Ops::pack_linear of
+// [Ci, Co]), gammas as [1, C], the attention's to_qkv as one [C, 3C] GEMM. The final
 // 1×1×1 conv keeps only its mu half, with the latent normalisation folded in:
 //   z = (W·h + b − mean)·(1/std) = (W·(1/std))·h + (b − mean)·(1/std)
-// (1/std in float32, as upstream's scale). The decoder and conv2 are never read.
+// (1/std in float32, as upstream's scale). The decoder and conv2 are never read. The shapes
+// below are those of the weights before packing.
 #pragma once
 #include <vector>
 

@@ -40,7 +40,7 @@ class ChunkPass {
     FrameChunk h = make_like(x, x.x.cols);
     ops_.channel_rmsnorm_forward(x.x, w_.head_gamma, Activation::silu, h.x);
     h = frames_.conv3(h, w_.head_w, w_.head_b);
-    ops_.linear_forward(h.x, w_.out_w, w_.out_b, Activation::none, View{}, out);
+    ops_.packed_linear_forward(h.x, w_.out_w, w_.out_b, Activation::none, View{}, out);
   }
 
  private:
@@ -59,7 +59,7 @@ class ChunkPass {
       ops_.gated_residual_forward(h.x, View{}, x.x);
     } else {
       const View s = scratch_.make(x.positions(), r.out);
-      ops_.linear_forward(x.x, r.shortcut_w, r.shortcut_b, Activation::none, View{}, s);
+      ops_.packed_linear_forward(x.x, r.shortcut_w, r.shortcut_b, Activation::none, View{}, s);
       ops_.gated_residual_forward(h.x, View{}, s);
     }
     return h;
@@ -70,9 +70,9 @@ class ChunkPass {
     ConvConfig c;
     c.frames = x.frames, c.height = x.height, c.width = x.width;
     c.kh = c.kw = 3, c.sh = c.sw = 2, c.pad_bottom = c.pad_right = 1;
-    FrameChunk y{scratch_.make(int64_t(x.frames) * c.out_height() * c.out_width(), down.spatial_w.cols), x.frames,
+    FrameChunk y{scratch_.make(int64_t(x.frames) * c.out_height() * c.out_width(), down.spatial_b.cols), x.frames,
                  c.out_height(), c.out_width()};
-    ops_.conv3d_forward(x.x, down.spatial_w, down.spatial_b, y.x, c);
+    ops_.packed_conv3d_forward(x.x, down.spatial_w, down.spatial_b, y.x, c);
     return y;
   }
 
@@ -98,13 +98,13 @@ class ChunkPass {
     const int64_t C = x.x.cols, N = x.positions(), plane = int64_t(x.height) * x.width;
     const View y = scratch_.make(N, C), qkv = scratch_.make(N, 3 * C), a = scratch_.make(N, C), o = scratch_.make(N, C);
     ops_.channel_rmsnorm_forward(x.x, w_.attn_gamma, Activation::none, y);
-    ops_.linear_forward(y, w_.qkv_w, w_.qkv_b, Activation::none, View{}, qkv);
+    ops_.packed_linear_forward(y, w_.qkv_w, w_.qkv_b, Activation::none, View{}, qkv);
     std::vector<int64_t> offsets(size_t(x.frames) + 1);
     for (int f = 0; f <= x.frames; ++f) offsets[size_t(f)] = f * plane;
     const EncoderAttnConfig cfg{1, 1, int(C), float(1.0 / std::sqrt(double(C))), false};
     ops_.encoder_attention_forward(qkv.cols_range(0, C), qkv.cols_range(C, C), qkv.cols_range(2 * C, C), View{},
                                    AttnBias{}, a, View{}, cfg, AttnSegments{offsets.data(), nullptr, x.frames});
-    ops_.linear_forward(a, w_.proj_w, w_.proj_b, Activation::none, View{}, o);
+    ops_.packed_linear_forward(a, w_.proj_w, w_.proj_b, Activation::none, View{}, o);
     ops_.gated_residual_forward(x.x, View{}, o);
   }
 
