@@ -134,7 +134,6 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
-  if (j["memory"].contains("elementwise_bytes_per_s")) h.elementwise_bytes_per_s = f("memory.elementwise_bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");
   if (j["memory"].contains("blas_workspace_bytes")) h.blas_workspace_bytes = f("memory.blas_workspace_bytes");

@@ -55,11 +55,6 @@ struct Hardware {
   // applying it; 0 where the file has no dropout_element_seconds.
   double dropout_element_s = 0;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
-  // The rate of the blocks' elementwise ops (norms, activations, residual adds), bytes read and
-  // written per second: the activations' traffic is charged at it. A CPU's GELU and LayerNorm
-  // compute per element and run well below the triad; 0 where the file has no
-  // memory.elementwise_bytes_per_s (then the memory bandwidth).
-  double elementwise_bytes_per_s = 0;
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, fragmentation
   // On a GPU: the GEMM library's workspace (cuBLASLt) and the communication library's channels

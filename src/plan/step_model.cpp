@@ -115,7 +115,7 @@ void size_micro_batches(const Workload& w, StepPrediction& s) {
 // to spare.
 struct RankRates {
   int per_node = 1;  // ranks that share a node (and its storage)
-  double share = 1, gemm = 0, attention = 0, memory = 0, elementwise = 0;
+  double share = 1, gemm = 0, attention = 0, memory = 0;
 };
 
 RankRates rank_rates(const Hardware& hw, const Workload& w) {
@@ -129,7 +129,6 @@ RankRates rank_rates(const Hardware& hw, const Workload& w) {
   r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share * gemm_efficiency(hw, w.model.d_model);
   r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
   r.memory = hw.memory_bytes_per_s * r.share;
-  r.elementwise = (hw.elementwise_bytes_per_s > 0 ? hw.elementwise_bytes_per_s : hw.memory_bytes_per_s) * r.share;
   return r;
 }
 
@@ -142,8 +141,10 @@ struct SampleSeconds {
 SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
                              const PlanReport& p_none, StepPrediction& s) {
   const ModelConfig& c = w.model;
-  // Activation traffic of elementwise work, at the elementwise ops' rate: each activation
-  // written and read once in the forward, its gradient written and read once in the backward.
+  // Activation traffic of elementwise work, at the memory bandwidth: each activation written and
+  // read once in the forward, its gradient written and read once in the backward. (A measured
+  // rate of a block's elementwise ops, 0.38 of the triad here, over-predicted every 1-rank step
+  // by 16-22 %: regression/plan_validation.md, round 13.)
   const double act_per_sample = p_none.activation_bytes / s.samples_per_mb;
   const double passes = w.fp8 ? 3 : 2;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate and
@@ -154,7 +155,7 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   // Dropout draws every element's keep word in the forward and again in the backward.
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
   SampleSeconds t;
-  const double act_traffic = passes * act_per_sample / r.elementwise;
+  const double act_traffic = passes * act_per_sample / r.memory;
   t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + dropout_draws + act_traffic + p.dropout_bytes_fwd / r.memory;
   t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + dropout_draws + act_traffic + p.dropout_bytes_bwd / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;

@@ -541,31 +541,6 @@ BOOST_AUTO_TEST_CASE(gradient_buffers_cost_their_zeroing_and_adds_at_the_memory_
              boost::test_tools::tolerance(1e-9));
 }
 
-// memory.elementwise_bytes_per_s: the activations' traffic (2 passes of the kept activations in
-// the forward, 2 of their gradients in the backward) at the elementwise ops' rate; dropout's,
-// the gradient buffers' and the optimizer's traffic stay at the memory bandwidth.
-BOOST_AUTO_TEST_CASE(activation_traffic_runs_at_the_elementwise_rate) {
-  Hardware h = gpu_node();  // 2e12 bytes/s
-  Workload w;
-  w.model = preset_config("tiny_wan");
-  w.ranks = 2;
-  w.global_batch = 16;
-  const StepPrediction base = predict_step(h, w);
-  h.elementwise_bytes_per_s = 0.5e12;
-  const StepPrediction slow = predict_step(h, w);
-  ModelConfig kept = w.model;
-  kept.recompute = Recompute::none;
-  const double act_per_mb =
-      make_plan(kept, w.ranks, base.tokens_per_mb, w.sample, planned_blocks_dtype(h, kept)).activation_bytes;
-  // 2 passes of each sample's share, every sample of the rank, 1/0.5e12 - 1/2e12 = 1.5e-12 s a byte more.
-  const double per_pass = base.samples_per_rank * 2 * act_per_mb / base.samples_per_mb * 1.5e-12;
-  BOOST_TEST(per_pass > 0);
-  BOOST_TEST(slow.fwd_s - base.fwd_s == per_pass, boost::test_tools::tolerance(1e-6));
-  BOOST_TEST(slow.bwd_s - base.bwd_s == per_pass, boost::test_tools::tolerance(1e-6));
-  BOOST_TEST(slow.optimizer_s == base.optimizer_s);
-  BOOST_TEST(slow.gradient_backward_s == base.gradient_backward_s);
-}
-
 // gemm_width_efficiency: the table interpolated in log2(width) and held at its ends; a
 // narrower model's GEMMs at a lower rate.
 BOOST_AUTO_TEST_CASE(gemm_rate_follows_the_width_table) {

@@ -18,8 +18,7 @@
 //               --plan counts them) and the per (pair, head) softmax work apart;
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
-//   memory      triad a = b + s·c over 3 × 32 MiB; elementwise: a D 256 block's norms, GELU,
-//               residual adds and their backwards through Ops, bytes read and written per second;
+//   memory      triad a = b + s·c over 3 × 32 MiB;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
 //               the trainer's MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew; and what a
@@ -282,35 +281,6 @@ double triad_bandwidth() {
   return 3.0 * double(n) * sizeof(float) / t;
 }
 
-// The rate of a block's elementwise work through Ops, bytes read and written per second, per
-// core: the non-GEMM ops of a D 256 block on 2048 rows (activations of 2 MiB, the FFN hidden of
-// 8 MiB, beyond the L2): LayerNorm, GELU (tanh) and the residual add forward; the zeroed gradient
-// buffer, GELU's, the residual's and LayerNorm's backward. The triad (memory.bytes_per_s) is a
-// plain loop; these compute per element (GELU's tanh, LayerNorm's two passes), and the planner
-// charges the activations' and gradient buffers' traffic at this rate.
-double elementwise_bytes_per_s() {
-  const int64_t N = 2048, D = 256, F = 4 * D;
-  std::vector<float> x(size_t(N * D), 0.5f), y(x.size()), z(x.size()), dx(x.size()), dy(x.size(), 0.01f),
-      h(size_t(N * F), 0.25f), g(h.size()), dh(h.size()), dg(h.size(), 0.01f), mean(static_cast<size_t>(N)),
-      rstd(mean.size()), w(static_cast<size_t>(D), 1.0f), b(w.size()), dw(w.size()), db(w.size());
-  const auto rows = [&](std::vector<float>& t, int64_t cols) { return emb::view(t.data(), N, cols); };
-  const auto one = [&](std::vector<float>& t) { return emb::view(t.data(), 1, D); };
-  emb::Ops& ops = cpu_ops();
-  const double seconds = timed([&] {
-    ops.layernorm_forward(rows(x, D), one(w), one(b), rows(y, D), rows(mean, 1), rows(rstd, 1), 1e-6f);
-    ops.activation_forward(emb::Activation::gelu_tanh, rows(h, F), rows(g, F));
-    ops.add(rows(x, D), rows(y, D), rows(z, D));
-    ops.zero(rows(dh, F));
-    ops.activation_backward(emb::Activation::gelu_tanh, rows(h, F), rows(dg, F), rows(dh, F));
-    ops.add(rows(dy, D), rows(z, D), rows(dx, D));
-    ops.layernorm_backward(rows(x, D), one(w), rows(mean, 1), rows(rstd, 1), rows(dy, D), rows(dx, D), one(dw), one(db));
-  });
-  // Bytes per op (reads + writes of the [N, D] and [N, F] tensors): LayerNorm 2, GELU 2, add 3,
-  // zero 1, GELU's backward 4 (dx accumulates), add 3, LayerNorm's backward 3 (dx accumulates).
-  const double act = double(N * D) * sizeof(float), hidden = double(N * F) * sizeof(float);
-  return (2 * act + 2 * hidden + 3 * act + hidden + 4 * hidden + 3 * act + 3 * act) / seconds;
-}
-
 struct Fabric {
   double latency_s = 0, bytes_per_s = 0, reduce_bytes_per_s = 0;
 };
@@ -415,7 +385,7 @@ nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
 
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0, elementwise = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
   std::vector<std::pair<int, double>> gemm_widths;
   AttentionCost attention;
   Fabric fabric;
@@ -428,7 +398,6 @@ Measured measure(const emb::World& world) {
   m.gemm_widths = gemm_width_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
-  m.elementwise = elementwise_bytes_per_s();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
   if (g_size > 1) m.spare_core = spare_core_speedup();
@@ -461,7 +430,6 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
-                  {"elementwise_bytes_per_s", fig(m.elementwise, "a D 256 block's elementwise ops through Ops on 2048 rows (LayerNorm, GELU tanh, residual add, their backwards, the zeroed gradient): bytes read and written per second, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
