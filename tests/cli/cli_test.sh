@@ -611,10 +611,12 @@ startup_checks)
   # A model the node cannot hold (virtual memory capped at 8 GB in case the check lets it through).
   start_check 5 "out of memory: the model needs " tiny_gr00t \
     "d_model = 200000" $gr00t 512 8 "$tmp/ckpt" bash -c 'ulimit -v 8000000 && exec "$@"' _
-  # The state is exact (gr00t derives d_ff = 4·d_model as upstream); the activations are the
+  # The state is exact (gr00t derives d_ff = 4·d_model as upstream): what DataParallel and AdamW
+  # allocate on the largest rank, the whole units it gathers and its gradient slots included
+  # (test_state_memory checks the rule against the allocations); the activations are the
   # planner's estimate (which the planner refines).
   expect_contains "$(cat "$tmp/out.txt")" \
-    "GiB per rank (1520109218392 parameters: 15498 GiB of parameters, gradients and AdamW moments with train.shard = full, "
+    "GiB per rank (1520109218392 parameters: 32187.4 GiB of parameters, gradients and AdamW moments with train.shard = full, "
   # A read-only file system (a private read-only tmpfs: even root cannot write there).
   mkdir -p "$tmp/ro"
   start_check 12 "train.ckpt_dir: checkpoint directory $tmp/ro is not writable: Read-only file system" tiny_gr00t "" \
