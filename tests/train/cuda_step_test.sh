@@ -205,7 +205,7 @@ refused)
     [ "$(grep -cF -- "$expected" "$tmp/err")" -eq 1 ] || fail "expected '$expected' once, got: $(cat "$tmp/err")"
     [ ! -e outputs/cuda-refused ] || fail "a refused run left outputs/cuda-refused"
   }
-  refused "inputs/tiny_gr00t.in:9: run.device = cuda: attention head dim 12 (a width divided by its heads) is not built on CUDA (8, 16, 32, 48, 64, 128)" \
+  refused "inputs/tiny_gr00t.in:9: run.device = cuda: attention head dim 12 (a width divided by its heads) is not built on CUDA (8, 16, 32, 48, 64, 72, 128)" \
     "$deck" "${cuda[@]}" --set model.d_model=48
   refused "--set model.fp8=on: model.fp8 = on, but no linear is eligible for FP8 (the blocks' q, k, v, o, fc1 and fc2 need in and out multiples of 128; d_model is 64); set model.d_model (and model.d_ff) to multiples of 128, or model.fp8 = off" \
     "$deck" "${cuda[@]}" --set model.fp8=on
