@@ -79,8 +79,9 @@ CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p
   if (n <= 0) return {0, "none"};
   CollectiveTime t = transfer_time(hw, c, n, p);
   // The sums of a reduction: (p−1)/p·n bytes per rank, whatever the algorithm.
-  if (c != Collective::all_gather && hw.reduce_bytes_per_s > 0 && p > 1)
-    t.seconds += double(p - 1) / p * n / (hw.reduce_bytes_per_s * device_share(hw, p));
+  // (at the rate of the buffer's size: a small one is summed from the caches).
+  if (c != Collective::all_gather && reduce_rate(hw, n) > 0 && p > 1)
+    t.seconds += double(p - 1) / p * n / (reduce_rate(hw, n) * device_share(hw, p));
   return t;
 }
 

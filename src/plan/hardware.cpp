@@ -64,38 +64,51 @@ FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, cons
   return c;
 }
 
-// gemm_width_efficiency: {"<width>": figure, ...}, positive ratios, ascending by width.
-std::vector<std::pair<double, double>> read_gemm_width_efficiency(const nlohmann::json& j, const FigureReader& f,
-                                                                  const std::string& path) {
-  std::vector<std::pair<double, double>> table;
-  if (!j.contains("gemm_width_efficiency")) return table;
-  for (const auto& [width, figure] : j["gemm_width_efficiency"].items()) {
-    double w = 0;
+// A table of figures keyed by a positive number (`table` under `parent`: {"<key>": figure,
+// ...}), positive values, ascending by key; empty where the file has none.
+std::vector<std::pair<double, double>> read_keyed_table(const nlohmann::json& parent, const std::string& prefix,
+                                                        const std::string& table, const std::string& key_means,
+                                                        const FigureReader& f, const std::string& path) {
+  std::vector<std::pair<double, double>> out;
+  if (!parent.contains(table)) return out;
+  const std::string name = prefix + table;
+  for (const auto& [key, figure] : parent[table].items()) {
+    double k = 0;
     try {
-      w = std::stod(width);
+      k = std::stod(key);
     } catch (const std::exception&) {
-      throw Error(str(path, ": gemm_width_efficiency key '", width, "' is not a model width"), kExitInput);
+      throw Error(str(path, ": ", name, " key '", key, "' is not ", key_means), kExitInput);
     }
-    const double ratio = f("gemm_width_efficiency." + width);
-    if (w < 1 || ratio <= 0)
-      throw Error(str(path, ": gemm_width_efficiency.", width, " needs a width >= 1 and a positive ratio"), kExitInput);
-    table.emplace_back(w, ratio);
+    const double value = f(name + "." + key);
+    if (k < 1 || value <= 0)
+      throw Error(str(path, ": ", name, ".", key, " needs ", key_means, " >= 1 and a positive figure"), kExitInput);
+    out.emplace_back(k, value);
   }
-  std::sort(table.begin(), table.end());
-  return table;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The table's value at x, linear in log2(x) between its keys, held at its ends.
+double interpolate_log2(const std::vector<std::pair<double, double>>& t, double x) {
+  if (x <= t.front().first) return t.front().second;
+  if (x >= t.back().first) return t.back().second;
+  size_t k = 1;
+  while (t[k].first < x) ++k;
+  const double a = std::log2(t[k - 1].first), b = std::log2(t[k].first), u = (std::log2(x) - a) / (b - a);
+  return t[k - 1].second + u * (t[k].second - t[k - 1].second);
 }
 
 }  // namespace
 
 double gemm_efficiency(const Hardware& hw, double width) {
-  const auto& t = hw.gemm_width_efficiency;
-  if (t.empty()) return 1;
-  if (width <= t.front().first) return t.front().second;
-  if (width >= t.back().first) return t.back().second;
-  size_t k = 1;
-  while (t[k].first < width) ++k;
-  const double a = std::log2(t[k - 1].first), b = std::log2(t[k].first), x = (std::log2(width) - a) / (b - a);
-  return t[k - 1].second + x * (t[k].second - t[k - 1].second);
+  return hw.gemm_width_efficiency.empty() ? 1 : interpolate_log2(hw.gemm_width_efficiency, width);
+}
+
+double reduce_rate(const Hardware& hw, double full_bytes) {
+  const auto& t = hw.reduce_bytes_per_s_by_size;
+  if (t.empty()) return hw.reduce_bytes_per_s;
+  const auto holds = std::find_if(t.begin(), t.end(), [&](const auto& size_rate) { return size_rate.first >= full_bytes; });
+  return holds == t.end() ? t.back().second : holds->second;
 }
 
 double device_share(const Hardware& hw, int ranks) {
@@ -141,7 +154,9 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
   if (j["intra_node"].contains("reduce_bytes_per_s")) h.reduce_bytes_per_s = f("intra_node.reduce_bytes_per_s");
   if (j["intra_node"].contains("core_seconds_per_byte")) h.comm_core_seconds_per_byte = f("intra_node.core_seconds_per_byte");
-  h.gemm_width_efficiency = read_gemm_width_efficiency(j, f, h.path);
+  h.reduce_bytes_per_s_by_size =
+      read_keyed_table(j["intra_node"], "intra_node.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
+  h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
     h.nics_per_node = int(f("inter_node.nics_per_node"));

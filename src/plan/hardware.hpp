@@ -80,6 +80,12 @@ struct Hardware {
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
   // sum is fused into the transfer at memory speed (NCCL's kernels).
   double reduce_bytes_per_s = 0;
+  // The same rate by the collective's full buffer (bytes), as (bytes, rate) ascending: Open MPI's
+  // non-blocking reduce-scatter run by the progress thread sums a small buffer at memory speed
+  // and a large one two orders of magnitude slower (regression/plan_validation.md round 14).
+  // intra_node.reduce_bytes_per_s_by_size {"<bytes>": figure, ...}; empty: reduce_bytes_per_s
+  // at every size.
+  std::vector<std::pair<double, double>> reduce_bytes_per_s_by_size;
   // With no core to spare (comm_overlaps_compute = false): the core seconds the progress thread
   // takes from the rank's compute per byte a rank sends in a collective (MPI's copies and sums
   // on the rank's own core), on the rank that takes most (MPI's reduce-scatter sums on rank 0,
@@ -97,6 +103,12 @@ Hardware load_hardware(const std::string& name_or_path);
 // The GEMM rate at model width `width` over the file's GEMM rate (gemm_width_efficiency,
 // interpolated in log2(width), held at the table's ends; 1 without a table).
 double gemm_efficiency(const Hardware& hw, double width);
+// The rate a rank sums a reduction of a `full_bytes` buffer: reduce_bytes_per_s_by_size's rate
+// at the smallest measured size that holds the buffer (the largest size's beyond it), not an
+// interpolation: where between its sizes the slow regime starts is not measured (an idle probe
+// sees it begin between 24 and 32 MiB, the runs already at 17.5 MB), so a buffer between two
+// sizes is charged the larger one's rate. reduce_bytes_per_s without a table.
+double reduce_rate(const Hardware& hw, double full_bytes);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).

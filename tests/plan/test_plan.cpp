@@ -85,6 +85,47 @@ BOOST_AUTO_TEST_CASE(reductions_add_their_sums_at_the_reduce_rate) {
              boost::test_tools::tolerance(1e-12));
 }
 
+// intra_node.reduce_bytes_per_s_by_size: the sums at the rate of the smallest measured size that
+// holds the buffer, the largest size's beyond the table (a small buffer's sums at memory speed,
+// a large one's on MPI's slow path); the file's table keyed by bytes, each a figure with its
+// source.
+BOOST_AUTO_TEST_CASE(reductions_sum_at_the_rate_of_their_buffer_size) {
+  Hardware h = gpu_node();
+  h.reduce_bytes_per_s = 1e8;
+  h.reduce_bytes_per_s_by_size = {{1 << 20, 8e8}, {1 << 24, 2e8}};
+  BOOST_TEST(reduce_rate(h, 1 << 18) == 8e8);
+  BOOST_TEST(reduce_rate(h, 1 << 20) == 8e8);
+  BOOST_TEST(reduce_rate(h, (1 << 20) + 1) == 2e8);  // held by the 16 MiB size
+  BOOST_TEST(reduce_rate(h, 1 << 28) == 2e8);
+  // 4 MiB over 8 ranks: the ring pass, and 7/8 of it summed at 2e8 B/s (the 16 MiB size's rate).
+  const double n = 1 << 22, pass = 7 * 2e-6 + 7.0 / 8 * n / 400e9;
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 8).seconds == pass + 7.0 / 8 * n / 2e8,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, 1 << 19, 8).seconds ==
+                 7 * 2e-6 + 7.0 / 8 * (1 << 19) / 400e9 + 7.0 / 8 * (1 << 19) / 8e8,
+             boost::test_tools::tolerance(1e-12));
+  h.reduce_bytes_per_s_by_size.clear();
+  BOOST_TEST(reduce_rate(h, n) == 1e8);
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_reduce_hw.json";
+  j["intra_node"]["reduce_bytes_per_s_by_size"] = {{"4194304", {{"value", 5e8}, {"source", "test"}}},
+                                                   {"262144", {{"value", 9e8}, {"source", "test"}}}};
+  std::ofstream(path) << j.dump();
+  const Hardware read = load_hardware(path);
+  BOOST_TEST(read.reduce_bytes_per_s_by_size.size() == 2u);
+  BOOST_TEST(read.reduce_bytes_per_s_by_size.front().first == 262144.0);  // ascending by size
+  BOOST_TEST(reduce_rate(read, 1 << 20) == 5e8);
+  j["intra_node"]["reduce_bytes_per_s_by_size"]["big"] = {{"value", 1e8}, {"source", "test"}};
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);  // a key that is not a size
+  j["intra_node"]["reduce_bytes_per_s_by_size"].erase("big");
+  j["intra_node"]["reduce_bytes_per_s_by_size"]["4194304"].erase("source");
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);  // a figure without its source
+  std::filesystem::remove(path);
+}
+
 BOOST_AUTO_TEST_CASE(small_all_reduces_take_the_tree_and_large_multi_node_ones_the_hierarchy) {
   const Hardware h = gpu_node();
   const CollectiveTime small = collective_time(h, Collective::all_reduce, 8, 8);

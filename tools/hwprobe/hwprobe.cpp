@@ -19,8 +19,9 @@
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
-//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 32 MiB (β, ring) through
-//               the trainer's MPI Comm and its progress thread, the ranks entering together:
+//   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 1 MiB in all and 32 MiB
+//               a rank (β, ring, at 32 MiB; the reduction's rate at both) through the trainer's
+//               MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew; and what a
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
 //               (the progress thread's core seconds per byte sent, on the slowest rank);
@@ -281,31 +282,54 @@ double triad_bandwidth() {
   return 3.0 * double(n) * sizeof(float) / t;
 }
 
+// The reduction's rate at one collective size: `full_bytes` the full buffer (a reduce-scatter's
+// input), `bytes_per_s` the bytes a rank sums per second beyond the all-gather's pass.
+struct ReduceAtSize {
+  double full_bytes = 0, bytes_per_s = 0;
+};
+
 struct Fabric {
-  double latency_s = 0, bytes_per_s = 0, reduce_bytes_per_s = 0;
+  double latency_s = 0, bytes_per_s = 0;
+  std::vector<ReduceAtSize> reduce;  // ascending by size; the largest is reduce_bytes_per_s
 };
 
 // The links as the trainer drives them, every rank entering each collective together (after a
 // barrier): the project's MPI Comm (src/comm/comm_mpi.hpp: non-blocking collectives run by its
 // progress thread, which polls with pauses so as not to take a core from compute), issued and
 // waited for. α from 8-byte all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes
-// per rank) of 32 MiB gathers, and the reduction's rate from how much longer a reduce-scatter
-// of the same bytes takes (its sums, and MPI's non-blocking reduce-scatter algorithm). MPI's
-// blocking collectives run 2-3 times faster on this machine, but no step issues them. The
-// ranks' skew is measured apart (rank_imbalance()).
-Fabric collectives(const emb::World& world) {
+// per rank) of 32 MiB a rank gathers, and the reduction's rate from how much longer a
+// reduce-scatter of the same bytes takes than the gather (its sums, and MPI's non-blocking
+// reduce-scatter algorithm), at two sizes: a full buffer of 1 MiB (a tiny deck's bucket, 0.84
+// MB) and 32 MiB a rank. Open MPI's reduce-scatter on the progress thread has two regimes: at 1
+// MiB its sums cost next to nothing, at 32 MiB a rank it sums ~0.09 GB/s on this VM (a 17.5 MB
+// bucket of scaling_cpu is as slow in the runs; regression/plan_validation.md round 14). A sum
+// reads two operands and writes one, so the rate is held at a third of the triad's (`memory`):
+// at 1 MiB the difference is within the noise. The two sizes are interleaved, 7 rounds, each
+// time the median of its rounds. MPI's blocking collectives run 2-3 times faster on this
+// machine, but no step issues them. The ranks' skew is measured apart (rank_imbalance()).
+Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
   const int p = g_size;
-  const int64_t small = 2, big = int64_t(8) << 20;  // floats
-  std::vector<float> full(size_t(big * p), 1.0f), shard(static_cast<size_t>(big));
-  const double alpha = timed([&] { comm->all_reduce(full.data(), small, emb::DType::f32, emb::ReduceOp::sum).wait(); },
-                             21) / (2 * std::max(1, p - 1));
-  const double n = double(big) * sizeof(float) * p;  // the full buffer
-  const double gather = timed([&] { comm->all_gather(shard.data(), full.data(), big * p, emb::DType::f32).wait(); }, 7);
-  const double scatter = timed(
-      [&] { comm->reduce_scatter(full.data(), shard.data(), big * p, emb::DType::f32, emb::ReduceOp::sum).wait(); }, 7);
-  const double per_rank = double(p - 1) / p * n;
-  return {alpha, per_rank / (gather - (p - 1) * alpha), per_rank / std::max(scatter - gather, 1e-9)};
+  const std::vector<int64_t> shards = {(int64_t(256) << 10) / p, int64_t(8) << 20};  // floats: 1 MiB in all, 32 MiB a rank
+  std::vector<float> full(size_t(shards.back() * p), 1.0f), shard(static_cast<size_t>(shards.back()));
+  Fabric fabric;
+  fabric.latency_s = timed([&] { comm->all_reduce(full.data(), 2, emb::DType::f32, emb::ReduceOp::sum).wait(); }, 21) /
+                     (2 * std::max(1, p - 1));
+  std::vector<std::vector<double>> gather(shards.size()), scatter(shards.size());
+  for (int round = 0; round < 7; ++round)
+    for (size_t i = 0; i < shards.size(); ++i) {
+      const int64_t n = shards[i] * p;
+      gather[i].push_back(timed([&] { comm->all_gather(shard.data(), full.data(), n, emb::DType::f32).wait(); }, 1));
+      scatter[i].push_back(timed(
+          [&] { comm->reduce_scatter(full.data(), shard.data(), n, emb::DType::f32, emb::ReduceOp::sum).wait(); }, 1));
+    }
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const double n = double(shards[i] * p) * sizeof(float), per_rank = double(p - 1) / p * n;
+    const double sums_s = std::max(median(scatter[i]) - median(gather[i]), 3 * per_rank / memory_bytes_per_s);
+    fabric.reduce.push_back({n, per_rank / sums_s});
+    if (i + 1 == shards.size()) fabric.bytes_per_s = per_rank / (median(gather[i]) - (p - 1) * fabric.latency_s);
+  }
+  return fabric;
 }
 
 // The core seconds the progress thread takes from the rank's compute per byte a rank sends:
@@ -402,7 +426,7 @@ Measured measure(const emb::World& world) {
   m.dropout_element = dropout_element_seconds();
   if (g_size > 1) m.spare_core = spare_core_speedup();
   m.imbalance = rank_imbalance();
-  m.fabric = collectives(world);
+  m.fabric = collectives(world, m.memory);
   m.comm_core = comm_core_seconds_per_byte(world);
   m.write = write_bandwidth();
   m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
@@ -433,7 +457,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
-                      {"reduce_bytes_per_s", fig(m.fabric.reduce_bytes_per_s, "32 MiB reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
+                      {"reduce_bytes_per_s", fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
                       {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
                       {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank (MPI's reduce-scatter sums on rank 0)")}}},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
@@ -441,6 +465,10 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
   hw.update(imbalance_figures(fig, m.imbalance));
+  if (g_size > 1)  // with one rank a reduce-scatter sums nothing
+    for (const ReduceAtSize& r : m.fabric.reduce)
+      hw["intra_node"]["reduce_bytes_per_s_by_size"][std::to_string(int64_t(r.full_bytes))] =
+          fig(r.bytes_per_s, "reduce-scatters of this full buffer (bytes) through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time, sizes interleaved");
   for (const auto& [width, ratio] : m.gemm_widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
