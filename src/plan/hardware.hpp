@@ -75,6 +75,10 @@ struct Hardware {
   // devices_per_node ranks; 0: dedicated devices.
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
+  // The compute seconds of the probe's round that rank_imbalance is a fraction of: with it, the
+  // imbalance is a time per synchronisation of the step (rank_imbalance · this), as ranks
+  // time-sharing cores lose about a scheduling slice at each; 0: a fraction of the compute.
+  double rank_imbalance_round_s = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the

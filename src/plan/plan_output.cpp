@@ -75,7 +75,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"cuda_graphs", s.w.cuda_graphs}}},
       {"seconds",
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
-        {"recompute", s.recompute_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
+        {"recompute", s.recompute_s}, {"imbalance", s.imbalance_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
         {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s},
@@ -116,7 +116,7 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.samples_per_mb, ", ", s.buckets, " bucket(s) of <= ", s.w.bucket_bytes / (1 << 20), " MiB\n");
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
-           ")",
+           s.imbalance_s > 0 ? str(", waits for the slowest rank ", duration(s.imbalance_s)) : std::string(), ")",
            s.comm_core_fwd_s + s.comm_core_bwd_s > 0
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),

@@ -168,18 +168,12 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   return t;
 }
 
-// The rank's compute in the step. The slowest rank paces every collective: the compute is
-// longer by the imbalance hwprobe measured with M ranks, scaled to R ranks as the expected
-// maximum of R ranks' independent delays (1.8 times 2 ranks' at 4).
-void add_compute(const Hardware& hw, int R, const SampleSeconds& t, StepPrediction& s) {
-  const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
-  const double paced =
-      1 + (measured_ranks > 1 ? hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks) : 0);
-  s.fwd_s = t.fwd * s.samples_per_rank * paced;
-  s.bwd_s = t.bwd * s.samples_per_rank * paced;
-  s.recompute_s = t.recompute * s.samples_per_rank * paced;
+// The rank's own compute: its samples' forward, backward and recompute.
+void add_compute(const SampleSeconds& t, StepPrediction& s) {
+  s.fwd_s = t.fwd * s.samples_per_rank;
+  s.bwd_s = t.bwd * s.samples_per_rank;
+  s.recompute_s = t.recompute * s.samples_per_rank;
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
-  s.imbalance_s = s.compute_s * (1 - 1 / paced);
 }
 
 // One collective's seconds per bucket, and the core seconds it takes from the rank's compute
@@ -293,6 +287,28 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   }
 }
 
+// With more than one rank every rank waits for the slowest at each of the step's synchronisations
+// (the blocking host reductions, each collective's wait): the hardware's rank_imbalance, measured
+// with M ranks, scaled to R ranks as the expected maximum of R ranks' independent delays (1.8
+// times 2 ranks' at 4). With rank_imbalance_round_s it is a time per synchronisation
+// (rank_imbalance of the probe's round): ranks time-sharing cores lose about a scheduling slice
+// at each, whatever the compute between (round 13 at 4 ranks: 7 ms a step on the tiny decks'
+// 10 ms of compute, 10 ms on scaling_cpu's 80); without it, rank_imbalance of the compute.
+// It is part of compute_s and timed as `other`.
+void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
+  const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
+  if (R < 2 || measured_ranks < 2) return;
+  const double scale = hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks);
+  if (hw.rank_imbalance_round_s > 0) {
+    int synchronisations = StepCalls{}.host_reductions;
+    for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
+    s.imbalance_s = scale * hw.rank_imbalance_round_s * synchronisations;
+  } else {
+    s.imbalance_s = scale * s.compute_s;
+  }
+  s.compute_s += s.imbalance_s;
+}
+
 // Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,
 // measured with M ranks, over the 2(R-1) hops of an all-reduce; a file without it, the
 // all-reduce of 32 bytes on the links.
@@ -354,11 +370,11 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
-  const double fwd_share = s.compute_s > 0 ? s.fwd_s / s.compute_s : 0.5, typical = 1 - s.imbalance_s / std::max(s.compute_s, 1e-300);
+  const double own = s.fwd_s + s.bwd_s + s.recompute_s, fwd_share = own > 0 ? s.fwd_s / own : 0.5;
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
-  ph.fwd = s.fwd_s * typical + s.comm_core_fwd_s + fwd_share * in_passes;
-  ph.bwd = (s.bwd_s + s.recompute_s) * typical + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
+  ph.fwd = s.fwd_s + s.comm_core_fwd_s + fwd_share * in_passes;
+  ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
   ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s;
@@ -412,8 +428,9 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const RankRates rates = rank_rates(hw, w);
   s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
   const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
-  add_compute(hw, w.ranks, per_sample, s);
+  add_compute(per_sample, s);
   add_communication(hw, w, p, per_sample, s);
+  add_imbalance(hw, w.ranks, s);
   add_fixed_costs(hw, w, rates, s);
   add_optimizer_and_data(hw, w, p, rates, s);
   add_phases(hw, s);

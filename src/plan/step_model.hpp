@@ -18,10 +18,13 @@
 //             core_seconds_per_byte of what a rank sends; comm_core_fwd/bwd), and only what
 //             the schedule leaves uncovered is a wait; a file without that figure exposes every
 //             collective;
-//   imbalance with more than one rank, compute is longer by the hardware's rank_imbalance
+//   imbalance with more than one rank, compute is longer by the wait for the slowest rank
 //             (ranks time-sharing cores finish equal work at different times, and every
-//             collective waits for the slowest), measured with one rank per core and scaled
-//             to R ranks by the expected maximum of R independent normal delays;
+//             synchronisation waits for the slowest): the hardware's rank_imbalance of its
+//             probe's round (rank_imbalance_round_s) at each synchronisation of the step (its
+//             blocking host reductions and collective waits), or of the compute where the file
+//             has no round; scaled from the ranks it was measured with to R ranks by the
+//             expected maximum of R independent normal delays;
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch and of the optimizer at the host's
 //             seconds per call, the host allocations at seconds per allocation (both at the

@@ -371,6 +371,39 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
   BOOST_TEST(skewed[4] == (1 + 0.2 * 1.0294 / 0.5642) * even[4], boost::test_tools::tolerance(1e-3));
 }
 
+// With the probe's round (rank_imbalance_round_s) the imbalance is a time per synchronisation:
+// rank_imbalance of the round at each of the step's 4 blocking host reductions and each
+// collective call, scaled from the ranks measured to R, whatever the compute; timed as `other`.
+BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.rank_imbalance = 0.05;
+  h.rank_imbalance_round_s = 0.02;
+  Workload w = tiny_workload();  // ZeRO-3, a bucket per unit: gathers in forward and backward
+  w.ranks = 1;
+  BOOST_TEST(predict_step(h, w).imbalance_s == 0.0);
+  w.ranks = 2;
+  const StepPrediction s = predict_step(h, w);
+  int calls = 0;
+  for (const CollectiveCost& c : s.collectives) calls += c.buckets * c.per_step;
+  BOOST_TEST(calls == 3 * s.buckets * s.micro_batches);  // two gathers and a reduction per bucket and micro-batch
+  BOOST_TEST(s.imbalance_s == 0.05 * 0.02 * (4 + calls), boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.compute_s == s.fwd_s + s.bwd_s + s.recompute_s + s.imbalance_s, boost::test_tools::tolerance(1e-12));
+  h.rank_imbalance_round_s = 0;
+  const StepPrediction fraction = predict_step(h, w);
+  BOOST_TEST(fraction.imbalance_s == 0.05 * (fraction.fwd_s + fraction.bwd_s + fraction.recompute_s),
+             boost::test_tools::tolerance(1e-9));
+  h.rank_imbalance_round_s = 0.02;
+  h.rank_imbalance_ranks = 2;
+  w.ranks = 4;
+  const StepPrediction four = predict_step(h, w);
+  int four_calls = 0;
+  for (const CollectiveCost& c : four.collectives) four_calls += c.buckets * c.per_step;
+  BOOST_TEST(four.imbalance_s == 0.05 * 1.0294 / 0.5642 * 0.02 * (4 + four_calls), boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(four.phases.other >= four.imbalance_s);
+}
+
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {
   Hardware h = gpu_node();
   const StepPrediction roomy = predict_step(h, tiny_workload());

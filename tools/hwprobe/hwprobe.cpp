@@ -178,16 +178,22 @@ double spare_core_speedup() {
 // What a step's synchronisation costs beyond the typical rank's compute: 20 rounds of ~20 ms of
 // GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
 // all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
-// compute, minus 1, the median over rounds. Ranks time-sharing the cores with other load
-// finish their equal work at different times, and every collective waits for the last.
-double rank_imbalance() {
+// compute, minus 1, the median over rounds, and the round's compute (the median of the ranks'
+// mean): the planner charges rank_imbalance of it per synchronisation of a step. Ranks
+// time-sharing the cores with other load finish their equal work at different times, and
+// every collective waits for the last.
+struct Imbalance {
+  double ratio = 0, round_s = 0;
+};
+
+Imbalance rank_imbalance() {
   const int m = 384;
   std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
   const auto burst = [&] {
     for (int i = 0; i < 8; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
   };
   burst();
-  std::vector<double> ratios;
+  std::vector<double> ratios, rounds;
   for (int r = 0; r < 20; ++r) {
     emb::barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
@@ -200,8 +206,9 @@ double rank_imbalance() {
     std::vector<double> compute, wall;
     for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
     ratios.push_back(mean(wall) / mean(compute) - 1);
+    rounds.push_back(mean(compute));
   }
-  return std::max(0.0, median(ratios));
+  return {std::max(0.0, median(ratios)), median(rounds)};
 }
 
 double gemm_peak() {
@@ -402,13 +409,15 @@ struct Figures {
   }
 };
 
-nlohmann::json imbalance_figures(const Figures& fig, double imbalance) {
-  return {{"rank_imbalance", fig(imbalance, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
-          {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")}};
+nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
+  return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+          {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
+          {"rank_imbalance_round_s", fig(imbalance.round_s, "the compute seconds of one of those rounds, the ranks' mean")}};
 }
 
 struct Measured {
-  double gemm = 0, peak = 0, memory = 0, spare_core = 1, imbalance = 0, write = 0;
+  double gemm = 0, peak = 0, memory = 0, spare_core = 1, write = 0;
+  Imbalance imbalance;
   double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
   std::vector<std::pair<int, double>> gemm_widths;
   AttentionCost attention;
