@@ -78,8 +78,8 @@ CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p
   EMB_ASSERT(p >= 1);
   if (n <= 0) return {0, "none"};
   CollectiveTime t = transfer_time(hw, c, n, p);
-  // The sums of a reduction: (p−1)/p·n bytes per rank, whatever the algorithm.
-  // (at the rate of the buffer's size: a small one is summed from the caches).
+  // The sums of a reduction: (p−1)/p·n bytes per rank, whatever the algorithm, at the rate
+  // measured for the buffer's size (MPI sums a small buffer far faster than a large one).
   if (c != Collective::all_gather && reduce_rate(hw, n) > 0 && p > 1)
     t.seconds += double(p - 1) / p * n / (reduce_rate(hw, n) * device_share(hw, p));
   return t;
