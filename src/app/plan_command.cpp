@@ -30,14 +30,16 @@ std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
                 b.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
   if (cfg.model.tune_visual) {
     const double micro_batch_bytes = b.tuned_activation_bytes * p.memory.samples_per_mb;
+    const double llm_bytes = tuned_frozen_weight_bytes(eagle);
     json["backbone"]["tune_visual"] = {{"flops_per_sample", b.tuned_flops},
                                        {"activation_bytes_per_sample", b.tuned_activation_bytes},
-                                       {"activation_bytes_per_micro_batch", micro_batch_bytes}};
+                                       {"activation_bytes_per_micro_batch", micro_batch_bytes},
+                                       {"frozen_llm_weight_bytes", llm_bytes}};
     text += str("  train.tune_visual = on: the vision tower and mlp1 trained through the frozen LLM (fp32): ",
                 b.tuned_flops / 1e12, " TFLOP per sample instead of the forward's; ", micro_batch_bytes / double(1ull << 20),
                 " MiB of kept activations per micro-batch (", p.memory.samples_per_mb,
-                " samples, in the memory verdict above); their parameters, gradients and AdamW moments are in "
-                "the state above\n");
+                " samples, in the memory verdict above); their parameters, gradients and AdamW moments, and the "
+                "frozen LLM's fp32 weights (", llm_bytes / double(1ull << 30), " GiB), are in the state above\n");
   }
   return text;
 }

@@ -98,6 +98,7 @@ void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
   broadcast_string(comm, meta.preset);
   broadcast_string(comm, meta.deck_text);
   broadcast_string(comm, meta.run_id);
+  broadcast_vl_features(comm, meta.vl_features);
 }
 
 void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
@@ -110,6 +111,7 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("world_size", int64_t(meta.world_size_at_save));
   f.set_attr("run_id", meta.run_id);
   f.set_attr("deck", meta.deck_text);
+  write_vl_features(f, meta.vl_features);
 }
 
 // Rank 0's checks before any rank reads a tensor: the file holds reg's parameters and the
@@ -227,6 +229,7 @@ CheckpointMeta read_checkpoint_meta(const CheckpointFile& f) {
   meta.world_size_at_save = int(f.attr_int("world_size"));
   meta.deck_text = f.attr_string("deck");
   if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
+  meta.vl_features = read_vl_features(f);
   return meta;
 }
 

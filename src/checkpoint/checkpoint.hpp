@@ -10,7 +10,8 @@
 //                                                         a frozen tensor (train/freezing.hpp) has
 //                                                         no moments: /params only
 //   root attributes: format, step, sampler_epoch, sampler_cursor, seed, preset, world_size,
-//                    run_id (run_identity.hpp), deck (variable-length string) and
+//                    run_id (run_identity.hpp), deck (variable-length string), for gr00t
+//                    vl_features, vl_backbone_dir, vl_backbone_digest (vl_features_record.hpp) and
 //                    complete = 1, written last after the data were synced to storage.
 // Loading verifies every tensor's crc32 (tensor_checksum.hpp): a flipped byte is an error.
 // Publishing: the file is fsync'ed, renamed into place and its directory fsync'ed.
@@ -28,6 +29,7 @@
 #include "model/param_registry.hpp"
 #include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/optimizer_state.hpp"
+#include "checkpoint/vl_features_record.hpp"
 #include "parallel/shard_layout.hpp"
 
 namespace emb {
@@ -40,6 +42,7 @@ struct CheckpointMeta {
   std::string deck_text;  // the resolved deck
   int world_size_at_save = 0;  // filled in by save_checkpoint (informative on load)
   std::string run_id;          // run_identity.hpp; "" in a checkpoint written without one
+  VlFeaturesRecord vl_features;  // gr00t: the encoder its vl features came from (vl_features_record.hpp)
 };
 
 // The metadata stored in an open checkpoint file.

@@ -46,30 +46,40 @@ std::vector<Found> complete_checkpoints(const std::string& dir) {
   return found;
 }
 
+// `latest` is only a hint: a run stopped between publishing a checkpoint and pointing
+// `latest` at it leaves `latest` one behind, so a newer complete checkpoint wins; said once.
+void note_lagging_latest(const std::string& dir, const std::string& newest) {
+  const std::string latest = dir + "/" + kLatestName;
+  if (!fs::exists(latest)) return;
+  const std::string named = dir + "/" + read_latest(dir);
+  if (named != newest && fs::exists(named))
+    log_info(latest, " names ", named, ", but ", newest, " is newer and complete (the run stopped before updating ",
+             kLatestName, "); resuming from the newer one");
+}
+
 std::vector<std::string> resolve_auto(const std::string& dir, const std::string& run_id) {
+  const std::vector<std::string> names = list_checkpoints(dir);
   const std::vector<Found> all = complete_checkpoints(dir);
+  if (all.empty() && !names.empty())
+    throw Error(str("train.resume = auto: none of the ", names.size(), " checkpoints in ", dir,
+                    " is complete (newest ", names.back(),
+                    "); to start fresh set train.resume = off or give this run its own train.ckpt_dir"),
+                kExitInput);
   std::vector<std::string> ours;
   for (const Found& f : all)
     if (f.run_id == run_id) ours.push_back(f.path);
-  const std::string latest = dir + "/" + kLatestName;
-  if (fs::exists(latest)) {
-    const std::string named = dir + "/" + read_latest(dir);
-    auto it = std::find(ours.begin(), ours.end(), named);
-    if (it != ours.end())
-      std::rotate(ours.begin(), it, it + 1);
-    else if (std::none_of(all.begin(), all.end(), [&](const Found& f) { return f.path == named; }))
-      log_warn(latest, " names an unusable checkpoint (", named, "); using the newest complete one");
-  }
   if (ours.empty() && !all.empty())
     throw Error(str("train.resume = auto: ", dir, " holds checkpoints of other runs only (newest ", all[0].path,
                     ", run id '", all[0].run_id, "'; this deck is run '", run_id,
                     "': another seed, model, data or optimizer setting); to continue it set train.resume = ",
                     all[0].path, ", to start fresh give this run its own train.ckpt_dir or run.name"),
                 kExitInput);
-  if (ours.empty())
-    log_info("resume = auto: no complete checkpoint in '", dir, "', starting fresh");
-  else
-    log_info("resume = auto: resuming from ", ours[0]);
+  if (ours.empty()) {
+    log_info("resume = auto: no checkpoint in '", dir, "', starting fresh");
+    return ours;
+  }
+  note_lagging_latest(dir, ours[0]);
+  log_info("resume = auto: resuming from ", ours[0]);
   return ours;
 }
 

@@ -1,7 +1,8 @@
 // A checkpoint directory: step_<8 digits>.h5 files (and "*.tmp" ones being written or torn)
 // plus `latest`, a one-line text file naming the newest checkpoint, replaced atomically
 // after the checkpoint it names was renamed into place. Resuming never trusts a name alone:
-// a checkpoint counts only when its `complete` marker is there.
+// a checkpoint counts only when its `complete` marker is there, and the newest such one
+// wins over what `latest` names.
 #pragma once
 #include <mpi.h>
 
@@ -32,10 +33,14 @@ void prune_checkpoints(const std::string& dir, int keep, const std::string& run_
 // Collective (rank 0 decides). The checkpoints a run should try to resume from, best first
 // (load_first_valid falls back along the list); empty to start fresh:
 //   "off" or ""  → none
-//   "auto"       → the complete checkpoints of run `run_id` in dir, newest first (the one
-//                  <dir>/latest names first when it is one of them); none when dir holds
-//                  no complete checkpoint. emb::Error (exit 2) when dir holds complete
-//                  checkpoints of other runs only: continuing one needs train.resume = PATH.
+//   "auto"       → the complete checkpoints of run `run_id` in dir, newest first by step
+//                  (`latest` is only a hint: a run stopped between publishing step_N and
+//                  updating `latest` resumes from step_N; an info line says so); each
+//                  incomplete file is skipped with one warning line naming it; none when dir
+//                  holds no step_*.h5. emb::Error (exit 2) when dir holds step_*.h5 files but
+//                  none is complete, or complete checkpoints of other runs only (continuing
+//                  one needs train.resume = PATH). load_first_valid then verifies the
+//                  checksums, falling back to the next older one with one warning line.
 //   a path       → that path (load_checkpoint validates it; any run's); emb::Error when missing.
 std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir,
                                         const std::string& run_id);

@@ -13,6 +13,18 @@ int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t ins
   return 19 + int64_t(views) * (d.tokens_per_image() + 7) + instruction_tokens;
 }
 
+namespace {
+
+// The language model's parameters as load_eagle_language_model reads them: the embedding table,
+// the kept Qwen3 layers (norms, q/k/v/o, q/k norms, gate/up/down) and the final norm.
+double llm_params(const encoders::EagleDims& d) {
+  const double E = d.llm_hidden, Il = d.llm_intermediate;
+  const double q = double(d.llm_heads) * d.head_dim, kv = double(d.llm_kv_heads) * d.head_dim;
+  return double(d.vocab) * E + E + d.select_layer * (E * (q + 2 * kv) + q * E + 3 * E * Il + 2 * E + 2 * d.head_dim);
+}
+
+}  // namespace
+
 BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens) {
   BackboneCost c;
   c.views = views, c.prompt_tokens = prompt_tokens;
@@ -30,9 +42,7 @@ BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& 
   c.forward_s = (views * vision_gemm + llm_gemm) / hw.gemm_bf16 + c.attention_flops / hw.attention_bf16;
   const double vision_params = double(d.patch_features()) * Dv + 3 * Dv + T * Dv +
                                d.vision_layers * (4 * Dv * Dv + 2 * Dv * Iv + 9 * Dv + Iv) + Dv * E + E;
-  const double llm_params = double(d.vocab) * E + E +
-                            d.select_layer * (E * (q + 2 * kv) + q * E + 3 * E * Il + 2 * E + 2 * d.head_dim);
-  c.weight_bytes = 2 * (vision_params + llm_params);
+  c.weight_bytes = 2 * (vision_params + llm_params(d));
   // A layer's input, its q/k/v (or gate/up) outputs and the residual, bf16; plus the image tokens.
   const double vision_layer = views * T * (4 * Dv + Iv), llm_layer = N * (3 * E + q + 2 * kv + 2 * Il);
   c.forward_bytes = 2 * (std::max(vision_layer, llm_layer) + views * T * E);
@@ -45,5 +55,7 @@ double tuned_activation_bytes(const encoders::EagleDims& d, int views, int64_t p
   return 4 * (double(views) * d.tokens_per_image() * double(encoders::VisionTowerTraining::activation_floats_per_token(d)) +
               double(prompt_tokens) * double(encoders::LanguageModelTraining::activation_floats_per_token(d)));
 }
+
+double tuned_frozen_weight_bytes(const encoders::EagleDims& d) { return 4 * llm_params(d); }
 
 }  // namespace emb

@@ -45,5 +45,9 @@ int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t ins
 BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens);
 // BackboneCost::tuned_activation_bytes of one sample of `views` views and `prompt_tokens` tokens.
 double tuned_activation_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens);
+// train.tune_visual: the frozen language model's fp32 weights (embedding table, kept Qwen3
+// layers, final norm) that TunedBackbone holds whole on every rank (load_eagle_language_model):
+// not parameters of the model, so not in the training state's ZeRO shards.
+double tuned_frozen_weight_bytes(const encoders::EagleDims& d);
 
 }  // namespace emb

@@ -64,6 +64,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
     const int views = cfg.plan.backbone_views;
     w.context_activation_bytes_per_sample =
         tuned_activation_bytes(eagle, views, eagle_prompt_tokens(eagle, views, cfg.plan.instruction_tokens));
+    w.frozen_weight_bytes = tuned_frozen_weight_bytes(eagle);
   }
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;

@@ -390,7 +390,7 @@ void add_throughput(const Hardware& hw, const Workload& w, StepPrediction& s) {
 }
 
 void add_memory(const Hardware& hw, const Workload& w, const PlanReport& p, StepPrediction& s) {
-  s.state_bytes = p.state(w.shard);
+  s.state_bytes = p.state(w.shard) + w.frozen_weight_bytes;
   s.activation_bytes = p.activation_bytes + w.context_activation_bytes_per_sample * s.samples_per_mb;
   s.reserved_bytes = hw.reserved_bytes;
   s.blas_workspace_bytes = hw.blas_workspace_bytes;

@@ -77,6 +77,9 @@ struct Workload {
   // train.tune_visual: the activations the trained vision tower and the frozen LLM keep for the
   // backward, per sample (plan/backbone_cost.hpp tuned_activation_bytes): in the memory verdict.
   double context_activation_bytes_per_sample = 0;
+  // train.tune_visual: the frozen LLM's fp32 weights every rank holds (plan/backbone_cost.hpp
+  // tuned_frozen_weight_bytes): in the memory verdict's state.
+  double frozen_weight_bytes = 0;
 };
 
 struct CollectiveCost {

@@ -6,6 +6,7 @@
 #include "core/activity.hpp"
 #include "core/log.hpp"
 #include "train/freezing.hpp"
+#include "train/trained_vl_features.hpp"
 #include "train/tuned_backbone.hpp"
 
 namespace emb {
@@ -83,6 +84,9 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
   model_->use_graphs(cfg.backend.cuda_graphs);
   model_->set_context_source(tuned_.get());
   if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);
+  run_agreed(world.comm, [&] {
+    if (world.rank == 0) vl_features_ = trained_vl_features(cfg);
+  });
 }
 
 OptimizerState Trainer::host_state() {
@@ -158,7 +162,7 @@ int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->param
 std::string Trainer::save(int64_t step) {
   loader_.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
   const CheckpointMeta meta{step,           loader_.state(), cfg_.run.seed, cfg_.model.preset,
-                            cfg_.deck_text, world_.size,     cfg_.run_id};
+                            cfg_.deck_text, world_.size,     cfg_.run_id,       vl_features_};
   const OptimizerState moments = host_state();
   dp_.download_owned_params(host_params_.data());
   optimizer_.download_state(moments);

@@ -87,6 +87,7 @@ class Trainer {
   std::unique_ptr<OnlineEncoders> encoders_;  // model.encoders = online, frozen
   std::unique_ptr<TunedBackbone> tuned_;      // train.tune_visual = on
   Loader loader_;           // after the checkpoint was read
+  VlFeaturesRecord vl_features_;  // rank 0's: what its checkpoints record (trained_vl_features.hpp)
 
   StepContext step_;
 };

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "checkpoint/checkpoint_fixture.hpp"
+#include "comm/agreement.hpp"
 #include "comm/world_fixture.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
@@ -328,9 +329,38 @@ BOOST_AUTO_TEST_CASE(torn_and_temporary_checkpoints_are_never_loaded) {
   on_rank0([&] { write_file_atomic(dir.path() + "/latest", checkpoint_file_name(9) + "\n"); });
   BOOST_TEST(resume_path("auto", dir.path()) == p1);
 
-  // Nothing complete left: start fresh.
+  // Nothing complete left, only the truncated step 2: refused with one line (never a silent
+  // fresh start over a run's broken checkpoints).
   on_rank0([&] { fs::remove(p1); });
-  BOOST_TEST(resume_path("auto", dir.path()).empty());
+  int code = 0;
+  std::string error;
+  try {
+    resume_path("auto", dir.path());
+  } catch (const Error& e) {
+    error = e.what(), code = e.exit_code();
+  }
+  BOOST_TEST(code == kExitInput);
+  BOOST_TEST(error == str("train.resume = auto: none of the 1 checkpoints in ", dir.path(),
+                          " is complete (newest step_00000002.h5); to start fresh set train.resume = off or give "
+                          "this run its own train.ckpt_dir"));
+}
+
+// A run stopped after publishing step 3 but before pointing `latest` at it: `latest` (still
+// naming step 2) is only a hint, the newest complete checkpoint is the one every rank resumes
+// from; a newest one whose tensor is corrupt is skipped at load for the next older one.
+BOOST_AUTO_TEST_CASE(resume_prefers_the_newest_complete_checkpoint_over_latest) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_lagging_latest");
+  save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
+  const std::string p3 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(3));
+  on_rank0([&] { write_file_atomic(dir.path() + "/latest", checkpoint_file_name(2) + "\n"); });
+  const std::vector<std::string> candidates = resolve_resume(w.comm, "auto", dir.path(), kRunId);
+  const std::vector<std::string> newest_first = {p3, dir.path() + "/" + checkpoint_file_name(2)};
+  BOOST_TEST(candidates == newest_first, boost::test_tools::per_element());
+  std::string rank0_choice = candidates.front();
+  broadcast_string(w.comm, rank0_choice);
+  BOOST_TEST(candidates.front() == rank0_choice);  // every rank agrees
+  check_load(w.comm, candidates.front(), ShardMode::full, 3, w.size, kBucketBytes);
 }
 
 BOOST_AUTO_TEST_CASE(resume_settings) {

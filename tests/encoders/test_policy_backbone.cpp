@@ -10,13 +10,18 @@
 //    with the backbone the files record, whose rows are the frozen backbone's;
 //  - the views go to the backbone in the order training gave them, whatever the rendering order;
 //    views it was not trained on are refused;
-//  - when that folder is gone, the policy is refused in one line naming the file and the key
-//    to set, rather than falling back to the stand-in encoder;
+//  - the checkpoint records that backbone: with the training file gone it is still the one
+//    used; when its folder is gone, the policy is refused in one line naming the record and the
+//    key to set, rather than falling back to the stand-in encoder; a checkpoint without the
+//    record (older) is decided from the training files as before;
 //  (a checkpoint of stand-in features keeps the stand-in encoder: tests/sim/test_embsim.cpp).
 #define BOOST_TEST_MODULE test_policy_backbone
 #include <boost/test/unit_test.hpp>
 
+#include <hdf5.h>
+
 #include <cmath>
+#include <filesystem>
 
 #include "eagle_fixtures.hpp"
 #include "encoders/eagle/frame_transform.hpp"
@@ -158,18 +163,38 @@ BOOST_AUTO_TEST_CASE(offline_features_are_evaluated_with_the_backbone_the_files_
                e.what());
   }
 
-  // The file records a folder that is not there: one line, no stand-in rows.
-  H5File::append(dir + "/eagle.h5").set_attr(packed::kVlFeatures, "checkpoint", dir + "/moved");
+  // The training file is gone: the checkpoint's own record still names the backbone (before
+  // checkpoints recorded it, this fell back to the stand-in encoder's rows).
+  std::filesystem::rename(dir + "/eagle.h5", dir + "/gone.h5");
+  Gr00tPolicy recorded(ckpt, {}, 1, 0);
+  BOOST_TEST(int(recorded.vl_source().kind) == int(CheckpointVl::Kind::eagle));
+  BOOST_TEST(recorded.vl_source().backbone_dir == tiny().checkpoint);
+  BOOST_TEST(recorded.vl_source().evidence == "recorded in the checkpoint");
+  BOOST_TEST(max_difference(policy_rows(recorded), expected) == 0.0);
+
+  // The backbone is not where --set (or the record) says: one line, what was recorded and the key.
   try {
-    Gr00tPolicy refused(ckpt, {}, 1, 0);
+    Gr00tPolicy refused(ckpt, {str("data.vl_backbone=", dir, "/moved")}, 1, 0);
     BOOST_FAIL("a checkpoint of Eagle features without its backbone was accepted");
   } catch (const Error& e) {
     const std::string what = e.what();
-    BOOST_TEST(what.find(dir + "/moved (" + dir + "/eagle.h5/features/vl), which is not there") != std::string::npos,
+    BOOST_TEST(what.find(str("trained on the features of Eagle backbone ", tiny().checkpoint, " (digest ")) !=
+                   std::string::npos,
                what);
-    BOOST_TEST(what.find("--set data.vl_backbone=DIR") != std::string::npos, what);
+    BOOST_TEST(what.find(str(dir, "/moved is not there: name the folder holding that backbone with --set "
+                              "data.vl_backbone=DIR")) != std::string::npos,
+               what);
     BOOST_TEST(what.find('\n') == std::string::npos);
   }
+
+  // A checkpoint without the record (older ones): decided from the training files still there,
+  // as before (a warning line); with them gone, the stand-in encoder.
+  const hid_t f = H5Fopen(ckpt.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  BOOST_REQUIRE(H5Adelete(f, "vl_features") >= 0);
+  H5Fclose(f);
+  Gr00tPolicy legacy(ckpt, {}, 1, 0);
+  BOOST_TEST(int(legacy.vl_source().kind) == int(CheckpointVl::Kind::stand_in));
   Gr00tPolicy named(ckpt, {str("data.vl_backbone=", tiny().checkpoint)}, 1, 0);
   BOOST_TEST(int(named.vl_source().kind) == int(CheckpointVl::Kind::eagle));
 }

@@ -32,6 +32,7 @@
 #include "encoders/eagle/vision_tower_training.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
+#include "plan/backbone_cost.hpp"
 #include "train/tuned_backbone.hpp"
 #ifdef EMBTRAIN_CUDA_KERNELS
 #include "kernels/cuda_device.hpp"
@@ -166,6 +167,12 @@ BOOST_AUTO_TEST_CASE(plan_counts_the_tuned_backbone_activations_in_the_verdict, 
   BOOST_TEST(kept > 0);
   BOOST_TEST(added >= kept);
   BOOST_TEST(added <= kept + 4.0 * 32 * 4096);
+  // The frozen LLM's fp32 weights (tiny backbone: vocabulary and kept layers) are in the state,
+  // beside the vision tower's parameters, gradients and moments.
+  const double llm = tuned["backbone"]["tune_visual"]["frozen_llm_weight_bytes"].get<double>();
+  BOOST_TEST(llm == tuned_frozen_weight_bytes(encoders::read_eagle_dims(tiny().eagle, tiny().checkpoint)));
+  BOOST_TEST(llm > 0);
+  BOOST_TEST(memory["state"].get<double>() - frozen["deck"]["memory_bytes"]["state"].get<double>() > llm);
   double parts = 0;
   for (const char* part : {"state", "activations", "blas_workspace", "comm_library", "reserved"})
     parts += memory[part].get<double>();

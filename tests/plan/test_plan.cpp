@@ -668,6 +668,25 @@ BOOST_AUTO_TEST_CASE(tune_visual_adds_the_vision_backward_and_the_kept_activatio
   BOOST_TEST(c.flops() == 5376.0 + 512 + 6912 + 672);
 }
 
+// train.tune_visual keeps the frozen language model in fp32 on every rank (TunedBackbone,
+// load_eagle_language_model): on a tiny Eagle (vocabulary 32, E 8, 1 kept Qwen3 layer of 2 query
+// heads and 1 kv head of 4, I 16) by hand, and in the memory verdict's state and total.
+BOOST_AUTO_TEST_CASE(tune_visual_counts_the_frozen_llm_weights) {
+  encoders::EagleDims d;
+  d.vocab = 32, d.llm_hidden = 8, d.llm_intermediate = 16, d.llm_heads = 2, d.llm_kv_heads = 1, d.head_dim = 4;
+  d.select_layer = 1;
+  // Embedding 32·8 = 256, final norm 8; the layer: q 8·8, k and v 8·4 each, o 8·8, gate/up/down
+  // 3·8·16, its two norms 2·8, q/k norms 2·4: 64 + 64 + 64 + 384 + 16 + 8 = 600.
+  BOOST_TEST(tuned_frozen_weight_bytes(d) == 4.0 * (256 + 8 + 600));
+
+  Workload w = tiny_workload();
+  const StepPrediction head = predict_step(gpu_node(), w);
+  w.frozen_weight_bytes = 3 << 20;
+  const StepPrediction tuned = predict_step(gpu_node(), w);
+  BOOST_TEST(tuned.state_bytes == head.state_bytes + double(3 << 20));
+  BOOST_TEST(tuned.memory_bytes == head.memory_bytes + double(3 << 20), boost::test_tools::tolerance(1e-12));
+}
+
 // train.tune_visual's kept activations (Workload::context_activation_bytes_per_sample) are in
 // the memory verdict: per sample of the micro-batch, in the activations and the total; enough of
 // them turns a fitting step into one that does not fit.

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_format.hpp"
@@ -39,50 +40,65 @@ std::vector<std::string> trained_views(const std::vector<std::string>& files, bo
   return views;
 }
 
-// The Eagle backbone the training files' /features/vl record (embpack features --backbone), or
-// the stand-in encoder when none does.
-CheckpointVl recorded_vl(const std::string& checkpoint, const std::vector<std::string>& files) {
-  CheckpointVl found;
-  std::string stand_in_file, digest;
-  for (const std::string& path : files) {
-    const H5File f = H5File::open(path);
-    if (!f.has(packed::kVlFeatures)) continue;
-    if (!f.has_attr(packed::kVlFeatures, packed::kBackboneDigest)) {
-      if (stand_in_file.empty()) stand_in_file = path;
-      continue;
-    }
-    if (found.kind == CheckpointVl::Kind::stand_in) {
-      found = {CheckpointVl::Kind::eagle, f.attr_string(packed::kVlFeatures, "checkpoint"), path, {}};
-      digest = f.attr_string(packed::kVlFeatures, packed::kBackboneDigest);
-    }
-  }
-  if (found.kind == CheckpointVl::Kind::stand_in) return found;
-  EMB_CHECK(stand_in_file.empty(), checkpoint, ": trained on Eagle backbone features (", found.evidence,
-            ") and stand-in encoder features (", stand_in_file, "): no one encoder can evaluate it");
-  EMB_CHECK(std::filesystem::is_directory(found.backbone_dir), checkpoint, ": trained on Eagle backbone features of ",
-            found.backbone_dir, " (", found.evidence, "/features/vl), which is not there: name its folder with --set "
-            "data.vl_backbone=DIR");
-  EMB_CHECK(encoders::eagle_weights_digest(WeightSource(found.backbone_dir)) == digest, checkpoint,
-            ": trained on Eagle backbone features of digest ", digest, " (", found.evidence, "/features/vl), but ",
-            found.backbone_dir, " now holds another backbone: name its folder with --set data.vl_backbone=DIR");
-  return found;
+// The folder a checkpoint's Eagle backbone is read from now, and the deck key that names it.
+struct BackboneKey {
+  std::string dir, key;
+};
+BackboneKey backbone_key(const RunConfig& run, const std::string& recorded_dir) {
+  if (run.model.tune_visual || run.model.online_backbone) return {run.model.backbone_dir, "model.backbone_dir"};
+  return {run.data.vl_backbone.empty() ? recorded_dir : run.data.vl_backbone, "data.vl_backbone"};
+}
+
+// Refuses unless `dir` holds the Eagle backbone of `digest` that `what` says the features came from.
+void check_backbone(const std::string& checkpoint, const std::string& what, const BackboneKey& at,
+                    const std::string& digest) {
+  EMB_CHECK(std::filesystem::is_directory(at.dir), checkpoint, ": trained on the features of ", what, ", but ",
+            at.dir, " is not there: name the folder holding that backbone with --set ", at.key, "=DIR");
+  const std::string now = encoders::eagle_weights_digest(WeightSource(at.dir));
+  EMB_CHECK(now == digest, checkpoint, ": trained on the features of ", what, ", but ", at.dir,
+            " holds another backbone (digest ", now, "): name the folder holding that backbone with --set ", at.key,
+            "=DIR");
+}
+
+// The encoder the checkpoint records (trained_vl_features.hpp); the deck keys (embsim --set) name
+// where its backbone is now.
+CheckpointVl recorded_in_checkpoint(const std::string& checkpoint, const RunConfig& run,
+                                    const VlFeaturesRecord& record) {
+  const std::string evidence = "recorded in the checkpoint";
+  if (record.encoder == kVlStandIn) return {CheckpointVl::Kind::stand_in, "", evidence, {}};
+  const BackboneKey at = backbone_key(run, record.backbone_dir);
+  check_backbone(checkpoint,
+                 str("Eagle backbone ", record.backbone_dir, " (digest ", record.digest, ", ", evidence, ")"), at,
+                 record.digest);
+  return {run.model.tune_visual ? CheckpointVl::Kind::tuned_eagle : CheckpointVl::Kind::eagle, at.dir, evidence, {}};
+}
+
+// A checkpoint without the record (written before checkpoints recorded it): the encoder its deck
+// names, or the one the training files still there record (the stand-in encoder when none does).
+CheckpointVl decided_from_deck_and_files(const std::string& checkpoint, const RunConfig& run,
+                                         const std::vector<std::string>& files) {
+  const ModelConfig& mc = run.model;
+  log_warn(checkpoint, ": records no vl feature encoder (written before checkpoints recorded it); choosing it from "
+                       "its deck and the training files still there");
+  if (mc.tune_visual) return {CheckpointVl::Kind::tuned_eagle, mc.backbone_dir, "train.tune_visual = on", {}};
+  if (mc.online_backbone) return {CheckpointVl::Kind::eagle, mc.backbone_dir, "model.backbone = online", {}};
+  if (!run.data.vl_backbone.empty()) return {CheckpointVl::Kind::eagle, run.data.vl_backbone, "data.vl_backbone", {}};
+  std::string file;
+  const VlFeaturesRecord found = packed_vl_features(files, checkpoint, &file);
+  if (found.encoder == kVlStandIn) return {};
+  check_backbone(checkpoint, str("Eagle backbone ", found.backbone_dir, " (digest ", found.digest, ", ", file,
+                                 "/features/vl)"),
+                 {found.backbone_dir, "data.vl_backbone"}, found.digest);
+  return {CheckpointVl::Kind::eagle, found.backbone_dir, file, {}};
 }
 
 }  // namespace
 
-CheckpointVl checkpoint_vl(const std::string& checkpoint, const RunConfig& run) {
-  const ModelConfig& mc = run.model;
+CheckpointVl checkpoint_vl(const std::string& checkpoint, const RunConfig& run, const VlFeaturesRecord& record) {
   const std::vector<std::string> files = existing_files(run.data.paths);
-  CheckpointVl out;
-  if (mc.tune_visual)
-    out = {CheckpointVl::Kind::tuned_eagle, mc.backbone_dir, "train.tune_visual = on", {}};
-  else if (mc.online_backbone)
-    out = {CheckpointVl::Kind::eagle, mc.backbone_dir, "model.backbone = online", {}};
-  else if (!run.data.vl_backbone.empty())
-    out = {CheckpointVl::Kind::eagle, run.data.vl_backbone, "data.vl_backbone", {}};
-  else
-    out = recorded_vl(checkpoint, files);
-  if (out.kind != CheckpointVl::Kind::stand_in) out.views = trained_views(files, !mc.online_backbone);
+  CheckpointVl out = record.encoder.empty() ? decided_from_deck_and_files(checkpoint, run, files)
+                                            : recorded_in_checkpoint(checkpoint, run, record);
+  if (out.kind != CheckpointVl::Kind::stand_in) out.views = trained_views(files, !run.model.online_backbone);
   return out;
 }
 

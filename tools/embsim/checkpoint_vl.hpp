@@ -1,6 +1,10 @@
 // Which encoder made the vl features a gr00t checkpoint was trained on, so that its evaluation
-// computes its observations' vl rows with that encoder and no other (vl_encoder.hpp): from the
-// checkpoint's deck, and for offline features from what the training files record of them
+// computes its observations' vl rows with that encoder and no other (vl_encoder.hpp). The
+// checkpoint records it (vl_features_record.hpp, from train/trained_vl_features.hpp): the
+// stand-in encoder, or an Eagle backbone's folder and weights digest; the backbone is read from
+// that folder (or the one --set data.vl_backbone / model.backbone_dir names now) only when it
+// holds the recorded digest, otherwise one line refuses. A checkpoint without the record (older)
+// is decided as before, with one warning line, from its deck and the training files still there
 // (/features/vl's backbone_digest and checkpoint attributes, written by `embpack features
 // --backbone`, tools/embpack/backbone_features.hpp):
 //   train.tune_visual = on    the Eagle backbone of model.backbone_dir, vision tower and mlp1 the
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "config/run_config.hpp"
+#include "data/vl_features_source.hpp"
 #include "kernels/ops.hpp"
 #include "observation.hpp"
 
@@ -32,10 +37,11 @@ struct CheckpointVl {
   std::vector<std::string> views;
 };
 
-// Throws emb::Error in one line naming the checkpoint and the file when the training files
-// record an Eagle backbone whose folder is gone or now holds another backbone, or when some of
-// them hold Eagle features and others the stand-in encoder's.
-CheckpointVl checkpoint_vl(const std::string& checkpoint, const RunConfig& run);
+// `record`: the checkpoint's (read_vl_features). Throws emb::Error in one line naming the
+// checkpoint, what was recorded and the key to --set when the recorded (or, without a record,
+// the training files') Eagle backbone's folder is gone or now holds another backbone, or when
+// the training files hold Eagle features and the stand-in encoder's.
+CheckpointVl checkpoint_vl(const std::string& checkpoint, const RunConfig& run, const VlFeaturesRecord& record);
 
 // "stand-in encoder", or "Eagle backbone DIR" (with the tuned vision tower) and the evidence.
 std::string describe(const CheckpointVl& source);

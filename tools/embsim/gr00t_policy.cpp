@@ -57,6 +57,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
     f.expect_complete();
     deck_text_ = f.attr_string("deck");
     step_ = f.attr_int("step");
+    vl_features_ = read_vl_features(f);
   }
   const RunConfig run = run_config_from_deck(checkpoint_deck(deck_text_, deck_sets));
   const ModelConfig& cfg = run.model;
@@ -68,7 +69,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   EMB_CHECK(exec_steps_ <= cfg.horizon, checkpoint, ": sim.exec_steps = ", exec_steps_, " exceeds the model's horizon ",
             cfg.horizon);
   data_paths_ = run.data.paths;
-  vl_source_ = checkpoint_vl(checkpoint, run);
+  vl_source_ = checkpoint_vl(checkpoint, run, vl_features_);
   ops_ = make_ops(run.backend, local_rank);
   model_ = make_model(with_tuned_backbone(cfg), ops_.get());  // train.tune_visual: the tuned tensors too
   const ParamRegistry& reg = model_->params();

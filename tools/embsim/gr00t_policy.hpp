@@ -53,9 +53,12 @@ class Gr00tPolicy final : public Policy {
   const std::vector<float>& exp_avg() const { return exp_avg_; }
   const std::vector<float>& exp_avg_sq() const { return exp_avg_sq_; }
   const std::string& deck_text() const { return deck_text_; }  // the checkpoint's resolved deck
+  // The checkpoint's record of its vl encoder (encoder "" when it has none).
+  const VlFeaturesRecord& vl_features() const { return vl_features_; }
 
  private:
   std::string path_, deck_text_;
+  VlFeaturesRecord vl_features_;
   int64_t step_ = 0;
   uint64_t seed_;
   int flow_steps_ = 4, exec_steps_ = 4;

@@ -1,5 +1,6 @@
 #include "rl_start.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "checkpoint/checkpoint_dir.hpp"
@@ -30,12 +31,14 @@ bool continuable(const std::string& policy, const RlOptions& o) {
 }
 
 // The checkpoints a run may continue from, best first (all ranks alike): resume = auto:
-// resolve_resume's (this run's complete ones, `latest` first; rank 0 decides) that can
-// continue; a path: the last checkpoint of that file, checkpoint or run directory.
+// resolve_resume's (this run's complete ones, newest first whatever `latest` names; rank 0
+// decides) that can continue; a path: the complete checkpoints of that file, checkpoint or
+// run directory, newest first (the same rule).
 std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
   const bool named = o.resume != "auto";
-  const std::vector<std::string> found = named ? std::vector<std::string>{find_checkpoints(o.resume).back()}
-                                               : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
+  std::vector<std::string> found =
+      named ? find_checkpoints(o.resume) : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
+  if (named) std::reverse(found.begin(), found.end());
   std::vector<std::string> usable;
   for (const std::string& path : found)
     if (continuable(path, o)) usable.push_back(path);
@@ -58,6 +61,7 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   s.vl_observer = rl_vl_observer(observation, policy.vl_source(), policy.config());
   s.init_params = policy.params();
   s.sft_deck_text = policy.deck_text();
+  s.sft_vl_features = policy.vl_features();
   const std::string side = rl_sidecar_path(path);
   if (side.empty()) return;
   read_rl_sidecar(side, s);

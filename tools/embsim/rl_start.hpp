@@ -22,12 +22,13 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
                    const ObservationOptions& observation, RlSetup& s);
 
 // Collective over comm (every rank of the run). train.resume = auto: the checkpoint of this run
-// (s.o.run_id) in s.o.ckpt_dir that checkpoint_dir's resolve_resume picks (`latest`, else the
-// newest complete one; other runs' checkpoints are skipped, a directory holding only theirs is
-// refused) and that can continue (a policy checkpoint with its sidecar and, in round modes,
+// (s.o.run_id) in s.o.ckpt_dir that checkpoint_dir's resolve_resume picks (the newest complete
+// one, whatever `latest` names; other runs' checkpoints are skipped, a directory holding only
+// theirs is refused) and that can continue (a policy checkpoint with its sidecar and, in round modes,
 // every simulator's state); when any rank fails to load it, every rank falls back to the next
 // older one (a warning); rl.init when the directory holds none. train.resume = PATH: that
-// checkpoint. off: rl.init, a new run from its version.
+// checkpoint (a directory: its complete ones that can continue, newest first). off: rl.init,
+// a new run from its version.
 void load_rl_run_start(MPI_Comm comm, const std::vector<std::string>& deck_sets, const ObservationOptions& observation,
                        RlSetup& s);
 

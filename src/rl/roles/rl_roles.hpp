@@ -23,6 +23,7 @@
 
 #include "comm/world.hpp"
 #include "config/model_config.hpp"
+#include "data/vl_features_source.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
 #include "rl/rl_groups.hpp"
@@ -48,6 +49,7 @@ struct RlSetup {
   const TaskSpec& task;
   ModelConfig cfg;                 // the policy's
   std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
+  VlFeaturesRecord sft_vl_features;  // the SFT checkpoint's vl encoder record (stored in RL checkpoints)
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;
