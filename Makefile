@@ -4,7 +4,8 @@
 #   make emu     the whole project in build-emu/ with kernels/cuda on the CUDA emulation
 #                (EMBTRAIN_CUDA=EMULATE, no GPU needed), and its CUDA suites (ctest -L cuda)
 #   make bench   benchmarks; JSON results in outputs/bench/
-#   make asan    AddressSanitizer+UBSan build in build-asan/ and its unit tests
+#   make asan    AddressSanitizer+UBSan build in build-asan/ and its unit tests, and the emulated
+#                CUDA kernels' test under them (build-emu/)
 #   make cuda    the standalone CUDA kernel tests and benchmarks (needs a GPU to run)
 #   make regress weak/strong scaling drivers, compared with regression/baselines (regression/)
 #   make closed-loop  collect expert demos in MuJoCo, train a small gr00t, evaluate it in closed loop
@@ -17,6 +18,7 @@ CMAKE_FLAGS ?=
 DECK ?= inputs/tiny_gr00t.in
 EMU_BUILD ?= build-emu
 EMU_TARGET ?= all
+EMU_TESTS ?= -L cuda
 
 # The scripts behind run, bench and regress set the MPI environment (scripts/mpi_env.sh).
 
@@ -38,18 +40,18 @@ build: deps configure
 run: build
 	@bash scripts/make_run.sh $(BUILD) $(NP) $(DECK)
 
-# The emulated suites build only what they run (EMU_TARGET=cuda_tests); objects shared with
-# $(BUILD) come from ccache. ctest runs $(JOBS) processors' worth of tests at once: a test takes
-# as many as it has ranks, and the timing-sensitive ones run alone (cmake/embtrain.cmake's
-# embtrain_schedule_test).
+# The emulated suites build only what they run (EMU_TARGET=cuda_tests, whose ctest leaves out
+# the ASan kernel test that `make asan` runs); objects shared with $(BUILD) come from ccache.
+# ctest runs $(JOBS) processors' worth of tests at once: a test takes as many as it has ranks,
+# and the timing-sensitive ones run alone (cmake/embtrain.cmake's embtrain_schedule_test).
 test: build
 	source scripts/mpi_env.sh && cd $(BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS)
-	$(MAKE) emu EMU_TARGET=cuda_tests
+	$(MAKE) emu EMU_TARGET=cuda_tests EMU_TESTS="-L cuda -LE asan"
 
 emu: deps
 	cmake -S . -B $(EMU_BUILD) -DCMAKE_BUILD_TYPE=Release -DEMBTRAIN_CUDA=EMULATE $(CMAKE_FLAGS)
 	cmake --build $(EMU_BUILD) -j $(JOBS) --target $(EMU_TARGET)
-	source scripts/mpi_env.sh && cd $(EMU_BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS) -L cuda
+	source scripts/mpi_env.sh && cd $(EMU_BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS) $(EMU_TESTS)
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
@@ -58,6 +60,7 @@ asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBTRAIN_ASAN=ON -DEMBTRAIN_CUDA=OFF $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
 	source scripts/mpi_env.sh && cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -LE "mpi|python|slow"
+	$(MAKE) emu EMU_TARGET=cuda_test_kernels_asan EMU_TESTS="-L asan"
 
 cuda:
 	$(MAKE) -C kernels/cuda test bench

@@ -15,7 +15,14 @@ for tool in munged slurmctld slurmd sbatch; do
 done
 cluster=$(mktemp -d /tmp/embtrain-slurm-XXXXXX)
 trap 'bash scripts/slurm/local_cluster.sh stop "$cluster"; rm -rf "$cluster"' EXIT
-fail() { echo "FAIL: $*" >&2; tail -n 20 "$cluster"/*.out 2>/dev/null >&2; exit 1; }
+# On failure: the jobs' own output, their records and the daemons' logs about them (the cluster
+# directory goes on exit).
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$cluster"/*.out "$cluster"/log/*; do echo "==> $f <==" >&2; tail -n 60 "$f" >&2; done
+  for j in ${full_id:-} ${id:-}; do scontrol show job "$j" >&2; done
+  exit 1
+}
 eval "$(bash scripts/slurm/local_cluster.sh start "$cluster")" || fail "the local Slurm did not start"
 
 # 100 steps of at least 30 ms (debug.slow_step_ms): the job signalled after step 20 still has
@@ -38,19 +45,26 @@ full_loss=$(ls outputs/slurm/ci-full-"$full_id"/*/loss.csv) || fail "job $full_i
 # 2. Signalled mid-run, requeued, resumed.
 id=$(sbatch --parsable --requeue --job-name=ci-preempt "${common[@]}" scripts/slurm/launch.sh "${deck_args[@]}")
 job_dir=outputs/slurm/ci-preempt-$id
+# Signalled once rank 0 has timed step 20 (the step column of its timings, whatever the number
+# of phases per step).
 for _ in $(seq 600); do
-  rows=$(cat "$job_dir"/*/timings/rank0.csv 2>/dev/null | wc -l)
-  [ "$rows" -gt $((20 * 10)) ] && break  # 20 steps of 10 phases
+  timed=$(awk -F, 'END { print $1 + 0 }' "$job_dir"/*/timings/rank0.csv 2>/dev/null)
+  [ "${timed:-0}" -ge 20 ] && break
   sleep 0.2
 done
 s=$(state "$id" JobState)
-[ "$s" = RUNNING ] || fail "job $id is $s, not RUNNING, when it should be signalled (${rows} timing rows)"
+[ "$s" = RUNNING ] || fail "job $id is $s, not RUNNING, when it should be signalled (step ${timed:-0} timed)"
 scancel --signal=USR1 --batch "$id"
+released=0
 for _ in $(seq 900); do
   s=$(state "$id" JobState)
-  # Slurm makes a requeued job eligible only ~2 minutes after the requeue (EligibleTime; a
-  # cluster's own pace, nothing launch.sh does): release it at once.
-  if [ "$s" = PENDING ] && [ "$(state "$id" Restarts)" -ge 1 ]; then scontrol update JobId="$id" StartTime=now; fi
+  # Slurm makes a requeued job eligible only cred_expire (120 s) after the requeue: release it
+  # sooner, once, but 2 s ahead. The nodes revoke the job's credentials at the kill that ends the
+  # first run, and reject a new start whose credential dates from that same second or earlier
+  # ("Job credential revoked", the job ends FAILED): StartTime=now raced it.
+  if [ "$released" = 0 ] && [ "$s" = PENDING ] && [ "$(state "$id" Restarts)" -ge 1 ]; then
+    scontrol update JobId="$id" StartTime=now+2 && released=1
+  fi
   [ "$s" = COMPLETED ] && [ "$(state "$id" Restarts)" -ge 1 ] && break
   case "$s" in FAILED|CANCELLED|TIMEOUT|NODE_FAIL) fail "job $id ended $s";; esac
   sleep 0.2
