@@ -222,6 +222,11 @@ void GeneratorLoop::serve(const std::vector<size_t>& eligible, size_t batch) {
   std::vector<Pending> take;
   for (size_t j = 0; j < batch; ++j) take.push_back(std::move(pending_[eligible[j]]));
   for (size_t j = batch; j-- > 0;) pending_.erase(pending_.begin() + int64_t(eligible[j]));
+  // In environment order, not arrival order: a sample's place in the packed batch moves its tokens
+  // across the attention's tiles, which rounds its actions differently, so a sync round (every
+  // environment in one batch) is bit-reproducible only when the order is fixed (a resumed run's
+  // simulators replay their episodes and may ask in another order).
+  std::stable_sort(take.begin(), take.end(), [](const Pending& a, const Pending& b) { return a.request.env < b.request.env; });
   std::vector<PolicyObservation> obs;
   for (const Pending& p : take) obs.push_back({p.request.obs.embodiment, &p.request.obs.state, &p.request.obs.vl});
   PackedBatch packed = pack_policy_batch(cfg_, obs, "rl generator");
