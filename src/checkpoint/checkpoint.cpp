@@ -98,6 +98,7 @@ void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
   broadcast_string(comm, meta.preset);
   broadcast_string(comm, meta.deck_text);
   broadcast_string(comm, meta.run_id);
+  broadcast_string(comm, meta.normalization);
 }
 
 void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
@@ -110,6 +111,7 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("world_size", int64_t(meta.world_size_at_save));
   f.set_attr("run_id", meta.run_id);
   f.set_attr("deck", meta.deck_text);
+  if (!meta.normalization.empty()) f.set_attr("normalization", meta.normalization);
 }
 
 // Rank 0's checks before any rank reads a tensor: the file holds reg's parameters and the
@@ -227,6 +229,7 @@ CheckpointMeta read_checkpoint_meta(const CheckpointFile& f) {
   meta.world_size_at_save = int(f.attr_int("world_size"));
   meta.deck_text = f.attr_string("deck");
   if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
+  if (f.has_attr("normalization")) meta.normalization = f.attr_string("normalization");
   return meta;
 }
 
@@ -262,7 +265,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
   stored.world_size_at_save = size;
   broadcast_meta(comm, stored);
   const std::string path = dir + "/" + checkpoint_file_name(stored.step), tmp = path + ".tmp";
-  const int64_t needed = checkpoint_bytes(reg, layout, stored.deck_text.size());
+  const int64_t needed = checkpoint_bytes(reg, layout, stored.deck_text.size() + stored.normalization.size());
   int64_t available = 0;
   std::string owner;  // the run of an existing checkpoint of this step
   run_agreed(comm, [&] {

@@ -10,8 +10,11 @@
 //                                                         a frozen tensor (train/freezing.hpp) has
 //                                                         no moments: /params only
 //   root attributes: format, step, sampler_epoch, sampler_cursor, seed, preset, world_size,
-//                    run_id (run_identity.hpp), deck (variable-length string) and
-//                    complete = 1, written last after the data were synced to storage.
+//                    run_id (run_identity.hpp), deck (variable-length string),
+//                    normalization (JSON of the statistics the run normalised its states and
+//                    actions with, data/normalization_statistics.hpp; absent: raw values or a
+//                    checkpoint from before data.normalize) and complete = 1, written last
+//                    after the data were synced to storage.
 // Loading verifies every tensor's crc32 (tensor_checksum.hpp): a flipped byte is an error.
 // Publishing: the file is fsync'ed, renamed into place and its directory fsync'ed.
 // Each rank writes its share of every tensor as one collective hyperslab and reads back the
@@ -40,6 +43,7 @@ struct CheckpointMeta {
   std::string deck_text;  // the resolved deck
   int world_size_at_save = 0;  // filled in by save_checkpoint (informative on load)
   std::string run_id;          // run_identity.hpp; "" in a checkpoint written without one
+  std::string normalization;   // statistics_json text; "" = none recorded
 };
 
 // The metadata stored in an open checkpoint file.

@@ -4,6 +4,7 @@
 
 #include "checkpoint/checkpoint_dir.hpp"
 #include "core/activity.hpp"
+#include "core/error.hpp"
 #include "core/log.hpp"
 #include "train/freezing.hpp"
 #include "train/tuned_backbone.hpp"
@@ -47,6 +48,18 @@ std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
   return model;
 }
 
+// data.normalize = upstream, resumed: the statistics the checkpoint recorded, so the run goes on
+// normalising as it started; none for a fresh start (the loader reads the files') or raw values.
+std::optional<NormalizationStatistics> recorded_normalization(const RunConfig& cfg, const CheckpointMeta& meta,
+                                                              const std::string& resumed_from) {
+  if (resumed_from.empty() || !cfg.data.normalize) return std::nullopt;
+  if (meta.normalization.empty())
+    throw Error(str(resumed_from, ": records no normalisation statistics (written before data.normalize or with "
+                                  "data.normalize = none); resume it with --set data.normalize=none"),
+                kExitInput);
+  return statistics_from_json(nlohmann::json::parse(meta.normalization), resumed_from);
+}
+
 DataConfig data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
   dc.online_prompt = online_inputs_prompt(cfg);
@@ -77,7 +90,9 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       backbone_(online_backbone(cfg, ops)),
       encoders_(online_encoders(cfg, ops)),
       tuned_(tuned_backbone(cfg, ops)),
-      loader_(world.comm, data_config(cfg), cfg.model),
+      recorded_normalization_(recorded_normalization(cfg, resumed_, resumed_from_)),
+      loader_(world.comm, data_config(cfg), cfg.model,
+              recorded_normalization_ ? &*recorded_normalization_ : nullptr),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
   model_->use_graphs(cfg.backend.cuda_graphs);
@@ -157,8 +172,9 @@ int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->param
 
 std::string Trainer::save(int64_t step) {
   loader_.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
+  const NormalizationStatistics* stats = loader_.normalization();
   const CheckpointMeta meta{step,           loader_.state(), cfg_.run.seed, cfg_.model.preset,
-                            cfg_.deck_text, world_.size,     cfg_.run_id};
+                            cfg_.deck_text, world_.size,     cfg_.run_id,   stats ? statistics_json(*stats).dump() : ""};
   const OptimizerState moments = host_state();
   dp_.download_owned_params(host_params_.data());
   optimizer_.download_state(moments);
