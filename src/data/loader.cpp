@@ -13,7 +13,8 @@ namespace emb {
 namespace {
 
 // Every embodiment of every file has statistics of the file's state and action widths (the
-// recorded ones of a resumed run may be of other data).
+// recorded ones of a resumed run may be of other data). Every rank sees the same files and
+// statistics, so every rank throws alike.
 void check_statistics_cover(const PackedDataset& data, const NormalizationStatistics& stats) {
   for (int64_t i = 0; i < data.files(); ++i) {
     const PackedFileIndex& x = data.file(i);
@@ -23,10 +24,10 @@ void check_statistics_cover(const PackedDataset& data, const NormalizationStatis
                           : int64_t(it->second.action.width()) != x.action_dim                 ? packed::kAction
                                                                                                : nullptr;
       if (field)
-        throw Error(x.file.where(field, str("embodiment ", id, ": the resumed checkpoint's normalisation statistics ",
-                                            it == stats.end() ? "lack it" : "have another width",
-                                            "; resume on the data it was trained on")),
-                    kExitInput);
+        throw AgreedError(x.file.where(field, str("embodiment ", id, ": the resumed checkpoint's normalisation "
+                                                  "statistics ", it == stats.end() ? "lack it" : "have another width",
+                                                  "; resume on the data it was trained on")),
+                          kExitInput);
     }
   }
 }

@@ -16,8 +16,8 @@ FieldStatistics read_field_statistics(const H5File& f, const char* field) {
   for (const char* name : packed::kStatNames) {
     const std::string ds = str("/stats/", field, "/", name);
     if (!f.has(ds))
-      throw Error(f.where(ds, "missing: normalising the data (data.normalize = upstream, the export's metadata.json) "
-                              "needs its statistics; re-pack the file with this embpack or set data.normalize = none"),
+      throw Error(f.where(ds, "missing: data.normalize = upstream and the export's metadata.json need the file's "
+                              "statistics; re-pack it with this embpack"),
                   kExitInput);
     const std::vector<float> v = f.read_all<float>(ds);
     if (int64_t(v.size()) != dims[1])

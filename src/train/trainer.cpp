@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "checkpoint/checkpoint_dir.hpp"
+#include "comm/agreement.hpp"
 #include "core/activity.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -50,13 +51,14 @@ std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
 
 // data.normalize = upstream, resumed: the statistics the checkpoint recorded, so the run goes on
 // normalising as it started; none for a fresh start (the loader reads the files') or raw values.
+// Every rank holds the same meta, so every rank throws alike.
 std::optional<NormalizationStatistics> recorded_normalization(const RunConfig& cfg, const CheckpointMeta& meta,
                                                               const std::string& resumed_from) {
   if (resumed_from.empty() || !cfg.data.normalize) return std::nullopt;
   if (meta.normalization.empty())
-    throw Error(str(resumed_from, ": records no normalisation statistics (written before data.normalize or with "
+    throw AgreedError(str(resumed_from, ": records no normalisation statistics (written before data.normalize or with "
                                   "data.normalize = none); resume it with --set data.normalize=none"),
-                kExitInput);
+                      kExitInput);
   return statistics_from_json(nlohmann::json::parse(meta.normalization), resumed_from);
 }
 

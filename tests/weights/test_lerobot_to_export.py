@@ -168,7 +168,7 @@ def check_loader_inputs(args, tmp, deck, exported, packed, steps):
     check(len(recorded) == 1, "the checkpoint recorded the statistics of one embodiment")
     recorded = next(iter(recorded.values()))
     dump = os.path.join(tmp, "step.h5")
-    run([args.embtrain, deck, "--dump", dump])
+    run([args.embtrain, deck, "--dump", dump, "--set", "train.global_batch=16"])
     with h5py.File(dump, "r") as f:
         batches = [f["micro_batch"][k] for k in f["micro_batch"]]
         fed = {"state": np.concatenate([b["state"][()] for b in batches]),
