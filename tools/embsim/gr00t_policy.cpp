@@ -76,7 +76,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
                   OptimizerState{exp_avg_.data(), exp_avg_sq_.data()});
-  normalization_ = PolicyNormalization(checkpoint);
+  normalization_ = PolicyNormalization(CheckpointReader(checkpoint).meta().normalization, checkpoint);
   backend_params_ = OpsBuffer<float>(*ops_, reg.total());
   ops_->upload(backend_params_.data(), params_.data(), params_.size() * sizeof(float));
 }

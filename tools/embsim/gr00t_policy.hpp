@@ -22,7 +22,7 @@
 #include "checkpoint_vl.hpp"
 #include "observation.hpp"
 #include "policy.hpp"
-#include "policy_normalization.hpp"
+#include "rl/roles/policy_normalization.hpp"
 
 namespace emb {
 
@@ -56,6 +56,7 @@ class Gr00tPolicy final : public Policy {
   const std::vector<float>& exp_avg() const { return exp_avg_; }
   const std::vector<float>& exp_avg_sq() const { return exp_avg_sq_; }
   const std::string& deck_text() const { return deck_text_; }  // the checkpoint's resolved deck
+  const PolicyNormalization& normalization() const { return normalization_; }
 
  private:
   std::string path_, deck_text_;

@@ -29,6 +29,7 @@
 #include "rl/stage_cost.hpp"
 #include "rl/stage_pacer.hpp"
 #include "rl/utilisation.hpp"
+#include "rl/roles/policy_normalization.hpp"
 #include "rl/roles/rl_failure.hpp"
 #include "rl/roles/rl_options.hpp"
 #include "rl/roles/update_totals.hpp"
@@ -48,6 +49,7 @@ struct RlSetup {
   const TaskSpec& task;
   ModelConfig cfg;                 // the policy's
   std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
+  PolicyNormalization normalization;  // the SFT checkpoint's (simulators apply it; RL checkpoints record it)
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;

@@ -1,19 +1,17 @@
-#include "policy_normalization.hpp"
+#include "rl/roles/policy_normalization.hpp"
 
-#include "checkpoint/checkpoint.hpp"
 #include "core/error.hpp"
 #include "data/state_action_normalization.hpp"
 
 namespace emb {
 
-PolicyNormalization::PolicyNormalization(const std::string& checkpoint) : path_(checkpoint) {
-  const std::string recorded = CheckpointReader(checkpoint).meta().normalization;
-  active_ = !recorded.empty();
-  if (active_) stats_ = statistics_from_json(nlohmann::json::parse(recorded), checkpoint);
+PolicyNormalization::PolicyNormalization(const std::string& recorded, const std::string& checkpoint)
+    : recorded_(recorded), path_(checkpoint) {
+  if (active()) stats_ = statistics_from_json(nlohmann::json::parse(recorded), checkpoint);
 }
 
 void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_dim) const {
-  if (!active_) return;
+  if (!active()) return;
   const auto it = stats_.find(embodiment);
   EMB_CHECK(it != stats_.end(), path_, ": its normalisation statistics have no embodiment ", embodiment,
             " (the run's data did not hold it)");
@@ -24,7 +22,7 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
 
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
   std::vector<float> out = state;
-  if (active_)
+  if (active())
     normalize_rows(normalization_bounds(NormalizationRule::min_max, stats_.at(embodiment).state), out.data(), 1,
                    int64_t(out.size()), int64_t(out.size()));
   return out;
@@ -32,7 +30,7 @@ std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vec
 
 void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride,
                                               int64_t width) const {
-  if (active_)
+  if (active())
     unnormalize_rows(normalization_bounds(NormalizationRule::min_max, stats_.at(embodiment).action), rows, n_rows,
                      stride, width);
 }
