@@ -49,7 +49,9 @@ struct RlSetup {
   const TaskSpec& task;
   ModelConfig cfg;                 // the policy's
   std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
-  PolicyNormalization normalization;  // the SFT checkpoint's (simulators apply it; RL checkpoints record it)
+  // The SFT checkpoint's statistics, which RL checkpoints record again (embsim eval of them
+  // normalises with them); the simulators do not apply them yet (DATA.md "Normalisation").
+  PolicyNormalization normalization;
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;
