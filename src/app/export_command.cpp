@@ -145,7 +145,11 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   const std::unique_ptr<InitFrom> init = open_init_from(cfg);
   const UpstreamConfig upstream = read_upstream_config(config_json_of(cfg.train.init_from));
   const bool gr00t = upstream.family == UpstreamFamily::gr00t_n15;
-  const nlohmann::json metadata = gr00t ? gr00t_metadata(cfg) : nlohmann::json();  // before writing anything
+  if (gr00t && ckpt.meta().normalization.empty())
+    log_warn(ckpt_path, ": trained on raw states and actions (data.normalize = none or an older checkpoint); "
+                        "upstream inference normalises them with metadata.json's statistics");
+  const nlohmann::json metadata =  // before writing anything
+      gr00t ? gr00t_metadata(cfg, ckpt.meta().normalization) : nlohmann::json();
   const auto described = make_model(with_tuned_backbone(cfg.model), nullptr);
 
   const std::string staging = staging_of(out);

@@ -6,13 +6,12 @@
 //                   "state": {sub-key: {absolute, rotation_type, shape [n], continuous}},
 //                   "action": {...}},
 //    "embodiment_tag": tag}
-// from the run's packed data: /stats (embpack's statistics over all rows) sliced per sub-key,
+// from the statistics the run normalised with (the checkpoint's `normalization`; a checkpoint
+// without: the files' /stats, data/normalization_statistics.hpp, the same numbers) sliced per sub-key,
 // and the `modality` attribute embpack lerobot copies from meta/modality.json and
 // meta/info.json (without it, one sub-key "state" / "action" spans the whole vector).
 // The tag of a packed file's embodiment id is upstream's (data/gr00t_embodiment_tags.hpp);
-// several files of one tag combine as upstream mixes datasets: means and deviations pooled by
-// rows, minima and maxima exact, the percentiles averaged with row weights
-// (percentile_mixing_method "weighted_average", gr00t_finetune.py).
+// several files of one tag combine as upstream mixes datasets (normalization_statistics.hpp).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -22,8 +21,9 @@ namespace emb {
 
 constexpr const char* kGr00tMetadataPath = "experiment_cfg/metadata.json";
 
+// `recorded`: the checkpoint's normalization attribute ("" = none: the files' statistics).
 // Throws emb::Error (exit code 2) naming the data file: no /stats, an embodiment id without an
 // upstream tag, a file whose episodes have several embodiments.
-nlohmann::json gr00t_metadata(const RunConfig& cfg);
+nlohmann::json gr00t_metadata(const RunConfig& cfg, const std::string& recorded);
 
 }  // namespace emb

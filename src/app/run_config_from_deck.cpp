@@ -198,6 +198,7 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.view = deck.is_set("data.view") ? deck.get_string("data.view") : "";
   c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});
   c.dreamzero_repeat_end = choice<bool>(deck, "data.dreamzero_episode_end", {{"skip", false}, {"repeat", true}});
+  c.normalize = choice<bool>(deck, "data.normalize", {{"upstream", true}, {"none", false}});
   c.vl_backbone = deck.get_string("data.vl_backbone");
   c.dreamzero_encoders = deck.get_string("data.dreamzero_encoders");
   c.vl_augment = on(deck, "data.vl_augment");

@@ -12,6 +12,7 @@
 #include "core/fs.hpp"
 #include "core/host_name.hpp"
 #include "data/data_verify.hpp"
+#include "data/normalization_statistics.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packed_verify.hpp"
 #include "kernels/make_ops.hpp"
@@ -68,7 +69,10 @@ PackedDataset open_checked(const RunConfig& cfg, const std::vector<std::string>&
   try {
     for (const std::string& file : files) {
       const FileLock reading = lock_for_reading(file);  // not while embpack replaces it
-      verify_small_values(H5File::open(file));
+      const H5File f = H5File::open(file);
+      if (dc.normalize)  // data.normalize = upstream: the statistics it needs, as an input error
+        for (const char* field : {"state", "action"}) read_field_statistics(f, field);
+      verify_small_values(f);
     }
     const VlPrompt prompt = online_inputs_prompt(cfg);
     return PackedDataset(MPI_COMM_NULL, dc.mpio_transfer, files, cfg.model, dc.view,

@@ -99,6 +99,7 @@ void broadcast_meta(MPI_Comm comm, CheckpointMeta& meta) {
   broadcast_string(comm, meta.deck_text);
   broadcast_string(comm, meta.run_id);
   broadcast_vl_features(comm, meta.vl_features);
+  broadcast_string(comm, meta.normalization);
 }
 
 void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
@@ -112,6 +113,7 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
   f.set_attr("run_id", meta.run_id);
   f.set_attr("deck", meta.deck_text);
   write_vl_features(f, meta.vl_features);
+  if (!meta.normalization.empty()) f.set_attr("normalization", meta.normalization);
 }
 
 // Rank 0's checks before any rank reads a tensor: the file holds reg's parameters and the
@@ -230,6 +232,7 @@ CheckpointMeta read_checkpoint_meta(const CheckpointFile& f) {
   meta.deck_text = f.attr_string("deck");
   if (f.has_attr("run_id")) meta.run_id = f.attr_string("run_id");
   meta.vl_features = read_vl_features(f);
+  if (f.has_attr("normalization")) meta.normalization = f.attr_string("normalization");
   return meta;
 }
 
@@ -265,7 +268,7 @@ std::string save_checkpoint(MPI_Comm comm, const std::string& dir, const ParamRe
   stored.world_size_at_save = size;
   broadcast_meta(comm, stored);
   const std::string path = dir + "/" + checkpoint_file_name(stored.step), tmp = path + ".tmp";
-  const int64_t needed = checkpoint_bytes(reg, layout, stored.deck_text.size());
+  const int64_t needed = checkpoint_bytes(reg, layout, stored.deck_text.size() + stored.normalization.size());
   int64_t available = 0;
   std::string owner;  // the run of an existing checkpoint of this step
   run_agreed(comm, [&] {

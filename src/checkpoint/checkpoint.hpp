@@ -11,8 +11,11 @@
 //                                                         no moments: /params only
 //   root attributes: format, step, sampler_epoch, sampler_cursor, seed, preset, world_size,
 //                    run_id (run_identity.hpp), deck (variable-length string), for gr00t
-//                    vl_features, vl_backbone_dir, vl_backbone_digest (vl_features_record.hpp) and
-//                    complete = 1, written last after the data were synced to storage.
+//                    vl_features, vl_backbone_dir, vl_backbone_digest (vl_features_record.hpp),
+//                    normalization (JSON of the statistics the run normalised its states and
+//                    actions with, data/normalization_statistics.hpp; absent: raw values or a
+//                    checkpoint from before data.normalize) and complete = 1, written last
+//                    after the data were synced to storage.
 // Loading verifies every tensor's crc32 (tensor_checksum.hpp): a flipped byte is an error.
 // Publishing: the file is fsync'ed, renamed into place and its directory fsync'ed.
 // Each rank writes its share of every tensor as one collective hyperslab and reads back the
@@ -43,6 +46,7 @@ struct CheckpointMeta {
   int world_size_at_save = 0;  // filled in by save_checkpoint (informative on load)
   std::string run_id;          // run_identity.hpp; "" in a checkpoint written without one
   VlFeaturesRecord vl_features;  // gr00t: the encoder its vl features came from (vl_features_record.hpp)
+  std::string normalization;   // statistics_json text; "" = none recorded
 };
 
 // The metadata stored in an open checkpoint file.

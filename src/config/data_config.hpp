@@ -48,6 +48,9 @@ struct DataConfig {
   // with the last frame and step repeated (data.dreamzero_episode_end = repeat); false: it is no
   // sample, as upstream's DROID loader never trains on such a window (DATA.md "DreamZero alignment").
   bool dreamzero_repeat_end = false;
+  // data.normalize = upstream: states and actions reach the model as upstream's data path gives
+  // them, normalised with the data's statistics (data/state_action_normalization.hpp); none: raw.
+  bool normalize = true;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;

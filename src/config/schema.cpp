@@ -247,6 +247,11 @@ std::vector<KeySpec> make_schema() {
                "wan, DreamZero layout: a step whose clip, actions or states would pass its episode's end: skip = "
                "no sample (upstream's DROID loader and RLinf never train on such a window); repeat = a sample "
                "with the episode's last frame and step repeated (every step a sample)"),
+      enum_key("data.normalize", "upstream", {"upstream", "none"},
+               "states and actions as the model sees them: upstream = normalised per dimension with the data "
+               "files' /stats as upstream inference does (gr00t: min/max to [-1, 1]; wan: q01/q99 to [-1, 1], "
+               "clamped), the statistics recorded in checkpoints and written into the export's metadata.json; "
+               "none = the raw /steps/state and /steps/action"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "

@@ -6,10 +6,47 @@
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "core/error.hpp"
+#include "data/packed_format.hpp"
+#include "data/state_action_normalization.hpp"
 
 namespace emb {
+namespace {
 
-Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model) : dc_(data), mc_(model) {
+// Every embodiment of every file has statistics of the file's state and action widths (the
+// recorded ones of a resumed run may be of other data). Every rank sees the same files and
+// statistics, so every rank throws alike.
+void check_statistics_cover(const PackedDataset& data, const NormalizationStatistics& stats) {
+  for (int64_t i = 0; i < data.files(); ++i) {
+    const PackedFileIndex& x = data.file(i);
+    for (int32_t id : x.episode_embodiment) {
+      const auto it = stats.find(id);
+      const char* field = it == stats.end() || int64_t(it->second.state.width()) != x.state_dim ? packed::kState
+                          : int64_t(it->second.action.width()) != x.action_dim                 ? packed::kAction
+                                                                                               : nullptr;
+      if (field)
+        throw AgreedError(x.file.where(field, str("embodiment ", id, ": the resumed checkpoint's normalisation "
+                                                  "statistics ", it == stats.end() ? "lack it" : "have another width",
+                                                  "; resume on the data it was trained on")),
+                          kExitInput);
+    }
+  }
+}
+
+NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded) {
+  if (recorded) {
+    check_statistics_cover(data, *recorded);
+    return *recorded;
+  }
+  std::vector<const H5File*> files;
+  for (int64_t i = 0; i < data.files(); ++i) files.push_back(&data.file(i).file);
+  return normalization_statistics(files);
+}
+
+}  // namespace
+
+Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model,
+               const NormalizationStatistics* recorded)
+    : dc_(data), mc_(model) {
   EMB_CHECK(data.prefetch == 0 || mpi_thread_multiple(),
             "data.prefetch > 0 needs MPI initialised with MPI_THREAD_MULTIPLE");
   EMB_CHECK(data.global_batch >= 1 && data.tokens_per_mb >= 1 && data.chunk_rows >= 1, "data: bad batch/budget settings");
@@ -22,6 +59,7 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                           VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment, dc_.online_prompt,
                                                           dc_.dreamzero_encoders_digest, dc_.frame_stride,
                                                           dc_.dreamzero_repeat_end});
+  if (dc_.normalize) normalization_ = run_statistics(*data_, recorded);
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.samples);
@@ -80,6 +118,11 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
   return *slot->buffer;
 }
 
+void Loader::normalize(Sample& s) const {
+  const PackedFileIndex& x = data_->file(s.file);
+  normalize_sample(normalization_.at(s.emb_id), mc_, x.action_width(x.episode_of(s.row)), s);
+}
+
 LoadedStep Loader::produce() {
   // Every rank loads the buffers of the whole global range, in order (matched MPI-IO calls).
   std::vector<BufferKey> used;
@@ -101,6 +144,7 @@ LoadedStep Loader::produce() {
     assemble_sample(*data_, *loaded[b], mc_, dc_.mask_past_end, p.sample, p.epoch * sampler_->size() + p.pos,
                     samples_[i]);
     if (bad_data.empty()) bad_data = first_non_finite(*data_, mc_, samples_[i]);
+    if (dc_.normalize) normalize(samples_[i]);
   }
   LoadedStep step;
   step.batches = pack_step(samples_, mc_, pack_, file_names_);

@@ -10,6 +10,10 @@
 // initialised with MPI_THREAD_MULTIPLE when prefetch > 0 (the prefetch thread does MPI-IO).
 // One Loader per process at a time, and no other HDF5 use while its reader thread runs
 // (HDF5 is not thread-safe): call quiesce() before writing a checkpoint.
+// data.normalize = upstream: every sample's state and actions are normalised (data/
+// state_action_normalization.hpp) with the statistics of its embodiment: `recorded` (a resumed
+// checkpoint's) or else the files' (data/normalization_statistics.hpp); normalization() gives them
+// to the checkpoint.
 #pragma once
 #include <mpi.h>
 
@@ -19,6 +23,7 @@
 
 #include "config/data_config.hpp"
 #include "data/node_layout.hpp"
+#include "data/normalization_statistics.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packer.hpp"
 #include "data/prefetcher.hpp"
@@ -37,7 +42,8 @@ struct LoaderStats {
 
 class Loader {
  public:
-  Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model);
+  Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& model,
+         const NormalizationStatistics* recorded = nullptr);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -50,12 +56,15 @@ class Loader {
   LoaderStats stats() const;
   int64_t samples_per_epoch() const { return sampler_->size(); }
   const PackedDataset& dataset() const { return *data_; }
+  // The statistics the samples are normalised with; nullptr with data.normalize = none.
+  const NormalizationStatistics* normalization() const { return dc_.normalize ? &normalization_ : nullptr; }
 
  private:
   LoadedStep produce();
   using BufferKey = std::pair<int64_t, int64_t>;  // (epoch, buffer index)
   const ShuffleBuffer& buffer(const BufferKey& key, const std::vector<BufferKey>& keep);
   int owner(int64_t epoch, int64_t pos) const;  // the rank that assembles a position (< 0: none)
+  void normalize(Sample& s) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
   NodeLayout nodes_;
@@ -64,6 +73,7 @@ class Loader {
   TokenConfig mc_;
   PackerConfig pack_;
   std::unique_ptr<PackedDataset> data_;
+  NormalizationStatistics normalization_;  // data.normalize = upstream
   std::vector<Chunk> chunks_;
   std::vector<std::string> file_names_;
   std::unique_ptr<Sampler> sampler_;

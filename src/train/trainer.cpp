@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "checkpoint/checkpoint_dir.hpp"
+#include "comm/agreement.hpp"
 #include "core/activity.hpp"
+#include "core/error.hpp"
 #include "core/log.hpp"
 #include "train/freezing.hpp"
 #include "train/trained_vl_features.hpp"
@@ -48,6 +50,19 @@ std::unique_ptr<Model> trained_model(const RunConfig& cfg, Ops& ops) {
   return model;
 }
 
+// data.normalize = upstream, resumed: the statistics the checkpoint recorded, so the run goes on
+// normalising as it started; none for a fresh start (the loader reads the files') or raw values.
+// Every rank holds the same meta, so every rank throws alike.
+std::optional<NormalizationStatistics> recorded_normalization(const RunConfig& cfg, const CheckpointMeta& meta,
+                                                              const std::string& resumed_from) {
+  if (resumed_from.empty() || !cfg.data.normalize) return std::nullopt;
+  if (meta.normalization.empty())
+    throw AgreedError(str(resumed_from, ": records no normalisation statistics (written before data.normalize or with "
+                                  "data.normalize = none); resume it with --set data.normalize=none"),
+                      kExitInput);
+  return statistics_from_json(nlohmann::json::parse(meta.normalization), resumed_from);
+}
+
 DataConfig data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
   dc.online_prompt = online_inputs_prompt(cfg);
@@ -78,7 +93,9 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       backbone_(online_backbone(cfg, ops)),
       encoders_(online_encoders(cfg, ops)),
       tuned_(tuned_backbone(cfg, ops)),
-      loader_(world.comm, data_config(cfg), cfg.model),
+      recorded_normalization_(recorded_normalization(cfg, resumed_, resumed_from_)),
+      loader_(world.comm, data_config(cfg), cfg.model,
+              recorded_normalization_ ? &*recorded_normalization_ : nullptr),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
   model_->use_graphs(cfg.backend.cuda_graphs);
@@ -161,8 +178,10 @@ int64_t Trainer::checkpoint_size() const { return checkpoint_bytes(model_->param
 
 std::string Trainer::save(int64_t step) {
   loader_.quiesce();  // HDF5 is not thread-safe: the prefetch thread must be idle
+  const NormalizationStatistics* stats = loader_.normalization();
   const CheckpointMeta meta{step,           loader_.state(), cfg_.run.seed, cfg_.model.preset,
-                            cfg_.deck_text, world_.size,     cfg_.run_id,       vl_features_};
+                            cfg_.deck_text, world_.size,     cfg_.run_id,       vl_features_,
+                            stats ? statistics_json(*stats).dump() : ""};
   const OptimizerState moments = host_state();
   dp_.download_owned_params(host_params_.data());
   optimizer_.download_state(moments);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,7 @@ class Trainer {
   std::unique_ptr<OnlineBackbone> backbone_;  // model.backbone = online, frozen
   std::unique_ptr<OnlineEncoders> encoders_;  // model.encoders = online, frozen
   std::unique_ptr<TunedBackbone> tuned_;      // train.tune_visual = on
+  std::optional<NormalizationStatistics> recorded_normalization_;  // a resumed run's, data.normalize = upstream
   Loader loader_;           // after the checkpoint was read
   VlFeaturesRecord vl_features_;  // rank 0's: what its checkpoints record (trained_vl_features.hpp)
 

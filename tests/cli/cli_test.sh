@@ -644,6 +644,47 @@ data_refused_at_start)
   data_refused "$tmp/locked.h5" "$tmp/locked.h5: cannot open: Permission denied" \
     setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search
   ;;
+normalization_refused)
+  # data.normalize = upstream needs every file's /stats of state and action at their widths: one
+  # line naming the file and dataset, exit 2 on all ranks, nothing written. A checkpoint that
+  # recorded no statistics (older ones) is refused on resume with one line saying so; with
+  # data.normalize = none it resumes.
+  stats_refused() {  # stats_refused FILE EXPECTED
+    expect_refused 2 "$2" "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=3 \
+      --set train.global_batch=8 --set data.paths="$1" --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt"
+  }
+  cp outputs/data/tiny_gr00t.h5 "$tmp/missing.h5"
+  /usr/bin/python3 -c "import h5py,sys; del h5py.File(sys.argv[1],'r+')['/stats/action/q99']" "$tmp/missing.h5"
+  stats_refused "$tmp/missing.h5" "$tmp/missing.h5:/stats/action/q99: missing: data.normalize = upstream"
+  cp outputs/data/tiny_gr00t.h5 "$tmp/narrow.h5"
+  /usr/bin/python3 - "$tmp/narrow.h5" <<'PY'
+import h5py, sys
+f = h5py.File(sys.argv[1], "r+")
+v = f["/stats/state/min"][()]
+del f["/stats/state/min"]
+f["/stats/state/min"] = v[:-1]
+PY
+  stats_refused "$tmp/narrow.h5" "$tmp/narrow.h5:/stats/state/min: $(( $(/usr/bin/python3 -c "import h5py; print(h5py.File('outputs/data/tiny_gr00t.h5','r')['/steps/state'].shape[1])") - 1 )) values, expected"
+  train norm-old 2 --set train.steps=4 --set train.ckpt_every=4 --set train.ckpt_dir="$tmp/old"
+  old="$tmp/old/step_00000004.h5"
+  /usr/bin/python3 - "$old" <<'PY' || fail "the checkpoint recorded no statistics"
+import h5py, json, sys
+f = h5py.File(sys.argv[1], "r+")
+stats = json.loads(f.attrs["normalization"])
+assert stats and all(len(e["state"]["min"]) > 0 and len(e["action"]["max"]) > 0 for e in stats.values()), stats
+del f.attrs["normalization"]  # as a checkpoint from before data.normalize
+PY
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=6 --set train.global_batch=8 \
+    --set train.resume="$old" --set train.ckpt_dir="$tmp/old" --set run.output_dir="$tmp/resumed" >"$tmp/resume.txt" 2>&1
+  code=$?
+  [ $code -eq 2 ] || fail "resuming a checkpoint without statistics exited $code: $(cat "$tmp/resume.txt")"
+  [ "$(grep -c "^embtrain: error" "$tmp/resume.txt")" -eq 1 ] &&
+    grep -qF "embtrain: error: $old: records no normalisation statistics" "$tmp/resume.txt" ||
+    fail "expected one line on the missing statistics: $(grep error "$tmp/resume.txt")"
+  train norm-old-raw 2 --set train.steps=6 --set train.resume="$old" --set train.ckpt_dir="$tmp/old" \
+    --set data.normalize=none
+  rm -rf outputs/norm-old outputs/norm-old-raw
+  ;;
 vl_backbone_refused)
   # data.vl_backbone (app/feature_encoders.hpp): a checkpoint that cannot be read is one line naming
   # the deck line (exit 2); the tiny datasets' features, which the stand-in encoder made, are

@@ -78,6 +78,7 @@ struct Seen {
 std::map<int64_t, Seen> read_epoch(const std::string& path, bool repeat_end) {
   DataConfig dc;
   dc.dreamzero_repeat_end = repeat_end;
+  dc.normalize = false;  // which raw steps a sample reads (test_data_normalization checks the normalisation)
   dc.paths = {path};
   dc.view = "dreamzero";
   dc.global_batch = repeat_end ? 8 : 2, dc.chunk_rows = 4, dc.shuffle_buffer = 16, dc.tokens_per_mb = 1 << 20, dc.prefetch = 0;

@@ -127,6 +127,7 @@ BOOST_AUTO_TEST_CASE(gr00t_epoch_is_covered_once_with_the_right_content) {
     BOOST_TEST_CONTEXT("mpio_transfer " << (transfer == MpioTransfer::collective ? "collective" : "independent")) {
       DataConfig dc = d.config();
       dc.mpio_transfer = transfer;
+      dc.normalize = false;  // the file's raw rows (test_data_normalization checks the normalisation)
       Loader loader(MPI_COMM_WORLD, dc, cfg);
       int64_t S = loader.samples_per_epoch();
       BOOST_TEST(S == d.begin.back());
@@ -171,6 +172,7 @@ BOOST_AUTO_TEST_CASE(gr00t_action_chunks_past_the_episode_end) {
     BOOST_TEST_CONTEXT("mask_past_end " << mask_past_end) {
       DataConfig dc = d.config();
       dc.mask_past_end = mask_past_end;
+      dc.normalize = false;  // the file's raw rows (test_data_normalization checks the normalisation)
       Sampler ref_order([&] {
         std::vector<int64_t> sizes;
         for (const PackedData& f : d.files)

@@ -120,15 +120,25 @@ def dumped_step(args, tmp, deck, data, name):
     return dump
 
 
+def upstream_q99(x, q01, q99):
+    """DreamZero's q99 in float32: 2·((x − q01)/(q99 − q01)) − 1, x where q01 == q99, clamped to [−1, 1]."""
+    x, q01, q99 = x.astype(np.float32), q01.astype(np.float32), q99.astype(np.float32)
+    span = np.where(q99 != q01, q99 - q01, np.float32(1))
+    out = np.where(q99 != q01, np.float32(2) * ((x - q01) / span) - np.float32(1), x)
+    return np.clip(out, np.float32(-1), np.float32(1)).astype(np.float32)
+
+
 def check_model_inputs(dump, data):
     """Every dumped sample's model inputs are its packed step's: the step whose CLIP rows it holds
     gives its video rows (per patch pixel (kh, kw) the latents then the y, [mask 4 | image
-    latents], clean and noisy tokens alike), its state rows are the file's, its action mask is 1
-    on the packed action width only, has_real_action 1."""
+    latents], clean and noisy tokens alike), its state rows are the file's as upstream normalises them
+    (data.normalize = upstream: DreamZero's q99 with the file's /stats, dreamzero ab790c1
+    groot/vla/data/transform/state_action.py:99-120), its action mask is 1 on the packed action
+    width only, has_real_action 1."""
     with h5py.File(data, "r") as f:
         lat = f["latents/dreamzero"][()].astype(np.float32)
         clip = f["features/clip"][()].astype(np.float32).reshape(-1, 257, CLIP_DIM)
-        states = f["steps/state"][()].astype(np.float32)
+        states = upstream_q99(f["steps/state"][()], f["stats/state/q01"][()], f["stats/state/q99"][()])
     samples = 0
     with h5py.File(dump, "r") as d:
         for g in d["micro_batch"].values():
@@ -145,7 +155,7 @@ def check_model_inputs(dump, data):
                 samples += 1
             state = g["state"][()]
             check(all(np.any(np.all(states == row[:states.shape[1]], axis=1)) and not np.any(row[states.shape[1]:])
-                      for row in state), f"{len(state)} state rows are the file's, zero-padded")
+                      for row in state), f"{len(state)} state rows are the file's q99-normalised, bit for bit, zero-padded")
             mask = g["action_mask"][()]
             check(np.all(mask[:, :ACTION_WIDTH] == 1) and not np.any(mask[:, ACTION_WIDTH:]),
                   f"action mask 1 on the {ACTION_WIDTH} packed action dims only")

@@ -46,6 +46,9 @@ def write_deck(tmp, name, released, data, extra=""):
         f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = {name}\n[data]\npaths = {data}\nview = dreamzero\n"
                 # the fixture's 5-step episodes hold no whole clip window: every step a sample, the end repeated
                 f"dreamzero_episode_end = repeat\n"
+                # raw state and actions: the features file's /stats q01/q99 differ from the frames
+                # file's (same rows; embpack's percentiles), and this test compares the encoders' inputs
+                f"normalize = none\n"
                 f"tokens_per_mb = 4096\nview_tile = 16x16\n[model]\nlatent_height = 4\nlatent_width = 4\n"
                 f"latent_frames = {LATENT_FRAMES}\nd_clip = {CLIP_DIM}\n{extra}[train]\ninit_from = {released}\n"
                 f"steps = {TRAIN_STEPS}\nglobal_batch = 4\nlr = 1e-3\nckpt_every = 0\nshard = full\n")

@@ -15,7 +15,10 @@ eagle2_hg_model/ holding the real tokenizer files of ../shared/fixtures/eagle2_5
 Asserts: OUT holds DIR's backbone tensors byte for byte and config.json unchanged, the
 action_head.* tensors trained, and experiment_cfg/metadata.json built from the dataset: its
 statistics equal the dataset's own (computed here from the rows embpack lerobot read from its
-Parquet files), its modalities those of meta/modality.json + meta/info.json.
+Parquet files), its modalities those of meta/modality.json + meta/info.json; and (offline) what the
+loader fed the model (data.normalize = upstream: `embtrain --dump` of a step) is exactly upstream's
+min_max normalisation (Isaac-GR00T 4af2b622 gr00t/data/transform/state_action.py:153-173) of the
+packed rows with metadata.json's statistics, which are the numbers the checkpoint recorded.
 
 With --backbone tune_visual (train.tune_visual = on, the step trains the vision tower and mlp1,
 5 steps): OUT's vision_model.* and mlp1.* tensors trained, in DIR's dtype (BF16) and shapes, the
@@ -137,6 +140,53 @@ def check_metadata(exported, packed):
     check(entry["modalities"]["video"] == expected_video, f"video modality {expected_video}")
 
 
+def upstream_min_max(x, low, high):
+    """Upstream's min_max in float32: 2·((x − min)/(max − min)) − 1, 0 where min == max."""
+    x, low, high = x.astype(np.float32), low.astype(np.float32), high.astype(np.float32)
+    span = np.where(high != low, high - low, np.float32(1))
+    out = np.float32(2) * ((x - low) / span) - np.float32(1)
+    return np.where(high != low, out, np.float32(0)).astype(np.float32)
+
+
+def metadata_bounds(entry, part, width):
+    """metadata.json's min and max of one part as whole vectors (its sub-keys put back in place)."""
+    modality = json.load(open(os.path.join(DEMO, "meta", "modality.json")))[part]
+    low, high = np.zeros(width), np.zeros(width)
+    for key, s in modality.items():
+        low[s["start"]:s["end"]] = entry["statistics"][part][key]["min"]
+        high[s["start"]:s["end"]] = entry["statistics"][part][key]["max"]
+    return low, high
+
+
+def check_loader_inputs(args, tmp, deck, exported, packed, steps):
+    """The dumped step's states and action chunks are upstream's normalisation of packed rows with the
+    exported statistics, bit for bit; the checkpoint recorded the same statistics."""
+    entry = json.load(open(os.path.join(exported, "experiment_cfg", "metadata.json")))["new_embodiment"]
+    rows = dataset_rows(packed)
+    with h5py.File(os.path.join(tmp, "out", "ckpt", "ft", f"step_{steps:08d}.h5"), "r") as f:
+        recorded = json.loads(f.attrs["normalization"])
+    check(len(recorded) == 1, "the checkpoint recorded the statistics of one embodiment")
+    recorded = next(iter(recorded.values()))
+    dump = os.path.join(tmp, "step.h5")
+    run([args.embtrain, deck, "--dump", dump, "--set", "train.global_batch=16"])
+    with h5py.File(dump, "r") as f:
+        batches = [f["micro_batch"][k] for k in f["micro_batch"]]
+        fed = {"state": np.concatenate([b["state"][()] for b in batches]),
+               "action": np.concatenate([b["actions"][()].reshape(-1, b["actions"].shape[-1]) for b in batches])}
+    for part in ("state", "action"):
+        width = rows[part].shape[1]
+        low, high = metadata_bounds(entry, part, width)
+        check(np.array_equal(low, recorded[part]["min"]) and np.array_equal(high, recorded[part]["max"]),
+              f"{part}: metadata.json's min/max are the checkpoint's recorded statistics")
+        expected = {upstream_min_max(r, low, high).tobytes() for r in rows[part]}
+        got = fed[part][:, :width]
+        raw = {r.astype(np.float32).tobytes() for r in rows[part]}
+        check(len(got) > 0 and all(g.astype(np.float32).tobytes() in expected for g in got) and
+              not all(g.astype(np.float32).tobytes() in raw for g in got) and
+              np.all(fed[part][:, width:] == 0) and np.abs(got).max() <= 1,
+              f"{part}: all {len(got)} rows the loader fed are upstream's min_max of packed rows, bit for bit")
+
+
 def check_reimport(args, tmp, deck, exported, original):
     """init_from the export with train.tune_visual = on, one step at learning rate 0: its checkpoint
     holds the trained run's parameters as the export stores them (the vision tensors in DIR's BF16)."""
@@ -215,6 +265,8 @@ def main():
         if tune_visual:
             check_reimport(args, tmp, deck, exported, original)
         check_metadata(exported, packed)
+        if args.backbone == "offline":
+            check_loader_inputs(args, tmp, deck, exported, packed, steps)
     print("PASS")
 
 

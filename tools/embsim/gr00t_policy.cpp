@@ -77,6 +77,7 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
                   OptimizerState{exp_avg_.data(), exp_avg_sq_.data()});
+  normalization_ = PolicyNormalization(CheckpointReader(checkpoint).meta().normalization, checkpoint);
   backend_params_ = OpsBuffer<float>(*ops_, reg.total());
   ops_->upload(backend_params_.data(), params_.data(), params_.size() * sizeof(float));
 }
@@ -88,6 +89,7 @@ void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
             task.action_dim);
   EMB_CHECK(task.embodiment < c.n_embodiments, path_, ": the model has ", c.n_embodiments,
             " embodiments; task ", task.name, " is embodiment ", task.embodiment);
+  normalization_.check(task.embodiment, task.state_dim, task.action_dim);
   if (vl_source_.kind == CheckpointVl::Kind::stand_in)
     EMB_CHECK(c.d_ctx == d_vl, path_, ": the model's vl width is ", c.d_ctx, ", the observations' (--d-vl) ", d_vl);
   else  // trained on Eagle features: the backbone's width (its config) must be the head's
@@ -123,8 +125,10 @@ std::unique_ptr<VlEncoder> Gr00tPolicy::make_vl_encoder(const ObservationOptions
 void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::vector<float>>& chunks) {
   const ModelConfig& cfg = model_->config();
   const size_t per_sample = size_t(cfg.horizon) * cfg.action_dim;
+  std::vector<std::vector<float>> states;  // as the model saw states in training
+  for (const PolicyInput& in : inputs) states.push_back(normalization_.state(in.env->task().embodiment, in.state));
   std::vector<PolicyObservation> obs;
-  for (const PolicyInput& in : inputs) obs.push_back({in.env->task().embodiment, &in.state, &in.vl});
+  for (size_t i = 0; i < inputs.size(); ++i) obs.push_back({inputs[i].env->task().embodiment, &states[i], &inputs[i].vl});
   PackedBatch batch = pack_policy_batch(cfg, obs, path_);
   const int B = batch.n_samples;
   // Noise of the input in slot s (and with sim.sde_noise its stochastic step's draws), keyed by
@@ -148,6 +152,8 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
   for (int s = 0; s < B; ++s) {
     const size_t i = size_t(batch.sample_id[size_t(s)]);
     const int task_A = inputs[i].env->task().action_dim;
+    normalization_.unnormalize_actions(inputs[i].env->task().embodiment, &batch.actions[s * per_sample], exec_steps_,
+                                       cfg.action_dim, task_A);
     chunks[i].resize(size_t(exec_steps_) * task_A);
     for (int h = 0; h < exec_steps_; ++h)
       for (int k = 0; k < task_A; ++k)

@@ -10,7 +10,8 @@
 // The observations' vl rows come from the encoder the checkpoint's features came from
 // (checkpoint_vl.hpp, make_vl_encoder); a train.tune_visual checkpoint's model holds its tuned
 // vision tower and mlp1 (with_tuned_backbone, as the trainer, init_from and export build it),
-// which that encoder computes with.
+// which that encoder computes with. States and actions are normalised with the statistics the
+// checkpoint recorded (policy_normalization.hpp), as its training run's loader normalised them.
 #pragma once
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@
 #include "checkpoint_vl.hpp"
 #include "observation.hpp"
 #include "policy.hpp"
+#include "rl/roles/policy_normalization.hpp"
 
 namespace emb {
 
@@ -40,7 +42,8 @@ class Gr00tPolicy final : public Policy {
   // Throws emb::Error when the model cannot act in `task`: state/action widths narrower than
   // the task's, no slot for its embodiment, vl width not its encoder's (d_vl: the stand-in
   // encoder's; an Eagle backbone's hidden size), or training data (when its files are still
-  // there) without the task's embodiment at the task's widths.
+  // there) without the task's embodiment at the task's widths, or normalisation statistics
+  // without it.
   void check_task(const TaskSpec& task, int d_vl) const;
   const CheckpointVl& vl_source() const { return vl_source_; }
   int64_t step() const { return step_; }
@@ -55,6 +58,7 @@ class Gr00tPolicy final : public Policy {
   const std::string& deck_text() const { return deck_text_; }  // the checkpoint's resolved deck
   // The checkpoint's record of its vl encoder (encoder "" when it has none).
   const VlFeaturesRecord& vl_features() const { return vl_features_; }
+  const PolicyNormalization& normalization() const { return normalization_; }
 
  private:
   std::string path_, deck_text_;
@@ -65,6 +69,7 @@ class Gr00tPolicy final : public Policy {
   double sde_noise_ = 0;  // sim.sde_noise: 0 = the ODE; > 0 = RL's rollout sampler
   std::vector<std::string> data_paths_;
   CheckpointVl vl_source_;
+  PolicyNormalization normalization_;
   std::unique_ptr<Ops> ops_;  // the backend the policy computes on
   std::unique_ptr<Model> model_;
   std::vector<float> params_, exp_avg_, exp_avg_sq_;

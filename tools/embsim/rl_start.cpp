@@ -62,6 +62,7 @@ void load_rl_start(const std::string& checkpoint, const std::vector<std::string>
   s.init_params = policy.params();
   s.sft_deck_text = policy.deck_text();
   s.sft_vl_features = policy.vl_features();
+  s.normalization = policy.normalization();
   const std::string side = rl_sidecar_path(path);
   if (side.empty()) return;
   read_rl_sidecar(side, s);

@@ -83,6 +83,7 @@ std::string save_rl_checkpoint(const RlSetup& s, RlLearner& learner, const Updat
   meta.deck_text = s.sft_deck_text;
   meta.run_id = s.o.run_id;
   meta.vl_features = s.sft_vl_features;
+  meta.normalization = s.normalization.recorded();
   const std::string path = save_checkpoint(MPI_COMM_SELF, s.o.ckpt_dir, reg, learner.layout(),
                                            learner.params().data(), OptimizerState{m.data(), v.data()}, meta);
   EMB_CHECK(fs::path(path).filename() == checkpoint_file_name(learner.version()), path,

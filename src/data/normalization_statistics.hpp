@@ -1,0 +1,53 @@
+// The state and action statistics a run normalises with (DATA.md "Normalisation"): ONE source for
+// the loader, the checkpoint (its `normalization` attribute), the export's metadata.json and
+// embsim's policy. Per embodiment id: the /stats/state and /stats/action of every packed file
+// whose episodes hold that id (packed_format.hpp: over all of the file's rows), several files
+// combined as upstream GR00T mixes datasets (gr00t_finetune.py percentile_mixing_method
+// "weighted_average"): means and deviations pooled by rows, minima and maxima exact, the
+// percentiles averaged with row weights. A file of several embodiments gives each of them its
+// statistics over all its rows (the file holds no per-embodiment statistics).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/h5_file.hpp"
+
+namespace emb {
+
+// One statistic vector per name (packed::kStatNames: mean, std, min, max, q01, q99) of one
+// field, each [width], and the rows behind them.
+struct FieldStatistics {
+  std::map<std::string, std::vector<double>> values;
+  double rows = 0;
+  size_t width() const { return values.empty() ? 0 : values.begin()->second.size(); }
+};
+
+struct EmbodimentStatistics {
+  FieldStatistics state, action;
+};
+
+using NormalizationStatistics = std::map<int32_t, EmbodimentStatistics>;  // by embodiment id
+
+// One packed file's /stats/<field> (field "state" or "action"). Throws emb::Error (exit 2)
+// "FILE:/stats/<field>/<name>: ..." when a statistic is missing or its width is not the one of
+// /steps/<field>.
+FieldStatistics read_field_statistics(const H5File& f, const char* field);
+
+// Several files' statistics of one field as one (the mixture of the header).
+FieldStatistics combine_statistics(const std::vector<const FieldStatistics*>& parts);
+
+// The statistics of a run's files (all open, parallel or serial alike; every rank of a parallel
+// file makes the same reads), by the embodiment ids of their episodes. Throws (exit 2) as
+// read_field_statistics, or naming the file when one embodiment's files differ in width.
+NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files);
+
+// The JSON the checkpoint records ({"<id>": {"state": {"rows", "mean", ...}, "action": ...}})
+// and its reading back; from_json throws emb::Error naming `where` on a malformed record.
+nlohmann::json statistics_json(const NormalizationStatistics& stats);
+NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace emb

@@ -1,0 +1,38 @@
+// The normalisation a gr00t checkpoint's policy acts under (embsim eval's Gr00tPolicy; RL keeps it
+// to record in its checkpoints): the statistics the run trained with (the checkpoint's `normalization` attribute,
+// data/normalization_statistics.hpp), applied as the trainer's loader did
+// (data/state_action_normalization.hpp, GR00T's min_max): the observed state is normalised before
+// the model sees it, the sampled actions are un-normalised before the environment executes them,
+// as upstream's Gr00tPolicy does (Isaac-GR00T 4af2b622 gr00t/model/policy.py:121-144,
+// apply_transforms and unapply_transforms). A checkpoint without the attribute
+// (data.normalize = none, or older) acts on raw values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/normalization_statistics.hpp"
+
+namespace emb {
+
+class PolicyNormalization {
+ public:
+  PolicyNormalization() = default;
+  // `recorded`: the checkpoint's attribute ("" = none), `checkpoint` its path (named in errors).
+  PolicyNormalization(const std::string& recorded, const std::string& checkpoint);
+  bool active() const { return !recorded_.empty(); }
+  const std::string& recorded() const { return recorded_; }  // what an RL checkpoint records again
+  // Throws emb::Error naming the checkpoint when its statistics lack `embodiment` or are narrower
+  // than the task's widths.
+  void check(int32_t embodiment, int state_dim, int action_dim) const;
+  // `state` (the task's width) as the model saw states in training.
+  std::vector<float> state(int32_t embodiment, const std::vector<float>& state) const;
+  // Rows of `stride` floats of model-space actions, their first `width` columns to the task's.
+  void unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride, int64_t width) const;
+
+ private:
+  std::string recorded_, path_;
+  NormalizationStatistics stats_;
+};
+
+}  // namespace emb
