@@ -1,5 +1,5 @@
-// The normalisation a gr00t checkpoint's policy acts under (embsim eval's Gr00tPolicy; RL keeps it
-// to record in its checkpoints): the statistics the run trained with (the checkpoint's `normalization` attribute,
+// The normalisation a gr00t checkpoint's policy acts under (embsim eval's Gr00tPolicy, embsim rl's
+// simulators): the statistics the run trained with (the checkpoint's `normalization` attribute,
 // data/normalization_statistics.hpp), applied as the trainer's loader did
 // (data/state_action_normalization.hpp, GR00T's min_max): the observed state is normalised before
 // the model sees it, the sampled actions are un-normalised before the environment executes them,

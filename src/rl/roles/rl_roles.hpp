@@ -51,9 +51,7 @@ struct RlSetup {
   ModelConfig cfg;                 // the policy's
   std::string sft_deck_text;       // the SFT checkpoint's deck (stored in RL checkpoints)
   VlFeaturesRecord sft_vl_features;  // the SFT checkpoint's vl encoder record (stored in RL checkpoints)
-  // The SFT checkpoint's statistics, which RL checkpoints record again (embsim eval of them
-  // normalises with them); the simulators do not apply them yet (DATA.md "Normalisation").
-  PolicyNormalization normalization;
+  PolicyNormalization normalization;  // the SFT checkpoint's (simulators apply it; RL checkpoints record it)
   std::vector<float> init_params;  // of the SFT (or resumed) checkpoint
   int flow_steps = 4, exec_steps = 4;
   int64_t start_version = 0, start_value_steps = 0, start_policy_steps = 0;

@@ -217,7 +217,10 @@ void SimulatorLoop::end_episode(int e) {
 // A diverged segment's next state stays zero: its state is not finite and the learner drops it unread.
 void SimulatorLoop::flush(Slot& slot, bool diverged) {
   slot.segment.next_state.assign(size_t(task_.state_dim), 0.f);
-  if (!diverged) slot.env->observe(slot.segment.next_state.data());
+  if (!diverged) {
+    slot.env->observe(slot.segment.next_state.data());
+    slot.segment.next_state = s_.normalization.state(task_.embodiment, slot.segment.next_state);
+  }
   slot.segment.episode = slot.episode;
   slot.segment.diverged = diverged;
   segments_.push(encode(slot.segment));
@@ -235,6 +238,7 @@ void SimulatorLoop::request(Slot& slot, int e, Clock::time_point eligible_at) {
   r.obs.embodiment = task_.embodiment;
   r.obs.state.assign(size_t(task_.state_dim), 0.f);
   slot.env->observe(r.obs.state.data());
+  r.obs.state = s_.normalization.state(task_.embodiment, r.obs.state);  // as the policy trained on states
   r.obs.vl.clear();
   observer_->observe(*slot.env, task_.instructions[size_t(slot.episode % int64_t(task_.instructions.size()))],
                      r.obs.vl);
@@ -262,6 +266,8 @@ bool SimulatorLoop::receive_replies() {
 
 void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
   const double before = task_distance(*slot.env);
+  const int64_t A = task_.action_dim;  // the model's actions to the environment's
+  s_.normalization.unnormalize_actions(task_.embodiment, reply.actions.data(), int64_t(reply.actions.size()) / A, A, A);
   int steps = 0;
   for (size_t h = 0; h * task_.action_dim < reply.actions.size() && !slot.env->done(); ++h, ++steps)
     slot.env->step(&reply.actions[h * size_t(task_.action_dim)]);
