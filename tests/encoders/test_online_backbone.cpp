@@ -60,6 +60,7 @@ ModelConfig tiny_head() {
 DataConfig online_data(const std::string& file, const ModelConfig& mc, int64_t global_batch) {
   DataConfig dc;
   dc.paths = {file}, dc.global_batch = global_batch, dc.tokens_per_mb = 4096, dc.prefetch = 0;
+  dc.normalize = false;  // raw states: row_of finds a sample's step by its state row
   dc.online_prompt = online_prompt(mc);
   return dc;
 }
