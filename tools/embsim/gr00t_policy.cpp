@@ -55,9 +55,11 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   {
     CheckpointFile f(checkpoint, MPI_COMM_NULL, CheckpointFile::Access::read);
     f.expect_complete();
-    deck_text_ = f.attr_string("deck");
-    step_ = f.attr_int("step");
-    vl_features_ = read_vl_features(f);
+    const CheckpointMeta meta = read_checkpoint_meta(f);
+    deck_text_ = meta.deck_text;
+    step_ = meta.step;
+    vl_features_ = meta.vl_features;
+    normalization_ = PolicyNormalization(meta.normalization, checkpoint);
   }
   const RunConfig run = run_config_from_deck(checkpoint_deck(deck_text_, deck_sets));
   const ModelConfig& cfg = run.model;
@@ -77,7 +79,6 @@ Gr00tPolicy::Gr00tPolicy(const std::string& checkpoint, const std::vector<std::s
   exp_avg_.resize(params_.size()), exp_avg_sq_.resize(params_.size());
   load_checkpoint(MPI_COMM_SELF, checkpoint, cfg.preset, reg, ShardLayout(reg, ShardMode::none, 0, 1), params_.data(),
                   OptimizerState{exp_avg_.data(), exp_avg_sq_.data()});
-  normalization_ = PolicyNormalization(CheckpointReader(checkpoint).meta().normalization, checkpoint);
   backend_params_ = OpsBuffer<float>(*ops_, reg.total());
   ops_->upload(backend_params_.data(), params_.data(), params_.size() * sizeof(float));
 }

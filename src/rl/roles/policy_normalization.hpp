@@ -8,10 +8,12 @@
 // (data.normalize = none, or older) acts on raw values.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
-#include "data/normalization_statistics.hpp"
+#include "data/state_action_normalization.hpp"
 
 namespace emb {
 
@@ -32,7 +34,9 @@ class PolicyNormalization {
 
  private:
   std::string recorded_, path_;
-  NormalizationStatistics stats_;
+  // Per embodiment, the min_max bounds of its state and its actions, built once from the
+  // recorded statistics (not per observation).
+  std::map<int32_t, std::pair<NormalizationBounds, NormalizationBounds>> bounds_;
 };
 
 }  // namespace emb
