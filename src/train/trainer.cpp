@@ -63,6 +63,15 @@ std::optional<NormalizationStatistics> recorded_normalization(const RunConfig& c
   return statistics_from_json(nlohmann::json::parse(meta.normalization), resumed_from);
 }
 
+// Rank 0 reads it; a failure there (a backbone's weights unreadable) fails every rank alike.
+VlFeaturesRecord rank0_vl_features(const World& world, const RunConfig& cfg) {
+  VlFeaturesRecord record;
+  run_agreed(world.comm, [&] {
+    if (world.rank == 0) record = trained_vl_features(cfg);
+  });
+  return record;
+}
+
 DataConfig data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
   dc.online_prompt = online_inputs_prompt(cfg);
@@ -94,6 +103,7 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       encoders_(online_encoders(cfg, ops)),
       tuned_(tuned_backbone(cfg, ops)),
       recorded_normalization_(recorded_normalization(cfg, resumed_, resumed_from_)),
+      vl_features_(rank0_vl_features(world, cfg)),
       loader_(world.comm, data_config(cfg), cfg.model,
               recorded_normalization_ ? &*recorded_normalization_ : nullptr),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
@@ -101,9 +111,6 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
   model_->use_graphs(cfg.backend.cuda_graphs);
   model_->set_context_source(tuned_.get());
   if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);
-  run_agreed(world.comm, [&] {
-    if (world.rank == 0) vl_features_ = trained_vl_features(cfg);
-  });
 }
 
 OptimizerState Trainer::host_state() {

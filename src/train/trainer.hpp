@@ -88,8 +88,11 @@ class Trainer {
   std::unique_ptr<OnlineEncoders> encoders_;  // model.encoders = online, frozen
   std::unique_ptr<TunedBackbone> tuned_;      // train.tune_visual = on
   std::optional<NormalizationStatistics> recorded_normalization_;  // a resumed run's, data.normalize = upstream
+  // Rank 0's: what its checkpoints record (trained_vl_features.hpp). Before the loader: reading
+  // the training files' attributes while its prefetch thread reads them would be two threads in
+  // HDF5, which is not thread-safe (a crash in H5Fclose).
+  VlFeaturesRecord vl_features_;
   Loader loader_;           // after the checkpoint was read
-  VlFeaturesRecord vl_features_;  // rank 0's: what its checkpoints record (trained_vl_features.hpp)
 
   StepContext step_;
 };
