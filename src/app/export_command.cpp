@@ -37,22 +37,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-// The checkpoint an export reads: SOURCE itself, the one `latest` names in a checkpoint
-// folder, or the latest of a run's checkpoint folder (the run's `ckpt_dir` file names it).
-std::string checkpoint_of(const std::string& source) {
-  if (!fs::exists(source)) throw Error(str(source, ": no such file or folder"), kExitInput);
-  if (!fs::is_directory(source)) return source;
-  fs::path dir(source);
-  if (fs::is_regular_file(dir / "ckpt_dir")) dir = first_line(read_file_text((dir / "ckpt_dir").string()));
-  if (!fs::is_regular_file(dir / kLatestName))
-    throw Error(str(source, ": neither a checkpoint file, a checkpoint folder (with '", kLatestName,
-                    "') nor a run's output folder with a checkpoint (train.ckpt_every > 0 writes them)"),
-                kExitInput);
-  return (dir / first_line(read_file_text((dir / kLatestName).string()))).string();
-}
-
 // Where `out` is written before it is renamed into place.
 std::string staging_of(const std::string& out) { return out + ".export-tmp"; }
 
@@ -135,7 +119,7 @@ void publish_folder(const std::string& staging, const std::string& out) {
 void export_weights(const std::string& source, const std::string& out, bool force) {
   if (fs::exists(out) && !force)
     throw Error(str(out, ": exists; embtrain export writes a new folder (--force replaces it)"), kExitInput);
-  const std::string ckpt_path = checkpoint_of(source);
+  const std::string ckpt_path = verified_checkpoints(source, 1).front();
   const CheckpointReader ckpt(ckpt_path);
   const RunConfig cfg = run_config_from_deck(load_deck_text(ckpt.meta().deck_text, ckpt_path + ":deck"));
   if (cfg.train.init_from.empty())

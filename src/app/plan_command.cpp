@@ -24,10 +24,18 @@ std::string backbone_report(const RunConfig& cfg, const RunPlan& p, nlohmann::js
   json["backbone"] = backbone_json(b, p.as_deck);
   json["backbone"]["in_step"] = cfg.model.online_backbone;
   std::string text = backbone_text(p.hw, b, p.as_deck);
-  if (cfg.model.online_backbone)
+  const Workload& w = p.as_deck.w;
+  if (cfg.model.online_backbone && !cfg.model.tune_visual) {
+    json["backbone"]["memory_bytes_per_rank"] = {
+        {"weights", w.frozen_weight_bytes},
+        {"forward_per_sample", w.context_activation_bytes_per_sample},
+        {"forward_per_micro_batch", w.context_activation_bytes_per_sample * p.as_deck.samples_per_mb}};
     text += str("  model.backbone = online: this deck's step runs it (the backbone phase): + ", b.flops() / 1e12,
-                " TFLOP per sample; device memory + ", b.weight_bytes / double(1ull << 30), " GiB of weights and ",
-                b.forward_bytes / double(1ull << 20), " MiB of forward activations per sample of a micro-batch\n");
+                " TFLOP per sample; device memory + ", w.frozen_weight_bytes / double(1ull << 30), " GiB of weights and ",
+                w.context_activation_bytes_per_sample * p.as_deck.samples_per_mb / double(1ull << 20),
+                " MiB of forward buffers per micro-batch (", p.as_deck.samples_per_mb,
+                " samples; in the memory verdict above)\n");
+  }
   if (cfg.model.tune_visual) {
     const double micro_batch_bytes = b.tuned_activation_bytes * p.memory.samples_per_mb;
     const double llm_bytes = tuned_frozen_weight_bytes(eagle);

@@ -23,8 +23,6 @@
 namespace emb {
 namespace {
 
-// The three owned states, in file order.
-constexpr std::array<const char*, 3> kGroups = {"params", "exp_avg", "exp_avg_sq"};
 
 std::string dataset(const char* group, const ParamInfo& t) { return str("/", group, "/", t.name); }
 
@@ -67,7 +65,7 @@ bool stored(size_t group, const ShardLayout& layout, int tensor) { return group 
 // are combined and compared: f(group, tensor).
 template <class F>
 void for_each_tensor(const ParamRegistry& reg, const ShardLayout& layout, F&& f) {
-  for (size_t g = 0; g < kGroups.size(); ++g)
+  for (size_t g = 0; g < kTensorGroups.size(); ++g)
     for (int i = 0; i < reg.size(); ++i)
       if (stored(g, layout, i)) f(g, reg[i]);
 }
@@ -122,7 +120,7 @@ void write_meta(CheckpointFile& f, const CheckpointMeta& meta) {
 void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const ShardLayout& layout,
                       const std::string& preset) {
   for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
-    const std::string ds = dataset(kGroups[g], t);
+    const std::string ds = dataset(kTensorGroups[g], t);
     if (g > 0 && !f.has(ds))
       f.fail(ds, str("missing: the tensor was frozen when the checkpoint was saved and is trained now; resume "
                      "with the same train.tune_* flags"));
@@ -131,7 +129,7 @@ void validate_tensors(const CheckpointFile& f, const ParamRegistry& reg, const S
       f.fail(ds, str("shape ", shape_text(shape), " in the checkpoint, ", shape_text(t.shape), " in the model (preset ",
                      preset, ")"));
   });
-  for (const char* group : kGroups)
+  for (const char* group : kTensorGroups)
     for (const std::string& name : f.members(str("/", group)))
       if (!reg.contains(name)) f.fail(str("/", group, "/", name), str("not a parameter of preset ", preset));
 }
@@ -151,7 +149,7 @@ Validated validate(const std::string& path, const std::string& preset, const Par
     f.fail("/", str("checkpoint of preset ", quoted(v.meta.preset), ", this run uses preset ", quoted(preset)));
   validate_tensors(f, reg, layout, preset);
   for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
-    v.checksums.push_back(f.tensor_checksum(dataset(kGroups[g], t)));
+    v.checksums.push_back(f.tensor_checksum(dataset(kTensorGroups[g], t)));
   });
   return v;
 }
@@ -193,23 +191,23 @@ void write_checkpoint_file(MPI_Comm comm, const std::string& tmp, const ParamReg
   } abandon_on_failure{f};
   run_agreed(comm, [&] {
     write_meta(*f, meta);
-    for (const char* group : kGroups) f->create_group(str("/", group));
+    for (const char* group : kTensorGroups) f->create_group(str("/", group));
   });
   for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     const TensorSlice s = written_slice(t, layout, rank, size);
     const float* data = states[g] + s.owned_offset;
     run_agreed(comm, [&] {
-      f->write_tensor(dataset(kGroups[g], t), t.shape, s.begin, s.count, data);
+      f->write_tensor(dataset(kTensorGroups[g], t), t.shape, s.begin, s.count, data);
       // After the collective write, as a real failure surfaces: on one rank, from its part.
       if (fail_write && rank == size - 1 && g == 1)
-        throw Error(str(tmp, ":", dataset(kGroups[g], t), ": write failed (injected by debug.ckpt_fail_step)"));
+        throw Error(str(tmp, ":", dataset(kTensorGroups[g], t), ": write failed (injected by debug.ckpt_fail_step)"));
     });
   });
   const std::vector<uint32_t> checksums = whole_checksums(comm, reg, layout, states);
   run_agreed(comm, [&] {
     size_t i = 0;
     for_each_tensor(reg, layout,
-                    [&](size_t g, const ParamInfo& t) { f->set_tensor_checksum(dataset(kGroups[g], t), checksums[i++]); });
+                    [&](size_t g, const ParamInfo& t) { f->set_tensor_checksum(dataset(kTensorGroups[g], t), checksums[i++]); });
   });
   run_agreed(comm, [&] {
     f->sync();
@@ -250,8 +248,7 @@ void CheckpointReader::read_param(const std::string& name, const std::vector<int
   for (int64_t d : shape) n *= d;
   file_.read_tensor(ds, 0, n, out);
   const uint32_t stored_crc = file_.tensor_checksum(ds), read_crc = uint32_t(checksum_piece(out, n).crc);
-  if (stored_crc != read_crc)
-    file_.fail(ds, str("checksum mismatch (crc32 ", stored_crc, " stored, ", read_crc, " read): the file is corrupt"));
+  if (stored_crc != read_crc) file_.fail(ds, checksum_mismatch(stored_crc, read_crc));
 }
 
 int64_t checkpoint_bytes(const ParamRegistry& reg, const ShardLayout& layout, size_t deck_size) {
@@ -328,7 +325,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     const TensorSlice s = owned_slice(t, layout);
     float* data = states[g] + s.owned_offset;
-    run_agreed(comm, [&] { f->read_tensor(dataset(kGroups[g], t), s.begin, s.count, data); });
+    run_agreed(comm, [&] { f->read_tensor(dataset(kTensorGroups[g], t), s.begin, s.count, data); });
   });
   run_agreed(comm, [&] { f->close(); });
   // Every rank compares the same whole-tensor checksums, so every rank throws the same error.
@@ -336,8 +333,7 @@ CheckpointMeta load_checkpoint(MPI_Comm comm, const std::string& path, const std
   size_t i = 0;
   for_each_tensor(reg, layout, [&](size_t g, const ParamInfo& t) {
     if (loaded[i] != v.checksums[i])
-      throw Error(str(path, ":", dataset(kGroups[g], t), ": checksum mismatch (crc32 ", v.checksums[i], " stored, ",
-                      loaded[i], " read): the file is corrupt"));
+      throw Error(str(path, ":", dataset(kTensorGroups[g], t), ": ", checksum_mismatch(v.checksums[i], loaded[i])));
     ++i;
   });
   log_info("checkpoint: loaded ", path, " (step ", meta.step, ", saved on ", meta.world_size_at_save, " rank(s), ",

@@ -13,17 +13,27 @@
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/tensor_checksum.hpp"
 
 namespace emb {
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_latest(const std::string& dir) {
-  std::ifstream in(dir + "/" + kLatestName);
-  std::string name;
-  in >> name;
-  return name;
+std::string first_word(const std::string& file) {
+  std::ifstream in(file);
+  std::string word;
+  in >> word;
+  return word;
+}
+
+std::string read_latest(const std::string& dir) { return first_word(dir + "/" + kLatestName); }
+
+// The checkpoint folder `path` names: a run's output folder's (its `ckpt_dir` file, written by
+// create_run_dir), otherwise path itself.
+std::string checkpoint_folder_of(const std::string& path) {
+  const fs::path named = fs::path(path) / "ckpt_dir";
+  return fs::is_regular_file(named) ? first_word(named.string()) : path;
 }
 
 struct Found {
@@ -102,6 +112,29 @@ std::string checkpoint_problem(const std::string& path) {
   return "";
 }
 
+std::string checkpoint_corruption(const std::string& path) {
+  try {
+    CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
+    std::vector<float> data;
+    for (const char* group : kTensorGroups) {
+      const std::string g = str("/", group);
+      if (!f.has(g)) continue;
+      for (const std::string& name : f.members(g)) {
+        const std::string ds = g + "/" + name;
+        int64_t n = 1;
+        for (int64_t d : f.tensor_shape(ds)) n *= d;
+        data.resize(size_t(n));
+        f.read_tensor(ds, 0, n, data.data());
+        const uint32_t stored = f.tensor_checksum(ds), read = uint32_t(checksum_piece(data.data(), n).crc);
+        if (stored != read) f.fail(ds, checksum_mismatch(stored, read));
+      }
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   static const std::regex pattern(R"(step_(\d+)\.h5)");
   std::vector<std::pair<int64_t, std::string>> found;
@@ -135,6 +168,27 @@ void prune_checkpoints(const std::string& dir, int keep, const std::string& run_
     fs::remove(dir + "/" + ours[i], ec);
     if (ec) log_warn(dir, "/", ours[i], ": cannot delete old checkpoint: ", ec.message());
   }
+}
+
+std::vector<std::string> verified_checkpoints(const std::string& path, size_t wanted) {
+  if (!fs::exists(path))
+    throw Error(str(path, ": no such checkpoint file, checkpoint folder or run output folder"), kExitInput);
+  if (!fs::is_directory(path)) return {path};
+  const std::string dir = checkpoint_folder_of(path);
+  std::vector<std::string> verified;
+  for (const Found& f : complete_checkpoints(dir)) {
+    if (verified.size() == wanted) break;
+    const std::string problem = checkpoint_corruption(f.path);
+    if (problem.empty())
+      verified.push_back(f.path);
+    else
+      log_warn("skipping ", problem);
+  }
+  if (verified.empty())
+    throw Error(str(path, ": no complete checkpoint with intact tensors in ", dir, " (", list_checkpoints(dir).size(),
+                    " step_*.h5 files; train.ckpt_every > 0 writes them)"),
+                kExitInput);
+  return verified;
 }
 
 std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& setting, const std::string& dir,

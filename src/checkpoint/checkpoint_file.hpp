@@ -10,6 +10,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@
 namespace emb {
 
 constexpr const char* kCheckpointFormat = "embtrain-ckpt/1";
+// The groups holding the three states' tensors (/params/<name>, ...), in file order.
+constexpr std::array<const char*, 3> kTensorGroups = {"params", "exp_avg", "exp_avg_sq"};
 
 std::string shape_text(const std::vector<int64_t>& shape);  // "[2, 3]", for messages
 

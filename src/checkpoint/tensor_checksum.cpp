@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include "comm/host_collectives.hpp"
+#include "core/error.hpp"
 
 namespace emb {
 namespace {
@@ -34,6 +35,10 @@ std::vector<uint32_t> combine_checksums(MPI_Comm comm, const std::vector<Checksu
     crcs[i] = uint32_t(whole.crc);
   }
   return crcs;
+}
+
+std::string checksum_mismatch(uint32_t stored, uint32_t read) {
+  return str("checksum mismatch (crc32 ", stored, " stored, ", read, " read): the file is corrupt");
 }
 
 }  // namespace emb

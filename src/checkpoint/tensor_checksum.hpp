@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace emb {
@@ -22,5 +23,8 @@ ChecksumPiece checksum_piece(const float* data, int64_t count);
 // Collective over comm: pieces[i] is this rank's piece of tensor i; returns the CRC-32 of
 // every whole tensor, the same on every rank.
 std::vector<uint32_t> combine_checksums(MPI_Comm comm, const std::vector<ChecksumPiece>& pieces);
+
+// "checksum mismatch (crc32 S stored, R read): the file is corrupt", the error's tail.
+std::string checksum_mismatch(uint32_t stored, uint32_t read);
 
 }  // namespace emb

@@ -33,7 +33,7 @@ std::unique_ptr<CLI::App> make_app(CliOptions* options) {
                 "for upstream inference: GR00T-N1.5's folder with action_head.* replaced and "
                 "experiment_cfg/metadata.json; DreamZero's shards and index (README, Fine-tuning released weights)");
   exporter->add_option("source", options->export_source,
-                       "a run's output folder, its checkpoint folder (the latest checkpoint) or one checkpoint file")
+                       "a run's output folder, its checkpoint folder (the newest intact checkpoint) or one checkpoint file")
       ->required()
       ->type_name("RUN_OR_CHECKPOINT");
   exporter->add_option("-o,--output", options->export_dir, "the folder to write; it must not exist")

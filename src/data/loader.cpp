@@ -59,7 +59,10 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                           VlFeatureChoice{dc_.vl_backbone_digest, dc_.vl_augment, dc_.online_prompt,
                                                           dc_.dreamzero_encoders_digest, dc_.frame_stride,
                                                           dc_.dreamzero_repeat_end});
-  if (dc_.normalize) normalization_ = run_statistics(*data_, recorded);
+  if (dc_.normalize) {
+    normalization_ = run_statistics(*data_, recorded);
+    bounds_ = normalization_bounds(normalization_rule(mc_.family), normalization_);
+  }
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;
   for (const Chunk& c : chunks_) sizes.push_back(c.samples);
@@ -120,7 +123,7 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
 
 void Loader::normalize(Sample& s) const {
   const PackedFileIndex& x = data_->file(s.file);
-  normalize_sample(normalization_.at(s.emb_id), mc_, x.action_width(x.episode_of(s.row)), s);
+  normalize_sample(bounds_.at(s.emb_id), mc_, x.action_width(x.episode_of(s.row)), s);
 }
 
 LoadedStep Loader::produce() {

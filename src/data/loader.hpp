@@ -24,6 +24,7 @@
 #include "config/data_config.hpp"
 #include "data/node_layout.hpp"
 #include "data/normalization_statistics.hpp"
+#include "data/state_action_normalization.hpp"
 #include "data/packed_dataset.hpp"
 #include "data/packer.hpp"
 #include "data/prefetcher.hpp"
@@ -74,6 +75,7 @@ class Loader {
   PackerConfig pack_;
   std::unique_ptr<PackedDataset> data_;
   NormalizationStatistics normalization_;  // data.normalize = upstream
+  NormalizationBoundsMap bounds_;          // of normalization_, built once (not per sample)
   std::vector<Chunk> chunks_;
   std::vector<std::string> file_names_;
   std::unique_ptr<Sampler> sampler_;

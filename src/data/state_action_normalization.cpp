@@ -20,6 +20,13 @@ NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStat
   return b;
 }
 
+NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const NormalizationStatistics& stats) {
+  NormalizationBoundsMap bounds;
+  for (const auto& [embodiment, s] : stats)
+    bounds[embodiment] = {normalization_bounds(rule, s.state), normalization_bounds(rule, s.action)};
+  return bounds;
+}
+
 namespace {
 
 float normalized(const NormalizationBounds& b, size_t j, float x) {
@@ -50,15 +57,13 @@ void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows,
     }
 }
 
-void normalize_sample(const EmbodimentStatistics& stats, const TokenConfig& cfg, int64_t action_width, Sample& s) {
-  const NormalizationRule rule = normalization_rule(cfg.family);
-  const NormalizationBounds state = normalization_bounds(rule, stats.state);
-  const NormalizationBounds action = normalization_bounds(rule, stats.action);
+void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s) {
   std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
   if (!s.state.empty())  // wan outside the DreamZero layout has no state
-    normalize_rows(state, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim,
-                   int64_t(state.low.size()));
-  normalize_rows(action, actions.data(), int64_t(actions.size()) / cfg.action_dim, cfg.action_dim, action_width);
+    normalize_rows(bounds.state, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim,
+                   int64_t(bounds.state.low.size()));
+  normalize_rows(bounds.action, actions.data(), int64_t(actions.size()) / cfg.action_dim, cfg.action_dim,
+                 action_width);
 }
 
 }  // namespace emb

@@ -8,6 +8,7 @@
 //          to [−1, 1]; inverse x = (x' + 1)/2·(q99 − q01) + q01.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "config/token_config.hpp"
@@ -28,13 +29,24 @@ struct NormalizationBounds {
 
 NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStatistics& stats);
 
+// An embodiment's bounds of its state and of its actions.
+struct EmbodimentBounds {
+  NormalizationBounds state, action;
+};
+using NormalizationBoundsMap = std::map<int32_t, EmbodimentBounds>;  // by embodiment id
+
+// Every embodiment's bounds under `rule`, built once per dataset or checkpoint (the loader's
+// samples and embsim's observations then only apply them).
+NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const NormalizationStatistics& stats);
+
 // Rows of `stride` floats, of which the first `width` (<= the bounds' width) are normalised or
 // un-normalised in place; the rest (padding, unused columns) stay as they are.
 void normalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
 void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
 
 // A sample's state and actions (sample.hpp: gr00t state and actions, wan state and block_actions),
-// each row's first state columns and `action_width` action columns (its embodiment's).
-void normalize_sample(const EmbodimentStatistics& stats, const TokenConfig& cfg, int64_t action_width, Sample& s);
+// each row's first state columns and `action_width` action columns (its embodiment's), with its
+// embodiment's bounds (cfg.family's rule, normalization_rule).
+void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s);
 
 }  // namespace emb

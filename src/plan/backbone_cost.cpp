@@ -1,7 +1,5 @@
 #include "plan/backbone_cost.hpp"
 
-#include <algorithm>
-
 #include "encoders/eagle/language_model_training.hpp"
 #include "encoders/eagle/vision_tower_training.hpp"
 
@@ -23,7 +21,37 @@ double llm_params(const encoders::EagleDims& d) {
   return double(d.vocab) * E + E + d.select_layer * (E * (q + 2 * kv) + q * E + 3 * E * Il + 2 * E + 2 * d.head_dim);
 }
 
+// The vision tower's parameters (patch GEMM, position table and patch bias, the SigLIP layers,
+// post-norm) and mlp1's.
+double vision_params(const encoders::EagleDims& d) {
+  const double T = d.tokens_per_image(), Dv = d.vision_hidden, Iv = d.vision_intermediate, E = d.llm_hidden;
+  return double(d.patch_features()) * Dv + 3 * Dv + T * Dv + d.vision_layers * (4 * Dv * Dv + 2 * Dv * Iv + 9 * Dv + Iv) +
+         Dv * E + E;
+}
+
 }  // namespace
+
+double backbone_weight_bytes(const encoders::EagleDims& d, double element_bytes) {
+  return element_bytes * (vision_params(d) + llm_params(d));
+}
+
+double backbone_forward_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens, double element_bytes) {
+  const double n = double(views) * d.tokens_per_image(), N = double(prompt_tokens);
+  const double Dv = d.vision_hidden, Iv = d.vision_intermediate, E = d.llm_hidden, Il = d.llm_intermediate;
+  const double q = double(d.llm_heads) * d.head_dim, kv = double(d.llm_kv_heads) * d.head_dim;
+  const double vision = n * (d.patch_features() + 7 * Dv + 2 * Iv + E), llm = N * (4 * E + 3 * q + 3 * kv + 3 * Il);
+  const double indices = 2 * n + 3 * N;  // vision positions, image rows; ids, LLM positions, context rows
+  const double fp32 = 2 * n + N * d.llm_heads + (element_bytes < 4 ? N * E : 0);
+  return element_bytes * (vision + llm) + 4 * (indices + fp32);
+}
+
+BackboneMemory backbone_memory(const ModelConfig& mc, const encoders::EagleDims& d, int views, int64_t prompt_tokens,
+                               double element_bytes) {
+  if (mc.tune_visual) return {tuned_frozen_weight_bytes(d), tuned_activation_bytes(d, views, prompt_tokens)};
+  if (mc.online_backbone)
+    return {backbone_weight_bytes(d, element_bytes), backbone_forward_bytes(d, views, prompt_tokens, element_bytes)};
+  return {};
+}
 
 BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens) {
   BackboneCost c;
@@ -40,12 +68,8 @@ BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& 
   c.llm_flops = llm_gemm + llm_attention;
   c.attention_flops = views * vision_attention + llm_attention;
   c.forward_s = (views * vision_gemm + llm_gemm) / hw.gemm_bf16 + c.attention_flops / hw.attention_bf16;
-  const double vision_params = double(d.patch_features()) * Dv + 3 * Dv + T * Dv +
-                               d.vision_layers * (4 * Dv * Dv + 2 * Dv * Iv + 9 * Dv + Iv) + Dv * E + E;
-  c.weight_bytes = 2 * (vision_params + llm_params(d));
-  // A layer's input, its q/k/v (or gate/up) outputs and the residual, bf16; plus the image tokens.
-  const double vision_layer = views * T * (4 * Dv + Iv), llm_layer = N * (3 * E + q + 2 * kv + 2 * Il);
-  c.forward_bytes = 2 * (std::max(vision_layer, llm_layer) + views * T * E);
+  c.weight_bytes = backbone_weight_bytes(d, 2);
+  c.forward_bytes = backbone_forward_bytes(d, views, prompt_tokens, 2);
   c.tuned_flops = views * (3 * vision_gemm + 3.5 * vision_attention) + 2 * llm_gemm + 3.5 * llm_attention;
   c.tuned_activation_bytes = tuned_activation_bytes(d, views, prompt_tokens);
   return c;

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 
+#include "config/model_config.hpp"
 #include "encoders/eagle/eagle_dims.hpp"
 #include "plan/hardware.hpp"
 
@@ -25,8 +26,8 @@ struct BackboneCost {
   double attention_flops = 0;  // of the two above, the attention products
   double forward_s = 0;        // per sample on the hardware, bf16
   double weight_bytes = 0;     // the backbone's bf16 weights (the embedding table included)
-  // The largest activations alive at once in one sample's bf16 forward (the views' widest
-  // vision layer or the prompt's widest LLM layer; nothing is kept past the forward).
+  // What one sample of a micro-batch adds to the backbone's bf16 forward buffers
+  // (backbone_forward_bytes; nothing is kept past the forward).
   double forward_bytes = 0;
   double flops() const { return vision_flops + llm_flops; }
   // train.tune_visual (fp32, src/train/tuned_backbone.hpp), per sample: the vision tower's and
@@ -45,6 +46,32 @@ int64_t eagle_prompt_tokens(const encoders::EagleDims& d, int views, int64_t ins
 BackboneCost eagle_backbone_cost(const Hardware& hw, const encoders::EagleDims& d, int views, int64_t prompt_tokens);
 // BackboneCost::tuned_activation_bytes of one sample of `views` views and `prompt_tokens` tokens.
 double tuned_activation_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens);
+// The backbone's weights as EagleBackbone holds them: the vision tower, mlp1, the embedding table,
+// the kept Qwen3 layers and the final norm, `element_bytes` each (its storage dtype).
+double backbone_weight_bytes(const encoders::EagleDims& d, double element_bytes);
+// Per sample of `views` views and `prompt_tokens` tokens, the buffers one EagleBackbone forward
+// holds (a micro-batch runs in one call; the towers' scratch holds one layer's buffers, reused
+// by every layer; OnlineBackbone::compute_context's too), in the storage dtype (`element_bytes`)
+// unless said: the patch rows; the vision tower's x, its block's h, qkv, attention out, o,
+// MLP pre and act, fp32 mean and rstd, the image tokens; the embeddings; the LLM layer's h, q,
+// k, v, normed q and k, attention out, o, gate|up, act, fp32 rstd per query head, vl; int32
+// indices (vision positions, ids, image rows, LLM positions, context rows); with bf16 storage
+// the fp32 vl rows the head reads.
+double backbone_forward_bytes(const encoders::EagleDims& d, int views, int64_t prompt_tokens, double element_bytes);
+
+// What GR00T's backbone adds to a rank's memory verdict (Workload's frozen_weight_bytes and
+// context_activation_bytes_per_sample): model.backbone = online, the frozen backbone
+// (OnlineBackbone: backbone_weight_bytes and backbone_forward_bytes in its storage dtype,
+// `element_bytes`: 2 on CUDA with model.precision = bf16, else 4); train.tune_visual, the frozen
+// LLM's fp32 weights and the activations kept for the backward (tuned_*; the vision tower's
+// parameters are the model's); features read from files (neither), nothing.
+struct BackboneMemory {
+  double weight_bytes = 0;
+  double activation_bytes_per_sample = 0;
+};
+BackboneMemory backbone_memory(const ModelConfig& mc, const encoders::EagleDims& d, int views, int64_t prompt_tokens,
+                               double element_bytes);
+
 // train.tune_visual: the frozen language model's fp32 weights (embedding table, kept Qwen3
 // layers, final norm) that TunedBackbone holds whole on every rank (load_eagle_language_model):
 // not parameters of the model, so not in the training state's ZeRO shards.

@@ -59,12 +59,14 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   w.cuda_graphs = cfg.backend.cuda_graphs;
   w.fp8 = mc.fp8;
   w.frozen = frozen_of_run(cfg);
-  if (mc.tune_visual) {
+  if (mc.tune_visual || mc.online_backbone) {
     const encoders::EagleDims eagle = online_backbone_dims(mc);
     const int views = cfg.plan.backbone_views;
-    w.context_activation_bytes_per_sample =
-        tuned_activation_bytes(eagle, views, eagle_prompt_tokens(eagle, views, cfg.plan.instruction_tokens));
-    w.frozen_weight_bytes = tuned_frozen_weight_bytes(eagle);
+    const bool bf16 = cfg.backend.device == Device::cuda && mc.precision == Precision::bf16;  // the trainer's storage
+    const int64_t prompt = eagle_prompt_tokens(eagle, views, cfg.plan.instruction_tokens);
+    const BackboneMemory b = backbone_memory(mc, eagle, views, prompt, bf16 ? 2 : 4);
+    w.frozen_weight_bytes = b.weight_bytes;
+    w.context_activation_bytes_per_sample = b.activation_bytes_per_sample;
   }
   const DataShape data = data_shape(cfg.data, mc);
   w.dataset_samples = cfg.plan.dataset_samples > 0 ? cfg.plan.dataset_samples : data.samples;

@@ -74,11 +74,11 @@ struct Workload {
   std::vector<bool> frozen;
 
   PlanSharding sharding() const { return {int64_t(bucket_bytes), frozen}; }
-  // train.tune_visual: the activations the trained vision tower and the frozen LLM keep for the
-  // backward, per sample (plan/backbone_cost.hpp tuned_activation_bytes): in the memory verdict.
+  // GR00T's backbone in the step (plan/backbone_cost.hpp backbone_memory), in the memory verdict:
+  // per sample of a micro-batch, model.backbone = online's forward buffers or train.tune_visual's
+  // activations kept for the backward; and in the state, the frozen weights every rank holds
+  // (the online backbone's, or tune_visual's fp32 LLM).
   double context_activation_bytes_per_sample = 0;
-  // train.tune_visual: the frozen LLM's fp32 weights every rank holds (plan/backbone_cost.hpp
-  // tuned_frozen_weight_bytes): in the memory verdict's state.
   double frozen_weight_bytes = 0;
 };
 

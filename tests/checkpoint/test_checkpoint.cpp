@@ -18,6 +18,7 @@
 #include "comm/world_fixture.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
+#include "core/log.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "checkpoint/checkpoint.hpp"
@@ -132,6 +133,35 @@ void on_rank0(const std::function<void()>& f) {
 }
 
 void truncate_to_half(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
+
+// Flips one bit inside /params/<t> of checkpoint `path` (its crc32 no longer matches).
+void flip_param_byte(const std::string& path, const ParamInfo& t) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, ("/params/" + t.name).c_str(), H5P_DEFAULT);
+  const haddr_t offset = H5Dget_offset(d);
+  H5Dclose(d);
+  H5Fclose(f);
+  BOOST_REQUIRE(offset != HADDR_UNDEF);
+  std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(std::streamoff(offset + 5));
+  char byte = 0;
+  io.read(&byte, 1);
+  byte ^= 0x10;
+  io.seekp(std::streamoff(offset + 5));
+  io.write(&byte, 1);
+}
+
+// The lines rank 0 logs (warnings included) while f runs.
+std::vector<std::string> logged_lines(const std::string& log, const std::function<void()>& f) {
+  set_log_file(log);
+  f();
+  set_log_file("");
+  std::vector<std::string> lines;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  fs::remove(log);
+  return lines;
+}
 
 void delete_complete_marker(const std::string& path) {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
@@ -437,21 +467,7 @@ BOOST_AUTO_TEST_CASE(corrupt_tensor_is_refused_and_resume_falls_back) {
   save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(1));
   const std::string p2 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
   const ParamInfo& t = rectangular_tensor();
-  on_rank0([&] {
-    hid_t f = H5Fopen(p2.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, ("/params/" + t.name).c_str(), H5P_DEFAULT);
-    const haddr_t offset = H5Dget_offset(d);
-    H5Dclose(d);
-    H5Fclose(f);
-    BOOST_REQUIRE(offset != HADDR_UNDEF);
-    std::fstream io(p2, std::ios::in | std::ios::out | std::ios::binary);
-    io.seekg(std::streamoff(offset + 5));
-    char byte = 0;
-    io.read(&byte, 1);
-    byte ^= 0x10;
-    io.seekp(std::streamoff(offset + 5));
-    io.write(&byte, 1);
-  });
+  on_rank0([&] { flip_param_byte(p2, t); });
   const std::string error = load_error(p2);
   BOOST_TEST(error.rfind(p2 + ":/params/" + t.name + ": checksum mismatch (crc32 ", 0) == 0, error);
   BOOST_TEST(error.find("the file is corrupt") != std::string::npos, error);
@@ -465,6 +481,48 @@ BOOST_AUTO_TEST_CASE(corrupt_tensor_is_refused_and_resume_falls_back) {
   BOOST_TEST(loaded == dir.path() + "/" + checkpoint_file_name(1));
   BOOST_TEST(meta.step == 1);
   BOOST_TEST(mismatches(got.params, expected_states(layout, 1).params) == 0);
+}
+
+// What export, embsim eval and rl.init take from a folder (verified_checkpoints) follows
+// resume's rule, not `latest`: the newest complete checkpoint; a newest one with a corrupt
+// tensor is skipped with one warning line naming it; nothing valid is one error line, exit 2.
+BOOST_AUTO_TEST_CASE(tools_take_the_newest_verified_checkpoint_of_a_folder) {
+  const World& w = test_world();
+  ScratchDir dir(w.comm, "embtrain_ckpt_tools");
+  const std::string p2 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(2));
+  const std::string p3 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(3));
+  on_rank0([&] {
+    write_file_atomic(dir.path() + "/latest", checkpoint_file_name(2) + "\n");
+    BOOST_TEST(verified_checkpoints(dir.path(), 1) == std::vector<std::string>{p3}, boost::test_tools::per_element());
+    const std::string run = dir.path() + "/run";  // a run's output folder: its ckpt_dir file names the folder
+    fs::create_directories(run);
+    write_file_atomic(run + "/ckpt_dir", dir.path() + "\n");
+    const std::vector<std::string> newest_first = {p3, p2};
+    BOOST_TEST(verified_checkpoints(run) == newest_first, boost::test_tools::per_element());
+    BOOST_TEST(verified_checkpoints(p2) == std::vector<std::string>{p2}, boost::test_tools::per_element());
+
+    const ParamInfo& t = rectangular_tensor();
+    flip_param_byte(p3, t);
+    std::vector<std::string> taken;
+    const std::vector<std::string> lines =
+        logged_lines(dir.path() + "/warnings.log", [&] { taken = verified_checkpoints(dir.path(), 1); });
+    BOOST_TEST(taken == std::vector<std::string>{p2}, boost::test_tools::per_element());
+    BOOST_TEST_REQUIRE(lines.size() == 1u);
+    const std::string skipped = "warning: skipping " + p3 + ":/params/" + t.name + ": checksum mismatch (crc32 ";
+    BOOST_TEST(lines[0].find(skipped) != std::string::npos, lines[0]);
+
+    delete_complete_marker(p2);
+    int code = 0;
+    std::string error;
+    try {
+      verified_checkpoints(run);
+    } catch (const Error& e) {
+      error = e.what(), code = e.exit_code();
+    }
+    BOOST_TEST(code == kExitInput);
+    BOOST_TEST(error == str(run, ": no complete checkpoint with intact tensors in ", dir.path(),
+                            " (2 step_*.h5 files; train.ckpt_every > 0 writes them)"));
+  });
 }
 
 BOOST_AUTO_TEST_CASE(validation_errors_name_file_and_dataset) {

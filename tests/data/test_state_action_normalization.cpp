@@ -61,14 +61,38 @@ BOOST_AUTO_TEST_CASE(only_the_first_width_columns_of_each_row) {
   BOOST_CHECK_THROW(normalize_rows(b, rows.data(), 1, 4, 4), Error);  // wider than the statistics
 }
 
+// Every embodiment's bounds built once from the statistics (the loader per dataset, embsim's
+// policy per checkpoint), under the rule asked: min_max or q01/q99 of each field.
+BOOST_AUTO_TEST_CASE(bounds_per_embodiment_built_once) {
+  FieldStatistics narrow;
+  narrow.rows = 4;
+  narrow.values = {{"min", {-1}}, {"max", {3}}, {"q01", {0}}, {"q99", {2}}, {"mean", {1}}, {"std", {1}}};
+  const NormalizationStatistics stats = {{0, {three_dims(), narrow}}, {31, {narrow, three_dims()}}};
+  const NormalizationBoundsMap min_max = normalization_bounds(NormalizationRule::min_max, stats);
+  BOOST_TEST_REQUIRE(min_max.size() == 2u);
+  BOOST_TEST((min_max.at(0).state.rule == NormalizationRule::min_max));
+  check_close(min_max.at(0).state.low, {0, -2, 5});
+  check_close(min_max.at(0).state.high, {4, 2, 5});
+  check_close(min_max.at(0).action.low, {-1});
+  check_close(min_max.at(0).action.high, {3});
+  check_close(min_max.at(31).state.low, {-1});
+  check_close(min_max.at(31).action.high, {4, 2, 5});
+  const NormalizationBoundsMap q99 = normalization_bounds(NormalizationRule::q99, stats);
+  BOOST_TEST((q99.at(31).state.rule == NormalizationRule::q99));
+  check_close(q99.at(31).state.low, {0});
+  check_close(q99.at(31).state.high, {2});
+  check_close(q99.at(0).action.low, {0});
+  check_close(q99.at(0).action.high, {2});
+}
+
 BOOST_AUTO_TEST_CASE(samples_of_both_families) {
-  const EmbodimentStatistics stats{three_dims(), three_dims()};
+  const NormalizationStatistics stats = {{7, {three_dims(), three_dims()}}};
   TokenConfig gr00t;
   gr00t.family = Family::gr00t, gr00t.state_dim = 4, gr00t.action_dim = 3;
   Sample s;
   s.state = {1, 1, 7, 0};          // Sd 4, the file's 3 columns
   s.actions = {2, 0, 9, 4, 2, 9};  // Hz 2 × A 3, the embodiment's 2 columns
-  normalize_sample(stats, gr00t, 2, s);
+  normalize_sample(normalization_bounds(normalization_rule(Family::gr00t), stats).at(7), gr00t, 2, s);
   check_close(s.state, {-0.5f, 0.5f, 0.f, 0.f});
   check_close(s.actions, {0.f, 0.f, 9.f, 1.f, 1.f, 9.f});
 
@@ -77,7 +101,7 @@ BOOST_AUTO_TEST_CASE(samples_of_both_families) {
   Sample w;
   w.state = {1, 1, 7, 0, 6, -3, 0.5f, 0};  // nb·Ns = 2 rows
   w.block_actions = {2, 0, 9};
-  normalize_sample(stats, wan, 3, w);
+  normalize_sample(normalization_bounds(normalization_rule(Family::wan), stats).at(7), wan, 3, w);
   check_close(w.state, {-0.5f, 0.5f, 1.f, 0.f, 1.f, -1.f, 0.5f, 0.f});
   check_close(w.block_actions, {0.f, 0.f, 1.f});
 }

@@ -25,6 +25,7 @@
 
 #include "eagle_fixtures.hpp"
 #include "encoders/eagle/frame_transform.hpp"
+#include "checkpoint/checkpoint_dir.hpp"
 #include "gr00t_policy.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "rl/mpi_fixture.hpp"
@@ -93,7 +94,7 @@ std::string trained(const std::string& dir, const std::string& name, const std::
                     const std::string& extra) {
   const ToolResult r = run_tool(train_command(dir, name, data, extra + " --set train.ckpt_every=3", 3), dir);
   BOOST_TEST_REQUIRE(r.code == 0, name << ": " << r.out << r.err);
-  return find_checkpoints(dir + "/ckpt_" + name).back();
+  return verified_checkpoints(dir + "/ckpt_" + name, 1).front();
 }
 
 }  // namespace

@@ -687,6 +687,46 @@ BOOST_AUTO_TEST_CASE(tune_visual_counts_the_frozen_llm_weights) {
   BOOST_TEST(tuned.memory_bytes == head.memory_bytes + double(3 << 20), boost::test_tools::tolerance(1e-12));
 }
 
+// model.backbone = online: the frozen backbone's weights and one forward's buffers are in the
+// memory verdict (backbone_memory), counted by hand on a tiny Eagle (SigLIP: 1 layer D 8, I 16,
+// 4 tokens of 2×2 patches; Qwen3: vocabulary 32, E 8, 1 layer of 2 query heads and 1 kv head of
+// 4, I 16) for one view and 6 prompt tokens, from what vision_tower_forward,
+// language_model_forward and OnlineBackbone::compute_context make.
+BOOST_AUTO_TEST_CASE(online_backbone_weights_and_forward_buffers_by_hand) {
+  encoders::EagleDims d;
+  d.vision_hidden = 8, d.vision_intermediate = 16, d.vision_heads = 2, d.vision_layers = 1, d.patch = 2, d.image_size = 4;
+  d.vocab = 32, d.llm_hidden = 8, d.llm_intermediate = 16, d.llm_heads = 2, d.llm_kv_heads = 1, d.head_dim = 4;
+  d.select_layer = 1;
+  // Vision: patch GEMM 12·8 = 96, patch bias, post-norm w and b 3·8 = 24, positions 4·8 = 32, the
+  // layer (q/k/v/o 4·64, MLP 2·8·16, 9 vectors of 8, MLP bias 16) 600, mlp1 8·8 + 8 = 72: 824.
+  // LLM (test_plan tune_visual_counts_the_frozen_llm_weights): 256 + 8 + 600 = 864.
+  BOOST_TEST(backbone_weight_bytes(d, 4) == 4.0 * (824 + 864));
+  BOOST_TEST(backbone_weight_bytes(d, 2) == 2.0 * (824 + 864));
+  // Storage dtype, per image token (4): patch row 12, x 8, h 8, qkv 24, attention 8, o 8, MLP
+  // pre and act 16 each, token 8 = 108; per prompt token (6): embedding 8, h 8, q 8, k 4, v 4,
+  // normed q 8 and k 4, attention 8, o 8, gate|up 32, act 16, vl 8 = 116.
+  const double storage = 4 * 108 + 6 * 116;
+  // 4 bytes: vision positions and image rows (4 each), ids, LLM positions and context rows (6
+  // each); fp32 mean and rstd per image token (2·4), rstd per query head (2·6).
+  const double four = 8 + 18 + 8 + 12;
+  BOOST_TEST(backbone_forward_bytes(d, 1, 6, 4) == 4 * storage + 4 * four);
+  BOOST_TEST(backbone_forward_bytes(d, 1, 6, 2) == 2 * storage + 4 * (four + 6 * 8));  // + the fp32 vl rows
+  BOOST_TEST(backbone_forward_bytes(d, 2, 12, 4) == 2 * backbone_forward_bytes(d, 1, 6, 4));  // linear in samples
+
+  ModelConfig mc;
+  mc.online_backbone = true;
+  const BackboneMemory online = backbone_memory(mc, d, 1, 6, 2);
+  BOOST_TEST(online.weight_bytes == 2.0 * (824 + 864));
+  BOOST_TEST(online.activation_bytes_per_sample == 2 * storage + 4 * (four + 48));
+  mc.tune_visual = true;  // the vision tower trained: its parameters are the model's, the LLM fp32
+  const BackboneMemory tuned = backbone_memory(mc, d, 1, 6, 2);
+  BOOST_TEST(tuned.weight_bytes == tuned_frozen_weight_bytes(d));
+  BOOST_TEST(tuned.activation_bytes_per_sample == tuned_activation_bytes(d, 1, 6));
+  mc.tune_visual = mc.online_backbone = false;  // features read from files
+  BOOST_TEST(backbone_memory(mc, d, 1, 6, 2).weight_bytes == 0.0);
+  BOOST_TEST(backbone_memory(mc, d, 1, 6, 2).activation_bytes_per_sample == 0.0);
+}
+
 // train.tune_visual's kept activations (Workload::context_activation_bytes_per_sample) are in
 // the memory verdict: per sample of the micro-batch, in the activations and the total; enough of
 // them turns a fitting step into one that does not fit.

@@ -8,7 +8,9 @@ released weights"), on a tiny GR00T-N1.5 checkpoint in upstream's format:
                metadata.json names the data's embodiment tag and statistics; re-importing the
                export (init_from it, --dump) gives the trained checkpoint's parameters bit for bit;
                the first step from the released folder and from the export equals the float64
-               upstream reference computed from the folder's own tensors (1e-5; 1e-4 on cuda).
+               upstream reference computed from the folder's own tensors (1e-5; 1e-4 on cuda);
+               the checkpoint folder exports its newest checkpoint that verifies, whatever
+               `latest` names, skipping a corrupt one with one warning line (none: exit 2).
   freezing     train.tune_diffusion_model = off and tune_projector = off: after 20 steps the
                frozen tensors (action_head.model.*, the state/action encoders and decoder, the
                position table) are bit-identical to the released ones; the vl blocks trained; the
@@ -148,6 +150,46 @@ def case_round_trip(args, tmp, released, data):
     check(not os.path.exists(exported + ".export-tmp"), "no staging folder left behind")
     p = run([args.embtrain, "export", os.path.join(tmp, "out", "ckpt", "ft"), "-o", exported], expect_rc=2)
     check("exists" in p.stderr and len(p.stderr.strip().splitlines()) == 1, "an existing DIR is refused in one line")
+    check_newest_verified(args, tmp)
+
+
+def check_newest_verified(args, tmp):
+    """A checkpoint folder exports the newest checkpoint whose tensors verify, whatever `latest`
+    names (resume's rule): a corrupt newest one is skipped with one warning line naming it, and a
+    folder with none left is one error line, exit 2."""
+    folder = os.path.join(tmp, "out", "ckpt", "ft")
+    newest = os.path.join(folder, f"step_{STEPS:08d}.h5")
+    older = os.path.join(folder, f"step_{STEPS // 2:08d}.h5")
+    shutil.copy(newest, older)
+    with h5py.File(older, "r+") as f:
+        f.attrs["step"] = np.int64(STEPS // 2)
+    with open(os.path.join(folder, "latest"), "w") as f:
+        f.write(os.path.basename(older) + "\n")
+
+    def export(name, expect_rc=0):
+        return run([args.embtrain, "export", folder, "-o", os.path.join(tmp, name)], expect_rc)
+
+    p = export("from_newest")
+    check(f"from {newest} (step {STEPS})" in p.stdout and "skipping" not in p.stderr,
+          "a folder exports its newest complete checkpoint, not the older one `latest` names")
+    with h5py.File(newest, "r") as f:
+        tensor = sorted(f["params"])[0]
+        offset = f["params"][tensor].id.get_offset()
+    with open(newest, "r+b") as f:
+        f.seek(offset + 5)
+        byte = f.read(1)[0]
+        f.seek(offset + 5)
+        f.write(bytes([byte ^ 0x10]))
+    p = export("from_older")
+    skipped = [l for l in p.stderr.splitlines() if "skipping" in l]
+    check(f"from {older} (step {STEPS // 2})" in p.stdout and len(skipped) == 1 and
+          f"skipping {newest}:/params/{tensor}: checksum mismatch" in skipped[0],
+          f"a corrupt newest checkpoint is skipped with one warning line: {skipped}")
+    os.remove(older)
+    p = export("from_none", expect_rc=2)
+    errors = [l for l in p.stderr.splitlines() if "skipping" not in l and l.strip()]
+    check(len(errors) == 1 and "no complete checkpoint with intact tensors" in errors[0] and
+          not os.path.exists(os.path.join(tmp, "from_none")), f"nothing valid: one error line, exit 2: {errors}")
 
 
 def check_frozen_state(args, log, ckpt):

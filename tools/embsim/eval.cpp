@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "checkpoint/checkpoint_dir.hpp"
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
@@ -168,7 +169,8 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
       EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
       for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
       baseline = make_baseline_policy(o.target, o.seed);
-      if (!baseline) checkpoints = find_checkpoints(o.target);
+      if (!baseline) checkpoints = verified_checkpoints(o.target);
+      std::reverse(checkpoints.begin(), checkpoints.end());  // by step
     });
   });
   nlohmann::json report = {{"target", o.target}, {"policy", baseline ? o.target : "checkpoint"}, {"seed", o.seed},

@@ -1,10 +1,11 @@
 // `embsim eval TARGET --task T[,T...] --episodes N --seed S`: closed-loop success rates.
-// TARGET is a checkpoint, a checkpoint directory or a run directory (every checkpoint, by
-// step), or a baseline: expert, zero, random. Episode i of a task is the eval-split episode
-// (S, i) (sim/env.hpp: never one that collection used); ranks run episodes i ≡ rank (mod
-// size) together, every environment of a rank stepping in lockstep so the policy sees all of
-// them in one batch. Each episode's outcome depends only on (S, i) and the policy, so the
-// rates are the same at any rank count. Writes OUT/eval.json:
+// TARGET is a checkpoint, a checkpoint directory or a run directory (every complete and
+// intact checkpoint, by step: verified_checkpoints), or a baseline: expert, zero, random.
+// Episode i of a task is the eval-split episode (S, i) (sim/env.hpp: never one that
+// collection used); ranks run episodes i ≡ rank (mod size) together, every environment of
+// a rank stepping in lockstep so the policy sees all of them in one batch. Each episode's
+// outcome depends only on (S, i) and the policy, so the rates are the same at any rank
+// count. Writes OUT/eval.json:
 //   {"target", "policy", "seed", "episodes", "flow_steps", "exec_steps",
 //    "checkpoints": [{"step", "path", "tasks": {TASK: {"success_rate", "ci95": [lo, hi],
 //                     "successes", "episodes", "mean_length", "lengths": [...],

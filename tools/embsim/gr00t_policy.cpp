@@ -163,25 +163,4 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
   }
 }
 
-std::vector<std::string> find_checkpoints(const std::string& path) {
-  namespace fs = std::filesystem;
-  EMB_CHECK(fs::exists(path), path, ": no such checkpoint, checkpoint directory or run directory");
-  if (!fs::is_directory(path)) return {path};
-  std::string dir = path;
-  if (fs::is_regular_file(fs::path(path) / "deck.resolved")) {  // a run directory: its checkpoint directory
-    Deck deck = load_deck((fs::path(path) / "deck.resolved").string());
-    dir = deck.get_string("train.ckpt_dir");
-    if (dir.empty()) {
-      std::string name = deck.get_string("run.name"), stem = fs::path(path).filename().string();
-      if (name.empty() && stem.size() > 16) name = stem.substr(0, stem.size() - 16);  // "<deck>-YYYYmmdd-HHMMSS"
-      dir = deck.get_string("run.output_dir") + "/ckpt/" + name;
-    }
-  }
-  std::vector<std::string> found;
-  for (const std::string& name : list_checkpoints(dir))
-    if (checkpoint_problem(dir + "/" + name).empty()) found.push_back(dir + "/" + name);
-  EMB_CHECK(!found.empty(), path, ": no complete checkpoint in ", dir);
-  return found;
-}
-
 }  // namespace emb

@@ -76,8 +76,4 @@ class Gr00tPolicy final : public Policy {
   OpsBuffer<float> backend_params_;  // params_ in the backend's memory
 };
 
-// The checkpoints of a run directory (deck.resolved → train.ckpt_dir), of a checkpoint
-// directory (step_*.h5), or the one file given; ascending by step. Throws when there is none.
-std::vector<std::string> find_checkpoints(const std::string& path);
-
 }  // namespace emb

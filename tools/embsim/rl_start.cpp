@@ -1,6 +1,5 @@
 #include "rl_start.hpp"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "checkpoint/checkpoint_dir.hpp"
@@ -32,13 +31,12 @@ bool continuable(const std::string& policy, const RlOptions& o) {
 
 // The checkpoints a run may continue from, best first (all ranks alike): resume = auto:
 // resolve_resume's (this run's complete ones, newest first whatever `latest` names; rank 0
-// decides) that can continue; a path: the complete checkpoints of that file, checkpoint or
-// run directory, newest first (the same rule).
+// decides) that can continue; a path: verified_checkpoints of that file, checkpoint or run
+// directory (the same rule, their tensors' checksums verified).
 std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
   const bool named = o.resume != "auto";
   std::vector<std::string> found =
-      named ? find_checkpoints(o.resume) : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
-  if (named) std::reverse(found.begin(), found.end());
+      named ? verified_checkpoints(o.resume) : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
   std::vector<std::string> usable;
   for (const std::string& path : found)
     if (continuable(path, o)) usable.push_back(path);
@@ -52,8 +50,7 @@ std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
 
 void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets,
                    const ObservationOptions& observation, RlSetup& s) {
-  const std::vector<std::string> found = find_checkpoints(checkpoint);
-  const std::string path = found.back();
+  const std::string path = verified_checkpoints(checkpoint, 1).front();
   Gr00tPolicy policy(path, deck_sets, s.o.seed, s.local_rank);  // validates the checkpoint and reads its model
   s.cfg = policy.config();
   s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();

@@ -7,9 +7,8 @@ namespace emb {
 PolicyNormalization::PolicyNormalization(const std::string& recorded, const std::string& checkpoint)
     : recorded_(recorded), path_(checkpoint) {
   if (!active()) return;
-  for (const auto& [embodiment, stats] : statistics_from_json(nlohmann::json::parse(recorded), checkpoint))
-    bounds_[embodiment] = {normalization_bounds(NormalizationRule::min_max, stats.state),
-                           normalization_bounds(NormalizationRule::min_max, stats.action)};
+  bounds_ = normalization_bounds(NormalizationRule::min_max,
+                                 statistics_from_json(nlohmann::json::parse(recorded), checkpoint));
 }
 
 void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_dim) const {
@@ -17,7 +16,7 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
   const auto it = bounds_.find(embodiment);
   EMB_CHECK(it != bounds_.end(), path_, ": its normalisation statistics have no embodiment ", embodiment,
             " (the run's data did not hold it)");
-  const size_t state_width = it->second.first.low.size(), action_width = it->second.second.low.size();
+  const size_t state_width = it->second.state.low.size(), action_width = it->second.action.low.size();
   EMB_CHECK(int(state_width) >= state_dim && int(action_width) >= action_dim, path_,
             ": its normalisation statistics of embodiment ", embodiment, " are ", state_width, "/", action_width,
             " wide, the task's state/action ", state_dim, "/", action_dim);
@@ -26,14 +25,14 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
   std::vector<float> out = state;
   if (active())
-    normalize_rows(bounds_.at(embodiment).first, out.data(), 1, int64_t(out.size()), int64_t(out.size()));
+    normalize_rows(bounds_.at(embodiment).state, out.data(), 1, int64_t(out.size()), int64_t(out.size()));
   return out;
 }
 
 void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride,
                                               int64_t width) const {
   if (active())
-    unnormalize_rows(bounds_.at(embodiment).second, rows, n_rows, stride, width);
+    unnormalize_rows(bounds_.at(embodiment).action, rows, n_rows, stride, width);
 }
 
 }  // namespace emb

@@ -8,8 +8,6 @@
 // (data.normalize = none, or older) acts on raw values.
 #pragma once
 #include <cstdint>
-#include <map>
-#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,7 +34,7 @@ class PolicyNormalization {
   std::string recorded_, path_;
   // Per embodiment, the min_max bounds of its state and its actions, built once from the
   // recorded statistics (not per observation).
-  std::map<int32_t, std::pair<NormalizationBounds, NormalizationBounds>> bounds_;
+  NormalizationBoundsMap bounds_;
 };
 
 }  // namespace emb
