@@ -193,7 +193,14 @@ void MpiComm::execute(const Collective& c) {
       const void* full = widened ? widen(c.in, n) : c.in;
       if (widened && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
       void* shard = widened ? wide_shard_.data() : c.out;
-      ring_.reduce_scatter_sum(full, shard, n, f64);
+      if (ring_reduce_scatter_pays(int64_t(n) * (f64 ? 8 : 4), size_)) {
+        ring_.reduce_scatter_sum(full, shard, n, f64);
+      } else {
+        MPI_Request req;
+        mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), sum_type, MPI_SUM, comm_, &req),
+                  "MPI_Ireduce_scatter");
+        wait_requests(&req, 1, progress_, "MPI_Ireduce_scatter");
+      }
       finish_reduction(shard, mine, f64, c.op, size_);
       if (widened) narrow(static_cast<float*>(shard), c.out, mine);
       break;

@@ -42,7 +42,7 @@ class MpiComm final : public Comm {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   CommProgress progress_;
-  RingCollectives ring_;  // reduce-scatter: libnbc's sums all on rank 0 (ring_collectives.hpp)
+  RingCollectives ring_;  // reduce-scatters where it beats libnbc, whose sums all fall on rank 0
   OpPool<MpiOp> pool_;
 
   std::mutex mutex_;

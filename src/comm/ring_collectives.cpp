@@ -57,15 +57,4 @@ void RingCollectives::reduce_scatter_sum(const void* full, void* shard, int64_t 
     reduce_scatter(static_cast<const float*>(full), static_cast<float*>(shard), n, MPI_FLOAT);
 }
 
-// Step s: this rank passes piece rank-s on to rank+1 and receives piece rank-s-1 in place.
-void RingCollectives::all_gather(void* full, int64_t n, MPI_Datatype wire, int elem_bytes) {
-  char* bytes = static_cast<char*>(full);
-  for (int step = 0; step + 1 < size_; ++step) {
-    const ShardRange out = shard_range(n, ring_rank(step), size_);
-    const ShardRange in = shard_range(n, ring_rank(step + 1), size_);
-    exchange(bytes + out.offset * elem_bytes, int(out.count), bytes + in.offset * elem_bytes, int(in.count), wire,
-             "ring all-gather");
-  }
-}
-
 }  // namespace emb

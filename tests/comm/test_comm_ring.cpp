@@ -44,45 +44,62 @@ double ring_reference(int64_t i, int64_t n, int size, ReduceOp op) {
   return op == ReduceOp::avg ? sum / Sum(size) : sum;
 }
 
-template <class T>
-void check_ring_reduce_scatter(Comm& comm, int64_t n, ReduceOp op) {
-  const ShardRange mine = shard_range(n, comm.rank(), comm.size());
+// Reduces rank r's ring_contribution with `reduce(full, shard, n)` and compares this rank's shard.
+template <class T, class Reduce>
+void check_ring_order(int rank, int size, int64_t n, ReduceOp op, Reduce reduce) {
+  const ShardRange mine = shard_range(n, rank, size);
   std::vector<T> full(static_cast<size_t>(n)), shard(static_cast<size_t>(mine.count), from_float<T>(-1));
-  for (int64_t i = 0; i < n; ++i) full[size_t(i)] = ring_contribution<T>(i, comm.rank());
-  comm.reduce_scatter(full.data(), shard.data(), n, dtype_of<T>(), op).wait();
-  BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return ring_reference<T>(i, n, comm.size(), op); }) == 0);
+  for (int64_t i = 0; i < n; ++i) full[size_t(i)] = ring_contribution<T>(i, rank);
+  reduce(full.data(), shard.data(), n);
+  BOOST_TEST(mismatches(shard, mine.offset, [&](int64_t i) { return ring_reference<T>(i, n, size, op); }) == 0);
+}
+
+template <class T>
+void check_mpi_comm(Comm& comm, int64_t n, ReduceOp op) {
+  check_ring_order<T>(comm.rank(), comm.size(), n, op, [&](const T* full, T* shard, int64_t count) {
+    comm.reduce_scatter(full, shard, count, dtype_of<T>(), op).wait();
+  });
+}
+
+template <class T>
+void check_ring(RingCollectives& ring, int64_t n) {
+  check_ring_order<T>(test_world().rank, test_world().size, n, ReduceOp::sum, [&](const T* full, T* shard, int64_t count) {
+    ring.reduce_scatter_sum(full, shard, count, std::is_same_v<T, double>);
+  });
 }
 
 }  // namespace
 
-// Through MpiComm (both progress modes): fp32, bf16 (summed in fp32, rounded once) and f64, sum and avg.
-BOOST_AUTO_TEST_CASE(mpi_reduce_scatter_sums_in_ring_order) {
-  for (CommProgress progress : {CommProgress::thread, CommProgress::none}) {
-    auto comm = make_comm(test_world(), {CommBackend::mpi, progress});
-    for (int64_t n : kSizes)
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg})
-        BOOST_TEST_CONTEXT("progress=" << int(progress) << " n=" << n << " avg=" << (op == ReduceOp::avg)) {
-          check_ring_reduce_scatter<float>(*comm, n, op);
-          check_ring_reduce_scatter<bf16>(*comm, n, op);
-          check_ring_reduce_scatter<double>(*comm, n, op);
-        }
-  }
-}
-
-// The ring all-gather on its own communicator: every rank's piece lands in every rank's buffer.
-BOOST_AUTO_TEST_CASE(ring_all_gather_fills_every_piece) {
+// The ring itself at every size, uneven shards and empty ones included.
+BOOST_AUTO_TEST_CASE(ring_reduce_scatter_sums_in_ring_order) {
   MPI_Comm comm;
   mpi_check(MPI_Comm_dup(test_world().comm, &comm), "MPI_Comm_dup");
   {
     RingCollectives ring(comm, CommProgress::thread);
-    const int rank = test_world().rank, size = test_world().size;
     for (int64_t n : kSizes) {
-      const ShardRange mine = shard_range(n, rank, size);
-      std::vector<float> full(static_cast<size_t>(n), -1.0f);
-      for (int64_t i = 0; i < mine.count; ++i) full[size_t(mine.offset + i)] = gathered(mine.offset + i);
-      ring.all_gather(full.data(), n, MPI_FLOAT, int(sizeof(float)));
-      BOOST_TEST(mismatches(full, 0, gathered) == 0, "n=" << n);
+      BOOST_TEST_CONTEXT("n=" << n) {
+        check_ring<float>(ring, n);
+        check_ring<double>(ring, n);
+      }
     }
   }
   MPI_Comm_free(&comm);
+}
+
+// Through MpiComm (both progress modes) at a size that takes the ring at every rank count:
+// fp32, bf16 (summed in fp32, rounded once) and f64, sum and avg. Smaller buffers at 3+ ranks
+// go to libnbc (kRingMinFullBytes); test_comm_collectives checks those in any order.
+BOOST_AUTO_TEST_CASE(mpi_reduce_scatter_sums_in_ring_order) {
+  const int64_t n = 262147;  // 1 MiB of fp32, prime: uneven over 3 and 4 ranks
+  BOOST_TEST_REQUIRE(ring_reduce_scatter_pays(n * 4, test_world().size));
+  for (CommProgress progress : {CommProgress::thread, CommProgress::none}) {
+    auto comm = make_comm(test_world(), {CommBackend::mpi, progress});
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {
+      BOOST_TEST_CONTEXT("progress=" << int(progress) << " avg=" << (op == ReduceOp::avg)) {
+        check_mpi_comm<float>(*comm, n, op);
+        check_mpi_comm<bf16>(*comm, n, op);
+        check_mpi_comm<double>(*comm, n, op);
+      }
+    }
+  }
 }
