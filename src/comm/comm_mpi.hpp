@@ -13,7 +13,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/op_pool.hpp"
-#include "comm/ring_collectives.hpp"
+#include "comm/ring_reduce_scatter.hpp"
 #include "config/comm_config.hpp"
 
 namespace emb {
@@ -42,7 +42,7 @@ class MpiComm final : public Comm {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   CommProgress progress_;
-  RingCollectives ring_;  // reduce-scatters where it beats libnbc, whose sums all fall on rank 0
+  RingReduceScatter ring_;  // reduce-scatters where it beats libnbc, whose sums all fall on rank 0
   OpPool<MpiOp> pool_;
 
   std::mutex mutex_;

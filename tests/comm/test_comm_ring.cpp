@@ -1,4 +1,4 @@
-// The ring reduce-scatter (comm/ring_collectives.hpp) against a reference every rank computes
+// The ring reduce-scatter (comm/ring_reduce_scatter.hpp) against a reference every rank computes
 // from every rank's contribution, summed in the ring's documented order: bit for bit, so the
 // order is pinned (deterministic run to run). Values are not small integers, so a different
 // order would change the last bits. Uneven shard sizes: n not divisible by the ranks, n < ranks.
@@ -14,7 +14,7 @@
 #include "collective_checks.hpp"
 #include "comm/comm_factory.hpp"
 #include "comm/mpi_error.hpp"
-#include "comm/ring_collectives.hpp"
+#include "comm/ring_reduce_scatter.hpp"
 #include "world_fixture.hpp"
 
 using namespace emb;
@@ -62,7 +62,7 @@ void check_mpi_comm(Comm& comm, int64_t n, ReduceOp op) {
 }
 
 template <class T>
-void check_ring(RingCollectives& ring, int64_t n) {
+void check_ring(RingReduceScatter& ring, int64_t n) {
   check_ring_order<T>(test_world().rank, test_world().size, n, ReduceOp::sum, [&](const T* full, T* shard, int64_t count) {
     ring.reduce_scatter_sum(full, shard, count, std::is_same_v<T, double>);
   });
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(ring_reduce_scatter_sums_in_ring_order) {
   MPI_Comm comm;
   mpi_check(MPI_Comm_dup(test_world().comm, &comm), "MPI_Comm_dup");
   {
-    RingCollectives ring(comm, CommProgress::thread);
+    RingReduceScatter ring(comm, CommProgress::thread);
     for (int64_t n : kSizes) {
       BOOST_TEST_CONTEXT("n=" << n) {
         check_ring<float>(ring, n);

@@ -1,11 +1,11 @@
-// bench_ring_collectives: our ring reduce-scatter (comm/ring_collectives.hpp) against Open MPI's
-// non-blocking one (libnbc), fp32, interleaved A/B in every repetition so a loaded machine slows
-// both alike; it sets kRingMinFullBytes. Both wait as MpiComm's progress
-// thread does (polled, comm/request_wait.hpp). Per size and algorithm: the median over
-// repetitions of the slowest rank's wall time, and each rank's median CPU time of the calling
-// thread (how evenly the work is spread: libnbc's reduce-scatter sums everything on rank 0).
-// Writes outputs/bench/ring_collectives.json (rank 0).
-//   mpirun -np 4 --oversubscribe build/tests/comm/bench_ring_collectives [--reps 9] [--max-mib 32]
+// bench_ring_reduce_scatter: our ring reduce-scatter (comm/ring_reduce_scatter.hpp) against
+// Open MPI's non-blocking one (libnbc), fp32, interleaved A/B in every repetition so a loaded
+// machine slows both alike; it sets kRingMinFullBytes. Both wait as MpiComm's progress thread
+// does (polled, comm/request_wait.hpp). Per size and algorithm: the median over repetitions of
+// the slowest rank's wall time, and each rank's median CPU time of the calling thread (how
+// evenly the work is spread: libnbc's reduce-scatter sums everything on rank 0).
+// Writes outputs/bench/ring_reduce_scatter.json (rank 0).
+//   mpirun -np 4 --oversubscribe build/tests/comm/bench_ring_reduce_scatter [--reps 9] [--max-mib 32]
 #include <mpi.h>
 #include <time.h>
 
@@ -21,7 +21,7 @@
 
 #include "comm/mpi_error.hpp"
 #include "comm/request_wait.hpp"
-#include "comm/ring_collectives.hpp"
+#include "comm/ring_reduce_scatter.hpp"
 #include "comm/shard_range.hpp"
 #include "comm/world.hpp"
 
@@ -64,7 +64,7 @@ nlohmann::json summary(const World& w, const Timings& t) {
 }
 
 // Both reduce-scatters of one full buffer of n floats, `reps` interleaved repetitions.
-nlohmann::json measure(const World& w, MPI_Comm comm, RingCollectives& ring, int64_t n, int reps) {
+nlohmann::json measure(const World& w, MPI_Comm comm, RingReduceScatter& ring, int64_t n, int reps) {
   std::vector<int> counts(size_t(w.size));
   for (int r = 0; r < w.size; ++r) counts[size_t(r)] = int(shard_range(n, r, w.size).count);
   std::vector<float> full(size_t(n), float(w.rank + 1)), shard(size_t(counts[size_t(w.rank)]));
@@ -92,7 +92,7 @@ void print_row(const nlohmann::json& row, const char* algo) {
 int run(const World& w, int reps, int max_mib) {
   MPI_Comm comm;
   mpi_check(MPI_Comm_dup(w.comm, &comm), "MPI_Comm_dup");
-  RingCollectives ring(comm, CommProgress::thread);
+  RingReduceScatter ring(comm, CommProgress::thread);
   nlohmann::json rows = nlohmann::json::array();
   for (int64_t bytes = 64 << 10; bytes <= (int64_t(max_mib) << 20); bytes *= 2)
     rows.push_back(measure(w, comm, ring, bytes / int64_t(sizeof(float)), reps));
@@ -100,7 +100,7 @@ int run(const World& w, int reps, int max_mib) {
   if (w.rank != 0) return 0;
   for (const nlohmann::json& row : rows)
     for (const char* algo : {"libnbc", "ring"}) print_row(row, algo);
-  const std::filesystem::path path = "outputs/bench/ring_collectives.json";
+  const std::filesystem::path path = "outputs/bench/ring_reduce_scatter.json";
   std::filesystem::create_directories(path.parent_path());
   std::ofstream(path) << nlohmann::json{{"ranks", w.size}, {"reps", reps}, {"sizes", rows}}.dump(2) << "\n";
   std::printf("wrote %s\n", path.c_str());
@@ -115,5 +115,5 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "interleaved repetitions per size (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--max-mib", max_mib, "largest full buffer in MiB (sizes from 64 KiB, doubling)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
-  return run_in_world("bench_ring_collectives", &argc, &argv, [&](const World& w) { return run(w, reps, max_mib); });
+  return run_in_world("bench_ring_reduce_scatter", &argc, &argv, [&](const World& w) { return run(w, reps, max_mib); });
 }

@@ -1,4 +1,4 @@
-#include "comm/ring_collectives.hpp"
+#include "comm/ring_reduce_scatter.hpp"
 
 #include <cstring>
 
@@ -12,12 +12,12 @@ namespace {
 constexpr int kRingTag = 7301;
 }
 
-RingCollectives::RingCollectives(MPI_Comm comm, CommProgress progress) : comm_(comm), progress_(progress) {
+RingReduceScatter::RingReduceScatter(MPI_Comm comm, CommProgress progress) : comm_(comm), progress_(progress) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
 
-void RingCollectives::exchange(const void* send, int send_count, void* recv, int recv_count, MPI_Datatype type,
+void RingReduceScatter::exchange(const void* send, int send_count, void* recv, int recv_count, MPI_Datatype type,
                                const char* what) {
   MPI_Request requests[2];
   mpi_check(MPI_Irecv(recv, recv_count, type, ring_rank(1), kRingTag, comm_, &requests[0]), what);
@@ -28,7 +28,7 @@ void RingCollectives::exchange(const void* send, int send_count, void* recv, int
 // Step s: this rank sends its running sum of piece rank-s-1 on and receives the sum of piece
 // rank-s-2 from rank-1, to which it adds its own elements; after P-1 steps that is its own piece.
 template <class T>
-void RingCollectives::reduce_scatter(const T* full, T* shard, int64_t n, MPI_Datatype type) {
+void RingReduceScatter::reduce_scatter(const T* full, T* shard, int64_t n, MPI_Datatype type) {
   const ShardRange own = shard_range(n, rank_, size_);
   const size_t piece_bytes = size_t(shard_range(n, 0, size_).count) * sizeof(T);  // rank 0's is the largest
   if (partial_.size() < piece_bytes) partial_.resize(piece_bytes);
@@ -50,7 +50,7 @@ void RingCollectives::reduce_scatter(const T* full, T* shard, int64_t n, MPI_Dat
   if (size_ == 1) std::memcpy(shard, full + own.offset, size_t(own.count) * sizeof(T));
 }
 
-void RingCollectives::reduce_scatter_sum(const void* full, void* shard, int64_t n, bool f64) {
+void RingReduceScatter::reduce_scatter_sum(const void* full, void* shard, int64_t n, bool f64) {
   if (f64)
     reduce_scatter(static_cast<const double*>(full), static_cast<double*>(shard), n, MPI_DOUBLE);
   else

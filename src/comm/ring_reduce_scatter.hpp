@@ -23,11 +23,11 @@ inline bool ring_reduce_scatter_pays(int64_t full_bytes, int ranks) {
   return ranks == 2 || full_bytes >= kRingMinFullBytes;
 }
 
-class RingCollectives {
+class RingReduceScatter {
  public:
   // `comm` carries only this object's messages while a collective runs (MpiComm's own
   // duplicate, used by one thread at a time), so one fixed tag cannot match other traffic.
-  RingCollectives(MPI_Comm comm, CommProgress progress);
+  RingReduceScatter(MPI_Comm comm, CommProgress progress);
 
   // Sums `full` (n elements of float, or double when f64) over the ranks; this rank's
   // shard_range(n) lands in `shard`. Each element of shard c is summed in the fixed order
