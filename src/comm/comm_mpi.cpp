@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "comm/mpi_error.hpp"
+#include "comm/request_wait.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 
@@ -67,9 +68,15 @@ struct MpiOp final : CommOp {
   double exposed_seconds() override { return exposed; }
 };
 
-MpiComm::MpiComm(MPI_Comm parent, CommProgress progress) : Comm(parent), progress_(progress) {
-  mpi_check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+static MPI_Comm duplicate(MPI_Comm parent) {
+  MPI_Comm comm;
+  mpi_check(MPI_Comm_dup(parent, &comm), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return comm;
+}
+
+MpiComm::MpiComm(MPI_Comm parent, CommProgress progress)
+    : Comm(parent), comm_(duplicate(parent)), progress_(progress), ring_(comm_, progress) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   counts_.resize(size_);
@@ -162,22 +169,6 @@ void MpiComm::fill_shard_counts(int64_t n) {
   }
 }
 
-void MpiComm::complete(MPI_Request& req, const char* what) {
-  if (progress_ == CommProgress::none) {
-    mpi_check(MPI_Wait(&req, MPI_STATUS_IGNORE), what);
-    return;
-  }
-  // The progress thread polls with a growing pause instead of blocking in MPI_Wait, whose
-  // busy-wait would take a core from the compute threads (MACHINE.md: no spare core here).
-  // A few immediate polls keep small collectives fast; the pause stops at 100 µs.
-  int done = 0;
-  for (int polls = 0;; ++polls) {
-    mpi_check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
-    if (done) return;
-    if (polls >= 16) std::this_thread::sleep_for(std::chrono::microseconds(std::min(100, 1 << std::min(polls - 16, 7))));
-  }
-}
-
 void MpiComm::execute(const Collective& c) {
   EMB_CHECK(c.n <= INT_MAX, "MPI backend: ", collective_name(c.kind), " of ", c.n,
             " elements exceeds MPI's int counts; split the buffer");
@@ -191,7 +182,7 @@ void MpiComm::execute(const Collective& c) {
       void* x = widened ? widen(c.out, n) : c.out;
       MPI_Request req;
       mpi_check(MPI_Iallreduce(MPI_IN_PLACE, x, n, sum_type, MPI_SUM, comm_, &req), "MPI_Iallreduce");
-      complete(req, "MPI_Iallreduce");
+      wait_requests(&req, 1, progress_, "MPI_Iallreduce");
       finish_reduction(x, n, f64, c.op, size_);
       if (widened) narrow(static_cast<float*>(x), c.out, n);
       break;
@@ -202,10 +193,14 @@ void MpiComm::execute(const Collective& c) {
       const void* full = widened ? widen(c.in, n) : c.in;
       if (widened && int(wide_shard_.size()) < mine) wide_shard_.resize(mine);
       void* shard = widened ? wide_shard_.data() : c.out;
-      MPI_Request req;
-      mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), sum_type, MPI_SUM, comm_, &req),
-                "MPI_Ireduce_scatter");
-      complete(req, "MPI_Ireduce_scatter");
+      if (ring_reduce_scatter_pays(int64_t(n) * (f64 ? 8 : 4), size_)) {
+        ring_.reduce_scatter_sum(full, shard, n, f64);
+      } else {
+        MPI_Request req;
+        mpi_check(MPI_Ireduce_scatter(full, shard, counts_.data(), sum_type, MPI_SUM, comm_, &req),
+                  "MPI_Ireduce_scatter");
+        wait_requests(&req, 1, progress_, "MPI_Ireduce_scatter");
+      }
       finish_reduction(shard, mine, f64, c.op, size_);
       if (widened) narrow(static_cast<float*>(shard), c.out, mine);
       break;
@@ -218,19 +213,19 @@ void MpiComm::execute(const Collective& c) {
       mpi_check(MPI_Iallgatherv(send, counts_[rank_], wire, c.out, counts_.data(), displs_.data(), wire, comm_,
                                 &req),
                 "MPI_Iallgatherv");
-      complete(req, "MPI_Iallgatherv");
+      wait_requests(&req, 1, progress_, "MPI_Iallgatherv");
       break;
     }
     case CollectiveKind::broadcast: {
       MPI_Request req;
       mpi_check(MPI_Ibcast(c.out, n, wire, c.root, comm_, &req), "MPI_Ibcast");
-      complete(req, "MPI_Ibcast");
+      wait_requests(&req, 1, progress_, "MPI_Ibcast");
       break;
     }
     case CollectiveKind::barrier: {
       MPI_Request req;
       mpi_check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
-      complete(req, "MPI_Ibarrier");
+      wait_requests(&req, 1, progress_, "MPI_Ibarrier");
       break;
     }
   }

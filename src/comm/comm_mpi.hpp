@@ -13,6 +13,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/op_pool.hpp"
+#include "comm/ring_reduce_scatter.hpp"
 #include "config/comm_config.hpp"
 
 namespace emb {
@@ -35,14 +36,13 @@ class MpiComm final : public Comm {
   void progress_loop();
   void run(MpiOp& op);
   void execute(const Collective& c);
-  // Waits for a non-blocking collective: MPI_Wait without a progress thread, polling otherwise.
-  void complete(MPI_Request& req, const char* what);
   float* widen(const void* bf16_data, int64_t n);
   void fill_shard_counts(int64_t n);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   CommProgress progress_;
+  RingReduceScatter ring_;  // reduce-scatters where it beats libnbc, whose sums all fall on rank 0
   OpPool<MpiOp> pool_;
 
   std::mutex mutex_;

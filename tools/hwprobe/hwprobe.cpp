@@ -305,13 +305,13 @@ struct Fabric {
 // progress thread, which polls with pauses so as not to take a core from compute), issued and
 // waited for. α from 8-byte all-reduces (2(p−1) hops), β from the ring pass ((p−1)/p·n bytes
 // per rank) of 32 MiB a rank gathers, and the reduction's rate from how much longer a
-// reduce-scatter of the same bytes takes than the gather (its sums, and MPI's non-blocking
-// reduce-scatter algorithm), at two sizes: a full buffer of 1 MiB (a tiny deck's bucket, 0.84
-// MB) and 32 MiB a rank. Open MPI's reduce-scatter on the progress thread has two regimes: at 1
-// MiB its sums cost next to nothing, at 32 MiB a rank it sums ~0.09 GB/s on this VM (a 17.5 MB
-// bucket of scaling_cpu is as slow in the runs; regression/plan_validation.md round 14). A sum
-// reads two operands and writes one, so the rate is held at a third of the triad's (`memory`):
-// at 1 MiB the difference is within the noise. The two sizes are interleaved, 7 rounds, each
+// reduce-scatter of the same bytes takes than the gather (its sums, and the reduce-scatter's
+// algorithm: at both sizes our ring, comm/ring_reduce_scatter.hpp), at two sizes: a full buffer
+// of 1 MiB (a tiny deck's bucket, 0.84 MB) and 32 MiB a rank. Open MPI's own non-blocking
+// reduce-scatter, used before the ring, summed ~0.02-0.09 GB/s at 32 MiB a rank on this VM, all
+// on rank 0 (DESIGN.md "Own ring reduce-scatter"). A sum reads two operands and writes one, so
+// the rate is held at a third of the triad's (`memory`): with the ring the difference is mostly
+// within the noise. The two sizes are interleaved, 7 rounds, each
 // time the median of its rounds. MPI's blocking collectives run 2-3 times faster on this
 // machine, but no step issues them. The ranks' skew is measured apart (rank_imbalance()).
 Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
@@ -343,11 +343,11 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 // GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective pair's time) alone, and
 // with an all-gather and a reduce-scatter of 8 MiB shards (a ZeRO-3 step's pair) issued just
 // before, interleaved, 5 pairs; the burst's median slowdown over the pair's bytes sent per
-// rank ((p-1)/p of each full buffer), on the slowest rank: MPI's non-blocking reduce-scatter
-// (Open MPI's libnbc) reduces to rank 0 and scatters from it, so rank 0's core does every sum
-// and every rank waits for it at the next collective (round 12, scaling_cpu on 2 ranks: rank
-// 0's fwd + bwd 200 ms, rank 1's 106). 0 with one rank (its collectives are copies, which the
-// planner costs at memory speed).
+// rank ((p-1)/p of each full buffer), on the slowest rank: before our ring reduce-scatter
+// (comm/ring_reduce_scatter.hpp) Open MPI's libnbc reduced to rank 0 and scattered from it, so
+// rank 0's core did every sum and every rank waited for it at the next collective (round 12,
+// scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
+// evenly. 0 with one rank (its collectives are copies, which the planner costs at memory speed).
 double comm_core_seconds_per_byte(const emb::World& world) {
   if (g_size < 2) return 0;
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
@@ -468,7 +468,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
                       {"reduce_bytes_per_s", fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
                       {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
-                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank (MPI's reduce-scatter sums on rank 0)")}}},
+                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank")}}},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                    {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
