@@ -7,9 +7,11 @@ namespace emb {
 PolicyNormalization::PolicyNormalization(const std::string& recorded, const std::string& checkpoint)
     : recorded_(recorded), path_(checkpoint) {
   if (!active()) return;
-  for (const auto& [embodiment, stats] : statistics_from_json(nlohmann::json::parse(recorded), checkpoint))
+  for (const auto& [embodiment, stats] : statistics_from_json(nlohmann::json::parse(recorded), checkpoint)) {
     bounds_[embodiment] = {normalization_bounds(NormalizationRule::min_max, stats.state),
                            normalization_bounds(NormalizationRule::min_max, stats.action)};
+    if (!stats.relative_action.empty()) relative_[embodiment] = stats.relative_action;
+  }
 }
 
 void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_dim) const {
@@ -34,6 +36,16 @@ void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, i
                                               int64_t width) const {
   if (active())
     unnormalize_rows(bounds_.at(embodiment).second, rows, n_rows, stride, width);
+}
+
+void PolicyNormalization::add_observed_state(int32_t embodiment, const std::vector<float>& state, float* rows,
+                                             int64_t n_rows, int64_t stride) const {
+  const auto it = relative_.find(embodiment);
+  if (it == relative_.end()) return;
+  for (const RelativeColumns& c : it->second)
+    EMB_CHECK(c.state_start + c.width <= int64_t(state.size()) && c.action_start + c.width <= stride, path_,
+              ": relative action key ", c.key, " lies outside the task's state/action widths ", state.size(), "/", stride);
+  add_anchor_state(it->second, state.data(), rows, n_rows, stride);
 }
 
 }  // namespace emb
