@@ -19,7 +19,7 @@ int64_t slice_width(const json& slice) { return slice.at("end").get<int64_t>() -
 
 RelativeColumns paired_columns(const std::string& file, const json& modality, const std::string& key) {
   const auto fail = [&](const std::string& why) {
-    throw Error(str(file, ": modality attribute: data.relative_action_keys names '", key, "': ", why), kExitInput);
+    throw Error(str(file, ": modality attribute: relative action key '", key, "': ", why), kExitInput);
   };
   const json& actions = modality.contains("action") ? modality["action"] : json::object();
   const json& states = modality.contains("state") ? modality["state"] : json::object();

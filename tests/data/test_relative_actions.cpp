@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(files_without_what_relative_actions_need_are_refused_in_one
       R"({"state": {"joint_position": {"start": 0, "end": 2}}, "action": {"joint_position": {"start": 0, "end": 2},)"
       R"( "gripper_position": {"start": 2, "end": 3}}})";
   const std::string gripper = message_of([&] { relative_file("gripper", {"gripper_position"}, kHa, no_partner); });
-  BOOST_TEST(gripper.find("data.relative_action_keys names 'gripper_position': action.gripper_position has no state "
+  BOOST_TEST(gripper.find("modality attribute: relative action key 'gripper_position': action.gripper_position has no state "
                           "partner state.gripper_position") != std::string::npos,
              gripper);
   BOOST_TEST(gripper.find("gripper.h5") != std::string::npos, gripper);
