@@ -8,7 +8,9 @@
 //   train.tune_visual, the Eagle vision tower and mlp1 too); every other tensor (GR00T's
 //   Eagle backbone, DreamZero's encoders) copied byte for byte;
 //   GR00T: experiment_cfg/metadata.json, the training data's statistics and modalities under
-//   upstream's embodiment tag (gr00t_metadata.hpp).
+//   upstream's embodiment tag (gr00t_metadata.hpp);
+//   DreamZero: the released experiment_cfg/conf.yaml with relative_action and relative_action_keys
+//   set to the run's data.relative_action_keys (dreamzero_conf.hpp).
 // DIR appears only when complete: everything is written into a temporary sibling folder that
 // is renamed at the end; a failure removes it. An existing DIR is refused unless --force.
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <map>
 
 #include "app/commands.hpp"
+#include "app/dreamzero_conf.hpp"
 #include "app/gr00t_metadata.hpp"
 #include "app/init_from_source.hpp"
 #include "app/run_config_from_deck.hpp"
@@ -102,6 +105,17 @@ void write_weights(const std::string& staging, const InitFrom& init, const Param
   writer.finish();
 }
 
+// DreamZero: the copied conf.yaml says whether the run trained relative actions (dreamzero_conf.hpp).
+void write_dreamzero_conf(const std::string& staging, const RunConfig& cfg) {
+  const fs::path conf = fs::path(staging) / kDreamZeroConfPath;
+  if (fs::is_regular_file(conf)) {
+    write_file_atomic(conf.string(), conf_with_relative_actions(read_file_text(conf.string()), cfg.data.relative_action_keys));
+  } else if (!cfg.data.relative_action_keys.empty()) {
+    log_warn("export: ", cfg.train.init_from, " has no ", kDreamZeroConfPath, "; upstream inference reads "
+             "relative_action and relative_action_keys there to add the observed state to the relative actions");
+  }
+}
+
 // Renames the completed staging folder to `out` (replacing it with --force).
 void publish_folder(const std::string& staging, const std::string& out) {
   const std::string old = out + ".export-old";
@@ -146,6 +160,8 @@ void export_weights(const std::string& source, const std::string& out, bool forc
     if (gr00t) {
       fs::create_directories(fs::path(staging) / fs::path(kGr00tMetadataPath).parent_path());
       write_file_atomic(staging + "/" + kGr00tMetadataPath, metadata.dump(4) + "\n");
+    } else {
+      write_dreamzero_conf(staging, cfg);
     }
     publish_folder(staging, out);
   } catch (...) {

@@ -199,6 +199,7 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.mask_past_end = choice<bool>(deck, "data.action_past_end", {{"train", false}, {"mask", true}});
   c.dreamzero_repeat_end = choice<bool>(deck, "data.dreamzero_episode_end", {{"skip", false}, {"repeat", true}});
   c.normalize = choice<bool>(deck, "data.normalize", {{"upstream", true}, {"none", false}});
+  c.relative_action_keys = deck.get_list("data.relative_action_keys");
   c.vl_backbone = deck.get_string("data.vl_backbone");
   c.dreamzero_encoders = deck.get_string("data.dreamzero_encoders");
   c.vl_augment = on(deck, "data.vl_augment");
@@ -229,6 +230,22 @@ void check_backbone_tuning(const Deck& deck) {
     throw Error(str(where, ": train.tune_visual = on with run.cuda_graphs = on: the trained backbone prepares each "
                     "micro-batch's frames on the host inside the step, which a captured graph cannot repeat; set "
                     "run.cuda_graphs = off"),
+                kExitInput);
+}
+
+// Relative actions are DreamZero's (its DROID recipe), subtracted from the block's anchor state and
+// normalised with the relative chunks' statistics, which only a normalised run records for
+// inference to add the state back.
+void check_relative_actions(const Deck& deck, const ModelConfig& model, const DataConfig& data) {
+  if (data.relative_action_keys.empty()) return;
+  const std::string where = where_set(deck, "data.relative_action_keys");
+  if (model.family != Family::wan)
+    throw Error(str(where, ": data.relative_action_keys is DreamZero's (model.family = wan); GR00T-N1.5 trains "
+                           "absolute actions"),
+                kExitInput);
+  if (!data.normalize)
+    throw Error(str(where, ": data.relative_action_keys needs data.normalize = upstream (the checkpoint records the "
+                           "relative keys with the statistics inference un-normalises by)"),
                 kExitInput);
 }
 
@@ -329,6 +346,7 @@ RunConfig run_config_from_deck(const Deck& deck) {
   // Upstream puts a frozen DiT in eval mode (set_frozen_modules_to_eval_mode): no dropout there.
   if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);
+  check_relative_actions(deck, c.model, c.data);
   c.comm = comm_section(deck);
   c.plan = plan_section(deck, c.backend, c.run);
   c.sim = sim_section(deck);

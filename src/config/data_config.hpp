@@ -51,6 +51,9 @@ struct DataConfig {
   // data.normalize = upstream: states and actions reach the model as upstream's data path gives
   // them, normalised with the data's statistics (data/state_action_normalization.hpp); none: raw.
   bool normalize = true;
+  // wan, DreamZero layout: the action sub-keys trained relative to their block's anchor state
+  // (data.relative_action_keys; data/relative_actions.hpp); empty: absolute actions.
+  std::vector<std::string> relative_action_keys;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;

@@ -252,6 +252,12 @@ std::vector<KeySpec> make_schema() {
                "files' /stats as upstream inference does (gr00t: min/max to [-1, 1]; wan: q01/q99 to [-1, 1], "
                "clamped), the statistics recorded in checkpoints and written into the export's metadata.json; "
                "none = the raw /steps/state and /steps/action"),
+      list_key("data.relative_action_keys", "",
+               "wan, DreamZero layout: the action sub-keys trained relative to the state (upstream's DROID recipe: "
+               "joint_position): action.K minus state.K at its block's anchor step (sub-keys and columns from the "
+               "packed file's modality attribute, embpack lerobot), q01/q99-normalised with the relative chunks' "
+               "/stats/action_relative (embpack --relative-actions); needs data.normalize = upstream. Empty: "
+               "absolute actions"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "

@@ -32,14 +32,39 @@ void check_statistics_cover(const PackedDataset& data, const NormalizationStatis
   }
 }
 
-NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded) {
+// Relative actions subtract a block's anchor state: only the DreamZero layout has one per block;
+// a resumed run keeps the relative keys it recorded.
+void check_relative_actions(const PackedDataset& data, const NormalizationStatistics* recorded,
+                            const RelativeActionChoice& relative) {
+  if (!relative.keys.empty())
+    for (int64_t i = 0; i < data.files(); ++i)
+      if (!data.file(i).dreamzero_layout())
+        throw AgreedError(data.file(i).file.where("/", str("data.relative_action_keys = ", joined_keys(relative.keys),
+                                                           ": not a DreamZero-layout file (embpack features "
+                                                           "--dreamzero, or model.encoders = online)")),
+                          kExitInput);
+  if (!recorded) return;
+  for (const auto& [id, e] : *recorded) {
+    std::vector<std::string> keys;
+    for (const RelativeColumns& c : e.relative_action) keys.push_back(c.key);
+    if (keys != relative.keys)
+      throw AgreedError(str("embodiment ", id, ": the resumed checkpoint trained relative action keys '", joined_keys(keys),
+                            "', the deck's data.relative_action_keys is '", joined_keys(relative.keys),
+                            "'; resume with the keys it was trained on"),
+                        kExitInput);
+  }
+}
+
+NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded,
+                                       const RelativeActionChoice& relative) {
+  check_relative_actions(data, recorded, relative);
   if (recorded) {
     check_statistics_cover(data, *recorded);
     return *recorded;
   }
   std::vector<const H5File*> files;
   for (int64_t i = 0; i < data.files(); ++i) files.push_back(&data.file(i).file);
-  return normalization_statistics(files);
+  return normalization_statistics(files, relative);
 }
 
 }  // namespace
@@ -60,7 +85,7 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                                           dc_.dreamzero_encoders_digest, dc_.frame_stride,
                                                           dc_.dreamzero_repeat_end});
   if (dc_.normalize) {
-    normalization_ = run_statistics(*data_, recorded);
+    normalization_ = run_statistics(*data_, recorded, {dc_.relative_action_keys, mc_.actions_per_block});
     bounds_ = normalization_bounds(normalization_rule(mc_.family), normalization_);
   }
   chunks_ = data_->chunks(dc_.chunk_rows);
@@ -123,6 +148,8 @@ const ShuffleBuffer& Loader::buffer(const BufferKey& key, const std::vector<Buff
 
 void Loader::normalize(Sample& s) const {
   const PackedFileIndex& x = data_->file(s.file);
+  const RelativeActions& relative = normalization_.at(s.emb_id).relative_action;
+  if (!relative.empty()) make_block_actions_relative(relative, mc_, s);
   normalize_sample(bounds_.at(s.emb_id), mc_, x.action_width(x.episode_of(s.row)), s);
 }
 

@@ -13,7 +13,8 @@
 // data.normalize = upstream: every sample's state and actions are normalised (data/
 // state_action_normalization.hpp) with the statistics of its embodiment: `recorded` (a resumed
 // checkpoint's) or else the files' (data/normalization_statistics.hpp); normalization() gives them
-// to the checkpoint.
+// to the checkpoint. With data.relative_action_keys the block actions of those sub-keys are first
+// made relative to their block's anchor state (data/relative_actions.hpp).
 #pragma once
 #include <mpi.h>
 

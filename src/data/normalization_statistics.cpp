@@ -8,13 +8,13 @@
 
 namespace emb {
 
-FieldStatistics read_field_statistics(const H5File& f, const char* field) {
+FieldStatistics read_field_statistics(const H5File& f, const char* field, const char* group) {
   const std::string rows_of = str("/steps/", field);
   const std::vector<int64_t> dims = f.dims(rows_of);
   FieldStatistics s;
   s.rows = double(dims[0]);
   for (const char* name : packed::kStatNames) {
-    const std::string ds = str("/stats/", field, "/", name);
+    const std::string ds = str("/stats/", group ? group : field, "/", name);
     if (!f.has(ds))
       throw Error(f.where(ds, "missing: data.normalize = upstream and the export's metadata.json need the file's "
                               "statistics; re-pack it with this embpack"),
@@ -55,24 +55,39 @@ namespace {
 struct FileFields {
   const H5File* file;
   FieldStatistics state, action;
+  RelativeActions relative_action;
 };
 
+FileFields file_fields(const H5File& f, const RelativeActionChoice& relative) {
+  if (relative.keys.empty()) return {&f, read_field_statistics(f, "state"), read_field_statistics(f, "action"), {}};
+  RelativeActions columns = relative_columns(f, relative.keys);
+  check_relative_statistics(f, relative.keys, relative.chunk);
+  return {&f, read_field_statistics(f, "state"), read_field_statistics(f, "action", "action_relative"), columns};
+}
+
 void check_same_width(const std::vector<const FileFields*>& of_id, int32_t id) {
-  for (const FileFields* f : of_id)
-    if (f->state.width() != of_id.front()->state.width() || f->action.width() != of_id.front()->action.width())
+  const FileFields& first = *of_id.front();
+  for (const FileFields* f : of_id) {
+    if (f->state.width() != first.state.width() || f->action.width() != first.action.width())
       throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, " has state/action widths ", f->state.width(),
-                      "/", f->action.width(), " here but ", of_id.front()->state.width(), "/",
-                      of_id.front()->action.width(), " in ", clipped_path(of_id.front()->file->path())),
+                      "/", f->action.width(), " here but ", first.state.width(), "/", first.action.width(), " in ",
+                      clipped_path(first.file->path())),
                   kExitInput);
+    if (!(f->relative_action == first.relative_action))
+      throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute places the relative "
+                      "sub-keys in other columns than ", clipped_path(first.file->path()), "'s"),
+                  kExitInput);
+  }
 }
 
 }  // namespace
 
-NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files) {
+NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files,
+                                                 const RelativeActionChoice& relative) {
   std::vector<FileFields> fields;
   std::map<int32_t, std::vector<const FileFields*>> by_id;
   fields.reserve(files.size());
-  for (const H5File* f : files) fields.push_back({f, read_field_statistics(*f, "state"), read_field_statistics(*f, "action")});
+  for (const H5File* f : files) fields.push_back(file_fields(*f, relative));
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<int32_t> ids = files[i]->read_all<int32_t>(packed::kEpisodeEmbodiment);
     std::sort(ids.begin(), ids.end());
@@ -84,7 +99,8 @@ NormalizationStatistics normalization_statistics(const std::vector<const H5File*
     check_same_width(of_id, id);
     std::vector<const FieldStatistics*> states, actions;
     for (const FileFields* f : of_id) states.push_back(&f->state), actions.push_back(&f->action);
-    stats[id] = EmbodimentStatistics{combine_statistics(states), combine_statistics(actions)};
+    stats[id] = EmbodimentStatistics{combine_statistics(states), combine_statistics(actions),
+                                     of_id.front()->relative_action};
   }
   return stats;
 }
@@ -111,7 +127,10 @@ FieldStatistics field_from_json(const nlohmann::json& j, const std::string& wher
 
 nlohmann::json statistics_json(const NormalizationStatistics& stats) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [id, e] : stats) j[std::to_string(id)] = {{"state", field_json(e.state)}, {"action", field_json(e.action)}};
+  for (const auto& [id, e] : stats) {
+    nlohmann::json& of_id = j[std::to_string(id)] = {{"state", field_json(e.state)}, {"action", field_json(e.action)}};
+    if (!e.relative_action.empty()) of_id["relative_action"] = relative_actions_json(e.relative_action);
+  }
   return j;
 }
 
@@ -119,8 +138,9 @@ NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std:
   NormalizationStatistics stats;
   try {
     for (const auto& [id, e] : j.items())
-      stats[int32_t(std::stoi(id))] = EmbodimentStatistics{field_from_json(e.at("state"), where),
-                                                           field_from_json(e.at("action"), where)};
+      stats[int32_t(std::stoi(id))] = EmbodimentStatistics{
+          field_from_json(e.at("state"), where), field_from_json(e.at("action"), where),
+          e.contains("relative_action") ? relative_actions_from_json(e["relative_action"], where) : RelativeActions{}};
   } catch (const nlohmann::json::exception& e) {
     throw Error(str(where, ": malformed normalisation statistics (", e.what(), ")"));
   }

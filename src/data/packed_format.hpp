@@ -37,6 +37,12 @@
 //   These three carry the string attributes encoders, encoders_digest (the encoders' weights,
 //        encoders/dreamzero/encoder_folder.hpp: training compares it with data.dreamzero_encoders'),
 //        checkpoint, recipe, preprocessing, dims.
+//   /stats/action_relative/{mean,std,min,max,q01,q99} float32 [action dim] (embpack
+//        --relative-actions KEYS --relative-chunk N): the action statistics of upstream's relative
+//        recipe (data/relative_actions.hpp): the columns of each sub-key K of KEYS over every
+//        N-step chunk of an episode minus the state.K of its first step (dreamzero ab790c1
+//        groot/vla/data/dataset/lerobot.py:613-725), the other columns /stats/action's; string
+//        attribute keys (comma-separated) and attribute chunk (N).
 //   root string attribute modality (embpack lerobot, from GR00T's meta/modality.json and
 //        meta/info.json): JSON {"state"|"action": {sub-key: {"start", "end", "absolute",
 //        "rotation_type", "continuous"}} with [start, end) in /steps/state or /steps/action,
@@ -76,6 +82,9 @@ constexpr const char* kFrameStride = "frame_stride";
 constexpr const char* kCondChannels = "cond_channels";
 constexpr const char* kEncodersDigest = "encoders_digest";
 constexpr const char* kAugmentVariants = "augment";
+constexpr const char* kActionRelativeStats = "/stats/action_relative";
+constexpr const char* kRelativeKeys = "keys";
+constexpr const char* kRelativeChunk = "chunk";
 constexpr const char* kVlAugmented = "/features/vl_aug";  // + k
 constexpr std::array<const char*, 8> kFeatureProvenance{"backbone", "backbone_digest", "checkpoint", "recipe",
                                                         "preprocessing", "views", "dims", "augment"};

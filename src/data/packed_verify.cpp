@@ -237,6 +237,7 @@ void verify_values(const H5File& f, const PackedSummary& s, bool values) {
   verify_stats(f, "state", s.state_dim);
   verify_stats(f, "action", s.action_dim);
   if (f.has(packed::kReward)) verify_stats(f, "reward", 1);
+  if (f.has(packed::kActionRelativeStats)) verify_stats(f, "action_relative", s.action_dim);
 }
 
 PackedSummary verify(const H5File& f, Depth depth) {

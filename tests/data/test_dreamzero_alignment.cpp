@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "comm/world_fixture.hpp"
-#include "core/half.hpp"
 #include "data/dreamzero_alignment.hpp"
 #include "data/loader.hpp"
 #include "data_fixtures.hpp"
@@ -37,35 +36,13 @@ ModelConfig dreamzero_model() {
 // Episodes of 30 and 10 steps. Step t: action (t, −t), state t + 0.5 (one column: the model's
 // second is padding); its clip's latent frame j is t·F + j in every latent channel.
 PackedData step_indexed_file() {
-  PackedData p;
-  p.family = "wan", p.fps = 15, p.source = "test", p.state_dim = 1, p.action_dim = kActionDim;
-  p.task_text = {"pick"};
-  p.add_episode(30, 0, 0);
-  p.add_episode(10, 0, 0);
-  LatentView lat{"dreamzero", kH, kW, kC + kCond, 1, {}, {0}, {}};
-  lat.attributes = {{"clip_frames", std::to_string(kF)}, {"frame_stride", std::to_string(kStride)},
-                    {"cond_channels", std::to_string(kCond)}};
-  VarlenFeatures clip;
-  clip.dim = kClipDim;
-  for (int64_t t = 0; t < p.steps(); ++t) {
-    p.action.insert(p.action.end(), {float(t), -float(t)});
-    p.state.push_back(float(t) + 0.5f);
-    for (int64_t j = 0; j < kF; ++j)
-      for (int64_t px = 0; px < kH * kW; ++px)
-        for (int64_t c = 0; c < kC + kCond; ++c) lat.values.push_back(float_to_half(c < kC ? float(t * kF + j) : 0.f));
-    clip.values.insert(clip.values.end(), size_t(kClipRows * kClipDim), float_to_half(0.25f));
-    clip.offsets.push_back(clip.offsets.back() + kClipRows);
-  }
-  for (int64_t e = 0; e < p.episodes(); ++e)
-    lat.offsets.push_back(lat.offsets.back() + kF * (p.episode_offsets[size_t(e + 1)] - p.episode_offsets[size_t(e)]));
-  p.latents.push_back(lat);
-  p.features["clip"] = clip;
-  VarlenFeatures txt;
-  txt.dim = 32;
-  txt.values.assign(size_t(3 * txt.dim), float_to_half(0.1f));
-  txt.offsets = {0, 3};
-  p.features["txt"] = txt;
-  return p;
+  test::DreamZeroLayout d;
+  d.frames = kF, d.stride = kStride, d.height = kH, d.width = kW, d.channels = kC, d.cond = kCond;
+  d.clip_rows = kClipRows, d.clip_dim = kClipDim;
+  return test::dreamzero_layout_file(d, {30, 10}, 1, kActionDim, [](int64_t t, float* state, float* action) {
+    action[0] = float(t), action[1] = -float(t);
+    state[0] = float(t) + 0.5f;
+  });
 }
 
 // What one sample read, by the step of its clip (the value of its latent frame 0 over F).

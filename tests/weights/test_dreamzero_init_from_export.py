@@ -73,12 +73,19 @@ def dreamzero_layout(src, dst, latent_channels, clip_dim, seed):
         g["features/clip_offsets"] = (CLIP_TOKENS * np.arange(steps + 1)).astype(np.int64)
 
 
+# The relative-action keys of the released DROID recipe's experiment_cfg/conf.yaml (droid_relative.yaml).
+RELEASED_CONF = "max_state_dim: 64\nrelative_action: true\nrelative_action_keys:\n- joint_position\nmax_chunk_size: 4\n"
+
+
 def make_inputs(tmp, embpack):
     """The tiny checkpoint, and a packed dataset of its dimensions in the DreamZero layout
     (frame_seqlen 4 = a 4x4 latent in 2x2 patches, in_dim channels, text_dim context width)."""
     run(["/usr/bin/python3", os.path.join(HERE, "..", "upstream", "make_tiny_checkpoint.py"), tmp,
          "--family", "dreamzero", "--seed", "3", "--clip-dim", str(CLIP_DIM)])
     released = os.path.join(tmp, "dreamzero_tiny")
+    os.makedirs(os.path.join(released, "experiment_cfg"))
+    with open(os.path.join(released, "experiment_cfg", "conf.yaml"), "w") as f:  # as the DROID release trained
+        f.write(RELEASED_CONF)
     cfg = json.load(open(os.path.join(released, "config.json")))["action_head_cfg"]["config"]
     dit = cfg["diffusion_model_cfg"]
     synth = os.path.join(tmp, "synth.h5")
@@ -174,6 +181,10 @@ def case_round_trip(args, tmp, released, data):
           f"{len(passthrough)} umT5 tensors exported bit-identical")
     check(open(os.path.join(released, "config.json"), "rb").read() ==
           open(os.path.join(exported, "config.json"), "rb").read(), "config.json kept byte for byte")
+    check(open(os.path.join(exported, "experiment_cfg", "conf.yaml")).read() ==
+          RELEASED_CONF.replace("relative_action: true\nrelative_action_keys:\n- joint_position\n",
+                                "relative_action: false\nrelative_action_keys: []\n"),
+          "conf.yaml: the run's absolute actions (upstream inference adds no state), its other lines as released")
     changed = [k for k in expected if k.startswith(PREFIX) and not torch.equal(original[k], out[k])]
     check(len(changed) > 0.9 * (len(expected) - len(passthrough)), f"{len(changed)} DiT tensors trained")
     with h5py.File(os.path.join(tmp, "out", "ckpt", "dz", f"step_{STEPS:08d}.h5"), "r") as f:

@@ -3,6 +3,7 @@
 //   embpack libero SRC.hdf5... -o out.h5
 //   embpack video VIDEO... --table steps.json|csv -o out.h5
 //   embpack lerobot DIR... [--modality modality.json] [--embodiment-tag TAG] -o out.h5   (mpirun -np N for N ranks)
+//   (lerobot and features also take --relative-actions KEYS [--relative-chunk N]: /stats/action_relative)
 //   embpack features --backbone CHECKPOINT in.h5 -o out.h5         (mpirun -np N for N ranks)
 //   embpack features --dreamzero CHECKPOINT in.h5 -o out.h5        (mpirun -np N for N ranks)
 //   embpack info FILE | embpack verify FILE
@@ -25,6 +26,7 @@
 #include "lerobot.hpp"
 #include "libero.hpp"
 #include "packed_writer.hpp"
+#include "relative_action_stats.hpp"
 #include "synth.hpp"
 #include "video.hpp"
 
@@ -40,6 +42,17 @@ std::string command_line(int argc, char** argv) {
 void add_output_options(CLI::App* converter, std::string& out, bool& progress) {
   converter->add_option("-o,--output", out, "output .h5 file")->required();
   converter->add_flag("--progress", progress, "show a progress bar even when stderr is not a terminal");
+}
+
+// The statistics of DreamZero's relative actions (data.relative_action_keys) that lerobot and
+// features write.
+void add_relative_action_options(CLI::App* converter, emb::RelativeActionOptions& o) {
+  converter->add_option("--relative-actions", o.keys,
+                        "action sub-keys (of the modality attribute) to write /stats/action_relative for, e.g. "
+                        "joint_position as DreamZero's DROID recipe (data.relative_action_keys)")
+      ->delimiter(',');
+  converter->add_option("--relative-chunk", o.chunk,
+                        "--relative-actions: steps per relative chunk, the run's model.actions_per_block (default 24)");
 }
 
 // The converters of recorded data (not synth) compute vl features with a stand-in encoder.
@@ -68,10 +81,12 @@ int run_parallel(Convert convert) {
   });
 }
 
-int run_lerobot(const emb::LerobotOptions& o, const std::string& out, const std::string& created_by) {
+int run_lerobot(const emb::LerobotOptions& o, const emb::RelativeActionOptions& relative, const std::string& out,
+                const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::LerobotReport report;
     emb::PackedData share = emb::convert_lerobot(o, world.comm, report);
+    emb::apply_relative_action_options(relative, share);
     if (world.rank == 0)
       for (const std::string& w : report.warnings) std::cerr << "embpack: warning: " << w << "\n";
     emb::write_packed(share, out, created_by, world.comm);
@@ -88,10 +103,12 @@ double steps_per_second(int64_t steps, double seconds, double load_seconds) {
   return seconds > load_seconds ? double(steps) / (seconds - load_seconds) : 0.0;
 }
 
-int run_features(const emb::FeaturesOptions& o, const std::string& out, const std::string& created_by) {
+int run_features(const emb::FeaturesOptions& o, const emb::RelativeActionOptions& relative, const std::string& out,
+                 const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::FeaturesReport report;
     emb::PackedData share = emb::compute_backbone_features(o, world, report);
+    emb::apply_relative_action_options(relative, share);
     emb::write_packed(share, out, created_by, world.comm);
     if (world.rank == 0)
       std::printf("%s: vl features of %lld steps (%lld tokens) by the backbone %s (%s, digest %s) in %.2f s on %d "
@@ -102,11 +119,12 @@ int run_features(const emb::FeaturesOptions& o, const std::string& out, const st
   });
 }
 
-int run_dreamzero_features(const emb::DreamZeroFeaturesOptions& o, const std::string& out,
-                           const std::string& created_by) {
+int run_dreamzero_features(const emb::DreamZeroFeaturesOptions& o, const emb::RelativeActionOptions& relative,
+                           const std::string& out, const std::string& created_by) {
   return run_parallel([&](const emb::World& world) {
     emb::DreamZeroFeaturesReport report;
     emb::PackedData share = emb::compute_dreamzero_features(o, world, report);
+    emb::apply_relative_action_options(relative, share);
     emb::write_packed(share, out, created_by, world.comm);
     if (world.rank == 0)
       std::printf("%s: DreamZero features of %lld steps (%lld latent frames, %lld text rows) by the encoders of %s "
@@ -128,6 +146,7 @@ struct Options {
   emb::LerobotOptions lerobot;
   emb::FeaturesOptions features;
   emb::DreamZeroFeaturesOptions dreamzero;
+  emb::RelativeActionOptions relative;
 };
 
 struct Subcommands {
@@ -203,6 +222,7 @@ CLI::App* add_features(CLI::App& app, Options& o) {
                        "also store K variants of every step's features under GR00T's training crop and colour "
                        "jitter (/features/vl_aug<k>; train with data.vl_augment = on)");
   features->add_option("--seed", fo.seed, "seed of the augmentations' draws");
+  add_relative_action_options(features, o.relative);
   add_output_options(features, o.out, fo.progress);
   return features;
 }
@@ -237,6 +257,7 @@ Subcommands add_subcommands(CLI::App& app, Options& o) {
   c.lerobot->add_option("--width", ro.width, "output frame width");
   c.lerobot->add_option("--threads", ro.threads, "decoding threads per rank");
   add_stand_in_encoder_options(c.lerobot, ro.d_vl, ro.vl_grid);
+  add_relative_action_options(c.lerobot, o.relative);
   add_output_options(c.lerobot, o.out, ro.progress);
 
   c.features = add_features(app, o);
@@ -256,7 +277,7 @@ int run(const Subcommands& c, const Options& o, const std::string& created_by) {
   } else if (*c.video) {
     emb::write_packed(emb::convert_video(o.video), o.out, created_by);
   } else if (*c.lerobot) {
-    return run_lerobot(o.lerobot, o.out, created_by);
+    return run_lerobot(o.lerobot, o.relative, o.out, created_by);
   } else if (*c.features) {
     if (o.dreamzero.checkpoint.empty() == o.features.backbone.empty())
       throw emb::Error("features: give one of --backbone CHECKPOINT (gr00t) or --dreamzero CHECKPOINT (DreamZero)",
@@ -265,9 +286,9 @@ int run(const Subcommands& c, const Options& o, const std::string& created_by) {
       emb::DreamZeroFeaturesOptions dz = o.dreamzero;
       dz.input = o.features.input, dz.device = o.features.device, dz.views = o.features.views;
       dz.progress = o.features.progress;
-      return run_dreamzero_features(dz, o.out, created_by);
+      return run_dreamzero_features(dz, o.relative, o.out, created_by);
     }
-    return run_features(o.features, o.out, created_by);
+    return run_features(o.features, o.relative, o.out, created_by);
   } else if (*c.info) {
     emb::print_info(o.file, std::cout);
   } else if (*c.verify) {

@@ -38,6 +38,10 @@ struct PackedData {
   double fps = 0;
   std::string source;
   std::string modality;  // JSON of the root `modality` attribute (packed_format.hpp); "" = none
+  // /stats/action_relative of these action sub-keys over chunks of this many steps
+  // (relative_action_stats.hpp); no keys: none written.
+  std::vector<std::string> relative_action_keys;
+  int64_t relative_action_chunk = 0;
   std::vector<int64_t> episode_offsets{0};
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_state_dim, embodiment_action_dim;  // optional, one per embodiment

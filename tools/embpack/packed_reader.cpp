@@ -6,6 +6,7 @@
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
+#include "relative_action_stats.hpp"
 
 namespace emb {
 
@@ -37,6 +38,7 @@ PackedData read_packed_share(const std::string& path, const PackedShareRequest& 
   PackedData p;
   p.family = s.family, p.fps = s.fps, p.source = s.source;
   if (f.has_attr("/", packed::kModality)) p.modality = f.attr_string("/", packed::kModality);
+  read_relative_action_request(f, p);
   p.state_dim = s.state_dim, p.action_dim = s.action_dim;
   const std::vector<int64_t> offsets = f.read_all<int64_t>(packed::kEpisodeOffsets);
   const int64_t e0 = request.first_episode, e1 = request.last_episode < 0 ? s.episodes : request.last_episode;

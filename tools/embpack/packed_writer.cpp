@@ -10,6 +10,7 @@
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 #include "data/tokenizer.hpp"
+#include "relative_action_stats.hpp"
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/rank_gather.hpp"
@@ -130,6 +131,7 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
   }
   write_stats(f, "state", whole.state, d.state_dim);
   write_stats(f, "action", whole.action, d.action_dim);
+  write_relative_action_stats(f, d, whole.state, whole.action);
   if (!d.reward.empty()) write_stats(f, "reward", whole.reward, 1);
 
   std::vector<int32_t> tokens;
@@ -154,6 +156,7 @@ void write_globals(H5File& f, const PackedData& d, const WholeRows& whole, const
 
 void write_packed(const PackedData& d, const std::string& out, const std::string& created_by, MPI_Comm comm) {
   EMB_ASSERT(int64_t(d.state.size()) == d.steps() * d.state_dim && int64_t(d.action.size()) == d.steps() * d.action_dim);
+  check_relative_action_request(d, out);
   Writers w{comm, 0};
   if (comm != MPI_COMM_NULL) w.rank = rank_in(comm);
   TempOutput temp(out, comm, w.rank == 0);

@@ -155,6 +155,8 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
     const int task_A = inputs[i].env->task().action_dim;
     normalization_.unnormalize_actions(inputs[i].env->task().embodiment, &batch.actions[s * per_sample], exec_steps_,
                                        cfg.action_dim, task_A);
+    normalization_.add_observed_state(inputs[i].env->task().embodiment, inputs[i].state, &batch.actions[s * per_sample],
+                                      exec_steps_, cfg.action_dim);
     chunks[i].resize(size_t(exec_steps_) * task_A);
     for (int h = 0; h < exec_steps_; ++h)
       for (int k = 0; k < task_A; ++k)

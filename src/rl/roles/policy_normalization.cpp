@@ -7,8 +7,10 @@ namespace emb {
 PolicyNormalization::PolicyNormalization(const std::string& recorded, const std::string& checkpoint)
     : recorded_(recorded), path_(checkpoint) {
   if (!active()) return;
-  bounds_ = normalization_bounds(NormalizationRule::min_max,
-                                 statistics_from_json(nlohmann::json::parse(recorded), checkpoint));
+  const NormalizationStatistics stats = statistics_from_json(nlohmann::json::parse(recorded), checkpoint);
+  bounds_ = normalization_bounds(NormalizationRule::min_max, stats);
+  for (const auto& [embodiment, s] : stats)
+    if (!s.relative_action.empty()) relative_[embodiment] = s.relative_action;
 }
 
 void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_dim) const {
@@ -33,6 +35,16 @@ void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, i
                                               int64_t width) const {
   if (active())
     unnormalize_rows(bounds_.at(embodiment).action, rows, n_rows, stride, width);
+}
+
+void PolicyNormalization::add_observed_state(int32_t embodiment, const std::vector<float>& state, float* rows,
+                                             int64_t n_rows, int64_t stride) const {
+  const auto it = relative_.find(embodiment);
+  if (it == relative_.end()) return;
+  for (const RelativeColumns& c : it->second)
+    EMB_CHECK(c.state_start + c.width <= int64_t(state.size()) && c.action_start + c.width <= stride, path_,
+              ": relative action key ", c.key, " lies outside the task's state/action widths ", state.size(), "/", stride);
+  add_anchor_state(it->second, state.data(), rows, n_rows, stride);
 }
 
 }  // namespace emb

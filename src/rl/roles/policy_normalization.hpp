@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "data/relative_actions.hpp"
 #include "data/state_action_normalization.hpp"
 
 namespace emb {
@@ -29,12 +30,19 @@ class PolicyNormalization {
   std::vector<float> state(int32_t embodiment, const std::vector<float>& state) const;
   // Rows of `stride` floats of model-space actions, their first `width` columns to the task's.
   void unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride, int64_t width) const;
+  // Un-normalised rows of an embodiment trained on relative actions (the record's relative_action,
+  // data/relative_actions.hpp) made absolute: the observed raw `state` (the task's width) added to
+  // the relative columns, as upstream's policy adds the last observed state (dreamzero ab790c1
+  // groot/vla/model/n1_5/sim_policy.py:537-607); unchanged without relative actions.
+  void add_observed_state(int32_t embodiment, const std::vector<float>& state, float* rows, int64_t n_rows,
+                          int64_t stride) const;
 
  private:
   std::string recorded_, path_;
   // Per embodiment, the min_max bounds of its state and its actions, built once from the
   // recorded statistics (not per observation).
   NormalizationBoundsMap bounds_;
+  std::map<int32_t, RelativeActions> relative_;  // the embodiments trained on relative actions
 };
 
 }  // namespace emb
