@@ -78,6 +78,34 @@ BOOST_AUTO_TEST_CASE(generators_receive_the_weights_rounded_to_bf16) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A resumed run's generators start from weights_as_pushed of the checkpoint's weights: they must
+// be what a push of them delivers, bit for bit, or the resumed run samples other actions.
+BOOST_AUTO_TEST_CASE(weights_as_pushed_are_the_weights_a_push_delivers) {
+  const int tag = 105;
+  const int64_t n = 3000;
+  const std::vector<float> params = weights_of(3, n);
+  if (world_rank() == 0) {
+    WeightPublisher publisher(MPI_COMM_WORLD, generator_ranks(), tag);
+    publisher.publish(params.data(), n, 3);
+    publisher.flush(kTimeout);
+  } else {
+    WeightSubscriber subscriber(MPI_COMM_WORLD, 0, tag, n);
+    std::vector<float> got;
+    int64_t version = -1;
+    subscriber.wait_for(3, got, version, kTimeout);
+    const std::vector<float> expected = weights_as_pushed(params);
+    BOOST_TEST_REQUIRE(got.size() == expected.size());
+    size_t differing = 0, rounded = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      differing += bits_of(got[i]) != bits_of(expected[i]);
+      rounded += bits_of(expected[i]) != bits_of(params[i]);
+    }
+    BOOST_TEST(differing == 0u);
+    BOOST_TEST(rounded > size_t(n) / 2);  // most values are not bf16: the rounding is not a no-op
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 BOOST_AUTO_TEST_CASE(overlapping_pushes_merge_and_never_go_back_in_version) {
   const int tag = 200;
   const int64_t n = 200000, last = 50;  // 400 kB pushes: still in flight when the next is published
