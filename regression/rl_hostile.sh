@@ -284,12 +284,11 @@ resume_exact() {
   grep -q "checksum mismatch.*every rank tries the older .*step_$(printf %08d $older).h5" "$out/exact_resumed.log" \
     || got+="no fallback line naming the corrupt checkpoint; "
   got+=$(joined_curve_differs exact_killed exact_resumed $older)
+  local expected="killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines and checkpoint states equal"
   if [ -z "$got" ]; then
-    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
-      "equal (killed at version $v, resumed from $older, version $((v + 10)) of the other run skipped)" ok
+    record resume_exact "$expected" "equal (killed at version $v, resumed from $older, version $((v + 10)) of the other run skipped)" ok
   else
-    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
-      "$got" fail
+    record resume_exact "$expected" "$got" fail
   fi
 }
 
@@ -313,11 +312,11 @@ stop_signal_sync() {
   [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/stop_resumed.log" | head -1); "
   grep -q "(version $v)" "$out/stop_resumed.log" || got+="did not resume at version $v; "
   got+=$(joined_curve_differs stop_stopped stop_resumed $v)
+  local expected="SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines and the final state equal"
   if [ -z "$got" ]; then
-    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" \
-      "exit 0 after version $v, resumed: equal" ok
+    record stop_signal_sync "$expected" "exit 0 after version $v, resumed: equal" ok
   else
-    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" "$got" fail
+    record stop_signal_sync "$expected" "$got" fail
   fi
 }
 
