@@ -102,13 +102,11 @@ finish() {
 }
 
 # newest_checkpoint NAME: the version `resume = auto` continues in $out/ckpt/NAME (empty if none):
-# the one its `latest` file names, else the newest step_*.h5. A kill between publishing step_V.h5
-# and updating `latest` leaves V complete but not yet named, and resume continues from `latest`
-# (checkpoint_dir's resolve_resume).
+# the newest step_*.h5 (published by a rename once complete, its rl_ sidecar written before it),
+# whatever `latest` names: a kill between publishing step_V.h5 and updating `latest` leaves V
+# complete but not yet named, and resume takes the newest complete checkpoint (checkpoint_dir's
+# resolve_resume; `latest` is only a hint).
 newest_checkpoint() {
-  local latest
-  latest=$(sed -n 's/^step_\([0-9]*\)\.h5$/\1/p' "$out/ckpt/$1/latest" 2>/dev/null)
-  if [ -n "$latest" ] && [ -f "$out/ckpt/$1/step_$latest.h5" ]; then echo "$latest"; return; fi
   ls "$out/ckpt/$1" 2>/dev/null | sed -n 's/^step_\([0-9]*\)\.h5$/\1/p' | sort | tail -1
 }
 

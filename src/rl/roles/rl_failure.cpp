@@ -1,5 +1,6 @@
 #include "rl/roles/rl_failure.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 
@@ -17,13 +18,24 @@ extern "C" void note_sigterm(int) { g_sigterm = 1; }
 // Long enough for the reporting rank to print and abort the job (which ends this rank too).
 constexpr auto kLeaveTheReportTo = std::chrono::seconds(5);
 constexpr auto kPoll = std::chrono::milliseconds(20);
+// How long the reporting rank stays after printing. Its stderr is a pipe that mpirun reads: a
+// rank that ends at once, while mpirun is aborting the job, can end it before mpirun has read
+// the line, and mpirun then exits without printing it (CI saw a simulator killed as the run
+// started end the job with FAILED written and no line). mpirun's SIGKILL comes a second after
+// its SIGTERM.
+constexpr auto kLetMpirunReadTheLine = std::chrono::milliseconds(300);
+
+void print_failure_line(const std::string& line) {
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(kLetMpirunReadTheLine);
+}
 
 }  // namespace
 
 void fail_rl_run(const FailureClaim& claim, const std::string& line) {
   if (!claim || claim(line)) {
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
+    print_failure_line(line);
   } else {
     std::this_thread::sleep_for(kLeaveTheReportTo);
   }
@@ -55,7 +67,7 @@ void AbortWatch::run() {
   if (!peer.empty()) {
     const std::string line =
         str("embsim rl: ", peer, "; the job is aborted (seen by ", peers_.name(world_rank_), ")\n");
-    if (!claim_ || claim_(line)) std::fputs(line.c_str(), stderr), std::fflush(stderr);
+    if (!claim_ || claim_(line)) print_failure_line(line);
   }
   std::signal(SIGTERM, SIG_DFL);
   std::raise(SIGTERM);

@@ -130,15 +130,16 @@ void check_rl_setup(RlSetup& s) {
 
 std::string run_rl_roles(MPI_Comm world, const RlSetup& s, const std::string& run_dir) {
   const bool root = s.groups.world_rank == 0;
-  if (root) {
-    std::filesystem::create_directories(s.o.ckpt_dir);
-    print_start(s, run_dir);
-  }
+  if (root) std::filesystem::create_directories(s.o.ckpt_dir);
   const RlPeers peers(world, s.groups, s.node);
   nlohmann::json mine;
   const Clock::time_point start = Clock::now();
   {
     const AbortWatch watch(peers, s.groups.world_rank, s.claim_failure);
+    // The start line only once this rank watches for Open MPI's abort: a peer killed the moment the
+    // run says it started is named (before, one killed during the peers' pid exchange ended the job
+    // without a line).
+    if (root) print_start(s, run_dir);
     mine = run_role(s, peers);
   }
   const double wall_s = max_over_ranks(world, seconds_since(start));
