@@ -17,10 +17,13 @@
 #                          `latest` naming it; train.resume = auto skips the other run's, falls
 #                          back on every rank to the older checkpoint of its own, and the
 #                          per-update lines (losses, reward, env steps, episodes) equal an
-#                          uninterrupted run's, bit for bit
+#                          uninterrupted run's, and every checkpoint it writes holds the
+#                          uninterrupted run's state at its version (CRC-32s of policy, moments,
+#                          value head; totals), bit for bit
 #   stop_signal_sync       SIGTERM to a plain `mpirun` (scripts/mpi_env.sh's) of the same run with
 #                          checkpoints at the end only: every rank stops at the next update with
 #                          its checkpoint, mpirun exits 0, train.resume = auto continues exactly
+#                          (update lines and the final checkpoint's state)
 #   nan_physics_async      an MJCF whose physics diverges (joint damping -6): diverging
 #                          environments are reset and counted (summary.json diverged_resets),
 #                          nothing non-finite reaches the learner, the run finishes
@@ -205,21 +208,36 @@ curve_lines() {
 
 exact=(--set rl.mode=sync --set rl.updates=12 --set rl.ckpt_every=2 --set train.watchdog_s=60)
 
-# $out/exact_whole.txt: the update lines of an uninterrupted sync run of 12 updates (run once).
+# The states a run's checkpoints recorded (`version V, AdamW steps ..., crc32 policy ...`).
+checkpoint_states() {
+  grep '^rl checkpoint: ' "$1" | sed 's/.*; state: //'
+}
+
+# $out/exact_whole.txt: the update lines of an uninterrupted sync run of 12 updates (run once);
+# $out/exact_whole_states.txt: the states of its checkpoints (every second version).
 whole_curve() {
   [ -f "$out/exact_whole.txt" ] && return
   launch exact_whole "${exact[@]}"
   finish $job 300
   [ "$code" = 0 ] || echo "the uninterrupted run failed (exit $code); "
   curve_lines "$out/exact_whole.log" >"$out/exact_whole.txt"
+  checkpoint_states "$out/exact_whole.log" >"$out/exact_whole_states.txt"
   [ "$(wc -l <"$out/exact_whole.txt")" = 12 ] || echo "the uninterrupted run printed $(wc -l <"$out/exact_whole.txt") update lines; "
 }
 
 # joined_curve_differs STOPPED RESUMED V: whether STOPPED's first V update lines and then RESUMED's
-# differ from the uninterrupted run's (says how).
+# differ from the uninterrupted run's (says how), and whether a checkpoint RESUMED wrote holds
+# another state than the uninterrupted run's of its version (CRC-32s of the policy, moments and
+# value head: the printed 4 decimals hide differences of a few ulps).
 joined_curve_differs() {
+  local state
   { curve_lines "$out/$1.log" | head -"$3"; curve_lines "$out/$2.log"; } >"$out/$2_joined.txt"
   diff "$out/exact_whole.txt" "$out/$2_joined.txt" >"$out/$2.diff" || echo "curves differ: $(head -3 "$out/$2.diff"); "
+  checkpoint_states "$out/$2.log" | grep -q . || echo "the resumed run printed no checkpoint state; "
+  while read -r state; do
+    grep -qxF "$state" "$out/exact_whole_states.txt" \
+      || echo "checkpoint state '$state' is not the uninterrupted run's '$(grep "^${state%%,*}," "$out/exact_whole_states.txt")'; "
+  done < <(checkpoint_states "$out/$2.log")
 }
 
 # In DIR, checkpoint V (policy, sidecar, simulator states) copied as version V + 10 of another run
@@ -264,12 +282,11 @@ resume_exact() {
   grep -q "checksum mismatch.*every rank tries the older .*step_$(printf %08d $older).h5" "$out/exact_resumed.log" \
     || got+="no fallback line naming the corrupt checkpoint; "
   got+=$(joined_curve_differs exact_killed exact_resumed $older)
+  local expected="killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines and checkpoint states equal"
   if [ -z "$got" ]; then
-    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
-      "equal (killed at version $v, resumed from $older, version $((v + 10)) of the other run skipped)" ok
+    record resume_exact "$expected" "equal (killed at version $v, resumed from $older, version $((v + 10)) of the other run skipped)" ok
   else
-    record resume_exact "killed after version 4, newest corrupted, another run's beside: resumed from the older; 12 update lines equal" \
-      "$got" fail
+    record resume_exact "$expected" "$got" fail
   fi
 }
 
@@ -293,11 +310,11 @@ stop_signal_sync() {
   [ "$code" = 0 ] || got+="the resumed run failed: $(grep error "$out/stop_resumed.log" | head -1); "
   grep -q "(version $v)" "$out/stop_resumed.log" || got+="did not resume at version $v; "
   got+=$(joined_curve_differs stop_stopped stop_resumed $v)
+  local expected="SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines and the final state equal"
   if [ -z "$got" ]; then
-    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" \
-      "exit 0 after version $v, resumed: equal" ok
+    record stop_signal_sync "$expected" "exit 0 after version $v, resumed: equal" ok
   else
-    record stop_signal_sync "SIGTERM to mpirun: checkpoint at the next update, exit 0; resumed: 12 update lines equal" "$got" fail
+    record stop_signal_sync "$expected" "$got" fail
   fi
 }
 

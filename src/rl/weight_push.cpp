@@ -86,6 +86,12 @@ void WeightPublisher::start(Generator& g, Buffer message) {
   ++started_;
 }
 
+std::vector<float> weights_as_pushed(const std::vector<float>& params) {
+  std::vector<float> pushed(params.size());
+  for (size_t i = 0; i < params.size(); ++i) pushed[i] = to_float(to_bf16(params[i]));
+  return pushed;
+}
+
 WeightSubscriber::WeightSubscriber(MPI_Comm comm, int trainer_rank, int tag, int64_t n)
     : comm_(comm), trainer_rank_(trainer_rank), tag_(tag), n_(n), message_(message_bytes(n)) {
   check_size(n);

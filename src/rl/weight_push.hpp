@@ -57,6 +57,11 @@ class WeightPublisher {
   int64_t started_ = 0, merged_ = 0;
 };
 
+// The weights a generator holds after a push of `params`: each value rounded to bf16, as the
+// message carries it. A resumed run's generators start from these, not from the checkpoint's
+// fp32 values, to serve what the uninterrupted run's generators served at that version.
+std::vector<float> weights_as_pushed(const std::vector<float>& params);
+
 class WeightSubscriber {
  public:
   WeightSubscriber(MPI_Comm comm, int trainer_rank, int tag, int64_t n);

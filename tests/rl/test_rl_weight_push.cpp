@@ -42,6 +42,27 @@ std::vector<float> weights_of(int64_t version, int64_t n) {
   return w;
 }
 
+// Rank 0 publishes `params` once as `version`; every generator waits for it. Returns what a
+// generator received (empty on rank 0).
+std::vector<float> push_once(const std::vector<float>& params, int64_t version, int tag) {
+  const int64_t n = int64_t(params.size());
+  std::vector<float> got;
+  if (world_rank() == 0) {
+    WeightPublisher publisher(MPI_COMM_WORLD, generator_ranks(), tag);
+    publisher.publish(params.data(), n, version);
+    publisher.flush(kTimeout);
+    BOOST_TEST(publisher.pushes_started() == world_size() - 1);
+    BOOST_TEST(publisher.pushes_merged() == 0);
+  } else {
+    WeightSubscriber subscriber(MPI_COMM_WORLD, 0, tag, n);
+    int64_t received = -1;
+    subscriber.wait_for(version, got, received, kTimeout);
+    BOOST_TEST(received == version);
+    BOOST_TEST(!subscriber.poll(got, received));  // nothing newer came
+  }
+  return got;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(generators_receive_the_weights_rounded_to_bf16) {
@@ -58,22 +79,31 @@ BOOST_AUTO_TEST_CASE(generators_receive_the_weights_rounded_to_bf16) {
                                      1e-30f};
   const std::vector<float> expected = {1.0f, 1.015625f, 3.140625f, -2.5f, 0.0f, -0.0f, 65536.0f,
                                        std::numeric_limits<float>::infinity(), to_float(to_bf16(1e-30f))};
-  const int64_t n = int64_t(params.size());
-  if (world_rank() == 0) {
-    WeightPublisher publisher(MPI_COMM_WORLD, generator_ranks(), tag);
-    publisher.publish(params.data(), n, 7);
-    publisher.flush(kTimeout);
-    BOOST_TEST(publisher.pushes_started() == world_size() - 1);
-    BOOST_TEST(publisher.pushes_merged() == 0);
-  } else {
-    WeightSubscriber subscriber(MPI_COMM_WORLD, 0, tag, n);
-    std::vector<float> got;
-    int64_t version = -1;
-    subscriber.wait_for(7, got, version, kTimeout);
-    BOOST_TEST(version == 7);
+  const std::vector<float> got = push_once(params, 7, tag);
+  if (world_rank() != 0) {
     BOOST_TEST_REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(bits_of(got[i]) == bits_of(expected[i]));
-    BOOST_TEST(!subscriber.poll(got, version));  // nothing newer came
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A resumed run's generators start from weights_as_pushed of the checkpoint's weights: they must
+// be what a push of them delivers, bit for bit, or the resumed run samples other actions.
+BOOST_AUTO_TEST_CASE(weights_as_pushed_are_the_weights_a_push_delivers) {
+  const int tag = 105;
+  const int64_t n = 3000;
+  const std::vector<float> params = weights_of(3, n);
+  const std::vector<float> got = push_once(params, 3, tag);
+  if (world_rank() != 0) {
+    const std::vector<float> expected = weights_as_pushed(params);
+    BOOST_TEST_REQUIRE(got.size() == expected.size());
+    size_t differing = 0, rounded = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      differing += bits_of(got[i]) != bits_of(expected[i]);
+      rounded += bits_of(expected[i]) != bits_of(params[i]);
+    }
+    BOOST_TEST(differing == 0u);
+    BOOST_TEST(rounded > size_t(n) / 2);  // most values are not bf16: the rounding is not a no-op
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

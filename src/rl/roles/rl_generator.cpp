@@ -31,6 +31,13 @@ constexpr uint64_t kStreamInitialNoise = 1ull << 61, kStreamSdeNoise = (1ull << 
 
 uint64_t chunk_key(const ActionRequest& r) { return (uint64_t(r.episode) << 20) ^ uint64_t(r.chunk); }
 
+// The weights the generators held at the run's start version: the run's first version is the
+// checkpoint's as loaded; a later one (train.resume) reached them as a push, rounded to bf16,
+// and a resumed run serves the same to continue bit for bit.
+std::vector<float> weights_at_start(const RlSetup& s) {
+  return s.start_version > s.run_start_version ? weights_as_pushed(s.init_params) : s.init_params;
+}
+
 // The world ranks of simulators `indices`.
 std::vector<int> world_ranks(const std::vector<int>& simulators, const std::vector<int>& indices) {
   std::vector<int> ranks;
@@ -108,7 +115,7 @@ GeneratorLoop::GeneratorLoop(const RlSetup& s)
       loop_(o_.watchdog_s),
       ops_(make_ops(o_.backend, s.local_rank)),
       model_(make_model(cfg_, ops_.get())),
-      params_(s.init_params),
+      params_(weights_at_start(s)),
       backend_params_(*ops_, int64_t(params_.size())),
       version_(s.start_version),
       my_envs_(int(sims_.size()) * o_.envs_per_simulator),
