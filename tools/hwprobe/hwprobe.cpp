@@ -10,7 +10,7 @@
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //               by width: the same at D 32, 64, 128 over D 256, on 512 rows, interleaved;
 //               narrow: n -> 64 and 64 -> n features (n 8, 16, 32) on 128 rows over the same
-//               reference, interleaved with it;
+//               reference, interleaved with it (both on the threads' CPU clocks);
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores);
 //   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
@@ -31,6 +31,7 @@
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,6 +99,19 @@ double timed(const std::function<void()>& fn, int runs = 5) {
   return median(per_run);
 }
 
+// Seconds of fn on the calling thread's CPU clock, every rank starting together; the median
+// over ranks. A ratio of two such times is of one thread's own work: a load that takes the core
+// away meanwhile does not enter it (wall-clock ratios of the same shapes moved by 20 % between
+// probes at load average 12; these by 3 %, regression/plan_validation.md round 15).
+double thread_seconds(const std::function<void()>& fn) {
+  emb::barrier(MPI_COMM_WORLD);
+  timespec t0{}, t1{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  fn();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  return median_over_ranks(double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec));
+}
+
 // Linear forward + backward of a set of shapes {in, out} on N rows: by default the trunk shapes
 // of a width-D model (F = 4D: qkv, out, up, down); the GEMM rate's are those of D 256 on 2048
 // rows.
@@ -142,9 +156,9 @@ double gemm_rate() {
 //           (the tiny decks run their encoders and heads on 40-260 rows a micro-batch).
 // Narrow linears pay the micro-kernel's edges, the packing and the call's set-up over fewer
 // FLOPs. Each run repeats its shapes to a share of the width-256 run's FLOPs (all of it for the
-// widths, an eighth for the narrow sets, which run far slower), so the timer sees milliseconds;
-// every set and the reference are interleaved, 5 rounds, and each rate is the median of its
-// rounds, so a load that moves meanwhile moves every set.
+// widths, an eighth for the narrow sets), so the timer sees milliseconds; every set and the
+// reference are interleaved, 5 rounds, each timed on the thread's CPU clock (thread_seconds),
+// and each rate is the median of its rounds.
 struct GemmEfficiency {
   std::vector<std::pair<int, double>> widths, narrow;
 };
@@ -161,9 +175,9 @@ GemmEfficiency gemm_shape_efficiency() {
   for (int round = 0; round < 5; ++round)
     for (size_t i = 0; i < gemms.size(); ++i) {
       const int reps = std::max(1, int(share[i] * target / gemms[i].flops()));
-      rates[i].push_back(reps * gemms[i].flops() / timed([&] {
+      rates[i].push_back(reps * gemms[i].flops() / thread_seconds([&] {
                            for (int r = 0; r < reps; ++r) gemms[i].run();
-                         }, 1));
+                         }));
     }
   const double reference = median(rates.back());
   GemmEfficiency e;
@@ -505,11 +519,11 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
-                       " (F 4x) over width 256's, 512 rows, interleaved, per core");
+                       " (F 4x) over width 256's, 512 rows, interleaved, thread CPU time, per core");
   for (const auto& [n, ratio] : m.gemm_shapes.narrow)
     hw["gemm_narrow_efficiency"][std::to_string(n)] =
         fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
-                       " features on 128 rows over the width-256 trunk shapes on 512 rows, interleaved, per core");
+                       " features on 128 rows over the width-256 trunk shapes on 512 rows, interleaved, thread CPU time, per core");
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
