@@ -676,6 +676,7 @@ BOOST_AUTO_TEST_CASE(narrow_linears_run_at_the_narrow_table_rate) {
              boost::test_tools::tolerance(1e-6));
   BOOST_TEST(narrow_rate.bwd_s - trunk_rate.bwd_s == 2 * eight_wide * narrow_rate.samples_per_rank / h.gemm_fp32,
              boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(load_hardware("cpu_dev").gemm_narrow_efficiency.size() == 3u);
 }
 
 // The checkpoint holds fp32 parameters and the trained ones' two AdamW moments.
