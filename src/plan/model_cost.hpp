@@ -37,7 +37,7 @@ struct StepFlops {
   double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
   double attn_pair_heads = 0;  // allowed pairs × heads over every attention layer (per-pair work: softmax)
   // gemm_fwd by the linears' narrower dimension min(in, out), ascending: (dimension, FLOPs); a
-  // linear 8 features wide runs far below a trunk linear's rate (Hardware::gemm_narrow_efficiency).
+  // linear 8 features wide runs below a trunk linear's rate (Hardware::gemm_narrow_efficiency).
   std::vector<std::pair<double, double>> gemm_by_narrow;
 };
 StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
