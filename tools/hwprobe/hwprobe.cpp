@@ -101,8 +101,10 @@ double timed(const std::function<void()>& fn, int runs = 5) {
 
 // Seconds of fn on the calling thread's CPU clock, every rank starting together; the median
 // over ranks. A ratio of two such times is of one thread's own work: a load that takes the core
-// away meanwhile does not enter it (wall-clock ratios of the same shapes moved by 20 % between
-// probes at load average 12; these by 3 %, regression/plan_validation.md round 15).
+// away meanwhile does not enter it, though one that shares its caches still does (at load
+// average 12-16, wall-clock ratios of the same shapes moved by up to 20 % between probes, these
+// by up to 15 %, and the reference rate stayed within 5 % of the quiet probe's:
+// regression/plan_validation.md round 15).
 double thread_seconds(const std::function<void()>& fn) {
   emb::barrier(MPI_COMM_WORLD);
   timespec t0{}, t1{};
