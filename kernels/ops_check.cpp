@@ -12,23 +12,26 @@ namespace {
 const View kAbsent;
 }  // namespace
 
-OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), views_(views) {}
+OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), n_views_(views.size()) {
+  EMB_ASSERT(views.size() <= kMaxViews);
+  std::copy(views.begin(), views.end(), views_.begin());
+}
 
 void OpCheck::fail(const std::string& what) const {
   std::string shapes;
-  for (const Named& v : views_) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
+  for (const Named& v : *this) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
   throw Error(str(op_, ": ", what, "; ", shapes));
 }
 
 void OpCheck::well_formed() const {
-  for (const Named& v : views_)
+  for (const Named& v : *this)
     if (!v.second->absent())
       expect(v.second->rows >= 0 && v.second->cols >= 0 && v.second->ld >= v.second->cols,
              v.first, " is not a matrix (rows, cols >= 0 and ld >= cols)");
 }
 
 void OpCheck::contiguous() const {
-  for (const Named& v : views_)
+  for (const Named& v : *this)
     if (!v.second->absent()) expect(v.second->contiguous(), v.first, " must be contiguous on this backend");
 }
 
@@ -38,7 +41,7 @@ void OpCheck::contiguous(std::initializer_list<Named> views) const {
 }
 
 void OpCheck::dtypes(std::initializer_list<DType> supported) const {
-  for (const Named& v : views_) {
+  for (const Named& v : *this) {
     if (v.second->absent()) continue;
     bool ok = false;
     for (DType t : supported) ok = ok || v.second->dtype == t;
