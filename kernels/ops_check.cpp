@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "kernels/dropout_keep.hpp"
@@ -399,7 +400,7 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
 
 OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
                       const DropoutRows& rows) {
-  const bool forward = std::string(op) == "dropout_forward";
+  const bool forward = std::strcmp(op, "dropout_forward") == 0;
   OpCheck c(op, {{forward ? "x" : "dy", &in}, {forward ? "y" : "dx", &out}});
   c.well_formed();
   c.expect(!in.absent() && !out.absent(), "both views must be present");
