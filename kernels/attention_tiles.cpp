@@ -10,6 +10,7 @@ namespace {
 std::vector<TileSummary> summarize(const int32_t* seq, const int32_t* blk, const int32_t* grp, int64_t T,
                                    int tile) {
   std::vector<TileSummary> tiles;
+  tiles.reserve(size_t((T + tile - 1) / tile));  // one allocation, not one per doubling
   for (int64_t begin = 0; begin < T; begin += tile) {
     TileSummary s;
     s.begin = begin;

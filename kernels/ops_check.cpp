@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "kernels/dropout_keep.hpp"
@@ -12,23 +13,26 @@ namespace {
 const View kAbsent;
 }  // namespace
 
-OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), views_(views) {}
+OpCheck::OpCheck(const char* op, std::initializer_list<Named> views) : op_(op), n_views_(views.size()) {
+  EMB_ASSERT(views.size() <= kMaxViews);
+  std::copy(views.begin(), views.end(), views_.begin());
+}
 
 void OpCheck::fail(const std::string& what) const {
   std::string shapes;
-  for (const Named& v : views_) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
+  for (const Named& v : *this) shapes += str(shapes.empty() ? "" : ", ", v.first, " ", v.second->shape());
   throw Error(str(op_, ": ", what, "; ", shapes));
 }
 
 void OpCheck::well_formed() const {
-  for (const Named& v : views_)
+  for (const Named& v : *this)
     if (!v.second->absent())
       expect(v.second->rows >= 0 && v.second->cols >= 0 && v.second->ld >= v.second->cols,
              v.first, " is not a matrix (rows, cols >= 0 and ld >= cols)");
 }
 
 void OpCheck::contiguous() const {
-  for (const Named& v : views_)
+  for (const Named& v : *this)
     if (!v.second->absent()) expect(v.second->contiguous(), v.first, " must be contiguous on this backend");
 }
 
@@ -38,7 +42,7 @@ void OpCheck::contiguous(std::initializer_list<Named> views) const {
 }
 
 void OpCheck::dtypes(std::initializer_list<DType> supported) const {
-  for (const Named& v : views_) {
+  for (const Named& v : *this) {
     if (v.second->absent()) continue;
     bool ok = false;
     for (DType t : supported) ok = ok || v.second->dtype == t;
@@ -396,7 +400,7 @@ OpCheck check_rope(const char* op, const View& x, const int32_t* pos, const Rope
 
 OpCheck check_dropout(const char* op, const View& in, const View& out, const DropoutConfig& cfg,
                       const DropoutRows& rows) {
-  const bool forward = std::string(op) == "dropout_forward";
+  const bool forward = std::strcmp(op, "dropout_forward") == 0;
   OpCheck c(op, {{forward ? "x" : "dy", &in}, {forward ? "y" : "dx", &out}});
   c.well_formed();
   c.expect(!in.absent() && !out.absent(), "both views must be present");

@@ -4,6 +4,7 @@
 // backend supports (dtypes with OpCheck::dtypes, contiguity with OpCheck::contiguous, head dims,
 // ...); a rule here is about shapes, presence and index lengths only, never about a backend.
 #pragma once
+#include <array>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -16,6 +17,9 @@ namespace emb {
 class OpCheck {
  public:
   using Named = std::pair<const char*, const View*>;
+  // `op` is the op's name (a literal: it outlives the check). The views are held inline: an op
+  // call constructs its check on every call, and a heap allocation here was a step's most
+  // frequent malloc.
   OpCheck(const char* op, std::initializer_list<Named> views);
 
   // Throws "op: what; name [shape], ..." unless ok. The message's parts are joined (emb::str)
@@ -37,8 +41,13 @@ class OpCheck {
   void same_shape(const View& a, const View& b, const char* a_name, const char* b_name) const;
 
  private:
-  std::string op_;
-  std::vector<Named> views_;
+  const Named* begin() const { return views_.data(); }
+  const Named* end() const { return views_.data() + n_views_; }
+
+  static constexpr size_t kMaxViews = 12;  // the largest rule names 10
+  const char* op_;
+  std::array<Named, kMaxViews> views_{};
+  size_t n_views_ = 0;
 };
 
 // The rules of each op, in the order of ops.hpp (the names are the op's).

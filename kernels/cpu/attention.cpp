@@ -111,7 +111,10 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
   const int64_t n_tasks = H * tiles.n_q();
 #pragma omp parallel
   {
-    std::vector<float> S(kAttnTileQ * kAttnTileK), O(kAttnTileQ * hd), m(kAttnTileQ), l(kAttnTileQ);
+    // Per thread, kept across calls (zeroed as fresh vectors were): no heap allocation per call.
+    static thread_local std::vector<float> S, O, m, l;
+    S.assign(kAttnTileQ * kAttnTileK, 0.0f), O.assign(size_t(kAttnTileQ) * hd, 0.0f);
+    m.assign(kAttnTileQ, 0.0f), l.assign(kAttnTileQ, 0.0f);
 #pragma omp for schedule(dynamic)
     for (int64_t task = 0; task < n_tasks; ++task) {
       const int h = static_cast<int>(task % H);
@@ -150,7 +153,8 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
 #pragma omp parallel
   {
-    std::vector<float> P(kAttnTileQ * kAttnTileK), dS(kAttnTileQ * kAttnTileK), D(Tq);
+    static thread_local std::vector<float> P, dS, D;  // as the forward's
+    P.assign(kAttnTileQ * kAttnTileK, 0.0f), dS.assign(kAttnTileQ * kAttnTileK, 0.0f), D.assign(size_t(Tq), 0.0f);
 #pragma omp for schedule(dynamic)
     for (int h = 0; h < H; ++h) {
       const int64_t col = int64_t{h} * hd;

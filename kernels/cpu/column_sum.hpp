@@ -13,7 +13,10 @@ namespace emb::cpu {
 template <class Value>
 void accumulate_column_sums(int64_t N, int C, float* out, Value value) {
   const int max_threads = (N * C >= (int64_t{1} << 15)) ? omp_get_max_threads() : 1;
-  std::vector<double> partial(static_cast<size_t>(max_threads) * C, 0.0);
+  // Kept per thread across calls: the bias gradients of every linear call it, and a fresh
+  // vector each time was a heap allocation per call.
+  static thread_local std::vector<double> partial;
+  partial.assign(static_cast<size_t>(max_threads) * C, 0.0);
   int used = 1;
 #pragma omp parallel num_threads(max_threads)
   {

@@ -38,13 +38,22 @@ void linear_backward(const float* x, const float* W, const float* dy, float* dx,
 namespace {
 
 // The rows of each embodiment in their original order: rows[start[e] .. start[e + 1]).
+// With the gathered rows' staging, kept per thread across calls: linear_emb runs a few times a
+// micro-batch, and fresh vectors were several heap allocations per call.
 struct EmbGroups {
   std::vector<int64_t> start;
   std::vector<int64_t> rows;
+  std::vector<int64_t> next;  // group_rows' fill position of each embodiment
+  std::vector<float> x, y, dx;
 };
 
-EmbGroups group_rows(const int32_t* emb, int64_t N, int E) {
-  EmbGroups g;
+EmbGroups& emb_workspace() {
+  static thread_local EmbGroups g;
+  return g;
+}
+
+// Fills g (its vectors keep their capacity across calls).
+void group_rows(const int32_t* emb, int64_t N, int E, EmbGroups& g) {
   g.start.assign(E + 1, 0);
   for (int64_t i = 0; i < N; ++i) {
     EMB_CHECK(emb[i] >= 0 && emb[i] < E, "linear_emb: row ", i, " has embodiment id ", emb[i], ", expected 0..",
@@ -53,9 +62,8 @@ EmbGroups group_rows(const int32_t* emb, int64_t N, int E) {
   }
   for (int e = 0; e < E; ++e) g.start[e + 1] += g.start[e];
   g.rows.resize(N);
-  std::vector<int64_t> next(g.start.begin(), g.start.end() - 1);
-  for (int64_t i = 0; i < N; ++i) g.rows[next[emb[i]]++] = i;
-  return g;
+  g.next.assign(g.start.begin(), g.start.end() - 1);
+  for (int64_t i = 0; i < N; ++i) g.rows[g.next[emb[i]]++] = i;
 }
 
 // Copies the listed rows of src [*, C] into dst [n, C].
@@ -84,8 +92,10 @@ void scatter_add_rows(const float* src, const int64_t* rows, int64_t n, int C, f
 
 void linear_emb_forward(const float* x, const float* W, const float* b, const int32_t* emb, float* y, int64_t N,
                         int in, int out, int E) {
-  const EmbGroups g = group_rows(emb, N, E);
-  std::vector<float> xg, yg;
+  EmbGroups& g = emb_workspace();
+  group_rows(emb, N, E, g);
+  std::vector<float>& xg = g.x;
+  std::vector<float>& yg = g.y;
   for (int e = 0; e < E; ++e) {
     const int64_t n = g.start[e + 1] - g.start[e];
     if (n == 0) continue;
@@ -100,8 +110,11 @@ void linear_emb_forward(const float* x, const float* W, const float* b, const in
 
 void linear_emb_backward(const float* x, const float* W, const int32_t* emb, const float* dy, float* dx, float* dW,
                          float* db, int64_t N, int in, int out, int E) {
-  const EmbGroups g = group_rows(emb, N, E);
-  std::vector<float> xg, dyg, dxg;
+  EmbGroups& g = emb_workspace();
+  group_rows(emb, N, E, g);
+  std::vector<float>& xg = g.x;
+  std::vector<float>& dyg = g.y;
+  std::vector<float>& dxg = g.dx;
   for (int e = 0; e < E; ++e) {
     const int64_t n = g.start[e + 1] - g.start[e];
     if (n == 0) continue;

@@ -53,7 +53,9 @@ void layernorm_backward(const float* x, const float* weight, const float* mean, 
   if (dx) {
 #pragma omp parallel if (N * C >= kParallelElements)
     {
-      std::vector<float> g(C), xhat(C);
+      // Per thread, kept across calls: no heap allocation per call.
+      static thread_local std::vector<float> g, xhat;
+      g.resize(size_t(C)), xhat.resize(size_t(C));
 #pragma omp for
       for (int64_t i = 0; i < N; ++i) {
         const float* xi = x + i * C;
@@ -96,7 +98,8 @@ void rmsnorm_backward(const float* x, const float* weight, const float* rstd, co
   if (dx) {
 #pragma omp parallel if (N * C >= kParallelElements)
     {
-      std::vector<float> g(C);
+      static thread_local std::vector<float> g;  // as layernorm_backward's
+      g.resize(size_t(C));
 #pragma omp for
       for (int64_t i = 0; i < N; ++i) {
         const float* xi = x + i * C;

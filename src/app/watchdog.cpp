@@ -20,6 +20,14 @@ std::string one_decimal(double x) {
   return text;
 }
 
+// "previous step S: fwd 0.01 s bwd 0.02 s ..." (the phases that took time).
+std::string describe_step(const StepTimes& times) {
+  std::string text = str("previous step ", times.step, ":");
+  for (int p = 0; p < kNumPhases; ++p)
+    if (times.seconds[size_t(p)] > 0) text += str(" ", phase_name(Phase(p)), " ", times.seconds[size_t(p)], " s");
+  return text;
+}
+
 }  // namespace
 
 Watchdog::Watchdog(int rank, int world_size, double setting_seconds, double frozen_peer_seconds)
@@ -39,27 +47,25 @@ Watchdog::~Watchdog() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Watchdog::watch(const char* phase, int64_t step, const std::string& what, double min_seconds) {
+void Watchdog::watch(const char* phase, int64_t step, std::string_view what, double min_seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   watching_ = true;
   phase_ = phase;
   step_ = step;
-  what_ = what;
+  what_.assign(what);  // reuses what_'s capacity: no allocation per step
   min_seconds_ = min_seconds;
   since_ = PhaseTimers::Clock::now();
   if (board_) board_->post_wait(step, phase);
 }
 
 void Watchdog::step_done(double seconds, const StepTimes& times) {
-  std::string text = str("previous step ", times.step, ":");
-  for (int p = 0; p < kNumPhases; ++p)
-    if (times.seconds[size_t(p)] > 0) text += str(" ", phase_name(Phase(p)), " ", times.seconds[size_t(p)], " s");
   std::lock_guard<std::mutex> lock(mutex_);
   longest_step_ = std::max(longest_step_, seconds);
   if (recent_steps_.size() < kRecentSteps) recent_steps_.push_back(seconds);
   else recent_steps_[steps_seen_ % kRecentSteps] = seconds;
   ++steps_seen_;
-  last_step_ = text;
+  last_step_ = times;
+  step_completed_ = true;
 }
 
 void Watchdog::idle() {
@@ -108,7 +114,7 @@ void Watchdog::run() {
     const std::string peers = board_ ? str("; waiting for ", board_->missing_peers()) : "";
     abort_job(str("watchdog: step ", step_, ", phase ", phase_, " has waited ", one_decimal(waited), " s for ", what_,
                   " (over ", world_size_, " rank(s))", peers, ", deadline ", int64_t(std::lround(limit)),
-                  " s (train.watchdog_s); ", last_step_.empty() ? "no step completed yet" : last_step_,
+                  " s (train.watchdog_s); ", step_completed_ ? describe_step(last_step_) : "no step completed yet",
                   "; a rank is frozen or a file system or network hangs: aborting the job"));
   }
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,8 +46,9 @@ class Watchdog {
 
   // From now on the rank waits in `phase` of `step` for `what`; min_seconds raises the
   // automatic deadline for a wait known to be long (a checkpoint of many bytes).
-  void watch(const char* phase, int64_t step, const std::string& what, double min_seconds = 0);
-  // A step ended after `seconds` with these phase times: scales the automatic deadline.
+  void watch(const char* phase, int64_t step, std::string_view what, double min_seconds = 0);
+  // A step ended after `seconds` with these phase times: scales the automatic deadline. Kept as
+  // numbers: the text is made only when the watchdog aborts (a step allocates nothing here).
   void step_done(double seconds, const StepTimes& times);
   // Nothing is awaited (the run is over).
   void idle();
@@ -64,7 +66,9 @@ class Watchdog {
   bool stop_ = false, watching_ = false;
   const char* phase_ = "";
   int64_t step_ = 0;
-  std::string what_, last_step_;
+  std::string what_;
+  StepTimes last_step_;
+  bool step_completed_ = false;
   double min_seconds_ = 0, longest_step_ = 0;
   std::vector<double> recent_steps_;  // the last kRecentSteps step times, oldest overwritten
   size_t steps_seen_ = 0;

@@ -54,26 +54,32 @@ void RunTrace::end_step() {
   std::fflush(trace_);
 }
 
-void RunTrace::event(const std::string& name, const char* cat, int tid, Clock::time_point start, double dur_us,
-                     const std::string& args) {
+void RunTrace::event(const char* name, const char* cat, int tid, Clock::time_point start, double dur_us,
+                     const char* args) {
   std::fprintf(trace_, ",\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
                        "\"dur\": %.3f, \"args\": {%s}}",
-               name.c_str(), cat, rank_, tid, wall_us(start), dur_us, args.c_str());
+               name, cat, rank_, tid, wall_us(start), dur_us, args);
 }
 
 void RunTrace::phase(const char* name, Clock::time_point start, Clock::time_point end, int64_t step) {
-  event(name, "phase", 0, start, std::chrono::duration<double, std::micro>(end - start).count(),
-        str("\"step\": ", step));
+  char args[32];
+  std::snprintf(args, sizeof args, "\"step\": %lld", static_cast<long long>(step));
+  event(name, "phase", 0, start, std::chrono::duration<double, std::micro>(end - start).count(), args);
 }
 
 void RunTrace::unit(int unit, bool backward, Clock::time_point start, Clock::time_point end) {
-  event(str(backward ? "bwd" : "fwd", " unit ", unit), "unit", 1, start,
-        std::chrono::duration<double, std::micro>(end - start).count(), str("\"unit\": ", unit));
+  char name[32], args[32];
+  std::snprintf(name, sizeof name, "%s unit %d", backward ? "bwd" : "fwd", unit);
+  std::snprintf(args, sizeof args, "\"unit\": %d", unit);
+  event(name, "unit", 1, start, std::chrono::duration<double, std::micro>(end - start).count(), args);
 }
 
 void RunTrace::collective(const char* op, int bucket, int64_t bytes, Clock::time_point issued, double seconds) {
-  event(str(op, " bucket ", bucket), "collective", 2, issued, seconds * 1e6,
-        str("\"op\": \"", op, "\", \"bucket\": ", bucket, ", \"bytes\": ", bytes));
+  char name[64], args[128];
+  std::snprintf(name, sizeof name, "%s bucket %d", op, bucket);
+  std::snprintf(args, sizeof args, "\"op\": \"%s\", \"bucket\": %d, \"bytes\": %lld", op, bucket,
+                static_cast<long long>(bytes));
+  event(name, "collective", 2, issued, seconds * 1e6, args);
 }
 
 }  // namespace emb

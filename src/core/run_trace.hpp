@@ -35,8 +35,8 @@ class RunTrace {
   void collective(const char* op, int bucket, int64_t bytes, Clock::time_point issued, double seconds);
 
  private:
-  void event(const std::string& name, const char* cat, int tid, Clock::time_point start, double dur_us,
-             const std::string& args);
+  // Formatted straight into the file (stack buffers, no strings: the trace is written every step).
+  void event(const char* name, const char* cat, int tid, Clock::time_point start, double dur_us, const char* args);
   double wall_us(Clock::time_point t) const;
 
   int rank_;

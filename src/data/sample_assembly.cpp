@@ -161,19 +161,21 @@ int64_t action_source_row(const PackedFileIndex& x, const TokenConfig& cfg, cons
 
 std::string first_non_finite(const PackedDataset& data, const TokenConfig& cfg, const Sample& s) {
   const PackedFileIndex& x = data.file(s.file);
-  const std::string where = str(clipped_path(x.file.path()), ":");
-  if (any_non_finite(s.state)) return str(where, packed::kState, ": non-finite value in row ", s.row);
+  // The file's name is formatted only for a sample that has a non-finite value (this runs on
+  // every sample of every step).
+  const auto where = [&x] { return str(clipped_path(x.file.path()), ":"); };
+  if (any_non_finite(s.state)) return str(where(), packed::kState, ": non-finite value in row ", s.row);
   const std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
   if (const size_t bad = first_non_finite_index(actions); bad < actions.size())
-    return str(where, packed::kAction, ": non-finite value in row ",
+    return str(where(), packed::kAction, ": non-finite value in row ",
                action_source_row(x, cfg, s, int64_t(bad) / cfg.action_dim), " (an action row of the sample at row ",
                s.row, ")");
   if (any_non_finite(s.latents))
-    return str(where, x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
+    return str(where(), x.latent_dataset, ": non-finite value in the latent frames of the sample at row ", s.row);
   if (any_non_finite(s.clip))
-    return str(where, packed::kClipFeatures, ": non-finite value in the CLIP rows of step ", s.row);
+    return str(where(), packed::kClipFeatures, ": non-finite value in the CLIP rows of step ", s.row);
   if (any_non_finite(s.context))
-    return str(where, x.latent_dataset.empty() ? packed::kVlFeatures : packed::kTxtFeatures,
+    return str(where(), x.latent_dataset.empty() ? packed::kVlFeatures : packed::kTxtFeatures,
                ": non-finite value in the context features of the sample at row ", s.row);
   return "";
 }

@@ -13,7 +13,7 @@ void build_time_rows(const std::vector<float>& hi, const std::vector<float>& lo,
     const float pair[2] = {hi[i], lo.empty() ? 0.0f : lo[i]};
     uint64_t bits;
     std::memcpy(&bits, pair, sizeof bits);
-    auto [it, inserted] = seen.emplace(bits, int32_t(rows.t.size() / 2));
+    auto [it, inserted] = seen.try_emplace(bits, int32_t(rows.t.size() / 2));  // a node only for a new timestep
     if (inserted) rows.t.insert(rows.t.end(), pair, pair + 2);
     rows.row[i] = it->second;
   }

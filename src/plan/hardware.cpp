@@ -104,6 +104,12 @@ double gemm_efficiency(const Hardware& hw, double width) {
   return hw.gemm_width_efficiency.empty() ? 1 : interpolate_log2(hw.gemm_width_efficiency, width);
 }
 
+double linear_efficiency(const Hardware& hw, double narrow, double width) {
+  const auto& t = hw.gemm_narrow_efficiency;
+  if (t.empty() || narrow >= width || narrow > t.back().first) return gemm_efficiency(hw, width);
+  return interpolate_log2(t, narrow);
+}
+
 double reduce_rate(const Hardware& hw, double full_bytes) {
   const auto& t = hw.reduce_bytes_per_s_by_size;
   if (t.empty()) return hw.reduce_bytes_per_s;
@@ -158,6 +164,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.reduce_bytes_per_s_by_size =
       read_keyed_table(j["intra_node"], "intra_node.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
   h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);
+  h.gemm_narrow_efficiency = read_keyed_table(j, "", "gemm_narrow_efficiency", "a linear's narrower dimension", f, h.path);
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
     h.nics_per_node = int(f("inter_node.nics_per_node"));

@@ -42,6 +42,11 @@ struct Hardware {
   // wide ones (the micro-kernel's edges, packing and call set-up over fewer FLOPs). The file's
   // "gemm_width_efficiency" {"64": figure, ...}; empty: 1 at every width (a GPU file).
   std::vector<std::pair<double, double>> gemm_width_efficiency;
+  // The rate of a narrow linear (its in or out features n: an action encoder 8 -> 64, a head
+  // 64 -> 16) over gemm_fp32/bf16, as (n, ratio) ascending: the micro-kernel's edges, the packing
+  // and the call's set-up over few FLOPs (regression/plan_validation.md round 15). The file's
+  // "gemm_narrow_efficiency" {"8": figure, ...}; empty: every linear at its model width's rate.
+  std::vector<std::pair<double, double>> gemm_narrow_efficiency;
   double attention_fp32 = 0, attention_bf16 = 0;
   // Attention's per (query, key) pair and head work besides the head-dim-long dot products
   // (the softmax's exp and sums), forward + backward seconds; 0 where the attention rate
@@ -107,6 +112,11 @@ Hardware load_hardware(const std::string& name_or_path);
 // The GEMM rate at model width `width` over the file's GEMM rate (gemm_width_efficiency,
 // interpolated in log2(width), held at the table's ends; 1 without a table).
 double gemm_efficiency(const Hardware& hw, double width);
+// The GEMM rate of a linear whose narrower dimension is `narrow` in a model of width `width`
+// over the file's GEMM rate: gemm_narrow_efficiency's (interpolated in log2(narrow), held at
+// its narrowest key) for a linear narrower than the model and no wider than the table's widest
+// key, gemm_efficiency(width) for every other (the trunk's linears and any wider one).
+double linear_efficiency(const Hardware& hw, double narrow, double width);
 // The rate a rank sums a reduction of a `full_bytes` buffer: reduce_bytes_per_s_by_size's rate
 // at the smallest measured size that holds the buffer (the largest size's beyond it), not an
 // interpolation: where between its sizes the slow regime starts is not measured (an idle probe

@@ -62,33 +62,55 @@ double time_rows(const ModelConfig& c, const PackedBatch& b) {
   return double(rows.size());
 }
 
-// Forward GEMM FLOPs (2·rows·in·out per linear, over the rows the model runs it on).
-double gemm_flops(const ModelConfig& c, const PackedBatch& b) {
+// Forward GEMM FLOPs of every linear the model runs (2·rows·in·out, over the rows it runs on),
+// by the linear's narrower dimension (gemm_by_narrow).
+struct LinearFlops {
+  std::map<double, double> by_narrow;
+  // `n` linears of `in` -> `out` features on `rows` rows.
+  void add(double rows, double in, double out, double n = 1) { by_narrow[std::min(in, out)] += n * 2 * rows * in * out; }
+};
+
+void gr00t_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFlops& f) {
   const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
-  const double na = double(count_kind(b, kAction)), Tu = time_rows(c, b);
-  double f = 2 * Tu * (256 * D + D * D);  // time_enc
-  if (c.family == Family::gr00t) {
-    const double Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim, Dout = c.d_out;
-    f += 2 * double(b.n_samples) * (double(c.state_dim) * Dh + Dh * D);
-    f += 2 * na * (A * D + 2 * D * D + D * D);
-    f += c.n_layers_vl * (8 * Tc * Dvl * Dvl + 2 * 2 * Tc * Dvl * 4 * Dvl);
-    for (int l = 0; l < c.n_layers; ++l) {
-      const double kv = l % 2 == 0 ? 2 * 2 * Tc * Dvl * D : 2 * 2 * T * D * D;
-      f += 2 * Tu * D * 2 * D + 4 * T * D * D + kv + 4 * T * D * F;
-    }
-    f += 2 * Tu * D * 2 * D + 2 * na * (D * Dout + Dout * Dh + Dh * A);
-  } else {
-    const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
-    f += 2 * Tu * D * 6 * D;
-    f += 2 * nv * c.embed_patch_dim() * D + 2 * na * (c.action_dim * D + 2 * D * D + D * D);  // action_enc
-    f += 2 * double(count_kind(b, kState)) * (double(c.state_dim) * c.d_hidden_enc + double(c.d_hidden_enc) * D);
-    f += 2 * Tc * (double(c.d_ctx) * D + D * D);
-    f += c.n_layers * (8 * T * D * D + 4 * T * D * D + 4 * Tc * D * D + 4 * T * D * F);
-    // The CLIP context: img_emb's two linears, then every cross-attention's k_img and v_img.
-    const double Nci = double(b.n_samples) * c.clip_tokens, Dclip = c.d_clip;
-    f += 2 * Nci * (Dclip * Dclip + Dclip * D) + c.n_layers * 4 * Nci * D * D;
-    f += 2 * nn * D * c.patch_dim_out() + 2 * na * (D * c.d_hidden_enc + double(c.d_hidden_enc) * c.action_dim);
+  const double na = double(count_kind(b, kAction)), Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim;
+  f.add(double(b.n_samples), c.state_dim, Dh), f.add(double(b.n_samples), Dh, D);  // state encoder
+  f.add(na, A, D), f.add(na, 2 * D, D), f.add(na, D, D);                             // action encoder
+  for (int l = 0; l < c.n_layers_vl; ++l)  // the vl blocks: q, k, v, o and the FFN
+    f.add(Tc, Dvl, Dvl, 4), f.add(Tc, Dvl, 4 * Dvl), f.add(Tc, 4 * Dvl, Dvl);
+  for (int l = 0; l < c.n_layers; ++l) {
+    f.add(Tu, D, 2 * D), f.add(T, D, D, 2);  // adaLN, q and o
+    if (l % 2 == 0)
+      f.add(Tc, Dvl, D, 2);  // k, v: cross-attention to the vl features
+    else
+      f.add(T, D, D, 2);     // k, v: self-attention
+    f.add(T, D, F), f.add(T, F, D);
   }
+  f.add(Tu, D, 2 * D), f.add(na, D, c.d_out), f.add(na, c.d_out, Dh), f.add(na, Dh, A);  // final norm, decoder
+}
+
+void wan_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFlops& f) {
+  const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
+  const double na = double(count_kind(b, kAction)), Dh = c.d_hidden_enc;
+  const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
+  f.add(Tu, D, 6 * D);
+  f.add(nv, double(c.embed_patch_dim()), D);
+  f.add(na, c.action_dim, D), f.add(na, 2 * D, D), f.add(na, D, D);  // action_enc
+  f.add(double(count_kind(b, kState)), c.state_dim, Dh), f.add(double(count_kind(b, kState)), Dh, D);
+  f.add(Tc, c.d_ctx, D), f.add(Tc, D, D);
+  // Per block: self q, k, v, o; cross q, o; cross k, v on the context; the FFN.
+  f.add(T, D, D, 6.0 * c.n_layers), f.add(Tc, D, D, 2.0 * c.n_layers);
+  f.add(T, D, F, c.n_layers), f.add(T, F, D, c.n_layers);
+  // The CLIP context: img_emb's two linears, then every cross-attention's k_img and v_img.
+  const double Nci = double(b.n_samples) * c.clip_tokens, Dclip = c.d_clip;
+  f.add(Nci, Dclip, Dclip), f.add(Nci, Dclip, D), f.add(Nci, D, D, 2.0 * c.n_layers);
+  f.add(nn, D, double(c.patch_dim_out())), f.add(na, D, Dh), f.add(na, Dh, c.action_dim);
+}
+
+LinearFlops gemm_flops(const ModelConfig& c, const PackedBatch& b) {
+  const double Tu = time_rows(c, b), D = c.d_model;
+  LinearFlops f;
+  f.add(Tu, 256, D), f.add(Tu, D, D);  // time_enc
+  c.family == Family::gr00t ? gr00t_linears(c, b, Tu, f) : wan_linears(c, b, Tu, f);
   return f;
 }
 
@@ -115,7 +137,10 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
   f.image_pairs = int64_t(std::count_if(b.seq.begin(), b.seq.end(), [](int32_t s) { return s >= 0; })) * c.clip_tokens;
   attention_work(c, f);
-  f.gemm_fwd = gemm_flops(c, b);
+  for (const auto& [narrow, flops] : gemm_flops(c, b).by_narrow) {
+    f.gemm_by_narrow.emplace_back(narrow, flops);
+    f.gemm_fwd += flops;
+  }
   f.fwd = f.gemm_fwd + f.attn_fwd;
   f.bwd = 2 * f.gemm_fwd + 2.5 * f.attn_fwd;
   return f;
@@ -164,6 +189,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.cross_pairs_per_sample = f.cross_pairs;
   p.image_pairs_per_sample = f.image_pairs;
   p.gemm_flops_fwd = f.gemm_fwd;
+  p.gemm_flops_fwd_by_narrow = f.gemm_by_narrow;
   p.attn_flops_fwd = f.attn_fwd;
   p.attn_pair_heads = f.attn_pair_heads;
   p.flops_fwd = f.fwd;

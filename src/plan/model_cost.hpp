@@ -17,6 +17,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "batch/packed_batch.hpp"
 #include "core/dtype.hpp"
@@ -34,6 +36,9 @@ struct StepFlops {
   int64_t image_pairs = 0;  // query tokens × their sample's CLIP rows (wan with the CLIP context)
   double gemm_fwd = 0, attn_fwd = 0, fwd = 0, bwd = 0;
   double attn_pair_heads = 0;  // allowed pairs × heads over every attention layer (per-pair work: softmax)
+  // gemm_fwd by the linears' narrower dimension min(in, out), ascending: (dimension, FLOPs); a
+  // linear 8 features wide runs below a trunk linear's rate (Hardware::gemm_narrow_efficiency).
+  std::vector<std::pair<double, double>> gemm_by_narrow;
 };
 StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
 // attn_fwd and attn_pair_heads of `f` from its pair counts (allowed pairs, or the pairs a tiled
@@ -50,6 +55,7 @@ struct PlanReport {
   int64_t tokens_per_mb = 0, context_per_mb = 0;
   int64_t self_pairs_per_sample = 0, cross_pairs_per_sample = 0, image_pairs_per_sample = 0;
   double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
+  std::vector<std::pair<double, double>> gemm_flops_fwd_by_narrow;  // per sample, as StepFlops::gemm_by_narrow
   double attn_pair_heads = 0;                     // per sample, as StepFlops
   double dropout_elements = 0;                          // per sample, every site's
   double dropout_bytes_fwd = 0, dropout_bytes_bwd = 0;  // per sample

@@ -30,9 +30,10 @@ struct StepCalls {
 // decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments).
 StepCalls step_calls(const ModelConfig& c, int64_t decay_segments);
 
-// Host heap allocations per op call in the model's micro-batch (the views and index arrays
-// the host code builds around each call): 2.7-3.6 measured on both families (26-30 while the
-// op entries' checks still built their messages before knowing whether they failed).
-constexpr int64_t kAllocationsPerOpCall = 3;
+// Host heap allocations per op call in the model's micro-batch (the index arrays and tile
+// summaries the host code builds around some calls): 0.50-0.75 measured on gr00t, 1.1-1.3 on wan
+// (2.7-3.6 while every op entry's check held a vector and a string and the CPU kernels allocated
+// their workspaces per call; 26-30 while the checks built their messages up front).
+constexpr int64_t kAllocationsPerOpCall = 1;
 
 }  // namespace emb

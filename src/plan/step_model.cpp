@@ -116,6 +116,7 @@ void size_micro_batches(const Workload& w, StepPrediction& s) {
 struct RankRates {
   int per_node = 1;  // ranks that share a node (and its storage)
   double share = 1, gemm = 0, attention = 0, memory = 0;
+  double gemm_base = 0;  // the file's GEMM rate at the rank's share; gemm: at the model width's efficiency
 };
 
 RankRates rank_rates(const Hardware& hw, const Workload& w) {
@@ -126,10 +127,21 @@ RankRates rank_rates(const Hardware& hw, const Workload& w) {
   r.share = device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
   if (w.fp8 && hw.gemm_fp8 <= 0)
     throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
-  r.gemm = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share * gemm_efficiency(hw, w.model.d_model);
+  r.gemm_base = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share;
+  r.gemm = r.gemm_base * gemm_efficiency(hw, w.model.d_model);
   r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
   r.memory = hw.memory_bytes_per_s * r.share;
   return r;
+}
+
+// Seconds of one sample's forward GEMMs, each linear at the rate of its shape (linear_efficiency:
+// a narrow encoder or head below the trunk's rate); the backward's two GEMMs per linear run at the
+// same rate (the probe measures forward + backward together).
+double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p) {
+  double seconds = 0;
+  for (const auto& [narrow, flops] : p.gemm_flops_fwd_by_narrow)
+    seconds += flops / (r.gemm_base * linear_efficiency(hw, narrow, w.model.d_model));
+  return seconds;
 }
 
 // Seconds of one sample's forward, backward and recompute on one rank (p: the micro-batch's
@@ -156,8 +168,9 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
   SampleSeconds t;
   const double act_traffic = passes * act_per_sample / r.memory;
-  t.fwd = p.gemm_flops_fwd / r.gemm + attn_fwd + dropout_draws + act_traffic + p.dropout_bytes_fwd / r.memory;
-  t.bwd = 2 * p.gemm_flops_fwd / r.gemm + (attn - attn_fwd) + dropout_draws + act_traffic + p.dropout_bytes_bwd / r.memory;
+  const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
+  t.fwd = gemm_fwd + attn_fwd + dropout_draws + act_traffic + p.dropout_bytes_fwd / r.memory;
+  t.bwd = 2 * gemm_fwd + (attn - attn_fwd) + dropout_draws + act_traffic + p.dropout_bytes_bwd / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   t.recompute = c.recompute == Recompute::full

@@ -1,5 +1,6 @@
 // The planner's model of one optimizer step (DESIGN.md "Parallelism") on a Hardware:
-//   compute   per micro-batch, GEMM FLOPs at the GEMM rate, attention FLOPs at the attention
+//   compute   per micro-batch, GEMM FLOPs at the GEMM rate (each linear at its shape's:
+//             linear_efficiency), attention FLOPs at the attention
 //             rate (both per compute precision), plus the activation traffic at memory
 //             bandwidth and dropout's draws of its keep words (forward and backward, at the
 //             hardware's dropout_element_seconds); recompute adds the forward work it re-runs (full: the forward;

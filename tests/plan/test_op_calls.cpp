@@ -69,10 +69,12 @@ void check_counts(const ModelConfig& cfg) {
     BOOST_TEST_CONTEXT(cfg.preset << ", " << cfg.n_layers << " layers, " << cfg.n_layers_vl << " vl layers, dropout "
                                   << cfg.dropout << ", " << samples << " samples") {
       BOOST_TEST(real.op_calls == predicted.op_calls_per_micro_batch);
-      // The allocations per op call vary with the ops' mix and the samples (2.7-3.6 measured):
-      // within 25 %.
-      BOOST_TEST(double(real.allocations) == double(predicted.allocations_per_micro_batch),
-                 boost::test_tools::tolerance(0.25));
+      // The allocations per op call vary with the ops' mix and the samples (0.50-0.75 on gr00t,
+      // 1.1-1.3 on wan, measured): at most 1.5x the planner's one per call (3 per call before the op
+      // entries' checks and the kernels' workspaces stopped allocating: this catches that coming
+      // back), and at least a third of it.
+      BOOST_TEST(2 * real.allocations <= 3 * predicted.allocations_per_micro_batch);
+      BOOST_TEST(3 * real.allocations >= predicted.allocations_per_micro_batch);
     }
   }
 }

@@ -2,6 +2,7 @@
 // model's accounting of micro-batches, recompute, precision, sharding and overlap, the
 // configuration ranking, and the hardware files.
 #define BOOST_TEST_MODULE plan
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <filesystem>
@@ -636,6 +637,46 @@ BOOST_AUTO_TEST_CASE(gemm_rate_follows_the_width_table) {
   const Hardware cpu = load_hardware("cpu_dev");
   BOOST_TEST(cpu.gemm_width_efficiency.size() == 4u);
   BOOST_TEST(cpu.comm_core_seconds_per_byte > 0);
+}
+
+// gemm_narrow_efficiency: a linear narrower than the model and no wider than the table's widest
+// key at the table's rate (interpolated in log2, held below its narrowest key), every other
+// linear at the model width's; tiny_wan's 8-wide linears (the action encoder's 8 -> 64 and the
+// decoder's 32 -> 8: 2·8·(64 + 32) FLOPs per action token) at half the rate cost their FLOPs
+// once more.
+BOOST_AUTO_TEST_CASE(narrow_linears_run_at_the_narrow_table_rate) {
+  Hardware h = gpu_node();
+  h.gemm_width_efficiency = {{64, 0.8}};
+  BOOST_TEST(linear_efficiency(h, 8, 64) == 0.8);  // no narrow table
+  h.gemm_narrow_efficiency = {{8, 0.1}, {32, 0.4}};
+  BOOST_TEST(linear_efficiency(h, 4, 64) == 0.1);
+  BOOST_TEST(linear_efficiency(h, 16, 64) == 0.25, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(linear_efficiency(h, 32, 64) == 0.4);
+  BOOST_TEST(linear_efficiency(h, 48, 64) == 0.8);  // wider than the table
+  BOOST_TEST(linear_efficiency(h, 64, 64) == 0.8);  // the trunk
+  BOOST_TEST(linear_efficiency(h, 16, 16) == 0.8);  // a 16-wide model's trunk
+
+  Workload w = tiny_workload();
+  h = gpu_node();
+  const StepPrediction trunk_rate = predict_step(h, w);
+  h.gemm_narrow_efficiency = {{8, 0.5}};
+  const StepPrediction narrow_rate = predict_step(h, w);
+  const PlanReport p = make_plan(w.model, w.ranks, trunk_rate.tokens_per_mb);
+  const PackedBatch one = plan_micro_batch(w.model, 1, {});
+  const double actions = double(std::count(one.kind.begin(), one.kind.end(), kAction));
+  BOOST_TEST(actions > 0);
+  double eight_wide = 0, total = 0;
+  for (const auto& [narrow, flops] : p.gemm_flops_fwd_by_narrow) {
+    if (narrow == 8) eight_wide = flops;
+    total += flops;
+  }
+  BOOST_TEST(eight_wide == 2 * actions * 8 * (64 + 32));
+  BOOST_TEST(total == p.gemm_flops_fwd, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(narrow_rate.fwd_s - trunk_rate.fwd_s == eight_wide * narrow_rate.samples_per_rank / h.gemm_fp32,
+             boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(narrow_rate.bwd_s - trunk_rate.bwd_s == 2 * eight_wide * narrow_rate.samples_per_rank / h.gemm_fp32,
+             boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(load_hardware("cpu_dev").gemm_narrow_efficiency.size() == 3u);
 }
 
 // The checkpoint holds fp32 parameters and the trained ones' two AdamW moments.

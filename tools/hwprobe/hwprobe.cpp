@@ -9,6 +9,8 @@
 //   gemm        linear forward + backward (the project's kernel) at the trunk shapes of a
 //               D 256, F 1024 model on 2048 rows, every rank at once; peak: 1024³ forward;
 //               by width: the same at D 32, 64, 128 over D 256, on 512 rows, interleaved;
+//               narrow: n -> 64 and 64 -> n features (n 8, 16, 32) on 128 rows over the same
+//               reference, interleaved with it (both on the threads' CPU clocks);
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores);
 //   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
@@ -29,9 +31,11 @@
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +45,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/comm_factory.hpp"
@@ -94,16 +99,36 @@ double timed(const std::function<void()>& fn, int runs = 5) {
   return median(per_run);
 }
 
-// Linear forward + backward at the trunk shapes of a width-D model (F = 4D: qkv, out, up,
-// down) on N rows; the GEMM rate's are those of D 256 on 2048 rows.
+// Seconds of fn on the calling thread's CPU clock, every rank starting together; the median
+// over ranks. A ratio of two such times is of one thread's own work: a load that takes the core
+// away meanwhile does not enter it, though one that shares its caches still does (at load
+// average 12-16, wall-clock ratios of the same shapes moved by up to 20 % between probes, these
+// by up to 15 %, and the reference rate stayed within 5 % of the quiet probe's:
+// regression/plan_validation.md round 15).
+double thread_seconds(const std::function<void()>& fn) {
+  emb::barrier(MPI_COMM_WORLD);
+  timespec t0{}, t1{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  fn();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  return median_over_ranks(double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec));
+}
+
+// Linear forward + backward of a set of shapes {in, out} on N rows: by default the trunk shapes
+// of a width-D model (F = 4D: qkv, out, up, down); the GEMM rate's are those of D 256 on 2048
+// rows.
 struct TrunkGemms {
   TrunkGemms(int64_t rows = 2048, int64_t width = 256)
-      : N(rows), shapes{{width, 3 * width}, {width, width}, {width, 4 * width}, {4 * width, width}} {}
+      : TrunkGemms(rows, {{width, 3 * width}, {width, width}, {width, 4 * width}, {4 * width, width}}) {}
+  TrunkGemms(int64_t rows, std::vector<std::array<int64_t, 2>> in_out) : N(rows), shapes(std::move(in_out)) {
+    int64_t features = 0, weights = 0;
+    for (const auto& s : shapes) features = std::max({features, s[0], s[1]}), weights = std::max(weights, s[0] * s[1]);
+    x.assign(size_t(N * features), 0.5f), y.resize(x.size()), dy.assign(x.size(), 0.1f), dx.resize(x.size());
+    w.assign(size_t(weights), 0.25f), dw.resize(w.size());
+  }
   int64_t N;
-  int64_t shapes[4][2];
-  std::vector<float> x = std::vector<float>(size_t(N) * 4 * size_t(shapes[1][0]), 0.5f),
-                     w = std::vector<float>(16 * size_t(shapes[1][0] * shapes[1][0]), 0.25f), y = std::vector<float>(x.size()),
-                     dy = std::vector<float>(x.size(), 0.1f), dx = std::vector<float>(x.size()), dw = std::vector<float>(w.size());
+  std::vector<std::array<int64_t, 2>> shapes;
+  std::vector<float> x, w, y, dy, dx, dw;
   double flops() const {
     double f = 0;
     for (auto& s : shapes) f += 6.0 * double(N) * double(s[0]) * double(s[1]);
@@ -124,29 +149,44 @@ double gemm_rate() {
   return g.flops() / timed([&] { g.run(); });
 }
 
-// The GEMM rate of a width-W model's trunk shapes on 512 rows (a micro-batch of the tiny decks'
-// data.tokens_per_mb) over the width-256 rate on the same rows (which gemm_flops is: the rate
-// does not fall with rows, regression/plan_validation.md round 10), for W 32, 64, 128: narrow
-// linears pay the micro-kernel's edges, the packing and the call's set-up over fewer FLOPs.
-// Each run repeats the shapes to the width-256 run's FLOPs, so the timer sees milliseconds;
-// the widths are interleaved, 5 rounds, and each rate is the median of its rounds, so a load
-// that moves meanwhile moves every width.
-std::vector<std::pair<int, double>> gemm_width_efficiency() {
-  const std::vector<int> widths = {32, 64, 128, 256};
+// The GEMM rate by shape over the width-256 trunk's rate on the same rows (which gemm_flops
+// is: the rate does not fall with rows, regression/plan_validation.md round 10):
+//   widths  a width-W model's trunk shapes on 512 rows (a micro-batch of the tiny decks'
+//           data.tokens_per_mb), W 32, 64, 128;
+//   narrow  a linear n features wide into and out of a width-64 model ({n, 64} and {64, n}:
+//           the action and patch encoders, the heads, the decoders), n 8, 16, 32, on 128 rows
+//           (the tiny decks run their encoders and heads on 40-260 rows a micro-batch).
+// Narrow linears pay the micro-kernel's edges, the packing and the call's set-up over fewer
+// FLOPs. Each run repeats its shapes to a share of the width-256 run's FLOPs (all of it for the
+// widths, an eighth for the narrow sets), so the timer sees milliseconds; every set and the
+// reference are interleaved, 5 rounds, each timed on the thread's CPU clock (thread_seconds),
+// and each rate is the median of its rounds.
+struct GemmEfficiency {
+  std::vector<std::pair<int, double>> widths, narrow;
+};
+
+GemmEfficiency gemm_shape_efficiency() {
+  const std::vector<int> widths = {32, 64, 128}, narrow = {8, 16, 32};
   std::vector<TrunkGemms> gemms;
-  for (int width : widths) gemms.emplace_back(512, width);
+  std::vector<double> share;
+  for (int width : widths) gemms.emplace_back(512, width), share.push_back(1);
+  for (int n : narrow) gemms.emplace_back(128, std::vector<std::array<int64_t, 2>>{{n, 64}, {64, n}}), share.push_back(0.125);
+  gemms.emplace_back(512, 256), share.push_back(1);  // the reference, last
   const double target = gemms.back().flops();
-  std::vector<std::vector<double>> rates(widths.size());
+  std::vector<std::vector<double>> rates(gemms.size());
   for (int round = 0; round < 5; ++round)
-    for (size_t i = 0; i < widths.size(); ++i) {
-      const int reps = std::max(1, int(target / gemms[i].flops()));
-      rates[i].push_back(reps * gemms[i].flops() / timed([&] {
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      const int reps = std::max(1, int(share[i] * target / gemms[i].flops()));
+      rates[i].push_back(reps * gemms[i].flops() / thread_seconds([&] {
                            for (int r = 0; r < reps; ++r) gemms[i].run();
-                         }, 1));
+                         }));
     }
-  std::vector<std::pair<int, double>> table;
-  for (size_t i = 0; i < widths.size(); ++i) table.emplace_back(widths[i], median(rates[i]) / median(rates.back()));
-  return table;
+  const double reference = median(rates.back());
+  GemmEfficiency e;
+  for (size_t i = 0; i < widths.size(); ++i) e.widths.emplace_back(widths[i], median(rates[i]) / reference);
+  for (size_t i = 0; i < narrow.size(); ++i) e.narrow.emplace_back(narrow[i], median(rates[widths.size() + i]) / reference);
+  e.widths.emplace_back(256, 1.0);
+  return e;
 }
 
 // Rank 0's time for the GEMMs with every rank computing over its time alone, the other ranks
@@ -419,7 +459,7 @@ struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, write = 0;
   Imbalance imbalance;
   double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
-  std::vector<std::pair<int, double>> gemm_widths;
+  GemmEfficiency gemm_shapes;
   AttentionCost attention;
   Fabric fabric;
 };
@@ -428,7 +468,7 @@ struct Measured {
 Measured measure(const emb::World& world) {
   Measured m;
   m.gemm = gemm_rate();
-  m.gemm_widths = gemm_width_efficiency();
+  m.gemm_shapes = gemm_shape_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
   m.attention = attention_cost();
@@ -478,10 +518,14 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     for (const ReduceAtSize& r : m.fabric.reduce)
       hw["intra_node"]["reduce_bytes_per_s_by_size"][std::to_string(int64_t(r.full_bytes))] =
           fig(r.bytes_per_s, "reduce-scatters of this full buffer (bytes) through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time, sizes interleaved");
-  for (const auto& [width, ratio] : m.gemm_widths)
+  for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
-                       " (F 4x) over width 256's, 512 rows, interleaved, per core");
+                       " (F 4x) over width 256's, 512 rows, interleaved, thread CPU time, per core");
+  for (const auto& [n, ratio] : m.gemm_shapes.narrow)
+    hw["gemm_narrow_efficiency"][std::to_string(n)] =
+        fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
+                       " features on 128 rows over the width-256 trunk shapes on 512 rows, interleaved, thread CPU time, per core");
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
