@@ -65,7 +65,6 @@ void Watchdog::step_done(double seconds, const StepTimes& times) {
   else recent_steps_[steps_seen_ % kRecentSteps] = seconds;
   ++steps_seen_;
   last_step_ = times;
-  step_completed_ = true;
 }
 
 void Watchdog::idle() {
@@ -114,7 +113,7 @@ void Watchdog::run() {
     const std::string peers = board_ ? str("; waiting for ", board_->missing_peers()) : "";
     abort_job(str("watchdog: step ", step_, ", phase ", phase_, " has waited ", one_decimal(waited), " s for ", what_,
                   " (over ", world_size_, " rank(s))", peers, ", deadline ", int64_t(std::lround(limit)),
-                  " s (train.watchdog_s); ", step_completed_ ? describe_step(last_step_) : "no step completed yet",
+                  " s (train.watchdog_s); ", last_step_ ? describe_step(*last_step_) : "no step completed yet",
                   "; a rank is frozen or a file system or network hangs: aborting the job"));
   }
 }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -67,8 +68,7 @@ class Watchdog {
   const char* phase_ = "";
   int64_t step_ = 0;
   std::string what_;
-  StepTimes last_step_;
-  bool step_completed_ = false;
+  std::optional<StepTimes> last_step_;  // none until a step completed
   double min_seconds_ = 0, longest_step_ = 0;
   std::vector<double> recent_steps_;  // the last kRecentSteps step times, oldest overwritten
   size_t steps_seen_ = 0;

@@ -246,9 +246,7 @@ void CheckpointReader::read_param(const std::string& name, const std::vector<int
     file_.fail(ds, str("shape ", shape_text(stored), " in the checkpoint, ", shape_text(shape), " in the model"));
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  file_.read_tensor(ds, 0, n, out);
-  const uint32_t stored_crc = file_.tensor_checksum(ds), read_crc = uint32_t(checksum_piece(out, n).crc);
-  if (stored_crc != read_crc) file_.fail(ds, checksum_mismatch(stored_crc, read_crc));
+  file_.read_verified_tensor(ds, n, out);
 }
 
 int64_t checkpoint_bytes(const ParamRegistry& reg, const ShardLayout& layout, size_t deck_size) {

@@ -13,7 +13,6 @@
 #include "comm/agreement.hpp"
 #include "comm/host_collectives.hpp"
 #include "checkpoint/checkpoint_file.hpp"
-#include "checkpoint/tensor_checksum.hpp"
 
 namespace emb {
 namespace fs = std::filesystem;
@@ -124,9 +123,7 @@ std::string checkpoint_corruption(const std::string& path) {
         int64_t n = 1;
         for (int64_t d : f.tensor_shape(ds)) n *= d;
         data.resize(size_t(n));
-        f.read_tensor(ds, 0, n, data.data());
-        const uint32_t stored = f.tensor_checksum(ds), read = uint32_t(checksum_piece(data.data(), n).crc);
-        if (stored != read) f.fail(ds, checksum_mismatch(stored, read));
+        f.read_verified_tensor(ds, n, data.data());
       }
     }
   } catch (const Error& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "checkpoint/tensor_checksum.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
 
@@ -199,6 +200,12 @@ uint32_t CheckpointFile::tensor_checksum(const std::string& ds) const {
   uint32_t crc = 0;
   if (H5Aread(a.get(), H5T_NATIVE_UINT32, &crc) < 0) fail(ds, "attribute 'crc32' is not an integer");
   return crc;
+}
+
+void CheckpointFile::read_verified_tensor(const std::string& ds, int64_t n, float* data) const {
+  read_tensor(ds, 0, n, data);
+  const uint32_t stored = tensor_checksum(ds), read = uint32_t(checksum_piece(data, n).crc);
+  if (stored != read) fail(ds, checksum_mismatch(stored, read));
 }
 
 bool CheckpointFile::has_attr(const std::string& name) const {

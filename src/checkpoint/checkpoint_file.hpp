@@ -56,6 +56,9 @@ class CheckpointFile {
   // The CRC-32 of a tensor's whole data (attribute crc32 of the dataset, tensor_checksum.hpp).
   void set_tensor_checksum(const std::string& ds, uint32_t crc);
   uint32_t tensor_checksum(const std::string& ds) const;
+  // Reads the whole of `ds` (n elements) into data and checks it against its stored CRC-32:
+  // fail() naming `ds` on a mismatch.
+  void read_verified_tensor(const std::string& ds, int64_t n, float* data) const;
 
   // Attributes of the root group.
   bool has_attr(const std::string& name) const;

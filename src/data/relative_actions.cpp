@@ -1,5 +1,6 @@
 #include "data/relative_actions.hpp"
 
+#include "config/value.hpp"
 #include "core/error.hpp"
 #include "data/packed_format.hpp"
 
@@ -119,10 +120,6 @@ RelativeActions relative_actions_from_json(const json& j, const std::string& whe
   return r;
 }
 
-std::string joined_keys(const std::vector<std::string>& keys) {
-  std::string s;
-  for (const std::string& k : keys) s += (s.empty() ? "" : ",") + k;
-  return s;
-}
+std::string joined_keys(const std::vector<std::string>& keys) { return join(keys, ","); }
 
 }  // namespace emb

@@ -1,8 +1,7 @@
 #include "relative_action_stats.hpp"
 
-#include <sstream>
-
 #include "column_stats.hpp"
+#include "config/value.hpp"
 #include "core/error.hpp"
 #include "data/packed_format.hpp"
 #include "data/relative_actions.hpp"
@@ -10,13 +9,6 @@
 namespace emb {
 
 namespace {
-
-std::vector<std::string> split_keys(const std::string& joined) {
-  std::vector<std::string> keys;
-  std::stringstream in(joined);
-  for (std::string key; std::getline(in, key, ',');) keys.push_back(key);
-  return keys;
-}
 
 // Column j of sub-key c over every chunk of every episode, minus the chunk's first state.
 std::vector<float> relative_column(const RelativeColumns& c, int64_t j, const PackedData& d,
@@ -50,7 +42,7 @@ void check_relative_action_request(const PackedData& d, const std::string& out) 
 void read_relative_action_request(const H5File& f, PackedData& p) {
   const char* group = packed::kActionRelativeStats;
   if (!f.has(group) || !f.has_attr(group, packed::kRelativeKeys)) return;
-  p.relative_action_keys = split_keys(f.attr_string(group, packed::kRelativeKeys));
+  p.relative_action_keys = split_list(f.attr_string(group, packed::kRelativeKeys));
   p.relative_action_chunk = int64_t(f.attr_double(group, packed::kRelativeChunk));
 }
 
