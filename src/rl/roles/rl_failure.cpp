@@ -18,17 +18,14 @@ extern "C" void note_sigterm(int) { g_sigterm = 1; }
 // Long enough for the reporting rank to print and abort the job (which ends this rank too).
 constexpr auto kLeaveTheReportTo = std::chrono::seconds(5);
 constexpr auto kPoll = std::chrono::milliseconds(20);
-// How long the reporting rank stays after printing. Its stderr is a pipe that mpirun reads: a
-// rank that ends at once, while mpirun is aborting the job, can end it before mpirun has read
-// the line, and mpirun then exits without printing it (CI saw a simulator killed as the run
-// started end the job with FAILED written and no line). mpirun's SIGKILL comes a second after
-// its SIGTERM.
-constexpr auto kLetMpirunReadTheLine = std::chrono::milliseconds(300);
-
+// The line starts on a line of its own: mpirun writes each rank's output in the chunks it reads from
+// the rank's pipes, so a chunk of rank 0's progress lines can end mid-line, this rank's line written
+// next (CI's rl_hostile log: "rl checkpoint: /tmp/tmp.BS" + "embsim rl: simulator rank 2 ... died"
+// + "BILgKaXb/..."; 4-6 of 10 kills landed mid-line in a test with rank 0 printing fast, none with
+// the newline). When nothing interleaves it costs a blank line before the line.
 void print_failure_line(const std::string& line) {
-  std::fputs(line.c_str(), stderr);
+  std::fputs(("\n" + line).c_str(), stderr);
   std::fflush(stderr);
-  std::this_thread::sleep_for(kLetMpirunReadTheLine);
 }
 
 }  // namespace
