@@ -17,6 +17,8 @@ void accumulate_column_sums(int64_t N, int C, float* out, Value value) {
   // vector each time was a heap allocation per call.
   static thread_local std::vector<double> partial;
   partial.assign(static_cast<size_t>(max_threads) * C, 0.0);
+  // The calling thread's vector: inside the region `partial` would name each worker's own, empty one.
+  double* const partials = partial.data();
   int used = 1;
 #pragma omp parallel num_threads(max_threads)
   {
@@ -24,13 +26,13 @@ void accumulate_column_sums(int64_t N, int C, float* out, Value value) {
     const int t = omp_get_thread_num();
 #pragma omp single
     used = n_threads;
-    double* acc = partial.data() + static_cast<size_t>(t) * C;
+    double* acc = partials + static_cast<size_t>(t) * C;
     for (int64_t i = N * t / n_threads; i < N * (t + 1) / n_threads; ++i)
       for (int c = 0; c < C; ++c) acc[c] += value(i, c);
   }
   for (int c = 0; c < C; ++c) {
     double sum = 0.0;
-    for (int t = 0; t < used; ++t) sum += partial[static_cast<size_t>(t) * C + c];
+    for (int t = 0; t < used; ++t) sum += partials[static_cast<size_t>(t) * C + c];
     out[c] = static_cast<float>(out[c] + sum);
   }
 }
