@@ -7,6 +7,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -38,14 +39,14 @@ inline float gelu_clamp(float v) { return std::min(std::max(v, -kGeluSaturated),
 inline float gelu_z(float v) { return 2.0f * kSqrt2OverPi * (v + kGeluCubic * v * v * v); }
 inline float gelu_dz(float v) { return 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v); }
 
-// body(i) for i in [0, n): across the OpenMP threads only when n is large. A parallel region
-// whose `if` is false is still a runtime call, and inside another region (the per-row calls of
-// channel_rmsnorm and gated_activation) a team fork with futex wake-ups: a syscall per row was
-// most of the VAE's norm time. vector_loop vectorises (the exp_fast bodies), scalar_loop keeps the
-// libm bodies as they were compiled.
+// body(i) for i in [0, n): across the OpenMP threads only when n is large and there are threads
+// (parallel_for.hpp). A parallel region whose `if` is false is still a runtime call, and inside
+// another region (the per-row calls of channel_rmsnorm and gated_activation) a team fork with
+// futex wake-ups: a syscall per row was most of the VAE's norm time. vector_loop vectorises (the
+// exp_fast bodies), scalar_loop keeps the libm bodies as they were compiled.
 template <class Body>
 void vector_loop(int64_t n, const Body& body) {
-  if (n >= kParallelElements) {
+  if (max_team(n >= kParallelElements) > 1) {
 #pragma omp parallel for simd
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
@@ -56,12 +57,7 @@ void vector_loop(int64_t n, const Body& body) {
 
 template <class Body>
 void scalar_loop(int64_t n, const Body& body) {
-  if (n >= kParallelElements) {
-#pragma omp parallel for
-    for (int64_t i = 0; i < n; ++i) body(i);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) body(i);
+  parallel_for(n, n >= kParallelElements, body);
 }
 }  // namespace
 

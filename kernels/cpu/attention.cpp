@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -109,20 +110,24 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
   const AttnTiles tiles(idx, Tq, Tk);
   const int64_t ld = int64_t{H} * hd;
   const int64_t n_tasks = H * tiles.n_q();
-#pragma omp parallel
-  {
-    // Per thread, kept across calls (zeroed as fresh vectors were): no heap allocation per call.
-    static thread_local std::vector<float> S, O, m, l;
-    S.assign(kAttnTileQ * kAttnTileK, 0.0f), O.assign(size_t(kAttnTileQ) * hd, 0.0f);
-    m.assign(kAttnTileQ, 0.0f), l.assign(kAttnTileQ, 0.0f);
-#pragma omp for schedule(dynamic)
-    for (int64_t task = 0; task < n_tasks; ++task) {
-      const int h = static_cast<int>(task % H);
-      const int64_t qt = task / H;
-      forward_tile({q + h * hd, ld}, {k + h * hd, ld}, {v + h * hd, ld}, out, lse, ld, H, h, hd, tiles, qt, idx, S, O,
-                   m, l);
-    }
-  }
+  struct Tile {
+    std::vector<float> S, O, m, l;
+  };
+  parallel_for_scratch<Schedule::dynamic>(
+      n_tasks, true,
+      [hd]() -> Tile& {
+        // Per thread, kept across calls (zeroed as fresh vectors were): no heap allocation per call.
+        static thread_local Tile t;
+        t.S.assign(kAttnTileQ * kAttnTileK, 0.0f), t.O.assign(size_t(kAttnTileQ) * hd, 0.0f);
+        t.m.assign(kAttnTileQ, 0.0f), t.l.assign(kAttnTileQ, 0.0f);
+        return t;
+      },
+      [&](Tile& t, int64_t task) {
+        const int h = static_cast<int>(task % H);
+        const int64_t qt = task / H;
+        forward_tile({q + h * hd, ld}, {k + h * hd, ld}, {v + h * hd, ld}, out, lse, ld, H, h, hd, tiles, qt, idx,
+                     t.S, t.O, t.m, t.l);
+      });
   // A real row that took no key: its mask allows none (a bug, MODEL.md: an error), or every
   // allowed score of a head was -Inf (an overflowing activation or parameter). The latter is a
   // non-finite activation like a NaN score: the head's row becomes NaN, so the loss does and
@@ -151,58 +156,67 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
   const AttnTiles tiles(idx, Tq, Tk);
   const int64_t ld = int64_t{H} * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-#pragma omp parallel
-  {
-    static thread_local std::vector<float> P, dS, D;  // as the forward's
-    P.assign(kAttnTileQ * kAttnTileK, 0.0f), dS.assign(kAttnTileQ * kAttnTileK, 0.0f), D.assign(size_t(Tq), 0.0f);
-#pragma omp for schedule(dynamic)
-    for (int h = 0; h < H; ++h) {
-      const int64_t col = int64_t{h} * hd;
-      const HeadView qh{q + col, ld}, kh{k + col, ld}, vh{v + col, ld}, doh{dout + col, ld};
-      for (int64_t i = 0; i < Tq; ++i) {
-        double s = 0.0;
-        for (int d = 0; d < hd; ++d) s += double(dout[i * ld + col + d]) * out[i * ld + col + d];
-        D[i] = static_cast<float>(s);
-      }
-      for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
-        const TileSummary& ks = tiles.k(kt);
-        const int bk = static_cast<int>(ks.end - ks.begin);
-        for (int64_t qt = 0; qt < tiles.n_q(); ++qt) {
-          const TileKind kind = tiles.kind(qt, kt);
-          if (kind == TileKind::skip) continue;
-          const TileSummary& qs = tiles.q(qt);
-          const int bq = static_cast<int>(qs.end - qs.begin);
-          tile_scores(qh, kh, qs, ks, kind, hd, scale, idx, P.data());
-          for (int r = 0; r < bq; ++r) {
-            float* p = P.data() + r * kAttnTileK;
-            const float row_lse = lse[(qs.begin + r) * H + h];
-            if (row_lse == kNegInf)
-              std::fill(p, p + bk, 0.0f);
-            else
-              exp_shifted(p, bk, row_lse);
-          }
-          if (dv)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, 1.0f, P.data(), kAttnTileK,
-                        doh.row(qs.begin), ld, 1.0f, dv + ks.begin * ld + col, ld);
-          if (!dq && !dk) continue;
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bq, bk, hd, 1.0f, doh.row(qs.begin), ld,
-                      vh.row(ks.begin), ld, 0.0f, dS.data(), kAttnTileK);
-          for (int r = 0; r < bq; ++r) {
-            const float Di = D[qs.begin + r];
-            float* ds = dS.data() + r * kAttnTileK;
-            const float* p = P.data() + r * kAttnTileK;
-            for (int c = 0; c < bk; ++c) ds[c] = p[c] * (ds[c] - Di);
-          }
-          if (dq)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bq, hd, bk, scale, dS.data(), kAttnTileK,
-                        kh.row(ks.begin), ld, 1.0f, dq + qs.begin * ld + col, ld);
-          if (dk)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, scale, dS.data(), kAttnTileK,
-                        qh.row(qs.begin), ld, 1.0f, dk + ks.begin * ld + col, ld);
+  struct Head {
+    std::vector<float> P, dS, D;
+  };
+  parallel_for_scratch<Schedule::dynamic>(
+      H, true,
+      [Tq]() -> Head& {
+        static thread_local Head t;  // as the forward's
+        t.P.assign(kAttnTileQ * kAttnTileK, 0.0f), t.dS.assign(kAttnTileQ * kAttnTileK, 0.0f);
+        t.D.assign(size_t(Tq), 0.0f);
+        return t;
+      },
+      [&](Head& t, int64_t head) {
+        std::vector<float>& P = t.P;
+        std::vector<float>& dS = t.dS;
+        std::vector<float>& D = t.D;
+        const int h = static_cast<int>(head);
+        const int64_t col = int64_t{h} * hd;
+        const HeadView qh{q + col, ld}, kh{k + col, ld}, vh{v + col, ld}, doh{dout + col, ld};
+        for (int64_t i = 0; i < Tq; ++i) {
+          double s = 0.0;
+          for (int d = 0; d < hd; ++d) s += double(dout[i * ld + col + d]) * out[i * ld + col + d];
+          D[i] = static_cast<float>(s);
         }
-      }
-    }
-  }
+        for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+          const TileSummary& ks = tiles.k(kt);
+          const int bk = static_cast<int>(ks.end - ks.begin);
+          for (int64_t qt = 0; qt < tiles.n_q(); ++qt) {
+            const TileKind kind = tiles.kind(qt, kt);
+            if (kind == TileKind::skip) continue;
+            const TileSummary& qs = tiles.q(qt);
+            const int bq = static_cast<int>(qs.end - qs.begin);
+            tile_scores(qh, kh, qs, ks, kind, hd, scale, idx, P.data());
+            for (int r = 0; r < bq; ++r) {
+              float* p = P.data() + r * kAttnTileK;
+              const float row_lse = lse[(qs.begin + r) * H + h];
+              if (row_lse == kNegInf)
+                std::fill(p, p + bk, 0.0f);
+              else
+                exp_shifted(p, bk, row_lse);
+            }
+            if (dv)
+              cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, 1.0f, P.data(), kAttnTileK,
+                          doh.row(qs.begin), ld, 1.0f, dv + ks.begin * ld + col, ld);
+            if (!dq && !dk) continue;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bq, bk, hd, 1.0f, doh.row(qs.begin), ld,
+                        vh.row(ks.begin), ld, 0.0f, dS.data(), kAttnTileK);
+            for (int r = 0; r < bq; ++r) {
+              const float Di = D[qs.begin + r];
+              float* ds = dS.data() + r * kAttnTileK;
+              const float* p = P.data() + r * kAttnTileK;
+              for (int c = 0; c < bk; ++c) ds[c] = p[c] * (ds[c] - Di);
+            }
+            if (dq)
+              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bq, hd, bk, scale, dS.data(), kAttnTileK,
+                          kh.row(ks.begin), ld, 1.0f, dq + qs.begin * ld + col, ld);
+            if (dk)
+              cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bk, hd, bq, scale, dS.data(), kAttnTileK,
+                          qh.row(qs.begin), ld, 1.0f, dk + ks.begin * ld + col, ld);
+          }
+        }
+      });
 }
 
 int64_t attn_allowed_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 #include "kernels/dropout_keep.hpp"
 
 namespace emb::cpu {
@@ -132,23 +133,21 @@ void for_row(int64_t r, int C, const DropoutConfig& cfg, const DropoutRows& rows
 
 void dropout_forward(const float* x, float* y, int64_t N, int C, const DropoutConfig& cfg, const DropoutRows& rows) {
   check_tokens(N, C, rows);
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t r = 0; r < N; ++r) {
+  parallel_for(N, N * C >= kParallelElements, [&](int64_t r) {
     const float* xr = x + r * C;
     float* yr = y + r * C;
     for_row(r, C, cfg, rows, [&](int c, float m) { yr[c] = xr[c] * m; });
-  }
+  });
 }
 
 void dropout_backward(const float* dy, float* dx, int64_t N, int C, const DropoutConfig& cfg,
                       const DropoutRows& rows) {
   check_tokens(N, C, rows);
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t r = 0; r < N; ++r) {
+  parallel_for(N, N * C >= kParallelElements, [&](int64_t r) {
     const float* dyr = dy + r * C;
     float* dxr = dx + r * C;
     for_row(r, C, cfg, rows, [&](int c, float m) { dxr[c] += dyr[c] * m; });
-  }
+  });
 }
 
 }  // namespace emb::cpu

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -17,15 +18,14 @@ void sinus_embedding(const float* t, int t_cols, float* out, int64_t rows, int n
   std::vector<double> freq(half);
   for (int k = 0; k < half; ++k) freq[k] = std::exp(-std::log(10000.0) * k / (half - freq_shift));
   const int cos_at = cos_first ? 0 : half, sin_at = cos_first ? half : 0;
-#pragma omp parallel for if (rows * n >= (1 << 14))
-  for (int64_t i = 0; i < rows; ++i) {
+  parallel_for(rows, rows * n >= (1 << 14), [&](int64_t i) {
     float* o = out + i * n;
     for (int k = 0; k < half; ++k) {
       const double angle = (double(t[i * t_cols]) + (t_cols == 2 ? double(t[i * t_cols + 1]) : 0.0)) * freq[k];
       o[cos_at + k] = static_cast<float>(std::cos(angle));
       o[sin_at + k] = static_cast<float>(std::sin(angle));
     }
-  }
+  });
 }
 
 }  // namespace emb::cpu

@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 #include "kernels/cpu/serial_blas_scope.hpp"
 
 namespace emb::cpu {
@@ -96,13 +97,11 @@ void encoder_attention_forward(StridedRows q, StridedRows k, StridedRows v, cons
         tasks.push_back(Task{qo[s], ko[s], qo[s + 1] - qo[s], ko[s + 1] - ko[s], i0,
                              int(std::min<int64_t>(kQueryTile, qo[s + 1] - i0)), h});
   const SerialBlasScope serial_blas;  // each task's GEMMs on its own OpenMP thread
-#pragma omp parallel
-  {
-    std::vector<float> scores;
-#pragma omp for schedule(dynamic)
-    for (size_t n = 0; n < tasks.size(); ++n)
-      run_task(q, k, v, bias, n_buckets, bias_kind, out, lse, cfg, tasks[n], scores);
-  }
+  parallel_for_scratch<Schedule::dynamic>(
+      int64_t(tasks.size()), true, [] { return std::vector<float>(); },
+      [&](std::vector<float>& scores, int64_t n) {
+        run_task(q, k, v, bias, n_buckets, bias_kind, out, lse, cfg, tasks[size_t(n)], scores);
+      });
 }
 
 }  // namespace emb::cpu

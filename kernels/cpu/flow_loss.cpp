@@ -2,17 +2,17 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
 void flow_interpolate(const float* u, int64_t ld_u, const float* w, int64_t ld_w, const int32_t* src_rows,
                       const float* t, const int32_t* t_rows, float* y, int64_t ld_y, int64_t n, int64_t C) {
-#pragma omp parallel for if (n * C >= (1 << 15))
-  for (int64_t r = 0; r < n; ++r) {
+  parallel_for(n, n * C >= (1 << 15), [=](int64_t r) {
     const float s = t[t_rows ? t_rows[r] : r];
     const int64_t i = src_rows ? src_rows[r] : r;
     for (int64_t c = 0; c < C; ++c) y[r * ld_y + c] = (1.0f - s) * u[i * ld_u + c] + s * w[i * ld_w + c];
-  }
+  });
 }
 
 double mse_loss(const float* pred, const float* plus, const float* minus, const float* mask, const float* row_weight,

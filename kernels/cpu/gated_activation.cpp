@@ -5,6 +5,7 @@
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -14,39 +15,33 @@ constexpr int64_t kParallelElements = 1 << 14;
 
 void gated_activation_forward(Activation act, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                               float* y, int64_t ld_y, int64_t N, int64_t C) {
-#pragma omp parallel if (N * C >= kParallelElements)
-  {
-    std::vector<float> activated(static_cast<size_t>(C));
-#pragma omp for
-    for (int64_t r = 0; r < N; ++r) {
-      activation_forward(act, gate + r * ld_gate, activated.data(), C);
-      const float* u = up + r * ld_up;
-      float* out = y + r * ld_y;
-      for (int64_t c = 0; c < C; ++c) out[c] = activated[size_t(c)] * u[c];
-    }
-  }
+  parallel_for_scratch(
+      N, N * C >= kParallelElements, [C] { return std::vector<float>(static_cast<size_t>(C)); },
+      [=](std::vector<float>& activated, int64_t r) {
+        activation_forward(act, gate + r * ld_gate, activated.data(), C);
+        const float* u = up + r * ld_up;
+        float* out = y + r * ld_y;
+        for (int64_t c = 0; c < C; ++c) out[c] = activated[size_t(c)] * u[c];
+      });
 }
 
 void gated_activation_backward(Activation act, const float* gate, int64_t ld_gate, const float* up, int64_t ld_up,
                                const float* dy, int64_t ld_dy, float* dgate, int64_t ld_dgate, float* dup,
                                int64_t ld_dup, int64_t N, int64_t C) {
-#pragma omp parallel if (N * C >= kParallelElements)
-  {
-    std::vector<float> scratch(static_cast<size_t>(C));
-#pragma omp for
-    for (int64_t r = 0; r < N; ++r) {
-      const float *g = gate + r * ld_gate, *u = up + r * ld_up, *d = dy + r * ld_dy;
-      if (dgate) {  // dgate += act'(g)·(dy·up)
-        for (int64_t c = 0; c < C; ++c) scratch[size_t(c)] = d[c] * u[c];
-        activation_backward(act, g, scratch.data(), dgate + r * ld_dgate, C);
-      }
-      if (dup) {  // dup += dy·act(g)
-        activation_forward(act, g, scratch.data(), C);
-        float* du = dup + r * ld_dup;
-        for (int64_t c = 0; c < C; ++c) du[c] += d[c] * scratch[size_t(c)];
-      }
-    }
-  }
+  parallel_for_scratch(
+      N, N * C >= kParallelElements, [C] { return std::vector<float>(static_cast<size_t>(C)); },
+      [=](std::vector<float>& scratch, int64_t r) {
+        const float *g = gate + r * ld_gate, *u = up + r * ld_up, *d = dy + r * ld_dy;
+        if (dgate) {  // dgate += act'(g)·(dy·up)
+          for (int64_t c = 0; c < C; ++c) scratch[size_t(c)] = d[c] * u[c];
+          activation_backward(act, g, scratch.data(), dgate + r * ld_dgate, C);
+        }
+        if (dup) {  // dup += dy·act(g)
+          activation_forward(act, g, scratch.data(), C);
+          float* du = dup + r * ld_dup;
+          for (int64_t c = 0; c < C; ++c) du[c] += d[c] * scratch[size_t(c)];
+        }
+      });
 }
 
 }  // namespace emb::cpu

@@ -9,16 +9,16 @@
 #include "kernels/cpu/column_sum.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
 void add_bias(float* y, const float* b, int64_t N, int64_t out) {
   if (!b) return;
-#pragma omp parallel for if (N * out >= (1 << 15))
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * out >= (1 << 15), [=](int64_t i) {
     float* row = y + i * out;
     for (int64_t c = 0; c < out; ++c) row[c] += b[c];
-  }
+  });
 }
 
 void linear_forward(const float* x, const float* W, const float* b, float* y, int64_t N, int in, int out) {
@@ -68,24 +68,23 @@ void group_rows(const int32_t* emb, int64_t N, int E, EmbGroups& g) {
 
 // Copies the listed rows of src [*, C] into dst [n, C].
 void gather_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
-#pragma omp parallel for if (n * C >= (1 << 15))
-  for (int64_t r = 0; r < n; ++r) std::memcpy(dst + r * C, src + rows[r] * C, sizeof(float) * C);
+  parallel_for(n, n * C >= (1 << 15),
+               [=](int64_t r) { std::memcpy(dst + r * C, src + rows[r] * C, sizeof(float) * C); });
 }
 
 // dst[rows[r], :] = src[r, :]
 void scatter_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
-#pragma omp parallel for if (n * C >= (1 << 15))
-  for (int64_t r = 0; r < n; ++r) std::memcpy(dst + rows[r] * C, src + r * C, sizeof(float) * C);
+  parallel_for(n, n * C >= (1 << 15),
+               [=](int64_t r) { std::memcpy(dst + rows[r] * C, src + r * C, sizeof(float) * C); });
 }
 
 // dst[rows[r], :] += src[r, :]
 void scatter_add_rows(const float* src, const int64_t* rows, int64_t n, int C, float* dst) {
-#pragma omp parallel for if (n * C >= (1 << 15))
-  for (int64_t r = 0; r < n; ++r) {
+  parallel_for(n, n * C >= (1 << 15), [=](int64_t r) {
     float* d = dst + rows[r] * C;
     const float* s = src + r * C;
     for (int c = 0; c < C; ++c) d[c] += s[c];
-  }
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kernels/cpu/column_sum.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -25,8 +26,7 @@ double dot(const float* a, const float* b, int C) {
 
 void layernorm_forward(const float* x, const float* weight, const float* bias, float* y, float* mean, float* rstd,
                        int64_t N, int C, float eps) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     const float* xi = x + i * C;
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
@@ -44,35 +44,40 @@ void layernorm_forward(const float* x, const float* weight, const float* bias, f
       const float xhat = (xi[c] - m) * r;
       yi[c] = (weight ? xhat * weight[c] : xhat) + (bias ? bias[c] : 0.0f);
     }
-  }
+  });
 }
 
 // dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) with g = dy·weight.
 void layernorm_backward(const float* x, const float* weight, const float* mean, const float* rstd, const float* dy,
                         float* dx, float* dweight, float* dbias, int64_t N, int C) {
   if (dx) {
-#pragma omp parallel if (N * C >= kParallelElements)
-    {
-      // Per thread, kept across calls: no heap allocation per call.
-      static thread_local std::vector<float> g, xhat;
-      g.resize(size_t(C)), xhat.resize(size_t(C));
-#pragma omp for
-      for (int64_t i = 0; i < N; ++i) {
-        const float* xi = x + i * C;
-        const float* dyi = dy + i * C;
-        for (int c = 0; c < C; ++c) {
-          g[c] = weight ? dyi[c] * weight[c] : dyi[c];
-          xhat[c] = (xi[c] - mean[i]) * rstd[i];
-        }
-        double g_sum = 0.0;
+    struct Rows {
+      std::vector<float> g, xhat;
+    };
+    parallel_for_scratch(
+        N, N * C >= kParallelElements,
+        [C]() -> Rows& {
+          static thread_local Rows rows;  // per thread, kept across calls: no heap allocation per call
+          rows.g.resize(size_t(C)), rows.xhat.resize(size_t(C));
+          return rows;
+        },
+        [=](Rows& rows, int64_t i) {
+          std::vector<float>& g = rows.g;
+          std::vector<float>& xhat = rows.xhat;
+          const float* xi = x + i * C;
+          const float* dyi = dy + i * C;
+          for (int c = 0; c < C; ++c) {
+            g[c] = weight ? dyi[c] * weight[c] : dyi[c];
+            xhat[c] = (xi[c] - mean[i]) * rstd[i];
+          }
+          double g_sum = 0.0;
 #pragma omp simd reduction(+ : g_sum)
-        for (int c = 0; c < C; ++c) g_sum += g[c];
-        const float g_mean = static_cast<float>(g_sum / C);
-        const float gx_mean = static_cast<float>(dot(g.data(), xhat.data(), C) / C);
-        float* dxi = dx + i * C;
-        for (int c = 0; c < C; ++c) dxi[c] += rstd[i] * (g[c] - g_mean - xhat[c] * gx_mean);
-      }
-    }
+          for (int c = 0; c < C; ++c) g_sum += g[c];
+          const float g_mean = static_cast<float>(g_sum / C);
+          const float gx_mean = static_cast<float>(dot(g.data(), xhat.data(), C) / C);
+          float* dxi = dx + i * C;
+          for (int c = 0; c < C; ++c) dxi[c] += rstd[i] * (g[c] - g_mean - xhat[c] * gx_mean);
+        });
   }
   if (dweight)
     accumulate_column_sums(N, C, dweight, [=](int64_t i, int c) {
@@ -82,36 +87,35 @@ void layernorm_backward(const float* x, const float* weight, const float* mean, 
 }
 
 void rmsnorm_forward(const float* x, const float* weight, float* y, float* rstd, int64_t N, int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     const float* xi = x + i * C;
     const float r = static_cast<float>(1.0 / std::sqrt(dot(xi, xi, C) / C + kNormEps));
     rstd[i] = r;
     float* yi = y + i * C;
     for (int c = 0; c < C; ++c) yi[c] = weight ? xi[c] * r * weight[c] : xi[c] * r;
-  }
+  });
 }
 
 // dx = rstd·(g − x·rstd²·mean(g·x)) with g = dy·weight.
 void rmsnorm_backward(const float* x, const float* weight, const float* rstd, const float* dy, float* dx,
                       float* dweight, int64_t N, int C) {
-  if (dx) {
-#pragma omp parallel if (N * C >= kParallelElements)
-    {
-      static thread_local std::vector<float> g;  // as layernorm_backward's
-      g.resize(size_t(C));
-#pragma omp for
-      for (int64_t i = 0; i < N; ++i) {
-        const float* xi = x + i * C;
-        const float* dyi = dy + i * C;
-        for (int c = 0; c < C; ++c) g[c] = weight ? dyi[c] * weight[c] : dyi[c];
-        const float r = rstd[i];
-        const float coef = static_cast<float>(dot(g.data(), xi, C) / C) * r * r;
-        float* dxi = dx + i * C;
-        for (int c = 0; c < C; ++c) dxi[c] += r * (g[c] - xi[c] * coef);
-      }
-    }
-  }
+  if (dx)
+    parallel_for_scratch(
+        N, N * C >= kParallelElements,
+        [C]() -> std::vector<float>& {
+          static thread_local std::vector<float> g;  // as layernorm_backward's
+          g.resize(size_t(C));
+          return g;
+        },
+        [=](std::vector<float>& g, int64_t i) {
+          const float* xi = x + i * C;
+          const float* dyi = dy + i * C;
+          for (int c = 0; c < C; ++c) g[c] = weight ? dyi[c] * weight[c] : dyi[c];
+          const float r = rstd[i];
+          const float coef = static_cast<float>(dot(g.data(), xi, C) / C) * r * r;
+          float* dxi = dx + i * C;
+          for (int c = 0; c < C; ++c) dxi[c] += r * (g[c] - xi[c] * coef);
+        });
   if (dweight)
     accumulate_column_sums(N, C, dweight, [=](int64_t i, int c) { return dy[i * C + c] * (x[i * C + c] * rstd[i]); });
 }

@@ -3,6 +3,7 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/norm.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -12,20 +13,18 @@ constexpr int64_t kParallelElements = 1 << 15;
 
 void modulate_forward(const float* x, const float* scale, const float* shift, int64_t ld_mod, float* y, int64_t N,
                       int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     const float* xi = x + i * C;
     const float* sc = scale + i * ld_mod;
     const float* sh = shift + i * ld_mod;
     float* yi = y + i * C;
     for (int c = 0; c < C; ++c) yi[c] = xi[c] * (1.0f + sc[c]) + sh[c];
-  }
+  });
 }
 
 void modulate_backward(const float* x, const float* scale, int64_t ld_mod, const float* dy, float* dx, float* dscale,
                        float* dshift, int64_t N, int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     const float* xi = x + i * C;
     const float* dyi = dy + i * C;
     if (dx) {
@@ -41,7 +40,7 @@ void modulate_backward(const float* x, const float* scale, int64_t ld_mod, const
       float* dsh = dshift + i * ld_mod;
       for (int c = 0; c < C; ++c) dsh[c] += dyi[c];
     }
-  }
+  });
 }
 
 }  // namespace emb::cpu

@@ -10,6 +10,7 @@
 #include "kernels/cpu/op_entry.hpp"
 #include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/packed_tile.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -112,17 +113,14 @@ void packed_conv3d_forward(const float* x, int64_t Ci, const float* packed, cons
   const int64_t blocks = (plane + kBlockRows - 1) / kBlockRows, items = int64_t(c.batch) * To * blocks;
   const Window g{c, Ci, c.out_width()};
   const int64_t work = c.out_rows() * c.taps() * Ci * Co;
-#pragma omp parallel if (work >= (1 << 20))
-  {
-    std::vector<float> A(size_t(kRowPanels * kPanelFloats));
-#pragma omp for schedule(dynamic)
-    for (int64_t item = 0; item < items; ++item) {
-      const int64_t frame = item / blocks, p0 = item % blocks * kBlockRows;
-      const int n = int(frame / To), to = int(frame % To);
-      conv_block(x + n * in_clip * Ci, g, packed, Co, to, p0, std::min(kBlockRows, plane - p0), bias,
-                 y + (frame * plane + p0) * Co, A);
-    }
-  }
+  parallel_for_scratch<Schedule::dynamic>(
+      items, work >= (1 << 20), [] { return std::vector<float>(size_t(kRowPanels * kPanelFloats)); },
+      [&](std::vector<float>& A, int64_t item) {
+        const int64_t frame = item / blocks, p0 = item % blocks * kBlockRows;
+        const int n = int(frame / To), to = int(frame % To);
+        conv_block(x + n * in_clip * Ci, g, packed, Co, to, p0, std::min(kBlockRows, plane - p0), bias,
+                   y + (frame * plane + p0) * Co, A);
+      });
 }
 
 }  // namespace emb::cpu

@@ -1,7 +1,6 @@
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/op_entry.hpp"
 #include "kernels/cpu/packed_tile.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -22,10 +22,8 @@ using namespace packed;
 // shared machine where a spinning barrier waits for a descheduled thread.
 void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N, const float* packed, float* y) {
   const int64_t row_panels = (M + kMr - 1) / kMr, panels = col_panels(N);
-#pragma omp parallel if (M * N * K >= (1 << 20))
-  {
+  for_each_thread(max_team(M * N * K >= (1 << 20)), [&](int64_t t, int64_t threads) {
     std::vector<float> A(size_t(row_panels * kPanelFloats));
-    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t j0 = panels * t / threads, j1 = panels * (t + 1) / threads;
     for (int64_t k0 = 0; k0 < K && j0 < j1; k0 += kKc) {
       const int64_t kc = std::min(kKc, K - k0);
@@ -42,7 +40,7 @@ void gemm_avx512(const float* x, int64_t M, int64_t K, int64_t N, const float* p
           micro_tile(kc, A.data() + i * kPanelFloats, block + j * kc * kNr, y + i * kMr * N + j * kNr, N,
                      int(std::min<int64_t>(kMr, M - i * kMr)), N - j * kNr, k0 > 0);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -55,8 +53,7 @@ void pack_linear(const float* W, int64_t K, int64_t N, float* packed) {
     return;
   }
   const int64_t panels = col_panels(N);
-#pragma omp parallel for if (K * N >= (1 << 18))
-  for (int64_t k = 0; k < K; ++k) {
+  parallel_for(K, K * N >= (1 << 18), [=](int64_t k) {
     const int64_t k0 = k / kKc * kKc, kc = std::min(kKc, K - k0);
     float* block = packed + k0 * panels * kNr;
     for (int64_t j = 0; j < panels; ++j)
@@ -64,7 +61,7 @@ void pack_linear(const float* W, int64_t K, int64_t N, float* packed) {
         const int64_t col = j * kNr + c;
         block[(j * kc + (k - k0)) * kNr + c] = col < N ? W[k * N + col] : 0.0f;
       }
-  }
+  });
 }
 
 void packed_linear_forward(const float* x, int64_t M, int64_t K, int64_t N, const float* packed, float* y) {

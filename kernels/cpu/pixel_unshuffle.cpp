@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 #include "kernels/unshuffle_rows.hpp"
 
 namespace emb::cpu {
@@ -9,8 +10,7 @@ namespace emb::cpu {
 void pixel_unshuffle_forward(const float* x, int64_t C, float* y, const UnshuffleConfig& u) {
   const int To = u.out_frames(), Ho = u.height / u.fs, Wo = u.width / u.fs;
   const int64_t out_cols = C * u.ft * u.fs * u.fs / u.group, cells = int64_t(u.batch) * To * Ho * Wo;
-#pragma omp parallel for if (cells * out_cols >= (1 << 15))
-  for (int64_t cell = 0; cell < cells; ++cell) {
+  parallel_for(cells, cells * out_cols >= (1 << 15), [&](int64_t cell) {
     float* out = y + cell * out_cols;
     for (int64_t o = 0; o < out_cols; ++o) {
       float sum = 0.0f;
@@ -21,7 +21,7 @@ void pixel_unshuffle_forward(const float* x, int64_t C, float* y, const Unshuffl
       }
       out[o] = u.group == 1 ? sum : sum / float(u.group);
     }
-  }
+  });
 }
 
 }  // namespace emb::cpu

@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -10,8 +11,7 @@ constexpr int64_t kParallelElements = 1 << 15;
 }
 
 void gated_residual_forward(float* x, const float* gate, int64_t ld_gate, const float* y, int64_t N, int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     float* xi = x + i * C;
     const float* yi = y + i * C;
     if (gate) {
@@ -20,13 +20,12 @@ void gated_residual_forward(float* x, const float* gate, int64_t ld_gate, const 
     } else {
       for (int c = 0; c < C; ++c) xi[c] += yi[c];
     }
-  }
+  });
 }
 
 void gated_residual_backward(const float* gate, int64_t ld_gate, const float* y, const float* dx, float* dy,
                              float* dgate, int64_t N, int C) {
-#pragma omp parallel for if (N * C >= kParallelElements)
-  for (int64_t i = 0; i < N; ++i) {
+  parallel_for(N, N * C >= kParallelElements, [=](int64_t i) {
     const float* dxi = dx + i * C;
     if (dy) {
       float* dyi = dy + i * C;
@@ -42,7 +41,7 @@ void gated_residual_backward(const float* gate, int64_t ld_gate, const float* y,
       float* dgi = dgate + i * ld_gate;
       for (int c = 0; c < C; ++c) dgi[c] += dxi[c] * yi[c];
     }
-  }
+  });
 }
 
 }  // namespace emb::cpu

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -37,29 +38,30 @@ void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, RopeMode mod
   EMB_CHECK(hd % 2 == 0, "rope: head dim ", hd, " must be even");
   const RopePairs by_mode[3] = {RopePairs{}, rope_pairs(hd, RopeMode::d1), rope_pairs(hd, RopeMode::d3)};
   const int n_pairs = hd / 2;
-#pragma omp parallel if (T * H * hd >= (1 << 15))
-  {
-    std::vector<float> cos_phi(n_pairs), sin_phi(n_pairs);
-#pragma omp for
-    for (int64_t t = 0; t < T; ++t) {
-      const RopeMode m = token_modes ? RopeMode(token_modes[t]) : mode;
-      if (m == RopeMode::none) continue;
-      const RopePairs& pairs = by_mode[int(m)];
-      for (int k = 0; k < n_pairs; ++k) {
-        const double phi = pos[t * 3 + pairs.axis[k]] * pairs.inv_freq[k];
-        cos_phi[k] = static_cast<float>(std::cos(phi));
-        sin_phi[k] = static_cast<float>(direction * std::sin(phi));
-      }
-      for (int h = 0; h < H; ++h) {
-        float* xh = x + (t * H + h) * hd;
+  struct Angles {
+    std::vector<float> cos_phi, sin_phi;
+  };
+  parallel_for_scratch(
+      T, T * H * hd >= (1 << 15),
+      [n_pairs] { return Angles{std::vector<float>(n_pairs), std::vector<float>(n_pairs)}; },
+      [&](Angles& a, int64_t t) {
+        const RopeMode m = token_modes ? RopeMode(token_modes[t]) : mode;
+        if (m == RopeMode::none) return;
+        const RopePairs& pairs = by_mode[int(m)];
         for (int k = 0; k < n_pairs; ++k) {
-          const float x0 = xh[2 * k], x1 = xh[2 * k + 1];
-          xh[2 * k] = x0 * cos_phi[k] - x1 * sin_phi[k];
-          xh[2 * k + 1] = x0 * sin_phi[k] + x1 * cos_phi[k];
+          const double phi = pos[t * 3 + pairs.axis[k]] * pairs.inv_freq[k];
+          a.cos_phi[k] = static_cast<float>(std::cos(phi));
+          a.sin_phi[k] = static_cast<float>(direction * std::sin(phi));
         }
-      }
-    }
-  }
+        for (int h = 0; h < H; ++h) {
+          float* xh = x + (t * H + h) * hd;
+          for (int k = 0; k < n_pairs; ++k) {
+            const float x0 = xh[2 * k], x1 = xh[2 * k + 1];
+            xh[2 * k] = x0 * a.cos_phi[k] - x1 * a.sin_phi[k];
+            xh[2 * k + 1] = x0 * a.sin_phi[k] + x1 * a.cos_phi[k];
+          }
+        }
+      });
 }
 
 }  // namespace

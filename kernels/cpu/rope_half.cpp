@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
@@ -12,26 +13,29 @@ namespace {
 void rotate(float* x, const int32_t* pos, int64_t T, int H, int hd, float theta, float direction) {
   const int half = hd / 2;
   const std::vector<float> inv = rope_half_inv_freq(hd, theta);
-#pragma omp parallel if (T * H * hd >= (1 << 15))
-  {
-    std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
-#pragma omp for
-    for (int64_t t = 0; t < T; ++t) {
-      for (int i = 0; i < half; ++i) {
-        const float angle = float(pos[t]) * inv[size_t(i)];
-        c[size_t(i)] = float(std::cos(double(angle)));
-        s[size_t(i)] = direction * float(std::sin(double(angle)));
-      }
-      for (int h = 0; h < H; ++h) {
-        float* xh = x + (t * H + h) * hd;
+  struct Angles {
+    std::vector<float> c, s;
+  };
+  parallel_for_scratch(
+      T, T * H * hd >= (1 << 15),
+      [half] { return Angles{std::vector<float>(size_t(half)), std::vector<float>(size_t(half))}; },
+      [&](Angles& cs, int64_t t) {
+        std::vector<float>& c = cs.c;
+        std::vector<float>& s = cs.s;
         for (int i = 0; i < half; ++i) {
-          const float a = xh[i], b = xh[i + half];
-          xh[i] = a * c[size_t(i)] - b * s[size_t(i)];
-          xh[i + half] = b * c[size_t(i)] + a * s[size_t(i)];
+          const float angle = float(pos[t]) * inv[size_t(i)];
+          c[size_t(i)] = float(std::cos(double(angle)));
+          s[size_t(i)] = direction * float(std::sin(double(angle)));
         }
-      }
-    }
-  }
+        for (int h = 0; h < H; ++h) {
+          float* xh = x + (t * H + h) * hd;
+          for (int i = 0; i < half; ++i) {
+            const float a = xh[i], b = xh[i + half];
+            xh[i] = a * c[size_t(i)] - b * s[size_t(i)];
+            xh[i + half] = b * c[size_t(i)] + a * s[size_t(i)];
+          }
+        }
+      });
 }
 
 }  // namespace

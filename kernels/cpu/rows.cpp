@@ -5,16 +5,16 @@
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/op_entry.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::cpu {
 
 void copy_rows(const float* src, int64_t ld_src, const int32_t* src_rows, float* dst, int64_t ld_dst,
                const int32_t* dst_rows, int64_t n, int64_t C) {
-#pragma omp parallel for if (n * C >= (1 << 15))
-  for (int64_t r = 0; r < n; ++r) {
+  parallel_for(n, n * C >= (1 << 15), [=](int64_t r) {
     const int64_t s = src_rows ? src_rows[r] : r, d = dst_rows ? dst_rows[r] : r;
     std::memcpy(dst + d * ld_dst, src + s * ld_src, size_t(C) * sizeof(float));
-  }
+  });
 }
 
 void add_rows(const float* src, int64_t ld_src, const int32_t* src_rows, float* dst, int64_t ld_dst,
@@ -27,9 +27,9 @@ void add_rows(const float* src, int64_t ld_src, const int32_t* src_rows, float* 
 }
 
 void add(const float* a, int64_t ld_a, const float* b, int64_t ld_b, float* y, int64_t ld_y, int64_t N, int64_t C) {
-#pragma omp parallel for if (N * C >= (1 << 15))
-  for (int64_t i = 0; i < N; ++i)
+  parallel_for(N, N * C >= (1 << 15), [=](int64_t i) {
     for (int64_t c = 0; c < C; ++c) y[i * ld_y + c] = a[i * ld_a + c] + b[i * ld_b + c];
+  });
 }
 
 void zero_rows(float* y, int64_t ld_y, int64_t N, int64_t C) {

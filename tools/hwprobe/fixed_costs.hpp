@@ -7,7 +7,10 @@
 
 namespace emb::probe {
 
-// Host seconds per Ops call of a tiny op (add on [1, 8]): dispatch, shape checks, set-up.
+// Host seconds per Ops call of a tiny op (add on [1, 8]): dispatch, shape checks, set-up. On the
+// CPU it opens no OpenMP region, as no op below its kernels' thresholds or at one OpenMP thread
+// does (kernels/cpu/parallel_for.hpp); while every op call opened one this was 0.35-1.8 µs, all
+// but ~30-80 ns of it the region (plan_validation.md round 16).
 double op_call_seconds(Ops& ops);
 
 // Seconds per host heap allocation in the step's pattern: vectors of the sizes a micro-batch's
