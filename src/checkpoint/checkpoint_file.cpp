@@ -54,7 +54,12 @@ CheckpointFile::CheckpointFile(const std::string& path, MPI_Comm comm, Access ac
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported as emb::Error, not stacks
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   xfer_ = H5Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (comm != MPI_COMM_NULL) {
+  // MPI-IO only when ranks share the file: a one-rank communicator (the RL trainer saves on
+  // MPI_COMM_SELF) writes through the POSIX driver, the same bytes, without Open MPI's shared
+  // file pointer component warning "unable to open file for mmap" on every checkpoint.
+  int ranks = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &ranks);
+  if (ranks > 1) {
     H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl.get(), true);
     H5Pset_coll_metadata_write(fapl.get(), true);
