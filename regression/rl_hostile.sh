@@ -29,7 +29,8 @@
 #                          nothing non-finite reaches the learner, the run finishes
 #   nan_physics_sync       the same in lockstep rounds (the diverged chunks reach the trainer
 #                          marked, and are dropped there, so the rounds complete)
-# Prints a table (case | expected | got) and exits 1 when a case failed.
+# Prints a table (case | expected | got), then the end of the logs of the cases that failed, and
+# exits 1 when a case failed.
 # Usage: regression/rl_hostile.sh BUILD_DIR [CASE...]   (from the repository root; slow: ~5 min here)
 set -uo pipefail
 build=$(cd "$1" && pwd)
@@ -38,7 +39,7 @@ cd "$(dirname "$0")/.."
 source tests/sim/sim_test_lib.sh
 results=()
 error_line='^embsim rl: (trainer|generator|simulator) rank'  # the start line is "embsim rl: MODE, task ..."
-record() { results+=("$1|$2|$3"); [ "$4" = ok ] || failed=1; }
+record() { results+=("$1|$2|$3"); case_ok=$4; [ "$4" = ok ] || failed=1; }
 failed=0
 
 sft_checkpoint
@@ -54,6 +55,7 @@ launch() {
   mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS=1 "$build/embsim" rl inputs/rl_push.in "${base[@]}" \
     --set run.name="$name" --set rl.ckpt_dir="$out/ckpt/$name" "$@" >"$out/$name.log" 2>&1 &
   job=$!
+  case_logs+=("$out/$name.log")
 }
 
 # ranks_of PID: the embsim processes under PID (mpirun and its children).
@@ -352,12 +354,25 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(kill_simulator_start kill_simulator_rollout kill_generator_push kill_generator_rollout
   kill_trainer_update kill_trainer_checkpoint stop_simulator stop_generator stop_trainer resume_exact
   stop_signal_sync nan_physics_async nan_physics_sync)
+# The end of each run's log for the cases that failed, so that a failure in CI shows what happened.
+failed_logs=""
 for c in "${cases[@]}"; do
+  case_logs=()
   run_case "$c"
   echo "${results[-1]}" | tr '|' '\t'
+  if [ "$case_ok" != ok ]; then
+    for log in "${case_logs[@]}"; do
+      # (check_failed's resume runs in a subshell: its log is found by name)
+      [ -f "${log%.log}-resumed.log" ] && case_logs+=("${log%.log}-resumed.log")
+    done
+    for log in "${case_logs[@]}"; do
+      failed_logs+=$'\n'"--- $c: the last 15 lines of $(basename "$log")"$'\n'"$(tail -15 "$log" | cut -c1-300)"$'\n'
+    done
+  fi
 done
 echo
 echo "| case | expected | got |"
 echo "|---|---|---|"
 for r in "${results[@]}"; do echo "| ${r//|/ | } |"; done
+[ -z "$failed_logs" ] || echo "$failed_logs"
 exit $failed
