@@ -12,15 +12,24 @@ namespace {
 
 constexpr int64_t kSpannedTiles = 4;
 
-// Query-key pairs of the tiles that hold an allowed pair (computed whole).
-int64_t tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
-  if (Tq == 0 || Tk == 0) return 0;
+// Query-key pairs of the tiles that hold an allowed pair (computed whole), and of those the
+// masked tiles' (the mask decided per pair).
+struct TilePairs {
+  int64_t computed = 0, masked = 0;
+};
+
+TilePairs tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
+  TilePairs pairs;
+  if (Tq == 0 || Tk == 0) return pairs;
   const AttnTiles tiles(idx, Tq, Tk);
-  int64_t pairs = 0;
   for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
-    for (int64_t kt = 0; kt < tiles.n_k(); ++kt)
-      if (tiles.kind(qt, kt) != TileKind::skip)
-        pairs += (tiles.q(qt).end - tiles.q(qt).begin) * (tiles.k(kt).end - tiles.k(kt).begin);
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+      const TileKind kind = tiles.kind(qt, kt);
+      if (kind == TileKind::skip) continue;
+      const int64_t n = (tiles.q(qt).end - tiles.q(qt).begin) * (tiles.k(kt).end - tiles.k(kt).begin);
+      pairs.computed += n;
+      if (kind == TileKind::masked) pairs.masked += n;
+    }
   return pairs;
 }
 
@@ -37,21 +46,27 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   const PackedBatch b = plan_micro_batch(c, samples, shape);
   const int32_t* seq = b.seq.data();
   const int32_t* cseq = b.cseq.data();
-  StepFlops f;
-  f.self_pairs = tile_pairs({dit_self_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),
-                             teacher_forcing_of(c)},
-                            b.n_tokens, b.n_tokens);
-  f.cross_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);
+  const TilePairs self = tile_pairs({dit_self_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),
+                                     teacher_forcing_of(c)},
+                                    b.n_tokens, b.n_tokens);
+  const TilePairs cross = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);
+  TilePairs context, image;
   if (c.family == Family::gr00t)  // the vision-language blocks: the context attends to itself
-    f.context_pairs = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_context, b.n_context);
+    context = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_context, b.n_context);
   if (c.clip_tokens > 0) {  // the CLIP image context: each sample's clip_tokens rows
     std::vector<int32_t> clip_seq;
     for (int32_t s = 0; s < b.n_samples; ++s) clip_seq.insert(clip_seq.end(), size_t(c.clip_tokens), s);
-    f.image_pairs = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, clip_seq.data(), nullptr, nullptr}, b.n_tokens,
-                               int64_t(clip_seq.size()));
+    image = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, clip_seq.data(), nullptr, nullptr}, b.n_tokens,
+                       int64_t(clip_seq.size()));
   }
-  attention_work(c, f);
-  return {f.attn_fwd / samples, f.attn_pair_heads / samples};
+  StepFlops all, masked;
+  all.self_pairs = self.computed, all.cross_pairs = cross.computed, all.context_pairs = context.computed;
+  all.image_pairs = image.computed;
+  masked.self_pairs = self.masked, masked.cross_pairs = cross.masked, masked.context_pairs = context.masked;
+  masked.image_pairs = image.masked;
+  attention_work(c, all);
+  attention_work(c, masked);
+  return {all.attn_fwd / samples, all.attn_pair_heads / samples, masked.attn_pair_heads / samples};
 }
 
 }  // namespace emb

@@ -12,6 +12,7 @@ namespace emb {
 struct ComputedAttention {
   double flops_fwd = 0;   // per sample, as PlanReport::attn_flops_fwd
   double pair_heads = 0;  // per sample, as PlanReport::attn_pair_heads
+  double masked_pair_heads = 0;  // of pair_heads, those in masked tiles (the mask decided per pair)
 };
 
 // Per sample of a micro-batch of `samples` samples of `shape` laid end to end

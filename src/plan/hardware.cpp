@@ -152,6 +152,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.attention_fp32 = f("attention_flops.fp32"), h.attention_bf16 = f("attention_flops.bf16");
   if (j.contains("attention_forward_fraction")) h.attention_forward_fraction = f("attention_forward_fraction");
   if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
+  if (j.contains("attention_masked_tile_ratio")) h.attention_masked_tile_ratio = f("attention_masked_tile_ratio");
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");

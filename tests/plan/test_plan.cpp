@@ -321,6 +321,39 @@ BOOST_AUTO_TEST_CASE(samples_shorter_than_a_tile_share_its_work) {
   BOOST_TEST(ten.pair_heads > 2.5 * two.pair_heads);
 }
 
+// Of those tiles, the masked ones (the mask decided per pair: more than one sample in the query
+// or the key tile) are all but three, each holding one sample's pairs only: self the 2 x 2 tile
+// of sample 9 (4 pairs), cross sample 9's 2 queries over its last 20 context tokens (40), context
+// sample 9's last 20 x 20 (400). The step charges each masked (pair, head) the file's
+// attention_masked_tile_ratio less one times a dense (pair, head) at head dim 16
+// (attention_pair_head_s + 14·16 / the attention rate), split by the forward's share.
+BOOST_AUTO_TEST_CASE(masked_tiles_cost_the_measured_ratio_over_a_dense_pair) {
+  const ModelConfig c = preset_config("tiny_gr00t");
+  const PlanSample shape{34, 0};
+  const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+  const double masked =
+      (c.n_heads * (n_self * 16640.0 + n_cross * 25984.0) + c.n_heads_vl * c.n_layers_vl * 55808.0) / 10;
+  BOOST_TEST(computed_attention(c, 10, shape).masked_pair_heads == masked, boost::test_tools::tolerance(1e-12));
+
+  Hardware h = gpu_node();
+  h.attention_pair_head_s = 3e-9, h.attention_forward_fraction = 0.35;
+  Workload w;
+  w.model = c;
+  w.sample = shape;
+  w.ranks = 1;
+  w.global_batch = 30;
+  w.packing = false;
+  w.micro_batch = 10;
+  const StepPrediction base = predict_step(h, w);
+  h.attention_masked_tile_ratio = 1.5;
+  const StepPrediction ruled = predict_step(h, w);
+  const double per_pair_head = 0.5 * (3e-9 + 14.0 * 16 / 20e12);  // ratio − 1, gpu_node's fp32 attention rate
+  const double added = 30 * masked * per_pair_head;
+  BOOST_TEST(ruled.fwd_s - base.fwd_s == 0.35 * added, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(ruled.bwd_s - base.bwd_s == 0.65 * added, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(load_hardware("cpu_dev").attention_masked_tile_ratio > 1);
+}
+
 // ZeRO-3 keeps up to 4 gathered buckets (DataParallel's slots): a model in one bucket is
 // gathered once a step and reduced per micro-batch.
 BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {

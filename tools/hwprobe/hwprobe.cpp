@@ -17,7 +17,8 @@
 //               ranks' mean compute a round takes (rates are the mean over ranks);
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
-//               --plan counts them) and the per (pair, head) softmax work apart;
+//               --plan counts them) and the per (pair, head) softmax work apart; and on
+//               packed 13-token samples, a masked tile's time per (pair, head) over a dense one's;
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
@@ -52,6 +53,7 @@
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
 #include "fixed_costs.hpp"
+#include "kernels/attention_tiles.hpp"
 #include "kernels/make_ops.hpp"
 
 namespace {
@@ -257,46 +259,89 @@ double gemm_peak() {
   return 2.0 * n * n * n / timed([&] { linear(a.data(), w.data(), y.data(), n, n, n); });
 }
 
-// Seconds of attention forward (+ backward) over T = 512 tokens, 4 heads of hd, full mask: one
-// run (timed's median over ranks).
-double attention_seconds(int hd, bool backward) {
-  const int64_t T = 512;
-  const int H = 4, D = H * hd;
-  std::vector<float> q(size_t(T) * D, 0.1f), k(q), v(q), out(q.size()), lse(size_t(T) * H), dout(q.size(), 0.01f),
-      dq(q.size()), dk(q.size()), dv(q.size());
-  std::vector<int32_t> seq(size_t(T), 0);
-  const emb::AttnIndex idx{emb::AttnMask::full, seq.data(), seq.data(), seq.data(),
-                           seq.data(), seq.data(), seq.data()};
-  const emb::AttnConfig cfg{H, hd};
-  const auto rows = [&](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
-  return timed([&] {
-    cpu_ops().attention_forward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), cfg, idx);
-    if (backward)
-      cpu_ops().attention_backward(rows(q, D), rows(k, D), rows(v, D), rows(out, D), rows(lse, H), rows(dout, D),
-                                   rows(dq, D), rows(dk, D), rows(dv, D), cfg, idx);
-  }, 1);
+// The probe's attention: T = 512 tokens in 4 heads, the full mask over one sample (every tile
+// dense) or over samples of kPackedSampleTokens packed end to end (every computed tile masked:
+// the mask rule decided per pair, as on a tiny deck's short samples).
+constexpr int64_t kAttentionTokens = 512, kAttentionHeads = 4, kPackedSampleTokens = 13;
+
+std::vector<int32_t> attention_seq(bool packed) {
+  std::vector<int32_t> seq(size_t(kAttentionTokens), 0);
+  if (packed)
+    for (int64_t t = 0; t < kAttentionTokens; ++t) seq[size_t(t)] = int32_t(t / kPackedSampleTokens);
+  return seq;
 }
 
-// Attention's time per (pair, head) is c + 14·hd / rate: the softmax's work, whatever the head
-// dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan counts them).
-// Two head dims, 16 and 64, give both; the forward's share of the time is measured at 64. The
-// three measurements are interleaved, 9 rounds, and each is the median of its rounds: a
-// difference of two times taken minutes apart on a loaded machine would be mostly the load.
+emb::AttnIndex attention_index(const std::vector<int32_t>& seq) {
+  return {emb::AttnMask::full, seq.data(), seq.data(), seq.data(), seq.data(), seq.data(), seq.data(), {}};
+}
+
+// (pair, head)s the tiled kernels compute under `seq`'s mask (kernels/attention_tiles.hpp).
+double computed_pair_heads(const std::vector<int32_t>& seq) {
+  const emb::AttnTiles tiles(attention_index(seq), kAttentionTokens, kAttentionTokens);
+  double pairs = 0;
+  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt)
+      if (tiles.kind(qt, kt) != emb::TileKind::skip)
+        pairs += double(tiles.q(qt).end - tiles.q(qt).begin) * double(tiles.k(kt).end - tiles.k(kt).begin);
+  return pairs * kAttentionHeads;
+}
+
+// Attention forward (+ backward) at head dim hd under `seq`'s mask, as a callable.
+std::function<void()> attention_run(int hd, bool backward, const std::vector<int32_t>& seq) {
+  struct Buffers {
+    std::vector<float> q, k, v, out, lse, dout, dq, dk, dv;
+  };
+  const int64_t T = kAttentionTokens;
+  const int H = int(kAttentionHeads), D = H * hd;
+  const size_t n = size_t(T) * D;
+  auto b = std::make_shared<Buffers>(Buffers{std::vector<float>(n, 0.1f), std::vector<float>(n, 0.1f),
+                                             std::vector<float>(n, 0.1f), std::vector<float>(n),
+                                             std::vector<float>(size_t(T) * H), std::vector<float>(n, 0.01f),
+                                             std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)});
+  return [b, hd, backward, H, D, T, idx = attention_index(seq)] {
+    const emb::AttnConfig cfg{H, hd};
+    const auto rows = [T](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
+    cpu_ops().attention_forward(rows(b->q, D), rows(b->k, D), rows(b->v, D), rows(b->out, D), rows(b->lse, H), cfg, idx);
+    if (backward)
+      cpu_ops().attention_backward(rows(b->q, D), rows(b->k, D), rows(b->v, D), rows(b->out, D), rows(b->lse, H),
+                                   rows(b->dout, D), rows(b->dq, D), rows(b->dk, D), rows(b->dv, D), cfg, idx);
+  };
+}
+
+// Attention's time per (pair, head) of a dense tile is c + 14·hd / rate: the softmax's work,
+// whatever the head dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan
+// counts them). Two head dims, 16 and 64, give both; the forward's share of the time is
+// measured at 64. The three are interleaved, 9 rounds, each the median of its rounds (one run
+// each: timed's median over ranks): a difference of two times taken minutes apart on a loaded
+// machine would be mostly the load.
+// A masked tile costs more per (pair, head) than a dense one: the mask rule decided per pair in
+// the forward's scores and again in the backward's (kernels/cpu/attention.cpp tile_scores, for
+// every head) and its partial rows. Its ratio, per computed (pair, head), at head dim 16:
+// packed 13-token samples (every computed tile masked, as on the tiny decks) over one
+// 512-token sample (every tile dense), interleaved in the same rounds, on the threads' CPU
+// clocks (a ratio of one thread's own work, as the GEMM tables).
 struct AttentionCost {
-  double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0;
+  double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0, masked_tile_ratio = 1;
 };
 
 AttentionCost attention_cost() {
-  const double pair_heads = 512.0 * 512.0 * 4;
-  std::vector<double> both16, both64, fwd64;
+  const std::vector<int32_t> one = attention_seq(false), packed = attention_seq(true);
+  const double pair_heads = computed_pair_heads(one), packed_pair_heads = computed_pair_heads(packed);
+  const auto both16 = attention_run(16, true, one), both64 = attention_run(64, true, one),
+             fwd64 = attention_run(64, false, one), masked16 = attention_run(16, true, packed);
+  both16(), masked16();  // warm caches and pages for the CPU-clock pair
+  std::vector<double> t16, t64, f64, ratio;
   for (int r = 0; r < 9; ++r) {
-    both16.push_back(attention_seconds(16, true) / pair_heads);
-    both64.push_back(attention_seconds(64, true) / pair_heads);
-    fwd64.push_back(attention_seconds(64, false) / pair_heads);
+    t16.push_back(timed(both16, 1) / pair_heads);
+    t64.push_back(timed(both64, 1) / pair_heads);
+    f64.push_back(timed(fwd64, 1) / pair_heads);
+    const double dense = thread_seconds(both16) / pair_heads, masked = thread_seconds(masked16) / packed_pair_heads;
+    ratio.push_back(masked / dense);
   }
-  const double t16 = median(both16), t64 = median(both64);
-  const double per_dim = std::max((t64 - t16) / 48, 1e-15);  // seconds per head-dim unit
-  return {14 / per_dim, std::max(t16 - 16 * per_dim, 0.0), std::min(1.0, median(fwd64) / t64)};
+  const double s16 = median(t16), s64 = median(t64);
+  const double per_dim = std::max((s64 - s16) / 48, 1e-15);  // seconds per head-dim unit
+  return {14 / per_dim, std::max(s16 - 16 * per_dim, 0.0), std::min(1.0, median(f64) / s64),
+          std::max(median(ratio), 1.0)};
 }
 
 // Dropout's seconds per element and pass besides its memory traffic: forward and backward
@@ -501,6 +546,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                            {"bf16", fig(m.attention.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
       {"attention_forward_fraction", fig(m.attention.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
+      {"attention_masked_tile_ratio", fig(m.attention.masked_tile_ratio, "attention fwd+bwd, 512 tokens, 4 heads of 16: seconds per computed (pair, head) on samples of 13 tokens packed (every computed tile masked) over one sample of 512 (every tile dense), interleaved, thread CPU time, per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
