@@ -84,6 +84,26 @@ plan)
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line, got: $(cat "$tmp/err")"
   expect_contains "$(cat "$tmp/err")" "model.encoders: online computes DreamZero's inputs (I2V y, CLIP context): it needs the DreamZero layout"
   ;;
+threads)
+  # OpenMP threads inside a rank (every test else runs one): the kernels' threaded loops above
+  # their thresholds (a per-thread buffer that every worker but the caller lacked crashed both decks
+  # in the first backward at OMP_NUM_THREADS=2). Each step's loss as at one thread, but for the
+  # order of the threads' partial sums.
+  for deck in tiny_gr00t tiny_wan; do
+    for threads in 1 2; do
+      OMP_NUM_THREADS=$threads "$embtrain" "inputs/$deck.in" --set train.steps=20 --set train.global_batch=8 \
+        --set run.log_every=10 --set run.output_dir="$tmp/threads" --set run.name="$deck-$threads" \
+        >"$tmp/out" 2>&1 || fail "$deck at OMP_NUM_THREADS=$threads: exited $?: $(tail -3 "$tmp/out")"
+    done
+    /usr/bin/python3 - "$tmp/threads/$deck-1/loss.csv" "$tmp/threads/$deck-2/loss.csv" <<'PY' || fail "$deck: losses at 2 threads"
+import csv, math, sys
+one, two = ([float(r["loss"]) for r in csv.DictReader(open(p))] for p in sys.argv[1:])
+assert len(one) == len(two) == 20, (len(one), len(two))
+worst = max(abs(a - b) / abs(a) for a, b in zip(one, two))
+assert all(math.isfinite(b) for b in two) and worst < 1e-4, f"a step's loss differs by {worst:.2e} (relative) from 1 thread"
+PY
+  done
+  ;;
 train_two_ranks)
   for deck in tiny_gr00t tiny_wan; do
     name="cli-test-$deck"
