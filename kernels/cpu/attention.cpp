@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "kernels/attention_tiles.hpp"
+#include "kernels/cpu/attention_tile_masks.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "kernels/cpu/exp_fast.hpp"
 #include "kernels/cpu/op_entry.hpp"
@@ -26,17 +27,38 @@ struct HeadView {
   const float* row(int64_t i) const { return base + i * ld; }
 };
 
-// S[r, c] = scale·q_(i0+r) · k_(j0+c) for the tile, −∞ where the mask forbids the pair.
+// The length of the run of `bit`s that starts at bit 0 of `word` (64 when the whole word is).
+int low_run(uint64_t word, bool bit) {
+  const uint64_t other = bit ? ~word : word;
+  return other ? __builtin_ctzll(other) : 64;
+}
+
+// s[c] = −∞ where bit c of `allowed` is clear, for c < n: a run of forbidden keys at a time (a
+// tile row of packed samples holds one or two runs of allowed keys), the allowed scores untouched.
+void mask_row(float* s, int n, uint64_t allowed) {
+  for (int c = 0; c < n;) {
+    const int forbidden_end = std::min(n, c + low_run(allowed >> c, false));
+    std::fill(s + c, s + forbidden_end, kNegInf);
+    if (forbidden_end == n) return;
+    c = forbidden_end + low_run(allowed >> forbidden_end, true);
+  }
+}
+
+// S[r, c] = scale·q_(i0+r) · k_(j0+c) for the tile, −∞ where the mask forbids the pair:
+// `allowed` holds the tile's row words (AttnTileMasks) for a masked tile, nullptr for a dense one.
 // S has row stride kAttnTileK.
-void tile_scores(HeadView q, HeadView k, const TileSummary& qs, const TileSummary& ks, TileKind kind, int hd,
-                 float scale, const AttnIndex& idx, float* S) {
+void tile_scores(HeadView q, HeadView k, const TileSummary& qs, const TileSummary& ks, const uint64_t* allowed,
+                 int hd, float scale, float* S) {
   const int bq = static_cast<int>(qs.end - qs.begin), bk = static_cast<int>(ks.end - ks.begin);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bq, bk, hd, scale, q.row(qs.begin), q.ld, k.row(ks.begin),
               k.ld, 0.0f, S, kAttnTileK);
-  if (kind != TileKind::masked) return;
-  for (int r = 0; r < bq; ++r)
-    for (int c = 0; c < bk; ++c)
-      if (!attn_pair_allowed(idx, qs.begin + r, ks.begin + c)) S[r * kAttnTileK + c] = kNegInf;
+  if (!allowed) return;
+  for (int r = 0; r < bq; ++r) mask_row(S + r * kAttnTileK, bk, allowed[r]);
+}
+
+// The row words tile_scores takes for tile pair (qt, kt) of `kind`.
+const uint64_t* tile_allowed(const AttnTileMasks& masks, TileKind kind, int64_t qt, int64_t kt) {
+  return kind == TileKind::masked ? masks.rows(qt, kt) : nullptr;
 }
 
 float row_max(const float* s, int n) {
@@ -60,7 +82,7 @@ float exp_shifted(float* s, int n, float m) {
 // Streams the key tiles of query tile `qs` for one head with an online softmax; writes the
 // tile's rows of out and lse (lse = −∞ for rows without any allowed key).
 void forward_tile(HeadView q, HeadView k, HeadView v, float* out, float* lse, int64_t ld, int H, int h, int hd,
-                  const AttnTiles& tiles, int64_t qt, const AttnIndex& idx, std::vector<float>& S,
+                  const AttnTiles& tiles, const AttnTileMasks& masks, int64_t qt, std::vector<float>& S,
                   std::vector<float>& O, std::vector<float>& m, std::vector<float>& l) {
   const TileSummary& qs = tiles.q(qt);
   const int bq = static_cast<int>(qs.end - qs.begin);
@@ -73,7 +95,7 @@ void forward_tile(HeadView q, HeadView k, HeadView v, float* out, float* lse, in
     if (kind == TileKind::skip) continue;
     const TileSummary& ks = tiles.k(kt);
     const int bk = static_cast<int>(ks.end - ks.begin);
-    tile_scores(q, k, qs, ks, kind, hd, scale, idx, S.data());
+    tile_scores(q, k, qs, ks, tile_allowed(masks, kind, qt, kt), hd, scale, S.data());
     for (int r = 0; r < bq; ++r) {
       float* s = S.data() + r * kAttnTileK;
       const float m_new = std::max(m[r], row_max(s, bk));
@@ -108,6 +130,7 @@ bool attn_allowed(const AttnIndex& idx, int64_t i, int64_t j) { return attn_pair
 void attention_forward(const float* q, const float* k, const float* v, float* out, float* lse, int64_t Tq,
                        int64_t Tk, int H, int hd, const AttnIndex& idx) {
   const AttnTiles tiles(idx, Tq, Tk);
+  const AttnTileMasks masks(tiles, idx);
   const int64_t ld = int64_t{H} * hd;
   const int64_t n_tasks = H * tiles.n_q();
   struct Tile {
@@ -125,7 +148,7 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
       [&](Tile& t, int64_t task) {
         const int h = static_cast<int>(task % H);
         const int64_t qt = task / H;
-        forward_tile({q + h * hd, ld}, {k + h * hd, ld}, {v + h * hd, ld}, out, lse, ld, H, h, hd, tiles, qt, idx,
+        forward_tile({q + h * hd, ld}, {k + h * hd, ld}, {v + h * hd, ld}, out, lse, ld, H, h, hd, tiles, masks, qt,
                      t.S, t.O, t.m, t.l);
       });
   // A real row that took no key: its mask allows none (a bug, MODEL.md: an error), or every
@@ -154,6 +177,7 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
                         const float* dout, float* dq, float* dk, float* dv, int64_t Tq, int64_t Tk, int H, int hd,
                         const AttnIndex& idx) {
   const AttnTiles tiles(idx, Tq, Tk);
+  const AttnTileMasks masks(tiles, idx);
   const int64_t ld = int64_t{H} * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   struct Head {
@@ -187,7 +211,7 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
             if (kind == TileKind::skip) continue;
             const TileSummary& qs = tiles.q(qt);
             const int bq = static_cast<int>(qs.end - qs.begin);
-            tile_scores(qh, kh, qs, ks, kind, hd, scale, idx, P.data());
+            tile_scores(qh, kh, qs, ks, tile_allowed(masks, kind, qt, kt), hd, scale, P.data());
             for (int r = 0; r < bq; ++r) {
               float* p = P.data() + r * kAttnTileK;
               const float row_lse = lse[(qs.begin + r) * H + h];

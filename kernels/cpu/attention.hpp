@@ -15,7 +15,9 @@
 // way (tests on both backends), except the -Inf rows, which it still reports as keyless.
 //
 // Tiles are kAttnTileQ queries × kAttnTileK keys (kernels/attention_tiles.hpp). A tile pair whose summaries prove no pair
-// allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask.
+// allowed is skipped; one whose summaries prove every pair allowed skips the per-pair mask. The
+// others' allowed pairs are decided once per call (kernels/cpu/attention_tile_masks.hpp), not
+// per head: the rule does not depend on the head.
 // Scratch: a few tiles per thread, allocated per call. The forward runs OpenMP over
 // (head, query tile); the backward over heads (each head owns its columns of dq, dk, dv).
 #pragma once

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "kernel_check.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/attention_tile_masks.hpp"
 
 using namespace emb;
 using namespace emb::test;
@@ -280,6 +281,36 @@ BOOST_AUTO_TEST_CASE(attention_tile_classes_exact_on_block_layouts) {
     }
   }
   check_attention(make_batch({768, 300}, {0, 0}, 4, false), AttnMask::block_causal, false);
+}
+
+// The per-call bits of the masked tiles, which every head reads instead of the rule: each bit
+// is the reference rule's answer for its pair, the bits past a short edge tile's keys are clear.
+void check_tile_masks(const Batch& b, AttnMask mask) {
+  const int64_t Tk = mask == AttnMask::cross ? b.Tc() : b.T();
+  const AttnTiles tiles(b.index(mask), b.T(), Tk);
+  const cpu::AttnTileMasks masks(tiles, b.index(mask));
+  int64_t masked = 0, mismatches = 0;
+  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
+    for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
+      if (tiles.kind(qt, kt) != TileKind::masked) continue;
+      ++masked;
+      const TileSummary &qs = tiles.q(qt), &ks = tiles.k(kt);
+      const uint64_t* rows = masks.rows(qt, kt);
+      for (int64_t i = qs.begin; i < qs.end; ++i)
+        for (int c = 0; c < 64; ++c) {
+          const int64_t j = ks.begin + c;
+          const bool want = j < ks.end && mask_ref(b, mask, i, j);
+          mismatches += want != bool((rows[i - qs.begin] >> c) & 1);
+        }
+    }
+  BOOST_TEST(masked > 0, attn_mask_name(mask));
+  BOOST_TEST(mismatches == 0, attn_mask_name(mask));
+}
+
+BOOST_AUTO_TEST_CASE(attention_tile_masks_match_the_rule) {
+  for (const Batch& b : {make_batch({200, 333, 64}, {0, 0, 0}, 3, false), ragged_batch(true)})
+    for (AttnMask mask : kAllMasks) check_tile_masks(b, mask);
+  check_tile_masks(dreamzero_batch({{4, 40, 24, 1}, {2, 33, 6, 3}}, {0, 5}, 3, 1), AttnMask::teacher_forcing);
 }
 
 BOOST_AUTO_TEST_CASE(attention_structured_batch_every_mask) {
