@@ -154,6 +154,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
   if (j.contains("attention_masked_tile_ratio")) h.attention_masked_tile_ratio = f("attention_masked_tile_ratio");
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
+  if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");

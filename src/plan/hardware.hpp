@@ -67,6 +67,10 @@ struct Hardware {
   // drawing the element's counter-based keep word (Philox, kernels/dropout_keep.hpp) and
   // applying it; 0 where the file has no dropout_element_seconds.
   double dropout_element_s = 0;
+  // The optimizer phase's seconds per trained element (Σg² of the gradients and the AdamW step,
+  // streaming fp32 parameters, gradients and moments), per core; 0 where the file has no
+  // optimizer_element_seconds: that work is its bytes at memory_bytes_per_s.
+  double optimizer_element_s = 0;
   double memory_bytes_per_s = 0;  // device memory (HBM or DRAM) bandwidth
   double memory_bytes = 0;        // per device
   double reserved_bytes = 0;      // runtime, fragmentation

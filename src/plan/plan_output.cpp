@@ -79,7 +79,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
         {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s},
-        {"gradient_buffers", s.gradient_backward_s + s.gradient_step_s}}},
+        {"gradient_buffers", s.gradient_backward_s + s.gradient_step_s}, {"bf16_round", s.bf16_round_s}}},
       // The step's parts named as the trainer's summary.json names them (they sum to the step).
       {"phases",
        {{"data_wait", s.phases.data_wait}, {"fwd", s.phases.fwd}, {"bwd", s.phases.bwd},
@@ -121,7 +121,8 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),
            " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + gradient buffers ",
-           duration(s.gradient_backward_s + s.gradient_step_s), " + optimizer ", duration(s.optimizer_s), " + fixed ",
+           duration(s.gradient_backward_s + s.gradient_step_s), " + optimizer ", duration(s.optimizer_s),
+           s.bf16_round_s > 0 ? str(" + bf16 copy ", duration(s.bf16_round_s)) : std::string(), " + fixed ",
            duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
            "\n");
   for (const CollectiveCost& c : s.collectives)

@@ -362,16 +362,22 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
 // only shows when it is slower than the step.
 void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanReport& p, const RankRates& r,
                             StepPrediction& s) {
-  // AdamW runs over the trained elements only; the bf16 copy is rounded from every owned one.
+  // The optimizer phase (train_step) runs over the trained elements only: the gradients' Σg²,
+  // then AdamW; at the file's seconds per element and core (over the rank's share of them) where
+  // it has one, else its bytes (read g twice, p, m, v; write p, m, v) at the memory rate (the
+  // triad's rate predicted twice the CPU's phase). The bf16 copy, rounded from every owned element,
+  // is publish_params' after the phase: `other`.
   const double shards = w.shard == ShardMode::none ? 1 : w.ranks;
   const double trained = double(p.trainable_params) / shards, owned = double(p.n_params) / shards;
-  s.optimizer_s = (trained * (16 + 12 + 4) + owned * (w.model.precision == Precision::bf16 ? 2 : 0)) / r.memory;
+  s.optimizer_s = hw.optimizer_element_s > 0 ? trained * hw.optimizer_element_s / r.share
+                                             : trained * (16 + 12 + 4) / r.memory;
+  s.bf16_round_s = owned * (w.model.precision == Precision::bf16 ? 2 : 0) / r.memory;
   const GradientTraffic g = gradient_traffic(w.shard, double(p.n_params), double(p.n_params - p.trainable_params),
                                              w.ranks, s.buckets, s.micro_batches);
   s.gradient_backward_s = g.backward_bytes / r.memory;
   s.gradient_step_s = g.step_bytes / r.memory;
-  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.fixed.total_s +
-             s.gradient_backward_s + s.gradient_step_s;
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.bf16_round_s +
+             s.fixed.total_s + s.gradient_backward_s + s.gradient_step_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
@@ -383,7 +389,7 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 // the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
 // a rank times its own compute, and waits for the slowest rank at the step's blocking host
 // reductions: the imbalance is `other`. The gradient buffers' passes run in the backward and,
-// begin_step's and finish_gradients', outside the passes (`other`).
+// begin_step's and finish_gradients', outside the passes (`other`), as the bf16 copy's rounding.
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
@@ -394,7 +400,7 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s + s.bf16_round_s;
 }
 
 // Samples/s per device, MFU and the epoch.

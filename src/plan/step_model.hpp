@@ -33,8 +33,10 @@
 //             blocking host reductions (with more than one rank), and on a GPU every op call's
 //             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
 //             runs ahead of its stream, so there only the host work beyond the compute counts;
-//   optimizer AdamW over the owned shard's trained elements at memory bandwidth (read p, g, m, v;
-//             write p, m, v), and the bf16 copy of the whole shard;
+//   optimizer the gradients' Σg² and AdamW over the owned shard's trained elements, at the
+//             hardware's optimizer_element_seconds (at the rank's share of a CPU node's cores)
+//             or, where the file has none, at memory bandwidth (read g twice, p, m, v; write p,
+//             m, v); and, timed as `other`, the bf16 copy of the whole shard;
 //   data      the bytes per sample a node must read per second, and the wait when storage is
 //             slower than the step consumes;
 //   memory    state of the shard mode (its largest rank's, plan/state_memory.hpp) + one micro-batch's activations (the blocks' in the
@@ -121,6 +123,7 @@ struct StepPrediction {
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):
   // inside the backward passes, and begin_step's and finish_gradients' outside them.
   double gradient_backward_s = 0, gradient_step_s = 0;
+  double bf16_round_s = 0;  // the bf16 compute copy rounded from the owned fp32 parameters (publish_params)
   FixedCostPrediction fixed;
   PhasePrediction phases;
   std::vector<CollectiveCost> collectives;

@@ -552,6 +552,40 @@ BOOST_AUTO_TEST_CASE(dropout_draws_cost_each_pass_its_elements_at_the_measured_f
   BOOST_TEST(predict_step(h, w).fwd_s < drawn.fwd_s);
 }
 
+// The optimizer phase (train_step: the gradients' Σg², then AdamW over the owned shard's
+// trained elements), by hand: a file without optimizer_element_seconds (the GPU files) costs
+// its bytes at the memory rate (read g twice, p, m, v; write p, m, v: 32 per element); with
+// it, the elements at that figure over the rank's share of a CPU node's cores. The bf16 copy
+// is rounded in publish_params, after the phase: it is `other`.
+BOOST_AUTO_TEST_CASE(optimizer_phase_costs_the_trained_elements_at_the_measured_figure) {
+  Workload w = tiny_workload();  // ZeRO-3 on 8 ranks: each steps an eighth of the elements
+  const Hardware gpu = gpu_node();
+  const StepPrediction bytes = predict_step(gpu, w);
+  const double trained = double(make_plan(w.model, w.ranks, bytes.tokens_per_mb).trainable_params);
+  BOOST_TEST(trained > 0);
+  BOOST_TEST(bytes.optimizer_s == trained / 8 * 32 / gpu.memory_bytes_per_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(bytes.phases.optim == bytes.optimizer_s);
+  for (const char* name : {"h100_sxm", "h200"}) BOOST_TEST(load_hardware(name).optimizer_element_s == 0.0);
+
+  Hardware cpu = load_hardware("cpu_dev");  // 2 cores
+  BOOST_TEST(cpu.optimizer_element_s > 0);
+  cpu.optimizer_element_s = 2e-9;
+  w.ranks = 2;  // a core each: half the elements each
+  BOOST_TEST(predict_step(cpu, w).optimizer_s == trained / 2 * 2e-9, boost::test_tools::tolerance(1e-12));
+  w.ranks = 4;  // two ranks a core: a quarter each, at half a core
+  BOOST_TEST(predict_step(cpu, w).optimizer_s == trained / 4 * 2e-9 / 0.5, boost::test_tools::tolerance(1e-12));
+
+  w.model.precision = Precision::bf16;
+  const StepPrediction bf16 = predict_step(cpu, w);
+  const double owned = double(make_plan(w.model, w.ranks, bf16.tokens_per_mb).n_params) / 4;
+  BOOST_TEST(bf16.optimizer_s == trained / 4 * 2e-9 / 0.5, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(bf16.bf16_round_s == owned * 2 / (cpu.memory_bytes_per_s * 0.5), boost::test_tools::tolerance(1e-12));
+  const PhasePrediction& ph = bf16.phases;
+  BOOST_TEST(ph.optim == bf16.optimizer_s);
+  BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == bf16.step_s,
+             boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {
   const Hardware cpu = load_hardware("cpu_dev");
   BOOST_TEST(cpu.fixed.op_call_s > 0);

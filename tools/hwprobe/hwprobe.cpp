@@ -22,6 +22,8 @@
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
+//   optimizer   the optimizer phase's Σg² and AdamW step through Ops over 4 M elements (beyond
+//               the caches): seconds per trained element;
 //   collectives all-reduce of 8 B (α) and all-gather, reduce-scatter of 1 MiB in all and 32 MiB
 //               a rank (β, ring, at 32 MiB; the reduction's rate at both) through the trainer's
 //               MPI Comm and its progress thread, the ranks entering together:
@@ -365,6 +367,34 @@ double dropout_element_seconds() {
   }) / (2.0 * reps * double(N) * C);
 }
 
+// The optimizer phase's seconds per trained element (train_step: Optimizer's global_grad_norm,
+// then its step): Σg² of the gradients, then AdamW through Ops (fp32 parameters, gradients and
+// both moments, weight decay on) over 4 M elements, 64 MiB in all, far beyond the last-level
+// cache, 4 times, every rank at once; the median of 5 runs, each on the thread's CPU clock
+// (thread_seconds: at load average 2-3 wall-clock runs of the same passes spread 0.8-1.9 ns an
+// element). The update streams its four arrays in one pass; the triad's rate over AdamW's bytes
+// predicted twice the phase's time (regression/plan_validation.md round 20).
+double optimizer_element_seconds() {
+  const int64_t n = int64_t(4) << 20;
+  const int reps = 4;
+  std::vector<float> p(size_t(n), 0.5f), g(size_t(n), 0.01f), m(size_t(n), 0.0f), v(size_t(n), 0.0f);
+  const auto all = [&](std::vector<float>& t) { return emb::view(t.data(), 1, n); };
+  emb::AdamWConfig cfg;
+  cfg.weight_decay = 0.01f;  // train.weight_decay's default
+  int64_t step = 0;
+  double sum = 0;
+  const auto passes = [&] {
+    for (int r = 0; r < reps; ++r) {
+      cpu_ops().sum_squares(all(g), &sum);
+      cpu_ops().adamw_step(all(p), all(g), all(m), all(v), cfg, ++step, 1.0f, 1.0f);
+    }
+  };
+  passes();  // warm pages
+  std::vector<double> runs;
+  for (int r = 0; r < 5; ++r) runs.push_back(thread_seconds(passes));
+  return median(runs) / (double(reps) * double(n));
+}
+
 double triad_bandwidth() {
   const size_t n = size_t(8) << 20;  // 32 MiB of floats per array
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
@@ -503,7 +533,7 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, write = 0;
   Imbalance imbalance;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, comm_core = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0, comm_core = 0;
   GemmEfficiency gemm_shapes;
   AttentionCost attention;
   Fabric fabric;
@@ -516,6 +546,7 @@ Measured measure(const emb::World& world) {
   m.gemm_shapes = gemm_shape_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
+  m.optimizer_element = optimizer_element_seconds();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
   if (g_size > 1) m.spare_core = spare_core_speedup();
@@ -548,6 +579,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
       {"attention_masked_tile_ratio", fig(m.attention.masked_tile_ratio, "attention fwd+bwd, 512 tokens, 4 heads of 16: seconds per computed (pair, head) on samples of 13 tokens packed (every computed tile masked) over one sample of 512 (every tile dense), interleaved, thread CPU time, per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
+      {"optimizer_element_seconds", fig(m.optimizer_element, "the optimizer phase's sum of squares of the gradients and AdamW step through Ops (fp32 parameters, gradients, moments, weight decay 0.01) over 4 M elements (64 MiB), thread CPU time: seconds per trained element, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
