@@ -15,10 +15,15 @@
 # Writes outputs/bench/plan_validation.json and prints the markdown table for
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
-#                                                        PROBE=each: a probe after every run; once: one at the start)
+#                                                        PROBE=each: a probe after every run; once: one at the start,
+#                                                        TINY_STEPS=10 x STEPS: the tiny decks' steps)
+# The tiny decks' steps are 10-20 ms: at STEPS (30) a run lasts 0.3-0.5 s, and a slow spell at its
+# start (round 21: the first ~20 steps of a 2-rank run at ~15 ms, the rest at ~8.5) was its median.
+# TINY_STEPS gives them the seconds scaling_cpu's runs have.
 set -euo pipefail
 build=${1:-build}
 steps=${2:-30}
+tiny_steps=${TINY_STEPS:-$((steps * 10))}
 rounds=${ROUNDS:-3}
 decks=${DECKS:-tiny_gr00t tiny_wan scaling_cpu}
 probe_mode=${PROBE:-each}
@@ -38,8 +43,10 @@ for round in $(seq 1 "$rounds"); do
       name="plan-validation-$deck-np$np-$round"
       rm -rf "outputs/$name"
       load_before=$(cut -d' ' -f1 /proc/loadavg)
+      run_steps=$steps
+      case $deck in tiny_*) run_steps=$tiny_steps ;; esac
       mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" \
-        --set train.steps="$steps" --set run.log_every="$steps" >/dev/null
+        --set train.steps="$run_steps" --set run.log_every="$run_steps" >/dev/null
       load_after=$(cut -d' ' -f1 /proc/loadavg)
       after="$before"
       if [ "$probe_mode" = each ]; then
