@@ -114,8 +114,7 @@ Reach teacher_forcing_reach(const TileSummary& q, const TileSummary& k, TeacherF
 }  // namespace
 
 AttnTiles::AttnTiles(const AttnIndex& idx, int64_t Tq, int64_t Tk) : mask_(idx.mask), tf_(idx.tf) {
-  const bool blk = idx.mask == AttnMask::block_causal || idx.mask == AttnMask::teacher_forcing;
-  const bool grp = blk || idx.mask == AttnMask::prefix;
+  const bool blk = attn_mask_reads_blk(idx.mask), grp = attn_mask_reads_grp(idx.mask);
   q_ = summarize(idx.q_seq, blk ? idx.q_blk : nullptr, grp ? idx.q_grp : nullptr, Tq, kAttnTileQ);
   k_ = summarize(idx.k_seq, blk ? idx.k_blk : nullptr, grp ? idx.k_grp : nullptr, Tk, kAttnTileK);
 }
@@ -133,6 +132,14 @@ TileKind AttnTiles::kind(int64_t qt, int64_t kt) const {
   const bool one_sample = !q.has_padding && !k.has_padding && q.seq_min == q.seq_max && k.seq_min == k.seq_max &&
                           q.seq_min == k.seq_min;
   return one_sample && reach.every ? TileKind::dense : TileKind::masked;
+}
+
+int64_t AttnTiles::pairs(TileKind of_kind) const {
+  int64_t n = 0;
+  for (int64_t qt = 0; qt < n_q(); ++qt)
+    for (int64_t kt = 0; kt < n_k(); ++kt)
+      if (kind(qt, kt) == of_kind) n += (q_[qt].end - q_[qt].begin) * (k_[kt].end - k_[kt].begin);
+  return n;
 }
 
 }  // namespace emb

@@ -36,6 +36,8 @@ class AttnTiles {
   const TileSummary& q(int64_t t) const { return q_[t]; }
   const TileSummary& k(int64_t t) const { return k_[t]; }
   TileKind kind(int64_t qt, int64_t kt) const;
+  // The query-key pairs of every tile pair of `kind` (each computed whole when not skipped).
+  int64_t pairs(TileKind of_kind) const;
 
  private:
   AttnMask mask_;

@@ -73,6 +73,14 @@ struct AttnIndex {
   TeacherForcing tf;               // teacher_forcing
 };
 
+// The token fields the rule below reads besides seq, per mask: grp under prefix, block_causal and
+// teacher_forcing, blk under the last two (the others may leave them null). Tokens equal in seq and
+// in the fields their mask reads are alike to the rule (kernels/cpu/attention_tile_masks.cpp).
+inline bool attn_mask_reads_blk(AttnMask mask) {
+  return mask == AttnMask::block_causal || mask == AttnMask::teacher_forcing;
+}
+inline bool attn_mask_reads_grp(AttnMask mask) { return attn_mask_reads_blk(mask) || mask == AttnMask::prefix; }
+
 // The scalar mask rule: true iff query i may attend key j under `idx` (host memory). Every
 // backend's tiles must agree with it; --plan counts pairs with it.
 inline bool attn_pair_allowed(const AttnIndex& idx, int64_t i, int64_t j) {

@@ -13,20 +13,10 @@ struct Tokens {
   AttnMask mask;
   const int32_t *seq, *grp, *blk;
   // Whether the rule sees tokens a and b alike: seq always, grp and blk only under the masks that
-  // read them (AttnIndex: the others may leave them null).
+  // read them (attn_mask_reads_grp / _blk; the others may leave them null).
   bool alike(int64_t a, int64_t b) const {
-    if (seq[a] != seq[b]) return false;
-    switch (mask) {
-      case AttnMask::full:
-      case AttnMask::cross:
-        return true;
-      case AttnMask::prefix:
-        return grp[a] == grp[b];
-      case AttnMask::block_causal:
-      case AttnMask::teacher_forcing:
-        return grp[a] == grp[b] && blk[a] == blk[b];
-    }
-    return false;
+    return seq[a] == seq[b] && (!attn_mask_reads_grp(mask) || grp[a] == grp[b]) &&
+           (!attn_mask_reads_blk(mask) || blk[a] == blk[b]);
   }
 };
 

@@ -19,18 +19,10 @@ struct TilePairs {
 };
 
 TilePairs tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk) {
-  TilePairs pairs;
-  if (Tq == 0 || Tk == 0) return pairs;
+  if (Tq == 0 || Tk == 0) return {};
   const AttnTiles tiles(idx, Tq, Tk);
-  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
-    for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
-      const TileKind kind = tiles.kind(qt, kt);
-      if (kind == TileKind::skip) continue;
-      const int64_t n = (tiles.q(qt).end - tiles.q(qt).begin) * (tiles.k(kt).end - tiles.k(kt).begin);
-      pairs.computed += n;
-      if (kind == TileKind::masked) pairs.masked += n;
-    }
-  return pairs;
+  const int64_t masked = tiles.pairs(TileKind::masked);
+  return {tiles.pairs(TileKind::dense) + masked, masked};
 }
 
 }  // namespace

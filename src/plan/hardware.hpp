@@ -53,8 +53,8 @@ struct Hardware {
   // already includes it (GPU figures measured at head dim 128).
   double attention_pair_head_s = 0;
   // A masked tile's seconds per computed (pair, head) over a dense tile's, at head dim 16: the
-  // mask rule decided per pair and head in the forward's scores and the backward's
-  // (kernels/cpu/attention.cpp), on every tile of samples shorter than a tile (the tiny decks').
+  // per-pair mask applied in the forward's scores and the backward's (kernels/cpu/attention.cpp),
+  // on every tile of samples shorter than a tile (the tiny decks').
   // The planner charges a masked tile's (pair, head) (ratio − 1) times a dense one's at head
   // dim 16 (attention_pair_head_s + 14·16 / the attention rate) on top of its work, whatever
   // the model's head dim: the rule's cost is per pair, not per head-dim unit. 1 where the file

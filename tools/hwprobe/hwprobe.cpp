@@ -280,12 +280,7 @@ emb::AttnIndex attention_index(const std::vector<int32_t>& seq) {
 // (pair, head)s the tiled kernels compute under `seq`'s mask (kernels/attention_tiles.hpp).
 double computed_pair_heads(const std::vector<int32_t>& seq) {
   const emb::AttnTiles tiles(attention_index(seq), kAttentionTokens, kAttentionTokens);
-  double pairs = 0;
-  for (int64_t qt = 0; qt < tiles.n_q(); ++qt)
-    for (int64_t kt = 0; kt < tiles.n_k(); ++kt)
-      if (tiles.kind(qt, kt) != emb::TileKind::skip)
-        pairs += double(tiles.q(qt).end - tiles.q(qt).begin) * double(tiles.k(kt).end - tiles.k(kt).begin);
-  return pairs * kAttentionHeads;
+  return double(tiles.pairs(emb::TileKind::dense) + tiles.pairs(emb::TileKind::masked)) * kAttentionHeads;
 }
 
 // Attention forward (+ backward) at head dim hd under `seq`'s mask, as a callable.
@@ -316,9 +311,9 @@ std::function<void()> attention_run(int hd, bool backward, const std::vector<int
 // measured at 64. The three are interleaved, 9 rounds, each the median of its rounds (one run
 // each: timed's median over ranks): a difference of two times taken minutes apart on a loaded
 // machine would be mostly the load.
-// A masked tile costs more per (pair, head) than a dense one: the mask rule decided per pair in
-// the forward's scores and again in the backward's (kernels/cpu/attention.cpp tile_scores, for
-// every head) and its partial rows. Its ratio, per computed (pair, head), at head dim 16:
+// A masked tile costs more per (pair, head) than a dense one: its allowed pairs decided once per
+// call (kernels/cpu/attention_tile_masks.hpp), the forbidden scores set to −∞ for every head in
+// the forward and again in the backward (tile_scores), and its partial rows. Its ratio, per computed (pair, head), at head dim 16:
 // packed 13-token samples (every computed tile masked, as on the tiny decks) over one
 // 512-token sample (every tile dense), interleaved in the same rounds, on the threads' CPU
 // clocks (a ratio of one thread's own work, as the GEMM tables).

@@ -20,7 +20,7 @@ constexpr auto kLeaveTheReportTo = std::chrono::seconds(5);
 constexpr auto kPoll = std::chrono::milliseconds(20);
 // The line starts on a line of its own: mpirun writes each rank's output in the chunks it reads from
 // the rank's pipes, so a chunk of rank 0's progress lines can end mid-line, this rank's line written
-// next (CI's rl_hostile log: "rl checkpoint: /tmp/tmp.BS" + "embsim rl: simulator rank 2 ... died"
+// next (a failing rl_hostile log: "rl checkpoint: /tmp/tmp.BS" + "embsim rl: simulator rank 2 ... died"
 // + "BILgKaXb/..."; 4-6 of 10 kills landed mid-line in a test with rank 0 printing fast, none with
 // the newline). When nothing interleaves it costs a blank line before the line.
 void print_failure_line(const std::string& line) {
