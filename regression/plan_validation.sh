@@ -7,7 +7,8 @@
 # mean, regression/mean_hardware.py). The machine is shared and its load moves within a
 # minute, so the load average is recorded beside each run, and the whole sequence runs ROUNDS
 # times: a deck and rank count's error is the median of its rounds'. With more ranks than cores
-# the ranks' imbalance is measured at that count (`hwprobe --imbalance` right after the run).
+# the ranks' imbalance is measured at that count (`hwprobe --imbalance` right before and right after
+# the run, their mean: one probe after it moved a 4-rank tiny prediction by 2.4 ms, round 22).
 # Per phase, measured (summary.json, medians over steps) against predicted (--plan's JSON
 # "phases"): the step's parts as the trainer times them, which do not overlap and sum to the
 # step (src/core/timer.hpp): fwd, bwd, optim, exposed comm (the waits) and other (the rest:
@@ -42,6 +43,9 @@ for round in $(seq 1 "$rounds"); do
     for np in 1 2 4; do
       name="plan-validation-$deck-np$np-$round"
       rm -rf "outputs/$name"
+      if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count, before and after
+        mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$deck-np$np-$round.json"
+      fi
       load_before=$(cut -d' ' -f1 /proc/loadavg)
       run_steps=$steps
       case $deck in tiny_*) run_steps=$tiny_steps ;; esac
@@ -55,11 +59,14 @@ for round in $(seq 1 "$rounds"); do
       fi
       hw="$out/cpu_$deck-np$np-$round.json"
       /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $deck" "$before" "$after" > "$hw"
-      if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count
-        mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_$deck-np$np-$round.json"
+      if [ "$np" -gt 2 ]; then
+        mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$deck-np$np-$round.json"
+        /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$deck-np$np-$round.json" \
+          "$out/imbalance_after_$deck-np$np-$round.json" > "$out/imbalance_$deck-np$np-$round.json"
         /usr/bin/python3 - "$hw" "$out/imbalance_$deck-np$np-$round.json" <<'PY'
 import json, sys
 hw, extra = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+extra.pop("name")
 hw.update(extra)
 json.dump(hw, open(sys.argv[1], "w"), indent=2)
 PY

@@ -142,10 +142,12 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.ranks_share_node = j.value("ranks_share_node", false);
   h.activations_in_compute_precision = j.value("activations_in_compute_precision", true);
   h.comm_overlaps_compute = j.value("comm_overlaps_compute", true);
+  h.gemm_rate_on_cached_weights = j.value("gemm_rate_on_cached_weights", false);
   if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
   if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
   if (j.contains("rank_imbalance_round_s")) h.rank_imbalance_round_s = f("rank_imbalance_round_s");
   if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
+  if (j.contains("memory_spare_core_speedup")) h.memory_spare_core_speedup = f("memory_spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
   h.gemm_fp32 = f("gemm_flops.fp32"), h.gemm_bf16 = f("gemm_flops.bf16");
   if (j.contains("gemm_flops") && j["gemm_flops"].contains("fp8")) h.gemm_fp8 = f("gemm_flops.fp8");
@@ -155,6 +157,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("attention_masked_tile_ratio")) h.attention_masked_tile_ratio = f("attention_masked_tile_ratio");
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
+  if (j.contains("last_level_cache_bytes")) h.last_level_cache_bytes = f("last_level_cache_bytes");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");
   h.reserved_bytes = f("memory.reserved_bytes");

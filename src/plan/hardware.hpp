@@ -81,12 +81,28 @@ struct Hardware {
   // storage, Model's training_blocks_dtype), or everything in fp32 (the CPU kernels widen bf16
   // to fp32).
   bool activations_in_compute_precision = true;
+  // The GEMM rates were measured on weights in cache (hwprobe's trunk: one layer's weights,
+  // reused): a step's linears each read their own weights from memory in the forward, again in
+  // the backward with their gradients read and written (dW accumulates), which the planner then
+  // costs apart at the memory rate (on a CPU the GEMM library packs each weight panel before its
+  // kernel runs: a pass of its own). false: the rates include it (a GPU's tiles stream weights
+  // under their math).
+  bool gemm_rate_on_cached_weights = false;
+  // The node's last-level cache, shared by its ranks: a rank whose step works over more than its
+  // share (parameters, their gradients and a micro-batch's activations) reads its weights from
+  // memory at every pass, its cycle through them evicting each before its next use; one whose
+  // working set fits keeps them (the tiny decks). 0: every weight is read from memory.
+  double last_level_cache_bytes = 0;
   // false: no core to spare (MACHINE.md): the MPI progress thread's copies and sums take the
   // compute's core time, so every collective adds to the step.
   bool comm_overlaps_compute = true;
   // CPU: a rank's per-op rates when the run leaves cores idle (fewer ranks than cores) over
   // the rates with every core busy, which the per-op figures are.
   double spare_core_speedup = 1;
+  // The same for memory-bound work (the triad's rate alone over with every rank streaming): a
+  // lone rank's elementwise passes, gradient buffers and optimizer step have the memory system
+  // to themselves (regression/plan_validation.md round 23: 1.4x here, the GEMMs' 1.0x).
+  double memory_spare_core_speedup = 1;
   // How much longer than the typical rank's compute a step's work takes when every collective
   // waits for the slowest rank (ranks time-sharing cores with other load), measured with
   // devices_per_node ranks; 0: dedicated devices.

@@ -78,7 +78,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"recompute", s.recompute_s}, {"imbalance", s.imbalance_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
-        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s},
+        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}, {"comm_head", s.comm_head_s},
+        {"weight_traffic", s.weight_traffic_s},
         {"gradient_buffers", s.gradient_backward_s + s.gradient_step_s}, {"bf16_round", s.bf16_round_s}}},
       // The step's parts named as the trainer's summary.json names them (they sum to the step).
       {"phases",
@@ -116,10 +117,12 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.samples_per_mb, ", ", s.buckets, " bucket(s) of <= ", s.w.bucket_bytes / (1 << 20), " MiB\n");
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
+           s.weight_traffic_s > 0 ? str("; of these, weights read from memory ", duration(s.weight_traffic_s)) : std::string(),
            s.imbalance_s > 0 ? str(", waits for the slowest rank ", duration(s.imbalance_s)) : std::string(), ")",
            s.comm_core_fwd_s + s.comm_core_bwd_s > 0
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),
+           s.comm_head_s > 0 ? str(" + first gathers under the step's head ", duration(s.comm_head_s)) : std::string(),
            " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + gradient buffers ",
            duration(s.gradient_backward_s + s.gradient_step_s), " + optimizer ", duration(s.optimizer_s),
            s.bf16_round_s > 0 ? str(" + bf16 copy ", duration(s.bf16_round_s)) : std::string(), " + fixed ",

@@ -116,6 +116,7 @@ void size_micro_batches(const Workload& w, StepPrediction& s) {
 struct RankRates {
   int per_node = 1;  // ranks that share a node (and its storage)
   double share = 1, gemm = 0, attention = 0, memory = 0;
+  double memory_share = 1;  // share for memory-bound work: a lone rank's streams run faster still
   double gemm_base = 0;  // the file's GEMM rate at the rank's share; gemm: at the model width's efficiency
 };
 
@@ -124,14 +125,21 @@ RankRates rank_rates(const Hardware& hw, const Workload& w) {
   const bool bf16 = w.model.precision == Precision::bf16;
   RankRates r;
   r.per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
-  r.share = device_share(hw, R) * (hw.ranks_share_node && R < hw.devices_per_node ? hw.spare_core_speedup : 1.0);
+  const bool spare_cores = hw.ranks_share_node && R < hw.devices_per_node;
+  r.share = device_share(hw, R) * (spare_cores ? hw.spare_core_speedup : 1.0);
+  r.memory_share = device_share(hw, R) * (spare_cores ? hw.memory_spare_core_speedup : 1.0);
   if (w.fp8 && hw.gemm_fp8 <= 0)
     throw Error(str(hw.path, ": model.fp8 = on needs gemm_flops.fp8 in the hardware file"), kExitInput);
   r.gemm_base = (w.fp8 ? hw.gemm_fp8 : bf16 ? hw.gemm_bf16 : hw.gemm_fp32) * r.share;
   r.gemm = r.gemm_base * gemm_efficiency(hw, w.model.d_model);
   r.attention = (bf16 ? hw.attention_bf16 : hw.attention_fp32) * r.share;
-  r.memory = hw.memory_bytes_per_s * r.share;
+  r.memory = hw.memory_bytes_per_s * r.memory_share;
   return r;
+}
+
+// A rank's share of the last-level cache: its node's ranks share it.
+double cache_per_rank(const Hardware& hw, const Workload& w) {
+  return hw.last_level_cache_bytes / (hw.ranks_share_node ? w.ranks : 1);
 }
 
 // Seconds of one sample's forward GEMMs, each linear at the rate of its shape (linear_efficiency:
@@ -170,11 +178,23 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const double attn_fwd = hw.attention_forward_fraction * attn;
   // Dropout draws every element's keep word in the forward and again in the backward.
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
+  // The weights' traffic a micro-batch makes beyond GEMM rates measured on cached weights, per
+  // sample: every parameter read in the forward, and in the backward read again with the
+  // trained ones' gradients read and written (the compute copies: fp32 on a CPU); none while
+  // the rank's working set fits its share of the last-level cache.
+  double weights_fwd = 0, weights_bwd = 0;
+  const double param_bytes = planned_blocks_dtype(hw, c) == DType::bf16 ? 2 : 4;
+  const double weight_bytes = param_bytes * double(p.n_params), grad_bytes = 4.0 * double(p.trainable_params);
+  if (hw.gemm_rate_on_cached_weights && weight_bytes + grad_bytes + p_none.activation_bytes > cache_per_rank(hw, w)) {
+    weights_fwd = weight_bytes / s.samples_per_mb / r.memory;
+    weights_bwd = weights_fwd + 2 * grad_bytes / s.samples_per_mb / r.memory;
+  }
+  s.weight_traffic_s = (weights_fwd + weights_bwd) * s.samples_per_rank;
   SampleSeconds t;
   const double act_traffic = passes * act_per_sample / r.memory;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
-  t.fwd = gemm_fwd + attn_fwd + dropout_draws + act_traffic + p.dropout_bytes_fwd / r.memory;
-  t.bwd = 2 * gemm_fwd + (attn - attn_fwd) + dropout_draws + act_traffic + p.dropout_bytes_bwd / r.memory;
+  t.fwd = gemm_fwd + attn_fwd + dropout_draws + act_traffic + weights_fwd + p.dropout_bytes_fwd / r.memory;
+  t.bwd = 2 * gemm_fwd + (attn - attn_fwd) + dropout_draws + act_traffic + weights_bwd + p.dropout_bytes_bwd / r.memory;
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
   t.recompute = c.recompute == Recompute::full
@@ -207,16 +227,18 @@ double sent_bytes(Collective op, double bytes, int R) {
 // A pass over the buckets: `before` issued ahead of each bucket's compute, `after` behind it.
 // Overlapping, the exposed seconds are what pass_exposed finds uncovered; on a shared core the
 // covered share of the collectives' core seconds slows the pass's compute (`core`, added to
-// it). Not overlapping, every collective is a wait, which holds its core seconds.
+// it). Not overlapping, every collective is a wait, which holds its core seconds. Run at issue
+// (one rank's copies), every core second is the pass's and none a wait.
 struct PassTime {
   double exposed = 0, core = 0;
 };
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
-                   bool prefetch_all, bool overlap, bool shared_core) {
+                   bool prefetch_all, bool overlap, bool shared_core, bool at_issue) {
   double total = 0, core = 0;
   for (size_t k = 0; k < comp.size(); ++k)
     total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
+  if (at_issue) return {0, core};
   if (!overlap) return {total, 0};
   const double exposed = pass_exposed(comp, before.seconds, after.seconds, prefetch_all);
   return {exposed, shared_core && total > 0 ? core * std::max(0.0, 1 - exposed / total) : 0.0};
@@ -266,12 +288,16 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
   const bool shared_core = !hw.comm_overlaps_compute && hw.comm_core_seconds_per_byte > 0;
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
+  // One rank on a shared core: its collectives are copies the progress thread (at a higher
+  // priority) runs at once on the rank's core, in the phase that issued them, never waited for
+  // (round 23: scaling_cpu's last copy inside its backward, none of it exposed).
+  const bool at_issue = shared_core && overlap && R == 1;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
-    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core);
+    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, at_issue);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
   };
   auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
-    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core);
+    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, at_issue);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
   };
   // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
@@ -279,14 +305,25 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
-    const double exposed = overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total;
+    const double exposed = at_issue ? 0.0 : overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total;
     const double hidden_core = shared_core && total > 0 ? core * (1 - exposed / total) : 0.0;
     s.comm_exposed_s += times_per_step * exposed;
     s.comm_core_fwd_s += times_per_step * hidden_core * mb_fwd / (mb_fwd + mb_bwd);
     s.comm_core_bwd_s += times_per_step * hidden_core * mb_bwd / (mb_fwd + mb_bwd);
   };
+  // ZeRO-3's first kPrefetchDepth buckets are gathered by publish_params behind the previous
+  // step's update. With MPI's progress thread on the ranks' cores they run under the step's
+  // head, whose blocking host reductions wait for the transfer (`other`, not a wait for the
+  // gather: regression/plan_validation.md round 23), and are ready when the forward starts.
+  auto gathered_at_head = [&](BucketTimes g) {
+    if (!(shared_core && overlap)) return g;
+    for (size_t k = 0; k < std::min(B, size_t(kPrefetchDepth)); ++k)
+      s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0;
+    return g;
+  };
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
-    fwd_pass(times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1), zero, false, 1);
+    fwd_pass(gathered_at_head(times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1)),
+             zero, false, 1);
     const BucketTimes rs = reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches));
     bwd_pass(zero, rs, 1);
     drained_pass(rs, s.micro_batches - 1);
@@ -294,7 +331,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     const BucketTimes g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
     const BucketTimes g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
     const BucketTimes rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
-    fwd_pass(g_fwd, zero, false, s.micro_batches);
+    fwd_pass(gathered_at_head(g_fwd), zero, false, 1);
+    fwd_pass(g_fwd, zero, false, s.micro_batches - 1);
     bwd_pass(reversed(g_bwd), reversed(rs), s.micro_batches);
   } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
     bwd_pass(zero, reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1)), 1);
@@ -363,20 +401,20 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
 void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanReport& p, const RankRates& r,
                             StepPrediction& s) {
   // The optimizer phase (train_step) runs over the trained elements only: the gradients' Σg²,
-  // then AdamW; at the file's seconds per element and core (over the rank's share of them) where
-  // it has one, else its bytes (read g twice, p, m, v; write p, m, v) at the memory rate (the
+  // then AdamW; at the file's seconds per element and core (over the rank's share of them for
+  // memory-bound work: the phase streams its arrays) where it has one, else its bytes (read g twice, p, m, v; write p, m, v) at the memory rate (the
   // triad's rate predicted twice the CPU's phase). The bf16 copy, rounded from every owned element,
   // is publish_params' after the phase: `other`.
   const double shards = w.shard == ShardMode::none ? 1 : w.ranks;
   const double trained = double(p.trainable_params) / shards, owned = double(p.n_params) / shards;
-  s.optimizer_s = hw.optimizer_element_s > 0 ? trained * hw.optimizer_element_s / r.share
+  s.optimizer_s = hw.optimizer_element_s > 0 ? trained * hw.optimizer_element_s / r.memory_share
                                              : trained * (16 + 12 + 4) / r.memory;
   s.bf16_round_s = owned * (w.model.precision == Precision::bf16 ? 2 : 0) / r.memory;
   const GradientTraffic g = gradient_traffic(w.shard, double(p.n_params), double(p.n_params - p.trainable_params),
-                                             w.ranks, s.buckets, s.micro_batches);
+                                             w.ranks, s.buckets, s.micro_batches, cache_per_rank(hw, w));
   s.gradient_backward_s = g.backward_bytes / r.memory;
   s.gradient_step_s = g.step_bytes / r.memory;
-  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.optimizer_s + s.bf16_round_s +
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.comm_head_s + s.optimizer_s + s.bf16_round_s +
              s.fixed.total_s + s.gradient_backward_s + s.gradient_step_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
@@ -400,7 +438,7 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s + s.bf16_round_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
 }
 
 // Samples/s per device, MFU and the epoch.

@@ -15,6 +15,7 @@
 #include "model/presets.hpp"
 #include "plan/backbone_cost.hpp"
 #include "parallel/shard_layout.hpp"
+#include "parallel/zero3_schedule.hpp"
 #include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
 #include "plan/gradient_traffic.hpp"
@@ -369,7 +370,8 @@ BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {
   BOOST_TEST(s.collectives[1].per_step == 4);
 }
 
-// On a CPU node a rank with cores to spare runs at the measured spare-core speedup.
+// On a CPU node a rank with cores to spare runs at the measured spare-core speedups (the
+// GEMMs' and, for its memory traffic, the memory's: equal here, the compute scales by both).
 BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup) {
   Hardware h = gpu_node();
   h.ranks_share_node = true;
@@ -377,12 +379,110 @@ BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup
   Workload w = tiny_workload();
   w.ranks = 1;
   const double busy = predict_step(h, w).compute_s;
-  h.spare_core_speedup = 1.5;
+  h.spare_core_speedup = h.memory_spare_core_speedup = 1.5;
   BOOST_TEST(predict_step(h, w).compute_s == busy / 1.5, boost::test_tools::tolerance(1e-9));
   w.ranks = 2;
   const double two = predict_step(h, w).compute_s;
-  h.spare_core_speedup = 1;
+  h.spare_core_speedup = h.memory_spare_core_speedup = 1;
   BOOST_TEST(predict_step(h, w).compute_s == two, boost::test_tools::tolerance(1e-12));
+}
+
+// A lone rank's memory-bound work (activation traffic, gradient buffers, the optimizer's
+// streams) runs at the memory spare-core speedup, its GEMMs at the compute one; with every core
+// busy neither applies.
+BOOST_AUTO_TEST_CASE(a_lone_rank_streams_memory_at_the_memory_spare_core_speedup) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.optimizer_element_s = 1e-9;
+  Workload w = tiny_workload();
+  w.ranks = 1;
+  const StepPrediction busy = predict_step(h, w);
+  h.memory_spare_core_speedup = 1.25;
+  const StepPrediction alone = predict_step(h, w);
+  BOOST_TEST(alone.optimizer_s == busy.optimizer_s / 1.25, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(alone.gradient_backward_s == busy.gradient_backward_s / 1.25, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(alone.fwd_s < busy.fwd_s);  // the activations' traffic
+  w.ranks = 2;
+  const double two = predict_step(h, w).step_s;
+  h.memory_spare_core_speedup = 1;
+  BOOST_TEST(predict_step(h, w).step_s == two, boost::test_tools::tolerance(1e-12));
+}
+
+// GEMM rates measured on weights in cache (a hwprobe file): a rank whose working set
+// (parameters, gradients, a micro-batch's activations) outgrows its share of the last-level
+// cache reads every weight from memory in the forward, and again in the backward with the
+// gradients read and written: 4 N + (4 N + 8 N) bytes a micro-batch (fp32, all trained).
+BOOST_AUTO_TEST_CASE(weights_beyond_the_cache_are_read_from_memory_each_micro_batch) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.activations_in_compute_precision = false;
+  Workload w = tiny_workload();
+  w.ranks = 2;
+  const StepPrediction rated = predict_step(h, w);
+  BOOST_TEST(rated.weight_traffic_s == 0.0);
+  h.gemm_rate_on_cached_weights = true;  // no cache figure: every weight from memory
+  const StepPrediction streamed = predict_step(h, w);
+  const double n = double(make_plan(w.model, w.ranks, streamed.tokens_per_mb).n_params);
+  const double per_mb = (4 * n + 12 * n) / h.memory_bytes_per_s;
+  BOOST_TEST(streamed.weight_traffic_s == per_mb * streamed.micro_batches, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(streamed.fwd_s - rated.fwd_s == 4 * n / h.memory_bytes_per_s * streamed.micro_batches,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(streamed.bwd_s - rated.bwd_s == 12 * n / h.memory_bytes_per_s * streamed.micro_batches,
+             boost::test_tools::tolerance(1e-9));
+  h.last_level_cache_bytes = 2 * 1e9;  // 1 GB a rank: everything stays
+  BOOST_TEST(predict_step(h, w).weight_traffic_s == 0.0);
+  w.ranks = 4;  // 500 MB a rank: still
+  BOOST_TEST(predict_step(h, w).weight_traffic_s == 0.0);
+  h.last_level_cache_bytes = 1e3;
+  BOOST_TEST(predict_step(h, w).weight_traffic_s > 0.0);
+}
+
+// On a CPU whose collectives run on the ranks' cores, ZeRO-3's first kPrefetchDepth buckets
+// are gathered behind the last update (publish_params) and waited for in the step's head:
+// `other`, not exposed; a GPU file keeps them a wait at the forward's start.
+BOOST_AUTO_TEST_CASE(zero3_first_gathers_run_under_the_step_head_on_a_shared_core) {
+  Workload w = tiny_workload();  // a bucket per unit
+  Hardware h = gpu_node();
+  h.intra_node.bytes_per_s = 1e9;
+  const StepPrediction gpu = predict_step(h, w);
+  BOOST_TEST(gpu.comm_head_s == 0.0);
+  h.comm_overlaps_compute = false;
+  h.comm_core_seconds_per_byte = 1e-10;
+  const StepPrediction cpu = predict_step(h, w);
+  BOOST_TEST(cpu.buckets > kPrefetchDepth);
+  const double param_bytes = 4;  // fp32 model
+  double head = 0;
+  {
+    const std::unique_ptr<Model> model = make_model(w.model, nullptr);
+    std::vector<double> units;
+    for (int u = 0; u < model->params().n_units(); ++u) units.push_back(double(model->params().unit(u).count));
+    BOOST_TEST(cpu.buckets == int(units.size()));  // a bucket per unit
+    for (int k = 0; k < kPrefetchDepth; ++k)
+      head += collective_time(h, Collective::all_gather, units[size_t(k)] * param_bytes, w.ranks).seconds;
+  }
+  BOOST_TEST(cpu.comm_head_s == head, boost::test_tools::tolerance(1e-9));
+  const PhasePrediction& ph = cpu.phases;
+  BOOST_TEST(ph.other >= cpu.comm_head_s);
+  BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == cpu.step_s,
+             boost::test_tools::tolerance(1e-9));
+  w.overlap = false;  // waited for where issued: no head
+  BOOST_TEST(predict_step(h, w).comm_head_s == 0.0);
+}
+
+// More ranks than cores: each hop waits for a time slice (latency over the ranks' share of a
+// core), the bandwidth is the cores' copies as with a rank per core.
+BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_pay_latency_not_bandwidth) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.intra_node = {1e9, 1e-5};
+  const double n = 1 << 24;
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 2).seconds == 1e-5 + 0.5 * n / 1e9,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 4).seconds == 3 * 1e-5 / 0.5 + 0.75 * n / 1e9,
+             boost::test_tools::tolerance(1e-12));
 }
 
 // The measured imbalance (with one rank per core) lengthens the compute of several ranks, more
@@ -637,7 +737,7 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
     const PhasePrediction& ph = s.phases;
     BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
                boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(ph.other == s.fixed.syncs_s + s.gradient_step_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(ph.other == s.fixed.syncs_s + s.gradient_step_s + s.comm_head_s, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(ph.fwd > s.fwd_s);
   }
   w.overlap = false;  // every collective waited for at once: its core time is inside the wait
@@ -650,22 +750,27 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
 // bytes of gradients), 2 ranks (a 2000-byte owned shard), 2 buckets, 3 micro-batches.
 BOOST_AUTO_TEST_CASE(gradient_buffers_cost_their_zeroing_and_adds_at_the_memory_rate) {
   // DDP zeroes the flat gradients once a step; ZeRO-2 those and the owned shard.
-  const GradientTraffic ddp = gradient_traffic(ShardMode::none, 1000, 0, 2, 2, 3);
+  const GradientTraffic ddp = gradient_traffic(ShardMode::none, 1000, 0, 2, 2, 3, 0);
   BOOST_TEST(ddp.step_bytes == 4000.0);
   BOOST_TEST(ddp.backward_bytes == 0.0);
-  BOOST_TEST(gradient_traffic(ShardMode::grads, 1000, 0, 2, 2, 3).step_bytes == 6000.0);
+  BOOST_TEST(gradient_traffic(ShardMode::grads, 1000, 0, 2, 2, 3, 0).step_bytes == 6000.0);
   // ZeRO-3: each micro-batch zeroes 4000 bytes of slots and adds its reduced shard (3 x 2000
   // bytes); of the 6 reductions the last 4 (kGradSlots) are added at the step's end, 12000
   // bytes, beside the owned shard's zeroing.
-  const GradientTraffic z3 = gradient_traffic(ShardMode::full, 1000, 0, 2, 2, 3);
+  const GradientTraffic z3 = gradient_traffic(ShardMode::full, 1000, 0, 2, 2, 3, 0);
   BOOST_TEST(z3.backward_bytes == 3 * (4000.0 + 6000.0) - 12000.0);
   BOOST_TEST(z3.step_bytes == 2000.0 + 12000.0);
   // Frozen parameters are zeroed with their bucket but never added: half frozen, half the adds.
-  const GradientTraffic frozen = gradient_traffic(ShardMode::full, 1000, 500, 2, 2, 3);
+  const GradientTraffic frozen = gradient_traffic(ShardMode::full, 1000, 500, 2, 2, 3, 0);
   BOOST_TEST(frozen.backward_bytes == 3 * (4000.0 + 3000.0) - 6000.0);
   BOOST_TEST(frozen.step_bytes == 2000.0 + 6000.0);
+  // The owned gradients (2000 bytes) in the cache: the 4 adds at the step's end read each
+  // bucket's owned part and write it once, and the 4 shards.
+  const GradientTraffic cached = gradient_traffic(ShardMode::full, 1000, 0, 2, 2, 3, 4096);
+  BOOST_TEST(cached.backward_bytes == z3.backward_bytes);
+  BOOST_TEST(cached.step_bytes == 2000.0 + 4 * 1000.0 + 2 * 2 * 1000.0);
   // One rank, one bucket, one micro-batch: the one add waits for the step's end.
-  const GradientTraffic one = gradient_traffic(ShardMode::full, 1000, 0, 1, 1, 1);
+  const GradientTraffic one = gradient_traffic(ShardMode::full, 1000, 0, 1, 1, 1, 0);
   BOOST_TEST(one.backward_bytes == 4000.0);
   BOOST_TEST(one.step_bytes == 4000.0 + 12000.0);
 
@@ -674,7 +779,7 @@ BOOST_AUTO_TEST_CASE(gradient_buffers_cost_their_zeroing_and_adds_at_the_memory_
   const Hardware h = gpu_node();
   const StepPrediction s = predict_step(h, w);
   const double n = double(make_plan(w.model, w.ranks, s.tokens_per_mb).n_params);
-  const GradientTraffic t = gradient_traffic(w.shard, n, 0, w.ranks, s.buckets, s.micro_batches);
+  const GradientTraffic t = gradient_traffic(w.shard, n, 0, w.ranks, s.buckets, s.micro_batches, 0);
   BOOST_TEST(t.backward_bytes > 0);
   BOOST_TEST(s.gradient_backward_s == t.backward_bytes / h.memory_bytes_per_s, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.gradient_step_s == t.step_bytes / h.memory_bytes_per_s, boost::test_tools::tolerance(1e-12));

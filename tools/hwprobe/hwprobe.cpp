@@ -12,7 +12,8 @@
 //               narrow: n -> 64 and 64 -> n features (n 8, 16, 32) on 128 rows over the same
 //               reference, interleaved with it (both on the threads' CPU clocks);
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
-//               run with fewer ranks than cores);
+//               run with fewer ranks than cores), and the same for the optimizer's passes
+//               (`optimizer`): a lone rank streams with the memory system to itself;
 //   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
 //               ranks' mean compute a round takes (rates are the mean over ranks);
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
@@ -31,6 +32,7 @@
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
 //               (the progress thread's core seconds per byte sent, on the slowest rank);
 //   storage     writing 256 MiB with fsync;
+//   cache       the last-level cache's size (sysfs), the GEMM rates being on weights in cache;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
 //               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
@@ -193,21 +195,20 @@ GemmEfficiency gemm_shape_efficiency() {
   return e;
 }
 
-// Rank 0's time for the GEMMs with every rank computing over its time alone, the other ranks
+// Rank 0's time for `work` with every rank running it over its time alone, the other ranks
 // sleeping (a run with fewer ranks than cores leaves the rank a core to spare: no neighbour
 // for the caches, memory and, on a VM, the host's cores). The two are interleaved, 5 pairs,
 // so a load that moves meanwhile moves both; the others wait in a sleeping poll, not in MPI's
 // busy-waiting barrier, which would take a core.
-double spare_core_speedup() {
-  TrunkGemms g;
-  g.run();
+double spare_core_speedup(const std::function<void()>& work) {
+  work();
   std::vector<double> together, alone;
   for (int r = 0; r < 5; ++r)
     for (bool everyone : {true, false}) {
       emb::barrier(MPI_COMM_WORLD);
       if (everyone || g_rank == 0) {
         const auto t0 = Clock::now();
-        g.run();
+        work();
         (everyone ? together : alone).push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       }
       emb::NonBlockingBarrier all_done;
@@ -369,25 +370,34 @@ double dropout_element_seconds() {
 // (thread_seconds: at load average 2-3 wall-clock runs of the same passes spread 0.8-1.9 ns an
 // element). The update streams its four arrays in one pass; the triad's rate over AdamW's bytes
 // predicted twice the phase's time (regression/plan_validation.md round 20).
-double optimizer_element_seconds() {
-  const int64_t n = int64_t(4) << 20;
-  const int reps = 4;
-  std::vector<float> p(size_t(n), 0.5f), g(size_t(n), 0.01f), m(size_t(n), 0.0f), v(size_t(n), 0.0f);
-  const auto all = [&](std::vector<float>& t) { return emb::view(t.data(), 1, n); };
-  emb::AdamWConfig cfg;
-  cfg.weight_decay = 0.01f;  // train.weight_decay's default
+struct OptimizerPasses {
+  static constexpr int64_t n = int64_t(4) << 20;
+  static constexpr int reps = 4;
+  std::vector<float> p = std::vector<float>(size_t(n), 0.5f), g = std::vector<float>(size_t(n), 0.01f),
+                     m = std::vector<float>(size_t(n), 0.0f), v = std::vector<float>(size_t(n), 0.0f);
+  emb::AdamWConfig cfg = weight_decayed();
   int64_t step = 0;
   double sum = 0;
-  const auto passes = [&] {
+  static emb::AdamWConfig weight_decayed() {
+    emb::AdamWConfig c;
+    c.weight_decay = 0.01f;  // train.weight_decay's default
+    return c;
+  }
+  void run() {
+    const auto all = [](std::vector<float>& t) { return emb::view(t.data(), 1, n); };
     for (int r = 0; r < reps; ++r) {
       cpu_ops().sum_squares(all(g), &sum);
       cpu_ops().adamw_step(all(p), all(g), all(m), all(v), cfg, ++step, 1.0f, 1.0f);
     }
-  };
-  passes();  // warm pages
+  }
+};
+
+double optimizer_element_seconds() {
+  OptimizerPasses passes;
+  passes.run();  // warm pages
   std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) runs.push_back(thread_seconds(passes));
-  return median(runs) / (double(reps) * double(n));
+  for (int r = 0; r < 5; ++r) runs.push_back(thread_seconds([&] { passes.run(); }));
+  return median(runs) / (double(OptimizerPasses::reps) * double(OptimizerPasses::n));
 }
 
 double triad_bandwidth() {
@@ -493,6 +503,25 @@ double comm_core_seconds_per_byte(const emb::World& world) {
   return std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))) / sent;
 }
 
+// The last-level cache of rank 0's core as sysfs describes it (cpu0/cache/index*: the highest
+// level's size, "32768K"); 0 where sysfs has none. sysconf's figure is the host's on some VMs
+// (320 MiB here, against sysfs's 32 MiB shared by the two cores).
+double last_level_cache_bytes() {
+  double bytes = 0;
+  int top = 0;
+  for (int i = 0;; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_in >> level) || !(size_in >> size)) break;
+    const char unit = size.empty() ? 0 : size.back();
+    const double scale = unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0;
+    if (level >= top) top = level, bytes = std::atof(size.c_str()) * scale;
+  }
+  return bytes;
+}
+
 double write_bandwidth() {
   const size_t bytes = size_t(256) << 20;
   std::vector<char> buf(bytes, 1);
@@ -526,7 +555,7 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
 }
 
 struct Measured {
-  double gemm = 0, peak = 0, memory = 0, spare_core = 1, write = 0;
+  double gemm = 0, peak = 0, memory = 0, spare_core = 1, memory_spare_core = 1, write = 0, cache = 0;
   Imbalance imbalance;
   double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0, comm_core = 0;
   GemmEfficiency gemm_shapes;
@@ -544,11 +573,17 @@ Measured measure(const emb::World& world) {
   m.optimizer_element = optimizer_element_seconds();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
-  if (g_size > 1) m.spare_core = spare_core_speedup();
+  if (g_size > 1) {
+    TrunkGemms gemms;
+    m.spare_core = spare_core_speedup([&] { gemms.run(); });
+    OptimizerPasses passes;
+    m.memory_spare_core = spare_core_speedup([&] { passes.run(); });
+  }
   m.imbalance = rank_imbalance();
   m.fabric = collectives(world, m.memory);
   m.comm_core = comm_core_seconds_per_byte(world);
   m.write = write_bandwidth();
+  m.cache = last_level_cache_bytes();
   m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
   m.allocation = median_over_ranks(emb::probe::allocation_seconds());
   double sums[4] = {1, 2, 3, 4};  // loss, samples, tokens, computed tokens: train_step's reduction
@@ -563,8 +598,11 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"ranks_share_node", true},
       {"activations_in_compute_precision", false},
       {"comm_overlaps_compute", false},
+      {"gemm_rate_on_cached_weights", true},
+      {"last_level_cache_bytes", fig(m.cache, "/sys/devices/system/cpu/cpu0/cache: the highest level's size, shared by the node's ranks")},
       {"devices_per_node", fig(g_size, "one rank per core")},
       {"spare_core_speedup", fig(m.spare_core, "rank 0's linear fwd+bwd time with every rank computing over its time alone, interleaved")},
+      {"memory_spare_core_speedup", fig(m.memory_spare_core, "rank 0's time for the optimizer's passes (Σg² and AdamW over 4 M elements, 64 MiB) with every rank streaming over its time alone, interleaved")},
       {"peak_flops", {{"fp32", fig(m.peak, "1024^3 sgemm per core")}, {"bf16", fig(m.peak, "bf16 computes in fp32 on the CPU")}}},
       {"gemm_flops", {{"fp32", fig(m.gemm, "linear fwd+bwd, D 256 F 1024 shapes, 2048 rows, per core")},
                       {"bf16", fig(m.gemm, "bf16 computes in fp32 on the CPU")}}},
