@@ -25,6 +25,7 @@ struct StepCalls {
   // (src/app/training_run.cpp) runs after the step's timer, like the logging, and is not counted.
   int64_t optimizer_op_calls = 0;
   int host_reductions = 4;
+  int head_host_reductions = 2;  // of them, before the first micro-batch (denominators, count)
 };
 
 // decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments).

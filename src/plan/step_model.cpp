@@ -227,21 +227,21 @@ double sent_bytes(Collective op, double bytes, int R) {
 // A pass over the buckets: `before` issued ahead of each bucket's compute, `after` behind it.
 // Overlapping, the exposed seconds are what pass_exposed finds uncovered; on a shared core the
 // covered share of the collectives' core seconds slows the pass's compute (`core`, added to
-// it). Not overlapping, every collective is a wait, which holds its core seconds. Run at issue
-// (one rank's copies), every core second is the pass's and none a wait.
+// it). Not overlapping, every collective is a wait, which holds its core seconds. The issuing
+// rank's share of the uncovered seconds (issuer_share) is its compute, not a wait.
 struct PassTime {
   double exposed = 0, core = 0;
 };
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
-                   bool prefetch_all, bool overlap, bool shared_core, bool at_issue) {
+                   bool prefetch_all, bool overlap, bool shared_core, double issuer_share) {
   double total = 0, core = 0;
   for (size_t k = 0; k < comp.size(); ++k)
     total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
-  if (at_issue) return {0, core};
   if (!overlap) return {total, 0};
   const double exposed = pass_exposed(comp, before.seconds, after.seconds, prefetch_all);
-  return {exposed, shared_core && total > 0 ? core * std::max(0.0, 1 - exposed / total) : 0.0};
+  const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - exposed / total) : 0.0;
+  return {exposed * (1 - issuer_share), covered + exposed * issuer_share};
 }
 
 BucketTimes reversed(BucketTimes t) {
@@ -288,16 +288,19 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
   const bool shared_core = !hw.comm_overlaps_compute && hw.comm_core_seconds_per_byte > 0;
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
-  // One rank on a shared core: its collectives are copies the progress thread (at a higher
-  // priority) runs at once on the rank's core, in the phase that issued them, never waited for
-  // (round 23: scaling_cpu's last copy inside its backward, none of it exposed).
-  const bool at_issue = shared_core && overlap && R == 1;
+  // A core per rank, shared with its progress thread (at a higher priority): the last rank to
+  // issue a collective the others already wait in runs its part at once on its core, inside
+  // the phase that issued it, and does not wait; the others wait for it. Over the ranks, 1/R
+  // of an uncovered collective is compute and the rest a wait: one rank's copies all compute
+  // (round 23: at 1 rank scaling_cpu's last copy inside its backward, none of it exposed; at 2
+  // the late rank's bwd 3 ms longer and its wait 0, the early rank's wait 3.2 ms).
+  const double issuer_share = shared_core && overlap && R <= hw.devices_per_node ? 1.0 / R : 0.0;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
-    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, at_issue);
+    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
   };
   auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
-    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, at_issue);
+    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer_share);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
   };
   // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
@@ -305,7 +308,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
-    const double exposed = at_issue ? 0.0 : overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total;
+    const double exposed = (1 - issuer_share) * (overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total);
     const double hidden_core = shared_core && total > 0 ? core * (1 - exposed / total) : 0.0;
     s.comm_exposed_s += times_per_step * exposed;
     s.comm_core_fwd_s += times_per_step * hidden_core * mb_fwd / (mb_fwd + mb_bwd);
@@ -354,14 +357,15 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   if (R < 2 || measured_ranks < 2) return;
   const double scale = hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks);
-  if (hw.rank_imbalance_round_s > 0) {
-    int synchronisations = StepCalls{}.host_reductions;
-    for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
-    s.imbalance_s = scale * hw.rank_imbalance_round_s * synchronisations;
-  } else {
-    s.imbalance_s = scale * s.compute_s;
-  }
+  const StepCalls calls;
+  int synchronisations = calls.host_reductions;
+  for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
+  s.imbalance_s = hw.rank_imbalance_round_s > 0 ? scale * hw.rank_imbalance_round_s * synchronisations
+                                                : scale * s.compute_s;
   s.compute_s += s.imbalance_s;
+  // The step's head waits for the slowest rank and for the first gathers at once (round 24: at
+  // 4 ranks scaling_cpu's `other` over-predicted by their sum): the overlap is no time of its own.
+  s.comm_head_s -= std::min(s.comm_head_s, s.imbalance_s * calls.head_host_reductions / synchronisations);
 }
 
 // Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,

@@ -120,7 +120,9 @@ struct StepPrediction {
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)
-  double comm_head_s = 0;  // ZeRO-3's first gathers, issued behind the last update, at the step's head (`other`)
+  // ZeRO-3's first gathers, issued behind the last update, waited for at the step's head
+  // (`other`) beyond the head's wait for the slowest rank, which they overlap.
+  double comm_head_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):
   // inside the backward passes, and begin_step's and finish_gradients' outside them.

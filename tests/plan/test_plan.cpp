@@ -467,8 +467,46 @@ BOOST_AUTO_TEST_CASE(zero3_first_gathers_run_under_the_step_head_on_a_shared_cor
   BOOST_TEST(ph.other >= cpu.comm_head_s);
   BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == cpu.step_s,
              boost::test_tools::tolerance(1e-9));
+  // The head's two host reductions wait for the slowest rank too, at the same time: the
+  // gathers count beyond that share of the imbalance.
+  h.ranks_share_node = true;
+  h.devices_per_node = 8;
+  h.rank_imbalance = 0.05, h.rank_imbalance_round_s = 1e-3;
+  const StepPrediction paced = predict_step(h, w);
+  int syncs = 4;
+  for (const CollectiveCost& c : paced.collectives) syncs += c.buckets * c.per_step;
+  BOOST_TEST(paced.imbalance_s > 0);
+  BOOST_TEST(paced.comm_head_s == std::max(0.0, head - paced.imbalance_s * 2 / syncs), boost::test_tools::tolerance(1e-9));
   w.overlap = false;  // waited for where issued: no head
   BOOST_TEST(predict_step(h, w).comm_head_s == 0.0);
+}
+
+// A core per rank shared with the progress thread: the last rank to issue an uncovered
+// collective runs it on its core at once and does not wait, the others wait; over R ranks 1/R
+// of the uncovered seconds is compute. One rank: none is a wait. Time-sharing ranks: all are.
+BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its_core) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;  // one bucket, gathered under the head; its reduction after the backward
+  w.micro_batch = 32;        // one micro-batch a rank at 2 ranks
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.comm_core_seconds_per_byte = 1e-10;
+  w.ranks = 2;
+  const StepPrediction two = predict_step(h, w);
+  BOOST_TEST(two.micro_batches == 1);
+  const double n = double(make_plan(w.model, w.ranks, two.tokens_per_mb).n_params);
+  const double reduction = collective_time(h, Collective::reduce_scatter, 4 * n, 2).seconds;
+  BOOST_TEST(two.comm_exposed_s == reduction / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(two.comm_core_bwd_s == reduction / 2, boost::test_tools::tolerance(1e-9));
+  w.ranks = 1;
+  BOOST_TEST(predict_step(h, w).comm_exposed_s == 0.0);
+  w.ranks = 4;  // two ranks a core: every rank waits
+  const StepPrediction four = predict_step(h, w);
+  BOOST_TEST(four.comm_exposed_s == collective_time(h, Collective::reduce_scatter, 4 * n, 4).seconds,
+             boost::test_tools::tolerance(1e-9));
 }
 
 // More ranks than cores: each hop waits for a time slice (latency over the ranks' share of a
@@ -728,11 +766,13 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
   BOOST_TEST(shared.comm_core_fwd_s > 0);
   BOOST_TEST(shared.comm_core_bwd_s > 0);
   BOOST_TEST(shared.comm_total_s == serial.comm_total_s, boost::test_tools::tolerance(1e-12));
-  // The core seconds never exceed what every collective's bytes sent would cost.
+  // The core seconds never exceed what every collective's bytes sent would cost, plus the
+  // issuing rank's share (1/R) of the uncovered seconds it runs on its core.
   double sent = 0;
   for (const CollectiveCost& c : shared.collectives)
     sent += c.per_step * double(w.ranks - 1) / w.ranks * c.bytes;
-  BOOST_TEST(shared.comm_core_fwd_s + shared.comm_core_bwd_s <= sent * 1e-10 * (1 + 1e-9));
+  BOOST_TEST(shared.comm_core_fwd_s + shared.comm_core_bwd_s <=
+             (sent * 1e-10 + shared.comm_total_s / w.ranks) * (1 + 1e-9));
   for (const StepPrediction& s : {serial, shared}) {
     const PhasePrediction& ph = s.phases;
     BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
