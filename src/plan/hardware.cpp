@@ -146,6 +146,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
   if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
   if (j.contains("rank_imbalance_round_s")) h.rank_imbalance_round_s = f("rank_imbalance_round_s");
+  if (j.contains("scheduler_slice_seconds")) h.scheduler_slice_s = f("scheduler_slice_seconds");
   if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
   if (j.contains("memory_spare_core_speedup")) h.memory_spare_core_speedup = f("memory_spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");

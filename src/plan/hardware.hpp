@@ -112,6 +112,11 @@ struct Hardware {
   // imbalance is a time per synchronisation of the step (rank_imbalance · this), as ranks
   // time-sharing cores lose about a scheduling slice at each; 0: a fraction of the compute.
   double rank_imbalance_round_s = 0;
+  // With more ranks than cores: how long a rank runs before a rank sharing its core takes the
+  // core (hwprobe --imbalance at that count: spinning ranks' runs between turns; the scheduler's
+  // slice as the ranks meet it). A forward shorter than it runs at a full core after the step's
+  // head; 0: unmeasured, the forward paced like the rest.
+  double scheduler_slice_s = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the

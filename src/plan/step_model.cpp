@@ -321,7 +321,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   auto gathered_at_head = [&](BucketTimes g) {
     if (!(shared_core && overlap)) return g;
     for (size_t k = 0; k < std::min(B, size_t(kPrefetchDepth)); ++k)
-      s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0;
+      s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0, ++s.head_gathers;
     return g;
   };
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
@@ -348,11 +348,13 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
 // With more than one rank every rank waits for the slowest at each of the step's synchronisations
 // (the blocking host reductions, each collective's wait): the hardware's rank_imbalance, measured
 // with M ranks, scaled to R ranks as the expected maximum of R ranks' independent delays (1.8
-// times 2 ranks' at 4). With rank_imbalance_round_s it is a time per synchronisation
-// (rank_imbalance of the probe's round): ranks time-sharing cores lose about a scheduling slice
-// at each, whatever the compute between (round 13 at 4 ranks: 7 ms a step on the tiny decks'
-// 10 ms of compute, 10 ms on scaling_cpu's 80); without it, rank_imbalance of the compute.
-// It is part of compute_s and timed as `other`.
+// times 2 ranks' at 4). Ranks time-sharing cores (more than the node's cores, with the file's
+// rank_imbalance_round_s) lose about a scheduling slice at each, whatever the compute between
+// (round 13 at 4 ranks: 7 ms a step on the tiny decks' 10 ms of compute, 10 ms on scaling_cpu's
+// 80): rank_imbalance of the probe's round per synchronisation. Ranks on cores of their own drift
+// apart in proportion to their compute (round 26: the per-synchronisation charge gave the tiny
+// decks at 2 ranks 0.6-0.7 ms where their steps' rest was 0.3): rank_imbalance of the compute.
+// It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm in collectives.
 void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   if (R < 2 || measured_ranks < 2) return;
@@ -360,9 +362,14 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const StepCalls calls;
   int synchronisations = calls.host_reductions;
   for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
-  s.imbalance_s = hw.rank_imbalance_round_s > 0 ? scale * hw.rank_imbalance_round_s * synchronisations
-                                                : scale * s.compute_s;
+  const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
+  s.imbalance_s = time_sharing && hw.rank_imbalance_round_s > 0 ? scale * hw.rank_imbalance_round_s * synchronisations
+                                                                : scale * s.compute_s;
   s.compute_s += s.imbalance_s;
+  // Each synchronisation's wait is timed where the ranks wait: the host reductions' as `other`,
+  // the collectives' as exposed comm (the gathers under the step's head wait in its reductions).
+  const int collective_waits = synchronisations - calls.host_reductions - s.head_gathers;
+  s.imbalance_in_collectives_s = s.imbalance_s * collective_waits / synchronisations;
   // The step's head waits for the slowest rank and for the first gathers at once (round 24: at
   // 4 ranks scaling_cpu's `other` over-predicted by their sum): the overlap is no time of its own.
   s.comm_head_s -= std::min(s.comm_head_s, s.imbalance_s * calls.head_host_reductions / synchronisations);
@@ -440,9 +447,23 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.data_wait = s.data_wait_s;
   ph.fwd = s.fwd_s + s.comm_core_fwd_s + fwd_share * in_passes;
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
-  ph.comm_exposed = s.comm_exposed_s;
+  ph.comm_exposed = s.comm_exposed_s + s.imbalance_in_collectives_s;
   ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s + s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
+  ph.other = f.total_s - in_passes + s.imbalance_s - s.imbalance_in_collectives_s + s.gradient_step_s +
+             s.bf16_round_s + s.comm_head_s;
+  // k ranks time-sharing a core leave the step's head together and take turns of the
+  // scheduler's slice: a first micro-batch's forward shorter than a slice runs at the full core.
+  // Its partners' turns fall in the backward of the rank that ran first (1/k of the ranks) and
+  // in the head's wait of the others (round 22's traces: every rank's forward at a full core's
+  // 1.6 ms on the tiny decks at 4 ranks, the sharing in a backward or the head).
+  const double share = device_share(hw, s.w.ranks);
+  const double first_fwd = s.fwd_s / s.micro_batches;
+  if (hw.ranks_share_node && share < 1 && first_fwd * share < hw.scheduler_slice_s) {
+    const double paced = first_fwd * (1 - share);
+    ph.fwd -= paced;
+    ph.bwd += paced * share;
+    ph.other += paced * (1 - share);
+  }
 }
 
 // Samples/s per device, MFU and the epoch.

@@ -2,9 +2,12 @@
 //   compute   per micro-batch, GEMM FLOPs at the GEMM rate (each linear at its shape's:
 //             linear_efficiency), attention FLOPs at the attention
 //             rate (both per compute precision), plus the activation traffic at memory
-//             bandwidth and dropout's draws of its keep words (forward and backward, at the
-//             hardware's dropout_element_seconds); recompute adds the forward work it re-runs (full: the forward;
-//             selective: the attention cores and their q/k/v projections); FP8 runs the
+//             bandwidth (a lone rank's at the memory spare-core speedup), the weights read from
+//             memory each micro-batch where GEMM rates were measured on cached weights and the
+//             rank's working set outgrows its share of the last-level cache, and dropout's
+//             draws of its keep words (forward and backward, at the hardware's
+//             dropout_element_seconds); recompute adds the forward work it re-runs (full: the
+//             forward; selective: the attention cores and their q/k/v projections); FP8 runs the
 //             GEMMs at the FP8 rate and adds one more activation pass (each GEMM input read
 //             in bf16 and written in FP8 with its scales); padding (packing off) costs GEMM
 //             FLOPs but no attention pairs;
@@ -17,15 +20,17 @@
 //             thread (comm_overlaps_compute = false) a collective under the compute runs on
 //             the rank's core: the compute is longer by its core seconds (the hardware's
 //             core_seconds_per_byte of what a rank sends; comm_core_fwd/bwd), and only what
-//             the schedule leaves uncovered is a wait; a file without that figure exposes every
-//             collective;
+//             the schedule leaves uncovered is a wait (1/R of it the compute of the rank that
+//             issues it last, on its own core), ZeRO-3's first gathers run under the step's
+//             head (`other`); a file without that figure exposes every collective;
 //   imbalance with more than one rank, compute is longer by the wait for the slowest rank
 //             (ranks time-sharing cores finish equal work at different times, and every
 //             synchronisation waits for the slowest): the hardware's rank_imbalance of its
 //             probe's round (rank_imbalance_round_s) at each synchronisation of the step (its
 //             blocking host reductions and collective waits), or of the compute where the file
 //             has no round; scaled from the ranks it was measured with to R ranks by the
-//             expected maximum of R independent normal delays;
+//             expected maximum of R independent normal delays; timed where the ranks wait
+//             (host reductions: `other`, collectives: exposed comm);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch and of the optimizer at the host's
 //             seconds per call, the host allocations at seconds per allocation (both at the
@@ -124,6 +129,8 @@ struct StepPrediction {
   // (`other`) beyond the head's wait for the slowest rank, which they overlap.
   double comm_head_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
+  double imbalance_in_collectives_s = 0;  // of imbalance_s: waited in collectives (exposed comm), not host reductions
+  int head_gathers = 0;  // ZeRO-3 gathers run under the step's head (comm_head_s)
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):
   // inside the backward passes, and begin_step's and finish_gradients' outside them.
   double gradient_backward_s = 0, gradient_step_s = 0;

@@ -509,6 +509,52 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
+// Two ranks a core: a first micro-batch's forward shorter than the scheduler's slice runs at a
+// full core; half of what the shared core adds to it is the first runner's backward, half the
+// other's wait in the step's head. The step is unchanged.
+BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  Workload w = tiny_workload();
+  w.ranks = 4;
+  const StepPrediction paced = predict_step(h, w);
+  h.scheduler_slice_s = 1.0;
+  const StepPrediction turns = predict_step(h, w);
+  const double first = paced.fwd_s / paced.micro_batches, moved = first * 0.5;
+  BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(turns.phases.fwd == paced.phases.fwd - moved, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(turns.phases.bwd == paced.phases.bwd + moved / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(turns.phases.other == paced.phases.other + moved / 2, boost::test_tools::tolerance(1e-9));
+  h.scheduler_slice_s = first * 0.5 * 0.99;  // the forward outlasts a slice: paced throughout
+  BOOST_TEST(predict_step(h, w).phases.fwd == paced.phases.fwd, boost::test_tools::tolerance(1e-12));
+  w.ranks = 2;  // a core each: no turns
+  h.scheduler_slice_s = 1.0;
+  const StepPrediction two = predict_step(h, w);
+  h.scheduler_slice_s = 0;
+  BOOST_TEST(two.phases.fwd == predict_step(h, w).phases.fwd, boost::test_tools::tolerance(1e-12));
+}
+
+// The wait for the slowest rank is timed where the ranks wait: at the step's host reductions
+// (`other`) and in its collective waits (exposed comm), a share per synchronisation.
+BOOST_AUTO_TEST_CASE(the_imbalance_of_a_collective_wait_is_exposed_comm) {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  h.rank_imbalance = 0.05, h.rank_imbalance_round_s = 1e-3;
+  Workload w = tiny_workload();
+  w.ranks = 2;
+  const StepPrediction s = predict_step(h, w);
+  int calls = 0;
+  for (const CollectiveCost& c : s.collectives) calls += c.buckets * c.per_step;
+  BOOST_TEST(s.head_gathers == 0);  // a GPU-like file: no gathers under the head
+  BOOST_TEST(s.imbalance_in_collectives_s == s.imbalance_s * calls / (4 + calls), boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.phases.comm_exposed == s.comm_exposed_s + s.imbalance_in_collectives_s, boost::test_tools::tolerance(1e-12));
+  const PhasePrediction& ph = s.phases;
+  BOOST_TEST(ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other == s.step_s,
+             boost::test_tools::tolerance(1e-9));
+}
+
 // More ranks than cores: each hop waits for a time slice (latency over the ranks' share of a
 // core), the bandwidth is the cores' copies as with a rank per core.
 BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_pay_latency_not_bandwidth) {
@@ -543,9 +589,11 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
   BOOST_TEST(skewed[4] == (1 + 0.2 * 1.0294 / 0.5642) * even[4], boost::test_tools::tolerance(1e-3));
 }
 
-// With the probe's round (rank_imbalance_round_s) the imbalance is a time per synchronisation:
-// rank_imbalance of the round at each of the step's 4 blocking host reductions and each
-// collective call, scaled from the ranks measured to R, whatever the compute; timed as `other`.
+// Ranks time-sharing cores (more than the node's), with the probe's round
+// (rank_imbalance_round_s): the imbalance is a time per synchronisation, rank_imbalance of the
+// round at each of the step's 4 blocking host reductions and each collective call, scaled from
+// the ranks measured to R, whatever the compute. Ranks on cores of their own: rank_imbalance of
+// the compute. Timed in `other` and exposed comm.
 BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   Hardware h = gpu_node();
   h.ranks_share_node = true;
@@ -555,25 +603,22 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   Workload w = tiny_workload();  // ZeRO-3, a bucket per unit: gathers in forward and backward
   w.ranks = 1;
   BOOST_TEST(predict_step(h, w).imbalance_s == 0.0);
-  w.ranks = 2;
-  const StepPrediction s = predict_step(h, w);
-  int calls = 0;
-  for (const CollectiveCost& c : s.collectives) calls += c.buckets * c.per_step;
-  BOOST_TEST(calls == 3 * s.buckets * s.micro_batches);  // two gathers and a reduction per bucket and micro-batch
-  BOOST_TEST(s.imbalance_s == 0.05 * 0.02 * (4 + calls), boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(s.compute_s == s.fwd_s + s.bwd_s + s.recompute_s + s.imbalance_s, boost::test_tools::tolerance(1e-12));
-  h.rank_imbalance_round_s = 0;
-  const StepPrediction fraction = predict_step(h, w);
-  BOOST_TEST(fraction.imbalance_s == 0.05 * (fraction.fwd_s + fraction.bwd_s + fraction.recompute_s),
-             boost::test_tools::tolerance(1e-9));
-  h.rank_imbalance_round_s = 0.02;
+  w.ranks = 2;  // a core each: the compute's fraction, round or not
+  const StepPrediction two = predict_step(h, w);
+  BOOST_TEST(two.imbalance_s == 0.05 * (two.fwd_s + two.bwd_s + two.recompute_s), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(two.compute_s == two.fwd_s + two.bwd_s + two.recompute_s + two.imbalance_s, boost::test_tools::tolerance(1e-12));
   h.rank_imbalance_ranks = 2;
-  w.ranks = 4;
+  w.ranks = 4;  // two a core: per synchronisation
   const StepPrediction four = predict_step(h, w);
-  int four_calls = 0;
-  for (const CollectiveCost& c : four.collectives) four_calls += c.buckets * c.per_step;
-  BOOST_TEST(four.imbalance_s == 0.05 * 1.0294 / 0.5642 * 0.02 * (4 + four_calls), boost::test_tools::tolerance(1e-3));
-  BOOST_TEST(four.phases.other >= four.imbalance_s);
+  int calls = 0;
+  for (const CollectiveCost& c : four.collectives) calls += c.buckets * c.per_step;
+  BOOST_TEST(calls == 3 * four.buckets * four.micro_batches);  // two gathers and a reduction per bucket and micro-batch
+  BOOST_TEST(four.imbalance_s == 0.05 * 1.0294 / 0.5642 * 0.02 * (4 + calls), boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(four.phases.other + four.phases.comm_exposed >= four.imbalance_s);
+  h.rank_imbalance_round_s = 0;  // no round: the compute's fraction there too
+  const StepPrediction fraction = predict_step(h, w);
+  BOOST_TEST(fraction.imbalance_s == 0.05 * 1.0294 / 0.5642 * (fraction.fwd_s + fraction.bwd_s + fraction.recompute_s),
+             boost::test_tools::tolerance(1e-3));
 }
 
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {

@@ -15,7 +15,8 @@
 //               run with fewer ranks than cores), and the same for the optimizer's passes
 //               (`optimizer`): a lone rank streams with the memory system to itself;
 //   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
-//               ranks' mean compute a round takes (rates are the mean over ranks);
+//               ranks' mean compute a round takes (rates are the mean over ranks); and with
+//               ranks sharing cores (--imbalance at more ranks than cores) the scheduler's slice;
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart; and on
@@ -220,6 +221,33 @@ double spare_core_speedup(const std::function<void()>& work) {
   return speedup;
 }
 
+// How long a rank runs, once it has a core, before a rank sharing that core takes it: every
+// rank spins on the clock for 200 ms and takes each jump over 50 µs for another rank's turn.
+// With ranks sharing cores (a quarter or more of the time in others' turns) the median over
+// ranks of each one's median run between turns: the scheduler's slice as a rank meets it (4 ms
+// at 4 ranks on this VM's 2 cores, its 250 Hz tick); 0 with a core per rank.
+double scheduler_slice_seconds() {
+  emb::barrier(MPI_COMM_WORLD);
+  std::vector<double> runs;
+  double waited = 0;
+  const auto start = Clock::now();
+  auto last = start, run_start = start;
+  for (auto now = start; now - start < std::chrono::milliseconds(200); now = Clock::now()) {
+    if (now - last > std::chrono::microseconds(50)) {
+      waited += std::chrono::duration<double>(now - last).count();
+      if (run_start != start) runs.push_back(std::chrono::duration<double>(last - run_start).count());
+      run_start = now;
+    }
+    last = now;
+  }
+  const double shared = waited / std::chrono::duration<double>(last - start).count();
+  const std::vector<double> all =
+      emb::all_gather(MPI_COMM_WORLD, std::vector<double>{shared, runs.empty() ? 0.0 : median(runs)});
+  std::vector<double> shares, medians;
+  for (size_t k = 0; k < all.size(); k += 2) shares.push_back(all[k]), medians.push_back(all[k + 1]);
+  return median(shares) < 0.25 ? 0.0 : median(medians);
+}
+
 // What a step's synchronisation costs beyond the typical rank's compute: 40 rounds of ~20 ms of
 // GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
 // all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
@@ -230,7 +258,7 @@ double spare_core_speedup(const std::function<void()>& work) {
 // between 0.04 and 0.08 over a minute while its rounds within a probe spread alike (round 24):
 // 40 rounds, not 20, and plan_validation.sh takes the mean of a probe before and after a run.
 struct Imbalance {
-  double ratio = 0, round_s = 0;
+  double ratio = 0, round_s = 0, slice_s = 0;
 };
 
 Imbalance rank_imbalance() {
@@ -255,7 +283,7 @@ Imbalance rank_imbalance() {
     ratios.push_back(mean(wall) / mean(compute) - 1);
     rounds.push_back(mean(compute));
   }
-  return {std::max(0.0, median(ratios)), median(rounds)};
+  return {std::max(0.0, median(ratios)), median(rounds), scheduler_slice_seconds()};
 }
 
 double gemm_peak() {
@@ -553,7 +581,8 @@ struct Figures {
 nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
   return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-          {"rank_imbalance_round_s", fig(imbalance.round_s, "the compute seconds of one of those rounds, the ranks' mean")}};
+          {"rank_imbalance_round_s", fig(imbalance.round_s, "the compute seconds of one of those rounds, the ranks' mean")},
+          {"scheduler_slice_seconds", fig(imbalance.slice_s, "every rank spinning 200 ms on the clock: the median run between other ranks' turns on its core (0: a core per rank)")}};
 }
 
 struct Measured {
