@@ -42,6 +42,14 @@ Hardware gpu_node() {
   return h;
 }
 
+// The same figures on a CPU node of 2 cores that its ranks share.
+Hardware two_core_node() {
+  Hardware h = gpu_node();
+  h.ranks_share_node = true;
+  h.devices_per_node = 2;
+  return h;
+}
+
 Workload tiny_workload() {
   Workload w;
   w.model = preset_config("tiny_wan");
@@ -373,9 +381,7 @@ BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {
 // On a CPU node a rank with cores to spare runs at the measured spare-core speedups (the
 // GEMMs' and, for its memory traffic, the memory's: equal here, the compute scales by both).
 BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   Workload w = tiny_workload();
   w.ranks = 1;
   const double busy = predict_step(h, w).compute_s;
@@ -391,9 +397,7 @@ BOOST_AUTO_TEST_CASE(fewer_ranks_than_cores_run_faster_by_the_spare_core_speedup
 // streams) runs at the memory spare-core speedup, its GEMMs at the compute one; with every core
 // busy neither applies.
 BOOST_AUTO_TEST_CASE(a_lone_rank_streams_memory_at_the_memory_spare_core_speedup) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.optimizer_element_s = 1e-9;
   Workload w = tiny_workload();
   w.ranks = 1;
@@ -414,9 +418,7 @@ BOOST_AUTO_TEST_CASE(a_lone_rank_streams_memory_at_the_memory_spare_core_speedup
 // cache reads every weight from memory in the forward, and again in the backward with the
 // gradients read and written: 4 N + (4 N + 8 N) bytes a micro-batch (fp32, all trained).
 BOOST_AUTO_TEST_CASE(weights_beyond_the_cache_are_read_from_memory_each_micro_batch) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.activations_in_compute_precision = false;
   Workload w = tiny_workload();
   w.ranks = 2;
@@ -488,9 +490,7 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
   Workload w = tiny_workload();
   w.bucket_bytes = 1 << 30;  // one bucket, gathered under the head; its reduction after the backward
   w.micro_batch = 32;        // one micro-batch a rank at 2 ranks
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.intra_node.bytes_per_s = 1e9;
   h.comm_overlaps_compute = false;
   h.comm_core_seconds_per_byte = 1e-10;
@@ -513,9 +513,7 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
 // full core; half of what the shared core adds to it is the first runner's backward, half the
 // other's wait in the step's head. The step is unchanged.
 BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   Workload w = tiny_workload();
   w.ranks = 4;
   const StepPrediction paced = predict_step(h, w);
@@ -538,9 +536,7 @@ BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
 // The wait for the slowest rank is timed where the ranks wait: at the step's host reductions
 // (`other`) and in its collective waits (exposed comm), a share per synchronisation.
 BOOST_AUTO_TEST_CASE(the_imbalance_of_a_collective_wait_is_exposed_comm) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.rank_imbalance = 0.05, h.rank_imbalance_round_s = 1e-3;
   Workload w = tiny_workload();
   w.ranks = 2;
@@ -558,9 +554,7 @@ BOOST_AUTO_TEST_CASE(the_imbalance_of_a_collective_wait_is_exposed_comm) {
 // More ranks than cores: each hop waits for a time slice (latency over the ranks' share of a
 // core), the bandwidth is the cores' copies as with a rank per core.
 BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_pay_latency_not_bandwidth) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.intra_node = {1e9, 1e-5};
   const double n = 1 << 24;
   BOOST_TEST(collective_time(h, Collective::all_gather, n, 2).seconds == 1e-5 + 0.5 * n / 1e9,
@@ -572,9 +566,7 @@ BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_pay_latency_not_bandwidth) {
 // The measured imbalance (with one rank per core) lengthens the compute of several ranks, more
 // for more ranks (the expected maximum of R normals: 0.5642 at 2, 1.0294 at 4), never one.
 BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   Workload w = tiny_workload();
   std::map<int, double> even, skewed;
   for (int R : {1, 2, 4}) {
@@ -595,9 +587,7 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
 // the ranks measured to R, whatever the compute. Ranks on cores of their own: rank_imbalance of
 // the compute. Timed in `other` and exposed comm.
 BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
-  Hardware h = gpu_node();
-  h.ranks_share_node = true;
-  h.devices_per_node = 2;
+  Hardware h = two_core_node();
   h.rank_imbalance = 0.05;
   h.rank_imbalance_round_s = 0.02;
   Workload w = tiny_workload();  // ZeRO-3, a bucket per unit: gathers in forward and backward
