@@ -11,6 +11,7 @@
 
 #include "comm/agreement.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace emb {
 
@@ -51,8 +52,7 @@ int report_failure(const World& world, const std::exception& e) {
   if (agreed && world.rank != 0) return code;  // rank 0 says it for all
   const std::string line = str("embtrain: error", world.size > 1 && !agreed ? str(" on rank ", world.rank) : "", ": ",
                                failure_message(e), "\n");
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
+  error_line(line);
   write_failure_marker(line);
   return code;
 }

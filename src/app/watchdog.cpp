@@ -7,6 +7,7 @@
 #include "app/fail_run.hpp"
 #include "comm/world.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace emb {
 
@@ -90,8 +91,7 @@ double Watchdog::frozen_peer_limit_locked() const {
 
 void Watchdog::abort_job(const std::string& message) const {
   const std::string line = str("embtrain: error on rank ", rank_, ": ", message, "\n");
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
+  error_line(line);
   write_failure_marker(line);
   abort_world(kExitFailure);
 }

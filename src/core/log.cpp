@@ -41,4 +41,9 @@ void warn_line(const std::string& line) {
   if (g_file.is_open()) g_file << text << std::endl;
 }
 
+void error_line(const std::string& text) {
+  std::fputs(((g_world > 1 ? "\n" : "") + text).c_str(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace emb

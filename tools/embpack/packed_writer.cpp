@@ -1,11 +1,11 @@
 #include "packed_writer.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 
 #include "column_stats.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "data/h5_file.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
@@ -71,8 +71,7 @@ void fail_if_injected(int rank) {
 // every rank. Alone, it throws as any failure does.
 [[noreturn]] void fail_collective_write(const std::exception& e, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL || ranks_in(comm) == 1) throw;
-  std::fprintf(stderr, "embpack: error on rank %d: %s\n", rank_in(comm), e.what());
-  std::fflush(stderr);
+  error_line(str("embpack: error on rank ", rank_in(comm), ": ", e.what(), "\n"));
   abort_world(kExitFailure);
 }
 

@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 
 #include "comm/world.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace emb {
 
@@ -18,21 +18,11 @@ extern "C" void note_sigterm(int) { g_sigterm = 1; }
 // Long enough for the reporting rank to print and abort the job (which ends this rank too).
 constexpr auto kLeaveTheReportTo = std::chrono::seconds(5);
 constexpr auto kPoll = std::chrono::milliseconds(20);
-// The line starts on a line of its own: mpirun writes each rank's output in the chunks it reads from
-// the rank's pipes, so a chunk of rank 0's progress lines can end mid-line, this rank's line written
-// next (a failing rl_hostile log: "rl checkpoint: /tmp/tmp.BS" + "embsim rl: simulator rank 2 ... died"
-// + "BILgKaXb/..."; 4-6 of 10 kills landed mid-line in a test with rank 0 printing fast, none with
-// the newline). When nothing interleaves it costs a blank line before the line.
-void print_failure_line(const std::string& line) {
-  std::fputs(("\n" + line).c_str(), stderr);
-  std::fflush(stderr);
-}
-
 }  // namespace
 
 void fail_rl_run(const FailureClaim& claim, const std::string& line) {
   if (!claim || claim(line)) {
-    print_failure_line(line);
+    error_line(line);
   } else {
     std::this_thread::sleep_for(kLeaveTheReportTo);
   }
@@ -64,7 +54,7 @@ void AbortWatch::run() {
   if (!peer.empty()) {
     const std::string line =
         str("embsim rl: ", peer, "; the job is aborted (seen by ", peers_.name(world_rank_), ")\n");
-    if (!claim_ || claim_(line)) print_failure_line(line);
+    if (!claim_ || claim_(line)) error_line(line);
   }
   std::signal(SIGTERM, SIG_DFL);
   std::raise(SIGTERM);
