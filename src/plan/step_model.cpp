@@ -325,8 +325,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     return g;
   };
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
-    fwd_pass(gathered_at_head(times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1)),
-             zero, false, 1);
+    const BucketTimes held = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
+    fwd_pass(gathered_at_head(held), zero, false, 1);
     const BucketTimes rs = reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches));
     bwd_pass(zero, rs, 1);
     drained_pass(rs, s.micro_batches - 1);
@@ -354,7 +354,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
 // 80): rank_imbalance of the probe's round per synchronisation. Ranks on cores of their own drift
 // apart in proportion to their compute (round 26: the per-synchronisation charge gave the tiny
 // decks at 2 ranks 0.6-0.7 ms where their steps' rest was 0.3): rank_imbalance of the compute.
-// It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm in collectives.
+// It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm
+// in collectives.
 void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   if (R < 2 || measured_ranks < 2) return;
@@ -363,8 +364,9 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   int synchronisations = calls.host_reductions;
   for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
   const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
-  s.imbalance_s = time_sharing && hw.rank_imbalance_round_s > 0 ? scale * hw.rank_imbalance_round_s * synchronisations
-                                                                : scale * s.compute_s;
+  s.imbalance_s = time_sharing && hw.rank_imbalance_round_s > 0
+                      ? scale * hw.rank_imbalance_round_s * synchronisations
+                      : scale * s.compute_s;
   s.compute_s += s.imbalance_s;
   // Each synchronisation's wait is timed where the ranks wait: the host reductions' as `other`,
   // the collectives' as exposed comm (the gathers under the step's head wait in its reductions).
@@ -413,9 +415,10 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
                             StepPrediction& s) {
   // The optimizer phase (train_step) runs over the trained elements only: the gradients' Σg²,
   // then AdamW; at the file's seconds per element and core (over the rank's share of them for
-  // memory-bound work: the phase streams its arrays) where it has one, else its bytes (read g twice, p, m, v; write p, m, v) at the memory rate (the
-  // triad's rate predicted twice the CPU's phase). The bf16 copy, rounded from every owned element,
-  // is publish_params' after the phase: `other`.
+  // memory-bound work: the phase streams its arrays) where it has one, else its bytes (read g
+  // twice, p, m, v; write p, m, v) at the memory rate (the triad's rate predicted twice the
+  // CPU's phase). The bf16 copy, rounded from every owned element, is publish_params' after the
+  // phase: `other`.
   const double shards = w.shard == ShardMode::none ? 1 : w.ranks;
   const double trained = double(p.trainable_params) / shards, owned = double(p.n_params) / shards;
   s.optimizer_s = hw.optimizer_element_s > 0 ? trained * hw.optimizer_element_s / r.memory_share
@@ -425,8 +428,8 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
                                              w.ranks, s.buckets, s.micro_batches, cache_per_rank(hw, w));
   s.gradient_backward_s = g.backward_bytes / r.memory;
   s.gradient_step_s = g.step_bytes / r.memory;
-  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.comm_head_s + s.optimizer_s + s.bf16_round_s +
-             s.fixed.total_s + s.gradient_backward_s + s.gradient_step_s;
+  s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.comm_head_s + s.optimizer_s +
+             s.bf16_round_s + s.fixed.total_s + s.gradient_backward_s + s.gradient_step_s;
   s.data_bytes_per_sample = data_bytes_per_sample(w.model, p);
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   s.data_wait_s = std::max(0.0, node_bytes / hw.storage_read_per_node - s.step_s);
