@@ -8,8 +8,8 @@ overlap and sum to the step) against --plan's "phases" (the same parts, summing 
 fwd and bwd (the compute, the op calls' host time, and on a shared core the collectives run
 under the compute), optim, exposed comm (the waits for collectives), and other (the blocking
 host reductions, the loop's own work; measured: the rest of the step, data_wait, h2d included).
-Measured phases are each rank's medians over steps (timings.csv beside summary.json),
-averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
+Measured phases are each rank's trimmed means over steps (timings.csv beside summary.json; the
+step its median), averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
 computed 100 ms of fwd while the other waited 167 ms for it), so medians pooled over ranks
 (summary.json's) take each phase from a different rank, and the step beyond their sum (round
 12's 76 ms of `other`) was no part of any rank's step.
@@ -24,12 +24,23 @@ from collections import defaultdict
 PHASES = {"fwd": "fwd", "bwd": "bwd", "optim": "optim", "comm": "comm_exposed", "other": "other"}
 
 
+def trimmed_mean(values, cut=0.1):
+    """The mean of the values less the lowest and highest `cut` of them."""
+    v = sorted(values)
+    k = int(len(v) * cut)
+    return statistics.mean(v[k:len(v) - k] if len(v) > 2 * k else v)
+
+
 def rank_phases(run_dir):
-    """Per rank, each phase's median over the steps (timings.csv; step 0 is the set-up's
-    record), and `rest`: the median over steps of each step beyond its fwd, bwd, optim and
-    exposed comm (its `other`, data_wait and h2d): {rank: {phase: seconds}}. The rest is taken
-    step by step: medians do not add, and a step's median less its parts' medians was 0.86 ms
-    on tiny_gr00t at 2 ranks where its steps' own rests were 0.34-0.38 (round 26)."""
+    """Per rank (timings.csv; step 0 is the set-up's record): the median step, and each phase's
+    mean over the steps less the 10 % lowest and highest, with `rest`, each step beyond its fwd,
+    bwd, optim and exposed comm (its `other`, data_wait and h2d): {rank: {phase: seconds}}.
+    Phases take means: ranks sharing a core take turns, and a rank's step is either the first
+    runner's (a long backward) or the second's (a long head), so its phases are bimodal and their
+    medians jump between the modes from round to round (round 27: tiny_wan at 4 ranks, backward
+    medians 5.0-5.5 ms over 4.6-4.7 trimmed means); means add up to the step, medians do not (a
+    step's median less its parts' medians was 0.86 ms on tiny_gr00t at 2 ranks where its steps'
+    rests were 0.34-0.38, round 26). The trim keeps a slow spell from moving them."""
     per_step = defaultdict(lambda: defaultdict(dict))
     for row in csv.DictReader(open(os.path.join(run_dir, "timings.csv"))):
         if int(row["step"]) > 0:
@@ -41,7 +52,7 @@ def rank_phases(run_dir):
             for phase, seconds in record.items():
                 phases[phase].append(seconds)
             phases["rest"].append(record["step"] - sum(record.get(PHASES[k], 0.0) for k in PHASES if k != "other"))
-        out[rank] = {ph: statistics.median(v) for ph, v in phases.items()}
+        out[rank] = {ph: statistics.median(v) if ph == "step" else trimmed_mean(v) for ph, v in phases.items()}
     return out
 
 

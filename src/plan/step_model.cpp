@@ -455,17 +455,22 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.other = f.total_s - in_passes + s.imbalance_s - s.imbalance_in_collectives_s + s.gradient_step_s +
              s.bf16_round_s + s.comm_head_s;
   // k ranks time-sharing a core leave the step's head together and take turns of the
-  // scheduler's slice: a first micro-batch's forward shorter than a slice runs at the full core.
-  // Its partners' turns fall in the backward of the rank that ran first (1/k of the ranks) and
-  // in the head's wait of the others (round 22's traces: every rank's forward at a full core's
-  // 1.6 ms on the tiny decks at 4 ranks, the sharing in a backward or the head).
+  // scheduler's slice. Where a first micro-batch's forward is shorter than a slice, each rank's
+  // turn runs its work at a full core, the forward and as much of the backward as the turn
+  // holds; its partners' turns fall in the backward of the rank that ran first (1/k of the
+  // ranks) and in the head's wait of the others (round 22's traces of the tiny decks at 4 ranks:
+  // every rank's forward at a full core's 1.6 ms, the rank that ran first held up in its
+  // backward's last unit for its partner's 3.7 ms, the partner waiting 3.1 ms in the head).
   const double share = device_share(hw, s.w.ranks);
-  const double first_fwd = s.fwd_s / s.micro_batches;
-  if (hw.ranks_share_node && share < 1 && first_fwd * share < hw.scheduler_slice_s) {
-    const double paced = first_fwd * (1 - share);
-    ph.fwd -= paced;
-    ph.bwd += paced * share;
-    ph.other += paced * (1 - share);
+  const double per_mb = 1.0 / s.micro_batches, full_fwd = s.fwd_s * per_mb * share;
+  if (hw.ranks_share_node && share < 1 && full_fwd < hw.scheduler_slice_s) {
+    const double full_bwd = (s.bwd_s + s.recompute_s) * per_mb * share;
+    const double turn = std::min(full_fwd + full_bwd, hw.scheduler_slice_s);
+    const double sharing = (1 - share) / share;  // what the partners add to a second at a full core
+    const double fwd_paced = full_fwd * sharing, bwd_paced = (turn - full_fwd) * sharing;
+    ph.fwd -= fwd_paced;
+    ph.bwd += (fwd_paced + bwd_paced) * share - bwd_paced;
+    ph.other += (fwd_paced + bwd_paced) * (1 - share);
   }
 }
 

@@ -509,22 +509,29 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
-// Two ranks a core: a first micro-batch's forward shorter than the scheduler's slice runs at a
-// full core; half of what the shared core adds to it is the first runner's backward, half the
-// other's wait in the step's head. The step is unchanged.
+// Two ranks a core, a first micro-batch's forward shorter than the scheduler's slice: each
+// rank's turn runs the forward and as much of the backward as the turn holds at a full core;
+// what sharing the core adds to that work (as much again) falls half in the backward (the rank
+// that ran first) and half in the step's head (the other). The step is unchanged.
 BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
   Hardware h = two_core_node();
   Workload w = tiny_workload();
   w.ranks = 4;
   const StepPrediction paced = predict_step(h, w);
-  h.scheduler_slice_s = 1.0;
+  const double first_fwd = paced.fwd_s / paced.micro_batches, first_bwd = paced.bwd_s / paced.micro_batches;
+  h.scheduler_slice_s = 1.0;  // a turn holds the whole micro-batch
   const StepPrediction turns = predict_step(h, w);
-  const double first = paced.fwd_s / paced.micro_batches, moved = first * 0.5;
+  const double fwd_paced = first_fwd / 2, bwd_paced = first_bwd / 2;
   BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(turns.phases.fwd == paced.phases.fwd - moved, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(turns.phases.bwd == paced.phases.bwd + moved / 2, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(turns.phases.other == paced.phases.other + moved / 2, boost::test_tools::tolerance(1e-9));
-  h.scheduler_slice_s = first * 0.5 * 0.99;  // the forward outlasts a slice: paced throughout
+  BOOST_TEST(turns.phases.fwd == paced.phases.fwd - fwd_paced, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(turns.phases.bwd == paced.phases.bwd - bwd_paced + (fwd_paced + bwd_paced) / 2,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(turns.phases.other == paced.phases.other + (fwd_paced + bwd_paced) / 2, boost::test_tools::tolerance(1e-9));
+  h.scheduler_slice_s = first_fwd / 2 * 1.5;  // the turn ends in the backward
+  const StepPrediction part = predict_step(h, w);
+  const double in_turn = first_fwd / 2 * 1.5 - first_fwd / 2;  // of the backward, at a full core
+  BOOST_TEST(part.phases.other == paced.phases.other + (fwd_paced + in_turn) / 2, boost::test_tools::tolerance(1e-9));
+  h.scheduler_slice_s = first_fwd / 2 * 0.99;  // the forward outlasts a slice: paced throughout
   BOOST_TEST(predict_step(h, w).phases.fwd == paced.phases.fwd, boost::test_tools::tolerance(1e-12));
   w.ranks = 2;  // a core each: no turns
   h.scheduler_slice_s = 1.0;
