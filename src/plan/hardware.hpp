@@ -99,9 +99,10 @@ struct Hardware {
   // CPU: a rank's per-op rates when the run leaves cores idle (fewer ranks than cores) over
   // the rates with every core busy, which the per-op figures are.
   double spare_core_speedup = 1;
-  // The same for memory-bound work (the triad's rate alone over with every rank streaming): a
-  // lone rank's elementwise passes, gradient buffers and optimizer step have the memory system
-  // to themselves (regression/plan_validation.md round 23: 1.4x here, the GEMMs' 1.0x).
+  // The same for memory-bound work (the optimizer's passes alone over with every rank streaming;
+  // the triad showed 1.04): a lone rank's elementwise passes, gradient buffers and optimizer step
+  // have the memory system to themselves (regression/plan_validation.md round 23: 1.0-1.45x
+  // here, median 1.31 over 28 probes, the GEMMs' 0.99-1.01x).
   double memory_spare_core_speedup = 1;
   // How much longer than the typical rank's compute a step's work takes when every collective
   // waits for the slowest rank (ranks time-sharing cores with other load), measured with
@@ -109,8 +110,9 @@ struct Hardware {
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   // The compute seconds of the probe's round that rank_imbalance is a fraction of: with it, the
-  // imbalance is a time per synchronisation of the step (rank_imbalance · this), as ranks
-  // time-sharing cores lose about a scheduling slice at each; 0: a fraction of the compute.
+  // imbalance of ranks time-sharing cores (more than devices_per_node) is a time per
+  // synchronisation of the step (rank_imbalance · this), as they lose about a scheduling slice
+  // at each; ranks on cores of their own, or 0: a fraction of the compute.
   double rank_imbalance_round_s = 0;
   // With more ranks than cores: how long a rank runs before a rank sharing its core takes the
   // core (hwprobe --imbalance at that count: spinning ranks' runs between turns; the scheduler's

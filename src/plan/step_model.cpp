@@ -439,9 +439,10 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 
 // The step divided as the trainer times it. The op calls' and allocations' host time runs inside
 // the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
-// a rank times its own compute, and waits for the slowest rank at the step's blocking host
-// reductions: the imbalance is `other`. The gradient buffers' passes run in the backward and,
-// begin_step's and finish_gradients', outside the passes (`other`), as the bf16 copy's rounding.
+// a rank times its own compute, and waits for the slowest rank where it synchronises: the
+// imbalance is `other` at the blocking host reductions, exposed comm in the collectives' waits.
+// The gradient buffers' passes run in the backward and, begin_step's and finish_gradients',
+// outside the passes (`other`), as the bf16 copy's rounding.
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;

@@ -25,10 +25,10 @@
 //             head (`other`); a file without that figure exposes every collective;
 //   imbalance with more than one rank, compute is longer by the wait for the slowest rank
 //             (ranks time-sharing cores finish equal work at different times, and every
-//             synchronisation waits for the slowest): the hardware's rank_imbalance of its
-//             probe's round (rank_imbalance_round_s) at each synchronisation of the step (its
-//             blocking host reductions and collective waits), or of the compute where the file
-//             has no round; scaled from the ranks it was measured with to R ranks by the
+//             synchronisation waits for the slowest): for ranks time-sharing cores the
+//             hardware's rank_imbalance of its probe's round (rank_imbalance_round_s) at each
+//             synchronisation of the step (its blocking host reductions and collective waits),
+//             for ranks on cores of their own (or a file without a round) of the compute; scaled from the ranks it was measured with to R ranks by the
 //             expected maximum of R independent normal delays; timed where the ranks wait
 //             (host reductions: `other`, collectives: exposed comm);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
@@ -39,7 +39,8 @@
 //             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
 //             runs ahead of its stream, so there only the host work beyond the compute counts;
 //   optimizer the gradients' Σg² and AdamW over the owned shard's trained elements, at the
-//             hardware's optimizer_element_seconds (at the rank's share of a CPU node's cores)
+//             hardware's optimizer_element_seconds (at the rank's share of a CPU node's cores,
+//             a lone rank's at the memory spare-core speedup)
 //             or, where the file has none, at memory bandwidth (read g twice, p, m, v; write p,
 //             m, v); and, timed as `other`, the bf16 copy of the whole shard;
 //   data      the bytes per sample a node must read per second, and the wait when storage is

@@ -252,11 +252,13 @@ double scheduler_slice_seconds() {
 // GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
 // all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
 // compute, minus 1, the median over rounds, and the round's compute (the median of the ranks'
-// mean): the planner charges rank_imbalance of it per synchronisation of a step. Ranks
+// mean): for ranks time-sharing cores the planner charges rank_imbalance of it per
+// synchronisation of a step (for ranks on cores of their own, of the compute). Ranks
 // time-sharing the cores with other load finish their equal work at different times, and
 // every collective waits for the last. At 4 ranks on this VM's 2 cores a probe's median moves
 // between 0.04 and 0.08 over a minute while its rounds within a probe spread alike (round 24):
 // 40 rounds, not 20, and plan_validation.sh takes the mean of a probe before and after a run.
+// With it, the scheduler's slice (scheduler_slice_seconds).
 struct Imbalance {
   double ratio = 0, round_s = 0, slice_s = 0;
 };
