@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "batch/sample_tokens.hpp"
 #include "core/error.hpp"
@@ -284,15 +285,13 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
                                         ": a run's files share one layout"));
     sample_begin_.push_back(sample_begin_.back() + x.samples());
     if (cfg.family == Family::gr00t) {
-      for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) max_context_ = std::max(max_context_, x.vl_offsets[s + 1] - x.vl_offsets[s]);
-      context_sum_ += double(x.vl_offsets.back() - x.vl_offsets.front());
+      for (size_t s = 0; s + 1 < x.vl_offsets.size(); ++s) add_context(1, x.vl_offsets[s + 1] - x.vl_offsets[s]);
     } else {
       for (size_t t = 0; t + 1 < x.txt_offsets.size(); ++t)
         max_context_ = std::max(max_context_, sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       for (size_t e = 0; e + 1 < x.episode_offsets.size(); ++e) {  // a wan sample reads its episode's task text
         const size_t t = size_t(x.episode_task[e]);
-        context_sum_ += double(x.episode_samples(int64_t(e))) *
-                        double(sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
+        add_context(x.episode_samples(int64_t(e)), sample_context_tokens(cfg, x.txt_offsets[t + 1] - x.txt_offsets[t]));
       }
     }
   }
@@ -302,6 +301,18 @@ PackedDataset::PackedDataset(MPI_Comm comm, MpioTransfer transfer, const std::ve
                     " steps of clip, actions and states) fits in its episode; use longer episodes or "
                     "data.dreamzero_episode_end = repeat"),
                 kExitInput);
+}
+
+void PackedDataset::add_context(int64_t samples, int64_t tokens) {
+  max_context_ = std::max(max_context_, tokens);
+  context_sum_ += double(samples) * double(tokens);
+  context_square_sum_ += double(samples) * double(tokens) * double(tokens);
+}
+
+double PackedDataset::context_tokens_std() const {
+  if (samples() == 0) return 0.0;
+  const double mean = mean_context_tokens();
+  return std::sqrt(std::max(0.0, context_square_sum_ / double(samples()) - mean * mean));
 }
 
 std::pair<int32_t, int64_t> PackedDataset::locate(int64_t sample) const {

@@ -111,12 +111,15 @@ class PackedDataset {
   int64_t query_tokens() const { return query_tokens_; }      // per sample, fixed by the model
   int64_t max_context_tokens() const { return max_context_; }  // over all samples
   double mean_context_tokens() const { return samples() ? context_sum_ / double(samples()) : 0.0; }
+  double context_tokens_std() const;  // the samples' spread around the mean (packed ranks' steps differ by it)
 
  private:
   std::vector<PackedFileIndex> files_;
   std::vector<int64_t> sample_begin_{0};
   int64_t query_tokens_ = 0, max_context_ = 0;
-  double context_sum_ = 0;  // context tokens over all samples
+  double context_sum_ = 0, context_square_sum_ = 0;  // context tokens (and their squares) over all samples
+
+  void add_context(int64_t samples, int64_t tokens);  // `samples` samples of `tokens` context tokens each
 };
 
 // Files named by `patterns` (plain paths or globs), globs expanded in sorted order. A glob

@@ -76,6 +76,7 @@ struct PlanReport {
 struct PlanSample {
   int64_t context_tokens = 0;  // 0 = the typical sample's
   int64_t padded_context = 0;  // 0 = no padding
+  double context_tokens_std = 0;  // the data's spread of context tokens per sample (0: unknown or none)
 };
 
 // The token index arrays of `samples` such samples laid end to end, as the packer lays them

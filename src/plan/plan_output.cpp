@@ -68,6 +68,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
        {{"ranks", s.w.ranks}, {"nodes", s.nodes}, {"shard", shard_mode_name(s.w.shard)}, {"recompute", recompute_name(s.w.model.recompute)},
         {"precision", s.w.model.precision == Precision::bf16 ? "bf16" : "fp32"}, {"fp8", s.w.fp8},
         {"packing", s.w.packing}, {"context_tokens_per_sample", s.w.sample.context_tokens},
+        {"context_tokens_std", s.w.sample.context_tokens_std},
         {"padded_context", s.w.sample.padded_context}, {"global_batch", s.w.global_batch},
         {"samples_per_rank", s.samples_per_rank}, {"samples_per_micro_batch", s.samples_per_mb},
         {"tokens_per_micro_batch", s.tokens_per_mb}, {"micro_batches", s.micro_batches},
@@ -75,7 +76,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"cuda_graphs", s.w.cuda_graphs}}},
       {"seconds",
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
-        {"recompute", s.recompute_s}, {"imbalance", s.imbalance_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
+        {"recompute", s.recompute_s}, {"imbalance", s.imbalance_s}, {"data_spread", s.data_spread_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
         {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}, {"comm_head", s.comm_head_s},
@@ -118,7 +119,12 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   t += str("  step                 ", duration(s.step_s), " = compute ", duration(s.compute_s), " (forward ",
            duration(s.fwd_s), ", backward ", duration(s.bwd_s), ", recompute ", duration(s.recompute_s),
            s.weight_traffic_s > 0 ? str("; of these, weights read from memory ", duration(s.weight_traffic_s)) : std::string(),
-           s.imbalance_s > 0 ? str(", waits for the slowest rank ", duration(s.imbalance_s)) : std::string(), ")",
+           s.imbalance_s > 0 ? str(", waits for the slowest rank ", duration(s.imbalance_s)) : std::string(),
+           s.data_spread_s > 0 ? str(" (a rank's compute spread by its samples' context lengths ", duration(s.data_spread_s),
+                                     ": ", s.w.sample.context_tokens, " ± ", std::llround(s.w.sample.context_tokens_std),
+                                     " tokens)")
+                               : std::string(),
+           ")",
            s.comm_core_fwd_s + s.comm_core_bwd_s > 0
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),

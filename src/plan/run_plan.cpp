@@ -16,10 +16,11 @@
 namespace emb {
 namespace {
 
-// The data's samples, mean and longest context, when the files of data.paths are there.
+// The data's samples, mean, spread and longest context, when the files of data.paths are there.
 struct DataShape {
   int64_t samples = 0;  // 0: unknown
   int64_t mean_context = 0, max_context = 0;
+  double context_std = 0;
 };
 
 DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
@@ -33,7 +34,7 @@ DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
     if (!std::filesystem::exists(path)) return {};
   if (paths.empty()) return {};
   const PackedDataset data(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view);
-  return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens()};
+  return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens(), data.context_tokens_std()};
 }
 
 // The tensors the run's train.tune_* flags freeze (train/freezing.hpp), as the trainer decides them.
@@ -73,6 +74,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   // Packed samples cost their mean context; padded ones (packing = off) data.pad_context, or
   // the longest context, as the loader pads them.
   w.sample.context_tokens = data.mean_context;
+  w.sample.context_tokens_std = data.context_std;
   if (!w.packing) w.sample.padded_context = std::max(cfg.data.pad_context, data.max_context);
   return w;
 }

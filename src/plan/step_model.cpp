@@ -213,6 +213,41 @@ void add_compute(const SampleSeconds& t, StepPrediction& s) {
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
 }
 
+// A rank's micro-batches and compute, and what the rest of the step is costed from: the
+// micro-batch's plan, the rank's rates, a sample's seconds.
+struct RankCompute {
+  PlanReport plan;
+  RankRates rates;
+  SampleSeconds per_sample;
+};
+
+RankCompute rank_compute(const Hardware& hw, const Workload& w, StepPrediction& s) {
+  size_micro_batches(w, s);
+  const DType blocks = planned_blocks_dtype(hw, w.model);
+  RankCompute rc{make_plan(w.model, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding()), rank_rates(hw, w), {}};
+  ModelConfig kept = w.model;
+  kept.recompute = Recompute::none;
+  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
+  rc.per_sample = sample_seconds(hw, w, rc.rates, rc.plan, p_none, s);
+  add_compute(rc.per_sample, s);
+  return rc;
+}
+
+// Packed samples differ in context length, so each step the ranks' compute differs with the
+// tokens their samples drew (regression/plan_validation.md round 29: at 2 ranks the tiny decks'
+// ranks ended their backward 0.7 ms apart packed, 0.5 padded to equal samples). A rank's n
+// samples each one standard deviation longer cost Δ more; n independent draws spread its
+// compute by Δ/√n.
+void add_data_spread(const Hardware& hw, const Workload& w, StepPrediction& s) {
+  if (w.ranks < 2 || !w.packing || w.sample.context_tokens_std <= 0) return;
+  Workload longer = w;
+  longer.sample.context_tokens = w.sample.context_tokens + std::llround(w.sample.context_tokens_std);
+  longer.sample.context_tokens_std = 0;
+  StepPrediction l;
+  rank_compute(hw, longer, l);
+  s.data_spread_s = std::max(0.0, l.compute_s - s.compute_s) / std::sqrt(double(s.samples_per_rank));
+}
+
 // One collective's seconds per bucket, and the core seconds it takes from the rank's compute
 // when it runs under it on a core the rank computes on (no core to spare): the bytes a rank
 // sends at the hardware's core_seconds_per_byte, or at one rank the copy itself.
@@ -364,17 +399,30 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   int synchronisations = calls.host_reductions;
   for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
   const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
-  s.imbalance_s = time_sharing && hw.rank_imbalance_round_s > 0
-                      ? scale * hw.rank_imbalance_round_s * synchronisations
-                      : scale * s.compute_s;
+  const double timing = time_sharing && hw.rank_imbalance_round_s > 0
+                            ? scale * hw.rank_imbalance_round_s * synchronisations
+                            : scale * s.compute_s;
+  // The samples' spread (add_data_spread) is independent of the ranks' timing: the two
+  // spreads add in quadrature, and so do the expected waits for the slowest of R. Ranks
+  // time-sharing a core finish as their core's summed work does: k ranks a core spread by
+  // 1/√k of one rank's, and the wait is for the slowest core.
+  const double ranks_per_core = time_sharing ? double(R) / hw.devices_per_node : 1.0;
+  const double data = s.data_spread_s / std::sqrt(ranks_per_core) *
+                      expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
+  s.imbalance_s = std::hypot(timing, data);
   s.compute_s += s.imbalance_s;
   // Each synchronisation's wait is timed where the ranks wait: the host reductions' as `other`,
   // the collectives' as exposed comm (the gathers under the step's head wait in its reductions).
+  // The samples' spread builds in the passes and is waited in the collective that closes the
+  // backward; the whole wait is split as the two spreads' variances.
   const int collective_waits = synchronisations - calls.host_reductions - s.head_gathers;
-  s.imbalance_in_collectives_s = s.imbalance_s * collective_waits / synchronisations;
+  const double timing_in_collectives = double(collective_waits) / synchronisations;
+  const double variance = timing * timing + data * data;
+  s.imbalance_in_collectives_s =
+      variance > 0 ? s.imbalance_s * (timing * timing * timing_in_collectives + data * data) / variance : 0.0;
   // The step's head waits for the slowest rank and for the first gathers at once (round 24: at
   // 4 ranks scaling_cpu's `other` over-predicted by their sum): the overlap is no time of its own.
-  s.comm_head_s -= std::min(s.comm_head_s, s.imbalance_s * calls.head_host_reductions / synchronisations);
+  s.comm_head_s -= std::min(s.comm_head_s, timing * calls.head_host_reductions / synchronisations);
 }
 
 // Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,
@@ -513,25 +561,17 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
   StepPrediction s;
   s.w = w;
-  const ModelConfig& c = w.model;
-  size_micro_batches(w, s);
-  const DType blocks = planned_blocks_dtype(hw, c);
-  const PlanReport p = make_plan(c, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding());
-  ModelConfig kept = c;
-  kept.recompute = Recompute::none;
-  const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
-  const RankRates rates = rank_rates(hw, w);
+  const RankCompute rc = rank_compute(hw, w, s);
   s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
-  const SampleSeconds per_sample = sample_seconds(hw, w, rates, p, p_none, s);
-  add_compute(per_sample, s);
-  add_communication(hw, w, p, per_sample, s);
+  add_data_spread(hw, w, s);
+  add_communication(hw, w, rc.plan, rc.per_sample, s);
   add_imbalance(hw, w.ranks, s);
-  add_fixed_costs(hw, w, rates, s);
-  add_optimizer_and_data(hw, w, p, rates, s);
+  add_fixed_costs(hw, w, rc.rates, s);
+  add_optimizer_and_data(hw, w, rc.plan, rc.rates, s);
   add_phases(hw, s);
   add_throughput(hw, w, s);
-  add_memory(hw, w, p, s);
-  add_checkpoint(hw, p, s);
+  add_memory(hw, w, rc.plan, s);
+  add_checkpoint(hw, rc.plan, s);
   return s;
 }
 

@@ -29,8 +29,11 @@
 //             hardware's rank_imbalance of its probe's round (rank_imbalance_round_s) at each
 //             synchronisation of the step (its blocking host reductions and collective waits),
 //             for ranks on cores of their own (or a file without a round) of the compute; scaled from the ranks it was measured with to R ranks by the
-//             expected maximum of R independent normal delays; timed where the ranks wait
-//             (host reductions: `other`, collectives: exposed comm);
+//             expected maximum of R independent normal delays; packed samples of different
+//             context lengths (the data's spread, read from its files) spread each rank's
+//             compute too (data_spread_s), in quadrature with the timing; timed where the ranks
+//             wait (host reductions: `other`, collectives: exposed comm; the samples' spread in
+//             the collective that closes the backward);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch and of the optimizer at the host's
 //             seconds per call, the host allocations at seconds per allocation (both at the
@@ -131,6 +134,7 @@ struct StepPrediction {
   double comm_head_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   double imbalance_in_collectives_s = 0;  // of imbalance_s: waited in collectives (exposed comm), not host reductions
+  double data_spread_s = 0;  // one standard deviation of a rank's compute from its samples' context lengths (packed)
   int head_gathers = 0;  // ZeRO-3 gathers run under the step's head (comm_head_s)
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):
   // inside the backward passes, and begin_step's and finish_gradients' outside them.

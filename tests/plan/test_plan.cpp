@@ -623,6 +623,45 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
              boost::test_tools::tolerance(1e-3));
 }
 
+// Packed samples of different context lengths: each step the ranks' compute differs by their
+// samples' tokens. A rank's n samples one standard deviation longer cost Δ more, so its compute
+// spreads by Δ/√n and every rank waits for the slowest: the expected maximum of R normals
+// (0.5642 at 2) of that, in the collective that closes the backward; with the ranks' timing
+// spread (rank_imbalance) in quadrature. None at one rank, padded, or without the data's spread.
+BOOST_AUTO_TEST_CASE(the_samples_spread_of_context_paces_packed_ranks) {
+  Hardware h = two_core_node();
+  Workload w = tiny_workload();
+  w.ranks = 2;
+  w.packing = true;
+  w.tokens_per_mb = 1024;
+  w.sample.context_tokens = 20;
+  const StepPrediction even = predict_step(h, w);
+  BOOST_TEST(even.data_spread_s == 0.0);
+  BOOST_TEST(even.imbalance_s == 0.0);
+  Workload longer = w;
+  longer.sample.context_tokens = 28;
+  const double delta = predict_step(h, longer).compute_s - even.compute_s;
+  BOOST_TEST(delta > 0);
+  w.sample.context_tokens_std = 8;
+  const StepPrediction spread = predict_step(h, w);
+  BOOST_TEST(spread.data_spread_s == delta / std::sqrt(double(spread.samples_per_rank)), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(spread.imbalance_s == 0.5642 * spread.data_spread_s, boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(spread.imbalance_in_collectives_s == spread.imbalance_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(spread.phases.comm_exposed == spread.comm_exposed_s + spread.imbalance_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(phase_sum(spread.phases) == spread.step_s, boost::test_tools::tolerance(1e-9));
+  h.rank_imbalance = 0.05;
+  const StepPrediction both = predict_step(h, w);
+  const double timing = 0.05 * (both.fwd_s + both.bwd_s + both.recompute_s);
+  BOOST_TEST(both.imbalance_s == std::hypot(timing, 0.5642 * both.data_spread_s), boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(both.imbalance_in_collectives_s > spread.imbalance_s);
+  BOOST_TEST(both.imbalance_in_collectives_s < both.imbalance_s);
+  w.ranks = 1;
+  BOOST_TEST(predict_step(h, w).imbalance_s == 0.0);
+  w.ranks = 2;
+  w.packing = false;
+  BOOST_TEST(predict_step(h, w).data_spread_s == 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {
   Hardware h = gpu_node();
   const StepPrediction roomy = predict_step(h, tiny_workload());
