@@ -268,15 +268,22 @@ struct PassTime {
   double exposed = 0, core = 0;
 };
 
+// Collectives of `total` seconds (`core` of them on a shared core) of which `uncovered` are left
+// uncovered by the compute: the covered share of the core seconds is compute, and of the
+// uncovered seconds the issuing rank's share.
+PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, double issuer_share) {
+  const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - uncovered / total) : 0.0;
+  return {uncovered * (1 - issuer_share), covered + uncovered * issuer_share};
+}
+
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
                    bool prefetch_all, bool overlap, bool shared_core, double issuer_share) {
   double total = 0, core = 0;
   for (size_t k = 0; k < comp.size(); ++k)
     total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
   if (!overlap) return {total, 0};
-  const double exposed = pass_exposed(comp, before.seconds, after.seconds, prefetch_all);
-  const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - exposed / total) : 0.0;
-  return {exposed * (1 - issuer_share), covered + exposed * issuer_share};
+  return split_uncovered(total, core, pass_exposed(comp, before.seconds, after.seconds, prefetch_all), shared_core,
+                         issuer_share);
 }
 
 BucketTimes reversed(BucketTimes t) {
@@ -343,11 +350,12 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
-    const double exposed = (1 - issuer_share) * (overlap ? std::max(0.0, total - (mb_fwd + mb_bwd)) : total);
-    const double hidden_core = shared_core && total > 0 ? core * (1 - exposed / total) : 0.0;
-    s.comm_exposed_s += times_per_step * exposed;
-    s.comm_core_fwd_s += times_per_step * hidden_core * mb_fwd / (mb_fwd + mb_bwd);
-    s.comm_core_bwd_s += times_per_step * hidden_core * mb_bwd / (mb_fwd + mb_bwd);
+    const PassTime pt = overlap ? split_uncovered(total, core, std::max(0.0, total - (mb_fwd + mb_bwd)), shared_core,
+                                                  issuer_share)
+                                : PassTime{total, 0};
+    s.comm_exposed_s += times_per_step * pt.exposed;
+    s.comm_core_fwd_s += times_per_step * pt.core * mb_fwd / (mb_fwd + mb_bwd);
+    s.comm_core_bwd_s += times_per_step * pt.core * mb_bwd / (mb_fwd + mb_bwd);
   };
   // ZeRO-3's first kPrefetchDepth buckets are gathered by publish_params behind the previous
   // step's update. With MPI's progress thread on the ranks' cores they run under the step's

@@ -512,6 +512,21 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
   const StepPrediction four = predict_step(h, w);
   BOOST_TEST(four.comm_exposed_s == collective_time(h, Collective::reduce_scatter, 4 * n, 4).seconds,
              boost::test_tools::tolerance(1e-9));
+  // Two micro-batches and a link too slow for the first one's reduction to drain under the
+  // second: what the second leaves uncovered splits as the last reduction's does, and the
+  // covered share of its core seconds slows the second micro-batch.
+  w.ranks = 2;
+  w.micro_batch = 16;
+  h.intra_node.bytes_per_s = 1e6;
+  const StepPrediction drained = predict_step(h, w);
+  BOOST_TEST(drained.micro_batches == 2);
+  const double slow = collective_time(h, Collective::reduce_scatter, 4 * n, 2).seconds;
+  const double micro_batch = (drained.fwd_s + drained.bwd_s + drained.recompute_s) / 2;
+  const double uncovered = slow - micro_batch, core = 0.5 * 4 * n * 1e-10;
+  BOOST_TEST(uncovered > 0);
+  BOOST_TEST(drained.comm_exposed_s == slow / 2 + uncovered / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drained.comm_core_fwd_s + drained.comm_core_bwd_s == slow / 2 + core * (1 - uncovered / slow) + uncovered / 2,
+             boost::test_tools::tolerance(1e-9));
 }
 
 // Two ranks a core, a first micro-batch's forward shorter than the scheduler's slice: each
