@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "kernels/cpu/parallel_for.hpp"
 
 namespace emb::frames {
 
@@ -110,15 +111,15 @@ inline float apply_taps(const ResizeTable& t, int64_t o, const float* in, int64_
 void resize_hwc(const float* src, int64_t C, const ResizeTable& rows, const ResizeTable& cols, float* dst) {
   const int64_t H = rows.in, W = cols.in, Ho = rows.out, Wo = cols.out;
   std::vector<float> mid(size_t(H * Wo * C));
-#pragma omp parallel for if (H * Wo * C >= (1 << 16))
-  for (int64_t y = 0; y < H; ++y)
+  float* const mid_data = mid.data();
+  cpu::parallel_for(H, H * Wo * C >= (1 << 16), [=, &cols](int64_t y) {
     for (int64_t x = 0; x < Wo; ++x)
-      for (int64_t c = 0; c < C; ++c) mid[size_t((y * Wo + x) * C + c)] = apply_taps(cols, x, src + y * W * C + c, C);
-#pragma omp parallel for if (Ho * Wo * C >= (1 << 16))
-  for (int64_t y = 0; y < Ho; ++y)
+      for (int64_t c = 0; c < C; ++c) mid_data[(y * Wo + x) * C + c] = apply_taps(cols, x, src + y * W * C + c, C);
+  });
+  cpu::parallel_for(Ho, Ho * Wo * C >= (1 << 16), [=, &rows](int64_t y) {
     for (int64_t x = 0; x < Wo; ++x)
-      for (int64_t c = 0; c < C; ++c)
-        dst[(y * Wo + x) * C + c] = apply_taps(rows, y, mid.data() + x * C + c, Wo * C);
+      for (int64_t c = 0; c < C; ++c) dst[(y * Wo + x) * C + c] = apply_taps(rows, y, mid_data + x * C + c, Wo * C);
+  });
 }
 
 }  // namespace emb::frames
