@@ -10,7 +10,8 @@
 //   GR00T: experiment_cfg/metadata.json, the training data's statistics and modalities under
 //   upstream's embodiment tag (gr00t_metadata.hpp);
 //   DreamZero: the released experiment_cfg/conf.yaml with relative_action and relative_action_keys
-//   set to the run's data.relative_action_keys (dreamzero_conf.hpp).
+//   set to the run's data.relative_action_keys (dreamzero_conf.hpp), and the released
+//   experiment_cfg/metadata.json with its embodiment's statistics the run's (dreamzero_metadata.hpp).
 // DIR appears only when complete: everything is written into a temporary sibling folder that
 // is renamed at the end; a failure removes it. An existing DIR is refused unless --force.
 #include <algorithm>
@@ -19,6 +20,7 @@
 
 #include "app/commands.hpp"
 #include "app/dreamzero_conf.hpp"
+#include "app/dreamzero_metadata.hpp"
 #include "app/gr00t_metadata.hpp"
 #include "app/init_from_source.hpp"
 #include "app/run_config_from_deck.hpp"
@@ -44,12 +46,12 @@ namespace fs = std::filesystem;
 std::string staging_of(const std::string& out) { return out + ".export-tmp"; }
 
 // The source folder's files other than what the export writes itself.
-void copy_other_files(const WeightSource& source, const std::string& staging, bool gr00t) {
+void copy_other_files(const WeightSource& source, const std::string& staging, bool writes_metadata) {
   const fs::path root(source.path());
   if (!fs::is_directory(root)) return;
   std::vector<fs::path> skip = {root / kSafetensorsIndexName, root / "config.json"};
   for (const std::string& f : source.files()) skip.push_back(fs::path(f));
-  if (gr00t) skip.push_back(root / kGr00tMetadataPath);
+  if (writes_metadata) skip.push_back(root / kGr00tMetadataPath);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(root)) {
     if (!e.is_regular_file() || std::find(skip.begin(), skip.end(), e.path()) != skip.end()) continue;
     const fs::path target = fs::path(staging) / fs::relative(e.path(), root);
@@ -116,6 +118,34 @@ void write_dreamzero_conf(const std::string& staging, const RunConfig& cfg) {
   }
 }
 
+// DreamZero: the released metadata.json with the run's statistics in its embodiment's entry
+// (dreamzero_metadata.hpp); null (the released file, if any, copied as it is) for a run on raw
+// states and actions, whose checkpoint records no statistics, or a release without the file.
+nlohmann::json dreamzero_export_metadata(const WeightSource& source, const RunConfig& cfg, const CheckpointReader& ckpt) {
+  const fs::path released_path = fs::path(source.path()) / kGr00tMetadataPath;
+  if (ckpt.meta().normalization.empty()) {
+    log_warn(ckpt.path(), ": trained on raw states and actions (data.normalize = none); the export keeps ",
+             released_path.string(), " as released, whose statistics upstream inference normalises with");
+    return nlohmann::json();
+  }
+  if (!fs::is_regular_file(released_path)) {
+    log_warn("export: ", released_path.string(), " is missing, so the export has none; upstream inference reads the "
+             "statistics it normalises with there");
+    return nlohmann::json();
+  }
+  nlohmann::json released;
+  try {
+    released = nlohmann::json::parse(read_file_text(released_path.string()));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(str(released_path.string(), ": not JSON (", e.what(), ")"), kExitInput);
+  }
+  const DreamZeroMetadata m =
+      dreamzero_metadata(released, metadata_entries(cfg, ckpt.meta().normalization, false), released_path.string());
+  log_info("export: ", kGr00tMetadataPath, ": the run's statistics under ", m.tag);
+  if (!m.note.empty()) log_warn("export: ", kGr00tMetadataPath, ": ", m.note);
+  return m.json;
+}
+
 // Renames the completed staging folder to `out` (replacing it with --force).
 void publish_folder(const std::string& staging, const std::string& out) {
   const std::string old = out + ".export-old";
@@ -147,22 +177,21 @@ void export_weights(const std::string& source, const std::string& out, bool forc
     log_warn(ckpt_path, ": trained on raw states and actions (data.normalize = none or an older checkpoint); "
                         "upstream inference normalises them with metadata.json's statistics");
   const nlohmann::json metadata =  // before writing anything
-      gr00t ? gr00t_metadata(cfg, ckpt.meta().normalization) : nlohmann::json();
+      gr00t ? gr00t_metadata(cfg, ckpt.meta().normalization) : dreamzero_export_metadata(init->source(), cfg, ckpt);
   const auto described = make_model(with_tuned_backbone(cfg.model), nullptr);
 
   const std::string staging = staging_of(out);
   fs::remove_all(staging);  // a torn export of before
   try {
     fs::create_directories(staging);
-    copy_other_files(init->source(), staging, gr00t);
+    copy_other_files(init->source(), staging, !metadata.is_null());
     write_weights(staging, *init, described->params(), ckpt);
     write_file_atomic(staging + "/config.json", exported_config(upstream, cfg.model));
-    if (gr00t) {
+    if (!metadata.is_null()) {
       fs::create_directories(fs::path(staging) / fs::path(kGr00tMetadataPath).parent_path());
       write_file_atomic(staging + "/" + kGr00tMetadataPath, metadata.dump(4) + "\n");
-    } else {
-      write_dreamzero_conf(staging, cfg);
     }
+    if (!gr00t) write_dreamzero_conf(staging, cfg);
     publish_folder(staging, out);
   } catch (...) {
     std::error_code ignored;

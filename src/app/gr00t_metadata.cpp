@@ -21,15 +21,16 @@ struct FileEmbodiment {
   json modality;  // the `modality` attribute, or null
 };
 
-FileEmbodiment read_file_embodiment(const H5File& f) {
+FileEmbodiment read_file_embodiment(const H5File& f, bool upstream_tags) {
   FileEmbodiment s;
   const std::vector<int32_t> ids = f.read_all<int32_t>(packed::kEpisodeEmbodiment);
   const std::set<int32_t> distinct(ids.begin(), ids.end());
   if (distinct.size() != 1)
-    f.fail(packed::kEpisodeEmbodiment, str(distinct.size(), " embodiments in one file: GR00T's metadata.json holds "
+    f.fail(packed::kEpisodeEmbodiment, str(distinct.size(), " embodiments in one file: an export's metadata.json holds "
                                            "statistics per embodiment tag, so each packed file must hold one"));
   s.id = *distinct.begin();
   s.tag = gr00t_embodiment_tag(s.id);
+  if (s.tag.empty() && !upstream_tags) s.tag = str("embodiment_", s.id);
   if (s.tag.empty())
     f.fail(packed::kEpisodeEmbodiment,
            str("embodiment id ", s.id, " has no upstream tag (", gr00t_embodiment_tags_text(),
@@ -77,9 +78,9 @@ json tag_metadata(const FileEmbodiment& file, const EmbodimentStatistics& stats_
 
 }  // namespace
 
-json gr00t_metadata(const RunConfig& cfg, const std::string& recorded) {
+json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool upstream_tags) {
   if (cfg.data.paths.empty())
-    throw Error(str(cfg.deck_path, ": data.paths is empty; GR00T's metadata.json holds the training data's "
+    throw Error(str(cfg.deck_path, ": data.paths is empty; an export's metadata.json holds the training data's "
                                    "statistics"),
                 kExitInput);
   std::vector<H5File> opened;
@@ -89,7 +90,7 @@ json gr00t_metadata(const RunConfig& cfg, const std::string& recorded) {
     for (const std::string& path : cfg.data.paths) opened.push_back(H5File::open(path));
     std::vector<const H5File*> files;
     for (const H5File& f : opened) {
-      const FileEmbodiment e = read_file_embodiment(f);
+      const FileEmbodiment e = read_file_embodiment(f, upstream_tags);
       by_tag.emplace(e.tag, e);
       files.push_back(&f);
     }
@@ -107,5 +108,7 @@ json gr00t_metadata(const RunConfig& cfg, const std::string& recorded) {
   }
   return metadata;
 }
+
+json gr00t_metadata(const RunConfig& cfg, const std::string& recorded) { return metadata_entries(cfg, recorded, true); }
 
 }  // namespace emb

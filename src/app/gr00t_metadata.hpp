@@ -26,4 +26,9 @@ constexpr const char* kGr00tMetadataPath = "experiment_cfg/metadata.json";
 // upstream tag, a file whose episodes have several embodiments.
 nlohmann::json gr00t_metadata(const RunConfig& cfg, const std::string& recorded);
 
+// The same entries, DreamZero's metadata.json being of the same schema; with upstream_tags
+// false an embodiment id without a GR00T tag is keyed embodiment_<id> (DreamZero's export puts
+// its one entry under the released tag: dreamzero_metadata.hpp).
+nlohmann::json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool upstream_tags);
+
 }  // namespace emb

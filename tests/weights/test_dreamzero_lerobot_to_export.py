@@ -6,7 +6,8 @@ upstream-format encoders (make_tiny_encoders.py: Wan2.1 VAE, umT5 of the DiT's t
 umT5's tokenizer trained here by Debian's spm_train on our own corpus) -> train the tiny DreamZero
 checkpoint (make_tiny_checkpoint.py, img_emb as wide as the tiny CLIP's features) a few steps on
 the packed file (train.init_from: the DreamZero DROID layout with its states, CLIP context and I2V
-y) -> `embtrain export` -> the exported key set, shapes and dtypes are the checkpoint's. The
+y) -> `embtrain export` -> the exported key set, shapes and dtypes are the checkpoint's, and its
+metadata.json the release's entry with the statistics the run recorded. The
 model's inputs are the file's (--dump: every sample's video rows, latents and y, are its step's
 patchified latents, its states, CLIP rows, action mask and has_real_action), and the loss changes
 when the file's CLIP rows are zeroed. And the bad input of `embpack features --dreamzero`:
@@ -171,8 +172,48 @@ def clip_zeroed(data, out):
     return out
 
 
+def released_metadata(released):
+    """The released folder's experiment_cfg/metadata.json: DROID's entry, as DreamZero's release has
+    one embodiment, with statistics no run computes (7 everywhere)."""
+    stats = {name: [7.0] * ACTION_WIDTH for name in ("min", "max", "mean", "std", "q01", "q99")}
+    modality = {"absolute": True, "rotation_type": None, "shape": [ACTION_WIDTH], "continuous": True}
+    entry = {"statistics": {"state": {"joint_position": stats}, "action": {"joint_position": stats}},
+             "modalities": {"state": {"joint_position": modality}, "action": {"joint_position": modality},
+                            "video": {}},
+             "embodiment_tag": "oxe_droid"}
+    os.makedirs(os.path.join(released, "experiment_cfg"), exist_ok=True)
+    with open(os.path.join(released, "experiment_cfg", "metadata.json"), "w") as f:
+        json.dump({"oxe_droid": entry}, f)
+
+
+def check_metadata(tmp, exported, log):
+    """The export's metadata.json: the released entry (oxe_droid) with the statistics the run
+    normalised with (the checkpoint's record) under the run's sub-key, and a warning naming the
+    sub-keys the release had."""
+    meta = json.load(open(os.path.join(exported, "experiment_cfg", "metadata.json")))
+    check(list(meta) == ["oxe_droid"] and meta["oxe_droid"]["embodiment_tag"] == "oxe_droid",
+          f"metadata.json: the release's one entry, oxe_droid: {list(meta)}")
+    ckpt = os.path.join(tmp, "out", "ckpt", "dz", f"step_{TRAIN_STEPS:08d}.h5")
+    with h5py.File(ckpt, "r") as f:
+        recorded = json.loads(f.attrs["normalization"])
+    check(len(recorded) == 1, "the checkpoint recorded the statistics of one embodiment")
+    recorded = next(iter(recorded.values()))
+    entry = meta["oxe_droid"]
+    for part in ("state", "action"):
+        stats = entry["statistics"][part]
+        names = sorted(name for name in recorded[part] if name != "rows")
+        check(list(stats) == ["left_arm"] and sorted(stats["left_arm"]) == names and
+              all(np.array_equal(stats["left_arm"][name], recorded[part][name][:ACTION_WIDTH]) for name in names)
+              and stats["left_arm"]["q99"] != [7.0] * ACTION_WIDTH,
+              f"{part}: the run's recorded statistics (left_arm), not the release's")
+        check(entry["modalities"][part]["left_arm"]["shape"] == [ACTION_WIDTH], f"{part}: modality of left_arm")
+    check("the run's statistics under oxe_droid" in log and "sub-keys left_arm where the release has joint_position" in log,
+          f"export says where the statistics went and which sub-keys differ: {log.strip()}")
+
+
 def case_end_to_end(args, tmp, released, inputs):
     encoders, frames = inputs
+    released_metadata(released)
     data = os.path.join(tmp, "dz.h5")
     p = features(args, encoders, frames, data)
     check(f"DreamZero features of {2 * STEPS_PER_EPISODE} steps" in p.stdout, p.stdout.strip())
@@ -204,7 +245,8 @@ def case_end_to_end(args, tmp, released, inputs):
     p = run(mpi([args.embtrain, deck], args.np))
     check(f"step {TRAIN_STEPS}" in p.stdout + p.stderr, f"trained {TRAIN_STEPS} steps on the packed DreamZero file")
     exported = os.path.join(tmp, "dz_export")
-    run([args.embtrain, "export", os.path.join(tmp, "out", "ckpt", "dz"), "-o", exported])
+    p = run([args.embtrain, "export", os.path.join(tmp, "out", "ckpt", "dz"), "-o", exported])
+    check_metadata(tmp, exported, p.stdout + p.stderr)
     original = safetensors_io.read_checkpoint(released)
     out = safetensors_io.read_checkpoint(exported)
     expected = sorted(original)
