@@ -163,7 +163,7 @@ void publish_folder(const std::string& staging, const std::string& out) {
 void export_weights(const std::string& source, const std::string& out, bool force) {
   if (fs::exists(out) && !force)
     throw Error(str(out, ": exists; embtrain export writes a new folder (--force replaces it)"), kExitInput);
-  const std::string ckpt_path = verified_checkpoints(source, 1).front();
+  const std::string ckpt_path = verified_checkpoints(source, CheckedTensors::parameters, 1).front();
   const CheckpointReader ckpt(ckpt_path);
   const RunConfig cfg = run_config_from_deck(load_deck_text(ckpt.meta().deck_text, ckpt_path + ":deck"));
   if (cfg.train.init_from.empty())

@@ -111,11 +111,13 @@ std::string checkpoint_problem(const std::string& path) {
   return "";
 }
 
-std::string checkpoint_corruption(const std::string& path) {
+std::string checkpoint_corruption(const std::string& path, CheckedTensors checked) {
   try {
     CheckpointFile f(path, MPI_COMM_NULL, CheckpointFile::Access::read);
     std::vector<float> data;
-    for (const char* group : kTensorGroups) {
+    const size_t groups = checked == CheckedTensors::parameters ? 1 : kTensorGroups.size();  // params first
+    for (size_t k = 0; k < groups; ++k) {
+      const char* group = kTensorGroups[k];
       const std::string g = str("/", group);
       if (!f.has(g)) continue;
       for (const std::string& name : f.members(g)) {
@@ -167,7 +169,7 @@ void prune_checkpoints(const std::string& dir, int keep, const std::string& run_
   }
 }
 
-std::vector<std::string> verified_checkpoints(const std::string& path, size_t wanted) {
+std::vector<std::string> verified_checkpoints(const std::string& path, CheckedTensors checked, size_t wanted) {
   if (!fs::exists(path))
     throw Error(str(path, ": no such checkpoint file, checkpoint folder or run output folder"), kExitInput);
   if (!fs::is_directory(path)) return {path};
@@ -175,7 +177,7 @@ std::vector<std::string> verified_checkpoints(const std::string& path, size_t wa
   std::vector<std::string> verified;
   for (const Found& f : complete_checkpoints(dir)) {
     if (verified.size() == wanted) break;
-    const std::string problem = checkpoint_corruption(f.path);
+    const std::string problem = checkpoint_corruption(f.path, checked);
     if (problem.empty())
       verified.push_back(f.path);
     else

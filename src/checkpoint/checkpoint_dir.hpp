@@ -22,9 +22,13 @@ std::string checkpoint_file_name(int64_t step);    // "step_00000042.h5"
 // "" when `path` is a complete checkpoint, otherwise why not (one line naming the file).
 std::string checkpoint_problem(const std::string& path);
 
-// "" when every tensor of checkpoint `path` matches its stored crc32, otherwise which one does
-// not (one line naming the file and tensor); reads the whole file.
-std::string checkpoint_corruption(const std::string& path);
+// Which tensors a reader of a checkpoint checks: a tool taking trained weights reads only the
+// parameters (the AdamW moments are twice their bytes); resuming reads the moments too.
+enum class CheckedTensors { parameters, parameters_and_moments };
+
+// "" when every `checked` tensor of checkpoint `path` matches its stored crc32, otherwise which
+// one does not (one line naming the file and tensor); reads those tensors whole.
+std::string checkpoint_corruption(const std::string& path, CheckedTensors checked);
 
 // The step_*.h5 files of dir (never "*.tmp"), complete or not, by ascending step.
 std::vector<std::string> list_checkpoints(const std::string& dir);
@@ -52,13 +56,14 @@ std::vector<std::string> resolve_resume(MPI_Comm comm, const std::string& settin
                                         const std::string& run_id);
 
 // What a tool reading trained weights takes from `path` (embtrain export, embsim eval and
-// rl.init), best first: a file → itself; a checkpoint folder, or a run's output folder (its
+// rl.init: CheckedTensors::parameters; an RL run resumed from a named checkpoint: its moments
+// too), best first: a file → itself; a checkpoint folder, or a run's output folder (its
 // `ckpt_dir` file names its checkpoint folder) → the checkpoints resume = auto would try, by
 // the same rule: complete ones newest first by step whatever `latest` names (it is only a
 // hint), each one skipped with one warning line naming the file and why, then of those the
-// first `wanted` whose tensors all match their crc32 (a corrupt one: one warning line naming
-// it, and the next older one). emb::Error (exit 2) in one line when none is left.
-std::vector<std::string> verified_checkpoints(const std::string& path,
+// first `wanted` whose `checked` tensors all match their crc32 (a corrupt one: one warning line
+// naming it, and the next older one). emb::Error (exit 2) in one line when none is left.
+std::vector<std::string> verified_checkpoints(const std::string& path, CheckedTensors checked,
                                               size_t wanted = std::numeric_limits<size_t>::max());
 
 }  // namespace emb

@@ -134,10 +134,10 @@ void on_rank0(const std::function<void()>& f) {
 
 void truncate_to_half(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
 
-// Flips one bit inside /params/<t> of checkpoint `path` (its crc32 no longer matches).
-void flip_param_byte(const std::string& path, const ParamInfo& t) {
+// Flips one bit inside /<group>/<t> of checkpoint `path` (its crc32 no longer matches).
+void flip_param_byte(const std::string& path, const ParamInfo& t, const std::string& group = "params") {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t d = H5Dopen2(f, ("/params/" + t.name).c_str(), H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, ("/" + group + "/" + t.name).c_str(), H5P_DEFAULT);
   const haddr_t offset = H5Dget_offset(d);
   H5Dclose(d);
   H5Fclose(f);
@@ -486,6 +486,8 @@ BOOST_AUTO_TEST_CASE(corrupt_tensor_is_refused_and_resume_falls_back) {
 // What export, embsim eval and rl.init take from a folder (verified_checkpoints) follows
 // resume's rule, not `latest`: the newest complete checkpoint; a newest one with a corrupt
 // tensor is skipped with one warning line naming it; nothing valid is one error line, exit 2.
+// Readers of trained weights check the parameters only: a corrupt moment skips a checkpoint
+// only where the moments are read (an RL run resumed).
 BOOST_AUTO_TEST_CASE(tools_take_the_newest_verified_checkpoint_of_a_folder) {
   const World& w = test_world();
   ScratchDir dir(w.comm, "embtrain_ckpt_tools");
@@ -493,19 +495,32 @@ BOOST_AUTO_TEST_CASE(tools_take_the_newest_verified_checkpoint_of_a_folder) {
   const std::string p3 = save_states(w.comm, dir.path(), tiny_registry(), ShardMode::grads, meta_at(3));
   on_rank0([&] {
     write_file_atomic(dir.path() + "/latest", checkpoint_file_name(2) + "\n");
-    BOOST_TEST(verified_checkpoints(dir.path(), 1) == std::vector<std::string>{p3}, boost::test_tools::per_element());
+    const CheckedTensors params = CheckedTensors::parameters, all = CheckedTensors::parameters_and_moments;
+    BOOST_TEST(verified_checkpoints(dir.path(), params, 1) == std::vector<std::string>{p3},
+               boost::test_tools::per_element());
     const std::string run = dir.path() + "/run";  // a run's output folder: its ckpt_dir file names the folder
     fs::create_directories(run);
     write_file_atomic(run + "/ckpt_dir", dir.path() + "\n");
     const std::vector<std::string> newest_first = {p3, p2};
-    BOOST_TEST(verified_checkpoints(run) == newest_first, boost::test_tools::per_element());
-    BOOST_TEST(verified_checkpoints(p2) == std::vector<std::string>{p2}, boost::test_tools::per_element());
+    BOOST_TEST(verified_checkpoints(run, params) == newest_first, boost::test_tools::per_element());
+    BOOST_TEST(verified_checkpoints(p2, params) == std::vector<std::string>{p2}, boost::test_tools::per_element());
 
     const ParamInfo& t = rectangular_tensor();
+    flip_param_byte(p3, t, "exp_avg");
+    BOOST_TEST(verified_checkpoints(dir.path(), params, 1) == std::vector<std::string>{p3},
+               boost::test_tools::per_element());
+    std::vector<std::string> resumable;
+    const std::vector<std::string> moment_lines =
+        logged_lines(dir.path() + "/moments.log", [&] { resumable = verified_checkpoints(dir.path(), all, 1); });
+    BOOST_TEST(resumable == std::vector<std::string>{p2}, boost::test_tools::per_element());
+    BOOST_TEST_REQUIRE(moment_lines.size() == 1u);
+    BOOST_TEST(moment_lines[0].find(p3 + ":/exp_avg/" + t.name + ": checksum mismatch") != std::string::npos,
+               moment_lines[0]);
+
     flip_param_byte(p3, t);
     std::vector<std::string> taken;
     const std::vector<std::string> lines =
-        logged_lines(dir.path() + "/warnings.log", [&] { taken = verified_checkpoints(dir.path(), 1); });
+        logged_lines(dir.path() + "/warnings.log", [&] { taken = verified_checkpoints(dir.path(), params, 1); });
     BOOST_TEST(taken == std::vector<std::string>{p2}, boost::test_tools::per_element());
     BOOST_TEST_REQUIRE(lines.size() == 1u);
     const std::string skipped = "warning: skipping " + p3 + ":/params/" + t.name + ": checksum mismatch (crc32 ";
@@ -515,7 +530,7 @@ BOOST_AUTO_TEST_CASE(tools_take_the_newest_verified_checkpoint_of_a_folder) {
     int code = 0;
     std::string error;
     try {
-      verified_checkpoints(run);
+      verified_checkpoints(run, params);
     } catch (const Error& e) {
       error = e.what(), code = e.exit_code();
     }

@@ -94,7 +94,7 @@ std::string trained(const std::string& dir, const std::string& name, const std::
                     const std::string& extra) {
   const ToolResult r = run_tool(train_command(dir, name, data, extra + " --set train.ckpt_every=3", 3), dir);
   BOOST_TEST_REQUIRE(r.code == 0, name << ": " << r.out << r.err);
-  return verified_checkpoints(dir + "/ckpt_" + name, 1).front();
+  return verified_checkpoints(dir + "/ckpt_" + name, CheckedTensors::parameters, 1).front();
 }
 
 }  // namespace

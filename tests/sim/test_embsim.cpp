@@ -122,8 +122,8 @@ BOOST_AUTO_TEST_CASE(gr00t_policy_batches_and_checks_the_task) {
   const std::string dir = scratch("ckpt_narrow");
   const std::string ckpt = untrained_checkpoint(dir, {"model.state_dim=16"});
   if (rank() != 0) return;
-  BOOST_TEST(verified_checkpoints(dir) == std::vector<std::string>{ckpt}, "a checkpoint directory lists its checkpoints");
-  BOOST_TEST(verified_checkpoints(ckpt) == std::vector<std::string>{ckpt});
+  BOOST_TEST(verified_checkpoints(dir, CheckedTensors::parameters) == std::vector<std::string>{ckpt}, "a checkpoint directory lists its checkpoints");
+  BOOST_TEST(verified_checkpoints(ckpt, CheckedTensors::parameters) == std::vector<std::string>{ckpt});
   Gr00tPolicy narrow(ckpt, {}, 1, 0);
   BOOST_CHECK_NO_THROW(narrow.check_task(task_spec("reach"), 32));
   try {

@@ -169,7 +169,7 @@ std::string run_eval(MPI_Comm comm, const EvalOptions& o) {
       EMB_CHECK(o.episodes >= 1, "eval: --episodes must be at least 1");
       for (const std::string& t : o.tasks) tasks.push_back(&task_spec(t));
       baseline = make_baseline_policy(o.target, o.seed);
-      if (!baseline) checkpoints = verified_checkpoints(o.target);
+      if (!baseline) checkpoints = verified_checkpoints(o.target, CheckedTensors::parameters);
       std::reverse(checkpoints.begin(), checkpoints.end());  // by step
     });
   });

@@ -36,7 +36,7 @@ bool continuable(const std::string& policy, const RlOptions& o) {
 std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
   const bool named = o.resume != "auto";
   std::vector<std::string> found =
-      named ? verified_checkpoints(o.resume) : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
+      named ? verified_checkpoints(o.resume, CheckedTensors::parameters_and_moments) : resolve_resume(comm, o.resume, o.ckpt_dir, o.run_id);
   std::vector<std::string> usable;
   for (const std::string& path : found)
     if (continuable(path, o)) usable.push_back(path);
@@ -50,7 +50,7 @@ std::vector<std::string> resume_candidates(MPI_Comm comm, const RlOptions& o) {
 
 void load_rl_start(const std::string& checkpoint, const std::vector<std::string>& deck_sets,
                    const ObservationOptions& observation, RlSetup& s) {
-  const std::string path = verified_checkpoints(checkpoint, 1).front();
+  const std::string path = verified_checkpoints(checkpoint, CheckedTensors::parameters, 1).front();
   Gr00tPolicy policy(path, deck_sets, s.o.seed, s.local_rank);  // validates the checkpoint and reads its model
   s.cfg = policy.config();
   s.flow_steps = policy.flow_steps(), s.exec_steps = policy.exec_steps();
