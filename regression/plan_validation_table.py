@@ -57,8 +57,9 @@ def rank_phases(run_dir):
 
 
 def measured_phases(run_dir):
-    """The ranks' mean of their own phases; a rank's `other` is its steps' median rest (data_wait
-    and h2d, a few microseconds here, in it)."""
+    """The ranks' mean of their own phases; a rank's `other` is its steps' rest, trimmed as the
+    phases are, with data_wait and h2d in it: the input pipeline's host work, 0.1-0.2 ms a step at
+    1 and 2 ranks here (regression/plan_validation.md round 32)."""
     ranks = rank_phases(run_dir)
     per_rank = []
     for phases in ranks.values():
