@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "config/value.hpp"
 #include "core/error.hpp"
 
 namespace emb {
@@ -9,17 +10,15 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string tags_text(const json& entries) {
-  std::string text;
-  for (const auto& [tag, entry] : entries.items()) text += (text.empty() ? "" : ", ") + tag;
-  return text;
+std::vector<std::string> keys_of(const json& object) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.push_back(key);
+  return keys;
 }
 
 std::vector<std::string> sub_keys(const json& entry, const char* part) {
-  std::vector<std::string> keys;
-  if (entry.contains("statistics") && entry["statistics"].contains(part))
-    for (const auto& [key, stats] : entry["statistics"][part].items()) keys.push_back(key);
-  return keys;
+  if (!entry.contains("statistics") || !entry["statistics"].contains(part)) return {};
+  return keys_of(entry["statistics"][part]);
 }
 
 // Inference reads the sub-keys its conf.yaml's modality configs name: keys the release has and
@@ -29,11 +28,7 @@ std::string differing_keys(const json& released, const json& run) {
   for (const char* part : {"state", "action"}) {
     const std::vector<std::string> ours = sub_keys(run, part), theirs = sub_keys(released, part);
     if (ours == theirs) continue;
-    auto text = [](const std::vector<std::string>& keys) {
-      std::string t;
-      for (const std::string& k : keys) t += (t.empty() ? "" : " ") + k;
-      return t.empty() ? std::string("none") : t;
-    };
+    auto text = [](const std::vector<std::string>& keys) { return keys.empty() ? std::string("none") : join(keys, " "); };
     note += str(note.empty() ? "" : "; ", part, " sub-keys ", text(ours), " where the release has ", text(theirs));
   }
   return note;
@@ -43,7 +38,7 @@ std::string differing_keys(const json& released, const json& run) {
 
 DreamZeroMetadata dreamzero_metadata(const json& released, const json& run, const std::string& where) {
   if (run.size() != 1)
-    throw Error(str("the run's data holds ", run.size(), " embodiment tags (", tags_text(run),
+    throw Error(str("the run's data holds ", run.size(), " embodiment tags (", join(keys_of(run)),
                     "); DreamZero serves one embodiment, so its metadata.json takes one entry"),
                 kExitInput);
   const std::string run_tag = run.begin().key();
@@ -55,7 +50,7 @@ DreamZeroMetadata dreamzero_metadata(const json& released, const json& run, cons
   } else if (released.size() == 1) {
     m.tag = released.begin().key();
   } else {
-    throw Error(str(where, ": entries ", tags_text(released), " and none is the run's data's tag ", run_tag,
+    throw Error(str(where, ": entries ", join(keys_of(released)), " and none is the run's data's tag ", run_tag,
                     "; DreamZero serves one embodiment: keep the release's entry of it alone in ", where),
                 kExitInput);
   }
