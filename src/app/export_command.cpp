@@ -51,7 +51,7 @@ void copy_other_files(const WeightSource& source, const std::string& staging, bo
   if (!fs::is_directory(root)) return;
   std::vector<fs::path> skip = {root / kSafetensorsIndexName, root / "config.json"};
   for (const std::string& f : source.files()) skip.push_back(fs::path(f));
-  if (writes_metadata) skip.push_back(root / kGr00tMetadataPath);
+  if (writes_metadata) skip.push_back(root / kExportMetadataPath);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(root)) {
     if (!e.is_regular_file() || std::find(skip.begin(), skip.end(), e.path()) != skip.end()) continue;
     const fs::path target = fs::path(staging) / fs::relative(e.path(), root);
@@ -122,12 +122,8 @@ void write_dreamzero_conf(const std::string& staging, const RunConfig& cfg) {
 // (dreamzero_metadata.hpp); null (the released file, if any, copied as it is) for a run on raw
 // states and actions, whose checkpoint records no statistics, or a release without the file.
 nlohmann::json dreamzero_export_metadata(const WeightSource& source, const RunConfig& cfg, const CheckpointReader& ckpt) {
-  const fs::path released_path = fs::path(source.path()) / kGr00tMetadataPath;
-  if (ckpt.meta().normalization.empty()) {
-    log_warn(ckpt.path(), ": trained on raw states and actions (data.normalize = none); the export keeps ",
-             released_path.string(), " as released, whose statistics upstream inference normalises with");
-    return nlohmann::json();
-  }
+  const fs::path released_path = fs::path(source.path()) / kExportMetadataPath;
+  if (ckpt.meta().normalization.empty()) return nlohmann::json();  // export_weights warns
   if (!fs::is_regular_file(released_path)) {
     log_warn("export: ", released_path.string(), " is missing, so the export has none; upstream inference reads the "
              "statistics it normalises with there");
@@ -141,8 +137,8 @@ nlohmann::json dreamzero_export_metadata(const WeightSource& source, const RunCo
   }
   const DreamZeroMetadata m =
       dreamzero_metadata(released, metadata_entries(cfg, ckpt.meta().normalization, false), released_path.string());
-  log_info("export: ", kGr00tMetadataPath, ": the run's statistics under ", m.tag);
-  if (!m.note.empty()) log_warn("export: ", kGr00tMetadataPath, ": ", m.note);
+  log_info("export: ", kExportMetadataPath, ": the run's statistics under ", m.tag);
+  if (!m.note.empty()) log_warn("export: ", kExportMetadataPath, ": ", m.note);
   return m.json;
 }
 
@@ -173,7 +169,7 @@ void export_weights(const std::string& source, const std::string& out, bool forc
   const std::unique_ptr<InitFrom> init = open_init_from(cfg);
   const UpstreamConfig upstream = read_upstream_config(config_json_of(cfg.train.init_from));
   const bool gr00t = upstream.family == UpstreamFamily::gr00t_n15;
-  if (gr00t && ckpt.meta().normalization.empty())
+  if (ckpt.meta().normalization.empty())
     log_warn(ckpt_path, ": trained on raw states and actions (data.normalize = none or an older checkpoint); "
                         "upstream inference normalises them with metadata.json's statistics");
   const nlohmann::json metadata =  // before writing anything
@@ -188,8 +184,8 @@ void export_weights(const std::string& source, const std::string& out, bool forc
     write_weights(staging, *init, described->params(), ckpt);
     write_file_atomic(staging + "/config.json", exported_config(upstream, cfg.model));
     if (!metadata.is_null()) {
-      fs::create_directories(fs::path(staging) / fs::path(kGr00tMetadataPath).parent_path());
-      write_file_atomic(staging + "/" + kGr00tMetadataPath, metadata.dump(4) + "\n");
+      fs::create_directories(fs::path(staging) / fs::path(kExportMetadataPath).parent_path());
+      write_file_atomic(staging + "/" + kExportMetadataPath, metadata.dump(4) + "\n");
     }
     if (!gr00t) write_dreamzero_conf(staging, cfg);
     publish_folder(staging, out);

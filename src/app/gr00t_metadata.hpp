@@ -19,7 +19,8 @@
 
 namespace emb {
 
-constexpr const char* kGr00tMetadataPath = "experiment_cfg/metadata.json";
+// Where an export (GR00T-N1.5 or DreamZero, the same schema) writes it.
+constexpr const char* kExportMetadataPath = "experiment_cfg/metadata.json";
 
 // `recorded`: the checkpoint's normalization attribute ("" = none: the files' statistics).
 // Throws emb::Error (exit code 2) naming the data file: no /stats, an embodiment id without an
