@@ -47,6 +47,13 @@ double phase_sum(const PhasePrediction& ph) {
   return ph.data_wait + ph.fwd + ph.bwd + ph.comm_exposed + ph.optim + ph.other;
 }
 
+// The step's collective calls, each a synchronisation a rank may wait at.
+int collective_calls(const StepPrediction& s) {
+  int calls = 0;
+  for (const CollectiveCost& c : s.collectives) calls += c.buckets * c.per_step;
+  return calls;
+}
+
 // The same figures on a CPU node of 2 cores that its ranks share.
 Hardware two_core_node() {
   Hardware h = gpu_node();
@@ -480,8 +487,7 @@ BOOST_AUTO_TEST_CASE(zero3_first_gathers_run_under_the_step_head_on_a_shared_cor
   h.devices_per_node = 8;
   h.rank_imbalance = 0.05, h.rank_imbalance_round_s = 1e-3;
   const StepPrediction paced = predict_step(h, w);
-  int syncs = 4;
-  for (const CollectiveCost& c : paced.collectives) syncs += c.buckets * c.per_step;
+  const int syncs = 4 + collective_calls(paced);
   BOOST_TEST(paced.imbalance_s > 0);
   BOOST_TEST(paced.comm_head_s == std::max(0.0, head - paced.imbalance_s * 2 / syncs), boost::test_tools::tolerance(1e-9));
   w.overlap = false;  // waited for where issued: no head
@@ -568,8 +574,7 @@ BOOST_AUTO_TEST_CASE(the_imbalance_of_a_collective_wait_is_exposed_comm) {
   Workload w = tiny_workload();
   w.ranks = 2;
   const StepPrediction s = predict_step(h, w);
-  int calls = 0;
-  for (const CollectiveCost& c : s.collectives) calls += c.buckets * c.per_step;
+  const int calls = collective_calls(s);
   BOOST_TEST(s.head_gathers == 0);  // a GPU-like file: no gathers under the head
   BOOST_TEST(s.imbalance_in_collectives_s == s.imbalance_s * calls / (4 + calls), boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.phases.comm_exposed == s.comm_exposed_s + s.imbalance_in_collectives_s, boost::test_tools::tolerance(1e-12));
@@ -627,8 +632,7 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   h.rank_imbalance_ranks = 2;
   w.ranks = 4;  // two a core: per synchronisation
   const StepPrediction four = predict_step(h, w);
-  int calls = 0;
-  for (const CollectiveCost& c : four.collectives) calls += c.buckets * c.per_step;
+  const int calls = collective_calls(four);
   BOOST_TEST(calls == 3 * four.buckets * four.micro_batches);  // two gathers and a reduction per bucket and micro-batch
   BOOST_TEST(four.imbalance_s == 0.05 * 1.0294 / 0.5642 * 0.02 * (4 + calls), boost::test_tools::tolerance(1e-3));
   BOOST_TEST(four.phases.other + four.phases.comm_exposed >= four.imbalance_s);
