@@ -118,7 +118,7 @@ def main():
     keys = sorted({(r["deck"], r["ranks"]) for r in runs}, key=lambda k: (k[0], k[1]))
     table = [median_row([r for r in runs if (r["deck"], r["ranks"]) == k]) for k in keys]
     print("| deck | ranks | load avg | measured step | predicted | error (median) | "
-          "fwd | bwd | optim | exposed comm | other | phases outside 25 % |")
+          f"fwd | bwd | optim | exposed comm | other | phases outside {100 * PHASE_TOLERANCE:.0f} % |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in table:
         t["phases_outside"] = phases_outside(t)
