@@ -59,7 +59,8 @@ def rank_phases(run_dir):
 def measured_phases(run_dir):
     """The ranks' mean of their own phases; a rank's `other` is its steps' rest, trimmed as the
     phases are, with data_wait and h2d in it: the input pipeline's host work, 0.1-0.2 ms a step at
-    1 and 2 ranks here (regression/plan_validation.md round 32)."""
+    1 and 2 ranks here (regression/plan_validation.md round 32), which --plan's data_wait holds
+    (the deck's loader timed on this host, round 33)."""
     ranks = rank_phases(run_dir)
     per_rank = []
     for phases in ranks.values():

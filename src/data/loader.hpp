@@ -39,6 +39,7 @@ struct LoaderStats {
   int64_t bytes_read = 0;    // by this rank's reads (its share of the file traffic)
   int64_t buffer_bytes = 0;  // file bytes of the shuffle buffers loaded (all ranks' reads together)
   double read_seconds = 0;   // in shuffle-buffer loads: reads and the feature exchange
+  double produce_seconds = 0;  // in making the steps (the reads included): the prefetch thread's work
   int64_t real_tokens = 0, computed_tokens = 0;  // packing efficiency = real / computed
 };
 
@@ -89,7 +90,7 @@ class Loader {
   };
   std::vector<BufferSlot> buffers_;  // storage reused across buffers
   std::vector<Sample> samples_;
-  std::atomic<int64_t> bytes_read_{0}, buffer_bytes_{0}, read_ns_{0};
+  std::atomic<int64_t> bytes_read_{0}, buffer_bytes_{0}, read_ns_{0}, produce_ns_{0};
   // Owned by the consumer.
   SamplerState consumed_;
   LoaderStats stats_;

@@ -9,6 +9,7 @@
 #include "model/model.hpp"
 #include "plan/backbone_cost.hpp"
 #include "plan/config_search.hpp"
+#include "plan/loader_cost.hpp"
 #include "train/freezing.hpp"
 #include "train/online_backbone.hpp"
 #include "train/tuned_backbone.hpp"
@@ -75,6 +76,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   // the longest context, as the loader pads them.
   w.sample.context_tokens = data.mean_context;
   w.sample.context_tokens_std = data.context_std;
+  w.loader_s = time_loader(cfg, w.ranks).step_s;
   if (!w.packing) w.sample.padded_context = std::max(cfg.data.pad_context, data.max_context);
   return w;
 }

@@ -81,6 +81,7 @@ struct Workload {
   bool overlap = true;           // comm.overlap
   bool cuda_graphs = false;      // run.cuda_graphs: a GPU replays each micro-batch as a graph
   int64_t dataset_samples = 0;   // 0 = unknown (no epoch time)
+  double loader_s = 0;           // a rank's loader per step on this host (plan/loader_cost.hpp); 0 = untimed
   // Per tensor of the model's registry: train.tune_* freezes it (train/freezing.hpp: no AdamW
   // moments, in memory or in checkpoints); empty = every tensor trained.
   std::vector<bool> frozen;
@@ -134,6 +135,9 @@ struct StepPrediction {
   double comm_head_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   double imbalance_in_collectives_s = 0;  // of imbalance_s: waited in collectives (exposed comm), not host reductions
+  // The loader's host time per step (Workload::loader_s): on a CPU node its thread takes the
+  // rank's core, so the step waits for it (data_wait); a GPU node's host cores hide it under the step.
+  double loader_s = 0;
   double data_spread_s = 0;  // one standard deviation of a rank's compute from its samples' context lengths (packed)
   int head_gathers = 0;  // ZeRO-3 gathers run under the step's head (comm_head_s)
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):

@@ -72,13 +72,13 @@ VlFeaturesRecord rank0_vl_features(const World& world, const RunConfig& cfg) {
   return record;
 }
 
-DataConfig data_config(const RunConfig& cfg) {
+}  // namespace
+
+DataConfig loader_data_config(const RunConfig& cfg) {
   DataConfig dc = cfg.data;
   dc.online_prompt = online_inputs_prompt(cfg);
   return dc;
 }
-
-}  // namespace
 
 VlPrompt online_inputs_prompt(const RunConfig& cfg) {
   if (cfg.model.online_backbone) return online_prompt(cfg.model);
@@ -104,7 +104,7 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       tuned_(tuned_backbone(cfg, ops)),
       recorded_normalization_(recorded_normalization(cfg, resumed_, resumed_from_)),
       vl_features_(rank0_vl_features(world, cfg)),
-      loader_(world.comm, data_config(cfg), cfg.model,
+      loader_(world.comm, loader_data_config(cfg), cfg.model,
               recorded_normalization_ ? &*recorded_normalization_ : nullptr),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
             cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {

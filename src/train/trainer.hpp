@@ -30,6 +30,8 @@ namespace emb {
 // The loader's prompts of the run's online encoders (model.backbone = online: the Eagle
 // backbone's; model.encoders = online: DreamZero's umT5 prompt), or none.
 VlPrompt online_inputs_prompt(const RunConfig& cfg);
+// The loader's settings of the run: the deck's data section with the online encoders' prompt.
+DataConfig loader_data_config(const RunConfig& cfg);
 
 class Trainer {
  public:

@@ -681,6 +681,31 @@ BOOST_AUTO_TEST_CASE(the_samples_spread_of_context_paces_packed_ranks) {
   BOOST_TEST(predict_step(h, w).data_spread_s == 0.0);
 }
 
+BOOST_AUTO_TEST_CASE(the_loader_takes_a_cpu_ranks_core_and_hides_under_a_gpu_step) {
+  Workload w = tiny_workload();
+  w.ranks = 4;
+  const Hardware cpu = two_core_node();
+  const StepPrediction without = predict_step(cpu, w);
+  w.loader_s = 1e-4;
+  const StepPrediction with = predict_step(cpu, w);
+  // Two ranks a core: each rank's loader runs at half a core, inside the step's data_wait.
+  BOOST_TEST(with.loader_s == 2e-4, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(with.data_wait_s == with.loader_s + without.data_wait_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(with.step_s - without.step_s == 2e-4, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(with.phases.data_wait == with.data_wait_s);
+  BOOST_TEST(phase_sum(with.phases) == with.step_s, boost::test_tools::tolerance(1e-9));
+  // A GPU node's loader runs on its spare host cores: only what outlasts the step shows.
+  const Hardware gpu = gpu_node();
+  w.loader_s = 0;
+  const StepPrediction gpu_without = predict_step(gpu, w);
+  w.loader_s = 0.5 * gpu_without.step_s;
+  BOOST_TEST(predict_step(gpu, w).step_s == gpu_without.step_s, boost::test_tools::tolerance(1e-12));
+  w.loader_s = 3 * gpu_without.step_s;
+  const StepPrediction slow_loader = predict_step(gpu, w);
+  BOOST_TEST(slow_loader.step_s == w.loader_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(slow_loader.data_wait_s == w.loader_s - gpu_without.step_s, boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(memory_verdict_follows_the_device_capacity) {
   Hardware h = gpu_node();
   const StepPrediction roomy = predict_step(h, tiny_workload());
