@@ -200,6 +200,7 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.dreamzero_repeat_end = choice<bool>(deck, "data.dreamzero_episode_end", {{"skip", false}, {"repeat", true}});
   c.normalize = choice<bool>(deck, "data.normalize", {{"upstream", true}, {"none", false}});
   c.relative_action_keys = deck.get_list("data.relative_action_keys");
+  c.state_sin_cos = choice<bool>(deck, "data.state_encoding", {{"min_max", false}, {"sin_cos", true}});
   c.vl_backbone = deck.get_string("data.vl_backbone");
   c.dreamzero_encoders = deck.get_string("data.dreamzero_encoders");
   c.vl_augment = on(deck, "data.vl_augment");
@@ -246,6 +247,21 @@ void check_relative_actions(const Deck& deck, const ModelConfig& model, const Da
   if (!data.normalize)
     throw Error(str(where, ": data.relative_action_keys needs data.normalize = upstream (the checkpoint records the "
                            "relative keys with the statistics inference un-normalises by)"),
+                kExitInput);
+}
+
+// The sin/cos state encoding is GR00T's (upstream data configs such as fourier_gr1_arms_only),
+// applied where upstream normalises, and recorded with the statistics for inference.
+void check_state_encoding(const Deck& deck, const ModelConfig& model, const DataConfig& data) {
+  if (!data.state_sin_cos) return;
+  const std::string where = where_set(deck, "data.state_encoding");
+  if (model.family != Family::gr00t)
+    throw Error(str(where, ": data.state_encoding = sin_cos is GR00T-N1.5's (model.family = gr00t); DreamZero "
+                           "normalises its states by q01/q99"),
+                kExitInput);
+  if (!data.normalize)
+    throw Error(str(where, ": data.state_encoding = sin_cos needs data.normalize = upstream (it takes the place of the "
+                           "state's normalisation, and the checkpoint records it for inference)"),
                 kExitInput);
 }
 
@@ -347,6 +363,7 @@ RunConfig run_config_from_deck(const Deck& deck) {
   if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);
   check_relative_actions(deck, c.model, c.data);
+  check_state_encoding(deck, c.model, c.data);
   c.comm = comm_section(deck);
   c.plan = plan_section(deck, c.backend, c.run);
   c.sim = sim_section(deck);

@@ -54,6 +54,9 @@ struct DataConfig {
   // wan, DreamZero layout: the action sub-keys trained relative to their block's anchor state
   // (data.relative_action_keys; data/relative_actions.hpp); empty: absolute actions.
   std::vector<std::string> relative_action_keys;
+  // gr00t: the state given to the model as each sub-key's [sin, cos] in place of its min/max
+  // normalisation (data.state_encoding = sin_cos; data/state_sin_cos.hpp); false: min_max.
+  bool state_sin_cos = false;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;

@@ -258,6 +258,12 @@ std::vector<KeySpec> make_schema() {
                "packed file's modality attribute, embpack lerobot), q01/q99-normalised with the relative chunks' "
                "/stats/action_relative (embpack --relative-actions); needs data.normalize = upstream. Empty: "
                "absolute actions"),
+      enum_key("data.state_encoding", "min_max", {"min_max", "sin_cos"},
+               "gr00t, data.normalize = upstream: min_max = every state dimension min/max-normalised (upstream's "
+               "StateActionTransform); sin_cos = each state sub-key K given as [sin(K), cos(K)] instead, the "
+               "sub-keys in the packed file's column order (embpack lerobot --modality chooses them and their "
+               "order), as upstream data configs such as fourier_gr1_arms_only do (StateActionSinCosTransform): "
+               "the model's state_dim must hold twice the state"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "

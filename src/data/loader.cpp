@@ -55,16 +55,39 @@ void check_relative_actions(const PackedDataset& data, const NormalizationStatis
   }
 }
 
+// A resumed run keeps the state encoding it recorded (data.state_encoding).
+void check_state_encoding(const NormalizationStatistics* recorded, bool state_sin_cos) {
+  if (!recorded) return;
+  for (const auto& [id, e] : *recorded)
+    if (e.state_sin_cos.empty() == state_sin_cos)
+      throw AgreedError(str("embodiment ", id, ": the resumed checkpoint trained data.state_encoding = ",
+                            e.state_sin_cos.empty() ? "min_max" : "sin_cos", ", the deck's is ",
+                            state_sin_cos ? "sin_cos" : "min_max", "; resume with the encoding it was trained on"),
+                        kExitInput);
+}
+
+// Every embodiment's sin/cos-encoded state fits the model's state_dim (a state the model sees
+// as the file's columns is checked where samples are assembled).
+void check_state_width(const NormalizationBoundsMap& bounds, const TokenConfig& model) {
+  for (const auto& [id, b] : bounds)
+    if (!b.state_sin_cos.empty() && model_state_width(b) > model.state_dim)
+      throw AgreedError(str("embodiment ", id, ": its state is ", model_state_width(b), " columns as the model sees it "
+                            "(data.state_encoding = sin_cos: twice the data's), model.state_dim is ", model.state_dim,
+                            "; set model.state_dim to at least ", model_state_width(b)),
+                        kExitInput);
+}
+
 NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded,
-                                       const RelativeActionChoice& relative) {
+                                       const RelativeActionChoice& relative, bool state_sin_cos) {
   check_relative_actions(data, recorded, relative);
+  check_state_encoding(recorded, state_sin_cos);
   if (recorded) {
     check_statistics_cover(data, *recorded);
     return *recorded;
   }
   std::vector<const H5File*> files;
   for (int64_t i = 0; i < data.files(); ++i) files.push_back(&data.file(i).file);
-  return normalization_statistics(files, relative);
+  return normalization_statistics(files, relative, state_sin_cos);
 }
 
 }  // namespace
@@ -85,8 +108,10 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                                           dc_.dreamzero_encoders_digest, dc_.frame_stride,
                                                           dc_.dreamzero_repeat_end});
   if (dc_.normalize) {
-    normalization_ = run_statistics(*data_, recorded, {dc_.relative_action_keys, mc_.actions_per_block});
+    normalization_ = run_statistics(*data_, recorded, {dc_.relative_action_keys, mc_.actions_per_block},
+                                    dc_.state_sin_cos);
     bounds_ = normalization_bounds(normalization_rule(mc_.family), normalization_);
+    check_state_width(bounds_, mc_);
   }
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;

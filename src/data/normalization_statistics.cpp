@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "data/packed_format.hpp"
+#include "data/state_sin_cos.hpp"
 
 namespace emb {
 
@@ -56,13 +57,20 @@ struct FileFields {
   const H5File* file;
   FieldStatistics state, action;
   RelativeActions relative_action;
+  std::vector<int64_t> state_sin_cos;
 };
 
-FileFields file_fields(const H5File& f, const RelativeActionChoice& relative) {
-  if (relative.keys.empty()) return {&f, read_field_statistics(f, "state"), read_field_statistics(f, "action"), {}};
-  RelativeActions columns = relative_columns(f, relative.keys);
-  check_relative_statistics(f, relative.keys, relative.chunk);
-  return {&f, read_field_statistics(f, "state"), read_field_statistics(f, "action", "action_relative"), columns};
+FileFields file_fields(const H5File& f, const RelativeActionChoice& relative, bool state_sin_cos) {
+  FileFields fields{&f, read_field_statistics(f, "state"), {}, {}, {}};
+  if (relative.keys.empty()) {
+    fields.action = read_field_statistics(f, "action");
+  } else {
+    fields.relative_action = relative_columns(f, relative.keys);
+    check_relative_statistics(f, relative.keys, relative.chunk);
+    fields.action = read_field_statistics(f, "action", "action_relative");
+  }
+  if (state_sin_cos) fields.state_sin_cos = state_key_widths(f);
+  return fields;
 }
 
 void check_same_width(const std::vector<const FileFields*>& of_id, int32_t id) {
@@ -77,17 +85,21 @@ void check_same_width(const std::vector<const FileFields*>& of_id, int32_t id) {
       throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute places the relative "
                       "sub-keys in other columns than ", clipped_path(first.file->path()), "'s"),
                   kExitInput);
+    if (f->state_sin_cos != first.state_sin_cos)
+      throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute divides the state "
+                      "into other sub-keys than ", clipped_path(first.file->path()), "'s (sin/cos encodes each apart)"),
+                  kExitInput);
   }
 }
 
 }  // namespace
 
 NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files,
-                                                 const RelativeActionChoice& relative) {
+                                                 const RelativeActionChoice& relative, bool state_sin_cos) {
   std::vector<FileFields> fields;
   std::map<int32_t, std::vector<const FileFields*>> by_id;
   fields.reserve(files.size());
-  for (const H5File* f : files) fields.push_back(file_fields(*f, relative));
+  for (const H5File* f : files) fields.push_back(file_fields(*f, relative, state_sin_cos));
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<int32_t> ids = files[i]->read_all<int32_t>(packed::kEpisodeEmbodiment);
     std::sort(ids.begin(), ids.end());
@@ -100,7 +112,7 @@ NormalizationStatistics normalization_statistics(const std::vector<const H5File*
     std::vector<const FieldStatistics*> states, actions;
     for (const FileFields* f : of_id) states.push_back(&f->state), actions.push_back(&f->action);
     stats[id] = EmbodimentStatistics{combine_statistics(states), combine_statistics(actions),
-                                     of_id.front()->relative_action};
+                                     of_id.front()->relative_action, of_id.front()->state_sin_cos};
   }
   return stats;
 }
@@ -130,6 +142,7 @@ nlohmann::json statistics_json(const NormalizationStatistics& stats) {
   for (const auto& [id, e] : stats) {
     nlohmann::json& of_id = j[std::to_string(id)] = {{"state", field_json(e.state)}, {"action", field_json(e.action)}};
     if (!e.relative_action.empty()) of_id["relative_action"] = relative_actions_json(e.relative_action);
+    if (!e.state_sin_cos.empty()) of_id["state_sin_cos"] = e.state_sin_cos;
   }
   return j;
 }
@@ -140,7 +153,8 @@ NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std:
     for (const auto& [id, e] : j.items())
       stats[int32_t(std::stoi(id))] = EmbodimentStatistics{
           field_from_json(e.at("state"), where), field_from_json(e.at("action"), where),
-          e.contains("relative_action") ? relative_actions_from_json(e["relative_action"], where) : RelativeActions{}};
+          e.contains("relative_action") ? relative_actions_from_json(e["relative_action"], where) : RelativeActions{},
+          e.contains("state_sin_cos") ? e["state_sin_cos"].get<std::vector<int64_t>>() : std::vector<int64_t>{}};
   } catch (const nlohmann::json::exception& e) {
     throw Error(str(where, ": malformed normalisation statistics (", e.what(), ")"));
   }

@@ -33,6 +33,9 @@ struct FieldStatistics {
 struct EmbodimentStatistics {
   FieldStatistics state, action;
   RelativeActions relative_action;  // empty: absolute actions
+  // data.state_encoding = sin_cos: the state's sub-key widths in column order, each given to the
+  // model as [sin, cos] (data/state_sin_cos.hpp) in place of the state's normalisation; empty: min_max.
+  std::vector<int64_t> state_sin_cos;
 };
 
 // The relative sub-keys of a run (data.relative_action_keys) and its chunk length
@@ -56,11 +59,14 @@ FieldStatistics combine_statistics(const std::vector<const FieldStatistics*>& pa
 // file makes the same reads), by the embodiment ids of their episodes. Throws (exit 2) as
 // read_field_statistics, or naming the file when one embodiment's files differ in width or in
 // relative columns, and as relative_columns and check_relative_statistics with relative actions.
+// With `state_sin_cos` each embodiment records its files' state sub-keys (state_key_widths),
+// which must agree.
 NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files,
-                                                 const RelativeActionChoice& relative = {});
+                                                 const RelativeActionChoice& relative = {}, bool state_sin_cos = false);
 
 // The JSON the checkpoint records ({"<id>": {"state": {"rows", "mean", ...}, "action": ...}},
-// with "relative_action": [...] where the embodiment has relative columns)
+// with "relative_action": [...] where the embodiment has relative columns, "state_sin_cos": [...]
+// where its state is sin/cos-encoded)
 // and its reading back; from_json throws emb::Error naming `where` on a malformed record.
 nlohmann::json statistics_json(const NormalizationStatistics& stats);
 NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std::string& where);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "data/state_sin_cos.hpp"
 
 namespace emb {
 
@@ -23,7 +24,7 @@ NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStat
 NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const NormalizationStatistics& stats) {
   NormalizationBoundsMap bounds;
   for (const auto& [embodiment, s] : stats)
-    bounds[embodiment] = {normalization_bounds(rule, s.state), normalization_bounds(rule, s.action)};
+    bounds[embodiment] = {normalization_bounds(rule, s.state), normalization_bounds(rule, s.action), s.state_sin_cos};
   return bounds;
 }
 
@@ -57,11 +58,21 @@ void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows,
     }
 }
 
+void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride) {
+  if (b.state_sin_cos.empty())
+    normalize_rows(b.state, rows, n_rows, stride, int64_t(b.state.low.size()));
+  else
+    encode_state_sin_cos(b.state_sin_cos, rows, n_rows, stride);
+}
+
+int64_t model_state_width(const EmbodimentBounds& b) {
+  return b.state_sin_cos.empty() ? int64_t(b.state.low.size()) : 2 * int64_t(b.state.low.size());
+}
+
 void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s) {
   std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
   if (!s.state.empty())  // wan outside the DreamZero layout has no state
-    normalize_rows(bounds.state, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim,
-                   int64_t(bounds.state.low.size()));
+    normalize_state_rows(bounds, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim);
   normalize_rows(bounds.action, actions.data(), int64_t(actions.size()) / cfg.action_dim, cfg.action_dim,
                  action_width);
 }

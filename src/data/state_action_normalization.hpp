@@ -6,6 +6,7 @@
 //   wan   (DreamZero, q99; dreamzero ab790c1 groot/vla/data/transform/state_action.py:99-120):
 //          x' = 2·((x − q01)/(q99 − q01)) − 1, x itself where q01 == q99, then every value clamped
 //          to [−1, 1]; inverse x = (x' + 1)/2·(q99 − q01) + q01.
+// gr00t with data.state_encoding = sin_cos: the state sin/cos-encoded instead (data/state_sin_cos.hpp).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -29,9 +30,11 @@ struct NormalizationBounds {
 
 NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStatistics& stats);
 
-// An embodiment's bounds of its state and of its actions.
+// An embodiment's bounds of its state and of its actions, and with the sin/cos state encoding
+// its state's sub-key widths (EmbodimentStatistics::state_sin_cos; empty: the state's bounds).
 struct EmbodimentBounds {
   NormalizationBounds state, action;
+  std::vector<int64_t> state_sin_cos;
 };
 using NormalizationBoundsMap = std::map<int32_t, EmbodimentBounds>;  // by embodiment id
 
@@ -43,6 +46,12 @@ NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const Normal
 // un-normalised in place; the rest (padding, unused columns) stay as they are.
 void normalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
 void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
+
+// Rows of `stride` floats whose first columns are the embodiment's raw state, made the state as
+// the model sees it: min/max-normalised in place, or sin/cos-encoded over twice its width.
+void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride);
+// The columns normalize_state_rows fills: the state's width, twice it sin/cos-encoded.
+int64_t model_state_width(const EmbodimentBounds& b);
 
 // A sample's state and actions (sample.hpp: gr00t state and actions, wan state and block_actions),
 // each row's first state columns and `action_width` action columns (its embodiment's), with its

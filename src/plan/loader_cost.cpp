@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/error.hpp"
 #include "data/loader.hpp"
 #include "data/packed_dataset.hpp"
+#include "plan/data_files.hpp"
 #include "train/trainer.hpp"
 
 namespace emb {
@@ -42,15 +42,8 @@ class OneCore {
 
 LoaderTiming time_loader(const RunConfig& cfg, int ranks) {
   constexpr int kWarmUp = 3, kTimed = 15;
-  std::vector<std::string> paths;
-  try {
-    paths = expand_paths(cfg.data.paths);
-  } catch (const Error&) {
-    return {};
-  }
+  const std::vector<std::string> paths = present_data_files(cfg.data);
   if (paths.empty()) return {};
-  for (const std::string& path : paths)
-    if (!std::filesystem::exists(path)) return {};
   DataConfig dc = loader_data_config(cfg);
   LoaderTiming t;
   t.samples = (dc.global_batch + ranks - 1) / std::max(1, ranks);

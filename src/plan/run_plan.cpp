@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
-#include "core/error.hpp"
 #include "data/packed_dataset.hpp"
 #include "model/model.hpp"
 #include "plan/backbone_cost.hpp"
 #include "plan/config_search.hpp"
+#include "plan/data_files.hpp"
 #include "plan/loader_cost.hpp"
 #include "train/freezing.hpp"
 #include "train/online_backbone.hpp"
@@ -25,15 +24,8 @@ struct DataShape {
 };
 
 DataShape data_shape(const DataConfig& dc, const ModelConfig& mc) {
-  std::vector<std::string> paths;
-  try {
-    paths = expand_paths(dc.paths);
-  } catch (const Error&) {
-    return {};  // no data yet: the plan still answers, with the typical sample and no epoch time
-  }
-  for (const std::string& path : paths)
-    if (!std::filesystem::exists(path)) return {};
-  if (paths.empty()) return {};
+  const std::vector<std::string> paths = present_data_files(dc);
+  if (paths.empty()) return {};  // no data yet: the plan still answers, with the typical sample and no epoch time
   const PackedDataset data(MPI_COMM_SELF, dc.mpio_transfer, paths, mc, dc.view);
   return {data.samples(), std::llround(data.mean_context_tokens()), data.max_context_tokens(), data.context_tokens_std()};
 }

@@ -1,6 +1,7 @@
 #include "rl/roles/policy_normalization.hpp"
 
 #include "core/error.hpp"
+#include "data/state_sin_cos.hpp"
 
 namespace emb {
 
@@ -22,13 +23,24 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
   EMB_CHECK(int(state_width) >= state_dim && int(action_width) >= action_dim, path_,
             ": its normalisation statistics of embodiment ", embodiment, " are ", state_width, "/", action_width,
             " wide, the task's state/action ", state_dim, "/", action_dim);
+  EMB_CHECK(it->second.state_sin_cos.empty() || int(state_width) == state_dim, path_, ": embodiment ", embodiment,
+            " trained on sin/cos-encoded states of ", state_width, " columns; the task's state is ", state_dim);
 }
 
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
   std::vector<float> out = state;
-  if (active())
-    normalize_rows(bounds_.at(embodiment).state, out.data(), 1, int64_t(out.size()), int64_t(out.size()));
+  if (!active()) return out;
+  const EmbodimentBounds& b = bounds_.at(embodiment);
+  out.resize(size_t(state_width(embodiment, int(state.size()))), 0.f);
+  if (b.state_sin_cos.empty())
+    normalize_rows(b.state, out.data(), 1, int64_t(out.size()), int64_t(state.size()));
+  else
+    encode_state_sin_cos(b.state_sin_cos, out.data(), 1, int64_t(out.size()));
   return out;
+}
+
+int PolicyNormalization::state_width(int32_t embodiment, int task_state_dim) const {
+  return active() && !bounds_.at(embodiment).state_sin_cos.empty() ? 2 * task_state_dim : task_state_dim;
 }
 
 void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride,

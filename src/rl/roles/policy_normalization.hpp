@@ -26,8 +26,11 @@ class PolicyNormalization {
   // Throws emb::Error naming the checkpoint when its statistics lack `embodiment` or are narrower
   // than the task's widths.
   void check(int32_t embodiment, int state_dim, int action_dim) const;
-  // `state` (the task's width) as the model saw states in training.
+  // `state` (the task's width) as the model saw states in training: normalised, or sin/cos-encoded
+  // (data.state_encoding = sin_cos) over state_width columns.
   std::vector<float> state(int32_t embodiment, const std::vector<float>& state) const;
+  // The width of state(embodiment, a state of task_state_dim).
+  int state_width(int32_t embodiment, int task_state_dim) const;
   // Rows of `stride` floats of model-space actions, their first `width` columns to the task's.
   void unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride, int64_t width) const;
   // Un-normalised rows of an embodiment trained on relative actions (the record's relative_action,

@@ -50,7 +50,8 @@ LearnerConfig learner_config(const RlSetup& s, int T) {
   const RlOptions& o = s.o;
   LearnerConfig lc;
   lc.flow_steps = s.flow_steps, lc.exec_steps = s.exec_steps;
-  lc.task_action_dim = s.task.action_dim, lc.task_state_dim = s.task.state_dim;
+  lc.task_action_dim = s.task.action_dim;
+  lc.task_state_dim = s.normalization.state_width(s.task.embodiment, s.task.state_dim);  // the value head sees the policy's states
   lc.noise_level = o.noise_level, lc.gamma = o.gamma, lc.gae_lambda = o.gae_lambda, lc.lr = o.lr;
   lc.value_lr = o.value_lr, lc.ppo = o.ppo, lc.max_staleness = o.max_staleness;
   lc.micro_chunks = o.micro_chunks / T, lc.micro_per_update = o.update_chunks / o.micro_chunks;

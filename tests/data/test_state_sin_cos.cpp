@@ -1,0 +1,154 @@
+// GR00T's sin/cos state encoding (data.state_encoding = sin_cos, data/state_sin_cos.hpp; upstream's
+// StateActionSinCosTransform of fourier_gr1_arms_only): the encoding of a row by hand, the state's
+// sub-keys from a packed file's modality attribute, the loader's samples of a file whose every
+// row holds one known state, the checkpoint's record, and embsim's PolicyNormalization giving a
+// policy the same encoded state.
+#define BOOST_TEST_MODULE state_sin_cos
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/world_fixture.hpp"
+#include "core/error.hpp"
+#include "data/loader.hpp"
+#include "data/state_sin_cos.hpp"
+#include "data_fixtures.hpp"
+#include "rl/roles/policy_normalization.hpp"
+
+using namespace emb;
+
+namespace {
+
+// Two sub-keys listed out of column order (the attribute's JSON object sorts them by name).
+const char* kTwoKeys = R"({"state": {"z_arm": {"start": 0, "end": 3}, "a_hand": {"start": 3, "end": 5}},)"
+                       R"( "action": {"z_arm": {"start": 0, "end": 3}, "a_hand": {"start": 3, "end": 5}}})";
+
+// The state of every row of the test files: 5 joint angles.
+const std::vector<float> kJointAngles = {0.f, 0.5f, -1.25f, 2.f, 3.1f};
+
+// [sin(K), cos(K)] per sub-key of `widths`, as upstream concatenates them, then zeros to `stride`.
+std::vector<float> encoded(const std::vector<float>& state, const std::vector<int64_t>& widths, size_t stride) {
+  std::vector<float> out;
+  size_t at = 0;
+  for (int64_t w : widths) {
+    for (int64_t j = 0; j < w; ++j) out.push_back(std::sin(state[at + size_t(j)]));
+    for (int64_t j = 0; j < w; ++j) out.push_back(std::cos(state[at + size_t(j)]));
+    at += size_t(w);
+  }
+  out.resize(stride, 0.f);
+  return out;
+}
+
+void check_near(const std::vector<float>& got, const std::vector<float>& want) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    BOOST_TEST(std::fabs(got[i] - want[i]) <= 1e-6f, "at " << i << ": " << got[i] << " vs " << want[i]);
+}
+
+// A gr00t file of 3 episodes whose every row's state is kJointAngles, with `modality` ("" = none).
+std::string file_with(const std::string& name, const std::string& modality) {
+  SynthOptions o = test::tiny_synth("gr00t", 3, 7);
+  o.state_dim = int(kJointAngles.size()), o.action_dim = 5;
+  PackedData p = synthesize(o);
+  for (int64_t r = 0; r < p.steps(); ++r)
+    std::copy(kJointAngles.begin(), kJointAngles.end(), p.state.begin() + r * p.state_dim);
+  p.modality = modality;
+  const std::string path = test::scratch_dir("state_sin_cos") + "/" + name + ".h5";
+  write_packed(p, path, "test");
+  return path;
+}
+
+ModelConfig model(int state_dim) {
+  ModelConfig c = test::tiny_model(Family::gr00t);
+  c.state_dim = state_dim, c.action_dim = 5;
+  return c;
+}
+
+DataConfig sin_cos_data(const std::string& path) {
+  DataConfig dc;
+  dc.paths = {path};
+  dc.state_sin_cos = true;
+  dc.global_batch = 4, dc.chunk_rows = 8, dc.shuffle_buffer = 16, dc.tokens_per_mb = 1 << 20, dc.prefetch = 0;
+  return dc;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    BOOST_TEST(e.exit_code() == kExitInput);
+    return e.what();
+  }
+  BOOST_FAIL("no error");
+  return "";
+}
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
+
+BOOST_AUTO_TEST_CASE(each_sub_key_becomes_its_sines_then_its_cosines) {
+  // Two rows of stride 8 holding a 3-wide state of sub-keys 2 and 1.
+  std::vector<float> rows = {0.f, 1.5707964f, 3.1415927f, 0, 0, 0, 0, 0, 1.f, -1.f, 0.25f, 0, 0, 0, 0, 0};
+  encode_state_sin_cos({2, 1}, rows.data(), 2, 8);
+  check_near({rows.begin(), rows.begin() + 8}, {0.f, 1.f, 1.f, 0.f, 0.f, -1.f, 0.f, 0.f});
+  check_near({rows.begin() + 8, rows.end()},
+             {std::sin(1.f), std::sin(-1.f), std::cos(1.f), std::cos(-1.f), std::sin(0.25f), std::cos(0.25f), 0.f, 0.f});
+  std::vector<float> narrow(5, 0.f);
+  BOOST_CHECK_THROW(encode_state_sin_cos({3}, narrow.data(), 1, 5), Error);  // 6 columns do not fit 5
+}
+
+BOOST_AUTO_TEST_CASE(sub_keys_come_from_the_modality_attribute_in_column_order) {
+  BOOST_TEST(state_key_widths(H5File::open(file_with("two_keys", kTwoKeys))) == std::vector<int64_t>({3, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(state_key_widths(H5File::open(file_with("no_modality", ""))) == std::vector<int64_t>({5}),
+             boost::test_tools::per_element());
+  const std::string gap = R"({"state": {"a": {"start": 0, "end": 2}, "b": {"start": 3, "end": 5}}, "action": {}})";
+  const std::string msg = message_of([&] { state_key_widths(H5File::open(file_with("gap", gap))); });
+  BOOST_TEST(msg.find("gap.h5:/: modality attribute: its state sub-keys do not tile the state's columns") !=
+             std::string::npos, msg);
+  const std::string short_keys = R"({"state": {"a": {"start": 0, "end": 4}}, "action": {}})";
+  BOOST_TEST(message_of([&] { state_key_widths(H5File::open(file_with("short", short_keys))); })
+                 .find("its state sub-keys cover 4 columns, /steps/state has 5") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoint_records_them) {
+  const ModelConfig cfg = model(12);
+  Loader loader(MPI_COMM_WORLD, sin_cos_data(file_with("loader", kTwoKeys)), cfg);
+  const std::vector<float> want = encoded(kJointAngles, {3, 2}, 12);
+  int samples = 0;
+  for (int step = 0; step < 3; ++step)
+    for (const PackedBatch& b : loader.next_step())
+      for (int i = 0; i < b.n_samples; ++i, ++samples)
+        check_near({b.state.begin() + i * cfg.state_dim, b.state.begin() + (i + 1) * cfg.state_dim}, want);
+  BOOST_TEST(samples == 12);
+  const NormalizationStatistics recorded =
+      statistics_from_json(nlohmann::json::parse(statistics_json(*loader.normalization()).dump()), "t");
+  BOOST_TEST(recorded.at(0).state_sin_cos == std::vector<int64_t>({3, 2}), boost::test_tools::per_element());
+
+  // embsim's policy sees the state the loader gave the model.
+  const PolicyNormalization policy(statistics_json(recorded).dump(), "ckpt.h5");
+  BOOST_TEST(policy.state_width(0, 5) == 10);
+  check_near(policy.state(0, kJointAngles), encoded(kJointAngles, {3, 2}, 10));
+  BOOST_CHECK_EXCEPTION(policy.check(0, 4, 5), Error, [](const Error& e) {
+    return std::string(e.what()).find("trained on sin/cos-encoded states of 5 columns; the task's state is 4") !=
+           std::string::npos;
+  });
+
+  // A resumed run keeps the encoding it trained with.
+  DataConfig min_max = sin_cos_data(file_with("loader", kTwoKeys));
+  min_max.state_sin_cos = false;
+  BOOST_TEST(message_of([&] { Loader(MPI_COMM_WORLD, min_max, cfg, &recorded); })
+                 .find("trained data.state_encoding = sin_cos, the deck's is min_max") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_state_dim_narrower_than_twice_the_state_is_refused) {
+  const std::string msg =
+      message_of([&] { Loader(MPI_COMM_WORLD, sin_cos_data(file_with("narrow", kTwoKeys)), model(8)); });
+  BOOST_TEST(msg.find("embodiment 0: its state is 10 columns as the model sees it (data.state_encoding = sin_cos: "
+                      "twice the data's), model.state_dim is 8; set model.state_dim to at least 10") != std::string::npos,
+             msg);
+}
