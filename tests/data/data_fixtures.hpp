@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <boost/test/unit_test.hpp>
+
 #include "config/model_config.hpp"
+#include "core/error.hpp"
 #include "core/half.hpp"
 #include "packed_writer.hpp"
 #include "synth.hpp"
@@ -85,6 +88,18 @@ inline PackedData dreamzero_layout_file(const DreamZeroLayout& d, const std::vec
   txt.offsets = {0, 3};
   p.features["txt"] = txt;
   return p;
+}
+
+// The message of the input error (exit code 2) that `f` throws; fails the test when it throws none.
+inline std::string input_error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    BOOST_TEST(e.exit_code() == kExitInput);
+    return e.what();
+  }
+  BOOST_FAIL("no error");
+  return "";
 }
 
 }  // namespace emb::test

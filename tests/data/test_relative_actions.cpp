@@ -77,17 +77,6 @@ void check_near(const std::vector<float>& got, const std::vector<float>& want, f
   for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(std::fabs(got[i] - want[i]) <= tol, "at " << i << ": " << got[i] << " vs " << want[i]);
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    BOOST_TEST(e.exit_code() == kExitInput);
-    return e.what();
-  }
-  BOOST_FAIL("no error");
-  return "";
-}
-
 }  // namespace
 
 BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
@@ -156,20 +145,23 @@ BOOST_AUTO_TEST_CASE(absolute_runs_record_no_relative_columns) {
 
 BOOST_AUTO_TEST_CASE(files_without_what_relative_actions_need_are_refused_in_one_line) {
   const std::string plain = relative_file("plain", {}, 0);
-  const std::string missing = message_of([&] { Loader(MPI_COMM_WORLD, relative_data(plain), relative_model()); });
+  const std::string missing =
+      test::input_error_message([&] { Loader(MPI_COMM_WORLD, relative_data(plain), relative_model()); });
   BOOST_TEST(missing.find(plain + ":/stats/action_relative: missing; data.relative_action_keys = joint_position") == 0u,
              missing);
   BOOST_TEST(missing.find("with --relative-actions joint_position --relative-chunk 4") != std::string::npos, missing);
   BOOST_TEST(missing.find('\n') == std::string::npos);
 
   const std::string other_chunk = relative_file("chunk8", kJoint, 8);
-  const std::string chunk = message_of([&] { Loader(MPI_COMM_WORLD, relative_data(other_chunk), relative_model()); });
+  const std::string chunk =
+      test::input_error_message([&] { Loader(MPI_COMM_WORLD, relative_data(other_chunk), relative_model()); });
   BOOST_TEST(chunk.find("holds them for keys joint_position over 8-step chunks") != std::string::npos, chunk);
 
   const std::string no_partner =
       R"({"state": {"joint_position": {"start": 0, "end": 2}}, "action": {"joint_position": {"start": 0, "end": 2},)"
       R"( "gripper_position": {"start": 2, "end": 3}}})";
-  const std::string gripper = message_of([&] { relative_file("gripper", {"gripper_position"}, kHa, no_partner); });
+  const std::string gripper =
+      test::input_error_message([&] { relative_file("gripper", {"gripper_position"}, kHa, no_partner); });
   BOOST_TEST(gripper.find("modality attribute: relative action key 'gripper_position': action.gripper_position has no state "
                           "partner state.gripper_position") != std::string::npos,
              gripper);

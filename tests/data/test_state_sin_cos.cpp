@@ -7,7 +7,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,17 +74,6 @@ DataConfig sin_cos_data(const std::string& path) {
   return dc;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    BOOST_TEST(e.exit_code() == kExitInput);
-    return e.what();
-  }
-  BOOST_FAIL("no error");
-  return "";
-}
-
 }  // namespace
 
 BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
@@ -96,7 +84,8 @@ BOOST_AUTO_TEST_CASE(each_sub_key_becomes_its_sines_then_its_cosines) {
   encode_state_sin_cos({2, 1}, rows.data(), 2, 8);
   check_near({rows.begin(), rows.begin() + 8}, {0.f, 1.f, 1.f, 0.f, 0.f, -1.f, 0.f, 0.f});
   check_near({rows.begin() + 8, rows.end()},
-             {std::sin(1.f), std::sin(-1.f), std::cos(1.f), std::cos(-1.f), std::sin(0.25f), std::cos(0.25f), 0.f, 0.f});
+             {std::sin(1.f), std::sin(-1.f), std::cos(1.f), std::cos(-1.f), std::sin(0.25f), std::cos(0.25f), 0.f,
+              0.f});
   std::vector<float> narrow(5, 0.f);
   BOOST_CHECK_THROW(encode_state_sin_cos({3}, narrow.data(), 1, 5), Error);  // 6 columns do not fit 5
 }
@@ -107,11 +96,11 @@ BOOST_AUTO_TEST_CASE(sub_keys_come_from_the_modality_attribute_in_column_order) 
   BOOST_TEST(state_key_widths(H5File::open(file_with("no_modality", ""))) == std::vector<int64_t>({5}),
              boost::test_tools::per_element());
   const std::string gap = R"({"state": {"a": {"start": 0, "end": 2}, "b": {"start": 3, "end": 5}}, "action": {}})";
-  const std::string msg = message_of([&] { state_key_widths(H5File::open(file_with("gap", gap))); });
+  const std::string msg = test::input_error_message([&] { state_key_widths(H5File::open(file_with("gap", gap))); });
   BOOST_TEST(msg.find("gap.h5:/: modality attribute: its state sub-keys do not tile the state's columns") !=
              std::string::npos, msg);
   const std::string short_keys = R"({"state": {"a": {"start": 0, "end": 4}}, "action": {}})";
-  BOOST_TEST(message_of([&] { state_key_widths(H5File::open(file_with("short", short_keys))); })
+  BOOST_TEST(test::input_error_message([&] { state_key_widths(H5File::open(file_with("short", short_keys))); })
                  .find("its state sub-keys cover 4 columns, /steps/state has 5") != std::string::npos);
 }
 
@@ -141,14 +130,15 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoin
   // A resumed run keeps the encoding it trained with.
   DataConfig min_max = sin_cos_data(file_with("loader", kTwoKeys));
   min_max.state_sin_cos = false;
-  BOOST_TEST(message_of([&] { Loader(MPI_COMM_WORLD, min_max, cfg, &recorded); })
+  BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, min_max, cfg, &recorded); })
                  .find("trained data.state_encoding = sin_cos, the deck's is min_max") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_state_dim_narrower_than_twice_the_state_is_refused) {
   const std::string msg =
-      message_of([&] { Loader(MPI_COMM_WORLD, sin_cos_data(file_with("narrow", kTwoKeys)), model(8)); });
+      test::input_error_message([&] { Loader(MPI_COMM_WORLD, sin_cos_data(file_with("narrow", kTwoKeys)), model(8)); });
   BOOST_TEST(msg.find("embodiment 0: its state is 10 columns as the model sees it (data.state_encoding = sin_cos: "
-                      "twice the data's), model.state_dim is 8; set model.state_dim to at least 10") != std::string::npos,
+                      "twice the data's), model.state_dim is 8; set model.state_dim to at least 10") !=
+                 std::string::npos,
              msg);
 }

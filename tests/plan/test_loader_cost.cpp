@@ -4,24 +4,15 @@
 #define BOOST_TEST_MODULE loader_cost
 #include <boost/test/unit_test.hpp>
 
-#include <mpi.h>
 #include <sched.h>
 
+#include "comm/world_fixture.hpp"
 #include "data/data_fixtures.hpp"
 #include "plan/loader_cost.hpp"
 
 using namespace emb;
 
 namespace {
-
-struct Mpi {
-  Mpi() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
-  }
-  ~Mpi() { MPI_Finalize(); }
-};
-BOOST_TEST_GLOBAL_FIXTURE(Mpi);
 
 // A gr00t file of `episodes` episodes of 5-40 steps (about 22 samples each).
 std::string gr00t_file(int64_t episodes) {
@@ -38,6 +29,8 @@ RunConfig tiny_gr00t_run(int64_t global_batch, int64_t episodes = 120) {
 }
 
 }  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
 
 BOOST_AUTO_TEST_CASE(a_rank_times_its_share_of_the_batch) {
   const LoaderTiming one = time_loader(tiny_gr00t_run(32), 1);
