@@ -261,7 +261,7 @@ std::vector<KeySpec> make_schema() {
       enum_key("data.state_encoding", "min_max", {"min_max", "sin_cos"},
                "gr00t, data.normalize = upstream: min_max = every state dimension min/max-normalised (upstream's "
                "StateActionTransform); sin_cos = each state sub-key K given as [sin(K), cos(K)] instead, the "
-               "sub-keys in the packed file's column order (embpack lerobot --modality chooses them and their "
+               "sub-keys in the packed file's column order (embpack lerobot --state-keys chooses them and their "
                "order), as upstream data configs such as fourier_gr1_arms_only do (StateActionSinCosTransform): "
                "the model's state_dim must hold twice the state"),
       string_key("data.vl_backbone", "",

@@ -13,7 +13,7 @@
 namespace emb {
 
 // The widths of a packed file's state sub-keys in column order, from its modality attribute
-// (embpack lerobot: GR00T's meta/modality.json, or --modality's selection and order); one
+// (embpack lerobot: GR00T's meta/modality.json, or --state-keys' selection and order); one
 // sub-key of the whole state where the file has none. Throws emb::Error (exit 2) naming the file
 // when the sub-keys do not tile the state's columns.
 std::vector<int64_t> state_key_widths(const H5File& f);

@@ -5,7 +5,7 @@ gr00t_demo_pick_n_place) against upstream's fourier_gr1_arms_only data path writ
 left_arm, right_arm, left_hand, right_hand, StateActionSinCosTransform on each,
 torch.cat([sin, cos], -1), ConcatTransform joining them in that order, padded to max_state_dim 64):
   embpack lerobot DEMO (all 44 columns: the raw observation.state rows)
-  embpack lerobot DEMO --modality (the config's four keys in its order) -> embtrain --dump
+  embpack lerobot DEMO --state-keys/--action-keys (the config's four keys in its order) -> embtrain --dump
 and every state row the loader fed the model is upstream's encoding of a raw row; the checkpoint
 records the keys' widths [7, 7, 6, 6].
     test_state_sin_cos_upstream.py --embtrain BIN --embpack BIN"""
@@ -57,12 +57,13 @@ def main():
         raw_file, packed = os.path.join(tmp, "raw.h5"), os.path.join(tmp, "arms_only.h5")
         small = ["--height", "16", "--width", "16", "--embodiment-tag", "gr1"]
         run([args.embpack, "lerobot", DEMO, "-o", raw_file] + small)
-        config = dict(modality)
-        config["state"] = {k: modality["state"][k] for k in KEYS}
-        config["action"] = {k: modality["action"][k] for k in KEYS}
-        config_path = os.path.join(tmp, "modality.json")
-        json.dump(config, open(config_path, "w"))
-        run([args.embpack, "lerobot", DEMO, "--modality", config_path, "-o", packed] + small)
+        keys = ",".join(KEYS)
+        run([args.embpack, "lerobot", DEMO, "--state-keys", keys, "--action-keys", keys, "-o", packed] + small)
+        bad = subprocess.run([args.embpack, "lerobot", DEMO, "--state-keys", "left_arm,right_elbow", "-o",
+                              os.path.join(tmp, "bad.h5")] + small, capture_output=True, text=True)
+        check(bad.returncode == 2 and "--state-keys: no state sub-key 'right_elbow' (its state sub-keys: left_arm, "
+              "left_hand, left_leg, neck, right_arm, right_hand, right_leg, waist)" in bad.stderr and
+              not os.path.exists(os.path.join(tmp, "bad.h5")), "an unknown sub-key refused in one line, no output")
         with h5py.File(raw_file, "r") as f:
             raw = f["steps/state"][()]
         check(raw.shape[1] == 44, f"the raw file holds observation.state's 44 columns ({len(raw)} rows)")

@@ -310,7 +310,7 @@ PackedData convert_local(const LerobotOptions& o, int rank, int ranks, std::vect
   const int embodiment = o.embodiment_tag.empty() ? 0 : gr00t_embodiment_id(o.embodiment_tag);
   refuse_unless(embodiment >= 0, str("--embodiment-tag ", quoted(o.embodiment_tag),
                                      " is not one of GR00T's tags (accepted: ", gr00t_embodiment_tags_text(), ")"));
-  for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality));
+  for (const std::string& dir : o.dirs) datasets.push_back(read_lerobot_dataset(dir, o.modality, o.keys));
   const LerobotDataset& first = datasets[0];
   std::vector<EpisodeRef> all;
   for (const LerobotDataset& d : datasets) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lerobot_dataset.hpp"
 #include "packed_data.hpp"
 
 namespace emb {
@@ -22,6 +23,7 @@ namespace emb {
 struct LerobotOptions {
   std::vector<std::string> dirs;
   std::string modality;  // "" = each dataset's meta/modality.json when present
+  SubKeyChoice keys;     // the state/action sub-keys kept, in order (lerobot_dataset.hpp)
   // GR00T's tag of the data's embodiment (data/gr00t_embodiment_tags.hpp), the projector slot
   // upstream inference uses; "" = embodiment id 0.
   std::string embodiment_tag;

@@ -272,9 +272,30 @@ void read_v30(const Json& info, const std::string& info_path, LerobotDataset& d)
   }
 }
 
+// The sub-keys `keys` of `slices`, in that order (all of them, as they are, when `keys` is empty).
+void keep_sub_keys(std::vector<ColumnSlice>& slices, const std::vector<std::string>& keys, const char* part,
+                   const std::string& modality) {
+  if (keys.empty()) return;
+  std::vector<ColumnSlice> kept;
+  for (const std::string& key : keys) {
+    auto it = std::find_if(slices.begin(), slices.end(), [&](const ColumnSlice& c) { return c.name == key; });
+    if (it == slices.end()) {
+      std::string names;
+      for (const ColumnSlice& c : slices) names += (names.empty() ? "" : ", ") + c.name;
+      throw Error(str(modality, ": --", part, "-keys: no ", part, " sub-key '", key, "' (its ", part, " sub-keys: ",
+                      names, ")"),
+                  kExitInput);
+    }
+    EMB_CHECK(std::none_of(kept.begin(), kept.end(), [&](const ColumnSlice& c) { return c.name == key; }),
+              "--", part, "-keys: '", key, "' named twice");
+    kept.push_back(*it);
+  }
+  slices = std::move(kept);
+}
+
 }  // namespace
 
-LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& modality_path) {
+LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& modality_path, const SubKeyChoice& keys) {
   LerobotDataset d;
   d.root = root;
   std::string info_path = root + "/meta/info.json";
@@ -303,6 +324,14 @@ LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& 
   if (!modality_path.empty() || fs::exists(modality)) read_modality(modality, info, info_path, d);
   EMB_CHECK(!d.state.empty() && !d.action.empty(), info_path,
             ": no observation.state / action features (name the columns with --modality FILE)");
+  if (!keys.state.empty() || !keys.action.empty()) {
+    if (!d.has_modality)
+      throw Error(str(root, ": --state-keys / --action-keys choose sub-keys of GR00T's meta/modality.json, and the "
+                            "dataset has none (give one with --modality FILE)"),
+                  kExitInput);
+    keep_sub_keys(d.state, keys.state, "state", modality);
+    keep_sub_keys(d.action, keys.action, "action", modality);
+  }
 
   if (d.version == "v2.1" || d.version == "v2.0") read_v21(info, info_path, d);
   else if (d.version == "v3.0") read_v30(info, info_path, d);

@@ -64,7 +64,16 @@ struct LerobotDataset {
   std::map<std::string, RecordedStats> dataset_stats;  // meta/stats.json
 };
 
-// modality_path "" = meta/modality.json when present.
-LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& modality_path);
+// The state and action sub-keys to keep, in the order to keep them (an upstream GR00T data
+// config's state_keys / action_keys without their "state." / "action." prefix); empty: every
+// sub-key of modality.json in its order.
+struct SubKeyChoice {
+  std::vector<std::string> state, action;
+};
+
+// modality_path "" = meta/modality.json when present. Throws emb::Error naming modality.json and
+// its sub-keys when a chosen key is not among them, or when keys are chosen without a modality.json.
+LerobotDataset read_lerobot_dataset(const std::string& root, const std::string& modality_path,
+                                    const SubKeyChoice& keys = {});
 
 }  // namespace emb

@@ -251,6 +251,14 @@ Subcommands add_subcommands(CLI::App& app, Options& o) {
   c.lerobot = app.add_subcommand("lerobot", "convert LeRobot v2.1 / v3.0 datasets (Parquet + AV1/H.264 videos)");
   c.lerobot->add_option("inputs", ro.dirs, "dataset folders (holding meta/info.json)")->required();
   c.lerobot->add_option("--modality", ro.modality, "GR00T modality.json (default: each dataset's meta/modality.json)");
+  c.lerobot->add_option("--state-keys", ro.keys.state,
+                        "state sub-keys of modality.json to keep, in this order, as an upstream GR00T data config's "
+                        "state_keys list them (fourier_gr1_arms_only: left_arm,right_arm,left_hand,right_hand; "
+                        "default: all, in modality.json's order)")
+      ->delimiter(',');
+  c.lerobot->add_option("--action-keys", ro.keys.action,
+                        "action sub-keys of modality.json to keep, in this order, as the config's action_keys")
+      ->delimiter(',');
   c.lerobot->add_option("--embodiment-tag", ro.embodiment_tag,
                         "GR00T embodiment tag of the data (new_embodiment to fine-tune GR00T-N1.5; default: id 0)");
   c.lerobot->add_option("--height", ro.height, "output frame height");
