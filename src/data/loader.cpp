@@ -69,12 +69,14 @@ void check_state_encoding(const NormalizationStatistics* recorded, bool state_si
 // Every embodiment's sin/cos-encoded state fits the model's state_dim (a state the model sees
 // as the file's columns is checked where samples are assembled).
 void check_state_width(const NormalizationBoundsMap& bounds, const TokenConfig& model) {
-  for (const auto& [id, b] : bounds)
-    if (!b.state_sin_cos.empty() && model_state_width(b) > model.state_dim)
-      throw AgreedError(str("embodiment ", id, ": its state is ", model_state_width(b), " columns as the model sees it "
+  for (const auto& [id, b] : bounds) {
+    const int64_t width = model_state_width(b, int64_t(b.state.low.size()));
+    if (!b.state_sin_cos.empty() && width > model.state_dim)
+      throw AgreedError(str("embodiment ", id, ": its state is ", width, " columns as the model sees it "
                             "(data.state_encoding = sin_cos: twice the data's), model.state_dim is ", model.state_dim,
-                            "; set model.state_dim to at least ", model_state_width(b)),
+                            "; set model.state_dim to at least ", width),
                         kExitInput);
+  }
 }
 
 NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded,

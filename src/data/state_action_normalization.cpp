@@ -58,21 +58,25 @@ void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows,
     }
 }
 
-void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride) {
-  if (b.state_sin_cos.empty())
-    normalize_rows(b.state, rows, n_rows, stride, int64_t(b.state.low.size()));
-  else
-    encode_state_sin_cos(b.state_sin_cos, rows, n_rows, stride);
+void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {
+  if (b.state_sin_cos.empty()) {
+    normalize_rows(b.state, rows, n_rows, stride, width);
+    return;
+  }
+  EMB_CHECK(width == int64_t(b.state.low.size()), "sin/cos state encoding: a state of ", width,
+            " columns, its sub-keys cover ", b.state.low.size());
+  encode_state_sin_cos(b.state_sin_cos, rows, n_rows, stride);
 }
 
-int64_t model_state_width(const EmbodimentBounds& b) {
-  return b.state_sin_cos.empty() ? int64_t(b.state.low.size()) : 2 * int64_t(b.state.low.size());
+int64_t model_state_width(const EmbodimentBounds& b, int64_t width) {
+  return b.state_sin_cos.empty() ? width : 2 * width;
 }
 
 void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s) {
   std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
   if (!s.state.empty())  // wan outside the DreamZero layout has no state
-    normalize_state_rows(bounds, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim);
+    normalize_state_rows(bounds, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim,
+                         int64_t(bounds.state.low.size()));
   normalize_rows(bounds.action, actions.data(), int64_t(actions.size()) / cfg.action_dim, cfg.action_dim,
                  action_width);
 }

@@ -47,11 +47,12 @@ NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const Normal
 void normalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
 void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
 
-// Rows of `stride` floats whose first columns are the embodiment's raw state, made the state as
-// the model sees it: min/max-normalised in place, or sin/cos-encoded over twice its width.
-void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride);
-// The columns normalize_state_rows fills: the state's width, twice it sin/cos-encoded.
-int64_t model_state_width(const EmbodimentBounds& b);
+// Rows of `stride` floats whose first `width` (<= the bounds' width) columns are the embodiment's
+// raw state, made the state as the model sees it: min/max-normalised in place, or sin/cos-encoded
+// over twice its width (which must then be the whole state the sub-keys cover).
+void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width);
+// The columns normalize_state_rows fills for a raw state of `width`: width, twice it sin/cos-encoded.
+int64_t model_state_width(const EmbodimentBounds& b, int64_t width);
 
 // A sample's state and actions (sample.hpp: gr00t state and actions, wan state and block_actions),
 // each row's first state columns and `action_width` action columns (its embodiment's), with its

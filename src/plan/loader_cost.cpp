@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "data/loader.hpp"
-#include "data/packed_dataset.hpp"
 #include "plan/data_files.hpp"
 #include "train/trainer.hpp"
 
@@ -40,7 +39,7 @@ class OneCore {
 
 }  // namespace
 
-LoaderTiming time_loader(const RunConfig& cfg, int ranks) {
+LoaderTiming time_loader(const RunConfig& cfg, int ranks, int64_t dataset_samples) {
   constexpr int kWarmUp = 3, kTimed = 15;
   const std::vector<std::string> paths = present_data_files(cfg.data);
   if (paths.empty()) return {};
@@ -53,7 +52,6 @@ LoaderTiming time_loader(const RunConfig& cfg, int ranks) {
   constexpr int64_t kMostTimedSamples = 64;
   dc.global_batch = std::min(t.samples, kMostTimedSamples);
   const int64_t timed_samples = dc.global_batch * (kWarmUp + kTimed + dc.prefetch + 1);
-  const int64_t dataset_samples = PackedDataset(MPI_COMM_SELF, dc.mpio_transfer, paths, cfg.model, dc.view).samples();
   if (dataset_samples < timed_samples) return {};  // too few samples to time apart from the reads
   // The deck's shuffle buffer, up to kBufferBytes of the files: the samples are drawn from all of
   // it, and where it is larger than the caches their rows are read from memory (tiny_gr00t's

@@ -16,9 +16,10 @@ struct LoaderTiming {
   int steps = 0;        // timed, after the warm-up's
 };
 
-// The loader of `cfg`'s data alone on this process (MPI_COMM_SELF) and one core, making a rank's
-// steps at `ranks` ranks; {} when data.paths names no files yet or they hold too few samples to
-// time. Reads at most 256 MiB of the files into its shuffle buffer, whatever data.shuffle_buffer is.
-LoaderTiming time_loader(const RunConfig& cfg, int ranks);
+// The loader of `cfg`'s data (`dataset_samples` in its files, as the plan read them) alone on this
+// process (MPI_COMM_SELF) and one core, making a rank's steps at `ranks` ranks; {} when data.paths
+// names no files yet or they hold too few samples to time. Reads at most 256 MiB of the files into
+// its shuffle buffer, whatever data.shuffle_buffer is.
+LoaderTiming time_loader(const RunConfig& cfg, int ranks, int64_t dataset_samples);
 
 }  // namespace emb

@@ -106,7 +106,8 @@ BOOST_AUTO_TEST_CASE(sub_keys_come_from_the_modality_attribute_in_column_order) 
 
 BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoint_records_them) {
   const ModelConfig cfg = model(12);
-  Loader loader(MPI_COMM_WORLD, sin_cos_data(file_with("loader", kTwoKeys)), cfg);
+  const std::string path = file_with("loader", kTwoKeys);
+  Loader loader(MPI_COMM_WORLD, sin_cos_data(path), cfg);
   const std::vector<float> want = encoded(kJointAngles, {3, 2}, 12);
   int samples = 0;
   for (int step = 0; step < 3; ++step)
@@ -128,7 +129,7 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoin
   });
 
   // A resumed run keeps the encoding it trained with.
-  DataConfig min_max = sin_cos_data(file_with("loader", kTwoKeys));
+  DataConfig min_max = sin_cos_data(path);
   min_max.state_sin_cos = false;
   BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, min_max, cfg, &recorded); })
                  .find("trained data.state_encoding = sin_cos, the deck's is min_max") != std::string::npos);

@@ -1,7 +1,6 @@
 #include "rl/roles/policy_normalization.hpp"
 
 #include "core/error.hpp"
-#include "data/state_sin_cos.hpp"
 
 namespace emb {
 
@@ -30,17 +29,13 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
   std::vector<float> out = state;
   if (!active()) return out;
-  const EmbodimentBounds& b = bounds_.at(embodiment);
   out.resize(size_t(state_width(embodiment, int(state.size()))), 0.f);
-  if (b.state_sin_cos.empty())
-    normalize_rows(b.state, out.data(), 1, int64_t(out.size()), int64_t(state.size()));
-  else
-    encode_state_sin_cos(b.state_sin_cos, out.data(), 1, int64_t(out.size()));
+  normalize_state_rows(bounds_.at(embodiment), out.data(), 1, int64_t(out.size()), int64_t(state.size()));
   return out;
 }
 
 int PolicyNormalization::state_width(int32_t embodiment, int task_state_dim) const {
-  return active() && !bounds_.at(embodiment).state_sin_cos.empty() ? 2 * task_state_dim : task_state_dim;
+  return active() ? int(model_state_width(bounds_.at(embodiment), task_state_dim)) : task_state_dim;
 }
 
 void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride,
