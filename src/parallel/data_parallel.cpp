@@ -77,12 +77,6 @@ void DataParallel::order_after_compute() {
 // download queued there).
 void DataParallel::wait(CommHandle& h) { timers_.add_wait(Phase::comm_exposed, h.wait_on_compute_stream()); }
 
-CommHandle DataParallel::track(CommHandle h, const char* op, int bucket, int64_t bytes) {
-  step_ops_.push_back({h, PhaseTimers::Clock::now(), op, bucket, bytes});
-  if (!overlap_) wait(h);
-  return h;
-}
-
 void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std) {
   // Without sharding a rank owns every bucket whole, so this fills the replicated parameters.
   std::vector<float> owned(size_t(layout_.owned_total()));
@@ -260,12 +254,13 @@ void DataParallel::fill_slot(GatherSlot& slot, int b) {
   slot.widened = !bf16_;  // bf16: widened when a unit computing in fp32 asks (unit_params)
   if (mode() == ShardMode::full) order_after_compute();
   if (mode() == ShardMode::full && bf16_) {
-    slot.handle = track(comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16),
-                        "all_gather", b, k.count * 2);
+    slot.handle = track("all_gather", b, k.count * 2, [&] {
+      return comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16);
+    });
   } else if (mode() == ShardMode::full) {
-    slot.handle =
-        track(comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32),
-              "all_gather", b, k.count * 4);
+    slot.handle = track("all_gather", b, k.count * 4, [&] {
+      return comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32);
+    });
   }  // none, grads, bf16: the rounded or gathered flat copy is the bucket's (bf16_copy)
 }
 
@@ -310,14 +305,14 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   r.bucket = b;
   r.grad_slot = grad_slot;
   order_after_compute();
-  if (mode() == ShardMode::none)
-    r.handle = comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
-  else  // grads: once per step straight into the owned gradients; full: into the slot, then added
-    r.handle = comm_.reduce_scatter(bucket_grad,
-                                    mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
-                                                               : grad_slots_[size_t(grad_slot)].shard.data(),
-                                    k.count, DType::f32, ReduceOp::sum);
-  track(r.handle, mode() == ShardMode::none ? "all_reduce" : "reduce_scatter", b, k.count * 4);
+  r.handle = track(mode() == ShardMode::none ? "all_reduce" : "reduce_scatter", b, k.count * 4, [&] {
+    if (mode() == ShardMode::none) return comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
+    // grads: once per step straight into the owned gradients; full: into the slot, then added
+    return comm_.reduce_scatter(bucket_grad,
+                                mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
+                                                           : grad_slots_[size_t(grad_slot)].shard.data(),
+                                k.count, DType::f32, ReduceOp::sum);
+  });
   reduced_[size_t(b)] = true;
   pending_.push_back(r);
 }
@@ -346,12 +341,12 @@ void DataParallel::publish_params() {
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
       const Bucket& k = layout_.bucket(b);
-      param_ready_[size_t(b)] =
-          track(bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
-                                         DType::bf16)
-                      : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
-                                         k.count, DType::f32),
-                "all_gather", b, k.count * (bf16_ ? 2 : 4));
+      param_ready_[size_t(b)] = track("all_gather", b, k.count * (bf16_ ? 2 : 4), [&] {
+        return bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
+                                        DType::bf16)
+                     : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
+                                        k.count, DType::f32);
+      });
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
   // The next forward starts with bucket 0: gather the first buckets behind the step's tail.

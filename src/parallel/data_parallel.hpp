@@ -124,7 +124,19 @@ class DataParallel final : public UnitHooks {
   // Before a collective reads buffers the compute stream writes.
   void order_after_compute();
   void wait(CommHandle& h);
-  CommHandle track(CommHandle h, const char* op, int bucket, int64_t bytes);
+  // Issues a collective (`issue` returns its handle) and records it for the step's comm time and
+  // the trace. The time is taken before the call: with MPI's progress thread at a higher
+  // priority on the rank's core, the call can return only after the thread has run the rank's
+  // part of the collective (the last rank to issue), and a time taken after it would start the
+  // span late by that part and end it late by as much.
+  template <class Issue>
+  CommHandle track(const char* op, int bucket, int64_t bytes, Issue&& issue) {
+    const PhaseTimers::Clock::time_point issued = PhaseTimers::Clock::now();
+    CommHandle h = issue();
+    step_ops_.push_back({h, issued, op, bucket, bytes});
+    if (!overlap_) wait(h);
+    return h;
+  }
   bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
   GatherSlot& gather_bucket(int b, int keep);
   // bf16: the bucket's bf16 compute copy (grads: in the gathered flat copy; else the slot's).

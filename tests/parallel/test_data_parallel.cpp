@@ -2,16 +2,25 @@
 // shard = none | grads | full, three AdamW steps on synthetic packed batches reproduce the
 // single-process losses and parameters, with uneven micro-batch counts per rank (ZeRO-3's
 // empty passes) and ranks that get no sample at all; the shards each rank initialises itself
-// are exactly those of one full initialisation.
+// are exactly those of one full initialisation. A collective's traced span starts when the
+// step asked for it, however late the issuing call returns.
 #define BOOST_TEST_MODULE train_data_parallel
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "comm/comm_factory.hpp"
 #include "comm/world_fixture.hpp"
+#include "core/run_trace.hpp"
 #include "kernels/cpu/cpu_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
@@ -174,3 +183,73 @@ BOOST_AUTO_TEST_CASE(gr00t_uneven_micro_batches) { check_equivalence("tiny_gr00t
 BOOST_AUTO_TEST_CASE(wan_uneven_micro_batches) { check_equivalence("tiny_wan", 5, 1); }
 // Three samples on four ranks: the last rank has nothing to compute but must take part.
 BOOST_AUTO_TEST_CASE(gr00t_rank_without_samples) { check_equivalence("tiny_gr00t", 3, 1); }
+
+namespace {
+
+double wall_us_now() {
+  return double(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// A communicator whose issuing call returns late, as MPI's does on the rank that issues a
+// collective last: its progress thread, at a higher priority on the rank's core, runs the rank's
+// part of the collective before the caller has the core back. Records when each was asked for.
+class LateReturningComm final : public Comm {
+ public:
+  static constexpr auto kLate = std::chrono::milliseconds(20);
+  explicit LateReturningComm(std::unique_ptr<Comm> inner) : Comm(inner->host_comm()), inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  const char* name() const override { return "late-returning"; }
+  CommHandle issue(const Collective& c) override {
+    asked_us.push_back(wall_us_now());
+    CommHandle h = inner_->issue(c);
+    std::this_thread::sleep_for(kLate);
+    return h;
+  }
+  std::vector<double> asked_us;
+
+ private:
+  std::unique_ptr<Comm> inner_;
+};
+
+}  // namespace
+
+// The trace's collectives (and the step's comm time, the union of their spans) start when the
+// step asked for them: a span timed from the call's return would start 20 ms late here.
+BOOST_AUTO_TEST_CASE(collective_spans_start_when_asked_for) {
+  const World& world = test_world();
+  const ModelConfig cfg = preset_config("tiny_gr00t");
+  auto model = make_model(cfg, &cpu_ops);
+  LateReturningComm comm(make_comm(world, {CommBackend::mpi}));
+  ShardLayout layout(model->params(), ShardMode::full, world.rank, world.size, 0);
+  std::string dir = (std::filesystem::temp_directory_path() / "emb_trace_spans.XXXXXX").string();
+  BOOST_REQUIRE(mkdtemp(dir.data()) != nullptr);
+  {
+    RunTrace trace(dir, world.rank);
+    PhaseTimers timers;
+    timers.set_trace(&trace);
+    DataParallel dp(layout, comm, cpu_ops, timers, true, false);
+    dp.init_owned_params(model->params(), kSeed, cfg.init_std);
+    Optimizer optimizer(layout, cpu_ops, AdamWConfig{}, 1.0f);
+    StepContext ctx{*model, dp, optimizer, timers, comm, kSeed, false};
+    train_step(ctx, {make_synthetic_batch(cfg, {int64_t(world.rank)}, true, kSeed)}, 1, 1e-3);
+  }
+  std::ifstream in(dir + "/trace/rank" + std::to_string(world.rank) + ".json");
+  const nlohmann::json events = nlohmann::json::parse(in);
+  std::vector<double> spans_us;
+  for (const nlohmann::json& e : events)
+    if (e.at("ph") == "X" && e.at("tid") == 2) spans_us.push_back(e.at("ts").get<double>());
+  std::filesystem::remove_all(dir);
+  // Every collective the step issued is traced, in issue order (the gathers its update issues for
+  // the next step are the next step's).
+  BOOST_REQUIRE_GE(spans_us.size(), size_t(2 * layout.n_buckets()));
+  BOOST_REQUIRE_LE(spans_us.size(), comm.asked_us.size());
+  const double late_us = double(std::chrono::duration_cast<std::chrono::microseconds>(LateReturningComm::kLate).count());
+  for (size_t i = 0; i < spans_us.size(); ++i) {
+    BOOST_TEST_CONTEXT("collective " << i) {
+      BOOST_TEST(spans_us[i] >= comm.asked_us[i] - 100);
+      BOOST_TEST(spans_us[i] < comm.asked_us[i] + late_us / 2);
+    }
+  }
+}
