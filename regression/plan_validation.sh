@@ -13,7 +13,7 @@
 # "phases"): the step's parts as the trainer times them, which do not overlap and sum to the
 # step (src/core/timer.hpp): fwd, bwd, optim, exposed comm (the waits) and other (the rest:
 # the blocking host reductions); regression/plan_validation_table.py says what each holds.
-# Writes outputs/bench/plan_validation.json and prints the markdown table for
+# Writes outputs/bench/plan_validation.json and .png (the phases as stacked bars) and prints the markdown table for
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
 #                                                        PROBE=each: a probe after every run; once: one at the start,

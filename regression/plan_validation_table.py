@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The table of regression/plan_validation.sh: per deck and rank count, the measured step and
 phases (summary.json, medians over steps) against --plan's prediction (its JSON), the median
-over rounds, written to outputs/bench/plan_validation.json and printed as markdown.
+over rounds, written to outputs/bench/plan_validation.json, printed as markdown and drawn in
+outputs/bench/plan_validation.png (per deck, each rank count's measured and predicted step as
+stacked phases).
     plan_validation_table.py DECK:RANKS:ROUND:SUMMARY:PLAN:LOAD_BEFORE:LOAD_AFTER [...]
 Phases: the step's parts as the trainer times them (src/core/timer.hpp kStepParts: they do not
 overlap and sum to the step) against --plan's "phases" (the same parts, summing to its step):
@@ -114,6 +116,46 @@ def ms(x):
     return f"{1e3 * x:.1f}"
 
 
+PHASE_COLOURS = {"fwd": "tab:blue", "bwd": "tab:orange", "optim": "tab:green", "comm": "tab:red", "other": "tab:gray"}
+
+
+def plot(table, path):
+    """One panel per deck (their steps differ tenfold), a pair of stacked bars per rank count:
+    measured (solid) and predicted (hatched), the step's median error above the pair, red where a
+    phase is outside tolerance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    decks = sorted({t["deck"] for t in table})
+    fig, axes = plt.subplots(1, len(decks), figsize=(4.2 * len(decks), 4.2), squeeze=False)
+    for ax, deck in zip(axes[0], decks):
+        rows = [t for t in table if t["deck"] == deck]
+        for i, t in enumerate(rows):
+            for offset, side, hatch in ((-0.2, "measured", None), (0.2, "predicted", "//")):
+                bottom = 0.0
+                for k in PHASES:
+                    value = 1e3 * t[side][k]
+                    ax.bar(i + offset, value, 0.38, bottom=bottom, color=PHASE_COLOURS[k], hatch=hatch,
+                           edgecolor="white", label=k if (i == 0 and side == "measured") else None)
+                    bottom += value
+            top = 1e3 * max(sum(t["measured"].values()), sum(t["predicted"].values()))
+            ax.text(i, top * 1.02, f"{100 * t['median_error']:+.1f} %", ha="center", va="bottom", fontsize=9,
+                    color="tab:red" if t["phases_outside"] else "black")
+        ax.set_xticks(range(len(rows)), [f"{t['ranks']} rank{'s' if t['ranks'] > 1 else ''}" for t in rows])
+        ax.set_title(deck)
+        ax.set_ylabel("ms a step (left measured, right predicted)")
+        ax.margins(y=0.12)
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(PHASES), fontsize=9)
+    fig.suptitle("--plan against measured steps: phases, medians over rounds (red: a phase outside tolerance)",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=110)
+
+
 def main():
     runs = [run_of(row) for row in sys.argv[1:]]
     keys = sorted({(r["deck"], r["ranks"]) for r in runs}, key=lambda k: (k[0], k[1]))
@@ -135,6 +177,7 @@ def main():
           f"{100 * STEP_TOLERANCE:.0f} %, {phases_ok} of {len(table)} with every phase within {100 * PHASE_TOLERANCE:.0f} % "
           f"or {100 * PHASE_FLOOR:.0f} % of the step")
     json.dump({"rows": table, "runs": runs}, open("outputs/bench/plan_validation.json", "w"), indent=2)
+    plot(table, "outputs/bench/plan_validation.png")
 
 
 if __name__ == "__main__":
