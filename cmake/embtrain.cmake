@@ -2,7 +2,8 @@
 # others. PROCESSORS = the most ranks it runs at once (so two 2-rank jobs never share 2 cores);
 # TIMED (RUN_SERIAL) for a test that measures time or relies on timing (deadlines, signals, frozen
 # peers, speed ratios), which a busy neighbour would make flaky. No RESOURCE_LOCK: every test
-# writes into a directory of its own (mkdtemp, or outputs/ names no other test uses).
+# writes into a directory of its own (mkdtemp, EMBTRAIN_TEST_TMP/<its suite>, or outputs/ names no
+# other test uses).
 function(embtrain_schedule_test)
   cmake_parse_arguments(S "TIMED" "RANKS" "TESTS" ${ARGN})
   if(NOT S_RANKS)
@@ -23,11 +24,17 @@ set(EMBTRAIN_MPI_ENV
   OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
   OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
 
+# EMBTRAIN_TEST_TMP: the /tmp folder of this build's tests' fixed scratch paths, named after the
+# build directory, so that two checkouts testing at once on one machine never share a file.
+string(MD5 EMBTRAIN_BUILD_HASH "${CMAKE_BINARY_DIR}")
+string(SUBSTRING "${EMBTRAIN_BUILD_HASH}" 0 10 EMBTRAIN_BUILD_HASH)
+set(EMBTRAIN_TEST_TMP "/tmp/embtrain_test_${EMBTRAIN_BUILD_HASH}")
+
 function(embtrain_add_test name)
   cmake_parse_arguments(T "TIMED" "TIMEOUT" "SOURCES;LIBS;RANKS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} Boost::unit_test_framework)
-  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
+  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK EMBTRAIN_TEST_TMP="${EMBTRAIN_TEST_TMP}")
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)

@@ -19,7 +19,7 @@ namespace emb::test {
 // Creates (if missing) and returns the folder the suite `suite` writes its files into; each
 // suite names its own so that suites ctest runs at the same time never share a file.
 inline std::string scratch_dir(const std::string& suite) {
-  std::string dir = "/tmp/embtrain_test_" + suite;
+  std::string dir = std::string(EMBTRAIN_TEST_TMP) + "/" + suite;
   std::filesystem::create_directories(dir);
   return dir;
 }

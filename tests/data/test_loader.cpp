@@ -43,7 +43,7 @@ struct Dataset {
   std::vector<PackedData> files;
   std::vector<int64_t> begin{0};
   Dataset(const std::string& family) {
-    dir = str("/tmp/embtrain_test_loader_np", world_size(), "_", family);
+    dir = str(EMBTRAIN_TEST_TMP, "/loader_np", world_size(), "_", family);
     for (uint64_t seed : {11, 12}) {
       SynthOptions o = test::tiny_synth(family, 7, seed);
       files.push_back(synthesize(o));

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "config/deck.hpp"
@@ -19,9 +20,10 @@ using namespace emb;
 
 namespace {
 
-// Writes a deck under /tmp and returns its path.
+// Writes a deck under this build's test folder in /tmp and returns its path.
 std::string write_deck(const std::string& name, const std::string& model_lines) {
-  const std::string path = "/tmp/embtrain_model_test_" + name + ".in";
+  std::filesystem::create_directories(EMBTRAIN_TEST_TMP);
+  const std::string path = std::string(EMBTRAIN_TEST_TMP) + "/model_test_" + name + ".in";
   std::ofstream(path) << "[model]\n" << model_lines;
   return path;
 }

@@ -196,7 +196,7 @@ double wall_us_now() {
 // part of the collective before the caller has the core back. Records when each was asked for.
 class LateReturningComm final : public Comm {
  public:
-  static constexpr auto kLate = std::chrono::milliseconds(20);
+  static constexpr auto kLate = std::chrono::milliseconds(50);
   explicit LateReturningComm(std::unique_ptr<Comm> inner) : Comm(inner->host_comm()), inner_(std::move(inner)) {}
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
@@ -216,7 +216,8 @@ class LateReturningComm final : public Comm {
 }  // namespace
 
 // The trace's collectives (and the step's comm time, the union of their spans) start when the
-// step asked for them: a span timed from the call's return would start 20 ms late here.
+// step asked for them: a span timed from the call's return would start 50 ms late here. (Half
+// that either way is left for the scheduler: ranks share the cores under ctest -j.)
 BOOST_AUTO_TEST_CASE(collective_spans_start_when_asked_for) {
   const World& world = test_world();
   const ModelConfig cfg = preset_config("tiny_gr00t");
@@ -248,7 +249,7 @@ BOOST_AUTO_TEST_CASE(collective_spans_start_when_asked_for) {
   const double late_us = double(std::chrono::duration_cast<std::chrono::microseconds>(LateReturningComm::kLate).count());
   for (size_t i = 0; i < spans_us.size(); ++i) {
     BOOST_TEST_CONTEXT("collective " << i) {
-      BOOST_TEST(spans_us[i] >= comm.asked_us[i] - 100);
+      BOOST_TEST(spans_us[i] > comm.asked_us[i] - late_us / 2);
       BOOST_TEST(spans_us[i] < comm.asked_us[i] + late_us / 2);
     }
   }
