@@ -5,6 +5,7 @@
 
 #include "checkpoint/run_identity.hpp"
 #include "core/error.hpp"
+#include "data/upstream_data_config.hpp"
 #include "model/presets.hpp"
 #include "weights/upstream_config.hpp"
 
@@ -201,6 +202,7 @@ DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSet
   c.normalize = choice<bool>(deck, "data.normalize", {{"upstream", true}, {"none", false}});
   c.relative_action_keys = deck.get_list("data.relative_action_keys");
   c.state_sin_cos = choice<bool>(deck, "data.state_encoding", {{"min_max", false}, {"sin_cos", true}});
+  c.upstream_config = deck.get_string("data.upstream_config");
   c.vl_backbone = deck.get_string("data.vl_backbone");
   c.dreamzero_encoders = deck.get_string("data.dreamzero_encoders");
   c.vl_augment = on(deck, "data.vl_augment");
@@ -250,19 +252,34 @@ void check_relative_actions(const Deck& deck, const ModelConfig& model, const Da
                 kExitInput);
 }
 
-// The sin/cos state encoding is GR00T's (upstream data configs such as fourier_gr1_arms_only),
-// applied where upstream normalises, and recorded with the statistics for inference.
-void check_state_encoding(const Deck& deck, const ModelConfig& model, const DataConfig& data) {
-  if (!data.state_sin_cos) return;
-  const std::string where = where_set(deck, "data.state_encoding");
-  if (model.family != Family::gr00t)
-    throw Error(str(where, ": data.state_encoding = sin_cos is GR00T-N1.5's (model.family = gr00t); DreamZero "
-                           "normalises its states by q01/q99"),
+// Per-key transforms (data.state_encoding = sin_cos, data.upstream_config) are GR00T's data
+// configs', applied where upstream normalises, and recorded with the statistics for inference.
+void check_key_transforms(const Deck& deck, const ModelConfig& model, const DataConfig& data) {
+  const auto check = [&](bool set, const char* key, const std::string& setting) {
+    if (!set) return;
+    const std::string where = where_set(deck, key);
+    if (model.family != Family::gr00t)
+      throw Error(str(where, ": ", setting, " is GR00T-N1.5's (model.family = gr00t); DreamZero normalises its "
+                             "states and actions by q01/q99"),
+                  kExitInput);
+    if (!data.normalize)
+      throw Error(str(where, ": ", setting, " needs data.normalize = upstream (it takes the place of the "
+                             "normalisation, and the checkpoint records it for inference)"),
+                  kExitInput);
+  };
+  check(data.state_sin_cos, "data.state_encoding", "data.state_encoding = sin_cos");
+  check(!data.upstream_config.empty(), "data.upstream_config", "data.upstream_config = " + data.upstream_config);
+  if (data.upstream_config.empty()) return;
+  const std::string where = where_set(deck, "data.upstream_config");
+  if (data.state_sin_cos)
+    throw Error(str(where, ": data.upstream_config decides the state's encoding (fourier_gr1_arms_only and "
+                           "fourier_gr1_arms_waist sin/cos-encode it); leave data.state_encoding at min_max"),
                 kExitInput);
-  if (!data.normalize)
-    throw Error(str(where, ": data.state_encoding = sin_cos needs data.normalize = upstream (it takes the place of the "
-                           "state's normalisation, and the checkpoint records it for inference)"),
-                kExitInput);
+  try {
+    upstream_data_config(data.upstream_config);
+  } catch (const Error& e) {
+    throw Error(str(where, ": ", e.what()), kExitInput);
+  }
 }
 
 TrainConfig train_section(const Deck& deck, const RunSettings& run) {
@@ -363,7 +380,7 @@ RunConfig run_config_from_deck(const Deck& deck) {
   if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
   c.data = data_section(deck, c.train, c.run);
   check_relative_actions(deck, c.model, c.data);
-  check_state_encoding(deck, c.model, c.data);
+  check_key_transforms(deck, c.model, c.data);
   c.comm = comm_section(deck);
   c.plan = plan_section(deck, c.backend, c.run);
   c.sim = sim_section(deck);

@@ -57,6 +57,9 @@ struct DataConfig {
   // gr00t: the state given to the model as each sub-key's [sin, cos] in place of its min/max
   // normalisation (data.state_encoding = sin_cos; data/state_sin_cos.hpp); false: min_max.
   bool state_sin_cos = false;
+  // gr00t: the GR00T-N1.5 data config whose per-key state/action transforms and key order the
+  // model is given (data.upstream_config; data/upstream_data_config.hpp); "": none.
+  std::string upstream_config;
   // gr00t: the checkpoint whose backbone must have made the vl features (data.vl_backbone; ""
   // = not checked) and its eagle_weights_digest, which the app fills in (app/feature_encoders.hpp).
   std::string vl_backbone, vl_backbone_digest;

@@ -264,6 +264,17 @@ std::vector<KeySpec> make_schema() {
                "sub-keys in the packed file's column order (embpack lerobot --state-keys chooses them and their "
                "order), as upstream data configs such as fourier_gr1_arms_only do (StateActionSinCosTransform): "
                "the model's state_dim must hold twice the state"),
+      string_key("data.upstream_config", "",
+                 "gr00t, data.normalize = upstream: the GR00T-N1.5 data config (Isaac-GR00T's DATA_CONFIG_MAP: "
+                 "fourier_gr1_arms_waist, fourier_gr1_arms_only, fourier_gr1_full_upper_body, "
+                 "bimanual_panda_gripper, bimanual_panda_hand, single_panda_gripper, so100, so100_dualcam, "
+                 "unitree_g1, unitree_g1_full_body, oxe_droid, agibot_genie1) whose per-key transforms the model is "
+                 "given, in its key order: each state/action sub-key (the packed file's modality attribute) "
+                 "rotated to its target representation (the file's rotation_type to e.g. rotation_6d), "
+                 "normalised by its mode (min_max, q99, mean_std, binary, or not at all) or sin/cos-encoded, as "
+                 "upstream's StateActionTransform does; the checkpoint records it, embsim's policy and the export "
+                 "follow it; deploy with the same config. model.state_dim/action_dim must hold the transformed "
+                 "widths. Empty: every column by data.normalize (and data.state_encoding)"),
       string_key("data.vl_backbone", "",
                  "gr00t: the GR00T-N1.5 checkpoint folder whose Eagle backbone must have made every file's vl "
                  "features (embpack features --backbone records its digest); files of another backbone or of the "

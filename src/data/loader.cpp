@@ -55,41 +55,44 @@ void check_relative_actions(const PackedDataset& data, const NormalizationStatis
   }
 }
 
-// A resumed run keeps the state encoding it recorded (data.state_encoding).
-void check_state_encoding(const NormalizationStatistics* recorded, bool state_sin_cos) {
+// A resumed run keeps the per-key transforms it recorded (data.upstream_config, data.state_encoding).
+void check_key_transforms(const NormalizationStatistics* recorded, const KeyTransformChoice& choice) {
   if (!recorded) return;
-  for (const auto& [id, e] : *recorded)
-    if (e.state_sin_cos.empty() == state_sin_cos)
-      throw AgreedError(str("embodiment ", id, ": the resumed checkpoint trained data.state_encoding = ",
-                            e.state_sin_cos.empty() ? "min_max" : "sin_cos", ", the deck's is ",
-                            state_sin_cos ? "sin_cos" : "min_max", "; resume with the encoding it was trained on"),
-                        kExitInput);
-}
-
-// Every embodiment's sin/cos-encoded state fits the model's state_dim (a state the model sees
-// as the file's columns is checked where samples are assembled).
-void check_state_width(const NormalizationBoundsMap& bounds, const TokenConfig& model) {
-  for (const auto& [id, b] : bounds) {
-    const int64_t width = model_state_width(b, int64_t(b.state.low.size()));
-    if (!b.state_sin_cos.empty() && width > model.state_dim)
-      throw AgreedError(str("embodiment ", id, ": its state is ", width, " columns as the model sees it "
-                            "(data.state_encoding = sin_cos: twice the data's), model.state_dim is ", model.state_dim,
-                            "; set model.state_dim to at least ", width),
+  for (const auto& [id, e] : *recorded) {
+    const std::string trained = e.key_transforms.empty() ? KeyTransformChoice{}.text() : e.key_transforms.selected_by;
+    if (trained != choice.text())
+      throw AgreedError(str("embodiment ", id, ": the resumed checkpoint trained with ", trained, ", the deck has ",
+                            choice.text(), "; resume with what it was trained on"),
                         kExitInput);
   }
 }
 
+// Every embodiment's state and actions as the model sees them fit the model's widths (a raw width
+// is checked where the files are opened).
+void check_model_widths(const NormalizationBoundsMap& bounds, const TokenConfig& model) {
+  const auto check = [](int32_t id, const char* field, int64_t needed, const char* key, int64_t has) {
+    if (needed > has)
+      throw AgreedError(str("embodiment ", id, ": its per-key transforms give the model ", needed, " ", field,
+                            " columns, ", key, " is ", has, "; set ", key, " to at least ", needed),
+                        kExitInput);
+  };
+  for (const auto& [id, b] : bounds) {
+    check(id, "state", model_state_width(b, int64_t(b.state.low.size())), "model.state_dim", model.state_dim);
+    check(id, "action", model_action_width(b, int64_t(b.action.low.size())), "model.action_dim", model.action_dim);
+  }
+}
+
 NormalizationStatistics run_statistics(const PackedDataset& data, const NormalizationStatistics* recorded,
-                                       const RelativeActionChoice& relative, bool state_sin_cos) {
+                                       const RelativeActionChoice& relative, const KeyTransformChoice& key_transforms) {
   check_relative_actions(data, recorded, relative);
-  check_state_encoding(recorded, state_sin_cos);
+  check_key_transforms(recorded, key_transforms);
   if (recorded) {
     check_statistics_cover(data, *recorded);
     return *recorded;
   }
   std::vector<const H5File*> files;
   for (int64_t i = 0; i < data.files(); ++i) files.push_back(&data.file(i).file);
-  return normalization_statistics(files, relative, state_sin_cos);
+  return normalization_statistics(files, relative, key_transforms);
 }
 
 }  // namespace
@@ -111,9 +114,9 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                                           dc_.dreamzero_repeat_end});
   if (dc_.normalize) {
     normalization_ = run_statistics(*data_, recorded, {dc_.relative_action_keys, mc_.actions_per_block},
-                                    dc_.state_sin_cos);
+                                    KeyTransformChoice{dc_.state_sin_cos, dc_.upstream_config});
     bounds_ = normalization_bounds(normalization_rule(mc_.family), normalization_);
-    check_state_width(bounds_, mc_);
+    check_model_widths(bounds_, mc_);
   }
   chunks_ = data_->chunks(dc_.chunk_rows);
   std::vector<int64_t> sizes;

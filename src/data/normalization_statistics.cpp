@@ -57,10 +57,10 @@ struct FileFields {
   const H5File* file;
   FieldStatistics state, action;
   RelativeActions relative_action;
-  std::vector<int64_t> state_sin_cos;
+  KeyTransformPlan key_transforms;
 };
 
-FileFields file_fields(const H5File& f, const RelativeActionChoice& relative, bool state_sin_cos) {
+FileFields file_fields(const H5File& f, const RelativeActionChoice& relative, const KeyTransformChoice& key_transforms) {
   FileFields fields{&f, read_field_statistics(f, "state"), {}, {}, {}};
   if (relative.keys.empty()) {
     fields.action = read_field_statistics(f, "action");
@@ -69,7 +69,7 @@ FileFields file_fields(const H5File& f, const RelativeActionChoice& relative, bo
     check_relative_statistics(f, relative.keys, relative.chunk);
     fields.action = read_field_statistics(f, "action", "action_relative");
   }
-  if (state_sin_cos) fields.state_sin_cos = state_key_widths(f);
+  fields.key_transforms = key_transform_plan(f, key_transforms);
   return fields;
 }
 
@@ -85,9 +85,10 @@ void check_same_width(const std::vector<const FileFields*>& of_id, int32_t id) {
       throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute places the relative "
                       "sub-keys in other columns than ", clipped_path(first.file->path()), "'s"),
                   kExitInput);
-    if (f->state_sin_cos != first.state_sin_cos)
-      throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute divides the state "
-                      "into other sub-keys than ", clipped_path(first.file->path()), "'s (sin/cos encodes each apart)"),
+    if (!(f->key_transforms == first.key_transforms))
+      throw Error(str(clipped_path(f->file->path()), ": embodiment ", id, ": its modality attribute gives ",
+                      first.key_transforms.selected_by, " other sub-keys or columns than ",
+                      clipped_path(first.file->path()), "'s (each sub-key is transformed apart)"),
                   kExitInput);
   }
 }
@@ -95,11 +96,12 @@ void check_same_width(const std::vector<const FileFields*>& of_id, int32_t id) {
 }  // namespace
 
 NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files,
-                                                 const RelativeActionChoice& relative, bool state_sin_cos) {
+                                                 const RelativeActionChoice& relative,
+                                                 const KeyTransformChoice& key_transforms) {
   std::vector<FileFields> fields;
   std::map<int32_t, std::vector<const FileFields*>> by_id;
   fields.reserve(files.size());
-  for (const H5File* f : files) fields.push_back(file_fields(*f, relative, state_sin_cos));
+  for (const H5File* f : files) fields.push_back(file_fields(*f, relative, key_transforms));
   for (size_t i = 0; i < files.size(); ++i) {
     std::vector<int32_t> ids = files[i]->read_all<int32_t>(packed::kEpisodeEmbodiment);
     std::sort(ids.begin(), ids.end());
@@ -112,7 +114,7 @@ NormalizationStatistics normalization_statistics(const std::vector<const H5File*
     std::vector<const FieldStatistics*> states, actions;
     for (const FileFields* f : of_id) states.push_back(&f->state), actions.push_back(&f->action);
     stats[id] = EmbodimentStatistics{combine_statistics(states), combine_statistics(actions),
-                                     of_id.front()->relative_action, of_id.front()->state_sin_cos};
+                                     of_id.front()->relative_action, of_id.front()->key_transforms};
   }
   return stats;
 }
@@ -135,6 +137,19 @@ FieldStatistics field_from_json(const nlohmann::json& j, const std::string& wher
   return s;
 }
 
+// The per-key transforms an embodiment's record holds; a record of before them holds a sin/cos
+// state encoding as "state_sin_cos": its sub-keys' widths in column order.
+KeyTransformPlan recorded_key_transforms(const nlohmann::json& e, const std::string& where) {
+  if (e.contains("key_transforms")) return key_transform_plan_from_json(e["key_transforms"], where);
+  if (!e.contains("state_sin_cos")) return {};
+  std::vector<ModalitySubKey> keys;
+  for (int64_t width : e["state_sin_cos"].get<std::vector<int64_t>>()) {
+    const int64_t start = keys.empty() ? 0 : keys.back().end;
+    keys.push_back({str("state[", start, ":", start + width, "]"), start, start + width, true, true, ""});
+  }
+  return state_sin_cos_plan(keys);
+}
+
 }  // namespace
 
 nlohmann::json statistics_json(const NormalizationStatistics& stats) {
@@ -142,7 +157,7 @@ nlohmann::json statistics_json(const NormalizationStatistics& stats) {
   for (const auto& [id, e] : stats) {
     nlohmann::json& of_id = j[std::to_string(id)] = {{"state", field_json(e.state)}, {"action", field_json(e.action)}};
     if (!e.relative_action.empty()) of_id["relative_action"] = relative_actions_json(e.relative_action);
-    if (!e.state_sin_cos.empty()) of_id["state_sin_cos"] = e.state_sin_cos;
+    if (!e.key_transforms.empty()) of_id["key_transforms"] = key_transform_plan_json(e.key_transforms);
   }
   return j;
 }
@@ -154,7 +169,7 @@ NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std:
       stats[int32_t(std::stoi(id))] = EmbodimentStatistics{
           field_from_json(e.at("state"), where), field_from_json(e.at("action"), where),
           e.contains("relative_action") ? relative_actions_from_json(e["relative_action"], where) : RelativeActions{},
-          e.contains("state_sin_cos") ? e["state_sin_cos"].get<std::vector<int64_t>>() : std::vector<int64_t>{}};
+          recorded_key_transforms(e, where)};
   } catch (const nlohmann::json::exception& e) {
     throw Error(str(where, ": malformed normalisation statistics (", e.what(), ")"));
   }

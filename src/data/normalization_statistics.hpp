@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "data/h5_file.hpp"
+#include "data/key_transform.hpp"
 #include "data/relative_actions.hpp"
+#include "data/upstream_data_config.hpp"
 
 namespace emb {
 
@@ -33,9 +35,9 @@ struct FieldStatistics {
 struct EmbodimentStatistics {
   FieldStatistics state, action;
   RelativeActions relative_action;  // empty: absolute actions
-  // data.state_encoding = sin_cos: the state's sub-key widths in column order, each given to the
-  // model as [sin, cos] (data/state_sin_cos.hpp) in place of the state's normalisation; empty: min_max.
-  std::vector<int64_t> state_sin_cos;
+  // data.upstream_config / data.state_encoding = sin_cos: the per-key transforms of its state and
+  // actions (data/key_transform.hpp) over its files' sub-keys; empty: every column by the family's rule.
+  KeyTransformPlan key_transforms;
 };
 
 // The relative sub-keys of a run (data.relative_action_keys) and its chunk length
@@ -59,14 +61,15 @@ FieldStatistics combine_statistics(const std::vector<const FieldStatistics*>& pa
 // file makes the same reads), by the embodiment ids of their episodes. Throws (exit 2) as
 // read_field_statistics, or naming the file when one embodiment's files differ in width or in
 // relative columns, and as relative_columns and check_relative_statistics with relative actions.
-// With `state_sin_cos` each embodiment records its files' state sub-keys (state_key_widths),
-// which must agree.
+// With a non-empty `key_transforms` each embodiment records the plan it gives its files
+// (key_transform_plan), which must agree.
 NormalizationStatistics normalization_statistics(const std::vector<const H5File*>& files,
-                                                 const RelativeActionChoice& relative = {}, bool state_sin_cos = false);
+                                                 const RelativeActionChoice& relative = {},
+                                                 const KeyTransformChoice& key_transforms = {});
 
 // The JSON the checkpoint records ({"<id>": {"state": {"rows", "mean", ...}, "action": ...}},
-// with "relative_action": [...] where the embodiment has relative columns, "state_sin_cos": [...]
-// where its state is sin/cos-encoded)
+// with "relative_action": [...] where the embodiment has relative columns, "key_transforms": {...}
+// where it has per-key transforms, key_transform_plan_json)
 // and its reading back; from_json throws emb::Error naming `where` on a malformed record.
 nlohmann::json statistics_json(const NormalizationStatistics& stats);
 NormalizationStatistics statistics_from_json(const nlohmann::json& j, const std::string& where);

@@ -1,9 +1,10 @@
 #include "data/state_action_normalization.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
-#include "data/state_sin_cos.hpp"
+#include "data/rotation_conversion.hpp"
 
 namespace emb {
 
@@ -11,11 +12,120 @@ NormalizationRule normalization_rule(Family family) {
   return family == Family::gr00t ? NormalizationRule::min_max : NormalizationRule::q99;
 }
 
+namespace {
+
+// The statistics a rule maps by; none for binary.
+std::pair<const char*, const char*> bound_names(NormalizationRule rule) {
+  switch (rule) {
+    case NormalizationRule::min_max: return {"min", "max"};
+    case NormalizationRule::q99: return {"q01", "q99"};
+    case NormalizationRule::mean_std: return {"mean", "std"};
+    case NormalizationRule::binary: break;
+  }
+  return {nullptr, nullptr};
+}
+
+// Upstream's fixed min_max bounds of a converted rotation's target (state_action.py:309-326).
+NormalizationBounds rotation_bounds(const std::string& type) {
+  const float limit = type == "rotation_6d" || type == "quaternion" ? 1.f : float(M_PI);
+  const size_t width = size_t(rotation_width(type));
+  return {NormalizationRule::min_max, std::vector<float>(width, -limit), std::vector<float>(width, limit)};
+}
+
+NormalizationBounds key_bounds(const KeyTransform& k, const FieldStatistics& stats) {
+  if (!k.normalization) return {};
+  if (!k.rotation_to.empty()) return rotation_bounds(k.rotation_to);
+  NormalizationBounds all = normalization_bounds(*k.normalization, stats);
+  if (all.low.empty()) return all;
+  EMB_CHECK(k.start + k.width <= int64_t(all.low.size()), "per-key transforms: ", k.key, " at [", k.start, ", ",
+            k.start + k.width, ") of statistics of width ", all.low.size());
+  return {all.rule, {all.low.begin() + k.start, all.low.begin() + k.start + k.width},
+          {all.high.begin() + k.start, all.high.begin() + k.start + k.width}};
+}
+
+std::vector<BoundKeyTransform> bound_keys(const std::vector<KeyTransform>& keys, const FieldStatistics& stats) {
+  std::vector<BoundKeyTransform> out;
+  for (const KeyTransform& k : keys) out.push_back({k, key_bounds(k, stats)});
+  return out;
+}
+
+float normalized(const NormalizationBounds& b, size_t j, float x) {
+  if (b.rule == NormalizationRule::binary) return x > 0.5f ? 1.f : 0.f;
+  const float lo = b.low[j], hi = b.high[j];
+  switch (b.rule) {
+    case NormalizationRule::min_max: return lo == hi ? 0.f : 2.f * ((x - lo) / (hi - lo)) - 1.f;
+    case NormalizationRule::q99: return std::clamp(lo == hi ? x : 2.f * ((x - lo) / (hi - lo)) - 1.f, -1.f, 1.f);
+    case NormalizationRule::mean_std: return hi == 0.f ? x : (x - lo) / hi;
+    case NormalizationRule::binary: break;
+  }
+  return x;
+}
+
+float unnormalized(const NormalizationBounds& b, size_t j, float x) {
+  if (b.rule == NormalizationRule::binary) return x > 0.5f ? 1.f : 0.f;
+  if (b.rule == NormalizationRule::mean_std) return x * b.high[j] + b.low[j];
+  return (x + 1.f) / 2.f * (b.high[j] - b.low[j]) + b.low[j];
+}
+
+void check_width(const NormalizationBounds& b, int64_t stride, int64_t width) {
+  EMB_CHECK(width >= 0 && width <= stride && size_t(width) <= b.low.size(), "normalisation: ", width,
+            " columns of rows of ", stride, " with statistics of width ", b.low.size());
+}
+
+// One key's raw values (its file columns) as the model sees them, written to `out`.
+void transform_key(const BoundKeyTransform& t, const float* raw, float* out) {
+  const KeyTransform& k = t.key;
+  std::vector<float> values(raw + k.start, raw + k.start + k.width);
+  if (!k.rotation_to.empty()) {
+    std::vector<double> from(values.begin(), values.end()), to(size_t(rotation_width(k.rotation_to)));
+    convert_rotation(k.rotation_from, k.rotation_to, from.data(), to.data());
+    values.assign(to.begin(), to.end());
+  }
+  if (k.normalization)
+    for (size_t j = 0; j < values.size(); ++j) values[j] = normalized(t.bounds, j, values[j]);
+  if (!k.sin_cos) {
+    std::copy(values.begin(), values.end(), out);
+    return;
+  }
+  for (size_t j = 0; j < values.size(); ++j) out[j] = std::sin(values[j]), out[values.size() + j] = std::cos(values[j]);
+}
+
+// The inverse of transform_key for an action key: its model columns `in` to its file columns.
+void untransform_key(const BoundKeyTransform& t, const float* in, float* raw) {
+  const KeyTransform& k = t.key;
+  EMB_CHECK(!k.sin_cos, "per-key transforms: the sin/cos encoding of ", k.key, " has no inverse (states only)");
+  std::vector<float> values(in, in + k.model_width());
+  if (k.normalization)
+    for (size_t j = 0; j < values.size(); ++j) values[j] = unnormalized(t.bounds, j, values[j]);
+  if (!k.rotation_to.empty()) {
+    std::vector<double> to(values.begin(), values.end()), from(size_t(k.width));
+    convert_rotation(k.rotation_to, k.rotation_from, to.data(), from.data());
+    values.assign(from.begin(), from.end());
+  }
+  std::copy(values.begin(), values.end(), raw + k.start);
+}
+
+int64_t raw_end(const std::vector<BoundKeyTransform>& keys) {
+  int64_t end = 0;
+  for (const BoundKeyTransform& t : keys) end = std::max(end, t.key.start + t.key.width);
+  return end;
+}
+
+int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) {
+  int64_t width = 0;
+  for (const BoundKeyTransform& t : keys) width += t.key.model_width();
+  return width;
+}
+
+}  // namespace
+
 NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStatistics& stats) {
   NormalizationBounds b;
   b.rule = rule;
-  const std::vector<double>& low = stats.values.at(rule == NormalizationRule::min_max ? "min" : "q01");
-  const std::vector<double>& high = stats.values.at(rule == NormalizationRule::min_max ? "max" : "q99");
+  const auto [low_name, high_name] = bound_names(rule);
+  if (!low_name) return b;
+  const std::vector<double>& low = stats.values.at(low_name);
+  const std::vector<double>& high = stats.values.at(high_name);
   b.low.assign(low.begin(), low.end());
   b.high.assign(high.begin(), high.end());
   return b;
@@ -24,24 +134,10 @@ NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStat
 NormalizationBoundsMap normalization_bounds(NormalizationRule rule, const NormalizationStatistics& stats) {
   NormalizationBoundsMap bounds;
   for (const auto& [embodiment, s] : stats)
-    bounds[embodiment] = {normalization_bounds(rule, s.state), normalization_bounds(rule, s.action), s.state_sin_cos};
+    bounds[embodiment] = {normalization_bounds(rule, s.state), normalization_bounds(rule, s.action),
+                          bound_keys(s.key_transforms.state, s.state), bound_keys(s.key_transforms.action, s.action)};
   return bounds;
 }
-
-namespace {
-
-float normalized(const NormalizationBounds& b, size_t j, float x) {
-  const float lo = b.low[j], hi = b.high[j];
-  if (b.rule == NormalizationRule::min_max) return lo == hi ? 0.f : 2.f * ((x - lo) / (hi - lo)) - 1.f;
-  return std::clamp(lo == hi ? x : 2.f * ((x - lo) / (hi - lo)) - 1.f, -1.f, 1.f);
-}
-
-void check_width(const NormalizationBounds& b, int64_t stride, int64_t width) {
-  EMB_CHECK(width >= 0 && width <= stride && size_t(width) <= b.low.size(), "normalisation: ", width,
-            " columns of rows of ", stride, " with statistics of width ", b.low.size());
-}
-
-}  // namespace
 
 void normalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {
   check_width(b, stride, width);
@@ -52,33 +148,86 @@ void normalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, i
 void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {
   check_width(b, stride, width);
   for (int64_t r = 0; r < n_rows; ++r)
-    for (int64_t j = 0; j < width; ++j) {
-      float& x = rows[r * stride + j];
-      x = (x + 1.f) / 2.f * (b.high[size_t(j)] - b.low[size_t(j)]) + b.low[size_t(j)];
+    for (int64_t j = 0; j < width; ++j) rows[r * stride + j] = unnormalized(b, size_t(j), rows[r * stride + j]);
+}
+
+void transform_key_rows(const std::vector<BoundKeyTransform>& keys, float* rows, int64_t n_rows, int64_t stride,
+                        int64_t width) {
+  const int64_t model = keys_model_width(keys);
+  EMB_CHECK(raw_end(keys) <= width && width <= stride && model <= stride, "per-key transforms: keys up to column ",
+            raw_end(keys), " to ", model, " columns, of a raw width ", width, " in rows of ", stride);
+  std::vector<float> raw(static_cast<size_t>(width));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float* row = rows + r * stride;
+    std::copy(row, row + width, raw.begin());
+    std::fill(row, row + std::max(width, model), 0.f);
+    int64_t out = 0;
+    for (const BoundKeyTransform& t : keys) {
+      transform_key(t, raw.data(), row + out);
+      out += t.key.model_width();
     }
+  }
+}
+
+void untransform_key_rows(const std::vector<BoundKeyTransform>& keys, float* rows, int64_t n_rows, int64_t stride,
+                          int64_t width) {
+  const int64_t model = keys_model_width(keys);
+  EMB_CHECK(raw_end(keys) <= width && width <= stride && model <= stride, "per-key transforms: keys up to column ",
+            raw_end(keys), " from ", model, " columns, of a raw width ", width, " in rows of ", stride);
+  std::vector<float> in(static_cast<size_t>(model));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float* row = rows + r * stride;
+    std::copy(row, row + model, in.begin());
+    std::fill(row, row + std::max(width, model), 0.f);
+    int64_t at = 0;
+    for (const BoundKeyTransform& t : keys) {
+      untransform_key(t, in.data() + at, row);
+      at += t.key.model_width();
+    }
+  }
 }
 
 void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {
-  if (b.state_sin_cos.empty()) {
+  if (b.state_keys.empty()) {
     normalize_rows(b.state, rows, n_rows, stride, width);
     return;
   }
-  EMB_CHECK(width == int64_t(b.state.low.size()), "sin/cos state encoding: a state of ", width,
-            " columns, its sub-keys cover ", b.state.low.size());
-  encode_state_sin_cos(b.state_sin_cos, rows, n_rows, stride);
+  EMB_CHECK(width == int64_t(b.state.low.size()), "per-key state transforms: a state of ", width,
+            " columns, the statistics' is ", b.state.low.size());
+  transform_key_rows(b.state_keys, rows, n_rows, stride, width);
+}
+
+void unnormalize_action_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {
+  if (b.action_keys.empty())
+    unnormalize_rows(b.action, rows, n_rows, stride, width);
+  else
+    untransform_key_rows(b.action_keys, rows, n_rows, stride, width);
 }
 
 int64_t model_state_width(const EmbodimentBounds& b, int64_t width) {
-  return b.state_sin_cos.empty() ? width : 2 * width;
+  return b.state_keys.empty() ? width : keys_model_width(b.state_keys);
+}
+
+int64_t model_action_width(const EmbodimentBounds& b, int64_t width) {
+  return b.action_keys.empty() ? width : keys_model_width(b.action_keys);
 }
 
 void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s) {
-  std::vector<float>& actions = cfg.family == Family::gr00t ? s.actions : s.block_actions;
+  const bool gr00t = cfg.family == Family::gr00t;
+  std::vector<float>& actions = gr00t ? s.actions : s.block_actions;
   if (!s.state.empty())  // wan outside the DreamZero layout has no state
     normalize_state_rows(bounds, s.state.data(), int64_t(s.state.size()) / cfg.state_dim, cfg.state_dim,
                          int64_t(bounds.state.low.size()));
-  normalize_rows(bounds.action, actions.data(), int64_t(actions.size()) / cfg.action_dim, cfg.action_dim,
-                 action_width);
+  const int64_t n_rows = int64_t(actions.size()) / cfg.action_dim;
+  if (bounds.action_keys.empty()) {
+    normalize_rows(bounds.action, actions.data(), n_rows, cfg.action_dim, action_width);
+    return;
+  }
+  transform_key_rows(bounds.action_keys, actions.data(), n_rows, cfg.action_dim, action_width);
+  std::vector<float>& mask = gr00t ? s.action_mask : s.act_mask;
+  const int64_t model = model_action_width(bounds, action_width);
+  for (int64_t r = 0; r < n_rows && model < action_width; ++r)
+    std::fill(mask.begin() + r * cfg.action_dim + model, mask.begin() + r * cfg.action_dim + action_width, 0.f);
 }
 
 }  // namespace emb

@@ -13,6 +13,7 @@
 #include "comm/world_fixture.hpp"
 #include "core/error.hpp"
 #include "data/loader.hpp"
+#include "data/state_action_normalization.hpp"
 #include "data/state_sin_cos.hpp"
 #include "data_fixtures.hpp"
 #include "rl/roles/policy_normalization.hpp"
@@ -39,6 +40,25 @@ std::vector<float> encoded(const std::vector<float>& state, const std::vector<in
   }
   out.resize(stride, 0.f);
   return out;
+}
+
+// The sub-keys' widths of a file's state, in column order.
+std::vector<int64_t> state_widths(const std::string& path) {
+  std::vector<int64_t> widths;
+  for (const ModalitySubKey& k : modality_sub_keys(H5File::open(path), "state")) widths.push_back(k.end - k.start);
+  return widths;
+}
+
+// The sin/cos transforms of a state of consecutive sub-keys of `widths` (no statistics needed).
+std::vector<BoundKeyTransform> sin_cos_keys(const std::vector<int64_t>& widths) {
+  std::vector<ModalitySubKey> keys;
+  for (int64_t w : widths) {
+    const int64_t start = keys.empty() ? 0 : keys.back().end;
+    keys.push_back({str("k", keys.size()), start, start + w, true, true, ""});
+  }
+  std::vector<BoundKeyTransform> bound;
+  for (const KeyTransform& k : state_sin_cos_plan(keys).state) bound.push_back({k, {}});
+  return bound;
 }
 
 void check_near(const std::vector<float>& got, const std::vector<float>& want) {
@@ -81,26 +101,25 @@ BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
 BOOST_AUTO_TEST_CASE(each_sub_key_becomes_its_sines_then_its_cosines) {
   // Two rows of stride 8 holding a 3-wide state of sub-keys 2 and 1.
   std::vector<float> rows = {0.f, 1.5707964f, 3.1415927f, 0, 0, 0, 0, 0, 1.f, -1.f, 0.25f, 0, 0, 0, 0, 0};
-  encode_state_sin_cos({2, 1}, rows.data(), 2, 8);
+  transform_key_rows(sin_cos_keys({2, 1}), rows.data(), 2, 8, 3);
   check_near({rows.begin(), rows.begin() + 8}, {0.f, 1.f, 1.f, 0.f, 0.f, -1.f, 0.f, 0.f});
   check_near({rows.begin() + 8, rows.end()},
              {std::sin(1.f), std::sin(-1.f), std::cos(1.f), std::cos(-1.f), std::sin(0.25f), std::cos(0.25f), 0.f,
               0.f});
   std::vector<float> narrow(5, 0.f);
-  BOOST_CHECK_THROW(encode_state_sin_cos({3}, narrow.data(), 1, 5), Error);  // 6 columns do not fit 5
+  BOOST_CHECK_THROW(transform_key_rows(sin_cos_keys({3}), narrow.data(), 1, 5, 3), Error);  // 6 columns do not fit 5
 }
 
 BOOST_AUTO_TEST_CASE(sub_keys_come_from_the_modality_attribute_in_column_order) {
-  BOOST_TEST(state_key_widths(H5File::open(file_with("two_keys", kTwoKeys))) == std::vector<int64_t>({3, 2}),
+  BOOST_TEST(state_widths(file_with("two_keys", kTwoKeys)) == std::vector<int64_t>({3, 2}),
              boost::test_tools::per_element());
-  BOOST_TEST(state_key_widths(H5File::open(file_with("no_modality", ""))) == std::vector<int64_t>({5}),
-             boost::test_tools::per_element());
+  BOOST_TEST(state_widths(file_with("no_modality", "")) == std::vector<int64_t>({5}), boost::test_tools::per_element());
   const std::string gap = R"({"state": {"a": {"start": 0, "end": 2}, "b": {"start": 3, "end": 5}}, "action": {}})";
-  const std::string msg = test::input_error_message([&] { state_key_widths(H5File::open(file_with("gap", gap))); });
+  const std::string msg = test::input_error_message([&] { state_widths(file_with("gap", gap)); });
   BOOST_TEST(msg.find("gap.h5:/: modality attribute: its state sub-keys do not tile the state's columns") !=
              std::string::npos, msg);
   const std::string short_keys = R"({"state": {"a": {"start": 0, "end": 4}}, "action": {}})";
-  BOOST_TEST(test::input_error_message([&] { state_key_widths(H5File::open(file_with("short", short_keys))); })
+  BOOST_TEST(test::input_error_message([&] { state_widths(file_with("short", short_keys)); })
                  .find("its state sub-keys cover 4 columns, /steps/state has 5") != std::string::npos);
 }
 
@@ -117,14 +136,20 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoin
   BOOST_TEST(samples == 12);
   const NormalizationStatistics recorded =
       statistics_from_json(nlohmann::json::parse(statistics_json(*loader.normalization()).dump()), "t");
-  BOOST_TEST(recorded.at(0).state_sin_cos == std::vector<int64_t>({3, 2}), boost::test_tools::per_element());
+  std::vector<int64_t> recorded_widths;
+  for (const KeyTransform& k : recorded.at(0).key_transforms.state) {
+    BOOST_TEST(k.sin_cos);
+    recorded_widths.push_back(k.width);
+  }
+  BOOST_TEST(recorded_widths == std::vector<int64_t>({3, 2}), boost::test_tools::per_element());
+  BOOST_TEST(recorded.at(0).key_transforms.action.empty());  // actions min/max per column as before
 
   // embsim's policy sees the state the loader gave the model.
   const PolicyNormalization policy(statistics_json(recorded).dump(), "ckpt.h5");
   BOOST_TEST(policy.state_width(0, 5) == 10);
   check_near(policy.state(0, kJointAngles), encoded(kJointAngles, {3, 2}, 10));
   BOOST_CHECK_EXCEPTION(policy.check(0, 4, 5), Error, [](const Error& e) {
-    return std::string(e.what()).find("trained on sin/cos-encoded states of 5 columns; the task's state is 4") !=
+    return std::string(e.what()).find("trained on per-key transformed states of 5 columns; the task's state is 4") !=
            std::string::npos;
   });
 
@@ -132,14 +157,14 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoin
   DataConfig min_max = sin_cos_data(path);
   min_max.state_sin_cos = false;
   BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, min_max, cfg, &recorded); })
-                 .find("trained data.state_encoding = sin_cos, the deck's is min_max") != std::string::npos);
+                 .find("trained with data.state_encoding = sin_cos, the deck has neither data.upstream_config nor "
+                       "data.state_encoding = sin_cos") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_state_dim_narrower_than_twice_the_state_is_refused) {
   const std::string msg =
       test::input_error_message([&] { Loader(MPI_COMM_WORLD, sin_cos_data(file_with("narrow", kTwoKeys)), model(8)); });
-  BOOST_TEST(msg.find("embodiment 0: its state is 10 columns as the model sees it (data.state_encoding = sin_cos: "
-                      "twice the data's), model.state_dim is 8; set model.state_dim to at least 10") !=
-                 std::string::npos,
+  BOOST_TEST(msg.find("embodiment 0: its per-key transforms give the model 10 state columns, model.state_dim is 8; "
+                      "set model.state_dim to at least 10") != std::string::npos,
              msg);
 }

@@ -77,8 +77,9 @@ def main():
         run([args.embtrain, deck])
         with h5py.File(os.path.join(tmp, "out", "ckpt", "sc", "step_00000002.h5"), "r") as f:
             recorded = json.loads(f.attrs["normalization"])
-        check([e.get("state_sin_cos") for e in recorded.values()] == [[7, 7, 6, 6]],
-              "the checkpoint records the config's keys' widths [7, 7, 6, 6]")
+        state_keys = [e["key_transforms"]["state"] for e in recorded.values()]
+        check([[k["width"] for k in keys if k["sin_cos"]] for keys in state_keys] == [[7, 7, 6, 6]],
+              "the checkpoint records the config's keys sin/cos-encoded, widths [7, 7, 6, 6]")
         dump = os.path.join(tmp, "step.h5")
         run([args.embtrain, deck, "--dump", dump])
         with h5py.File(dump, "r") as f:

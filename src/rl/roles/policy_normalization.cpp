@@ -22,8 +22,10 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
   EMB_CHECK(int(state_width) >= state_dim && int(action_width) >= action_dim, path_,
             ": its normalisation statistics of embodiment ", embodiment, " are ", state_width, "/", action_width,
             " wide, the task's state/action ", state_dim, "/", action_dim);
-  EMB_CHECK(it->second.state_sin_cos.empty() || int(state_width) == state_dim, path_, ": embodiment ", embodiment,
-            " trained on sin/cos-encoded states of ", state_width, " columns; the task's state is ", state_dim);
+  EMB_CHECK(it->second.state_keys.empty() || int(state_width) == state_dim, path_, ": embodiment ", embodiment,
+            " trained on per-key transformed states of ", state_width, " columns; the task's state is ", state_dim);
+  EMB_CHECK(it->second.action_keys.empty() || int(action_width) == action_dim, path_, ": embodiment ", embodiment,
+            " trained on per-key transformed actions of ", action_width, " columns; the task's action is ", action_dim);
 }
 
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
@@ -41,7 +43,7 @@ int PolicyNormalization::state_width(int32_t embodiment, int task_state_dim) con
 void PolicyNormalization::unnormalize_actions(int32_t embodiment, float* rows, int64_t n_rows, int64_t stride,
                                               int64_t width) const {
   if (active())
-    unnormalize_rows(bounds_.at(embodiment).action, rows, n_rows, stride, width);
+    unnormalize_action_rows(bounds_.at(embodiment), rows, n_rows, stride, width);
 }
 
 void PolicyNormalization::add_observed_state(int32_t embodiment, const std::vector<float>& state, float* rows,
