@@ -1,6 +1,6 @@
 // GR00T-N1.5's data configs (deck key data.upstream_config = NAME; DATA.md "Normalisation"): the
 // state and action keys of each config of Isaac-GR00T 4af2b622 gr00t/experiment/data_config.py
-// (DATA_CONFIG_MAP :777-790), in its state_concat_order / action_concat_order, with the per-key
+// (DATA_CONFIG_MAP :775-788), in its state_concat_order / action_concat_order, with the per-key
 // transforms its StateActionTransform / StateActionSinCosTransform apply (data/key_transform.hpp).
 // A key the config gives no normalisation mode reaches the model as it is (state_action.py:282-285).
 //
