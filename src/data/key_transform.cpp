@@ -26,6 +26,7 @@ nlohmann::json keys_json(const std::vector<KeyTransform>& keys) {
                  {"rotation_from", k.rotation_from},
                  {"rotation_to", k.rotation_to},
                  {"normalization", k.normalization ? normalization_rule_name(*k.normalization) : ""},
+                 {"absolute", k.absolute},
                  {"sin_cos", k.sin_cos}});
   return j;
 }
@@ -39,7 +40,7 @@ std::vector<KeyTransform> keys_from_json(const nlohmann::json& j, const std::str
     k.rotation_from = e.at("rotation_from").get<std::string>(), k.rotation_to = e.at("rotation_to").get<std::string>();
     const std::string rule = e.at("normalization").get<std::string>();
     if (!rule.empty()) k.normalization = rule_named(rule, where);
-    k.sin_cos = e.at("sin_cos").get<bool>();
+    k.absolute = e.at("absolute").get<bool>(), k.sin_cos = e.at("sin_cos").get<bool>();
     keys.push_back(k);
   }
   return keys;
@@ -64,7 +65,8 @@ int64_t KeyTransform::model_width() const {
 
 bool KeyTransform::operator==(const KeyTransform& o) const {
   return key == o.key && start == o.start && width == o.width && rotation_from == o.rotation_from &&
-         rotation_to == o.rotation_to && normalization == o.normalization && sin_cos == o.sin_cos;
+         rotation_to == o.rotation_to && normalization == o.normalization && absolute == o.absolute &&
+         sin_cos == o.sin_cos;
 }
 
 int64_t model_width(const std::vector<KeyTransform>& keys) {

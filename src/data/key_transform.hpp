@@ -39,6 +39,9 @@ struct KeyTransform {
   // empty when the key is not converted (no target, or the target is its own type, as upstream).
   std::string rotation_from, rotation_to;
   std::optional<NormalizationRule> normalization;  // none: the values as they are (after rotation)
+  // modality.json's `absolute`: past the episode's end upstream repeats an absolute key's last
+  // row and gives a relative key zeros (gr00t/data/dataset.py:611-657, :788).
+  bool absolute = true;
   bool sin_cos = false;                            // [sin(K), cos(K)] (states only)
   // The columns the model sees of this key.
   int64_t model_width() const;
@@ -61,7 +64,7 @@ struct KeyTransformPlan {
 int64_t model_width(const std::vector<KeyTransform>& keys);
 
 // The checkpoint's record of a plan ({"selected_by", "state": [{key, start, width, rotation_from,
-// rotation_to, normalization, sin_cos}], "action": [...]}) and its reading back; from_json throws
+// rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading back; from_json throws
 // emb::Error naming `where` on a malformed record.
 nlohmann::json key_transform_plan_json(const KeyTransformPlan& plan);
 KeyTransformPlan key_transform_plan_from_json(const nlohmann::json& j, const std::string& where);

@@ -28,6 +28,9 @@ struct Sample {
   std::vector<uint8_t> frames;
   int32_t views = 0, frame_height = 0, frame_width = 0;
   std::vector<float> state, actions, action_mask;  // gr00t: [Sd], [Hz, A], [Hz, A]
+  // gr00t: the chunk's rows inside the episode (the rest repeat its last action); per-key
+  // transforms zero a relative key's rows past it, as upstream pads relative keys.
+  int64_t actions_in_episode = 0;
   std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
   // wan, DreamZero layout: latents carry the file's channels (latents | I2V), state is
   // [nb·Ns, Sd], act_mask [nb·Ha, A], clip [Nclip, Dclip].

@@ -34,6 +34,7 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   s.actions.assign(size_t(cfg.horizon) * cfg.action_dim, 0.f);
   s.action_mask.assign(s.actions.size(), 0.f);
   int64_t width = x.action_width(e);
+  s.actions_in_episode = std::min<int64_t>(cfg.horizon, end - t);
   const float* rows = buf.action(s.file, t);  // rows t .. end-1 lie back to back in the buffer
   for (int64_t i = 0; i < cfg.horizon; ++i) {
     const float* a = rows + (std::min(t + i, end - 1) - t) * x.action_dim;

@@ -124,7 +124,7 @@ KeyTransform resolve_key(const UpstreamDataConfig& config, const char* part, con
              "); convert with embpack lerobot --", part, "-keys naming the config's keys"));
   KeyTransform t;
   t.key = spec.key, t.start = it->start, t.width = it->end - it->start;
-  t.normalization = spec.normalization, t.sin_cos = spec.sin_cos;
+  t.normalization = spec.normalization, t.absolute = it->absolute, t.sin_cos = spec.sin_cos;
   const std::string target = spec.rotation_to;
   if (!target.empty() && target != it->rotation_type) {
     if (it->rotation_type.empty())

@@ -1,7 +1,8 @@
 // data.upstream_config = NAME (data/upstream_data_config.hpp): the configs' table, resolving a
 // config against a packed file's sub-keys and what it refuses, the loader's samples of a file whose
 // every row holds values known in closed form (oxe_droid: a quaternion state as rotation_6d, an
-// Euler-angle action delta as axis/angle, a binary gripper, keys reordered and one dropped), the
+// Euler-angle action delta as axis/angle, a binary gripper, keys reordered and one dropped, the
+// relative deltas zero past an episode's end), the
 // checkpoint's record, embsim's PolicyNormalization giving the same state and inverting the actions,
 // and a resume under another config refused.
 #define BOOST_TEST_MODULE upstream_data_config
@@ -75,7 +76,7 @@ void check_near(const float* got, const std::vector<float>& want, const std::str
 // A gr00t file of 3 episodes whose rows are raw_rows, with `modality`.
 PackedData droid_data(const std::string& modality) {
   SynthOptions o = test::tiny_synth("gr00t", 3, 11);
-  o.state_dim = kStateWidth, o.action_dim = kActionWidth;
+  o.state_dim = kStateWidth, o.action_dim = kActionWidth, o.embodiments = 1;
   PackedData p = synthesize(o);
   for (int64_t r = 0; r < p.steps(); ++r) raw_rows(r, &p.state[size_t(r * kStateWidth)], &p.action[size_t(r * kActionWidth)]);
   p.modality = modality;
@@ -203,8 +204,8 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_each_sample_the_configs_transforms_and_the
   const ModelConfig cfg = model(16, 8);
   Loader loader(MPI_COMM_WORLD, droid_deck(path), cfg);
   const int64_t steps = data.steps();
-  int samples = 0;
-  for (int step = 0; step < 4; ++step)
+  int samples = 0, past_end = 0;
+  for (int step = 0; step < 12; ++step)
     for (const PackedBatch& b : loader.next_step())
       for (int i = 0; i < b.n_samples; ++i, ++samples) {
         const float* state = &b.state[size_t(i * cfg.state_dim)];
@@ -221,14 +222,17 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_each_sample_the_configs_transforms_and_the
         check_near(state, want_state, str("row ", r, " state"));
         for (int64_t h = 0; h < cfg.horizon; ++h) {
           const size_t at = size_t((i * cfg.horizon + h) * cfg.action_dim);
-          std::vector<float> want = model_action(std::min(r + h, end - 1));  // the last action repeated past the end
-          want.push_back(0.f);                                                // the dropped extra key
+          // Past the episode's end the absolute gripper repeats its last row, the relative deltas are 0.
+          std::vector<float> want = model_action(std::min(r + h, end - 1));
+          if (r + h >= end) std::fill(want.begin(), want.begin() + 6, 0.f), ++past_end;
+          want.push_back(0.f);  // the dropped extra key
           check_near(&b.actions[at], want, str("row ", r, " action ", h));
           const std::vector<float> mask = {1, 1, 1, 1, 1, 1, 1, 0};  // the 7 columns the model predicts
           check_near(&b.action_mask[at], mask, str("row ", r, " mask ", h), 0.f);
         }
       }
-  BOOST_TEST(samples == 16);
+  BOOST_TEST(samples == 48);
+  BOOST_TEST(past_end > 0);
 
   const NormalizationStatistics recorded =
       statistics_from_json(nlohmann::json::parse(statistics_json(*loader.normalization()).dump()), "t");
