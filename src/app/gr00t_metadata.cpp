@@ -8,6 +8,7 @@
 #include "data/h5_file.hpp"
 #include "data/normalization_statistics.hpp"
 #include "data/packed_format.hpp"
+#include "data/upstream_data_config.hpp"
 
 namespace emb {
 namespace {
@@ -76,6 +77,22 @@ json tag_metadata(const FileEmbodiment& file, const EmbodimentStatistics& stats_
   return {{"statistics", statistics}, {"modalities", modalities}, {"embodiment_tag", file.tag}};
 }
 
+// Upstream inference converts and normalises each key by the rotation_type, absolute and
+// continuous flags metadata.json gives it (state_action.py:386-471), which come from the files'
+// modality attributes: they must still give the per-key transforms the run trained with.
+void check_trained_key_transforms(const H5File& f, const FileEmbodiment& file, const EmbodimentStatistics& trained,
+                                  const RunConfig& cfg) {
+  const KeyTransformPlan& plan = trained.key_transforms;
+  if (plan.empty() || plan.selected_by.rfind("data.upstream_config", 0) != 0) return;
+  const KeyTransformPlan now = key_transform_plan(f, {cfg.data.state_sin_cos, cfg.data.upstream_config});
+  if (!(now == plan))
+    throw Error(str(clipped_path(f.path()), ": embodiment ", file.id, " (", file.tag, ") trained with ", plan.selected_by,
+                    " on other sub-keys, columns or rotation types than this file's modality attribute gives (",
+                    now.empty() ? "no per-key transforms" : now.selected_by,
+                    "); metadata.json must describe the data it trained on: export with its deck and data"),
+                kExitInput);
+}
+
 }  // namespace
 
 json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool upstream_tags) {
@@ -84,14 +101,15 @@ json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool up
                                    "statistics"),
                 kExitInput);
   std::vector<H5File> opened;
+  std::vector<FileEmbodiment> embodiments;       // of each opened file
   std::map<std::string, FileEmbodiment> by_tag;  // the first file of each tag gives its modalities
   NormalizationStatistics stats;
   try {
     for (const std::string& path : cfg.data.paths) opened.push_back(H5File::open(path));
     std::vector<const H5File*> files;
     for (const H5File& f : opened) {
-      const FileEmbodiment e = read_file_embodiment(f, upstream_tags);
-      by_tag.emplace(e.tag, e);
+      embodiments.push_back(read_file_embodiment(f, upstream_tags));
+      by_tag.emplace(embodiments.back().tag, embodiments.back());
       files.push_back(&f);
     }
     stats = recorded.empty() ? normalization_statistics(files)
@@ -99,6 +117,8 @@ json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool up
   } catch (const Error& e) {
     throw Error(e.what(), kExitInput);
   }
+  for (size_t i = 0; i < opened.size(); ++i)
+    if (stats.count(embodiments[i].id)) check_trained_key_transforms(opened[i], embodiments[i], stats.at(embodiments[i].id), cfg);
   json metadata = json::object();
   for (const auto& [tag, file] : by_tag) {
     if (!stats.count(file.id))

@@ -4,7 +4,8 @@
 // Euler-angle action delta as axis/angle, a binary gripper, keys reordered and one dropped, the
 // relative deltas zero past an episode's end), the
 // checkpoint's record, embsim's PolicyNormalization giving the same state and inverting the actions,
-// and a resume under another config refused.
+// a resume under another config refused, and the export's metadata.json describing the keys as
+// trained (refused when the file's modality no longer does).
 #define BOOST_TEST_MODULE upstream_data_config
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gr00t_metadata.hpp"
 #include "comm/world_fixture.hpp"
 #include "core/error.hpp"
 #include "data/loader.hpp"
@@ -299,4 +301,28 @@ BOOST_AUTO_TEST_CASE(a_file_without_the_configs_keys_or_a_model_too_narrow_is_re
   BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, droid_deck(write(droid_data(""), "droid_bare")),
                                                     model(16, 8)); })
                  .find("state.eef_position is not in the file (its state sub-keys: state)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
+  const std::string path = write(droid_data(kDroidModality), "droid_export");
+  RunConfig cfg;
+  cfg.data = droid_deck(path);
+  const std::string recorded = statistics_json(*Loader(MPI_COMM_WORLD, cfg.data, model(16, 8)).normalization()).dump();
+  const nlohmann::json entry = metadata_entries(cfg, recorded, false).at("embodiment_0");
+  // What upstream's StateActionTransform.set_metadata reads of the converted keys.
+  BOOST_TEST(entry["modalities"]["state"]["eef_rotation"]["rotation_type"] == "quaternion");
+  BOOST_TEST(entry["modalities"]["state"]["eef_rotation"]["shape"] == nlohmann::json({4}));
+  BOOST_TEST(entry["modalities"]["action"]["eef_rotation_delta"]["rotation_type"] == "euler_angles_rpy");
+  BOOST_TEST(entry["modalities"]["action"]["eef_rotation_delta"]["absolute"] == false);
+  BOOST_TEST(entry["modalities"]["action"]["gripper_position"]["continuous"] == false);
+  BOOST_TEST(entry["statistics"]["state"]["eef_position"]["min"] == nlohmann::json({0.0, 0.0, 0.5}));
+  // The same statistics over a file whose modality now declares the delta's angles in another order.
+  std::string euler = kDroidModality;
+  const std::string rpy = "euler_angles_rpy";
+  euler.replace(euler.find(rpy), rpy.size(), "euler_angles_ypr");
+  cfg.data.paths = {write(droid_data(euler), "droid_export_other")};
+  const std::string msg = test::input_error_message([&] { metadata_entries(cfg, recorded, false); });
+  BOOST_TEST(msg.find("embodiment 0 (embodiment_0) trained with data.upstream_config = oxe_droid on other sub-keys, "
+                      "columns or rotation types than this file's modality attribute gives") != std::string::npos,
+             msg);
 }
