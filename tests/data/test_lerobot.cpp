@@ -239,6 +239,16 @@ BOOST_AUTO_TEST_CASE(modality_json_gives_the_same_arrays) {
   BOOST_TEST_INFO(r.err);
   BOOST_REQUIRE(r.code == 0);
   check_same_arrays(converted_v21(), out, "ego_view");
+
+  // A rotation type upstream's RotationType does not know is one line (data.upstream_config
+  // converts a key from the type the packed modality carries).
+  m["state"]["left_arm"]["rotation_type"] = "quat";
+  const std::string bad_rotation = kDir + "/modality_bad_rotation.json";
+  std::ofstream(bad_rotation) << m.dump(2);
+  expect_failure(str(kFixture, " --modality ", bad_rotation),
+                 bad_rotation + ": state.left_arm: rotation_type 'quat' is not one of upstream's (axis_angle, "
+                                "quaternion, rotation_6d, matrix, euler_angles_rpy, euler_angles_ryp, euler_angles_pry, "
+                                "euler_angles_pyr, euler_angles_yrp, euler_angles_ypr)");
 }
 
 // The same episodes as a v3.0 dataset: one data file of the real pages, one video.

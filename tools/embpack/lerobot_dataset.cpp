@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "data/rotation_conversion.hpp"
 #include "parquet/parquet_file.hpp"
 
 namespace emb {
@@ -132,6 +133,9 @@ void read_modality(const std::string& path, const Json& info, const std::string&
       if (s.contains("absolute")) c.absolute = field<bool>(s, "absolute", where);
       if (s.contains("rotation_type") && !s.at("rotation_type").is_null())
         c.rotation_type = field<std::string>(s, "rotation_type", where);
+      // data.upstream_config converts such a key from this type (upstream's RotationType).
+      EMB_CHECK(c.rotation_type.empty() || is_rotation_type(c.rotation_type), where, ": rotation_type '",
+                c.rotation_type, "' is not one of upstream's (", rotation_types_text(), ")");
       if (s.contains("dtype")) c.continuous = field<std::string>(s, "dtype", where).rfind("float", 0) == 0;
       int64_t width = feature_width(info, c.column, info_path);
       EMB_CHECK(0 <= c.start && c.start < c.end && c.end <= width, where, ": slice [", c.start, ", ", c.end,

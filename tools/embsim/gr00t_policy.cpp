@@ -91,7 +91,7 @@ void Gr00tPolicy::check_task(const TaskSpec& task, int d_vl) const {
   const int state_width = normalization_.state_width(task.embodiment, task.state_dim);  // as the model sees it
   EMB_CHECK(c.state_dim >= state_width && c.action_dim >= task.action_dim, path_, ": model state/action widths ",
             c.state_dim, "/", c.action_dim, " are narrower than task ", task.name, "'s ", state_width, "/",
-            task.action_dim, state_width > task.state_dim ? " (its state sin/cos-encoded)" : "");
+            task.action_dim, state_width != task.state_dim ? " (its state per-key transformed)" : "");
   if (vl_source_.kind == CheckpointVl::Kind::stand_in)
     EMB_CHECK(c.d_ctx == d_vl, path_, ": the model's vl width is ", c.d_ctx, ", the observations' (--d-vl) ", d_vl);
   else  // trained on Eagle features: the backbone's width (its config) must be the head's
