@@ -7,7 +7,7 @@ torch.cat([sin, cos], -1), ConcatTransform joining them in that order, padded to
   embpack lerobot DEMO (all 44 columns: the raw observation.state rows)
   embpack lerobot DEMO --state-keys/--action-keys (the config's four keys in its order) -> embtrain --dump
 and every state row the loader fed the model is upstream's encoding of a raw row; the checkpoint
-records the keys' widths [7, 7, 6, 6].
+records the keys' widths [7, 7, 6, 6]; data.upstream_config = fourier_gr1_arms_only feeds the same.
     test_state_sin_cos_upstream.py --embtrain BIN --embpack BIN"""
 import argparse
 import json
@@ -90,6 +90,17 @@ def main():
         check(float(nearest.max()) <= 2e-7, f"every fed state is upstream's sin/cos of a raw row "
               f"(largest difference {float(nearest.max()):.1e})")
         check(np.all(fed[:, 52:] == 0), "columns past the 52 encoded ones are zero, as upstream pads")
+        # data.upstream_config = fourier_gr1_arms_only is the same per-key encoding (and min_max actions).
+        with open(deck) as f:
+            text = f.read()
+        with open(deck, "w") as f:
+            f.write(text.replace("state_encoding = sin_cos\n", "upstream_config = fourier_gr1_arms_only\n"))
+        config_dump = os.path.join(tmp, "config_step.h5")
+        run([args.embtrain, deck, "--dump", config_dump])
+        with h5py.File(dump, "r") as a, h5py.File(config_dump, "r") as b:
+            same = all(np.array_equal(a["micro_batch"][k][field][()], b["micro_batch"][k][field][()])
+                       for k in a["micro_batch"] for field in ("state", "actions", "action_mask"))
+        check(same, "data.upstream_config = fourier_gr1_arms_only feeds the same states, actions and masks")
     print("PASS")
 
 
