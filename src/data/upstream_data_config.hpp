@@ -43,7 +43,6 @@ std::string upstream_data_config_names();  // "fourier_gr1_arms_waist, ..."
 struct KeyTransformChoice {
   bool state_sin_cos = false;
   std::string upstream_config;  // "" = none
-  bool empty() const { return !state_sin_cos && upstream_config.empty(); }
   // How the deck says it: "data.upstream_config = NAME", "data.state_encoding = sin_cos", or
   // "neither data.upstream_config nor data.state_encoding = sin_cos".
   std::string text() const;

@@ -15,6 +15,7 @@
 
 #include "app/gr00t_metadata.hpp"
 #include "comm/world_fixture.hpp"
+#include "config/schema.hpp"
 #include "core/error.hpp"
 #include "data/loader.hpp"
 #include "data/upstream_data_config.hpp"
@@ -126,6 +127,10 @@ BOOST_AUTO_TEST_CASE(the_table_holds_upstreams_configs_and_refuses_other_names) 
   BOOST_TEST(arms.state.size() == 4u);
   for (const UpstreamKeySpec& k : arms.state) BOOST_TEST((k.sin_cos && !k.normalization));
   for (const UpstreamKeySpec& k : arms.action) BOOST_TEST((k.normalization == NormalizationRule::min_max));
+  // --help lists the same names (the schema cannot include the data layer's table).
+  const std::string doc = find_key_spec("data.upstream_config")->doc;
+  for (const UpstreamDataConfig& c : upstream_data_configs())
+    BOOST_TEST(doc.find(c.name) != std::string::npos, c.name);
   // Only the state is sin/cos-encoded anywhere (upstream has no inverse of it for actions).
   for (const UpstreamDataConfig& c : upstream_data_configs())
     for (const UpstreamKeySpec& k : c.action) BOOST_TEST(!k.sin_cos);
