@@ -143,6 +143,14 @@ BOOST_AUTO_TEST_CASE(the_loader_gives_the_model_encoded_states_and_the_checkpoin
   }
   BOOST_TEST(recorded_widths == std::vector<int64_t>({3, 2}), boost::test_tools::per_element());
   BOOST_TEST(recorded.at(0).key_transforms.action.empty());  // actions min/max per column as before
+  // A checkpoint of before the per-key record holds the widths as "state_sin_cos": it reads as the same plan.
+  nlohmann::json older = statistics_json(recorded);
+  older["0"].erase("key_transforms");
+  older["0"]["state_sin_cos"] = {3, 2};
+  const KeyTransformPlan read_back = statistics_from_json(older, "old.h5").at(0).key_transforms;
+  BOOST_TEST(read_back.selected_by == "data.state_encoding = sin_cos");
+  BOOST_REQUIRE_EQUAL(read_back.state.size(), 2u);
+  BOOST_TEST((read_back.state[1].start == 3 && read_back.state[1].width == 2 && read_back.state[1].sin_cos));
 
   // embsim's policy sees the state the loader gave the model.
   const PolicyNormalization policy(statistics_json(recorded).dump(), "ckpt.h5");
