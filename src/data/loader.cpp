@@ -67,8 +67,8 @@ void check_key_transforms(const NormalizationStatistics* recorded, const KeyTran
   }
 }
 
-// Every embodiment's state and actions as the model sees them fit the model's widths (a raw width
-// is checked where the files are opened).
+// Every embodiment's per-key transformed state and actions fit the model's widths (a raw width is
+// checked where the files are opened; wan outside the DreamZero layout has no state).
 void check_model_widths(const NormalizationBoundsMap& bounds, const TokenConfig& model) {
   const auto check = [](int32_t id, const char* field, int64_t needed, const char* key, int64_t has) {
     if (needed > has)
@@ -77,8 +77,10 @@ void check_model_widths(const NormalizationBoundsMap& bounds, const TokenConfig&
                         kExitInput);
   };
   for (const auto& [id, b] : bounds) {
-    check(id, "state", model_state_width(b, int64_t(b.state.low.size())), "model.state_dim", model.state_dim);
-    check(id, "action", model_action_width(b, int64_t(b.action.low.size())), "model.action_dim", model.action_dim);
+    if (!b.state_keys.empty())
+      check(id, "state", model_state_width(b, int64_t(b.state.low.size())), "model.state_dim", model.state_dim);
+    if (!b.action_keys.empty())
+      check(id, "action", model_action_width(b, int64_t(b.action.low.size())), "model.action_dim", model.action_dim);
   }
 }
 
