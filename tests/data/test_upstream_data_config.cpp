@@ -331,3 +331,19 @@ BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
                       "columns or rotation types than this file's modality attribute gives") != std::string::npos,
              msg);
 }
+
+BOOST_AUTO_TEST_CASE(the_policy_transforms_a_state_wider_than_the_model_sees) {
+  // A config that takes only the last two of five state columns, min_max by (0, 2) and (2, 4).
+  EmbodimentStatistics e;
+  for (const char* name : {"mean", "std", "q01", "q99"}) e.state.values[name] = std::vector<double>(5, 0.0);
+  e.state.values["min"] = {0, 0, 0, 0, 2}, e.state.values["max"] = {1, 1, 1, 2, 4}, e.state.rows = 10;
+  e.action = e.state;
+  KeyTransform last;
+  last.key = "last", last.start = 3, last.width = 2, last.normalization = NormalizationRule::min_max;
+  e.key_transforms = {"data.upstream_config = so100", {last}, {}};
+  const PolicyNormalization policy(statistics_json({{0, e}}).dump(), "ckpt.h5");
+  BOOST_TEST(policy.state_width(0, 5) == 2);
+  const std::vector<float> seen = policy.state(0, {9.f, 9.f, 9.f, 2.f, 3.f});
+  BOOST_REQUIRE_EQUAL(seen.size(), 2u);
+  check_near(seen.data(), {1.f, 0.f}, "the policy's state");
+}

@@ -1,5 +1,7 @@
 #include "rl/roles/policy_normalization.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace emb {
@@ -31,8 +33,12 @@ void PolicyNormalization::check(int32_t embodiment, int state_dim, int action_di
 std::vector<float> PolicyNormalization::state(int32_t embodiment, const std::vector<float>& state) const {
   std::vector<float> out = state;
   if (!active()) return out;
-  out.resize(size_t(state_width(embodiment, int(state.size()))), 0.f);
+  // Transformed in place: room for the raw state and for what the model sees (per-key transforms
+  // may widen it, or drop keys the config does not take).
+  const size_t width = size_t(state_width(embodiment, int(state.size())));
+  out.resize(std::max(width, state.size()), 0.f);
   normalize_state_rows(bounds_.at(embodiment), out.data(), 1, int64_t(out.size()), int64_t(state.size()));
+  out.resize(width);
   return out;
 }
 
