@@ -19,9 +19,11 @@ deltas, columns in another order than the config's). For each config:
   embpack lerobot DATASET -> embtrain --dump (data.upstream_config = NAME)
 and every fed state is upstream's transform of a raw row, every fed action chunk upstream's of the
 rows after it (its padding past the episode's end included), the action mask 1 on the config's
-action columns only. Then the deck's refusals: an unknown name (one line listing the known ones),
-with data.state_encoding = sin_cos, with data.normalize = none, a model.state_dim too small for
-the transformed state (the needed width named); exit 2, nothing written.
+action columns only. A checkpoint records the config; resuming it under another is one line. Then the deck's
+refusals: an unknown name (one line listing the known ones),
+with data.state_encoding = sin_cos, with data.normalize = none, with model.family = wan, a
+model.state_dim too small for the transformed state (the needed width named); exit 2, nothing
+written.
     test_upstream_config_upstream.py --embtrain BIN --embpack BIN"""
 import argparse
 import json
@@ -210,8 +212,8 @@ def make_dataset(root, name):
     json.dump(modality, open(os.path.join(root, "meta", "modality.json"), "w"), indent=2)
 
 
-def deck_text(tmp, name, packed, data_lines, state_dim=MAX_STATE_DIM, batch=16):
-    return (f"[run]\nseed = 3\noutput_dir = {tmp}/out_{name}\nname = u\n[model]\npreset = tiny_gr00t\n"
+def deck_text(tmp, name, packed, data_lines, state_dim=MAX_STATE_DIM, batch=16, preset="tiny_gr00t"):
+    return (f"[run]\nseed = 3\noutput_dir = {tmp}/out_{name}\nname = u\n[model]\npreset = {preset}\n"
             f"state_dim = {state_dim}\naction_dim = {MAX_ACTION_DIM}\nn_embodiments = 32\n[data]\n"
             f"paths = {packed}\n{data_lines}[train]\nsteps = 2\nckpt_every = 2\nglobal_batch = {batch}\n")
 
@@ -268,6 +270,29 @@ def check_config(args, tmp, name, raw_state, raw_action, offsets, small):
     return packed
 
 
+def check_resume_refused(args, tmp, packed):
+    """A checkpoint trained with oxe_droid records it; resuming it under another config is one line."""
+    deck = os.path.join(tmp, "resume.in")
+    with open(deck, "w") as f:
+        f.write(deck_text(tmp, "resume", packed, "upstream_config = oxe_droid\n"))
+    run([args.embtrain, deck])
+    ckpt = os.path.join(tmp, "out_resume", "ckpt", "u", "step_00000002.h5")
+    with h5py.File(ckpt, "r") as f:
+        recorded = json.loads(f.attrs["normalization"])
+    plan = [e["key_transforms"] for e in recorded.values()]
+    check([p["selected_by"] for p in plan] == ["data.upstream_config = oxe_droid"] and
+          [[k["key"] for k in p["state"]] for p in plan] == [["eef_position", "eef_rotation", "gripper_position"]] and
+          plan[0]["state"][1]["rotation_from"] == "quaternion" and plan[0]["state"][1]["rotation_to"] == "rotation_6d",
+          "the checkpoint records the config's keys in its order and the rotation it converts")
+    r = subprocess.run([args.embtrain, deck, "--set", "data.upstream_config=so100", "--set", f"train.resume={ckpt}",
+                        "--set", "train.steps=4"], capture_output=True, text=True)
+    errors = [l for l in r.stderr.splitlines() if "error:" in l]  # after the warning that names the continued run
+    check(r.returncode == 2 and len(errors) == 1 and
+          "the resumed checkpoint trained with data.upstream_config = oxe_droid, the deck has data.upstream_config = "
+          "so100" in r.stderr and not os.path.exists(ckpt.replace("00000002", "00000004")),
+          f"a resume under another config is refused in one line\n    {r.stderr.strip()}")
+
+
 def check_refusals(args, tmp, packed):
     """One line, exit 2, no checkpoint, for each deck upstream would not train or ours cannot."""
     cases = [
@@ -282,11 +307,14 @@ def check_refusals(args, tmp, packed):
         ("narrow", "upstream_config = oxe_droid\n", 9,
          "embodiment 31: its per-key transforms give the model 10 state columns, model.state_dim is 9; set "
          "model.state_dim to at least 10"),
+        ("wan", "upstream_config = oxe_droid\n", MAX_STATE_DIM,
+         "data.upstream_config = oxe_droid is GR00T-N1.5's (model.family = gr00t)"),
     ]
     for label, lines, state_dim, message in cases:
         deck = os.path.join(tmp, f"refused_{label}.in")
         with open(deck, "w") as f:
-            f.write(deck_text(tmp, f"refused_{label}", packed, lines, state_dim))
+            f.write(deck_text(tmp, f"refused_{label}", packed, lines, state_dim,
+                              preset="tiny_wan" if label == "wan" else "tiny_gr00t"))
         r = subprocess.run([args.embtrain, deck], capture_output=True, text=True)
         lines_out = [l for l in r.stderr.splitlines() if l.strip()]
         check(r.returncode == 2 and message in r.stderr and len(lines_out) == 1 and
@@ -310,6 +338,7 @@ def main():
               f"the raw file holds the 44 columns of observation.state and action ({len(raw_state)} rows)")
         droid = check_config(args, tmp, "oxe_droid", raw_state, raw_action, offsets, small)
         check_config(args, tmp, "bimanual_panda_gripper", raw_state, raw_action, offsets, small)
+        check_resume_refused(args, tmp, droid)
         check_refusals(args, tmp, droid)
     print("PASS")
 
