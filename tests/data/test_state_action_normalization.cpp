@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(bounds_per_embodiment_built_once) {
   FieldStatistics narrow;
   narrow.rows = 4;
   narrow.values = {{"min", {-1}}, {"max", {3}}, {"q01", {0}}, {"q99", {2}}, {"mean", {1}}, {"std", {1}}};
-  const NormalizationStatistics stats = {{0, {three_dims(), narrow}}, {31, {narrow, three_dims()}}};
+  const NormalizationStatistics stats = {{0, {three_dims(), narrow, {}, {}}}, {31, {narrow, three_dims(), {}, {}}}};
   const NormalizationBoundsMap min_max = normalization_bounds(NormalizationRule::min_max, stats);
   BOOST_TEST_REQUIRE(min_max.size() == 2u);
   BOOST_TEST((min_max.at(0).state.rule == NormalizationRule::min_max));
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(bounds_per_embodiment_built_once) {
 }
 
 BOOST_AUTO_TEST_CASE(samples_of_both_families) {
-  const NormalizationStatistics stats = {{7, {three_dims(), three_dims()}}};
+  const NormalizationStatistics stats = {{7, {three_dims(), three_dims(), {}, {}}}};
   TokenConfig gr00t;
   gr00t.family = Family::gr00t, gr00t.state_dim = 4, gr00t.action_dim = 3;
   Sample s;
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(files_combine_as_upstream_mixes_datasets) {
 
 BOOST_AUTO_TEST_CASE(checkpoint_json_round_trips) {
   NormalizationStatistics stats;
-  stats[2] = EmbodimentStatistics{three_dims(), three_dims()};
+  stats[2] = EmbodimentStatistics{three_dims(), three_dims(), {}, {}};
   stats[2].action.values["q99"][1] = 0.1 + 0.2;  // not a short decimal
   const NormalizationStatistics back = statistics_from_json(nlohmann::json::parse(statistics_json(stats).dump()), "t");
   BOOST_REQUIRE_EQUAL(back.size(), 1u);
