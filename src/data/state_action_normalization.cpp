@@ -1,6 +1,7 @@
 #include "data/state_action_normalization.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -72,37 +73,50 @@ void check_width(const NormalizationBounds& b, int64_t stride, int64_t width) {
             " columns of rows of ", stride, " with statistics of width ", b.low.size());
 }
 
-// One key's raw values (its file columns) as the model sees them, written to `out`.
+// A rotation's values, as many as the widest representation (a matrix) holds.
+using RotationValues = std::array<double, 9>;
+
+// One key's raw values (its file columns) as the model sees them, written to `out` (its
+// model_width() columns) and transformed there: the loader's samples go through here, so no
+// buffer is allocated per key.
 void transform_key(const BoundKeyTransform& t, const float* raw, float* out) {
   const KeyTransform& k = t.key;
-  std::vector<float> values(raw + k.start, raw + k.start + k.width);
-  if (!k.rotation_to.empty()) {
-    std::vector<double> from(values.begin(), values.end()), to(size_t(rotation_width(k.rotation_to)));
+  const int64_t n = k.rotation_to.empty() ? k.width : rotation_width(k.rotation_to);
+  if (k.rotation_to.empty()) {
+    std::copy(raw + k.start, raw + k.start + k.width, out);
+  } else {
+    EMB_CHECK(k.width == rotation_width(k.rotation_from), "per-key transforms: ", k.key, " has ", k.width,
+              " columns, a ", k.rotation_from, " ", rotation_width(k.rotation_from));
+    RotationValues from{}, to{};
+    std::copy(raw + k.start, raw + k.start + k.width, from.begin());
     convert_rotation(k.rotation_from, k.rotation_to, from.data(), to.data());
-    values.assign(to.begin(), to.end());
+    std::copy(to.begin(), to.begin() + n, out);
   }
   if (k.normalization)
-    for (size_t j = 0; j < values.size(); ++j) values[j] = normalized(t.bounds, j, values[j]);
-  if (!k.sin_cos) {
-    std::copy(values.begin(), values.end(), out);
-    return;
-  }
-  for (size_t j = 0; j < values.size(); ++j) out[j] = std::sin(values[j]), out[values.size() + j] = std::cos(values[j]);
+    for (int64_t j = 0; j < n; ++j) out[j] = normalized(t.bounds, size_t(j), out[j]);
+  if (k.sin_cos)
+    for (int64_t j = 0; j < n; ++j) {
+      const float x = out[j];
+      out[n + j] = std::cos(x), out[j] = std::sin(x);
+    }
 }
 
 // The inverse of transform_key for an action key: its model columns `in` to its file columns.
 void untransform_key(const BoundKeyTransform& t, const float* in, float* raw) {
   const KeyTransform& k = t.key;
   EMB_CHECK(!k.sin_cos, "per-key transforms: the sin/cos encoding of ", k.key, " has no inverse (states only)");
-  std::vector<float> values(in, in + k.model_width());
-  if (k.normalization)
-    for (size_t j = 0; j < values.size(); ++j) values[j] = unnormalized(t.bounds, j, values[j]);
-  if (!k.rotation_to.empty()) {
-    std::vector<double> to(values.begin(), values.end()), from(size_t(k.width));
-    convert_rotation(k.rotation_to, k.rotation_from, to.data(), from.data());
-    values.assign(from.begin(), from.end());
+  const int64_t n = k.model_width();
+  const auto value = [&](int64_t j) { return k.normalization ? unnormalized(t.bounds, size_t(j), in[j]) : in[j]; };
+  if (k.rotation_to.empty()) {
+    for (int64_t j = 0; j < n; ++j) raw[k.start + j] = value(j);
+    return;
   }
-  std::copy(values.begin(), values.end(), raw + k.start);
+  EMB_CHECK(k.width == rotation_width(k.rotation_from), "per-key transforms: ", k.key, " has ", k.width,
+            " columns, a ", k.rotation_from, " ", rotation_width(k.rotation_from));
+  RotationValues to{}, from{};
+  for (int64_t j = 0; j < n; ++j) to[size_t(j)] = value(j);
+  convert_rotation(k.rotation_to, k.rotation_from, to.data(), from.data());
+  std::copy(from.begin(), from.begin() + k.width, raw + k.start);
 }
 
 int64_t raw_end(const std::vector<BoundKeyTransform>& keys) {
@@ -224,9 +238,11 @@ void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, in
     return;
   }
   if (gr00t)
-    for (const BoundKeyTransform& t : bounds.action_keys)
-      for (int64_t r = s.actions_in_episode; r < n_rows && !t.key.absolute; ++r)
+    for (const BoundKeyTransform& t : bounds.action_keys) {
+      if (t.key.absolute) continue;  // absolute keys repeat the episode's last row, as assembled
+      for (int64_t r = s.actions_in_episode; r < n_rows; ++r)
         std::fill_n(actions.begin() + r * cfg.action_dim + t.key.start, t.key.width, 0.f);
+    }
   transform_key_rows(bounds.action_keys, actions.data(), n_rows, cfg.action_dim, action_width);
   std::vector<float>& mask = gr00t ? s.action_mask : s.act_mask;
   const int64_t model = model_action_width(bounds, action_width);
