@@ -433,14 +433,20 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   s.comm_head_s -= std::min(s.comm_head_s, timing * calls.head_host_reductions / synchronisations);
 }
 
-// Seconds of one of the step's blocking host reductions at R ranks: the hardware's sync_s,
-// measured with M ranks, over the 2(R-1) hops of an all-reduce; a file without it, the
-// all-reduce of 32 bytes on the links.
+// Seconds of one of the step's blocking host reductions at R ranks. A sum of a few doubles is
+// latency-bound: MPI's small all-reduce runs by recursive doubling, ⌈log2 R⌉ rounds of one
+// exchange each, and NCCL's small one by trees of the same depth. The rounds inside a node cost
+// what the hardware's sync_s, measured with a node's ranks (hwprobe runs one a device or core),
+// gives each of its rounds; each round across nodes costs the fabric's latency. (Scaled by 2(R-1) ring hops
+// instead, GR00T's 1024-rank anchor charged 2.9 ms a reduction, 11.7 ms of an 82 ms step.)
+// A file without sync_s: the all-reduce of 32 bytes on the links.
 double host_reduction_seconds(const Hardware& hw, int R) {
   if (R < 2) return 0;
   if (hw.fixed.sync_s <= 0) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
-  const int M = std::max(2, hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node);
-  return hw.fixed.sync_s * double(R - 1) / double(M - 1);
+  const auto rounds = [](int ranks) { return std::ceil(std::log2(double(std::max(1, ranks)))); };
+  const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
+  const int nodes = (R + per_node - 1) / per_node;
+  return hw.fixed.sync_s * rounds(per_node) / rounds(std::max(2, hw.devices_per_node)) + rounds(nodes) * hw.inter_node.latency_s;
 }
 
 // What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
