@@ -148,7 +148,8 @@ void matrix_to_rotation(const std::string& type, const RotationMatrix& m, double
     const int i0 = axes[0], i2 = axes[2];
     const double column[3] = {m[size_t(i2)], m[size_t(3 + i2)], m[size_t(6 + i2)]};
     out[0] = angle_from_tan(i0, axes[1], column, false);
-    out[1] = std::asin(m[size_t(3 * i0 + i2)] * (i0 - i2 == -1 || i0 - i2 == 2 ? -1.0 : 1.0));
+    const double sine = std::clamp(m[size_t(3 * i0 + i2)], -1.0, 1.0);
+    out[1] = std::asin(sine * (i0 - i2 == -1 || i0 - i2 == 2 ? -1.0 : 1.0));
     out[2] = angle_from_tan(i2, axes[1], &m[size_t(3 * i0)], true);
   }
 }

@@ -11,7 +11,11 @@
 //                quaternion: q = (cos(θ/2), v·sin(θ/2)/θ) and back v = q_xyz·θ/sin(θ/2), θ/2 = atan2(|q_xyz|, w);
 //   rotation_6d  6 values, the matrix's first two rows; back by Gram-Schmidt (rows b1, b2, b1 × b2);
 //   matrix       9 values, row-major;
-//   euler_angles_<abc> with a, b, c each of r, p, y (axes X, Y, Z): 3 angles, R = R_a(e0)·R_b(e1)·R_c(e2).
+//   euler_angles_<abc> with a, b, c each of r, p, y (axes X, Y, Z): 3 angles, R = R_a(e0)·R_b(e1)·R_c(e2);
+//                back, the middle angle is the asin of a matrix entry clamped to [-1, 1], as 0.7.8
+//                does (0.7.6 gives NaN where rounding puts the entry past 1).
+// Checked against both tags' source (rotation_conversions.py): the formulas are the same, 0.7.8
+// writes sin(x)/x as torch.sinc where 0.7.6 switches to a series below 1e-6 (equal in double).
 // Computed in double.
 #pragma once
 #include <array>

@@ -112,6 +112,17 @@ BOOST_AUTO_TEST_CASE(euler_angles_compose_in_the_named_order) {
   check_near(converted("axis_angle", "euler_angles_rpy", {0, 0, 0.7}), {0, 0, 0.7});
 }
 
+// At the middle angle's ±90 degrees a matrix rounded from float data can hold an entry just past
+// 1: its sine is clamped, as pytorch3d 0.7.8 does, and the middle angle is exactly π/2, not NaN.
+BOOST_AUTO_TEST_CASE(euler_middle_angle_at_gimbal_lock_is_clamped_not_nan) {
+  // R_x(0)·R_y(π/2)·R_z(0) with m02 = 1 rounded up by one float ulp.
+  const std::vector<double> m = {0, 0, 1 + 1.2e-7, 0, 1, 0, -1, 0, 0};
+  const std::vector<double> angles = converted("matrix", "euler_angles_rpy", m);
+  BOOST_TEST(std::isfinite(angles[0]));
+  BOOST_TEST(angles[1] == kPi / 2);
+  BOOST_TEST(std::isfinite(angles[2]));
+}
+
 BOOST_AUTO_TEST_CASE(unknown_rotation_types_are_refused) {
   BOOST_TEST(is_rotation_type("euler_angles_ypr"));
   BOOST_TEST(!is_rotation_type("euler_angles_rrp"));
