@@ -39,8 +39,8 @@ struct KeyTransform {
   // empty when the key is not converted (no target, or the target is its own type, as upstream).
   std::string rotation_from, rotation_to;
   std::optional<NormalizationRule> normalization;  // none: the values as they are (after rotation)
-  // modality.json's `absolute`: past the episode's end upstream repeats an absolute key's last
-  // row and gives a relative key zeros (gr00t/data/dataset.py:611-657, :788).
+  // modality.json's `absolute` (upstream normalises no converted relative rotation; the loader
+  // pads a relative key with zeros past an episode's end in every run, data/sample.hpp).
   bool absolute = true;
   bool sin_cos = false;                            // [sin(K), cos(K)] (states only)
   // The columns the model sees of this key.

@@ -237,12 +237,6 @@ void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, in
     normalize_rows(bounds.action, actions.data(), n_rows, cfg.action_dim, action_width);
     return;
   }
-  if (gr00t)
-    for (const BoundKeyTransform& t : bounds.action_keys) {
-      if (t.key.absolute) continue;  // absolute keys repeat the episode's last row, as assembled
-      for (int64_t r = s.actions_in_episode; r < n_rows; ++r)
-        std::fill_n(actions.begin() + r * cfg.action_dim + t.key.start, t.key.width, 0.f);
-    }
   transform_key_rows(bounds.action_keys, actions.data(), n_rows, cfg.action_dim, action_width);
   std::vector<float>& mask = gr00t ? s.action_mask : s.act_mask;
   const int64_t model = model_action_width(bounds, action_width);
