@@ -1,7 +1,5 @@
 #include "data/key_transform.hpp"
 
-#include <numeric>
-
 #include "core/error.hpp"
 #include "data/rotation_conversion.hpp"
 
@@ -67,11 +65,6 @@ bool KeyTransform::operator==(const KeyTransform& o) const {
   return key == o.key && start == o.start && width == o.width && rotation_from == o.rotation_from &&
          rotation_to == o.rotation_to && normalization == o.normalization && absolute == o.absolute &&
          sin_cos == o.sin_cos;
-}
-
-int64_t model_width(const std::vector<KeyTransform>& keys) {
-  return std::accumulate(keys.begin(), keys.end(), int64_t(0),
-                         [](int64_t sum, const KeyTransform& k) { return sum + k.model_width(); });
 }
 
 nlohmann::json key_transform_plan_json(const KeyTransformPlan& plan) {

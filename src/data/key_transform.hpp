@@ -60,8 +60,17 @@ struct KeyTransformPlan {
   }
 };
 
-// The columns the model sees of `keys`.
-int64_t model_width(const std::vector<KeyTransform>& keys);
+// The columns the model sees of `keys`: KeyTransforms, or the elements `key_of` gives one of
+// (state_action_normalization.hpp's BoundKeyTransform), so that one sum serves both.
+template <class Element, class KeyOf>
+int64_t model_width(const std::vector<Element>& keys, KeyOf key_of) {
+  int64_t width = 0;
+  for (const Element& e : keys) width += key_of(e).model_width();
+  return width;
+}
+inline int64_t model_width(const std::vector<KeyTransform>& keys) {
+  return model_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
+}
 
 // The checkpoint's record of a plan ({"selected_by", "state": [{key, start, width, rotation_from,
 // rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading back; from_json throws

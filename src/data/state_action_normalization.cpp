@@ -126,9 +126,7 @@ int64_t raw_end(const std::vector<BoundKeyTransform>& keys) {
 }
 
 int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) {
-  int64_t width = 0;
-  for (const BoundKeyTransform& t : keys) width += t.key.model_width();
-  return width;
+  return model_width(keys, [](const BoundKeyTransform& t) -> const KeyTransform& { return t.key; });
 }
 
 }  // namespace
