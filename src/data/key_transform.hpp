@@ -15,6 +15,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -70,6 +71,16 @@ int64_t model_width(const std::vector<Element>& keys, KeyOf key_of) {
 }
 inline int64_t model_width(const std::vector<KeyTransform>& keys) {
   return model_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
+}
+// The raw columns `keys` read: up to the end of the last of their [start, start + width).
+template <class Element, class KeyOf>
+int64_t raw_width(const std::vector<Element>& keys, KeyOf key_of) {
+  int64_t end = 0;
+  for (const Element& e : keys) end = std::max(end, key_of(e).start + key_of(e).width);
+  return end;
+}
+inline int64_t raw_width(const std::vector<KeyTransform>& keys) {
+  return raw_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
 }
 
 // The checkpoint's record of a plan ({"selected_by", "state": [{key, start, width, rotation_from,

@@ -119,15 +119,11 @@ void untransform_key(const BoundKeyTransform& t, const float* in, float* raw) {
   std::copy(from.begin(), from.begin() + k.width, raw + k.start);
 }
 
-int64_t raw_end(const std::vector<BoundKeyTransform>& keys) {
-  int64_t end = 0;
-  for (const BoundKeyTransform& t : keys) end = std::max(end, t.key.start + t.key.width);
-  return end;
-}
+const KeyTransform& transform_of(const BoundKeyTransform& t) { return t.key; }
 
-int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) {
-  return model_width(keys, [](const BoundKeyTransform& t) -> const KeyTransform& { return t.key; });
-}
+int64_t raw_end(const std::vector<BoundKeyTransform>& keys) { return raw_width(keys, transform_of); }
+
+int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) { return model_width(keys, transform_of); }
 
 }  // namespace
 

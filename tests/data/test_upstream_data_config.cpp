@@ -10,10 +10,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "app/gr00t_metadata.hpp"
+#include "app/start_checks.hpp"
 #include "comm/world_fixture.hpp"
 #include "config/schema.hpp"
 #include "core/error.hpp"
@@ -306,6 +309,33 @@ BOOST_AUTO_TEST_CASE(a_file_without_the_configs_keys_or_a_model_too_narrow_is_re
   BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, droid_deck(write(droid_data(""), "droid_bare")),
                                                     model(16, 8)); })
                  .find("state.eef_position is not in the file (its state sub-keys: state)") != std::string::npos);
+}
+
+// A file of two embodiments has one modality attribute, of the wider one's columns: oxe_droid's
+// action keys read columns [0, 7), embodiment 1 has 6 (embpack synth: 8 − 8/4).
+BOOST_AUTO_TEST_CASE(an_embodiment_narrower_than_the_configs_keys_is_refused_in_one_line) {
+  SynthOptions o = test::tiny_synth("gr00t", 4, 11);
+  o.state_dim = kStateWidth, o.action_dim = kActionWidth, o.embodiments = 2;
+  PackedData p = synthesize(o);
+  for (int64_t r = 0; r < p.steps(); ++r) raw_rows(r, &p.state[size_t(r * kStateWidth)], &p.action[size_t(r * kActionWidth)]);
+  p.modality = kDroidModality;
+  BOOST_REQUIRE((p.embodiment_action_dim == std::vector<int32_t>{8, 6}));
+  BOOST_REQUIRE((std::set<int32_t>(p.episode_embodiment.begin(), p.episode_embodiment.end()) == std::set<int32_t>{0, 1}));
+  const std::string path = write(p, "droid_two_embodiments");
+  const std::string refusal = path + ":/embodiments/action_dim: embodiment 1 has 6 action columns, "
+                                    "data.upstream_config = oxe_droid needs 7 (its action keys' columns of the "
+                                    "modality attribute); pack this embodiment in a file of its own";
+  const std::string msg = test::input_error_message([&] { Loader(MPI_COMM_WORLD, droid_deck(path), model(16, 8)); });
+  BOOST_TEST(msg == refusal, msg);
+  // embtrain refuses it in its start checks, before it writes anything (not even the checkpoint folder).
+  RunConfig run;
+  run.model = model(16, 8), run.data = droid_deck(path);
+  run.train.ckpt_dir = test::scratch_dir("upstream_data_config") + "/never_written";
+  BOOST_TEST(test::input_error_message([&] { check_before_training(run, 1, 1); }) == refusal);
+  BOOST_TEST(!std::filesystem::exists(run.train.ckpt_dir));
+  // Without the config the narrower embodiment trains on its own columns.
+  Loader plain(MPI_COMM_WORLD, droid_deck(path, ""), model(16, 8));
+  BOOST_TEST(plain.next_step().size() > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
