@@ -54,12 +54,19 @@ struct KeyTransform {
 // without a plan.
 struct KeyTransformPlan {
   std::string selected_by;  // what selected it, as the deck says it: "data.upstream_config = oxe_droid"
+  // The data config it is of (data.upstream_config's NAME); "" for data.state_encoding = sin_cos.
+  // The export's metadata.json check resolves it again against the files (app/gr00t_metadata.cpp).
+  std::string upstream_config;
   std::vector<KeyTransform> state, action;  // in the order the model sees them
   bool empty() const { return selected_by.empty(); }
   bool operator==(const KeyTransformPlan& o) const {
-    return selected_by == o.selected_by && state == o.state && action == o.action;
+    return selected_by == o.selected_by && upstream_config == o.upstream_config && state == o.state &&
+           action == o.action;
   }
 };
+
+// How a deck selects a data config: selected_by of its plans is this and the config's name.
+constexpr const char* kUpstreamConfigSelection = "data.upstream_config = ";
 
 // The columns the model sees of `keys`: KeyTransforms, or the elements `key_of` gives one of
 // (state_action_normalization.hpp's BoundKeyTransform), so that one sum serves both.
@@ -83,9 +90,11 @@ inline int64_t raw_width(const std::vector<KeyTransform>& keys) {
   return raw_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
 }
 
-// The checkpoint's record of a plan ({"selected_by", "state": [{key, start, width, rotation_from,
-// rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading back; from_json throws
-// emb::Error naming `where` on a malformed record.
+// The checkpoint's record of a plan ({"selected_by", "upstream_config", "state": [{key, start, width,
+// rotation_from, rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading
+// back; from_json throws emb::Error naming `where` on a malformed record. A record of before
+// "upstream_config" names its config only in selected_by ("data.upstream_config = NAME"), which
+// from_json reads it from.
 nlohmann::json key_transform_plan_json(const KeyTransformPlan& plan);
 KeyTransformPlan key_transform_plan_from_json(const nlohmann::json& j, const std::string& where);
 

@@ -180,7 +180,7 @@ const UpstreamDataConfig& upstream_data_config(const std::string& name) {
 }
 
 std::string KeyTransformChoice::text() const {
-  if (!upstream_config.empty()) return "data.upstream_config = " + upstream_config;
+  if (!upstream_config.empty()) return kUpstreamConfigSelection + upstream_config;
   if (state_sin_cos) return kStateSinCosSelection;
   return "neither data.upstream_config nor data.state_encoding = sin_cos";
 }
@@ -188,7 +188,8 @@ std::string KeyTransformChoice::text() const {
 KeyTransformPlan upstream_config_plan(const UpstreamDataConfig& config, const std::vector<ModalitySubKey>& state_keys,
                                       const std::vector<ModalitySubKey>& action_keys, const std::string& file) {
   KeyTransformPlan plan;
-  plan.selected_by = str("data.upstream_config = ", config.name);
+  plan.selected_by = str(kUpstreamConfigSelection, config.name);
+  plan.upstream_config = config.name;
   plan.state = resolve_keys(config, "state", config.state, state_keys, file);
   plan.action = resolve_keys(config, "action", config.action, action_keys, file);
   return plan;
