@@ -79,17 +79,17 @@ json tag_metadata(const FileEmbodiment& file, const EmbodimentStatistics& stats_
 
 // Upstream inference converts and normalises each key by the rotation_type, absolute and
 // continuous flags metadata.json gives it (state_action.py:386-471), which come from the files'
-// modality attributes: they must still give the per-key transforms the run trained with.
-void check_trained_key_transforms(const H5File& f, const FileEmbodiment& file, const EmbodimentStatistics& trained,
-                                  const RunConfig& cfg) {
+// modality attributes: the data config the run recorded, resolved against them again, must give
+// the per-key transforms it trained with. (data.state_encoding = sin_cos records no config: its
+// sin/cos reads no flag of metadata.json.)
+void check_trained_key_transforms(const H5File& f, const FileEmbodiment& file, const EmbodimentStatistics& trained) {
   const KeyTransformPlan& plan = trained.key_transforms;
-  if (plan.empty() || plan.selected_by.rfind("data.upstream_config", 0) != 0) return;
-  const KeyTransformPlan now = key_transform_plan(f, {cfg.data.state_sin_cos, cfg.data.upstream_config});
-  if (!(now == plan))
+  if (plan.upstream_config.empty()) return;
+  const KeyTransformPlan now = key_transform_plan(f, {false, plan.upstream_config});
+  if (now.state != plan.state || now.action != plan.action)
     throw Error(str(clipped_path(f.path()), ": embodiment ", file.id, " (", file.tag, ") trained with ", plan.selected_by,
-                    " on other sub-keys, columns or rotation types than this file's modality attribute gives (",
-                    now.empty() ? "no per-key transforms" : now.selected_by,
-                    "); metadata.json must describe the data it trained on: export with its deck and data"),
+                    " on other sub-keys, columns or rotation types than this file's modality attribute gives; "
+                    "metadata.json must describe the data it trained on: export with its deck and data"),
                 kExitInput);
 }
 
@@ -118,7 +118,7 @@ json metadata_entries(const RunConfig& cfg, const std::string& recorded, bool up
     throw Error(e.what(), kExitInput);
   }
   for (size_t i = 0; i < opened.size(); ++i)
-    if (stats.count(embodiments[i].id)) check_trained_key_transforms(opened[i], embodiments[i], stats.at(embodiments[i].id), cfg);
+    if (stats.count(embodiments[i].id)) check_trained_key_transforms(opened[i], embodiments[i], stats.at(embodiments[i].id));
   json metadata = json::object();
   for (const auto& [tag, file] : by_tag) {
     if (!stats.count(file.id))

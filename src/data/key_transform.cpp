@@ -1,7 +1,5 @@
 #include "data/key_transform.hpp"
 
-#include <numeric>
-
 #include "core/error.hpp"
 #include "data/rotation_conversion.hpp"
 
@@ -46,6 +44,12 @@ std::vector<KeyTransform> keys_from_json(const nlohmann::json& j, const std::str
   return keys;
 }
 
+// A record of before its "upstream_config" field: the config named in selected_by, if any.
+std::string legacy_upstream_config(const std::string& selected_by) {
+  const std::string prefix = kUpstreamConfigSelection;
+  return selected_by.rfind(prefix, 0) == 0 ? selected_by.substr(prefix.size()) : "";
+}
+
 }  // namespace
 
 const char* normalization_rule_name(NormalizationRule rule) {
@@ -69,19 +73,19 @@ bool KeyTransform::operator==(const KeyTransform& o) const {
          sin_cos == o.sin_cos;
 }
 
-int64_t model_width(const std::vector<KeyTransform>& keys) {
-  return std::accumulate(keys.begin(), keys.end(), int64_t(0),
-                         [](int64_t sum, const KeyTransform& k) { return sum + k.model_width(); });
-}
-
 nlohmann::json key_transform_plan_json(const KeyTransformPlan& plan) {
-  return {{"selected_by", plan.selected_by}, {"state", keys_json(plan.state)}, {"action", keys_json(plan.action)}};
+  return {{"selected_by", plan.selected_by},
+          {"upstream_config", plan.upstream_config},
+          {"state", keys_json(plan.state)},
+          {"action", keys_json(plan.action)}};
 }
 
 KeyTransformPlan key_transform_plan_from_json(const nlohmann::json& j, const std::string& where) {
   KeyTransformPlan plan;
   try {
     plan.selected_by = j.at("selected_by").get<std::string>();
+    plan.upstream_config = j.contains("upstream_config") ? j["upstream_config"].get<std::string>()
+                                                         : legacy_upstream_config(plan.selected_by);
     plan.state = keys_from_json(j.at("state"), where);
     plan.action = keys_from_json(j.at("action"), where);
   } catch (const nlohmann::json::exception& e) {

@@ -15,6 +15,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,8 +40,8 @@ struct KeyTransform {
   // empty when the key is not converted (no target, or the target is its own type, as upstream).
   std::string rotation_from, rotation_to;
   std::optional<NormalizationRule> normalization;  // none: the values as they are (after rotation)
-  // modality.json's `absolute`: past the episode's end upstream repeats an absolute key's last
-  // row and gives a relative key zeros (gr00t/data/dataset.py:611-657, :788).
+  // modality.json's `absolute` (upstream normalises no converted relative rotation; the loader
+  // pads a relative key with zeros past an episode's end in every run, data/sample.hpp).
   bool absolute = true;
   bool sin_cos = false;                            // [sin(K), cos(K)] (states only)
   // The columns the model sees of this key.
@@ -53,19 +54,47 @@ struct KeyTransform {
 // without a plan.
 struct KeyTransformPlan {
   std::string selected_by;  // what selected it, as the deck says it: "data.upstream_config = oxe_droid"
+  // The data config it is of (data.upstream_config's NAME); "" for data.state_encoding = sin_cos.
+  // The export's metadata.json check resolves it again against the files (app/gr00t_metadata.cpp).
+  std::string upstream_config;
   std::vector<KeyTransform> state, action;  // in the order the model sees them
   bool empty() const { return selected_by.empty(); }
   bool operator==(const KeyTransformPlan& o) const {
-    return selected_by == o.selected_by && state == o.state && action == o.action;
+    return selected_by == o.selected_by && upstream_config == o.upstream_config && state == o.state &&
+           action == o.action;
   }
 };
 
-// The columns the model sees of `keys`.
-int64_t model_width(const std::vector<KeyTransform>& keys);
+// How a deck selects a data config: selected_by of its plans is this and the config's name.
+constexpr const char* kUpstreamConfigSelection = "data.upstream_config = ";
 
-// The checkpoint's record of a plan ({"selected_by", "state": [{key, start, width, rotation_from,
-// rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading back; from_json throws
-// emb::Error naming `where` on a malformed record.
+// The columns the model sees of `keys`: KeyTransforms, or the elements `key_of` gives one of
+// (state_action_normalization.hpp's BoundKeyTransform), so that one sum serves both.
+template <class Element, class KeyOf>
+int64_t model_width(const std::vector<Element>& keys, KeyOf key_of) {
+  int64_t width = 0;
+  for (const Element& e : keys) width += key_of(e).model_width();
+  return width;
+}
+inline int64_t model_width(const std::vector<KeyTransform>& keys) {
+  return model_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
+}
+// The raw columns `keys` read: up to the end of the last of their [start, start + width).
+template <class Element, class KeyOf>
+int64_t raw_width(const std::vector<Element>& keys, KeyOf key_of) {
+  int64_t end = 0;
+  for (const Element& e : keys) end = std::max(end, key_of(e).start + key_of(e).width);
+  return end;
+}
+inline int64_t raw_width(const std::vector<KeyTransform>& keys) {
+  return raw_width(keys, [](const KeyTransform& k) -> const KeyTransform& { return k; });
+}
+
+// The checkpoint's record of a plan ({"selected_by", "upstream_config", "state": [{key, start, width,
+// rotation_from, rotation_to, normalization, absolute, sin_cos}], "action": [...]}) and its reading
+// back; from_json throws emb::Error naming `where` on a malformed record. A record of before
+// "upstream_config" names its config only in selected_by ("data.upstream_config = NAME"), which
+// from_json reads it from.
 nlohmann::json key_transform_plan_json(const KeyTransformPlan& plan);
 KeyTransformPlan key_transform_plan_from_json(const nlohmann::json& j, const std::string& where);
 

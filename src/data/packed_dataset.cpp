@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "data/dreamzero_alignment.hpp"
+#include "data/modality_sub_keys.hpp"
 #include "data/packed_format.hpp"
 #include "data/packed_verify.hpp"
 
@@ -175,6 +176,8 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
     for (int32_t e : x.episode_embodiment)
       if (e < 0 || e >= cfg.n_embodiments)
         f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
+    for (const ModalitySubKey& k : modality_sub_keys(f, "action"))
+      if (!k.absolute) x.relative_action_columns.emplace_back(k.start, k.end);
     if (vl.online_prompt) {
       open_online_vl(f, s, vl.online_prompt, "model.backbone", x);
       return x;

@@ -1,8 +1,11 @@
 // One training sample (DATA.md "Samples"): a window of one episode at step t.
 //  gr00t: state at t (zero-padded to Sd), the action chunk a[t : t+Hz] (past the episode's
-//         end the last action repeats and is trained on, as upstream GR00T-N1.5's data path
-//         pads absolute actions; with mask_past_end those steps get action_mask 0; columns the
-//         embodiment does not use are 0 with mask 0), and the vl features of step t as context.
+//         end, as upstream GR00T-N1.5's data path pads whatever the data config, an absolute
+//         action sub-key repeats its last row and a relative one (the modality attribute's
+//         absolute = false) is 0, both trained on: Isaac-GR00T 4af2b622 gr00t/data/dataset.py
+//         :611-657,788, the raw values, before the normalisation; with mask_past_end those steps
+//         get action_mask 0; columns the embodiment does not use are 0 with mask 0), and the vl
+//         features of step t as context.
 //  wan:   the F latent frames ending at t's frame (frames before the episode start repeat its
 //         first frame), nb·Ha actions (block b's Ha actions start at the step of its first
 //         frame; past the episode's end the last action repeats), the task's text features.
@@ -28,9 +31,6 @@ struct Sample {
   std::vector<uint8_t> frames;
   int32_t views = 0, frame_height = 0, frame_width = 0;
   std::vector<float> state, actions, action_mask;  // gr00t: [Sd], [Hz, A], [Hz, A]
-  // gr00t: the chunk's rows inside the episode (the rest repeat its last action); per-key
-  // transforms zero a relative key's rows past it, as upstream pads relative keys.
-  int64_t actions_in_episode = 0;
   std::vector<float> latents, block_actions;       // wan: [F, Hl, Wl, C], [nb·Ha, A]
   // wan, DreamZero layout: latents carry the file's channels (latents | I2V), state is
   // [nb·Ns, Sd], act_mask [nb·Ha, A], clip [Nclip, Dclip].

@@ -34,13 +34,17 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
   s.actions.assign(size_t(cfg.horizon) * cfg.action_dim, 0.f);
   s.action_mask.assign(s.actions.size(), 0.f);
   int64_t width = x.action_width(e);
-  s.actions_in_episode = std::min<int64_t>(cfg.horizon, end - t);
   const float* rows = buf.action(s.file, t);  // rows t .. end-1 lie back to back in the buffer
   for (int64_t i = 0; i < cfg.horizon; ++i) {
     const float* a = rows + (std::min(t + i, end - 1) - t) * x.action_dim;
     const float valid = t + i < end || !mask_past_end ? 1.f : 0.f;
-    std::copy_n(a, width, &s.actions[size_t(i * cfg.action_dim)]);
+    float* row = &s.actions[size_t(i * cfg.action_dim)];
+    std::copy_n(a, width, row);
     std::fill_n(&s.action_mask[size_t(i * cfg.action_dim)], width, valid);
+    // Upstream pads a relative key with zeros, before any normalisation (see sample.hpp).
+    if (t + i >= end)
+      for (const auto& [start, stop] : x.relative_action_columns)
+        std::fill(row + std::min(start, width), row + std::min(stop, width), 0.f);
   }
   auto [first, last] = x.feature_rows(t, cfg);
   s.context_tokens = last - first;

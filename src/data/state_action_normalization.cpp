@@ -119,17 +119,11 @@ void untransform_key(const BoundKeyTransform& t, const float* in, float* raw) {
   std::copy(from.begin(), from.begin() + k.width, raw + k.start);
 }
 
-int64_t raw_end(const std::vector<BoundKeyTransform>& keys) {
-  int64_t end = 0;
-  for (const BoundKeyTransform& t : keys) end = std::max(end, t.key.start + t.key.width);
-  return end;
-}
+const KeyTransform& transform_of(const BoundKeyTransform& t) { return t.key; }
 
-int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) {
-  int64_t width = 0;
-  for (const BoundKeyTransform& t : keys) width += t.key.model_width();
-  return width;
-}
+int64_t raw_end(const std::vector<BoundKeyTransform>& keys) { return raw_width(keys, transform_of); }
+
+int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) { return model_width(keys, transform_of); }
 
 }  // namespace
 
@@ -237,12 +231,6 @@ void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, in
     normalize_rows(bounds.action, actions.data(), n_rows, cfg.action_dim, action_width);
     return;
   }
-  if (gr00t)
-    for (const BoundKeyTransform& t : bounds.action_keys) {
-      if (t.key.absolute) continue;  // absolute keys repeat the episode's last row, as assembled
-      for (int64_t r = s.actions_in_episode; r < n_rows; ++r)
-        std::fill_n(actions.begin() + r * cfg.action_dim + t.key.start, t.key.width, 0.f);
-    }
   transform_key_rows(bounds.action_keys, actions.data(), n_rows, cfg.action_dim, action_width);
   std::vector<float>& mask = gr00t ? s.action_mask : s.act_mask;
   const int64_t model = model_action_width(bounds, action_width);

@@ -84,10 +84,10 @@ int64_t model_action_width(const EmbodimentBounds& b, int64_t width);
 
 // A sample's state and actions (sample.hpp: gr00t state and actions, wan state and block_actions),
 // each row's first state columns and `action_width` action columns (its embodiment's), with its
-// embodiment's bounds (cfg.family's rule, normalization_rule) or per-key transforms; with per-key
-// action transforms a relative key's rows past the episode's end are zeros before they are
-// transformed (Sample::actions_in_episode) and the action mask is cleared past the model's action
-// columns.
+// embodiment's bounds (cfg.family's rule, normalization_rule) or per-key transforms (a relative
+// key's rows past the episode's end, zeros as assembled, transformed like any other row, as
+// upstream normalises its padding); with per-key action transforms the action mask is cleared past
+// the model's action columns.
 void normalize_sample(const EmbodimentBounds& bounds, const TokenConfig& cfg, int64_t action_width, Sample& s);
 
 }  // namespace emb

@@ -1,8 +1,10 @@
 #include "data/upstream_data_config.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
+#include "data/packed_format.hpp"
 #include "data/rotation_conversion.hpp"
 #include "data/state_sin_cos.hpp"
 
@@ -178,7 +180,7 @@ const UpstreamDataConfig& upstream_data_config(const std::string& name) {
 }
 
 std::string KeyTransformChoice::text() const {
-  if (!upstream_config.empty()) return "data.upstream_config = " + upstream_config;
+  if (!upstream_config.empty()) return kUpstreamConfigSelection + upstream_config;
   if (state_sin_cos) return kStateSinCosSelection;
   return "neither data.upstream_config nor data.state_encoding = sin_cos";
 }
@@ -186,7 +188,8 @@ std::string KeyTransformChoice::text() const {
 KeyTransformPlan upstream_config_plan(const UpstreamDataConfig& config, const std::vector<ModalitySubKey>& state_keys,
                                       const std::vector<ModalitySubKey>& action_keys, const std::string& file) {
   KeyTransformPlan plan;
-  plan.selected_by = str("data.upstream_config = ", config.name);
+  plan.selected_by = str(kUpstreamConfigSelection, config.name);
+  plan.upstream_config = config.name;
   plan.state = resolve_keys(config, "state", config.state, state_keys, file);
   plan.action = resolve_keys(config, "action", config.action, action_keys, file);
   return plan;
@@ -198,6 +201,30 @@ KeyTransformPlan key_transform_plan(const H5File& f, const KeyTransformChoice& c
                                 modality_sub_keys(f, "action"), clipped_path(f.path()));
   if (choice.state_sin_cos) return state_sin_cos_plan(modality_sub_keys(f, "state"));
   return {};
+}
+
+void check_embodiment_action_widths(const PackedDataset& data, const KeyTransformChoice& choice) {
+  for (int64_t i = 0; i < data.files(); ++i) {
+    const PackedFileIndex& x = data.file(i);
+    const std::set<int32_t> ids(x.episode_embodiment.begin(), x.episode_embodiment.end());
+    const auto width = [&](int32_t id) {
+      return x.embodiment_action_dim.empty() ? x.action_dim : int64_t(x.embodiment_action_dim.at(size_t(id)));
+    };
+    // The sub-keys tile the file's columns: an embodiment of the file's width has them all (and
+    // the plan is resolved, with its own refusals, where the statistics are).
+    if (std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return width(id) == x.action_dim; })) continue;
+    const KeyTransformPlan plan = key_transform_plan(x.file, choice);
+    const int64_t needed = raw_width(plan.action);
+    for (int32_t id : ids) {
+      const int64_t has = width(id);
+      if (has < needed)
+        throw Error(x.file.where(packed::kEmbodimentActionDim,
+                                 str("embodiment ", id, " has ", has, " action columns, ", plan.selected_by, " needs ",
+                                     needed, " (its action keys' columns of the modality attribute); pack this "
+                                     "embodiment in a file of its own")),
+                    kExitInput);
+    }
+  }
 }
 
 }  // namespace emb

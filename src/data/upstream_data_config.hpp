@@ -19,6 +19,7 @@
 #include "data/h5_file.hpp"
 #include "data/key_transform.hpp"
 #include "data/modality_sub_keys.hpp"
+#include "data/packed_dataset.hpp"
 
 namespace emb {
 
@@ -51,6 +52,11 @@ struct KeyTransformChoice {
 // The plan `choice` gives a packed file (empty for an empty choice). Throws emb::Error (exit 2)
 // naming the file as the header says.
 KeyTransformPlan key_transform_plan(const H5File& f, const KeyTransformChoice& choice);
+
+// Every embodiment of every file has the action columns the plan `choice` gives the file reads: a
+// file of several embodiments has one modality attribute, of its widest embodiment's columns.
+// Throws emb::Error (exit 2) naming the file, the embodiment, the columns it has and those needed.
+void check_embodiment_action_widths(const PackedDataset& data, const KeyTransformChoice& choice);
 
 // The same from the file's sub-keys, `file` naming it in errors.
 KeyTransformPlan upstream_config_plan(const UpstreamDataConfig& config, const std::vector<ModalitySubKey>& state_keys,

@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -207,6 +209,73 @@ BOOST_AUTO_TEST_CASE(gr00t_action_chunks_past_the_episode_end) {
             }
           }
       BOOST_TEST(past_end > 0);  // the case is exercised
+    }
+  }
+}
+
+// Past an episode's end upstream pads an action sub-key its modality marks absolute = false with
+// zeros and an absolute one with its last row, in the raw values before they are normalised
+// (Isaac-GR00T 4af2b622 gr00t/data/dataset.py:611-657,788), with no data.upstream_config. Row r of
+// the file: state [r, 0, 0, 0]; action pos [r, r] (absolute), delta [100 + r] x 3 (relative),
+// grip [r] x 3 (absolute by default); episodes of 5..8 steps, so every 12-step chunk reaches past
+// its end.
+BOOST_AUTO_TEST_CASE(gr00t_relative_action_keys_are_zero_past_the_episode_end) {
+  const std::string path = str(EMBTRAIN_TEST_TMP, "/loader_np", world_size(), "_relative/a.h5");
+  SynthOptions o = test::tiny_synth("gr00t", 6, 21);
+  o.min_steps = 5, o.max_steps = 8, o.embodiments = 1, o.state_dim = 4, o.action_dim = 8;
+  PackedData p = synthesize(o);
+  const int64_t steps = p.steps();
+  const auto relative = [](int64_t c) { return c >= 2 && c < 5; };
+  const auto raw = [&](int64_t r, int64_t c) { return float(relative(c) ? 100 + r : r); };
+  for (int64_t r = 0; r < steps; ++r) {
+    std::fill_n(&p.state[size_t(r * o.state_dim)], o.state_dim, 0.f);
+    p.state[size_t(r * o.state_dim)] = float(r);
+    for (int64_t c = 0; c < o.action_dim; ++c) p.action[size_t(r * o.action_dim + c)] = raw(r, c);
+  }
+  p.modality = R"({"action": {"pos": {"start": 0, "end": 2, "absolute": true},)"
+               R"( "delta": {"start": 2, "end": 5, "absolute": false}, "grip": {"start": 5, "end": 8}}})";
+  if (world_rank() == 0) {
+    fs::create_directories(fs::path(path).parent_path());
+    write_packed(p, path, "test");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ModelConfig cfg = test::tiny_model(Family::gr00t);
+  cfg.horizon = 12;
+  // data.normalize = upstream's min_max by the file's statistics: the columns' min and max over all rows.
+  const auto min_max = [&](int64_t c, float x) {
+    const float lo = raw(0, c), hi = raw(steps - 1, c);
+    return 2.f * ((x - lo) / (hi - lo)) - 1.f;
+  };
+  for (bool normalize : {false, true}) {
+    BOOST_TEST_CONTEXT("normalize " << normalize) {
+      DataConfig dc;
+      dc.paths = {path};
+      dc.normalize = normalize;
+      dc.global_batch = 4, dc.chunk_rows = 8, dc.shuffle_buffer = 16, dc.tokens_per_mb = 300, dc.prefetch = 0;
+      Loader loader(MPI_COMM_WORLD, dc, cfg);
+      int64_t past_end = 0;
+      for (int64_t k = 0; k < loader.samples_per_epoch() / dc.global_batch; ++k)
+        for (const PackedBatch& b : loader.next_step())
+          for (int i = 0; i < b.n_samples; ++i) {
+            const float s0 = b.state[size_t(i * cfg.state_dim)];
+            const int64_t row = normalize ? std::lround((s0 + 1.f) / 2.f * float(steps - 1)) : int64_t(s0);
+            const int64_t end = *std::upper_bound(p.episode_offsets.begin(), p.episode_offsets.end(), row);
+            for (int64_t h = 0; h < cfg.horizon; ++h) {
+              const bool past = row + h >= end;
+              past_end += past;
+              for (int64_t c = 0; c < o.action_dim; ++c) {
+                const float padded = past && relative(c) ? 0.f : raw(std::min(row + h, end - 1), c);
+                const float got = b.actions[size_t((i * cfg.horizon + h) * cfg.action_dim + c)];
+                BOOST_TEST(got == (normalize ? min_max(c, padded) : padded), "row " << row << " + " << h << " column " << c << ": " << got);
+              }
+              // Normalised, a relative key's padding is min_max(0) = 2·(−100/(S − 1)) − 1, not 0:
+              // the zeros are the raw values', as upstream's.
+              if (past && normalize) BOOST_TEST(b.actions[size_t((i * cfg.horizon + h) * cfg.action_dim + 2)] < -1.f);
+            }
+          }
+      int64_t total = 0;
+      MPI_Allreduce(&past_end, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      BOOST_TEST(total > 0);
     }
   }
 }

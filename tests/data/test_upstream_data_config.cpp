@@ -10,10 +10,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "app/gr00t_metadata.hpp"
+#include "app/start_checks.hpp"
 #include "comm/world_fixture.hpp"
 #include "config/schema.hpp"
 #include "core/error.hpp"
@@ -308,6 +311,33 @@ BOOST_AUTO_TEST_CASE(a_file_without_the_configs_keys_or_a_model_too_narrow_is_re
                  .find("state.eef_position is not in the file (its state sub-keys: state)") != std::string::npos);
 }
 
+// A file of two embodiments has one modality attribute, of the wider one's columns: oxe_droid's
+// action keys read columns [0, 7), embodiment 1 has 6 (embpack synth: 8 − 8/4).
+BOOST_AUTO_TEST_CASE(an_embodiment_narrower_than_the_configs_keys_is_refused_in_one_line) {
+  SynthOptions o = test::tiny_synth("gr00t", 4, 11);
+  o.state_dim = kStateWidth, o.action_dim = kActionWidth, o.embodiments = 2;
+  PackedData p = synthesize(o);
+  for (int64_t r = 0; r < p.steps(); ++r) raw_rows(r, &p.state[size_t(r * kStateWidth)], &p.action[size_t(r * kActionWidth)]);
+  p.modality = kDroidModality;
+  BOOST_REQUIRE((p.embodiment_action_dim == std::vector<int32_t>{8, 6}));
+  BOOST_REQUIRE((std::set<int32_t>(p.episode_embodiment.begin(), p.episode_embodiment.end()) == std::set<int32_t>{0, 1}));
+  const std::string path = write(p, "droid_two_embodiments");
+  const std::string refusal = path + ":/embodiments/action_dim: embodiment 1 has 6 action columns, "
+                                    "data.upstream_config = oxe_droid needs 7 (its action keys' columns of the "
+                                    "modality attribute); pack this embodiment in a file of its own";
+  const std::string msg = test::input_error_message([&] { Loader(MPI_COMM_WORLD, droid_deck(path), model(16, 8)); });
+  BOOST_TEST(msg == refusal, msg);
+  // embtrain refuses it in its start checks, before it writes anything (not even the checkpoint folder).
+  RunConfig run;
+  run.model = model(16, 8), run.data = droid_deck(path);
+  run.train.ckpt_dir = test::scratch_dir("upstream_data_config") + "/never_written";
+  BOOST_TEST(test::input_error_message([&] { check_before_training(run, 1, 1); }) == refusal);
+  BOOST_TEST(!std::filesystem::exists(run.train.ckpt_dir));
+  // Without the config the narrower embodiment trains on its own columns.
+  Loader plain(MPI_COMM_WORLD, droid_deck(path, ""), model(16, 8));
+  BOOST_TEST(plain.next_step().size() > 0u);
+}
+
 BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
   const std::string path = write(droid_data(kDroidModality), "droid_export");
   RunConfig cfg;
@@ -321,15 +351,31 @@ BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
   BOOST_TEST(entry["modalities"]["action"]["eef_rotation_delta"]["absolute"] == false);
   BOOST_TEST(entry["modalities"]["action"]["gripper_position"]["continuous"] == false);
   BOOST_TEST(entry["statistics"]["state"]["eef_position"]["min"] == nlohmann::json({0.0, 0.0, 0.5}));
+  // The record names its config; a record of before that field (only selected_by's text) exports alike.
+  nlohmann::json old_record = nlohmann::json::parse(recorded);
+  BOOST_TEST(old_record["0"]["key_transforms"]["upstream_config"] == "oxe_droid");
+  old_record["0"]["key_transforms"].erase("upstream_config");
+  BOOST_TEST(metadata_entries(cfg, old_record.dump(), false).at("embodiment_0") == entry);
   // The same statistics over a file whose modality now declares the delta's angles in another order.
   std::string euler = kDroidModality;
   const std::string rpy = "euler_angles_rpy";
   euler.replace(euler.find(rpy), rpy.size(), "euler_angles_ypr");
-  cfg.data.paths = {write(droid_data(euler), "droid_export_other")};
-  const std::string msg = test::input_error_message([&] { metadata_entries(cfg, recorded, false); });
-  BOOST_TEST(msg.find("embodiment 0 (embodiment_0) trained with data.upstream_config = oxe_droid on other sub-keys, "
-                      "columns or rotation types than this file's modality attribute gives") != std::string::npos,
-             msg);
+  const std::string other = write(droid_data(euler), "droid_export_other");
+  const std::string refusal = other + ": embodiment 0 (embodiment_0) trained with data.upstream_config = oxe_droid on "
+                                      "other sub-keys, columns or rotation types than this file's modality attribute "
+                                      "gives; metadata.json must describe the data it trained on: export with its "
+                                      "deck and data";
+  cfg.data.paths = {other};
+  BOOST_TEST(test::input_error_message([&] { metadata_entries(cfg, recorded, false); }) == refusal);
+  BOOST_TEST(test::input_error_message([&] { metadata_entries(cfg, old_record.dump(), false); }) == refusal);
+  // The check keys on the recorded config, neither on the deck's nor on selected_by's text.
+  nlohmann::json renamed = nlohmann::json::parse(recorded);
+  renamed["0"]["key_transforms"]["selected_by"] = "oxe_droid (as a later deck may word it)";
+  cfg.data.upstream_config = "";
+  BOOST_TEST(test::input_error_message([&] { metadata_entries(cfg, renamed.dump(), false); }).find(
+                 "trained with oxe_droid (as a later deck may word it) on other sub-keys") != std::string::npos);
+  cfg.data.paths = {path};
+  BOOST_TEST(metadata_entries(cfg, renamed.dump(), false).at("embodiment_0") == entry);
 }
 
 BOOST_AUTO_TEST_CASE(the_policy_transforms_a_state_wider_than_the_model_sees) {
@@ -340,7 +386,7 @@ BOOST_AUTO_TEST_CASE(the_policy_transforms_a_state_wider_than_the_model_sees) {
   e.action = e.state;
   KeyTransform last;
   last.key = "last", last.start = 3, last.width = 2, last.normalization = NormalizationRule::min_max;
-  e.key_transforms = {"data.upstream_config = so100", {last}, {}};
+  e.key_transforms = {"data.upstream_config = so100", "so100", {last}, {}};
   const PolicyNormalization policy(statistics_json({{0, e}}).dump(), "ckpt.h5");
   BOOST_TEST(policy.state_width(0, 5) == 2);
   const std::vector<float> seen = policy.state(0, {9.f, 9.f, 9.f, 2.f, 3.f});

@@ -25,7 +25,15 @@ With --backbone tune_visual (train.tune_visual = on, the step trains the vision 
 LLM's tensors (and SigLIP's pooling head, which Eagle does not use) byte for byte; init_from OUT (one step at learning rate 0) holds the trained
 checkpoint's parameters as OUT stores them: bit for bit, the BF16 ones rounded as PyTorch rounds.
 
+With --upstream-config NAME (a data config the demo's keys support; the run trains with --set
+data.upstream_config=NAME): the checkpoint records the config and its keys, metadata.json
+describes each of the config's keys as upstream's policy reads them (absolute, rotation_type,
+continuous, shape; min/max = the recorded statistics = the dataset's), and a dumped step holds the
+config's transforms of packed rows (fourier_gr1_arms_only: [sin, cos] of each state key, min_max of
+each action key, in the config's order), by value.
+
     test_lerobot_to_export.py --embtrain BIN --embpack BIN [--backbone offline|online|tune_visual]
+                              [--upstream-config NAME]
 """
 import argparse
 import copy
@@ -72,19 +80,20 @@ def check(cond, what):
     print("ok:", what)
 
 
-def head_config(d_vl):
+def head_config(d_vl, max_state_dim):
     """The tiny head (upstream_presets.TINY_GR00T) reading the tiny Eagle's d_vl-wide features, with
-    room for the demo's 44-wide state and action (upstream pads both to max_*_dim)."""
+    room for the demo's 44-wide state and action (upstream pads both to max_*_dim) or, with
+    --upstream-config, for the state the config gives the model."""
     config = copy.deepcopy(upstream_presets.TINY_GR00T)
     head = config["action_head_cfg"]
-    head.update(backbone_embedding_dim=d_vl, max_state_dim=48, max_action_dim=48, action_dim=48)
+    head.update(backbone_embedding_dim=d_vl, max_state_dim=max_state_dim, max_action_dim=48, action_dim=48)
     head["diffusion_model_cfg"]["cross_attention_dim"] = d_vl
     head["vl_self_attention_cfg"].update(attention_head_dim=d_vl // 2, num_attention_heads=2)
     config.update(action_dim=48)
     return config
 
 
-def make_checkpoint(tmp):
+def make_checkpoint(tmp, max_state_dim):
     """DIR: the tiny Eagle (make_tiny_encoders.py) + the tiny head (make_tiny_checkpoint.py) in one
     model.safetensors, the backbone stored BF16 as upstream saves it."""
     run(["/usr/bin/python3", os.path.join(ROOT, "tests", "encoders_ref", "make_tiny_encoders.py"), "--which", "eagle",
@@ -94,7 +103,7 @@ def make_checkpoint(tmp):
     d_vl = json.load(open(os.path.join(eagle, "eagle2_hg_model", "config.json")))["text_config"]["hidden_size"]
     backbone = {k: (v, "BF16") for k, v in safetensors_io.read_file(os.path.join(eagle, "model.safetensors")).items()}
     released = os.path.join(tmp, "gr00t_n15_tiny")
-    config = head_config(d_vl)
+    config = head_config(d_vl, max_state_dim)
     config["backbone_cfg"].update(backbone_cfg)  # select_layer: the tiny Eagle's
     make_tiny_checkpoint.write_gr00t(released, 3, config, backbone)
     shutil.copytree(os.path.join(eagle, "eagle2_hg_model"), os.path.join(released, "eagle2_hg_model"))
@@ -187,6 +196,75 @@ def check_loader_inputs(args, tmp, deck, exported, packed, steps):
               f"{part}: all {len(got)} rows the loader fed are upstream's min_max of packed rows, bit for bit")
 
 
+# What each data config this test can run does to the demo's keys (Isaac-GR00T 4af2b622
+# gr00t/experiment/data_config.py): fourier_gr1_arms_only (:150-205) gives the model each state key
+# as [sin(K), cos(K)] and min_max-normalises each action key, both in this order; the state then
+# needs 2·26 columns, upstream's max_state_dim 64 holds them.
+UPSTREAM_CONFIGS = {
+    "fourier_gr1_arms_only": {"keys": ["left_arm", "right_arm", "left_hand", "right_hand"], "max_state_dim": 64},
+}
+
+
+def check_upstream_config(args, tmp, deck, exported, packed, steps):
+    """data.upstream_config = NAME end to end: the checkpoint records the config and its keys, the
+    exported metadata.json gives upstream's policy what the config's transforms read of each key
+    (absolute, rotation_type, continuous, shape; min/max for the actions' min_max, the recorded
+    numbers), and the dumped step is the config's transform of packed rows, by value."""
+    keys = UPSTREAM_CONFIGS[args.upstream_config]["keys"]
+    modality = json.load(open(os.path.join(DEMO, "meta", "modality.json")))
+    with h5py.File(os.path.join(tmp, "out", "ckpt", "ft", f"step_{steps:08d}.h5"), "r") as f:
+        recorded = next(iter(json.loads(f.attrs["normalization"]).values()))
+    plan = recorded["key_transforms"]
+    columns = {part: [(modality[part][k]["start"], modality[part][k]["end"]) for k in keys] for part in modality
+               if part in ("state", "action")}
+    expected_plan = {
+        "state": [{"key": k, "start": a, "width": b - a, "rotation_from": "", "rotation_to": "", "normalization": "",
+                   "absolute": True, "sin_cos": True} for k, (a, b) in zip(keys, columns["state"])],
+        "action": [{"key": k, "start": a, "width": b - a, "rotation_from": "", "rotation_to": "",
+                    "normalization": "min_max", "absolute": True, "sin_cos": False}
+                   for k, (a, b) in zip(keys, columns["action"])]}
+    check(plan["upstream_config"] == args.upstream_config and
+          plan["selected_by"] == f"data.upstream_config = {args.upstream_config}" and
+          plan["state"] == expected_plan["state"] and plan["action"] == expected_plan["action"],
+          f"the checkpoint records {args.upstream_config}: {keys} sin/cos states, min_max actions, their columns")
+    entry = json.load(open(os.path.join(exported, "experiment_cfg", "metadata.json")))["new_embodiment"]
+    rows = dataset_rows(packed)
+    for part in ("state", "action"):
+        for key, (a, b) in zip(keys, columns[part]):
+            described = entry["modalities"][part][key]
+            stats = entry["statistics"][part][key]
+            values = rows[part][:, a:b]
+            check(described == {"absolute": True, "rotation_type": None, "shape": [b - a], "continuous": True} and
+                  stats["min"] == recorded[part]["min"][a:b] and stats["max"] == recorded[part]["max"][a:b] and
+                  np.allclose(stats["min"], values.min(0), atol=1e-5) and
+                  np.allclose(stats["max"], values.max(0), atol=1e-5),
+                  f"metadata.json {part}.{key}: absolute, no rotation, continuous, shape [{b - a}]; min/max the "
+                  f"checkpoint's and the dataset's")
+    dump = os.path.join(tmp, "step.h5")
+    run([args.embtrain, deck, "--dump", dump, "--set", "train.global_batch=8", "--set",
+         f"data.upstream_config={args.upstream_config}"])
+    with h5py.File(dump, "r") as f:
+        batches = [f["micro_batch"][k] for k in f["micro_batch"]]
+        fed_state = np.concatenate([bt["state"][()] for bt in batches])
+        fed_action = np.concatenate([bt["actions"][()].reshape(-1, bt["actions"].shape[-1]) for bt in batches])
+    state = np.concatenate([np.concatenate([np.sin(rows["state"][:, a:b].astype(np.float32)),
+                                            np.cos(rows["state"][:, a:b].astype(np.float32))], axis=1)
+                            for a, b in columns["state"]], axis=1)
+    action = np.concatenate([upstream_min_max(rows["action"][:, a:b], np.array(entry["statistics"]["action"][k]["min"]),
+                                              np.array(entry["statistics"]["action"][k]["max"]))
+                             for k, (a, b) in zip(keys, columns["action"])], axis=1)
+    width = {"state": state.shape[1], "action": action.shape[1]}
+    nearest = {name: np.array([np.abs(want - g[:width[name]]).max(1).min() for g in got])
+               for name, want, got in (("state", state, fed_state), ("action", action, fed_action))}
+    check(width["state"] == 52 and len(fed_state) > 0 and nearest["state"].max() <= 2e-7 and
+          np.all(fed_state[:, 52:] == 0),
+          f"all {len(fed_state)} states fed are [sin, cos] of a packed row's {keys} in this order "
+          f"(within {nearest['state'].max():.1e}), zeros after column 52")
+    check(width["action"] == 26 and nearest["action"].max() == 0 and np.all(fed_action[:, 26:] == 0),
+          f"all {len(fed_action)} action rows fed are upstream's min_max of a packed row's {keys} in this order, "
+          f"bit for bit, zeros after column 26")
+
+
 def check_reimport(args, tmp, deck, exported, original):
     """init_from the export with train.tune_visual = on, one step at learning rate 0: its checkpoint
     holds the trained run's parameters as the export stores them (the vision tensors in DIR's BF16)."""
@@ -212,9 +290,12 @@ def main():
     ap.add_argument("--backbone", choices=("offline", "online", "tune_visual"), default="offline",
                     help="offline: embpack features computes the vl features; online: the step runs the backbone; "
                          "tune_visual: the step trains its vision tower and mlp1")
+    ap.add_argument("--upstream-config", choices=sorted(UPSTREAM_CONFIGS),
+                    help="train with data.upstream_config = NAME (--set) and check what the export carries for it")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="lerobot_to_export_") as tmp:
-        released = make_checkpoint(tmp)
+        released = make_checkpoint(tmp, UPSTREAM_CONFIGS[args.upstream_config]["max_state_dim"]
+                                   if args.upstream_config else 48)
         packed = os.path.join(tmp, "demo.h5")
         run([args.embpack, "lerobot", DEMO, "--embodiment-tag", "new_embodiment", "-o", packed])
         train_data, extra = packed, "[model]\nbackbone = online\n"
@@ -233,7 +314,8 @@ def main():
             f.write(f"[run]\nseed = 7\noutput_dir = {tmp}/out\nname = ft\n[data]\npaths = {train_data}\n[train]\n"
                     f"init_from = {released}\nsteps = {steps}\nckpt_every = {steps}\nglobal_batch = 2\nlr = {lr}\n"
                     f"tune_visual = {'on' if tune_visual else 'off'}\n{extra}")
-        run([args.embtrain, deck])
+        run([args.embtrain, deck] + (["--set", f"data.upstream_config={args.upstream_config}"]
+                                     if args.upstream_config else []))
         with open(os.path.join(tmp, "out", "ft", "timings.csv")) as f:
             backbone_s = sum(float(r["seconds"]) for r in csv.DictReader(f) if r["phase"] == "backbone")
         if not tune_visual:  # the trained backbone runs inside the model's step, not in the backbone phase
@@ -265,7 +347,9 @@ def main():
         if tune_visual:
             check_reimport(args, tmp, deck, exported, original)
         check_metadata(exported, packed)
-        if args.backbone == "offline":
+        if args.upstream_config:
+            check_upstream_config(args, tmp, deck, exported, packed, steps)
+        elif args.backbone == "offline":
             check_loader_inputs(args, tmp, deck, exported, packed, steps)
     print("PASS")
 
