@@ -190,6 +190,19 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, 
   }
 }
 
+bool same_activation_layout(const BlockSpec& a, const BlockSpec& b) {
+  if (a.D != b.D || a.H != b.H || a.F != b.F || a.n_chunks() != b.n_chunks() || a.modulation != b.modulation ||
+      a.sublayers.size() != b.sublayers.size())
+    return false;
+  for (size_t i = 0; i < a.sublayers.size(); ++i) {
+    const SublayerSpec &x = a.sublayers[i], &y = b.sublayers[i];
+    if (x.attention != y.attention || x.cross != y.cross || x.qk_norm != y.qk_norm || x.image != y.image ||
+        (x.scale_chunk >= 0) != (y.scale_chunk >= 0))
+      return false;
+  }
+  return true;
+}
+
 void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts) {
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     if (!spec.sublayers[i].attention) continue;

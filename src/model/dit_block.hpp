@@ -171,6 +171,9 @@ enum class BlockActsPart { all, all_but_attention_cores, attention_cores };
 // Tci: the image context's rows (SublayerSpec::image).
 void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, ActivationPlan& plan,
                      BlockActs& acts, BlockActsPart part = BlockActsPart::all);
+// Whether plan_block_acts lays out a's and b's activations alike (the same tensors of the same
+// sizes for any rows), so that blocks of either can share one BlockActs.
+bool same_activation_layout(const BlockSpec& a, const BlockSpec& b);
 // Points acts' attention-core activations at those of `cores` (planned with
 // BlockActsPart::attention_cores for a block of the same shape).
 void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts);
