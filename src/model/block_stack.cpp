@@ -36,13 +36,13 @@ void BlockStack::forward(Ops& ops, ParamAccess& params, const BlockIO& io, float
   }
 }
 
-void BlockStack::backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
-                          float* work) {
+void BlockStack::backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx) {
   for (size_t l = specs_.size(); l-- > 0;) {
     params.enter_backward(specs_[l].unit);
     if (recompute_ == Recompute::full) {
-      ops.copy(view(inputs_[l], io.T, specs_[l].D), view(work, io.T, specs_[l].D));
-      block_forward(ops, specs_[l], params, io, acts_of(l), work);
+      // In place: the input becomes the block's output, which nothing reads, and the input is
+      // not needed after this block's backward.
+      block_forward(ops, specs_[l], params, io, acts_of(l), inputs_[l]);
     } else if (recompute_ == Recompute::selective) {
       block_recompute_attention(ops, specs_[l], params, io, acts_of(l));
     }

@@ -27,9 +27,8 @@ class BlockStack {
 
   // x [T, D]: input in, output of the last block out.
   void forward(Ops& ops, ParamAccess& params, const BlockIO& io, float* x);
-  // dx: gradient of the output in, of the input out. `work` [T, D] holds a recomputed input.
-  void backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
-                float* work);
+  // dx: gradient of the output in, of the input out.
+  void backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx);
 
  private:
   BlockActs& acts_of(size_t l) { return recompute_ == Recompute::full ? acts_[pool_slot_[l]] : acts_[l]; }

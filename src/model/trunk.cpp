@@ -1,6 +1,5 @@
 #include "model/trunk.hpp"
 
-#include <algorithm>
 #include <vector>
 
 namespace emb {
@@ -15,7 +14,6 @@ void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64
   block_c_ = plan.conversion(Tc * Dc);
   block_cond_ = plan.conversion(T * cond_width);  // a row per timestep ≤ T
   block_cimg_ = Tci ? plan.conversion(Tci * D) : TensorPtr{};
-  work_ = plan.floats(std::max(T * D, context_blocks.specs().empty() ? 0 : Tc * Dc));
   context_blocks.plan(plan, Tc, Tc, 0, recompute);
   blocks.plan(plan, T, Tc, Tci, recompute);
   std::vector<const BlockSpec*> specs;
@@ -80,8 +78,8 @@ void Trunk::zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev) {
 }
 
 void Trunk::backward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {
-  blocks.backward(ops, P, blocks_io(b, dev), scratch_, dx, work_);
-  context_blocks.backward(ops, P, context_io(b, dev), scratch_, dc, work_);
+  blocks.backward(ops, P, blocks_io(b, dev), scratch_, dx);
+  context_blocks.backward(ops, P, context_io(b, dev), scratch_, dc);
 }
 
 }  // namespace emb

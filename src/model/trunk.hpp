@@ -53,7 +53,6 @@ class Trunk {
   // [T, cond_width] and [Tci, D] with bf16 activations (made once a micro-batch); themselves with fp32.
   TensorPtr block_c_, block_cond_, block_cimg_;
   bool converts_inputs_ = false;
-  float* work_ = nullptr;  // a recomputed block input, of either stack
   BlockScratch scratch_;
 };
 

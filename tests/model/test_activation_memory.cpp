@@ -42,3 +42,12 @@ BOOST_AUTO_TEST_CASE(full_recompute_keeps_one_input_per_block_and_one_pool_slot_
                  eight = activation_bytes("tiny_gr00t", 8, Recompute::full);
   BOOST_TEST(eight.bytes - two.bytes == 6 * tensor(two.T * preset_config("tiny_gr00t").d_model, 4));
 }
+
+// Full recompute against none with one block: the block's kept input is all it adds, since the
+// backward re-runs the block in place on that input (no second [T, D] buffer to run it in).
+BOOST_AUTO_TEST_CASE(full_recompute_reruns_a_block_in_its_kept_input) {
+  for (const char* preset : {"tiny_wan", "tiny_dreamzero"}) {
+    const Measured none = activation_bytes(preset, 1, Recompute::none), full = activation_bytes(preset, 1, Recompute::full);
+    BOOST_TEST(full.bytes - none.bytes == tensor(full.T * preset_config(preset).d_model, 4), preset);
+  }
+}
