@@ -155,10 +155,10 @@ struct BlockActs {
 
 // Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc, Tci)),
 // in the activation dtype: dmod [rows, n_chunks·D], dmod_rows [rows, 2D], dg [rows, F], the others
-// [rows, D].
+// [rows, D]. Only what some block reads: dmod_rows with ada2, dq_pre and dk_pre with qk_norm.
 struct BlockScratch {
   TensorPtr dmod, dmod_rows, dh, dy, datt, dq, dk, dv, dq_pre, dk_pre, dg;
-  TensorPtr ddrop;  // [rows, max(D, F)]: a gradient through the dropouts' backward
+  TensorPtr ddrop;  // [rows, max(D, F)]: a gradient through the dropouts' backward (blocks with dropout)
   // bf16 activations: a linear's dx into an fp32 input gradient from outside the block (the
   // context's, ada2's conditioning's) before it is added there; absent with fp32 activations.
   TensorPtr dinput;
