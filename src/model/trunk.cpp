@@ -4,15 +4,16 @@
 
 namespace emb {
 
-void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64_t D, int64_t Dc,
+void Trunk::plan(ActivationPlan& plan, const ActivationRows& rows, int64_t Tci, int64_t D, int64_t Dc,
                  int64_t cond_width, Recompute recompute) {
+  const int64_t T = rows.tokens, Tc = rows.context;
   D_ = D, Dc_ = Dc, cond_width_ = cond_width;
   for (float** p : {&x, &dx}) *p = plan.floats(T * D);
   for (float** p : {&c, &dc}) *p = plan.floats(Tc * Dc);
   for (float** p : {&cimg, &dcimg}) *p = Tci ? plan.floats(Tci * D) : nullptr;
   converts_inputs_ = plan.activation_dtype() != DType::f32;
   block_c_ = plan.conversion(Tc * Dc);
-  block_cond_ = plan.conversion(T * cond_width);  // a row per timestep ≤ T
+  block_cond_ = plan.conversion(rows.time_rows * cond_width);
   block_cimg_ = Tci ? plan.conversion(Tci * D) : TensorPtr{};
   context_blocks.plan(plan, Tc, Tc, 0, recompute);
   blocks.plan(plan, T, Tc, Tci, recompute);

@@ -26,8 +26,7 @@ Measured activation_bytes(const std::string& preset, int layers, Recompute recom
   ModelConfig cfg = preset_config(preset);
   cfg.n_layers = layers, cfg.recompute = recompute;
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
-  return {make_model(cfg, nullptr)->activation_bytes(b.n_tokens, b.n_context, b.n_samples, DType::f32).total,
-          b.n_tokens, b.n_context};
+  return {make_model(cfg, nullptr)->activation_bytes(b, DType::f32).total, b.n_tokens, b.n_context};
 }
 
 }  // namespace
@@ -89,4 +88,58 @@ BOOST_AUTO_TEST_CASE(block_scratch_holds_what_the_blocks_read) {
   const int64_t Dg = gr00t.d_model, Fg = gr00t.d_ff;
   BOOST_TEST(scratch_bytes("tiny_gr00t", 2, T, Tc) ==
              2 * tensor(T * 2 * Dg, 2) + 6 * tensor(T * Dg, 2) + 2 * tensor(T * Fg, 2) + tensor(T * Dg, 2));
+}
+
+namespace {
+
+// One wan sample's tokens as activation_rows reads them: `clean` clean video tokens, then
+// `noisy` noisy video and `actions` action tokens in block 0 and `actions_next` in block 1, and
+// Tc context tokens (no data: the plan reads only the token kinds and blocks).
+PackedBatch wan_tokens(int clean, int noisy, int actions, int actions_next, int64_t Tc) {
+  PackedBatch b;
+  b.family = "wan";
+  b.n_samples = 1, b.n_context = Tc;
+  auto push = [&](int n, int32_t kind, int32_t blk) {
+    for (int i = 0; i < n; ++i) b.seq.push_back(0), b.kind.push_back(kind), b.blk.push_back(blk);
+  };
+  push(clean, kClean, 0), push(noisy, kNoisyVideo, 0), push(actions, kAction, 0), push(actions_next, kAction, 1);
+  b.n_tokens = int64_t(b.seq.size());
+  return b;
+}
+
+}  // namespace
+
+// The encoders' and the head's tensors are sized by the rows they run on (activation_rows), not
+// by all query tokens. With row counts that keep every tensor a multiple of 64 bytes, moving 16
+// tokens from noisy video to actions changes the bytes by exactly 16 rows of each kind, and a
+// second timestep by exactly one time row (fp32: no bf16 copy of the conditioning).
+BOOST_AUTO_TEST_CASE(wan_encoders_and_head_hold_rows_of_their_kind) {
+  const ModelConfig cfg = preset_config("tiny_wan");
+  std::unique_ptr<Model> m = make_model(cfg, nullptr);
+  auto bytes = [&](const PackedBatch& b) { return int64_t(m->activation_bytes(b, DType::f32).total); };
+  const int64_t D = cfg.d_model, A = cfg.action_dim, Dh = cfg.d_hidden_enc, Po = cfg.patch_dim_out();
+  const int64_t P = cfg.embed_patch_dim();
+  // action_enc 8 [D] and 2 [2D]; a_t [2]; ain, ya, dya [A]; xa, dxa [D]; d1, d1r, dd1r [Dh].
+  const int64_t action_row = 4 * (8 * D + 2 * 2 * D + 2 + 3 * A + 2 * D + 3 * Dh);
+  // hx, hln, hm, dhx, dhm, dhsum [D]; yv, dyv [Po]; hmean, hrstd; hmod, dhmod [2D].
+  const int64_t noisy_row = 4 * (6 * D + 2 * Po + 2 + 2 * 2 * D);
+  const int64_t video_row = 4 * (2 * D + P);  // vemb, dvemb [D]; vin [P]
+  // time_enc's sinusoid [256] and 7 [D]; tp, dtp [6D].
+  const int64_t time_row = 4 * (256 + 7 * D + 2 * 6 * D);
+  const int64_t before = bytes(wan_tokens(32, 32, 16, 0, 32));
+  BOOST_TEST(bytes(wan_tokens(32, 16, 32, 0, 32)) - before == 16 * (action_row - noisy_row - video_row));
+  BOOST_TEST(bytes(wan_tokens(32, 32, 0, 16, 32)) - before == time_row);
+}
+
+// The run plans its arena for the same rows as --plan: after a step on a DreamZero-layout batch
+// (clean and noisy video, actions, states, the CLIP context) its capacity is --plan's bytes
+// rounded up to the arena's 4 KiB.
+BOOST_AUTO_TEST_CASE(the_run_allocates_what_plan_measures) {
+  for (const char* preset : {"tiny_dreamzero", "tiny_gr00t"}) {
+    TinyModel m(preset);
+    const PackedBatch b = make_synthetic_batch(m.model->config(), sample_ids(3), true, kSeed);
+    m.grads(b);
+    const size_t planned = make_model(m.model->config(), nullptr)->activation_bytes(b, DType::f32).total;
+    BOOST_TEST(m.model->activation_arena_bytes() == ((planned + 4095) & ~size_t(4095)), preset);
+  }
 }

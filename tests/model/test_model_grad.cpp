@@ -107,7 +107,7 @@ size_t activation_bytes(const std::string& preset, Recompute recompute) {
   ModelConfig cfg = preset_config(preset);
   cfg.n_layers = 8, cfg.recompute = recompute;
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
-  return make_model(cfg, &cpu_ops)->activation_bytes(b.n_tokens, b.n_context, b.n_samples, DType::f32).total;
+  return make_model(cfg, &cpu_ops)->activation_bytes(b, DType::f32).total;
 }
 
 void check_recompute_saves_memory(const std::string& preset) {
