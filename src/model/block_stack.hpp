@@ -7,8 +7,8 @@
 //     pool, and backward re-runs them from the kept sublayer inputs before a block's backward.
 //   full: a block keeps only its input; backward re-runs its forward into a pool of activations
 //     before its backward.
-// Blocks alternate between at most two shapes (gr00t's cross/self layers), so block l uses
-// pool slot l % 2.
+// A pool has one slot per distinct activation layout (same_activation_layout): one for wan's
+// identical blocks, two for gr00t's alternating cross/self layers.
 #pragma once
 #include <vector>
 
@@ -27,16 +27,16 @@ class BlockStack {
 
   // x [T, D]: input in, output of the last block out.
   void forward(Ops& ops, ParamAccess& params, const BlockIO& io, float* x);
-  // dx: gradient of the output in, of the input out. `work` [T, D] holds a recomputed input.
-  void backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx,
-                float* work);
+  // dx: gradient of the output in, of the input out.
+  void backward(Ops& ops, ParamAccess& params, const BlockIO& io, const BlockScratch& scratch, float* dx);
 
  private:
-  BlockActs& acts_of(size_t l) { return recompute_ == Recompute::full ? acts_[l % acts_.size()] : acts_[l]; }
+  BlockActs& acts_of(size_t l) { return recompute_ == Recompute::full ? acts_[pool_slot_[l]] : acts_[l]; }
 
   std::vector<BlockSpec> specs_;
   std::vector<BlockActs> acts_;
   std::vector<BlockActs> attention_cores_;  // selective: the pool the blocks' cores point into
+  std::vector<size_t> pool_slot_;           // per block: its slot in the pool (full) or attention_cores_
   std::vector<float*> inputs_;              // full: each block's input [T, D]
   Recompute recompute_ = Recompute::none;
 };

@@ -190,6 +190,19 @@ void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, 
   }
 }
 
+bool same_activation_layout(const BlockSpec& a, const BlockSpec& b) {
+  if (a.D != b.D || a.H != b.H || a.F != b.F || a.n_chunks() != b.n_chunks() || a.modulation != b.modulation ||
+      a.sublayers.size() != b.sublayers.size())
+    return false;
+  for (size_t i = 0; i < a.sublayers.size(); ++i) {
+    const SublayerSpec &x = a.sublayers[i], &y = b.sublayers[i];
+    if (x.attention != y.attention || x.cross != y.cross || x.qk_norm != y.qk_norm || x.image != y.image ||
+        (x.scale_chunk >= 0) != (y.scale_chunk >= 0))
+      return false;
+  }
+  return true;
+}
+
 void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts) {
   for (size_t i = 0; i < spec.sublayers.size(); ++i) {
     if (!spec.sublayers[i].attention) continue;
@@ -205,18 +218,24 @@ void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockA
 void plan_block_scratch(const std::vector<const BlockSpec*>& specs, int64_t T, int64_t Tc, int64_t Tci,
                         ActivationPlan& plan, BlockScratch& s) {
   int64_t D = 0, F = 0, Dc = 0, chunks = 1;
-  for (const BlockSpec* b : specs)
+  bool ada2 = false, dropout = false, qk_norm = false;
+  for (const BlockSpec* b : specs) {
     D = std::max<int64_t>(D, b->D), F = std::max<int64_t>(F, b->F), Dc = std::max<int64_t>(Dc, b->Dc),
     chunks = std::max<int64_t>(chunks, b->n_chunks());
+    ada2 = ada2 || b->modulation == Modulation::ada2, dropout = dropout || b->dropout > 0;
+    for (const SublayerSpec& sub : b->sublayers) qk_norm = qk_norm || sub.qk_norm;
+  }
   const int64_t rows = std::max({T, Tc, Tci});  // vl blocks run over the context tokens; k_img over the image's
   s.dmod = plan.activations(rows * chunks * D);
-  s.dmod_rows = plan.activations(rows * 2 * D);
-  for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv, &s.dq_pre, &s.dk_pre})
-    *p = plan.activations(rows * D);
+  s.dmod_rows = ada2 ? plan.activations(rows * 2 * D) : TensorPtr{};
+  for (TensorPtr* p : {&s.dh, &s.dy, &s.datt, &s.dq, &s.dk, &s.dv}) *p = plan.activations(rows * D);
+  if (qk_norm)
+    for (TensorPtr* p : {&s.dq_pre, &s.dk_pre}) *p = plan.activations(rows * D);
   s.dg = plan.activations(rows * F);
-  s.ddrop = plan.activations(rows * std::max(D, F));
-  // The context's gradient [Tc, Dc] or ada2's conditioning's [n_cond ≤ T, D].
-  s.dinput = plan.conversion(rows * std::max(D, Dc));
+  s.ddrop = dropout ? plan.activations(rows * std::max(D, F)) : TensorPtr{};
+  // The context's gradient [Tc, Dc], the image context's [Tci, D] or ada2's conditioning's
+  // [n_cond ≤ T, D].
+  s.dinput = plan.conversion(std::max({Tc * Dc, Tci * D, ada2 ? T * D : 0}));
 }
 
 namespace {

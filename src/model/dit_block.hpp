@@ -155,10 +155,10 @@ struct BlockActs {
 
 // Gradient scratch shared by all blocks of a model (sized for the widest block, rows = max(T, Tc, Tci)),
 // in the activation dtype: dmod [rows, n_chunks·D], dmod_rows [rows, 2D], dg [rows, F], the others
-// [rows, D].
+// [rows, D]. Only what some block reads: dmod_rows with ada2, dq_pre and dk_pre with qk_norm.
 struct BlockScratch {
   TensorPtr dmod, dmod_rows, dh, dy, datt, dq, dk, dv, dq_pre, dk_pre, dg;
-  TensorPtr ddrop;  // [rows, max(D, F)]: a gradient through the dropouts' backward
+  TensorPtr ddrop;  // [rows, max(D, F)]: a gradient through the dropouts' backward (blocks with dropout)
   // bf16 activations: a linear's dx into an fp32 input gradient from outside the block (the
   // context's, ada2's conditioning's) before it is added there; absent with fp32 activations.
   TensorPtr dinput;
@@ -171,6 +171,9 @@ enum class BlockActsPart { all, all_but_attention_cores, attention_cores };
 // Tci: the image context's rows (SublayerSpec::image).
 void plan_block_acts(const BlockSpec& spec, int64_t T, int64_t Tc, int64_t Tci, ActivationPlan& plan,
                      BlockActs& acts, BlockActsPart part = BlockActsPart::all);
+// Whether plan_block_acts lays out a's and b's activations alike (the same tensors of the same
+// sizes for any rows), so that blocks of either can share one BlockActs.
+bool same_activation_layout(const BlockSpec& a, const BlockSpec& b);
 // Points acts' attention-core activations at those of `cores` (planned with
 // BlockActsPart::attention_cores for a block of the same shape).
 void share_attention_cores(const BlockSpec& spec, const BlockActs& cores, BlockActs& acts);

@@ -77,11 +77,11 @@ class Gr00tModel final : public Model {
   }
 
  private:
-  void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) override {
+  void plan_activations(ActivationPlan& plan, const ActivationRows& rows) override {
     const int64_t D = cfg_.d_model, Dh = cfg_.d_hidden_enc, A = cfg_.action_dim;
-    const int64_t Ta = int64_t(B) * cfg_.horizon, Dout = cfg_.d_out;
-    time_enc_.plan(plan, T);
-    trunk_.plan(plan, T, Tc, 0, D, cfg_.d_ctx, D, cfg_.recompute);
+    const int64_t B = rows.samples, Tc = rows.context, Tu = rows.time_rows, Ta = rows.actions, Dout = cfg_.d_out;
+    time_enc_.plan(plan, Tu);
+    trunk_.plan(plan, rows, 0, D, cfg_.d_ctx, D, cfg_.recompute);
     trunk_.condition_on(time_enc_.stemb, time_enc_.dstemb);  // ada2 projects silu(temb) per block
     Acts& a = a_;
     for (float** p : {&a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(B * Dh);
@@ -91,7 +91,7 @@ class Gr00tModel final : public Model {
     action_enc_.plan(plan, Ta);
     for (float** p : {&a.hx, &a.hln, &a.hm, &a.dhm, &a.dhx}) *p = plan.floats(Ta * D);
     for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(Ta * 2 * D);
-    for (float** p : {&a.hmod_rows, &a.dhmod_rows}) *p = plan.floats(T * 2 * D);
+    for (float** p : {&a.hmod_rows, &a.dhmod_rows}) *p = plan.floats(Tu * 2 * D);
     for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(Ta);
     for (float** p : {&a.hy, &a.dhy}) *p = plan.floats(Ta * Dout);
     for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(Ta * Dh);

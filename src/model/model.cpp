@@ -126,21 +126,22 @@ std::vector<int64_t> Model::graph_key(const PackedBatch& batch) const {
 }
 
 // Uploads the micro-batch to the backend (timed as h2d) and lays out the activations of its
-// shape (planned again only when the shape or the blocks' dtype changes).
+// rows (planned again only when the rows or the blocks' dtype change).
 void Model::prepare(const PackedBatch& batch, DType blocks) {
   const auto upload_start = std::chrono::steady_clock::now();
   dev_.upload(*ops_, cfg_, batch, layout_, draws_, time_rows_);
   upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
-  if (batch.n_tokens != planned_T_ || batch.n_context != planned_Tc_ || batch.n_samples != planned_B_ ||
-      blocks != planned_blocks_) {
+  const ActivationRows rows = activation_rows(cfg_, batch);
+  EMB_ASSERT(dev_.time_t.rows <= rows.time_rows);
+  if (!planned_rows_ || rows != *planned_rows_ || blocks != planned_blocks_) {
     ActivationPlan measure(nullptr, blocks);
-    plan_activations(measure, batch.n_tokens, batch.n_context, batch.n_samples);
+    plan_activations(measure, rows);
     const ActivityLabel allocating("activations");  // what an out-of-memory error names
     arena_.reserve(measure.bytes());
     arena_.reset();
     ActivationPlan real(&arena_, blocks);
-    plan_activations(real, batch.n_tokens, batch.n_context, batch.n_samples);
-    planned_T_ = batch.n_tokens, planned_Tc_ = batch.n_context, planned_B_ = batch.n_samples;
+    plan_activations(real, rows);
+    planned_rows_ = rows;
     planned_blocks_ = blocks;
   }
 }
@@ -179,10 +180,10 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, int64_t ste
   if (context_source_) context_source_->backward(P, trained_context_, context_gradient_);
 }
 
-ActivationBytes Model::activation_bytes(int64_t T, int64_t Tc, int B, DType blocks) {
+ActivationBytes Model::activation_bytes(const PackedBatch& batch, DType blocks) {
   ActivationPlan measure(nullptr, blocks);
-  plan_activations(measure, T, Tc, B);
-  planned_T_ = -1;  // measuring nulled the layout pointers: the next step plans again
+  plan_activations(measure, activation_rows(cfg_, batch));
+  planned_rows_.reset();  // measuring nulled the layout pointers: the next step plans again
   return measure.measured();
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "kernels/ops_buffer.hpp"
 #include "batch/packed_batch.hpp"
 #include "model/activation_plan.hpp"
+#include "model/activation_rows.hpp"
 #include "model/context_source.hpp"
 #include "model/device_batch.hpp"
 #include "model/flow_matching.hpp"
@@ -109,11 +111,10 @@ class Model {
   void accumulate_flow_regression(const float* params, float* grads, const PackedBatch& batch,
                                   const std::vector<float>& tau, const std::vector<float>& noise, double denominator);
 
-  // Activation bytes of one micro-batch of T query and Tc context tokens from B samples
-  // (upper bound over layouts) with the blocks' activations in `blocks` (training_blocks_dtype
-  // of the run's backend), computed without allocating: a model made without a backend (--plan)
-  // measures what a run on any backend holds.
-  ActivationBytes activation_bytes(int64_t T, int64_t Tc, int B, DType blocks);
+  // Activation bytes of the micro-batch `batch` (its rows: activation_rows) with the blocks'
+  // activations in `blocks` (training_blocks_dtype of the run's backend), computed without
+  // allocating: a model made without a backend (--plan) measures what a run on any backend holds.
+  ActivationBytes activation_bytes(const PackedBatch& batch, DType blocks);
   // The bytes of the activation arena, which grows to the largest micro-batch's layout.
   size_t activation_arena_bytes() const { return arena_.capacity(); }
 
@@ -151,8 +152,8 @@ class Model {
     bool second = false;
   };
 
-  // What each family supplies. plan_activations lays out every activation of a micro-batch
-  // shape, time_enc_'s and trunk_'s included (measuring when plan has no arena). run() calls
+  // What each family supplies. plan_activations lays out every activation of a micro-batch's
+  // rows, time_enc_'s and trunk_'s included (measuring when plan has no arena). run() calls
   // the steps in unit order:
   //   encode           unit 0, after time_enc: writes the trunk's x and c
   //   head             the last unit: the loss sums from the trunk's output x into `sums` (two
@@ -161,7 +162,7 @@ class Model {
   //   head_backward    adds to the trunk's dx
   //   encode_backward  from the trunk's dx and dc to the encoders' parameters
   // The backward steps may also add to time_enc_'s dtemb and dstemb.
-  virtual void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) = 0;
+  virtual void plan_activations(ActivationPlan& plan, const ActivationRows& rows) = 0;
   virtual void encode(const ParamAccess& P, const PackedBatch& batch) = 0;
   virtual LossTerms head(const ParamAccess& P, const PackedBatch& batch, const std::vector<double>& denominators,
                          bool backward, double* sums) = 0;
@@ -206,8 +207,7 @@ class Model {
   OpsBuffer<double> loss_sums_;
   std::vector<LossTerms> pending_losses_;
   double taken_early_ = 0;
-  int64_t planned_T_ = -1, planned_Tc_ = -1;
-  int planned_B_ = -1;
+  std::optional<ActivationRows> planned_rows_;  // of the layout in arena_
   DType planned_blocks_ = DType::f32;
   double upload_seconds_ = 0;
   bool graphs_ = false;

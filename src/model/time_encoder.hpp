@@ -21,7 +21,7 @@ class TimeEncoder {
   // Registers time_enc.fc1 [256, D] and time_enc.fc2 [D, D] in the registry's open unit; the
   // sinusoid has the family's layout.
   void add_params(ParamRegistry& reg, int D, const SinusConfig& sinusoid);
-  // rows: the most distinct timesteps a micro-batch can have (one per token).
+  // rows: the most distinct timesteps the micro-batch can have (ActivationRows::time_rows).
   void plan(ActivationPlan& plan, int64_t rows);
 
   // t [Tu, 1]: the distinct timesteps, in the backend's memory.

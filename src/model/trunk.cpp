@@ -1,21 +1,20 @@
 #include "model/trunk.hpp"
 
-#include <algorithm>
 #include <vector>
 
 namespace emb {
 
-void Trunk::plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64_t D, int64_t Dc,
+void Trunk::plan(ActivationPlan& plan, const ActivationRows& rows, int64_t Tci, int64_t D, int64_t Dc,
                  int64_t cond_width, Recompute recompute) {
+  const int64_t T = rows.tokens, Tc = rows.context;
   D_ = D, Dc_ = Dc, cond_width_ = cond_width;
   for (float** p : {&x, &dx}) *p = plan.floats(T * D);
   for (float** p : {&c, &dc}) *p = plan.floats(Tc * Dc);
   for (float** p : {&cimg, &dcimg}) *p = Tci ? plan.floats(Tci * D) : nullptr;
   converts_inputs_ = plan.activation_dtype() != DType::f32;
   block_c_ = plan.conversion(Tc * Dc);
-  block_cond_ = plan.conversion(T * cond_width);  // a row per timestep ≤ T
+  block_cond_ = plan.conversion(rows.time_rows * cond_width);
   block_cimg_ = Tci ? plan.conversion(Tci * D) : TensorPtr{};
-  work_ = plan.floats(std::max(T * D, context_blocks.specs().empty() ? 0 : Tc * Dc));
   context_blocks.plan(plan, Tc, Tc, 0, recompute);
   blocks.plan(plan, T, Tc, Tci, recompute);
   std::vector<const BlockSpec*> specs;
@@ -80,8 +79,8 @@ void Trunk::zero_grads(Ops& ops, const PackedBatch& b, const DeviceBatch& dev) {
 }
 
 void Trunk::backward(Ops& ops, ParamAccess& P, const PackedBatch& b, const DeviceBatch& dev) {
-  blocks.backward(ops, P, blocks_io(b, dev), scratch_, dx, work_);
-  context_blocks.backward(ops, P, context_io(b, dev), scratch_, dc, work_);
+  blocks.backward(ops, P, blocks_io(b, dev), scratch_, dx);
+  context_blocks.backward(ops, P, context_io(b, dev), scratch_, dc);
 }
 
 }  // namespace emb

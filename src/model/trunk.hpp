@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "batch/packed_batch.hpp"
+#include "model/activation_rows.hpp"
 #include "model/block_stack.hpp"
 #include "model/device_batch.hpp"
 
@@ -25,8 +26,9 @@ class Trunk {
   float *c = nullptr, *dc = nullptr;  // [Tc, Dc]
   float *cimg = nullptr, *dcimg = nullptr;  // [Tci, D]: the image context (wan with clip_tokens; else Tci = 0)
 
-  // cond_width: the width of the conditioning rows (condition_on); Tci the image context's rows.
-  void plan(ActivationPlan& plan, int64_t T, int64_t Tc, int64_t Tci, int64_t D, int64_t Dc, int64_t cond_width,
+  // rows: the micro-batch's (its tokens, context tokens and timesteps); cond_width: the width of
+  // the conditioning rows (condition_on), one per timestep; Tci the image context's rows.
+  void plan(ActivationPlan& plan, const ActivationRows& rows, int64_t Tci, int64_t D, int64_t Dc, int64_t cond_width,
             Recompute recompute);
   // What the blocks are conditioned on (BlockIO::cond), the family's fp32 activation of
   // plan's cond_width per row: gr00t's silu(temb) [D], wan's silu(temb)·time_proj [6D]. Set
@@ -50,10 +52,10 @@ class Trunk {
   float* dcond_ = nullptr;
   BlockDropout dropout_;
   // What the blocks read of c, cond and cimg, in their activation dtype: converted copies [Tc, Dc],
-  // [T, cond_width] and [Tci, D] with bf16 activations (made once a micro-batch); themselves with fp32.
+  // [time rows, cond_width] and [Tci, D] with bf16 activations (made once a micro-batch); themselves
+  // with fp32.
   TensorPtr block_c_, block_cond_, block_cimg_;
   bool converts_inputs_ = false;
-  float* work_ = nullptr;  // a recomputed block input, of either stack
   BlockScratch scratch_;
 };
 

@@ -77,27 +77,33 @@ class WanModel final : public Model {
   }
 
  private:
-  void plan_activations(ActivationPlan& plan, int64_t T, int64_t Tc, int B) override {
+  // The encoders' and the head's tensors by the rows they run on: the timesteps (tp), the video
+  // tokens (patch embedding), the noisy video tokens (the head), the action and state tokens
+  // (their encoders, the action decoder).
+  void plan_activations(ActivationPlan& plan, const ActivationRows& rows) override {
     const int64_t D = cfg_.d_model, P = cfg_.embed_patch_dim(), Po = cfg_.patch_dim_out(), A = cfg_.action_dim;
-    const int64_t Tci = int64_t(B) * cfg_.clip_tokens;
-    time_enc_.plan(plan, T);
-    trunk_.plan(plan, T, Tc, Tci, D, D, 6 * D, cfg_.recompute);
+    const int64_t Dh = cfg_.d_hidden_enc, Tci = int64_t(rows.samples) * cfg_.clip_tokens;
+    const int64_t Tu = rows.time_rows, Tv = rows.video, Tn = rows.noisy_video, Ta = rows.actions, Ts = rows.states;
+    time_enc_.plan(plan, Tu);
+    trunk_.plan(plan, rows, Tci, D, D, 6 * D, cfg_.recompute);
     if (Tci) img_emb_.plan(plan, Tci);
     Acts& a = a_;
-    for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(T * 6 * D);
+    for (float** p : {&a.tp, &a.dtp}) *p = plan.floats(Tu * 6 * D);
     trunk_.condition_on(a.tp, a.dtp);  // ada6 adds each block's modulation to silu(temb)·time_proj
-    for (float** p : {&a.vemb, &a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum, &a.dvemb}) *p = plan.floats(T * D);
-    action_enc_.plan(plan, T);
-    a.a_t = plan.floats(2 * T);
-    a.vin = plan.floats(T * P);
-    for (float** p : {&a.ain, &a.ya, &a.dya}) *p = plan.floats(T * A);
-    for (float** p : {&a.xa, &a.dxa}) *p = plan.floats(T * D);
-    for (float** p : {&a.d1, &a.d1r, &a.dd1r, &a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(T * cfg_.d_hidden_enc);
-    for (float** p : {&a.st2, &a.dst2}) *p = plan.floats(T * D);
-    for (float** p : {&a.yv, &a.dyv}) *p = plan.floats(T * Po);
-    for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(T);
-    for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(T * 2 * D);
-    for (float** p : {&a.t1, &a.t1g, &a.dt1g}) *p = plan.floats(Tc * D);
+    for (float** p : {&a.vemb, &a.dvemb}) *p = plan.floats(Tv * D);
+    for (float** p : {&a.hx, &a.hln, &a.hm, &a.dhx, &a.dhm, &a.dhsum}) *p = plan.floats(Tn * D);
+    action_enc_.plan(plan, Ta);
+    a.a_t = plan.floats(2 * Ta);
+    a.vin = plan.floats(Tv * P);
+    for (float** p : {&a.ain, &a.ya, &a.dya}) *p = plan.floats(Ta * A);
+    for (float** p : {&a.xa, &a.dxa}) *p = plan.floats(Ta * D);
+    for (float** p : {&a.d1, &a.d1r, &a.dd1r}) *p = plan.floats(Ta * Dh);
+    for (float** p : {&a.st1, &a.st1r, &a.dst1r}) *p = plan.floats(Ts * Dh);
+    for (float** p : {&a.st2, &a.dst2}) *p = plan.floats(Ts * D);
+    for (float** p : {&a.yv, &a.dyv}) *p = plan.floats(Tn * Po);
+    for (float** p : {&a.hmean, &a.hrstd}) *p = plan.floats(Tn);
+    for (float** p : {&a.hmod, &a.dhmod}) *p = plan.floats(Tn * 2 * D);
+    for (float** p : {&a.t1, &a.t1g, &a.dt1g}) *p = plan.floats(rows.context * D);
   }
 
   // The shared time projection, video and action tokens into x, text context into c.

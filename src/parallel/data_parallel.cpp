@@ -23,15 +23,18 @@ DataParallelBuffers DataParallelBuffers::of(const ShardLayout& layout, bool bf16
     b.grad_slots = kGradSlots, b.grad_slot_full = max_bucket;
     for (int k = 0; k < layout.n_buckets(); ++k) b.grad_slot_shard = std::max(b.grad_slot_shard, layout.bucket(k).owned_count);
   }
-  if (mode == ShardMode::full || bf16_compute) b.gather_slots = kGatherSlots, b.gather_slot = max_bucket;
+  if (mode == ShardMode::full) b.gather_slots = kGatherSlots;
+  if (mode == ShardMode::full && !bf16_compute) b.gather_slot = max_bucket;
   if (mode == ShardMode::full && bf16_compute) b.gather_staged = max_bucket;
+  if (bf16_compute) b.widened = max_bucket;
   return b;
 }
 
 int64_t DataParallelBuffers::bytes() const {
   const int64_t f32 = int64_t(sizeof(float)), b16 = int64_t(sizeof(bf16));
   return f32 * (flat_params + flat_grads + 2 * owned) + b16 * (flat_bf16 + owned_bf16) +
-         grad_slots * f32 * (grad_slot_full + grad_slot_shard) + gather_slots * (f32 * gather_slot + b16 * gather_staged);
+         grad_slots * f32 * (grad_slot_full + grad_slot_shard) + gather_slots * (f32 * gather_slot + b16 * gather_staged) +
+         f32 * widened;
 }
 
 DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, PhaseTimers& timers, bool overlap,
@@ -60,9 +63,10 @@ DataParallel::DataParallel(const ShardLayout& layout, Comm& comm, Ops& ops, Phas
   for (GradSlot& g : grad_slots_) zeroed(g.full, plan.grad_slot_full), zeroed(g.shard, plan.grad_slot_shard);
   gather_slots_.resize(size_t(plan.gather_slots));
   for (GatherSlot& s : gather_slots_) {
-    zeroed(s.data, plan.gather_slot);
+    if (plan.gather_slot) zeroed(s.data, plan.gather_slot);
     if (plan.gather_staged) s.staged = OpsBuffer<bf16>(ops_, plan.gather_staged);
   }
+  if (plan.widened) zeroed(widened_, plan.widened);
 }
 
 DataParallel::~DataParallel() {
@@ -198,26 +202,30 @@ const void* DataParallel::unit_params(int u, bool backward, DType dtype) {
   const int b = layout_.bucket_of_unit(u);
   const Bucket& k = layout_.bucket(b);
   if (mode() == ShardMode::grads) wait(param_ready_[size_t(b)]);
-  if (!uses_slots()) return flat_params_.data() + layout_.unit_offset(u);
-  GatherSlot& slot = gather_bucket(b, -1);
-  // Entering a bucket (its first unit in forward, its last in backward): fetch the next ones.
-  if (mode() == ShardMode::full && u == (backward ? k.last_unit : k.first_unit))
-    for (int d = 1; d <= kPrefetchDepth; ++d) {
-      const int next = backward ? b - d : b + d;
-      if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
-    }
   const int64_t at = layout_.unit_offset(u) - k.offset;
-  if (dtype == DType::bf16) return static_cast<const bf16*>(bf16_copy(slot, b).data) + at;
-  if (!slot.widened) {
-    ops_.convert(bf16_copy(slot, b), slot.data.view(0, k.count));
-    slot.widened = true;
+  const GatherSlot* slot = nullptr;
+  if (mode() == ShardMode::full) {
+    slot = &gather_bucket(b, -1);
+    // Entering a bucket (its first unit in forward, its last in backward): fetch the next ones.
+    if (u == (backward ? k.last_unit : k.first_unit))
+      for (int d = 1; d <= kPrefetchDepth; ++d) {
+        const int next = backward ? b - d : b + d;
+        if (next >= 0 && next < layout_.n_buckets()) prefetch(next, b);
+      }
   }
-  return slot.data.data() + at;
+  if (!bf16_) return (slot ? slot->data.data() : flat_params_.data() + k.offset) + at;
+  const View copy = bf16_copy(slot, b);
+  if (dtype == DType::bf16) return static_cast<const bf16*>(copy.data) + at;
+  if (widened_bucket_ != b) {
+    ops_.convert(copy, widened_.view(0, k.count));
+    widened_bucket_ = b;
+  }
+  return widened_.data() + at;
 }
 
-View DataParallel::bf16_copy(const GatherSlot& slot, int b) const {
+View DataParallel::bf16_copy(const GatherSlot* slot, int b) const {
   const Bucket& k = layout_.bucket(b);
-  return mode() == ShardMode::full ? slot.staged.view(0, k.count) : flat_bf16_.view(k.offset, k.count);
+  return slot ? slot->staged.view(0, k.count) : flat_bf16_.view(k.offset, k.count);
 }
 
 DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
@@ -248,20 +256,19 @@ void DataParallel::prefetch(int b, int keep) {
   fill_slot(*victim, b);
 }
 
+// ZeRO-3: gathers bucket b into `slot`, bf16 into its staging or fp32 into its data.
 void DataParallel::fill_slot(GatherSlot& slot, int b) {
   const Bucket& k = layout_.bucket(b);
-  slot.handle = CommHandle();
-  slot.widened = !bf16_;  // bf16: widened when a unit computing in fp32 asks (unit_params)
-  if (mode() == ShardMode::full) order_after_compute();
-  if (mode() == ShardMode::full && bf16_) {
+  order_after_compute();
+  if (bf16_) {
     slot.handle = track("all_gather", b, k.count * 2, [&] {
       return comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16);
     });
-  } else if (mode() == ShardMode::full) {
+  } else {
     slot.handle = track("all_gather", b, k.count * 4, [&] {
       return comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32);
     });
-  }  // none, grads, bf16: the rounded or gathered flat copy is the bucket's (bf16_copy)
+  }
 }
 
 float* DataParallel::unit_grads(int u) {
@@ -349,6 +356,7 @@ void DataParallel::publish_params() {
       });
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
+  widened_bucket_ = -1;
   // The next forward starts with bucket 0: gather the first buckets behind the step's tail.
   if (mode() == ShardMode::full)
     for (int b = 0; b < std::min(kPrefetchDepth, layout_.n_buckets()); ++b) prefetch(b, -1);

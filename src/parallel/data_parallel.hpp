@@ -46,8 +46,9 @@ struct DataParallelBuffers {
   int64_t flat_bf16 = 0, owned_bf16 = 0;    // bf16 compute copies
   int grad_slots = 0;                       // full: bucket gradients of one micro-batch, and their shard
   int64_t grad_slot_full = 0, grad_slot_shard = 0;
-  int gather_slots = 0;                     // full or bf16: gathered / widened buckets (fp32), bf16 staging
+  int gather_slots = 0;                     // full: gathered buckets, fp32 (gather_slot) or bf16 (gather_staged)
   int64_t gather_slot = 0, gather_staged = 0;
+  int64_t widened = 0;                      // bf16: one bucket widened to fp32 for the units computing in fp32
 
   static DataParallelBuffers of(const ShardLayout& layout, bool bf16_compute);
   int64_t bytes() const;
@@ -105,14 +106,13 @@ class DataParallel final : public UnitHooks {
   void unit_grads_ready(int u) override;
 
  private:
-  // A bucket's compute copy: gathered (ZeRO-3) and/or widened from bf16.
+  // A bucket's compute copy gathered by ZeRO-3.
   struct GatherSlot {
     int bucket = -1;
     CommHandle handle;
     uint64_t last_use = 0;
-    OpsBuffer<float> data;
+    OpsBuffer<float> data;   // fp32 full
     OpsBuffer<bf16> staged;  // bf16 full: what the gather delivers
-    bool widened = true;     // data holds the bucket (bf16: widened when an fp32 unit first asks)
   };
   struct PendingReduce {
     int bucket = -1;
@@ -137,10 +137,10 @@ class DataParallel final : public UnitHooks {
     if (!overlap_) wait(h);
     return h;
   }
-  bool uses_slots() const { return mode() == ShardMode::full || bf16_; }
   GatherSlot& gather_bucket(int b, int keep);
-  // bf16: the bucket's bf16 compute copy (grads: in the gathered flat copy; else the slot's).
-  View bf16_copy(const GatherSlot& slot, int b) const;
+  // bf16: the bucket's bf16 compute copy (full: in its gather slot `slot`; none, grads: in the
+  // rounded or gathered flat copy, slot null).
+  View bf16_copy(const GatherSlot* slot, int b) const;
   void fill_slot(GatherSlot& slot, int b);
   void round_owned_to_bf16();
   void prefetch(int b, int keep);
@@ -158,6 +158,11 @@ class DataParallel final : public UnitHooks {
   OpsBuffer<bf16> flat_bf16_;                    // bf16 none: the rounded compute copy; grads: gathered
   std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
+  // bf16: the fp32 copy of one bucket, widened from its bf16 copy when a unit computing in fp32
+  // (the encoders, the head) asks. One suffices: a unit's parameters are read only while it runs
+  // (ParamAccess asks again on entering it), and the units run one at a time.
+  OpsBuffer<float> widened_;
+  int widened_bucket_ = -1;  // the bucket widened_ holds; -1: none (or stale: publish_params)
   // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
   // which is added to the owned gradients once the collective completed. Each in-flight
   // reduction owns its slot: successive micro-batches of one bucket never share a buffer.

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "kernels/op_types.hpp"
+#include "model/activation_rows.hpp"
 #include "model/dit_block.hpp"
 #include "model/model.hpp"
 #include "model/self_mask.hpp"
@@ -48,18 +49,6 @@ int64_t per_sample_pairs(const PackedBatch& b, bool context_only) {
 
 int64_t count_kind(const PackedBatch& b, int32_t kind) {
   return std::count(b.kind.begin(), b.kind.end(), kind);
-}
-
-// Rows of the timestep-only tensors (time_rows.hpp): one per gr00t sample, one per wan
-// (sample, block) plus the clean timestep 0. An upper bound: equal draws share a row.
-double time_rows(const ModelConfig& c, const PackedBatch& b) {
-  std::map<std::pair<int32_t, int32_t>, int> rows;
-  for (int64_t t = 0; t < b.n_tokens; ++t) {
-    const bool shared = b.seq[size_t(t)] < 0 || (c.family == Family::wan && b.grp[size_t(t)] == 0);
-    const int32_t blk = c.family == Family::wan ? b.blk[size_t(t)] : 0;
-    rows[shared ? std::make_pair(-1, -1) : std::make_pair(b.seq[size_t(t)], blk)] = 1;
-  }
-  return double(rows.size());
 }
 
 // Forward GEMM FLOPs of every linear the model runs (2·rows·in·out, over the rows it runs on),
@@ -107,7 +96,7 @@ void wan_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFl
 }
 
 LinearFlops gemm_flops(const ModelConfig& c, const PackedBatch& b) {
-  const double Tu = time_rows(c, b), D = c.d_model;
+  const double Tu = double(activation_rows(c, b).time_rows), D = c.d_model;
   LinearFlops f;
   f.add(Tu, 256, D), f.add(Tu, D, D);  // time_enc
   c.family == Family::gr00t ? gr00t_linears(c, b, Tu, f) : wan_linears(c, b, Tu, f);
@@ -200,7 +189,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.dropout_bytes_fwd = 2 * p.dropout_elements * double(dtype_size(blocks));
   p.dropout_bytes_bwd = 4 * p.dropout_elements * double(dtype_size(blocks));
 
-  const ActivationBytes act = model->activation_bytes(p.tokens_per_mb, p.context_per_mb, p.samples_per_mb, blocks);
+  const ActivationBytes act = model->activation_bytes(plan_micro_batch(c, p.samples_per_mb, shape), blocks);
   p.activation_bytes = double(act.total);
   p.blocks_dtype = blocks;
   p.block_activation_bytes = double(act.in_activation_dtype);

@@ -87,7 +87,7 @@ void check_directional(const std::string& preset) {
   BOOST_TEST(std::fabs(fd - gd) <= 2e-2 * std::fabs(gd), preset << ": directional " << fd << " vs g·d " << gd);
 }
 
-// 5 blocks, so blocks share the pools of recomputed activations (slot l % 2).
+// 5 blocks, so blocks share the pools of recomputed activations (a slot per block layout).
 void check_recompute(const std::string& preset, Recompute recompute) {
   ModelConfig cfg = preset_config(preset);
   cfg.n_layers = 5;
@@ -102,12 +102,12 @@ void check_recompute(const std::string& preset, Recompute recompute) {
 }
 
 // Activation bytes of a micro-batch as --plan reports them, per recompute mode, with 8 blocks
-// (the pools of recomputed activations hold two blocks' worth).
+// (the pools of recomputed activations hold one block's worth per block layout).
 size_t activation_bytes(const std::string& preset, Recompute recompute) {
   ModelConfig cfg = preset_config(preset);
   cfg.n_layers = 8, cfg.recompute = recompute;
   const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
-  return make_model(cfg, &cpu_ops)->activation_bytes(b.n_tokens, b.n_context, b.n_samples, DType::f32).total;
+  return make_model(cfg, &cpu_ops)->activation_bytes(b, DType::f32).total;
 }
 
 void check_recompute_saves_memory(const std::string& preset) {

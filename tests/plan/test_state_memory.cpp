@@ -15,6 +15,8 @@
 #include "config/deck.hpp"
 #include "model/model.hpp"
 #include "parallel/shard_layout.hpp"
+#include "parallel/zero3_schedule.hpp"
+#include "plan/state_memory.hpp"
 #include "plan/run_plan.hpp"
 #include "state_allocations.hpp"
 
@@ -79,4 +81,25 @@ BOOST_AUTO_TEST_CASE(frozen_parameters_have_no_moments) {
   BOOST_TEST(trained.state(ShardMode::none) == 16 * N + 8 * double(trained_layout.trainable_runs().size()));
   const StepPrediction s = predict_step(load_hardware("cpu_dev"), w);
   BOOST_TEST(s.checkpoint_bytes == 4 * N + 8 * double(reg.total() - frozen));
+}
+
+// bf16 compute: ZeRO-3's gather slots hold bf16 buckets, and one fp32 buffer of the largest
+// bucket holds the widened bucket of whichever unit computes in fp32 (the encoders, the head),
+// not one per slot. So against fp32 compute, ZeRO-3 adds the bf16 owned copy and the slots'
+// bf16 staging, less all but one of the slots' fp32 buckets; without sharding, the flat bf16
+// copy and that one buffer. Byte for byte, for 2 ranks of tiny_gr00t in buckets of ~10 kB.
+BOOST_AUTO_TEST_CASE(bf16_compute_widens_one_bucket_at_a_time) {
+  const Workload w = workload_of_run(tiny_gr00t_with("train.tune_projector=on"), 2);
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);
+  const ParamRegistry& reg = model->params();
+  auto bf16_less_fp32 = [&](ShardMode mode) {
+    return state_bytes_per_rank(reg, mode, 2, w.sharding(), true) - state_bytes_per_rank(reg, mode, 2, w.sharding(), false);
+  };
+  const double f32 = 4, b16 = 2;
+  const ShardLayout full(reg, ShardMode::full, 0, 2, w.sharding().bucket_bytes);
+  const double owned = double(full.owned_total()), largest = double(full.max_bucket_count());
+  BOOST_TEST(full.n_buckets() > kGatherSlots);  // the slots are not every bucket
+  BOOST_TEST(bf16_less_fp32(ShardMode::full) == b16 * owned + kGatherSlots * b16 * largest - (kGatherSlots - 1) * f32 * largest);
+  const ShardLayout none(reg, ShardMode::none, 0, 2, w.sharding().bucket_bytes);
+  BOOST_TEST(bf16_less_fp32(ShardMode::none) == b16 * double(none.flat_total()) + f32 * double(none.max_bucket_count()));
 }
