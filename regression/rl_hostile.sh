@@ -3,6 +3,8 @@
 # a user would, on 4 ranks (trainer = rank 0, generator = rank 1, simulators = ranks 2 and 3;
 # 2 push environments each) from a tiny SFT checkpoint, with a checkpoint after every update.
 #   kill_<role>_<moment>   kill -9 of one rank of each role at several moments of the run
+#                          (kill_simulator_start: the simulator's own SIGKILL at its first chunk,
+#                          debug.fail_how = kill, in lockstep rounds: no update may have completed)
 #   stop_<role>            SIGSTOP of one rank (train.watchdog_s = 8)
 # Each must end the job within seconds (or the watchdog's deadline) with exactly one
 # `embsim rl:` line naming the role and rank, FAILED in the run directory holding that line,
@@ -161,12 +163,40 @@ print(a.decode() if isinstance(a, bytes) else a)' "$out/ckpt/$name/rl_$v.h5" 2>/
   echo "${got:-one line, FAILED, exit $fault_code after ${fault_took} s, $resumed_from$torn ok}"
 }
 
+# wait_for_ranks JOB N SECONDS: whether N embsim ranks run under mpirun JOB in time.
+wait_for_ranks() {
+  local i
+  for i in $(seq $(($3 * 50))); do [ "$(ranks_of "$1" | wc -w)" -ge "$2" ] && return 0; sleep 0.02; done
+  return 1
+}
+
 # fault NAME RANK SIGNAL WAIT...: a run, the signal to RANK once WAIT happened, the checks.
-#   WAIT: "line PATTERN" (a progress line) or "tmp" (a checkpoint being written).
+#   WAIT: "line PATTERN" (a progress line), "tmp" (a checkpoint being written) or "first_chunk":
+#   RANK, a simulator, sends itself SIGKILL once it has stepped its first action chunk, before it
+#   sends anything (debug.fail_how = kill), which no outside kill can time: mpirun forwards the
+#   start line a second or two late, several updates into the run. In lockstep rounds (rl.mode =
+#   sync) every update needs chunks of every environment, so none can complete without RANK's:
+#   the log must show no `rl update` line and the run no checkpoint (in async mode the other
+#   simulator alone completes updates in the second mpirun takes to end the job).
 fault() {
-  local name=$1 rank=$2 signal=$3 kind=$4 what who limit pid got
+  local name=$1 rank=$2 signal=$3 kind=$4 what who limit pid got expected
   case $rank in 0) who="trainer rank 0" ;; 1) who="generator rank 1" ;; *) who="simulator rank $rank" ;; esac
   if [ "$signal" = STOP ]; then what="is stopped"; limit=40; else what="died"; limit=15; fi
+  expected="$who $what: one line, FAILED, exit != 0 within $limit s; resume ok"
+  if [ "$kind" = first_chunk ]; then
+    launch "$name" --set rl.updates=400 --set rl.mode=sync --set debug.fail_rank="$rank" --set debug.fail_step=1 \
+      --set debug.fail_how=kill
+    wait_for_ranks $job 4 60
+    all_ranks=$(ranks_of $job)
+    finish $job 120
+    expected="$who $what at its first chunk, before update 1 (no update line, no checkpoint): one line, FAILED, exit != 0 within $limit s"
+    got=""
+    grep -q '^rl update' "$out/$name.log" && got+="an update completed: $(grep '^rl update' "$out/$name.log" | head -1 | cut -c1-80); "
+    [ -z "$(newest_checkpoint "$name")" ] || got+="checkpoint $(newest_checkpoint "$name") written; "
+    got+=$(check_failed "$name" "$who" "$what" "$limit")
+    case $got in one\ line*) record "$name" "$expected" "$got" ok ;; *) record "$name" "$expected" "$got" fail ;; esac
+    return
+  fi
   launch "$name" --set rl.updates=400
   wait_for "$out/$name.log" "^embsim rl: [a-z_]+, task" 60
   all_ranks=$(ranks_of $job)
@@ -180,14 +210,13 @@ fault() {
   kill -"$signal" "$pid"
   finish $job 120
   got=$(check_failed "$name" "$who" "$what" "$limit")
-  case $got in one\ line*) record "$name" "$who $what: one line, FAILED, exit != 0 within $limit s; resume ok" "$got" ok ;;
-    *) record "$name" "$who $what: one line, FAILED, exit != 0 within $limit s; resume ok" "$got" fail ;; esac
+  case $got in one\ line*) record "$name" "$expected" "$got" ok ;; *) record "$name" "$expected" "$got" fail ;; esac
 }
 
 run_case() {
   case $1 in
     kill_simulator_rollout) fault "$1" 3 KILL line "^rl update +1/" ;;
-    kill_simulator_start) fault "$1" 2 KILL line "^embsim rl: [a-z_]+, task" ;;
+    kill_simulator_start) fault "$1" 2 KILL first_chunk ;;
     kill_generator_push) fault "$1" 1 KILL line "^rl update +2/" ;;
     kill_generator_rollout) fault "$1" 1 KILL line "^rl checkpoint: .*step_00000003" ;;
     kill_trainer_update) fault "$1" 0 KILL line "^rl update +3/" ;;
