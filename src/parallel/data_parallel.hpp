@@ -108,7 +108,7 @@ class DataParallel final : public UnitHooks {
   // A bucket's compute copy: gathered (ZeRO-3) and/or widened from bf16.
   struct GatherSlot {
     int bucket = -1;
-    CommHandle handle;
+    std::vector<CommHandle> handles;  // full: the gathers of its pieces
     uint64_t last_use = 0;
     OpsBuffer<float> data;
     OpsBuffer<bf16> staged;  // bf16 full: what the gather delivers
@@ -116,7 +116,7 @@ class DataParallel final : public UnitHooks {
   };
   struct PendingReduce {
     int bucket = -1;
-    CommHandle handle;
+    std::vector<CommHandle> handles;  // the all-reduce, or the reduce-scatters of its trained pieces
     int grad_slot = -1;  // full: the bucket-sized gradient buffer to release
   };
 
@@ -124,6 +124,7 @@ class DataParallel final : public UnitHooks {
   // Before a collective reads buffers the compute stream writes.
   void order_after_compute();
   void wait(CommHandle& h);
+  void wait(std::vector<CommHandle>& handles);
   // Issues a collective (`issue` returns its handle) and records it for the step's comm time and
   // the trace. The time is taken before the call: with MPI's progress thread at a higher
   // priority on the rank's core, the call can return only after the thread has run the rank's
@@ -156,7 +157,7 @@ class DataParallel final : public UnitHooks {
   OpsBuffer<float> owned_params_, owned_grads_;  // grads, full
   OpsBuffer<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
   OpsBuffer<bf16> flat_bf16_;                    // bf16 none: the rounded compute copy; grads: gathered
-  std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
+  std::vector<std::vector<CommHandle>> param_ready_;  // grads: all-gathers of each bucket's pieces after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   // full: a bucket's gradients of one micro-batch, and this rank's reduce-scatter result,
   // which is added to the owned gradients once the collective completed. Each in-flight
