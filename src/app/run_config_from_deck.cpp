@@ -356,6 +356,7 @@ DebugConfig debug_section(const Deck& deck) {
   c.inject_nan_step = deck.get_int("debug.inject_nan_step");
   c.fail_rank = deck.get_int("debug.fail_rank");
   c.fail_step = deck.get_int("debug.fail_step");
+  c.fail_how = deck.get_string("debug.fail_how") == "kill" ? InjectedFailure::kill : InjectedFailure::error;
   c.ckpt_fail_step = deck.get_int("debug.ckpt_fail_step");
   c.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
   c.random_params = on(deck, "debug.random_params");

@@ -12,6 +12,7 @@
 #include "app/watchdog.hpp"
 #include "checkpoint/checkpoint_lock.hpp"
 #include "core/fs.hpp"
+#include "core/injected_failure.hpp"
 #include "core/log.hpp"
 #include "core/stop_request.hpp"
 #include "data/packed_dataset.hpp"
@@ -142,7 +143,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
         micro_batches = trainer.next_batches();
       }
       if (world.rank == cfg.debug.fail_rank && step == cfg.debug.fail_step)
-        throw Error(str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
+        fail_injected(cfg.debug.fail_how, str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
       watchdog.watch("step", step, "forward/backward and the gradient and parameter collectives");
       const StepResult r = trainer.step(micro_batches, step);
       timers.stop(Phase::step);

@@ -26,34 +26,30 @@ namespace {
 
 std::string dataset(const char* group, const ParamInfo& t) { return str("/", group, "/", t.name); }
 
-// The part of tensor t inside `range` (bucket-relative, within this rank's owned part of the
-// bucket b holding t): a range of the tensor and where its elements live in the owned buffers.
+// The part of tensor t inside `range` (piece-relative, within this rank's owned part of the
+// piece p holding t): a range of the tensor and where its elements live in the owned buffers.
 struct TensorSlice {
   int64_t begin = 0, count = 0, owned_offset = 0;
 };
 
-TensorSlice tensor_slice(const ParamInfo& t, const Bucket& b, ShardRange range) {
-  EMB_ASSERT(range.offset >= b.begin && range.offset + range.count <= b.begin + b.owned_count);
-  const int64_t lo = std::max(t.offset, b.offset + range.offset);
-  const int64_t hi = std::min(t.offset + t.numel, b.offset + range.offset + range.count);
+TensorSlice tensor_slice(const ParamInfo& t, const Piece& p, ShardRange range) {
+  EMB_ASSERT(range.offset >= p.begin && range.offset + range.count <= p.begin + p.owned_count);
+  const int64_t lo = std::max(t.offset, p.offset + range.offset);
+  const int64_t hi = std::min(t.offset + t.numel, p.offset + range.offset + range.count);
   if (hi <= lo) return {};
-  return {lo - t.offset, hi - lo, b.owned_offset + (lo - b.offset - b.begin)};
+  return {lo - t.offset, hi - lo, p.owned_offset + (lo - p.offset - p.begin)};
 }
 
-const Bucket& bucket_of(const ParamInfo& t, const ShardLayout& layout) {
-  return layout.bucket(layout.bucket_of_unit(t.unit));
-}
-
-// Every element is written by exactly one rank: its shard of the bucket, which is its owned
-// part when sharded and a 1/N part of the replicated bucket without sharding.
+// Every element is written by exactly one rank: its shard of the piece, which is its owned
+// part when sharded and a 1/N part of the replicated piece without sharding.
 TensorSlice written_slice(const ParamInfo& t, const ShardLayout& layout, int rank, int size) {
-  const Bucket& b = bucket_of(t, layout);
-  return tensor_slice(t, b, shard_range(b.count, rank, size));
+  const Piece& p = layout.piece_of(t);
+  return tensor_slice(t, p, shard_range(p.count, rank, size));
 }
 
 TensorSlice owned_slice(const ParamInfo& t, const ShardLayout& layout) {
-  const Bucket& b = bucket_of(t, layout);
-  return tensor_slice(t, b, ShardRange{b.begin, b.owned_count});
+  const Piece& p = layout.piece_of(t);
+  return tensor_slice(t, p, ShardRange{p.begin, p.owned_count});
 }
 
 using Clock = std::chrono::steady_clock;

@@ -13,6 +13,7 @@
 #include "config/key_origins.hpp"
 #include "config/model_config.hpp"
 #include "config/train_config.hpp"
+#include "core/injected_failure.hpp"
 
 namespace emb {
 
@@ -49,6 +50,7 @@ struct DebugConfig {
   int64_t inject_nan_step = 0;    // debug.inject_nan_step; 0 = never
   int64_t fail_rank = -1;         // debug.fail_rank; -1 = none
   int64_t fail_step = 1;          // debug.fail_step
+  InjectedFailure fail_how = InjectedFailure::error;  // debug.fail_how
   int64_t ckpt_fail_step = 0;     // debug.ckpt_fail_step; 0 = never
   double slow_micro_batch_s = 0;  // debug.slow_step_ms, in seconds, slept per micro-batch
   bool random_params = false;     // debug.random_params: --dump at random trained-scale parameters

@@ -461,6 +461,9 @@ std::vector<KeySpec> make_schema() {
               "poison this step's gradients with NaN; 0 = never"),
       int_key("debug.fail_rank", "-1", "", at_least(-1), "this rank fails at debug.fail_step; -1 = none"),
       int_key("debug.fail_step", "1", "steps", at_least(1), "the step at which debug.fail_rank fails"),
+      enum_key("debug.fail_how", "error", {"error", "kill"},
+               "how debug.fail_rank fails: error (a one-line error) or kill (SIGKILL to itself, as kill -9 or the "
+               "OOM killer would: the other ranks must notice)"),
       int_key("debug.ckpt_fail_step", "0", "steps", at_least(0),
               "the checkpoint of this step fails its write halfway, on the last rank, as a disk that fills after "
               "the space check; 0 = never"),

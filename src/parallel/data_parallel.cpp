@@ -81,11 +81,15 @@ void DataParallel::order_after_compute() {
 // download queued there).
 void DataParallel::wait(CommHandle& h) { timers_.add_wait(Phase::comm_exposed, h.wait_on_compute_stream()); }
 
+void DataParallel::wait(std::vector<CommHandle>& handles) {
+  for (CommHandle& h : handles) wait(h);
+}
+
 void DataParallel::init_owned_params(const ParamRegistry& reg, uint64_t seed, double init_std) {
   // Without sharding a rank owns every bucket whole, so this fills the replicated parameters.
   std::vector<float> owned(size_t(layout_.owned_total()));
-  for (int b = 0; b < layout_.n_buckets(); ++b) {
-    const Bucket& k = layout_.bucket(b);
+  for (int p = 0; p < layout_.n_pieces(); ++p) {
+    const Piece& k = layout_.piece(p);
     const int64_t begin = k.offset + k.begin;
     reg.init_range(owned.data() + k.owned_offset, begin, begin + k.owned_count, seed, init_std);
   }
@@ -119,11 +123,11 @@ std::vector<float> DataParallel::full_params() {
     ops_.download(flat.data(), flat_params_.data(), flat.size() * sizeof(float));
     return flat;
   }
-  for (CommHandle& h : param_ready_) wait(h);
+  for (std::vector<CommHandle>& h : param_ready_) wait(h);
   OpsBuffer<float> gathered(ops_, layout_.flat_total());
   order_after_compute();
-  for (int b = 0; b < layout_.n_buckets(); ++b) {
-    const Bucket& k = layout_.bucket(b);
+  for (int p = 0; p < layout_.n_pieces(); ++p) {
+    const Piece& k = layout_.piece(p);
     CommHandle h =
         comm_.all_gather(owned_params_.data() + k.owned_offset, gathered.data() + k.offset, k.count, DType::f32);
     wait(h);
@@ -232,7 +236,7 @@ DataParallel::GatherSlot& DataParallel::gather_bucket(int b, int keep) {
   for (GatherSlot& s : gather_slots_)
     if (s.bucket == b) {
       s.last_use = ++use_clock_;
-      wait(s.handle);
+      wait(s.handles);
       return s;
     }
   prefetch(b, keep);
@@ -250,7 +254,7 @@ void DataParallel::prefetch(int b, int keep) {
     if (!victim || s.bucket == -1 || (victim->bucket != -1 && s.last_use < victim->last_use)) victim = &s;
   }
   EMB_ASSERT(victim != nullptr);
-  wait(victim->handle);  // never overwrite a buffer a gather is still writing
+  wait(victim->handles);  // never overwrite a buffer a gather is still writing
   victim->bucket = b;
   victim->last_use = ++use_clock_;
   fill_slot(*victim, b);
@@ -260,14 +264,16 @@ void DataParallel::prefetch(int b, int keep) {
 void DataParallel::fill_slot(GatherSlot& slot, int b) {
   const Bucket& k = layout_.bucket(b);
   order_after_compute();
-  if (bf16_) {
-    slot.handle = track("all_gather", b, k.count * 2, [&] {
-      return comm_.all_gather(owned_bf16_.data() + k.owned_offset, slot.staged.data(), k.count, DType::bf16);
-    });
-  } else {
-    slot.handle = track("all_gather", b, k.count * 4, [&] {
-      return comm_.all_gather(owned_params_.data() + k.owned_offset, slot.data.data(), k.count, DType::f32);
-    });
+  slot.handles.clear();
+  for (int p = k.first_piece; p <= k.last_piece; ++p) {
+    const Piece& piece = layout_.piece(p);
+    const int64_t at = piece.offset - k.offset;
+    slot.handles.push_back(track("all_gather", b, piece.count * (bf16_ ? 2 : 4), [&] {
+      return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, slot.staged.data() + at, piece.count,
+                                      DType::bf16)
+                   : comm_.all_gather(owned_params_.data() + piece.owned_offset, slot.data.data() + at, piece.count,
+                                      DType::f32);
+    }));
   }
 }
 
@@ -312,25 +318,38 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   r.bucket = b;
   r.grad_slot = grad_slot;
   order_after_compute();
-  r.handle = track(mode() == ShardMode::none ? "all_reduce" : "reduce_scatter", b, k.count * 4, [&] {
-    if (mode() == ShardMode::none) return comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum);
-    // grads: once per step straight into the owned gradients; full: into the slot, then added
-    return comm_.reduce_scatter(bucket_grad,
-                                mode() == ShardMode::grads ? owned_grads_.data() + k.owned_offset
-                                                           : grad_slots_[size_t(grad_slot)].shard.data(),
-                                k.count, DType::f32, ReduceOp::sum);
-  });
+  if (mode() == ShardMode::none) {
+    r.handles.push_back(track("all_reduce", b, k.count * 4,
+                              [&] { return comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum); }));
+  } else {
+    for (int p = k.first_piece; p <= k.last_piece; ++p) {
+      const Piece& piece = layout_.piece(p);
+      if (piece.frozen) continue;
+      // grads: once per step straight into the owned gradients; full: into the slot, then added
+      float* shard = mode() == ShardMode::grads
+                         ? owned_grads_.data() + piece.owned_offset
+                         : grad_slots_[size_t(grad_slot)].shard.data() + (piece.owned_offset - k.owned_offset);
+      r.handles.push_back(track("reduce_scatter", b, piece.count * 4, [&] {
+        return comm_.reduce_scatter(bucket_grad + (piece.offset - k.offset), shard, piece.count, DType::f32,
+                                    ReduceOp::sum);
+      }));
+    }
+  }
   reduced_[size_t(b)] = true;
   pending_.push_back(r);
 }
 
 void DataParallel::complete_reduction(PendingReduce& r) {
-  wait(r.handle);
+  wait(r.handles);
   if (mode() != ShardMode::full) return;
   const Bucket& k = layout_.bucket(r.bucket);
   GradSlot& slot = grad_slots_[size_t(r.grad_slot)];
-  const View acc = owned_grads_.view(k.owned_offset, k.owned_count);
-  ops_.add(acc, slot.shard.view(0, k.owned_count), acc);
+  for (int p = k.first_piece; p <= k.last_piece; ++p) {
+    const Piece& piece = layout_.piece(p);
+    if (piece.frozen) continue;  // not reduced: the slot holds nothing of it
+    const View acc = owned_grads_.view(piece.owned_offset, piece.owned_count);
+    ops_.add(acc, slot.shard.view(piece.owned_offset - k.owned_offset, piece.owned_count), acc);
+  }
   slot.busy = false;
 }
 
@@ -348,12 +367,16 @@ void DataParallel::publish_params() {
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
       const Bucket& k = layout_.bucket(b);
-      param_ready_[size_t(b)] = track("all_gather", b, k.count * (bf16_ ? 2 : 4), [&] {
-        return bf16_ ? comm_.all_gather(owned_bf16_.data() + k.owned_offset, flat_bf16_.data() + k.offset, k.count,
-                                        DType::bf16)
-                     : comm_.all_gather(owned_params_.data() + k.owned_offset, flat_params_.data() + k.offset,
-                                        k.count, DType::f32);
-      });
+      param_ready_[size_t(b)].clear();
+      for (int p = k.first_piece; p <= k.last_piece; ++p) {
+        const Piece& piece = layout_.piece(p);
+        param_ready_[size_t(b)].push_back(track("all_gather", b, piece.count * (bf16_ ? 2 : 4), [&] {
+          return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, flat_bf16_.data() + piece.offset,
+                                          piece.count, DType::bf16)
+                       : comm_.all_gather(owned_params_.data() + piece.owned_offset,
+                                          flat_params_.data() + piece.offset, piece.count, DType::f32);
+        }));
+      }
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
   widened_bucket_ = -1;

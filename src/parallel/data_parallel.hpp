@@ -17,8 +17,9 @@
 // Mixed precision (bf16_compute): master weights and AdamW moments stay fp32 in the owned
 // shards; the model computes on bf16 copies (rounded once per update, gathered in bf16 so
 // parameter traffic halves), handed to it in the dtype each unit asks for: the bf16 copy itself
-// (the blocks on bf16 activations, Model::training_blocks_dtype), or widened to fp32 once per
-// bucket fill (the units computing in fp32); gradients and their reductions stay fp32.
+// (the blocks on bf16 activations, Model::training_blocks_dtype), or widened into one shared
+// fp32 buffer of a bucket (the units computing in fp32, one at a time: `widened_`); gradients
+// and their reductions stay fp32.
 //
 // Every buffer lives in the memory of the backend the model runs on (Ops: host memory on the
 // CPU, device memory on CUDA), and every operation on them is an Ops call on its stream, so a
@@ -109,14 +110,14 @@ class DataParallel final : public UnitHooks {
   // A bucket's compute copy gathered by ZeRO-3.
   struct GatherSlot {
     int bucket = -1;
-    CommHandle handle;
+    std::vector<CommHandle> handles;  // full: the gathers of its pieces
     uint64_t last_use = 0;
     OpsBuffer<float> data;   // fp32 full
     OpsBuffer<bf16> staged;  // bf16 full: what the gather delivers
   };
   struct PendingReduce {
     int bucket = -1;
-    CommHandle handle;
+    std::vector<CommHandle> handles;  // the all-reduce, or the reduce-scatters of its trained pieces
     int grad_slot = -1;  // full: the bucket-sized gradient buffer to release
   };
 
@@ -124,6 +125,7 @@ class DataParallel final : public UnitHooks {
   // Before a collective reads buffers the compute stream writes.
   void order_after_compute();
   void wait(CommHandle& h);
+  void wait(std::vector<CommHandle>& handles);
   // Issues a collective (`issue` returns its handle) and records it for the step's comm time and
   // the trace. The time is taken before the call: with MPI's progress thread at a higher
   // priority on the rank's core, the call can return only after the thread has run the rank's
@@ -156,7 +158,7 @@ class DataParallel final : public UnitHooks {
   OpsBuffer<float> owned_params_, owned_grads_;  // grads, full
   OpsBuffer<bf16> owned_bf16_;                   // bf16 grads/full: the rounded owned shard
   OpsBuffer<bf16> flat_bf16_;                    // bf16 none: the rounded compute copy; grads: gathered
-  std::vector<CommHandle> param_ready_;            // grads: all-gather of each bucket after the optimizer
+  std::vector<std::vector<CommHandle>> param_ready_;  // grads: all-gathers of each bucket's pieces after the optimizer
   std::vector<GatherSlot> gather_slots_;           // full
   // bf16: the fp32 copy of one bucket, widened from its bf16 copy when a unit computing in fp32
   // (the encoders, the head) asks. One suffices: a unit's parameters are read only while it runs

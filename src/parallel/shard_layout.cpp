@@ -53,26 +53,53 @@ ShardLayout::ShardLayout(const ParamRegistry& reg, ShardMode mode, int rank, int
     }
     bucket_of_unit_.push_back(int(buckets_.size()) - 1);
   }
+  // Each bucket cut wherever its tensors turn from trained to frozen or back (tensors are in flat order).
+  const std::vector<ParamInfo>& tensors = reg.all();
+  auto frozen_tensor = [&](size_t i) { return !frozen.empty() && frozen[i]; };
+  size_t t = 0;
   for (Bucket& b : buckets_) {
-    ShardRange owned = mode == ShardMode::none ? ShardRange{0, b.count} : shard_range(b.count, rank, size);
-    b.begin = owned.offset;
-    b.owned_count = owned.count;
+    b.first_piece = int(pieces_.size());
     b.owned_offset = owned_total_;
-    owned_total_ += owned.count;
+    int64_t start = b.offset;
+    bool piece_frozen = b.frozen;
+    for (; t < tensors.size() && tensors[t].offset < b.offset + b.count; ++t) {
+      if (tensors[t].numel == 0) continue;
+      if (frozen_tensor(t) != piece_frozen && tensors[t].offset > start) {
+        add_piece(start, tensors[t].offset - start, piece_frozen, rank, size);
+        start = tensors[t].offset;
+      }
+      piece_frozen = frozen_tensor(t);
+    }
+    add_piece(start, b.offset + b.count - start, piece_frozen, rank, size);
+    b.last_piece = int(pieces_.size()) - 1;
+    b.owned_count = owned_total_ - b.owned_offset;
   }
   // Intersect every trainable tensor with the owned pieces so AdamW knows which elements decay.
-  for (size_t i = 0; i < reg.all().size(); ++i) {
-    const ParamInfo& t = reg.all()[i];
-    if (!frozen.empty() && frozen[i]) continue;
-    const Bucket& b = buckets_[size_t(bucket_of_unit_[size_t(t.unit)])];
-    int64_t lo = std::max(t.offset, b.offset + b.begin);
-    int64_t hi = std::min(t.offset + t.numel, b.offset + b.begin + b.owned_count);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ParamInfo& x = tensors[i];
+    if (frozen_tensor(i)) continue;
+    const Piece& k = piece_of(x);
+    int64_t lo = std::max(x.offset, k.offset + k.begin);
+    int64_t hi = std::min(x.offset + x.numel, k.offset + k.begin + k.owned_count);
     if (hi <= lo) continue;
-    const int64_t owned = b.owned_offset + (lo - b.offset - b.begin);
-    append_run(segments_, owned, hi - lo, t.decay ? 1.0f : 0.0f, trainable_owned_total_);
+    const int64_t owned = k.owned_offset + (lo - k.offset - k.begin);
+    append_run(segments_, owned, hi - lo, x.decay ? 1.0f : 0.0f, trainable_owned_total_);
     append_run(trainable_runs_, owned, hi - lo, 1.0f, trainable_owned_total_);
     trainable_owned_total_ += hi - lo;
   }
+}
+
+void ShardLayout::add_piece(int64_t offset, int64_t count, bool frozen, int rank, int size) {
+  const ShardRange owned = mode_ == ShardMode::none ? ShardRange{0, count} : shard_range(count, rank, size);
+  pieces_.push_back({offset, count, owned.offset, owned.count, owned_total_, frozen});
+  owned_total_ += owned.count;
+}
+
+const Piece& ShardLayout::piece_of(const ParamInfo& t) const {
+  const Bucket& b = bucket(bucket_of_unit(t.unit));
+  int p = b.first_piece;
+  while (p < b.last_piece && piece(p).offset + piece(p).count <= t.offset) ++p;
+  return piece(p);
 }
 
 int64_t ShardLayout::max_bucket_count() const {
@@ -82,8 +109,8 @@ int64_t ShardLayout::max_bucket_count() const {
 }
 
 void ShardLayout::gather_owned(const float* flat, float* owned) const {
-  for (const Bucket& b : buckets_)
-    std::memcpy(owned + b.owned_offset, flat + b.offset + b.begin, size_t(b.owned_count) * sizeof(float));
+  for (const Piece& p : pieces_)
+    std::memcpy(owned + p.owned_offset, flat + p.offset + p.begin, size_t(p.owned_count) * sizeof(float));
 }
 
 }  // namespace emb

@@ -10,7 +10,7 @@ namespace emb {
 double state_bytes_per_rank(const ParamRegistry& reg, ShardMode mode, int ranks, const PlanSharding& sharding,
                             bool bf16_compute) {
   // DDP: every rank holds the same. Every tensor trained: rank 0 holds the most (shard_range gives
-  // each bucket's remainder to the first ranks, and all its owned elements have moments).
+  // each piece's remainder to the first ranks, and all its owned elements have moments).
   const bool any_frozen = std::find(sharding.frozen.begin(), sharding.frozen.end(), true) != sharding.frozen.end();
   const int distinct_ranks = mode == ShardMode::none || !any_frozen ? 1 : ranks;
   int64_t most = 0;

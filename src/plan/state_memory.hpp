@@ -3,8 +3,9 @@
 // ZeRO-3 slots: parallel/data_parallel.hpp DataParallelBuffers) and the AdamW moments the
 // Optimizer keeps for the trainable elements the rank owns (train/optimizer.hpp). Frozen tensors
 // (train.tune_*, train/freezing.hpp) keep their parameters and gradient buffers but have no
-// moments. ZeRO shards each bucket 1/N by elements, not by trainable elements, so where a bucket
-// mixes frozen and trained tensors the ranks hold different numbers of moments: the figure is the
+// moments. ZeRO shards each piece of a bucket (its trained or frozen tensors: parallel/shard_layout.hpp)
+// 1/N by elements, the remainders to the first ranks, so the ranks hold a few elements more or
+// less, and where frozen tensors make more pieces, a few moments more or less: the figure is the
 // largest rank's, the one that runs out of memory first.
 #pragma once
 #include <cstdint>

@@ -48,16 +48,16 @@ void InitFrom::read_flat(const ParamRegistry& reg, int64_t begin, int64_t end, f
 
 void InitFrom::read_owned(MPI_Comm comm, const ParamRegistry& reg, const ShardLayout& layout, float* owned) const {
   const int rank = rank_in(comm), size = ranks_in(comm);
-  for (int b = 0; b < layout.n_buckets(); ++b) {
-    const Bucket& k = layout.bucket(b);
+  for (int p = 0; p < layout.n_pieces(); ++p) {
+    const Piece& k = layout.piece(p);
     if (layout.mode() != ShardMode::none || size == 1) {
       const int64_t begin = k.offset + k.begin;
       read_flat(reg, begin, begin + k.owned_count, owned + k.owned_offset);
       continue;
     }
-    // Replicated: a 1/N piece each, then every rank gets the others' pieces over the network.
-    const ShardRange piece = shard_range(k.count, rank, size);
-    read_flat(reg, k.offset + piece.offset, k.offset + piece.offset + piece.count, owned + k.owned_offset + piece.offset);
+    // Replicated: a 1/N part each, then every rank gets the others' parts over the network.
+    const ShardRange part = shard_range(k.count, rank, size);
+    read_flat(reg, k.offset + part.offset, k.offset + part.offset + part.count, owned + k.owned_offset + part.offset);
     all_gather_shards(comm, owned + k.owned_offset, k.count);
   }
 }

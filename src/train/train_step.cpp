@@ -21,9 +21,9 @@ std::string first_nonfinite_gradient(DataParallel& dp, const ParamRegistry& reg,
   std::vector<float> owned(size_t(layout.owned_total()));
   dp.download_owned_grads(owned.data());
   const int64_t none = std::numeric_limits<int64_t>::max();
-  int64_t first = none;  // flat index; buckets run in flat order
-  for (int b = 0; b < layout.n_buckets() && first == none; ++b) {
-    const Bucket& k = layout.bucket(b);
+  int64_t first = none;  // flat index; pieces run in flat order
+  for (int p = 0; p < layout.n_pieces() && first == none; ++p) {
+    const Piece& k = layout.piece(p);
     for (int64_t j = 0; j < k.owned_count && first == none; ++j)
       if (!std::isfinite(owned[size_t(k.owned_offset + j)])) first = k.offset + k.begin + j;
   }

@@ -153,8 +153,8 @@ void Trainer::load_tuned_backbone() {
   const int64_t first = reg.get(model_->config().trained_context.front().name).offset;
   host_state();
   dp_.download_owned_params(host_params_.data());
-  for (int b = 0; b < layout_.n_buckets(); ++b) {
-    const Bucket& k = layout_.bucket(b);
+  for (int p = 0; p < layout_.n_pieces(); ++p) {
+    const Piece& k = layout_.piece(p);
     const int64_t begin = std::max(k.offset + k.begin, first);
     const int64_t end = std::min(k.offset + k.begin + k.owned_count, first + int64_t(values.size()));
     for (int64_t flat = begin; flat < end; ++flat)

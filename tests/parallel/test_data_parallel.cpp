@@ -2,8 +2,9 @@
 // shard = none | grads | full, three AdamW steps on synthetic packed batches reproduce the
 // single-process losses and parameters, with uneven micro-batch counts per rank (ZeRO-3's
 // empty passes) and ranks that get no sample at all; the shards each rank initialises itself
-// are exactly those of one full initialisation. A collective's traced span starts when the
-// step asked for it, however late the issuing call returns.
+// are exactly those of one full initialisation. Frozen tensors in units of their own and beside
+// trained ones (buckets of several pieces) train the same and keep their values. A collective's
+// traced span starts when the step asked for it, however late the issuing call returns.
 #define BOOST_TEST_MODULE train_data_parallel
 #include <boost/test/unit_test.hpp>
 
@@ -45,13 +46,23 @@ struct Run {
   std::vector<float> initial_params, params;
 };
 
+// Per tensor of reg: frozen are every third tensor and the whole of unit 1, so that some units
+// are frozen whole and others mix frozen and trained tensors.
+std::vector<bool> some_frozen(const ParamRegistry& reg) {
+  std::vector<bool> frozen(size_t(reg.size()));
+  for (int i = 0; i < reg.size(); ++i) frozen[size_t(i)] = reg[i].unit == 1 || i % 3 == 0;
+  return frozen;
+}
+
 // Trains kSteps steps; each step takes `global_batch` samples, deals them round-robin over
 // the ranks of `world` and packs each rank's share `per_mb` samples per micro-batch.
+// freeze: some_frozen's tensors are not trained.
 Run train_steps(const World& world, const ModelConfig& cfg, ShardMode mode, int global_batch, int per_mb,
-                int64_t bucket_bytes = 0, bool bf16 = false) {
+                int64_t bucket_bytes = 0, bool bf16 = false, bool freeze = false) {
   auto model = make_model(cfg, &cpu_ops);
+  if (freeze) model->freeze(some_frozen(model->params()));
   auto comm = make_comm(world, {CommBackend::mpi});
-  ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes);
+  ShardLayout layout(model->params(), mode, world.rank, world.size, bucket_bytes, model->frozen());
   PhaseTimers timers;
   DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
   dp.init_owned_params(model->params(), kSeed, cfg.init_std);
@@ -86,27 +97,42 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return diff / scale;
 }
 
-void check_equivalence(const std::string& preset, int global_batch, int per_mb) {
+// The elements of some_frozen's tensors that the run changed.
+int64_t frozen_changed(const ModelConfig& cfg, const Run& run) {
+  const std::unique_ptr<Model> model = make_model(cfg, &cpu_ops);
+  const ParamRegistry& reg = model->params();
+  const std::vector<bool> frozen = some_frozen(reg);
+  int64_t changed = 0;
+  for (int i = 0; i < reg.size(); ++i)
+    for (int64_t j = reg[i].offset; frozen[size_t(i)] && j < reg[i].offset + reg[i].numel; ++j)
+      changed += run.params[size_t(j)] != run.initial_params[size_t(j)];
+  return changed;
+}
+
+void check_equivalence(const std::string& preset, int global_batch, int per_mb, bool freeze = false) {
   const ModelConfig cfg = preset_config(preset);
   World self;
   self.comm = MPI_COMM_SELF;
-  const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch);
+  const Run reference = train_steps(self, cfg, ShardMode::none, global_batch, global_batch, 0, false, freeze);
   // Buckets of one unit each, of a few units (64 KiB), and one bucket for the whole model
   // (the default 25 MiB on a tiny model), where successive micro-batches reduce the same bucket.
   for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full}) {
     BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " ranks " << test_world().size << " batch "
-                              << global_batch << " per micro-batch " << per_mb << " bucket bytes " << bucket_bytes) {
-      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, bucket_bytes);
+                              << global_batch << " per micro-batch " << per_mb << " bucket bytes " << bucket_bytes
+                              << (freeze ? " frozen" : "")) {
+      const Run run = train_steps(test_world(), cfg, mode, global_batch, per_mb, bucket_bytes, false, freeze);
       for (int s = 0; s < kSteps; ++s) BOOST_TEST(run.losses[size_t(s)] == reference.losses[size_t(s)],
                                                   boost::test_tools::tolerance(1e-5));
       BOOST_TEST(max_rel_diff(reference.params, reference.initial_params) > 1e-3);  // the steps did update
       BOOST_TEST(max_rel_diff(run.params, reference.params) < 1e-4);
+      if (freeze) BOOST_TEST(frozen_changed(cfg, run) == 0);
     }
   }
 }
 
-// The fresh-start initialisation of every rank's shards against the full-buffer one, sharded.
+// The fresh-start initialisation of every rank's shards against the full-buffer one, sharded,
+// with every tensor trained and with some_frozen's frozen (buckets of several pieces).
 void check_owned_init(const std::string& preset) {
   const ModelConfig cfg = preset_config(preset);
   const World& world = test_world();
@@ -117,10 +143,11 @@ void check_owned_init(const std::string& preset) {
   auto comm = make_comm(world, {CommBackend::mpi});
   for (int64_t bucket_bytes : {int64_t(0), int64_t(64) << 10, int64_t(25) << 20})
   for (ShardMode mode : {ShardMode::none, ShardMode::grads, ShardMode::full})
-  for (bool bf16 : {false, true}) {
+  for (bool bf16 : {false, true})
+  for (bool freeze : {false, true}) {
     BOOST_TEST_CONTEXT(preset << " shard " << int(mode) << " bf16 " << bf16 << " ranks " << world.size
-                              << " bucket bytes " << bucket_bytes) {
-      ShardLayout layout(reg, mode, world.rank, world.size, bucket_bytes);
+                              << " bucket bytes " << bucket_bytes << (freeze ? " frozen" : "")) {
+      ShardLayout layout(reg, mode, world.rank, world.size, bucket_bytes, freeze ? some_frozen(reg) : std::vector<bool>{});
       PhaseTimers timers;
       DataParallel dp(layout, *comm, cpu_ops, timers, true, bf16);
       dp.init_owned_params(reg, kSeed, cfg.init_std);
@@ -183,6 +210,7 @@ BOOST_AUTO_TEST_CASE(gr00t_uneven_micro_batches) { check_equivalence("tiny_gr00t
 BOOST_AUTO_TEST_CASE(wan_uneven_micro_batches) { check_equivalence("tiny_wan", 5, 1); }
 // Three samples on four ranks: the last rank has nothing to compute but must take part.
 BOOST_AUTO_TEST_CASE(gr00t_rank_without_samples) { check_equivalence("tiny_gr00t", 3, 1); }
+BOOST_AUTO_TEST_CASE(gr00t_frozen_tensors) { check_equivalence("tiny_gr00t", 7, 2, true); }
 
 namespace {
 

@@ -1,8 +1,9 @@
 // The plan's training state per rank (plan/state_memory.hpp) against what the run allocates: the
 // bytes DataParallel and the Optimizer take from the backend (counted by counting_ops.hpp) for
 // each rank's ShardLayout of a frozen tiny_gr00t deck (train.tune_* off) and a trained one, every
-// shard mode, fp32 and bf16, 1 and 3 ranks. Frozen tensors have no AdamW moments, and ZeRO splits each bucket by
-// elements, so the ranks' moments differ and the plan is the largest rank's.
+// shard mode, fp32 and bf16, 1 and 3 ranks. Frozen tensors have no AdamW moments, and ZeRO splits each trained
+// and frozen piece of a bucket by elements with the remainders to the first ranks, so the ranks' states differ
+// and the plan is the largest rank's.
 #define BOOST_TEST_MODULE state_memory
 #include <boost/test/unit_test.hpp>
 
@@ -51,7 +52,7 @@ BOOST_AUTO_TEST_CASE(state_per_rank_is_what_the_largest_rank_allocates) {
                                                              precision == Precision::bf16));
             BOOST_TEST(plan.state(mode) == double(*std::max_element(per_rank.begin(), per_rank.end())));
             const bool frozen = std::count(w.frozen.begin(), w.frozen.end(), true) > 0;
-            if (mode == ShardMode::full && ranks == 3 && frozen)  // moments split by elements: the ranks differ
+            if (mode == ShardMode::full && ranks == 3 && frozen)  // the pieces' remainders: the ranks differ
               BOOST_TEST(*std::min_element(per_rank.begin(), per_rank.end()) < plan.state(mode));
           }
         }

@@ -2,7 +2,9 @@
 #define BOOST_TEST_MODULE train_units
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -64,8 +66,8 @@ BOOST_AUTO_TEST_CASE(shard_layout_covers_every_parameter_once) {
         for (int rank = 0; rank < size; ++rank) {
           ShardLayout layout(reg, mode, rank, size, bucket_bytes);
           owned_sum += layout.owned_total();
-          for (int b = 0; b < layout.n_buckets(); ++b) {
-            const Bucket& k = layout.bucket(b);
+          for (int p = 0; p < layout.n_pieces(); ++p) {
+            const Piece& k = layout.piece(p);
             for (int64_t i = 0; i < k.owned_count; ++i) owners[size_t(k.offset + k.begin + i)] += 1;
           }
           int64_t seg_total = 0;
@@ -104,6 +106,53 @@ BOOST_AUTO_TEST_CASE(buckets_merge_consecutive_units_up_to_the_size) {
   }
   BOOST_TEST(covered == reg.total());
   BOOST_TEST(mid.n_buckets() < reg.n_units());
+}
+
+// A registry whose units mix frozen and trained tensors of awkward sizes (a frozen tensor
+// between trained ones, a frozen tail, a unit frozen whole), in buckets of one unit and merged: ZeRO cuts each
+// bucket into pieces of trained or frozen tensors and shards each piece 1/N, so every rank owns
+// its share of the trained elements (the AdamW moments): the ranks' counts differ by at most
+// one element per trained piece (shard_range's remainders), and every element is owned once.
+BOOST_AUTO_TEST_CASE(trained_elements_are_balanced_where_buckets_mix_frozen_tensors) {
+  ParamRegistry reg;
+  std::vector<bool> frozen;
+  auto add = [&](const std::string& name, int64_t n, bool is_frozen) {
+    reg.add(name, {n}, ParamInit::normal, true);
+    frozen.push_back(is_frozen);
+  };
+  reg.begin_unit("mixed");
+  add("a", 1001, false), add("b", 50003, true), add("c", 7, false), add("d", 1999, false);
+  reg.begin_unit("frozen_tail");
+  add("f", 13, false), add("g", 9000, true);
+  reg.begin_unit("frozen");
+  add("e", 3001, true);
+  int64_t trained = 0;
+  for (size_t i = 0; i < frozen.size(); ++i) trained += frozen[i] ? 0 : reg[int(i)].numel;
+  for (int64_t bucket_bytes : {int64_t(0), int64_t(1) << 30})
+    for (int size : {2, 3, 4, 8}) {
+      BOOST_TEST_CONTEXT("bucket bytes " << bucket_bytes << ", " << size << " ranks") {
+        std::vector<int64_t> per_rank;
+        std::vector<int> owners(size_t(reg.total()), 0);
+        int trained_pieces = 0;
+        for (int rank = 0; rank < size; ++rank) {
+          const ShardLayout layout(reg, ShardMode::full, rank, size, bucket_bytes, frozen);
+          per_rank.push_back(layout.trainable_owned_total());
+          trained_pieces = 0;
+          for (int p = 0; p < layout.n_pieces(); ++p) {
+            const Piece& k = layout.piece(p);
+            trained_pieces += !k.frozen;
+            for (int64_t i = 0; i < k.owned_count; ++i) owners[size_t(k.offset + k.begin + i)] += 1;
+          }
+          for (int i = 0; i < reg.size(); ++i)  // a piece holds tensors of one kind
+            BOOST_TEST(layout.piece_of(reg[i]).frozen == frozen[size_t(i)], reg[i].name);
+        }
+        BOOST_TEST(trained_pieces == (bucket_bytes == 0 ? 3 : 2));  // a | c d | f, or a | c d f
+        BOOST_TEST(std::count(owners.begin(), owners.end(), 1) == reg.total());
+        BOOST_TEST(std::accumulate(per_rank.begin(), per_rank.end(), int64_t(0)) == trained);
+        const auto [fewest, most] = std::minmax_element(per_rank.begin(), per_rank.end());
+        BOOST_TEST(*most - *fewest <= trained_pieces);
+      }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(run_directories_are_never_reused) {

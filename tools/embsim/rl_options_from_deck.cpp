@@ -57,7 +57,7 @@ RlOptions rl_options_from_deck(const Deck& deck, const RunConfig& run) {
   o.cost.train_ms_per_chunk = deck.get_double("rl.train_ms_per_chunk");
   o.cost.time_scale = deck.get_double("rl.cost_time_scale");
   o.watchdog_s = run.train.watchdog_s > 0 ? run.train.watchdog_s : 120;
-  o.fail_rank = int(run.debug.fail_rank), o.fail_step = run.debug.fail_step;
+  o.fail_rank = int(run.debug.fail_rank), o.fail_step = run.debug.fail_step, o.fail_how = run.debug.fail_how;
   EMB_CHECK(o.update_chunks % o.micro_chunks == 0, where_set(deck, "rl.update_chunks"), ": rl.update_chunks = ",
             o.update_chunks, " is not a multiple of rl.micro_chunks = ", o.micro_chunks);
   if (o.advantage == Advantage::grpo) {

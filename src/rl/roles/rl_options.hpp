@@ -41,6 +41,7 @@ struct RlOptions {
   double watchdog_s = 120;  // a rank that hears nothing it waits for this long fails the run
   int fail_rank = -1;        // debug.fail_rank: this world rank dies at debug.fail_step chunks / steps
   int64_t fail_step = 1;
+  InjectedFailure fail_how = InjectedFailure::error;  // debug.fail_how
 };
 
 }  // namespace emb

@@ -15,6 +15,7 @@
 
 #include "checkpoint/checkpoint_dir.hpp"
 #include "core/error.hpp"
+#include "core/injected_failure.hpp"
 #include "rl/backoff.hpp"
 #include "rl/channel.hpp"
 #include "rl/roles/rl_checkpoint.hpp"
@@ -272,7 +273,7 @@ void SimulatorLoop::execute(ActionReply& reply, Slot& slot, int e) {
   for (size_t h = 0; h * task_.action_dim < reply.actions.size() && !slot.env->done(); ++h, ++steps)
     slot.env->step(&reply.actions[h * size_t(task_.action_dim)]);
   if (o_.fail_rank == g_.world_rank && chunks_ + 1 >= o_.fail_step)
-    EMB_CHECK(false, "debug.fail_rank: simulator rank ", g_.world_rank, " fails at chunk ", chunks_ + 1);
+    fail_injected(o_.fail_how, str("debug.fail_rank: simulator rank ", g_.world_rank, " fails at chunk ", chunks_ + 1));
   env_steps_ += steps, ++chunks_, ++slot.chunk, ++slot.round_chunks;
   Transition t;
   t.obs = std::move(slot.request.obs);
