@@ -18,17 +18,29 @@ namespace {
 // make_plan for a sample's tokens or a recompute-free variant's work: no state figures.
 const PlanSharding kNoState{0, {}, false};
 
-// Parameter counts of the communication buckets: consecutive units joined while they fit in
-// bucket_bytes of fp32, a unit never split (ShardLayout's rule).
-std::vector<double> bucket_params(const ParamRegistry& reg, double bucket_bytes) {
-  std::vector<double> buckets;
-  const double limit = bucket_bytes / 4;
-  for (int u = 0; u < reg.n_units(); ++u) {
-    const double n = double(reg.unit(u).count);
-    if (!buckets.empty() && buckets.back() + n <= limit)
-      buckets.back() += n;
-    else
-      buckets.push_back(n);
+// A communication bucket (ShardLayout's: consecutive units joined while they fit in bucket_bytes
+// of fp32, a unit never split) and the elements of each collective call that moves it, as
+// DataParallel issues them: ZeRO gathers every piece of a bucket and reduce-scatters its trained
+// pieces (a bucket mixing frozen and trained tensors is cut into pieces where they change), DDP
+// all-reduces a bucket whole; a bucket frozen whole is never reduced.
+struct BucketCalls {
+  double params = 0;
+  std::vector<double> pieces, trained_pieces, whole;
+};
+
+std::vector<BucketCalls> bucket_calls(const ShardLayout& layout) {
+  std::vector<BucketCalls> buckets;
+  for (int b = 0; b < layout.n_buckets(); ++b) {
+    const Bucket& k = layout.bucket(b);
+    BucketCalls c;
+    c.params = double(k.count);
+    for (int p = k.first_piece; p <= k.last_piece; ++p) {
+      const Piece& piece = layout.piece(p);
+      c.pieces.push_back(double(piece.count));
+      if (!k.frozen && !piece.frozen) c.trained_pieces.push_back(double(piece.count));
+    }
+    if (!k.frozen) c.whole.push_back(double(k.count));
+    buckets.push_back(c);
   }
   return buckets;
 }
@@ -300,21 +312,29 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   const ModelConfig& c = w.model;
   const int R = w.ranks;
   const std::unique_ptr<Model> model = make_model(c, nullptr);  // its parameter registry only
-  const std::vector<double> buckets = bucket_params(model->params(), w.bucket_bytes);
+  const ShardLayout layout(model->params(), w.shard, 0, R, int64_t(w.bucket_bytes), w.frozen);
+  const std::vector<BucketCalls> buckets = bucket_calls(layout);
   s.buckets = int(buckets.size());
   const size_t B = buckets.size();
   const double N = double(p.n_params), param_bytes = c.precision == Precision::bf16 ? 2 : 4;
   const ShardMode mode = w.shard;
-  auto times = [&](Collective op, double bytes_per_param, const char* what, int per_step) {
+  // Each bucket's collective seconds: the sum of its calls (`calls` picks which, BucketCalls).
+  auto times = [&](Collective op, std::vector<double> BucketCalls::*calls, double bytes_per_param, const char* what,
+                   int per_step) {
     BucketTimes bt;
-    CollectiveCost cost{what, op, 0, s.buckets, per_step, "", 0};
-    for (double n : buckets) {
-      const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
-      bt.seconds.push_back(ct.seconds);
-      bt.core.push_back(R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * hw.comm_core_seconds_per_byte);
-      cost.bytes += n * bytes_per_param;
-      cost.algorithm = ct.algorithm;
-      cost.seconds += ct.seconds * per_step;
+    CollectiveCost cost{what, op, 0, 0, per_step, "", 0};
+    for (const BucketCalls& k : buckets) {
+      double seconds = 0, core = 0;
+      for (double n : k.*calls) {
+        const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
+        seconds += ct.seconds;
+        core += R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * hw.comm_core_seconds_per_byte;
+        cost.bytes += n * bytes_per_param;
+        cost.algorithm = ct.algorithm;
+        ++cost.buckets;
+      }
+      bt.seconds.push_back(seconds), bt.core.push_back(core);
+      cost.seconds += seconds * per_step;
     }
     s.collectives.push_back(cost);
     s.comm_total_s += cost.seconds;
@@ -323,8 +343,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   const double mb_fwd = t.fwd * s.samples_per_mb, mb_bwd = (t.bwd + t.recompute) * s.samples_per_mb;
   std::vector<double> fwd_comp(B), bwd_comp(B);
   for (size_t k = 0; k < B; ++k) {
-    fwd_comp[k] = mb_fwd * buckets[k] / N;
-    bwd_comp[B - 1 - k] = mb_bwd * buckets[k] / N;  // backward runs the buckets in reverse
+    fwd_comp[k] = mb_fwd * buckets[k].params / N;
+    bwd_comp[B - 1 - k] = mb_bwd * buckets[k].params / N;  // backward runs the buckets in reverse
   }
   const BucketTimes zero{std::vector<double>(B, 0.0), std::vector<double>(B, 0.0)};
   // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
@@ -364,27 +384,33 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   auto gathered_at_head = [&](BucketTimes g) {
     if (!(shared_core && overlap)) return g;
     for (size_t k = 0; k < std::min(B, size_t(kPrefetchDepth)); ++k)
-      s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0, ++s.head_gathers;
+      s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0, s.head_gathers += int(buckets[k].pieces.size());
     return g;
   };
+  const auto pieces = &BucketCalls::pieces, trained = &BucketCalls::trained_pieces, whole = &BucketCalls::whole;
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
-    const BucketTimes held = times(Collective::all_gather, param_bytes, "all_gather of parameters, held for the step", 1);
+    const BucketTimes held =
+        times(Collective::all_gather, pieces, param_bytes, "all_gather of parameters, held for the step", 1);
     fwd_pass(gathered_at_head(held), zero, false, 1);
-    const BucketTimes rs = reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches));
+    const BucketTimes rs =
+        reversed(times(Collective::reduce_scatter, trained, 4, "reduce_scatter of gradients", s.micro_batches));
     bwd_pass(zero, rs, 1);
     drained_pass(rs, s.micro_batches - 1);
   } else if (mode == ShardMode::full) {  // ZeRO-3: gathers in forward and backward, reductions per micro-batch
-    const BucketTimes g_fwd = times(Collective::all_gather, param_bytes, "forward all_gather of parameters", s.micro_batches);
-    const BucketTimes g_bwd = times(Collective::all_gather, param_bytes, "backward all_gather of parameters", s.micro_batches);
-    const BucketTimes rs = times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", s.micro_batches);
+    const int mbs = s.micro_batches;
+    const BucketTimes g_fwd =
+        times(Collective::all_gather, pieces, param_bytes, "forward all_gather of parameters", mbs);
+    const BucketTimes g_bwd =
+        times(Collective::all_gather, pieces, param_bytes, "backward all_gather of parameters", mbs);
+    const BucketTimes rs = times(Collective::reduce_scatter, trained, 4, "reduce_scatter of gradients", mbs);
     fwd_pass(gathered_at_head(g_fwd), zero, false, 1);
     fwd_pass(g_fwd, zero, false, s.micro_batches - 1);
     bwd_pass(reversed(g_bwd), reversed(rs), s.micro_batches);
   } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
-    bwd_pass(zero, reversed(times(Collective::reduce_scatter, 4, "reduce_scatter of gradients", 1)), 1);
-    fwd_pass(times(Collective::all_gather, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
+    bwd_pass(zero, reversed(times(Collective::reduce_scatter, trained, 4, "reduce_scatter of gradients", 1)), 1);
+    fwd_pass(times(Collective::all_gather, pieces, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
   } else {  // DDP: all-reduce in the last backward
-    bwd_pass(zero, reversed(times(Collective::all_reduce, 4, "all_reduce of gradients", 1)), 1);
+    bwd_pass(zero, reversed(times(Collective::all_reduce, whole, 4, "all_reduce of gradients", 1)), 1);
   }
 }
 
@@ -437,8 +463,9 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
 // latency-bound: MPI's small all-reduce runs by recursive doubling, ⌈log2 R⌉ rounds of one
 // exchange each, and NCCL's small one by trees of the same depth. The rounds inside a node cost
 // what the hardware's sync_s, measured with a node's ranks (hwprobe runs one a device or core),
-// gives each of its rounds; each round across nodes costs the fabric's latency. (Scaled by 2(R-1) ring hops
-// instead, GR00T's 1024-rank anchor charged 2.9 ms a reduction, 11.7 ms of an 82 ms step.)
+// gives each of its rounds; each round across nodes costs the fabric's latency. (Scaled by
+// 2(R-1) ring hops instead, GR00T's 1024-rank anchor charged 2.9 ms a reduction, 11.7 ms of an
+// 82 ms step.)
 // A file without sync_s: the all-reduce of 32 bytes on the links.
 double host_reduction_seconds(const Hardware& hw, int R) {
   if (R < 2) return 0;
@@ -446,7 +473,8 @@ double host_reduction_seconds(const Hardware& hw, int R) {
   const auto rounds = [](int ranks) { return std::ceil(std::log2(double(std::max(1, ranks)))); };
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   const int nodes = (R + per_node - 1) / per_node;
-  return hw.fixed.sync_s * rounds(per_node) / rounds(std::max(2, hw.devices_per_node)) + rounds(nodes) * hw.inter_node.latency_s;
+  const double per_round_in_node = hw.fixed.sync_s / rounds(std::max(2, hw.devices_per_node));
+  return per_round_in_node * rounds(per_node) + rounds(nodes) * hw.inter_node.latency_s;
 }
 
 // What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.

@@ -1054,6 +1054,47 @@ BOOST_AUTO_TEST_CASE(checkpoint_bytes_count_no_moments_for_frozen_parameters) {
   BOOST_TEST(predict_step(gpu_node(), w).checkpoint_bytes == 12 * n - 8 * double(model->params().all()[0].numel));
 }
 
+// The collectives move what DataParallel moves: ZeRO gathers every piece of a bucket and
+// reduce-scatters its trained pieces, one call each (a bucket mixing frozen and trained tensors
+// is cut where they change); DDP all-reduces the buckets not frozen whole.
+BOOST_AUTO_TEST_CASE(collectives_are_issued_per_piece_and_skip_frozen_gradients) {
+  Workload w = tiny_workload();
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);
+  const std::vector<ParamInfo>& tensors = model->params().all();
+  const StepPrediction trained = predict_step(gpu_node(), w);
+  for (const CollectiveCost& c : trained.collectives) BOOST_TEST(c.buckets == trained.buckets);
+  // Tensor 1 frozen inside its unit; the last unit (its own bucket) frozen whole.
+  w.frozen.assign(tensors.size(), false);
+  w.frozen[1] = true;
+  double frozen_params = double(tensors[1].numel), last_unit_params = 0;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].unit == tensors.back().unit) {
+      w.frozen[i] = true;
+      frozen_params += double(tensors[i].numel), last_unit_params += double(tensors[i].numel);
+    }
+  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes), w.frozen);
+  int trained_pieces = 0;
+  for (int p = 0; p < layout.n_pieces(); ++p) trained_pieces += layout.piece(p).frozen ? 0 : 1;
+  BOOST_TEST(layout.n_pieces() > layout.n_buckets());  // the mixed unit is cut
+  const StepPrediction mixed = predict_step(gpu_node(), w);
+  const double n = double(make_plan(w.model, w.ranks, 1).n_params);
+  for (const CollectiveCost& c : mixed.collectives) {
+    if (c.op == Collective::all_gather) {
+      BOOST_TEST(c.buckets == layout.n_pieces());
+      BOOST_TEST(c.bytes == 4 * n);
+    } else {
+      BOOST_TEST(c.buckets == trained_pieces);
+      BOOST_TEST(c.bytes == 4 * (n - frozen_params));
+    }
+  }
+  BOOST_TEST(collective_calls(mixed) > collective_calls(trained));
+  w.shard = ShardMode::none;
+  const StepPrediction ddp = predict_step(gpu_node(), w);
+  BOOST_REQUIRE(ddp.collectives.size() == 1u);
+  BOOST_TEST(ddp.collectives[0].buckets == ddp.buckets - 1);  // the frozen unit's bucket
+  BOOST_TEST(ddp.collectives[0].bytes == 4 * (n - last_unit_params));
+}
+
 // train.tune_visual's additions on a tiny Eagle (1 SigLIP layer D 8, I 16, 2 heads, 4 tokens of 2×2
 // patches; 1 Qwen3 layer E 8, I 16, 2 query heads and 1 kv head of 4; one view, 6 prompt tokens),
 // counted by hand from what VisionTowerTraining and LanguageModelTraining keep and compute.
