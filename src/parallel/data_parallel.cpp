@@ -318,22 +318,24 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   r.bucket = b;
   r.grad_slot = grad_slot;
   order_after_compute();
-  if (mode() == ShardMode::none) {
-    r.handles.push_back(track("all_reduce", b, k.count * 4,
-                              [&] { return comm_.all_reduce(bucket_grad, k.count, DType::f32, ReduceOp::sum); }));
-  } else {
-    for (int p = k.first_piece; p <= k.last_piece; ++p) {
-      const Piece& piece = layout_.piece(p);
-      if (piece.frozen) continue;
-      // grads: once per step straight into the owned gradients; full: into the slot, then added
-      float* shard = mode() == ShardMode::grads
-                         ? owned_grads_.data() + piece.owned_offset
-                         : grad_slots_[size_t(grad_slot)].shard.data() + (piece.owned_offset - k.owned_offset);
-      r.handles.push_back(track("reduce_scatter", b, piece.count * 4, [&] {
-        return comm_.reduce_scatter(bucket_grad + (piece.offset - k.offset), shard, piece.count, DType::f32,
-                                    ReduceOp::sum);
+  // The trained pieces only: a frozen piece's gradients are never used.
+  for (int p = k.first_piece; p <= k.last_piece; ++p) {
+    const Piece& piece = layout_.piece(p);
+    if (piece.frozen) continue;
+    float* piece_grad = bucket_grad + (piece.offset - k.offset);
+    if (mode() == ShardMode::none) {
+      r.handles.push_back(track("all_reduce", b, piece.count * 4, [&] {
+        return comm_.all_reduce(piece_grad, piece.count, DType::f32, ReduceOp::sum);
       }));
+      continue;
     }
+    // grads: once per step straight into the owned gradients; full: into the slot, then added
+    float* shard = mode() == ShardMode::grads
+                       ? owned_grads_.data() + piece.owned_offset
+                       : grad_slots_[size_t(grad_slot)].shard.data() + (piece.owned_offset - k.owned_offset);
+    r.handles.push_back(track("reduce_scatter", b, piece.count * 4, [&] {
+      return comm_.reduce_scatter(piece_grad, shard, piece.count, DType::f32, ReduceOp::sum);
+    }));
   }
   reduced_[size_t(b)] = true;
   pending_.push_back(r);

@@ -2,16 +2,17 @@
 // (DESIGN.md "Parallelism"). The model's units (one per block, plus embeddings and heads)
 // are contiguous ranges of the flat parameter buffer; consecutive units are merged into
 // buckets of at most `bucket_bytes` (a unit larger than that is a bucket alone), and one
-// bucket is what ZeRO-3 gathers into one slot and DDP all-reduces at once. A bucket is cut into
-// pieces wherever its tensors turn from trained to frozen or back (one piece when it has no
-// frozen tensors), and ZeRO shards each piece 1/N over the ranks with shard_range() and gathers
-// or reduce-scatters it with a collective of its own: split by elements as a whole, a bucket
-// mixing frozen and trained tensors would give the ranks whose share fell on frozen tensors next
-// to no AdamW moments and the others all of them (GR00T's encoders and head units under
-// train.tune_projector = off: 1.37x the mean on the largest of 1024 ranks). The owned pieces are
-// stored back to back in the rank's "owned" buffers (fp32 master weights, AdamW moments, reduced
-// gradients), a bucket's together. Without sharding (DDP) a rank owns every piece whole and the
-// owned layout is the flat layout.
+// bucket is what ZeRO-3 gathers into one slot and whose gradients are reduced together. A
+// bucket is cut into pieces wherever its tensors turn from trained to frozen or back (one
+// piece when it has no frozen tensors), and ZeRO shards each piece 1/N over the ranks with
+// shard_range() and gathers or reduce-scatters it with a collective of its own: split by
+// elements as a whole, a bucket mixing frozen and trained tensors would give the ranks whose
+// share fell on frozen tensors next to no AdamW moments and the others all of them (GR00T's
+// encoders and head units under train.tune_projector = off: 1.37x the mean on the largest of
+// 1024 ranks). The owned pieces are stored back to back in the rank's "owned" buffers (fp32
+// master weights, AdamW moments, reduced gradients), a bucket's together. Without sharding
+// (DDP) a rank owns every piece whole and the owned layout is the flat layout. The gradients'
+// reductions, DDP's all-reduces as ZeRO's reduce-scatters, run over the trained pieces only.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -20,12 +20,12 @@ const PlanSharding kNoState{0, {}, false};
 
 // A communication bucket (ShardLayout's: consecutive units joined while they fit in bucket_bytes
 // of fp32, a unit never split) and the elements of each collective call that moves it, as
-// DataParallel issues them: ZeRO gathers every piece of a bucket and reduce-scatters its trained
-// pieces (a bucket mixing frozen and trained tensors is cut into pieces where they change), DDP
-// all-reduces a bucket whole; a bucket frozen whole is never reduced.
+// DataParallel issues them: ZeRO gathers every piece of a bucket (a bucket mixing frozen and
+// trained tensors is cut into pieces where they change); the gradients' reductions, ZeRO's
+// reduce-scatters and DDP's all-reduces, run over its trained pieces.
 struct BucketCalls {
   double params = 0;
-  std::vector<double> pieces, trained_pieces, whole;
+  std::vector<double> pieces, trained_pieces;
 };
 
 std::vector<BucketCalls> bucket_calls(const ShardLayout& layout) {
@@ -39,7 +39,6 @@ std::vector<BucketCalls> bucket_calls(const ShardLayout& layout) {
       c.pieces.push_back(double(piece.count));
       if (!k.frozen && !piece.frozen) c.trained_pieces.push_back(double(piece.count));
     }
-    if (!k.frozen) c.whole.push_back(double(k.count));
     buckets.push_back(c);
   }
   return buckets;
@@ -387,7 +386,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
       s.comm_head_s += g.seconds[k], g.seconds[k] = 0, g.core[k] = 0, s.head_gathers += int(buckets[k].pieces.size());
     return g;
   };
-  const auto pieces = &BucketCalls::pieces, trained = &BucketCalls::trained_pieces, whole = &BucketCalls::whole;
+  const auto pieces = &BucketCalls::pieces, trained = &BucketCalls::trained_pieces;
   if (mode == ShardMode::full && int(B) <= kGatherSlots) {  // ZeRO-3, every bucket held: one gather per step
     const BucketTimes held =
         times(Collective::all_gather, pieces, param_bytes, "all_gather of parameters, held for the step", 1);
@@ -410,7 +409,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     bwd_pass(zero, reversed(times(Collective::reduce_scatter, trained, 4, "reduce_scatter of gradients", 1)), 1);
     fwd_pass(times(Collective::all_gather, pieces, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
   } else {  // DDP: all-reduce in the last backward
-    bwd_pass(zero, reversed(times(Collective::all_reduce, whole, 4, "all_reduce of gradients", 1)), 1);
+    bwd_pass(zero, reversed(times(Collective::all_reduce, trained, 4, "all_reduce of gradients", 1)), 1);
   }
 }
 
