@@ -125,6 +125,31 @@ int64_t raw_end(const std::vector<BoundKeyTransform>& keys) { return raw_width(k
 
 int64_t keys_model_width(const std::vector<BoundKeyTransform>& keys) { return model_width(keys, transform_of); }
 
+// Rewrites each of n_rows rows (`stride` apart) key by key: the row's columns are copied aside
+// (the raw ones, or for the inverse the model's), the row is cleared over both widths, and
+// `rewrite(key, saved columns, row, model column)` writes each key, the model column running
+// over the keys' model widths.
+template <class Rewrite>
+void rewrite_key_rows(const std::vector<BoundKeyTransform>& keys, float* rows, int64_t n_rows, int64_t stride,
+                      int64_t width, bool inverse, Rewrite rewrite) {
+  const int64_t model = keys_model_width(keys);
+  EMB_CHECK(raw_end(keys) <= width && width <= stride && model <= stride, "per-key transforms: keys up to column ",
+            raw_end(keys), inverse ? " from " : " to ", model, " columns, of a raw width ", width, " in rows of ",
+            stride);
+  const int64_t saved_width = inverse ? model : width;
+  std::vector<float> saved(static_cast<size_t>(saved_width));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float* row = rows + r * stride;
+    std::copy(row, row + saved_width, saved.begin());
+    std::fill(row, row + std::max(width, model), 0.f);
+    int64_t column = 0;
+    for (const BoundKeyTransform& t : keys) {
+      rewrite(t, saved.data(), row, column);
+      column += t.key.model_width();
+    }
+  }
+}
+
 }  // namespace
 
 NormalizationBounds normalization_bounds(NormalizationRule rule, const FieldStatistics& stats) {
@@ -161,38 +186,18 @@ void unnormalize_rows(const NormalizationBounds& b, float* rows, int64_t n_rows,
 
 void transform_key_rows(const std::vector<BoundKeyTransform>& keys, float* rows, int64_t n_rows, int64_t stride,
                         int64_t width) {
-  const int64_t model = keys_model_width(keys);
-  EMB_CHECK(raw_end(keys) <= width && width <= stride && model <= stride, "per-key transforms: keys up to column ",
-            raw_end(keys), " to ", model, " columns, of a raw width ", width, " in rows of ", stride);
-  std::vector<float> raw(static_cast<size_t>(width));
-  for (int64_t r = 0; r < n_rows; ++r) {
-    float* row = rows + r * stride;
-    std::copy(row, row + width, raw.begin());
-    std::fill(row, row + std::max(width, model), 0.f);
-    int64_t out = 0;
-    for (const BoundKeyTransform& t : keys) {
-      transform_key(t, raw.data(), row + out);
-      out += t.key.model_width();
-    }
-  }
+  rewrite_key_rows(keys, rows, n_rows, stride, width, false,
+                   [](const BoundKeyTransform& t, const float* raw, float* row, int64_t column) {
+                     transform_key(t, raw, row + column);
+                   });
 }
 
 void untransform_key_rows(const std::vector<BoundKeyTransform>& keys, float* rows, int64_t n_rows, int64_t stride,
                           int64_t width) {
-  const int64_t model = keys_model_width(keys);
-  EMB_CHECK(raw_end(keys) <= width && width <= stride && model <= stride, "per-key transforms: keys up to column ",
-            raw_end(keys), " from ", model, " columns, of a raw width ", width, " in rows of ", stride);
-  std::vector<float> in(static_cast<size_t>(model));
-  for (int64_t r = 0; r < n_rows; ++r) {
-    float* row = rows + r * stride;
-    std::copy(row, row + model, in.begin());
-    std::fill(row, row + std::max(width, model), 0.f);
-    int64_t at = 0;
-    for (const BoundKeyTransform& t : keys) {
-      untransform_key(t, in.data() + at, row);
-      at += t.key.model_width();
-    }
-  }
+  rewrite_key_rows(keys, rows, n_rows, stride, width, true,
+                   [](const BoundKeyTransform& t, const float* model, float* row, int64_t column) {
+                     untransform_key(t, model + column, row);
+                   });
 }
 
 void normalize_state_rows(const EmbodimentBounds& b, float* rows, int64_t n_rows, int64_t stride, int64_t width) {

@@ -33,7 +33,7 @@ void Trunk::set_dropout(bool on, uint64_t seed, int64_t step) {
 BlockIO Trunk::context_io(const PackedBatch& b, const DeviceBatch& dev) const {
   BlockIO io;
   io.T = b.n_context, io.Tc = b.n_context;
-  io.self_index = {AttnMask::full, dev.cseq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
+  io.self_index = {AttnMask::full, dev.cseq, nullptr, nullptr, dev.cseq, nullptr, nullptr, {}};
   io.dropout = dropout_;
   io.dropout.rows = {dev.cseq, dev.context_in_sample, dev.sample_id};
   return io;
@@ -50,11 +50,11 @@ BlockIO Trunk::blocks_io(const PackedBatch& b, const DeviceBatch& dev) const {
   io.context = !converts_inputs_ ? TensorPtr{c, DType::f32} : block_c_;
   io.dcontext = dc;
   io.self_index = {AttnMask::full, dev.seq, dev.blk, dev.grp, dev.seq, dev.blk, dev.grp, teacher_forcing};
-  io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr};
+  io.cross_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.cseq, nullptr, nullptr, {}};
   io.Tci = dev.clip.rows;
   io.image_context = !converts_inputs_ ? TensorPtr{cimg, DType::f32} : block_cimg_;
   io.dimage_context = dcimg;
-  io.image_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.clip_seq, nullptr, nullptr};
+  io.image_index = {AttnMask::cross, dev.seq, nullptr, nullptr, dev.clip_seq, nullptr, nullptr, {}};
   io.pos = dev.pos, io.rope_modes = dev.rope_modes;
   io.dropout = dropout_;
   io.dropout.rows = {dev.seq, dev.token_in_sample, dev.sample_id};

@@ -262,17 +262,20 @@ void DataParallel::prefetch(int b, int keep) {
 
 // ZeRO-3: gathers bucket b into `slot`, bf16 into its staging or fp32 into its data.
 void DataParallel::fill_slot(GatherSlot& slot, int b) {
-  const Bucket& k = layout_.bucket(b);
   order_after_compute();
-  slot.handles.clear();
+  gather_pieces(b, bf16_ ? static_cast<void*>(slot.staged.data()) : slot.data.data(), slot.handles);
+}
+
+void DataParallel::gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles) {
+  const Bucket& k = layout_.bucket(b);
+  const int64_t element = bf16_ ? int64_t(sizeof(bf16)) : int64_t(sizeof(float));
+  handles.clear();
   for (int p = k.first_piece; p <= k.last_piece; ++p) {
     const Piece& piece = layout_.piece(p);
-    const int64_t at = piece.offset - k.offset;
-    slot.handles.push_back(track("all_gather", b, piece.count * (bf16_ ? 2 : 4), [&] {
-      return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, slot.staged.data() + at, piece.count,
-                                      DType::bf16)
-                   : comm_.all_gather(owned_params_.data() + piece.owned_offset, slot.data.data() + at, piece.count,
-                                      DType::f32);
+    void* to = static_cast<unsigned char*>(bucket_copy) + (piece.offset - k.offset) * element;
+    handles.push_back(track("all_gather", b, piece.count * element, [&] {
+      return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, to, piece.count, DType::bf16)
+                   : comm_.all_gather(owned_params_.data() + piece.owned_offset, to, piece.count, DType::f32);
     }));
   }
 }
@@ -368,17 +371,9 @@ void DataParallel::publish_params() {
   if (mode() == ShardMode::grads) order_after_compute();
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
-      const Bucket& k = layout_.bucket(b);
-      param_ready_[size_t(b)].clear();
-      for (int p = k.first_piece; p <= k.last_piece; ++p) {
-        const Piece& piece = layout_.piece(p);
-        param_ready_[size_t(b)].push_back(track("all_gather", b, piece.count * (bf16_ ? 2 : 4), [&] {
-          return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, flat_bf16_.data() + piece.offset,
-                                          piece.count, DType::bf16)
-                       : comm_.all_gather(owned_params_.data() + piece.owned_offset,
-                                          flat_params_.data() + piece.offset, piece.count, DType::f32);
-        }));
-      }
+      const int64_t at = layout_.bucket(b).offset;
+      gather_pieces(b, bf16_ ? static_cast<void*>(flat_bf16_.data() + at) : flat_params_.data() + at,
+                    param_ready_[size_t(b)]);
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
   widened_bucket_ = -1;

@@ -144,6 +144,9 @@ class DataParallel final : public UnitHooks {
   // rounded or gathered flat copy, slot null).
   View bf16_copy(const GatherSlot* slot, int b) const;
   void fill_slot(GatherSlot& slot, int b);
+  // Gathers every piece of bucket b (bf16 compute: the bf16 shards) into `bucket_copy`, a copy of
+  // the whole bucket, one collective a piece; `handles` becomes theirs.
+  void gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles);
   void round_owned_to_bf16();
   void prefetch(int b, int keep);
   void issue_reduction(int b, float* bucket_grad, int grad_slot);

@@ -41,14 +41,15 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   const TilePairs self = tile_pairs({dit_self_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),
                                      teacher_forcing_of(c)},
                                     b.n_tokens, b.n_tokens);
-  const TilePairs cross = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_tokens, b.n_context);
+  const TilePairs cross =
+      tile_pairs({AttnMask::cross, seq, nullptr, nullptr, cseq, nullptr, nullptr, {}}, b.n_tokens, b.n_context);
   TilePairs context, image;
   if (c.family == Family::gr00t)  // the vision-language blocks: the context attends to itself
-    context = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr}, b.n_context, b.n_context);
+    context = tile_pairs({AttnMask::full, cseq, nullptr, nullptr, cseq, nullptr, nullptr, {}}, b.n_context, b.n_context);
   if (c.clip_tokens > 0) {  // the CLIP image context: each sample's clip_tokens rows
     std::vector<int32_t> clip_seq;
     for (int32_t s = 0; s < b.n_samples; ++s) clip_seq.insert(clip_seq.end(), size_t(c.clip_tokens), s);
-    image = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, clip_seq.data(), nullptr, nullptr}, b.n_tokens,
+    image = tile_pairs({AttnMask::cross, seq, nullptr, nullptr, clip_seq.data(), nullptr, nullptr, {}}, b.n_tokens,
                        int64_t(clip_seq.size()));
   }
   StepFlops all, masked;
