@@ -11,11 +11,11 @@ int64_t model_op_calls(const ModelConfig& c) {
 
 }  // namespace
 
-StepCalls step_calls(const ModelConfig& c, int64_t decay_segments) {
+StepCalls step_calls(const ModelConfig& c, int64_t decay_segments, int64_t trained_runs) {
   StepCalls s;
   s.op_calls_per_micro_batch = model_op_calls(c);
   s.allocations_per_micro_batch = kAllocationsPerOpCall * s.op_calls_per_micro_batch;
-  s.optimizer_op_calls = 1 + decay_segments;
+  s.optimizer_op_calls = trained_runs + decay_segments;
   return s;
 }
 

@@ -19,8 +19,8 @@ namespace emb {
 struct StepCalls {
   int64_t op_calls_per_micro_batch = 0;
   int64_t allocations_per_micro_batch = 0;
-  // Per step: the optimizer's calls (the gradient's sum of squares, AdamW per decay segment of
-  // the owned shard) and train_step's blocking host reductions (loss denominators, micro-batch
+  // Per step: the optimizer's calls (the gradient's sum of squares per trained run of the owned
+  // shard, AdamW per decay segment of it) and train_step's blocking host reductions (loss denominators, micro-batch
   // count, loss sums, gradient norm). The step-end agreement on stop signals
   // (src/app/training_run.cpp) runs after the step's timer, like the logging, and is not counted.
   int64_t optimizer_op_calls = 0;
@@ -28,8 +28,10 @@ struct StepCalls {
   int head_host_reductions = 2;  // of them, before the first micro-batch (denominators, count)
 };
 
-// decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments).
-StepCalls step_calls(const ModelConfig& c, int64_t decay_segments);
+// decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments);
+// trained_runs: its runs of trained elements (ShardLayout::trainable_runs): more than one where
+// frozen tensors cut them.
+StepCalls step_calls(const ModelConfig& c, int64_t decay_segments, int64_t trained_runs);
 
 // Host heap allocations per op call in the model's micro-batch (the index arrays and tile
 // summaries the host code builds around some calls): 0.50-0.75 measured on gr00t, 1.1-1.3 on wan

@@ -37,7 +37,7 @@ std::vector<BucketCalls> bucket_calls(const ShardLayout& layout) {
     for (int p = k.first_piece; p <= k.last_piece; ++p) {
       const Piece& piece = layout.piece(p);
       c.pieces.push_back(double(piece.count));
-      if (!k.frozen && !piece.frozen) c.trained_pieces.push_back(double(piece.count));
+      if (!piece.frozen) c.trained_pieces.push_back(double(piece.count));
     }
     buckets.push_back(c);
   }
@@ -307,11 +307,9 @@ BucketTimes reversed(BucketTimes t) {
 // leaves exposed, and on a shared core what the covered collectives add to the forward and
 // backward.
 void add_communication(const Hardware& hw, const Workload& w, const PlanReport& p, const SampleSeconds& t,
-                       StepPrediction& s) {
+                       const ShardLayout& layout, StepPrediction& s) {
   const ModelConfig& c = w.model;
   const int R = w.ranks;
-  const std::unique_ptr<Model> model = make_model(c, nullptr);  // its parameter registry only
-  const ShardLayout layout(model->params(), w.shard, 0, R, int64_t(w.bucket_bytes), w.frozen);
   const std::vector<BucketCalls> buckets = bucket_calls(layout);
   s.buckets = int(buckets.size());
   const size_t B = buckets.size();
@@ -478,10 +476,10 @@ double host_reduction_seconds(const Hardware& hw, int R) {
 
 // What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
 // The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
-void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, StepPrediction& s) {
-  const std::unique_ptr<Model> model = make_model(w.model, nullptr);  // its parameter registry only
-  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
-  const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
+void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, const ShardLayout& layout,
+                     StepPrediction& s) {
+  const StepCalls calls =
+      step_calls(w.model, int64_t(layout.decay_segments().size()), int64_t(layout.trainable_runs().size()));
   FixedCostPrediction& f = s.fixed;
   f.op_calls = calls.op_calls_per_micro_batch * s.micro_batches + calls.optimizer_op_calls;
   f.allocations = calls.allocations_per_micro_batch * s.micro_batches;
@@ -616,9 +614,12 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const RankCompute rc = rank_compute(hw, w, s);
   s.nodes = hw.ranks_share_node ? 1 : (w.ranks + hw.devices_per_node - 1) / hw.devices_per_node;
   add_data_spread(hw, w, s);
-  add_communication(hw, w, rc.plan, rc.per_sample, s);
+  // Rank 0's shards: its buckets, pieces and AdamW segments stand for every rank's.
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);  // its parameter registry only
+  const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes), w.frozen);
+  add_communication(hw, w, rc.plan, rc.per_sample, layout, s);
   add_imbalance(hw, w.ranks, s);
-  add_fixed_costs(hw, w, rc.rates, s);
+  add_fixed_costs(hw, w, rc.rates, layout, s);
   add_optimizer_and_data(hw, w, rc.plan, rc.rates, s);
   add_phases(hw, s);
   add_throughput(hw, w, s);

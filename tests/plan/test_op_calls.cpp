@@ -63,7 +63,7 @@ Counted count_micro_batch(const ModelConfig& cfg, int samples) {
 }
 
 void check_counts(const ModelConfig& cfg) {
-  const StepCalls predicted = step_calls(cfg, 0);
+  const StepCalls predicted = step_calls(cfg, 0, 0);
   for (int samples : {1, 3}) {
     const Counted real = count_micro_batch(cfg, samples);
     BOOST_TEST_CONTEXT(cfg.preset << ", " << cfg.n_layers << " layers, " << cfg.n_layers_vl << " vl layers, dropout "
@@ -106,18 +106,29 @@ BOOST_AUTO_TEST_CASE(scaling_deck_model_counts_like_its_preset) {
   check_counts(cfg);
 }
 
-// The optimizer: one sum of squares for the gradient norm, one AdamW call per decay segment.
-BOOST_AUTO_TEST_CASE(optimizer_calls_once_per_decay_segment) {
+// The optimizer: one sum of squares per trained run of the owned shard (one without frozen
+// tensors; frozen tensors between trained ones cut it) and one AdamW call per decay segment.
+BOOST_AUTO_TEST_CASE(optimizer_calls_once_per_trained_run_and_decay_segment) {
   const ModelConfig cfg = preset_config("tiny_gr00t");
   const std::unique_ptr<Model> model = make_model(cfg, nullptr);
-  const ShardLayout layout(model->params(), ShardMode::none, 0, 1);
-  CpuOps cpu;
-  test::CountingOps ops(cpu);
-  Optimizer optimizer(layout, ops, AdamWConfig{}, 1.0f);
-  std::vector<float> params(size_t(layout.owned_total()), 0.1f), grads(params.size(), 0.01f);
-  ops.reset();
-  const double norm = optimizer.global_grad_norm(grads.data(), MPI_COMM_NULL);
-  optimizer.step(params.data(), grads.data(), 1, 1e-3, norm);
-  BOOST_TEST(layout.decay_segments().size() > 1u);
-  BOOST_TEST(ops.total() == step_calls(cfg, int64_t(layout.decay_segments().size())).optimizer_op_calls);
+  const size_t n_tensors = model->params().all().size();
+  std::vector<bool> frozen_between(n_tensors, false);
+  frozen_between[1] = frozen_between[n_tensors / 2] = true;
+  for (const std::vector<bool>& frozen : {std::vector<bool>{}, frozen_between}) {
+    const ShardLayout layout(model->params(), ShardMode::none, 0, 1, 0, frozen);
+    CpuOps cpu;
+    test::CountingOps ops(cpu);
+    Optimizer optimizer(layout, ops, AdamWConfig{}, 1.0f);
+    std::vector<float> params(size_t(layout.owned_total()), 0.1f), grads(params.size(), 0.01f);
+    ops.reset();
+    const double norm = optimizer.global_grad_norm(grads.data(), MPI_COMM_NULL);
+    optimizer.step(params.data(), grads.data(), 1, 1e-3, norm);
+    const int64_t runs = int64_t(layout.trainable_runs().size()), segments = int64_t(layout.decay_segments().size());
+    BOOST_TEST_CONTEXT(frozen.size() << " frozen flags") {
+      BOOST_TEST(runs == (frozen.empty() ? 1 : 3));
+      BOOST_TEST(segments > 1);
+      BOOST_TEST(ops.by_name().at("sum_squares") == runs);
+      BOOST_TEST(ops.total() == step_calls(cfg, segments, runs).optimizer_op_calls);
+    }
+  }
 }

@@ -761,11 +761,21 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   const StepPrediction cpu = predict_step(h, w);
   const std::unique_ptr<Model> model = make_model(w.model, nullptr);
   const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
-  const StepCalls calls = step_calls(w.model, int64_t(layout.decay_segments().size()));
+  const StepCalls calls =
+      step_calls(w.model, int64_t(layout.decay_segments().size()), int64_t(layout.trainable_runs().size()));
   BOOST_TEST(cpu.fixed.op_calls == calls.op_calls_per_micro_batch * cpu.micro_batches + calls.optimizer_op_calls);
   BOOST_TEST(cpu.fixed.op_calls == (66 + 73 * 8) * cpu.micro_batches + 1 +
                                        int64_t(layout.decay_segments().size()));
   BOOST_TEST(cpu.fixed.allocations == kAllocationsPerOpCall * calls.op_calls_per_micro_batch * cpu.micro_batches);
+  {  // A frozen tensor between trained ones: the gradient norm sums two runs, AdamW skips it.
+    Workload with_frozen = w;
+    with_frozen.frozen.assign(model->params().all().size(), false);
+    with_frozen.frozen[1] = true;
+    const ShardLayout cut(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes), with_frozen.frozen);
+    BOOST_TEST(cut.trainable_runs().size() == 2u);
+    BOOST_TEST(predict_step(h, with_frozen).fixed.op_calls ==
+               calls.op_calls_per_micro_batch * cpu.micro_batches + 2 + int64_t(cut.decay_segments().size()));
+  }
   // 4 host reductions at 8 ranks on one node: sync_s, as measured with the node's 8 devices.
   BOOST_TEST(cpu.fixed.syncs_s == 4 * 3e-6, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(cpu.fixed.total_s == cpu.fixed.op_calls * 2e-6 + cpu.fixed.allocations * 1e-7 + cpu.fixed.syncs_s,
