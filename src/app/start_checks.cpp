@@ -97,7 +97,7 @@ void check_data(const RunConfig& cfg) {
   // What embpack verify checks short of the bulk rows (read here once, not by every rank's
   // loader), then the files against the model (opening them: packed_dataset.hpp).
   const PackedDataset data = open_checked(cfg, files);
-  if (dc.normalize) check_embodiment_action_widths(data, {dc.state_sin_cos, dc.upstream_config});
+  if (dc.normalize) check_embodiment_key_widths(data, {dc.state_sin_cos, dc.upstream_config});
   const int64_t largest = data.query_tokens() + data.max_context_tokens();
   if (largest > dc.tokens_per_mb)
     deck_error(cfg, "data.tokens_per_mb",

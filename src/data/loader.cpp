@@ -116,7 +116,7 @@ Loader::Loader(MPI_Comm dp_comm, const DataConfig& data, const TokenConfig& mode
                                                           dc_.dreamzero_encoders_digest, dc_.frame_stride,
                                                           dc_.dreamzero_repeat_end});
   if (dc_.normalize) {
-    check_embodiment_action_widths(*data_, KeyTransformChoice{dc_.state_sin_cos, dc_.upstream_config});
+    check_embodiment_key_widths(*data_, KeyTransformChoice{dc_.state_sin_cos, dc_.upstream_config});
     normalization_ = run_statistics(*data_, recorded, {dc_.relative_action_keys, mc_.actions_per_block},
                                     KeyTransformChoice{dc_.state_sin_cos, dc_.upstream_config});
     bounds_ = normalization_bounds(normalization_rule(mc_.family), normalization_);

@@ -165,7 +165,10 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   x.episode_offsets = f.read_all<int64_t>(packed::kEpisodeOffsets);
   x.episode_task = f.read_all<int32_t>(packed::kEpisodeTask);
   x.episode_embodiment = f.read_all<int32_t>(packed::kEpisodeEmbodiment);
-  if (s.embodiments > 0) x.embodiment_action_dim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+  if (s.embodiments > 0) {
+    x.embodiment_state_dim = f.read_all<int32_t>(packed::kEmbodimentStateDim);
+    x.embodiment_action_dim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
+  }
   if (online_dreamzero) {
     open_online_dreamzero(f, s, cfg, vl, x);
     return x;

@@ -23,6 +23,7 @@ struct PackedFileIndex {
   int64_t steps = 0, state_dim = 0, action_dim = 0;
   std::vector<int64_t> episode_offsets;
   std::vector<int32_t> episode_task, episode_embodiment;
+  std::vector<int32_t> embodiment_state_dim;   // valid state columns per embodiment (empty: all)
   std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
   // gr00t: the [start, end) columns of the action sub-keys the modality attribute marks
   // absolute = false, which are 0 past an episode's end (sample.hpp).

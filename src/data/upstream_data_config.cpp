@@ -203,27 +203,37 @@ KeyTransformPlan key_transform_plan(const H5File& f, const KeyTransformChoice& c
   return {};
 }
 
-void check_embodiment_action_widths(const PackedDataset& data, const KeyTransformChoice& choice) {
+void check_embodiment_key_widths(const PackedDataset& data, const KeyTransformChoice& choice) {
   for (int64_t i = 0; i < data.files(); ++i) {
     const PackedFileIndex& x = data.file(i);
     const std::set<int32_t> ids(x.episode_embodiment.begin(), x.episode_embodiment.end());
-    const auto width = [&](int32_t id) {
-      return x.embodiment_action_dim.empty() ? x.action_dim : int64_t(x.embodiment_action_dim.at(size_t(id)));
+    // An embodiment's valid columns of one part (the file's width where it records none).
+    const auto width = [&](const std::vector<int32_t>& per_embodiment, int64_t file_width, int32_t id) {
+      return per_embodiment.empty() ? file_width : int64_t(per_embodiment.at(size_t(id)));
     };
-    // The sub-keys tile the file's columns: an embodiment of the file's width has them all (and
+    const auto full = [&](const std::vector<int32_t>& per_embodiment, int64_t file_width) {
+      return std::all_of(ids.begin(), ids.end(),
+                         [&](int32_t id) { return width(per_embodiment, file_width, id) == file_width; });
+    };
+    // The sub-keys tile the file's columns: an embodiment of the file's widths has them all (and
     // the plan is resolved, with its own refusals, where the statistics are).
-    if (std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return width(id) == x.action_dim; })) continue;
+    if (full(x.embodiment_action_dim, x.action_dim) && full(x.embodiment_state_dim, x.state_dim)) continue;
     const KeyTransformPlan plan = key_transform_plan(x.file, choice);
-    const int64_t needed = raw_width(plan.action);
-    for (int32_t id : ids) {
-      const int64_t has = width(id);
-      if (has < needed)
-        throw Error(x.file.where(packed::kEmbodimentActionDim,
-                                 str("embodiment ", id, " has ", has, " action columns, ", plan.selected_by, " needs ",
-                                     needed, " (its action keys' columns of the modality attribute); pack this "
-                                     "embodiment in a file of its own")),
-                    kExitInput);
-    }
+    const auto check = [&](const char* part, const char* dataset, const std::vector<KeyTransform>& keys,
+                           const std::vector<int32_t>& per_embodiment, int64_t file_width) {
+      const int64_t needed = raw_width(keys);
+      for (int32_t id : ids) {
+        const int64_t has = width(per_embodiment, file_width, id);
+        if (has < needed)
+          throw Error(x.file.where(dataset, str("embodiment ", id, " has ", has, " ", part, " columns, ",
+                                                plan.selected_by, " needs ", needed, " (its ", part,
+                                                " keys' columns of the modality attribute); pack this "
+                                                "embodiment in a file of its own")),
+                      kExitInput);
+      }
+    };
+    check("action", packed::kEmbodimentActionDim, plan.action, x.embodiment_action_dim, x.action_dim);
+    check("state", packed::kEmbodimentStateDim, plan.state, x.embodiment_state_dim, x.state_dim);
   }
 }
 

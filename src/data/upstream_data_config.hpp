@@ -53,10 +53,12 @@ struct KeyTransformChoice {
 // naming the file as the header says.
 KeyTransformPlan key_transform_plan(const H5File& f, const KeyTransformChoice& choice);
 
-// Every embodiment of every file has the action columns the plan `choice` gives the file reads: a
-// file of several embodiments has one modality attribute, of its widest embodiment's columns.
-// Throws emb::Error (exit 2) naming the file, the embodiment, the columns it has and those needed.
-void check_embodiment_action_widths(const PackedDataset& data, const KeyTransformChoice& choice);
+// Every embodiment of every file has the action and state columns the plan `choice` gives the
+// file reads: a file of several embodiments has one modality attribute, of its widest
+// embodiment's columns, and a narrower embodiment's missing columns are zeros (a rotation of
+// zeros is no rotation). Throws emb::Error (exit 2) naming the file, the embodiment, the part,
+// the columns it has and those needed; actions are checked first.
+void check_embodiment_key_widths(const PackedDataset& data, const KeyTransformChoice& choice);
 
 // The same from the file's sub-keys, `file` naming it in errors.
 KeyTransformPlan upstream_config_plan(const UpstreamDataConfig& config, const std::vector<ModalitySubKey>& state_keys,

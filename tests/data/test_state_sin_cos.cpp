@@ -74,6 +74,9 @@ std::string file_with(const std::string& name, const std::string& modality) {
   PackedData p = synthesize(o);
   for (int64_t r = 0; r < p.steps(); ++r)
     std::copy(kJointAngles.begin(), kJointAngles.end(), p.state.begin() + r * p.state_dim);
+  // Every row holds all the angles, so every embodiment has every state column (synth gives the
+  // others fewer: a narrower one is refused, test_upstream_data_config).
+  std::fill(p.embodiment_state_dim.begin(), p.embodiment_state_dim.end(), int32_t(p.state_dim));
   p.modality = modality;
   const std::string path = test::scratch_dir("state_sin_cos") + "/" + name + ".h5";
   write_packed(p, path, "test");

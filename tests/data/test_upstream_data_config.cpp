@@ -311,17 +311,23 @@ BOOST_AUTO_TEST_CASE(a_file_without_the_configs_keys_or_a_model_too_narrow_is_re
                  .find("state.eef_position is not in the file (its state sub-keys: state)") != std::string::npos);
 }
 
-// A file of two embodiments has one modality attribute, of the wider one's columns: oxe_droid's
-// action keys read columns [0, 7), embodiment 1 has 6 (embpack synth: 8 − 8/4).
-BOOST_AUTO_TEST_CASE(an_embodiment_narrower_than_the_configs_keys_is_refused_in_one_line) {
+// A file of two embodiments has one modality attribute, of the wider one's columns; embpack
+// synth gives embodiment 1 three quarters of them: 8 of 10 state columns, 6 of 8 action columns.
+PackedData droid_two_embodiments() {
   SynthOptions o = test::tiny_synth("gr00t", 4, 11);
   o.state_dim = kStateWidth, o.action_dim = kActionWidth, o.embodiments = 2;
   PackedData p = synthesize(o);
   for (int64_t r = 0; r < p.steps(); ++r) raw_rows(r, &p.state[size_t(r * kStateWidth)], &p.action[size_t(r * kActionWidth)]);
   p.modality = kDroidModality;
+  BOOST_REQUIRE((p.embodiment_state_dim == std::vector<int32_t>{10, 8}));
   BOOST_REQUIRE((p.embodiment_action_dim == std::vector<int32_t>{8, 6}));
   BOOST_REQUIRE((std::set<int32_t>(p.episode_embodiment.begin(), p.episode_embodiment.end()) == std::set<int32_t>{0, 1}));
-  const std::string path = write(p, "droid_two_embodiments");
+  return p;
+}
+
+// oxe_droid's action keys read columns [0, 7): embodiment 1 has 6 (its state is checked after).
+BOOST_AUTO_TEST_CASE(an_embodiment_narrower_than_the_configs_keys_is_refused_in_one_line) {
+  const std::string path = write(droid_two_embodiments(), "droid_two_embodiments");
   const std::string refusal = path + ":/embodiments/action_dim: embodiment 1 has 6 action columns, "
                                     "data.upstream_config = oxe_droid needs 7 (its action keys' columns of the "
                                     "modality attribute); pack this embodiment in a file of its own";
@@ -336,6 +342,26 @@ BOOST_AUTO_TEST_CASE(an_embodiment_narrower_than_the_configs_keys_is_refused_in_
   // Without the config the narrower embodiment trains on its own columns.
   Loader plain(MPI_COMM_WORLD, droid_deck(path, ""), model(16, 8));
   BOOST_TEST(plain.next_step().size() > 0u);
+}
+
+// The state likewise: with every action column valid, embodiment 1's 8 state columns are short of
+// the 10 oxe_droid's state keys read (its missing quaternion columns would be zeros, no rotation).
+BOOST_AUTO_TEST_CASE(an_embodiment_with_fewer_state_columns_than_the_configs_keys_is_refused) {
+  PackedData p = droid_two_embodiments();
+  p.embodiment_action_dim = {8, 8};
+  const std::string path = write(p, "droid_narrow_state");
+  const std::string refusal = path + ":/embodiments/state_dim: embodiment 1 has 8 state columns, "
+                                    "data.upstream_config = oxe_droid needs 10 (its state keys' columns of the "
+                                    "modality attribute); pack this embodiment in a file of its own";
+  BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, droid_deck(path), model(16, 8)); }) == refusal);
+  RunConfig run;
+  run.model = model(16, 8), run.data = droid_deck(path);
+  BOOST_TEST(test::input_error_message([&] { check_before_training(run, 1, 1); }) == refusal);
+  // data.state_encoding = sin_cos reads every state sub-key: the same columns, the same refusal.
+  DataConfig sin_cos = droid_deck(path, "");
+  sin_cos.state_sin_cos = true;
+  BOOST_TEST(test::input_error_message([&] { Loader(MPI_COMM_WORLD, sin_cos, model(32, 8)); })
+                 .find("embodiment 1 has 8 state columns, data.state_encoding = sin_cos needs 10") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_exports_metadata_describes_the_keys_as_trained) {
