@@ -48,7 +48,10 @@ int NVTX_API initialize(NvtxGetExportTableFunc_t get_export_table) {
 
 }  // namespace
 
-extern "C" NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = &initialize;
+// The symbol NVTX looks up in the process: defined in a linkage block, external as the lookup needs.
+extern "C" {
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = &initialize;
+}
 
 BOOST_AUTO_TEST_CASE(phases_and_units_open_and_close_named_ranges) {
   emb::PhaseTimers timers;

@@ -83,7 +83,7 @@ struct Measured {
 };
 
 Measured bench_vae(CpuOps& cpu, const Options& o, const std::string& file) {
-  Measured m{double(o.frames), "frames", {{"frames", o.frames}, {"height", o.height}, {"width", o.width}}};
+  Measured m{double(o.frames), "frames", {{"frames", o.frames}, {"height", o.height}, {"width", o.width}}, 0, {}};
   const auto t = std::chrono::steady_clock::now();
   WanVaeEncoder vae(cpu, WeightSource(file), DType::f32);
   m.load_s = bench::seconds_since(t);
@@ -94,7 +94,8 @@ Measured bench_vae(CpuOps& cpu, const Options& o, const std::string& file) {
 }
 
 Measured bench_umt5(CpuOps& cpu, const Options& o, const std::string& file) {
-  Measured m{double(o.texts) * o.tokens, "tokens", {{"texts", o.texts}, {"tokens", o.tokens}, {"vocab", o.vocab}}};
+  Measured m{
+      double(o.texts) * o.tokens, "tokens", {{"texts", o.texts}, {"tokens", o.tokens}, {"vocab", o.vocab}}, 0, {}};
   const auto t = std::chrono::steady_clock::now();
   Umt5Encoder t5(cpu, WeightSource(file), DType::f32);
   m.load_s = bench::seconds_since(t);
@@ -109,7 +110,7 @@ Measured bench_umt5(CpuOps& cpu, const Options& o, const std::string& file) {
 }
 
 Measured bench_clip(CpuOps& cpu, const Options& o, const std::string& file) {
-  Measured m{double(o.images), "images", {{"images", o.images}, {"height", o.height}, {"width", o.width}}};
+  Measured m{double(o.images), "images", {{"images", o.images}, {"height", o.height}, {"width", o.width}}, 0, {}};
   const auto t = std::chrono::steady_clock::now();
   ClipVisionEncoder clip(cpu, WeightSource(file), DType::f32);
   m.load_s = bench::seconds_since(t);

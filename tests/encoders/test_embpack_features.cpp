@@ -160,15 +160,15 @@ BOOST_AUTO_TEST_CASE(augmented_variants) {
   TokenConfig cfg;
   cfg.family = Family::gr00t, cfg.d_ctx = 32, cfg.n_embodiments = 1, cfg.state_dim = 3, cfg.action_dim = 2;
   cfg.horizon = 4, cfg.n_future = 2;
-  const PackedDataset augmented(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "",
-                                VlFeatureChoice{"", true});
+  VlFeatureChoice vl_augment;
+  vl_augment.augmented = true;
+  const PackedDataset augmented(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "", vl_augment);
   BOOST_TEST(augmented.file(0).feature_dataset(0) == "/features/vl_aug0");
   BOOST_TEST(augmented.file(0).feature_dataset(3) == "/features/vl_aug1");
   const PackedDataset plain_reads(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/aug.h5"}, cfg, "");
   BOOST_TEST(plain_reads.file(0).feature_dataset(3) == "/features/vl");
   BOOST_TEST(emb::test::error_of([&] {
-               PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/plain.h5"}, cfg, "",
-                             VlFeatureChoice{"", true});
+               PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {dir + "/plain.h5"}, cfg, "", vl_augment);
              }) == dir + "/plain.h5:/features/vl: holds no augmented variants, but data.vl_augment = on; compute them "
                          "with embpack features --augment K, or set data.vl_augment = off");
 }
@@ -188,8 +188,10 @@ BOOST_AUTO_TEST_CASE(training_refuses_features_of_another_backbone) {
   cfg.horizon = 4, cfg.n_future = 2;
   const std::string ours = encoders::eagle_weights_digest(WeightSource(tiny().checkpoint));
   auto open = [&](const std::string& file, const std::string& digest) {
+    VlFeatureChoice checked;
+    checked.backbone_digest = digest;
     return emb::test::error_of(
-        [&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", VlFeatureChoice{digest}); });
+        [&] { PackedDataset(MPI_COMM_NULL, MpioTransfer::independent, {file}, cfg, "", checked); });
   };
   BOOST_TEST(open(dir + "/ours.h5", ours) == "");
   BOOST_TEST(open(dir + "/ours.h5", "") == "");

@@ -205,7 +205,7 @@ BOOST_AUTO_TEST_CASE(tune_visual_on_cuda_equals_the_cpu) {
   write_packed(dataset(kH, kW), data, "test");
   constexpr int steps = 2;
   const std::string flags = tuned_flags() + str(" --set train.ckpt_every=", steps, " --set train.global_batch=2");
-  for (const std::string& device : {"cpu", "cuda"}) {
+  for (const std::string device : {"cpu", "cuda"}) {
     const ToolResult r = run_tool(train_command(dir, device, data, flags + " --set run.device=" + device, steps), dir);
     BOOST_TEST_REQUIRE(r.code == 0, device << ": " << r.out << r.err);
   }

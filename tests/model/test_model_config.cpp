@@ -201,8 +201,10 @@ BOOST_AUTO_TEST_CASE(flop_pair_counts_match_the_kernels) {
       const PackedBatch b = make_synthetic_batch(cfg, {0, 1, 2, 3}, packed, 11);
       const StepFlops f = batch_flops(cfg, b);
       const cpu::AttnMask mask = cfg.family == Family::wan ? cpu::AttnMask::block_causal : cpu::AttnMask::full;
-      const cpu::AttnIndex self{mask, b.seq.data(), b.blk.data(), b.grp.data(), b.seq.data(), b.blk.data(), b.grp.data()};
-      const cpu::AttnIndex cross{cpu::AttnMask::cross, b.seq.data(), nullptr, nullptr, b.cseq.data(), nullptr, nullptr};
+      const cpu::AttnIndex self{mask,         b.seq.data(), b.blk.data(), b.grp.data(),
+                                b.seq.data(), b.blk.data(), b.grp.data(), {}};
+      const cpu::AttnIndex cross{cpu::AttnMask::cross, b.seq.data(), nullptr, nullptr, b.cseq.data(), nullptr, nullptr,
+                                 {}};
       BOOST_TEST(f.self_pairs == cpu::attn_allowed_pairs(self, b.n_tokens, b.n_tokens), preset);
       BOOST_TEST(f.cross_pairs == cpu::attn_allowed_pairs(cross, b.n_tokens, b.n_context), preset);
       BOOST_TEST(f.fwd > f.gemm_fwd);
