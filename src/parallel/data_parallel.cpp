@@ -106,7 +106,7 @@ void DataParallel::round_owned_to_bf16() {
 
 void DataParallel::load_owned_params(const float* owned) {
   ops_.upload(owned_params(), owned, size_t(layout_.owned_total()) * sizeof(float));
-  publish_params();
+  publish(true);
 }
 
 void DataParallel::download_owned_params(float* owned) {
@@ -263,15 +263,16 @@ void DataParallel::prefetch(int b, int keep) {
 // ZeRO-3: gathers bucket b into `slot`, bf16 into its staging or fp32 into its data.
 void DataParallel::fill_slot(GatherSlot& slot, int b) {
   order_after_compute();
-  gather_pieces(b, bf16_ ? static_cast<void*>(slot.staged.data()) : slot.data.data(), slot.handles);
+  gather_pieces(b, bf16_ ? static_cast<void*>(slot.staged.data()) : slot.data.data(), slot.handles, true);
 }
 
-void DataParallel::gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles) {
+void DataParallel::gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles, bool frozen_too) {
   const Bucket& k = layout_.bucket(b);
   const int64_t element = bf16_ ? int64_t(sizeof(bf16)) : int64_t(sizeof(float));
   handles.clear();
   for (int p = k.first_piece; p <= k.last_piece; ++p) {
     const Piece& piece = layout_.piece(p);
+    if (piece.frozen && !frozen_too) continue;
     void* to = static_cast<unsigned char*>(bucket_copy) + (piece.offset - k.offset) * element;
     handles.push_back(track("all_gather", b, piece.count * element, [&] {
       return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, to, piece.count, DType::bf16)
@@ -366,14 +367,16 @@ void DataParallel::finish_gradients() {
   pending_.clear();
 }
 
-void DataParallel::publish_params() {
+void DataParallel::publish_params() { publish(false); }
+
+void DataParallel::publish(bool frozen_too) {
   round_owned_to_bf16();
   if (mode() == ShardMode::grads) order_after_compute();
   if (mode() == ShardMode::grads)
     for (int b = 0; b < layout_.n_buckets(); ++b) {
       const int64_t at = layout_.bucket(b).offset;
       gather_pieces(b, bf16_ ? static_cast<void*>(flat_bf16_.data() + at) : flat_params_.data() + at,
-                    param_ready_[size_t(b)]);
+                    param_ready_[size_t(b)], frozen_too);
     }
   for (GatherSlot& s : gather_slots_) s.bucket = -1;  // compute copies are stale now
   widened_bucket_ = -1;

@@ -97,6 +97,8 @@ class DataParallel final : public UnitHooks {
   // Waits for every gradient reduction of the step (issuing those not yet issued).
   void finish_gradients();
   // After the optimizer updated the owned parameters: makes them visible to the next forward.
+  // ZeRO-2 gathers the trained pieces only: the frozen ones' replicated copies stand as
+  // load_owned_params gathered them.
   void publish_params();
   // Wall seconds during which at least one of this step's collectives was in flight
   // (comm_total: overlapping collectives count once); resets the count.
@@ -144,9 +146,13 @@ class DataParallel final : public UnitHooks {
   // rounded or gathered flat copy, slot null).
   View bf16_copy(const GatherSlot* slot, int b) const;
   void fill_slot(GatherSlot& slot, int b);
-  // Gathers every piece of bucket b (bf16 compute: the bf16 shards) into `bucket_copy`, a copy of
-  // the whole bucket, one collective a piece; `handles` becomes theirs.
-  void gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles);
+  // Gathers the pieces of bucket b (bf16 compute: the bf16 shards), every one or the trained
+  // ones only, into `bucket_copy`, a copy of the whole bucket, one collective a piece; `handles`
+  // becomes theirs.
+  void gather_pieces(int b, void* bucket_copy, std::vector<CommHandle>& handles, bool frozen_too);
+  // Rounds the owned parameters for bf16 compute and makes them the compute copy's (ZeRO-2: the
+  // gathers; frozen_too: the frozen pieces' as well, after a load).
+  void publish(bool frozen_too);
   void round_owned_to_bf16();
   void prefetch(int b, int keep);
   void issue_reduction(int b, float* bucket_grad, int grad_slot);

@@ -20,9 +20,9 @@ const PlanSharding kNoState{0, {}, false};
 
 // A communication bucket (ShardLayout's: consecutive units joined while they fit in bucket_bytes
 // of fp32, a unit never split) and the elements of each collective call that moves it, as
-// DataParallel issues them: ZeRO gathers every piece of a bucket (a bucket mixing frozen and
-// trained tensors is cut into pieces where they change); the gradients' reductions, ZeRO's
-// reduce-scatters and DDP's all-reduces, run over its trained pieces.
+// DataParallel issues them: ZeRO-3 gathers every piece of a bucket (a bucket mixing frozen and
+// trained tensors is cut into pieces where they change), ZeRO-2's update its trained pieces; the
+// gradients' reductions, ZeRO's reduce-scatters and DDP's all-reduces, run over its trained pieces.
 struct BucketCalls {
   double params = 0;
   std::vector<double> pieces, trained_pieces;
@@ -405,7 +405,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     bwd_pass(reversed(g_bwd), reversed(rs), s.micro_batches);
   } else if (mode == ShardMode::grads) {  // ZeRO-2: reductions in the last backward, gathers after the update
     bwd_pass(zero, reversed(times(Collective::reduce_scatter, trained, 4, "reduce_scatter of gradients", 1)), 1);
-    fwd_pass(times(Collective::all_gather, pieces, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
+    // The update changes the trained pieces only: the frozen ones' copies were gathered at the start.
+    fwd_pass(times(Collective::all_gather, trained, param_bytes, "all_gather of updated parameters", 1), zero, true, 1);
   } else {  // DDP: all-reduce in the last backward
     bwd_pass(zero, reversed(times(Collective::all_reduce, trained, 4, "all_reduce of gradients", 1)), 1);
   }

@@ -219,26 +219,38 @@ double wall_us_now() {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
-// A communicator whose issuing call returns late, as MPI's does on the rank that issues a
-// collective last: its progress thread, at a higher priority on the rank's core, runs the rank's
-// part of the collective before the caller has the core back. Records when each was asked for.
-class LateReturningComm final : public Comm {
+// A communicator that records each collective asked of it (when, and what) and forwards it. With
+// `late`, its issuing call returns that late, as MPI's does on the rank that issues a collective
+// last: its progress thread, at a higher priority on the rank's core, runs the rank's part of the
+// collective before the caller has the core back.
+class RecordingComm final : public Comm {
  public:
   static constexpr auto kLate = std::chrono::milliseconds(50);
-  explicit LateReturningComm(std::unique_ptr<Comm> inner) : Comm(inner->host_comm()), inner_(std::move(inner)) {}
+  RecordingComm(std::unique_ptr<Comm> inner, std::chrono::milliseconds late)
+      : Comm(inner->host_comm()), inner_(std::move(inner)), late_(late) {}
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
-  const char* name() const override { return "late-returning"; }
+  const char* name() const override { return "recording"; }
   CommHandle issue(const Collective& c) override {
     asked_us.push_back(wall_us_now());
+    asked.push_back(c);
     CommHandle h = inner_->issue(c);
-    std::this_thread::sleep_for(kLate);
+    std::this_thread::sleep_for(late_);
     return h;
   }
+  // The elements and the calls of the collectives of one kind asked since the last clear.
+  std::pair<int64_t, int> asked_of(CollectiveKind kind) const {
+    std::pair<int64_t, int> total{0, 0};
+    for (const Collective& c : asked)
+      if (c.kind == kind) total.first += c.n, ++total.second;
+    return total;
+  }
   std::vector<double> asked_us;
+  std::vector<Collective> asked;
 
  private:
   std::unique_ptr<Comm> inner_;
+  std::chrono::milliseconds late_;
 };
 
 }  // namespace
@@ -250,7 +262,7 @@ BOOST_AUTO_TEST_CASE(collective_spans_start_when_asked_for) {
   const World& world = test_world();
   const ModelConfig cfg = preset_config("tiny_gr00t");
   auto model = make_model(cfg, &cpu_ops);
-  LateReturningComm comm(make_comm(world, {CommBackend::mpi}));
+  RecordingComm comm(make_comm(world, {CommBackend::mpi}), RecordingComm::kLate);
   ShardLayout layout(model->params(), ShardMode::full, world.rank, world.size, 0);
   std::string dir = (std::filesystem::temp_directory_path() / "emb_trace_spans.XXXXXX").string();
   BOOST_REQUIRE(mkdtemp(dir.data()) != nullptr);
@@ -274,11 +286,43 @@ BOOST_AUTO_TEST_CASE(collective_spans_start_when_asked_for) {
   // the next step are the next step's).
   BOOST_REQUIRE_GE(spans_us.size(), size_t(2 * layout.n_buckets()));
   BOOST_REQUIRE_LE(spans_us.size(), comm.asked_us.size());
-  const double late_us = double(std::chrono::duration_cast<std::chrono::microseconds>(LateReturningComm::kLate).count());
+  const double late_us = double(std::chrono::duration_cast<std::chrono::microseconds>(RecordingComm::kLate).count());
   for (size_t i = 0; i < spans_us.size(); ++i) {
     BOOST_TEST_CONTEXT("collective " << i) {
       BOOST_TEST(spans_us[i] > comm.asked_us[i] - late_us / 2);
       BOOST_TEST(spans_us[i] < comm.asked_us[i] + late_us / 2);
+    }
+  }
+}
+
+// ZeRO-2 gathers every piece when the parameters are loaded, and after an update only the trained
+// pieces: the frozen ones' replicated copies do not change. The losses and parameters with frozen
+// tensors match one process's (gr00t_frozen_tensors).
+BOOST_AUTO_TEST_CASE(zero2_gathers_the_trained_pieces_after_an_update) {
+  const World& world = test_world();
+  const ModelConfig cfg = preset_config("tiny_gr00t");
+  auto model = make_model(cfg, &cpu_ops);
+  model->freeze(some_frozen(model->params()));
+  RecordingComm comm(make_comm(world, {CommBackend::mpi}), std::chrono::milliseconds(0));
+  const ShardLayout layout(model->params(), ShardMode::grads, world.rank, world.size, 1 << 14, model->frozen());
+  int64_t trained_elements = 0;
+  int trained_pieces = 0;
+  for (int p = 0; p < layout.n_pieces(); ++p)
+    if (!layout.piece(p).frozen) trained_elements += layout.piece(p).count, ++trained_pieces;
+  BOOST_REQUIRE(trained_pieces < layout.n_pieces());
+  PhaseTimers timers;
+  DataParallel dp(layout, comm, cpu_ops, timers, true, false);
+  dp.init_owned_params(model->params(), kSeed, cfg.init_std);
+  BOOST_TEST(comm.asked_of(CollectiveKind::all_gather).first == model->params().total());
+  BOOST_TEST(comm.asked_of(CollectiveKind::all_gather).second == layout.n_pieces());
+  Optimizer optimizer(layout, cpu_ops, AdamWConfig{}, 1.0f);
+  StepContext ctx{*model, dp, optimizer, timers, comm, kSeed, false};
+  for (int step = 1; step <= 2; ++step) {
+    comm.asked.clear();
+    train_step(ctx, {make_synthetic_batch(cfg, {int64_t(world.rank)}, true, kSeed)}, step, 1e-3);
+    for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+      BOOST_TEST(comm.asked_of(kind).first == trained_elements, collective_name(kind));
+      BOOST_TEST(comm.asked_of(kind).second == trained_pieces, collective_name(kind));
     }
   }
 }

@@ -1098,6 +1098,12 @@ BOOST_AUTO_TEST_CASE(collectives_are_issued_per_piece_and_skip_frozen_gradients)
     }
   }
   BOOST_TEST(collective_calls(mixed) > collective_calls(trained));
+  // ZeRO-2's update changes the trained pieces only, and gathers those.
+  w.shard = ShardMode::grads;
+  for (const CollectiveCost& c : predict_step(gpu_node(), w).collectives) {
+    BOOST_TEST(c.buckets == trained_pieces);
+    BOOST_TEST(c.bytes == 4 * (n - frozen_params));
+  }
   w.shard = ShardMode::none;
   const StepPrediction ddp = predict_step(gpu_node(), w);
   BOOST_REQUIRE(ddp.collectives.size() == 1u);
