@@ -169,6 +169,10 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
     x.embodiment_state_dim = f.read_all<int32_t>(packed::kEmbodimentStateDim);
     x.embodiment_action_dim = f.read_all<int32_t>(packed::kEmbodimentActionDim);
   }
+  for (const ModalitySubKey& k : modality_sub_keys(f, "action"))
+    if (!k.absolute) x.relative_action_columns.emplace_back(k.start, k.end);
+  for (const ModalitySubKey& k : modality_sub_keys(f, "state"))
+    if (!k.absolute) x.relative_state_columns.emplace_back(k.start, k.end);
   if (online_dreamzero) {
     open_online_dreamzero(f, s, cfg, vl, x);
     return x;
@@ -179,8 +183,6 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
     for (int32_t e : x.episode_embodiment)
       if (e < 0 || e >= cfg.n_embodiments)
         f.fail(packed::kEpisodeEmbodiment, str("embodiment ", e, " outside the model's ", cfg.n_embodiments));
-    for (const ModalitySubKey& k : modality_sub_keys(f, "action"))
-      if (!k.absolute) x.relative_action_columns.emplace_back(k.start, k.end);
     if (vl.online_prompt) {
       open_online_vl(f, s, vl.online_prompt, "model.backbone", x);
       return x;

@@ -8,7 +8,11 @@
 //         features of step t as context.
 //  wan:   the F latent frames ending at t's frame (frames before the episode start repeat its
 //         first frame), nb·Ha actions (block b's Ha actions start at the step of its first
-//         frame; past the episode's end the last action repeats), the task's text features.
+//         frame; past the episode's end the last action repeats), the task's text features. In
+//         the DreamZero layout a sub-key marked absolute = false, of the actions or of the
+//         blocks' states, is 0 past the episode's end instead, as DreamZero's loader pads it
+//         (dreamzero0/dreamzero ab790c1 groot/vla/data/dataset/lerobot.py: padding_strategy
+//         "zero" where the key is not absolute).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -14,6 +14,14 @@ namespace emb {
 
 namespace {
 
+// A step past its episode's end: upstream pads a sub-key marked absolute = false with zeros
+// (the others repeat the last step), on the raw values before any normalisation (sample.hpp).
+// `row` holds the step's `width` columns.
+void zero_relative_keys(const std::vector<std::pair<int64_t, int64_t>>& relative_columns, float* row, int64_t width) {
+  for (const auto& [start, stop] : relative_columns)
+    std::fill(row + std::min(start, width), row + std::min(stop, width), 0.f);
+}
+
 // model.backbone = online: the prompt of the episode's task and the step's frames of every view.
 void assemble_online_vl(const PackedFileIndex& x, const ShuffleBuffer& buf, int64_t e, Sample& s) {
   s.prompt = x.task_prompts[size_t(x.episode_task[e])];
@@ -41,10 +49,7 @@ void assemble_gr00t(const PackedFileIndex& x, const ShuffleBuffer& buf, const To
     float* row = &s.actions[size_t(i * cfg.action_dim)];
     std::copy_n(a, width, row);
     std::fill_n(&s.action_mask[size_t(i * cfg.action_dim)], width, valid);
-    // Upstream pads a relative key with zeros, before any normalisation (see sample.hpp).
-    if (t + i >= end)
-      for (const auto& [start, stop] : x.relative_action_columns)
-        std::fill(row + std::min(start, width), row + std::min(stop, width), 0.f);
+    if (t + i >= end) zero_relative_keys(x.relative_action_columns, row, width);
   }
   auto [first, last] = x.feature_rows(t, cfg);
   s.context_tokens = last - first;
@@ -110,10 +115,13 @@ void assemble_dreamzero(const PackedFileIndex& x, const ShuffleBuffer& buf, cons
       const size_t at = size_t((b * cfg.actions_per_block + i) * cfg.action_dim);
       std::copy_n(buf.action(s.file, std::min(step0 + i, end - 1)), x.action_dim, &s.block_actions[at]);
       std::fill_n(&s.act_mask[at], width, 1.f);
+      if (step0 + i >= end) zero_relative_keys(x.relative_action_columns, &s.block_actions[at], x.action_dim);
     }
-    for (int64_t k = 0; k < cfg.states_per_block; ++k)
-      std::copy_n(buf.state(s.file, std::min(step0 + k, end - 1)), x.state_dim,
-                  &s.state[size_t((b * cfg.states_per_block + k) * cfg.state_dim)]);
+    for (int64_t k = 0; k < cfg.states_per_block; ++k) {
+      float* state = &s.state[size_t((b * cfg.states_per_block + k) * cfg.state_dim)];
+      std::copy_n(buf.state(s.file, std::min(step0 + k, end - 1)), x.state_dim, state);
+      if (step0 + k >= end) zero_relative_keys(x.relative_state_columns, state, x.state_dim);
+    }
   }
   s.has_real_action = 1.f;
 }

@@ -49,7 +49,8 @@ PackedData step_indexed_file() {
 struct Seen {
   std::array<float, kF> latent_frames;
   std::vector<float> actions, states;  // column 0 of each action row, the state rows (Ns = 1)
-  bool actions_negated = true, state_padding_zero = true;
+  std::vector<float> second_columns;   // column 1 of each action row
+  bool state_padding_zero = true;
 };
 
 std::map<int64_t, Seen> read_epoch(const std::string& path, bool repeat_end) {
@@ -71,7 +72,7 @@ std::map<int64_t, Seen> read_epoch(const std::string& path, bool repeat_end) {
         for (int64_t r = 0; r < kBlocks * kHa; ++r) {
           const float* a = &b.act_x0[size_t((i * kBlocks * kHa + r) * kActionDim)];
           s.actions.push_back(a[0]);
-          s.actions_negated = s.actions_negated && a[1] == -a[0];
+          s.second_columns.push_back(a[1]);
         }
         for (int64_t r = 0; r < kBlocks; ++r) {
           s.states.push_back(b.state[size_t((i * kBlocks + r) * kStateDim)]);
@@ -133,15 +134,17 @@ void check_samples(const std::map<int64_t, Seen>& seen, const std::vector<Expect
   }
   for (const auto& [row, s] : seen) {
     BOOST_TEST_CONTEXT("sample at row " << row) {
-      BOOST_TEST(s.actions_negated);
+      for (size_t r = 0; r < s.actions.size(); ++r) BOOST_TEST(s.second_columns[r] == -s.actions[r]);
       BOOST_TEST(s.state_padding_zero);
     }
   }
 }
 
-std::string step_indexed_path() {
-  const std::string path = test::scratch_dir("dreamzero_alignment") + "/steps.h5";
-  write_packed(step_indexed_file(), path, "test");
+std::string step_indexed_path(const std::string& name = "steps", const std::string& modality = "") {
+  const std::string path = test::scratch_dir("dreamzero_alignment") + "/" + name + ".h5";
+  PackedData p = step_indexed_file();
+  p.modality = modality;
+  write_packed(p, path, "test");
   return path;
 }
 
@@ -172,4 +175,29 @@ BOOST_AUTO_TEST_CASE(repeat_end_reads_the_last_step_past_the_end) {
       {25, {25, 26, 27, 28, 29, 29, 29, 29, 29, 29, 29, 29}, {25.5f, 29.5f, 29.5f}},
       {34, {34, 35, 36, 37, 39, 39, 39, 39, 39, 39, 39, 39}, {34.5f, 39.5f, 39.5f}},
   });
+}
+
+// A sub-key the modality marks absolute = false is 0 past the episode's end, in the actions and in
+// the blocks' states, as DreamZero's loader pads it ("zero" padding where the key is not absolute;
+// the absolute ones repeat the last step). Action column 0 absolute, column 1 relative; the state
+// relative.
+BOOST_AUTO_TEST_CASE(relative_keys_are_zero_past_the_end) {
+  const std::string modality =
+      R"({"state": {"joint": {"start": 0, "end": 1, "absolute": false}},)"
+      R"( "action": {"position": {"start": 0, "end": 1}, "delta": {"start": 1, "end": 2, "absolute": false}}})";
+  const std::map<int64_t, Seen> seen = read_epoch(step_indexed_path("relative", modality), true);
+  BOOST_REQUIRE(seen.count(3) == 1u && seen.count(25) == 1u);
+  const Seen& inside = seen.at(3);  // every step inside the 30-step episode: as without the modality
+  BOOST_TEST(inside.actions == std::vector<float>({3, 4, 5, 6, 11, 12, 13, 14, 19, 20, 21, 22}),
+             boost::test_tools::per_element());
+  BOOST_TEST(inside.second_columns == std::vector<float>({-3, -4, -5, -6, -11, -12, -13, -14, -19, -20, -21, -22}),
+             boost::test_tools::per_element());
+  BOOST_TEST(inside.states == std::vector<float>({3.5f, 11.5f, 19.5f}), boost::test_tools::per_element());
+  // Row 25: block 0 reads steps 25 .. 29 and 30 past the end; blocks 1 and 2 start past it.
+  const Seen& past = seen.at(25);
+  BOOST_TEST(past.actions == std::vector<float>({25, 26, 27, 28, 29, 29, 29, 29, 29, 29, 29, 29}),
+             boost::test_tools::per_element());
+  BOOST_TEST(past.second_columns == std::vector<float>({-25, -26, -27, -28, 0, 0, 0, 0, 0, 0, 0, 0}),
+             boost::test_tools::per_element());
+  BOOST_TEST(past.states == std::vector<float>({25.5f, 0, 0}), boost::test_tools::per_element());
 }
