@@ -171,8 +171,9 @@ PackedFileIndex open_file(MPI_Comm comm, MpioTransfer transfer, const std::strin
   }
   for (const ModalitySubKey& k : modality_sub_keys(f, "action"))
     if (!k.absolute) x.relative_action_columns.emplace_back(k.start, k.end);
-  for (const ModalitySubKey& k : modality_sub_keys(f, "state"))
-    if (!k.absolute) x.relative_state_columns.emplace_back(k.start, k.end);
+  if (cfg.family == Family::wan)  // gr00t reads the state at the sample's step only, never past the end
+    for (const ModalitySubKey& k : modality_sub_keys(f, "state"))
+      if (!k.absolute) x.relative_state_columns.emplace_back(k.start, k.end);
   if (online_dreamzero) {
     open_online_dreamzero(f, s, cfg, vl, x);
     return x;

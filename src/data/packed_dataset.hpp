@@ -25,9 +25,9 @@ struct PackedFileIndex {
   std::vector<int32_t> episode_task, episode_embodiment;
   std::vector<int32_t> embodiment_state_dim;   // valid state columns per embodiment (empty: all)
   std::vector<int32_t> embodiment_action_dim;  // valid action columns per embodiment (empty: all)
-  // The [start, end) columns of the action and state sub-keys the modality attribute marks
-  // absolute = false, which are 0 past an episode's end (sample.hpp: gr00t's action chunk, the
-  // DreamZero layout's blocks).
+  // The [start, end) columns of the action sub-keys (wan: and of the state sub-keys) the modality
+  // attribute marks absolute = false, which are 0 past an episode's end (sample.hpp: gr00t's
+  // action chunk, the DreamZero layout's blocks).
   std::vector<std::pair<int64_t, int64_t>> relative_action_columns, relative_state_columns;
   std::vector<int64_t> vl_offsets;             // gr00t: [steps+1] rows of /features/vl (online: of the prompts)
   // Online encoders (gr00t model.backbone, wan model.encoders = online): the /video views (file
