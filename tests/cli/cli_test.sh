@@ -361,6 +361,14 @@ sigterm_checkpoint)
   # exactly: its losses equal those of an uninterrupted run.
   source scripts/mpi_env.sh
   [ "$(command -v mpirun)" = "$PWD/scripts/bin/mpirun" ] || fail "mpi_env.sh does not put scripts/bin/mpirun first on PATH"
+  # Another checkout's environment sourced as well, its wrapper first on PATH: each wrapper skips
+  # every embtrain wrapper, so `mpirun` reaches Open MPI's at once instead of the two calling
+  # each other without end.
+  mkdir -p "$tmp/other/scripts/bin"
+  cp scripts/bin/mpirun "$tmp/other/scripts/bin/" && cp scripts/mpirun_graceful.sh "$tmp/other/scripts/"
+  version=$(PATH="$tmp/other/scripts/bin:$PATH" timeout 20 mpirun --version 2>&1) ||
+    fail "mpirun with two checkouts' wrappers on PATH exited $?: $version"
+  expect_contains "$version" "(Open MPI)"
   term_train() {  # (term_train NAME [--set ...]): 30 steps of tiny_gr00t into outputs/NAME (40 ms or more
     # each, so that the signals at step 3 arrive mid-run on a fast machine too), in a process
     local name=$1  # group of its own with SIGINT at its default, as a terminal's foreground job
