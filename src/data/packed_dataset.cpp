@@ -244,8 +244,14 @@ int64_t PackedFileIndex::episode_samples(int64_t e) const {
                  std::lower_bound(sample_rows.begin(), sample_rows.end(), begin));
 }
 
-int64_t PackedFileIndex::action_width(int64_t episode) const {
-  return embodiment_action_dim.empty() ? action_dim : embodiment_action_dim[episode_embodiment[episode]];
+int64_t PackedFileIndex::action_width(int64_t episode) const { return action_width_of(episode_embodiment[episode]); }
+
+int64_t PackedFileIndex::state_width_of(int32_t id) const {
+  return embodiment_state_dim.empty() ? state_dim : int64_t(embodiment_state_dim.at(size_t(id)));
+}
+
+int64_t PackedFileIndex::action_width_of(int32_t id) const {
+  return embodiment_action_dim.empty() ? action_dim : int64_t(embodiment_action_dim.at(size_t(id)));
 }
 
 int64_t PackedFileIndex::block_step(int64_t row, int64_t b, const TokenConfig& cfg) const {

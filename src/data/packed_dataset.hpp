@@ -51,6 +51,9 @@ struct PackedFileIndex {
   int64_t episode_samples(int64_t episode) const;  // of samples()
   int64_t latent_of(int64_t row) const;  // global latent frame of step `row` (wan)
   int64_t action_width(int64_t episode) const;
+  // Embodiment `id`'s valid state and action columns (the file's widths where it records none).
+  int64_t state_width_of(int32_t id) const;
+  int64_t action_width_of(int32_t id) const;
   // Rows [first, second) of the feature array (feature_dataset) that the sample at step
   // `row` reads: its /features/vl rows (gr00t) or the latent frames of its window, clipped at
   // the episode start (wan). The array that dominates the bytes of a sample.

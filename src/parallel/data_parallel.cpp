@@ -270,15 +270,13 @@ void DataParallel::gather_pieces(int b, void* bucket_copy, std::vector<CommHandl
   const Bucket& k = layout_.bucket(b);
   const int64_t element = bf16_ ? int64_t(sizeof(bf16)) : int64_t(sizeof(float));
   handles.clear();
-  for (int p = k.first_piece; p <= k.last_piece; ++p) {
-    const Piece& piece = layout_.piece(p);
-    if (piece.frozen && !frozen_too) continue;
+  layout_.for_each_piece(b, frozen_too, [&](const Piece& piece) {
     void* to = static_cast<unsigned char*>(bucket_copy) + (piece.offset - k.offset) * element;
     handles.push_back(track("all_gather", b, piece.count * element, [&] {
       return bf16_ ? comm_.all_gather(owned_bf16_.data() + piece.owned_offset, to, piece.count, DType::bf16)
                    : comm_.all_gather(owned_params_.data() + piece.owned_offset, to, piece.count, DType::f32);
     }));
-  }
+  });
 }
 
 float* DataParallel::unit_grads(int u) {
@@ -323,15 +321,13 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
   r.grad_slot = grad_slot;
   order_after_compute();
   // The trained pieces only: a frozen piece's gradients are never used.
-  for (int p = k.first_piece; p <= k.last_piece; ++p) {
-    const Piece& piece = layout_.piece(p);
-    if (piece.frozen) continue;
+  layout_.for_each_piece(b, false, [&](const Piece& piece) {
     float* piece_grad = bucket_grad + (piece.offset - k.offset);
     if (mode() == ShardMode::none) {
       r.handles.push_back(track("all_reduce", b, piece.count * 4, [&] {
         return comm_.all_reduce(piece_grad, piece.count, DType::f32, ReduceOp::sum);
       }));
-      continue;
+      return;
     }
     // grads: once per step straight into the owned gradients; full: into the slot, then added
     float* shard = mode() == ShardMode::grads
@@ -340,7 +336,7 @@ void DataParallel::issue_reduction(int b, float* bucket_grad, int grad_slot) {
     r.handles.push_back(track("reduce_scatter", b, piece.count * 4, [&] {
       return comm_.reduce_scatter(piece_grad, shard, piece.count, DType::f32, ReduceOp::sum);
     }));
-  }
+  });
   reduced_[size_t(b)] = true;
   pending_.push_back(r);
 }
@@ -350,12 +346,10 @@ void DataParallel::complete_reduction(PendingReduce& r) {
   if (mode() != ShardMode::full) return;
   const Bucket& k = layout_.bucket(r.bucket);
   GradSlot& slot = grad_slots_[size_t(r.grad_slot)];
-  for (int p = k.first_piece; p <= k.last_piece; ++p) {
-    const Piece& piece = layout_.piece(p);
-    if (piece.frozen) continue;  // not reduced: the slot holds nothing of it
+  layout_.for_each_piece(r.bucket, false, [&](const Piece& piece) {  // a frozen piece was not reduced
     const View acc = owned_grads_.view(piece.owned_offset, piece.owned_count);
     ops_.add(acc, slot.shard.view(piece.owned_offset - k.owned_offset, piece.owned_count), acc);
-  }
+  });
   slot.busy = false;
 }
 

@@ -67,6 +67,14 @@ class ShardLayout {
   const Piece& piece(int p) const { return pieces_[size_t(p)]; }
   // The piece holding tensor t of the registry.
   const Piece& piece_of(const ParamInfo& t) const;
+  // Calls f(piece) for each piece of bucket b in flat order, the frozen ones only when frozen_too
+  // (the gradients' reductions run over the trained pieces only).
+  template <class F>
+  void for_each_piece(int b, bool frozen_too, F&& f) const {
+    const Bucket& k = bucket(b);
+    for (int p = k.first_piece; p <= k.last_piece; ++p)
+      if (frozen_too || !piece(p).frozen) f(piece(p));
+  }
   int n_units() const { return int(bucket_of_unit_.size()); }
   int bucket_of_unit(int u) const { return bucket_of_unit_[size_t(u)]; }
   int64_t unit_offset(int u) const { return unit_offsets_[size_t(u)]; }

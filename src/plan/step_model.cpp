@@ -31,14 +31,10 @@ struct BucketCalls {
 std::vector<BucketCalls> bucket_calls(const ShardLayout& layout) {
   std::vector<BucketCalls> buckets;
   for (int b = 0; b < layout.n_buckets(); ++b) {
-    const Bucket& k = layout.bucket(b);
     BucketCalls c;
-    c.params = double(k.count);
-    for (int p = k.first_piece; p <= k.last_piece; ++p) {
-      const Piece& piece = layout.piece(p);
-      c.pieces.push_back(double(piece.count));
-      if (!piece.frozen) c.trained_pieces.push_back(double(piece.count));
-    }
+    c.params = double(layout.bucket(b).count);
+    layout.for_each_piece(b, true, [&](const Piece& p) { c.pieces.push_back(double(p.count)); });
+    layout.for_each_piece(b, false, [&](const Piece& p) { c.trained_pieces.push_back(double(p.count)); });
     buckets.push_back(c);
   }
   return buckets;
