@@ -183,14 +183,14 @@ ModelConfig model_section(const Deck& deck) {
 }
 
 // data.*; the loader's batch and seed are train.global_batch and run.seed.
-DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSettings& run) {
+DataConfig data_section(const Deck& deck, const TrainConfig& train, const RunSettings& run, Device device) {
   DataConfig c;
   c.paths = deck.get_list("data.paths");
   c.packing = on(deck, "data.packing");
   c.tokens_per_mb = deck.get_int("data.tokens_per_mb");
   c.pad_context = deck.get_int("data.pad_context");
   c.lookahead = deck.get_int("data.lookahead");
-  c.prefetch = int(deck.get_int("data.prefetch"));
+  c.prefetch = deck.is_auto("data.prefetch") ? (device == Device::cuda ? 2 : 0) : int(deck.get_int("data.prefetch"));
   c.mpio_transfer = choice<MpioTransfer>(deck, "data.mpio_transfer",
                            {{"independent", MpioTransfer::independent}, {"collective", MpioTransfer::collective}});
   c.verify = choice<DataVerify>(deck, "data.verify",
@@ -379,7 +379,7 @@ RunConfig run_config_from_deck(const Deck& deck) {
   c.model.tune_visual = on(deck, "train.tune_visual");
   // Upstream puts a frozen DiT in eval mode (set_frozen_modules_to_eval_mode): no dropout there.
   if (!c.train.tune_diffusion_model && c.model.family == Family::gr00t) c.model.dropout = 0;
-  c.data = data_section(deck, c.train, c.run);
+  c.data = data_section(deck, c.train, c.run, c.backend.device);
   check_relative_actions(deck, c.model, c.data);
   check_key_transforms(deck, c.model, c.data);
   c.comm = comm_section(deck);

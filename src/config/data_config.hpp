@@ -35,7 +35,7 @@ struct DataConfig {
   int64_t tokens_per_mb = 4096;
   int64_t pad_context = 0;        // packing off: context tokens per padded sample; 0 = the data's longest
   int64_t lookahead = 64;         // FFD window, samples
-  int prefetch = 2;               // steps kept ready (0: load on demand)
+  int prefetch = 2;               // steps kept ready (0: load on demand); a deck's auto: 2 on cuda, 0 on cpu
   MpioTransfer mpio_transfer = MpioTransfer::independent;
   DataVerify verify = DataVerify::automatic;
   int64_t shuffle_buffer = 65536; // samples per shuffle buffer (rounded to whole chunks)

@@ -227,6 +227,10 @@ int64_t Deck::get_int(const std::string& key) const {
   return value;
 }
 
+bool Deck::is_auto(const std::string& key) const {
+  return checked_value(values_, key, {KeyType::integer}) == "auto";
+}
+
 double Deck::get_double(const std::string& key) const {
   double value = 0;
   EMB_ASSERT(parse_real(checked_value(values_, key, {KeyType::real}), &value));

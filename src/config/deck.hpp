@@ -16,7 +16,9 @@ class Deck {
  public:
   // Typed access by full key "section.key". Asking for a key that is not in the schema, or
   // with the wrong type, is an internal error (EMB_ASSERT), never a user error.
-  int64_t get_int(const std::string& key) const;
+  int64_t get_int(const std::string& key) const;  // not of a key whose value is "auto" (is_auto)
+  // Whether an integer key that takes "auto" (KeySpec::or_auto) has it: the caller chooses.
+  bool is_auto(const std::string& key) const;
   double get_double(const std::string& key) const;
   bool get_bool(const std::string& key) const;
   std::string get_string(const std::string& key) const;  // strings and enums

@@ -57,6 +57,13 @@ KeySpec int_key(const char* key, const char* def, const char* unit, Range range,
   return s;
 }
 
+// An integer key that also takes "auto": the number the run's device suits (Deck::is_auto).
+KeySpec int_or_auto_key(const char* key, const char* def, const char* unit, Range range, const char* doc) {
+  KeySpec s = int_key(key, def, unit, range, doc);
+  s.or_auto = true;
+  return s;
+}
+
 KeySpec real_key(const char* key, const char* def, const char* unit, Range range,
                  const char* doc) {
   KeySpec s = int_key(key, def, unit, range, doc);
@@ -228,8 +235,11 @@ std::vector<KeySpec> make_schema() {
               "text tokens as JDT pads; 0 = the longest context in the data"),
       int_key("data.lookahead", "64", "samples", at_least(1),
               "samples the packer considers when filling a micro-batch"),
-      int_key("data.prefetch", "2", "steps", between(0, 64),
-              "optimizer steps of micro-batches loaded ahead of the step (0: load on demand)"),
+      int_or_auto_key("data.prefetch", "auto", "steps", between(0, 64),
+                      "optimizer steps of micro-batches a thread loads ahead of the step (0: load on demand in the "
+                      "step); auto = 2 on cuda, whose nodes have spare cores for the thread, 0 on cpu, where the "
+                      "thread shares the rank's core and hides no work (it cost 4-6 % a step at 2 ranks, 5-33 % at 4 "
+                      "ranks sharing 2 cores: regression/plan_validation.md, session 16)"),
       enum_key("data.mpio_transfer", "independent", {"independent", "collective"},
                "MPI-IO reads: each rank its own share, or collective calls MPI-IO may aggregate"),
       enum_key("data.verify", "auto", {"auto", "full", "off"},

@@ -37,6 +37,7 @@ struct KeySpec {
   Range range = any_number();        // numbers; each element of an int_list
   std::vector<std::string> choices;  // enumeration
   std::size_t list_size = 0;         // int_list: exact element count, 0 = any
+  bool or_auto = false;              // integer: the word "auto" too (the program chooses the number)
   std::string doc;
 
   std::string section() const;  // "train" of "train.steps"

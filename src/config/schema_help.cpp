@@ -12,7 +12,7 @@ std::string type_text(const KeySpec& spec) {
   if (spec.type == KeyType::enumeration) return "enum: " + join(spec.choices, " | ");
   if (spec.type == KeyType::int_list && spec.list_size != 0)
     return str("int_list of ", spec.list_size);
-  return key_type_name(spec.type);
+  return spec.or_auto ? str(key_type_name(spec.type), " or auto") : std::string(key_type_name(spec.type));
 }
 
 // "(int, default 4096, tokens, range [16, 1000000000])"

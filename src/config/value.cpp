@@ -86,8 +86,10 @@ void check_range(const KeySpec& spec, double value, const std::string& text) {
 }
 
 std::string canonical_int(const KeySpec& spec, const std::string& text) {
+  if (spec.or_auto && text == "auto") return text;
   int64_t value = 0;
-  if (!parse_int(text, &value)) fail(spec, str("expected an integer, got ", quoted(text)));
+  if (!parse_int(text, &value))
+    fail(spec, str("expected an integer", spec.or_auto ? " or auto" : "", ", got ", quoted(text)));
   check_range(spec, static_cast<double>(value), text);
   return std::to_string(value);
 }

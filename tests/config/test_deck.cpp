@@ -240,7 +240,19 @@ BOOST_AUTO_TEST_CASE(wrong_type) {
       {"[train]\nsteps = 1.5\n", ":2: train.steps: expected an integer, got '1.5'"},
       {"[train]\nlr = fast\n", ":2: train.lr: expected a number, got 'fast'"},
       {"[run]\nseed =\n", ":2: run.seed: expected an integer, got ''"},
+      {"[data]\nprefetch = soon\n", ":2: data.prefetch: expected an integer or auto, got 'soon'"},
+      {"[data]\nprefetch = 65\n", ":2: data.prefetch: 65 is out of range [0, 64] steps"},
   });
+}
+
+// An integer key that takes "auto" keeps the word for the caller to resolve, or reads as a number.
+BOOST_AUTO_TEST_CASE(an_integer_key_that_takes_auto_keeps_it_or_reads_its_number) {
+  DeckTestDir dir;
+  const Deck automatic = load_deck(dir.write("auto.in", kMinimal));
+  BOOST_TEST(automatic.is_auto("data.prefetch"));
+  const Deck three = load_deck(dir.write("three.in", std::string(kMinimal) + "[data]\nprefetch = 3\n"));
+  BOOST_TEST(!three.is_auto("data.prefetch"));
+  BOOST_TEST(three.get_int("data.prefetch") == 3);
 }
 
 BOOST_AUTO_TEST_CASE(out_of_range_says_the_range_and_unit) {
@@ -379,7 +391,8 @@ BOOST_AUTO_TEST_CASE(resolved_text_parses_back_to_the_same_values) {
     BOOST_TEST_CONTEXT(spec.key) {
       switch (spec.type) {
         case emb::KeyType::integer:
-          BOOST_TEST(again.get_int(spec.key) == deck.get_int(spec.key));
+          BOOST_TEST(again.is_auto(spec.key) == deck.is_auto(spec.key));
+          if (!deck.is_auto(spec.key)) BOOST_TEST(again.get_int(spec.key) == deck.get_int(spec.key));
           break;
         case emb::KeyType::real:
           BOOST_TEST(again.get_double(spec.key) == deck.get_double(spec.key));

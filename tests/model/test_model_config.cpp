@@ -211,3 +211,12 @@ BOOST_AUTO_TEST_CASE(flop_pair_counts_match_the_kernels) {
     }
   }
 }
+
+// data.prefetch = auto loads ahead on a thread where a GPU rank's node has spare cores, and on
+// demand on CPU ranks, whose thread would share the rank's core; a number is kept on either.
+BOOST_AUTO_TEST_CASE(prefetch_auto_loads_ahead_on_cuda_and_on_demand_on_cpu) {
+  const std::string deck = "[model]\npreset = tiny_gr00t\n";
+  BOOST_TEST(run_config_from_deck(load_deck_text(deck, "cpu.in")).data.prefetch == 0);
+  BOOST_TEST(run_config_from_deck(load_deck_text(deck, "cuda.in", {"run.device=cuda"})).data.prefetch == 2);
+  BOOST_TEST(run_config_from_deck(load_deck_text(deck, "cpu3.in", {"data.prefetch=3"})).data.prefetch == 3);
+}
