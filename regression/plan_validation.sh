@@ -17,7 +17,12 @@
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
 #                                                        PROBE=each: a probe after every run; once: one at the start,
-#                                                        TINY_STEPS=10 x STEPS: the tiny decks' steps)
+#                                                        TINY_STEPS=10 x STEPS: the tiny decks' steps,
+#                                                        RANKS="1 2 4",
+#                                                        GLOBAL_BATCHES="": the decks' own; a list, e.g.
+#                                                        "16 64 256": each deck at each, SAMPLES=9600 a run)
+# GLOBAL_BATCHES sweeps a deck's step size (rows "DECK-gbN"): session 16's sweep was
+#   DECKS=tiny_gr00t RANKS=4 GLOBAL_BATCHES="16 32 64 128 256" ROUNDS=1 regression/plan_validation.sh
 # The tiny decks' steps are 10-20 ms: at STEPS (30) a run lasts 0.3-0.5 s, and a slow spell at its
 # start (round 21: the first ~20 steps of a 2-rank run at ~15 ms, the rest at ~8.5) was its median.
 # TINY_STEPS gives them the seconds scaling_cpu's runs have.
@@ -28,6 +33,9 @@ tiny_steps=${TINY_STEPS:-$((steps * 10))}
 rounds=${ROUNDS:-3}
 decks=${DECKS:-tiny_gr00t tiny_wan scaling_cpu}
 probe_mode=${PROBE:-each}
+ranks=${RANKS:-1 2 4}
+global_batches=${GLOBAL_BATCHES:-deck}
+samples=${SAMPLES:-9600}
 cd "$(dirname "$0")/.."
 bash scripts/make_datasets.sh "$build"
 source scripts/mpi_env.sh
@@ -40,41 +48,46 @@ before="$out/probe_start.json"
 probe "$before"
 for round in $(seq 1 "$rounds"); do
   for deck in $decks; do
-    for np in 1 2 4; do
-      name="plan-validation-$deck-np$np-$round"
-      rm -rf "outputs/$name"
-      if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count, before and after
-        mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$deck-np$np-$round.json"
-      fi
-      load_before=$(cut -d' ' -f1 /proc/loadavg)
-      run_steps=$steps
-      case $deck in tiny_*) run_steps=$tiny_steps ;; esac
-      mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" \
-        --set train.steps="$run_steps" --set run.log_every="$run_steps" >/dev/null
-      load_after=$(cut -d' ' -f1 /proc/loadavg)
-      after="$before"
-      if [ "$probe_mode" = each ]; then
-        after="$out/probe_after_$deck-np$np-$round.json"
-        probe "$after"
-      fi
-      hw="$out/cpu_$deck-np$np-$round.json"
-      /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $deck" "$before" "$after" > "$hw"
-      if [ "$np" -gt 2 ]; then
-        mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$deck-np$np-$round.json"
-        /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$deck-np$np-$round.json" \
-          "$out/imbalance_after_$deck-np$np-$round.json" > "$out/imbalance_$deck-np$np-$round.json"
-        /usr/bin/python3 - "$hw" "$out/imbalance_$deck-np$np-$round.json" <<'PY'
+    for gb in $global_batches; do
+      for np in $ranks; do
+        label=$deck size=()
+        [ "$gb" = deck ] || label=$deck-gb$gb size=(--set train.global_batch="$gb")
+        name="plan-validation-$label-np$np-$round"
+        rm -rf "outputs/$name"
+        if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count, before and after
+          mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$label-np$np-$round.json"
+        fi
+        load_before=$(cut -d' ' -f1 /proc/loadavg)
+        run_steps=$steps
+        case $deck in tiny_*) run_steps=$tiny_steps ;; esac
+        [ "$gb" = deck ] || run_steps=$(( samples / gb > steps ? samples / gb : steps ))
+        mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" "${size[@]}" \
+          --set train.steps="$run_steps" --set run.log_every="$run_steps" >/dev/null
+        load_after=$(cut -d' ' -f1 /proc/loadavg)
+        after="$before"
+        if [ "$probe_mode" = each ]; then
+          after="$out/probe_after_$label-np$np-$round.json"
+          probe "$after"
+        fi
+        hw="$out/cpu_$label-np$np-$round.json"
+        /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $label" "$before" "$after" > "$hw"
+        if [ "$np" -gt 2 ]; then
+          mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$label-np$np-$round.json"
+          /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$label-np$np-$round.json" \
+            "$out/imbalance_after_$label-np$np-$round.json" > "$out/imbalance_$label-np$np-$round.json"
+          /usr/bin/python3 - "$hw" "$out/imbalance_$label-np$np-$round.json" <<'PY'
 import json, sys
 hw, extra = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 extra.pop("name")
 hw.update(extra)
 json.dump(hw, open(sys.argv[1], "w"), indent=2)
 PY
-      fi
-      before="$after"
-      "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" --set plan.hardware="$hw" \
-        --set plan.json="$out/plan_$deck-np$np-$round.json" >/dev/null
-      rows+=("$deck:$np:$round:outputs/$name/summary.json:$out/plan_$deck-np$np-$round.json:$load_before:$load_after")
+        fi
+        before="$after"
+        "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" "${size[@]}" --set plan.hardware="$hw" \
+          --set plan.json="$out/plan_$label-np$np-$round.json" >/dev/null
+        rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after")
+      done
     done
   done
 done

@@ -61,10 +61,10 @@ LoaderTiming time_loader(const RunConfig& cfg, int ranks, int64_t dataset_sample
   for (const std::string& path : paths) file_bytes += double(std::filesystem::file_size(path));
   const int64_t affordable = int64_t(kBufferBytes / std::max(1.0, file_bytes / double(dataset_samples)));
   dc.shuffle_buffer = std::max(timed_samples, std::min(dc.shuffle_buffer, affordable));
-  const OneCore one_core;  // before the loader: its prefetch thread shares the core, as a bound rank's does
+  const OneCore one_core;  // before the loader: its producer shares the core, as a bound rank's does
   Loader loader(MPI_COMM_SELF, dc, cfg.model);
-  // Each take as in a run's step: the prefetch thread refills the queue after the step took its
-  // batch, alone on the rank's core, with the caches full of the step's data and the allocator
+  // Each take as in a run's step: the producer (the prefetch thread refilling the queue after the
+  // step took its batch, or on demand the step's own thread) alone on the rank's core, with the caches full of the step's data and the allocator
   // as the step leaves it (here a stand-in's 64 MiB taken, written and given back), the batches
   // of the steps in flight (the queue's and the one the step trains on) kept. Timed with warm
   // caches instead, the loader took 60 % of its time in a run (round 33).

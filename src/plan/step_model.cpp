@@ -408,15 +408,50 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   }
 }
 
+// k ranks time-sharing a core leave the step's head together and take turns of the
+// scheduler's slice. The rank that holds the core as the head's reductions end runs the rest of
+// its slice, on average half of one, at a full core: its forward, and the backward's start
+// where the forward is shorter; its partners' turns fall in its passes and in their own wait at
+// the head (round 22's traces of the tiny decks at 4 ranks, with a prefetch thread: a forward
+// of 1.6 ms at a full core, the partner waiting 3.1 ms in the head; session 16, on demand: the
+// tiny decks' forward 4.0-4.2 ms where 2.9 was at a full core and 5.8 paced, the head's wait
+// 1.4-1.8 ms).
+struct FirstTurn {
+  double share = 1;            // of a core a rank has over the step
+  double fwd_at_full = 0;      // seconds of the forward run at a full core
+  double bwd_at_full = 0;      // and of the backward, where the forward is shorter than the turn
+  double fwd_paced() const { return fwd_at_full * (1 - share) / share; }  // the partners' share of it
+  double bwd_paced() const { return bwd_at_full * (1 - share) / share; }
+  double head_wait() const { return (fwd_paced() + bwd_paced()) * (1 - share); }  // a rank's, averaged
+};
+
+FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
+  FirstTurn t;
+  t.share = device_share(hw, s.w.ranks);
+  if (!hw.ranks_share_node || t.share >= 1 || hw.scheduler_slice_s <= 0) return t;
+  const double per_mb = 1.0 / s.micro_batches;
+  const double full_fwd = s.fwd_s * per_mb * t.share, full_bwd = (s.bwd_s + s.recompute_s) * per_mb * t.share;
+  const double turn = std::min(full_fwd + full_bwd, hw.scheduler_slice_s / 2);
+  t.fwd_at_full = std::min(full_fwd, turn);
+  t.bwd_at_full = turn - t.fwd_at_full;
+  return t;
+}
+
 // With more than one rank every rank waits for the slowest at each of the step's synchronisations
 // (the blocking host reductions, each collective's wait): the hardware's rank_imbalance, measured
 // with M ranks, scaled to R ranks as the expected maximum of R ranks' independent delays (1.8
-// times 2 ranks' at 4). Ranks time-sharing cores (more than the node's cores, with the file's
-// rank_imbalance_round_s) lose about a scheduling slice at each, whatever the compute between
-// (round 13 at 4 ranks: 7 ms a step on the tiny decks' 10 ms of compute, 10 ms on scaling_cpu's
-// 80): rank_imbalance of the probe's round per synchronisation. Ranks on cores of their own drift
-// apart in proportion to their compute (round 26: the per-synchronisation charge gave the tiny
-// decks at 2 ranks 0.6-0.7 ms where their steps' rest was 0.3): rank_imbalance of the compute.
+// times 2 ranks' at 4). Ranks on cores of their own drift apart in proportion to their compute
+// (round 26: a per-synchronisation charge gave the tiny decks at 2 ranks 0.6-0.7 ms where their
+// steps' rest was 0.3): rank_imbalance of the compute. Ranks time-sharing cores (more than the
+// node's cores, with the file's rank_imbalance_round_s) lose about a scheduling slice where they
+// meet, whatever the compute between (round 13 at 4 ranks: 7 ms a step on the tiny decks' 10 ms of
+// compute, 10 ms on scaling_cpu's 80): rank_imbalance of the probe's round per meeting. The
+// step's head is one meeting: its host reductions follow one another with no work between and its
+// first gathers are waited in them (session 16, timed at each: the first reduction 0.01 ms, the
+// second 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just
+// met there (0.08-0.1 ms each); each other collective's wait is one. At the head the partner
+// waiting for the first turn (FirstTurn) is the wait for the slowest rank: the larger of the two
+// is timed there, not their sum.
 // It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm
 // in collectives.
 void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
@@ -424,12 +459,24 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   if (R < 2 || measured_ranks < 2) return;
   const double scale = hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks);
   const StepCalls calls;
-  int synchronisations = calls.host_reductions;
-  for (const CollectiveCost& c : s.collectives) synchronisations += c.buckets * c.per_step;
+  int collective_waits = -s.head_gathers;  // the first gathers are waited at the head
+  for (const CollectiveCost& c : s.collectives) collective_waits += c.buckets * c.per_step;
   const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
-  const double timing = time_sharing && hw.rank_imbalance_round_s > 0
-                            ? scale * hw.rank_imbalance_round_s * synchronisations
-                            : scale * s.compute_s;
+  const bool per_meeting_charge = time_sharing && hw.rank_imbalance_round_s > 0;
+  // The timing's wait at the head (`other`, where the first gathers wait too) and in the
+  // collectives after it (exposed comm).
+  double at_head = 0, in_collectives = 0;
+  if (per_meeting_charge) {
+    const double per_meeting = scale * hw.rank_imbalance_round_s;
+    at_head = std::max(0.0, per_meeting - first_turn(hw, s).head_wait());
+    in_collectives = per_meeting * collective_waits;
+  } else {
+    const int synchronisations = calls.host_reductions + s.head_gathers + collective_waits;
+    const double timing = scale * s.compute_s;
+    in_collectives = timing * collective_waits / synchronisations;
+    at_head = timing - in_collectives;
+  }
+  const double timing = at_head + in_collectives;
   // The samples' spread (add_data_spread) is independent of the ranks' timing: the two
   // spreads add in quadrature, and so do the expected waits for the slowest of R. Ranks
   // time-sharing a core finish as their core's summed work does: k ranks a core spread by
@@ -439,18 +486,18 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
                       expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
   s.imbalance_s = std::hypot(timing, data);
   s.compute_s += s.imbalance_s;
-  // Each synchronisation's wait is timed where the ranks wait: the host reductions' as `other`,
-  // the collectives' as exposed comm (the gathers under the step's head wait in its reductions).
-  // The samples' spread builds in the passes and is waited in the collective that closes the
-  // backward; the whole wait is split as the two spreads' variances.
-  const int collective_waits = synchronisations - calls.host_reductions - s.head_gathers;
-  const double timing_in_collectives = double(collective_waits) / synchronisations;
+  // Each wait is timed where the ranks wait. The samples' spread builds in the passes and is
+  // waited in the collective that closes the backward; the whole wait is split as the two
+  // spreads' variances.
   const double variance = timing * timing + data * data;
   s.imbalance_in_collectives_s =
-      variance > 0 ? s.imbalance_s * (timing * timing * timing_in_collectives + data * data) / variance : 0.0;
+      variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance : 0.0;
   // The step's head waits for the slowest rank and for the first gathers at once (round 24: at
   // 4 ranks scaling_cpu's `other` over-predicted by their sum): the overlap is no time of its own.
-  s.comm_head_s -= std::min(s.comm_head_s, timing * calls.head_host_reductions / synchronisations);
+  // Ranks on cores of their own meet there at the head's host reductions, of all its waits.
+  const double head_overlap =
+      per_meeting_charge ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers);
+  s.comm_head_s -= std::min(s.comm_head_s, head_overlap);
 }
 
 // Seconds of one of the step's blocking host reductions at R ranks. A sum of a few doubles is
@@ -519,9 +566,10 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const double node_bytes = s.data_bytes_per_sample * s.samples_per_rank * r.per_node;
   const double read_s = node_bytes / hw.storage_read_per_node;
   if (hw.ranks_share_node) {
-    // The prefetch thread shares the rank's core: woken as the step takes its batch, it runs
-    // at once and the step waits for it (round 33: the thread's 0.13-0.15 ms runs inside each
-    // step's data_wait of 0.15 at 1 rank on tiny_gr00t).
+    // The loader's work is the rank's core's: on demand (data.prefetch's auto on a CPU) inside
+    // the step's data_wait, and a prefetch thread sharing the core, woken as the step takes its
+    // batch, runs at once and the step waits for it (round 33: the thread's 0.13-0.15 ms runs
+    // inside each step's data_wait of 0.15 at 1 rank on tiny_gr00t).
     s.loader_s = w.loader_s / r.share;
     s.data_wait_s = s.loader_s + std::max(0.0, read_s - s.step_s);
   } else {
@@ -550,24 +598,13 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.optim = s.optimizer_s;
   ph.other = f.total_s - in_passes + s.imbalance_s - s.imbalance_in_collectives_s + s.gradient_step_s +
              s.bf16_round_s + s.comm_head_s;
-  // k ranks time-sharing a core leave the step's head together and take turns of the
-  // scheduler's slice. Where a first micro-batch's forward is shorter than a slice, each rank's
-  // turn runs its work at a full core, the forward and as much of the backward as the turn
-  // holds; its partners' turns fall in the backward of the rank that ran first (1/k of the
-  // ranks) and in the head's wait of the others (round 22's traces of the tiny decks at 4 ranks:
-  // every rank's forward at a full core's 1.6 ms, the rank that ran first held up in its
-  // backward's last unit for its partner's 3.7 ms, the partner waiting 3.1 ms in the head).
-  const double share = device_share(hw, s.w.ranks);
-  const double per_mb = 1.0 / s.micro_batches, full_fwd = s.fwd_s * per_mb * share;
-  if (hw.ranks_share_node && share < 1 && full_fwd < hw.scheduler_slice_s) {
-    const double full_bwd = (s.bwd_s + s.recompute_s) * per_mb * share;
-    const double turn = std::min(full_fwd + full_bwd, hw.scheduler_slice_s);
-    const double sharing = (1 - share) / share;  // what the partners add to a second at a full core
-    const double fwd_paced = full_fwd * sharing, bwd_paced = (turn - full_fwd) * sharing;
-    ph.fwd -= fwd_paced;
-    ph.bwd += (fwd_paced + bwd_paced) * share - bwd_paced;
-    ph.other += (fwd_paced + bwd_paced) * (1 - share);
-  }
+  // The first turn after the head (FirstTurn): the rank that holds the core runs it at a full
+  // core, its partners' share of it falls in the passes of that rank and the head's wait of the
+  // partners.
+  const FirstTurn turn = first_turn(hw, s);
+  ph.fwd -= turn.fwd_paced();
+  ph.bwd += (turn.fwd_paced() + turn.bwd_paced()) * turn.share - turn.bwd_paced();
+  ph.other += turn.head_wait();
 }
 
 // Samples/s per device, MFU and the epoch.

@@ -535,17 +535,18 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
-// Two ranks a core, a first micro-batch's forward shorter than the scheduler's slice: each
-// rank's turn runs the forward and as much of the backward as the turn holds at a full core;
-// what sharing the core adds to that work (as much again) falls half in the backward (the rank
-// that ran first) and half in the step's head (the other). The step is unchanged.
-BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
+// Two ranks a core: the rank holding the core as the step's head ends runs the rest of its
+// slice, on average half of one, at a full core: the forward and, where the forward is shorter,
+// as much of the backward as the turn holds. What sharing the core adds to that work (as much
+// again) falls half in the passes (the rank that ran first) and half in the step's head (the
+// other). The step is unchanged.
+BOOST_AUTO_TEST_CASE(the_first_turn_after_the_head_runs_at_a_full_core) {
   Hardware h = two_core_node();
   Workload w = tiny_workload();
   w.ranks = 4;
   const StepPrediction paced = predict_step(h, w);
   const double first_fwd = paced.fwd_s / paced.micro_batches, first_bwd = paced.bwd_s / paced.micro_batches;
-  h.scheduler_slice_s = 1.0;  // a turn holds the whole micro-batch
+  h.scheduler_slice_s = 2.0;  // half a slice holds the whole micro-batch
   const StepPrediction turns = predict_step(h, w);
   const double fwd_paced = first_fwd / 2, bwd_paced = first_bwd / 2;
   BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
@@ -553,12 +554,16 @@ BOOST_AUTO_TEST_CASE(a_forward_shorter_than_the_slice_runs_at_a_full_core) {
   BOOST_TEST(turns.phases.bwd == paced.phases.bwd - bwd_paced + (fwd_paced + bwd_paced) / 2,
              boost::test_tools::tolerance(1e-9));
   BOOST_TEST(turns.phases.other == paced.phases.other + (fwd_paced + bwd_paced) / 2, boost::test_tools::tolerance(1e-9));
-  h.scheduler_slice_s = first_fwd / 2 * 1.5;  // the turn ends in the backward
+  h.scheduler_slice_s = first_fwd / 2 * 1.5 * 2;  // the turn ends in the backward
   const StepPrediction part = predict_step(h, w);
   const double in_turn = first_fwd / 2 * 1.5 - first_fwd / 2;  // of the backward, at a full core
   BOOST_TEST(part.phases.other == paced.phases.other + (fwd_paced + in_turn) / 2, boost::test_tools::tolerance(1e-9));
-  h.scheduler_slice_s = first_fwd / 2 * 0.99;  // the forward outlasts a slice: paced throughout
-  BOOST_TEST(predict_step(h, w).phases.fwd == paced.phases.fwd, boost::test_tools::tolerance(1e-12));
+  h.scheduler_slice_s = first_fwd / 2;  // the turn ends in the forward, after half its work
+  const StepPrediction short_turn = predict_step(h, w);
+  const double at_full = first_fwd / 4;  // half the slice
+  BOOST_TEST(short_turn.phases.fwd == paced.phases.fwd - at_full, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(short_turn.phases.other == paced.phases.other + at_full / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(short_turn.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
   w.ranks = 2;  // a core each: no turns
   h.scheduler_slice_s = 1.0;
   const StepPrediction two = predict_step(h, w);
@@ -614,10 +619,11 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {
 }
 
 // Ranks time-sharing cores (more than the node's), with the probe's round
-// (rank_imbalance_round_s): the imbalance is a time per synchronisation, rank_imbalance of the
-// round at each of the step's 4 blocking host reductions and each collective call, scaled from
-// the ranks measured to R, whatever the compute. Ranks on cores of their own: rank_imbalance of
-// the compute. Timed in `other` and exposed comm.
+// (rank_imbalance_round_s): the imbalance is a time per meeting, rank_imbalance of the round at
+// the step's head (its 4 blocking host reductions meet once) and at each collective call, scaled
+// from the ranks measured to R, whatever the compute; the partner's first turn is the head's
+// wait where it is longer. Ranks on cores of their own: rank_imbalance of the compute. Timed in
+// `other` and exposed comm.
 BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   Hardware h = two_core_node();
   h.rank_imbalance = 0.05;
@@ -634,8 +640,21 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   const StepPrediction four = predict_step(h, w);
   const int calls = collective_calls(four);
   BOOST_TEST(calls == 3 * four.buckets * four.micro_batches);  // two gathers and a reduction per bucket and micro-batch
-  BOOST_TEST(four.imbalance_s == 0.05 * 1.0294 / 0.5642 * 0.02 * (4 + calls), boost::test_tools::tolerance(1e-3));
+  const double per_meeting = 0.05 * 1.0294 / 0.5642 * 0.02;
+  BOOST_TEST(four.imbalance_s == per_meeting * (1 + calls), boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(four.imbalance_in_collectives_s == per_meeting * calls, boost::test_tools::tolerance(1e-3));
   BOOST_TEST(four.phases.other + four.phases.comm_exposed >= four.imbalance_s);
+  // Half a slice holds a micro-batch: the partner waits at the head for half its work at a full
+  // core (the_first_turn_after_the_head_runs_at_a_full_core); where that is the longer wait it is
+  // the head's, and the meeting's charge is gone from the step.
+  h.scheduler_slice_s = 1.0;
+  const double head_turn = (four.fwd_s + four.bwd_s + four.recompute_s) / four.micro_batches / 4;
+  h.rank_imbalance_round_s = 0.02 * head_turn / 2 / per_meeting;  // a meeting's wait half the turn's
+  const StepPrediction turns = predict_step(h, w);
+  BOOST_TEST(turns.imbalance_s == head_turn / 2 * calls, boost::test_tools::tolerance(1e-3));
+  h.scheduler_slice_s = 0;
+  BOOST_TEST(predict_step(h, w).step_s == turns.step_s + head_turn / 2, boost::test_tools::tolerance(1e-6));
+  h.rank_imbalance_round_s = 0.02;
   h.rank_imbalance_round_s = 0;  // no round: the compute's fraction there too
   const StepPrediction fraction = predict_step(h, w);
   BOOST_TEST(fraction.imbalance_s == 0.05 * 1.0294 / 0.5642 * (fraction.fwd_s + fraction.bwd_s + fraction.recompute_s),
