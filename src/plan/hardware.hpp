@@ -110,9 +110,10 @@ struct Hardware {
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   // The compute seconds of the probe's round that rank_imbalance is a fraction of: with it, the
-  // imbalance of ranks time-sharing cores (more than devices_per_node) is a time per
-  // synchronisation of the step (rank_imbalance · this), as they lose about a scheduling slice
-  // at each; ranks on cores of their own, or 0: a fraction of the compute.
+  // imbalance of ranks time-sharing cores (more than devices_per_node) is a time per meeting of
+  // the ranks (rank_imbalance · this: the step's head, each collective waited after it), as they
+  // lose part of a scheduling slice at each; ranks on cores of their own, or 0: a fraction of
+  // the compute.
   double rank_imbalance_round_s = 0;
   // With more ranks than cores: how long a rank runs before a rank sharing its core takes the
   // core (hwprobe --imbalance at that count: spinning ranks' runs between turns; the scheduler's

@@ -443,9 +443,9 @@ FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
 // times 2 ranks' at 4). Ranks on cores of their own drift apart in proportion to their compute
 // (round 26: a per-synchronisation charge gave the tiny decks at 2 ranks 0.6-0.7 ms where their
 // steps' rest was 0.3): rank_imbalance of the compute. Ranks time-sharing cores (more than the
-// node's cores, with the file's rank_imbalance_round_s) lose about a scheduling slice where they
-// meet, whatever the compute between (round 13 at 4 ranks: 7 ms a step on the tiny decks' 10 ms of
-// compute, 10 ms on scaling_cpu's 80): rank_imbalance of the probe's round per meeting. The
+// node's cores, with the file's rank_imbalance_round_s) lose part of a scheduling slice where
+// they meet, whatever the compute between (the partner's turn: round 42's probes 1.1 ms a round
+// with a 4 ms slice): rank_imbalance of the probe's round per meeting. The
 // step's head is one meeting: its host reductions follow one another with no work between and its
 // first gathers are waited in them (session 16, timed at each: the first reduction 0.01 ms, the
 // second 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just
