@@ -207,20 +207,20 @@ void check_embodiment_key_widths(const PackedDataset& data, const KeyTransformCh
   for (int64_t i = 0; i < data.files(); ++i) {
     const PackedFileIndex& x = data.file(i);
     const std::set<int32_t> ids(x.episode_embodiment.begin(), x.episode_embodiment.end());
-    const auto state_width = [&](int32_t id) { return x.state_width_of(id); };
-    const auto action_width = [&](int32_t id) { return x.action_width_of(id); };
-    const auto full = [&](auto width_of, int64_t file_width) {
-      return std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return width_of(id) == file_width; });
+    using WidthOf = int64_t (PackedFileIndex::*)(int32_t) const;  // an embodiment's valid columns
+    const auto full = [&](WidthOf width_of, int64_t file_width) {
+      return std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return (x.*width_of)(id) == file_width; });
     };
     // The sub-keys tile the file's columns: an embodiment of the file's widths has them all (and
     // the plan is resolved, with its own refusals, where the statistics are).
-    if (full(action_width, x.action_dim) && full(state_width, x.state_dim)) continue;
+    if (full(&PackedFileIndex::action_width_of, x.action_dim) && full(&PackedFileIndex::state_width_of, x.state_dim))
+      continue;
     const KeyTransformPlan plan = key_transform_plan(x.file, choice);
     const auto check = [&](const char* part, const char* dataset, const std::vector<KeyTransform>& keys,
-                           auto width_of) {
+                           WidthOf width_of) {
       const int64_t needed = raw_width(keys);
       for (int32_t id : ids) {
-        const int64_t has = width_of(id);
+        const int64_t has = (x.*width_of)(id);
         if (has < needed)
           throw Error(x.file.where(dataset, str("embodiment ", id, " has ", has, " ", part, " columns, ",
                                                 plan.selected_by, " needs ", needed, " (its ", part,
@@ -229,8 +229,8 @@ void check_embodiment_key_widths(const PackedDataset& data, const KeyTransformCh
                       kExitInput);
       }
     };
-    check("action", packed::kEmbodimentActionDim, plan.action, action_width);
-    check("state", packed::kEmbodimentStateDim, plan.state, state_width);
+    check("action", packed::kEmbodimentActionDim, plan.action, &PackedFileIndex::action_width_of);
+    check("state", packed::kEmbodimentStateDim, plan.state, &PackedFileIndex::state_width_of);
   }
 }
 
