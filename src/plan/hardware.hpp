@@ -117,8 +117,8 @@ struct Hardware {
   double rank_imbalance_round_s = 0;
   // With more ranks than cores: how long a rank runs before a rank sharing its core takes the
   // core (hwprobe --imbalance at that count: spinning ranks' runs between turns; the scheduler's
-  // slice as the ranks meet it). A forward shorter than it runs at a full core after the step's
-  // head; 0: unmeasured, the forward paced like the rest.
+  // slice as the ranks meet it). The first turn after the step's head, half of it on average,
+  // runs at a full core (step_model.cpp FirstTurn); 0: unmeasured, the passes paced throughout.
   double scheduler_slice_s = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the

@@ -64,9 +64,10 @@ LoaderTiming time_loader(const RunConfig& cfg, int ranks, int64_t dataset_sample
   const OneCore one_core;  // before the loader: its producer shares the core, as a bound rank's does
   Loader loader(MPI_COMM_SELF, dc, cfg.model);
   // Each take as in a run's step: the producer (the prefetch thread refilling the queue after the
-  // step took its batch, or on demand the step's own thread) alone on the rank's core, with the caches full of the step's data and the allocator
-  // as the step leaves it (here a stand-in's 64 MiB taken, written and given back), the batches
-  // of the steps in flight (the queue's and the one the step trains on) kept. Timed with warm
+  // step took its batch, or on demand the step's own thread) alone on the rank's core, with the
+  // caches full of the step's data and the allocator as the step leaves it (here a stand-in's
+  // 64 MiB taken, written and given back), the batches of the steps in flight (the queue's and
+  // the one the step trains on) kept. Timed with warm
   // caches instead, the loader took 60 % of its time in a run (round 33).
   std::vector<std::vector<PackedBatch>> in_flight(size_t(dc.prefetch) + 1);
   std::vector<double> seconds;

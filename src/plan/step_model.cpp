@@ -445,11 +445,11 @@ FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
 // steps' rest was 0.3): rank_imbalance of the compute. Ranks time-sharing cores (more than the
 // node's cores, with the file's rank_imbalance_round_s) lose part of a scheduling slice where
 // they meet, whatever the compute between (the partner's turn: round 42's probes 1.1 ms a round
-// with a 4 ms slice): rank_imbalance of the probe's round per meeting. The
-// step's head is one meeting: its host reductions follow one another with no work between and its
-// first gathers are waited in them (session 16, timed at each: the first reduction 0.01 ms, the
-// second 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just
-// met there (0.08-0.1 ms each); each other collective's wait is one. At the head the partner
+// with a 4 ms slice): rank_imbalance of the probe's round per meeting. The step's head is one
+// meeting: its host reductions follow one another with no work between and its first gathers
+// are waited in them (session 16, timed at each: the first reduction 0.01 ms, the second
+// 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just met there
+// (0.08-0.1 ms each); each other collective's wait is one. At the head the partner
 // waiting for the first turn (FirstTurn) is the wait for the slowest rank: the larger of the two
 // is timed there, not their sum.
 // It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm

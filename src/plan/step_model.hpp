@@ -30,8 +30,9 @@
 //             meeting of the ranks (the step's head, where its blocking host reductions follow
 //             one another, and each collective waited after it), the head's wait the larger of
 //             that and a partner's first turn after the head (half a scheduler slice at a full
-//             core); for ranks on cores of their own (or a file without a round) of the compute; scaled from the ranks it was measured with to R ranks by the
-//             expected maximum of R independent normal delays; packed samples of different
+//             core); for ranks on cores of their own (or a file without a round) of the
+//             compute; scaled from the ranks it was measured with to R ranks by the expected
+//             maximum of R independent normal delays; packed samples of different
 //             context lengths (the data's spread, read from its files) spread each rank's
 //             compute too (data_spread_s), in quadrature with the timing; timed where the ranks
 //             wait (host reductions: `other`, collectives: exposed comm; the samples' spread in
