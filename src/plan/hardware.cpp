@@ -146,7 +146,11 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
   if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
   if (j.contains("rank_imbalance_round_s")) h.rank_imbalance_round_s = f("rank_imbalance_round_s");
-  if (j.contains("scheduler_slice_seconds")) h.scheduler_slice_s = f("scheduler_slice_seconds");
+  if (j.contains("scheduler_slice_seconds"))
+    throw Error(str(h.path, ": scheduler_slice_seconds is an older hwprobe's figure; the planner reads first_turn_seconds: "
+                            "measure the imbalance again (mpirun -np RANKS hwprobe --imbalance)"),
+                kExitInput);
+  if (j.contains("first_turn_seconds")) h.first_turn_s = f("first_turn_seconds");
   if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
   if (j.contains("memory_spare_core_speedup")) h.memory_spare_core_speedup = f("memory_spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
@@ -182,8 +186,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
-  if (h.rank_imbalance_round_s < 0)
-    throw Error(str(h.path, ": rank_imbalance_round_s must not be negative"), kExitInput);
+  if (h.rank_imbalance_round_s < 0 || h.first_turn_s < 0)
+    throw Error(str(h.path, ": rank_imbalance_round_s and first_turn_seconds must not be negative"), kExitInput);
   if (h.comm_core_seconds_per_byte < 0)
     throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
   return h;

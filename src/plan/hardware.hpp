@@ -115,11 +115,11 @@ struct Hardware {
   // lose part of a scheduling slice at each; ranks on cores of their own, or 0: a fraction of
   // the compute.
   double rank_imbalance_round_s = 0;
-  // With more ranks than cores: how long a rank runs before a rank sharing its core takes the
-  // core (hwprobe --imbalance at that count: spinning ranks' runs between turns; the scheduler's
-  // slice as the ranks meet it). The first turn after the step's head, half of it on average,
-  // runs at a full core (step_model.cpp FirstTurn); 0: unmeasured, the passes paced throughout.
-  double scheduler_slice_s = 0;
+  // With more ranks than cores: how long the rank that holds a core as the step's head ends runs
+  // before a rank sharing the core takes it (hwprobe --imbalance at that count: its rounds'
+  // opening wait, which the partners spend in that turn). It runs at a full core
+  // (step_model.cpp FirstTurn); 0: unmeasured, the passes paced throughout.
+  double first_turn_s = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the

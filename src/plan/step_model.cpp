@@ -409,29 +409,29 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
 }
 
 // k ranks time-sharing a core leave the step's head together and take turns of the
-// scheduler's slice. The rank that holds the core as the head's reductions end runs the rest of
-// its slice, on average half of one, at a full core: its forward, and the backward's start
-// where the forward is shorter; its partners' turns fall in its passes and in their own wait at
-// the head (round 22's traces of the tiny decks at 4 ranks, with a prefetch thread: a forward
-// of 1.6 ms at a full core, the partner waiting 3.1 ms in the head; session 16, on demand: the
-// tiny decks' forward 4.0-4.2 ms where 2.9 was at a full core and 5.8 paced, the head's wait
-// 1.4-1.8 ms).
+// scheduler's slice. The rank that holds the core as the head's reductions end runs a turn
+// (the hardware's first_turn_s, hwprobe's rounds opened as a step's head: 3.2-3.6 ms here, most
+// of the 4 ms slice) at a full core, its forward and the backward's start where the forward is
+// shorter, while its partners wait in the head; they then run their passes paced, and the core
+// is busy throughout, so the first rank's passes are shorter by what the partners waited. Over
+// the k ranks, the step's phases move by (1 - 1/k) of the turn: out of the passes and into the
+// head's wait (session 17, per rank of the tiny decks at 4 ranks: the forward 3.2-3.5 ms on the
+// rank that ran first, 2.9 at a full core, 5.2-6.0 on its partner, which waited 3.3-3.7 ms in
+// the head; the forward's mean 4.2-4.5 ms, `other` 1.8-1.9).
 struct FirstTurn {
-  double share = 1;            // of a core a rank has over the step
-  double fwd_at_full = 0;      // seconds of the forward run at a full core
-  double bwd_at_full = 0;      // and of the backward, where the forward is shorter than the turn
-  double fwd_paced() const { return fwd_at_full * (1 - share) / share; }  // the partners' share of it
-  double bwd_paced() const { return bwd_at_full * (1 - share) / share; }
-  double head_wait() const { return (fwd_paced() + bwd_paced()) * (1 - share); }  // a rank's, averaged
+  double share = 1;        // of a core a rank has over the step: 1/k
+  double fwd_at_full = 0;  // seconds of the forward run at a full core
+  double bwd_at_full = 0;  // and of the backward, where the forward is shorter than the turn
+  double head_wait() const { return (fwd_at_full + bwd_at_full) * (1 - share); }  // a rank's, averaged
 };
 
 FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
   FirstTurn t;
   t.share = device_share(hw, s.w.ranks);
-  if (!hw.ranks_share_node || t.share >= 1 || hw.scheduler_slice_s <= 0) return t;
+  if (!hw.ranks_share_node || t.share >= 1 || hw.first_turn_s <= 0) return t;
   const double per_mb = 1.0 / s.micro_batches;
   const double full_fwd = s.fwd_s * per_mb * t.share, full_bwd = (s.bwd_s + s.recompute_s) * per_mb * t.share;
-  const double turn = std::min(full_fwd + full_bwd, hw.scheduler_slice_s / 2);
+  const double turn = std::min(full_fwd + full_bwd, hw.first_turn_s);
   t.fwd_at_full = std::min(full_fwd, turn);
   t.bwd_at_full = turn - t.fwd_at_full;
   return t;
@@ -444,8 +444,9 @@ FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
 // (round 26: a per-synchronisation charge gave the tiny decks at 2 ranks 0.6-0.7 ms where their
 // steps' rest was 0.3): rank_imbalance of the compute. Ranks time-sharing cores (more than the
 // node's cores, with the file's rank_imbalance_round_s) lose part of a scheduling slice where
-// they meet, whatever the compute between (the partner's turn: round 42's probes 1.1 ms a round
-// with a 4 ms slice): rank_imbalance of the probe's round per meeting. The step's head is one
+// they meet, whatever the compute between (partners' last turns end apart: hwprobe's rounds
+// opened as a step's head, 0.9-1.0 ms a round with a 4 ms slice, session 17): rank_imbalance of
+// the probe's round per meeting. The step's head is one
 // meeting: its host reductions follow one another with no work between and its first gathers
 // are waited in them (session 16, timed at each: the first reduction 0.01 ms, the second
 // 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just met there
@@ -466,9 +467,10 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   // The timing's wait at the head (`other`, where the first gathers wait too) and in the
   // collectives after it (exposed comm).
   double at_head = 0, in_collectives = 0;
+  const double turn_wait = first_turn(hw, s).head_wait();
   if (per_meeting_charge) {
     const double per_meeting = scale * hw.rank_imbalance_round_s;
-    at_head = std::max(0.0, per_meeting - first_turn(hw, s).head_wait());
+    at_head = std::max(0.0, per_meeting - turn_wait);
     in_collectives = per_meeting * collective_waits;
   } else {
     const int synchronisations = calls.host_reductions + s.head_gathers + collective_waits;
@@ -492,11 +494,13 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const double variance = timing * timing + data * data;
   s.imbalance_in_collectives_s =
       variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance : 0.0;
-  // The step's head waits for the slowest rank and for the first gathers at once (round 24: at
-  // 4 ranks scaling_cpu's `other` over-predicted by their sum): the overlap is no time of its own.
-  // Ranks on cores of their own meet there at the head's host reductions, of all its waits.
+  // The step's head waits for the slowest rank, for the partners' first turn and for the first
+  // gathers at once (round 24: at 4 ranks scaling_cpu's `other` over-predicted by their sum;
+  // session 17: the tiny decks' by the gathers beside the turn): the overlap is no time of its
+  // own. Ranks on cores of their own meet there at the head's host reductions, of all its waits.
   const double head_overlap =
-      per_meeting_charge ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers);
+      turn_wait +
+      (per_meeting_charge ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers));
   s.comm_head_s -= std::min(s.comm_head_s, head_overlap);
 }
 
@@ -598,12 +602,11 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.optim = s.optimizer_s;
   ph.other = f.total_s - in_passes + s.imbalance_s - s.imbalance_in_collectives_s + s.gradient_step_s +
              s.bf16_round_s + s.comm_head_s;
-  // The first turn after the head (FirstTurn): the rank that holds the core runs it at a full
-  // core, its partners' share of it falls in the passes of that rank and the head's wait of the
-  // partners.
+  // The first turn after the head (FirstTurn): one rank of k runs it at a full core while the
+  // others wait in the head.
   const FirstTurn turn = first_turn(hw, s);
-  ph.fwd -= turn.fwd_paced();
-  ph.bwd += (turn.fwd_paced() + turn.bwd_paced()) * turn.share - turn.bwd_paced();
+  ph.fwd -= turn.fwd_at_full * (1 - turn.share);
+  ph.bwd -= turn.bwd_at_full * (1 - turn.share);
   ph.other += turn.head_wait();
 }
 

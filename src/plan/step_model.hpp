@@ -29,8 +29,9 @@
 //             hardware's rank_imbalance of its probe's round (rank_imbalance_round_s) at each
 //             meeting of the ranks (the step's head, where its blocking host reductions follow
 //             one another, and each collective waited after it), the head's wait the larger of
-//             that and a partner's first turn after the head (half a scheduler slice at a full
-//             core); for ranks on cores of their own (or a file without a round) of the
+//             that and a partner's first turn after the head (first_turn_s at a full core, which
+//             hwprobe's rounds opened as a step's head measure); for ranks on cores of their own
+//             (or a file without a round) of the
 //             compute; scaled from the ranks it was measured with to R ranks by the expected
 //             maximum of R independent normal delays; packed samples of different
 //             context lengths (the data's spread, read from its files) spread each rank's

@@ -535,39 +535,35 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
-// Two ranks a core: the rank holding the core as the step's head ends runs the rest of its
-// slice, on average half of one, at a full core: the forward and, where the forward is shorter,
-// as much of the backward as the turn holds. What sharing the core adds to that work (as much
-// again) falls half in the passes (the rank that ran first) and half in the step's head (the
-// other). The step is unchanged.
+// Two ranks a core: the rank holding the core as the step's head ends runs a turn (the file's
+// first_turn_s) at a full core, the forward and, where the forward is shorter, as much of the
+// backward as the turn holds, while its partner waits in the head. Over the two ranks half the
+// turn moves out of the passes (each pass its own part) into `other`; the step is unchanged.
 BOOST_AUTO_TEST_CASE(the_first_turn_after_the_head_runs_at_a_full_core) {
   Hardware h = two_core_node();
   Workload w = tiny_workload();
   w.ranks = 4;
   const StepPrediction paced = predict_step(h, w);
-  const double first_fwd = paced.fwd_s / paced.micro_batches, first_bwd = paced.bwd_s / paced.micro_batches;
-  h.scheduler_slice_s = 2.0;  // half a slice holds the whole micro-batch
-  const StepPrediction turns = predict_step(h, w);
-  const double fwd_paced = first_fwd / 2, bwd_paced = first_bwd / 2;
-  BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(turns.phases.fwd == paced.phases.fwd - fwd_paced, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(turns.phases.bwd == paced.phases.bwd - bwd_paced + (fwd_paced + bwd_paced) / 2,
-             boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(turns.phases.other == paced.phases.other + (fwd_paced + bwd_paced) / 2, boost::test_tools::tolerance(1e-9));
-  h.scheduler_slice_s = first_fwd / 2 * 1.5 * 2;  // the turn ends in the backward
-  const StepPrediction part = predict_step(h, w);
-  const double in_turn = first_fwd / 2 * 1.5 - first_fwd / 2;  // of the backward, at a full core
-  BOOST_TEST(part.phases.other == paced.phases.other + (fwd_paced + in_turn) / 2, boost::test_tools::tolerance(1e-9));
-  h.scheduler_slice_s = first_fwd / 2;  // the turn ends in the forward, after half its work
-  const StepPrediction short_turn = predict_step(h, w);
-  const double at_full = first_fwd / 4;  // half the slice
-  BOOST_TEST(short_turn.phases.fwd == paced.phases.fwd - at_full, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(short_turn.phases.other == paced.phases.other + at_full / 2, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(short_turn.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(paced.comm_head_s == 0.0);  // no gathers under the head to wait beside the turn
+  // A micro-batch's passes at a full core: half their paced seconds.
+  const double fwd = paced.fwd_s / paced.micro_batches / 2, bwd = paced.bwd_s / paced.micro_batches / 2;
+  const auto moved_by = [&](double turn_fwd, double turn_bwd) {
+    const StepPrediction turns = predict_step(h, w);
+    BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(turns.phases.fwd == paced.phases.fwd - turn_fwd / 2, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(turns.phases.bwd == paced.phases.bwd - turn_bwd / 2, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(turns.phases.other == paced.phases.other + (turn_fwd + turn_bwd) / 2, boost::test_tools::tolerance(1e-9));
+  };
+  h.first_turn_s = 1.0;  // the turn holds the whole micro-batch
+  moved_by(fwd, bwd);
+  h.first_turn_s = fwd * 1.5;  // the turn ends in the backward
+  moved_by(fwd, fwd / 2);
+  h.first_turn_s = fwd / 2;  // the turn ends in the forward, after half its work
+  moved_by(fwd / 2, 0);
   w.ranks = 2;  // a core each: no turns
-  h.scheduler_slice_s = 1.0;
+  h.first_turn_s = 1.0;
   const StepPrediction two = predict_step(h, w);
-  h.scheduler_slice_s = 0;
+  h.first_turn_s = 0;
   BOOST_TEST(two.phases.fwd == predict_step(h, w).phases.fwd, boost::test_tools::tolerance(1e-12));
 }
 
@@ -644,15 +640,15 @@ BOOST_AUTO_TEST_CASE(rank_imbalance_with_a_round_costs_each_synchronisation) {
   BOOST_TEST(four.imbalance_s == per_meeting * (1 + calls), boost::test_tools::tolerance(1e-3));
   BOOST_TEST(four.imbalance_in_collectives_s == per_meeting * calls, boost::test_tools::tolerance(1e-3));
   BOOST_TEST(four.phases.other + four.phases.comm_exposed >= four.imbalance_s);
-  // Half a slice holds a micro-batch: the partner waits at the head for half its work at a full
-  // core (the_first_turn_after_the_head_runs_at_a_full_core); where that is the longer wait it is
-  // the head's, and the meeting's charge is gone from the step.
-  h.scheduler_slice_s = 1.0;
+  // The first turn holds a micro-batch: the partner waits at the head for its work at a full
+  // core (the_first_turn_after_the_head_runs_at_a_full_core), half of it averaged over the two;
+  // where that is the longer wait it is the head's, and the meeting's charge is gone from the step.
+  h.first_turn_s = 1.0;
   const double head_turn = (four.fwd_s + four.bwd_s + four.recompute_s) / four.micro_batches / 4;
   h.rank_imbalance_round_s = 0.02 * head_turn / 2 / per_meeting;  // a meeting's wait half the turn's
   const StepPrediction turns = predict_step(h, w);
   BOOST_TEST(turns.imbalance_s == head_turn / 2 * calls, boost::test_tools::tolerance(1e-3));
-  h.scheduler_slice_s = 0;
+  h.first_turn_s = 0;
   BOOST_TEST(predict_step(h, w).step_s == turns.step_s + head_turn / 2, boost::test_tools::tolerance(1e-6));
   h.rank_imbalance_round_s = 0.02;
   h.rank_imbalance_round_s = 0;  // no round: the compute's fraction there too
@@ -763,6 +759,32 @@ BOOST_AUTO_TEST_CASE(every_hardware_file_loads_and_a_figure_without_source_is_re
   std::ofstream(bad) << R"({"devices_per_node": {"value": 8}})";
   BOOST_CHECK_THROW(load_hardware(bad), Error);
   std::filesystem::remove(bad);
+}
+
+// hwprobe --imbalance writes first_turn_seconds, which the planner reads; an older probe's
+// scheduler_slice_seconds, which it no longer reads, is refused with the command to measure again.
+BOOST_AUTO_TEST_CASE(the_first_turn_is_read_and_an_older_probes_slice_refused) {
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_first_turn_hw.json";
+  j["first_turn_seconds"] = {{"value", 3.4e-3}, {"source", "test"}};
+  std::ofstream(path) << j.dump();
+  BOOST_TEST(load_hardware(path).first_turn_s == 3.4e-3);
+  j["scheduler_slice_seconds"] = {{"value", 4e-3}, {"source", "test"}};
+  std::ofstream(path) << j.dump();
+  std::string message;
+  try {
+    load_hardware(path);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  BOOST_TEST(message.find("scheduler_slice_seconds") != std::string::npos);
+  BOOST_TEST(message.find("hwprobe --imbalance") != std::string::npos);
+  j.erase("scheduler_slice_seconds");
+  j["first_turn_seconds"]["value"] = -1;
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
 }
 
 // The fixed costs: the counted op calls, allocations and host reductions at the hardware's

@@ -14,9 +14,10 @@
 //   spare core  the same GEMMs on rank 0 alone over the rate with every rank computing (a
 //               run with fewer ranks than cores), and the same for the optimizer's passes
 //               (`optimizer`): a lone rank streams with the memory system to itself;
-//   imbalance   rounds of ~20 ms of GEMM closed by an all-reduce: how much longer than the
-//               ranks' mean compute a round takes (rates are the mean over ranks); and with
-//               ranks sharing cores (--imbalance at more ranks than cores) the scheduler's slice;
+//   imbalance   rounds of GEMM opened and closed by a host reduction, as steps meet: how much
+//               longer than the ranks' mean compute a round's close waits (rates are the mean
+//               over ranks); with ranks sharing cores (--imbalance at more ranks than cores)
+//               the turn a rank runs after the opening while its partners wait;
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart; and on
@@ -221,71 +222,83 @@ double spare_core_speedup(const std::function<void()>& work) {
   return speedup;
 }
 
-// How long a rank runs, once it has a core, before a rank sharing that core takes it: every
-// rank spins on the clock for 200 ms and takes each jump over 50 µs for another rank's turn.
-// With ranks sharing cores (a quarter or more of the time in others' turns) the median over
-// ranks of each one's median run between turns: the scheduler's slice as a rank meets it (4 ms
-// at 4 ranks on this VM's 2 cores, its 250 Hz tick); 0 with a core per rank.
-double scheduler_slice_seconds() {
-  emb::barrier(MPI_COMM_WORLD);
-  std::vector<double> runs;
-  double waited = 0;
-  const auto start = Clock::now();
-  auto last = start, run_start = start;
-  for (auto now = start; now - start < std::chrono::milliseconds(200); now = Clock::now()) {
-    if (now - last > std::chrono::microseconds(50)) {
-      waited += std::chrono::duration<double>(now - last).count();
-      if (run_start != start) runs.push_back(std::chrono::duration<double>(last - run_start).count());
-      run_start = now;
-    }
-    last = now;
-  }
-  const double shared = waited / std::chrono::duration<double>(last - start).count();
-  const std::vector<double> all =
-      emb::all_gather(MPI_COMM_WORLD, std::vector<double>{shared, runs.empty() ? 0.0 : median(runs)});
-  std::vector<double> shares, medians;
-  for (size_t k = 0; k < all.size(); k += 2) shares.push_back(all[k]), medians.push_back(all[k + 1]);
-  return median(shares) < 0.25 ? 0.0 : median(medians);
+// A step's synchronisations as the ranks meet them: a round opens with a blocking host
+// reduction, as a step's head, runs `gemms` GEMMs of 384³ and `eighths` of one (on 48 rows) and
+// closes with another reduction, as the collective that closes a step's backward (the
+// collective itself is charged apart); the rounds follow one another with no barrier, as steps
+// do. Per round, the ranks' means of the wait in each reduction and of the GEMMs' wall time.
+struct MeetingRound {
+  double head_s = 0, close_s = 0, compute_s = 0;
+};
+
+MeetingRound meeting_round(int gemms, int eighths) {
+  const int m = 384;
+  static std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  const auto seconds = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
+  const auto h0 = Clock::now();
+  emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < gemms; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
+  for (int i = 0; i < eighths; ++i) linear(a.data(), w.data(), y.data(), m / 8, m, m);
+  const auto t1 = Clock::now();
+  emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
+  const std::vector<double> all = emb::all_gather(
+      MPI_COMM_WORLD, std::vector<double>{seconds(h0, t0), seconds(t0, t1), seconds(t1, Clock::now())});
+  MeetingRound r;
+  for (int k = 0; k < g_size; ++k)
+    r.head_s += all[size_t(3 * k)] / g_size, r.compute_s += all[size_t(3 * k + 1)] / g_size,
+        r.close_s += all[size_t(3 * k + 2)] / g_size;
+  return r;
 }
 
-// What a step's synchronisation costs beyond the typical rank's compute: 40 rounds of ~20 ms of
-// GEMM (a unit's or a micro-batch's work between collectives) each closed by an 8-byte
-// all-reduce, as ZeRO-3 closes its passes; the wall time of a round over the ranks' mean
-// compute, minus 1, the median over rounds, and the round's compute (the median of the ranks'
-// mean): for ranks time-sharing cores the planner charges rank_imbalance of it per
-// synchronisation of a step (for ranks on cores of their own, of the compute). Ranks
-// time-sharing the cores with other load finish their equal work at different times, and
-// every collective waits for the last. At 4 ranks on this VM's 2 cores a probe's median moves
-// between 0.04 and 0.08 over a minute while its rounds within a probe spread alike (round 24):
-// 40 rounds, not 20, and plan_validation.sh takes the mean of a probe before and after a run.
-// With it, the scheduler's slice (scheduler_slice_seconds).
+// How many ranks share each core: every rank spins on the clock for 200 ms and takes each jump
+// over 50 µs for another rank's turn. k ranks a core spend 1 - 1/k of the time in the others'
+// turns (the median over ranks; under a quarter: a core each).
+int ranks_per_core() {
+  emb::barrier(MPI_COMM_WORLD);
+  double waited = 0;
+  const auto start = Clock::now();
+  auto last = start;
+  for (auto now = start; now - start < std::chrono::milliseconds(200); now = Clock::now()) {
+    if (now - last > std::chrono::microseconds(50)) waited += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+  const double share = waited / std::chrono::duration<double>(last - start).count();
+  const double shared = median(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{share}));
+  return shared < 0.25 ? 1 : std::max(2, int(std::lround(1 / (1 - shared))));
+}
+
+// What a step's synchronisations cost beyond the typical rank's compute: 40 meeting_rounds of
+// ~26 ms of GEMM (a unit's or a micro-batch's work between collectives) and 0 to 9 eighths of
+// one more (0.4 ms each), round after round: ranks time-sharing a core end their equal work as
+// far apart as their last turns, which the work's length against the scheduler's slice decides
+// (4 ms here; session 17: rounds 0.7 ms of work apart moved the close's wait between 0.3 and
+// 1.2 ms, with a period of one slice), and a step's work falls anywhere in it. The close's wait over the
+// ranks' mean compute, the median over rounds (ratio), and the round's compute: for ranks
+// time-sharing cores the planner charges ratio of the round per synchronisation of a step (for
+// ranks on cores of their own, of the compute). With more ranks than cores, the head's wait,
+// the median over rounds, is the turn the rank holding the core runs after it while its partners
+// wait: k ranks a core wait (k-1)/k of a turn on average (the planner's FirstTurn); it moved by
+// 0.1 ms over a minute where the close's moved by ±0.3 (plan_validation.sh takes the mean of a
+// probe before and after a run). Opened by a barrier instead, the ranks time-sharing a core
+// leave it as the scheduler turns them, not as a step's head leaves them: the close waited
+// 1.1-1.3 ms a round at 4 ranks on 2 cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
-  double ratio = 0, round_s = 0, slice_s = 0;
+  double ratio = 0, round_s = 0, first_turn_s = 0;
 };
 
 Imbalance rank_imbalance() {
-  const int m = 384;
-  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
-  const auto burst = [&] {
-    for (int i = 0; i < 8; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
-  };
-  burst();
-  std::vector<double> ratios, rounds;
+  const int k = ranks_per_core();
+  meeting_round(1, 0);  // warm caches and pages
+  std::vector<double> ratios, rounds, heads;
   for (int r = 0; r < 40; ++r) {
-    emb::barrier(MPI_COMM_WORLD);
-    const auto t0 = Clock::now();
-    burst();
-    const auto t1 = Clock::now();
-    emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
-    const std::vector<double> all = emb::all_gather(
-        MPI_COMM_WORLD, std::vector<double>{std::chrono::duration<double>(t1 - t0).count(),
-                                            std::chrono::duration<double>(Clock::now() - t0).count()});
-    std::vector<double> compute, wall;
-    for (int k = 0; k < g_size; ++k) compute.push_back(all[size_t(2 * k)]), wall.push_back(all[size_t(2 * k + 1)]);
-    ratios.push_back(mean(wall) / mean(compute) - 1);
-    rounds.push_back(mean(compute));
+    const MeetingRound m = meeting_round(8, r % 10);
+    ratios.push_back(m.close_s / m.compute_s), rounds.push_back(m.compute_s), heads.push_back(m.head_s);
   }
-  return {std::max(0.0, median(ratios)), median(rounds), scheduler_slice_seconds()};
+  const double turns_waited = double(k - 1) / double(k);
+  return {std::max(0.0, median(ratios)), median(rounds), k > 1 ? median(heads) / turns_waited : 0.0};
 }
 
 double gemm_peak() {
@@ -581,10 +594,10 @@ struct Figures {
 };
 
 nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
-  return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~20 ms of GEMM closed by an all-reduce: wall over the ranks' mean compute, minus 1")},
+  return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back: the close's wait over the ranks' mean compute")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
           {"rank_imbalance_round_s", fig(imbalance.round_s, "the compute seconds of one of those rounds, the ranks' mean")},
-          {"scheduler_slice_seconds", fig(imbalance.slice_s, "every rank spinning 200 ms on the clock: the median run between other ranks' turns on its core (0: a core per rank)")}};
+          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
 }
 
 struct Measured {
