@@ -58,6 +58,7 @@
 #include "comm/comm_factory.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
+#include "core/timer.hpp"
 #include "fixed_costs.hpp"
 #include "kernels/attention_tiles.hpp"
 #include "kernels/make_ops.hpp"
@@ -223,29 +224,25 @@ double spare_core_speedup(const std::function<void()>& work) {
 }
 
 // A step's synchronisations as the ranks meet them: a round opens with a blocking host
-// reduction, as a step's head, runs `gemms` GEMMs of 384³ and `eighths` of one (on 48 rows) and
-// closes with another reduction, as the collective that closes a step's backward (the
-// collective itself is charged apart); the rounds follow one another with no barrier, as steps
-// do. Per round, the ranks' means of the wait in each reduction and of the GEMMs' wall time.
+// reduction, as a step's head, runs `work` and closes with another reduction, as the collective
+// that closes a step's backward (the collective itself is charged apart); the rounds follow one
+// another with no barrier, as steps do. Per round, the ranks' means of the wait in each
+// reduction and of the work's wall time.
 struct MeetingRound {
   double head_s = 0, close_s = 0, compute_s = 0;
 };
 
-MeetingRound meeting_round(int gemms, int eighths) {
-  const int m = 384;
-  static std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
-  const auto seconds = [](Clock::time_point from, Clock::time_point to) {
-    return std::chrono::duration<double>(to - from).count();
-  };
+MeetingRound meeting_round(const std::function<void()>& work) {
   const auto h0 = Clock::now();
   emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
+  const double head = emb::seconds_since(h0);
   const auto t0 = Clock::now();
-  for (int i = 0; i < gemms; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
-  for (int i = 0; i < eighths; ++i) linear(a.data(), w.data(), y.data(), m / 8, m, m);
+  work();
+  const double compute = emb::seconds_since(t0);
   const auto t1 = Clock::now();
   emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
-  const std::vector<double> all = emb::all_gather(
-      MPI_COMM_WORLD, std::vector<double>{seconds(h0, t0), seconds(t0, t1), seconds(t1, Clock::now())});
+  const double close = emb::seconds_since(t1);
+  const std::vector<double> all = emb::all_gather(MPI_COMM_WORLD, std::vector<double>{head, compute, close});
   MeetingRound r;
   for (int k = 0; k < g_size; ++k)
     r.head_s += all[size_t(3 * k)] / g_size, r.compute_s += all[size_t(3 * k + 1)] / g_size,
@@ -291,11 +288,20 @@ struct Imbalance {
 
 Imbalance rank_imbalance() {
   const int k = ranks_per_core();
-  meeting_round(1, 0);  // warm caches and pages
+  const int m = 384;
+  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
+  // 384³ GEMMs and eighths of one (on 48 rows).
+  const auto gemms = [&](int whole, int eighths) {
+    return [&, whole, eighths] {
+      for (int i = 0; i < whole; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
+      for (int i = 0; i < eighths; ++i) linear(a.data(), w.data(), y.data(), m / 8, m, m);
+    };
+  };
+  meeting_round(gemms(1, 0));  // warm caches and pages
   std::vector<double> ratios, rounds, heads;
   for (int r = 0; r < 40; ++r) {
-    const MeetingRound m = meeting_round(8, r % 10);
-    ratios.push_back(m.close_s / m.compute_s), rounds.push_back(m.compute_s), heads.push_back(m.head_s);
+    const MeetingRound round = meeting_round(gemms(8, r % 10));
+    ratios.push_back(round.close_s / round.compute_s), rounds.push_back(round.compute_s), heads.push_back(round.head_s);
   }
   const double turns_waited = double(k - 1) / double(k);
   return {std::max(0.0, median(ratios)), median(rounds), k > 1 ? median(heads) / turns_waited : 0.0};
