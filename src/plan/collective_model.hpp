@@ -9,7 +9,9 @@
 //                 across the m nodes over each device's own NIC (rail), then all-gather inside.
 // One rank copies an out-of-place collective's buffer at memory bandwidth.
 // The fastest algorithm is chosen per call, as NCCL's tuner does. Ranks oversubscribing a CPU
-// node's cores see β times and α divided by cores/ranks.
+// node's cores run at the link and sums' rates measured at such a count (the hardware's
+// time_sharing_link, at M ranks: α scaled by p/M, the sums' rate by M/p), or without it at the
+// rank-per-core β, with α and the sums' rate over the ranks' share of a core.
 #pragma once
 #include <string>
 

@@ -98,6 +98,15 @@ double interpolate_log2(const std::vector<std::pair<double, double>>& t, double 
   return t[k - 1].second + u * (t[k].second - t[k - 1].second);
 }
 
+// The rate of the smallest size in `by_size` that holds the buffer (the largest size's beyond it);
+// `otherwise` without a table.
+double rate_for_size(const std::vector<std::pair<double, double>>& by_size, double otherwise, double full_bytes) {
+  if (by_size.empty()) return otherwise;
+  const auto holds =
+      std::find_if(by_size.begin(), by_size.end(), [&](const auto& size_rate) { return size_rate.first >= full_bytes; });
+  return holds == by_size.end() ? by_size.back().second : holds->second;
+}
+
 }  // namespace
 
 double gemm_efficiency(const Hardware& hw, double width) {
@@ -111,10 +120,11 @@ double linear_efficiency(const Hardware& hw, double narrow, double width) {
 }
 
 double reduce_rate(const Hardware& hw, double full_bytes) {
-  const auto& t = hw.reduce_bytes_per_s_by_size;
-  if (t.empty()) return hw.reduce_bytes_per_s;
-  const auto holds = std::find_if(t.begin(), t.end(), [&](const auto& size_rate) { return size_rate.first >= full_bytes; });
-  return holds == t.end() ? t.back().second : holds->second;
+  return rate_for_size(hw.reduce_bytes_per_s_by_size, hw.reduce_bytes_per_s, full_bytes);
+}
+
+double time_sharing_reduce_rate(const Hardware& hw, double full_bytes) {
+  return rate_for_size(hw.time_sharing_reduce_bytes_per_s_by_size, 0, full_bytes);
 }
 
 double device_share(const Hardware& hw, int ranks) {
@@ -173,6 +183,21 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j["intra_node"].contains("core_seconds_per_byte")) h.comm_core_seconds_per_byte = f("intra_node.core_seconds_per_byte");
   h.reduce_bytes_per_s_by_size =
       read_keyed_table(j["intra_node"], "intra_node.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
+  if (j.contains("time_sharing_link")) {
+    h.time_sharing_link = {f("time_sharing_link.bytes_per_s"), f("time_sharing_link.latency_s")};
+    h.time_sharing_reduce_bytes_per_s_by_size = read_keyed_table(
+        j["time_sharing_link"], "time_sharing_link.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
+    if (h.rank_imbalance_ranks <= h.devices_per_node)
+      throw Error(str(h.path, ": time_sharing_link holds collectives of ranks time-sharing cores, but rank_imbalance_ranks (",
+                      h.rank_imbalance_ranks, ") is not more than devices_per_node (", h.devices_per_node,
+                      "): measure it at that count (mpirun -np RANKS hwprobe --imbalance, RANKS above the cores)"),
+                  kExitInput);
+    if (h.time_sharing_link.bytes_per_s <= 0 || h.time_sharing_link.latency_s < 0 ||
+        h.time_sharing_reduce_bytes_per_s_by_size.empty())
+      throw Error(str(h.path, ": time_sharing_link needs a positive bytes_per_s, a latency_s not negative and a "
+                              "reduce_bytes_per_s_by_size table"),
+                  kExitInput);
+  }
   h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);
   h.gemm_narrow_efficiency = read_keyed_table(j, "", "gemm_narrow_efficiency", "a linear's narrower dimension", f, h.path);
   if (j.contains("inter_node")) {

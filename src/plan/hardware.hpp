@@ -121,6 +121,16 @@ struct Hardware {
   // (step_model.cpp FirstTurn); 0: unmeasured, the passes paced throughout.
   double first_turn_s = 0;
   LinkSpec intra_node, inter_node;    // inter_node: one NIC
+  // Ranks time-sharing cores (more than devices_per_node on a CPU node): their collectives as
+  // measured at rank_imbalance_ranks ranks by hwprobe --imbalance (the file's
+  // "time_sharing_link", its keys intra_node's), the link's pass and the sums' rate by size. A
+  // ring's hops wait for the partners' turns and its sums share the core with them, so neither
+  // follows the figures of a rank per core: on this VM 4 ranks on 2 cores gathered at 2.3-2.4
+  // GB/s a ring pass where 2 ranks read 3.1-4.8 GB/s, probe to probe, while the 4-rank runs'
+  // waits did not move (regression/plan_validation.md session 18). bytes_per_s 0: not measured,
+  // the intra_node figures scaled by the ranks' share of a core.
+  LinkSpec time_sharing_link;
+  std::vector<std::pair<double, double>> time_sharing_reduce_bytes_per_s_by_size;
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
   // sum is fused into the transfer at memory speed (NCCL's kernels).
@@ -159,6 +169,8 @@ double linear_efficiency(const Hardware& hw, double narrow, double width);
 // sees it begin between 24 and 32 MiB, the runs already at 17.5 MB), so a buffer between two
 // sizes is charged the larger one's rate. reduce_bytes_per_s without a table.
 double reduce_rate(const Hardware& hw, double full_bytes);
+// The same from time_sharing_reduce_bytes_per_s_by_size, for ranks time-sharing cores.
+double time_sharing_reduce_rate(const Hardware& hw, double full_bytes);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).

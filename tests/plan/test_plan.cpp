@@ -596,6 +596,71 @@ BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_pay_latency_not_bandwidth) {
              boost::test_tools::tolerance(1e-12));
 }
 
+// Measured at such a count (time_sharing_link, hwprobe --imbalance at M ranks): the pass at the
+// measured bandwidth, the hops' latency scaled by p/M and the sums' rate by M/p, by buffer size;
+// a rank a core keeps the intra_node figures.
+BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_run_at_the_link_measured_at_their_count) {
+  Hardware h = two_core_node();
+  h.intra_node = {1e9, 1e-5};
+  h.reduce_bytes_per_s = 4e9;
+  h.rank_imbalance_ranks = 4;
+  h.time_sharing_link = {2e8, 3e-5};
+  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 5e8}, {1 << 27, 2.5e8}};
+  const double n = 1 << 24;
+  BOOST_TEST(collective_time(h, Collective::all_gather, n, 4).seconds == 3 * 3e-5 + 0.75 * n / 2e8,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 4).seconds == 3 * 3e-5 + 0.75 * n / 2e8 + 0.75 * n / 2.5e8,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, 1 << 19, 4).seconds ==
+                 3 * 3e-5 + 0.75 * (1 << 19) / 2e8 + 0.75 * (1 << 19) / 5e8,
+             boost::test_tools::tolerance(1e-12));
+  // Eight ranks on the two cores: each hop's wait twice as long, the sums at half the rate.
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 8).seconds ==
+                 7 * 3e-5 * 2 + 7.0 / 8 * n / 2e8 + 7.0 / 8 * n / (2.5e8 / 2),
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(collective_time(h, Collective::reduce_scatter, n, 2).seconds == 1e-5 + 0.5 * n / 1e9 + 0.5 * n / 4e9,
+             boost::test_tools::tolerance(1e-12));
+}
+
+// The file's time_sharing_link: read with its sums' table, refused where the imbalance beside it
+// was measured with a core per rank (its collectives are then not of ranks sharing cores) or
+// without the table.
+BOOST_AUTO_TEST_CASE(the_time_sharing_link_is_read_where_measured_at_more_ranks_than_cores) {
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_time_sharing_hw.json";
+  const auto figure = [](double v) { return nlohmann::json{{"value", v}, {"source", "test"}}; };
+  const int cores = int(j["devices_per_node"]["value"].get<double>());
+  j["rank_imbalance_ranks"] = figure(2 * cores);
+  j["time_sharing_link"] = {{"bytes_per_s", figure(2.3e9)},
+                            {"latency_s", figure(2.5e-6)},
+                            {"reduce_bytes_per_s_by_size", {{"134217728", figure(2.4e9)}, {"1048576", figure(2.9e9)}}}};
+  std::ofstream(path) << j.dump();
+  const Hardware read = load_hardware(path);
+  BOOST_TEST(read.time_sharing_link.bytes_per_s == 2.3e9);
+  BOOST_TEST(read.time_sharing_link.latency_s == 2.5e-6);
+  BOOST_TEST(time_sharing_reduce_rate(read, 835936) == 2.9e9);
+  BOOST_TEST(time_sharing_reduce_rate(read, 17497952) == 2.4e9);
+  const auto refusal = [&](const nlohmann::json& file) {
+    std::ofstream(path) << file.dump();
+    try {
+      load_hardware(path);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  nlohmann::json own_cores = j;
+  own_cores["rank_imbalance_ranks"] = figure(cores);
+  const std::string message = refusal(own_cores);
+  BOOST_TEST(message.find("time_sharing_link") != std::string::npos);
+  BOOST_TEST(message.find("hwprobe --imbalance") != std::string::npos);
+  nlohmann::json no_table = j;
+  no_table["time_sharing_link"].erase("reduce_bytes_per_s_by_size");
+  BOOST_TEST(refusal(no_table).find("reduce_bytes_per_s_by_size") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
 // The measured imbalance (with one rank per core) lengthens the compute of several ranks, more
 // for more ranks (the expected maximum of R normals: 0.5642 at 2, 1.0294 at 4), never one.
 BOOST_AUTO_TEST_CASE(rank_imbalance_paces_the_compute_by_the_slowest_rank) {

@@ -2,7 +2,9 @@
 // training runs them, and prints a hardware file whose every figure names this command:
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
-//                                           regression/plan_validation.sh merges it for 4 ranks)
+//                                           regression/plan_validation.sh merges it for 4 ranks),
+//                                           and with ranks sharing cores time_sharing_link: the
+//                                           collectives below at that count
 //   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
 //                                           figures (with and without CUDA graphs) measured (the
 //                                           CUDA emulation prints them on stderr, not as a file)
@@ -284,6 +286,7 @@ int ranks_per_core() {
 // 1.1-1.3 ms a round at 4 ranks on 2 cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
   double ratio = 0, round_s = 0, first_turn_s = 0;
+  int ranks_per_core = 1;
 };
 
 Imbalance rank_imbalance() {
@@ -304,7 +307,7 @@ Imbalance rank_imbalance() {
     ratios.push_back(round.close_s / round.compute_s), rounds.push_back(round.compute_s), heads.push_back(round.head_s);
   }
   const double turns_waited = double(k - 1) / double(k);
-  return {std::max(0.0, median(ratios)), median(rounds), k > 1 ? median(heads) / turns_waited : 0.0};
+  return {std::max(0.0, median(ratios)), median(rounds), k > 1 ? median(heads) / turns_waited : 0.0, k};
 }
 
 double gemm_peak() {
@@ -606,6 +609,20 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
           {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
 }
 
+// A link's figures as the planner reads them (hardware.hpp: intra_node's keys, and
+// time_sharing_link's): the ring pass, the hop latency and the sums' rate by buffer size (with
+// one rank a reduce-scatter sums nothing: no table).
+nlohmann::json link_figures(const Figures& fig, const Fabric& fabric) {
+  nlohmann::json link = {
+      {"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
+      {"latency_s", fig(fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}};
+  if (g_size > 1)
+    for (const ReduceAtSize& r : fabric.reduce)
+      link["reduce_bytes_per_s_by_size"][std::to_string(int64_t(r.full_bytes))] =
+          fig(r.bytes_per_s, "reduce-scatters of this full buffer (bytes) through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time, sizes interleaved");
+  return link;
+}
+
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, memory_spare_core = 1, write = 0, cache = 0;
   Imbalance imbalance;
@@ -668,19 +685,14 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
                   {"bytes", fig(double(pages) * double(page), "sysconf physical pages, shared by the ranks")},
                   {"reserved_bytes", fig(0.5e9, "MPI, HDF5 and the loader's buffers per rank, estimated")}}},
-      {"intra_node", {{"bytes_per_s", fig(m.fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
-                      {"reduce_bytes_per_s", fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time")},
-                      {"latency_s", fig(m.fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")},
-                      {"core_seconds_per_byte", fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank")}}},
+      {"intra_node", link_figures(fig, m.fabric)},
       {"storage", {{"read_bytes_per_s_per_node", {{"value", 1.9e9}, {"source", "MACHINE.md: single-process read from page cache"}}},
                    {"write_bytes_per_s_per_node", fig(m.write, "256 MiB writes with fsync, every rank at once")},
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
+  hw["intra_node"]["reduce_bytes_per_s"] = fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time");
+  hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank");
   hw.update(imbalance_figures(fig, m.imbalance));
-  if (g_size > 1)  // with one rank a reduce-scatter sums nothing
-    for (const ReduceAtSize& r : m.fabric.reduce)
-      hw["intra_node"]["reduce_bytes_per_s_by_size"][std::to_string(int64_t(r.full_bytes))] =
-          fig(r.bytes_per_s, "reduce-scatters of this full buffer (bytes) through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time, sizes interleaved");
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
@@ -727,14 +739,23 @@ int probe_launches(const char* gpu_file) {
   return 0;
 }
 
-// NAME: a hardware file of every figure; --imbalance: only the imbalance, at this rank count
-// (e.g. two ranks per core).
+// --imbalance: the ranks' imbalance at this rank count, and with ranks sharing cores (e.g. two a
+// core) their collectives too (time_sharing_link: the hops wait for the partners' turns and the
+// sums share the core, so the rank-per-core figures do not carry over), the sums' floor on the
+// memory bandwidth the ranks see at this count.
+nlohmann::json imbalance_file(const emb::World& world, const Figures& fig) {
+  const Imbalance imbalance = rank_imbalance();
+  nlohmann::json out = imbalance_figures(fig, imbalance);
+  if (imbalance.ranks_per_core > 1) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
+  return out;
+}
+
+// NAME: a hardware file of every figure; --imbalance: only what depends on the rank count.
 int probe(const emb::World& world, const std::string& name) {
   g_rank = world.rank;
   g_size = world.size;
   const Figures fig{"measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), "};
-  const nlohmann::json out =
-      name == "--imbalance" ? imbalance_figures(fig, rank_imbalance()) : hardware_file(name, fig, measure(world));
+  const nlohmann::json out = name == "--imbalance" ? imbalance_file(world, fig) : hardware_file(name, fig, measure(world));
   if (g_rank == 0) std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }
