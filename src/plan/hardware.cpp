@@ -155,7 +155,6 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.gemm_rate_on_cached_weights = j.value("gemm_rate_on_cached_weights", false);
   if (j.contains("rank_imbalance")) h.rank_imbalance = f("rank_imbalance");
   if (j.contains("rank_imbalance_ranks")) h.rank_imbalance_ranks = int(f("rank_imbalance_ranks"));
-  if (j.contains("rank_imbalance_round_s")) h.rank_imbalance_round_s = f("rank_imbalance_round_s");
   if (j.contains("scheduler_slice_seconds"))
     throw Error(str(h.path, ": scheduler_slice_seconds is an older hwprobe's figure; the planner reads first_turn_seconds: "
                             "measure the imbalance again (mpirun -np RANKS hwprobe --imbalance)"),
@@ -211,8 +210,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
-  if (h.rank_imbalance_round_s < 0 || h.first_turn_s < 0)
-    throw Error(str(h.path, ": rank_imbalance_round_s and first_turn_seconds must not be negative"), kExitInput);
+  if (h.first_turn_s < 0) throw Error(str(h.path, ": first_turn_seconds must not be negative"), kExitInput);
   if (h.comm_core_seconds_per_byte < 0)
     throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
   return h;

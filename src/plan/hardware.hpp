@@ -106,15 +106,10 @@ struct Hardware {
   double memory_spare_core_speedup = 1;
   // How much longer than the typical rank's compute a step's work takes when every collective
   // waits for the slowest rank (ranks time-sharing cores with other load), measured with
-  // devices_per_node ranks; 0: dedicated devices.
+  // rank_imbalance_ranks ranks (hwprobe --imbalance at more ranks than cores: the drift of ranks
+  // sharing cores); 0: dedicated devices.
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
-  // The compute seconds of the probe's round that rank_imbalance is a fraction of: with it, the
-  // imbalance of ranks time-sharing cores (more than devices_per_node) is a time per meeting of
-  // the ranks (rank_imbalance · this: the step's head, each collective waited after it), as they
-  // lose part of a scheduling slice at each; ranks on cores of their own, or 0: a fraction of
-  // the compute.
-  double rank_imbalance_round_s = 0;
   // With more ranks than cores: how long the rank that holds a core as the step's head ends runs
   // before a rank sharing the core takes it (hwprobe --imbalance at that count: its rounds'
   // opening wait, which the partners spend in that turn). It runs at a full core

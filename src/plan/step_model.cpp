@@ -440,19 +440,21 @@ FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
 // With more than one rank every rank waits for the slowest at each of the step's synchronisations
 // (the blocking host reductions, each collective's wait): the hardware's rank_imbalance, measured
 // with M ranks, scaled to R ranks as the expected maximum of R ranks' independent delays (1.8
-// times 2 ranks' at 4). Ranks on cores of their own drift apart in proportion to their compute
+// times 2 ranks' at 4). Ranks drift apart in proportion to the work between two meetings
 // (round 26: a per-synchronisation charge gave the tiny decks at 2 ranks 0.6-0.7 ms where their
-// steps' rest was 0.3): rank_imbalance of the compute. Ranks time-sharing cores (more than the
-// node's cores, with the file's rank_imbalance_round_s) lose part of a scheduling slice where
-// they meet, whatever the compute between (partners' last turns end apart: hwprobe's rounds
-// opened as a step's head, 0.9-1.0 ms a round with a 4 ms slice, session 17): rank_imbalance of
-// the probe's round per meeting. The step's head is one
-// meeting: its host reductions follow one another with no work between and its first gathers
-// are waited in them (session 16, timed at each: the first reduction 0.01 ms, the second
-// 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just met there
-// (0.08-0.1 ms each); each other collective's wait is one. At the head the partner
-// waiting for the first turn (FirstTurn) is the wait for the slowest rank: the larger of the two
-// is timed there, not their sum.
+// steps' rest was 0.3), so over a step rank_imbalance of the compute. Ranks on cores of their
+// own wait for it at every synchronisation, the head's host reductions included. Ranks
+// time-sharing cores (more than the node's cores) wait for it in the collectives: the head
+// follows the close with little work between, and there the partner waiting for the first turn
+// (FirstTurn) is the wait. Session 18, 4 ranks on 2 cores: the closing collective's wait beyond
+// the collective grows with the work before it (tiny_wan 0.7 ms after ~17 ms of compute,
+// scaling_cpu ~4 after ~170; tiny_gr00t's exposed comm at global batch 16 to 256, 1 to 7
+// micro-batches, 1.3 to 5.3 ms), where a charge per meeting (the probe's wait per round) had it
+// 2x high on the tiny decks and low on scaling_cpu. The
+// step's head is one meeting: its host reductions follow one another with no work between and
+// its first gathers are waited in them (session 16, timed at each: the first reduction 0.01 ms,
+// the second 1.4-1.8); the tail's follow the collective that closes the backward, the ranks just
+// met there (0.08-0.1 ms each).
 // It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm
 // in collectives.
 void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
@@ -463,44 +465,41 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   int collective_waits = -s.head_gathers;  // the first gathers are waited at the head
   for (const CollectiveCost& c : s.collectives) collective_waits += c.buckets * c.per_step;
   const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
-  const bool per_meeting_charge = time_sharing && hw.rank_imbalance_round_s > 0;
   // The timing's wait at the head (`other`, where the first gathers wait too) and in the
   // collectives after it (exposed comm).
-  double at_head = 0, in_collectives = 0;
-  const double turn_wait = first_turn(hw, s).head_wait();
-  if (per_meeting_charge) {
-    const double per_meeting = scale * hw.rank_imbalance_round_s;
-    at_head = std::max(0.0, per_meeting - turn_wait);
-    in_collectives = per_meeting * collective_waits;
-  } else {
-    const int synchronisations = calls.host_reductions + s.head_gathers + collective_waits;
-    const double timing = scale * s.compute_s;
-    in_collectives = timing * collective_waits / synchronisations;
-    at_head = timing - in_collectives;
-  }
-  const double timing = at_head + in_collectives;
-  // The samples' spread (add_data_spread) is independent of the ranks' timing: the two
-  // spreads add in quadrature, and so do the expected waits for the slowest of R. Ranks
-  // time-sharing a core finish as their core's summed work does: k ranks a core spread by
-  // 1/√k of one rank's, and the wait is for the slowest core.
+  const double timing = scale * s.compute_s;
+  const double in_collectives =
+      time_sharing ? (collective_waits > 0 ? timing : 0.0)
+                   : timing * collective_waits / (calls.host_reductions + s.head_gathers + collective_waits);
+  const double at_head = timing - in_collectives;
+  // The samples' spread (add_data_spread): ranks time-sharing a core finish as their core's
+  // summed work does (k ranks a core spread by 1/√k of one rank's) and the wait is for the
+  // slowest core, which the samples decide, while the ranks' timing decides how far apart the
+  // partners on a core end: the mean wait is the sum of the two (the cores' gap and the
+  // partners' each halved over the ranks). Ranks on cores of their own each spread by both at
+  // once, independently: the two spreads add in quadrature, and so do the expected waits for the
+  // slowest of R.
   const double ranks_per_core = time_sharing ? double(R) / hw.devices_per_node : 1.0;
   const double data = s.data_spread_s / std::sqrt(ranks_per_core) *
                       expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
-  s.imbalance_s = std::hypot(timing, data);
+  s.imbalance_s = time_sharing ? timing + data : std::hypot(timing, data);
   s.compute_s += s.imbalance_s;
   // Each wait is timed where the ranks wait. The samples' spread builds in the passes and is
-  // waited in the collective that closes the backward; the whole wait is split as the two
-  // spreads' variances.
+  // waited in the collective that closes the backward; on cores of their own the whole wait is
+  // split as the two spreads' variances.
   const double variance = timing * timing + data * data;
   s.imbalance_in_collectives_s =
-      variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance : 0.0;
+      time_sharing ? in_collectives + data
+      : variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance
+                     : 0.0;
   // The step's head waits for the slowest rank, for the partners' first turn and for the first
   // gathers at once (round 24: at 4 ranks scaling_cpu's `other` over-predicted by their sum;
   // session 17: the tiny decks' by the gathers beside the turn): the overlap is no time of its
   // own. Ranks on cores of their own meet there at the head's host reductions, of all its waits.
+  const double turn_wait = first_turn(hw, s).head_wait();
   const double head_overlap =
       turn_wait +
-      (per_meeting_charge ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers));
+      (time_sharing ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers));
   s.comm_head_s -= std::min(s.comm_head_s, head_overlap);
 }
 

@@ -25,19 +25,17 @@
 //             head (`other`); a file without that figure exposes every collective;
 //   imbalance with more than one rank, compute is longer by the wait for the slowest rank
 //             (ranks time-sharing cores finish equal work at different times, and every
-//             synchronisation waits for the slowest): for ranks time-sharing cores the
-//             hardware's rank_imbalance of its probe's round (rank_imbalance_round_s) at each
-//             meeting of the ranks (the step's head, where its blocking host reductions follow
-//             one another, and each collective waited after it), the head's wait the larger of
-//             that and a partner's first turn after the head (first_turn_s at a full core, which
-//             hwprobe's rounds opened as a step's head measure); for ranks on cores of their own
-//             (or a file without a round) of the
-//             compute; scaled from the ranks it was measured with to R ranks by the expected
-//             maximum of R independent normal delays; packed samples of different
+//             synchronisation waits for the slowest): the hardware's rank_imbalance of the
+//             compute, scaled from the ranks it was measured with to R ranks by the expected
+//             maximum of R independent normal delays; for ranks on cores of their own waited at
+//             every synchronisation, for ranks time-sharing cores in the collectives, the head's
+//             wait then a partner's first turn after it (first_turn_s at a full core, which
+//             hwprobe's rounds opened as a step's head measure); packed samples of different
 //             context lengths (the data's spread, read from its files) spread each rank's
-//             compute too (data_spread_s), in quadrature with the timing; timed where the ranks
-//             wait (host reductions: `other`, collectives: exposed comm; the samples' spread in
-//             the collective that closes the backward);
+//             compute too (data_spread_s), in quadrature with the timing on cores of their own,
+//             added to it for ranks time-sharing cores (the cores' gap and the partners'); timed
+//             where the ranks wait (host reductions: `other`, collectives: exposed comm; the
+//             samples' spread in the collective that closes the backward);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch and of the optimizer at the host's
 //             seconds per call, the host allocations at seconds per allocation (both at the

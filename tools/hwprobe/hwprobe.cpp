@@ -1,10 +1,11 @@
 // Measures this machine for the planner (src/plan/hardware.hpp), every rank at once as
 // training runs them, and prints a hardware file whose every figure names this command:
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
-//   mpirun -np RANKS hwprobe --imbalance    only rank_imbalance, at RANKS (e.g. two per core:
-//                                           regression/plan_validation.sh merges it for 4 ranks),
-//                                           and with ranks sharing cores time_sharing_link: the
-//                                           collectives below at that count
+//   mpirun -np RANKS hwprobe --imbalance [FILE]   only rank_imbalance, at RANKS (e.g. two per
+//                                           core), and with ranks sharing cores time_sharing_link:
+//                                           the collectives below at that count; given FILE (a
+//                                           hardware file), that file with them in place, for
+//                                           --plan at RANKS
 //   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
 //                                           figures (with and without CUDA graphs) measured (the
 //                                           CUDA emulation prints them on stderr, not as a file)
@@ -60,6 +61,7 @@
 #include "comm/comm_factory.hpp"
 #include "comm/host_collectives.hpp"
 #include "comm/world.hpp"
+#include "core/error.hpp"
 #include "core/timer.hpp"
 #include "fixed_costs.hpp"
 #include "kernels/attention_tiles.hpp"
@@ -275,9 +277,10 @@ int ranks_per_core() {
 // far apart as their last turns, which the work's length against the scheduler's slice decides
 // (4 ms here; session 17: rounds 0.7 ms of work apart moved the close's wait between 0.3 and
 // 1.2 ms, with a period of one slice), and a step's work falls anywhere in it. The close's wait over the
-// ranks' mean compute, the median over rounds (ratio), and the round's compute: for ranks
-// time-sharing cores the planner charges ratio of the round per synchronisation of a step (for
-// ranks on cores of their own, of the compute). With more ranks than cores, the head's wait,
+// ranks' mean compute, the median over rounds (ratio): the planner charges that fraction of a
+// step's compute (session 18: at 4 ranks on 2 cores the steps' waits grew with their work, from
+// the tiny decks' to scaling_cpu's and over 1 to 7 micro-batches, where a charge per meeting
+// of ratio times the round was 2x high on the tiny decks). With more ranks than cores, the head's wait,
 // the median over rounds, is the turn the rank holding the core runs after it while its partners
 // wait: k ranks a core wait (k-1)/k of a turn on average (the planner's FirstTurn); it moved by
 // 0.1 ms over a minute where the close's moved by ±0.3 (plan_validation.sh takes the mean of a
@@ -285,7 +288,7 @@ int ranks_per_core() {
 // leave it as the scheduler turns them, not as a step's head leaves them: the close waited
 // 1.1-1.3 ms a round at 4 ranks on 2 cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
-  double ratio = 0, round_s = 0, first_turn_s = 0;
+  double ratio = 0, first_turn_s = 0;
   int ranks_per_core = 1;
 };
 
@@ -301,13 +304,13 @@ Imbalance rank_imbalance() {
     };
   };
   meeting_round(gemms(1, 0));  // warm caches and pages
-  std::vector<double> ratios, rounds, heads;
+  std::vector<double> ratios, heads;
   for (int r = 0; r < 40; ++r) {
     const MeetingRound round = meeting_round(gemms(8, r % 10));
-    ratios.push_back(round.close_s / round.compute_s), rounds.push_back(round.compute_s), heads.push_back(round.head_s);
+    ratios.push_back(round.close_s / round.compute_s), heads.push_back(round.head_s);
   }
   const double turns_waited = double(k - 1) / double(k);
-  return {std::max(0.0, median(ratios)), median(rounds), k > 1 ? median(heads) / turns_waited : 0.0, k};
+  return {std::max(0.0, median(ratios)), k > 1 ? median(heads) / turns_waited : 0.0, k};
 }
 
 double gemm_peak() {
@@ -605,7 +608,6 @@ struct Figures {
 nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
   return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back: the close's wait over the ranks' mean compute")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-          {"rank_imbalance_round_s", fig(imbalance.round_s, "the compute seconds of one of those rounds, the ranks' mean")},
           {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
 }
 
@@ -742,22 +744,44 @@ int probe_launches(const char* gpu_file) {
 // --imbalance: the ranks' imbalance at this rank count, and with ranks sharing cores (e.g. two a
 // core) their collectives too (time_sharing_link: the hops wait for the partners' turns and the
 // sums share the core, so the rank-per-core figures do not carry over), the sums' floor on the
-// memory bandwidth the ranks see at this count.
-nlohmann::json imbalance_file(const emb::World& world, const Figures& fig) {
+// memory bandwidth the ranks see at this count. Given a hardware file (`base`, read by every
+// rank before measuring, so a bad path fails them all at once): that file with these figures
+// in place of its own, ready for --plan at this rank count.
+nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const char* base) {
+  nlohmann::json out = nlohmann::json::object();
+  if (base) {
+    std::ifstream in(base);
+    if (!in)
+      throw emb::Error(emb::str(base, ": cannot open the hardware file to put the imbalance in (mpirun -np RANKS hwprobe --imbalance inputs/hw/NAME.json)"),
+                       emb::kExitInput);
+    try {
+      out = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw emb::Error(emb::str(base, ": not valid JSON: ", e.what()), emb::kExitInput);
+    }
+    out.erase("time_sharing_link");  // measured at another rank count
+  }
   const Imbalance imbalance = rank_imbalance();
-  nlohmann::json out = imbalance_figures(fig, imbalance);
+  out.update(imbalance_figures(fig, imbalance));
   if (imbalance.ranks_per_core > 1) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
   return out;
 }
 
-// NAME: a hardware file of every figure; --imbalance: only what depends on the rank count.
-int probe(const emb::World& world, const std::string& name) {
+// NAME: a hardware file of every figure; --imbalance [FILE]: what depends on the rank count
+// (alone, or put into FILE).
+int probe(const emb::World& world, const std::string& name, const char* base) {
   g_rank = world.rank;
   g_size = world.size;
   const Figures fig{"measured by `mpirun -np " + std::to_string(g_size) + " hwprobe` (tools/hwprobe), "};
-  const nlohmann::json out = name == "--imbalance" ? imbalance_file(world, fig) : hardware_file(name, fig, measure(world));
-  if (g_rank == 0) std::printf("%s\n", out.dump(2).c_str());
-  return 0;
+  try {
+    const nlohmann::json out =
+        name == "--imbalance" ? imbalance_file(world, fig, base) : hardware_file(name, fig, measure(world));
+    if (g_rank == 0) std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  } catch (const emb::Error& e) {  // every rank read the same file: each fails, none waits
+    if (g_rank == 0) std::fprintf(stderr, "hwprobe: error: %s\n", e.what());
+    return e.exit_code();
+  }
 }
 
 }  // namespace
@@ -765,5 +789,7 @@ int probe(const emb::World& world, const std::string& name) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--launch") return probe_launches(argc > 2 ? argv[2] : nullptr);
   return emb::run_in_world("hwprobe", &argc, &argv,
-                           [&](const emb::World& world) { return probe(world, argc > 1 ? argv[1] : "cpu"); });
+                           [&](const emb::World& world) {
+                             return probe(world, argc > 1 ? argv[1] : "cpu", argc > 2 ? argv[2] : nullptr);
+                           });
 }
