@@ -7,8 +7,9 @@
 # mean, regression/mean_hardware.py). The machine is shared and its load moves within a
 # minute, so the load average is recorded beside each run, and the whole sequence runs ROUNDS
 # times: a deck and rank count's error is the median of its rounds'. With more ranks than cores
-# the ranks' imbalance is measured at that count (`hwprobe --imbalance` right before and right after
-# the run, their mean: one probe after it moved a 4-rank tiny prediction by 2.4 ms, round 22).
+# the ranks' imbalance, first turn and collectives are measured at that count (`hwprobe
+# --imbalance` right before and right after the run, their mean: one probe after it moved a
+# 4-rank tiny prediction by 2.4 ms, round 22).
 # Per phase, measured (summary.json, medians over steps) against predicted (--plan's JSON
 # "phases"): the step's parts as the trainer times them, which do not overlap and sum to the
 # step (src/core/timer.hpp): fwd, bwd, optim, exposed comm (the waits) and other (the rest:
