@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The planner against measured steps on this CPU machine (issues 17 and 36): three decks of
 # different step sizes (inputs/tiny_gr00t.in, inputs/tiny_wan.in, inputs/scaling_cpu.in), each
-# trained on 1, 2 and 4 ranks (bound, two ranks per core at 4) and predicted with --plan on a
-# measurement of the machine taken around the run (tools/hwprobe, 2 ranks bound to the cores:
+# trained on 1, 2 and 4 ranks (bound, two ranks per core at 4 on 2 cores) and predicted with --plan on a
+# measurement of the machine taken around the run (tools/hwprobe, a rank bound to each core:
 # the probe after one run is the probe before the next, and the run is predicted with their
 # mean, regression/mean_hardware.py). The machine is shared and its load moves within a
 # minute, so the load average is recorded beside each run, and the whole sequence runs ROUNDS
@@ -19,7 +19,8 @@
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
 #                                                        PROBE=each: a probe after every run; once: one at the start,
 #                                                        TINY_STEPS=10 x STEPS: the tiny decks' steps,
-#                                                        RANKS="1 2 4",
+#                                                        RANKS="1 2 4", CPUS="": every core; a list, e.g.
+#                                                        "0": the runs and probes on those cores only,
 #                                                        GLOBAL_BATCHES="": the decks' own; a list, e.g.
 #                                                        "16 64 256": each deck at each, SAMPLES=9600 a run)
 # GLOBAL_BATCHES sweeps a deck's step size (rows "DECK-gbN"): session 16's sweep was
@@ -43,7 +44,13 @@ source scripts/mpi_env.sh
 out=outputs/plan_validation
 mkdir -p "$out" outputs/bench
 bind=(--oversubscribe --bind-to core:overload-allowed -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
-probe() { mpirun -np 2 "${bind[@]}" "$build/hwprobe" cpu_now > "$1"; }
+cores=$(nproc) pin=()
+if [ -n "${CPUS:-}" ]; then  # a machine of fewer cores: every rank on those (Open MPI binds past taskset)
+  bind+=(--cpu-set "$CPUS")
+  pin=(taskset -c "$CPUS")  # --plan times the deck's loader on the machine
+  cores=$(taskset -c "$CPUS" nproc)
+fi
+probe() { mpirun -np "$cores" "${bind[@]}" "$build/hwprobe" cpu_now > "$1"; }
 rows=()
 before="$out/probe_start.json"
 probe "$before"
@@ -55,7 +62,7 @@ for round in $(seq 1 "$rounds"); do
         [ "$gb" = deck ] || label=$deck-gb$gb size=(--set train.global_batch="$gb")
         name="plan-validation-$label-np$np-$round"
         rm -rf "outputs/$name"
-        if [ "$np" -gt 2 ]; then  # more ranks than cores: their imbalance measured at that count, before and after
+        if [ "$np" -gt "$cores" ]; then  # more ranks than cores: their imbalance measured at that count, before and after
           mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$label-np$np-$round.json"
         fi
         load_before=$(cut -d' ' -f1 /proc/loadavg)
@@ -72,7 +79,7 @@ for round in $(seq 1 "$rounds"); do
         fi
         hw="$out/cpu_$label-np$np-$round.json"
         /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $label" "$before" "$after" > "$hw"
-        if [ "$np" -gt 2 ]; then
+        if [ "$np" -gt "$cores" ]; then
           mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$label-np$np-$round.json"
           /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$label-np$np-$round.json" \
             "$out/imbalance_after_$label-np$np-$round.json" > "$out/imbalance_$label-np$np-$round.json"
@@ -85,7 +92,7 @@ json.dump(hw, open(sys.argv[1], "w"), indent=2)
 PY
         fi
         before="$after"
-        "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" "${size[@]}" --set plan.hardware="$hw" \
+        "${pin[@]}" "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" "${size[@]}" --set plan.hardware="$hw" \
           --set plan.json="$out/plan_$label-np$np-$round.json" >/dev/null
         rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after")
       done
