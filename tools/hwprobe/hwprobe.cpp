@@ -508,10 +508,13 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
           [&] { comm->reduce_scatter(full.data(), shard.data(), n, emb::DType::f32, emb::ReduceOp::sum).wait(); }, 1));
     }
   for (size_t i = 0; i < shards.size(); ++i) {
-    const double n = double(shards[i] * p) * sizeof(float), per_rank = double(p - 1) / p * n;
-    const double sums_s = std::max(median(scatter[i]) - median(gather[i]), 3 * per_rank / memory_bytes_per_s);
-    fabric.reduce.push_back({n, per_rank / sums_s});
-    if (i + 1 == shards.size()) fabric.bytes_per_s = per_rank / (median(gather[i]) - (p - 1) * fabric.latency_s);
+    // The bytes a rank moves: (p−1)/p of the buffer over a ring; one rank (a 1-core machine)
+    // copies the whole buffer, which is then the link's figure (a file the planner can read; its
+    // time-sharing ranks take time_sharing_link from hwprobe --imbalance).
+    const double n = double(shards[i] * p) * sizeof(float), moved = p > 1 ? double(p - 1) / p * n : n;
+    const double sums_s = std::max(median(scatter[i]) - median(gather[i]), 3 * moved / memory_bytes_per_s);
+    fabric.reduce.push_back({n, moved / sums_s});
+    if (i + 1 == shards.size()) fabric.bytes_per_s = moved / (median(gather[i]) - (p - 1) * fabric.latency_s);
   }
   return fabric;
 }
@@ -616,7 +619,8 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
 // one rank a reduce-scatter sums nothing: no table).
 nlohmann::json link_figures(const Figures& fig, const Fabric& fabric) {
   nlohmann::json link = {
-      {"bytes_per_s", fig(fabric.bytes_per_s, "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass")},
+      {"bytes_per_s", fig(fabric.bytes_per_s, g_size > 1 ? "32 MiB all-gathers through the trainer's MPI Comm (progress thread), ranks entering together, ring pass"
+                                                         : "32 MiB all-gathered by one rank through the trainer's MPI Comm: the buffer's copy")},
       {"latency_s", fig(fabric.latency_s, "8-byte all-reduce through the trainer's MPI Comm, ranks entering together, over 2(p-1) hops")}};
   if (g_size > 1)
     for (const ReduceAtSize& r : fabric.reduce)

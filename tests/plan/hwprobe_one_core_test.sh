@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A machine of one core (Open MPI's --cpu-set 0): `hwprobe` with its one rank writes a file the
+# planner reads (a gather of one rank is the buffer's copy: a link figure, not 0 or NaN), and
+# `hwprobe --imbalance FILE` at two ranks on that core puts the time-sharing figures into it,
+# which --plan then predicts two ranks with: the way from a new machine to a prediction without
+# editing a figure.
+#   hwprobe_one_core_test.sh BUILD_DIR
+set -uo pipefail
+build=$1
+source scripts/mpi_env.sh
+bind=(--oversubscribe --cpu-set 0 --bind-to core:overload-allowed -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
+out=outputs/hwprobe_one_core_test
+mkdir -p "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+mpirun -np 1 "${bind[@]}" "$build/hwprobe" one_core > "$out/one_core.json" || fail "hwprobe at one rank"
+mpirun -np 2 "${bind[@]}" "$build/hwprobe" --imbalance "$out/one_core.json" > "$out/one_core_2.json" ||
+  fail "hwprobe --imbalance at two ranks on one core"
+for ranks in 1 2; do
+  file=$out/one_core.json
+  [ "$ranks" = 1 ] || file=$out/one_core_2.json
+  taskset -c 0 "$build/embtrain" inputs/tiny_gr00t.in --plan --set train.ranks=$ranks --set plan.hardware="$file" \
+    --set plan.json="$out/plan_$ranks.json" >/dev/null || fail "--plan at $ranks rank(s) on $file"
+done
+/usr/bin/python3 - "$out" <<'PY' || fail "the one-core files and predictions"
+import json, math, sys
+out = sys.argv[1]
+one, two = json.load(open(f"{out}/one_core.json")), json.load(open(f"{out}/one_core_2.json"))
+link = one["intra_node"]
+assert one["devices_per_node"]["value"] == 1, one["devices_per_node"]
+for key in ("bytes_per_s", "reduce_bytes_per_s"):  # a copy's rate and the sums' floor: real rates
+    v = link[key]["value"]
+    assert v is not None and math.isfinite(v) and v > 1e8, (key, v)
+assert two["rank_imbalance_ranks"]["value"] == 2 and two["first_turn_seconds"]["value"] > 0, two
+assert two["time_sharing_link"]["bytes_per_s"]["value"] > 1e7, two["time_sharing_link"]
+assert two["gemm_flops"] == one["gemm_flops"]  # the file's own figures kept
+plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
+# Two ranks time-sharing the core do the global batch's work on the same core as one rank (each
+# half of it at half the core): no faster, and they wait for each other in the collectives,
+# where one rank only copies.
+steps = [p["seconds"]["step"] for p in plans]
+assert steps[1] > 0.9 * steps[0], steps
+assert plans[1]["phases"]["comm_exposed"] > plans[0]["phases"]["comm_exposed"], [p["phases"] for p in plans]
+print("one core: step %.1f ms at 1 rank, %.1f ms at 2 ranks" % (1e3 * plans[0]["seconds"]["step"], 1e3 * plans[1]["seconds"]["step"]))
+PY
+echo "ok: hwprobe on one core"
