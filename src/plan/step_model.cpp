@@ -510,10 +510,15 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
 // gives each of its rounds; each round across nodes costs the fabric's latency. (Scaled by
 // 2(R-1) ring hops instead, GR00T's 1024-rank anchor charged 2.9 ms a reduction, 11.7 ms of an
 // 82 ms step.)
-// A file without sync_s: the all-reduce of 32 bytes on the links.
+// A file without sync_s, and ranks time-sharing cores where the file measured their link
+// (time_sharing_link, whose hops are such an exchange at that count: 2 ranks on one core ~1.1
+// ms a hop, each waiting for the partner's turn; 4 on it 0.01; round 48): the all-reduce of 32
+// bytes on the links.
 double host_reduction_seconds(const Hardware& hw, int R) {
   if (R < 2) return 0;
-  if (hw.fixed.sync_s <= 0) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  const bool time_sharing_measured =
+      hw.ranks_share_node && R > hw.devices_per_node && hw.time_sharing_link.bytes_per_s > 0;
+  if (hw.fixed.sync_s <= 0 || time_sharing_measured) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
   const auto rounds = [](int ranks) { return std::ceil(std::log2(double(std::max(1, ranks)))); };
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   const int nodes = (R + per_node - 1) / per_node;
@@ -598,9 +603,12 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.fwd = s.fwd_s + s.comm_core_fwd_s + fwd_share * in_passes;
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s + s.imbalance_in_collectives_s;
-  ph.optim = s.optimizer_s;
-  ph.other = f.total_s - in_passes + s.imbalance_s - s.imbalance_in_collectives_s + s.gradient_step_s +
-             s.bf16_round_s + s.comm_head_s;
+  // The gradient norm's host reduction is the optimizer's (train_step times it there), the
+  // step's other host reductions `other`.
+  const double norm_reduction = f.syncs > 0 ? f.syncs_s / f.syncs : 0.0;
+  ph.optim = s.optimizer_s + norm_reduction;
+  ph.other = f.total_s - norm_reduction - in_passes + s.imbalance_s - s.imbalance_in_collectives_s +
+             s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
   // The first turn after the head (FirstTurn): one rank of k runs it at a full core while the
   // others wait in the head.
   const FirstTurn turn = first_turn(hw, s);
