@@ -8,11 +8,6 @@
 namespace emb {
 namespace {
 
-// More ranks than the node's cores.
-bool time_sharing(const Hardware& hw, int p) { return hw.ranks_share_node && p > hw.devices_per_node; }
-
-bool measured_time_sharing(const Hardware& hw) { return hw.time_sharing_link.bytes_per_s > 0; }
-
 // One ring pass (all-gather or reduce-scatter) of n bytes over p ranks.
 double ring_pass(double n, int p, const LinkSpec& link) {
   return (p - 1) * link.latency_s + double(p - 1) / p * n / link.bytes_per_s;
@@ -27,7 +22,7 @@ CollectiveTime transfer_time(const Hardware& hw, Collective c, double n, int p) 
   // One rank: the out-of-place collectives (comm_mpi.cpp's, NCCL's) still copy the buffer
   // through memory; the in-place all-reduce does nothing.
   if (p == 1) return c == Collective::all_reduce ? CollectiveTime{0, "none"} : CollectiveTime{n / hw.memory_bytes_per_s, "copy"};
-  if (time_sharing(hw, p)) {
+  if (ranks_time_share_cores(hw, p)) {
     // More ranks than cores: a collective advances only while its peers hold a core, so each
     // hop waits for a time slice. Measured at that count (time_sharing_link, at M ranks): its
     // pass as measured, the hops' waits scaled by p/M. Otherwise the rank-per-core link with each
@@ -36,7 +31,7 @@ CollectiveTime transfer_time(const Hardware& hw, Collective c, double n, int p) 
     // estimate: 24 MiB gathered by 4 ranks on the first VM's 2 cores at 2.5 GB/s a ring pass,
     // 2.9-3.2 by 2 ranks, round 23; on this one 2.3-2.4 against 3.1-4.8, session 18).
     Hardware shared = hw;
-    shared.intra_node = measured_time_sharing(hw)
+    shared.intra_node = time_sharing_link_measured(hw)
                             ? LinkSpec{hw.time_sharing_link.bytes_per_s,
                                        hw.time_sharing_link.latency_s * p / hw.rank_imbalance_ranks}
                             : LinkSpec{hw.intra_node.bytes_per_s, hw.intra_node.latency_s / device_share(hw, p)};
@@ -94,7 +89,7 @@ CollectiveTime collective_time(const Hardware& hw, Collective c, double n, int p
   // measured for the buffer's size (MPI sums a small buffer far faster than a large one), on
   // the rank's share of a core: the time-sharing rate measured at M ranks scaled by M/p, or the
   // rank-per-core rate by the share.
-  const double rate = time_sharing(hw, p) && measured_time_sharing(hw)
+  const double rate = ranks_time_share_cores(hw, p) && time_sharing_link_measured(hw)
                           ? time_sharing_reduce_rate(hw, n) * hw.rank_imbalance_ranks / p
                           : reduce_rate(hw, n) * device_share(hw, p);
   if (c != Collective::all_gather && rate > 0 && p > 1) t.seconds += double(p - 1) / p * n / rate;

@@ -131,6 +131,12 @@ double device_share(const Hardware& hw, int ranks) {
   return hw.ranks_share_node ? std::min(1.0, double(hw.devices_per_node) / ranks) : 1.0;
 }
 
+bool ranks_time_share_cores(const Hardware& hw, int ranks) {
+  return hw.ranks_share_node && ranks > hw.devices_per_node;
+}
+
+bool time_sharing_link_measured(const Hardware& hw) { return hw.time_sharing_link.bytes_per_s > 0; }
+
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
   return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
 }

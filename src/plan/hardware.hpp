@@ -168,6 +168,10 @@ double reduce_rate(const Hardware& hw, double full_bytes);
 double time_sharing_reduce_rate(const Hardware& hw, double full_bytes);
 // The share of a device one of `ranks` ranks gets: ranks sharing a CPU node share its cores.
 double device_share(const Hardware& hw, int ranks);
+// More ranks than a CPU node's cores: they take turns on them.
+bool ranks_time_share_cores(const Hardware& hw, int ranks);
+// The file has time_sharing_link (hwprobe --imbalance at more ranks than cores).
+bool time_sharing_link_measured(const Hardware& hw);
 // Peak FLOP/s of one rank's share (the MFU denominator).
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks);
 

@@ -464,7 +464,7 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const StepCalls calls;
   int collective_waits = -s.head_gathers;  // the first gathers are waited at the head
   for (const CollectiveCost& c : s.collectives) collective_waits += c.buckets * c.per_step;
-  const bool time_sharing = hw.ranks_share_node && R > hw.devices_per_node;
+  const bool time_sharing = ranks_time_share_cores(hw, R);
   // The timing's wait at the head (`other`, where the first gathers wait too) and in the
   // collectives after it (exposed comm).
   const double timing = scale * s.compute_s;
@@ -516,9 +516,8 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
 // bytes on the links.
 double host_reduction_seconds(const Hardware& hw, int R) {
   if (R < 2) return 0;
-  const bool time_sharing_measured =
-      hw.ranks_share_node && R > hw.devices_per_node && hw.time_sharing_link.bytes_per_s > 0;
-  if (hw.fixed.sync_s <= 0 || time_sharing_measured) return collective_time(hw, Collective::all_reduce, 32, R).seconds;
+  if (hw.fixed.sync_s <= 0 || (ranks_time_share_cores(hw, R) && time_sharing_link_measured(hw)))
+    return collective_time(hw, Collective::all_reduce, 32, R).seconds;
   const auto rounds = [](int ranks) { return std::ceil(std::log2(double(std::max(1, ranks)))); };
   const int per_node = hw.ranks_share_node ? R : std::min(R, hw.devices_per_node);
   const int nodes = (R + per_node - 1) / per_node;
