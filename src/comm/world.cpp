@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "comm/core_sharing.hpp"
 #include "comm/mpi_error.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -33,6 +34,7 @@ World init_world(int* argc, char*** argv) {
             "MPI_Comm_split_type");
   MPI_Comm_rank(local, &w.local_rank);
   MPI_Comm_size(local, &w.local_size);
+  w.node_cores = node_cores(local);
 
   // Each node's local rank 0 counts once; the exclusive scan over world ranks numbers nodes
   // by their lowest rank, and the leader tells its node.
@@ -51,6 +53,10 @@ World init_world(int* argc, char*** argv) {
   w.hostname.assign(name, length);
 
   set_log_rank(w.rank, w.size);
+  if (w.local_rank == 0) {
+    const std::string sharing = core_sharing_warning(w.hostname, w.local_size, w.node_cores, mpi_yields_when_idle());
+    if (!sharing.empty()) log_warn(sharing);
+  }
   return w;
 }
 

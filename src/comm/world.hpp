@@ -14,14 +14,15 @@ struct World {
   int size = 1;
   int local_rank = 0;  // among the ranks that share this node's memory
   int local_size = 1;
+  int node_cores = 0;  // the cores this node's ranks may run on (comm/core_sharing.hpp; 0: unknown)
   int node = 0;  // nodes are numbered in the order of their lowest world rank
   int n_nodes = 1;
   std::string hostname;
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
-// Initialises MPI (or adopts it when a test fixture already did) and describes this rank.
-// Throws emb::Error when the MPI library cannot provide MPI_THREAD_MULTIPLE.
+// Initialises MPI (or adopts it when a test fixture already did) and describes this rank; each
+// node's local rank 0 warns where the node's ranks share cores and MPI busy-polls. Throws emb::Error when the MPI library cannot provide MPI_THREAD_MULTIPLE.
 World init_world(int* argc, char*** argv);
 
 // The device a rank drives: ranks of a node take the node's devices round-robin.

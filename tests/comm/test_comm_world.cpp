@@ -1,9 +1,12 @@
 #define BOOST_TEST_MODULE comm_world
 #include <boost/test/unit_test.hpp>
 
+#include <sched.h>
+
 #include <vector>
 
 #include "comm/comm_fabric.hpp"
+#include "comm/core_sharing.hpp"
 #include "comm/shard_range.hpp"
 #include "comm/world.hpp"
 #include "core/error.hpp"
@@ -35,6 +38,41 @@ BOOST_AUTO_TEST_CASE(world_fields_are_consistent) {
     ++seen[l];
   }
   for (int s : seen) BOOST_TEST(s == 1);
+}
+
+BOOST_AUTO_TEST_CASE(node_cores_are_the_union_of_the_ranks_affinities) {
+  const World& w = test_world();
+  cpu_set_t mine;
+  BOOST_TEST_REQUIRE(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+  const int own = CPU_COUNT(&mine);
+  int most = 0, total = 0;
+  MPI_Allreduce(&own, &most, 1, MPI_INT, MPI_MAX, w.comm);
+  MPI_Allreduce(&own, &total, 1, MPI_INT, MPI_SUM, w.comm);
+  // At least the widest rank's cores; at most every rank's cores, none counted twice.
+  BOOST_TEST(w.node_cores >= most);
+  BOOST_TEST(w.node_cores <= total);
+}
+
+BOOST_AUTO_TEST_CASE(open_mpi_yields_where_mpirun_counts_more_ranks_than_cores) {
+  const World& w = test_world();
+  const std::optional<bool> yields = mpi_yields_when_idle();
+  BOOST_TEST_REQUIRE(yields.has_value());  // Open MPI here (scripts/install_deps.sh)
+  // The tests start with --oversubscribe and mpirun's slots are the machine's cores: more ranks
+  // than the cores they run on is an oversubscribed node to mpirun, which then yields.
+  if (w.local_size > w.node_cores) BOOST_TEST(*yields);
+  BOOST_TEST(core_sharing_warning(w.hostname, w.local_size, w.node_cores, yields).empty());
+}
+
+BOOST_AUTO_TEST_CASE(ranks_sharing_cores_without_yield_are_warned_of_with_the_fix) {
+  const std::string warning = core_sharing_warning("node7", 2, 1, false);
+  BOOST_TEST(warning.find("2 ranks on node7 are bound to 1 core") == 0u);
+  BOOST_TEST(warning.find("--host node7:1") != std::string::npos);
+  BOOST_TEST(warning.find("OMPI_MCA_mpi_yield_when_idle=1") != std::string::npos);
+  BOOST_TEST(core_sharing_warning("node7", 4, 2, false).find("4 ranks on node7 are bound to 2 cores") == 0u);
+  BOOST_TEST(core_sharing_warning("node7", 2, 1, true).empty());          // the library yields
+  BOOST_TEST(core_sharing_warning("node7", 2, 1, std::nullopt).empty());  // another library: not known
+  BOOST_TEST(core_sharing_warning("node7", 2, 2, false).empty());         // a core each
+  BOOST_TEST(core_sharing_warning("node7", 2, 0, false).empty());         // a mask unreadable
 }
 
 BOOST_AUTO_TEST_CASE(devices_round_robin_over_local_ranks) {
