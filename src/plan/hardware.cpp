@@ -137,6 +137,12 @@ bool ranks_time_share_cores(const Hardware& hw, int ranks) {
 
 bool time_sharing_link_measured(const Hardware& hw) { return hw.time_sharing_link.bytes_per_s > 0; }
 
+double comm_core_seconds_per_byte(const Hardware& hw, int ranks) {
+  return ranks_time_share_cores(hw, ranks) && hw.time_sharing_core_seconds_per_byte > 0
+             ? hw.time_sharing_core_seconds_per_byte
+             : hw.comm_core_seconds_per_byte;
+}
+
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
   return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
 }
@@ -192,15 +198,17 @@ Hardware load_hardware(const std::string& name_or_path) {
     h.time_sharing_link = {f("time_sharing_link.bytes_per_s"), f("time_sharing_link.latency_s")};
     h.time_sharing_reduce_bytes_per_s_by_size = read_keyed_table(
         j["time_sharing_link"], "time_sharing_link.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
+    if (j["time_sharing_link"].contains("core_seconds_per_byte"))
+      h.time_sharing_core_seconds_per_byte = f("time_sharing_link.core_seconds_per_byte");
     if (h.rank_imbalance_ranks <= h.devices_per_node)
       throw Error(str(h.path, ": time_sharing_link holds collectives of ranks time-sharing cores, but rank_imbalance_ranks (",
                       h.rank_imbalance_ranks, ") is not more than devices_per_node (", h.devices_per_node,
                       "): measure it at that count (mpirun -np RANKS hwprobe --imbalance, RANKS above the cores)"),
                   kExitInput);
     if (h.time_sharing_link.bytes_per_s <= 0 || h.time_sharing_link.latency_s < 0 ||
-        h.time_sharing_reduce_bytes_per_s_by_size.empty())
-      throw Error(str(h.path, ": time_sharing_link needs a positive bytes_per_s, a latency_s not negative and a "
-                              "reduce_bytes_per_s_by_size table"),
+        h.time_sharing_reduce_bytes_per_s_by_size.empty() || h.time_sharing_core_seconds_per_byte < 0)
+      throw Error(str(h.path, ": time_sharing_link needs a positive bytes_per_s, a latency_s and a core_seconds_per_byte "
+                              "not negative and a reduce_bytes_per_s_by_size table"),
                   kExitInput);
   }
   h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);

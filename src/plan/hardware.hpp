@@ -126,6 +126,12 @@ struct Hardware {
   // the intra_node figures scaled by the ranks' share of a core.
   LinkSpec time_sharing_link;
   std::vector<std::pair<double, double>> time_sharing_reduce_bytes_per_s_by_size;
+  // And the core seconds their collectives take from their compute per byte a rank sends
+  // (comm_core_seconds_per_byte's measure at that count, "time_sharing_link.core_seconds_per_byte"):
+  // the partners' copies and sums run on the cores they compute on. A machine of one core has no
+  // rank-per-core figure at all (one rank copies; round 51: every collective of 2 ranks on it a
+  // wait, 30 ms predicted exposed against 5 measured). 0: not measured, comm_core_seconds_per_byte.
+  double time_sharing_core_seconds_per_byte = 0;
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
   // sum is fused into the transfer at memory speed (NCCL's kernels).
@@ -172,6 +178,10 @@ double device_share(const Hardware& hw, int ranks);
 bool ranks_time_share_cores(const Hardware& hw, int ranks);
 // The file has time_sharing_link (hwprobe --imbalance at more ranks than cores).
 bool time_sharing_link_measured(const Hardware& hw);
+// The core seconds per byte a rank sends that R ranks' collectives take from their compute:
+// time_sharing_core_seconds_per_byte for ranks time-sharing cores where measured, else
+// comm_core_seconds_per_byte.
+double comm_core_seconds_per_byte(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks);
 

@@ -257,7 +257,8 @@ void add_data_spread(const Hardware& hw, const Workload& w, StepPrediction& s) {
 
 // One collective's seconds per bucket, and the core seconds it takes from the rank's compute
 // when it runs under it on a core the rank computes on (no core to spare): the bytes a rank
-// sends at the hardware's core_seconds_per_byte, or at one rank the copy itself.
+// sends at the hardware's core seconds per byte (comm_core_seconds_per_byte(hw, R): measured at
+// their count for ranks time-sharing cores), or at one rank the copy itself.
 struct BucketTimes {
   std::vector<double> seconds, core;
 };
@@ -311,6 +312,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   const size_t B = buckets.size();
   const double N = double(p.n_params), param_bytes = c.precision == Precision::bf16 ? 2 : 4;
   const ShardMode mode = w.shard;
+  const double core_per_byte = comm_core_seconds_per_byte(hw, R);
   // Each bucket's collective seconds: the sum of its calls (`calls` picks which, BucketCalls).
   auto times = [&](Collective op, std::vector<double> BucketCalls::*calls, double bytes_per_param, const char* what,
                    int per_step) {
@@ -321,7 +323,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
       for (double n : k.*calls) {
         const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
         seconds += ct.seconds;
-        core += R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * hw.comm_core_seconds_per_byte;
+        core += R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * core_per_byte;
         cost.bytes += n * bytes_per_param;
         cost.algorithm = ct.algorithm;
         ++cost.buckets;
@@ -341,7 +343,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   }
   const BucketTimes zero{std::vector<double>(B, 0.0), std::vector<double>(B, 0.0)};
   // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
-  const bool shared_core = !hw.comm_overlaps_compute && hw.comm_core_seconds_per_byte > 0;
+  const bool shared_core = !hw.comm_overlaps_compute && core_per_byte > 0;
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
   // A core per rank, shared with its progress thread (at a higher priority): the last rank to
   // issue a collective the others already wait in runs its part at once on its core, inside

@@ -53,6 +53,11 @@ sums=$(grep -c '^time_sharing_link.reduce_bytes_per_s_by_size' <<<"$shared")
 /usr/bin/python3 -c "import sys; b, a = ${link:-0}, ${hop:--1}; sys.exit(0 if 1e7 < b < 1e12 and 0 <= a < 1e-2 else 1)" ||
   fail "expected a time_sharing_link of 10 MB/s to 1 TB/s with hops under 10 ms at two ranks a core, got '$link' '$hop'"
 [ "$sums" = 2 ] || fail "expected the time-sharing sums at 2 sizes, got $sums"
+# and their copies and sums take core time from the partners' compute: 0.01-10 ns a byte sent
+# (0.7-0.8 ns here at 4 ranks on 2 cores and at 2 on one).
+core=$(value time_sharing_link.core_seconds_per_byte "$shared")
+/usr/bin/python3 -c "import sys; c = ${core:--1}; sys.exit(0 if 1e-11 < c < 1e-8 else 1)" ||
+  fail "expected time_sharing_link.core_seconds_per_byte of 0.01-10 ns a byte, got '$core'"
 if [ "$cores" -ge 2 ]; then
   own=$(figures 2) || fail "hwprobe --imbalance at 2 ranks"
   echo "$own"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# A machine of one core (Open MPI's --cpu-set 0): `hwprobe` with its one rank writes a file the
+# A machine of one core (Open MPI's --cpu-set 0, and --host with one slot as mpirun counts a
+# machine of one core, so that it yields the core while a rank waits): `hwprobe` with its one rank writes a file the
 # planner reads (a gather of one rank is the buffer's copy: a link figure, not 0 or NaN), and
 # `hwprobe --imbalance FILE` at two ranks on that core puts the time-sharing figures into it,
 # which --plan then predicts two ranks with: the way from a new machine to a prediction without
-# editing a figure.
+# editing a figure. Without the slot count the two ranks spin through each other's turns, which
+# every program warns of at start (comm/core_sharing.hpp).
 #   hwprobe_one_core_test.sh BUILD_DIR
 set -uo pipefail
 build=$1
@@ -12,9 +14,15 @@ bind=(--oversubscribe --cpu-set 0 --bind-to core:overload-allowed -x OMP_NUM_THR
 out=outputs/hwprobe_one_core_test
 mkdir -p "$out"
 fail() { echo "FAIL: $*"; exit 1; }
+# Two ranks bound to the core while mpirun counts two slots: the warning, with the fix, once.
+mpirun -np 2 "${bind[@]}" "$build/hwprobe" --imbalance "$out/absent.json" > /dev/null 2> "$out/spinning.err"
+[ "$(grep -c 'ranks on .* are bound to 1 core while mpirun counted slots for all of them.*--host .*:1' "$out/spinning.err")" = 1 ] ||
+  fail "no warning (or more than one) of ranks spinning on a shared core: $(cat "$out/spinning.err")"
+bind+=(--host localhost:1)
 mpirun -np 1 "${bind[@]}" "$build/hwprobe" one_core > "$out/one_core.json" || fail "hwprobe at one rank"
-mpirun -np 2 "${bind[@]}" "$build/hwprobe" --imbalance "$out/one_core.json" > "$out/one_core_2.json" ||
+mpirun -np 2 "${bind[@]}" "$build/hwprobe" --imbalance "$out/one_core.json" > "$out/one_core_2.json" 2> "$out/yielding.err" ||
   fail "hwprobe --imbalance at two ranks on one core"
+! grep -q "busy-polls" "$out/yielding.err" || fail "a warning of spinning ranks where mpirun knows the one slot: $(cat "$out/yielding.err")"
 for ranks in 1 2; do
   file=$out/one_core.json
   [ "$ranks" = 1 ] || file=$out/one_core_2.json
@@ -32,14 +40,19 @@ for key in ("bytes_per_s", "reduce_bytes_per_s"):  # a copy's rate and the sums'
     assert v is not None and math.isfinite(v) and v > 1e8, (key, v)
 assert two["rank_imbalance_ranks"]["value"] == 2 and two["first_turn_seconds"]["value"] > 0, two
 assert two["time_sharing_link"]["bytes_per_s"]["value"] > 1e7, two["time_sharing_link"]
+# the collectives' core cost the 1-rank file cannot have: measured at two ranks on the core
+assert link["core_seconds_per_byte"]["value"] == 0, link
+assert two["time_sharing_link"]["core_seconds_per_byte"]["value"] > 1e-11, two["time_sharing_link"]
 assert two["gemm_flops"] == one["gemm_flops"]  # the file's own figures kept
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
 # Two ranks time-sharing the core do the global batch's work on the same core as one rank (each
 # half of it at half the core): no faster, and they wait for each other in the collectives,
-# where one rank only copies.
+# where one rank only copies; their collectives run under their compute (the time-sharing core
+# cost), so part of them is covered.
 steps = [p["seconds"]["step"] for p in plans]
 assert steps[1] > 0.9 * steps[0], steps
 assert plans[1]["phases"]["comm_exposed"] > plans[0]["phases"]["comm_exposed"], [p["phases"] for p in plans]
+assert plans[1]["seconds"]["comm_exposed"] < plans[1]["seconds"]["comm_total"], plans[1]["seconds"]
 print("one core: step %.1f ms at 1 rank, %.1f ms at 2 ranks" % (1e3 * plans[0]["seconds"]["step"], 1e3 * plans[1]["seconds"]["step"]))
 PY
 echo "ok: hwprobe on one core"

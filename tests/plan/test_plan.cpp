@@ -680,6 +680,13 @@ BOOST_AUTO_TEST_CASE(the_time_sharing_link_is_read_where_measured_at_more_ranks_
   nlohmann::json no_table = j;
   no_table["time_sharing_link"].erase("reduce_bytes_per_s_by_size");
   BOOST_TEST(refusal(no_table).find("reduce_bytes_per_s_by_size") != std::string::npos);
+  BOOST_TEST(read.time_sharing_core_seconds_per_byte == 0.0);  // an older probe's link: the rank-per-core figure
+  nlohmann::json core_cost = j;
+  core_cost["time_sharing_link"]["core_seconds_per_byte"] = figure(7.2e-10);
+  std::ofstream(path) << core_cost.dump();
+  BOOST_TEST(load_hardware(path).time_sharing_core_seconds_per_byte == 7.2e-10);
+  core_cost["time_sharing_link"]["core_seconds_per_byte"] = figure(-1e-10);
+  BOOST_TEST(refusal(core_cost).find("core_seconds_per_byte") != std::string::npos);
   std::filesystem::remove(path);
 }
 
@@ -1073,6 +1080,49 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
   const StepPrediction waited = predict_step(h, w);
   BOOST_TEST(waited.comm_exposed_s == waited.comm_total_s, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(waited.comm_core_fwd_s + waited.comm_core_bwd_s == 0.0);
+}
+
+// Ranks time-sharing cores take their collectives' core seconds at the figure measured at their
+// count (time_sharing_link.core_seconds_per_byte), ranks on cores of their own the rank-per-core
+// one; a machine of one core, which has no rank-per-core figure, overlaps the collectives of its
+// time-sharing ranks with their compute only through the time-sharing figure.
+BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_take_the_core_seconds_measured_at_their_count) {
+  Workload w = tiny_workload();
+  Hardware h = two_core_node();
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.rank_imbalance_ranks = 4;
+  h.time_sharing_link = {5e8, 1e-5};
+  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
+  h.comm_core_seconds_per_byte = 1e-10;
+  BOOST_TEST(comm_core_seconds_per_byte(h, 4) == 1e-10);  // not measured at 4: the rank-per-core figure
+  h.time_sharing_core_seconds_per_byte = 3e-10;
+  BOOST_TEST(comm_core_seconds_per_byte(h, 2) == 1e-10);
+  BOOST_TEST(comm_core_seconds_per_byte(h, 4) == 3e-10);
+  BOOST_TEST(comm_core_seconds_per_byte(h, 8) == 3e-10);
+  w.ranks = 2;
+  const StepPrediction own_cores = predict_step(h, w);
+  h.time_sharing_core_seconds_per_byte = 0;
+  BOOST_TEST(predict_step(h, w).comm_core_bwd_s == own_cores.comm_core_bwd_s);  // 2 ranks: a core each
+  w.ranks = 4;
+  const StepPrediction rank_per_core_figure = predict_step(h, w);
+  h.time_sharing_core_seconds_per_byte = 3e-10;
+  const StepPrediction measured = predict_step(h, w);
+  BOOST_TEST(measured.comm_core_bwd_s > rank_per_core_figure.comm_core_bwd_s);
+  BOOST_TEST(measured.comm_total_s == rank_per_core_figure.comm_total_s, boost::test_tools::tolerance(1e-12));
+  // One core: no rank-per-core figure, so without the time-sharing one every collective is a wait.
+  h.devices_per_node = 1;
+  h.comm_core_seconds_per_byte = 0;
+  h.rank_imbalance_ranks = 2;
+  w.ranks = 2;
+  h.time_sharing_core_seconds_per_byte = 0;
+  const StepPrediction waits = predict_step(h, w);
+  BOOST_TEST(waits.comm_exposed_s == waits.comm_total_s, boost::test_tools::tolerance(1e-9));
+  h.time_sharing_core_seconds_per_byte = 3e-10;
+  const StepPrediction overlapped = predict_step(h, w);
+  BOOST_TEST(overlapped.comm_exposed_s < waits.comm_exposed_s);
+  BOOST_TEST(overlapped.comm_core_fwd_s + overlapped.comm_core_bwd_s > 0);
+  BOOST_TEST(phase_sum(overlapped.phases) == overlapped.step_s, boost::test_tools::tolerance(1e-9));
 }
 
 // The data-parallel layer's passes over the gradient buffers, by hand: 1000 parameters (4000

@@ -3,7 +3,8 @@
 //   mpirun -np CORES hwprobe [NAME] > inputs/hw/NAME.json
 //   mpirun -np RANKS hwprobe --imbalance [FILE]   only rank_imbalance, at RANKS (e.g. two per
 //                                           core), and with ranks sharing cores time_sharing_link:
-//                                           the collectives below at that count; given FILE (a
+//                                           the collectives below and their core seconds per
+//                                           byte at that count; given FILE (a
 //                                           hardware file), that file with them in place, for
 //                                           --plan at RANKS
 //   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
@@ -528,6 +529,9 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 // rank 0's core did every sum and every rank waited for it at the next collective (round 12,
 // scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
 // evenly. 0 with one rank (its collectives are copies, which the planner costs at memory speed).
+const char* const kCommCoreHow =
+    "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, "
+    "over the bytes a rank sends, on the slowest rank";
 double comm_core_seconds_per_byte(const emb::World& world) {
   if (g_size < 2) return 0;
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
@@ -697,7 +701,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
   hw["intra_node"]["reduce_bytes_per_s"] = fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time");
-  hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core, "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, over the bytes a rank sends, on the slowest rank");
+  hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core, kCommCoreHow);
   hw.update(imbalance_figures(fig, m.imbalance));
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
@@ -748,7 +752,8 @@ int probe_launches(const char* gpu_file) {
 // --imbalance: the ranks' imbalance at this rank count, and with ranks sharing cores (e.g. two a
 // core) their collectives too (time_sharing_link: the hops wait for the partners' turns and the
 // sums share the core, so the rank-per-core figures do not carry over), the sums' floor on the
-// memory bandwidth the ranks see at this count. Given a hardware file (`base`, read by every
+// memory bandwidth the ranks see at this count, and the core seconds the collectives take from
+// the partners' compute (a machine of one core has no rank-per-core figure for it). Given a hardware file (`base`, read by every
 // rank before measuring, so a bad path fails them all at once): that file with these figures
 // in place of its own, ready for --plan at this rank count.
 nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const char* base) {
@@ -767,7 +772,10 @@ nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const
   }
   const Imbalance imbalance = rank_imbalance();
   out.update(imbalance_figures(fig, imbalance));
-  if (imbalance.ranks_per_core > 1) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
+  if (imbalance.ranks_per_core > 1) {
+    out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
+    out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
+  }
   return out;
 }
 
