@@ -23,7 +23,8 @@ std::optional<bool> mpi_yields_when_idle() {
   int index = -1;
   if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS) {
     char name[256], description[1024];
-    int verbosity = 0, bind = 0, scope = 0, name_length = int(sizeof(name)), description_length = int(sizeof(description));
+    int verbosity = 0, bind = 0, scope = 0;
+    int name_length = int(sizeof(name)), description_length = int(sizeof(description));
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_T_enum values = MPI_T_ENUM_NULL;
     MPI_T_cvar_handle handle;

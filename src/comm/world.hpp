@@ -22,7 +22,8 @@ struct World {
 };
 
 // Initialises MPI (or adopts it when a test fixture already did) and describes this rank; each
-// node's local rank 0 warns where the node's ranks share cores and MPI busy-polls. Throws emb::Error when the MPI library cannot provide MPI_THREAD_MULTIPLE.
+// node's local rank 0 warns where the node's ranks share cores and MPI busy-polls. Throws
+// emb::Error when the MPI library cannot provide MPI_THREAD_MULTIPLE.
 World init_world(int* argc, char*** argv);
 
 // The device a rank drives: ranks of a node take the node's devices round-robin.

@@ -255,21 +255,10 @@ MeetingRound meeting_round(const std::function<void()>& work) {
   return r;
 }
 
-// How many ranks share each core: every rank spins on the clock for 200 ms and takes each jump
-// over 50 µs for another rank's turn. k ranks a core spend 1 - 1/k of the time in the others'
-// turns (the median over ranks; under a quarter: a core each).
-int ranks_per_core() {
-  emb::barrier(MPI_COMM_WORLD);
-  double waited = 0;
-  const auto start = Clock::now();
-  auto last = start;
-  for (auto now = start; now - start < std::chrono::milliseconds(200); now = Clock::now()) {
-    if (now - last > std::chrono::microseconds(50)) waited += std::chrono::duration<double>(now - last).count();
-    last = now;
-  }
-  const double share = waited / std::chrono::duration<double>(last - start).count();
-  const double shared = median(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{share}));
-  return shared < 0.25 ? 1 : std::max(2, int(std::lround(1 / (1 - shared))));
+// How many ranks share each core: the node's ranks over the cores their affinity masks allow
+// (World::node_cores), rounded up; 1 where a mask could not be read.
+int ranks_per_core(const emb::World& world) {
+  return world.node_cores > 0 ? (world.local_size + world.node_cores - 1) / world.node_cores : 1;
 }
 
 // What a step's synchronisations cost beyond the typical rank's compute: 40 meeting_rounds of
@@ -293,8 +282,8 @@ struct Imbalance {
   int ranks_per_core = 1;
 };
 
-Imbalance rank_imbalance() {
-  const int k = ranks_per_core();
+Imbalance rank_imbalance(const emb::World& world) {
+  const int k = ranks_per_core(world);
   const int m = 384;
   std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
   // 384³ GEMMs and eighths of one (on 48 rows).
@@ -658,7 +647,7 @@ Measured measure(const emb::World& world) {
     OptimizerPasses passes;
     m.memory_spare_core = spare_core_speedup([&] { passes.run(); });
   }
-  m.imbalance = rank_imbalance();
+  m.imbalance = rank_imbalance(world);
   m.fabric = collectives(world, m.memory);
   m.comm_core = comm_core_seconds_per_byte(world);
   m.write = write_bandwidth();
@@ -753,9 +742,9 @@ int probe_launches(const char* gpu_file) {
 // core) their collectives too (time_sharing_link: the hops wait for the partners' turns and the
 // sums share the core, so the rank-per-core figures do not carry over), the sums' floor on the
 // memory bandwidth the ranks see at this count, and the core seconds the collectives take from
-// the partners' compute (a machine of one core has no rank-per-core figure for it). Given a hardware file (`base`, read by every
-// rank before measuring, so a bad path fails them all at once): that file with these figures
-// in place of its own, ready for --plan at this rank count.
+// the partners' compute (a machine of one core has no rank-per-core figure for it). Given a
+// hardware file (`base`, read by every rank before measuring, so a bad path fails them all at
+// once): that file with these figures in place of its own, ready for --plan at this rank count.
 nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const char* base) {
   nlohmann::json out = nlohmann::json::object();
   if (base) {
@@ -770,7 +759,7 @@ nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const
     }
     out.erase("time_sharing_link");  // measured at another rank count
   }
-  const Imbalance imbalance = rank_imbalance();
+  const Imbalance imbalance = rank_imbalance(world);
   out.update(imbalance_figures(fig, imbalance));
   if (imbalance.ranks_per_core > 1) {
     out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
