@@ -261,47 +261,72 @@ int ranks_per_core(const emb::World& world) {
   return world.node_cores > 0 ? (world.local_size + world.node_cores - 1) / world.node_cores : 1;
 }
 
-// What a step's synchronisations cost beyond the typical rank's compute: 40 meeting_rounds of
-// ~26 ms of GEMM (a unit's or a micro-batch's work between collectives) and 0 to 9 eighths of
-// one more (0.4 ms each), round after round: ranks time-sharing a core end their equal work as
-// far apart as their last turns, which the work's length against the scheduler's slice decides
-// (4 ms here; session 17: rounds 0.7 ms of work apart moved the close's wait between 0.3 and
-// 1.2 ms, with a period of one slice), and a step's work falls anywhere in it. The close's wait over the
-// ranks' mean compute, the median over rounds (ratio): the planner charges that fraction of a
-// step's compute (session 18: at 4 ranks on 2 cores the steps' waits grew with their work, from
-// the tiny decks' to scaling_cpu's and over 1 to 7 micro-batches, where a charge per meeting
-// of ratio times the round was 2x high on the tiny decks). With more ranks than cores, the head's wait,
-// the median over rounds, is the turn the rank holding the core runs after it while its partners
-// wait: k ranks a core wait (k-1)/k of a turn on average (the planner's FirstTurn); it moved by
-// 0.1 ms over a minute where the close's moved by ±0.3 (plan_validation.sh takes the mean of a
-// probe before and after a run). Opened by a barrier instead, the ranks time-sharing a core
-// leave it as the scheduler turns them, not as a step's head leaves them: the close waited
-// 1.1-1.3 ms a round at 4 ranks on 2 cores, 0.9-1.0 opened as here (session 17).
+// What a step's synchronisations cost beyond the typical rank's compute: blocks of 10
+// meeting_rounds of ~26 ms of GEMM (a unit's or a micro-batch's work between collectives) and 0
+// to 9 eighths of one more (0.4 ms each), round after round: ranks time-sharing a core end their
+// equal work as far apart as their last turns, which the work's length against the scheduler's
+// slice decides (4 ms here; session 17: rounds 0.7 ms of work apart moved the close's wait between
+// 0.3 and 1.2 ms, with a period of one slice), and a step's work falls anywhere in it, so a
+// block spans that period. The close's wait over the ranks' mean compute, the median over every
+// block's rounds (ratio): the planner charges that fraction of a step's compute (session 18: at 4 ranks on 2 cores the steps' waits grew with their work, from the tiny
+// decks' to scaling_cpu's and over 1 to 7 micro-batches, where a charge per meeting of ratio
+// times the round was 2x high on the tiny decks). The blocks are spread over the probe, as a
+// run's synchronisations are over its seconds: a shared host's cores change speed apart by 5-10 %
+// within seconds (session 20, a spinning loop on each vCPU in turn), and 40 rounds back to back
+// (~1 s) read one such spell as the machine's drift (session 19: 0.06-0.25 in 8 of 33 probes of a
+// round where the others read 0.002-0.04 and the runs beside them waited as the others said).
+// With more ranks than cores, the head's wait, the median over every block's rounds, is the
+// turn the rank holding the core runs after it while its partners wait: k ranks a core wait
+// (k-1)/k of a turn on average (the planner's FirstTurn); it moved by 0.1 ms over a minute where
+// the close's moved by ±0.3 (plan_validation.sh takes the mean of a probe before and after a
+// run). Opened by a barrier instead, the ranks time-sharing a core leave it as the scheduler turns
+// them, not as a step's head leaves them: the close waited 1.1-1.3 ms a round at 4 ranks on 2
+// cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
   double ratio = 0, first_turn_s = 0;
   int ranks_per_core = 1;
+  std::vector<double> block_ratios;  // each block's median, in the order measured (for the source)
 };
 
-Imbalance rank_imbalance(const emb::World& world) {
-  const int k = ranks_per_core(world);
-  const int m = 384;
-  std::vector<float> a(size_t(m) * m, 0.5f), w(size_t(m) * m, 0.25f), y(size_t(m) * m);
-  // 384³ GEMMs and eighths of one (on 48 rows).
-  const auto gemms = [&](int whole, int eighths) {
-    return [&, whole, eighths] {
-      for (int i = 0; i < whole; ++i) linear(a.data(), w.data(), y.data(), m, m, m);
-      for (int i = 0; i < eighths; ++i) linear(a.data(), w.data(), y.data(), m / 8, m, m);
-    };
-  };
-  meeting_round(gemms(1, 0));  // warm caches and pages
-  std::vector<double> ratios, heads;
-  for (int r = 0; r < 40; ++r) {
-    const MeetingRound round = meeting_round(gemms(8, r % 10));
-    ratios.push_back(round.close_s / round.compute_s), heads.push_back(round.head_s);
+class ImbalanceProbe {
+ public:
+  explicit ImbalanceProbe(const emb::World& world)
+      : ranks_per_core_(ranks_per_core(world)), a_(kRows * kRows, 0.5f), w_(kRows * kRows, 0.25f),
+        y_(kRows * kRows) {
+    meeting_round(gemms(1, 0));  // warm caches and pages
   }
-  const double turns_waited = double(k - 1) / double(k);
-  return {std::max(0.0, median(ratios)), k > 1 ? median(heads) / turns_waited : 0.0, k};
-}
+
+  void measure_block() {
+    std::vector<double> ratios;
+    for (int r = 0; r < kRoundsPerBlock; ++r) {
+      const MeetingRound round = meeting_round(gemms(8, r));
+      ratios.push_back(round.close_s / round.compute_s), heads_.push_back(round.head_s);
+    }
+    block_ratios_.push_back(median(ratios));
+    ratios_.insert(ratios_.end(), ratios.begin(), ratios.end());
+  }
+
+  Imbalance result() const {
+    const int k = ranks_per_core_;
+    const double turns_waited = double(k - 1) / double(k);
+    return {std::max(0.0, median(ratios_)), k > 1 ? median(heads_) / turns_waited : 0.0, k, block_ratios_};
+  }
+
+ private:
+  static constexpr int kRows = 384, kRoundsPerBlock = 10;  // a block: 0 to 9 eighths, one slice's period
+
+  // 384³ GEMMs and eighths of one (on 48 rows).
+  std::function<void()> gemms(int whole, int eighths) {
+    return [this, whole, eighths] {
+      for (int i = 0; i < whole; ++i) linear(a_.data(), w_.data(), y_.data(), kRows, kRows, kRows);
+      for (int i = 0; i < eighths; ++i) linear(a_.data(), w_.data(), y_.data(), kRows / 8, kRows, kRows);
+    };
+  }
+
+  int ranks_per_core_;
+  std::vector<float> a_, w_, y_;
+  std::vector<double> ratios_, block_ratios_, heads_;
+};
 
 double gemm_peak() {
   const int n = 1024;
@@ -602,9 +627,11 @@ struct Figures {
 };
 
 nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
-  return {{"rank_imbalance", fig(imbalance.ratio, "rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back: the close's wait over the ranks' mean compute")},
+  std::string blocks;
+  for (double r : imbalance.block_ratios) blocks += (blocks.empty() ? "" : " ") + emb::str(r);
+  return {{"rank_imbalance", fig(imbalance.ratio, "blocks of 10 rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back, spread over the probe: the close's wait over the ranks' mean compute, the median over every round (the blocks' medians: " + blocks + ")")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
+          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds, the median over all: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
 }
 
 // A link's figures as the planner reads them (hardware.hpp: intra_node's keys, and
@@ -634,10 +661,13 @@ struct Measured {
 // Every figure, every rank measuring at once.
 Measured measure(const emb::World& world) {
   Measured m;
+  ImbalanceProbe imbalance(world);  // its blocks spread over the probe's ~20 s
+  imbalance.measure_block();
   m.gemm = gemm_rate();
   m.gemm_shapes = gemm_shape_efficiency();
   m.peak = gemm_peak();
   m.memory = triad_bandwidth();
+  imbalance.measure_block();
   m.optimizer_element = optimizer_element_seconds();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
@@ -647,10 +677,12 @@ Measured measure(const emb::World& world) {
     OptimizerPasses passes;
     m.memory_spare_core = spare_core_speedup([&] { passes.run(); });
   }
-  m.imbalance = rank_imbalance(world);
+  imbalance.measure_block();
   m.fabric = collectives(world, m.memory);
   m.comm_core = comm_core_seconds_per_byte(world);
   m.write = write_bandwidth();
+  imbalance.measure_block();
+  m.imbalance = imbalance.result();
   m.cache = last_level_cache_bytes();
   m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
   m.allocation = median_over_ranks(emb::probe::allocation_seconds());
@@ -759,12 +791,15 @@ nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const
     }
     out.erase("time_sharing_link");  // measured at another rank count
   }
-  const Imbalance imbalance = rank_imbalance(world);
-  out.update(imbalance_figures(fig, imbalance));
-  if (imbalance.ranks_per_core > 1) {
-    out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
-    out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
-  }
+  const bool time_sharing = ranks_per_core(world) > 1;
+  ImbalanceProbe probe(world);  // its blocks around the collectives' measurements, if any
+  probe.measure_block();
+  if (time_sharing) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
+  probe.measure_block();
+  if (time_sharing) out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
+  probe.measure_block();
+  probe.measure_block();
+  out.update(imbalance_figures(fig, probe.result()));
   return out;
 }
 
