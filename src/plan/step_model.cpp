@@ -342,8 +342,11 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     bwd_comp[B - 1 - k] = mb_bwd * buckets[k].params / N;  // backward runs the buckets in reverse
   }
   const BucketTimes zero{std::vector<double>(B, 0.0), std::vector<double>(B, 0.0)};
-  // A CPU without a core to spare overlaps only where the progress thread's cost is measured.
-  const bool shared_core = !hw.comm_overlaps_compute && core_per_byte > 0;
+  // A CPU without a core to spare overlaps only where the progress thread's cost is measured, or
+  // at one rank, whose collectives are copies of its own (their seconds its core's: `core`
+  // above; round 52, a 1-rank file: scaling_cpu's 5 ms of copies predicted a wait, timed in
+  // `other` and the passes).
+  const bool shared_core = !hw.comm_overlaps_compute && (core_per_byte > 0 || R == 1);
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
   // A core per rank, shared with its progress thread (at a higher priority): the last rank to
   // issue a collective the others already wait in runs its part at once on its core, inside

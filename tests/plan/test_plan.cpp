@@ -1085,7 +1085,8 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
 // Ranks time-sharing cores take their collectives' core seconds at the figure measured at their
 // count (time_sharing_link.core_seconds_per_byte), ranks on cores of their own the rank-per-core
 // one; a machine of one core, which has no rank-per-core figure, overlaps the collectives of its
-// time-sharing ranks with their compute only through the time-sharing figure.
+// time-sharing ranks with their compute only through the time-sharing figure, and its one rank
+// copies as compute.
 BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_take_the_core_seconds_measured_at_their_count) {
   Workload w = tiny_workload();
   Hardware h = two_core_node();
@@ -1123,6 +1124,13 @@ BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_take_the_core_seconds_measured_at_
   BOOST_TEST(overlapped.comm_exposed_s < waits.comm_exposed_s);
   BOOST_TEST(overlapped.comm_core_fwd_s + overlapped.comm_core_bwd_s > 0);
   BOOST_TEST(phase_sum(overlapped.phases) == overlapped.step_s, boost::test_tools::tolerance(1e-9));
+  // Its one rank copies its own buffers: its collectives are its compute, no partner measured.
+  w.ranks = 1;
+  h.time_sharing_core_seconds_per_byte = 0;
+  const StepPrediction alone = predict_step(h, w);
+  BOOST_TEST(alone.comm_total_s > 0);
+  BOOST_TEST(alone.comm_exposed_s == 0.0);
+  BOOST_TEST(alone.comm_core_fwd_s + alone.comm_core_bwd_s + alone.comm_head_s > 0);
 }
 
 // The data-parallel layer's passes over the gradient buffers, by hand: 1000 parameters (4000
