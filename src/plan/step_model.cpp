@@ -348,13 +348,16 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // `other` and the passes).
   const bool shared_core = !hw.comm_overlaps_compute && (core_per_byte > 0 || R == 1);
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
-  // A core per rank, shared with its progress thread (at a higher priority): the last rank to
-  // issue a collective the others already wait in runs its part at once on its core, inside
-  // the phase that issued it, and does not wait; the others wait for it. Over the ranks, 1/R
-  // of an uncovered collective is compute and the rest a wait: one rank's copies all compute
-  // (round 23: at 1 rank scaling_cpu's last copy inside its backward, none of it exposed; at 2
-  // the late rank's bwd 3 ms longer and its wait 0, the early rank's wait 3.2 ms).
-  const double issuer_share = shared_core && overlap && R <= hw.devices_per_node ? 1.0 / R : 0.0;
+  // A rank's core, its own or time-shared, is shared with its progress thread (at a higher
+  // priority): the last rank to issue a collective the others already wait in runs its part at
+  // once on its core, inside the phase that issued it, and does not wait; the others wait for
+  // it. Over the ranks, 1/R of an uncovered collective is compute and the rest a wait: one
+  // rank's copies all compute (round 23: at 1 rank scaling_cpu's last copy inside its backward,
+  // none of it exposed; at 2 the late rank's bwd 3 ms longer and its wait 0, the early rank's
+  // wait 3.2 ms; session 20, ranks time-sharing one core: 2 ranks' last reduce-scatter, 8.9 ms
+  // entering together, ended 3.5 ms after the late rank's backward, which ran on 0-16 ms past
+  // its issue, median 2.3).
+  const double issuer_share = shared_core && overlap ? 1.0 / R : 0.0;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
     const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
