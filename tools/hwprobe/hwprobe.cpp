@@ -20,7 +20,8 @@
 //               (`optimizer`): a lone rank streams with the memory system to itself;
 //   imbalance   rounds of GEMM opened and closed by a host reduction, as steps meet: how much
 //               longer than the ranks' mean compute a round's close waits (rates are the mean
-//               over ranks); with ranks sharing cores (--imbalance at more ranks than cores)
+//               over ranks), in 4 blocks spread over the probe, the lowest block's median
+//               (a host's load spells read in some blocks only); with ranks sharing cores (--imbalance at more ranks than cores)
 //               the turn a rank runs after the opening while its partners wait;
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
@@ -99,7 +100,7 @@ double mean(const std::vector<double>& v) {
 double median_over_ranks(double x) { return median(emb::all_gather(MPI_COMM_WORLD, std::vector<double>{x})); }
 
 // Seconds of fn, every rank starting together; the mean over ranks (the typical rank: how much
-// the slowest lags it is rank_imbalance()), then the median over runs.
+// the slowest lags it is ImbalanceProbe's), then the median over runs.
 double timed(const std::function<void()>& fn, int runs = 5) {
   fn();  // warm caches and pages
   std::vector<double> per_run;
@@ -287,7 +288,6 @@ int ranks_per_core(const emb::World& world) {
 // cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
   double ratio = 0, first_turn_s = 0;
-  int ranks_per_core = 1;
   std::vector<double> block_ratios;  // each block's median, in the order measured
 };
 
@@ -311,7 +311,8 @@ class ImbalanceProbe {
   Imbalance result() const {
     const int k = ranks_per_core_;
     const double turns_waited = double(k - 1) / double(k);
-    return {*std::min_element(block_ratios_.begin(), block_ratios_.end()), k > 1 ? median(heads_) / turns_waited : 0.0, k, block_ratios_};
+    return {*std::min_element(block_ratios_.begin(), block_ratios_.end()),
+            k > 1 ? median(heads_) / turns_waited : 0.0, block_ratios_};
   }
 
  private:
@@ -507,7 +508,7 @@ struct Fabric {
 // the rate is held at a third of the triad's (`memory`): with the ring the difference is mostly
 // within the noise. The two sizes are interleaved, 7 rounds, each
 // time the median of its rounds. MPI's blocking collectives run 2-3 times faster on this
-// machine, but no step issues them. The ranks' skew is measured apart (rank_imbalance()).
+// machine, but no step issues them. The ranks' skew is measured apart (ImbalanceProbe).
 Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
   const int p = g_size;
@@ -798,7 +799,8 @@ nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const
   probe.measure_block();
   if (time_sharing) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
   probe.measure_block();
-  if (time_sharing) out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
+  if (time_sharing)
+    out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
   probe.measure_block();
   probe.measure_block();
   out.update(imbalance_figures(fig, probe.result()));
