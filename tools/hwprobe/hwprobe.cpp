@@ -21,8 +21,9 @@
 //   imbalance   rounds of GEMM opened and closed by a host reduction, as steps meet: how much
 //               longer than the ranks' mean compute a round's close waits (rates are the mean
 //               over ranks), in 4 blocks spread over the probe, the lowest block's median
-//               (a host's load spells read in some blocks only); with ranks sharing cores (--imbalance at more ranks than cores)
-//               the turn a rank runs after the opening while its partners wait;
+//               (a host's load spells read in some blocks only); with ranks sharing cores
+//               (--imbalance at more ranks than cores) the turn a rank runs after the opening
+//               while its partners wait;
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart; and on
@@ -293,6 +294,8 @@ struct Imbalance {
 
 class ImbalanceProbe {
  public:
+  static constexpr int kRoundsPerBlock = 10;  // 0 to 9 eighths: one slice's period
+
   explicit ImbalanceProbe(const emb::World& world)
       : ranks_per_core_(ranks_per_core(world)), a_(kRows * kRows, 0.5f), w_(kRows * kRows, 0.25f),
         y_(kRows * kRows) {
@@ -316,7 +319,7 @@ class ImbalanceProbe {
   }
 
  private:
-  static constexpr int kRows = 384, kRoundsPerBlock = 10;  // a block: 0 to 9 eighths, one slice's period
+  static constexpr int kRows = 384;
 
   // 384³ GEMMs and eighths of one (on 48 rows).
   std::function<void()> gemms(int whole, int eighths) {
@@ -632,7 +635,7 @@ struct Figures {
 nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance) {
   std::string blocks;
   for (double r : imbalance.block_ratios) blocks += (blocks.empty() ? "" : " ") + emb::str(r);
-  return {{"rank_imbalance", fig(imbalance.ratio, "blocks of 10 rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back, spread over the probe: the close's wait over the ranks' mean compute, a block's median, the lowest of the blocks (" + blocks + ")")},
+  return {{"rank_imbalance", fig(imbalance.ratio, "blocks of " + std::to_string(ImbalanceProbe::kRoundsPerBlock) + " rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back, spread over the probe: the close's wait over the ranks' mean compute, a block's median, the lowest of the blocks (" + blocks + ")")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
           {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds, the median over all: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
 }
