@@ -172,6 +172,13 @@ Hardware load_hardware(const std::string& name_or_path) {
                             "measure the imbalance again (mpirun -np RANKS hwprobe --imbalance)"),
                 kExitInput);
   if (j.contains("first_turn_seconds")) h.first_turn_s = f("first_turn_seconds");
+  if (j.contains("turn_seconds")) h.turn_s = f("turn_seconds");
+  if (j.contains("first_turn_spread_seconds")) h.first_turn_spread_s = f("first_turn_spread_seconds");
+  if (h.first_turn_s > 0 && !j.contains("turn_seconds"))
+    throw Error(str(h.path, ": first_turn_seconds without turn_seconds is an older hwprobe's (its first turn held a "
+                            "later one where more than 2 ranks share a core): measure the imbalance again (mpirun -np "
+                            "RANKS hwprobe --imbalance)"),
+                kExitInput);
   if (j.contains("spare_core_speedup")) h.spare_core_speedup = f("spare_core_speedup");
   if (j.contains("memory_spare_core_speedup")) h.memory_spare_core_speedup = f("memory_spare_core_speedup");
   h.peak_fp32 = f("peak_flops.fp32"), h.peak_bf16 = f("peak_flops.bf16");
@@ -225,6 +232,8 @@ Hardware load_hardware(const std::string& name_or_path) {
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
   if (h.first_turn_s < 0) throw Error(str(h.path, ": first_turn_seconds must not be negative"), kExitInput);
+  if (h.turn_s < 0 || h.first_turn_spread_s < 0)
+    throw Error(str(h.path, ": turn_seconds and first_turn_spread_seconds must not be negative"), kExitInput);
   if (h.comm_core_seconds_per_byte < 0)
     throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
   return h;

@@ -416,33 +416,61 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   }
 }
 
-// k ranks time-sharing a core leave the step's head together and take turns of the
-// scheduler's slice. The rank that holds the core as the head's reductions end runs a turn
-// (the hardware's first_turn_s, hwprobe's rounds opened as a step's head: 3.2-3.6 ms here, most
-// of the 4 ms slice) at a full core, its forward and the backward's start where the forward is
-// shorter, while its partners wait in the head; they then run their passes paced, and the core
-// is busy throughout, so the first rank's passes are shorter by what the partners waited. Over
-// the k ranks, the step's phases move by (1 - 1/k) of the turn: out of the passes and into the
-// head's wait (session 17, per rank of the tiny decks at 4 ranks: the forward 3.2-3.5 ms on the
-// rank that ran first, 2.9 at a full core, 5.2-6.0 on its partner, which waited 3.3-3.7 ms in
-// the head; the forward's mean 4.2-4.5 ms, `other` 1.8-1.9).
-struct FirstTurn {
-  double share = 1;        // of a core a rank has over the step: 1/k
-  double fwd_at_full = 0;  // seconds of the forward run at a full core
-  double bwd_at_full = 0;  // and of the backward, where the forward is shorter than the turn
-  double head_wait() const { return (fwd_at_full + bwd_at_full) * (1 - share); }  // a rank's, averaged
+// k ranks time-sharing a core leave the step's head in the scheduler's turns, each at a full
+// core in its turns: the rank that holds the core as the head's reductions end runs a first turn
+// (what it has left of its slice: the hardware's first_turn_s ± first_turn_spread_s, 1.6-5.8 ms
+// here), each partner then a turn in order (turn_s: 4.0 ms) while the ones not yet run wait in
+// the head, and round again. A rank's forward starts with its first turn and ends where its
+// turns have given it a full core's forward; the core is busy throughout, so what the head waits
+// and the forward's turns change moves between the head, the forward and the backward, and the
+// step is the paced passes'. Session 19's traces, the tiny decks at 4 ranks on one core:
+// forwards starting 0, 3.2-3.4, 7.2-7.3 and 11.3-11.4 ms into the step, each later rank's
+// forward a full core's 3.3-3.4 ms, the first rank's 11-15 where its first turn ended short of
+// its forward (a knife edge: 3.35 ms of forward against a first turn anywhere in 0.9-5.4); paced
+// at a quarter of the core each after the first turn they were 2x the 5.0-5.6 ms measured. Only
+// the step's first micro-batch leaves the head.
+struct HeadTurns {
+  double head_wait = 0;       // the ranks' mean wait in the head for their first turn
+  double forward_change = 0;  // the ranks' mean forward less the paced one (k full-core forwards)
 };
 
-FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
-  FirstTurn t;
-  t.share = device_share(hw, s.w.ranks);
-  if (!hw.ranks_share_node || t.share >= 1 || hw.first_turn_s <= 0) return t;
-  const double per_mb = 1.0 / s.micro_batches;
-  const double full_fwd = s.fwd_s * per_mb * t.share, full_bwd = (s.bwd_s + s.recompute_s) * per_mb * t.share;
-  const double turn = std::min(full_fwd + full_bwd, hw.first_turn_s);
-  t.fwd_at_full = std::min(full_fwd, turn);
-  t.bwd_at_full = turn - t.fwd_at_full;
-  return t;
+// k ranks' turns after a first turn of `first_turn` seconds, later ones of `turn`, each rank's
+// micro-batch `work` seconds at a full core of which `fwd` its forward.
+HeadTurns turns_after_head(int k, double first_turn, double turn, double fwd, double work) {
+  std::vector<double> ran(size_t(k), 0), start(size_t(k), -1), fwd_end(size_t(k), -1);
+  double now = 0;
+  // Turns in order until every forward has ended; a rank whose micro-batch ended has left the
+  // core for the collective that closes it (its forward ended before).
+  for (int t = 0, forwards_left = k; forwards_left > 0; ++t) {
+    const size_t r = size_t(t % k);
+    if (ran[r] >= work) continue;
+    if (start[r] < 0) start[r] = now;
+    const double run = std::min(t == 0 ? first_turn : turn, work - ran[r]);
+    if (fwd_end[r] < 0 && ran[r] + run >= fwd) fwd_end[r] = now + (fwd - ran[r]), --forwards_left;
+    ran[r] += run, now += run;
+  }
+  HeadTurns h;
+  for (size_t r = 0; r < size_t(k); ++r) h.head_wait += start[r] / k, h.forward_change += (fwd_end[r] - start[r]) / k;
+  h.forward_change -= fwd * k;
+  return h;
+}
+
+// The turns averaged over a step's first turn, uniform over the hardware's median ± spread.
+HeadTurns head_turns(const Hardware& hw, const StepPrediction& s) {
+  const double share = device_share(hw, s.w.ranks);
+  if (!hw.ranks_share_node || share >= 1 || hw.first_turn_s <= 0 || hw.turn_s <= 0) return {};
+  const int k = std::max(2, int(std::lround(1 / share)));  // ranks a core
+  const double per_mb = share / s.micro_batches;             // a micro-batch at a full core
+  const double fwd = s.fwd_s * per_mb, work = fwd + (s.bwd_s + s.recompute_s) * per_mb;
+  if (work <= 0) return {};
+  constexpr int kPoints = 16;
+  HeadTurns mean;
+  for (int i = 0; i < kPoints; ++i) {
+    const double first = hw.first_turn_s + hw.first_turn_spread_s * (2 * (i + 0.5) / kPoints - 1);
+    const HeadTurns h = turns_after_head(k, std::max(0.0, first), hw.turn_s, fwd, work);
+    mean.head_wait += h.head_wait / kPoints, mean.forward_change += h.forward_change / kPoints;
+  }
+  return mean;
 }
 
 // With more than one rank every rank waits for the slowest at each of the step's synchronisations
@@ -454,7 +482,7 @@ FirstTurn first_turn(const Hardware& hw, const StepPrediction& s) {
 // own wait for it at every synchronisation, the head's host reductions included. Ranks
 // time-sharing cores (more than the node's cores) wait for it in the collectives: the head
 // follows the close with little work between, and there the partner waiting for the first turn
-// (FirstTurn) is the wait. Session 18, 4 ranks on 2 cores: the closing collective's wait beyond
+// (HeadTurns) is the wait. Session 18, 4 ranks on 2 cores: the closing collective's wait beyond
 // the collective grows with the work before it (tiny_wan 0.7 ms after ~17 ms of compute,
 // scaling_cpu ~4 after ~170; tiny_gr00t's exposed comm at global batch 16 to 256, 1 to 7
 // micro-batches, 1.3 to 5.3 ms), where a charge per meeting (the probe's wait per round) had it
@@ -504,7 +532,7 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   // gathers at once (round 24: at 4 ranks scaling_cpu's `other` over-predicted by their sum;
   // session 17: the tiny decks' by the gathers beside the turn): the overlap is no time of its
   // own. Ranks on cores of their own meet there at the head's host reductions, of all its waits.
-  const double turn_wait = first_turn(hw, s).head_wait();
+  const double turn_wait = head_turns(hw, s).head_wait;
   const double head_overlap =
       turn_wait +
       (time_sharing ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers));
@@ -616,12 +644,11 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.optim = s.optimizer_s + norm_reduction;
   ph.other = f.total_s - norm_reduction - in_passes + s.imbalance_s - s.imbalance_in_collectives_s +
              s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
-  // The first turn after the head (FirstTurn): one rank of k runs it at a full core while the
-  // others wait in the head.
-  const FirstTurn turn = first_turn(hw, s);
-  ph.fwd -= turn.fwd_at_full * (1 - turn.share);
-  ph.bwd -= turn.bwd_at_full * (1 - turn.share);
-  ph.other += turn.head_wait();
+  // The ranks sharing a core leave the head in turns (HeadTurns).
+  const HeadTurns turns = head_turns(hw, s);
+  ph.fwd += turns.forward_change;
+  ph.bwd -= turns.forward_change + turns.head_wait;
+  ph.other += turns.head_wait;
 }
 
 // Samples/s per device, MFU and the epoch.

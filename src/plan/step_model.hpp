@@ -29,8 +29,10 @@
 //             compute, scaled from the ranks it was measured with to R ranks by the expected
 //             maximum of R independent normal delays; for ranks on cores of their own waited at
 //             every synchronisation, for ranks time-sharing cores in the collectives, the head's
-//             wait then a partner's first turn after it (first_turn_s at a full core, which
-//             hwprobe's rounds opened as a step's head measure); packed samples of different
+//             wait then the partners' turns after it (the first turn first_turn_s, the later ones
+//             turn_s, each at a full core; hwprobe --imbalance measures both, the first in rounds
+//             opened as a step's head), which move time between the head (`other`) and the
+//             passes; packed samples of different
 //             context lengths (the data's spread, read from its files) spread each rank's
 //             compute too (data_spread_s), in quadrature with the timing on cores of their own,
 //             added to it for ranks time-sharing cores (the cores' gap and the partners'); timed

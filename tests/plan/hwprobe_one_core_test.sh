@@ -39,6 +39,7 @@ for key in ("bytes_per_s", "reduce_bytes_per_s"):  # a copy's rate and the sums'
     v = link[key]["value"]
     assert v is not None and math.isfinite(v) and v > 1e8, (key, v)
 assert two["rank_imbalance_ranks"]["value"] == 2 and two["first_turn_seconds"]["value"] > 0, two
+assert two["turn_seconds"]["value"] > 0 and two["first_turn_spread_seconds"]["value"] >= 0, two
 assert two["time_sharing_link"]["bytes_per_s"]["value"] > 1e7, two["time_sharing_link"]
 # the collectives' core cost the 1-rank file cannot have: measured at two ranks on the core
 assert link["core_seconds_per_byte"]["value"] == 0, link

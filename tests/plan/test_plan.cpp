@@ -536,33 +536,43 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
-// Two ranks a core: the rank holding the core as the step's head ends runs a turn (the file's
-// first_turn_s) at a full core, the forward and, where the forward is shorter, as much of the
-// backward as the turn holds, while its partner waits in the head. Over the two ranks half the
-// turn moves out of the passes (each pass its own part) into `other`; the step is unchanged.
-BOOST_AUTO_TEST_CASE(the_first_turn_after_the_head_runs_at_a_full_core) {
+// Ranks sharing a core leave the step's head in the scheduler's turns, each at a full core: the
+// rank holding the core runs a first turn (first_turn_s), each partner then a turn (turn_s) in
+// order while the ones not yet run wait in the head. A rank's forward runs from its first turn
+// to where its turns have given it a full core's forward: the phases move between the head
+// (`other`), the forward and the backward, and the step is the paced passes'.
+BOOST_AUTO_TEST_CASE(ranks_sharing_a_core_leave_the_head_in_turns) {
   Hardware h = two_core_node();
   Workload w = tiny_workload();
-  w.ranks = 4;
+  w.ranks = 4;  // two ranks a core
   const StepPrediction paced = predict_step(h, w);
-  BOOST_TEST(paced.comm_head_s == 0.0);  // no gathers under the head to wait beside the turn
-  // A micro-batch's passes at a full core: half their paced seconds.
-  const double fwd = paced.fwd_s / paced.micro_batches / 2, bwd = paced.bwd_s / paced.micro_batches / 2;
-  const auto moved_by = [&](double turn_fwd, double turn_bwd) {
-    const StepPrediction turns = predict_step(h, w);
-    BOOST_TEST(turns.step_s == paced.step_s, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(turns.phases.fwd == paced.phases.fwd - turn_fwd / 2, boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(turns.phases.bwd == paced.phases.bwd - turn_bwd / 2, boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(turns.phases.other == paced.phases.other + (turn_fwd + turn_bwd) / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(paced.comm_head_s == 0.0);  // no gathers under the head to wait beside the turns
+  // A micro-batch's forward at a full core: half its paced seconds.
+  const double fwd = paced.fwd_s / paced.micro_batches / 2;
+  const auto moved_by = [&](const Workload& at, const StepPrediction& base, double forward_change, double head_wait) {
+    const StepPrediction turns = predict_step(h, at);
+    BOOST_TEST(turns.step_s == base.step_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(turns.phases.fwd == base.phases.fwd + forward_change, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(turns.phases.bwd == base.phases.bwd - forward_change - head_wait, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(turns.phases.other == base.phases.other + head_wait, boost::test_tools::tolerance(1e-9));
   };
-  h.first_turn_s = 1.0;  // the turn holds the whole micro-batch
-  moved_by(fwd, bwd);
-  h.first_turn_s = fwd * 1.5;  // the turn ends in the backward
-  moved_by(fwd, fwd / 2);
-  h.first_turn_s = fwd / 2;  // the turn ends in the forward, after half its work
-  moved_by(fwd / 2, 0);
+  h.turn_s = fwd * 2;
+  h.first_turn_s = fwd * 1.5;  // the forward ends in the first turn: each rank's a full core's
+  moved_by(w, paced, fwd - 2 * fwd, h.first_turn_s / 2);
+  h.first_turn_s = fwd / 2;  // it does not: the first rank's forward waits out its partner's turn
+  moved_by(w, paced, (fwd + h.turn_s + fwd) / 2 - 2 * fwd, h.first_turn_s / 2);
+  // A first turn uniform over fwd ± fwd/2: half the steps' first rank waits out a turn.
+  h.first_turn_s = fwd, h.first_turn_spread_s = fwd / 2;
+  moved_by(w, paced, (fwd + h.turn_s / 2 + fwd) / 2 - 2 * fwd, fwd / 2);
+  // Four ranks a core, the first turn short of the forward: the first rank's forward holds its
+  // three partners' turns, each of theirs is a full core's; they wait 0, T1, T1 + T, T1 + 2T.
+  w.ranks = 8;
+  h.first_turn_s = 0;
+  const StepPrediction paced8 = predict_step(h, w);
+  const double fwd8 = paced8.fwd_s / paced8.micro_batches / 4;
+  h.first_turn_s = fwd8 / 2, h.first_turn_spread_s = 0, h.turn_s = fwd8 * 2;
+  moved_by(w, paced8, (fwd8 + 3 * h.turn_s + 3 * fwd8) / 4 - 4 * fwd8, 3 * (h.first_turn_s + h.turn_s) / 4);
   w.ranks = 2;  // a core each: no turns
-  h.first_turn_s = 1.0;
   const StepPrediction two = predict_step(h, w);
   h.first_turn_s = 0;
   BOOST_TEST(two.phases.fwd == predict_step(h, w).phases.fwd, boost::test_tools::tolerance(1e-12));
@@ -856,29 +866,43 @@ BOOST_AUTO_TEST_CASE(every_hardware_file_loads_and_a_figure_without_source_is_re
   std::filesystem::remove(bad);
 }
 
-// hwprobe --imbalance writes first_turn_seconds, which the planner reads; an older probe's
-// scheduler_slice_seconds, which it no longer reads, is refused with the command to measure again.
-BOOST_AUTO_TEST_CASE(the_first_turn_is_read_and_an_older_probes_slice_refused) {
+// hwprobe --imbalance writes first_turn_seconds, first_turn_spread_seconds and turn_seconds,
+// which the planner reads; an older probe's scheduler_slice_seconds, and its first turn without
+// the later ones (at 4 ranks a core it held a later turn too), are refused with the command to
+// measure again.
+BOOST_AUTO_TEST_CASE(the_turns_are_read_and_an_older_probes_refused) {
   std::filesystem::create_directories("outputs");
   nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
   const std::string path = "outputs/test_plan_first_turn_hw.json";
+  const auto refused_with = [&](const std::string& figure) {
+    std::ofstream(path) << j.dump();
+    std::string message;
+    try {
+      load_hardware(path);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    BOOST_TEST(message.find(figure) != std::string::npos, message);
+    BOOST_TEST(message.find("hwprobe --imbalance") != std::string::npos, message);
+  };
   j["first_turn_seconds"] = {{"value", 3.4e-3}, {"source", "test"}};
+  refused_with("first_turn_seconds without turn_seconds");
+  j["turn_seconds"] = {{"value", 4e-3}, {"source", "test"}};
+  j["first_turn_spread_seconds"] = {{"value", 1.9e-3}, {"source", "test"}};
   std::ofstream(path) << j.dump();
-  BOOST_TEST(load_hardware(path).first_turn_s == 3.4e-3);
+  const Hardware h = load_hardware(path);
+  BOOST_TEST(h.first_turn_s == 3.4e-3);
+  BOOST_TEST(h.turn_s == 4e-3);
+  BOOST_TEST(h.first_turn_spread_s == 1.9e-3);
   j["scheduler_slice_seconds"] = {{"value", 4e-3}, {"source", "test"}};
-  std::ofstream(path) << j.dump();
-  std::string message;
-  try {
-    load_hardware(path);
-  } catch (const Error& e) {
-    message = e.what();
-  }
-  BOOST_TEST(message.find("scheduler_slice_seconds") != std::string::npos);
-  BOOST_TEST(message.find("hwprobe --imbalance") != std::string::npos);
+  refused_with("scheduler_slice_seconds");
   j.erase("scheduler_slice_seconds");
-  j["first_turn_seconds"]["value"] = -1;
-  std::ofstream(path) << j.dump();
-  BOOST_CHECK_THROW(load_hardware(path), Error);
+  for (const char* figure : {"first_turn_seconds", "turn_seconds", "first_turn_spread_seconds"}) {
+    nlohmann::json bad = j;
+    bad[figure]["value"] = -1;
+    std::ofstream(path) << bad.dump();
+    BOOST_CHECK_THROW(load_hardware(path), Error);
+  }
   std::filesystem::remove(path);
 }
 

@@ -22,8 +22,8 @@
 //               longer than the ranks' mean compute a round's close waits (rates are the mean
 //               over ranks), in 4 blocks spread over the probe, the lowest block's median
 //               (a host's load spells read in some blocks only); with ranks sharing cores
-//               (--imbalance at more ranks than cores) the turn a rank runs after the opening
-//               while its partners wait;
+//               (--imbalance at more ranks than cores) the first turn a rank runs after the
+//               opening while its partners wait, and the scheduler's later turns;
 //   attention   attention forward + backward, 512 tokens, 4 heads of 16 and of 64, full mask:
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart; and on
@@ -87,10 +87,13 @@ void linear(const float* x, const float* w, float* y, int64_t n, int64_t in, int
                            emb::View{}, emb::view(y, n, out));
 }
 
-double median(std::vector<double> v) {
+// The q-quantile of v (0 <= q <= 1), the nearest rank's value.
+double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
 }
+
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 double mean(const std::vector<double>& v) {
   double sum = 0;
@@ -233,27 +236,29 @@ double spare_core_speedup(const std::function<void()>& work) {
 // A step's synchronisations as the ranks meet them: a round opens with a blocking host
 // reduction, as a step's head, runs `work` and closes with another reduction, as the collective
 // that closes a step's backward (the collective itself is charged apart); the rounds follow one
-// another with no barrier, as steps do. Per round, the ranks' means of the wait in each
-// reduction and of the work's wall time.
+// another with no barrier, as steps do. Per round, the ranks' means of the close's wait and of
+// the work's wall time, and when each rank left the head (the node's monotonic clock, which
+// every process reads alike), earliest first.
 struct MeetingRound {
-  double head_s = 0, close_s = 0, compute_s = 0;
+  double close_s = 0, compute_s = 0;
+  std::vector<double> head_exits_s;  // [ranks], ascending
 };
 
 MeetingRound meeting_round(const std::function<void()>& work) {
-  const auto h0 = Clock::now();
   emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
-  const double head = emb::seconds_since(h0);
   const auto t0 = Clock::now();
+  const double head_exit = std::chrono::duration<double>(t0.time_since_epoch()).count();
   work();
   const double compute = emb::seconds_since(t0);
   const auto t1 = Clock::now();
   emb::max_over_ranks(MPI_COMM_WORLD, 1.0);
   const double close = emb::seconds_since(t1);
-  const std::vector<double> all = emb::all_gather(MPI_COMM_WORLD, std::vector<double>{head, compute, close});
+  const std::vector<double> all = emb::all_gather(MPI_COMM_WORLD, std::vector<double>{head_exit, compute, close});
   MeetingRound r;
   for (int k = 0; k < g_size; ++k)
-    r.head_s += all[size_t(3 * k)] / g_size, r.compute_s += all[size_t(3 * k + 1)] / g_size,
+    r.head_exits_s.push_back(all[size_t(3 * k)]), r.compute_s += all[size_t(3 * k + 1)] / g_size,
         r.close_s += all[size_t(3 * k + 2)] / g_size;
+  std::sort(r.head_exits_s.begin(), r.head_exits_s.end());
   return r;
 }
 
@@ -280,46 +285,84 @@ int ranks_per_core(const emb::World& world) {
 // (`other` and exposed comm) stayed at 2.4-5.5 % of its compute, in slow spells of 50 % longer
 // steps too; the lowest block read 0.003-0.041. Drift a machine keeps (a slower core) shows in
 // every block.
-// With more ranks than cores, the head's wait, the median over every block's rounds, is the
-// turn the rank holding the core runs after it while its partners wait: k ranks a core wait
-// (k-1)/k of a turn on average (the planner's FirstTurn); it moved by 0.1 ms over a minute where
-// the close's moved by ±0.3 (plan_validation.sh takes the mean of a probe before and after a
-// run). Opened by a barrier instead, the ranks time-sharing a core leave it as the scheduler turns
-// them, not as a step's head leaves them: the close waited 1.1-1.3 ms a round at 4 ranks on 2
-// cores, 0.9-1.0 opened as here (session 17).
+// With more ranks than cores the ranks sharing a core leave the head in the scheduler's turns:
+// one a core runs on as the head ends, the next takes the core when that one's first turn
+// ends, the others a turn later each. A round's exits from the head, earliest first, come in
+// groups of the node's cores: the first turn is the second group's mean exit less the first
+// group's, over every block's rounds their median (first_turn_s) and interquartile range
+// (first_turn_spread_s). It is what the
+// holding rank has left of its slice, so it falls anywhere in one: at 4 ranks on one core here
+// 0.9-5.4 ms over a probe's 40 rounds, the median 3.7 and the quartiles 2.6 and 4.7 (session
+// 19's traces: forwards starting 0, 3.2-3.4, 7.2-7.3 and 11.3-11.4 ms into a step). The later
+// turns (turn_s) are timed on their own: every rank spins on the clock, a gap over 0.1 ms is a
+// partner's turn and a run between two gaps one of its own (scheduler_turn_seconds; 3.97 ms
+// here). Opened by a barrier instead, the ranks time-sharing a core leave it as the scheduler
+// turns them, not as a step's head leaves them: the close waited 1.1-1.3 ms a round at 4 ranks
+// on 2 cores, 0.9-1.0 opened as here (session 17).
 struct Imbalance {
-  double ratio = 0, first_turn_s = 0;
+  double ratio = 0, first_turn_s = 0, first_turn_spread_s = 0, turn_s = 0;
   std::vector<double> block_ratios;  // each block's median, in the order measured
 };
+
+// Seconds a rank runs before a partner on its core takes it: every rank spins on the clock for
+// 0.4 s, the median of its whole runs between gaps over 0.1 ms (a partner's turn; a timer's
+// interrupt takes microseconds), the median over the ranks.
+double scheduler_turn_seconds() {
+  using std::chrono::duration;
+  emb::barrier(MPI_COMM_WORLD);
+  std::vector<double> runs;
+  const auto start = Clock::now();
+  auto run_start = start, last = start;
+  bool whole = false;  // the run began after a gap (the first began mid-turn)
+  for (auto now = start; now - start < duration<double>(0.4); now = Clock::now()) {
+    if (now - last > duration<double>(1e-4)) {
+      if (whole) runs.push_back(duration<double>(last - run_start).count());
+      whole = true, run_start = now;
+    }
+    last = now;
+  }
+  return median_over_ranks(runs.empty() ? 0.0 : median(runs));
+}
 
 class ImbalanceProbe {
  public:
   static constexpr int kRoundsPerBlock = 10;  // 0 to 9 eighths: one slice's period
 
   explicit ImbalanceProbe(const emb::World& world)
-      : ranks_per_core_(ranks_per_core(world)), a_(kRows * kRows, 0.5f), w_(kRows * kRows, 0.25f),
-        y_(kRows * kRows) {
+      : ranks_per_core_(ranks_per_core(world)), cores_(std::max(1, world.node_cores)), a_(kRows * kRows, 0.5f),
+        w_(kRows * kRows, 0.25f), y_(kRows * kRows) {
     meeting_round(gemms(1, 0));  // warm caches and pages
+    if (ranks_per_core_ > 1) turn_s_ = scheduler_turn_seconds();
   }
 
   void measure_block() {
     std::vector<double> ratios;
     for (int r = 0; r < kRoundsPerBlock; ++r) {
       const MeetingRound round = meeting_round(gemms(8, r));
-      ratios.push_back(round.close_s / round.compute_s), heads_.push_back(round.head_s);
+      ratios.push_back(round.close_s / round.compute_s);
+      if (ranks_per_core_ > 1) first_turns_.push_back(group_mean(round.head_exits_s, 1) - group_mean(round.head_exits_s, 0));
     }
     block_ratios_.push_back(std::max(0.0, median(ratios)));
   }
 
   Imbalance result() const {
-    const int k = ranks_per_core_;
-    const double turns_waited = double(k - 1) / double(k);
-    return {*std::min_element(block_ratios_.begin(), block_ratios_.end()),
-            k > 1 ? median(heads_) / turns_waited : 0.0, block_ratios_};
+    Imbalance i{*std::min_element(block_ratios_.begin(), block_ratios_.end()), 0, 0, turn_s_, block_ratios_};
+    if (!first_turns_.empty())
+      i.first_turn_s = median(first_turns_),
+      i.first_turn_spread_s = quantile(first_turns_, 0.75) - quantile(first_turns_, 0.25);
+    return i;
   }
 
  private:
   static constexpr int kRows = 384;
+
+  // The mean of the group-th `cores_` exits.
+  double group_mean(const std::vector<double>& exits, int group) const {
+    const size_t begin = size_t(group * cores_), end = std::min(exits.size(), size_t((group + 1) * cores_));
+    double sum = 0;
+    for (size_t i = begin; i < end; ++i) sum += exits[i];
+    return sum / double(end - begin);
+  }
 
   // 384³ GEMMs and eighths of one (on 48 rows).
   std::function<void()> gemms(int whole, int eighths) {
@@ -329,9 +372,10 @@ class ImbalanceProbe {
     };
   }
 
-  int ranks_per_core_;
+  int ranks_per_core_, cores_;
+  double turn_s_ = 0;
   std::vector<float> a_, w_, y_;
-  std::vector<double> block_ratios_, heads_;
+  std::vector<double> block_ratios_, first_turns_;
 };
 
 double gemm_peak() {
@@ -637,7 +681,9 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
   for (double r : imbalance.block_ratios) blocks += (blocks.empty() ? "" : " ") + emb::str(r);
   return {{"rank_imbalance", fig(imbalance.ratio, "blocks of " + std::to_string(ImbalanceProbe::kRoundsPerBlock) + " rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back, spread over the probe: the close's wait over the ranks' mean compute, a block's median, the lowest of the blocks (" + blocks + ")")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds, the median over all: the opening reduction's wait over the (k-1)/k of a turn that k ranks a core wait on average (0: a core per rank)")}};
+          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds' opening reduction: the wait of the ranks that took their core second, the median over all (0: a core per rank)")},
+          {"first_turn_spread_seconds", fig(imbalance.first_turn_spread_s, "the same waits' interquartile range: --plan takes a step's first turn uniform over the median ± it")},
+          {"turn_seconds", fig(imbalance.turn_s, "every rank spinning on the clock for 0.4 s: the median of its runs between a partner's turns, the median over the ranks (0: a core per rank)")}};
 }
 
 // A link's figures as the planner reads them (hardware.hpp: intra_node's keys, and
