@@ -113,6 +113,11 @@ double gemm_efficiency(const Hardware& hw, double width) {
   return hw.gemm_width_efficiency.empty() ? 1 : interpolate_log2(hw.gemm_width_efficiency, width);
 }
 
+double attention_forward_fraction(const Hardware& hw, double head_dim) {
+  const auto& t = hw.attention_forward_fraction_by_head_dim;
+  return t.empty() ? hw.attention_forward_fraction : interpolate_log2(t, head_dim);
+}
+
 double linear_efficiency(const Hardware& hw, double narrow, double width) {
   const auto& t = hw.gemm_narrow_efficiency;
   if (t.empty() || narrow >= width || narrow > t.back().first) return gemm_efficiency(hw, width);
@@ -219,6 +224,13 @@ Hardware load_hardware(const std::string& name_or_path) {
                   kExitInput);
   }
   h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);
+  h.attention_forward_fraction_by_head_dim =
+      read_keyed_table(j, "", "attention_forward_fraction_by_head_dim", "a head dim", f, h.path);
+  bool fractions = h.attention_forward_fraction > 0 && h.attention_forward_fraction <= 1;
+  for (const auto& dim_fraction : h.attention_forward_fraction_by_head_dim) fractions &= dim_fraction.second <= 1;
+  if (!fractions)
+    throw Error(str(h.path, ": attention_forward_fraction and attention_forward_fraction_by_head_dim need shares in (0, 1]"),
+                kExitInput);
   h.gemm_narrow_efficiency = read_keyed_table(j, "", "gemm_narrow_efficiency", "a linear's narrower dimension", f, h.path);
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};

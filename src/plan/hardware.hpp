@@ -61,8 +61,11 @@ struct Hardware {
   // has no attention_masked_tile_ratio (a GPU's tiles apply the mask in registers).
   double attention_masked_tile_ratio = 1;
   // The forward's share of attention's forward + backward time (4 of the 14 FLOPs per pair and
-  // head dim unless measured).
+  // head dim unless measured), by head dim where measured ("attention_forward_fraction_by_head_dim"
+  // {"16": figure, "64": figure}: the softmax's work, as long in either pass, weighs more in
+  // narrow heads), else the file's one "attention_forward_fraction".
   double attention_forward_fraction = 4.0 / 14;
+  std::vector<std::pair<double, double>> attention_forward_fraction_by_head_dim;
   // Dropout's seconds per element and pass (forward or backward) besides its memory traffic:
   // drawing the element's counter-based keep word (Philox, kernels/dropout_keep.hpp) and
   // applying it; 0 where the file has no dropout_element_seconds.
@@ -162,6 +165,9 @@ Hardware load_hardware(const std::string& name_or_path);
 // The GEMM rate at model width `width` over the file's GEMM rate (gemm_width_efficiency,
 // interpolated in log2(width), held at the table's ends; 1 without a table).
 double gemm_efficiency(const Hardware& hw, double width);
+// The forward's share of attention's time at head dim `head_dim`: the file's table interpolated in
+// log2(head_dim), held at its ends; its one figure without a table.
+double attention_forward_fraction(const Hardware& hw, double head_dim);
 // The GEMM rate of a linear whose narrower dimension is `narrow` in a model of width `width`
 // over the file's GEMM rate: gemm_narrow_efficiency's (interpolated in log2(narrow), held at
 // its narrowest key) for a linear narrower than the model and no wider than the table's widest

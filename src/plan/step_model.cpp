@@ -176,13 +176,15 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const double passes = w.fp8 ? 3 : 2;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate, their
   // per-pair work, and the masked tiles' mask rule per pair (a dense tile's (pair, head) at
-  // head dim 16 times the file's masked ratio less one), split by the forward's measured share.
+  // head dim 16 times the file's masked ratio less one), split by the forward's share measured
+  // at the trunk's head dim (the tiny decks' 16: 0.36-0.39 here, where the share at 64, 0.32-0.33,
+  // had their 1-rank forward 8-16 % low and their backward within 5 %; round 63).
   const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
   const double pair_head = hw.attention_pair_head_s / r.share;
   const double masked_extra = (hw.attention_masked_tile_ratio - 1) * (pair_head + 14.0 * 16 / r.attention);
   const double attn = 3.5 * tiled.flops_fwd / r.attention + tiled.pair_heads * pair_head +
                       tiled.masked_pair_heads * masked_extra;
-  const double attn_fwd = hw.attention_forward_fraction * attn;
+  const double attn_fwd = attention_forward_fraction(hw, double(c.d_model) / c.n_heads) * attn;
   // Dropout draws every element's keep word in the forward and again in the backward.
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
   // The weights' traffic a micro-batch makes beyond GEMM rates measured on cached weights, per

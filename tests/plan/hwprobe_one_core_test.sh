@@ -45,6 +45,9 @@ assert two["time_sharing_link"]["bytes_per_s"]["value"] > 1e7, two["time_sharing
 assert link["core_seconds_per_byte"]["value"] == 0, link
 assert two["time_sharing_link"]["core_seconds_per_byte"]["value"] > 1e-11, two["time_sharing_link"]
 assert two["gemm_flops"] == one["gemm_flops"]  # the file's own figures kept
+# the forward's share of attention at head dims 16 and 64 (0.36-0.39 and 0.32-0.33 here)
+shares = one["attention_forward_fraction_by_head_dim"]
+assert sorted(shares) == ["16", "64"] and all(0.1 < s["value"] < 0.9 for s in shares.values()), shares
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
 # Two ranks time-sharing the core do the global batch's work on the same core as one rank (each
 # half of it at half the core): no faster, and they wait for each other in the collectives,

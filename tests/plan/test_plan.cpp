@@ -375,6 +375,42 @@ BOOST_AUTO_TEST_CASE(masked_tiles_cost_the_measured_ratio_over_a_dense_pair) {
   BOOST_TEST(load_hardware("cpu_dev").attention_masked_tile_ratio > 1);
 }
 
+// Attention's time splits between the passes by the forward's share at the trunk's head dim: the
+// file's table by head dim (interpolated in log2, held at its ends), its one figure without it;
+// a share outside (0, 1] is refused.
+BOOST_AUTO_TEST_CASE(attention_splits_at_the_forward_share_of_the_trunks_head_dim) {
+  Hardware h = gpu_node();
+  h.attention_forward_fraction = 0.3;
+  BOOST_TEST(attention_forward_fraction(h, 16) == 0.3);
+  h.attention_forward_fraction_by_head_dim = {{16, 0.4}, {64, 0.3}};
+  BOOST_TEST(attention_forward_fraction(h, 32) == 0.35, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(attention_forward_fraction(h, 8) == 0.4);
+  BOOST_TEST(attention_forward_fraction(h, 128) == 0.3);
+  Workload w = tiny_workload();  // tiny_wan: 4 heads of 16
+  w.ranks = 1;
+  BOOST_TEST(w.model.d_model / w.model.n_heads == 16);
+  const auto at = [&](double share_at_16) {
+    h.attention_forward_fraction_by_head_dim = {{16, share_at_16}, {64, 0.3}};
+    return predict_step(h, w);
+  };
+  const StepPrediction low = at(0.3), mid = at(0.35), high = at(0.4);
+  BOOST_TEST(high.fwd_s > low.fwd_s);
+  BOOST_TEST(high.fwd_s - low.fwd_s == 2 * (mid.fwd_s - low.fwd_s), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(high.fwd_s + high.bwd_s == low.fwd_s + low.bwd_s, boost::test_tools::tolerance(1e-12));
+
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_attention_share_hw.json";
+  j["attention_forward_fraction_by_head_dim"] = {{"16", {{"value", 0.38}, {"source", "test"}}},
+                                                 {"64", {{"value", 0.32}, {"source", "test"}}}};
+  std::ofstream(path) << j.dump();
+  BOOST_TEST(attention_forward_fraction(load_hardware(path), 16) == 0.38);
+  j["attention_forward_fraction_by_head_dim"]["16"]["value"] = 1.2;
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
+}
+
 // ZeRO-3 keeps up to 4 gathered buckets (DataParallel's slots): a model in one bucket is
 // gathered once a step and reduced per micro-batch.
 BOOST_AUTO_TEST_CASE(zero3_in_few_buckets_gathers_once_a_step) {

@@ -430,10 +430,13 @@ std::function<void()> attention_run(int hd, bool backward, const std::vector<int
 
 // Attention's time per (pair, head) of a dense tile is c + 14·hd / rate: the softmax's work,
 // whatever the head dim, and the dot products (4·hd forward, 10·hd backward FLOPs, as --plan
-// counts them). Two head dims, 16 and 64, give both; the forward's share of the time is
-// measured at 64. The three are interleaved, 9 rounds, each the median of its rounds (one run
-// each: timed's median over ranks): a difference of two times taken minutes apart on a loaded
-// machine would be mostly the load.
+// counts them). Two head dims, 16 and 64, give both. The forward's share of the time is measured
+// at both (forward alone over forward + backward): the softmax's work is about as long in either
+// pass (the backward recomputes the probabilities) where the dot products are 4 to 10, so the
+// share falls with the head dim (0.36-0.39 at 16, 0.32-0.33 at 64 here; the tiny decks' heads
+// are 16 wide, scaling_cpu's 64). The four are interleaved, 9 rounds, each the median of its
+// rounds (one run each: timed's median over ranks): a difference of two times taken minutes apart
+// on a loaded machine would be mostly the load.
 // A masked tile costs more per (pair, head) than a dense one: its allowed pairs decided once per
 // call (kernels/cpu/attention_tile_masks.hpp), the forbidden scores set to −∞ for every head in
 // the forward and again in the backward (tile_scores), and its partial rows. Its ratio, per computed (pair, head), at head dim 16:
@@ -441,27 +444,30 @@ std::function<void()> attention_run(int hd, bool backward, const std::vector<int
 // 512-token sample (every tile dense), interleaved in the same rounds, on the threads' CPU
 // clocks (a ratio of one thread's own work, as the GEMM tables).
 struct AttentionCost {
-  double flops_per_s = 0, pair_head_s = 0, forward_fraction = 0, masked_tile_ratio = 1;
+  double flops_per_s = 0, pair_head_s = 0, masked_tile_ratio = 1;
+  double forward_fraction_16 = 0, forward_fraction_64 = 0;  // at head dims 16 and 64
 };
 
 AttentionCost attention_cost() {
   const std::vector<int32_t> one = attention_seq(false), packed = attention_seq(true);
   const double pair_heads = computed_pair_heads(one), packed_pair_heads = computed_pair_heads(packed);
   const auto both16 = attention_run(16, true, one), both64 = attention_run(64, true, one),
-             fwd64 = attention_run(64, false, one), masked16 = attention_run(16, true, packed);
+             fwd16 = attention_run(16, false, one), fwd64 = attention_run(64, false, one),
+             masked16 = attention_run(16, true, packed);
   both16(), masked16();  // warm caches and pages for the CPU-clock pair
-  std::vector<double> t16, t64, f64, ratio;
+  std::vector<double> t16, t64, f16, f64, ratio;
   for (int r = 0; r < 9; ++r) {
     t16.push_back(timed(both16, 1) / pair_heads);
     t64.push_back(timed(both64, 1) / pair_heads);
+    f16.push_back(timed(fwd16, 1) / pair_heads);
     f64.push_back(timed(fwd64, 1) / pair_heads);
     const double dense = thread_seconds(both16) / pair_heads, masked = thread_seconds(masked16) / packed_pair_heads;
     ratio.push_back(masked / dense);
   }
   const double s16 = median(t16), s64 = median(t64);
   const double per_dim = std::max((s64 - s16) / 48, 1e-15);  // seconds per head-dim unit
-  return {14 / per_dim, std::max(s16 - 16 * per_dim, 0.0), std::min(1.0, median(f64) / s64),
-          std::max(median(ratio), 1.0)};
+  return {14 / per_dim, std::max(s16 - 16 * per_dim, 0.0), std::max(median(ratio), 1.0),
+          std::min(1.0, median(f16) / s16), std::min(1.0, median(f64) / s64)};
 }
 
 // Dropout's seconds per element and pass besides its memory traffic: forward and backward
@@ -760,7 +766,9 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                       {"bf16", fig(m.gemm, "bf16 computes in fp32 on the CPU")}}},
       {"attention_flops", {{"fp32", fig(m.attention.flops_per_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the dot products' rate, per core")},
                            {"bf16", fig(m.attention.flops_per_s, "bf16 computes in fp32 on the CPU")}}},
-      {"attention_forward_fraction", fig(m.attention.forward_fraction, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64")},
+      {"attention_forward_fraction_by_head_dim",
+       {{"16", fig(m.attention.forward_fraction_16, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 16, interleaved with 64")},
+        {"64", fig(m.attention.forward_fraction_64, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64, interleaved with 16")}}},
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
       {"attention_masked_tile_ratio", fig(m.attention.masked_tile_ratio, "attention fwd+bwd, 512 tokens, 4 heads of 16: seconds per computed (pair, head) on samples of 13 tokens packed (every computed tile masked) over one sample of 512 (every tile dense), interleaved, thread CPU time, per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
