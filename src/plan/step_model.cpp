@@ -425,12 +425,13 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
 // the head, and round again. A rank's forward starts with its first turn and ends where its
 // turns have given it a full core's forward; the core is busy throughout, so what the head waits
 // and the forward's turns change moves between the head, the forward and the backward, and the
-// step is the paced passes'. Session 19's traces, the tiny decks at 4 ranks on one core:
-// forwards starting 0, 3.2-3.4, 7.2-7.3 and 11.3-11.4 ms into the step, each later rank's
-// forward a full core's 3.3-3.4 ms, the first rank's 11-15 where its first turn ended short of
-// its forward (a knife edge: 3.35 ms of forward against a first turn anywhere in 0.9-5.4); paced
-// at a quarter of the core each after the first turn they were 2x the 5.0-5.6 ms measured. Only
-// the step's first micro-batch leaves the head.
+// step is the paced passes'. Round 62's traces, the tiny decks at 4 ranks on one core: the
+// first turn 2.2-2.5 / 3.1-3.5 / 4.2-4.5 ms (quartiles), the later ones 4.0, each later rank's
+// forward a full core's 3.3-3.5 ms, the first rank's 15.1-16.2 (F + 3 turns) in the 52-60 % of
+// steps whose first turn ended short of it: a knife edge, so the turns are averaged over the
+// first turn's spread. Paced at a quarter of the core each after the first turn they were 2x the
+// 5.1-5.9 ms measured (regression/plan_validation.md session 21). Only the step's first
+// micro-batch leaves the head.
 struct HeadTurns {
   double head_wait = 0;       // the ranks' mean wait in the head for their first turn
   double forward_change = 0;  // the ranks' mean forward less the paced one (k full-core forwards)
