@@ -243,9 +243,9 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (h.devices_per_node < 1 || h.gemm_fp32 <= 0 || h.gemm_bf16 <= 0 || h.attention_fp32 <= 0 ||
       h.attention_bf16 <= 0 || h.memory_bytes_per_s <= 0 || h.intra_node.bytes_per_s <= 0)
     throw Error(str(h.path, ": devices_per_node, the FLOP rates and the bandwidths must be positive"), kExitInput);
-  if (h.first_turn_s < 0) throw Error(str(h.path, ": first_turn_seconds must not be negative"), kExitInput);
-  if (h.turn_s < 0 || h.first_turn_spread_s < 0)
-    throw Error(str(h.path, ": turn_seconds and first_turn_spread_seconds must not be negative"), kExitInput);
+  if (h.first_turn_s < 0 || h.first_turn_spread_s < 0 || h.turn_s < 0)
+    throw Error(str(h.path, ": first_turn_seconds, first_turn_spread_seconds and turn_seconds must not be negative"),
+                kExitInput);
   if (h.comm_core_seconds_per_byte < 0)
     throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
   return h;

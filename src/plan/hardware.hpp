@@ -114,10 +114,10 @@ struct Hardware {
   double rank_imbalance = 0;
   int rank_imbalance_ranks = 0;  // the ranks it was measured with (0: devices_per_node)
   // With more ranks than cores: how long the rank that holds a core as the step's head ends runs
-  // before a rank sharing the core takes it (first_turn_s: hwprobe --imbalance at that count, its
-  // rounds' opening wait of the ranks that took their core second: the median, and the
-  // interquartile range first_turn_spread_s, a step's first turn taken uniform over the median ±
-  // it), and the scheduler's turns after it (turn_s: a rank's runs between its partners' turns,
+  // before a rank sharing the core takes it (first_turn_s: hwprobe --imbalance at that count, when
+  // its rounds' ranks that took their core second left the opening reduction less when the first
+  // ones did: the median, and the interquartile range first_turn_spread_s, a step's first turn
+  // taken uniform over the median ± it), and the scheduler's turns after it (turn_s: a rank's runs between its partners' turns,
   // spinning). The ranks leave the head in these turns at a full core (step_model.cpp
   // HeadTurns); 0: unmeasured, the passes paced throughout.
   double first_turn_s = 0, first_turn_spread_s = 0, turn_s = 0;

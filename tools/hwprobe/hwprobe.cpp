@@ -290,10 +290,9 @@ int ranks_per_core(const emb::World& world) {
 // ends, the others a turn later each. A round's exits from the head, earliest first, come in
 // groups of the node's cores: the first turn is the second group's mean exit less the first
 // group's, over every block's rounds their median (first_turn_s) and interquartile range
-// (first_turn_spread_s). It is what the
-// holding rank has left of its slice, so it falls anywhere in one: at 4 ranks on one core here
-// 0.9-5.4 ms over a probe's 40 rounds, the median 3.7 and the quartiles 2.6 and 4.7 (session
-// 19's traces: forwards starting 0, 3.2-3.4, 7.2-7.3 and 11.3-11.4 ms into a step). The later
+// (first_turn_spread_s). It is what the holding rank has left of its slice, so it falls anywhere
+// in one: at 4 ranks on one core here the median 3.1-3.8 ms and the interquartile range 1.8-2.5
+// over a probe's 40 rounds; the steps' own, from round 62's traces, 3.1-3.5 and 2.0-2.1. The later
 // turns (turn_s) are timed on their own: every rank spins on the clock, a gap over 0.1 ms is a
 // partner's turn and a run between two gaps one of its own (scheduler_turn_seconds; 3.97 ms
 // here). Opened by a barrier instead, the ranks time-sharing a core leave it as the scheduler
@@ -687,8 +686,8 @@ nlohmann::json imbalance_figures(const Figures& fig, const Imbalance& imbalance)
   for (double r : imbalance.block_ratios) blocks += (blocks.empty() ? "" : " ") + emb::str(r);
   return {{"rank_imbalance", fig(imbalance.ratio, "blocks of " + std::to_string(ImbalanceProbe::kRoundsPerBlock) + " rounds of ~26 ms of GEMM opened and closed by a host reduction, back to back, spread over the probe: the close's wait over the ranks' mean compute, a block's median, the lowest of the blocks (" + blocks + ")")},
           {"rank_imbalance_ranks", fig(g_size, "the ranks it was measured with")},
-          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds' opening reduction: the wait of the ranks that took their core second, the median over all (0: a core per rank)")},
-          {"first_turn_spread_seconds", fig(imbalance.first_turn_spread_s, "the same waits' interquartile range: --plan takes a step's first turn uniform over the median ± it")},
+          {"first_turn_seconds", fig(imbalance.first_turn_s, "the same rounds' opening reduction: when the ranks that took their core second left it less when the first ones did, the median over all (0: a core per rank)")},
+          {"first_turn_spread_seconds", fig(imbalance.first_turn_spread_s, "the same first turns' interquartile range: --plan takes a step's first turn uniform over the median ± it")},
           {"turn_seconds", fig(imbalance.turn_s, "every rank spinning on the clock for 0.4 s: the median of its runs between a partner's turns, the median over the ranks (0: a core per rank)")}};
 }
 
