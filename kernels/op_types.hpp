@@ -21,6 +21,17 @@ namespace emb {
 // Pointwise activations (MODEL.md): none, relu, silu(x) = x·sigmoid(x),
 // gelu_tanh(x) = 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), gelu_erf(x) = 0.5x(1 + erf(x/√2)).
 enum class Activation : int32_t { none, relu, silu, gelu_tanh, gelu_erf };
+// Its name in hardware files (hwprobe's activation_element_seconds).
+inline const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::relu: return "relu";
+    case Activation::silu: return "silu";
+    case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::gelu_erf: return "gelu_erf";
+    case Activation::none: break;
+  }
+  return "none";
+}
 
 // Masks of packed attention (MODEL.md "Packed batch"), for query i and key j:
 //   full             seq_i = seq_j

@@ -14,6 +14,8 @@
 # "phases"): the step's parts as the trainer times them, which do not overlap and sum to the
 # step (src/core/timer.hpp): fwd, bwd, optim, exposed comm (the waits) and other (the rest:
 # the blocking host reductions); regression/plan_validation_table.py says what each holds.
+# The runs profile their ops (run.profile_ops): a second table sets each pass's kinds (gemm,
+# attention, dropout, elementwise, outside ops) against --plan's compute_by_kind.
 # Writes outputs/bench/plan_validation.json and .png (the phases as stacked bars) and prints the markdown table for
 # regression/plan_validation.md.
 #   regression/plan_validation.sh [BUILD_DIR] [STEPS]   (env: ROUNDS=3, DECKS="tiny_gr00t tiny_wan scaling_cpu",
@@ -72,7 +74,7 @@ for round in $(seq 1 "$rounds"); do
         case $deck in tiny_*) run_steps=$tiny_steps ;; esac
         [ "$gb" = deck ] || run_steps=$(( samples / gb > steps ? samples / gb : steps ))
         mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" "${size[@]}" \
-          --set train.steps="$run_steps" --set run.log_every="$run_steps" >/dev/null
+          --set train.steps="$run_steps" --set run.log_every="$run_steps" --set run.profile_ops=on >/dev/null
         load_after=$(cut -d' ' -f1 /proc/loadavg)
         after="$before"
         if [ "$probe_mode" = each ]; then

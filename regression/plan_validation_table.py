@@ -10,6 +10,10 @@ overlap and sum to the step) against --plan's "phases" (the same parts, summing 
 fwd and bwd (the compute, the op calls' host time, and on a shared core the collectives run
 under the compute), optim, exposed comm (the waits for collectives), and other (the blocking
 host reductions, the loop's own work; measured: the rest of the step, data_wait, h2d included).
+The passes by kind: the runs' op profiles (run.profile_ops, op_profile/rank<R>.csv: each op's
+mean ms per step, summed by kind, the ranks' mean) against --plan's compute_by_kind (gemm,
+attention, dropout, elementwise, and the rest of each phase against the profile's time outside
+ops), medians over rounds, a second table.
 Measured phases are each rank's trimmed means over steps (timings.csv beside summary.json; the
 step its median), averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
 computed 100 ms of fwd while the other waited 167 ms for it), so medians pooled over ranks
@@ -73,6 +77,38 @@ def measured_phases(run_dir):
     return step, {k: statistics.mean(m[k] for m in per_rank) for k in PHASES}, per_rank
 
 
+KINDS = ("gemm", "attention", "dropout", "elementwise", "outside ops")
+
+
+def measured_kinds(run_dir):
+    """The runs' op profile: {pass: {kind: seconds per step}}, the ranks' mean; None without one."""
+    folder = os.path.join(run_dir, "op_profile")
+    if not os.path.isdir(folder):
+        return None
+    ranks = []
+    for name in sorted(os.listdir(folder)):
+        kinds = {p: dict.fromkeys(KINDS, 0.0) for p in ("fwd", "bwd")}
+        for row in csv.DictReader(open(os.path.join(folder, name))):
+            if row["phase"] in kinds and row["kind"] in KINDS:
+                kinds[row["phase"]][row["kind"]] += float(row["ms_per_step"]) / 1e3
+        ranks.append(kinds)
+    return {p: {k: statistics.mean(r[p][k] for r in ranks) for k in KINDS} for p in ("fwd", "bwd")}
+
+
+def predicted_kinds(plan):
+    """--plan's passes by kind, and as `outside ops` the rest of its phase (the op calls' host
+    time, the collectives' core time under the pass, the gradient buffers' passes, the turns'
+    change), as the profile's is its phase less its ops."""
+    deck = plan["deck"]
+    by_kind = deck.get("compute_by_kind")
+    if by_kind is None:
+        return None
+    out = {p: {k: by_kind[p][k] for k in KINDS[:-1]} for p in ("fwd", "bwd")}
+    for p, kinds in out.items():
+        kinds["outside ops"] = deck["phases"][p] - sum(kinds.values())
+    return out
+
+
 def run_of(row):
     deck, np, rnd, summary, plan, load_before, load_after = row.split(":")
     p = json.load(open(plan))
@@ -84,7 +120,8 @@ def run_of(row):
     return {"deck": deck, "ranks": int(np), "round": int(rnd),
             "load_average_before_after": [float(load_before), float(load_after)],
             "measured_step_s": step, "predicted_step_s": step_predicted, "error": step_predicted / step - 1,
-            "measured": measured, "measured_per_rank": per_rank, "predicted": predicted}
+            "measured": measured, "measured_per_rank": per_rank, "predicted": predicted,
+            "measured_kinds": measured_kinds(os.path.dirname(summary)), "predicted_kinds": predicted_kinds(p)}
 
 
 def median_row(runs):
@@ -96,7 +133,31 @@ def median_row(runs):
             "predicted_step_s": statistics.median(r["predicted_step_s"] for r in runs),
             "median_error": statistics.median(r["error"] for r in runs),
             "measured": {k: statistics.median(r["measured"][k] for r in runs) for k in phases},
-            "predicted": {k: statistics.median(r["predicted"][k] for r in runs) for k in phases}}
+            "predicted": {k: statistics.median(r["predicted"][k] for r in runs) for k in phases},
+            "measured_kinds": median_kinds([r["measured_kinds"] for r in runs]),
+            "predicted_kinds": median_kinds([r["predicted_kinds"] for r in runs])}
+
+
+def median_kinds(runs):
+    """The median over rounds of each pass's kinds; None where a round has none."""
+    if any(r is None for r in runs):
+        return None
+    return {p: {k: statistics.median(r[p][k] for r in runs) for k in KINDS} for p in ("fwd", "bwd")}
+
+
+def print_kinds(table):
+    """The second table: the passes by kind, measured (op profile) / predicted, ms per step."""
+    rows = [t for t in table if t["measured_kinds"] and t["predicted_kinds"]]
+    if not rows:
+        return
+    print("\n| deck | ranks | " + " | ".join(f"{p} {k}" for p in ("fwd", "bwd") for k in KINDS) + " |")
+    print("|---|---|" + "---|" * (2 * len(KINDS)))
+    for t in rows:
+        cells = " | ".join(f"{ms(t['measured_kinds'][p][k])} / {ms(t['predicted_kinds'][p][k])}"
+                           for p in ("fwd", "bwd") for k in KINDS)
+        print(f"| {t['deck']} | {t['ranks']} | {cells} |")
+    print("\nthe passes by kind: op profile (means over steps, the ranks' mean) / --plan's compute_by_kind, "
+          "ms, medians over rounds; outside ops: the phase less its ops")
 
 
 STEP_TOLERANCE, PHASE_TOLERANCE, PHASE_FLOOR = 0.15, 0.25, 0.02
@@ -176,6 +237,7 @@ def main():
     print(f"\nphases: measured / predicted, ms, medians over rounds; {steps_ok} of {len(table)} steps within "
           f"{100 * STEP_TOLERANCE:.0f} %, {phases_ok} of {len(table)} with every phase within {100 * PHASE_TOLERANCE:.0f} % "
           f"or {100 * PHASE_FLOOR:.0f} % of the step")
+    print_kinds(table)
     json.dump({"rows": table, "runs": runs}, open("outputs/bench/plan_validation.json", "w"), indent=2)
     plot(table, "outputs/bench/plan_validation.png")
 

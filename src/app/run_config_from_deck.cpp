@@ -30,6 +30,7 @@ RunSettings run_section(const Deck& deck) {
   r.output_dir = deck.get_string("run.output_dir");
   r.seed = uint64_t(deck.get_int("run.seed"));
   r.log_every = deck.get_int("run.log_every");
+  r.profile_ops = on(deck, "run.profile_ops");
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include "data/packed_dataset.hpp"
 #include "plan/hardware.hpp"
 #include "plan/model_cost.hpp"
+#include "train/op_profile.hpp"
 #include "train/trainer.hpp"
 
 namespace emb {
@@ -107,6 +108,19 @@ void write_outputs(const World& world, const std::string& dir, StepRecord& recor
   write_run_report(world.comm, dir, totals);
 }
 
+// run.profile_ops: each rank's op profile (op_profile/rank<R>.csv), and rank 0's by kind in the log.
+void write_op_profile(const World& world, const std::string& dir, const OpProfile& profile,
+                      const PhaseTimers& timers) {
+  const std::string csv = profile.csv(timers.records());
+  if (csv.empty()) {
+    if (world.rank == 0) log_warn("run.profile_ops: no step after the first to profile (train.steps = 1)");
+    return;
+  }
+  make_dirs(dir + "/op_profile");
+  write_file_atomic(str(dir, "/op_profile/rank", world.rank, ".csv"), csv);
+  if (world.rank == 0) log_info(profile.summary(timers.records()), " (rank 0; every rank's in ", dir, "/op_profile)");
+}
+
 }  // namespace
 
 TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, const InitFrom* init_from) {
@@ -123,7 +137,9 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
   RunTrace trace(result.run_dir, world.rank);
   timers.set_trace(&trace);
   timers.set_device_clock(ops.device_clock());
-  Trainer trainer(world, cfg, ops, comm, timers, init_from);
+  // run.profile_ops: the trainer's ops timed one by one.
+  const std::unique_ptr<OpProfile> profile = cfg.run.profile_ops ? std::make_unique<OpProfile>(ops, timers) : nullptr;
+  Trainer trainer(world, cfg, profile ? *profile : ops, comm, timers, init_from);
 
   // From here a failure on one rank must end every rank at once (fail_run).
   try {
@@ -152,6 +168,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
       timers.end_step(step);
       watchdog.step_done(step_seconds, timers.records().back());
       record.add(step, r, trainer.lr(step), step_seconds);
+      if (profile && step == trainer.first_step()) profile->start_after(step);  // the first step warms up
 
       watchdog.watch("step_end", step, "the step-end agreement on stop signals (an all-reduce)");
       const bool stop = comm.max_over_ranks(stop_requested() ? 1 : 0) != 0;
@@ -171,6 +188,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
 
     watchdog.watch("report", record.totals.steps, "every rank's timings for the run report");
     write_outputs(world, result.run_dir, record, trainer, ops, comm);
+    if (profile) write_op_profile(world, result.run_dir, *profile, timers);
     watchdog.idle();
     result.steps = record.totals.steps;
     result.final_loss = record.totals.final_loss;

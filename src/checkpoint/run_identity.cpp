@@ -14,7 +14,7 @@ namespace {
 // depend on them).
 const std::set<std::string> kRestartSections = {"comm", "debug"};
 const std::set<std::string> kRestartKeys = {
-    "run.name",           "run.output_dir", "run.log_every",   "run.device",       "run.cuda_graphs",
+    "run.name",           "run.output_dir", "run.log_every",   "run.profile_ops", "run.device",       "run.cuda_graphs",
     "run.deterministic",  "model.recompute",
     "data.tokens_per_mb", "data.lookahead", "data.prefetch",   "data.mpio_transfer", "data.verify",   "train.steps",
     "train.micro_batch",  "train.shard",    "train.bucket_mb", "train.ranks",      "train.nan_policy",

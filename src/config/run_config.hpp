@@ -22,6 +22,7 @@ struct RunSettings {
   std::string output_dir;  // run.output_dir
   uint64_t seed = 0;       // run.seed
   int64_t log_every = 10;  // run.log_every, steps
+  bool profile_ops = false;  // run.profile_ops: time every op (train/op_profile.hpp)
 };
 
 // What --plan predicts for.

@@ -121,6 +121,12 @@ std::vector<KeySpec> make_schema() {
       string_key("run.output_dir", "outputs", "directory that holds one folder per run"),
       int_key("run.seed", "1234", "", at_least(0), "seed of every random stream"),
       int_key("run.log_every", "10", "steps", at_least(1), "log a train.log line every N steps"),
+      enum_key("run.profile_ops", "off", {"on", "off"},
+               "on = time every op by the part of the step it runs in, from the second step: "
+               "<run dir>/op_profile/rank<R>.csv and a train.log line of ms per step by kind (gemm, "
+               "attention, dropout, elementwise, outside ops), the kinds --plan's JSON predicts "
+               "(compute_by_kind). Two clock reads per op on the CPU; on a GPU the stream is "
+               "synchronised around every op and CUDA graphs are off, so the steps are slower"),
       enum_key("run.device", "cpu", {"cpu", "cuda"}, "where the model runs"),
       enum_key("run.cuda_graphs", "off", {"on", "off"},
                "run.device = cuda: run each micro-batch as CUDA graphs, one per span between the units' "

@@ -53,6 +53,8 @@ class PhaseTimers {
   // model inside fwd, is h2d).
   void move(Phase from, Phase to, double seconds);
   double current(Phase p) const { return current_.seconds[int(p)]; }
+  // The phase started last of those running (Phase::step between its parts); other when none is.
+  Phase running() const { return running_.empty() ? Phase::other : running_.back(); }
   // Closes the step: records its times under `step` (other: the step beyond its other parts)
   // and starts a fresh one.
   void end_step(int64_t step);

@@ -152,6 +152,27 @@ double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
   return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
 }
 
+// activation_element_seconds {"gelu_tanh": {"forward": figure, "backward": figure}, ...}: the
+// activations hwprobe names, each pass not negative.
+std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohmann::json& j, const FigureReader& f,
+                                                                     const std::string& path) {
+  std::map<Activation, Hardware::ActivationCost> costs;
+  if (!j.contains("activation_element_seconds")) return costs;
+  const std::vector<Activation> known = {Activation::relu, Activation::silu, Activation::gelu_tanh, Activation::gelu_erf};
+  for (const auto& [name, figures] : j["activation_element_seconds"].items()) {
+    const auto it = std::find_if(known.begin(), known.end(), [&](Activation a) { return name == activation_name(a); });
+    if (it == known.end())
+      throw Error(str(path, ": activation_element_seconds has \"", name, "\"; the activations are relu, silu, gelu_tanh, gelu_erf"),
+                  kExitInput);
+    const std::string key = "activation_element_seconds." + name;
+    Hardware::ActivationCost& c = costs[*it];
+    c.forward_s = f(key + ".forward"), c.backward_s = f(key + ".backward");
+    if (c.forward_s < 0 || c.backward_s < 0)
+      throw Error(str(path, ": ", key, " needs forward and backward seconds not negative"), kExitInput);
+  }
+  return costs;
+}
+
 Hardware load_hardware(const std::string& name_or_path) {
   Hardware h;
   h.path = resolve(name_or_path);
@@ -195,6 +216,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("attention_masked_tile_ratio")) h.attention_masked_tile_ratio = f("attention_masked_tile_ratio");
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
+  h.activation_element_s = read_activation_costs(j, f, h.path);
   if (j.contains("last_level_cache_bytes")) h.last_level_cache_bytes = f("last_level_cache_bytes");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");

@@ -2,9 +2,12 @@
 // {"value": number, "source": "where it comes from"}: a datasheet, a paper, or a measurement
 // with the command that took it; a figure without a source is refused.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kernels/op_types.hpp"
 
 namespace emb {
 
@@ -70,6 +73,13 @@ struct Hardware {
   // drawing the element's counter-based keep word (Philox, kernels/dropout_keep.hpp) and
   // applying it; 0 where the file has no dropout_element_seconds.
   double dropout_element_s = 0;
+  // The activation functions' seconds per element, forward (act(pre)) and backward
+  // (act'(pre)·dy), beyond their bytes: the arithmetic of tanh, exp or erf that the linears
+  // fuse (a CPU's; a GPU's are hidden under the bytes); an activation absent costs its bytes only.
+  struct ActivationCost {
+    double forward_s = 0, backward_s = 0;
+  };
+  std::map<Activation, ActivationCost> activation_element_s;
   // The optimizer phase's seconds per trained element (Σg² of the gradients and the AdamW step,
   // streaming fp32 parameters, gradients and moments), per core; 0 where the file has no
   // optimizer_element_seconds: that work is its bytes at memory_bytes_per_s.

@@ -52,29 +52,34 @@ int64_t count_kind(const PackedBatch& b, int32_t kind) {
 }
 
 // Forward GEMM FLOPs of every linear the model runs (2·rows·in·out, over the rows it runs on),
-// by the linear's narrower dimension (gemm_by_narrow).
+// by the linear's narrower dimension (gemm_by_narrow), and the elements of their outputs that
+// the activation each fuses runs on (src/model: act(pre) of linear_forward).
 struct LinearFlops {
   std::map<double, double> by_narrow;
-  // `n` linears of `in` -> `out` features on `rows` rows.
-  void add(double rows, double in, double out, double n = 1) { by_narrow[std::min(in, out)] += n * 2 * rows * in * out; }
+  std::map<Activation, double> activated;
+  // `n` linears of `in` -> `out` features on `rows` rows, their outputs through `act`.
+  void add(double rows, double in, double out, double n = 1, Activation act = Activation::none) {
+    by_narrow[std::min(in, out)] += n * 2 * rows * in * out;
+    if (act != Activation::none && rows > 0) activated[act] += n * rows * out;
+  }
 };
 
 void gr00t_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFlops& f) {
   const double T = double(b.n_tokens), Tc = double(b.n_context), D = c.d_model, F = c.d_ff;
   const double na = double(count_kind(b, kAction)), Dvl = c.d_ctx, Dh = c.d_hidden_enc, A = c.action_dim;
-  f.add(double(b.n_samples), c.state_dim, Dh), f.add(double(b.n_samples), Dh, D);  // state encoder
-  f.add(na, A, D), f.add(na, 2 * D, D), f.add(na, D, D);                             // action encoder
+  f.add(double(b.n_samples), c.state_dim, Dh, 1, Activation::relu), f.add(double(b.n_samples), Dh, D);  // state encoder
+  f.add(na, A, D), f.add(na, 2 * D, D, 1, Activation::silu), f.add(na, D, D);  // action encoder
   for (int l = 0; l < c.n_layers_vl; ++l)  // the vl blocks: q, k, v, o and the FFN
-    f.add(Tc, Dvl, Dvl, 4), f.add(Tc, Dvl, 4 * Dvl), f.add(Tc, 4 * Dvl, Dvl);
+    f.add(Tc, Dvl, Dvl, 4), f.add(Tc, Dvl, 4 * Dvl, 1, Activation::gelu_tanh), f.add(Tc, 4 * Dvl, Dvl);
   for (int l = 0; l < c.n_layers; ++l) {
     f.add(Tu, D, 2 * D), f.add(T, D, D, 2);  // adaLN, q and o
     if (l % 2 == 0)
       f.add(Tc, Dvl, D, 2);  // k, v: cross-attention to the vl features
     else
       f.add(T, D, D, 2);     // k, v: self-attention
-    f.add(T, D, F), f.add(T, F, D);
+    f.add(T, D, F, 1, Activation::gelu_tanh), f.add(T, F, D);
   }
-  f.add(Tu, D, 2 * D), f.add(na, D, c.d_out), f.add(na, c.d_out, Dh), f.add(na, Dh, A);  // final norm, decoder
+  f.add(Tu, D, 2 * D), f.add(na, D, c.d_out), f.add(na, c.d_out, Dh, 1, Activation::relu), f.add(na, Dh, A);  // final norm, decoder
 }
 
 void wan_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFlops& f) {
@@ -83,22 +88,22 @@ void wan_linears(const ModelConfig& c, const PackedBatch& b, double Tu, LinearFl
   const double nv = double(count_kind(b, kClean) + count_kind(b, kNoisyVideo)), nn = double(count_kind(b, kNoisyVideo));
   f.add(Tu, D, 6 * D);
   f.add(nv, double(c.embed_patch_dim()), D);
-  f.add(na, c.action_dim, D), f.add(na, 2 * D, D), f.add(na, D, D);  // action_enc
-  f.add(double(count_kind(b, kState)), c.state_dim, Dh), f.add(double(count_kind(b, kState)), Dh, D);
-  f.add(Tc, c.d_ctx, D), f.add(Tc, D, D);
+  f.add(na, c.action_dim, D), f.add(na, 2 * D, D, 1, Activation::silu), f.add(na, D, D);  // action_enc
+  f.add(double(count_kind(b, kState)), c.state_dim, Dh, 1, Activation::relu), f.add(double(count_kind(b, kState)), Dh, D);
+  f.add(Tc, c.d_ctx, D, 1, Activation::gelu_tanh), f.add(Tc, D, D);
   // Per block: self q, k, v, o; cross q, o; cross k, v on the context; the FFN.
   f.add(T, D, D, 6.0 * c.n_layers), f.add(Tc, D, D, 2.0 * c.n_layers);
-  f.add(T, D, F, c.n_layers), f.add(T, F, D, c.n_layers);
+  f.add(T, D, F, c.n_layers, Activation::gelu_tanh), f.add(T, F, D, c.n_layers);
   // The CLIP context: img_emb's two linears, then every cross-attention's k_img and v_img.
   const double Nci = double(b.n_samples) * c.clip_tokens, Dclip = c.d_clip;
-  f.add(Nci, Dclip, Dclip), f.add(Nci, Dclip, D), f.add(Nci, D, D, 2.0 * c.n_layers);
-  f.add(nn, D, double(c.patch_dim_out())), f.add(na, D, Dh), f.add(na, Dh, c.action_dim);
+  f.add(Nci, Dclip, Dclip, 1, Activation::gelu_erf), f.add(Nci, Dclip, D), f.add(Nci, D, D, 2.0 * c.n_layers);
+  f.add(nn, D, double(c.patch_dim_out())), f.add(na, D, Dh, 1, Activation::relu), f.add(na, Dh, c.action_dim);
 }
 
 LinearFlops gemm_flops(const ModelConfig& c, const PackedBatch& b) {
   const double Tu = double(activation_rows(c, b).time_rows), D = c.d_model;
   LinearFlops f;
-  f.add(Tu, 256, D), f.add(Tu, D, D);  // time_enc
+  f.add(Tu, 256, D, 1, Activation::silu), f.add(Tu, D, D, 1, Activation::silu);  // time_enc
   c.family == Family::gr00t ? gr00t_linears(c, b, Tu, f) : wan_linears(c, b, Tu, f);
   return f;
 }
@@ -126,10 +131,12 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   if (c.family == Family::gr00t) f.context_pairs = per_sample_pairs(b, true);
   f.image_pairs = int64_t(std::count_if(b.seq.begin(), b.seq.end(), [](int32_t s) { return s >= 0; })) * c.clip_tokens;
   attention_work(c, f);
-  for (const auto& [narrow, flops] : gemm_flops(c, b).by_narrow) {
+  const LinearFlops linears = gemm_flops(c, b);
+  for (const auto& [narrow, flops] : linears.by_narrow) {
     f.gemm_by_narrow.emplace_back(narrow, flops);
     f.gemm_fwd += flops;
   }
+  f.activated = linears.activated;
   f.fwd = f.gemm_fwd + f.attn_fwd;
   f.bwd = 2 * f.gemm_fwd + 2.5 * f.attn_fwd;
   return f;
@@ -179,6 +186,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.image_pairs_per_sample = f.image_pairs;
   p.gemm_flops_fwd = f.gemm_fwd;
   p.gemm_flops_fwd_by_narrow = f.gemm_by_narrow;
+  p.activated_per_sample = f.activated;
   p.attn_flops_fwd = f.attn_fwd;
   p.attn_pair_heads = f.attn_pair_heads;
   p.flops_fwd = f.fwd;

@@ -16,6 +16,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,7 @@ struct StepFlops {
   // gemm_fwd by the linears' narrower dimension min(in, out), ascending: (dimension, FLOPs); a
   // linear 8 features wide runs below a trunk linear's rate (Hardware::gemm_narrow_efficiency).
   std::vector<std::pair<double, double>> gemm_by_narrow;
+  std::map<Activation, double> activated;  // elements through each activation the linears fuse
 };
 StepFlops batch_flops(const ModelConfig& cfg, const PackedBatch& batch);
 // attn_fwd and attn_pair_heads of `f` from its pair counts (allowed pairs, or the pairs a tiled
@@ -57,6 +59,7 @@ struct PlanReport {
   double gemm_flops_fwd = 0, attn_flops_fwd = 0;  // per sample
   std::vector<std::pair<double, double>> gemm_flops_fwd_by_narrow;  // per sample, as StepFlops::gemm_by_narrow
   double attn_pair_heads = 0;                     // per sample, as StepFlops
+  std::map<Activation, double> activated_per_sample;  // as StepFlops::activated
   double dropout_elements = 0;                          // per sample, every site's
   double dropout_bytes_fwd = 0, dropout_bytes_bwd = 0;  // per sample
   double flops_fwd = 0, flops_bwd = 0;            // per sample

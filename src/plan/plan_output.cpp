@@ -55,6 +55,11 @@ std::string row(const StepPrediction& s) {
   return buf;
 }
 
+nlohmann::json kinds_json(const ComputeKinds& k) {
+  return {{"gemm", k.gemm}, {"attention", k.attention}, {"dropout", k.dropout}, {"elementwise", k.elementwise},
+          {"host", k.host}};
+}
+
 }  // namespace
 
 nlohmann::json prediction_json(const StepPrediction& s) {
@@ -86,6 +91,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
       {"phases",
        {{"data_wait", s.phases.data_wait}, {"fwd", s.phases.fwd}, {"bwd", s.phases.bwd},
         {"comm_exposed", s.phases.comm_exposed}, {"optim", s.phases.optim}, {"other", s.phases.other}}},
+      // The passes' own compute by the kinds run.profile_ops sums a run's ops in (train/op_profile.hpp).
+      {"compute_by_kind", {{"fwd", kinds_json(s.fwd_kinds)}, {"bwd", kinds_json(s.bwd_kinds)}}},
       {"flops_per_sample", s.flops_per_sample},
       {"recompute_flops_per_sample", s.recompute_flops_per_sample},
       {"samples_per_s_per_device", s.samples_per_s_per_device},

@@ -159,10 +159,11 @@ double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRat
   return seconds;
 }
 
-// Seconds of one sample's forward, backward and recompute on one rank (p: the micro-batch's
-// plan, p_none: the same without recompute); sets the FLOPs per sample.
+// Seconds of one sample's forward, backward and recompute on one rank, by kind (p: the
+// micro-batch's plan, p_none: the same without recompute); sets the FLOPs per sample.
 struct SampleSeconds {
-  double fwd = 0, bwd = 0, recompute = 0;
+  ComputeKinds fwd_kinds, bwd_kinds, recompute_kinds;
+  double fwd = 0, bwd = 0, recompute = 0;  // their totals
 };
 
 SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
@@ -187,6 +188,15 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const double attn_fwd = attention_forward_fraction(hw, double(c.d_model) / c.n_heads) * attn;
   // Dropout draws every element's keep word in the forward and again in the backward.
   const double dropout_draws = p.dropout_elements * hw.dropout_element_s / r.share;
+  // The activations the linears fuse: their arithmetic per element (tiny_wan's GELU-tanh, 2.2 and
+  // 3.0 ns an element forward and backward here, was 5 % of its step, in no term before).
+  double activation_fwd = 0, activation_bwd = 0;
+  for (const auto& [act, elements] : p.activated_per_sample) {
+    const auto cost = hw.activation_element_s.find(act);
+    if (cost == hw.activation_element_s.end()) continue;
+    activation_fwd += elements * cost->second.forward_s / r.share;
+    activation_bwd += elements * cost->second.backward_s / r.share;
+  }
   // The weights' traffic a micro-batch makes beyond GEMM rates measured on cached weights, per
   // sample: every parameter read in the forward, and in the backward read again with the
   // trained ones' gradients read and written (the compute copies: fp32 on a CPU); none while
@@ -202,15 +212,16 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   SampleSeconds t;
   const double act_traffic = passes * act_per_sample / r.memory;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
-  t.fwd = gemm_fwd + attn_fwd + dropout_draws + act_traffic + weights_fwd + p.dropout_bytes_fwd / r.memory;
-  t.bwd = 2 * gemm_fwd + (attn - attn_fwd) + dropout_draws + act_traffic + weights_bwd + p.dropout_bytes_bwd / r.memory;
+  t.fwd_kinds = {gemm_fwd + weights_fwd + activation_fwd, attn_fwd, dropout_draws + p.dropout_bytes_fwd / r.memory,
+                 act_traffic, 0};
+  t.bwd_kinds = {2 * gemm_fwd + weights_bwd + activation_bwd, attn - attn_fwd,
+                 dropout_draws + p.dropout_bytes_bwd / r.memory, act_traffic, 0};
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
-  t.recompute = c.recompute == Recompute::full
-                    ? t.fwd
-                    : (c.recompute == Recompute::selective
-                           ? attn_fwd + (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm
-                           : 0.0);
+  if (c.recompute == Recompute::full) t.recompute_kinds = t.fwd_kinds;
+  if (c.recompute == Recompute::selective)
+    t.recompute_kinds.gemm = (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm, t.recompute_kinds.attention = attn_fwd;
+  t.fwd = t.fwd_kinds.total(), t.bwd = t.bwd_kinds.total(), t.recompute = t.recompute_kinds.total();
   return t;
 }
 
@@ -219,6 +230,8 @@ void add_compute(const SampleSeconds& t, StepPrediction& s) {
   s.fwd_s = t.fwd * s.samples_per_rank;
   s.bwd_s = t.bwd * s.samples_per_rank;
   s.recompute_s = t.recompute * s.samples_per_rank;
+  s.fwd_kinds = t.fwd_kinds.scaled(s.samples_per_rank);
+  s.bwd_kinds = t.bwd_kinds.scaled(s.samples_per_rank).plus(t.recompute_kinds.scaled(s.samples_per_rank));
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
 }
 
@@ -638,8 +651,9 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   const double own = s.fwd_s + s.bwd_s + s.recompute_s, fwd_share = own > 0 ? s.fwd_s / own : 0.5;
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
-  ph.fwd = s.fwd_s + s.comm_core_fwd_s + fwd_share * in_passes;
-  ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + (1 - fwd_share) * in_passes + s.gradient_backward_s;
+  s.fwd_kinds.host = fwd_share * in_passes, s.bwd_kinds.host = (1 - fwd_share) * in_passes;
+  ph.fwd = s.fwd_s + s.comm_core_fwd_s + s.fwd_kinds.host;
+  ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + s.bwd_kinds.host + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s + s.imbalance_in_collectives_s;
   // The gradient norm's host reduction is the optimizer's (train_step times it there), the
   // step's other host reductions `other`.

@@ -116,6 +116,19 @@ struct FixedCostPrediction {
   double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, total_s = 0;
 };
 
+// A pass's own compute by kind, as run.profile_ops sums a run's ops (train/op_profile.hpp): the
+// linears' GEMMs (with the weights' traffic beyond cached GEMM rates), attention, dropout's draws
+// and traffic, the elementwise ops' activation traffic, and the op calls' and allocations' host
+// time inside the pass (a CPU's; set by the phases).
+struct ComputeKinds {
+  double gemm = 0, attention = 0, dropout = 0, elementwise = 0, host = 0;
+  double total() const { return gemm + attention + dropout + elementwise + host; }
+  ComputeKinds scaled(double f) const { return {gemm * f, attention * f, dropout * f, elementwise * f, host * f}; }
+  ComputeKinds plus(const ComputeKinds& o) const {
+    return {gemm + o.gemm, attention + o.attention, dropout + o.dropout, elementwise + o.elementwise, host + o.host};
+  }
+};
+
 // The step's parts as the trainer times them (core/timer.hpp kStepParts): fwd and bwd hold
 // a rank's own compute, the collectives' core seconds under it and the op calls' and
 // allocations' host time; comm_exposed the waits; other the blocking host reductions with the
@@ -131,6 +144,7 @@ struct StepPrediction {
   double flops_per_sample = 0;            // model FLOPs (forward + backward), no recompute
   double recompute_flops_per_sample = 0;  // re-run forward work
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
+  ComputeKinds fwd_kinds, bwd_kinds;  // fwd_s, and bwd_s + recompute_s, by kind; with the passes' host time
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)

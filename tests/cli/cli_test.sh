@@ -142,6 +142,48 @@ PY
     rm -rf "outputs/$name" "outputs/$name-2"
   done
   ;;
+op_profile)
+  # run.profile_ops on 2 ranks, one micro-batch a step: every rank's profile of steps 2-12, its
+  # passes' linears and attention paired, its phases those timings.csv holds, a line in the log.
+  for deck in tiny_gr00t tiny_wan; do
+    name="cli-test-profile-$deck"
+    rm -rf "outputs/$name"
+    "${mpirun[@]}" -np 2 "$embtrain" "inputs/$deck.in" --set train.steps=12 --set train.global_batch=8 \
+      --set data.tokens_per_mb=4096 --set run.profile_ops=on --set run.name="$name" \
+      >"$tmp/out" 2>&1 || fail "$deck: training exited $?: $(tail -5 "$tmp/out")"
+    grep -q "op profile, ms per step over steps 2-12: .*fwd [0-9.]* (gemm [0-9.]*, attention [0-9.]*, .*outside ops" \
+      "outputs/$name/train.log" || fail "$deck: no op profile line in train.log: $(grep 'op profile' "outputs/$name/train.log")"
+    /usr/bin/python3 - "outputs/$name" <<'PY' || fail "$deck: op_profile content"
+import collections, csv, sys
+run = sys.argv[1]
+for rank in (0, 1):
+    rows = list(csv.DictReader(open(f"{run}/op_profile/rank{rank}.csv")))
+    calls = {(r["phase"], r["op"]): float(r["calls_per_step"]) for r in rows if r["op"]}
+    ms = collections.defaultdict(float)
+    for r in rows:
+        ms[(r["phase"], r["kind"])] += float(r["ms_per_step"])
+    # One micro-batch a step: whole calls; each linear and attention forward has its backward.
+    assert all(c == int(c) and c > 0 for c in calls.values()), calls
+    for fwd, bwd in (("linear_forward", "linear_backward"), ("attention_forward", "attention_backward")):
+        assert calls[("fwd", fwd)] == calls[("bwd", bwd)] > 0, (fwd, calls)
+    assert calls[("optim", "adamw_step")] >= 1, calls
+    for phase in ("fwd", "bwd"):
+        in_ops = sum(v for (p, k), v in ms.items() if p == phase and k not in ("phase", "outside ops"))
+        assert ms[(phase, "gemm")] > 0 and ms[(phase, "attention")] > 0, (phase, ms)
+        assert abs(in_ops + ms[(phase, "outside ops")] - ms[(phase, "phase")]) < 1e-3, (phase, ms)
+        assert 0 <= ms[(phase, "outside ops")] < 0.5 * ms[(phase, "phase")], (phase, ms)
+    # The phases are timings.csv's: its mean over steps 2-12 on this rank.
+    timed = collections.defaultdict(list)
+    for r in csv.DictReader(open(f"{run}/timings.csv")):
+        if int(r["rank"]) == rank and 2 <= int(r["step"]) <= 12:
+            timed[r["phase"]].append(float(r["seconds"]))
+    for phase in ("fwd", "bwd", "optim"):
+        mean = 1e3 * sum(timed[phase]) / len(timed[phase])
+        assert abs(ms[(phase, "phase")] - mean) <= 1e-3 * max(1.0, mean), (phase, ms[(phase, "phase")], mean)
+PY
+    rm -rf "outputs/$name"
+  done
+  ;;
 stop_signal)
   name=cli-test-signal
   rm -rf "outputs/$name" "outputs/ckpt/$name"  # a checkpoint of an earlier build's run would be refused

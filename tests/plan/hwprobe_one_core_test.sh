@@ -48,6 +48,12 @@ assert two["gemm_flops"] == one["gemm_flops"]  # the file's own figures kept
 # the forward's share of attention at head dims 16 and 64 (0.36-0.39 and 0.32-0.33 here)
 shares = one["attention_forward_fraction_by_head_dim"]
 assert sorted(shares) == ["16", "64"] and all(0.1 < s["value"] < 0.9 for s in shares.values()), shares
+# the fused activations' arithmetic per element (ns here: ReLU 0.1 / 0.8, SiLU 1.3 / 1.6,
+# GELU-tanh 2.2 / 3.0, GELU-erf 11 / 16 forward / backward): the transcendental ones cost more
+acts = {name: (a["forward"]["value"], a["backward"]["value"]) for name, a in one["activation_element_seconds"].items()}
+assert sorted(acts) == ["gelu_erf", "gelu_tanh", "relu", "silu"], acts
+assert all(0 < s < 1e-6 for pair in acts.values() for s in pair), acts
+assert acts["gelu_tanh"][0] > 2 * acts["relu"][0] and acts["silu"][0] > 2 * acts["relu"][0], acts
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
 # Two ranks time-sharing the core do the global batch's work on the same core as one rank (each
 # half of it at half the core): no faster, and they wait for each other in the collectives,

@@ -14,6 +14,7 @@
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 #include "parallel/shard_layout.hpp"
+#include "plan/model_cost.hpp"
 #include "plan/op_calls.hpp"
 #include "train/optimizer.hpp"
 
@@ -79,7 +80,54 @@ void check_counts(const ModelConfig& cfg) {
   }
 }
 
+// An Ops that sums the output elements of the linears whose activation the forward fuses, by
+// activation: the planner's activated elements (plan/model_cost.hpp StepFlops::activated).
+class ActivationCounter final : public ObservedOps {
+ public:
+  using ObservedOps::ObservedOps;
+  std::map<Activation, double> activated;
+
+  void linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                      const View& y) override {
+    add(act, y);
+    ObservedOps::linear_forward(x, W, b, act, pre, y);
+  }
+  void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                          const View& pre, const View& y) override {
+    add(act, y);
+    ObservedOps::linear_emb_forward(x, W, b, emb, act, pre, y);
+  }
+
+ private:
+  void add(Activation act, const View& y) {
+    if (act != Activation::none) activated[act] += double(y.size());
+  }
+  void op_started(const char*) override {}
+  void op_ended(const char*) override {}
+};
+
 }  // namespace
+
+// The elements the linears' fused activations run on in a real forward, by activation, are the
+// planner's for the same micro-batch.
+BOOST_AUTO_TEST_CASE(activated_elements_are_the_models) {
+  for (const char* preset : {"tiny_gr00t", "tiny_wan"}) {
+    const ModelConfig cfg = preset_config(preset);
+    CpuOps cpu;
+    ActivationCounter ops(cpu);
+    const std::unique_ptr<Model> model = make_model(cfg, &ops);
+    std::vector<float> params(size_t(model->params().total())), grads(params.size());
+    model->init_params(params.data(), 7);
+    const PackedBatch batch = make_synthetic_batch(cfg, {0, 1, 2}, true, 7);
+    model->forward_backward(params.data(), grads.data(), batch, 3, 7, model->loss_counts(batch));
+    const std::map<Activation, double> planned = batch_flops(cfg, batch).activated;
+    BOOST_TEST_CONTEXT(preset) {
+      BOOST_TEST(ops.activated.size() >= 3u);  // GELU-tanh, SiLU, ReLU
+      BOOST_TEST(planned.size() == ops.activated.size());
+      for (const auto& [act, elements] : ops.activated) BOOST_TEST(planned.at(act) == elements);
+    }
+  }
+}
 
 BOOST_AUTO_TEST_CASE(gr00t_op_calls_follow_its_blocks_and_dropout_sites) {
   for (int layers : {1, 3})

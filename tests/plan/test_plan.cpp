@@ -1450,3 +1450,73 @@ BOOST_AUTO_TEST_CASE(tuned_context_activations_are_in_the_memory_verdict) {
   w.context_activation_bytes_per_sample = (head.capacity_bytes - head.memory_bytes) / head.samples_per_mb * 1.01;
   BOOST_TEST(!predict_step(gpu_node(), w).fits);
 }
+
+// The activations the linears fuse cost their elements at the hardware's seconds per element,
+// forward and backward, in the GEMM kind: tiny_wan's GELU-tanh on every block's FFN hidden rows
+// and on the text projection's (its SiLU and ReLU elsewhere); an activation the file does not
+// name costs its bytes only. The file's table is read by activation; an unknown name or a
+// negative figure is refused.
+BOOST_AUTO_TEST_CASE(fused_activations_cost_their_elements_at_the_measured_figures) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  const StepPrediction base = predict_step(h, w);
+  const PlanReport p = make_plan(w.model, w.ranks, base.tokens_per_mb);
+  const ModelConfig& c = w.model;
+  const double gelu = double(c.n_layers) * double(p.tokens_per_sample) * c.d_ff + double(p.context_per_sample) * c.d_model;
+  BOOST_TEST(p.activated_per_sample.at(Activation::gelu_tanh) == gelu);
+  BOOST_TEST(p.activated_per_sample.count(Activation::gelu_erf) == 0u);  // no CLIP context in tiny_wan
+  h.activation_element_s[Activation::gelu_tanh] = {2e-9, 3e-9};
+  const StepPrediction with = predict_step(h, w);
+  const double elements = base.samples_per_rank * gelu;
+  BOOST_TEST(with.fwd_s - base.fwd_s == elements * 2e-9, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(with.bwd_s - base.bwd_s == elements * 3e-9, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(with.fwd_kinds.gemm - base.fwd_kinds.gemm == elements * 2e-9, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(with.fwd_kinds.elementwise == base.fwd_kinds.elementwise);
+  h.activation_element_s = {{Activation::gelu_erf, {1e-6, 1e-6}}};
+  BOOST_TEST(predict_step(h, w).fwd_s == base.fwd_s);
+
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_activation_hw.json";
+  const auto write = [&](const std::string& name, double forward) {
+    j.erase("activation_element_seconds");
+    j["activation_element_seconds"][name] = {{"forward", {{"value", forward}, {"source", "test"}}},
+                                             {"backward", {{"value", 3e-9}, {"source", "test"}}}};
+    std::ofstream(path) << j.dump();
+  };
+  write("silu", 1.5e-9);
+  const Hardware read = load_hardware(path);
+  BOOST_TEST(read.activation_element_s.at(Activation::silu).forward_s == 1.5e-9);
+  BOOST_TEST(read.activation_element_s.at(Activation::silu).backward_s == 3e-9);
+  BOOST_TEST(read.activation_element_s.size() == 1u);
+  write("swish", 1.5e-9);
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  write("silu", -1e-9);
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
+}
+
+// The passes by kind (what run.profile_ops sums a run's ops into) add up to the passes: the
+// forward's kinds to its compute, the backward's to its compute and the recompute, each with its
+// share of the op calls' and allocations' host time on a CPU.
+BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
+  Hardware h = two_core_node();
+  h.dropout_element_s = 1e-9;
+  h.fixed.op_call_s = 1e-6, h.fixed.allocation_s = 1e-7;
+  h.activation_element_s[Activation::gelu_tanh] = {2e-9, 3e-9};
+  Workload w;
+  w.model = preset_config("tiny_gr00t");  // dropout in the blocks
+  w.model.recompute = Recompute::full;
+  w.ranks = 2;
+  w.global_batch = 16;
+  const StepPrediction s = predict_step(h, w);
+  const auto own = [](const ComputeKinds& k) { return k.total() - k.host; };
+  BOOST_TEST(s.fwd_kinds.dropout > 0);
+  BOOST_TEST(s.bwd_kinds.gemm > 2 * s.fwd_kinds.gemm);  // the recomputed forward's GEMMs too
+  BOOST_TEST(own(s.fwd_kinds) == s.fwd_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(own(s.bwd_kinds) == s.bwd_s + s.recompute_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host == s.fixed.op_calls_s + s.fixed.allocations_s,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.fwd_kinds.host == (s.fixed.op_calls_s + s.fixed.allocations_s) * s.fwd_s / (s.fwd_s + s.bwd_s + s.recompute_s),
+             boost::test_tools::tolerance(1e-12));
+}

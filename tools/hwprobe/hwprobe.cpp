@@ -490,6 +490,36 @@ double dropout_element_seconds() {
   }) / (2.0 * reps * double(N) * C);
 }
 
+// The activation functions the linears fuse (linear_forward's act(pre), linear_backward's
+// act'(pre)·dy): forward and backward through Ops on 256 rows of 256 (a tensor the caches hold,
+// so the time is the function's arithmetic, not its bytes: tanh and exp are tens of
+// instructions an element), per element and pass, by activation.
+struct ActivationSeconds {
+  emb::Activation act;
+  double forward_s = 0, backward_s = 0;
+};
+
+std::vector<ActivationSeconds> activation_element_seconds() {
+  const int64_t N = 256;
+  const int C = 256, reps = 20;
+  std::vector<float> x(size_t(N) * C), y(x.size()), dy(x.size(), 0.25f), dx(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 97) - 48) / 16.0f;  // -3 … 3: both branches
+  const auto all = [&](std::vector<float>& t) { return emb::view(t.data(), N, C); };
+  std::vector<ActivationSeconds> out;
+  for (emb::Activation act : {emb::Activation::relu, emb::Activation::silu, emb::Activation::gelu_tanh,
+                              emb::Activation::gelu_erf}) {
+    ActivationSeconds a{act};
+    a.forward_s = timed([&] {
+                    for (int i = 0; i < reps; ++i) cpu_ops().activation_forward(act, all(x), all(y));
+                  }) / (reps * double(N) * C);
+    a.backward_s = timed([&] {
+                     for (int i = 0; i < reps; ++i) cpu_ops().activation_backward(act, all(x), all(dy), all(dx));
+                   }) / (reps * double(N) * C);
+    out.push_back(a);
+  }
+  return out;
+}
+
 // The optimizer phase's seconds per trained element (train_step: Optimizer's global_grad_norm,
 // then its step): Σg² of the gradients, then AdamW through Ops (fp32 parameters, gradients and
 // both moments, weight decay on) over 4 M elements, 64 MiB in all, far beyond the last-level
@@ -710,6 +740,7 @@ struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, memory_spare_core = 1, write = 0, cache = 0;
   Imbalance imbalance;
   double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0, comm_core = 0;
+  std::vector<ActivationSeconds> activations;
   GemmEfficiency gemm_shapes;
   AttentionCost attention;
   Fabric fabric;
@@ -728,6 +759,7 @@ Measured measure(const emb::World& world) {
   m.optimizer_element = optimizer_element_seconds();
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
+  m.activations = activation_element_seconds();
   if (g_size > 1) {
     TrunkGemms gemms;
     m.spare_core = spare_core_speedup([&] { gemms.run(); });
@@ -782,6 +814,11 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   };
   hw["intra_node"]["reduce_bytes_per_s"] = fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time");
   hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core, kCommCoreHow);
+  for (const ActivationSeconds& a : m.activations) {
+    const std::string how = " through Ops on 256 x 256 (cache-resident): seconds per element, per core";
+    hw["activation_element_seconds"][emb::activation_name(a.act)] = {
+        {"forward", fig(a.forward_s, "act(x)" + how)}, {"backward", fig(a.backward_s, "dx += act'(x) dy" + how)}};
+  }
   hw.update(imbalance_figures(fig, m.imbalance));
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
