@@ -510,6 +510,8 @@ HeadTurns head_turns(const Hardware& hw, const StepPrediction& s) {
 // It is part of compute_s, timed where the ranks wait: `other` at host reductions, exposed comm
 // in collectives.
 void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
+  const HeadTurns turns = head_turns(hw, s);
+  s.head_turn_wait_s = turns.head_wait, s.head_turn_forward_change_s = turns.forward_change;
   const int measured_ranks = hw.rank_imbalance_ranks > 0 ? hw.rank_imbalance_ranks : hw.devices_per_node;
   if (R < 2 || measured_ranks < 2) return;
   const double scale = hw.rank_imbalance * expected_max_of_normals(R) / expected_max_of_normals(measured_ranks);
@@ -548,9 +550,8 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   // gathers at once (round 24: at 4 ranks scaling_cpu's `other` over-predicted by their sum;
   // session 17: the tiny decks' by the gathers beside the turn): the overlap is no time of its
   // own. Ranks on cores of their own meet there at the head's host reductions, of all its waits.
-  const double turn_wait = head_turns(hw, s).head_wait;
   const double head_overlap =
-      turn_wait +
+      s.head_turn_wait_s +
       (time_sharing ? at_head : at_head * calls.head_host_reductions / (calls.host_reductions + s.head_gathers));
   s.comm_head_s -= std::min(s.comm_head_s, head_overlap);
 }
@@ -661,11 +662,10 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   ph.optim = s.optimizer_s + norm_reduction;
   ph.other = f.total_s - norm_reduction - in_passes + s.imbalance_s - s.imbalance_in_collectives_s +
              s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
-  // The ranks sharing a core leave the head in turns (HeadTurns).
-  const HeadTurns turns = head_turns(hw, s);
-  ph.fwd += turns.forward_change;
-  ph.bwd -= turns.forward_change + turns.head_wait;
-  ph.other += turns.head_wait;
+  // The ranks sharing a core leave the head in turns (HeadTurns, add_imbalance).
+  ph.fwd += s.head_turn_forward_change_s;
+  ph.bwd -= s.head_turn_forward_change_s + s.head_turn_wait_s;
+  ph.other += s.head_turn_wait_s;
 }
 
 // Samples/s per device, MFU and the epoch.

@@ -153,6 +153,9 @@ struct StepPrediction {
   double comm_head_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   double imbalance_in_collectives_s = 0;  // of imbalance_s: waited in collectives (exposed comm), not host reductions
+  // Ranks time-sharing cores leave the step's head in the scheduler's turns: their mean wait there
+  // for their first turn, and their forward's mean change from the paced one (HeadTurns).
+  double head_turn_wait_s = 0, head_turn_forward_change_s = 0;
   // The loader's host time per step (Workload::loader_s): on a CPU node its thread takes the
   // rank's core, so the step waits for it (data_wait); a GPU node's host cores hide it under the step.
   double loader_s = 0;
