@@ -54,7 +54,8 @@
 #                             cached replays it (hit rate > 0), the others made a new graph and
 #                             no cached key's node sequence ever changed (at 1 rank: captures −
 #                             replays = graphs); summary.json and the log line report them; off
-#                             captures nothing.
+#                             captures nothing. With run.profile_ops = on (1 rank) every op runs
+#                             and is timed alone: no graph, the same losses, the profile's rows.
 #   out_of_memory             an emulated GPU too small (EMB_EMU_DEVICE_MEMORY) stops the run with
 #                             one line naming the phase and step, what it allocated, the bytes
 #                             asked and held, and what to change; so does every allocation of a
@@ -276,6 +277,21 @@ assert new_graphs == on["graphs"] if ranks == 1 else new_graphs <= ranks * on["g
 assert on["graphs"] >= 2 and on["nodes"] > 0 and on["launch_overhead_saved_s"] > 0, on
 assert off["captures"] == 0 and off["replays"] == 0 and off["micro_batches"] == on["micro_batches"] >= 10 * ranks, off
 PY
+      if [ "$np" = 1 ]; then  # run.profile_ops: every op timed alone, so no graphs, and the same losses
+        train "$name-profiled" 1 "${config[@]}" --set run.cuda_graphs=on --set run.profile_ops=on \
+          --set train.ckpt_dir="$tmp/$name-profiled"
+        same_losses "$name-profiled" "$name-off" 1 0
+        /usr/bin/python3 - "outputs/$name-profiled" <<'PY' || fail "$name: the profiled run"
+import csv, json, sys
+run = sys.argv[1]
+graphs = json.load(open(f"{run}/summary.json"))["cuda_graphs"]
+assert graphs["captures"] == 0 and graphs["replays"] == 0, graphs
+ms = {(r["phase"], r["kind"], r["op"]): float(r["ms_per_step"]) for r in csv.DictReader(open(f"{run}/op_profile/rank0.csv"))}
+for key in (("fwd", "gemm", "linear_forward"), ("bwd", "attention", "attention_backward"), ("optim", "elementwise", "adamw_step")):
+    assert ms.get(key, 0) > 0, (key, sorted(ms))
+PY
+        rm -rf "outputs/$name-profiled"
+      fi
       rm -rf "outputs/$name-on" "outputs/$name-off"
     done
   done
