@@ -40,6 +40,12 @@ std::string fixed_costs_text(const FixedCostPrediction& f, bool graphs) {
   return t + "\n";
 }
 
+// A pass's compute by the kinds run.profile_ops measures (train/op_profile.hpp).
+std::string kinds_text(const ComputeKinds& k) {
+  return str("GEMM ", duration(k.gemm), ", attention ", duration(k.attention), ", dropout ", duration(k.dropout),
+             ", elementwise ", duration(k.elementwise), ", op calls' host time ", duration(k.host));
+}
+
 nlohmann::json fixed_costs_json(const FixedCostPrediction& f) {
   return {{"op_calls", f.op_calls}, {"allocations", f.allocations}, {"syncs", f.syncs}, {"launches", f.launches},
           {"seconds", {{"op_calls", f.op_calls_s}, {"allocations", f.allocations_s}, {"syncs", f.syncs_s},
@@ -144,6 +150,8 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
                                 ", timed on this host)")
                           : std::string(),
            "\n");
+  t += str("    forward by kind: ", kinds_text(s.fwd_kinds), "\n    backward by kind: ", kinds_text(s.bwd_kinds),
+           " (run.profile_ops = on measures them)\n");
   for (const CollectiveCost& c : s.collectives)
     t += str("    ", c.what, ": ", gib(c.bytes), " GiB in ", c.buckets, " call(s), ", c.per_step, " time(s) per step, ",
              c.algorithm, ", ", duration(c.seconds), "\n");
