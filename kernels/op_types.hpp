@@ -21,7 +21,10 @@ namespace emb {
 // Pointwise activations (MODEL.md): none, relu, silu(x) = x·sigmoid(x),
 // gelu_tanh(x) = 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), gelu_erf(x) = 0.5x(1 + erf(x/√2)).
 enum class Activation : int32_t { none, relu, silu, gelu_tanh, gelu_erf };
-// Its name in hardware files (hwprobe's activation_element_seconds).
+// The activations a linear fuses, each with a cost of its own in hardware files (hwprobe's
+// activation_element_seconds, named by activation_name).
+constexpr Activation kFusedActivations[] = {Activation::relu, Activation::silu, Activation::gelu_tanh,
+                                            Activation::gelu_erf};
 inline const char* activation_name(Activation a) {
   switch (a) {
     case Activation::relu: return "relu";

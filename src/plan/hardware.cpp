@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -158,12 +159,14 @@ std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohm
                                                                      const std::string& path) {
   std::map<Activation, Hardware::ActivationCost> costs;
   if (!j.contains("activation_element_seconds")) return costs;
-  const std::vector<Activation> known = {Activation::relu, Activation::silu, Activation::gelu_tanh, Activation::gelu_erf};
+  const auto* const end = std::end(kFusedActivations);
   for (const auto& [name, figures] : j["activation_element_seconds"].items()) {
-    const auto it = std::find_if(known.begin(), known.end(), [&](Activation a) { return name == activation_name(a); });
-    if (it == known.end())
-      throw Error(str(path, ": activation_element_seconds has \"", name, "\"; the activations are relu, silu, gelu_tanh, gelu_erf"),
-                  kExitInput);
+    const auto* it = std::find_if(std::begin(kFusedActivations), end, [&](Activation a) { return name == activation_name(a); });
+    if (it == end) {
+      std::string names;
+      for (Activation a : kFusedActivations) names += str(names.empty() ? "" : ", ", activation_name(a));
+      throw Error(str(path, ": activation_element_seconds has \"", name, "\"; the activations are ", names), kExitInput);
+    }
     const std::string key = "activation_element_seconds." + name;
     Hardware::ActivationCost& c = costs[*it];
     c.forward_s = f(key + ".forward"), c.backward_s = f(key + ".backward");

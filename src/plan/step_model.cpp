@@ -162,8 +162,7 @@ double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRat
 // Seconds of one sample's forward, backward and recompute on one rank, by kind (p: the
 // micro-batch's plan, p_none: the same without recompute); sets the FLOPs per sample.
 struct SampleSeconds {
-  ComputeKinds fwd_kinds, bwd_kinds, recompute_kinds;
-  double fwd = 0, bwd = 0, recompute = 0;  // their totals
+  ComputeKinds fwd, bwd, recompute;
 };
 
 SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
@@ -212,26 +211,25 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   SampleSeconds t;
   const double act_traffic = passes * act_per_sample / r.memory;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
-  t.fwd_kinds = {gemm_fwd + weights_fwd + activation_fwd, attn_fwd, dropout_draws + p.dropout_bytes_fwd / r.memory,
-                 act_traffic, 0};
-  t.bwd_kinds = {2 * gemm_fwd + weights_bwd + activation_bwd, attn - attn_fwd,
-                 dropout_draws + p.dropout_bytes_bwd / r.memory, act_traffic, 0};
+  t.fwd = {gemm_fwd + weights_fwd + activation_fwd, attn_fwd, dropout_draws + p.dropout_bytes_fwd / r.memory,
+           act_traffic, 0};
+  t.bwd = {2 * gemm_fwd + weights_bwd + activation_bwd, attn - attn_fwd, dropout_draws + p.dropout_bytes_bwd / r.memory,
+           act_traffic, 0};
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
-  if (c.recompute == Recompute::full) t.recompute_kinds = t.fwd_kinds;
+  if (c.recompute == Recompute::full) t.recompute = t.fwd;
   if (c.recompute == Recompute::selective)
-    t.recompute_kinds.gemm = (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm, t.recompute_kinds.attention = attn_fwd;
-  t.fwd = t.fwd_kinds.total(), t.bwd = t.bwd_kinds.total(), t.recompute = t.recompute_kinds.total();
+    t.recompute.gemm = (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm, t.recompute.attention = attn_fwd;
   return t;
 }
 
 // The rank's own compute: its samples' forward, backward and recompute.
 void add_compute(const SampleSeconds& t, StepPrediction& s) {
-  s.fwd_s = t.fwd * s.samples_per_rank;
-  s.bwd_s = t.bwd * s.samples_per_rank;
-  s.recompute_s = t.recompute * s.samples_per_rank;
-  s.fwd_kinds = t.fwd_kinds.scaled(s.samples_per_rank);
-  s.bwd_kinds = t.bwd_kinds.scaled(s.samples_per_rank).plus(t.recompute_kinds.scaled(s.samples_per_rank));
+  s.fwd_s = t.fwd.total() * s.samples_per_rank;
+  s.bwd_s = t.bwd.total() * s.samples_per_rank;
+  s.recompute_s = t.recompute.total() * s.samples_per_rank;
+  s.fwd_kinds = t.fwd.scaled(s.samples_per_rank);
+  s.bwd_kinds = t.bwd.plus(t.recompute).scaled(s.samples_per_rank);
   s.compute_s = s.fwd_s + s.bwd_s + s.recompute_s;
 }
 
@@ -350,7 +348,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     s.comm_total_s += cost.seconds;
     return bt;
   };
-  const double mb_fwd = t.fwd * s.samples_per_mb, mb_bwd = (t.bwd + t.recompute) * s.samples_per_mb;
+  const double mb_fwd = t.fwd.total() * s.samples_per_mb, mb_bwd = (t.bwd.total() + t.recompute.total()) * s.samples_per_mb;
   std::vector<double> fwd_comp(B), bwd_comp(B);
   for (size_t k = 0; k < B; ++k) {
     fwd_comp[k] = mb_fwd * buckets[k].params / N;

@@ -506,8 +506,7 @@ std::vector<ActivationSeconds> activation_element_seconds() {
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 97) - 48) / 16.0f;  // -3 … 3: both branches
   const auto all = [&](std::vector<float>& t) { return emb::view(t.data(), N, C); };
   std::vector<ActivationSeconds> out;
-  for (emb::Activation act : {emb::Activation::relu, emb::Activation::silu, emb::Activation::gelu_tanh,
-                              emb::Activation::gelu_erf}) {
+  for (emb::Activation act : emb::kFusedActivations) {
     ActivationSeconds a{act};
     a.forward_s = timed([&] {
                     for (int i = 0; i < reps; ++i) cpu_ops().activation_forward(act, all(x), all(y));
