@@ -13,7 +13,8 @@ host reductions, the loop's own work; measured: the rest of the step, data_wait,
 The passes by kind: the runs' op profiles (run.profile_ops, op_profile/rank<R>.csv: each op's
 mean ms per step, summed by kind, the ranks' mean) against --plan's compute_by_kind (gemm,
 attention, dropout, elementwise, and the rest of each phase against the profile's time outside
-ops), medians over rounds, a second table.
+ops; and the elementwise kind's bytes, the views its ops were given against the activations'
+traffic the model costs it for), medians over rounds, a second table.
 Measured phases are each rank's trimmed means over steps (timings.csv beside summary.json; the
 step its median), averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
 computed 100 ms of fwd while the other waited 167 ms for it), so medians pooled over ranks
@@ -78,6 +79,10 @@ def measured_phases(run_dir):
 
 
 KINDS = ("gemm", "attention", "dropout", "elementwise", "outside ops")
+# Beside the kinds' seconds, the elementwise kind's bytes: measured, those of the views its ops
+# were given (op_profile's mb_per_step); predicted, the activations' traffic it is costed for.
+ELEMENTWISE_BYTES = "elementwise MB"
+COLUMNS = KINDS + (ELEMENTWISE_BYTES,)
 
 
 def measured_kinds(run_dir):
@@ -87,12 +92,14 @@ def measured_kinds(run_dir):
         return None
     ranks = []
     for name in sorted(os.listdir(folder)):
-        kinds = {p: dict.fromkeys(KINDS, 0.0) for p in ("fwd", "bwd")}
+        kinds = {p: dict.fromkeys(COLUMNS, 0.0) for p in ("fwd", "bwd")}
         for row in csv.DictReader(open(os.path.join(folder, name))):
             if row["phase"] in kinds and row["kind"] in KINDS:
                 kinds[row["phase"]][row["kind"]] += float(row["ms_per_step"]) / 1e3
+            if row["phase"] in kinds and row["kind"] == "elementwise":
+                kinds[row["phase"]][ELEMENTWISE_BYTES] += float(row["mb_per_step"]) * 1e6
         ranks.append(kinds)
-    return {p: {k: statistics.mean(r[p][k] for r in ranks) for k in KINDS} for p in ("fwd", "bwd")}
+    return {p: {k: statistics.mean(r[p][k] for r in ranks) for k in COLUMNS} for p in ("fwd", "bwd")}
 
 
 def predicted_kinds(plan):
@@ -106,6 +113,7 @@ def predicted_kinds(plan):
     out = {p: {k: by_kind[p][k] for k in KINDS[:-1]} for p in ("fwd", "bwd")}
     for p, kinds in out.items():
         kinds["outside ops"] = deck["phases"][p] - sum(kinds.values())
+        kinds[ELEMENTWISE_BYTES] = deck["elementwise_bytes_per_pass"]
     return out
 
 
@@ -142,7 +150,7 @@ def median_kinds(runs):
     """The median over rounds of each pass's kinds; None where a round has none."""
     if any(r is None for r in runs):
         return None
-    return {p: {k: statistics.median(r[p][k] for r in runs) for k in KINDS} for p in ("fwd", "bwd")}
+    return {p: {k: statistics.median(r[p][k] for r in runs) for k in COLUMNS} for p in ("fwd", "bwd")}
 
 
 def print_kinds(table):
@@ -150,14 +158,19 @@ def print_kinds(table):
     rows = [t for t in table if t["measured_kinds"] and t["predicted_kinds"]]
     if not rows:
         return
-    print("\n| deck | ranks | " + " | ".join(f"{p} {k}" for p in ("fwd", "bwd") for k in KINDS) + " |")
-    print("|---|---|" + "---|" * (2 * len(KINDS)))
+    print("\n| deck | ranks | " + " | ".join(f"{p} {k}" for p in ("fwd", "bwd") for k in COLUMNS) + " |")
+    print("|---|---|" + "---|" * (2 * len(COLUMNS)))
+
+    def cell(kind, value):
+        return f"{value / 1e6:.1f}" if kind == ELEMENTWISE_BYTES else ms(value)
+
     for t in rows:
-        cells = " | ".join(f"{ms(t['measured_kinds'][p][k])} / {ms(t['predicted_kinds'][p][k])}"
-                           for p in ("fwd", "bwd") for k in KINDS)
+        cells = " | ".join(f"{cell(k, t['measured_kinds'][p][k])} / {cell(k, t['predicted_kinds'][p][k])}"
+                           for p in ("fwd", "bwd") for k in COLUMNS)
         print(f"| {t['deck']} | {t['ranks']} | {cells} |")
     print("\nthe passes by kind: op profile (means over steps, the ranks' mean) / --plan's compute_by_kind, "
-          "ms, medians over rounds; outside ops: the phase less its ops")
+          "ms, medians over rounds; outside ops: the phase less its ops; elementwise MB: the bytes of the "
+          "views the elementwise ops were given / the activations' traffic the model costs the kind for")
 
 
 STEP_TOLERANCE, PHASE_TOLERANCE, PHASE_FLOOR = 0.15, 0.25, 0.02

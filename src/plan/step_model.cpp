@@ -208,6 +208,7 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
     weights_bwd = weights_fwd + 2 * grad_bytes / s.samples_per_mb / r.memory;
   }
   s.weight_traffic_s = (weights_fwd + weights_bwd) * s.samples_per_rank;
+  s.elementwise_bytes_per_pass = passes * act_per_sample * s.samples_per_rank;
   SampleSeconds t;
   const double act_traffic = passes * act_per_sample / r.memory;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);

@@ -148,6 +148,9 @@ struct StepPrediction {
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)
+  // The bytes the elementwise kind is costed for in each pass (fwd, and bwd without recompute):
+  // the activations' traffic (run.profile_ops measures the bytes its ops are given).
+  double elementwise_bytes_per_pass = 0;
   // ZeRO-3's first gathers, issued behind the last update, waited for at the step's head
   // (`other`) beyond the head's wait for the slowest rank, which they overlap.
   double comm_head_s = 0;

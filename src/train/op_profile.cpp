@@ -30,10 +30,10 @@ void OpProfile::op_started(const char*) {
   started_ = PhaseTimers::Clock::now();
 }
 
-void OpProfile::op_ended(const char* op) {
+void OpProfile::op_ended(const char* op, double bytes) {
   if (!inner().host_memory()) inner().synchronize();
   OpTime& t = by_phase_[size_t(phase_)][op];
-  t.calls += 1, t.seconds += seconds_since(started_);
+  t.calls += 1, t.seconds += seconds_since(started_), t.bytes += bytes;
 }
 
 void OpProfile::start_after(int64_t step) {
@@ -69,7 +69,7 @@ std::string OpProfile::csv(const std::vector<StepTimes>& records) const {
   const Profiled p = profiled(records);
   if (p.steps == 0) return "";
   std::ostringstream out;
-  out << std::setprecision(6) << "phase,kind,op,calls_per_step,ms_per_step\n";
+  out << std::setprecision(6) << "phase,kind,op,calls_per_step,ms_per_step,mb_per_step,gb_per_s\n";
   for (int i = 0; i < kNumPhases; ++i) {
     const auto& ops = by_phase_[size_t(i)];
     if (ops.empty()) continue;
@@ -77,9 +77,10 @@ std::string OpProfile::csv(const std::vector<StepTimes>& records) const {
     const double per_step = 1.0 / double(p.steps);
     for (const auto& [op, t] : ops)
       out << phase << ',' << op_kind(op) << ',' << op << ',' << double(t.calls) * per_step << ','
-          << 1e3 * t.seconds * per_step << '\n';
-    out << phase << ",outside ops,,0," << 1e3 * outside_ops(Phase(i), p) << '\n';
-    out << phase << ",phase,,0," << 1e3 * p.phase_seconds[size_t(i)] << '\n';
+          << 1e3 * t.seconds * per_step << ',' << 1e-6 * t.bytes * per_step << ','
+          << (t.seconds > 0 ? 1e-9 * t.bytes / t.seconds : 0.0) << '\n';
+    out << phase << ",outside ops,,0," << 1e3 * outside_ops(Phase(i), p) << ",0,0\n";
+    out << phase << ",phase,,0," << 1e3 * p.phase_seconds[size_t(i)] << ",0,0\n";
   }
   return out.str();
 }

@@ -39,21 +39,24 @@ class OpProfile final : public ObservedOps {
   struct OpTime {
     int64_t calls = 0;
     double seconds = 0;
+    double bytes = 0;  // of the views the calls were given (ObservedOps::touched)
   };
   // Forgets what was timed so far: the profile is of the steps after `step`.
   void start_after(int64_t step);
   // Totals over the profiled steps of `op` run inside `phase` (zeros when it never ran there).
   OpTime total(Phase phase, std::string_view op) const;
   // The profile per step, over the profiled steps of `records` (PhaseTimers::records): one row
-  // per phase and op (phase,kind,op,calls_per_step,ms_per_step), then each phase's time outside
-  // ops and the phase's own time (kind "outside ops" and "phase"). Empty when no step was profiled.
+  // per phase and op (phase,kind,op,calls_per_step,ms_per_step,mb_per_step,gb_per_s: the bytes of
+  // the views its calls were given, ObservedOps::touched, and those bytes over its time), then each
+  // phase's time outside ops and the phase's own time (kind "outside ops" and "phase"). Empty when
+  // no step was profiled.
   std::string csv(const std::vector<StepTimes>& records) const;
   // One line: each phase that ran ops, its ms per step, by kind (those that ran) and outside ops.
   std::string summary(const std::vector<StepTimes>& records) const;
 
  private:
   void op_started(const char* op) override;
-  void op_ended(const char* op) override;
+  void op_ended(const char* op, double bytes) override;
   // The steps after start_after's and their phases' mean seconds.
   struct Profiled {
     int64_t steps = 0, first = 0, last = 0;

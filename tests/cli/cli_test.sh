@@ -154,8 +154,10 @@ op_profile)
     grep -q "op profile, ms per step over steps 2-12: .*fwd [0-9.]* (gemm [0-9.]*, attention [0-9.]*, .*outside ops" \
       "outputs/$name/train.log" || fail "$deck: no op profile line in train.log: $(grep 'op profile' "outputs/$name/train.log")"
     /usr/bin/python3 - "outputs/$name" <<'PY' || fail "$deck: op_profile content"
-import collections, csv, sys
+import collections, csv, re, sys
 run = sys.argv[1]
+params = int(re.search(r"(\d+) parameters", open(f"{run}/train.log").read()).group(1))
+optimizer_mb = 0
 for rank in (0, 1):
     rows = list(csv.DictReader(open(f"{run}/op_profile/rank{rank}.csv")))
     calls = {(r["phase"], r["op"]): float(r["calls_per_step"]) for r in rows if r["op"]}
@@ -167,6 +169,12 @@ for rank in (0, 1):
     for fwd, bwd in (("linear_forward", "linear_backward"), ("attention_forward", "attention_backward")):
         assert calls[("fwd", fwd)] == calls[("bwd", bwd)] > 0, (fwd, calls)
     assert calls[("optim", "adamw_step")] >= 1, calls
+    # Each op's bytes: its views' (every op is given some), at the rate they and its time make.
+    for r in rows:
+        if r["op"]:
+            mb, ms_op, rate = float(r["mb_per_step"]), float(r["ms_per_step"]), float(r["gb_per_s"])
+            assert mb > 0 and abs(rate - mb / ms_op) <= 1e-4 * rate, r
+    optimizer_mb += next(float(r["mb_per_step"]) for r in rows if r["op"] == "adamw_step")
     for phase in ("fwd", "bwd"):
         in_ops = sum(v for (p, k), v in ms.items() if p == phase and k not in ("phase", "outside ops"))
         assert ms[(phase, "gemm")] > 0 and ms[(phase, "attention")] > 0, (phase, ms)
@@ -180,6 +188,9 @@ for rank in (0, 1):
     for phase in ("fwd", "bwd", "optim"):
         mean = 1e3 * sum(timed[phase]) / len(timed[phase])
         assert abs(ms[(phase, "phase")] - mean) <= 1e-3 * max(1.0, mean), (phase, ms[(phase, "phase")], mean)
+# AdamW reads and writes each owned parameter, its gradient and two moments in fp32 once a step:
+# the ranks' shards together, every parameter (the tiny decks train all of theirs).
+assert abs(optimizer_mb * 1e6 - 16 * params) <= 1e-4 * 16 * params, (optimizer_mb, params)
 PY
     rm -rf "outputs/$name"
   done

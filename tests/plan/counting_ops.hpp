@@ -39,7 +39,7 @@ class CountingOps final : public ObservedOps {
 
  private:
   void op_started(const char* op) override { ++calls_[op]; }
-  void op_ended(const char*) override {}
+  void op_ended(const char*, double) override {}
   std::map<std::string, int64_t> calls_;
   std::map<void*, int64_t> sizes_;  // of each live allocation
   int64_t live_bytes_ = 0;

@@ -103,7 +103,7 @@ class ActivationCounter final : public ObservedOps {
     if (act != Activation::none) activated[act] += double(y.size());
   }
   void op_started(const char*) override {}
-  void op_ended(const char*) override {}
+  void op_ended(const char*, double) override {}
 };
 
 }  // namespace

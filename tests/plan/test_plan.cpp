@@ -1519,4 +1519,12 @@ BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
              boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.fwd_kinds.host == (s.fixed.op_calls_s + s.fixed.allocations_s) * s.fwd_s / (s.fwd_s + s.bwd_s + s.recompute_s),
              boost::test_tools::tolerance(1e-12));
+  // The elementwise kind: its bytes a pass at the memory's rate, the recomputed forward's in
+  // the backward too; twice the bandwidth, the same bytes in half the time.
+  BOOST_TEST(s.elementwise_bytes_per_pass > 0);
+  BOOST_TEST(s.bwd_kinds.elementwise == 2 * s.fwd_kinds.elementwise, boost::test_tools::tolerance(1e-12));
+  h.memory_bytes_per_s *= 2;
+  const StepPrediction faster = predict_step(h, w);
+  BOOST_TEST(faster.elementwise_bytes_per_pass == s.elementwise_bytes_per_pass);
+  BOOST_TEST(faster.fwd_kinds.elementwise == s.fwd_kinds.elementwise / 2, boost::test_tools::tolerance(1e-12));
 }

@@ -57,18 +57,25 @@ BOOST_AUTO_TEST_CASE(ops_are_timed_in_the_part_of_the_step_they_run_in) {
   BOOST_TEST(profile.total(Phase::bwd, "zero").calls == 4);
   BOOST_TEST(profile.total(Phase::other, "add").calls == 4);
   BOOST_TEST(profile.total(Phase::fwd, "zero").calls == 0);
+  // The bytes of the views each call was given: x, W and y of a linear (the absent bias and
+  // pre-activation none), y of a zero, a, b and y of an add (a and b the same view, read twice).
+  const double tensor = 4.0 * N * C;
+  BOOST_TEST(profile.total(Phase::fwd, "linear_forward").bytes == 12 * 3 * tensor);
+  BOOST_TEST(profile.total(Phase::bwd, "linear_backward").bytes == 4 * 5 * tensor);
+  BOOST_TEST(profile.total(Phase::bwd, "zero").bytes == 4 * tensor);
+  BOOST_TEST(profile.total(Phase::other, "add").bytes == 4 * 3 * tensor);
 
   // Per step over steps 2-5: each op's calls and ms, the phase's ms and what no op took of it.
   std::istringstream csv(profile.csv(timers.records()));
   std::string line;
   std::getline(csv, line);
-  BOOST_TEST(line == "phase,kind,op,calls_per_step,ms_per_step");
+  BOOST_TEST(line == "phase,kind,op,calls_per_step,ms_per_step,mb_per_step,gb_per_s");
   double fwd_phase = 0, fwd_outside = -1, fwd_ops = 0;
   while (std::getline(csv, line)) {
     std::vector<std::string> cell;
     std::istringstream row(line);
     for (std::string c; std::getline(row, c, ',');) cell.push_back(c);
-    BOOST_TEST_REQUIRE(cell.size() == 5u, line);
+    BOOST_TEST_REQUIRE(cell.size() == 7u, line);
     if (cell[0] != "fwd") continue;
     if (cell[1] == "phase") fwd_phase = std::stod(cell[4]);
     else if (cell[1] == "outside ops") fwd_outside = std::stod(cell[4]);
@@ -77,6 +84,8 @@ BOOST_AUTO_TEST_CASE(ops_are_timed_in_the_part_of_the_step_they_run_in) {
       BOOST_TEST(cell[2] == "linear_forward");
       BOOST_TEST(std::stod(cell[3]) == 3.0);
       fwd_ops = std::stod(cell[4]);
+      BOOST_TEST(std::stod(cell[5]) == 3 * 3 * tensor * 1e-6, boost::test_tools::tolerance(1e-5));
+      BOOST_TEST(std::stod(cell[6]) == 3 * 3 * tensor * 1e-6 / fwd_ops, boost::test_tools::tolerance(1e-4));
     }
   }
   double mean_fwd = 0;
