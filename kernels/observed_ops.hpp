@@ -16,7 +16,9 @@ namespace emb {
 
 class ObservedOps : public Ops {
  public:
-  explicit ObservedOps(Ops& inner) : inner_(inner) {}
+  // run_ops = false: the ops are observed and not run (the planner's dry step,
+  // plan/elementwise_work.cpp, whose subclass gives the memory calls their stand-ins).
+  explicit ObservedOps(Ops& inner, bool run_ops = true) : inner_(inner), run_ops_(run_ops) {}
 
   const char* name() const override { return inner_.name(); }
   void* allocate(size_t bytes) override { return inner_.allocate(bytes); }
@@ -251,10 +253,11 @@ class ObservedOps : public Ops {
   template <class Call>
   void observe(const char* op, double bytes, Call&& call) {
     op_started(op);
-    call();
+    if (run_ops_) call();
     op_ended(op, bytes);
   }
   Ops& inner_;
+  bool run_ops_;
 };
 
 }  // namespace emb

@@ -25,6 +25,11 @@ enum class Activation : int32_t { none, relu, silu, gelu_tanh, gelu_erf };
 // activation_element_seconds, named by activation_name).
 constexpr Activation kFusedActivations[] = {Activation::relu, Activation::silu, Activation::gelu_tanh,
                                             Activation::gelu_erf};
+// The elementwise ops (by Ops method name) whose time is their arithmetic, not their bytes: rope's
+// and the sinusoids' sines and cosines per element (0.4-2.4 GB/s on a CPU where the rest ran at
+// 8-50), each with a cost per element of its own in hardware files (hwprobe's
+// elementwise_element_seconds; the planner's dry step counts their elements).
+constexpr const char* kArithmeticElementwiseOps[] = {"rope_forward", "rope_backward", "sinus_embedding"};
 inline const char* activation_name(Activation a) {
   switch (a) {
     case Activation::relu: return "relu";

@@ -13,8 +13,8 @@ host reductions, the loop's own work; measured: the rest of the step, data_wait,
 The passes by kind: the runs' op profiles (run.profile_ops, op_profile/rank<R>.csv: each op's
 mean ms per step, summed by kind, the ranks' mean) against --plan's compute_by_kind (gemm,
 attention, dropout, elementwise, and the rest of each phase against the profile's time outside
-ops; and the elementwise kind's bytes, the views its ops were given against the activations'
-traffic the model costs it for), medians over rounds, a second table.
+ops; and the elementwise kind's bytes, the views its ops were given in the run against --plan's
+dry step of the model), medians over rounds, a second table.
 Measured phases are each rank's trimmed means over steps (timings.csv beside summary.json; the
 step its median), averaged over the ranks: ranks divide the same step differently (at 2 ranks on scaling_cpu one
 computed 100 ms of fwd while the other waited 167 ms for it), so medians pooled over ranks
@@ -79,8 +79,8 @@ def measured_phases(run_dir):
 
 
 KINDS = ("gemm", "attention", "dropout", "elementwise", "outside ops")
-# Beside the kinds' seconds, the elementwise kind's bytes: measured, those of the views its ops
-# were given (op_profile's mb_per_step); predicted, the activations' traffic it is costed for.
+# Beside the kinds' seconds, the elementwise kind's bytes, those of the views its ops were given:
+# measured, op_profile's mb_per_step; predicted, --plan's dry step of the model.
 ELEMENTWISE_BYTES = "elementwise MB"
 COLUMNS = KINDS + (ELEMENTWISE_BYTES,)
 
@@ -113,7 +113,7 @@ def predicted_kinds(plan):
     out = {p: {k: by_kind[p][k] for k in KINDS[:-1]} for p in ("fwd", "bwd")}
     for p, kinds in out.items():
         kinds["outside ops"] = deck["phases"][p] - sum(kinds.values())
-        kinds[ELEMENTWISE_BYTES] = deck["elementwise_bytes_per_pass"]
+        kinds[ELEMENTWISE_BYTES] = deck["elementwise_bytes"][p]
     return out
 
 
@@ -170,7 +170,7 @@ def print_kinds(table):
         print(f"| {t['deck']} | {t['ranks']} | {cells} |")
     print("\nthe passes by kind: op profile (means over steps, the ranks' mean) / --plan's compute_by_kind, "
           "ms, medians over rounds; outside ops: the phase less its ops; elementwise MB: the bytes of the "
-          "views the elementwise ops were given / the activations' traffic the model costs the kind for")
+          "views the elementwise ops were given, in the run / in --plan's dry step")
 
 
 STEP_TOLERANCE, PHASE_TOLERANCE, PHASE_FLOOR = 0.15, 0.25, 0.02

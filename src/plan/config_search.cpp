@@ -1,12 +1,23 @@
 #include "plan/config_search.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
 namespace emb {
 
 std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Workload& deck) {
   const StepPrediction as_deck = predict_step(hw, deck);
+  // The model's elementwise work once per recompute mode: nothing else the search varies changes
+  // the ops the model issues.
+  std::map<Recompute, std::shared_ptr<const ElementwiseFit>> elementwise;
+  for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+    Workload w = deck;
+    w.model.recompute = recompute;
+    elementwise[recompute] = recompute == deck.model.recompute && deck.elementwise ? deck.elementwise
+                                                                                   : model_elementwise_work(hw, w);
+  }
   std::set<int64_t> micro_batches{as_deck.samples_per_mb};
   for (int64_t mb = 1; mb <= as_deck.samples_per_rank; mb *= 2) micro_batches.insert(mb);
   const std::set<double> buckets{deck.bucket_bytes, 25.0 * (1 << 20), 100.0 * (1 << 20), 400.0 * (1 << 20)};
@@ -18,6 +29,7 @@ std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Worklo
           Workload w = deck;
           w.shard = shard;
           w.model.recompute = recompute;
+          w.elementwise = elementwise.at(recompute);
           w.packing = false;  // micro-batches of mb samples, as packing gives on equal samples
           w.micro_batch = mb;
           w.bucket_bytes = bucket;

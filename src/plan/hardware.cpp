@@ -176,6 +176,26 @@ std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohm
   return costs;
 }
 
+// elementwise_element_seconds {"rope_forward": figure, ...}: the ops kArithmeticElementwiseOps names, each
+// not negative.
+std::map<std::string, double> read_elementwise_costs(const nlohmann::json& j, const FigureReader& f,
+                                                     const std::string& path) {
+  std::map<std::string, double> costs;
+  if (!j.contains("elementwise_element_seconds")) return costs;
+  for (const auto& [name, figure] : j["elementwise_element_seconds"].items()) {
+    if (std::find(std::begin(kArithmeticElementwiseOps), std::end(kArithmeticElementwiseOps), name) ==
+        std::end(kArithmeticElementwiseOps)) {
+      std::string names;
+      for (const char* op : kArithmeticElementwiseOps) names += str(names.empty() ? "" : ", ", op);
+      throw Error(str(path, ": elementwise_element_seconds has \"", name, "\"; the ops are ", names), kExitInput);
+    }
+    const double seconds = f("elementwise_element_seconds." + name);
+    if (seconds < 0) throw Error(str(path, ": elementwise_element_seconds.", name, " is negative"), kExitInput);
+    costs[name] = seconds;
+  }
+  return costs;
+}
+
 Hardware load_hardware(const std::string& name_or_path) {
   Hardware h;
   h.path = resolve(name_or_path);
@@ -220,6 +240,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
   h.activation_element_s = read_activation_costs(j, f, h.path);
+  h.elementwise_element_s = read_elementwise_costs(j, f, h.path);
   if (j.contains("last_level_cache_bytes")) h.last_level_cache_bytes = f("last_level_cache_bytes");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");

@@ -142,17 +142,24 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   return f;
 }
 
-PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample& shape) {
+PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample& shape, bool with_content) {
   SampleShape typical = typical_sample_shape(c);
   if (shape.context_tokens > 0) typical.n_context = int(shape.context_tokens);
   std::vector<int64_t> ids(static_cast<size_t>(samples));
   for (int i = 0; i < samples; ++i) ids[size_t(i)] = i;
-  PackedBatch b = make_batch(c, ids, std::vector<SampleShape>(size_t(samples), typical), true, 0, false);
+  PackedBatch b = make_batch(c, ids, std::vector<SampleShape>(size_t(samples), typical), true, 0, with_content);
   if (shape.padded_context > typical.n_context) {  // each sample's context, then its padding
+    const size_t width = size_t(c.d_ctx), rows = size_t(typical.n_context), padding = size_t(shape.padded_context) - rows;
+    const std::vector<float> packed_context = std::move(b.context);
     b.cseq.clear();
+    b.context.clear();
     for (int32_t i = 0; i < samples; ++i) {
-      b.cseq.insert(b.cseq.end(), size_t(typical.n_context), i);
-      b.cseq.insert(b.cseq.end(), size_t(shape.padded_context - typical.n_context), -1);
+      b.cseq.insert(b.cseq.end(), rows, i);
+      b.cseq.insert(b.cseq.end(), padding, -1);
+      if (!with_content) continue;
+      const auto sample = packed_context.begin() + std::ptrdiff_t(size_t(i) * rows * width);
+      b.context.insert(b.context.end(), sample, sample + std::ptrdiff_t(rows * width));
+      b.context.insert(b.context.end(), padding * width, 0.0f);
     }
     b.n_context = int64_t(b.cseq.size());
   }

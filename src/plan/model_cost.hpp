@@ -82,9 +82,10 @@ struct PlanSample {
   double context_tokens_std = 0;  // the data's spread of context tokens per sample (0: unknown or none)
 };
 
-// The token index arrays of `samples` such samples laid end to end, as the packer lays them
-// (no features).
-PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape);
+// The token index arrays of `samples` such samples laid end to end, as the packer lays them;
+// with_content: with synthetic features too (what the model's dry step uploads), a padded
+// context's padding rows zero.
+PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape, bool with_content = false);
 
 // token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
 // blocks: the storage type of the blocks' activations on the run's backend

@@ -99,7 +99,7 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"comm_exposed", s.phases.comm_exposed}, {"optim", s.phases.optim}, {"other", s.phases.other}}},
       // The passes' own compute by the kinds run.profile_ops sums a run's ops in (train/op_profile.hpp).
       {"compute_by_kind", {{"fwd", kinds_json(s.fwd_kinds)}, {"bwd", kinds_json(s.bwd_kinds)}}},
-      {"elementwise_bytes_per_pass", s.elementwise_bytes_per_pass},
+      {"elementwise_bytes", {{"fwd", s.elementwise_bytes_fwd}, {"bwd", s.elementwise_bytes_bwd}}},
       {"flops_per_sample", s.flops_per_sample},
       {"recompute_flops_per_sample", s.recompute_flops_per_sample},
       {"samples_per_s_per_device", s.samples_per_s_per_device},

@@ -76,7 +76,8 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
 RunPlan plan_run(const RunConfig& cfg, int world_size) {
   RunPlan p;
   p.hw = load_hardware(cfg.plan.hardware);
-  const Workload w = workload_of_run(cfg, world_size);
+  Workload w = workload_of_run(cfg, world_size);
+  w.elementwise = model_elementwise_work(p.hw, w);
   p.as_deck = predict_step(p.hw, w);
   p.ranked = rank_configurations(p.hw, w);
   // The memory plan is the micro-batch the prediction costs (train.micro_batch samples when

@@ -159,6 +159,19 @@ double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRat
   return seconds;
 }
 
+// Seconds of a pass's elementwise ops per sample: their bytes at the rank's memory bandwidth,
+// the arithmetic ones' elements at the file's elementwise_element_seconds (their tensor's bytes
+// where the file has no figure: a GPU's, where they stream like the rest).
+double elementwise_seconds(const Hardware& hw, const RankRates& r, const ElementwisePass& pass, DType blocks) {
+  double seconds = pass.bytes / r.memory;
+  for (const auto& [op, elements] : pass.arithmetic_elements) {
+    const auto figure = hw.elementwise_element_s.find(op);
+    seconds += figure == hw.elementwise_element_s.end() ? elements * double(dtype_size(blocks)) / r.memory
+                                                        : elements * figure->second / r.share;
+  }
+  return seconds;
+}
+
 // Seconds of one sample's forward, backward and recompute on one rank, by kind (p: the
 // micro-batch's plan, p_none: the same without recompute); sets the FLOPs per sample.
 struct SampleSeconds {
@@ -166,14 +179,17 @@ struct SampleSeconds {
 };
 
 SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRates& r, const PlanReport& p,
-                             const PlanReport& p_none, StepPrediction& s) {
+                             const PlanReport& p_none, const ElementwiseWork& elementwise, StepPrediction& s) {
   const ModelConfig& c = w.model;
-  // Activation traffic of elementwise work, at the memory bandwidth: each activation written and
-  // read once in the forward, its gradient written and read once in the backward. (A measured
-  // rate of a block's elementwise ops, 0.38 of the triad here, over-predicted every 1-rank step
-  // by 16-22 %: regression/plan_validation.md, round 13.)
-  const double act_per_sample = p_none.activation_bytes / s.samples_per_mb;
-  const double passes = w.fp8 ? 3 : 2;
+  // The elementwise ops the model issues in each pass (its dry step), their bytes at the memory
+  // bandwidth and the arithmetic ones' elements at their figures; with model.fp8 the FP8 linears
+  // also read every activation once a pass to quantise it (inside their ops, which the dry step
+  // counts as GEMMs). (The activations' bytes written and read once a pass, which this replaced,
+  // charged the forward 2.2-4.3x the bytes its elementwise ops are given: round 69.)
+  const double fp8_quantisation = w.fp8 ? p_none.activation_bytes / s.samples_per_mb / r.memory : 0.0;
+  const double per_sample = 1.0 / s.samples_per_mb;
+  const double elementwise_fwd = per_sample * elementwise_seconds(hw, r, elementwise.fwd, p.blocks_dtype) + fp8_quantisation;
+  const double elementwise_bwd = per_sample * elementwise_seconds(hw, r, elementwise.bwd, p.blocks_dtype) + fp8_quantisation;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate, their
   // per-pair work, and the masked tiles' mask rule per pair (a dense tile's (pair, head) at
   // head dim 16 times the file's masked ratio less one), split by the forward's share measured
@@ -208,17 +224,17 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
     weights_bwd = weights_fwd + 2 * grad_bytes / s.samples_per_mb / r.memory;
   }
   s.weight_traffic_s = (weights_fwd + weights_bwd) * s.samples_per_rank;
-  s.elementwise_bytes_per_pass = passes * act_per_sample * s.samples_per_rank;
+  s.elementwise_bytes_fwd = elementwise.fwd.bytes * per_sample * s.samples_per_rank;
+  s.elementwise_bytes_bwd = elementwise.bwd.bytes * per_sample * s.samples_per_rank;
   SampleSeconds t;
-  const double act_traffic = passes * act_per_sample / r.memory;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
   t.fwd = {gemm_fwd + weights_fwd + activation_fwd, attn_fwd, dropout_draws + p.dropout_bytes_fwd / r.memory,
-           act_traffic, 0};
+           elementwise_fwd, 0};
   t.bwd = {2 * gemm_fwd + weights_bwd + activation_bwd, attn - attn_fwd, dropout_draws + p.dropout_bytes_bwd / r.memory,
-           act_traffic, 0};
+           elementwise_bwd, 0};
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
-  if (c.recompute == Recompute::full) t.recompute = t.fwd;
+  if (c.recompute == Recompute::full) t.recompute = t.fwd, t.recompute.elementwise = 0;  // the dry step's backward has it
   if (c.recompute == Recompute::selective)
     t.recompute.gemm = (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm, t.recompute.attention = attn_fwd;
   return t;
@@ -249,7 +265,10 @@ RankCompute rank_compute(const Hardware& hw, const Workload& w, StepPrediction& 
   ModelConfig kept = w.model;
   kept.recompute = Recompute::none;
   const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
-  rc.per_sample = sample_seconds(hw, w, rc.rates, rc.plan, p_none, s);
+  const std::shared_ptr<const ElementwiseFit> fit =
+      w.elementwise ? w.elementwise : model_elementwise_work(hw, w);
+  EMB_ASSERT(fit->recompute == w.model.recompute);
+  rc.per_sample = sample_seconds(hw, w, rc.rates, rc.plan, p_none, fit->micro_batch(s.samples_per_mb), s);
   add_compute(rc.per_sample, s);
   return rc;
 }
@@ -618,6 +637,7 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   const GradientTraffic g = gradient_traffic(w.shard, double(p.n_params), double(p.n_params - p.trainable_params),
                                              w.ranks, s.buckets, s.micro_batches, cache_per_rank(hw, w));
   s.gradient_backward_s = g.backward_bytes / r.memory;
+  s.elementwise_bytes_bwd += g.backward_bytes;  // the data-parallel layer's zero and add ops, in the pass
   s.gradient_step_s = g.step_bytes / r.memory;
   s.step_s = s.compute_s + s.comm_core_fwd_s + s.comm_core_bwd_s + s.comm_exposed_s + s.comm_head_s + s.optimizer_s +
              s.bf16_round_s + s.fixed.total_s + s.gradient_backward_s + s.gradient_step_s;
@@ -652,6 +672,7 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
   s.fwd_kinds.host = fwd_share * in_passes, s.bwd_kinds.host = (1 - fwd_share) * in_passes;
+  s.bwd_kinds.elementwise += s.gradient_backward_s;  // the gradient buffers' zero and add ops run in it
   ph.fwd = s.fwd_s + s.comm_core_fwd_s + s.fwd_kinds.host;
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + s.bwd_kinds.host + s.gradient_backward_s;
   ph.comm_exposed = s.comm_exposed_s + s.imbalance_in_collectives_s;
@@ -699,6 +720,11 @@ void add_checkpoint(const Hardware& hw, const PlanReport& p, StepPrediction& s) 
 
 DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c) {
   return training_blocks_dtype(c, hw.activations_in_compute_precision);
+}
+
+std::shared_ptr<const ElementwiseFit> model_elementwise_work(const Hardware& hw, const Workload& w) {
+  const bool mixed_storage = planned_blocks_dtype(hw, w.model) == DType::bf16;
+  return std::make_shared<const ElementwiseFit>(fit_elementwise_work(w.model, w.sample, w.frozen, mixed_storage));
 }
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w) {

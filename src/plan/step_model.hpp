@@ -60,12 +60,14 @@
 //             has none: checkpoint/checkpoint.cpp), written by every node at once.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/model_config.hpp"
 #include "plan/model_cost.hpp"
 #include "plan/collective_model.hpp"
+#include "plan/elementwise_work.hpp"
 #include "plan/hardware.hpp"
 
 namespace emb {
@@ -97,6 +99,10 @@ struct Workload {
   // (the online backbone's, or tune_visual's fp32 LLM).
   double context_activation_bytes_per_sample = 0;
   double frozen_weight_bytes = 0;
+  // The model's elementwise work (plan/elementwise_work.hpp, two dry steps) when a caller has it
+  // for this model and recompute (run_plan and rank_configurations: once per recompute mode, not
+  // once per configuration); null: predict_step fits it. A copy that changes the model must reset it.
+  std::shared_ptr<const ElementwiseFit> elementwise;
 };
 
 struct CollectiveCost {
@@ -144,13 +150,15 @@ struct StepPrediction {
   double flops_per_sample = 0;            // model FLOPs (forward + backward), no recompute
   double recompute_flops_per_sample = 0;  // re-run forward work
   double compute_s = 0, fwd_s = 0, bwd_s = 0, recompute_s = 0;
-  ComputeKinds fwd_kinds, bwd_kinds;  // fwd_s, and bwd_s + recompute_s, by kind; with the passes' host time
+  // fwd_s, and bwd_s + recompute_s + gradient_backward_s (elementwise), by kind; with the passes' host time
+  ComputeKinds fwd_kinds, bwd_kinds;
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)
-  // The bytes the elementwise kind is costed for in each pass (fwd, and bwd without recompute):
-  // the activations' traffic (run.profile_ops measures the bytes its ops are given).
-  double elementwise_bytes_per_pass = 0;
+  // The bytes of the views the elementwise ops are given in each pass (the model's dry step, the
+  // arithmetic ops' aside, and in the backward the gradient buffers' passes; the bytes
+  // run.profile_ops reports).
+  double elementwise_bytes_fwd = 0, elementwise_bytes_bwd = 0;
   // ZeRO-3's first gathers, issued behind the last update, waited for at the step's head
   // (`other`) beyond the head's wait for the slowest rank, which they overlap.
   double comm_head_s = 0;
@@ -185,5 +193,8 @@ struct StepPrediction {
 DType planned_blocks_dtype(const Hardware& hw, const ModelConfig& c);
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w);
+// The workload's model's elementwise work, its blocks' activations as `hw` keeps them (two dry
+// steps: what Workload::elementwise holds).
+std::shared_ptr<const ElementwiseFit> model_elementwise_work(const Hardware& hw, const Workload& w);
 
 }  // namespace emb

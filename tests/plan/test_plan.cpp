@@ -182,7 +182,10 @@ BOOST_AUTO_TEST_CASE(recompute_costs_forward_work_and_saves_activations) {
   w.model.recompute = Recompute::full;
   const StepPrediction full = predict_step(gpu_node(), w);
   BOOST_TEST(none.recompute_s == 0.0);
-  BOOST_TEST(full.recompute_s == full.fwd_s, boost::test_tools::tolerance(1e-12));
+  // The recomputed forward's elementwise ops are among the backward's (the dry step's), the rest
+  // of the forward is the recompute's.
+  BOOST_TEST(full.recompute_s == full.fwd_s - full.fwd_kinds.elementwise, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(full.elementwise_bytes_bwd > none.elementwise_bytes_bwd);
   BOOST_TEST(selective.recompute_s > 0.0);
   BOOST_TEST(selective.recompute_s < full.recompute_s);
   BOOST_TEST(none.activation_bytes > selective.activation_bytes);
@@ -1514,17 +1517,62 @@ BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
   BOOST_TEST(s.fwd_kinds.dropout > 0);
   BOOST_TEST(s.bwd_kinds.gemm > 2 * s.fwd_kinds.gemm);  // the recomputed forward's GEMMs too
   BOOST_TEST(own(s.fwd_kinds) == s.fwd_s, boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(own(s.bwd_kinds) == s.bwd_s + s.recompute_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(own(s.bwd_kinds) == s.bwd_s + s.recompute_s + s.gradient_backward_s, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host == s.fixed.op_calls_s + s.fixed.allocations_s,
              boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.fwd_kinds.host == (s.fixed.op_calls_s + s.fixed.allocations_s) * s.fwd_s / (s.fwd_s + s.bwd_s + s.recompute_s),
              boost::test_tools::tolerance(1e-12));
-  // The elementwise kind: its bytes a pass at the memory's rate, the recomputed forward's in
-  // the backward too; twice the bandwidth, the same bytes in half the time.
-  BOOST_TEST(s.elementwise_bytes_per_pass > 0);
-  BOOST_TEST(s.bwd_kinds.elementwise == 2 * s.fwd_kinds.elementwise, boost::test_tools::tolerance(1e-12));
+  // The elementwise kind: the bytes its ops are given in a pass at the memory's rate (the
+  // backward's, gradients zeroed and the recomputed forward's, more than the forward's); twice
+  // the bandwidth, the same bytes in half the time.
+  BOOST_TEST(s.elementwise_bytes_fwd > 0);
+  BOOST_TEST(s.elementwise_bytes_bwd > s.elementwise_bytes_fwd);
   h.memory_bytes_per_s *= 2;
   const StepPrediction faster = predict_step(h, w);
-  BOOST_TEST(faster.elementwise_bytes_per_pass == s.elementwise_bytes_per_pass);
+  BOOST_TEST(faster.elementwise_bytes_fwd == s.elementwise_bytes_fwd);
   BOOST_TEST(faster.fwd_kinds.elementwise == s.fwd_kinds.elementwise / 2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(faster.bwd_kinds.elementwise == s.bwd_kinds.elementwise / 2, boost::test_tools::tolerance(1e-12));
+}
+
+// The elementwise ops: each pass's bytes those of the model's dry step, the arithmetic ones
+// (rope, the sinusoids) their elements at the file's figures; the file's figures read, an
+// unknown op or a negative figure refused.
+BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measured_figures) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();  // tiny_wan: rope in the blocks
+  w.shard = ShardMode::none;      // no gradient slot zeroed in the backward: the model's ops alone
+  const StepPrediction base = predict_step(h, w);
+  const ElementwiseWork mb = model_elementwise_work(h, w)->micro_batch(base.samples_per_mb);
+  const double micro_batches = double(base.samples_per_rank) / base.samples_per_mb;
+  BOOST_TEST(base.elementwise_bytes_fwd == mb.fwd.bytes * micro_batches, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(base.elementwise_bytes_bwd == mb.bwd.bytes * micro_batches, boost::test_tools::tolerance(1e-12));
+  const double rope = mb.fwd.arithmetic_elements.at("rope_forward") / base.samples_per_mb;
+  BOOST_TEST(rope > 0);
+  BOOST_TEST(mb.bwd.arithmetic_elements.at("rope_backward") == mb.fwd.arithmetic_elements.at("rope_forward"));
+  BOOST_TEST(mb.fwd.arithmetic_elements.count("sinus_embedding") == 1u);
+  h.elementwise_element_s["rope_forward"] = 1e-8;
+  const StepPrediction slow = predict_step(h, w);
+  h.elementwise_element_s["rope_forward"] = 3e-8;
+  const StepPrediction slower = predict_step(h, w);
+  BOOST_TEST(slower.fwd_kinds.elementwise - slow.fwd_kinds.elementwise == base.samples_per_rank * rope * 2e-8,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(slower.bwd_kinds.elementwise == slow.bwd_kinds.elementwise);
+
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  const std::string path = "outputs/test_plan_elementwise_hw.json";
+  const auto write = [&](const std::string& name, double seconds) {
+    j.erase("elementwise_element_seconds");
+    j["elementwise_element_seconds"][name] = {{"value", seconds}, {"source", "test"}};
+    std::ofstream(path) << j.dump();
+  };
+  write("sinus_embedding", 4e-9);
+  const Hardware read = load_hardware(path);
+  BOOST_TEST(read.elementwise_element_s.at("sinus_embedding") == 4e-9);
+  BOOST_TEST(read.elementwise_element_s.size() == 1u);
+  write("layernorm_forward", 4e-9);
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  write("rope_backward", -1e-9);
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
 }

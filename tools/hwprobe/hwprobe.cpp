@@ -30,6 +30,9 @@
 //               packed 13-token samples, a masked tile's time per (pair, head) over a dense one's;
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
+//   activations the linears' fused activations forward and backward, and the elementwise ops
+//               whose time is their arithmetic (rope forward and backward, the sinusoids), on
+//               cache-resident 256 × 256 tensors, per element;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
 //   optimizer   the optimizer phase's Σg² and AdamW step through Ops over 4 M elements (beyond
 //               the caches): seconds per trained element;
@@ -519,6 +522,33 @@ std::vector<ActivationSeconds> activation_element_seconds() {
   return out;
 }
 
+// The elementwise ops whose time is their arithmetic (kArithmeticElementwiseOps): rope forward
+// and backward on 256 tokens of 4 heads of 64 (wan's 3-axis positions, a tensor the caches hold)
+// and the sinusoids of 256 timesteps over 256 columns, through Ops, per element of the tensor
+// they write, by op.
+std::vector<std::pair<std::string, double>> elementwise_element_seconds() {
+  const int64_t N = 256;
+  const int heads = 4, head_dim = 64, C = heads * head_dim, reps = 20;
+  std::vector<float> x(size_t(N) * C, 0.5f), timesteps(static_cast<size_t>(N));
+  std::vector<int32_t> pos(size_t(N) * 3);
+  for (int64_t i = 0; i < N; ++i) {
+    timesteps[size_t(i)] = float(i % 1000);
+    for (int axis = 0; axis < 3; ++axis) pos[size_t(3 * i + axis)] = int32_t((i >> (2 * axis)) % 16);
+  }
+  const emb::View all = emb::view(x.data(), N, C);
+  const emb::RopeConfig rope{emb::RopeMode::d3, heads, head_dim};
+  const double elements = double(reps) * double(N) * C;
+  return {{"rope_forward", timed([&] {
+             for (int i = 0; i < reps; ++i) cpu_ops().rope_forward(all, pos.data(), rope);
+           }) / elements},
+          {"rope_backward", timed([&] {
+             for (int i = 0; i < reps; ++i) cpu_ops().rope_backward(all, pos.data(), rope);
+           }) / elements},
+          {"sinus_embedding", timed([&] {
+             for (int i = 0; i < reps; ++i) cpu_ops().sinus_embedding(emb::view(timesteps.data(), N, 1), all, emb::SinusConfig{});
+           }) / elements}};
+}
+
 // The optimizer phase's seconds per trained element (train_step: Optimizer's global_grad_norm,
 // then its step): Σg² of the gradients, then AdamW through Ops (fp32 parameters, gradients and
 // both moments, weight decay on) over 4 M elements, 64 MiB in all, far beyond the last-level
@@ -740,6 +770,7 @@ struct Measured {
   Imbalance imbalance;
   double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0, comm_core = 0;
   std::vector<ActivationSeconds> activations;
+  std::vector<std::pair<std::string, double>> elementwise;
   GemmEfficiency gemm_shapes;
   AttentionCost attention;
   Fabric fabric;
@@ -759,6 +790,7 @@ Measured measure(const emb::World& world) {
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
   m.activations = activation_element_seconds();
+  m.elementwise = elementwise_element_seconds();
   if (g_size > 1) {
     TrunkGemms gemms;
     m.spare_core = spare_core_speedup([&] { gemms.run(); });
@@ -818,6 +850,9 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     hw["activation_element_seconds"][emb::activation_name(a.act)] = {
         {"forward", fig(a.forward_s, "act(x)" + how)}, {"backward", fig(a.backward_s, "dx += act'(x) dy" + how)}};
   }
+  for (const auto& [op, seconds] : m.elementwise)
+    hw["elementwise_element_seconds"][op] =
+        fig(seconds, op + " through Ops on 256 x 256 (cache-resident): seconds per element, per core");
   hw.update(imbalance_figures(fig, m.imbalance));
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =

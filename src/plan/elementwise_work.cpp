@@ -1,0 +1,137 @@
+#include "plan/elementwise_work.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <string_view>
+
+#include "kernels/cpu/cpu_ops.hpp"
+#include "kernels/observed_ops.hpp"
+#include "kernels/op_types.hpp"
+#include "model/model.hpp"
+#include "model/unit_hooks.hpp"
+#include "train/op_profile.hpp"
+
+namespace emb {
+
+ElementwisePass ElementwisePass::combined(const ElementwisePass& a, double f, const ElementwisePass& b) {
+  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.arithmetic_elements};
+  for (const auto& [op, elements] : b.arithmetic_elements) p.arithmetic_elements[op] += f * elements;
+  return p;
+}
+
+namespace {
+
+bool arithmetic(std::string_view op) {
+  return std::find(std::begin(kArithmeticElementwiseOps), std::end(kArithmeticElementwiseOps), op) !=
+         std::end(kArithmeticElementwiseOps);
+}
+
+// An Ops that runs nothing: each op observed, backend memory handed out as addresses that are
+// never dereferenced (allocate counts up from a page that is never mapped), downloads read as
+// zeros. The model's host code runs as in a step; no op's result is read by it except through
+// download (the loss sums), as on a GPU.
+class DryOps final : public ObservedOps {
+ public:
+  DryOps(Ops& reference, bool mixed_storage) : ObservedOps(reference, false), mixed_storage_(mixed_storage) {}
+
+  void* allocate(size_t bytes) override {
+    const uintptr_t at = next_;
+    next_ += (bytes + 255) / 256 * 256 + 256;
+    return reinterpret_cast<void*>(at);
+  }
+  void deallocate(void*) override {}
+  void upload(void*, const void*, size_t) override {}
+  void download(void* dst, const void*, size_t bytes) override { std::memset(dst, 0, bytes); }
+  std::unique_ptr<InputSlots> make_input_slots() override { return std::make_unique<OpsInputSlots>(*this); }
+  void synchronize() override {}
+  bool host_memory() const override { return false; }
+  bool mixed_storage() const override { return mixed_storage_; }
+  size_t device_peak_bytes() const override { return 0; }
+  void check_deferred_errors() override {}
+  DeviceClock* device_clock() override { return nullptr; }
+
+  void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override {
+    add_elements("rope_forward", x);
+    ObservedOps::rope_forward(x, pos, cfg);
+  }
+  void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override {
+    add_elements("rope_backward", dx);
+    ObservedOps::rope_backward(dx, pos, cfg);
+  }
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override {
+    add_elements("sinus_embedding", out);
+    ObservedOps::sinus_embedding(t, out, cfg);
+  }
+
+  bool backward = false;  // the trainer's pass: the backward from the first unit asked for backward
+  ElementwiseWork work;
+
+ private:
+  ElementwisePass& pass() { return backward ? work.bwd : work.fwd; }
+  void add_elements(const char* op, const View& v) { pass().arithmetic_elements[op] += double(v.size()); }
+  void op_started(const char*) override {}
+  void op_ended(const char* op, double bytes) override {
+    if (std::string_view(op_kind(op)) != "elementwise") return;
+    ElementwisePass& p = pass();
+    p.calls += 1;
+    if (!arithmetic(op)) p.bytes += bytes;
+  }
+
+  bool mixed_storage_;
+  uintptr_t next_ = uintptr_t(1) << 44;
+};
+
+// Each unit's parameters and gradients at addresses nothing reads; the first unit asked for its
+// backward starts the backward pass, as the trainer's timers do (DataParallel::check_order).
+class DryHooks final : public UnitHooks {
+ public:
+  DryHooks(const ParamRegistry& reg, DryOps& ops) : reg_(reg), ops_(ops) {}
+  const void* unit_params(int u, bool backward, DType) override {
+    ops_.backward = ops_.backward || backward;
+    return reinterpret_cast<const void*>(kParams + uintptr_t(reg_.unit(u).offset) * sizeof(float));
+  }
+  float* unit_grads(int u) override {
+    return reinterpret_cast<float*>(kGrads + uintptr_t(reg_.unit(u).offset) * sizeof(float));
+  }
+  void unit_grads_ready(int) override {}
+
+ private:
+  static constexpr uintptr_t kParams = uintptr_t(1) << 42, kGrads = uintptr_t(1) << 43;
+  const ParamRegistry& reg_;
+  DryOps& ops_;
+};
+
+}  // namespace
+
+ElementwiseWork elementwise_work(const ModelConfig& c, const PackedBatch& batch, const std::vector<bool>& frozen,
+                                 bool mixed_storage) {
+  CpuOps reference;
+  DryOps ops(reference, mixed_storage);
+  const std::unique_ptr<Model> model = make_model(c, &ops);
+  model->freeze(frozen);
+  DryHooks hooks(model->params(), ops);
+  const std::vector<double> denominators = model->loss_counts(batch);
+  model->forward_backward(nullptr, nullptr, batch, 1, 0, denominators, &hooks);
+  return ops.work;
+}
+
+ElementwiseWork ElementwiseFit::micro_batch(int samples) const {
+  return {ElementwisePass::combined(fixed.fwd, samples, per_sample.fwd),
+          ElementwisePass::combined(fixed.bwd, samples, per_sample.bwd)};
+}
+
+ElementwiseFit fit_elementwise_work(const ModelConfig& c, const PlanSample& shape, const std::vector<bool>& frozen,
+                                    bool mixed_storage) {
+  const ElementwiseWork one = elementwise_work(c, plan_micro_batch(c, 1, shape, true), frozen, mixed_storage);
+  const ElementwiseWork two = elementwise_work(c, plan_micro_batch(c, 2, shape, true), frozen, mixed_storage);
+  ElementwiseFit fit;
+  fit.recompute = c.recompute;
+  fit.per_sample = {ElementwisePass::combined(two.fwd, -1, one.fwd), ElementwisePass::combined(two.bwd, -1, one.bwd)};
+  fit.fixed = {ElementwisePass::combined(one.fwd, -1, fit.per_sample.fwd),
+               ElementwisePass::combined(one.bwd, -1, fit.per_sample.bwd)};
+  return fit;
+}
+
+}  // namespace emb

@@ -1,0 +1,55 @@
+// The elementwise ops a micro-batch's forward and backward run, from the model's own code: a dry
+// step runs Model::forward_backward through an Ops that observes every op and runs none (its
+// memory calls hand out addresses nothing is ever written to), so the planner sees each
+// elementwise op the model issues and the bytes of the views it is given (ObservedOps::touched,
+// the bytes run.profile_ops reports), in the pass the trainer times it in. Regression round 69
+// showed why the activations' bytes alone would not do: the forward's elementwise ops are given
+// 23-46 % of them (the linears and attention write most saved tensors, inside their own kinds),
+// the backward's 62-100 %.
+// Ops whose time is their arithmetic, not their bytes, are counted apart, by elements
+// (kernels/op_types.hpp kArithmeticElementwiseOps).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "batch/packed_batch.hpp"
+#include "config/model_config.hpp"
+#include "plan/model_cost.hpp"
+
+namespace emb {
+
+struct ElementwisePass {
+  double bytes = 0;   // the memory-bound elementwise ops' views (ObservedOps::touched)
+  double calls = 0;   // elementwise op calls, the arithmetic ones included
+  std::map<std::string, double> arithmetic_elements;  // by kArithmeticElementwiseOps name: its tensor's elements
+
+  // a + f·b, figure by figure.
+  static ElementwisePass combined(const ElementwisePass& a, double f, const ElementwisePass& b);
+};
+
+struct ElementwiseWork {
+  ElementwisePass fwd, bwd;
+};
+
+// The elementwise work of one training micro-batch `batch` of model `c` (its recompute as
+// given), with `frozen` tensors of the registry frozen (empty: none) and the blocks' activations
+// in bf16 when `mixed_storage` (Model::training_blocks_dtype): one dry step (a first step
+// issues the elementwise ops of the steady state: test_elementwise_work).
+ElementwiseWork elementwise_work(const ModelConfig& c, const PackedBatch& batch, const std::vector<bool>& frozen,
+                                 bool mixed_storage);
+
+// A micro-batch of n of --plan's samples (plan_micro_batch: equal samples) makes fixed + n ×
+// per_sample of every figure: each op's tensors are its rows' or its parameters'. Fitted from
+// dry steps of one and two samples, so a plan costs any micro-batch for two steps of the
+// smallest (dreamzero14b's sample is 28k tokens: 0.17 s a dry step here).
+struct ElementwiseFit {
+  Recompute recompute = Recompute::none;  // the model's, as fitted
+  ElementwiseWork fixed, per_sample;
+  ElementwiseWork micro_batch(int samples) const;
+};
+ElementwiseFit fit_elementwise_work(const ModelConfig& c, const PlanSample& shape, const std::vector<bool>& frozen,
+                                    bool mixed_storage);
+
+}  // namespace emb
