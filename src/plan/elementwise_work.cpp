@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "kernels/cpu/cpu_ops.hpp"
-#include "kernels/observed_ops.hpp"
 #include "kernels/op_types.hpp"
 #include "model/model.hpp"
 #include "model/unit_hooks.hpp"
@@ -28,13 +27,13 @@ bool arithmetic(std::string_view op) {
          std::end(kArithmeticElementwiseOps);
 }
 
-// An Ops that runs nothing: each op observed, backend memory handed out as addresses that are
-// never dereferenced (allocate counts up from a page that is never mapped), downloads read as
-// zeros. The model's host code runs as in a step; no op's result is read by it except through
-// download (the loss sums), as on a GPU.
-class DryOps final : public ObservedOps {
+// A recorder that runs nothing: backend memory handed out as addresses that are never
+// dereferenced (allocate counts up from a page that is never mapped), downloads read as zeros.
+// The model's host code runs as in a step; no op's result is read by it except through download
+// (the loss sums), as on a GPU.
+class DryOps final : public ElementwiseRecorder {
  public:
-  DryOps(Ops& reference, bool mixed_storage) : ObservedOps(reference, false), mixed_storage_(mixed_storage) {}
+  DryOps(Ops& reference, bool mixed_storage) : ElementwiseRecorder(reference, false), mixed_storage_(mixed_storage) {}
 
   void* allocate(size_t bytes) override {
     const uintptr_t at = next_;
@@ -52,33 +51,7 @@ class DryOps final : public ObservedOps {
   void check_deferred_errors() override {}
   DeviceClock* device_clock() override { return nullptr; }
 
-  void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override {
-    add_elements("rope_forward", x);
-    ObservedOps::rope_forward(x, pos, cfg);
-  }
-  void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override {
-    add_elements("rope_backward", dx);
-    ObservedOps::rope_backward(dx, pos, cfg);
-  }
-  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override {
-    add_elements("sinus_embedding", out);
-    ObservedOps::sinus_embedding(t, out, cfg);
-  }
-
-  bool backward = false;  // the trainer's pass: the backward from the first unit asked for backward
-  ElementwiseWork work;
-
  private:
-  ElementwisePass& pass() { return backward ? work.bwd : work.fwd; }
-  void add_elements(const char* op, const View& v) { pass().arithmetic_elements[op] += double(v.size()); }
-  void op_started(const char*) override {}
-  void op_ended(const char* op, double bytes) override {
-    if (std::string_view(op_kind(op)) != "elementwise") return;
-    ElementwisePass& p = pass();
-    p.calls += 1;
-    if (!arithmetic(op)) p.bytes += bytes;
-  }
-
   bool mixed_storage_;
   uintptr_t next_ = uintptr_t(1) << 44;
 };
@@ -104,6 +77,32 @@ class DryHooks final : public UnitHooks {
 };
 
 }  // namespace
+
+void ElementwiseRecorder::rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) {
+  add_elements("rope_forward", x);
+  ObservedOps::rope_forward(x, pos, cfg);
+}
+
+void ElementwiseRecorder::rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) {
+  add_elements("rope_backward", dx);
+  ObservedOps::rope_backward(dx, pos, cfg);
+}
+
+void ElementwiseRecorder::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
+  add_elements("sinus_embedding", out);
+  ObservedOps::sinus_embedding(t, out, cfg);
+}
+
+void ElementwiseRecorder::add_elements(const char* op, const View& v) {
+  pass().arithmetic_elements[op] += double(v.size());
+}
+
+void ElementwiseRecorder::op_ended(const char* op, double bytes) {
+  if (std::string_view(op_kind(op)) != "elementwise") return;
+  ElementwisePass& p = pass();
+  p.calls += 1;
+  if (!arithmetic(op)) p.bytes += bytes;
+}
 
 ElementwiseWork elementwise_work(const ModelConfig& c, const PackedBatch& batch, const std::vector<bool>& frozen,
                                  bool mixed_storage) {

@@ -16,6 +16,7 @@
 
 #include "batch/packed_batch.hpp"
 #include "config/model_config.hpp"
+#include "kernels/observed_ops.hpp"
 #include "plan/model_cost.hpp"
 
 namespace emb {
@@ -31,6 +32,26 @@ struct ElementwisePass {
 
 struct ElementwiseWork {
   ElementwisePass fwd, bwd;
+};
+
+// An Ops that sums the elementwise ops issued through it into `work`, by pass (the backward's
+// from `backward`, which the caller sets when the model first asks for a unit's backward, as
+// the trainer's timers switch: DataParallel::check_order), over `inner`, running them or not.
+class ElementwiseRecorder : public ObservedOps {
+ public:
+  ElementwiseRecorder(Ops& inner, bool run_ops) : ObservedOps(inner, run_ops) {}
+  bool backward = false;
+  ElementwiseWork work;
+
+  void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
+  void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
+  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
+
+ private:
+  ElementwisePass& pass() { return backward ? work.bwd : work.fwd; }
+  void add_elements(const char* op, const View& v);
+  void op_started(const char*) override {}
+  void op_ended(const char* op, double bytes) override;
 };
 
 // The elementwise work of one training micro-batch `batch` of model `c` (its recompute as

@@ -1,8 +1,10 @@
 // The planner's model of one optimizer step (DESIGN.md "Parallelism") on a Hardware:
 //   compute   per micro-batch, GEMM FLOPs at the GEMM rate (each linear at its shape's:
 //             linear_efficiency), attention FLOPs at the attention
-//             rate (both per compute precision), plus the activation traffic at memory
-//             bandwidth (a lone rank's at the memory spare-core speedup), the weights read from
+//             rate (both per compute precision), plus the elementwise ops the model issues
+//             (their bytes, from a dry step: plan/elementwise_work.hpp) at memory bandwidth (a
+//             lone rank's at the memory spare-core speedup) and rope's and the sinusoids'
+//             arithmetic at the hardware's elementwise_element_seconds, the weights read from
 //             memory each micro-batch where GEMM rates were measured on cached weights and the
 //             rank's working set outgrows its share of the last-level cache, and dropout's
 //             draws of its keep words (forward and backward, at the hardware's
@@ -124,8 +126,9 @@ struct FixedCostPrediction {
 
 // A pass's own compute by kind, as run.profile_ops sums a run's ops (train/op_profile.hpp): the
 // linears' GEMMs (with the weights' traffic beyond cached GEMM rates), attention, dropout's draws
-// and traffic, the elementwise ops' activation traffic, and the op calls' and allocations' host
-// time inside the pass (a CPU's; set by the phases).
+// and traffic, the elementwise ops the model issues (and in the backward the gradient buffers'
+// zero and add passes), and the op calls' and allocations' host time inside the pass (a CPU's;
+// set by the phases).
 struct ComputeKinds {
   double gemm = 0, attention = 0, dropout = 0, elementwise = 0, host = 0;
   double total() const { return gemm + attention + dropout + elementwise + host; }

@@ -1,61 +1,27 @@
 // The planner's dry step (src/plan/elementwise_work.hpp) against a real one: the elementwise ops
-// of a forward + backward on the CPU backend, observed by pass as the trainer times them (the
+// of a forward + backward on the CPU backend, recorded by pass as the trainer times them (the
 // backward from the first unit asked for its backward), their bytes, calls and the arithmetic
 // ops' elements equal the dry step's, which ran none of them.
 #define BOOST_TEST_MODULE elementwise_work
 #include <boost/test/unit_test.hpp>
-#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.hpp"
-#include "kernels/observed_ops.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "model/synthetic_batch.hpp"
 #include "model/unit_hooks.hpp"
 #include "plan/elementwise_work.hpp"
 #include "plan/model_cost.hpp"
-#include "train/op_profile.hpp"
 
 using namespace emb;
 
 namespace {
 
-// The elementwise ops of a real step by pass, as the planner counts them.
-class PassRecorder final : public ObservedOps {
- public:
-  using ObservedOps::ObservedOps;
-  bool backward = false;
-  ElementwiseWork work;
-
-  void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override {
-    pass().arithmetic_elements["rope_forward"] += double(x.size());
-    ObservedOps::rope_forward(x, pos, cfg);
-  }
-  void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override {
-    pass().arithmetic_elements["rope_backward"] += double(dx.size());
-    ObservedOps::rope_backward(dx, pos, cfg);
-  }
-  void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override {
-    pass().arithmetic_elements["sinus_embedding"] += double(out.size());
-    ObservedOps::sinus_embedding(t, out, cfg);
-  }
-
- private:
-  ElementwisePass& pass() { return backward ? work.bwd : work.fwd; }
-  void op_started(const char*) override {}
-  void op_ended(const char* op, double bytes) override {
-    if (std::string_view(op_kind(op)) != "elementwise") return;
-    ++pass().calls;
-    const std::string_view name(op);
-    if (name != "rope_forward" && name != "rope_backward" && name != "sinus_embedding") pass().bytes += bytes;
-  }
-};
-
 // Real parameters and gradients, unit by unit; the backward starts at the first unit asked for it.
 class RealHooks final : public UnitHooks {
  public:
-  RealHooks(const ParamRegistry& reg, std::vector<float>& params, std::vector<float>& grads, PassRecorder& ops)
+  RealHooks(const ParamRegistry& reg, std::vector<float>& params, std::vector<float>& grads, ElementwiseRecorder& ops)
       : reg_(reg), params_(params), grads_(grads), ops_(ops) {}
   const void* unit_params(int u, bool backward, DType) override {
     ops_.backward = ops_.backward || backward;
@@ -68,7 +34,7 @@ class RealHooks final : public UnitHooks {
   const ParamRegistry& reg_;
   std::vector<float>& params_;
   std::vector<float>& grads_;
-  PassRecorder& ops_;
+  ElementwiseRecorder& ops_;
 };
 
 void check_pass(const ElementwisePass& dry, const ElementwisePass& real, const char* pass) {
@@ -83,7 +49,7 @@ void check_pass(const ElementwisePass& dry, const ElementwisePass& real, const c
 // The second of two real steps (the first packs frozen weights and lays out the arena).
 ElementwiseWork real_step(const ModelConfig& cfg, const PackedBatch& batch, const std::vector<bool>& frozen) {
   CpuOps cpu;
-  PassRecorder ops(cpu);
+  ElementwiseRecorder ops(cpu, true);
   const std::unique_ptr<Model> model = make_model(cfg, &ops);
   model->freeze(frozen);
   std::vector<float> params(size_t(model->params().total())), grads(params.size());

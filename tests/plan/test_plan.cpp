@@ -457,7 +457,7 @@ BOOST_AUTO_TEST_CASE(a_lone_rank_streams_memory_at_the_memory_spare_core_speedup
   const StepPrediction alone = predict_step(h, w);
   BOOST_TEST(alone.optimizer_s == busy.optimizer_s / 1.25, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(alone.gradient_backward_s == busy.gradient_backward_s / 1.25, boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(alone.fwd_s < busy.fwd_s);  // the activations' traffic
+  BOOST_TEST(alone.fwd_s < busy.fwd_s);  // the elementwise ops' bytes
   w.ranks = 2;
   const double two = predict_step(h, w).step_s;
   h.memory_spare_core_speedup = 1;
