@@ -75,6 +75,23 @@ Workload tiny_workload() {
   return w;
 }
 
+// The development VM's hardware file with `section` replaced by `figures`, read back; the file
+// written for the read is removed.
+Hardware hardware_with(const std::string& section, const nlohmann::json& figures) {
+  std::filesystem::create_directories("outputs");
+  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
+  j[section] = figures;
+  const std::string path = "outputs/test_plan_hw_" + section + ".json";
+  std::ofstream(path) << j.dump();
+  struct Remove {
+    std::string path;
+    ~Remove() { std::filesystem::remove(path); }
+  } remove{path};
+  return load_hardware(path);
+}
+
+nlohmann::json figure(double value) { return {{"value", value}, {"source", "test"}}; }
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(ring_collectives_match_the_closed_form_inside_a_node) {
@@ -1478,25 +1495,16 @@ BOOST_AUTO_TEST_CASE(fused_activations_cost_their_elements_at_the_measured_figur
   h.activation_element_s = {{Activation::gelu_erf, {1e-6, 1e-6}}};
   BOOST_TEST(predict_step(h, w).fwd_s == base.fwd_s);
 
-  std::filesystem::create_directories("outputs");
-  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
-  const std::string path = "outputs/test_plan_activation_hw.json";
-  const auto write = [&](const std::string& name, double forward) {
-    j.erase("activation_element_seconds");
-    j["activation_element_seconds"][name] = {{"forward", {{"value", forward}, {"source", "test"}}},
-                                             {"backward", {{"value", 3e-9}, {"source", "test"}}}};
-    std::ofstream(path) << j.dump();
+  const auto activation = [](const std::string& name, double forward) {
+    return hardware_with("activation_element_seconds",
+                         {{name, {{"forward", figure(forward)}, {"backward", figure(3e-9)}}}});
   };
-  write("silu", 1.5e-9);
-  const Hardware read = load_hardware(path);
+  const Hardware read = activation("silu", 1.5e-9);
   BOOST_TEST(read.activation_element_s.at(Activation::silu).forward_s == 1.5e-9);
   BOOST_TEST(read.activation_element_s.at(Activation::silu).backward_s == 3e-9);
   BOOST_TEST(read.activation_element_s.size() == 1u);
-  write("swish", 1.5e-9);
-  BOOST_CHECK_THROW(load_hardware(path), Error);
-  write("silu", -1e-9);
-  BOOST_CHECK_THROW(load_hardware(path), Error);
-  std::filesystem::remove(path);
+  BOOST_CHECK_THROW(activation("swish", 1.5e-9), Error);
+  BOOST_CHECK_THROW(activation("silu", -1e-9), Error);
 }
 
 // The passes by kind (what run.profile_ops sums a run's ops into) add up to the passes: the
@@ -1558,21 +1566,12 @@ BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measu
              boost::test_tools::tolerance(1e-9));
   BOOST_TEST(slower.bwd_kinds.elementwise == slow.bwd_kinds.elementwise);
 
-  std::filesystem::create_directories("outputs");
-  nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
-  const std::string path = "outputs/test_plan_elementwise_hw.json";
-  const auto write = [&](const std::string& name, double seconds) {
-    j.erase("elementwise_element_seconds");
-    j["elementwise_element_seconds"][name] = {{"value", seconds}, {"source", "test"}};
-    std::ofstream(path) << j.dump();
+  const auto elementwise = [](const std::string& name, double seconds) {
+    return hardware_with("elementwise_element_seconds", {{name, figure(seconds)}});
   };
-  write("sinus_embedding", 4e-9);
-  const Hardware read = load_hardware(path);
+  const Hardware read = elementwise("sinus_embedding", 4e-9);
   BOOST_TEST(read.elementwise_element_s.at("sinus_embedding") == 4e-9);
   BOOST_TEST(read.elementwise_element_s.size() == 1u);
-  write("layernorm_forward", 4e-9);
-  BOOST_CHECK_THROW(load_hardware(path), Error);
-  write("rope_backward", -1e-9);
-  BOOST_CHECK_THROW(load_hardware(path), Error);
-  std::filesystem::remove(path);
+  BOOST_CHECK_THROW(elementwise("layernorm_forward", 4e-9), Error);
+  BOOST_CHECK_THROW(elementwise("rope_backward", -1e-9), Error);
 }
