@@ -153,6 +153,14 @@ double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
   return (bf16 ? hw.peak_bf16 : hw.peak_fp32) * device_share(hw, ranks);
 }
 
+// "a, b, c": each of `items` by `name`, for a refusal that lists what a file may name.
+template <class Items, class Name>
+std::string listed(const Items& items, Name name) {
+  std::string names;
+  for (const auto& item : items) names += str(names.empty() ? "" : ", ", name(item));
+  return names;
+}
+
 // activation_element_seconds {"gelu_tanh": {"forward": figure, "backward": figure}, ...}: the
 // activations hwprobe names, each pass not negative.
 std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohmann::json& j, const FigureReader& f,
@@ -162,11 +170,10 @@ std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohm
   const auto* const end = std::end(kFusedActivations);
   for (const auto& [name, figures] : j["activation_element_seconds"].items()) {
     const auto* it = std::find_if(std::begin(kFusedActivations), end, [&](Activation a) { return name == activation_name(a); });
-    if (it == end) {
-      std::string names;
-      for (Activation a : kFusedActivations) names += str(names.empty() ? "" : ", ", activation_name(a));
-      throw Error(str(path, ": activation_element_seconds has \"", name, "\"; the activations are ", names), kExitInput);
-    }
+    if (it == end)
+      throw Error(str(path, ": activation_element_seconds has \"", name, "\"; the activations are ",
+                      listed(kFusedActivations, activation_name)),
+                  kExitInput);
     const std::string key = "activation_element_seconds." + name;
     Hardware::ActivationCost& c = costs[*it];
     c.forward_s = f(key + ".forward"), c.backward_s = f(key + ".backward");
@@ -184,11 +191,10 @@ std::map<std::string, double> read_elementwise_costs(const nlohmann::json& j, co
   if (!j.contains("elementwise_element_seconds")) return costs;
   for (const auto& [name, figure] : j["elementwise_element_seconds"].items()) {
     if (std::find(std::begin(kArithmeticElementwiseOps), std::end(kArithmeticElementwiseOps), name) ==
-        std::end(kArithmeticElementwiseOps)) {
-      std::string names;
-      for (const char* op : kArithmeticElementwiseOps) names += str(names.empty() ? "" : ", ", op);
-      throw Error(str(path, ": elementwise_element_seconds has \"", name, "\"; the ops are ", names), kExitInput);
-    }
+        std::end(kArithmeticElementwiseOps))
+      throw Error(str(path, ": elementwise_element_seconds has \"", name, "\"; the ops are ",
+                      listed(kArithmeticElementwiseOps, [](const char* op) { return op; })),
+                  kExitInput);
     const double seconds = f("elementwise_element_seconds." + name);
     if (seconds < 0) throw Error(str(path, ": elementwise_element_seconds.", name, " is negative"), kExitInput);
     costs[name] = seconds;
