@@ -15,8 +15,11 @@
 namespace emb {
 
 ElementwisePass ElementwisePass::combined(const ElementwisePass& a, double f, const ElementwisePass& b) {
-  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.arithmetic_elements};
-  for (const auto& [op, elements] : b.arithmetic_elements) p.arithmetic_elements[op] += f * elements;
+  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.arithmetic};
+  for (const auto& [op, work] : b.arithmetic) {
+    ArithmeticWork& sum = p.arithmetic[op];
+    sum.elements += f * work.elements, sum.bytes += f * work.bytes;
+  }
   return p;
 }
 
@@ -94,14 +97,14 @@ void ElementwiseRecorder::sinus_embedding(const View& t, const View& out, const 
 }
 
 void ElementwiseRecorder::add_elements(const char* op, const View& v) {
-  pass().arithmetic_elements[op] += double(v.size());
+  pass().arithmetic[op].elements += double(v.size());
 }
 
 void ElementwiseRecorder::op_ended(const char* op, double bytes) {
   if (std::string_view(op_kind(op)) != "elementwise") return;
   ElementwisePass& p = pass();
-  p.calls += 1;
-  if (!arithmetic(op)) p.bytes += bytes;
+  p.calls += 1, p.bytes += bytes;
+  if (arithmetic(op)) p.arithmetic[op].bytes += bytes;
 }
 
 ElementwiseWork elementwise_work(const ModelConfig& c, const PackedBatch& batch, const std::vector<bool>& frozen,

@@ -6,7 +6,7 @@
 // showed why the activations' bytes alone would not do: the forward's elementwise ops are given
 // 23-46 % of them (the linears and attention write most saved tensors, inside their own kinds),
 // the backward's 62-100 %.
-// Ops whose time is their arithmetic, not their bytes, are counted apart, by elements
+// Ops whose time is their arithmetic, not their bytes, are also counted by their elements
 // (kernels/op_types.hpp kArithmeticElementwiseOps).
 #pragma once
 #include <cstdint>
@@ -21,10 +21,16 @@
 
 namespace emb {
 
+// An arithmetic op's tensor elements and the bytes of the views it was given.
+struct ArithmeticWork {
+  double elements = 0, bytes = 0;
+  bool operator==(const ArithmeticWork& o) const { return elements == o.elements && bytes == o.bytes; }
+};
+
 struct ElementwisePass {
-  double bytes = 0;   // the memory-bound elementwise ops' views (ObservedOps::touched)
-  double calls = 0;   // elementwise op calls, the arithmetic ones included
-  std::map<std::string, double> arithmetic_elements;  // by kArithmeticElementwiseOps name: its tensor's elements
+  double bytes = 0;  // every elementwise op's views (ObservedOps::touched), as run.profile_ops sums them
+  double calls = 0;  // elementwise op calls
+  std::map<std::string, ArithmeticWork> arithmetic;  // of them, the kArithmeticElementwiseOps ones, by name
 
   // a + f·b, figure by figure.
   static ElementwisePass combined(const ElementwisePass& a, double f, const ElementwisePass& b);

@@ -159,15 +159,15 @@ double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRat
   return seconds;
 }
 
-// Seconds of a pass's elementwise ops per sample: their bytes at the rank's memory bandwidth,
-// the arithmetic ones' elements at the file's elementwise_element_seconds (their tensor's bytes
-// where the file has no figure: a GPU's, where they stream like the rest).
-double elementwise_seconds(const Hardware& hw, const RankRates& r, const ElementwisePass& pass, DType blocks) {
+// Seconds of a pass's elementwise ops: their bytes at the rank's memory bandwidth, but the
+// arithmetic ones' elements at the file's elementwise_element_seconds where it has a figure (a
+// GPU's file has none: there they stream like the rest).
+double elementwise_seconds(const Hardware& hw, const RankRates& r, const ElementwisePass& pass) {
   double seconds = pass.bytes / r.memory;
-  for (const auto& [op, elements] : pass.arithmetic_elements) {
+  for (const auto& [op, work] : pass.arithmetic) {
     const auto figure = hw.elementwise_element_s.find(op);
-    seconds += figure == hw.elementwise_element_s.end() ? elements * double(dtype_size(blocks)) / r.memory
-                                                        : elements * figure->second / r.share;
+    if (figure != hw.elementwise_element_s.end())
+      seconds += work.elements * figure->second / r.share - work.bytes / r.memory;
   }
   return seconds;
 }
@@ -188,8 +188,8 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   // charged the forward 2.2-4.3x the bytes its elementwise ops are given: round 69.)
   const double fp8_quantisation = w.fp8 ? p_none.activation_bytes / s.samples_per_mb / r.memory : 0.0;
   const double per_sample = 1.0 / s.samples_per_mb;
-  const double elementwise_fwd = per_sample * elementwise_seconds(hw, r, elementwise.fwd, p.blocks_dtype) + fp8_quantisation;
-  const double elementwise_bwd = per_sample * elementwise_seconds(hw, r, elementwise.bwd, p.blocks_dtype) + fp8_quantisation;
+  const double elementwise_fwd = per_sample * elementwise_seconds(hw, r, elementwise.fwd) + fp8_quantisation;
+  const double elementwise_bwd = per_sample * elementwise_seconds(hw, r, elementwise.bwd) + fp8_quantisation;
   // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate, their
   // per-pair work, and the masked tiles' mask rule per pair (a dense tile's (pair, head) at
   // head dim 16 times the file's masked ratio less one), split by the forward's share measured

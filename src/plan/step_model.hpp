@@ -158,9 +158,8 @@ struct StepPrediction {
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)
-  // The bytes of the views the elementwise ops are given in each pass (the model's dry step, the
-  // arithmetic ops' aside, and in the backward the gradient buffers' passes; the bytes
-  // run.profile_ops reports).
+  // The bytes of the views the elementwise ops are given in each pass (the model's dry step, and
+  // in the backward the gradient buffers' passes; the bytes run.profile_ops reports).
   double elementwise_bytes_fwd = 0, elementwise_bytes_bwd = 0;
   // ZeRO-3's first gathers, issued behind the last update, waited for at the step's head
   // (`other`) beyond the head's wait for the slowest rank, which they overlap.

@@ -1554,10 +1554,10 @@ BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measu
   const double micro_batches = double(base.samples_per_rank) / base.samples_per_mb;
   BOOST_TEST(base.elementwise_bytes_fwd == mb.fwd.bytes * micro_batches, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(base.elementwise_bytes_bwd == mb.bwd.bytes * micro_batches, boost::test_tools::tolerance(1e-12));
-  const double rope = mb.fwd.arithmetic_elements.at("rope_forward") / base.samples_per_mb;
+  const double rope = mb.fwd.arithmetic.at("rope_forward").elements / base.samples_per_mb;
   BOOST_TEST(rope > 0);
-  BOOST_TEST(mb.bwd.arithmetic_elements.at("rope_backward") == mb.fwd.arithmetic_elements.at("rope_forward"));
-  BOOST_TEST(mb.fwd.arithmetic_elements.count("sinus_embedding") == 1u);
+  BOOST_TEST(mb.bwd.arithmetic.at("rope_backward").elements == mb.fwd.arithmetic.at("rope_forward").elements);
+  BOOST_TEST(mb.fwd.arithmetic.count("sinus_embedding") == 1u);
   h.elementwise_element_s["rope_forward"] = 1e-8;
   const StepPrediction slow = predict_step(h, w);
   h.elementwise_element_s["rope_forward"] = 3e-8;
