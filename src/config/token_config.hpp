@@ -3,6 +3,7 @@
 // token sequence. The model's hyperparameters (config/model_config.hpp) extend it.
 #pragma once
 #include <array>
+#include <tuple>
 
 namespace emb {
 
@@ -51,6 +52,17 @@ struct TokenConfig {
   // The patch embedding's input row: per patch pixel its C latent then Cy conditioning channels
   // (upstream's Conv3d over [latents | y], as the upstream name map permutes it).
   int embed_patch_dim() const { return (latent_channels + cond_channels) * patch_pixels(); }
+
+  // Every field: two configs of equal fields lay out a sample's tokens alike (--plan builds each
+  // layout's micro-batches once: plan/plan_batches.hpp).
+  auto fields() const {
+    return std::tie(family, d_ctx, n_embodiments, state_dim, action_dim, horizon, n_future, latent_channels,
+                    cond_channels, clip_tokens, d_clip, patch, frames_per_block, actions_per_block, first_frame_block,
+                    states_per_block, latent_frames, latent_height, latent_width, max_text_tokens, text_len);
+  }
+  bool operator==(const TokenConfig& o) const { return fields() == o.fields(); }
 };
+// A field added above must join fields(), or --plan would take two layouts for one.
+static_assert(sizeof(TokenConfig) == 92, "TokenConfig changed: list the new field in TokenConfig::fields()");
 
 }  // namespace emb

@@ -181,8 +181,12 @@ void Model::run(ParamAccess& P, bool backward, const PackedBatch& b, int64_t ste
 }
 
 ActivationBytes Model::activation_bytes(const PackedBatch& batch, DType blocks) {
+  return activation_bytes(activation_rows(cfg_, batch), blocks);
+}
+
+ActivationBytes Model::activation_bytes(const ActivationRows& rows, DType blocks) {
   ActivationPlan measure(nullptr, blocks);
-  plan_activations(measure, activation_rows(cfg_, batch));
+  plan_activations(measure, rows);
   planned_rows_.reset();  // measuring nulled the layout pointers: the next step plans again
   return measure.measured();
 }

@@ -115,6 +115,8 @@ class Model {
   // activations in `blocks` (training_blocks_dtype of the run's backend), computed without
   // allocating: a model made without a backend (--plan) measures what a run on any backend holds.
   ActivationBytes activation_bytes(const PackedBatch& batch, DType blocks);
+  // The same for a micro-batch of those rows (--plan's, which it does not build: plan_batches.hpp).
+  ActivationBytes activation_bytes(const ActivationRows& rows, DType blocks);
   // The bytes of the activation arena, which grows to the largest micro-batch's layout.
   size_t activation_arena_bytes() const { return arena_.capacity(); }
 

@@ -1,6 +1,7 @@
 #include "plan/computed_attention.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/attention_tiles.hpp"
@@ -31,11 +32,13 @@ ComputedAttention computed_attention(const ModelConfig& c, int samples_per_mb, c
   // Short samples share tiles: a 64-token tile of 13-token samples computes the pairs of five
   // of them, so the estimate needs the samples that span a few tiles of both axes; long ones
   // need one sample boundary.
-  const PackedBatch one = plan_micro_batch(c, 1, shape);
+  const std::shared_ptr<const PackedBatch> one_sample = plan_batch(c, 1, shape);
+  const PackedBatch& one = *one_sample;
   const int64_t shortest = std::max<int64_t>(1, one.n_context > 0 ? std::min(one.n_tokens, one.n_context) : one.n_tokens);
   const int64_t spanning = (kSpannedTiles * kAttnTileQ + shortest - 1) / shortest + 1;
   const int samples = int(std::min<int64_t>(samples_per_mb, std::max<int64_t>(2, spanning)));
-  const PackedBatch b = plan_micro_batch(c, samples, shape);
+  const std::shared_ptr<const PackedBatch> batch = plan_batch(c, samples, shape);
+  const PackedBatch& b = *batch;
   const int32_t* seq = b.seq.data();
   const int32_t* cseq = b.cseq.data();
   const TilePairs self = tile_pairs({dit_self_mask(c), seq, b.blk.data(), b.grp.data(), seq, b.blk.data(), b.grp.data(),

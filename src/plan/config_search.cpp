@@ -5,9 +5,12 @@
 #include <memory>
 #include <set>
 
+#include "plan/plan_batches.hpp"
+
 namespace emb {
 
 std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Workload& deck) {
+  const PlanBatchScope batches;  // the configurations' samples are the deck's: built once
   const StepPrediction as_deck = predict_step(hw, deck);
   // The model's elementwise work once per recompute mode: nothing else the search varies changes
   // the ops the model issues.

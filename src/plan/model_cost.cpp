@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -11,7 +12,6 @@
 #include "model/dit_block.hpp"
 #include "model/model.hpp"
 #include "model/self_mask.hpp"
-#include "model/synthetic_batch.hpp"
 
 namespace emb {
 namespace {
@@ -142,30 +142,6 @@ StepFlops batch_flops(const ModelConfig& c, const PackedBatch& b) {
   return f;
 }
 
-PackedBatch plan_micro_batch(const ModelConfig& c, int samples, const PlanSample& shape, bool with_content) {
-  SampleShape typical = typical_sample_shape(c);
-  if (shape.context_tokens > 0) typical.n_context = int(shape.context_tokens);
-  std::vector<int64_t> ids(static_cast<size_t>(samples));
-  for (int i = 0; i < samples; ++i) ids[size_t(i)] = i;
-  PackedBatch b = make_batch(c, ids, std::vector<SampleShape>(size_t(samples), typical), true, 0, with_content);
-  if (shape.padded_context > typical.n_context) {  // each sample's context, then its padding
-    const size_t width = size_t(c.d_ctx), rows = size_t(typical.n_context), padding = size_t(shape.padded_context) - rows;
-    const std::vector<float> packed_context = std::move(b.context);
-    b.cseq.clear();
-    b.context.clear();
-    for (int32_t i = 0; i < samples; ++i) {
-      b.cseq.insert(b.cseq.end(), rows, i);
-      b.cseq.insert(b.cseq.end(), padding, -1);
-      if (!with_content) continue;
-      const auto sample = packed_context.begin() + std::ptrdiff_t(size_t(i) * rows * width);
-      b.context.insert(b.context.end(), sample, sample + std::ptrdiff_t(rows * width));
-      b.context.insert(b.context.end(), padding * width, 0.0f);
-    }
-    b.n_context = int64_t(b.cseq.size());
-  }
-  return b;
-}
-
 PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, const PlanSample& shape, DType blocks,
                      const PlanSharding& sharding) {
   EMB_ASSERT(ranks > 0);
@@ -178,7 +154,8 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.n_units = reg.n_units();
   p.max_unit_params = reg.max_unit_count();
 
-  const PackedBatch sample = plan_micro_batch(c, 1, shape);
+  const std::shared_ptr<const PackedBatch> one_sample = plan_batch(c, 1, shape);
+  const PackedBatch& sample = *one_sample;
   p.tokens_per_sample = sample.n_tokens;
   p.context_per_sample = sample.n_context;
   p.clip_per_sample = c.clip_tokens;
@@ -204,7 +181,7 @@ PlanReport make_plan(const ModelConfig& c, int ranks, int64_t token_budget, cons
   p.dropout_bytes_fwd = 2 * p.dropout_elements * double(dtype_size(blocks));
   p.dropout_bytes_bwd = 4 * p.dropout_elements * double(dtype_size(blocks));
 
-  const ActivationBytes act = model->activation_bytes(plan_micro_batch(c, p.samples_per_mb, shape), blocks);
+  const ActivationBytes act = model->activation_bytes(plan_activation_rows(c, p.samples_per_mb, shape), blocks);
   p.activation_bytes = double(act.total);
   p.blocks_dtype = blocks;
   p.block_activation_bytes = double(act.in_activation_dtype);

@@ -1,5 +1,6 @@
 // The --plan report: what one training step of a model costs, from the shapes alone, without
-// allocating parameters or activations (it answers instantly for dreamzero14b).
+// allocating parameters or activations (dreamzero14b's whole --plan, its config search
+// included, takes 9 s on a 2-core VM: plan_batches.hpp).
 //   parameters: exact, from the registry;
 //   FLOPs per sample: GEMMs 2·m·n·k; attention 4·pairs·D forward (QKᵀ and PV) and
 //     10·pairs·D backward (flash backward recomputes QKᵀ: five matmuls), with the allowed
@@ -26,6 +27,7 @@
 #include "kernels/op_types.hpp"
 #include "config/model_config.hpp"
 #include "config/train_config.hpp"
+#include "plan/plan_batches.hpp"
 #include "plan/state_memory.hpp"
 
 namespace emb {
@@ -72,20 +74,6 @@ struct PlanReport {
 
   double state(ShardMode shard) const { return state_bytes[size_t(shard)]; }
 };
-
-// The sample --plan costs: typical_sample_shape (synthetic_batch.hpp) unless the data's mean
-// context length is known (context_tokens > 0); packing = off pads its context with masked
-// tokens up to padded_context (the GEMMs run over them, attention skips them).
-struct PlanSample {
-  int64_t context_tokens = 0;  // 0 = the typical sample's
-  int64_t padded_context = 0;  // 0 = no padding
-  double context_tokens_std = 0;  // the data's spread of context tokens per sample (0: unknown or none)
-};
-
-// The token index arrays of `samples` such samples laid end to end, as the packer lays them;
-// with_content: with synthetic features too (what the model's dry step uploads), a padded
-// context's padding rows zero.
-PackedBatch plan_micro_batch(const ModelConfig& cfg, int samples, const PlanSample& shape, bool with_content = false);
 
 // token_budget: data.tokens_per_mb (a micro-batch holds as many such samples as fit, at least one).
 // blocks: the storage type of the blocks' activations on the run's backend

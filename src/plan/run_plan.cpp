@@ -9,6 +9,7 @@
 #include "plan/config_search.hpp"
 #include "plan/data_files.hpp"
 #include "plan/loader_cost.hpp"
+#include "plan/plan_batches.hpp"
 #include "train/freezing.hpp"
 #include "train/online_backbone.hpp"
 #include "train/tuned_backbone.hpp"
@@ -74,6 +75,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
 }
 
 RunPlan plan_run(const RunConfig& cfg, int world_size) {
+  const PlanBatchScope batches;  // the run's samples built once for every prediction below
   RunPlan p;
   p.hw = load_hardware(cfg.plan.hardware);
   Workload w = workload_of_run(cfg, world_size);

@@ -9,6 +9,7 @@
 #include "plan/computed_attention.hpp"
 #include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
+#include "plan/plan_batches.hpp"
 #include "parallel/shard_layout.hpp"
 #include "parallel/zero3_schedule.hpp"
 
@@ -729,6 +730,7 @@ std::shared_ptr<const ElementwiseFit> model_elementwise_work(const Hardware& hw,
 
 StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   EMB_ASSERT(w.ranks >= 1 && w.global_batch >= 1);
+  const PlanBatchScope batches;  // its several plans of the same samples build them once
   StepPrediction s;
   s.w = w;
   const RankCompute rc = rank_compute(hw, w, s);
