@@ -143,10 +143,10 @@ bool ranks_time_share_cores(const Hardware& hw, int ranks) {
 
 bool time_sharing_link_measured(const Hardware& hw) { return hw.time_sharing_link.bytes_per_s > 0; }
 
-double comm_core_seconds_per_byte(const Hardware& hw, int ranks) {
-  return ranks_time_share_cores(hw, ranks) && hw.time_sharing_core_seconds_per_byte > 0
-             ? hw.time_sharing_core_seconds_per_byte
-             : hw.comm_core_seconds_per_byte;
+CommCoreCost comm_core_cost(const Hardware& hw, int ranks) {
+  if (ranks_time_share_cores(hw, ranks) && hw.time_sharing_core_seconds_per_byte > 0)
+    return {hw.time_sharing_core_seconds_per_byte, hw.time_sharing_core_seconds_per_call};
+  return {hw.comm_core_seconds_per_byte, hw.comm_core_seconds_per_call};
 }
 
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks) {
@@ -256,6 +256,7 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.intra_node = {f("intra_node.bytes_per_s"), f("intra_node.latency_s")};
   if (j["intra_node"].contains("reduce_bytes_per_s")) h.reduce_bytes_per_s = f("intra_node.reduce_bytes_per_s");
   if (j["intra_node"].contains("core_seconds_per_byte")) h.comm_core_seconds_per_byte = f("intra_node.core_seconds_per_byte");
+  if (j["intra_node"].contains("core_seconds_per_call")) h.comm_core_seconds_per_call = f("intra_node.core_seconds_per_call");
   h.reduce_bytes_per_s_by_size =
       read_keyed_table(j["intra_node"], "intra_node.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
   if (j.contains("time_sharing_link")) {
@@ -264,15 +265,18 @@ Hardware load_hardware(const std::string& name_or_path) {
         j["time_sharing_link"], "time_sharing_link.", "reduce_bytes_per_s_by_size", "a buffer's bytes", f, h.path);
     if (j["time_sharing_link"].contains("core_seconds_per_byte"))
       h.time_sharing_core_seconds_per_byte = f("time_sharing_link.core_seconds_per_byte");
+    if (j["time_sharing_link"].contains("core_seconds_per_call"))
+      h.time_sharing_core_seconds_per_call = f("time_sharing_link.core_seconds_per_call");
     if (h.rank_imbalance_ranks <= h.devices_per_node)
       throw Error(str(h.path, ": time_sharing_link holds collectives of ranks time-sharing cores, but rank_imbalance_ranks (",
                       h.rank_imbalance_ranks, ") is not more than devices_per_node (", h.devices_per_node,
                       "): measure it at that count (mpirun -np RANKS hwprobe --imbalance, RANKS above the cores)"),
                   kExitInput);
     if (h.time_sharing_link.bytes_per_s <= 0 || h.time_sharing_link.latency_s < 0 ||
-        h.time_sharing_reduce_bytes_per_s_by_size.empty() || h.time_sharing_core_seconds_per_byte < 0)
-      throw Error(str(h.path, ": time_sharing_link needs a positive bytes_per_s, a latency_s and a core_seconds_per_byte "
-                              "not negative and a reduce_bytes_per_s_by_size table"),
+        h.time_sharing_reduce_bytes_per_s_by_size.empty() || h.time_sharing_core_seconds_per_byte < 0 ||
+        h.time_sharing_core_seconds_per_call < 0)
+      throw Error(str(h.path, ": time_sharing_link needs a positive bytes_per_s, a latency_s, a core_seconds_per_byte "
+                              "and core_seconds_per_call not negative and a reduce_bytes_per_s_by_size table"),
                   kExitInput);
   }
   h.gemm_width_efficiency = read_keyed_table(j, "", "gemm_width_efficiency", "a model width", f, h.path);
@@ -298,8 +302,9 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (h.first_turn_s < 0 || h.first_turn_spread_s < 0 || h.turn_s < 0)
     throw Error(str(h.path, ": first_turn_seconds, first_turn_spread_seconds and turn_seconds must not be negative"),
                 kExitInput);
-  if (h.comm_core_seconds_per_byte < 0)
-    throw Error(str(h.path, ": intra_node.core_seconds_per_byte must not be negative"), kExitInput);
+  if (h.comm_core_seconds_per_byte < 0 || h.comm_core_seconds_per_call < 0)
+    throw Error(str(h.path, ": intra_node.core_seconds_per_byte and core_seconds_per_call must not be negative"),
+                kExitInput);
   return h;
 }
 

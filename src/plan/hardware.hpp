@@ -152,6 +152,7 @@ struct Hardware {
   // rank-per-core figure at all (one rank copies; round 51: every collective of 2 ranks on it a
   // wait, 30 ms predicted exposed against 5 measured). 0: not measured, comm_core_seconds_per_byte.
   double time_sharing_core_seconds_per_byte = 0;
+  double time_sharing_core_seconds_per_call = 0;  // and per collective call (comm_core_seconds_per_call's)
   // The rate a rank sums the bytes it receives in a reduce-scatter or all-reduce, on top of the
   // link's pass: an MPI reduction on a CPU (the progress thread adds each piece); 0 where the
   // sum is fused into the transfer at memory speed (NCCL's kernels).
@@ -168,6 +169,12 @@ struct Hardware {
   // and every rank waits for it). A collective under the compute then makes the compute slower
   // by this much, and only the rest of its time is a wait. 0: every collective is a wait.
   double comm_core_seconds_per_byte = 0;
+  // And per collective call, whatever its size: the progress thread's wake-ups and polls at a
+  // raised priority on the rank's core (a 2-rank ZeRO-3 forward 0.15-0.29 ms above a 1-rank one
+  // of the same samples with the thread, level without it; hwprobe: 0.18-0.20 ms a call on the
+  // AMD VM, where 8 MiB shards' per-byte figure gave a tiny deck's 0.84 MB reduction 0.12 ms in
+  // all: regression/plan_validation.md session 24). 0: not measured.
+  double comm_core_seconds_per_call = 0;
   int nics_per_node = 0;
   double storage_read_per_node = 0;   // dataset read bandwidth, bytes/s
   double checkpoint_write_per_node = 0, checkpoint_write_total = 0;  // bytes/s
@@ -202,9 +209,13 @@ bool ranks_time_share_cores(const Hardware& hw, int ranks);
 // The file has time_sharing_link (hwprobe --imbalance at more ranks than cores).
 bool time_sharing_link_measured(const Hardware& hw);
 // The core seconds per byte a rank sends that R ranks' collectives take from their compute:
-// time_sharing_core_seconds_per_byte for ranks time-sharing cores where measured, else
-// comm_core_seconds_per_byte.
-double comm_core_seconds_per_byte(const Hardware& hw, int ranks);
+// The core seconds a collective takes from its rank's compute where no core is spare: per byte
+// the rank sends and per call. The time_sharing_core figures for ranks time-sharing cores where
+// measured, else the comm_core ones.
+struct CommCoreCost {
+  double per_byte = 0, per_call = 0;
+};
+CommCoreCost comm_core_cost(const Hardware& hw, int ranks);
 // Peak FLOP/s of one rank's share (the MFU denominator).
 double peak_flops_per_rank(const Hardware& hw, bool bf16, int ranks);
 

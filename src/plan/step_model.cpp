@@ -291,8 +291,8 @@ void add_data_spread(const Hardware& hw, const Workload& w, StepPrediction& s) {
 
 // One collective's seconds per bucket, and the core seconds it takes from the rank's compute
 // when it runs under it on a core the rank computes on (no core to spare): the bytes a rank
-// sends at the hardware's core seconds per byte (comm_core_seconds_per_byte(hw, R): measured at
-// their count for ranks time-sharing cores), or at one rank the copy itself.
+// sends at the hardware's core seconds per byte, and its call's (comm_core_cost(hw, R): measured
+// at their count for ranks time-sharing cores), or at one rank the copy itself.
 struct BucketTimes {
   std::vector<double> seconds, core;
 };
@@ -346,7 +346,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   const size_t B = buckets.size();
   const double N = double(p.n_params), param_bytes = c.precision == Precision::bf16 ? 2 : 4;
   const ShardMode mode = w.shard;
-  const double core_per_byte = comm_core_seconds_per_byte(hw, R);
+  const CommCoreCost core_cost = comm_core_cost(hw, R);
   // Each bucket's collective seconds: the sum of its calls (`calls` picks which, BucketCalls).
   auto times = [&](Collective op, std::vector<double> BucketCalls::*calls, double bytes_per_param, const char* what,
                    int per_step) {
@@ -357,7 +357,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
       for (double n : k.*calls) {
         const CollectiveTime ct = collective_time(hw, op, n * bytes_per_param, R);
         seconds += ct.seconds;
-        core += R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * core_per_byte;
+        core += R == 1 ? ct.seconds : sent_bytes(op, n * bytes_per_param, R) * core_cost.per_byte + core_cost.per_call;
         cost.bytes += n * bytes_per_param;
         cost.algorithm = ct.algorithm;
         ++cost.buckets;
@@ -380,7 +380,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // at one rank, whose collectives are copies of its own (their seconds its core's: `core`
   // above; round 52, a 1-rank file: scaling_cpu's 5 ms of copies predicted a wait, timed in
   // `other` and the passes).
-  const bool shared_core = !hw.comm_overlaps_compute && (core_per_byte > 0 || R == 1);
+  const bool shared_core = !hw.comm_overlaps_compute && (core_cost.per_byte > 0 || R == 1);
   const bool overlap = w.overlap && (hw.comm_overlaps_compute || shared_core);
   // A rank's core, its own or time-shared, is shared with its progress thread (at a higher
   // priority): the last rank to issue a collective the others already wait in runs its part at

@@ -21,7 +21,8 @@
 //             but the last drain under the next micro-batch. With no core to spare for the progress
 //             thread (comm_overlaps_compute = false) a collective under the compute runs on
 //             the rank's core: the compute is longer by its core seconds (the hardware's
-//             core_seconds_per_byte of what a rank sends; comm_core_fwd/bwd), and only what
+//             core_seconds_per_byte of what a rank sends and core_seconds_per_call of each
+//             call; comm_core_fwd/bwd), and only what
 //             the schedule leaves uncovered is a wait (1/R of it the compute of the rank that
 //             issues it last, on its own core), ZeRO-3's first gathers run under the step's
 //             head (`other`); a file without that figure exposes every collective;

@@ -592,6 +592,38 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
              boost::test_tools::tolerance(1e-9));
 }
 
+// The progress thread takes its rank's core for each call too, whatever the size (its wake-ups
+// and polls): a reduction drained under the next micro-batch slows it by its bytes' core seconds
+// and its call's; the last one, uncovered, is a wait either way, and one rank's are copies.
+BOOST_AUTO_TEST_CASE(a_covered_collective_costs_the_core_its_call_too) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;  // one bucket, gathered under the head
+  w.micro_batch = 16;        // two micro-batches a rank at 2 ranks
+  w.ranks = 2;
+  Hardware h = two_core_node();
+  h.gemm_fp32 = h.attention_fp32 = 1e9;  // a micro-batch's compute covers the first reduction whole
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.comm_core_seconds_per_byte = 1e-10;
+  const StepPrediction bytes_only = predict_step(h, w);
+  h.comm_core_seconds_per_call = 2e-4;
+  const StepPrediction with_calls = predict_step(h, w);
+  BOOST_TEST(with_calls.micro_batches == 2);
+  int reduction_calls = 0;  // a pass's calls of the bucket's trained pieces
+  for (const CollectiveCost& c : with_calls.collectives)
+    if (c.op == Collective::reduce_scatter) reduction_calls = c.buckets;
+  BOOST_TEST(reduction_calls >= 1);
+  const double core = [](const StepPrediction& s) { return s.comm_core_fwd_s + s.comm_core_bwd_s; }(with_calls) -
+                      (bytes_only.comm_core_fwd_s + bytes_only.comm_core_bwd_s);
+  BOOST_TEST(core == 2e-4 * reduction_calls * (with_calls.micro_batches - 1), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(with_calls.comm_exposed_s == bytes_only.comm_exposed_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(with_calls.step_s > bytes_only.step_s);
+  w.ranks = 1;
+  const StepPrediction one = predict_step(h, w);
+  h.comm_core_seconds_per_call = 0;
+  BOOST_TEST(predict_step(h, w).step_s == one.step_s);
+}
+
 // Ranks sharing a core leave the step's head in the scheduler's turns, each at a full core: the
 // rank holding the core runs a first turn (first_turn_s), each partner then a turn (turn_s) in
 // order while the ones not yet run wait in the head. A rank's forward runs from its first turn
@@ -752,8 +784,20 @@ BOOST_AUTO_TEST_CASE(the_time_sharing_link_is_read_where_measured_at_more_ranks_
   core_cost["time_sharing_link"]["core_seconds_per_byte"] = figure(7.2e-10);
   std::ofstream(path) << core_cost.dump();
   BOOST_TEST(load_hardware(path).time_sharing_core_seconds_per_byte == 7.2e-10);
+  core_cost["time_sharing_link"]["core_seconds_per_call"] = figure(1.9e-4);
+  std::ofstream(path) << core_cost.dump();
+  BOOST_TEST(load_hardware(path).time_sharing_core_seconds_per_call == 1.9e-4);
+  core_cost["time_sharing_link"]["core_seconds_per_call"] = figure(-1e-4);
+  BOOST_TEST(refusal(core_cost).find("core_seconds_per_call") != std::string::npos);
+  core_cost["time_sharing_link"]["core_seconds_per_call"] = figure(1.9e-4);
   core_cost["time_sharing_link"]["core_seconds_per_byte"] = figure(-1e-10);
   BOOST_TEST(refusal(core_cost).find("core_seconds_per_byte") != std::string::npos);
+  nlohmann::json per_call = j;
+  per_call["intra_node"]["core_seconds_per_call"] = figure(1.8e-4);
+  std::ofstream(path) << per_call.dump();
+  BOOST_TEST(load_hardware(path).comm_core_seconds_per_call == 1.8e-4);
+  per_call["intra_node"]["core_seconds_per_call"] = figure(-1.8e-4);
+  BOOST_TEST(refusal(per_call).find("intra_node.core_seconds_per_byte and core_seconds_per_call") != std::string::npos);
   std::filesystem::remove(path);
 }
 
@@ -1176,12 +1220,16 @@ BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_take_the_core_seconds_measured_at_
   h.rank_imbalance_ranks = 4;
   h.time_sharing_link = {5e8, 1e-5};
   h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
-  h.comm_core_seconds_per_byte = 1e-10;
-  BOOST_TEST(comm_core_seconds_per_byte(h, 4) == 1e-10);  // not measured at 4: the rank-per-core figure
-  h.time_sharing_core_seconds_per_byte = 3e-10;
-  BOOST_TEST(comm_core_seconds_per_byte(h, 2) == 1e-10);
-  BOOST_TEST(comm_core_seconds_per_byte(h, 4) == 3e-10);
-  BOOST_TEST(comm_core_seconds_per_byte(h, 8) == 3e-10);
+  h.comm_core_seconds_per_byte = 1e-10, h.comm_core_seconds_per_call = 2e-5;
+  BOOST_TEST(comm_core_cost(h, 4).per_byte == 1e-10);  // not measured at 4: the rank-per-core figures
+  BOOST_TEST(comm_core_cost(h, 4).per_call == 2e-5);
+  h.time_sharing_core_seconds_per_byte = 3e-10, h.time_sharing_core_seconds_per_call = 5e-5;
+  BOOST_TEST(comm_core_cost(h, 2).per_byte == 1e-10);
+  BOOST_TEST(comm_core_cost(h, 2).per_call == 2e-5);
+  BOOST_TEST(comm_core_cost(h, 4).per_byte == 3e-10);
+  BOOST_TEST(comm_core_cost(h, 4).per_call == 5e-5);
+  BOOST_TEST(comm_core_cost(h, 8).per_byte == 3e-10);
+  h.comm_core_seconds_per_call = 0, h.time_sharing_core_seconds_per_call = 0;
   w.ranks = 2;
   const StepPrediction own_cores = predict_step(h, w);
   h.time_sharing_core_seconds_per_byte = 0;

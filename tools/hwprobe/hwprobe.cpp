@@ -4,7 +4,7 @@
 //   mpirun -np RANKS hwprobe --imbalance [FILE]   only rank_imbalance, at RANKS (e.g. two per
 //                                           core), and with ranks sharing cores time_sharing_link:
 //                                           the collectives below and their core seconds per
-//                                           byte at that count; given FILE (a
+//                                           byte and per call at that count; given FILE (a
 //                                           hardware file), that file with them in place, for
 //                                           --plan at RANKS
 //   hwprobe --launch GPU.json > NEW.json    on a GPU: the file with fixed_costs' kernel launch
@@ -41,7 +41,8 @@
 //               MPI Comm and its progress thread, the ranks entering together:
 //               the links as a step drives them, without the ranks' skew; and what a
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
-//               (the progress thread's core seconds per byte sent, on the slowest rank);
+//               (the progress thread's core seconds per byte sent at 8 MiB shards, and per
+//               call at 128 KiB, on the slowest rank);
 //   storage     writing 256 MiB with fsync;
 //   cache       the last-level cache's size (sysfs), the GEMM rates being on weights in cache;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
@@ -648,11 +649,14 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
   return fabric;
 }
 
-// The core seconds the progress thread takes from the rank's compute per byte a rank sends:
-// GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective pair's time) alone, and
-// with an all-gather and a reduce-scatter of 8 MiB shards (a ZeRO-3 step's pair) issued just
-// before, interleaved, 5 pairs; the burst's median slowdown over the pair's bytes sent per
-// rank ((p-1)/p of each full buffer), on the slowest rank: before our ring reduce-scatter
+// The core seconds the progress thread takes from the rank's compute, per collective call and
+// per byte a rank sends: GEMM bursts (a D 128 trunk on 512 rows, about 3 times a collective
+// pair's time) alone, and with an all-gather and a reduce-scatter issued just before,
+// interleaved; the burst's median slowdown on the slowest rank, at shards of 8 MiB (a ZeRO-3
+// step's pair: the bytes' cost) and of 128 KiB (a tiny deck's bucket: the calls' cost, which the
+// thread's wake-ups and polls take whatever the size; at 2 ranks 0.2 ms a forward here where
+// the 8 MiB figure gave 0.05, regression/plan_validation.md session 24). The per-byte figure
+// counts the bytes a rank sends ((p-1)/p of each full buffer): before our ring reduce-scatter
 // (comm/ring_reduce_scatter.hpp) Open MPI's libnbc reduced to rank 0 and scattered from it, so
 // rank 0's core did every sum and every rank waited for it at the next collective (round 12,
 // scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
@@ -660,14 +664,20 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 const char* const kCommCoreHow =
     "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, "
     "over the bytes a rank sends, on the slowest rank";
-double comm_core_seconds_per_byte(const emb::World& world) {
-  if (g_size < 2) return 0;
-  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
-  const int64_t shard = int64_t(2) << 20;  // floats
+const char* const kCommCallHow =
+    "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 128 KiB shards in flight on the progress thread, "
+    "less their bytes at the per-byte figure, per collective, on the slowest rank";
+struct CommCore {
+  double per_byte = 0, per_call = 0;
+};
+
+// The slowest rank's median slowdown of GEMM bursts with a collective pair of `shard` floats a
+// rank in flight, and the bytes a rank sends in the pair.
+std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int rounds) {
   std::vector<float> full(size_t(shard * g_size), 1.0f), part(static_cast<size_t>(shard)), summed(part.size());
   const auto pair = [&] {
-    emb::CommHandle g = comm->all_gather(part.data(), full.data(), shard * g_size, emb::DType::f32);
-    emb::CommHandle r = comm->reduce_scatter(full.data(), summed.data(), shard * g_size, emb::DType::f32, emb::ReduceOp::sum);
+    emb::CommHandle g = comm.all_gather(part.data(), full.data(), shard * g_size, emb::DType::f32);
+    emb::CommHandle r = comm.reduce_scatter(full.data(), summed.data(), shard * g_size, emb::DType::f32, emb::ReduceOp::sum);
     return std::make_pair(g, r);
   };
   const double pair_s = timed([&] {
@@ -678,7 +688,7 @@ double comm_core_seconds_per_byte(const emb::World& world) {
   const double burst_s = timed([&] { burst.run(); });
   const int reps = int(emb::max_over_ranks(MPI_COMM_WORLD, std::ceil(3 * pair_s / burst_s)));
   std::vector<double> slowdown;
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < rounds; ++k) {
     double t[2];
     for (int with : {0, 1}) {
       emb::barrier(MPI_COMM_WORLD);
@@ -692,7 +702,18 @@ double comm_core_seconds_per_byte(const emb::World& world) {
     slowdown.push_back(t[1] - t[0]);
   }
   const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
-  return std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))) / sent;
+  return {std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))), sent};
+}
+
+CommCore comm_core_seconds(const emb::World& world) {
+  if (g_size < 2) return {};
+  const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
+  const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5);
+  const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15);
+  CommCore c;
+  c.per_byte = large_s / large_sent;
+  c.per_call = std::max(0.0, small_s - c.per_byte * small_sent) / 2;
+  return c;
 }
 
 // The last-level cache of rank 0's core as sysfs describes it (cpu0/cache/index*: the highest
@@ -768,7 +789,8 @@ nlohmann::json link_figures(const Figures& fig, const Fabric& fabric) {
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, memory_spare_core = 1, write = 0, cache = 0;
   Imbalance imbalance;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0, comm_core = 0;
+  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0;
+  CommCore comm_core;
   std::vector<ActivationSeconds> activations;
   std::vector<std::pair<std::string, double>> elementwise;
   GemmEfficiency gemm_shapes;
@@ -799,7 +821,7 @@ Measured measure(const emb::World& world) {
   }
   imbalance.measure_block();
   m.fabric = collectives(world, m.memory);
-  m.comm_core = comm_core_seconds_per_byte(world);
+  m.comm_core = comm_core_seconds(world);
   m.write = write_bandwidth();
   imbalance.measure_block();
   m.imbalance = imbalance.result();
@@ -844,7 +866,8 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
                    {"write_bytes_per_s_total", fig(m.write, "one node")}}},
   };
   hw["intra_node"]["reduce_bytes_per_s"] = fig(m.fabric.reduce.back().bytes_per_s, "32 MiB a rank reduce-scatters through the trainer's MPI Comm over its bytes per rank, beyond the all-gather's time");
-  hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core, kCommCoreHow);
+  hw["intra_node"]["core_seconds_per_byte"] = fig(m.comm_core.per_byte, kCommCoreHow);
+  hw["intra_node"]["core_seconds_per_call"] = fig(m.comm_core.per_call, kCommCallHow);
   for (const ActivationSeconds& a : m.activations) {
     const std::string how = " through Ops on 256 x 256 (cache-resident): seconds per element, per core";
     hw["activation_element_seconds"][emb::activation_name(a.act)] = {
@@ -926,8 +949,11 @@ nlohmann::json imbalance_file(const emb::World& world, const Figures& fig, const
   probe.measure_block();
   if (time_sharing) out["time_sharing_link"] = link_figures(fig, collectives(world, triad_bandwidth()));
   probe.measure_block();
-  if (time_sharing)
-    out["time_sharing_link"]["core_seconds_per_byte"] = fig(comm_core_seconds_per_byte(world), kCommCoreHow);
+  if (time_sharing) {
+    const CommCore core = comm_core_seconds(world);
+    out["time_sharing_link"]["core_seconds_per_byte"] = fig(core.per_byte, kCommCoreHow);
+    out["time_sharing_link"]["core_seconds_per_call"] = fig(core.per_call, kCommCallHow);
+  }
   probe.measure_block();
   probe.measure_block();
   out.update(imbalance_figures(fig, probe.result()));
