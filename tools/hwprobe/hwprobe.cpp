@@ -655,15 +655,16 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 // interleaved; the burst's median slowdown on the slowest rank, at shards of 8 MiB (a ZeRO-3
 // step's pair: the bytes' cost) and of 128 KiB (a tiny deck's bucket: the calls' cost, which the
 // thread's wake-ups and polls take whatever the size; at 2 ranks 0.2 ms a forward here where
-// the 8 MiB figure gave 0.05, regression/plan_validation.md session 24). The per-byte figure
-// counts the bytes a rank sends ((p-1)/p of each full buffer): before our ring reduce-scatter
+// the 8 MiB figure gave 0.05, regression/plan_validation.md session 24): the two sizes' pairs
+// give the bytes' cost and the calls'. The per-byte figure counts the bytes a rank sends ((p-1)/p
+// of each full buffer): before our ring reduce-scatter
 // (comm/ring_reduce_scatter.hpp) Open MPI's libnbc reduced to rank 0 and scattered from it, so
 // rank 0's core did every sum and every rank waited for it at the next collective (round 12,
 // scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
 // evenly. 0 with one rank (its collectives are copies, which the planner costs at memory speed).
 const char* const kCommCoreHow =
     "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, "
-    "over the bytes a rank sends, on the slowest rank";
+    "less that of 128 KiB shards, over the difference of the bytes a rank sends, on the slowest rank";
 const char* const kCommCallHow =
     "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 128 KiB shards in flight on the progress thread, "
     "less their bytes at the per-byte figure, per collective, on the slowest rank";
@@ -710,8 +711,9 @@ CommCore comm_core_seconds(const emb::World& world) {
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
   const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5);
   const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15);
+  // Each pair is two calls and its bytes: the sizes' difference is the bytes' alone.
   CommCore c;
-  c.per_byte = large_s / large_sent;
+  c.per_byte = std::max(0.0, large_s - small_s) / (large_sent - small_sent);
   c.per_call = std::max(0.0, small_s - c.per_byte * small_sent) / 2;
   return c;
 }
