@@ -208,7 +208,6 @@ double device_share(const Hardware& hw, int ranks);
 bool ranks_time_share_cores(const Hardware& hw, int ranks);
 // The file has time_sharing_link (hwprobe --imbalance at more ranks than cores).
 bool time_sharing_link_measured(const Hardware& hw);
-// The core seconds per byte a rank sends that R ranks' collectives take from their compute:
 // The core seconds a collective takes from its rank's compute where no core is spare: per byte
 // the rank sends and per call. The time_sharing_core figures for ranks time-sharing cores where
 // measured, else the comm_core ones.

@@ -613,9 +613,9 @@ BOOST_AUTO_TEST_CASE(a_covered_collective_costs_the_core_its_call_too) {
   for (const CollectiveCost& c : with_calls.collectives)
     if (c.op == Collective::reduce_scatter) reduction_calls = c.buckets;
   BOOST_TEST(reduction_calls >= 1);
-  const double core = [](const StepPrediction& s) { return s.comm_core_fwd_s + s.comm_core_bwd_s; }(with_calls) -
-                      (bytes_only.comm_core_fwd_s + bytes_only.comm_core_bwd_s);
-  BOOST_TEST(core == 2e-4 * reduction_calls * (with_calls.micro_batches - 1), boost::test_tools::tolerance(1e-9));
+  const auto core = [](const StepPrediction& s) { return s.comm_core_fwd_s + s.comm_core_bwd_s; };
+  BOOST_TEST(core(with_calls) - core(bytes_only) == 2e-4 * reduction_calls * (with_calls.micro_batches - 1),
+             boost::test_tools::tolerance(1e-9));
   BOOST_TEST(with_calls.comm_exposed_s == bytes_only.comm_exposed_s, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(with_calls.step_s > bytes_only.step_s);
   w.ranks = 1;
