@@ -37,6 +37,9 @@ class CounterRng {
   uint32_t bits(uint64_t i) const;   // the i-th 32-bit word
   double uniform(uint64_t i) const;  // (0, 1), never 0 or 1
   double normal(uint64_t i) const;   // N(0, 1) by Box-Muller on words 2i, 2i+1
+  // out[k] = float(normal(first + k)) for k < n. Draws 2j and 2j + 1 take the four words of one
+  // Philox block, which normal() computes twice for each: a run of draws costs half the blocks.
+  void normals(uint64_t first, int64_t n, float* out) const;
   // Beta(alpha, 1) by inversion: U^(1/alpha).
   double beta_alpha_1(uint64_t i, double alpha) const { return std::pow(uniform(i), 1.0 / alpha); }
 

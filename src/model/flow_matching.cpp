@@ -21,8 +21,7 @@ void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint
     const double tau = (0.999 - beta) / 0.999;
     d.tau[size_t(s)] = float(tau);
     d.tq[size_t(s)] = timestep_bucket(float(tau));
-    CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
-    for (int64_t e = 0; e < per_sample; ++e) d.noise[size_t(s * per_sample + e)] = float(noise.normal(uint64_t(e)));
+    CounterRng(seed, RngStream::flow_noise, uint64_t(step), id).normals(0, per_sample, &d.noise[size_t(s * per_sample)]);
   }
   d.temb_t.assign(size_t(b.n_tokens), 0.0f);
   d.temb_t_lo.clear();
@@ -56,12 +55,10 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
     d.temb_t[size_t(t)] = float(t_exact);
     d.temb_t_lo[size_t(t)] = float(t_exact - double(float(t_exact)));
     if (kind == kState) continue;  // a state token takes its block's timestep and is never noised
-    CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
     const uint64_t base = uint64_t(L.index_in_sample[size_t(t)]) * stride;
     float* out = kind == kNoisyVideo ? &d.video_noise[size_t(L.video_row[size_t(t)]) * size_t(P)]
                                      : &d.act_noise[size_t(L.action_row[size_t(t)]) * size_t(A)];
-    const int n = kind == kNoisyVideo ? P : A;
-    for (int e = 0; e < n; ++e) out[e] = float(noise.normal(base + uint64_t(e)));
+    CounterRng(seed, RngStream::flow_noise, uint64_t(step), id).normals(base, kind == kNoisyVideo ? P : A, out);
   }
 }
 

@@ -10,7 +10,9 @@ namespace emb {
 namespace {
 
 void fill_normal(std::vector<float>& out, size_t n, const CounterRng& rng, uint64_t first) {
-  for (size_t i = 0; i < n; ++i) out.push_back(float(rng.normal(first + i)));
+  const size_t at = out.size();
+  out.resize(at + n);
+  rng.normals(first, int64_t(n), out.data() + at);
 }
 
 // DreamZero's conditioning of one sample (UPSTREAM.md "DreamZero"), drawn at counter `first` on:

@@ -40,6 +40,19 @@ BOOST_AUTO_TEST_CASE(counter_rng_is_a_pure_function_of_its_key) {
   BOOST_TEST(same_as_other == 0);
 }
 
+// A run of draws (one Philox block per pair) is the draws one by one, bit for bit, whatever the
+// parity of its first counter and its length; large counters reach the block counter's high word.
+BOOST_AUTO_TEST_CASE(counter_rng_normals_equal_normal_one_by_one) {
+  const CounterRng rng(9, RngStream::flow_noise, 12, 345);
+  for (uint64_t first : {uint64_t(0), uint64_t(1), uint64_t(6), uint64_t(7), (uint64_t(1) << 33) + 1})
+    for (int64_t n : {0, 1, 2, 3, 8, 33}) {
+      std::vector<float> run(size_t(n) + 1, -7.0f);
+      rng.normals(first, n, run.data());
+      for (int64_t k = 0; k < n; ++k) BOOST_TEST(run[size_t(k)] == float(rng.normal(first + uint64_t(k))));
+      BOOST_TEST(run[size_t(n)] == -7.0f);  // nothing written past n
+    }
+}
+
 BOOST_AUTO_TEST_CASE(counter_rng_distributions) {
   CounterRng rng(1, RngStream::test, 0);
   const int n = 200000;
