@@ -64,6 +64,16 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
 
 }  // namespace
 
+int64_t flow_noise_draws(const ModelConfig& cfg, const PackedBatch& batch) {
+  if (cfg.family == Family::gr00t) return int64_t(batch.n_samples) * cfg.horizon * cfg.action_dim;
+  int64_t draws = 0;
+  for (int64_t t = 0; t < batch.n_tokens; ++t) {
+    const int32_t kind = batch.kind[size_t(t)];
+    if (batch.seq[size_t(t)] >= 0) draws += kind == kNoisyVideo ? cfg.patch_dim_in() : kind == kAction ? cfg.action_dim : 0;
+  }
+  return draws;
+}
+
 int32_t timestep_bucket(float tau) {
   const float product = tau * 1000.0f;  // float32, as upstream multiplies its float32 tensor
   return int32_t(std::trunc(product));

@@ -39,4 +39,8 @@ int32_t timestep_bucket(float tau);
 void draw_flow(const ModelConfig& cfg, const PackedBatch& batch, const TokenLayout& layout, int64_t step,
                uint64_t seed, FlowDraws& draws);
 
+// The N(0, 1) draws draw_flow makes for `batch`: gr00t's [B, Hz, A]; wan's P per noisy video
+// token and A per action token. Host work of the step's forward (plan/step_model.cpp times it).
+int64_t flow_noise_draws(const ModelConfig& cfg, const PackedBatch& batch);
+
 }  // namespace emb

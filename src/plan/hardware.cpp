@@ -45,7 +45,8 @@ class FigureReader {
   std::string path_;
 };
 
-// fixed_costs: every figure present, the GPU's launch figures both or neither.
+// fixed_costs: every figure present, the GPU's launch figures both or neither; the noise draws'
+// figure where measured (probes before session 25 have none: 0).
 FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, const std::string& path) {
   FixedCosts c;
   if (!j.contains("fixed_costs")) return c;
@@ -53,6 +54,7 @@ FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, cons
   c.allocation_s = f("fixed_costs.allocation_s");
   c.sync_s = f("fixed_costs.sync_s");
   const nlohmann::json& fc = j["fixed_costs"];
+  if (fc.contains("noise_draw_s")) c.noise_draw_s = f("fixed_costs.noise_draw_s");
   if (fc.contains("kernel_launch_s") != fc.contains("graph_kernel_launch_s"))
     throw Error(str(path, ": fixed_costs needs kernel_launch_s and graph_kernel_launch_s together (a GPU) or neither"),
                 kExitInput);
@@ -60,7 +62,8 @@ FixedCosts read_fixed_costs(const nlohmann::json& j, const FigureReader& f, cons
     c.kernel_launch_s = f("fixed_costs.kernel_launch_s");
     c.graph_kernel_launch_s = f("fixed_costs.graph_kernel_launch_s");
   }
-  if (c.op_call_s < 0 || c.allocation_s < 0 || c.sync_s < 0 || c.kernel_launch_s < 0 || c.graph_kernel_launch_s < 0)
+  if (c.op_call_s < 0 || c.allocation_s < 0 || c.sync_s < 0 || c.noise_draw_s < 0 || c.kernel_launch_s < 0 ||
+      c.graph_kernel_launch_s < 0)
     throw Error(str(path, ": fixed_costs figures must not be negative"), kExitInput);
   return c;
 }

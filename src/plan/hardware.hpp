@@ -28,6 +28,7 @@ struct LinkSpec {
 //                   stream, and per kernel node replayed in a CUDA graph (0 on a CPU).
 struct FixedCosts {
   double op_call_s = 0, allocation_s = 0, sync_s = 0;
+  double noise_draw_s = 0;  // per N(0, 1) draw of the flow noise, on the host; 0 where unmeasured
   double kernel_launch_s = 0, graph_kernel_launch_s = 0;
   bool gpu() const { return kernel_launch_s > 0; }
 };

@@ -35,6 +35,7 @@ std::string fixed_costs_text(const FixedCostPrediction& f, bool graphs) {
   std::string t = str("  fixed costs          ", duration(f.total_s), " = ", f.op_calls, " op calls ",
                       duration(f.op_calls_s), " + ", f.allocations, " host allocations ", duration(f.allocations_s),
                       " + ", f.syncs, " host reductions ", duration(f.syncs_s));
+  if (f.noise_draws > 0) t += str(" + ", f.noise_draws, " noise draws ", duration(f.noise_draws_s));
   if (f.launches > 0)
     t += str(" + ", f.launches, graphs ? " graph kernel nodes " : " kernel launches ", duration(f.launches_s));
   return t + "\n";
@@ -43,13 +44,18 @@ std::string fixed_costs_text(const FixedCostPrediction& f, bool graphs) {
 // A pass's compute by the kinds run.profile_ops measures (train/op_profile.hpp).
 std::string kinds_text(const ComputeKinds& k) {
   return str("GEMM ", duration(k.gemm), ", attention ", duration(k.attention), ", dropout ", duration(k.dropout),
-             ", elementwise ", duration(k.elementwise), ", op calls' host time ", duration(k.host));
+             ", elementwise ", duration(k.elementwise), ", host time (op calls, noise draws) ", duration(k.host));
 }
 
 nlohmann::json fixed_costs_json(const FixedCostPrediction& f) {
-  return {{"op_calls", f.op_calls}, {"allocations", f.allocations}, {"syncs", f.syncs}, {"launches", f.launches},
-          {"seconds", {{"op_calls", f.op_calls_s}, {"allocations", f.allocations_s}, {"syncs", f.syncs_s},
-                       {"launches", f.launches_s}, {"total", f.total_s}}}};
+  return {{"op_calls", f.op_calls},
+          {"allocations", f.allocations},
+          {"noise_draws", f.noise_draws},
+          {"syncs", f.syncs},
+          {"launches", f.launches},
+          {"seconds",
+           {{"op_calls", f.op_calls_s}, {"allocations", f.allocations_s}, {"noise_draws", f.noise_draws_s},
+            {"syncs", f.syncs_s}, {"launches", f.launches_s}, {"total", f.total_s}}}};
 }
 
 std::string row(const StepPrediction& s) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "model/flow_matching.hpp"
 #include "model/model.hpp"
 #include "plan/model_cost.hpp"
 #include "plan/computed_attention.hpp"
@@ -597,7 +598,8 @@ double host_reduction_seconds(const Hardware& hw, int R) {
   return per_round_in_node * rounds(per_node) + rounds(nodes) * hw.inter_node.latency_s;
 }
 
-// What no FLOP or byte accounts for: op calls, allocations, synchronisations, kernel launches.
+// What no FLOP or byte accounts for: op calls, allocations, the flow noise's draws (host work of
+// the forward, outside every op: model/flow_matching.hpp), synchronisations, kernel launches.
 // The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
 void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, const ShardLayout& layout,
                      StepPrediction& s) {
@@ -609,13 +611,16 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
   f.syncs = calls.host_reductions;
   f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s / r.share;
   f.allocations_s = double(f.allocations) * hw.fixed.allocation_s / r.share;
+  // A sample's draws do not depend on what it is packed with.
+  f.noise_draws = flow_noise_draws(w.model, *plan_batch(w.model, 1, w.sample)) * s.samples_per_rank;
+  f.noise_draws_s = double(f.noise_draws) * hw.fixed.noise_draw_s / r.share;
   f.syncs_s = f.syncs * host_reduction_seconds(hw, w.ranks);
   if (hw.fixed.gpu()) {
     f.launches = f.op_calls;
     f.launches_s = double(f.launches) * (w.cuda_graphs ? hw.fixed.graph_kernel_launch_s : hw.fixed.kernel_launch_s);
   }
   // A GPU's host runs ahead of its stream: host work shows where it outlasts the device's.
-  const double host = f.op_calls_s + f.allocations_s + f.launches_s;
+  const double host = f.op_calls_s + f.allocations_s + f.noise_draws_s + f.launches_s;
   f.total_s = (hw.fixed.gpu() ? std::max(0.0, host - s.compute_s) : host) + f.syncs_s;
 }
 
@@ -661,7 +666,8 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 }
 
 // The step divided as the trainer times it. The op calls' and allocations' host time runs inside
-// the passes, split as their compute (on a GPU the host's excess over the stream is `other`);
+// the passes, split as their compute, the noise draws' in the forward (on a GPU the host's excess
+// over the stream is `other`);
 // a rank times its own compute, and waits for the slowest rank where it synchronises: the
 // imbalance is `other` at the blocking host reductions, exposed comm in the collectives' waits.
 // The gradient buffers' passes run in the backward and, begin_step's and finish_gradients',
@@ -669,10 +675,11 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
 void add_phases(const Hardware& hw, StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
   const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
+  const double in_forward = hw.fixed.gpu() ? 0.0 : f.noise_draws_s;
   const double own = s.fwd_s + s.bwd_s + s.recompute_s, fwd_share = own > 0 ? s.fwd_s / own : 0.5;
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
-  s.fwd_kinds.host = fwd_share * in_passes, s.bwd_kinds.host = (1 - fwd_share) * in_passes;
+  s.fwd_kinds.host = fwd_share * in_passes + in_forward, s.bwd_kinds.host = (1 - fwd_share) * in_passes;
   s.bwd_kinds.elementwise += s.gradient_backward_s;  // the gradient buffers' zero and add ops run in it
   ph.fwd = s.fwd_s + s.comm_core_fwd_s + s.fwd_kinds.host;
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + s.bwd_kinds.host + s.gradient_backward_s;
@@ -681,7 +688,7 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   // step's other host reductions `other`.
   const double norm_reduction = f.syncs > 0 ? f.syncs_s / f.syncs : 0.0;
   ph.optim = s.optimizer_s + norm_reduction;
-  ph.other = f.total_s - norm_reduction - in_passes + s.imbalance_s - s.imbalance_in_collectives_s +
+  ph.other = f.total_s - norm_reduction - in_passes - in_forward + s.imbalance_s - s.imbalance_in_collectives_s +
              s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
   // The ranks sharing a core leave the head in turns (HeadTurns, add_imbalance).
   ph.fwd += s.head_turn_forward_change_s;

@@ -121,8 +121,9 @@ struct CollectiveCost {
 // The step's fixed costs (FixedCosts), each count with its seconds.
 struct FixedCostPrediction {
   int64_t op_calls = 0, allocations = 0, launches = 0;
+  int64_t noise_draws = 0;  // the flow noise's N(0, 1) draws, drawn on the host in the forward
   int syncs = 0;
-  double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, total_s = 0;
+  double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, noise_draws_s = 0, total_s = 0;
 };
 
 // A pass's own compute by kind, as run.profile_ops sums a run's ops (train/op_profile.hpp): the

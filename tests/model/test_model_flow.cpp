@@ -168,3 +168,20 @@ BOOST_AUTO_TEST_CASE(draws_follow_the_sample_not_the_slot) {
   BOOST_TEST(first == last, boost::test_tools::per_element());
   BOOST_TEST(dab.act_noise != other_step.act_noise);
 }
+
+// flow_noise_draws counts the draws draw_flow makes: every drawn element is non-zero (a normal is
+// never exactly 0 here), and the rest of the noise arrays (wan's clean video rows) stay 0.
+BOOST_AUTO_TEST_CASE(flow_noise_draws_counts_the_drawn_elements) {
+  for (const char* preset : {"tiny_gr00t", "tiny_wan", "tiny_dreamzero"}) {
+    BOOST_TEST_CONTEXT(preset) {
+      const ModelConfig cfg = preset_config(preset);
+      const PackedBatch b = make_synthetic_batch(cfg, sample_ids(3), true, kSeed);
+      const FlowDraws d = draw(cfg, b, 4);
+      int64_t drawn = 0;
+      for (const std::vector<float>* v : {&d.noise, &d.video_noise, &d.act_noise})
+        for (float x : *v) drawn += x != 0.0f;
+      BOOST_TEST(drawn > 0);
+      BOOST_TEST(flow_noise_draws(cfg, b) == drawn);
+    }
+  }
+}

@@ -60,6 +60,13 @@ ops = {name: f["value"] for name, f in one["elementwise_element_seconds"].items(
 assert sorted(ops) == ["rope_backward", "rope_forward", "sinus_embedding"], ops
 assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
+# the flow noise's draws on the host (~30 ns a draw here) and what the plan charges for them:
+# tiny_gr00t draws horizon 8 x action dim 8 a sample
+draw = one["fixed_costs"]["noise_draw_s"]["value"]
+assert 1e-10 < draw < 1e-6, draw
+noise = plans[0]["fixed_costs"]
+assert noise["noise_draws"] == 64 * plans[0]["config"]["samples_per_rank"], noise
+assert math.isclose(noise["seconds"]["noise_draws"], noise["noise_draws"] * draw, rel_tol=1e-9), noise
 # Two ranks time-sharing the core do the global batch's work on the same core as one rank (each
 # half of it at half the core): no faster, and they wait for each other in the collectives,
 # where one rank only copies; their collectives run under their compute (the time-sharing core

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "model/flow_matching.hpp"
 #include "model/model.hpp"
 #include "model/presets.hpp"
 #include "plan/backbone_cost.hpp"
@@ -20,6 +21,7 @@
 #include "plan/config_search.hpp"
 #include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
+#include "plan/plan_batches.hpp"
 #include "plan/step_model.hpp"
 
 using namespace emb;
@@ -1064,6 +1066,40 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   BOOST_TEST(shared.fixed.op_calls_s == shared.fixed.op_calls * 2e-6 / 0.5, boost::test_tools::tolerance(1e-12));
 }
 
+// The flow noise the forward draws on the host, outside every op: a sample's draws (its micro-batch
+// alone) times the rank's samples at fixed_costs.noise_draw_s, all in the forward's host time;
+// ranks sharing a node's cores share its time, as their compute.
+BOOST_AUTO_TEST_CASE(noise_draws_cost_the_forward_its_samples_draws_at_the_measured_figure) {
+  Hardware h = gpu_node();
+  Workload w = tiny_workload();
+  const StepPrediction none = predict_step(h, w);
+  BOOST_TEST(none.fixed.noise_draws_s == 0.0);  // a file without the figure: unmeasured
+  h.fixed.noise_draw_s = 2e-8;
+  const StepPrediction drawn = predict_step(h, w);
+  const int64_t per_sample = flow_noise_draws(w.model, plan_micro_batch(w.model, 1, w.sample));
+  BOOST_TEST(per_sample > 0);
+  BOOST_TEST(drawn.fixed.noise_draws == none.fixed.noise_draws);
+  BOOST_TEST(drawn.fixed.noise_draws == per_sample * drawn.samples_per_rank);
+  const double noise_s = double(drawn.fixed.noise_draws) * 2e-8;
+  BOOST_TEST(drawn.fixed.noise_draws_s == noise_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(drawn.fixed.total_s == none.fixed.total_s + noise_s, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(drawn.step_s == none.step_s + noise_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drawn.phases.fwd == none.phases.fwd + noise_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drawn.phases.bwd == none.phases.bwd, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drawn.phases.other == none.phases.other, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(drawn.fwd_kinds.host == none.fwd_kinds.host + noise_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(phase_sum(drawn.phases) == drawn.step_s, boost::test_tools::tolerance(1e-9));
+  Workload gr00t = w;  // horizon × action dim a sample
+  gr00t.model = preset_config("tiny_gr00t");
+  const StepPrediction g = predict_step(h, gr00t);
+  BOOST_TEST(g.fixed.noise_draws == int64_t(gr00t.model.horizon) * gr00t.model.action_dim * g.samples_per_rank);
+  h.ranks_share_node = true;  // 16 ranks on 8 cores
+  w.ranks = 16;
+  const StepPrediction shared = predict_step(h, w);
+  BOOST_TEST(shared.fixed.noise_draws_s == double(shared.fixed.noise_draws) * 2e-8 / 0.5,
+             boost::test_tools::tolerance(1e-12));
+}
+
 // A host reduction is a small all-reduce: ⌈log2⌉ rounds of recursive doubling (or a tree), not
 // 2(R-1) ring hops. Inside a node each round costs sync_s over the rounds it was measured with;
 // each round across nodes the fabric's latency.
@@ -1148,6 +1184,7 @@ BOOST_AUTO_TEST_CASE(optimizer_phase_costs_the_trained_elements_at_the_measured_
 BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {
   const Hardware cpu = load_hardware("cpu_dev");
   BOOST_TEST(cpu.fixed.op_call_s > 0);
+  BOOST_TEST(cpu.fixed.noise_draw_s > 0);
   BOOST_TEST(!cpu.fixed.gpu());
   for (const char* gpu : {"h100_sxm", "h200"}) {
     const Hardware h = load_hardware(gpu);
@@ -1167,6 +1204,13 @@ BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs)
   j["fixed_costs"]["graph_kernel_launch_s"]["source"] = "test";
   std::ofstream(path) << j.dump();
   BOOST_TEST(load_hardware(path).fixed.graph_kernel_launch_s == 1e-6);
+  // The noise draws' figure where measured: a probe older than it reads 0, a negative one is refused.
+  j["fixed_costs"].erase("noise_draw_s");
+  std::ofstream(path) << j.dump();
+  BOOST_TEST(load_hardware(path).fixed.noise_draw_s == 0.0);
+  j["fixed_costs"]["noise_draw_s"] = {{"value", -1e-8}, {"source", "test"}};
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);
   std::filesystem::remove(path);
 }
 

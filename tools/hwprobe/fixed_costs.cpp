@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
 
 namespace emb::probe {
 namespace {
@@ -64,6 +68,20 @@ double allocation_seconds() {
     }
   });
   return seconds / double(kRounds * per_round);
+}
+
+double noise_draw_seconds() {
+  constexpr int kRuns = 4000, kPerRun = 64;
+  std::vector<float> out(kPerRun);
+  double kept = 0;  // read back, so that no draw is optimised away
+  const double seconds = median_seconds([&] {
+    for (int r = 0; r < kRuns; ++r) {
+      CounterRng(1, RngStream::flow_noise, 0, uint64_t(r)).normals(0, kPerRun, out.data());
+      kept += out[size_t(r % kPerRun)];
+    }
+  });
+  EMB_CHECK(std::isfinite(kept), "hwprobe: a noise draw was not finite");
+  return seconds / double(kRuns * kPerRun);
 }
 
 LaunchCosts launch_costs(Ops& ops) {

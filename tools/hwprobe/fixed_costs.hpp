@@ -18,6 +18,11 @@ double op_call_seconds(Ops& ops);
 // each written once, freed in the order a scope frees them.
 double allocation_seconds();
 
+// Host seconds per N(0, 1) draw of the flow-matching noise (CounterRng::normals in runs of 64, a
+// sample's actions or a video token's patch: model/flow_matching.cpp), which the step's forward
+// draws on the host, outside every op.
+double noise_draw_seconds();
+
 // A GPU's host seconds per kernel launched on the stream, and per kernel node of a CUDA graph
 // replayed (the same tiny kernels captured once, then replayed).
 struct LaunchCosts {

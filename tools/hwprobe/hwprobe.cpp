@@ -46,7 +46,8 @@
 //   storage     writing 256 MiB with fsync;
 //   cache       the last-level cache's size (sysfs), the GEMM rates being on weights in cache;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
-//               allocations, one of the step's blocking host reductions (tools/hwprobe/fixed_costs.hpp).
+//               allocations, the flow-matching noise's draws, one of the step's blocking host
+//               reductions (tools/hwprobe/fixed_costs.hpp).
 // Each figure is the median over 5 runs of the median over ranks.
 #include <time.h>
 #include <unistd.h>
@@ -791,7 +792,7 @@ nlohmann::json link_figures(const Figures& fig, const Fabric& fabric) {
 struct Measured {
   double gemm = 0, peak = 0, memory = 0, spare_core = 1, memory_spare_core = 1, write = 0, cache = 0;
   Imbalance imbalance;
-  double op_call = 0, allocation = 0, sync = 0, dropout_element = 0, optimizer_element = 0;
+  double op_call = 0, allocation = 0, noise_draw = 0, sync = 0, dropout_element = 0, optimizer_element = 0;
   CommCore comm_core;
   std::vector<ActivationSeconds> activations;
   std::vector<std::pair<std::string, double>> elementwise;
@@ -830,6 +831,7 @@ Measured measure(const emb::World& world) {
   m.cache = last_level_cache_bytes();
   m.op_call = median_over_ranks(emb::probe::op_call_seconds(cpu_ops()));
   m.allocation = median_over_ranks(emb::probe::allocation_seconds());
+  m.noise_draw = median_over_ranks(emb::probe::noise_draw_seconds());
   double sums[4] = {1, 2, 3, 4};  // loss, samples, tokens, computed tokens: train_step's reduction
   m.sync = timed([&] { emb::sum_over_ranks(MPI_COMM_WORLD, sums, 4); }, 21);
   return m;
@@ -890,6 +892,7 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
+      {"noise_draw_s", fig(m.noise_draw, "host seconds per N(0, 1) draw of the flow-matching noise (CounterRng::normals in runs of 64), every rank at once")},
       {"sync_s", fig(m.sync, "a blocking host sum of 4 doubles (train_step's), ranks entering together")}};
   return hw;
 }
