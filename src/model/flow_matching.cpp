@@ -21,7 +21,8 @@ void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint
     const double tau = (0.999 - beta) / 0.999;
     d.tau[size_t(s)] = float(tau);
     d.tq[size_t(s)] = timestep_bucket(float(tau));
-    CounterRng(seed, RngStream::flow_noise, uint64_t(step), id).normals(0, per_sample, &d.noise[size_t(s * per_sample)]);
+    const CounterRng noise(seed, RngStream::flow_noise, uint64_t(step), id);
+    noise.normals(0, per_sample, &d.noise[size_t(s * per_sample)]);
   }
   d.temb_t.assign(size_t(b.n_tokens), 0.0f);
   d.temb_t_lo.clear();
@@ -68,8 +69,9 @@ int64_t flow_noise_draws(const ModelConfig& cfg, const PackedBatch& batch) {
   if (cfg.family == Family::gr00t) return int64_t(batch.n_samples) * cfg.horizon * cfg.action_dim;
   int64_t draws = 0;
   for (int64_t t = 0; t < batch.n_tokens; ++t) {
+    if (batch.seq[size_t(t)] < 0) continue;  // padding
     const int32_t kind = batch.kind[size_t(t)];
-    if (batch.seq[size_t(t)] >= 0) draws += kind == kNoisyVideo ? cfg.patch_dim_in() : kind == kAction ? cfg.action_dim : 0;
+    draws += kind == kNoisyVideo ? cfg.patch_dim_in() : kind == kAction ? cfg.action_dim : 0;
   }
   return draws;
 }

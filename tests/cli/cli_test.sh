@@ -347,7 +347,8 @@ ckpt_dir_lock)
   # The first sleeps 50 ms a micro-batch (debug.slow_step_ms): training flat out on both cores,
   # it held the second's start-up 20 s on a 2-core machine.
   d="$tmp/ckpt"
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set debug.slow_step_ms=50 --set run.name=cli-test-lock-a \
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set debug.slow_step_ms=50 \
+    --set run.name=cli-test-lock-a \
     --set run.log_every=1 --set run.output_dir="$tmp/out" --set train.ckpt_dir="$d" >"$tmp/a.out" 2>&1 &
   pid=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/a.out" 2>/dev/null && break; sleep 0.2; done
@@ -501,7 +502,8 @@ embpack_concurrency)
   # A training run reads c.h5: embpack may not replace it until the run ends. (The run sleeps
   # 50 ms a micro-batch, as in ckpt_dir_lock: embpack must not wait for the cores.)
   cp outputs/data/tiny_gr00t.h5 "$tmp/c.h5"  # a copy: data.verify = auto would record its verify in it
-  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set debug.slow_step_ms=50 --set data.paths="$tmp/c.h5" --set data.verify=off \
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=100000 --set debug.slow_step_ms=50 \
+    --set data.paths="$tmp/c.h5" --set data.verify=off \
     --set run.log_every=1 --set run.name=cli-test-concurrency --set run.output_dir="$tmp/out" --set train.ckpt_dir="$tmp/ckpt" >"$tmp/run.txt" 2>&1 &
   run=$!
   for _ in $(seq 150); do grep -q "^step" "$tmp/run.txt" 2>/dev/null && break; sleep 0.2; done
