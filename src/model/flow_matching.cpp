@@ -9,9 +9,19 @@
 namespace emb {
 namespace {
 
+// The N(0, 1) draws of one gr00t sample: its [Hz, A] actions.
+int64_t gr00t_sample_draws(const ModelConfig& cfg) { return int64_t(cfg.horizon) * cfg.action_dim; }
+
+// The N(0, 1) draws of a wan sample's token of kind `kind`: a noisy video token's patch, an
+// action token's action; a clean video token and a state token draw none.
+int wan_token_draws(const ModelConfig& cfg, int32_t kind) {
+  if (kind == kClean || kind == kState) return 0;
+  return kind == kNoisyVideo ? cfg.patch_dim_in() : cfg.action_dim;
+}
+
 void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint64_t seed, FlowDraws& d) {
   const int B = b.n_samples;
-  const int64_t per_sample = int64_t(cfg.horizon) * cfg.action_dim;
+  const int64_t per_sample = gr00t_sample_draws(cfg);
   d.tau.resize(size_t(B));
   d.tq.resize(size_t(B));
   d.noise.resize(size_t(B * per_sample));
@@ -59,20 +69,17 @@ void draw_wan(const ModelConfig& cfg, const PackedBatch& b, const TokenLayout& L
     const uint64_t base = uint64_t(L.index_in_sample[size_t(t)]) * stride;
     float* out = kind == kNoisyVideo ? &d.video_noise[size_t(L.video_row[size_t(t)]) * size_t(P)]
                                      : &d.act_noise[size_t(L.action_row[size_t(t)]) * size_t(A)];
-    CounterRng(seed, RngStream::flow_noise, uint64_t(step), id).normals(base, kind == kNoisyVideo ? P : A, out);
+    CounterRng(seed, RngStream::flow_noise, uint64_t(step), id).normals(base, wan_token_draws(cfg, kind), out);
   }
 }
 
 }  // namespace
 
 int64_t flow_noise_draws(const ModelConfig& cfg, const PackedBatch& batch) {
-  if (cfg.family == Family::gr00t) return int64_t(batch.n_samples) * cfg.horizon * cfg.action_dim;
+  if (cfg.family == Family::gr00t) return batch.n_samples * gr00t_sample_draws(cfg);
   int64_t draws = 0;
-  for (int64_t t = 0; t < batch.n_tokens; ++t) {
-    if (batch.seq[size_t(t)] < 0) continue;  // padding
-    const int32_t kind = batch.kind[size_t(t)];
-    draws += kind == kNoisyVideo ? cfg.patch_dim_in() : kind == kAction ? cfg.action_dim : 0;
-  }
+  for (int64_t t = 0; t < batch.n_tokens; ++t)
+    if (batch.seq[size_t(t)] >= 0) draws += wan_token_draws(cfg, batch.kind[size_t(t)]);  // padding draws none
   return draws;
 }
 

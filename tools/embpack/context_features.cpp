@@ -11,9 +11,9 @@ namespace emb {
 ContextFeatures::ContextFeatures(int dim, uint64_t seed) : dim_(dim) {
   CounterRng tokens(seed, RngStream::synth, 1000, uint64_t(dim)), proj(seed, RngStream::synth, 1001, uint64_t(dim));
   token_table_.resize(size_t(kVocabSize) * dim);
-  for (size_t i = 0; i < token_table_.size(); ++i) token_table_[i] = float(tokens.normal(i));
+  tokens.normals(0, int64_t(token_table_.size()), token_table_.data());
   rgb_proj_.resize(size_t(4) * dim);
-  for (size_t i = 0; i < rgb_proj_.size(); ++i) rgb_proj_[i] = float(proj.normal(i));
+  proj.normals(0, int64_t(rgb_proj_.size()), rgb_proj_.data());
 }
 
 void ContextFeatures::add_instruction(const std::string& text, std::vector<uint16_t>& out) const {

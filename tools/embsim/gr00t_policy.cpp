@@ -143,7 +143,7 @@ void Gr00tPolicy::act(const std::vector<PolicyInput>& inputs, std::vector<std::v
     const PolicyInput& in = inputs[size_t(batch.sample_id[size_t(s)])];
     const uint64_t episode = uint64_t(in.episode), step = uint64_t(in.env->steps());
     CounterRng noise(seed_, RngStream::flow_noise, kPolicyNoiseStream + episode, step);
-    for (size_t e = 0; e < per_sample; ++e) batch.actions[s * per_sample + e] = float(noise.normal(e));
+    noise.normals(0, int64_t(per_sample), &batch.actions[s * per_sample]);
     if (stochastic)
       draw_stochastic_steps(sde, SdeSteps::one, s, per_sample, flow_steps_,
                             CounterRng(seed_, RngStream::flow_time, kPolicySdeStream + episode, step),

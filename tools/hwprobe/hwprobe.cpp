@@ -658,8 +658,8 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 // thread's wake-ups and polls take whatever the size; at 2 ranks 0.2 ms a forward here where
 // the 8 MiB figure gave 0.05, regression/plan_validation.md session 24): the two sizes' pairs
 // give the bytes' cost and the calls'. The per-byte figure counts the bytes a rank sends ((p-1)/p
-// of each full buffer): before our ring reduce-scatter
-// (comm/ring_reduce_scatter.hpp) Open MPI's libnbc reduced to rank 0 and scattered from it, so
+// of each full buffer): before our ring reduce-scatter (comm/ring_reduce_scatter.hpp) Open MPI's
+// libnbc reduced to rank 0 and scattered from it, so
 // rank 0's core did every sum and every rank waited for it at the next collective (round 12,
 // scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
 // evenly. 0 with one rank (its collectives are copies, which the planner costs at memory speed).

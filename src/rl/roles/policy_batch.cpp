@@ -96,7 +96,7 @@ void draw_stochastic_steps(StochasticSteps& sde, SdeSteps which, int b, size_t p
   sde.k_first[size_t(b)] = one ? std::min(K - 1, int(k_draw.uniform(0) * K)) : 0;
   sde.k_count[size_t(b)] = one ? 1 : K;
   float* xi = &sde.xi[size_t(b) * size_t(K) * per];
-  for (size_t e = 0; e < size_t(sde.k_count[size_t(b)]) * per; ++e) xi[e] = float(xi_draw.normal(e));
+  xi_draw.normals(0, int64_t(sde.k_count[size_t(b)]) * int64_t(per), xi);
 }
 
 }  // namespace emb

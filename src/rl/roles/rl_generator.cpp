@@ -200,7 +200,7 @@ void GeneratorLoop::draw_chains(const std::vector<Pending>& take, PackedBatch& p
     CounterRng xi(o_.seed, RngStream::flow_noise, kStreamSdeNoise + uint64_t(r.env), chunk_key(r));
     CounterRng k(o_.seed, RngStream::flow_time, kStreamKStar + uint64_t(r.env), chunk_key(r));
     draw_stochastic_steps(sde, o_.sde_steps, b, per_, s_.flow_steps, k, xi);
-    for (size_t e = 0; e < per_; ++e) packed.actions[b * per_ + e] = float(x0.normal(e));
+    x0.normals(0, int64_t(per_), &packed.actions[b * per_]);
   }
 }
 
