@@ -15,7 +15,7 @@
 namespace emb {
 
 ElementwisePass ElementwisePass::combined(const ElementwisePass& a, double f, const ElementwisePass& b) {
-  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.arithmetic};
+  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.op_calls + f * b.op_calls, a.arithmetic};
   for (const auto& [op, work] : b.arithmetic) {
     ArithmeticWork& sum = p.arithmetic[op];
     sum.elements += f * work.elements, sum.bytes += f * work.bytes;
@@ -101,8 +101,9 @@ void ElementwiseRecorder::add_elements(const char* op, const View& v) {
 }
 
 void ElementwiseRecorder::op_ended(const char* op, double bytes) {
-  if (std::string_view(op_kind(op)) != "elementwise") return;
   ElementwisePass& p = pass();
+  p.op_calls += 1;
+  if (std::string_view(op_kind(op)) != "elementwise") return;
   p.calls += 1, p.bytes += bytes;
   if (arithmetic(op)) p.arithmetic[op].bytes += bytes;
 }

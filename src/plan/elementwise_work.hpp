@@ -7,7 +7,8 @@
 // 23-46 % of them (the linears and attention write most saved tensors, inside their own kinds),
 // the backward's 62-100 %.
 // Ops whose time is their arithmetic, not their bytes, are also counted by their elements
-// (kernels/op_types.hpp kArithmeticElementwiseOps).
+// (kernels/op_types.hpp kArithmeticElementwiseOps). Every op of any kind is counted too: the
+// step's op calls (plan/op_calls.hpp), recompute's second forward among them.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -30,6 +31,7 @@ struct ArithmeticWork {
 struct ElementwisePass {
   double bytes = 0;  // every elementwise op's views (ObservedOps::touched), as run.profile_ops sums them
   double calls = 0;  // elementwise op calls
+  double op_calls = 0;  // every op call of the pass, of any kind (the host's cost per call: plan/op_calls.hpp)
   std::map<std::string, ArithmeticWork> arithmetic;  // of them, the kArithmeticElementwiseOps ones, by name
 
   // a + f·b, figure by figure.

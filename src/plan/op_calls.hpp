@@ -1,23 +1,21 @@
 // How many times a training step calls into the backend and the host allocator: the counts the
-// planner multiplies by the hardware's fixed costs (plan/hardware.hpp FixedCosts). Derived from
-// the model's structure, as the model's code calls the ops (src/model):
-//   gr00t  64 calls around the blocks (embeddings, time encoder, action decoder, loss), 39 per
-//          DiT block and 33 per vl block, forward + backward; dropout adds 12 per block (its
-//          sites' forward and backward);
-//   wan    66 calls around the blocks (upstream's action encoder and decoder among them), 73 per
-//          block (self- and cross-attention, rope, norms);
-// a micro-batch's count does not depend on its samples (every op runs over the packed rows).
+// planner multiplies by the hardware's fixed costs (plan/hardware.hpp FixedCosts). A
+// micro-batch's op calls are the dry step's (plan/elementwise_work.hpp), counted as the model's
+// code issues them, by pass as the trainer times them: recompute's second forward is the
+// backward's, and a new block or op is counted without a change here. A micro-batch's count does
+// not depend on its samples (every op runs over the packed rows).
 // tests/plan/test_op_calls.cpp counts a real forward + backward through a counting Ops and the
 // allocations through a counting operator new.
 #pragma once
 #include <cstdint>
 
-#include "config/model_config.hpp"
+#include "plan/elementwise_work.hpp"
 
 namespace emb {
 
 struct StepCalls {
-  int64_t op_calls_per_micro_batch = 0;
+  int64_t forward_op_calls_per_micro_batch = 0;
+  int64_t backward_op_calls_per_micro_batch = 0;  // with recompute's forward
   int64_t allocations_per_micro_batch = 0;
   // Per step: the optimizer's calls (the gradient's sum of squares per trained run of the owned
   // shard, AdamW per decay segment of it) and train_step's blocking host reductions (loss denominators, micro-batch
@@ -26,12 +24,16 @@ struct StepCalls {
   int64_t optimizer_op_calls = 0;
   int host_reductions = 4;
   int head_host_reductions = 2;  // of them, before the first micro-batch (denominators, count)
+
+  int64_t op_calls_per_micro_batch() const {
+    return forward_op_calls_per_micro_batch + backward_op_calls_per_micro_batch;
+  }
 };
 
-// decay_segments: the owned shard's runs of one weight decay (ShardLayout::decay_segments);
-// trained_runs: its runs of trained elements (ShardLayout::trainable_runs): more than one where
-// frozen tensors cut them.
-StepCalls step_calls(const ModelConfig& c, int64_t decay_segments, int64_t trained_runs);
+// micro_batch: a micro-batch's dry step (or its fit's); decay_segments: the owned shard's runs of
+// one weight decay (ShardLayout::decay_segments); trained_runs: its runs of trained elements
+// (ShardLayout::trainable_runs): more than one where frozen tensors cut them.
+StepCalls step_calls(const ElementwiseWork& micro_batch, int64_t decay_segments, int64_t trained_runs);
 
 // Host heap allocations per op call in the model's micro-batch (the index arrays and tile
 // summaries the host code builds around some calls): 0.50-0.75 measured on gr00t, 1.1-1.3 on wan

@@ -258,19 +258,21 @@ struct RankCompute {
   PlanReport plan;
   RankRates rates;
   SampleSeconds per_sample;
+  ElementwiseWork micro_batch_ops;  // a micro-batch's dry step: its elementwise work and op calls
 };
 
 RankCompute rank_compute(const Hardware& hw, const Workload& w, StepPrediction& s) {
   size_micro_batches(w, s);
   const DType blocks = planned_blocks_dtype(hw, w.model);
-  RankCompute rc{make_plan(w.model, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding()), rank_rates(hw, w), {}};
+  RankCompute rc{make_plan(w.model, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding()), rank_rates(hw, w), {}, {}};
   ModelConfig kept = w.model;
   kept.recompute = Recompute::none;
   const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);
   const std::shared_ptr<const ElementwiseFit> fit =
       w.elementwise ? w.elementwise : model_elementwise_work(hw, w);
   EMB_ASSERT(fit->recompute == w.model.recompute);
-  rc.per_sample = sample_seconds(hw, w, rc.rates, rc.plan, p_none, fit->micro_batch(s.samples_per_mb), s);
+  rc.micro_batch_ops = fit->micro_batch(s.samples_per_mb);
+  rc.per_sample = sample_seconds(hw, w, rc.rates, rc.plan, p_none, rc.micro_batch_ops, s);
   add_compute(rc.per_sample, s);
   return rc;
 }
@@ -601,19 +603,22 @@ double host_reduction_seconds(const Hardware& hw, int R) {
 // What no FLOP or byte accounts for: op calls, allocations, the flow noise's draws (host work of
 // the forward, outside every op: model/flow_matching.hpp), synchronisations, kernel launches.
 // The host's work is a rank's like its compute: ranks sharing a CPU node's cores share its time.
-void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, const ShardLayout& layout,
+// On a CPU it falls where its calls are: each pass's op calls and their allocations in the pass,
+// the noise in the forward, the optimizer's calls in the optimizer.
+void add_fixed_costs(const Hardware& hw, const Workload& w, const RankCompute& rc, const ShardLayout& layout,
                      StepPrediction& s) {
-  const StepCalls calls =
-      step_calls(w.model, int64_t(layout.decay_segments().size()), int64_t(layout.trainable_runs().size()));
+  const StepCalls calls = step_calls(rc.micro_batch_ops, int64_t(layout.decay_segments().size()),
+                                     int64_t(layout.trainable_runs().size()));
+  const double call_s = hw.fixed.op_call_s / rc.rates.share, allocation_s = hw.fixed.allocation_s / rc.rates.share;
   FixedCostPrediction& f = s.fixed;
-  f.op_calls = calls.op_calls_per_micro_batch * s.micro_batches + calls.optimizer_op_calls;
+  f.op_calls = calls.op_calls_per_micro_batch() * s.micro_batches + calls.optimizer_op_calls;
   f.allocations = calls.allocations_per_micro_batch * s.micro_batches;
   f.syncs = calls.host_reductions;
-  f.op_calls_s = double(f.op_calls) * hw.fixed.op_call_s / r.share;
-  f.allocations_s = double(f.allocations) * hw.fixed.allocation_s / r.share;
+  f.op_calls_s = double(f.op_calls) * call_s;
+  f.allocations_s = double(f.allocations) * allocation_s;
   // A sample's draws do not depend on what it is packed with.
   f.noise_draws = flow_noise_draws(w.model, *plan_batch(w.model, 1, w.sample)) * s.samples_per_rank;
-  f.noise_draws_s = double(f.noise_draws) * hw.fixed.noise_draw_s / r.share;
+  f.noise_draws_s = double(f.noise_draws) * hw.fixed.noise_draw_s / rc.rates.share;
   f.syncs_s = f.syncs * host_reduction_seconds(hw, w.ranks);
   if (hw.fixed.gpu()) {
     f.launches = f.op_calls;
@@ -622,6 +627,13 @@ void add_fixed_costs(const Hardware& hw, const Workload& w, const RankRates& r, 
   // A GPU's host runs ahead of its stream: host work shows where it outlasts the device's.
   const double host = f.op_calls_s + f.allocations_s + f.noise_draws_s + f.launches_s;
   f.total_s = (hw.fixed.gpu() ? std::max(0.0, host - s.compute_s) : host) + f.syncs_s;
+  if (hw.fixed.gpu()) return;
+  const auto pass_host = [&](int64_t calls_per_micro_batch) {
+    return double(calls_per_micro_batch * s.micro_batches) * (call_s + double(kAllocationsPerOpCall) * allocation_s);
+  };
+  f.forward_host_s = pass_host(calls.forward_op_calls_per_micro_batch) + f.noise_draws_s;
+  f.backward_host_s = pass_host(calls.backward_op_calls_per_micro_batch);
+  f.optimizer_host_s = double(calls.optimizer_op_calls) * call_s;
 }
 
 // The optimizer's step over the owned shard, then the data: the loader reads ahead, so storage
@@ -665,21 +677,18 @@ void add_optimizer_and_data(const Hardware& hw, const Workload& w, const PlanRep
   s.data_bytes_per_s_per_node = node_bytes / s.step_s;
 }
 
-// The step divided as the trainer times it. The op calls' and allocations' host time runs inside
-// the passes, split as their compute, the noise draws' in the forward (on a GPU the host's excess
-// over the stream is `other`);
+// The step divided as the trainer times it. The host time of the op calls, allocations and noise
+// draws runs where they are made (add_fixed_costs; on a GPU the host's excess over the stream is
+// `other`);
 // a rank times its own compute, and waits for the slowest rank where it synchronises: the
 // imbalance is `other` at the blocking host reductions, exposed comm in the collectives' waits.
 // The gradient buffers' passes run in the backward and, begin_step's and finish_gradients',
 // outside the passes (`other`), as the bf16 copy's rounding.
-void add_phases(const Hardware& hw, StepPrediction& s) {
+void add_phases(StepPrediction& s) {
   const FixedCostPrediction& f = s.fixed;
-  const double in_passes = hw.fixed.gpu() ? 0.0 : f.op_calls_s + f.allocations_s;
-  const double in_forward = hw.fixed.gpu() ? 0.0 : f.noise_draws_s;
-  const double own = s.fwd_s + s.bwd_s + s.recompute_s, fwd_share = own > 0 ? s.fwd_s / own : 0.5;
   PhasePrediction& ph = s.phases;
   ph.data_wait = s.data_wait_s;
-  s.fwd_kinds.host = fwd_share * in_passes + in_forward, s.bwd_kinds.host = (1 - fwd_share) * in_passes;
+  s.fwd_kinds.host = f.forward_host_s, s.bwd_kinds.host = f.backward_host_s;
   s.bwd_kinds.elementwise += s.gradient_backward_s;  // the gradient buffers' zero and add ops run in it
   ph.fwd = s.fwd_s + s.comm_core_fwd_s + s.fwd_kinds.host;
   ph.bwd = s.bwd_s + s.recompute_s + s.comm_core_bwd_s + s.bwd_kinds.host + s.gradient_backward_s;
@@ -687,9 +696,9 @@ void add_phases(const Hardware& hw, StepPrediction& s) {
   // The gradient norm's host reduction is the optimizer's (train_step times it there), the
   // step's other host reductions `other`.
   const double norm_reduction = f.syncs > 0 ? f.syncs_s / f.syncs : 0.0;
-  ph.optim = s.optimizer_s + norm_reduction;
-  ph.other = f.total_s - norm_reduction - in_passes - in_forward + s.imbalance_s - s.imbalance_in_collectives_s +
-             s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
+  ph.optim = s.optimizer_s + f.optimizer_host_s + norm_reduction;
+  ph.other = f.total_s - norm_reduction - f.forward_host_s - f.backward_host_s - f.optimizer_host_s + s.imbalance_s -
+             s.imbalance_in_collectives_s + s.gradient_step_s + s.bf16_round_s + s.comm_head_s;
   // The ranks sharing a core leave the head in turns (HeadTurns, add_imbalance).
   ph.fwd += s.head_turn_forward_change_s;
   ph.bwd -= s.head_turn_forward_change_s + s.head_turn_wait_s;
@@ -748,9 +757,9 @@ StepPrediction predict_step(const Hardware& hw, const Workload& w) {
   const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes), w.frozen);
   add_communication(hw, w, rc.plan, rc.per_sample, layout, s);
   add_imbalance(hw, w.ranks, s);
-  add_fixed_costs(hw, w, rc.rates, layout, s);
+  add_fixed_costs(hw, w, rc, layout, s);
   add_optimizer_and_data(hw, w, rc.plan, rc.rates, s);
-  add_phases(hw, s);
+  add_phases(s);
   add_throughput(hw, w, s);
   add_memory(hw, w, rc.plan, s);
   add_checkpoint(hw, rc.plan, s);

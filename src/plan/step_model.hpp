@@ -42,8 +42,8 @@
 //             where the ranks wait (host reductions: `other`, collectives: exposed comm; the
 //             samples' spread in the collective that closes the backward);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
-//             figures): the op calls of every micro-batch and of the optimizer at the host's
-//             seconds per call, the host allocations at seconds per allocation (both at the
+//             figures): the op calls of every micro-batch (its dry step's, by pass) and of
+//             the optimizer at the host's seconds per call, in the phase that makes them, the host allocations at seconds per allocation (both at the
 //             rank's share of a CPU node's cores, as its compute), the step's
 //             blocking host reductions (with more than one rank), and on a GPU every op call's
 //             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
@@ -124,6 +124,9 @@ struct FixedCostPrediction {
   int64_t noise_draws = 0;  // the flow noise's N(0, 1) draws, drawn on the host in the forward
   int syncs = 0;
   double op_calls_s = 0, allocations_s = 0, syncs_s = 0, launches_s = 0, noise_draws_s = 0, total_s = 0;
+  // Of total_s, the host time inside the forward, the backward and the optimizer: a CPU's (a
+  // GPU's host runs ahead of its stream).
+  double forward_host_s = 0, backward_host_s = 0, optimizer_host_s = 0;
 };
 
 // A pass's own compute by kind, as run.profile_ops sums a run's ops (train/op_profile.hpp): the

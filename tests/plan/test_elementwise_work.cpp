@@ -42,6 +42,8 @@ void check_pass(const ElementwisePass& dry, const ElementwisePass& real, const c
     BOOST_TEST(real.bytes > 0);
     BOOST_TEST(dry.bytes == real.bytes);
     BOOST_TEST(dry.calls == real.calls);
+    BOOST_TEST(dry.op_calls == real.op_calls);
+    BOOST_TEST(dry.op_calls > dry.calls);
     BOOST_TEST((dry.arithmetic == real.arithmetic));
   }
 }
@@ -110,6 +112,7 @@ BOOST_AUTO_TEST_CASE(the_fit_of_one_and_two_samples_gives_any_micro_batch) {
         for (const auto& [dry, from_fit] : {std::pair{three.fwd, fitted.fwd}, std::pair{three.bwd, fitted.bwd}}) {
           BOOST_TEST(from_fit.bytes == dry.bytes, boost::test_tools::tolerance(1e-12));
           BOOST_TEST(from_fit.calls == dry.calls, boost::test_tools::tolerance(1e-12));
+          BOOST_TEST(from_fit.op_calls == dry.op_calls, boost::test_tools::tolerance(1e-12));
           for (const auto& [op, work] : dry.arithmetic) {
             BOOST_TEST(from_fit.arithmetic.at(op).elements == work.elements, boost::test_tools::tolerance(1e-12));
             BOOST_TEST(from_fit.arithmetic.at(op).bytes == work.bytes, boost::test_tools::tolerance(1e-12));

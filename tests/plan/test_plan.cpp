@@ -1023,12 +1023,14 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
   const StepPrediction cpu = predict_step(h, w);
   const std::unique_ptr<Model> model = make_model(w.model, nullptr);
   const ShardLayout layout(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes));
+  const ElementwiseWork micro_batch =
+      fit_elementwise_work(w.model, w.sample, {}, false).micro_batch(int(cpu.samples_per_mb));
   const StepCalls calls =
-      step_calls(w.model, int64_t(layout.decay_segments().size()), int64_t(layout.trainable_runs().size()));
-  BOOST_TEST(cpu.fixed.op_calls == calls.op_calls_per_micro_batch * cpu.micro_batches + calls.optimizer_op_calls);
-  BOOST_TEST(cpu.fixed.op_calls == (66 + 73 * 8) * cpu.micro_batches + 1 +
+      step_calls(micro_batch, int64_t(layout.decay_segments().size()), int64_t(layout.trainable_runs().size()));
+  BOOST_TEST(calls.op_calls_per_micro_batch() > 8 * 70);  // tiny_wan's 8 blocks, 70-odd calls each
+  BOOST_TEST(cpu.fixed.op_calls == calls.op_calls_per_micro_batch() * cpu.micro_batches + 1 +
                                        int64_t(layout.decay_segments().size()));
-  BOOST_TEST(cpu.fixed.allocations == kAllocationsPerOpCall * calls.op_calls_per_micro_batch * cpu.micro_batches);
+  BOOST_TEST(cpu.fixed.allocations == kAllocationsPerOpCall * calls.op_calls_per_micro_batch() * cpu.micro_batches);
   {  // A frozen tensor between trained ones: the gradient norm sums two runs, AdamW skips it.
     Workload with_frozen = w;
     with_frozen.frozen.assign(model->params().all().size(), false);
@@ -1036,7 +1038,7 @@ BOOST_AUTO_TEST_CASE(fixed_costs_add_counted_calls_at_the_measured_figures) {
     const ShardLayout cut(model->params(), w.shard, 0, w.ranks, int64_t(w.bucket_bytes), with_frozen.frozen);
     BOOST_TEST(cut.trainable_runs().size() == 2u);
     BOOST_TEST(predict_step(h, with_frozen).fixed.op_calls ==
-               calls.op_calls_per_micro_batch * cpu.micro_batches + 2 + int64_t(cut.decay_segments().size()));
+               calls.op_calls_per_micro_batch() * cpu.micro_batches + 2 + int64_t(cut.decay_segments().size()));
   }
   // 4 host reductions at 8 ranks on one node: sync_s, as measured with the node's 8 devices.
   BOOST_TEST(cpu.fixed.syncs_s == 4 * 3e-6, boost::test_tools::tolerance(1e-12));
@@ -1176,7 +1178,9 @@ BOOST_AUTO_TEST_CASE(optimizer_phase_costs_the_trained_elements_at_the_measured_
   BOOST_TEST(bf16.optimizer_s == trained / 4 * 2e-9 / 0.5, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(bf16.bf16_round_s == owned * 2 / (cpu.memory_bytes_per_s * 0.5), boost::test_tools::tolerance(1e-12));
   const PhasePrediction& ph = bf16.phases;
-  BOOST_TEST(ph.optim == bf16.optimizer_s + bf16.fixed.syncs_s / 4);
+  BOOST_TEST(bf16.fixed.optimizer_host_s > 0);  // its op calls' host time
+  BOOST_TEST(ph.optim == bf16.optimizer_s + bf16.fixed.optimizer_host_s + bf16.fixed.syncs_s / 4,
+             boost::test_tools::tolerance(1e-12));
   BOOST_TEST(phase_sum(ph) == bf16.step_s,
              boost::test_tools::tolerance(1e-9));
 }
@@ -1618,10 +1622,15 @@ BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
   BOOST_TEST(s.bwd_kinds.gemm > 2 * s.fwd_kinds.gemm);  // the recomputed forward's GEMMs too
   BOOST_TEST(own(s.fwd_kinds) == s.fwd_s, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(own(s.bwd_kinds) == s.bwd_s + s.recompute_s + s.gradient_backward_s, boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host == s.fixed.op_calls_s + s.fixed.allocations_s,
+  // The host time of the passes' calls in the passes, the optimizer's in the optimizer: the
+  // backward's half as much again as the forward's (its own ops and the recomputed forward's).
+  const double optimizer_calls = double(s.fixed.op_calls) - double(s.fixed.allocations) / kAllocationsPerOpCall;
+  BOOST_TEST(optimizer_calls >= 2);
+  BOOST_TEST(s.fixed.optimizer_host_s == optimizer_calls * 1e-6, boost::test_tools::tolerance(1e-12));  // a core a rank
+  BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host + s.fixed.optimizer_host_s == s.fixed.op_calls_s + s.fixed.allocations_s,
              boost::test_tools::tolerance(1e-12));
-  BOOST_TEST(s.fwd_kinds.host == (s.fixed.op_calls_s + s.fixed.allocations_s) * s.fwd_s / (s.fwd_s + s.bwd_s + s.recompute_s),
-             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.bwd_kinds.host > 1.5 * s.fwd_kinds.host);
+  BOOST_TEST(s.phases.optim >= s.optimizer_s + s.fixed.optimizer_host_s);
   // The elementwise kind: the bytes its ops are given in a pass at the memory's rate (the
   // backward's, gradients zeroed and the recomputed forward's, more than the forward's); twice
   // the bandwidth, the same bytes in half the time.
