@@ -24,9 +24,13 @@
 #                                                        RANKS="1 2 4", CPUS="": every core; a list, e.g.
 #                                                        "0": the runs and probes on those cores only,
 #                                                        GLOBAL_BATCHES="": the decks' own; a list, e.g.
-#                                                        "16 64 256": each deck at each, SAMPLES=9600 a run)
+#                                                        "16 64 256": each deck at each, SAMPLES=9600 a run,
+#                                                        TOKENS_PER_MB="": the decks' own; a list, e.g.
+#                                                        "128 512": each deck's micro-batches at each)
 # GLOBAL_BATCHES sweeps a deck's step size (rows "DECK-gbN"): session 16's sweep was
 #   DECKS=tiny_gr00t RANKS=4 GLOBAL_BATCHES="16 32 64 128 256" ROUNDS=1 regression/plan_validation.sh
+# TOKENS_PER_MB sweeps its micro-batch (rows "DECK-tN"), as --plan's configurations do: session 26's
+#   DECKS=tiny_gr00t RANKS="1 2" TOKENS_PER_MB="128 512" regression/plan_validation.sh
 # The tiny decks' steps are 10-20 ms: at STEPS (30) a run lasts 0.3-0.5 s, and a slow spell at its
 # start (round 21: the first ~20 steps of a 2-rank run at ~15 ms, the rest at ~8.5) was its median.
 # TINY_STEPS gives them the seconds scaling_cpu's runs have.
@@ -39,6 +43,7 @@ decks=${DECKS:-tiny_gr00t tiny_wan scaling_cpu}
 probe_mode=${PROBE:-each}
 ranks=${RANKS:-1 2 4}
 global_batches=${GLOBAL_BATCHES:-deck}
+tokens_per_mb=${TOKENS_PER_MB:-deck}
 samples=${SAMPLES:-9600}
 cd "$(dirname "$0")/.."
 bash scripts/make_datasets.sh "$build"
@@ -61,44 +66,47 @@ probe "$before"
 for round in $(seq 1 "$rounds"); do
   for deck in $decks; do
     for gb in $global_batches; do
-      for np in $ranks; do
-        label=$deck size=()
-        [ "$gb" = deck ] || label=$deck-gb$gb size=(--set train.global_batch="$gb")
-        name="plan-validation-$label-np$np-$round"
-        rm -rf "outputs/$name"
-        if [ "$np" -gt "$cores" ]; then  # more ranks than cores: their imbalance measured at that count, before and after
-          mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$label-np$np-$round.json"
-        fi
-        load_before=$(cut -d' ' -f1 /proc/loadavg)
-        run_steps=$steps
-        case $deck in tiny_*) run_steps=$tiny_steps ;; esac
-        [ "$gb" = deck ] || run_steps=$(( samples / gb > steps ? samples / gb : steps ))
-        mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" "${size[@]}" \
-          --set train.steps="$run_steps" --set run.log_every="$run_steps" --set run.profile_ops=on >/dev/null
-        load_after=$(cut -d' ' -f1 /proc/loadavg)
-        after="$before"
-        if [ "$probe_mode" = each ]; then
-          after="$out/probe_after_$label-np$np-$round.json"
-          probe "$after"
-        fi
-        hw="$out/cpu_$label-np$np-$round.json"
-        /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $label" "$before" "$after" > "$hw"
-        if [ "$np" -gt "$cores" ]; then
-          mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$label-np$np-$round.json"
-          /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$label-np$np-$round.json" \
-            "$out/imbalance_after_$label-np$np-$round.json" > "$out/imbalance_$label-np$np-$round.json"
-          /usr/bin/python3 - "$hw" "$out/imbalance_$label-np$np-$round.json" <<'PY'
+      for tpm in $tokens_per_mb; do
+        for np in $ranks; do
+          label=$deck size=()
+          [ "$gb" = deck ] || label=$label-gb$gb size+=(--set train.global_batch="$gb")
+          [ "$tpm" = deck ] || label=$label-t$tpm size+=(--set data.tokens_per_mb="$tpm")
+          name="plan-validation-$label-np$np-$round"
+          rm -rf "outputs/$name"
+          if [ "$np" -gt "$cores" ]; then  # more ranks than cores: their imbalance measured at that count, before and after
+            mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_before_$label-np$np-$round.json"
+          fi
+          load_before=$(cut -d' ' -f1 /proc/loadavg)
+          run_steps=$steps
+          case $deck in tiny_*) run_steps=$tiny_steps ;; esac
+          [ "$gb" = deck ] || run_steps=$(( samples / gb > steps ? samples / gb : steps ))
+          mpirun -np "$np" "${bind[@]}" "$build/embtrain" "inputs/$deck.in" --set run.name="$name" "${size[@]}" \
+            --set train.steps="$run_steps" --set run.log_every="$run_steps" --set run.profile_ops=on >/dev/null
+          load_after=$(cut -d' ' -f1 /proc/loadavg)
+          after="$before"
+          if [ "$probe_mode" = each ]; then
+            after="$out/probe_after_$label-np$np-$round.json"
+            probe "$after"
+          fi
+          hw="$out/cpu_$label-np$np-$round.json"
+          /usr/bin/python3 regression/mean_hardware.py "cpu_now, around the $np-rank run of $label" "$before" "$after" > "$hw"
+          if [ "$np" -gt "$cores" ]; then
+            mpirun -np "$np" "${bind[@]}" "$build/hwprobe" --imbalance > "$out/imbalance_after_$label-np$np-$round.json"
+            /usr/bin/python3 regression/mean_hardware.py "imbalance at $np ranks" "$out/imbalance_before_$label-np$np-$round.json" \
+              "$out/imbalance_after_$label-np$np-$round.json" > "$out/imbalance_$label-np$np-$round.json"
+            /usr/bin/python3 - "$hw" "$out/imbalance_$label-np$np-$round.json" <<'PY'
 import json, sys
 hw, extra = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 extra.pop("name")
 hw.update(extra)
 json.dump(hw, open(sys.argv[1], "w"), indent=2)
 PY
-        fi
-        before="$after"
-        "${pin[@]}" "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" "${size[@]}" --set plan.hardware="$hw" \
-          --set plan.json="$out/plan_$label-np$np-$round.json" >/dev/null
-        rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after")
+          fi
+          before="$after"
+          "${pin[@]}" "$build/embtrain" "inputs/$deck.in" --plan --set train.ranks="$np" "${size[@]}" --set plan.hardware="$hw" \
+            --set plan.json="$out/plan_$label-np$np-$round.json" >/dev/null
+          rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after")
+        done
       done
     done
   done

@@ -15,7 +15,8 @@
 namespace emb {
 
 ElementwisePass ElementwisePass::combined(const ElementwisePass& a, double f, const ElementwisePass& b) {
-  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.op_calls + f * b.op_calls, a.arithmetic};
+  ElementwisePass p{a.bytes + f * b.bytes, a.calls + f * b.calls, a.op_calls + f * b.op_calls,
+                    a.gemm_row_flops + f * b.gemm_row_flops, a.arithmetic};
   for (const auto& [op, work] : b.arithmetic) {
     ArithmeticWork& sum = p.arithmetic[op];
     sum.elements += f * work.elements, sum.bytes += f * work.bytes;
@@ -94,6 +95,59 @@ void ElementwiseRecorder::rope_backward(const View& dx, const int32_t* pos, cons
 void ElementwiseRecorder::sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) {
   add_elements("sinus_embedding", out);
   ObservedOps::sinus_embedding(t, out, cfg);
+}
+
+void ElementwiseRecorder::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                                         const View& y) {
+  add_forward_gemm(x, y);
+  ObservedOps::linear_forward(x, W, b, act, pre, y);
+}
+
+void ElementwiseRecorder::linear_backward(const View& x, const View& W, Activation act, const View& pre,
+                                          const View& dy, const View& dx, const View& dW, const View& db) {
+  add_backward_gemms(x, dy, dx, dW);
+  ObservedOps::linear_backward(x, W, act, pre, dy, dx, dW, db);
+}
+
+void ElementwiseRecorder::packed_linear_forward(const View& x, const View& packed, const View& b, Activation act,
+                                                const View& pre, const View& y) {
+  add_forward_gemm(x, y);
+  ObservedOps::packed_linear_forward(x, packed, b, act, pre, y);
+}
+
+void ElementwiseRecorder::fp8_linear_forward(const View& x, const View& W, const View& b, Activation act,
+                                             const View& pre, const View& y) {
+  add_forward_gemm(x, y);
+  ObservedOps::fp8_linear_forward(x, W, b, act, pre, y);
+}
+
+void ElementwiseRecorder::fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre,
+                                              const View& dy, const View& dx, const View& dW, const View& db) {
+  add_backward_gemms(x, dy, dx, dW);
+  ObservedOps::fp8_linear_backward(x, W, act, pre, dy, dx, dW, db);
+}
+
+void ElementwiseRecorder::linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb,
+                                             Activation act, const View& pre, const View& y) {
+  add_forward_gemm(x, y);
+  ObservedOps::linear_emb_forward(x, W, b, emb, act, pre, y);
+}
+
+void ElementwiseRecorder::linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act,
+                                              const View& pre, const View& dy, const View& dx, const View& dW,
+                                              const View& db) {
+  add_backward_gemms(x, dy, dx, dW);
+  ObservedOps::linear_emb_backward(x, W, emb, act, pre, dy, dx, dW, db);
+}
+
+void ElementwiseRecorder::add_forward_gemm(const View& x, const View& y) {
+  pass().gemm_row_flops += 2.0 * double(x.cols) * double(y.cols);
+}
+
+void ElementwiseRecorder::add_backward_gemms(const View& x, const View& dy, const View& dx, const View& dW) {
+  const int gemms = (dx.absent() ? 0 : 1) + (dW.absent() ? 0 : 1);
+  const int64_t in = dx.absent() ? x.cols : dx.cols;  // x is needed for dW only
+  pass().gemm_row_flops += 2.0 * gemms * double(in) * double(dy.cols);
 }
 
 void ElementwiseRecorder::add_elements(const char* op, const View& v) {

@@ -8,7 +8,8 @@
 // the backward's 62-100 %.
 // Ops whose time is their arithmetic, not their bytes, are also counted by their elements
 // (kernels/op_types.hpp kArithmeticElementwiseOps). Every op of any kind is counted too: the
-// step's op calls (plan/op_calls.hpp), recompute's second forward among them.
+// step's op calls (plan/op_calls.hpp), recompute's second forward among them; and each linear's
+// GEMMs by their shape, whose calls' set-up the planner costs.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -32,6 +33,9 @@ struct ElementwisePass {
   double bytes = 0;  // every elementwise op's views (ObservedOps::touched), as run.profile_ops sums them
   double calls = 0;  // elementwise op calls
   double op_calls = 0;  // every op call of the pass, of any kind (the host's cost per call: plan/op_calls.hpp)
+  // Σ over the pass's GEMMs of the FLOPs one more row adds (2·in·out): a GEMM call's set-up costs
+  // the hardware's gemm_call_rows of them (a linear_emb's per-embodiment GEMMs counted as one).
+  double gemm_row_flops = 0;
   std::map<std::string, ArithmeticWork> arithmetic;  // of them, the kArithmeticElementwiseOps ones, by name
 
   // a + f·b, figure by figure.
@@ -54,10 +58,27 @@ class ElementwiseRecorder : public ObservedOps {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
   void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
+  void linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                      const View& y) override;
+  void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy, const View& dx,
+                       const View& dW, const View& db) override;
+  void packed_linear_forward(const View& x, const View& packed, const View& b, Activation act, const View& pre,
+                             const View& y) override;
+  void fp8_linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
+                          const View& y) override;
+  void fp8_linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy,
+                           const View& dx, const View& dW, const View& db) override;
+  void linear_emb_forward(const View& x, const View& W, const View& b, const EmbRows& emb, Activation act,
+                          const View& pre, const View& y) override;
+  void linear_emb_backward(const View& x, const View& W, const EmbRows& emb, Activation act, const View& pre,
+                           const View& dy, const View& dx, const View& dW, const View& db) override;
 
  private:
   ElementwisePass& pass() { return backward ? work.bwd : work.fwd; }
   void add_elements(const char* op, const View& v);
+  // A forward GEMM of in x out features (y's columns), or a backward's: one for dx, one for dW.
+  void add_forward_gemm(const View& x, const View& y);
+  void add_backward_gemms(const View& x, const View& dy, const View& dx, const View& dW);
   void op_started(const char*) override {}
   void op_ended(const char* op, double bytes) override;
 };

@@ -51,6 +51,11 @@ struct Hardware {
   // and the call's set-up over few FLOPs (regression/plan_validation.md round 15). The file's
   // "gemm_narrow_efficiency" {"8": figure, ...}; empty: every linear at its model width's rate.
   std::vector<std::pair<double, double>> gemm_narrow_efficiency;
+  // A GEMM call's set-up (packing its weight panel, the kernel's edges) in rows: a call on M rows
+  // takes as long as M + gemm_call_rows at the rate (hwprobe: the width-64 trunk on 16 and 64
+  // rows). The rates were measured on 128-2048 rows, where it is 0.3-4 % of a call. The file's
+  // "gemm_call_rows"; 0 where unmeasured (the GPU files).
+  double gemm_call_rows = 0;
   double attention_fp32 = 0, attention_bf16 = 0;
   // Attention's per (query, key) pair and head work besides the head-dim-long dot products
   // (the softmax's exp and sums), forward + backward seconds; 0 where the attention rate

@@ -228,15 +228,21 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   s.weight_traffic_s = (weights_fwd + weights_bwd) * s.samples_per_rank;
   s.elementwise_bytes_fwd = elementwise.fwd.bytes * per_sample * s.samples_per_rank;
   s.elementwise_bytes_bwd = elementwise.bwd.bytes * per_sample * s.samples_per_rank;
+  // Each GEMM call's set-up, as gemm_call_rows more rows at the model width's rate, per
+  // micro-batch: the dry step's GEMMs by pass (the backward's with recompute's forward). A
+  // micro-batch of 2 tiny_gr00t samples (26 action rows) ran its GEMMs at 0.81 of the 512-row rate.
+  const double gemm_calls_fwd = per_sample * hw.gemm_call_rows * elementwise.fwd.gemm_row_flops / r.gemm;
+  const double gemm_calls_bwd = per_sample * hw.gemm_call_rows * elementwise.bwd.gemm_row_flops / r.gemm;
   SampleSeconds t;
   const double gemm_fwd = gemm_forward_seconds(hw, w, r, p);
-  t.fwd = {gemm_fwd + weights_fwd + activation_fwd, attn_fwd, dropout_draws + p.dropout_bytes_fwd / r.memory,
-           elementwise_fwd, 0};
-  t.bwd = {2 * gemm_fwd + weights_bwd + activation_bwd, attn - attn_fwd, dropout_draws + p.dropout_bytes_bwd / r.memory,
-           elementwise_bwd, 0};
+  t.fwd = {gemm_fwd + gemm_calls_fwd + weights_fwd + activation_fwd, attn_fwd,
+           dropout_draws + p.dropout_bytes_fwd / r.memory, elementwise_fwd, 0};
+  t.bwd = {2 * gemm_fwd + gemm_calls_bwd + weights_bwd + activation_bwd, attn - attn_fwd,
+           dropout_draws + p.dropout_bytes_bwd / r.memory, elementwise_bwd, 0};
   s.flops_per_sample = p.flops_fwd + p.flops_bwd;
   s.recompute_flops_per_sample = recompute_flops(c, p);
-  if (c.recompute == Recompute::full) t.recompute = t.fwd, t.recompute.elementwise = 0;  // the dry step's backward has it
+  if (c.recompute == Recompute::full)  // the dry step's backward has its elementwise ops and GEMM calls
+    t.recompute = t.fwd, t.recompute.elementwise = 0, t.recompute.gemm -= gemm_calls_fwd;
   if (c.recompute == Recompute::selective)
     t.recompute.gemm = (s.recompute_flops_per_sample - p.attn_flops_fwd) / r.gemm, t.recompute.attention = attn_fwd;
   return t;

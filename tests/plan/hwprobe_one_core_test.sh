@@ -59,6 +59,9 @@ assert acts["gelu_tanh"][0] > 2 * acts["relu"][0] and acts["silu"][0] > 2 * acts
 ops = {name: f["value"] for name, f in one["elementwise_element_seconds"].items()}
 assert sorted(ops) == ["rope_backward", "rope_forward", "sinus_embedding"], ops
 assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
+# a GEMM call's set-up in rows (4.4-5.0 here: 16-row calls at 0.83 of the 64-row calls' rate)
+call_rows = one["gemm_call_rows"]["value"]
+assert 0.5 < call_rows < 64, call_rows
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
 # the flow noise's draws on the host (~30 ns a draw here) and what the plan charges for them:
 # tiny_gr00t draws horizon 8 x action dim 8 a sample

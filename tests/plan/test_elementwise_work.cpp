@@ -44,6 +44,8 @@ void check_pass(const ElementwisePass& dry, const ElementwisePass& real, const c
     BOOST_TEST(dry.calls == real.calls);
     BOOST_TEST(dry.op_calls == real.op_calls);
     BOOST_TEST(dry.op_calls > dry.calls);
+    BOOST_TEST(real.gemm_row_flops > 0);
+    BOOST_TEST(dry.gemm_row_flops == real.gemm_row_flops);
     BOOST_TEST((dry.arithmetic == real.arithmetic));
   }
 }
@@ -113,12 +115,16 @@ BOOST_AUTO_TEST_CASE(the_fit_of_one_and_two_samples_gives_any_micro_batch) {
           BOOST_TEST(from_fit.bytes == dry.bytes, boost::test_tools::tolerance(1e-12));
           BOOST_TEST(from_fit.calls == dry.calls, boost::test_tools::tolerance(1e-12));
           BOOST_TEST(from_fit.op_calls == dry.op_calls, boost::test_tools::tolerance(1e-12));
+          BOOST_TEST(from_fit.gemm_row_flops == dry.gemm_row_flops, boost::test_tools::tolerance(1e-12));
           for (const auto& [op, work] : dry.arithmetic) {
             BOOST_TEST(from_fit.arithmetic.at(op).elements == work.elements, boost::test_tools::tolerance(1e-12));
             BOOST_TEST(from_fit.arithmetic.at(op).bytes == work.bytes, boost::test_tools::tolerance(1e-12));
           }
         }
         BOOST_TEST(fit.per_sample.bwd.bytes > 0);
+        // A micro-batch's GEMMs and op calls are its model's, whatever its samples.
+        BOOST_TEST(fit.per_sample.fwd.gemm_row_flops == 0.0);
+        BOOST_TEST(fit.per_sample.bwd.op_calls == 0.0);
       }
     }
 }

@@ -19,6 +19,7 @@
 #include "parallel/zero3_schedule.hpp"
 #include "plan/computed_attention.hpp"
 #include "plan/config_search.hpp"
+#include "plan/elementwise_work.hpp"
 #include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
 #include "plan/plan_batches.hpp"
@@ -1183,6 +1184,51 @@ BOOST_AUTO_TEST_CASE(optimizer_phase_costs_the_trained_elements_at_the_measured_
              boost::test_tools::tolerance(1e-12));
   BOOST_TEST(phase_sum(ph) == bf16.step_s,
              boost::test_tools::tolerance(1e-9));
+}
+
+// A GEMM call's set-up: gemm_call_rows more rows of every GEMM the dry step issues, at the model
+// width's rate, once per micro-batch: the forward's GEMM kind gains it, the backward's twice
+// the forward's (dx and dW); smaller micro-batches pay it more often. A file without the figure
+// charges nothing, a negative one is refused.
+BOOST_AUTO_TEST_CASE(gemm_calls_cost_their_set_up_rows_once_a_micro_batch) {
+  Hardware h = two_core_node();
+  Workload w;
+  w.model = preset_config("tiny_gr00t");
+  w.ranks = 2;
+  w.global_batch = 32;
+  w.packing = false;
+  w.micro_batch = 2;
+  const StepPrediction none = predict_step(h, w);
+  h.gemm_call_rows = 5;
+  const StepPrediction calls = predict_step(h, w);
+  const ElementwiseWork mb = fit_elementwise_work(w.model, w.sample, {}, false).micro_batch(2);
+  BOOST_TEST(mb.fwd.gemm_row_flops > 0);
+  const double rate = h.gemm_fp32 * gemm_efficiency(h, w.model.d_model);
+  const double fwd = calls.micro_batches * 5 * mb.fwd.gemm_row_flops / rate;
+  const double bwd = calls.micro_batches * 5 * mb.bwd.gemm_row_flops / rate;
+  BOOST_TEST(bwd > 1.8 * fwd);
+  BOOST_TEST(bwd < 2.0 * fwd);  // the first linears need no dx
+  BOOST_TEST(calls.fwd_kinds.gemm == none.fwd_kinds.gemm + fwd, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(calls.bwd_kinds.gemm == none.bwd_kinds.gemm + bwd, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(calls.compute_s == none.compute_s + fwd + bwd, boost::test_tools::tolerance(1e-9));
+  w.micro_batch = 8;  // a quarter of the calls
+  const double fewer = predict_step(h, w).fwd_kinds.gemm - [&] {
+    Hardware h0 = h;
+    h0.gemm_call_rows = 0;
+    return predict_step(h0, w).fwd_kinds.gemm;
+  }();
+  BOOST_TEST(fewer == fwd / 4, boost::test_tools::tolerance(1e-9));
+
+  BOOST_TEST(load_hardware("cpu_dev").gemm_call_rows > 1);
+  BOOST_TEST(load_hardware("h200").gemm_call_rows == 0.0);
+  std::filesystem::create_directories("outputs");
+  std::ifstream in("inputs/hw/cpu_dev.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  const std::string path = "outputs/test_plan_gemm_call_rows.json";
+  j["gemm_call_rows"]["value"] = -1;
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
 }
 
 BOOST_AUTO_TEST_CASE(fixed_cost_figures_load_with_sources_and_launches_in_pairs) {

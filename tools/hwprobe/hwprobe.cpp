@@ -185,9 +185,20 @@ double gemm_rate() {
 // widths, an eighth for the narrow sets), so the timer sees milliseconds; every set and the
 // reference are interleaved, 5 rounds, each timed on the thread's CPU clock (thread_seconds),
 // and each rate is the median of its rounds.
+//   call_rows  a call's set-up in rows: the width-64 trunk on 16 and on 64 rows (a micro-batch
+//           of one or two tiny samples' action tokens, and a few samples'), each call taking as
+//           long as rows + call_rows at one rate (here ~5.5 rows at widths 64 and 256: 0.81 of
+//           the 512-row rate on 26 rows).
 struct GemmEfficiency {
   std::vector<std::pair<int, double>> widths, narrow;
+  double call_rows = 0;
 };
+
+// The set-up rows c of calls whose rates on m and 4m rows are rate_m and rate_4m: a call's time
+// is proportional to rows + c, so rate_m / rate_4m = (m / (m + c)) / (4m / (4m + c)).
+double call_rows_from_rates(double m, double rate_m, double rate_4m) {
+  return std::max(0.0, 4 * m * (rate_4m - rate_m) / (4 * rate_m - rate_4m));
+}
 
 GemmEfficiency gemm_shape_efficiency() {
   const std::vector<int> widths = {32, 64, 128}, narrow = {8, 16, 32};
@@ -195,6 +206,9 @@ GemmEfficiency gemm_shape_efficiency() {
   std::vector<double> share;
   for (int width : widths) gemms.emplace_back(512, width), share.push_back(1);
   for (int n : narrow) gemms.emplace_back(128, std::vector<std::array<int64_t, 2>>{{n, 64}, {64, n}}), share.push_back(0.125);
+  constexpr int kFewRows = 16;
+  const size_t few_rows = gemms.size();
+  for (int rows : {kFewRows, 4 * kFewRows}) gemms.emplace_back(rows, 64), share.push_back(0.125);
   gemms.emplace_back(512, 256), share.push_back(1);  // the reference, last
   const double target = gemms.back().flops();
   std::vector<std::vector<double>> rates(gemms.size());
@@ -210,6 +224,7 @@ GemmEfficiency gemm_shape_efficiency() {
   for (size_t i = 0; i < widths.size(); ++i) e.widths.emplace_back(widths[i], median(rates[i]) / reference);
   for (size_t i = 0; i < narrow.size(); ++i) e.narrow.emplace_back(narrow[i], median(rates[widths.size() + i]) / reference);
   e.widths.emplace_back(256, 1.0);
+  e.call_rows = call_rows_from_rates(kFewRows, median(rates[few_rows]), median(rates[few_rows + 1]));
   return e;
 }
 
@@ -885,6 +900,9 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
                        " (F 4x) over width 256's, 512 rows, interleaved, thread CPU time, per core");
+  hw["gemm_call_rows"] = fig(m.gemm_shapes.call_rows,
+                             "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, interleaved, thread CPU time: "
+                             "the rows a call's set-up costs (a call on M rows as long as M + it at one rate), per core");
   for (const auto& [n, ratio] : m.gemm_shapes.narrow)
     hw["gemm_narrow_efficiency"][std::to_string(n)] =
         fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
