@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "plan/model_cost.hpp"
 #include "plan/plan_batches.hpp"
 
 namespace emb {
@@ -21,8 +22,14 @@ std::vector<StepPrediction> rank_configurations(const Hardware& hw, const Worklo
     elementwise[recompute] = recompute == deck.model.recompute && deck.elementwise ? deck.elementwise
                                                                                    : model_elementwise_work(hw, w);
   }
+  // A packed deck runs a configuration's micro-batch as data.tokens_per_mb = its samples' tokens,
+  // which must hold the data's longest sample (the loader refuses less): smaller ones are not offered.
+  const int64_t query_tokens = make_plan(deck.model, deck.ranks, 1, deck.sample).tokens_per_sample;
+  const int64_t sample_tokens = as_deck.tokens_per_mb / as_deck.samples_per_mb;
+  const int64_t least_tokens = deck.packing && deck.longest_context > 0 ? query_tokens + deck.longest_context : 0;
   std::set<int64_t> micro_batches{as_deck.samples_per_mb};
-  for (int64_t mb = 1; mb <= as_deck.samples_per_rank; mb *= 2) micro_batches.insert(mb);
+  for (int64_t mb = 1; mb <= as_deck.samples_per_rank; mb *= 2)
+    if (mb * sample_tokens >= least_tokens) micro_batches.insert(mb);
   const std::set<double> buckets{deck.bucket_bytes, 25.0 * (1 << 20), 100.0 * (1 << 20), 400.0 * (1 << 20)};
   std::vector<StepPrediction> all;
   for (ShardMode shard : {ShardMode::none, ShardMode::grads, ShardMode::full})

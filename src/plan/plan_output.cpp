@@ -1,5 +1,6 @@
 #include "plan/plan_output.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -65,6 +66,18 @@ std::string row(const StepPrediction& s) {
                 duration(s.step_s).c_str(), s.samples_per_s_per_device, 100 * s.mfu, gib(s.memory_bytes),
                 s.fits ? "fits" : "does not fit");
   return buf;
+}
+
+// The deck keys that turn the deck's configuration into `best`, as --set arguments (empty:
+// the deck's is the best). A micro-batch is set by its tokens, as the packer fills it.
+std::string settings_of(const StepPrediction& deck, const StepPrediction& best) {
+  std::string t;
+  if (best.w.shard != deck.w.shard) t += str(" --set train.shard=", shard_mode_name(best.w.shard));
+  if (best.w.model.recompute != deck.w.model.recompute)
+    t += str(" --set model.recompute=", recompute_name(best.w.model.recompute));
+  if (best.samples_per_mb != deck.samples_per_mb) t += str(" --set data.tokens_per_mb=", best.tokens_per_mb);
+  if (best.buckets != deck.buckets) t += str(" --set train.bucket_mb=", best.w.bucket_bytes / (1 << 20));
+  return t;
 }
 
 nlohmann::json kinds_json(const ComputeKinds& k) {
@@ -182,6 +195,15 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
   t += "configurations, best first (shard, recompute, samples per micro-batch, bucket MiB):\n";
   t += "  shard recompute    mb  bucket        step samples/s    MFU   GiB/dev\n";
   for (size_t i = 0; i < std::min(top, ranked.size()); ++i) t += row(ranked[i]);
+  if (!ranked.empty()) {
+    // Against the deck's own row: the table's micro-batches are of equal samples.
+    const auto own = std::find_if(ranked.begin(), ranked.end(),
+                                  [&](const StepPrediction& r) { return settings_of(s, r).empty(); });
+    const std::string settings = settings_of(s, ranked.front());
+    t += settings.empty() ? std::string("  the deck's configuration is the best predicted\n")
+                          : str("  to run the best:", settings, " (", duration(ranked.front().step_s), " against ",
+                                duration(own != ranked.end() ? own->step_s : s.step_s), " as the deck is)\n");
+  }
   return t;
 }
 

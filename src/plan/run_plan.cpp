@@ -69,6 +69,7 @@ Workload workload_of_run(const RunConfig& cfg, int world_size) {
   // the longest context, as the loader pads them.
   w.sample.context_tokens = data.mean_context;
   w.sample.context_tokens_std = data.context_std;
+  w.longest_context = data.max_context;
   w.loader_s = time_loader(cfg, w.ranks, data.samples).step_s;
   if (!w.packing) w.sample.padded_context = std::max(cfg.data.pad_context, data.max_context);
   return w;

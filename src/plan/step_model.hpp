@@ -85,6 +85,9 @@ struct Workload {
   int64_t tokens_per_mb = 4096;  // query + context tokens per micro-batch, as the packer fills it
   int64_t micro_batch = 0;       // samples, packing off; 0 = as many as fit in tokens_per_mb
   PlanSample sample;             // the data's mean context length, and the padding of packing off
+  // The data's longest context, tokens (0: unknown): a packed micro-batch must hold its sample,
+  // so the config search offers no data.tokens_per_mb below it.
+  int64_t longest_context = 0;
   ShardMode shard = ShardMode::full;
   double bucket_bytes = 25 << 20;
   bool overlap = true;           // comm.overlap

@@ -23,6 +23,7 @@
 #include "plan/gradient_traffic.hpp"
 #include "plan/op_calls.hpp"
 #include "plan/plan_batches.hpp"
+#include "plan/plan_output.hpp"
 #include "plan/step_model.hpp"
 
 using namespace emb;
@@ -951,6 +952,50 @@ BOOST_AUTO_TEST_CASE(configurations_rank_fitting_and_faster_first) {
   }
   BOOST_TEST(ranked.front().fits);
   BOOST_TEST(seen_unfit);
+}
+
+// A packed deck's configurations hold its longest sample in a micro-batch (the loader refuses a
+// data.tokens_per_mb below it), and the text names the --set arguments of the best one against
+// the deck's own row, or says the deck's is the best.
+BOOST_AUTO_TEST_CASE(configurations_hold_the_longest_sample_and_the_best_is_spelled_as_settings) {
+  const Hardware h = load_hardware("cpu_dev");
+  Workload w;
+  w.model = preset_config("tiny_gr00t");
+  w.ranks = 2;
+  w.global_batch = 32;
+  w.tokens_per_mb = 2048;  // 11 typical samples
+  const StepPrediction deck = predict_step(h, w);
+  BOOST_TEST(deck.samples_per_mb > 8);
+  const int64_t query = make_plan(w.model, w.ranks, 1, w.sample).tokens_per_sample;
+  const int64_t sample_tokens = deck.tokens_per_mb / deck.samples_per_mb;
+  const auto smallest_mb = [](const std::vector<StepPrediction>& ranked) {
+    int mb = 1 << 30;
+    for (const StepPrediction& r : ranked) mb = std::min(mb, r.samples_per_mb);
+    return mb;
+  };
+  BOOST_TEST(smallest_mb(rank_configurations(h, w)) == 1);  // the longest sample unknown
+  w.longest_context = 3 * sample_tokens;  // four samples' tokens hold it, two do not
+  const std::vector<StepPrediction> ranked = rank_configurations(h, w);
+  BOOST_TEST(smallest_mb(ranked) == 4);
+  for (const StepPrediction& r : ranked) BOOST_TEST(r.tokens_per_mb >= query + w.longest_context);
+  BOOST_TEST(std::any_of(ranked.begin(), ranked.end(),
+                         [&](const StepPrediction& r) { return r.samples_per_mb == deck.samples_per_mb; }));
+
+  const std::string text = prediction_text(h, deck, ranked, 10);
+  const StepPrediction& best = ranked.front();
+  BOOST_TEST(best.samples_per_mb != deck.samples_per_mb);
+  BOOST_TEST(text.find(str("to run the best:")) != std::string::npos, text);
+  BOOST_TEST(text.find(str("--set data.tokens_per_mb=", best.tokens_per_mb)) != std::string::npos, text);
+  BOOST_TEST((text.find("--set train.shard=") != std::string::npos) == (best.w.shard != deck.w.shard), text);
+  std::vector<StepPrediction> deck_first = ranked;
+  const auto own = std::find_if(deck_first.begin(), deck_first.end(), [&](const StepPrediction& r) {
+    return r.w.shard == deck.w.shard && r.w.model.recompute == deck.w.model.recompute &&
+           r.samples_per_mb == deck.samples_per_mb && r.buckets == deck.buckets;
+  });
+  BOOST_TEST_REQUIRE((own != deck_first.end()));
+  std::rotate(deck_first.begin(), own, own + 1);
+  BOOST_TEST(prediction_text(h, deck, deck_first, 10).find("the deck's configuration is the best predicted") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_hardware_file_loads_and_a_figure_without_source_is_refused) {
