@@ -66,6 +66,15 @@ Hardware two_core_node() {
   return h;
 }
 
+// tiny_gr00t's deck as it is (packed), at 2 ranks.
+Workload tiny_gr00t_workload() {
+  Workload w;
+  w.model = preset_config("tiny_gr00t");
+  w.ranks = 2;
+  w.global_batch = 32;
+  return w;
+}
+
 Workload tiny_workload() {
   Workload w;
   w.model = preset_config("tiny_wan");
@@ -959,10 +968,7 @@ BOOST_AUTO_TEST_CASE(configurations_rank_fitting_and_faster_first) {
 // the deck's own row, or says the deck's is the best.
 BOOST_AUTO_TEST_CASE(configurations_hold_the_longest_sample_and_the_best_is_spelled_as_settings) {
   const Hardware h = load_hardware("cpu_dev");
-  Workload w;
-  w.model = preset_config("tiny_gr00t");
-  w.ranks = 2;
-  w.global_batch = 32;
+  Workload w = tiny_gr00t_workload();
   w.tokens_per_mb = 2048;  // 11 typical samples
   const StepPrediction deck = predict_step(h, w);
   BOOST_TEST(deck.samples_per_mb > 8);
@@ -1237,10 +1243,7 @@ BOOST_AUTO_TEST_CASE(optimizer_phase_costs_the_trained_elements_at_the_measured_
 // charges nothing, a negative one is refused.
 BOOST_AUTO_TEST_CASE(gemm_calls_cost_their_set_up_rows_once_a_micro_batch) {
   Hardware h = two_core_node();
-  Workload w;
-  w.model = preset_config("tiny_gr00t");
-  w.ranks = 2;
-  w.global_batch = 32;
+  Workload w = tiny_gr00t_workload();
   w.packing = false;
   w.micro_batch = 2;
   const StepPrediction none = predict_step(h, w);
