@@ -293,8 +293,9 @@ Hardware load_hardware(const std::string& name_or_path) {
   h.gemm_narrow_efficiency = read_keyed_table(j, "", "gemm_narrow_efficiency", "a linear's narrower dimension", f, h.path);
   if (j.contains("gemm_call_rows")) h.gemm_call_rows = f("gemm_call_rows");
   if (h.gemm_call_rows < 0)
-    throw Error(str(h.path, ": gemm_call_rows is ", h.gemm_call_rows, ", expected rows not negative (hwprobe measures it)"),
-                kExitInput);
+    throw Error(
+        str(h.path, ": gemm_call_rows is ", h.gemm_call_rows, ", expected rows not negative (hwprobe measures it)"),
+        kExitInput);
   if (j.contains("inter_node")) {
     h.inter_node = {f("inter_node.bytes_per_s"), f("inter_node.latency_s")};
     h.nics_per_node = int(f("inter_node.nics_per_node"));

@@ -270,7 +270,8 @@ struct RankCompute {
 RankCompute rank_compute(const Hardware& hw, const Workload& w, StepPrediction& s) {
   size_micro_batches(w, s);
   const DType blocks = planned_blocks_dtype(hw, w.model);
-  RankCompute rc{make_plan(w.model, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding()), rank_rates(hw, w), {}, {}};
+  RankCompute rc{make_plan(w.model, w.ranks, s.tokens_per_mb, w.sample, blocks, w.sharding()), rank_rates(hw, w),
+                 {}, {}};
   ModelConfig kept = w.model;
   kept.recompute = Recompute::none;
   const PlanReport p_none = make_plan(kept, w.ranks, s.tokens_per_mb, w.sample, blocks, kNoState);

@@ -43,11 +43,12 @@
 //             samples' spread in the collective that closes the backward);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
 //             figures): the op calls of every micro-batch (its dry step's, by pass) and of
-//             the optimizer at the host's seconds per call, in the phase that makes them, the host allocations at seconds per allocation (both at the
-//             rank's share of a CPU node's cores, as its compute), the step's
-//             blocking host reductions (with more than one rank), and on a GPU every op call's
-//             kernel launch, as a CUDA graph node when run.cuda_graphs is on; a GPU's host
-//             runs ahead of its stream, so there only the host work beyond the compute counts;
+//             the optimizer at the host's seconds per call, in the phase that makes them, the
+//             host allocations at seconds per allocation (both at the rank's share of a CPU
+//             node's cores, as its compute), the step's blocking host reductions (with more
+//             than one rank), and on a GPU every op call's kernel launch, as a CUDA graph node
+//             when run.cuda_graphs is on; a GPU's host runs ahead of its stream, so there
+//             only the host work beyond the compute counts;
 //   optimizer the gradients' Σg² and AdamW over the owned shard's trained elements, at the
 //             hardware's optimizer_element_seconds (at the rank's share of a CPU node's cores,
 //             a lone rank's at the memory spare-core speedup)

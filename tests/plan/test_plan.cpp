@@ -1721,7 +1721,8 @@ BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
   const double optimizer_calls = double(s.fixed.op_calls) - double(s.fixed.allocations) / kAllocationsPerOpCall;
   BOOST_TEST(optimizer_calls >= 2);
   BOOST_TEST(s.fixed.optimizer_host_s == optimizer_calls * 1e-6, boost::test_tools::tolerance(1e-12));  // a core a rank
-  BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host + s.fixed.optimizer_host_s == s.fixed.op_calls_s + s.fixed.allocations_s,
+  BOOST_TEST(s.fwd_kinds.host + s.bwd_kinds.host + s.fixed.optimizer_host_s ==
+                 s.fixed.op_calls_s + s.fixed.allocations_s,
              boost::test_tools::tolerance(1e-12));
   BOOST_TEST(s.bwd_kinds.host > 1.5 * s.fwd_kinds.host);
   BOOST_TEST(s.phases.optim >= s.optimizer_s + s.fixed.optimizer_host_s);

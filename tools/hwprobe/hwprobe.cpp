@@ -900,9 +900,10 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
                        " (F 4x) over width 256's, 512 rows, interleaved, thread CPU time, per core");
-  hw["gemm_call_rows"] = fig(m.gemm_shapes.call_rows,
-                             "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, interleaved, thread CPU time: "
-                             "the rows a call's set-up costs (a call on M rows as long as M + it at one rate), per core");
+  hw["gemm_call_rows"] =
+      fig(m.gemm_shapes.call_rows,
+          "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, interleaved, thread CPU time: the rows "
+          "a call's set-up costs (a call on M rows as long as M + it at one rate), per core");
   for (const auto& [n, ratio] : m.gemm_shapes.narrow)
     hw["gemm_narrow_efficiency"][std::to_string(n)] =
         fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
