@@ -246,6 +246,12 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("attention_forward_fraction")) h.attention_forward_fraction = f("attention_forward_fraction");
   if (j.contains("attention_pair_head_seconds")) h.attention_pair_head_s = f("attention_pair_head_seconds");
   if (j.contains("attention_masked_tile_ratio")) h.attention_masked_tile_ratio = f("attention_masked_tile_ratio");
+  if (j.contains("attention_tile_rows")) h.attention_tile_rows = f("attention_tile_rows");
+  if (j.contains("attention_tile_keys")) h.attention_tile_keys = f("attention_tile_keys");
+  if (h.attention_tile_rows < 0 || h.attention_tile_keys < 0)
+    throw Error(str(h.path, ": attention_tile_rows is ", h.attention_tile_rows, " and attention_tile_keys ",
+                    h.attention_tile_keys, ", expected rows and keys not negative (hwprobe measures them)"),
+                kExitInput);
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
   h.activation_element_s = read_activation_costs(j, f, h.path);

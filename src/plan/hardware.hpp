@@ -69,6 +69,12 @@ struct Hardware {
   // the model's head dim: the rule's cost is per pair, not per head-dim unit. 1 where the file
   // has no attention_masked_tile_ratio (a GPU's tiles apply the mask in registers).
   double attention_masked_tile_ratio = 1;
+  // A tile's fixed work besides its pairs (each query row's pass over a key tile, each key's
+  // share of the GEMMs' set-up): a tile of q rows and k keys costs as (q + rows)(k + keys) pairs
+  // at one rate per pair, the rates above measured on full 64 x 64 tiles (hwprobe: tiles of 8
+  // rows and of 8 keys against full ones). The file's "attention_tile_rows" and
+  // "attention_tile_keys"; 0 where unmeasured (the GPU files): every tile at its pairs.
+  double attention_tile_rows = 0, attention_tile_keys = 0;
   // The forward's share of attention's forward + backward time (4 of the 14 FLOPs per pair and
   // head dim unless measured), by head dim where measured ("attention_forward_fraction_by_head_dim"
   // {"16": figure, "64": figure}: the softmax's work, as long in either pass, weighs more in

@@ -192,12 +192,14 @@ SampleSeconds sample_seconds(const Hardware& hw, const Workload& w, const RankRa
   const double per_sample = 1.0 / s.samples_per_mb;
   const double elementwise_fwd = per_sample * elementwise_seconds(hw, r, elementwise.fwd) + fp8_quantisation;
   const double elementwise_bwd = per_sample * elementwise_seconds(hw, r, elementwise.bwd) + fp8_quantisation;
-  // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate, their
+  // Attention forward + backward: the FLOPs of the tiles the kernels compute at the rate (each
+  // tile as the full tile's pairs that cost what it does: computed_attention), their
   // per-pair work, and the masked tiles' mask rule per pair (a dense tile's (pair, head) at
   // head dim 16 times the file's masked ratio less one), split by the forward's share measured
   // at the trunk's head dim (the tiny decks' 16: 0.36-0.39 here, where the share at 64, 0.32-0.33,
   // had their 1-rank forward 8-16 % low and their backward within 5 %; round 63).
-  const ComputedAttention tiled = computed_attention(c, s.samples_per_mb, w.sample);
+  const ComputedAttention tiled =
+      computed_attention(c, s.samples_per_mb, w.sample, {hw.attention_tile_rows, hw.attention_tile_keys});
   const double pair_head = hw.attention_pair_head_s / r.share;
   const double masked_extra = (hw.attention_masked_tile_ratio - 1) * (pair_head + 14.0 * 16 / r.attention);
   const double attn = 3.5 * tiled.flops_fwd / r.attention + tiled.pair_heads * pair_head +

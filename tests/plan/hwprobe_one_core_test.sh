@@ -62,6 +62,10 @@ assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
 # a GEMM call's set-up in rows (4.4-5.0 here: 16-row calls at 0.83 of the 64-row calls' rate)
 call_rows = one["gemm_call_rows"]["value"]
 assert 0.5 < call_rows < 64, call_rows
+# an attention tile's fixed work in rows and keys (here 5.6-7.3 rows and 11-19 keys: tiles of 8
+# rows at 0.19-0.22 and of 8 keys at 0.25-0.32 of full ones' time)
+tile = (one["attention_tile_rows"]["value"], one["attention_tile_keys"]["value"])
+assert all(0.5 < t < 64 for t in tile), tile
 plans = [json.load(open(f"{out}/plan_{r}.json"))["deck"] for r in (1, 2)]
 # the flow noise's draws on the host (~30 ns a draw here) and what the plan charges for them:
 # tiny_gr00t draws horizon 8 x action dim 8 a sample

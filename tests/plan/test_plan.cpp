@@ -408,6 +408,60 @@ BOOST_AUTO_TEST_CASE(masked_tiles_cost_the_measured_ratio_over_a_dense_pair) {
   BOOST_TEST(load_hardware("cpu_dev").attention_masked_tile_ratio > 1);
 }
 
+// A tile's fixed work besides its pairs: with the file's attention_tile_rows and _keys (ρ, κ) a
+// tile of q rows and k keys counts as the full tile's pairs that cost as much,
+// 64·64·(q + ρ)(k + κ) / ((64 + ρ)(64 + κ)). One tiny_gr00t sample (13 tokens, 34 context)
+// computes one tile of each attention, self 13 x 13, cross 13 x 34 and context 34 x 34, all dense:
+// at (4, 10) 318, 609 and 1361 pairs where their own are 169, 442 and 1156. Ten packed samples'
+// tiles are mostly full: they gain less. The step's attention grows with them; a file without the
+// figures (the GPU files) counts every tile at its pairs; negative figures are refused.
+BOOST_AUTO_TEST_CASE(tiles_of_few_rows_or_keys_cost_their_fixed_work) {
+  const ModelConfig c = preset_config("tiny_gr00t");
+  const PlanSample shape{34, 0};
+  const TilePadding padding{4, 10};
+  const auto padded = [](double rows, double keys) { return std::round(4096 * (rows + 4) * (keys + 10) / (68.0 * 74)); };
+  const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
+  const auto pair_heads = [&](double self, double cross, double context) {
+    return c.n_heads * (n_self * self + n_cross * cross) + c.n_heads_vl * c.n_layers_vl * context;
+  };
+  const ComputedAttention bare = computed_attention(c, 1, shape), one = computed_attention(c, 1, shape, padding);
+  BOOST_TEST(bare.pair_heads == pair_heads(169, 442, 1156));
+  BOOST_TEST(padded(13, 13) == 318.0);
+  BOOST_TEST(one.pair_heads == pair_heads(padded(13, 13), padded(13, 34), padded(34, 34)));
+  BOOST_TEST(one.masked_pair_heads == 0.0);
+  BOOST_TEST(one.flops_fwd > 1.25 * bare.flops_fwd);
+  const ComputedAttention ten_bare = computed_attention(c, 10, shape), ten = computed_attention(c, 10, shape, padding);
+  BOOST_TEST(ten.pair_heads > ten_bare.pair_heads);
+  BOOST_TEST(ten.pair_heads / ten_bare.pair_heads < one.pair_heads / bare.pair_heads - 0.1);
+
+  Hardware h = load_hardware("cpu_dev");
+  h.attention_tile_rows = 0, h.attention_tile_keys = 0;
+  Workload w = tiny_gr00t_workload();
+  w.sample = shape;  // the data's (the preset's typical sample has 294 context tokens: full tiles)
+  w.packing = false;
+  w.micro_batch = 1;
+  const StepPrediction full_tiles = predict_step(h, w);
+  h.attention_tile_rows = 4, h.attention_tile_keys = 10;
+  const StepPrediction fixed_work = predict_step(h, w);
+  BOOST_TEST(fixed_work.fwd_kinds.attention > 1.25 * full_tiles.fwd_kinds.attention);
+  BOOST_TEST(fixed_work.bwd_kinds.attention > 1.25 * full_tiles.bwd_kinds.attention);
+  BOOST_TEST(fixed_work.fwd_kinds.gemm == full_tiles.fwd_kinds.gemm);
+
+  const Hardware cpu = load_hardware("cpu_dev"), gpu = load_hardware("h200");
+  BOOST_TEST(cpu.attention_tile_rows > 1);
+  BOOST_TEST(cpu.attention_tile_keys > 1);
+  BOOST_TEST(gpu.attention_tile_rows == 0.0);
+  BOOST_TEST(gpu.attention_tile_keys == 0.0);
+  std::filesystem::create_directories("outputs");
+  std::ifstream in("inputs/hw/cpu_dev.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  const std::string path = "outputs/test_plan_attention_tile_keys.json";
+  j["attention_tile_keys"]["value"] = -1;
+  std::ofstream(path) << j.dump();
+  BOOST_CHECK_THROW(load_hardware(path), Error);
+  std::filesystem::remove(path);
+}
+
 // Attention's time splits between the passes by the forward's share at the trunk's head dim: the
 // file's table by head dim (interpolated in log2, held at its ends), its one figure without it;
 // a share outside (0, 1] is refused.

@@ -28,6 +28,8 @@
 //               the rate of the dot products (4·T²·D forward + 10·T²·D backward FLOPs, as
 //               --plan counts them) and the per (pair, head) softmax work apart; and on
 //               packed 13-token samples, a masked tile's time per (pair, head) over a dense one's;
+//               and tiles of 8 query rows or 8 keys against full ones: the rows and keys a
+//               tile's fixed work costs (a tile of q rows and k keys as (q + ρ)(k + κ) pairs);
 //   dropout     dropout forward + backward on a cache-resident 256 × 256 tensor: drawing and
 //               applying the keep words, per element and pass;
 //   activations the linears' fused activations forward and backward, and the elementwise ops
@@ -408,43 +410,68 @@ double gemm_peak() {
 // the mask rule decided per pair, as on a tiny deck's short samples).
 constexpr int64_t kAttentionTokens = 512, kAttentionHeads = 4, kPackedSampleTokens = 13;
 
-std::vector<int32_t> attention_seq(bool packed) {
-  std::vector<int32_t> seq(size_t(kAttentionTokens), 0);
+std::vector<int32_t> attention_seq(bool packed, int64_t tokens = kAttentionTokens) {
+  std::vector<int32_t> seq(size_t(tokens), 0);
   if (packed)
-    for (int64_t t = 0; t < kAttentionTokens; ++t) seq[size_t(t)] = int32_t(t / kPackedSampleTokens);
+    for (int64_t t = 0; t < tokens; ++t) seq[size_t(t)] = int32_t(t / kPackedSampleTokens);
   return seq;
 }
 
-emb::AttnIndex attention_index(const std::vector<int32_t>& seq) {
-  return {emb::AttnMask::full, seq.data(), seq.data(), seq.data(), seq.data(), seq.data(), seq.data(), {}};
+emb::AttnIndex attention_index(const std::vector<int32_t>& q_seq, const std::vector<int32_t>& k_seq) {
+  return {emb::AttnMask::full, q_seq.data(), q_seq.data(), q_seq.data(), k_seq.data(), k_seq.data(), k_seq.data(), {}};
 }
 
 // (pair, head)s the tiled kernels compute under `seq`'s mask (kernels/attention_tiles.hpp).
 double computed_pair_heads(const std::vector<int32_t>& seq) {
-  const emb::AttnTiles tiles(attention_index(seq), kAttentionTokens, kAttentionTokens);
+  const emb::AttnTiles tiles(attention_index(seq, seq), kAttentionTokens, kAttentionTokens);
   return double(tiles.pairs(emb::TileKind::dense) + tiles.pairs(emb::TileKind::masked)) * kAttentionHeads;
 }
 
-// Attention forward (+ backward) at head dim hd under `seq`'s mask, as a callable.
-std::function<void()> attention_run(int hd, bool backward, const std::vector<int32_t>& seq) {
+// Attention forward (+ backward) at head dim hd of queries `q_seq` over keys `k_seq` (one
+// sequence id a token, the full mask), `calls` times, as a callable.
+std::function<void()> attention_run(int hd, bool backward, const std::vector<int32_t>& q_seq,
+                                    const std::vector<int32_t>& k_seq, int calls = 1) {
   struct Buffers {
+    std::vector<int32_t> q_seq, k_seq;
     std::vector<float> q, k, v, out, lse, dout, dq, dk, dv;
   };
-  const int64_t T = kAttentionTokens;
+  const int64_t Tq = int64_t(q_seq.size()), Tk = int64_t(k_seq.size());
   const int H = int(kAttentionHeads), D = H * hd;
-  const size_t n = size_t(T) * D;
-  auto b = std::make_shared<Buffers>(Buffers{std::vector<float>(n, 0.1f), std::vector<float>(n, 0.1f),
-                                             std::vector<float>(n, 0.1f), std::vector<float>(n),
-                                             std::vector<float>(size_t(T) * H), std::vector<float>(n, 0.01f),
-                                             std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)});
-  return [b, hd, backward, H, D, T, idx = attention_index(seq)] {
+  const size_t nq = size_t(Tq) * D, nk = size_t(Tk) * D;
+  auto b = std::make_shared<Buffers>(Buffers{q_seq, k_seq, std::vector<float>(nq, 0.1f), std::vector<float>(nk, 0.1f),
+                                             std::vector<float>(nk, 0.1f), std::vector<float>(nq),
+                                             std::vector<float>(size_t(Tq) * H), std::vector<float>(nq, 0.01f),
+                                             std::vector<float>(nq), std::vector<float>(nk), std::vector<float>(nk)});
+  return [b, hd, backward, H, D, Tq, Tk, calls, idx = attention_index(b->q_seq, b->k_seq)] {
     const emb::AttnConfig cfg{H, hd};
-    const auto rows = [T](std::vector<float>& x, int64_t cols) { return emb::view(x.data(), T, cols); };
-    cpu_ops().attention_forward(rows(b->q, D), rows(b->k, D), rows(b->v, D), rows(b->out, D), rows(b->lse, H), cfg, idx);
-    if (backward)
-      cpu_ops().attention_backward(rows(b->q, D), rows(b->k, D), rows(b->v, D), rows(b->out, D), rows(b->lse, H),
-                                   rows(b->dout, D), rows(b->dq, D), rows(b->dk, D), rows(b->dv, D), cfg, idx);
+    const auto rows = [](std::vector<float>& x, int64_t T, int64_t cols) { return emb::view(x.data(), T, cols); };
+    for (int call = 0; call < calls; ++call) {
+      cpu_ops().attention_forward(rows(b->q, Tq, D), rows(b->k, Tk, D), rows(b->v, Tk, D), rows(b->out, Tq, D),
+                                  rows(b->lse, Tq, H), cfg, idx);
+      if (backward)
+        cpu_ops().attention_backward(rows(b->q, Tq, D), rows(b->k, Tk, D), rows(b->v, Tk, D), rows(b->out, Tq, D),
+                                     rows(b->lse, Tq, H), rows(b->dout, Tq, D), rows(b->dq, Tq, D), rows(b->dk, Tk, D),
+                                     rows(b->dv, Tk, D), cfg, idx);
+    }
   };
+}
+
+// The fixed work of a tile besides its pairs' (a few rows or keys of it run at a lower rate
+// than a full tile's): each query row's pass over a key tile (its maximum, sum and rescale of
+// the accumulated output, kernels/cpu/attention.cpp) and each key's share of the two GEMMs'
+// set-up. A tile of q rows and k keys costs about as (q + ρ)(k + κ) pairs at one rate per
+// pair: micro-batches of two or three short samples (tiles of 26 rows, 4 keys) cost up to
+// twice their pairs at the full tiles' rate (session 27, head dim 16, 19 shapes from 1 x 64 to
+// 512 x 512: ρ ≈ 4, κ ≈ 10-12 and 1.3-1.8 µs a call within 7 % rms). ρ from 8 tiles of 8 rows
+// over 8 full ones (8 queries over 512 keys, 64 over 512: t8 / t64 = (8 + ρ) / (64 + ρ)), κ
+// alike from 512 queries over 8 and 64 keys, a call's fixed work in them (5.6-7.3 rows, 11-19
+// keys); fwd + bwd at head dim 16 (the tiny decks'), on the threads' CPU clocks, interleaved
+// with the probe's other attention runs.
+constexpr int64_t kFewTileRows = 8;
+
+double tile_padding_from_ratio(double few_over_full) {
+  const double full = double(emb::kAttnTileQ), few = double(kFewTileRows);
+  return few_over_full < 1 ? std::max(0.0, (full * few_over_full - few) / (1 - few_over_full)) : 0.0;
 }
 
 // Attention's time per (pair, head) of a dense tile is c + 14·hd / rate: the softmax's work,
@@ -465,16 +492,21 @@ std::function<void()> attention_run(int hd, bool backward, const std::vector<int
 struct AttentionCost {
   double flops_per_s = 0, pair_head_s = 0, masked_tile_ratio = 1;
   double forward_fraction_16 = 0, forward_fraction_64 = 0;  // at head dims 16 and 64
+  double tile_rows = 0, tile_keys = 0;                      // ρ and κ
 };
 
 AttentionCost attention_cost() {
   const std::vector<int32_t> one = attention_seq(false), packed = attention_seq(true);
   const double pair_heads = computed_pair_heads(one), packed_pair_heads = computed_pair_heads(packed);
-  const auto both16 = attention_run(16, true, one), both64 = attention_run(64, true, one),
-             fwd16 = attention_run(16, false, one), fwd64 = attention_run(64, false, one),
-             masked16 = attention_run(16, true, packed);
-  both16(), masked16();  // warm caches and pages for the CPU-clock pair
-  std::vector<double> t16, t64, f16, f64, ratio;
+  const auto both16 = attention_run(16, true, one, one), both64 = attention_run(64, true, one, one),
+             fwd16 = attention_run(16, false, one, one), fwd64 = attention_run(64, false, one, one),
+             masked16 = attention_run(16, true, packed, packed);
+  // The tile runs: 8 tiles each, 8 calls (~1 to 6 ms).
+  const std::vector<int32_t> few = attention_seq(false, kFewTileRows), full = attention_seq(false, emb::kAttnTileQ);
+  const auto few_rows = attention_run(16, true, few, one, 8), full_rows = attention_run(16, true, full, one, 8),
+             few_keys = attention_run(16, true, one, few, 8), full_keys = attention_run(16, true, one, full, 8);
+  both16(), masked16(), few_rows(), full_rows(), few_keys(), full_keys();  // warm caches and pages for the CPU clock
+  std::vector<double> t16, t64, f16, f64, ratio, rows_ratio, keys_ratio;
   for (int r = 0; r < 9; ++r) {
     t16.push_back(timed(both16, 1) / pair_heads);
     t64.push_back(timed(both64, 1) / pair_heads);
@@ -482,11 +514,18 @@ AttentionCost attention_cost() {
     f64.push_back(timed(fwd64, 1) / pair_heads);
     const double dense = thread_seconds(both16) / pair_heads, masked = thread_seconds(masked16) / packed_pair_heads;
     ratio.push_back(masked / dense);
+    rows_ratio.push_back(thread_seconds(few_rows) / thread_seconds(full_rows));
+    keys_ratio.push_back(thread_seconds(few_keys) / thread_seconds(full_keys));
   }
   const double s16 = median(t16), s64 = median(t64);
   const double per_dim = std::max((s64 - s16) / 48, 1e-15);  // seconds per head-dim unit
-  return {14 / per_dim, std::max(s16 - 16 * per_dim, 0.0), std::max(median(ratio), 1.0),
-          std::min(1.0, median(f16) / s16), std::min(1.0, median(f64) / s64)};
+  return {14 / per_dim,
+          std::max(s16 - 16 * per_dim, 0.0),
+          std::max(median(ratio), 1.0),
+          std::min(1.0, median(f16) / s16),
+          std::min(1.0, median(f64) / s64),
+          tile_padding_from_ratio(median(rows_ratio)),
+          tile_padding_from_ratio(median(keys_ratio))};
 }
 
 // Dropout's seconds per element and pass besides its memory traffic: forward and backward
@@ -874,6 +913,8 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
         {"64", fig(m.attention.forward_fraction_64, "attention fwd over fwd+bwd seconds, 512 tokens, 4 heads of 64, interleaved with 16")}}},
       {"attention_pair_head_seconds", fig(m.attention.pair_head_s, "attention fwd+bwd, 512 tokens, 4 heads of 16 and of 64: the softmax's seconds per (pair, head), per core")},
       {"attention_masked_tile_ratio", fig(m.attention.masked_tile_ratio, "attention fwd+bwd, 512 tokens, 4 heads of 16: seconds per computed (pair, head) on samples of 13 tokens packed (every computed tile masked) over one sample of 512 (every tile dense), interleaved, thread CPU time, per core")},
+      {"attention_tile_rows", fig(m.attention.tile_rows, "attention fwd+bwd at head dim 16, 4 heads, full mask: 8 tiles of 8 query rows (8 over 512 keys) over 8 full ones (64 over 512), interleaved, thread CPU time: the rows a tile's fixed work costs (a tile of q rows and k keys as (q + rows)(k + keys) pairs at one rate), per core")},
+      {"attention_tile_keys", fig(m.attention.tile_keys, "attention fwd+bwd at head dim 16, 4 heads, full mask: 8 tiles of 8 keys (512 queries over 8) over 8 full ones (512 over 64), interleaved, thread CPU time: the keys a tile's fixed work costs (a tile of q rows and k keys as (q + rows)(k + keys) pairs at one rate), per core")},
       {"dropout_element_seconds", fig(m.dropout_element, "dropout fwd+bwd at p 0.2 on 256 x 256 (cache-resident): seconds per element and pass, per core")},
       {"optimizer_element_seconds", fig(m.optimizer_element, "the optimizer phase's sum of squares of the gradients and AdamW step through Ops (fp32 parameters, gradients, moments, weight decay 0.01) over 4 M elements (64 MiB), thread CPU time: seconds per trained element, per core")},
       {"memory", {{"bytes_per_s", fig(m.memory, "triad over 3 x 32 MiB, per core")},
