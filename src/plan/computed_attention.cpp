@@ -31,7 +31,8 @@ TilePairs tile_pairs(const AttnIndex& idx, int64_t Tq, int64_t Tk, const TilePad
     for (int64_t kt = 0; kt < tiles.n_k(); ++kt) {
       const TileKind kind = tiles.kind(qt, kt);
       if (kind == TileKind::skip) continue;
-      const double rows = double(tiles.q(qt).end - tiles.q(qt).begin), keys = double(tiles.k(kt).end - tiles.k(kt).begin);
+      const double rows = double(tiles.q(qt).end - tiles.q(qt).begin);
+      const double keys = double(tiles.k(kt).end - tiles.k(kt).begin);
       const double pairs = (rows + padding.rows) * (keys + padding.keys) * per_padded_pair;
       p.computed += pairs;
       if (kind == TileKind::masked) p.masked += pairs;

@@ -419,7 +419,9 @@ BOOST_AUTO_TEST_CASE(tiles_of_few_rows_or_keys_cost_their_fixed_work) {
   const ModelConfig c = preset_config("tiny_gr00t");
   const PlanSample shape{34, 0};
   const TilePadding padding{4, 10};
-  const auto padded = [](double rows, double keys) { return std::round(4096 * (rows + 4) * (keys + 10) / (68.0 * 74)); };
+  const auto padded = [](double rows, double keys) {
+    return std::round(4096 * (rows + 4) * (keys + 10) / (68.0 * 74));
+  };
   const int n_self = c.n_layers / 2, n_cross = c.n_layers - n_self;
   const auto pair_heads = [&](double self, double cross, double context) {
     return c.n_heads * (n_self * self + n_cross * cross) + c.n_heads_vl * c.n_layers_vl * context;
