@@ -13,10 +13,10 @@ namespace {
 int64_t gr00t_sample_draws(const ModelConfig& cfg) { return int64_t(cfg.horizon) * cfg.action_dim; }
 
 // The N(0, 1) draws of a wan sample's token of kind `kind`: a noisy video token's patch, an
-// action token's action; a clean video token and a state token draw none.
+// action token's action; every other token (clean video, state) draws none.
 int wan_token_draws(const ModelConfig& cfg, int32_t kind) {
-  if (kind == kClean || kind == kState) return 0;
-  return kind == kNoisyVideo ? cfg.patch_dim_in() : cfg.action_dim;
+  if (kind == kNoisyVideo) return cfg.patch_dim_in();
+  return kind == kAction ? cfg.action_dim : 0;
 }
 
 void draw_gr00t(const ModelConfig& cfg, const PackedBatch& b, int64_t step, uint64_t seed, FlowDraws& d) {
