@@ -360,6 +360,7 @@ DebugConfig debug_section(const Deck& deck) {
   c.fail_how = deck.get_string("debug.fail_how") == "kill" ? InjectedFailure::kill : InjectedFailure::error;
   c.ckpt_fail_step = deck.get_int("debug.ckpt_fail_step");
   c.slow_micro_batch_s = deck.get_double("debug.slow_step_ms") * 1e-3;
+  c.slow_rank = deck.get_int("debug.slow_rank");
   c.random_params = on(deck, "debug.random_params");
   return c;
 }

@@ -1,6 +1,7 @@
 #include "app/run_report.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,6 +11,8 @@
 #include "core/arena.hpp"
 #include "core/error.hpp"
 #include "core/fs.hpp"
+#include "core/host_name.hpp"
+#include "core/log.hpp"
 
 namespace emb {
 namespace {
@@ -83,10 +86,16 @@ RankReductions reduce_to_rank0(MPI_Comm comm, const RunTotals& totals) {
   return r;
 }
 
-// Each phase's seconds over (rank, step) and each rank's total.
+// The phases in which a rank computes on its own, waiting for no other rank.
+constexpr Phase kComputeParts[] = {Phase::backbone, Phase::encoders, Phase::fwd, Phase::bwd, Phase::optim};
+
+// Each phase's seconds over (rank, step) and each rank's total; each rank's compute a step (the
+// median over its steps of kComputeParts' sum) and its number of steps.
 struct PhaseSeconds {
   std::vector<std::vector<double>> per_step = std::vector<std::vector<double>>(kNumPhases);
   std::vector<std::vector<double>> per_rank = std::vector<std::vector<double>>(kNumPhases);
+  std::vector<double> rank_compute;
+  int64_t steps = 0;
 };
 
 // timings.csv: every rank's timings/rankR.csv in one file; returns what it read.
@@ -95,7 +104,7 @@ PhaseSeconds merge_timings(const std::string& run_dir, int size) {
   std::ostringstream csv;
   csv << "rank,step,phase,seconds\n";
   for (int r = 0; r < size; ++r) {
-    std::vector<double> rank_total(kNumPhases, 0.0);
+    std::vector<double> rank_total(kNumPhases, 0.0), compute;
     for (const StepTimes& st : read_rank_timings(str(run_dir, "/timings/rank", r, ".csv"))) {
       for (int p = 0; p < kNumPhases; ++p) {
         const double s = st.seconds[size_t(p)];
@@ -103,14 +112,74 @@ PhaseSeconds merge_timings(const std::string& run_dir, int size) {
         t.per_step[size_t(p)].push_back(s);
         rank_total[size_t(p)] += s;
       }
+      if (st.seconds[size_t(Phase::step)] <= 0) continue;  // the row of the start (init)
+      double c = 0;
+      for (Phase p : kComputeParts) c += st.seconds[size_t(p)];
+      compute.push_back(c);
     }
     for (int p = 0; p < kNumPhases; ++p) t.per_rank[size_t(p)].push_back(rank_total[size_t(p)]);
+    t.rank_compute.push_back(stats_of(compute).median);
+    t.steps = std::max(t.steps, int64_t(compute.size()));
   }
   write_file_atomic(run_dir + "/timings.csv", csv.str());
   return t;
 }
 
-nlohmann::json summary_json(const RunTotals& totals, int size, const RankReductions& r, const PhaseSeconds& t) {
+// The ranks' compute a step against each other's: a straggler (a slower GPU or core, a loaded
+// node) makes every other rank wait for it in each collective, where their phases show only the
+// wait.
+struct RankSpread {
+  int fastest = 0, slowest = 0;
+  double median = 0;  // the median rank's compute a step
+  double over_median(const std::vector<double>& compute) const {
+    return median > 0 ? compute[size_t(slowest)] / median - 1 : 0.0;
+  }
+};
+
+RankSpread rank_spread(const std::vector<double>& compute) {
+  RankSpread s;
+  s.fastest = int(std::min_element(compute.begin(), compute.end()) - compute.begin());
+  s.slowest = int(std::max_element(compute.begin(), compute.end()) - compute.begin());
+  s.median = stats_of(compute).median;
+  return s;
+}
+
+nlohmann::json rank_compute_json(const PhaseSeconds& t, const std::vector<std::string>& hosts) {
+  const RankSpread s = rank_spread(t.rank_compute);
+  const auto rank = [&](int r) {
+    return nlohmann::json{{"rank", r}, {"host", hosts[size_t(r)]}, {"seconds", t.rank_compute[size_t(r)]}};
+  };
+  nlohmann::json slowest = rank(s.slowest);
+  slowest["over_median"] = s.over_median(t.rank_compute);
+  return {{"per_rank", t.rank_compute}, {"median", s.median}, {"fastest", rank(s.fastest)}, {"slowest", slowest}};
+}
+
+// The run's last lines: where a step's time went (the ranks' and steps' mean of each part, which
+// sum to the step), and with several ranks how far apart their compute was.
+void log_where_time_went(const PhaseSeconds& t, const std::vector<std::string>& hosts) {
+  if (t.steps == 0) return;
+  const auto ms_per_step = [&](Phase p) { return 1e3 * stats_of(t.per_rank[size_t(p)]).mean / double(t.steps); };
+  char part[96];
+  std::string parts;
+  for (Phase p : kStepParts) {
+    const double ms = ms_per_step(p);
+    if (ms < 0.005) continue;
+    std::snprintf(part, sizeof part, "%s%s %.2f", parts.empty() ? "" : " + ", phase_name(p), ms);
+    parts += part;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "%.2f ms = ", ms_per_step(Phase::step));
+  log_info("time per step (mean over ranks and steps): ", line, parts, " ms");
+  if (t.rank_compute.size() < 2) return;
+  const RankSpread s = rank_spread(t.rank_compute);
+  std::snprintf(line, sizeof line, "median %.2f ms; slowest rank %d on %s %.2f ms (%+.1f %%); fastest rank %d %.2f ms",
+                1e3 * s.median, s.slowest, hosts[size_t(s.slowest)].c_str(), 1e3 * t.rank_compute[size_t(s.slowest)],
+                100 * s.over_median(t.rank_compute), s.fastest, 1e3 * t.rank_compute[size_t(s.fastest)]);
+  log_info("ranks' compute per step (fwd + bwd + optim, each rank's median): ", line);
+}
+
+nlohmann::json summary_json(const RunTotals& totals, int size, const RankReductions& r, const PhaseSeconds& t,
+                            const std::vector<std::string>& hosts) {
   nlohmann::json phases;
   for (int p = 0; p < kNumPhases; ++p)
     phases[phase_name(Phase(p))] = {{"per_step", to_json(stats_of(t.per_step[size_t(p)]))},
@@ -161,6 +230,7 @@ nlohmann::json summary_json(const RunTotals& totals, int size, const RankReducti
         {"launch_seconds", totals.graphs.launch_seconds},
         {"launch_overhead_saved_s", graph_sums[4]}}},
       {"phases", phases},
+      {"rank_compute", rank_compute_json(t, hosts)},
   };
 }
 
@@ -168,9 +238,12 @@ nlohmann::json summary_json(const RunTotals& totals, int size, const RankReducti
 
 void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals) {
   const RankReductions reduced = reduce_to_rank0(comm, totals);
+  const std::vector<std::string> hosts = gather_to_root(comm, host_name());
   if (rank_in(comm) != 0) return;
   const PhaseSeconds phases = merge_timings(run_dir, ranks_in(comm));
-  write_file_atomic(run_dir + "/summary.json", summary_json(totals, ranks_in(comm), reduced, phases).dump(2) + "\n");
+  write_file_atomic(run_dir + "/summary.json",
+                    summary_json(totals, ranks_in(comm), reduced, phases, hosts).dump(2) + "\n");
+  log_where_time_went(phases, hosts);
 }
 
 }  // namespace emb

@@ -30,7 +30,8 @@ struct RunTotals {
   std::string family, preset, device;
 };
 
-// Collective over `comm`; rank 0 writes <run_dir>/timings.csv and summary.json (atomically).
+// Collective over `comm`; rank 0 writes <run_dir>/timings.csv and summary.json (atomically) and logs
+// where a step's time went and how far apart the ranks' compute was.
 void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals& totals);
 
 }  // namespace emb

@@ -180,6 +180,9 @@ void check_ops(const RunConfig& cfg, const Ops& ops) {
 // The data (and model.backbone = online's folder) first: input to fix leaves nothing written,
 // not even the checkpoint directory the write probe creates.
 void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node) {
+  if (cfg.debug.slow_rank >= ranks)
+    deck_error(cfg, "debug.slow_rank", str(cfg.debug.slow_rank, " is no rank of this run's ", ranks, " (0 to ", ranks - 1,
+                                           "; -1 slows every rank)"));
   check_data(cfg);
   check_writable_dir(cfg, cfg.train.ckpt_dir);
   check_memory(cfg, ranks, ranks_on_node);

@@ -26,7 +26,7 @@ void check_ops(const RunConfig& cfg, const Ops& ops);
 // Local and serial (HDF5 without MPI-IO): run it on one rank and agree on the outcome
 // (main.cpp). Throws emb::Error "WHERE: message": deck problems name the deck line of the
 // key (exit code 2), data problems the file and dataset path.
-// `ranks` in the job, `ranks_on_node` sharing this node's memory.
+// `ranks` in the job (debug.slow_rank one of them), `ranks_on_node` sharing this node's memory.
 void check_before_training(const RunConfig& cfg, int ranks, int ranks_on_node);
 
 // data.verify (data/data_verify.hpp): every value of data.paths' files checked, the rows split

@@ -75,6 +75,19 @@ void min_to_root(MPI_Comm comm, const double* values, double* out, int n) {
 void max_to_root(MPI_Comm comm, const double* values, double* out, int n) {
   reduce_to_root(comm, values, out, n, MPI_MAX);
 }
+std::vector<std::string> gather_to_root(MPI_Comm comm, const std::string& text) {
+  const bool root = rank_in(comm) == 0;
+  const int size = ranks_in(comm), length = int(text.size());
+  std::vector<int> lengths(root ? size_t(size) : 0), offsets(lengths.size(), 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  for (size_t r = 1; r < lengths.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string all(root ? size_t(offsets.back() + lengths.back()) : 0, '\0');
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
+  std::vector<std::string> texts;
+  for (size_t r = 0; r < lengths.size(); ++r) texts.push_back(all.substr(size_t(offsets[r]), size_t(lengths[r])));
+  return texts;
+}
+
 void sum_to_root(MPI_Comm comm, const double* values, double* out, int n) {
   reduce_to_root(comm, values, out, n, MPI_SUM);
 }

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace emb {
@@ -35,6 +36,8 @@ int64_t exclusive_sum(MPI_Comm comm, int64_t value);
 void min_to_root(MPI_Comm comm, const double* values, double* out, int n);
 void max_to_root(MPI_Comm comm, const double* values, double* out, int n);
 void sum_to_root(MPI_Comm comm, const double* values, double* out, int n);
+// Rank 0 receives every rank's `text`, in rank order; other ranks get nothing.
+std::vector<std::string> gather_to_root(MPI_Comm comm, const std::string& text);
 
 // Rank 0's values on every rank.
 void broadcast(MPI_Comm comm, int64_t* values, int n);

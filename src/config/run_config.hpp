@@ -54,6 +54,7 @@ struct DebugConfig {
   InjectedFailure fail_how = InjectedFailure::error;  // debug.fail_how
   int64_t ckpt_fail_step = 0;     // debug.ckpt_fail_step; 0 = never
   double slow_micro_batch_s = 0;  // debug.slow_step_ms, in seconds, slept per micro-batch
+  int64_t slow_rank = -1;         // debug.slow_rank: the rank it slows; -1 = every rank
   bool random_params = false;     // debug.random_params: --dump at random trained-scale parameters
 };
 

@@ -485,6 +485,8 @@ std::vector<KeySpec> make_schema() {
               "the space check; 0 = never"),
       real_key("debug.slow_step_ms", "0", "ms", at_least(0),
                "sleep this long in the forward of every micro-batch (a deliberate slowdown for regression/compare)"),
+      int_key("debug.slow_rank", "-1", "", at_least(-1),
+              "the rank debug.slow_step_ms slows (a straggler the others wait for); -1 = every rank"),
       enum_key("debug.random_params", "off", {"on", "off"},
                "--dump: draw every parameter at random at a trained network's scales (weights N(0, 1/fan_in), "
                "biases, norm weights 1 + noise, embeddings) instead of the initialisation, so a parity check "

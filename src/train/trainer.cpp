@@ -107,7 +107,8 @@ Trainer::Trainer(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm,
       loader_(world.comm, loader_data_config(cfg), cfg.model,
               recorded_normalization_ ? &*recorded_normalization_ : nullptr),
       step_{*model_,         dp_,     optimizer_, timers, comm, cfg.run.seed, cfg.train.skip_nonfinite,
-            cfg.debug.inject_nan_step, cfg.debug.slow_micro_batch_s} {
+            cfg.debug.inject_nan_step,
+            cfg.debug.slow_rank < 0 || cfg.debug.slow_rank == world.rank ? cfg.debug.slow_micro_batch_s : 0.0} {
   model_->use_graphs(cfg.backend.cuda_graphs);
   model_->set_context_source(tuned_.get());
   if (!resumed_from_.empty()) loader_.restore(resumed_.sampler);

@@ -393,6 +393,39 @@ disk_full)
   grep -q "^step 4/4 | loss" "$tmp/go.txt" || fail "training did not reach step 4"
   [ "$(cat "$tmp/left")" = ".lock" ] || fail "files left in the full directory: $(cat "$tmp/left")"
   ;;
+straggler_report)
+  # Rank 1 sleeps 30 ms in each micro-batch's forward (debug.slow_rank): the run's last lines
+  # say where a step's time went and name rank 1 as the slowest, and summary.json holds every
+  # rank's compute a step; a rank the run does not have is refused at the start.
+  name=cli-test-straggler
+  rm -rf "outputs/$name"
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=12 --set train.global_batch=8 \
+    --set run.name=$name --set debug.slow_step_ms=30 --set debug.slow_rank=1 >"$tmp/out" 2>&1 ||
+    fail "training exited $?: $(tail -3 "$tmp/out")"
+  grep -qE "^ranks' compute per step \(fwd \+ bwd \+ optim, each rank's median\): median [0-9.]+ ms; slowest rank 1 on $(hostname) [0-9.]+ ms \(\+[0-9.]+ %\); fastest rank 0 [0-9.]+ ms$" \
+    "$tmp/out" || fail "expected the line naming rank 1 the slowest: $(tail -4 "$tmp/out")"
+  /usr/bin/python3 - "outputs/$name/summary.json" "$tmp/out" "$(hostname)" <<'PY' || fail "summary.json's rank_compute or the time line"
+import json, re, sys
+c = json.load(open(sys.argv[1]))["rank_compute"]
+fast, slow = c["per_rank"]
+assert c["slowest"] == {"rank": 1, "host": sys.argv[3], "seconds": slow, "over_median": slow / c["median"] - 1}, c
+assert c["fastest"] == {"rank": 0, "host": sys.argv[3], "seconds": fast}, c
+assert abs(c["median"] - (fast + slow) / 2) < 1e-12, c
+# At least one micro-batch a step, each 30 ms of sleep on top of the work rank 0 does too.
+assert slow - fast >= 0.029 and 0 < fast < 0.2, c
+# The time line's parts sum to its step (each rounded to 0.01 ms).
+m = re.search(r"^time per step \(mean over ranks and steps\): ([0-9.]+) ms = (.*) ms$", open(sys.argv[2]).read(), re.M)
+assert m, "no time per step line"
+parts = [float(p.split()[-1]) for p in m.group(2).split(" + ")]
+assert {p.split()[0] for p in m.group(2).split(" + ")} >= {"fwd", "bwd", "comm_exposed"}, m.group(2)
+assert abs(sum(parts) - float(m.group(1))) <= 0.006 * (len(parts) + 1), (parts, m.group(1))
+PY
+  "${mpirun[@]}" -np 2 "$embtrain" inputs/tiny_gr00t.in --set train.steps=2 --set debug.slow_rank=2 >"$tmp/out" 2>&1
+  code=$?
+  [ $code -eq 2 ] || fail "debug.slow_rank = 2 of 2 ranks: exit code $code, expected 2"
+  [ "$(grep -c "^embtrain: error: --set debug.slow_rank=2: debug.slow_rank: 2 is no rank of this run's 2 (0 to 1; -1 slows every rank)$" "$tmp/out")" -eq 1 ] ||
+    fail "expected one line refusing debug.slow_rank = 2: $(cat "$tmp/out")"
+  ;;
 watchdog_frozen_rank)
   # SIGSTOP of one rank: the other's watchdog aborts the job within its deadline.
   freeze_one_rank --set train.watchdog_s=3

@@ -7,6 +7,7 @@
 
 #include "comm/comm_fabric.hpp"
 #include "comm/core_sharing.hpp"
+#include "comm/host_collectives.hpp"
 #include "comm/shard_range.hpp"
 #include "comm/world.hpp"
 #include "core/error.hpp"
@@ -73,6 +74,15 @@ BOOST_AUTO_TEST_CASE(ranks_sharing_cores_without_yield_are_warned_of_with_the_fi
   BOOST_TEST(core_sharing_warning("node7", 2, 1, std::nullopt).empty());  // another library: not known
   BOOST_TEST(core_sharing_warning("node7", 2, 2, false).empty());         // a core each
   BOOST_TEST(core_sharing_warning("node7", 2, 0, false).empty());         // a mask unreadable
+}
+
+// The run report's host names: each rank's text, of any length (rank 1's empty), at rank 0.
+BOOST_AUTO_TEST_CASE(gather_to_root_gives_rank_0_every_ranks_text_in_rank_order) {
+  const World& w = test_world();
+  const auto text_of = [](int r) { return r == 1 ? std::string() : std::string(size_t(r + 1), char('a' + r)); };
+  const std::vector<std::string> texts = gather_to_root(w.comm, text_of(w.rank));
+  BOOST_TEST(texts.size() == size_t(w.rank == 0 ? w.size : 0));
+  for (size_t r = 0; r < texts.size(); ++r) BOOST_TEST(texts[r] == text_of(int(r)));
 }
 
 BOOST_AUTO_TEST_CASE(devices_round_robin_over_local_ranks) {
