@@ -10,6 +10,8 @@ overlap and sum to the step) against --plan's "phases" (the same parts, summing 
 fwd and bwd (the compute, the op calls' host time, and on a shared core the collectives run
 under the compute), optim, exposed comm (the waits for collectives), and other (the blocking
 host reductions, the loop's own work; measured: the rest of the step, data_wait, h2d included).
+Beside them the runs' straggler: summary.json's rank_compute, the slowest rank's compute a step
+over the median rank's (what the others wait for in the collectives), the median over rounds.
 The passes by kind: the runs' op profiles (run.profile_ops, op_profile/rank<R>.csv: each op's
 mean ms per step, summed by kind, the ranks' mean) against --plan's compute_by_kind (gemm,
 attention, dropout, elementwise, and the rest of each phase against the profile's time outside
@@ -125,9 +127,13 @@ def run_of(row):
     predicted = {k: predicted_phases[v] for k, v in PHASES.items()}
     predicted["other"] += predicted_phases["data_wait"]
     step_predicted = p["deck"]["seconds"]["step"]
+    # The run's straggler: the slowest rank's compute a step over the median rank's (summary.json),
+    # what the other ranks wait for in the collectives beyond the samples' spread.
+    slowest = json.load(open(summary))["rank_compute"]["slowest"]["over_median"]
     return {"deck": deck, "ranks": int(np), "round": int(rnd),
             "load_average_before_after": [float(load_before), float(load_after)],
             "measured_step_s": step, "predicted_step_s": step_predicted, "error": step_predicted / step - 1,
+            "slowest_rank_over_median": slowest,
             "measured": measured, "measured_per_rank": per_rank, "predicted": predicted,
             "measured_kinds": measured_kinds(os.path.dirname(summary)), "predicted_kinds": predicted_kinds(p)}
 
@@ -138,6 +144,7 @@ def median_row(runs):
             "load_average": [min(r["load_average_before_after"][0] for r in runs),
                              max(r["load_average_before_after"][1] for r in runs)],
             "measured_step_s": statistics.median(r["measured_step_s"] for r in runs),
+            "slowest_rank_over_median": statistics.median(r["slowest_rank_over_median"] for r in runs),
             "predicted_step_s": statistics.median(r["predicted_step_s"] for r in runs),
             "median_error": statistics.median(r["error"] for r in runs),
             "measured": {k: statistics.median(r["measured"][k] for r in runs) for k in phases},
@@ -234,20 +241,23 @@ def main():
     runs = [run_of(row) for row in sys.argv[1:]]
     keys = sorted({(r["deck"], r["ranks"]) for r in runs}, key=lambda k: (k[0], k[1]))
     table = [median_row([r for r in runs if (r["deck"], r["ranks"]) == k]) for k in keys]
-    print("| deck | ranks | load avg | measured step | predicted | error (median) | "
+    print("| deck | ranks | load avg | slowest rank | measured step | predicted | error (median) | "
           f"fwd | bwd | optim | exposed comm | other | phases outside {100 * PHASE_TOLERANCE:.0f} % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in table:
         t["phases_outside"] = phases_outside(t)
         phases = " | ".join(f"{ms(t['measured'][k])} / {ms(t['predicted'][k])}"
                             for k in ("fwd", "bwd", "optim", "comm", "other"))
         load = "%.1f-%.1f" % tuple(t["load_average"])
-        print(f"| {t['deck']} | {t['ranks']} | {load} | {ms(t['measured_step_s'])} ms | "
+        slowest = f"{100 * t['slowest_rank_over_median']:+.1f} %" if t["ranks"] > 1 else "-"
+        print(f"| {t['deck']} | {t['ranks']} | {load} | {slowest} | {ms(t['measured_step_s'])} ms | "
               f"{ms(t['predicted_step_s'])} ms | {100 * t['median_error']:+.1f} % | {phases} | "
               f"{', '.join(t['phases_outside']) or '-'} |")
     steps_ok = sum(abs(t["median_error"]) <= STEP_TOLERANCE for t in table)
     phases_ok = sum(not t["phases_outside"] for t in table)
-    print(f"\nphases: measured / predicted, ms, medians over rounds; {steps_ok} of {len(table)} steps within "
+    print("\nslowest rank: its compute a step (fwd + bwd + optim) over the median rank's, the run's summary.json, "
+          "the median over rounds")
+    print(f"phases: measured / predicted, ms, medians over rounds; {steps_ok} of {len(table)} steps within "
           f"{100 * STEP_TOLERANCE:.0f} %, {phases_ok} of {len(table)} with every phase within {100 * PHASE_TOLERANCE:.0f} % "
           f"or {100 * PHASE_FLOOR:.0f} % of the step")
     print_kinds(table)
