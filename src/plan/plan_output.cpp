@@ -107,7 +107,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
       {"seconds",
        {{"step", s.step_s}, {"compute", s.compute_s}, {"forward", s.fwd_s}, {"backward", s.bwd_s},
         {"recompute", s.recompute_s}, {"imbalance", s.imbalance_s}, {"data_spread", s.data_spread_s}, {"comm_total", s.comm_total_s}, {"comm_exposed", s.comm_exposed_s},
-        {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"loader", s.loader_s}, {"epoch", s.epoch_s},
+        {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"loader", s.loader_s},
+        {"loader_beside_gathers", s.loader_beside_gathers_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
         {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}, {"comm_head", s.comm_head_s},
         {"weight_traffic", s.weight_traffic_s},
@@ -167,7 +168,11 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
            s.bf16_round_s > 0 ? str(" + bf16 copy ", duration(s.bf16_round_s)) : std::string(), " + fixed ",
            duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),
            s.loader_s > 0 ? str(" (the loader's assembly and packing of a rank's samples ", duration(s.loader_s),
-                                ", timed on this host)")
+                                ", timed on this host",
+                                s.loader_beside_gathers_s > 0
+                                    ? str(", + ", duration(s.loader_beside_gathers_s), " beside the first gathers")
+                                    : std::string(),
+                                ")")
                           : std::string(),
            "\n");
   t += str("    forward by kind: ", kinds_text(s.fwd_kinds), "\n    backward by kind: ", kinds_text(s.bwd_kinds),

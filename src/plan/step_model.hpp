@@ -173,6 +173,9 @@ struct StepPrediction {
   // ZeRO-3's first gathers, issued behind the last update, waited for at the step's head
   // (`other`) beyond the head's wait for the slowest rank, which they overlap.
   double comm_head_s = 0;
+  // Their core seconds (the progress thread's on the rank's core, comm_core_seconds_per_call and
+  // _per_byte), spent beside the head's host work: the loader's share of the core while they run.
+  double comm_head_core_s = 0;
   double imbalance_s = 0;  // of compute_s: the wait for the slowest rank (rank_imbalance)
   double imbalance_in_collectives_s = 0;  // of imbalance_s: waited in collectives (exposed comm), not host reductions
   // Ranks time-sharing cores leave the step's head in the scheduler's turns: their mean wait there
@@ -181,6 +184,7 @@ struct StepPrediction {
   // The loader's host time per step (Workload::loader_s): on a CPU node its thread takes the
   // rank's core, so the step waits for it (data_wait); a GPU node's host cores hide it under the step.
   double loader_s = 0;
+  double loader_beside_gathers_s = 0;  // of data_wait_s: the loader's core given to comm_head_core_s
   double data_spread_s = 0;  // one standard deviation of a rank's compute from its samples' context lengths (packed)
   int head_gathers = 0;  // ZeRO-3 gathers run under the step's head (comm_head_s)
   // The data-parallel layer's passes over the gradient buffers (plan/gradient_traffic.hpp):

@@ -687,6 +687,39 @@ BOOST_AUTO_TEST_CASE(a_covered_collective_costs_the_core_its_call_too) {
   BOOST_TEST(predict_step(h, w).step_s == one.step_s);
 }
 
+// ZeRO-3's first gathers run under the step's head, their progress thread on the rank's core
+// beside the loader (session 28): the loader has half the core while their core seconds last.
+BOOST_AUTO_TEST_CASE(the_loader_shares_its_core_with_the_first_gathers_under_the_head) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;  // one bucket of one piece, gathered under the head
+  w.ranks = 2;
+  Hardware h = two_core_node();
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.comm_core_seconds_per_byte = 1e-10, h.comm_core_seconds_per_call = 2e-4;
+  const StepPrediction without = predict_step(h, w);
+  double params = 0;
+  const std::unique_ptr<Model> model = make_model(w.model, nullptr);
+  for (int u = 0; u < model->params().n_units(); ++u) params += double(model->params().unit(u).count);
+  BOOST_TEST(without.head_gathers == 1);
+  // The gather's call, and the half of the fp32 parameters a rank sends.
+  BOOST_TEST(without.comm_head_core_s == 2e-4 + 0.5 * 4 * params * 1e-10, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(without.loader_beside_gathers_s == 0.0);
+  // A loader shorter than the gathers' core seconds takes twice its time.
+  w.loader_s = 0.5 * without.comm_head_core_s;
+  const StepPrediction short_loader = predict_step(h, w);
+  BOOST_TEST(short_loader.data_wait_s - without.data_wait_s == 2 * w.loader_s, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(short_loader.phases.data_wait == short_loader.data_wait_s);
+  BOOST_TEST(phase_sum(short_loader.phases) == short_loader.step_s, boost::test_tools::tolerance(1e-9));
+  // A longer one gives the gathers their core seconds and runs the rest alone.
+  w.loader_s = 3 * without.comm_head_core_s;
+  BOOST_TEST(predict_step(h, w).data_wait_s - without.data_wait_s == w.loader_s + without.comm_head_core_s,
+             boost::test_tools::tolerance(1e-9));
+  // Without the progress thread's cost measured, the gathers are no part of the head.
+  h.comm_core_seconds_per_byte = 0, h.comm_core_seconds_per_call = 0;
+  BOOST_TEST(predict_step(h, w).loader_beside_gathers_s == 0.0);
+}
+
 // Ranks sharing a core leave the step's head in the scheduler's turns, each at a full core: the
 // rank holding the core runs a first turn (first_turn_s), each partner then a turn (turn_s) in
 // order while the ones not yet run wait in the head. A rank's forward runs from its first turn
