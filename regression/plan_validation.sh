@@ -33,7 +33,7 @@
 #                                                        "16 64 256": each deck at each, SAMPLES=9600 a run,
 #                                                        TOKENS_PER_MB="": the decks' own; a list, e.g.
 #                                                        "128 512": each deck's micro-batches at each,
-#                                                        QUIET=0.03, RETRIES=2: a multi-rank run whose
+#                                                        QUIET=0.03, RETRIES=2: a run of ranks on cores of their own whose
 #                                                        slowest rank computed more than QUIET over the
 #                                                        median rank run again, up to RETRIES times)
 # GLOBAL_BATCHES sweeps a deck's step size (rows "DECK-gbN"): session 16's sweep was
