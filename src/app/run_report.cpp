@@ -130,10 +130,8 @@ PhaseSeconds merge_timings(const std::string& run_dir, int size) {
 // wait.
 struct RankSpread {
   int fastest = 0, slowest = 0;
-  double median = 0;  // the median rank's compute a step
-  double over_median(const std::vector<double>& compute) const {
-    return median > 0 ? compute[size_t(slowest)] / median - 1 : 0.0;
-  }
+  double median = 0;       // the median rank's compute a step
+  double over_median = 0;  // the slowest rank's over the median's, less 1
 };
 
 RankSpread rank_spread(const std::vector<double>& compute) {
@@ -141,22 +139,22 @@ RankSpread rank_spread(const std::vector<double>& compute) {
   s.fastest = int(std::min_element(compute.begin(), compute.end()) - compute.begin());
   s.slowest = int(std::max_element(compute.begin(), compute.end()) - compute.begin());
   s.median = stats_of(compute).median;
+  s.over_median = s.median > 0 ? compute[size_t(s.slowest)] / s.median - 1 : 0.0;
   return s;
 }
 
-nlohmann::json rank_compute_json(const PhaseSeconds& t, const std::vector<std::string>& hosts) {
-  const RankSpread s = rank_spread(t.rank_compute);
+nlohmann::json rank_compute_json(const PhaseSeconds& t, const RankSpread& s, const std::vector<std::string>& hosts) {
   const auto rank = [&](int r) {
     return nlohmann::json{{"rank", r}, {"host", hosts[size_t(r)]}, {"seconds", t.rank_compute[size_t(r)]}};
   };
   nlohmann::json slowest = rank(s.slowest);
-  slowest["over_median"] = s.over_median(t.rank_compute);
+  slowest["over_median"] = s.over_median;
   return {{"per_rank", t.rank_compute}, {"median", s.median}, {"fastest", rank(s.fastest)}, {"slowest", slowest}};
 }
 
 // The run's last lines: where a step's time went (the ranks' and steps' mean of each part, which
 // sum to the step), and with several ranks how far apart their compute was.
-void log_where_time_went(const PhaseSeconds& t, const std::vector<std::string>& hosts) {
+void log_where_time_went(const PhaseSeconds& t, const RankSpread& s, const std::vector<std::string>& hosts) {
   if (t.steps == 0) return;
   const auto ms_per_step = [&](Phase p) { return 1e3 * stats_of(t.per_rank[size_t(p)]).mean / double(t.steps); };
   char part[96];
@@ -171,15 +169,14 @@ void log_where_time_went(const PhaseSeconds& t, const std::vector<std::string>& 
   std::snprintf(line, sizeof line, "%.2f ms = ", ms_per_step(Phase::step));
   log_info("time per step (mean over ranks and steps): ", line, parts, " ms");
   if (t.rank_compute.size() < 2) return;
-  const RankSpread s = rank_spread(t.rank_compute);
   std::snprintf(line, sizeof line, "median %.2f ms; slowest rank %d on %s %.2f ms (%+.1f %%); fastest rank %d %.2f ms",
                 1e3 * s.median, s.slowest, hosts[size_t(s.slowest)].c_str(), 1e3 * t.rank_compute[size_t(s.slowest)],
-                100 * s.over_median(t.rank_compute), s.fastest, 1e3 * t.rank_compute[size_t(s.fastest)]);
+                100 * s.over_median, s.fastest, 1e3 * t.rank_compute[size_t(s.fastest)]);
   log_info("ranks' compute per step (fwd + bwd + optim, each rank's median): ", line);
 }
 
 nlohmann::json summary_json(const RunTotals& totals, int size, const RankReductions& r, const PhaseSeconds& t,
-                            const std::vector<std::string>& hosts) {
+                            const RankSpread& spread, const std::vector<std::string>& hosts) {
   nlohmann::json phases;
   for (int p = 0; p < kNumPhases; ++p)
     phases[phase_name(Phase(p))] = {{"per_step", to_json(stats_of(t.per_step[size_t(p)]))},
@@ -230,7 +227,7 @@ nlohmann::json summary_json(const RunTotals& totals, int size, const RankReducti
         {"launch_seconds", totals.graphs.launch_seconds},
         {"launch_overhead_saved_s", graph_sums[4]}}},
       {"phases", phases},
-      {"rank_compute", rank_compute_json(t, hosts)},
+      {"rank_compute", rank_compute_json(t, spread, hosts)},
   };
 }
 
@@ -241,9 +238,10 @@ void write_run_report(MPI_Comm comm, const std::string& run_dir, const RunTotals
   const std::vector<std::string> hosts = gather_to_root(comm, host_name());
   if (rank_in(comm) != 0) return;
   const PhaseSeconds phases = merge_timings(run_dir, ranks_in(comm));
+  const RankSpread spread = rank_spread(phases.rank_compute);
   write_file_atomic(run_dir + "/summary.json",
-                    summary_json(totals, ranks_in(comm), reduced, phases, hosts).dump(2) + "\n");
-  log_where_time_went(phases, hosts);
+                    summary_json(totals, ranks_in(comm), reduced, phases, spread, hosts).dump(2) + "\n");
+  log_where_time_went(phases, spread, hosts);
 }
 
 }  // namespace emb
