@@ -110,7 +110,8 @@ nlohmann::json prediction_json(const StepPrediction& s) {
         {"optimizer", s.optimizer_s}, {"fixed", s.fixed.total_s}, {"data_wait", s.data_wait_s}, {"loader", s.loader_s},
         {"loader_beside_gathers", s.loader_beside_gathers_s}, {"epoch", s.epoch_s},
         {"checkpoint", s.checkpoint_s}, {"preemption_signal", s.preemption_signal_s},
-        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}, {"comm_head", s.comm_head_s},
+        {"comm_core", s.comm_core_fwd_s + s.comm_core_bwd_s}, {"partner_polls", s.partner_polls_s},
+        {"comm_head", s.comm_head_s},
         {"weight_traffic", s.weight_traffic_s},
         {"gradient_buffers", s.gradient_backward_s + s.gradient_step_s}, {"bf16_round", s.bf16_round_s}}},
       // The step's parts named as the trainer's summary.json names them (they sum to the step).
@@ -163,7 +164,12 @@ std::string prediction_text(const Hardware& hw, const StepPrediction& s, const s
                ? str(" + collectives on the compute's core ", duration(s.comm_core_fwd_s + s.comm_core_bwd_s))
                : std::string(),
            s.comm_head_s > 0 ? str(" + first gathers under the step's head ", duration(s.comm_head_s)) : std::string(),
-           " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s), ") + gradient buffers ",
+           " + exposed comm ", duration(s.comm_exposed_s), " (of ", duration(s.comm_total_s),
+           s.partner_polls_s > 0
+               ? str("; it and the core's each hold half of the ", duration(s.partner_polls_s),
+                     " that ranks sharing a core poll in the closing collectives while their partners compute")
+               : std::string(),
+           ") + gradient buffers ",
            duration(s.gradient_backward_s + s.gradient_step_s), " + optimizer ", duration(s.optimizer_s),
            s.bf16_round_s > 0 ? str(" + bf16 copy ", duration(s.bf16_round_s)) : std::string(), " + fixed ",
            duration(s.fixed.total_s), " + data wait ", duration(s.data_wait_s),

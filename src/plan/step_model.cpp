@@ -320,24 +320,34 @@ double sent_bytes(Collective op, double bytes, int R) {
 // rank's share of the uncovered seconds (issuer_share) is its compute, not a wait.
 struct PassTime {
   double exposed = 0, core = 0;
+  double partner_polls = 0;  // of each of exposed and core (split_uncovered)
 };
 
 // Collectives of `total` seconds (`core` of them on a shared core) of which `uncovered` are left
 // uncovered by the compute: the covered share of the core seconds is compute, and of the
 // uncovered seconds the issuing rank's share.
-PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, double issuer_share) {
+// Ranks time-sharing a core close a pass apart: the first to end it issues the closing
+// collective and its progress thread polls for the partners, on their core, while they compute
+// (`partner_polls`: the k-1 early ranks' calls at the core seconds per call measured at that
+// count). The last partner ends that much later; over the k ranks half of it is their passes'
+// (the j-th to end slowed by the j-1 before it) and half their wait for the last.
+// Session 29: at 4 ranks on 2 cores all three decks' backward 0.8 ms over --plan and their
+// exposed comm 0.3-1.6 over, each closed by one reduce-scatter; the probe's calls 0.4-1.7 ms.
+PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, double issuer_share,
+                         double partner_polls) {
   const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - uncovered / total) : 0.0;
-  return {uncovered * (1 - issuer_share), covered + uncovered * issuer_share};
+  const double polls = uncovered > 0 ? partner_polls / 2 : 0.0;
+  return {uncovered * (1 - issuer_share) + polls, covered + uncovered * issuer_share + polls, polls};
 }
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
-                   bool prefetch_all, bool overlap, bool shared_core, double issuer_share) {
+                   bool prefetch_all, bool overlap, bool shared_core, double issuer_share, double partner_polls) {
   double total = 0, core = 0;
   for (size_t k = 0; k < comp.size(); ++k)
     total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
   if (!overlap) return {total, 0};
   return split_uncovered(total, core, pass_exposed(comp, before.seconds, after.seconds, prefetch_all), shared_core,
-                         issuer_share);
+                         issuer_share, partner_polls);
 }
 
 BucketTimes reversed(BucketTimes t) {
@@ -404,13 +414,20 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // entering together, ended 3.5 ms after the late rank's backward, which ran on 0-16 ms past
   // its issue, median 2.3).
   const double issuer_share = shared_core && overlap ? 1.0 / R : 0.0;
+  const double ranks_a_core = 1 / device_share(hw, R);
+  const double partner_polls = shared_core && overlap && ranks_time_share_cores(hw, R)
+                                   ? (ranks_a_core - 1) * core_cost.per_call
+                                   : 0.0;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
-    const PassTime pt = pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share);
+    const PassTime pt =
+        pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
+    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
   };
   auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
-    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer_share);
+    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer_share, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
+    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
   };
   // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
   // gradient slot holds them until their bucket's next backward): exposed where they outlast it.
@@ -418,9 +435,10 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
     const PassTime pt = overlap ? split_uncovered(total, core, std::max(0.0, total - (mb_fwd + mb_bwd)), shared_core,
-                                                  issuer_share)
-                                : PassTime{total, 0};
+                                                  issuer_share, partner_polls)
+                                : PassTime{total, 0, 0};
     s.comm_exposed_s += times_per_step * pt.exposed;
+    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
     s.comm_core_fwd_s += times_per_step * pt.core * mb_fwd / (mb_fwd + mb_bwd);
     s.comm_core_bwd_s += times_per_step * pt.core * mb_bwd / (mb_fwd + mb_bwd);
   };

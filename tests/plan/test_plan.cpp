@@ -1425,6 +1425,40 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
   BOOST_TEST(waited.comm_core_fwd_s + waited.comm_core_bwd_s == 0.0);
 }
 
+// Ranks time-sharing a core end a pass apart: the early ones wait in its closing collective,
+// their progress threads polling on the core the partners still compute on, a call's core
+// seconds each (measured at their count). The last partner ends (k-1) calls later; half of it
+// is the passes' and half the waits'.
+BOOST_AUTO_TEST_CASE(ranks_time_sharing_a_core_slow_their_partners_with_the_closing_collectives_polls) {
+  Workload w = tiny_workload();
+  w.bucket_bytes = 1 << 30;  // one bucket: its reduce-scatter closes the backward, uncovered
+  Hardware h = two_core_node();
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.rank_imbalance_ranks = 4;
+  h.time_sharing_link = {5e8, 1e-5};
+  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
+  h.comm_core_seconds_per_byte = 1e-10, h.comm_core_seconds_per_call = 2e-4;
+  h.time_sharing_core_seconds_per_byte = 3e-10, h.time_sharing_core_seconds_per_call = 0;
+  const auto with_polls = [&](int ranks, double per_call) {
+    w.ranks = ranks;
+    w.global_batch = ranks * w.micro_batch;  // one micro-batch: the backward's reduction closes the step
+    h.time_sharing_core_seconds_per_call = per_call;
+    return predict_step(h, w);
+  };
+  const StepPrediction quiet = with_polls(4, 0), polled = with_polls(4, 5e-4);
+  BOOST_TEST(quiet.partner_polls_s == 0.0);
+  BOOST_TEST(polled.partner_polls_s == 5e-4, boost::test_tools::tolerance(1e-12));  // 2 ranks a core: 1 call
+  BOOST_TEST(polled.phases.bwd - quiet.phases.bwd == 2.5e-4, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(polled.phases.comm_exposed - quiet.phases.comm_exposed == 2.5e-4, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(polled.phases.fwd == quiet.phases.fwd, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(phase_sum(polled.phases) == polled.step_s, boost::test_tools::tolerance(1e-9));
+  // 4 ranks a core: the last waits for 3 partners' calls.
+  BOOST_TEST(with_polls(8, 5e-4).partner_polls_s == 1.5e-3, boost::test_tools::tolerance(1e-12));
+  // Ranks on cores of their own poll on their own cores.
+  BOOST_TEST(with_polls(2, 5e-4).partner_polls_s == 0.0);
+}
+
 // Ranks time-sharing cores take their collectives' core seconds at the figure measured at their
 // count (time_sharing_link.core_seconds_per_byte), ranks on cores of their own the rank-per-core
 // one; a machine of one core, which has no rank-per-core figure, overlaps the collectives of its
