@@ -320,7 +320,7 @@ double sent_bytes(Collective op, double bytes, int R) {
 // rank's share of the uncovered seconds (issuer_share) is its compute, not a wait.
 struct PassTime {
   double exposed = 0, core = 0;
-  double partner_polls = 0;  // of each of exposed and core (split_uncovered)
+  double partner_polls = 0;  // half of it in exposed, half in core (split_uncovered)
 };
 
 // Collectives of `total` seconds (`core` of them on a shared core) of which `uncovered` are left
@@ -337,7 +337,7 @@ PassTime split_uncovered(double total, double core, double uncovered, bool share
                          double partner_polls) {
   const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - uncovered / total) : 0.0;
   const double polls = uncovered > 0 ? partner_polls / 2 : 0.0;
-  return {uncovered * (1 - issuer_share) + polls, covered + uncovered * issuer_share + polls, polls};
+  return {uncovered * (1 - issuer_share) + polls, covered + uncovered * issuer_share + polls, 2 * polls};
 }
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
@@ -422,12 +422,12 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     const PassTime pt =
         pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
-    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
+    s.partner_polls_s += times_per_step * pt.partner_polls;
   };
   auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
     const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer_share, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
-    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
+    s.partner_polls_s += times_per_step * pt.partner_polls;
   };
   // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
   // gradient slot holds them until their bucket's next backward): exposed where they outlast it.
@@ -438,7 +438,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
                                                   issuer_share, partner_polls)
                                 : PassTime{total, 0, 0};
     s.comm_exposed_s += times_per_step * pt.exposed;
-    s.partner_polls_s += times_per_step * 2 * pt.partner_polls;
+    s.partner_polls_s += times_per_step * pt.partner_polls;
     s.comm_core_fwd_s += times_per_step * pt.core * mb_fwd / (mb_fwd + mb_bwd);
     s.comm_core_bwd_s += times_per_step * pt.core * mb_bwd / (mb_fwd + mb_bwd);
   };

@@ -166,8 +166,8 @@ struct StepPrediction {
   ComputeKinds fwd_kinds, bwd_kinds;
   double comm_total_s = 0, comm_exposed_s = 0, optimizer_s = 0, data_wait_s = 0, step_s = 0;
   double comm_core_fwd_s = 0, comm_core_bwd_s = 0;  // covered collectives' core seconds (shared core)
-  // Of comm_core_*_s and comm_exposed_s: ranks time-sharing a core, the polls of a rank waiting in
-  // a pass's closing collective while its partners on the core still compute (partner_polls_s).
+  // Ranks time-sharing a core: the polls of the ranks waiting in a pass's closing collective while
+  // their partners on the core still compute; half of it in comm_core_*_s, half in comm_exposed_s.
   double partner_polls_s = 0;
   double weight_traffic_s = 0;  // of fwd_s and bwd_s: weights and gradients read from memory (gemm_rate_on_cached_weights)
   // The bytes of the views the elementwise ops are given in each pass (the model's dry step, and
