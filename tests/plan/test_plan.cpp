@@ -66,6 +66,18 @@ Hardware two_core_node() {
   return h;
 }
 
+// Two cores whose time-sharing link was measured at 4 ranks (hwprobe --imbalance at that count),
+// no core to spare for the progress thread.
+Hardware time_sharing_two_core_node() {
+  Hardware h = two_core_node();
+  h.intra_node.bytes_per_s = 1e9;
+  h.comm_overlaps_compute = false;
+  h.rank_imbalance_ranks = 4;
+  h.time_sharing_link = {5e8, 1e-5};
+  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
+  return h;
+}
+
 // tiny_gr00t's deck as it is (packed), at 2 ranks.
 Workload tiny_gr00t_workload() {
   Workload w;
@@ -1432,12 +1444,7 @@ BOOST_AUTO_TEST_CASE(collectives_on_a_shared_core_slow_the_compute_and_the_parts
 BOOST_AUTO_TEST_CASE(ranks_time_sharing_a_core_slow_their_partners_with_the_closing_collectives_polls) {
   Workload w = tiny_workload();
   w.bucket_bytes = 1 << 30;  // one bucket: its reduce-scatter closes the backward, uncovered
-  Hardware h = two_core_node();
-  h.intra_node.bytes_per_s = 1e9;
-  h.comm_overlaps_compute = false;
-  h.rank_imbalance_ranks = 4;
-  h.time_sharing_link = {5e8, 1e-5};
-  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
+  Hardware h = time_sharing_two_core_node();
   h.comm_core_seconds_per_byte = 1e-10, h.comm_core_seconds_per_call = 2e-4;
   h.time_sharing_core_seconds_per_byte = 3e-10, h.time_sharing_core_seconds_per_call = 0;
   const auto with_polls = [&](int ranks, double per_call) {
@@ -1466,12 +1473,7 @@ BOOST_AUTO_TEST_CASE(ranks_time_sharing_a_core_slow_their_partners_with_the_clos
 // copies as compute.
 BOOST_AUTO_TEST_CASE(ranks_time_sharing_cores_take_the_core_seconds_measured_at_their_count) {
   Workload w = tiny_workload();
-  Hardware h = two_core_node();
-  h.intra_node.bytes_per_s = 1e9;
-  h.comm_overlaps_compute = false;
-  h.rank_imbalance_ranks = 4;
-  h.time_sharing_link = {5e8, 1e-5};
-  h.time_sharing_reduce_bytes_per_s_by_size = {{1 << 20, 1e9}};
+  Hardware h = time_sharing_two_core_node();
   h.comm_core_seconds_per_byte = 1e-10, h.comm_core_seconds_per_call = 2e-5;
   BOOST_TEST(comm_core_cost(h, 4).per_byte == 1e-10);  // not measured at 4: the rank-per-core figures
   BOOST_TEST(comm_core_cost(h, 4).per_call == 2e-5);
