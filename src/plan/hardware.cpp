@@ -144,6 +144,8 @@ bool ranks_time_share_cores(const Hardware& hw, int ranks) {
   return hw.ranks_share_node && ranks > hw.devices_per_node;
 }
 
+double ranks_a_core(const Hardware& hw, int ranks) { return 1 / device_share(hw, ranks); }
+
 bool time_sharing_link_measured(const Hardware& hw) { return hw.time_sharing_link.bytes_per_s > 0; }
 
 CommCoreCost comm_core_cost(const Hardware& hw, int ranks) {

@@ -218,6 +218,8 @@ double time_sharing_reduce_rate(const Hardware& hw, double full_bytes);
 double device_share(const Hardware& hw, int ranks);
 // More ranks than a CPU node's cores: they take turns on them.
 bool ranks_time_share_cores(const Hardware& hw, int ranks);
+// The ranks that take turns on one core (1 / device_share): 1 where each has a core or a device.
+double ranks_a_core(const Hardware& hw, int ranks);
 // The file has time_sharing_link (hwprobe --imbalance at more ranks than cores).
 bool time_sharing_link_measured(const Hardware& hw);
 // The core seconds a collective takes from its rank's compute where no core is spare: per byte

@@ -336,8 +336,8 @@ struct PassTime {
 PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, double issuer_share,
                          double partner_polls) {
   const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - uncovered / total) : 0.0;
-  const double polls = uncovered > 0 ? partner_polls / 2 : 0.0;
-  return {uncovered * (1 - issuer_share) + polls, covered + uncovered * issuer_share + polls, 2 * polls};
+  const double polls = uncovered > 0 ? partner_polls : 0.0;
+  return {uncovered * (1 - issuer_share) + polls / 2, covered + uncovered * issuer_share + polls / 2, polls};
 }
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
@@ -414,9 +414,8 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // entering together, ended 3.5 ms after the late rank's backward, which ran on 0-16 ms past
   // its issue, median 2.3).
   const double issuer_share = shared_core && overlap ? 1.0 / R : 0.0;
-  const double ranks_a_core = 1 / device_share(hw, R);
   const double partner_polls = shared_core && overlap && ranks_time_share_cores(hw, R)
-                                   ? (ranks_a_core - 1) * core_cost.per_call
+                                   ? (ranks_a_core(hw, R) - 1) * core_cost.per_call
                                    : 0.0;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
     const PassTime pt =
@@ -436,7 +435,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
     const PassTime pt = overlap ? split_uncovered(total, core, std::max(0.0, total - (mb_fwd + mb_bwd)), shared_core,
                                                   issuer_share, partner_polls)
-                                : PassTime{total, 0, 0};
+                                : PassTime{total, 0};
     s.comm_exposed_s += times_per_step * pt.exposed;
     s.partner_polls_s += times_per_step * pt.partner_polls;
     s.comm_core_fwd_s += times_per_step * pt.core * mb_fwd / (mb_fwd + mb_bwd);
@@ -526,7 +525,7 @@ HeadTurns turns_after_head(int k, double first_turn, double turn, double fwd, do
 HeadTurns head_turns(const Hardware& hw, const StepPrediction& s) {
   const double share = device_share(hw, s.w.ranks);
   if (!hw.ranks_share_node || share >= 1 || hw.first_turn_s <= 0 || hw.turn_s <= 0) return {};
-  const int k = std::max(2, int(std::lround(1 / share)));  // ranks a core
+  const int k = std::max(2, int(std::lround(ranks_a_core(hw, s.w.ranks))));
   const double per_mb = share / s.micro_batches;             // a micro-batch at a full core
   const double fwd = s.fwd_s * per_mb, work = fwd + (s.bwd_s + s.recompute_s) * per_mb;
   if (work <= 0) return {};
@@ -584,8 +583,7 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   // partners' each halved over the ranks). Ranks on cores of their own each spread by both at
   // once, independently: the two spreads add in quadrature, and so do the expected waits for the
   // slowest of R.
-  const double ranks_per_core = time_sharing ? double(R) / hw.devices_per_node : 1.0;
-  const double data = s.data_spread_s / std::sqrt(ranks_per_core) *
+  const double data = s.data_spread_s / std::sqrt(ranks_a_core(hw, R)) *
                       expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
   s.imbalance_s = time_sharing ? timing + data : std::hypot(timing, data);
   s.compute_s += s.imbalance_s;
