@@ -16,7 +16,7 @@
 # VM the hypervisor also gives the cores to other guests for spells: a run during which more than
 # STEAL of the CPU time the VM wanted was stolen (/proc/stat's steal) was not on a quiet machine
 # either, at any rank count, and runs again so too (round 86, a new VM: 2- and 4-rank runs with
-# 7-15 % stolen were 18-29 % slower than predicted, those with 0.6-2.1 % 4-18 %); so does a probe.
+# 7-15 % stolen were 18-29 % slower than predicted, those with 0.6-2.1 % 4-12 %); so does a probe.
 # With more ranks than cores
 # the ranks' imbalance, first turn and collectives are measured at that count (`hwprobe
 # --imbalance` right before and right after the run, their mean: one probe after it moved a
@@ -86,7 +86,9 @@ stolen_share() {  # stolen_share "WANTED STOLEN" "WANTED STOLEN": the stolen sha
   /usr/bin/python3 -c 'import sys; w0, s0 = map(int, sys.argv[1].split()); w1, s1 = map(int, sys.argv[2].split())
 print(round((s1 - s0) / max(w1 - w0, 1), 4))' "$1" "$2"
 }
-over() { /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) <= float(sys.argv[2]))' "$1" "$2"; }
+over() {  # over A B: A > B, as floats
+  /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) <= float(sys.argv[2]))' "$1" "$2"
+}
 # A probe measures again when more than STEAL of its CPU time was stolen, up to RETRIES times: one
 # stolen spell in a probe halved its GEMM rate (round 87: 50 GFLOP/s against 82-91 in the rest).
 probe() {
