@@ -59,9 +59,11 @@ assert acts["gelu_tanh"][0] > 2 * acts["relu"][0] and acts["silu"][0] > 2 * acts
 ops = {name: f["value"] for name, f in one["elementwise_element_seconds"].items()}
 assert sorted(ops) == ["rope_backward", "rope_forward", "sinus_embedding"], ops
 assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
-# a GEMM call's set-up in rows (4.4-5.0 here: 16-row calls at 0.83 of the 64-row calls' rate)
+# a GEMM call's set-up in rows, which depends on OpenBLAS's kernel for the CPU: 4.4-5.0 with the
+# Haswell/Zen kernels (16-row calls at 0.83 of the 64-row calls' rate), 0-0.55 with the AVX-512
+# Cooperlake/SkylakeX kernels on a Zen 4, whose small-matrix path skips the packing
 call_rows = one["gemm_call_rows"]["value"]
-assert 0.5 < call_rows < 64, call_rows
+assert 0 <= call_rows < 64, call_rows
 # an attention tile's fixed work in rows and keys (here 5.6-7.3 rows and 11-19 keys: tiles of 8
 # rows at 0.19-0.22 and of 8 keys at 0.25-0.32 of full ones' time)
 tile = (one["attention_tile_rows"]["value"], one["attention_tile_keys"]["value"])

@@ -189,8 +189,11 @@ double gemm_rate() {
 // and each rate is the median of its rounds.
 //   call_rows  a call's set-up in rows: the width-64 trunk on 16 and on 64 rows (a micro-batch
 //           of one or two tiny samples' action tokens, and a few samples'), each call taking as
-//           long as rows + call_rows at one rate (here 4.3-6.9 rows in 43 probes, median 5.0; a
-//           bench of widths 64 and 256 alike gave 4.4-6: 0.81 of the 512-row rate on 26 rows).
+//           long as rows + call_rows at one rate. It is the BLAS kernel's: OpenBLAS's Haswell/Zen
+//           kernels on a Zen 5 gave 4.3-6.9 rows in 43 probes, median 5.0 (a bench of widths 64
+//           and 256 alike gave 4.4-6: 0.81 of the 512-row rate on 26 rows); its AVX-512
+//           Cooperlake kernels on a Zen 4 give 0-0.55, their small-matrix path skipping the
+//           packing (a 0 is a measurement: the 16-row calls ran at the 64-row calls' rate).
 struct GemmEfficiency {
   std::vector<std::pair<int, double>> widths, narrow;
   double call_rows = 0;
