@@ -62,6 +62,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -140,6 +141,38 @@ double thread_seconds(const std::function<void()>& fn) {
   return median_over_ranks(double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec));
 }
 
+// The caches of rank 0's core as sysfs describes them (cpu0/cache/index*: each level's size,
+// "32768K"), the largest at each level; empty where sysfs has none. sysconf's figure is the
+// host's on some VMs (320 MiB here, against sysfs's 32 MiB shared by the two cores).
+std::map<int, double> cache_bytes_by_level() {
+  std::map<int, double> bytes;
+  for (int i = 0;; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_in >> level) || !(size_in >> size)) break;
+    const char unit = size.empty() ? 0 : size.back();
+    const double scale = unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0;
+    bytes[level] = std::max(bytes[level], std::atof(size.c_str()) * scale);
+  }
+  return bytes;
+}
+
+// The highest level's size; 0 where sysfs has none.
+double last_level_cache_bytes() {
+  const auto bytes = cache_bytes_by_level();
+  return bytes.empty() ? 0.0 : bytes.rbegin()->second;
+}
+
+// The core's own cache below the shared last level: level 2 (1 MiB on Zen 4 and 5, 2 MiB on
+// Sapphire Rapids); 1 MiB where sysfs does not say.
+double private_cache_bytes() {
+  const auto bytes = cache_bytes_by_level();
+  const auto level2 = bytes.find(2);
+  return level2 == bytes.end() ? double(1 << 20) : level2->second;
+}
+
 // Linear forward + backward of a set of shapes {in, out} on N rows: by default the trunk shapes
 // of a width-D model (F = 4D: qkv, out, up, down); the GEMM rate's are those of D 256 on 2048
 // rows.
@@ -160,6 +193,7 @@ struct TrunkGemms {
     for (auto& s : shapes) f += 6.0 * double(N) * double(s[0]) * double(s[1]);
     return f;
   }
+  double bytes() const { return 4.0 * double(x.size() + y.size() + dy.size() + dx.size() + w.size() + dw.size()); }
   void run() {
     for (auto& s : shapes) {
       linear(x.data(), w.data(), y.data(), N, s[0], s[1]);
@@ -167,6 +201,25 @@ struct TrunkGemms {
                                 emb::View{}, emb::view(dy.data(), N, s[1]), emb::view(dx.data(), N, s[0]),
                                 emb::view(dw.data(), s[0], s[1]), emb::View{});
     }
+  }
+};
+
+// A set of linears whose operands rotate over copies spanning `span_bytes`, one copy a run, so
+// that with twice the core's private cache each call finds its weights and activations beyond
+// it, as a step's linears do (each layer has its own weights; the backward reads activations
+// written many ops before). Back to back on one set the tiny decks' width-64 shapes kept theirs
+// in the private cache: a tiny_gr00t step's sgemm calls took 1.18-1.27x the same shapes replayed
+// so (an LD_PRELOAD timer of every call), 1.05-1.15x shapes rotated over 16-48 sets
+// (regression/plan_validation.md session 30).
+struct RotatedGemms {
+  RotatedGemms(const TrunkGemms& set, double span_bytes)
+      : copies(size_t(std::max(1.0, std::ceil(span_bytes / set.bytes()))), set) {}
+  std::vector<TrunkGemms> copies;
+  size_t next = 0;
+  double flops() const { return copies.front().flops(); }
+  void run() {
+    copies[next].run();
+    next = (next + 1) % copies.size();
   }
 };
 
@@ -183,10 +236,13 @@ double gemm_rate() {
 //           the action and patch encoders, the heads, the decoders), n 8, 16, 32, on 128 rows
 //           (the tiny decks run their encoders and heads on 40-260 rows a micro-batch).
 // Narrow linears pay the micro-kernel's edges, the packing and the call's set-up over fewer
-// FLOPs. Each run repeats its shapes to a share of the width-256 run's FLOPs (all of it for the
-// widths, an eighth for the narrow sets), so the timer sees milliseconds; every set and the
-// reference are interleaved, 5 rounds, each timed on the thread's CPU clock (thread_seconds),
-// and each rate is the median of its rounds.
+// FLOPs. Each set's operands rotate over twice the private cache (RotatedGemms: at one rank
+// here the narrow sets' ratios fell from 0.82, 1.0 and 1.09 to 0.68-0.70, 0.86-0.87 and
+// 0.95-0.98 for n 8, 16, 32; the widths' sets, already beyond it, stayed). Each run repeats its
+// shapes to a share of the width-256 run's FLOPs (all of it for the widths, an eighth for the
+// narrow sets), so the timer sees milliseconds; every set and the reference are interleaved, 5
+// rounds, each timed on the thread's CPU clock (thread_seconds), and each rate is the median of
+// its rounds.
 //   call_rows  a call's set-up in rows: the width-64 trunk on 16 and on 64 rows (a micro-batch
 //           of one or two tiny samples' action tokens, and a few samples'), each call taking as
 //           long as rows + call_rows at one rate. It is the BLAS kernel's: OpenBLAS's Haswell/Zen
@@ -207,14 +263,16 @@ double call_rows_from_rates(double m, double rate_m, double rate_4m) {
 
 GemmEfficiency gemm_shape_efficiency() {
   const std::vector<int> widths = {32, 64, 128}, narrow = {8, 16, 32};
-  std::vector<TrunkGemms> gemms;
+  const double span = 2 * private_cache_bytes();
+  std::vector<RotatedGemms> gemms;
   std::vector<double> share;
-  for (int width : widths) gemms.emplace_back(512, width), share.push_back(1);
-  for (int n : narrow) gemms.emplace_back(128, std::vector<std::array<int64_t, 2>>{{n, 64}, {64, n}}), share.push_back(0.125);
+  for (int width : widths) gemms.emplace_back(TrunkGemms(512, width), span), share.push_back(1);
+  for (int n : narrow)
+    gemms.emplace_back(TrunkGemms(128, {{n, 64}, {64, n}}), span), share.push_back(0.125);
   constexpr int kFewRows = 16;
   const size_t few_rows = gemms.size();
-  for (int rows : {kFewRows, 4 * kFewRows}) gemms.emplace_back(rows, 64), share.push_back(0.125);
-  gemms.emplace_back(512, 256), share.push_back(1);  // the reference, last
+  for (int rows : {kFewRows, 4 * kFewRows}) gemms.emplace_back(TrunkGemms(rows, 64), span), share.push_back(0.125);
+  gemms.emplace_back(TrunkGemms(512, 256), span), share.push_back(1);  // the reference, last
   const double target = gemms.back().flops();
   std::vector<std::vector<double>> rates(gemms.size());
   for (int round = 0; round < 5; ++round)
@@ -776,25 +834,6 @@ CommCore comm_core_seconds(const emb::World& world) {
   return c;
 }
 
-// The last-level cache of rank 0's core as sysfs describes it (cpu0/cache/index*: the highest
-// level's size, "32768K"); 0 where sysfs has none. sysconf's figure is the host's on some VMs
-// (320 MiB here, against sysfs's 32 MiB shared by the two cores).
-double last_level_cache_bytes() {
-  double bytes = 0;
-  int top = 0;
-  for (int i = 0;; ++i) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_in(dir + "level"), size_in(dir + "size");
-    int level = 0;
-    std::string size;
-    if (!(level_in >> level) || !(size_in >> size)) break;
-    const char unit = size.empty() ? 0 : size.back();
-    const double scale = unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : 1.0;
-    if (level >= top) top = level, bytes = std::atof(size.c_str()) * scale;
-  }
-  return bytes;
-}
-
 double write_bandwidth() {
   const size_t bytes = size_t(256) << 20;
   std::vector<char> buf(bytes, 1);
@@ -943,15 +982,18 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
-                       " (F 4x) over width 256's, 512 rows, interleaved, thread CPU time, per core");
+                       " (F 4x) over width 256's, 512 rows, operands rotated over twice the private cache, interleaved, thread CPU "
+                       "time, per core");
   hw["gemm_call_rows"] =
       fig(m.gemm_shapes.call_rows,
-          "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, interleaved, thread CPU time: the rows "
+          "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, operands rotated over twice the private "
+          "cache, interleaved, thread CPU time: the rows "
           "a call's set-up costs (a call on M rows as long as M + it at one rate), per core");
   for (const auto& [n, ratio] : m.gemm_shapes.narrow)
     hw["gemm_narrow_efficiency"][std::to_string(n)] =
         fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
-                       " features on 128 rows over the width-256 trunk shapes on 512 rows, interleaved, thread CPU time, per core");
+                       " features on 128 rows over the width-256 trunk shapes on 512 rows, operands rotated over twice the "
+                       "private cache, interleaved, thread CPU time, per core");
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
