@@ -430,6 +430,10 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   };
   // A micro-batch's reductions that are not the step's last drain under the next micro-batch (a
   // gradient slot holds them until their bucket's next backward): exposed where they outlast it.
+  // They start as its forward does, so their core seconds slow the forward first and the
+  // backward only with what outlasts the forward (charged pro rata to the passes' compute, the
+  // forward got a third of them: at 2 ranks scaling_cpu's ZeRO-3 forward ran 4.8 ms over DDP's,
+  // --plan's 1.5 ms of the reduce-scatter's 4.5 core ms; session 31).
   auto drained_pass = [&](const BucketTimes& after, int times_per_step) {
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
@@ -438,8 +442,9 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
                                 : PassTime{total, 0};
     s.comm_exposed_s += times_per_step * pt.exposed;
     s.partner_polls_s += times_per_step * pt.partner_polls;
-    s.comm_core_fwd_s += times_per_step * pt.core * mb_fwd / (mb_fwd + mb_bwd);
-    s.comm_core_bwd_s += times_per_step * pt.core * mb_bwd / (mb_fwd + mb_bwd);
+    const double in_forward = total > mb_fwd ? mb_fwd / total : 1.0;
+    s.comm_core_fwd_s += times_per_step * pt.core * in_forward;
+    s.comm_core_bwd_s += times_per_step * pt.core * (1 - in_forward);
   };
   // ZeRO-3's first kPrefetchDepth buckets are gathered by publish_params behind the previous
   // step's update. With MPI's progress thread on the ranks' cores they run under the step's

@@ -665,6 +665,12 @@ BOOST_AUTO_TEST_CASE(the_last_rank_to_issue_runs_the_uncovered_collective_on_its
   BOOST_TEST(drained.comm_exposed_s == slow / 2 + uncovered / 2, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(drained.comm_core_fwd_s + drained.comm_core_bwd_s == slow / 2 + core * (1 - uncovered / slow) + uncovered / 2,
              boost::test_tools::tolerance(1e-9));
+  // The drained reduction starts with the second micro-batch's forward: the forward holds the
+  // share of its core seconds that runs beside it, the forward's seconds over the reduction's.
+  const double forward = drained.fwd_s / 2;
+  BOOST_TEST(forward < slow);
+  BOOST_TEST(drained.comm_core_fwd_s == (core * (1 - uncovered / slow) + uncovered / 2) * forward / slow,
+             boost::test_tools::tolerance(1e-9));
 }
 
 // The progress thread takes its rank's core for each call too, whatever the size (its wake-ups
@@ -691,6 +697,10 @@ BOOST_AUTO_TEST_CASE(a_covered_collective_costs_the_core_its_call_too) {
   const auto core = [](const StepPrediction& s) { return s.comm_core_fwd_s + s.comm_core_bwd_s; };
   BOOST_TEST(core(with_calls) - core(bytes_only) == 2e-4 * reduction_calls * (with_calls.micro_batches - 1),
              boost::test_tools::tolerance(1e-9));
+  // The drained reduction, shorter than the forward it starts with, slows the forward alone.
+  BOOST_TEST(with_calls.comm_core_fwd_s - bytes_only.comm_core_fwd_s == core(with_calls) - core(bytes_only),
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(with_calls.comm_core_fwd_s > 0);
   BOOST_TEST(with_calls.comm_exposed_s == bytes_only.comm_exposed_s, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(with_calls.step_s > bytes_only.step_s);
   w.ranks = 1;
