@@ -317,7 +317,8 @@ double sent_bytes(Collective op, double bytes, int R) {
 // Overlapping, the exposed seconds are what pass_exposed finds uncovered; on a shared core the
 // covered share of the collectives' core seconds slows the pass's compute (`core`, added to
 // it). Not overlapping, every collective is a wait, which holds its core seconds. The issuing
-// rank's share of the uncovered seconds (issuer_share) is its compute, not a wait.
+// rank's share of the uncovered seconds (Issuer) is its compute, not a wait, but for the hand-off
+// it still waits after its phase.
 struct PassTime {
   double exposed = 0, core = 0;
   double partner_polls = 0;  // half of it in exposed, half in core (split_uncovered)
@@ -333,21 +334,29 @@ struct PassTime {
 // (the j-th to end slowed by the j-1 before it) and half their wait for the last.
 // Session 29: at 4 ranks on 2 cores all three decks' backward 0.8 ms over --plan and their
 // exposed comm 0.3-1.6 over, each closed by one reduce-scatter; the probe's calls 0.4-1.7 ms.
-PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, double issuer_share,
+// The last rank to issue an uncovered collective: its share of the ranks (`share`), and the
+// seconds of it the rank still waits after the phase that issued it (`wait`).
+struct Issuer {
+  double share = 0, wait = 0;
+};
+
+PassTime split_uncovered(double total, double core, double uncovered, bool shared_core, const Issuer& issuer,
                          double partner_polls) {
   const double covered = shared_core && total > 0 ? core * std::max(0.0, 1 - uncovered / total) : 0.0;
   const double polls = uncovered > 0 ? partner_polls : 0.0;
-  return {uncovered * (1 - issuer_share) + polls / 2, covered + uncovered * issuer_share + polls / 2, polls};
+  const double issuer_wait = std::min(uncovered, issuer.wait);
+  return {uncovered * (1 - issuer.share) + issuer_wait * issuer.share + polls / 2,
+          covered + (uncovered - issuer_wait) * issuer.share + polls / 2, polls};
 }
 
 PassTime pass_time(const std::vector<double>& comp, const BucketTimes& before, const BucketTimes& after,
-                   bool prefetch_all, bool overlap, bool shared_core, double issuer_share, double partner_polls) {
+                   bool prefetch_all, bool overlap, bool shared_core, const Issuer& issuer, double partner_polls) {
   double total = 0, core = 0;
   for (size_t k = 0; k < comp.size(); ++k)
     total += before.seconds[k] + after.seconds[k], core += before.core[k] + after.core[k];
   if (!overlap) return {total, 0};
   return split_uncovered(total, core, pass_exposed(comp, before.seconds, after.seconds, prefetch_all), shared_core,
-                         issuer_share, partner_polls);
+                         issuer, partner_polls);
 }
 
 BucketTimes reversed(BucketTimes t) {
@@ -412,19 +421,22 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
   // none of it exposed; at 2 the late rank's bwd 3 ms longer and its wait 0, the early rank's
   // wait 3.2 ms; session 20, ranks time-sharing one core: 2 ranks' last reduce-scatter, 8.9 ms
   // entering together, ended 3.5 ms after the late rank's backward, which ran on 0-16 ms past
-  // its issue, median 2.3).
-  const double issuer_share = shared_core && overlap ? 1.0 / R : 0.0;
+  // its issue, median 2.3). It still waits for its last call's hand-off from the progress thread,
+  // the core seconds a call takes (session 31, traced at 2 ranks: the closing reduce-scatter
+  // ended 0.18 ms after the late rank's backward, median, on tiny_wan, 0.8 MB, as on
+  // scaling_cpu, 17.5 MB; the probe's call 0.15-0.18 ms). One rank's copies wait for no one.
+  const Issuer issuer{shared_core && overlap ? 1.0 / R : 0.0, R > 1 ? core_cost.per_call : 0.0};
   const double partner_polls = shared_core && overlap && ranks_time_share_cores(hw, R)
                                    ? (ranks_a_core(hw, R) - 1) * core_cost.per_call
                                    : 0.0;
   auto fwd_pass = [&](const BucketTimes& before, const BucketTimes& after, bool prefetch_all, int times_per_step) {
     const PassTime pt =
-        pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer_share, partner_polls);
+        pass_time(fwd_comp, before, after, prefetch_all, overlap, shared_core, issuer, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_fwd_s += times_per_step * pt.core;
     s.partner_polls_s += times_per_step * pt.partner_polls;
   };
   auto bwd_pass = [&](const BucketTimes& before, const BucketTimes& after, int times_per_step) {
-    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer_share, partner_polls);
+    const PassTime pt = pass_time(bwd_comp, before, after, false, overlap, shared_core, issuer, partner_polls);
     s.comm_exposed_s += times_per_step * pt.exposed, s.comm_core_bwd_s += times_per_step * pt.core;
     s.partner_polls_s += times_per_step * pt.partner_polls;
   };
@@ -438,7 +450,7 @@ void add_communication(const Hardware& hw, const Workload& w, const PlanReport& 
     double total = 0, core = 0;
     for (size_t k = 0; k < B; ++k) total += after.seconds[k], core += after.core[k];
     const PassTime pt = overlap ? split_uncovered(total, core, std::max(0.0, total - (mb_fwd + mb_bwd)), shared_core,
-                                                  issuer_share, partner_polls)
+                                                  issuer, partner_polls)
                                 : PassTime{total, 0};
     s.comm_exposed_s += times_per_step * pt.exposed;
     s.partner_polls_s += times_per_step * pt.partner_polls;
