@@ -60,8 +60,8 @@ ops = {name: f["value"] for name, f in one["elementwise_element_seconds"].items(
 assert sorted(ops) == ["rope_backward", "rope_forward", "sinus_embedding"], ops
 assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
 # a GEMM call's set-up in rows, which depends on OpenBLAS's kernel for the CPU: 4.4-5.0 with the
-# Haswell/Zen kernels (16-row calls at 0.83 of the 64-row calls' rate), 0-0.55 with the AVX-512
-# Cooperlake/SkylakeX kernels on a Zen 4, whose small-matrix path skips the packing
+# Haswell/Zen kernels (16-row calls at 0.83 of the 64-row calls' rate), 0-3.9 (median 0.5-0.9)
+# with the AVX-512 Cooperlake kernels on a Zen 4, whose small-matrix path skips the packing
 call_rows = one["gemm_call_rows"]["value"]
 assert 0 <= call_rows < 64, call_rows
 # an attention tile's fixed work in rows and keys (here 5.6-7.3 rows and 11-19 keys: tiles of 8

@@ -238,7 +238,8 @@ double gemm_rate() {
 // Narrow linears pay the micro-kernel's edges, the packing and the call's set-up over fewer
 // FLOPs. Each set's operands rotate over twice the private cache (RotatedGemms: at one rank
 // here the narrow sets' ratios fell from 0.82, 1.0 and 1.09 to 0.68-0.70, 0.86-0.87 and
-// 0.95-0.98 for n 8, 16, 32; the widths' sets, already beyond it, stayed). Each run repeats its
+// 0.95-0.98 for n 8, 16, 32, at two the medians from 0.73, 0.93, 1.03 to 0.67, 0.86, 0.95; the
+// widths' sets, already beyond it, stayed). Each run repeats its
 // shapes to a share of the width-256 run's FLOPs (all of it for the widths, an eighth for the
 // narrow sets), so the timer sees milliseconds; every set and the reference are interleaved, 5
 // rounds, each timed on the thread's CPU clock (thread_seconds), and each rate is the median of
@@ -248,8 +249,9 @@ double gemm_rate() {
 //           long as rows + call_rows at one rate. It is the BLAS kernel's: OpenBLAS's Haswell/Zen
 //           kernels on a Zen 5 gave 4.3-6.9 rows in 43 probes, median 5.0 (a bench of widths 64
 //           and 256 alike gave 4.4-6: 0.81 of the 512-row rate on 26 rows); its AVX-512
-//           Cooperlake kernels on a Zen 4 give 0-0.55, their small-matrix path skipping the
-//           packing (a 0 is a measurement: the 16-row calls ran at the 64-row calls' rate).
+//           Cooperlake kernels on a Zen 4 gave 0-3.9, median 0.5 (112 probes at 2 ranks; 0.9
+//           with the operands rotated), their small-matrix path skipping the packing (a 0 is a
+//           measurement: the 16-row calls ran at the 64-row calls' rate).
 struct GemmEfficiency {
   std::vector<std::pair<int, double>> widths, narrow;
   double call_rows = 0;
