@@ -247,11 +247,10 @@ double gemm_rate() {
 // FLOPs. Each set's operands rotate over twice the private cache (RotatedGemms: at one rank
 // here the narrow sets' ratios fell from 0.82, 1.0 and 1.09 to 0.68-0.70, 0.86-0.87 and
 // 0.95-0.98 for n 8, 16, 32, at two the medians from 0.73, 0.93, 1.03 to 0.67, 0.86, 0.95; the
-// widths' sets, already beyond it, stayed). Each run repeats its
-// shapes to a share of the width-256 run's FLOPs (all of it for the widths, an eighth for the
-// narrow sets), so the timer sees milliseconds; every set and the reference are interleaved, 5
-// rounds, each timed on the thread's CPU clock (thread_seconds), and each rate is the median of
-// its rounds.
+// widths' sets, already beyond it, stayed). Each run repeats its shapes to a share of the
+// width-256 run's FLOPs (all of it for the widths, an eighth for the narrow sets), so the timer
+// sees milliseconds; every set and the reference are interleaved, 5 rounds, each timed on the
+// thread's CPU clock (thread_seconds), and each rate is the median of its rounds.
 //   call_rows  a call's set-up in rows: the width-64 trunk on 16 and on 64 rows (a micro-batch
 //           of one or two tiny samples' action tokens, and a few samples'), each call taking as
 //           long as rows + call_rows at one rate. It is the BLAS kernel's: OpenBLAS's Haswell/Zen
@@ -989,21 +988,20 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     hw["elementwise_element_seconds"][op] =
         fig(seconds, op + " through Ops on 256 x 256 (cache-resident): seconds per element, per core");
   hw.update(imbalance_figures(fig, m.imbalance));
+  // How gemm_shape_efficiency times every set: its sources' common tail.
+  const std::string shape_sets = "operands rotated over twice the private cache, interleaved, thread CPU time";
   for (const auto& [width, ratio] : m.gemm_shapes.widths)
     hw["gemm_width_efficiency"][std::to_string(width)] =
         fig(ratio, "linear fwd+bwd at the trunk shapes of width " + std::to_string(width) +
-                       " (F 4x) over width 256's, 512 rows, operands rotated over twice the private cache, interleaved, thread CPU "
-                       "time, per core");
+                       " (F 4x) over width 256's, 512 rows, " + shape_sets + ", per core");
   hw["gemm_call_rows"] =
-      fig(m.gemm_shapes.call_rows,
-          "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, operands rotated over twice the private "
-          "cache, interleaved, thread CPU time: the rows "
-          "a call's set-up costs (a call on M rows as long as M + it at one rate), per core");
+      fig(m.gemm_shapes.call_rows, "linear fwd+bwd at the width-64 trunk shapes on 16 and on 64 rows, " + shape_sets +
+                                       ": the rows a call's set-up costs (a call on M rows as long as M + it at one "
+                                       "rate), per core");
   for (const auto& [n, ratio] : m.gemm_shapes.narrow)
     hw["gemm_narrow_efficiency"][std::to_string(n)] =
         fig(ratio, "linear fwd+bwd of " + std::to_string(n) + " -> 64 and 64 -> " + std::to_string(n) +
-                       " features on 128 rows over the width-256 trunk shapes on 512 rows, operands rotated over twice the "
-                       "private cache, interleaved, thread CPU time, per core");
+                       " features on 128 rows over the width-256 trunk shapes on 512 rows, " + shape_sets + ", per core");
   hw["fixed_costs"] = {
       {"op_call_s", fig(m.op_call, "host seconds per Ops call of a tiny op (add on [1, 8]), every rank at once")},
       {"allocation_s", fig(m.allocation, "seconds per host heap allocation, 32 B to 1 KiB each written once (the step's mix of sizes), every rank at once")},
