@@ -27,9 +27,16 @@ constexpr Activation kFusedActivations[] = {Activation::relu, Activation::silu, 
                                             Activation::gelu_erf};
 // The elementwise ops (by Ops method name) whose time is their arithmetic, not their bytes: rope's
 // and the sinusoids' sines and cosines per element (0.4-2.4 GB/s on a CPU where the rest ran at
-// 8-50), each with a cost per element of its own in hardware files (hwprobe's
-// elementwise_element_seconds; the planner's dry step counts their elements).
-constexpr const char* kArithmeticElementwiseOps[] = {"rope_forward", "rope_backward", "sinus_embedding"};
+// 8-50), and the norms' row statistics and passes (5-12 GB/s there, the narrower the rows the
+// slower: regression/plan_validation.md session 32), each with a cost per element of its own in
+// hardware files, the norms' with a cost per row beside it (hwprobe's
+// elementwise_element_seconds and elementwise_row_seconds; the planner's dry step counts their
+// elements and rows).
+constexpr const char* kArithmeticElementwiseOps[] = {
+    "rope_forward",          "rope_backward",          "sinus_embedding",
+    "layernorm_forward",     "layernorm_backward",     "rmsnorm_forward",
+    "rmsnorm_backward",      "norm_modulate_forward",  "norm_modulate_backward",
+    "residual_norm_modulate_forward"};
 inline const char* activation_name(Activation a) {
   switch (a) {
     case Activation::relu: return "relu";

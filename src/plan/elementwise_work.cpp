@@ -19,7 +19,7 @@ ElementwisePass ElementwisePass::combined(const ElementwisePass& a, double f, co
                     a.gemm_row_flops + f * b.gemm_row_flops, a.arithmetic};
   for (const auto& [op, work] : b.arithmetic) {
     ArithmeticWork& sum = p.arithmetic[op];
-    sum.elements += f * work.elements, sum.bytes += f * work.bytes;
+    sum.elements += f * work.elements, sum.rows += f * work.rows, sum.bytes += f * work.bytes;
   }
   return p;
 }
@@ -97,6 +97,51 @@ void ElementwiseRecorder::sinus_embedding(const View& t, const View& out, const 
   ObservedOps::sinus_embedding(t, out, cfg);
 }
 
+void ElementwiseRecorder::layernorm_forward(const View& x, const View& weight, const View& bias, const View& y,
+                                            const View& mean, const View& rstd, float eps) {
+  add_elements("layernorm_forward", x);
+  ObservedOps::layernorm_forward(x, weight, bias, y, mean, rstd, eps);
+}
+
+void ElementwiseRecorder::layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd,
+                                             const View& dy, const View& dx, const View& dweight, const View& dbias) {
+  add_elements("layernorm_backward", x);
+  ObservedOps::layernorm_backward(x, weight, mean, rstd, dy, dx, dweight, dbias);
+}
+
+void ElementwiseRecorder::rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) {
+  add_elements("rmsnorm_forward", x);
+  ObservedOps::rmsnorm_forward(x, weight, y, rstd);
+}
+
+void ElementwiseRecorder::rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy,
+                                           const View& dx, const View& dweight) {
+  add_elements("rmsnorm_backward", x);
+  ObservedOps::rmsnorm_backward(x, weight, rstd, dy, dx, dweight);
+}
+
+void ElementwiseRecorder::norm_modulate_forward(const View& x, const View& scale, const View& shift,
+                                                const View& normed, const View& y, const View& mean,
+                                                const View& rstd, float eps) {
+  add_elements("norm_modulate_forward", x);
+  ObservedOps::norm_modulate_forward(x, scale, shift, normed, y, mean, rstd, eps);
+}
+
+void ElementwiseRecorder::norm_modulate_backward(const View& x, const View& normed, const View& scale,
+                                                 const View& mean, const View& rstd, const View& dy, const View& dx,
+                                                 const View& dscale, const View& dshift) {
+  add_elements("norm_modulate_backward", x);
+  ObservedOps::norm_modulate_backward(x, normed, scale, mean, rstd, dy, dx, dscale, dshift);
+}
+
+void ElementwiseRecorder::residual_norm_modulate_forward(const View& x, const View& gate, const View& r,
+                                                         const View& x_in, const View& scale, const View& shift,
+                                                         const View& normed, const View& y, const View& mean,
+                                                         const View& rstd, float eps) {
+  add_elements("residual_norm_modulate_forward", x);
+  ObservedOps::residual_norm_modulate_forward(x, gate, r, x_in, scale, shift, normed, y, mean, rstd, eps);
+}
+
 void ElementwiseRecorder::linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                                          const View& y) {
   add_forward_gemm(x, y);
@@ -151,7 +196,8 @@ void ElementwiseRecorder::add_backward_gemms(const View& x, const View& dy, cons
 }
 
 void ElementwiseRecorder::add_elements(const char* op, const View& v) {
-  pass().arithmetic[op].elements += double(v.size());
+  ArithmeticWork& work = pass().arithmetic[op];
+  work.elements += double(v.size()), work.rows += double(v.rows);
 }
 
 void ElementwiseRecorder::op_ended(const char* op, double bytes) {

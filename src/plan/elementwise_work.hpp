@@ -23,10 +23,13 @@
 
 namespace emb {
 
-// An arithmetic op's tensor elements and the bytes of the views it was given.
+// An arithmetic op's tensor elements and rows (the tensor it normalises, rotates or writes) and
+// the bytes of the views it was given.
 struct ArithmeticWork {
-  double elements = 0, bytes = 0;
-  bool operator==(const ArithmeticWork& o) const { return elements == o.elements && bytes == o.bytes; }
+  double elements = 0, rows = 0, bytes = 0;
+  bool operator==(const ArithmeticWork& o) const {
+    return elements == o.elements && rows == o.rows && bytes == o.bytes;
+  }
 };
 
 struct ElementwisePass {
@@ -58,6 +61,20 @@ class ElementwiseRecorder : public ObservedOps {
   void rope_forward(const View& x, const int32_t* pos, const RopeConfig& cfg) override;
   void rope_backward(const View& dx, const int32_t* pos, const RopeConfig& cfg) override;
   void sinus_embedding(const View& t, const View& out, const SinusConfig& cfg) override;
+  void layernorm_forward(const View& x, const View& weight, const View& bias, const View& y, const View& mean,
+                         const View& rstd, float eps) override;
+  void layernorm_backward(const View& x, const View& weight, const View& mean, const View& rstd, const View& dy,
+                          const View& dx, const View& dweight, const View& dbias) override;
+  void rmsnorm_forward(const View& x, const View& weight, const View& y, const View& rstd) override;
+  void rmsnorm_backward(const View& x, const View& weight, const View& rstd, const View& dy, const View& dx,
+                        const View& dweight) override;
+  void norm_modulate_forward(const View& x, const View& scale, const View& shift, const View& normed, const View& y,
+                             const View& mean, const View& rstd, float eps) override;
+  void norm_modulate_backward(const View& x, const View& normed, const View& scale, const View& mean, const View& rstd,
+                              const View& dy, const View& dx, const View& dscale, const View& dshift) override;
+  void residual_norm_modulate_forward(const View& x, const View& gate, const View& r, const View& x_in,
+                                      const View& scale, const View& shift, const View& normed, const View& y,
+                                      const View& mean, const View& rstd, float eps) override;
   void linear_forward(const View& x, const View& W, const View& b, Activation act, const View& pre,
                       const View& y) override;
   void linear_backward(const View& x, const View& W, Activation act, const View& pre, const View& dy, const View& dx,

@@ -188,20 +188,20 @@ std::map<Activation, Hardware::ActivationCost> read_activation_costs(const nlohm
   return costs;
 }
 
-// elementwise_element_seconds {"rope_forward": figure, ...}: the ops kArithmeticElementwiseOps names, each
-// not negative.
+// elementwise_element_seconds {"rope_forward": figure, ...} or elementwise_row_seconds: `key`'s ops,
+// each one kArithmeticElementwiseOps names, each figure not negative.
 std::map<std::string, double> read_elementwise_costs(const nlohmann::json& j, const FigureReader& f,
-                                                     const std::string& path) {
+                                                     const std::string& path, const std::string& key) {
   std::map<std::string, double> costs;
-  if (!j.contains("elementwise_element_seconds")) return costs;
-  for (const auto& [name, figure] : j["elementwise_element_seconds"].items()) {
+  if (!j.contains(key)) return costs;
+  for (const auto& [name, figure] : j[key].items()) {
     if (std::find(std::begin(kArithmeticElementwiseOps), std::end(kArithmeticElementwiseOps), name) ==
         std::end(kArithmeticElementwiseOps))
-      throw Error(str(path, ": elementwise_element_seconds has \"", name, "\"; the ops are ",
+      throw Error(str(path, ": ", key, " has \"", name, "\"; the ops are ",
                       listed(kArithmeticElementwiseOps, [](const char* op) { return op; })),
                   kExitInput);
-    const double seconds = f("elementwise_element_seconds." + name);
-    if (seconds < 0) throw Error(str(path, ": elementwise_element_seconds.", name, " is negative"), kExitInput);
+    const double seconds = f(key + "." + name);
+    if (seconds < 0) throw Error(str(path, ": ", key, ".", name, " is negative"), kExitInput);
     costs[name] = seconds;
   }
   return costs;
@@ -257,7 +257,13 @@ Hardware load_hardware(const std::string& name_or_path) {
   if (j.contains("dropout_element_seconds")) h.dropout_element_s = f("dropout_element_seconds");
   if (j.contains("optimizer_element_seconds")) h.optimizer_element_s = f("optimizer_element_seconds");
   h.activation_element_s = read_activation_costs(j, f, h.path);
-  h.elementwise_element_s = read_elementwise_costs(j, f, h.path);
+  h.elementwise_element_s = read_elementwise_costs(j, f, h.path, "elementwise_element_seconds");
+  h.elementwise_row_s = read_elementwise_costs(j, f, h.path, "elementwise_row_seconds");
+  for (const auto& [op, seconds] : h.elementwise_row_s)
+    if (!h.elementwise_element_s.count(op))
+      throw Error(str(h.path, ": elementwise_row_seconds has \"", op, "\" but elementwise_element_seconds has not: "
+                      "measure both (hwprobe)"),
+                  kExitInput);
   if (j.contains("last_level_cache_bytes")) h.last_level_cache_bytes = f("last_level_cache_bytes");
   h.memory_bytes_per_s = f("memory.bytes_per_s");
   h.memory_bytes = f("memory.bytes");

@@ -94,8 +94,10 @@ struct Hardware {
   std::map<Activation, ActivationCost> activation_element_s;
   // The seconds per element of the elementwise ops whose time is their arithmetic (by
   // kArithmeticElementwiseOps name, kernels/op_types.hpp: rope's and the sinusoids' sines and
-  // cosines), a CPU's; an op absent costs its tensor's bytes at the memory bandwidth.
-  std::map<std::string, double> elementwise_element_s;
+  // cosines, the norms' statistics and passes), a CPU's, and the seconds per row beside them (the
+  // norms': a row's statistics and set-up; 0 where absent); an op absent from the first costs its
+  // tensor's bytes at the memory bandwidth.
+  std::map<std::string, double> elementwise_element_s, elementwise_row_s;
   // The optimizer phase's seconds per trained element (Σg² of the gradients and the AdamW step,
   // streaming fp32 parameters, gradients and moments), per core; 0 where the file has no
   // optimizer_element_seconds: that work is its bytes at memory_bytes_per_s.

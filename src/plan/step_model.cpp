@@ -162,14 +162,22 @@ double gemm_forward_seconds(const Hardware& hw, const Workload& w, const RankRat
 }
 
 // Seconds of a pass's elementwise ops: their bytes at the rank's memory bandwidth, but the
-// arithmetic ones' elements at the file's elementwise_element_seconds where it has a figure (a
-// GPU's file has none: there they stream like the rest).
+// arithmetic ones' at the larger of that and their elements and rows at the file's
+// elementwise_element_seconds and elementwise_row_seconds where it has a figure (a GPU's file has
+// none: there they stream like the rest). The larger, as a roofline: rope and the sinusoids are
+// their arithmetic at any width, a norm over wide rows streams (norm_modulate_forward at width
+// 256 in scaling_cpu's steps: 0.50 ms where its bytes took 0.49 and the probe's arithmetic 0.34),
+// over narrow rows it is its rows' statistics (width 64 in tiny_wan's: 0.56 ms for
+// norm_modulate_backward, its bytes 0.23; regression/plan_validation.md session 32).
 double elementwise_seconds(const Hardware& hw, const RankRates& r, const ElementwisePass& pass) {
   double seconds = pass.bytes / r.memory;
   for (const auto& [op, work] : pass.arithmetic) {
-    const auto figure = hw.elementwise_element_s.find(op);
-    if (figure != hw.elementwise_element_s.end())
-      seconds += work.elements * figure->second / r.share - work.bytes / r.memory;
+    const auto element = hw.elementwise_element_s.find(op);
+    if (element == hw.elementwise_element_s.end()) continue;
+    const auto row = hw.elementwise_row_s.find(op);
+    const double row_s = row == hw.elementwise_row_s.end() ? 0.0 : row->second;
+    const double arithmetic_s = (work.elements * element->second + work.rows * row_s) / r.share;
+    seconds += std::max(0.0, arithmetic_s - work.bytes / r.memory);
   }
   return seconds;
 }

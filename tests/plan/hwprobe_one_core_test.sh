@@ -54,11 +54,18 @@ acts = {name: (a["forward"]["value"], a["backward"]["value"]) for name, a in one
 assert sorted(acts) == ["gelu_erf", "gelu_tanh", "relu", "silu"], acts
 assert all(0 < s < 1e-6 for pair in acts.values() for s in pair), acts
 assert acts["gelu_tanh"][0] > 2 * acts["relu"][0] and acts["silu"][0] > 2 * acts["relu"][0], acts
-# the elementwise ops costed by their arithmetic (ns here: rope 2.4 / 2.5, the sinusoids 9.0, in
-# double), each above ReLU's streaming forward
+# the elementwise ops costed by their arithmetic (ns here: rope 2.2 / 2.2, the sinusoids 6.9-8.4,
+# in double), each above ReLU's streaming forward; the norms per element (0.2-2.0 ns) and per row
+# (7-26 ns: a row's statistics; some above 0, narrow rows costing more an element than wide ones)
+norms = ["layernorm_backward", "layernorm_forward", "norm_modulate_backward", "norm_modulate_forward",
+         "residual_norm_modulate_forward", "rmsnorm_backward", "rmsnorm_forward"]
 ops = {name: f["value"] for name, f in one["elementwise_element_seconds"].items()}
-assert sorted(ops) == ["rope_backward", "rope_forward", "sinus_embedding"], ops
-assert all(acts["relu"][0] < s < 1e-6 for s in ops.values()), (ops, acts)
+assert sorted(ops) == sorted(["rope_backward", "rope_forward", "sinus_embedding"] + norms), ops
+assert all(acts["relu"][0] < ops[op] < 1e-6 for op in ("rope_backward", "rope_forward", "sinus_embedding")), (ops, acts)
+rows = {name: f["value"] for name, f in one["elementwise_row_seconds"].items()}
+assert sorted(rows) == norms, rows
+assert all(0 < ops[op] < 1e-7 and 0 <= rows[op] < 1e-5 for op in norms), (ops, rows)
+assert sum(rows.values()) > 0, rows
 # a GEMM call's set-up in rows, which depends on OpenBLAS's kernel for the CPU: 4.4-5.0 with the
 # Haswell/Zen kernels (16-row calls at 0.83 of the 64-row calls' rate), 0-3.9 (median 0.5-0.9)
 # with the AVX-512 Cooperlake kernels on a Zen 4, whose small-matrix path skips the packing

@@ -80,6 +80,11 @@ BOOST_AUTO_TEST_CASE(the_dry_step_gives_a_real_steps_elementwise_ops_by_pass) {
       check_pass(dry.bwd, real.bwd, "bwd");
       BOOST_TEST(real.fwd.arithmetic.count("sinus_embedding") == 1u);
       BOOST_TEST(real.bwd.calls > real.fwd.calls);  // every gradient zeroed
+      // both models' blocks normalise (adaLN), forward and backward, on rows of their width
+      const ArithmeticWork& norm = real.bwd.arithmetic.at("norm_modulate_backward");
+      BOOST_TEST(norm.rows > 0);
+      BOOST_TEST(norm.elements == norm.rows * double(cfg.d_model));
+      BOOST_TEST(real.fwd.arithmetic.count("norm_modulate_backward") == 0u);
     }
   }
 }
@@ -118,6 +123,7 @@ BOOST_AUTO_TEST_CASE(the_fit_of_one_and_two_samples_gives_any_micro_batch) {
           BOOST_TEST(from_fit.gemm_row_flops == dry.gemm_row_flops, boost::test_tools::tolerance(1e-12));
           for (const auto& [op, work] : dry.arithmetic) {
             BOOST_TEST(from_fit.arithmetic.at(op).elements == work.elements, boost::test_tools::tolerance(1e-12));
+            BOOST_TEST(from_fit.arithmetic.at(op).rows == work.rows, boost::test_tools::tolerance(1e-12));
             BOOST_TEST(from_fit.arithmetic.at(op).bytes == work.bytes, boost::test_tools::tolerance(1e-12));
           }
         }

@@ -102,17 +102,22 @@ Workload tiny_workload() {
 
 // The development VM's hardware file with `section` replaced by `figures`, read back; the file
 // written for the read is removed.
-Hardware hardware_with(const std::string& section, const nlohmann::json& figures) {
+// inputs/hw/cpu_dev.json with each of `sections` ({name: figures}) in place of its own, read.
+Hardware hardware_with_sections(const nlohmann::json& sections) {
   std::filesystem::create_directories("outputs");
   nlohmann::json j = nlohmann::json::parse(std::ifstream("inputs/hw/cpu_dev.json"));
-  j[section] = figures;
-  const std::string path = "outputs/test_plan_hw_" + section + ".json";
+  for (const auto& [section, figures] : sections.items()) j[section] = figures;
+  const std::string path = "outputs/test_plan_hw_" + sections.begin().key() + ".json";
   std::ofstream(path) << j.dump();
   struct Remove {
     std::string path;
     ~Remove() { std::filesystem::remove(path); }
   } remove{path};
   return load_hardware(path);
+}
+
+Hardware hardware_with(const std::string& section, const nlohmann::json& figures) {
+  return hardware_with_sections({{section, figures}});
 }
 
 nlohmann::json figure(double value) { return {{"value", value}, {"source", "test"}}; }
@@ -1867,8 +1872,9 @@ BOOST_AUTO_TEST_CASE(the_passes_by_kind_add_up_to_the_passes) {
 }
 
 // The elementwise ops: each pass's bytes those of the model's dry step, the arithmetic ones
-// (rope, the sinusoids) their elements at the file's figures; the file's figures read, an
-// unknown op or a negative figure refused.
+// (rope, the sinusoids, the norms) their elements and rows at the file's figures; the file's
+// figures read, an unknown op, a negative figure or a row figure without an element figure
+// refused.
 BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measured_figures) {
   Hardware h = gpu_node();
   Workload w = tiny_workload();  // tiny_wan: rope in the blocks
@@ -1896,6 +1902,37 @@ BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measu
   const Hardware read = elementwise("sinus_embedding", 4e-9);
   BOOST_TEST(read.elementwise_element_s.at("sinus_embedding") == 4e-9);
   BOOST_TEST(read.elementwise_element_s.size() == 1u);
-  BOOST_CHECK_THROW(elementwise("layernorm_forward", 4e-9), Error);
+  BOOST_CHECK_THROW(elementwise("gated_residual_forward", 4e-9), Error);
   BOOST_CHECK_THROW(elementwise("rope_backward", -1e-9), Error);
+
+  // The norms: their elements and rows (tiny_wan's on rows of d_model), each at its figure, and
+  // never below their bytes at the memory's rate (a roofline): an element figure of 0 costs the
+  // bytes, as no figure does.
+  const ArithmeticWork& norm = mb.bwd.arithmetic.at("norm_modulate_backward");
+  BOOST_TEST(norm.rows > 0);
+  BOOST_TEST(norm.elements == norm.rows * double(w.model.d_model));
+  BOOST_TEST(mb.fwd.arithmetic.at("layernorm_forward").rows > 0);
+  BOOST_TEST(mb.bwd.arithmetic.at("rmsnorm_backward").rows > 0);
+  h.elementwise_element_s["norm_modulate_backward"] = 0;
+  BOOST_TEST(predict_step(h, w).bwd_kinds.elementwise == slow.bwd_kinds.elementwise,
+             boost::test_tools::tolerance(1e-12));
+  h.elementwise_element_s["norm_modulate_backward"] = 1e-6;  // far above its bytes' time
+  const StepPrediction per_element = predict_step(h, w);
+  h.elementwise_row_s["norm_modulate_backward"] = 2e-6;
+  const StepPrediction per_row = predict_step(h, w);
+  const double norm_rows_a_step = norm.rows * micro_batches;
+  BOOST_TEST(per_row.bwd_kinds.elementwise - per_element.bwd_kinds.elementwise == norm_rows_a_step * 2e-6,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(per_row.fwd_kinds.elementwise == per_element.fwd_kinds.elementwise);
+  const Hardware rows = hardware_with_sections(
+      {{"elementwise_row_seconds", {{"layernorm_backward", figure(2e-8)}}},
+       {"elementwise_element_seconds", {{"layernorm_backward", figure(1e-9)}}}});
+  BOOST_TEST(rows.elementwise_row_s.at("layernorm_backward") == 2e-8);
+  BOOST_TEST(rows.elementwise_element_s.at("layernorm_backward") == 1e-9);
+  const auto row_only = [](const std::string& name, double seconds) {
+    return hardware_with_sections({{"elementwise_row_seconds", {{name, figure(seconds)}}},
+                                   {"elementwise_element_seconds", {{"rope_forward", figure(1e-9)}}}});
+  };
+  BOOST_CHECK_THROW(row_only("layernorm_backward", 2e-8), Error);  // a row figure without its element figure
+  BOOST_CHECK_THROW(row_only("rope_forward", -1e-8), Error);
 }

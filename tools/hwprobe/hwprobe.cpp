@@ -34,7 +34,8 @@
 //               applying the keep words, per element and pass;
 //   activations the linears' fused activations forward and backward, and the elementwise ops
 //               whose time is their arithmetic (rope forward and backward, the sinusoids), on
-//               cache-resident 256 × 256 tensors, per element;
+//               cache-resident 256 × 256 tensors, per element; the norms per element and per
+//               row, from widths 64 and 512;
 //   memory      triad a = b + s·c over 3 × 32 MiB;
 //   optimizer   the optimizer phase's Σg² and AdamW step through Ops over 4 M elements (beyond
 //               the caches): seconds per trained element;
@@ -74,6 +75,7 @@
 #include "comm/world.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "arithmetic_ops.hpp"
 #include "fixed_costs.hpp"
 #include "kernels/attention_tiles.hpp"
 #include "kernels/make_ops.hpp"
@@ -648,31 +650,40 @@ std::vector<ActivationSeconds> activation_element_seconds() {
   return out;
 }
 
-// The elementwise ops whose time is their arithmetic (kArithmeticElementwiseOps): rope forward
-// and backward on 256 tokens of 4 heads of 64 (wan's 3-axis positions, a tensor the caches hold)
-// and the sinusoids of 256 timesteps over 256 columns, through Ops, per element of the tensor
-// they write, by op.
-std::vector<std::pair<std::string, double>> elementwise_element_seconds() {
-  const int64_t N = 256;
-  const int heads = 4, head_dim = 64, C = heads * head_dim, reps = 20;
-  std::vector<float> x(size_t(N) * C, 0.5f), timesteps(static_cast<size_t>(N));
-  std::vector<int32_t> pos(size_t(N) * 3);
-  for (int64_t i = 0; i < N; ++i) {
-    timesteps[size_t(i)] = float(i % 1000);
-    for (int axis = 0; axis < 3; ++axis) pos[size_t(3 * i + axis)] = int32_t((i >> (2 * axis)) % 16);
+// The elementwise ops whose time is their arithmetic (kArithmeticElementwiseOps), through Ops,
+// per element of the tensor they write: rope forward and backward on 256 tokens of 4 heads of 64
+// and the sinusoids of 256 timesteps over 256 columns (tensors the caches hold); the norms
+// (row_statistic_op) also per row: each on 64 Ki elements as 4096 rows of 16 and as 128 rows of
+// 512 (their 4-9 tensors beyond the private cache, as a step's are: the GEMM probes' rotation),
+// and with t(w), the seconds per element at width w, taken as e + r / w, e (per element) and r
+// (per row) solved from the two (neither below 0). The models' norms run on rows of 8 to 1536
+// (the embodiments' state and action encoders to the trunks): here layernorm_backward took 5.4,
+// 3.0, 1.8, 1.6 and 1.4 ns an element at widths 8, 16, 32, 64 and 512.
+struct ArithmeticSeconds {
+  std::string op;
+  double element_s = 0, row_s = 0;
+};
+
+std::vector<ArithmeticSeconds> elementwise_arithmetic_seconds() {
+  const int reps = 80;  // 10-20 ms a run on a CPU
+  const auto per_element = [&](const std::string& op, int64_t rows, int cols) {
+    emb::probe::ArithmeticOpTensors tensors(rows, cols);
+    return timed([&] {
+             for (int i = 0; i < reps; ++i) tensors.run(cpu_ops(), op);
+           }) / (reps * double(tensors.elements()));
+  };
+  std::vector<ArithmeticSeconds> out;
+  for (const char* op : emb::kArithmeticElementwiseOps) {
+    if (!emb::probe::row_statistic_op(op)) {
+      out.push_back({op, per_element(op, 256, 256), 0});
+      continue;
+    }
+    const int narrow = 16, wide = 512;
+    const double t_narrow = per_element(op, 65536 / narrow, narrow), t_wide = per_element(op, 65536 / wide, wide);
+    const double row_s = std::max(0.0, (t_narrow - t_wide) / (1.0 / narrow - 1.0 / wide));
+    out.push_back({op, std::max(0.0, t_wide - row_s / wide), row_s});
   }
-  const emb::View all = emb::view(x.data(), N, C);
-  const emb::RopeConfig rope{emb::RopeMode::d3, heads, head_dim};
-  const double elements = double(reps) * double(N) * C;
-  return {{"rope_forward", timed([&] {
-             for (int i = 0; i < reps; ++i) cpu_ops().rope_forward(all, pos.data(), rope);
-           }) / elements},
-          {"rope_backward", timed([&] {
-             for (int i = 0; i < reps; ++i) cpu_ops().rope_backward(all, pos.data(), rope);
-           }) / elements},
-          {"sinus_embedding", timed([&] {
-             for (int i = 0; i < reps; ++i) cpu_ops().sinus_embedding(emb::view(timesteps.data(), N, 1), all, emb::SinusConfig{});
-           }) / elements}};
+  return out;
 }
 
 // The optimizer phase's seconds per trained element (train_step: Optimizer's global_grad_norm,
@@ -900,7 +911,7 @@ struct Measured {
   double op_call = 0, allocation = 0, noise_draw = 0, sync = 0, dropout_element = 0, optimizer_element = 0;
   CommCore comm_core;
   std::vector<ActivationSeconds> activations;
-  std::vector<std::pair<std::string, double>> elementwise;
+  std::vector<ArithmeticSeconds> elementwise;
   GemmEfficiency gemm_shapes;
   AttentionCost attention;
   Fabric fabric;
@@ -920,7 +931,7 @@ Measured measure(const emb::World& world) {
   m.attention = attention_cost();
   m.dropout_element = dropout_element_seconds();
   m.activations = activation_element_seconds();
-  m.elementwise = elementwise_element_seconds();
+  m.elementwise = elementwise_arithmetic_seconds();
   if (g_size > 1) {
     TrunkGemms gemms;
     m.spare_core = spare_core_speedup([&] { gemms.run(); });
@@ -984,9 +995,16 @@ nlohmann::json hardware_file(const std::string& name, const Figures& fig, const 
     hw["activation_element_seconds"][emb::activation_name(a.act)] = {
         {"forward", fig(a.forward_s, "act(x)" + how)}, {"backward", fig(a.backward_s, "dx += act'(x) dy" + how)}};
   }
-  for (const auto& [op, seconds] : m.elementwise)
-    hw["elementwise_element_seconds"][op] =
-        fig(seconds, op + " through Ops on 256 x 256 (cache-resident): seconds per element, per core");
+  for (const ArithmeticSeconds& a : m.elementwise) {
+    if (!emb::probe::row_statistic_op(a.op)) {
+      hw["elementwise_element_seconds"][a.op] =
+          fig(a.element_s, a.op + " through Ops on 256 x 256 (cache-resident): seconds per element, per core");
+      continue;
+    }
+    const std::string how = a.op + " through Ops on 4096 x 16 and 128 x 512, t(w) = e + r / w solved from the two: ";
+    hw["elementwise_element_seconds"][a.op] = fig(a.element_s, how + "e, seconds per element, per core");
+    hw["elementwise_row_seconds"][a.op] = fig(a.row_s, how + "r, seconds per row, per core");
+  }
   hw.update(imbalance_figures(fig, m.imbalance));
   // How gemm_shape_efficiency times every set: its sources' common tail.
   const std::string shape_sets = "operands rotated over twice the private cache, interleaved, thread CPU time";
