@@ -17,6 +17,11 @@
 # STEAL of the CPU time the VM wanted was stolen (/proc/stat's steal) was not on a quiet machine
 # either, at any rank count, and runs again so too (round 86, a new VM: 2- and 4-rank runs with
 # 7-15 % stolen were 18-29 % slower than predicted, those with 0.6-2.1 % 4-12 %); so does a probe.
+# A core can also run slower than the other for spells of tens of steps, a different core each
+# time, which the run's whole length averages away: the ranks' compute apart beyond what
+# independent steps give, over windows of 20 steps (regression/rank_spells.py), more than SPELLS
+# of the compute is no quiet machine either (session 33: tiny_wan at 2 ranks, quiet runs 0.3-0.4 %
+# with their exposed comm 0.2-0.4 ms, runs in spells 2.2-5.6 % with 0.6-0.8 ms).
 # With more ranks than cores
 # the ranks' imbalance, first turn and collectives are measured at that count (`hwprobe
 # --imbalance` right before and right after the run, their mean: one probe after it moved a
@@ -42,7 +47,9 @@
 #                                                        slowest rank computed more than QUIET over the
 #                                                        median rank run again, up to RETRIES times,
 #                                                        STEAL=0.03: so does a run during which the
-#                                                        hypervisor stole more than STEAL of the CPU time)
+#                                                        hypervisor stole more than STEAL of the CPU time,
+#                                                        SPELLS=0.015: and one whose ranks ran apart for
+#                                                        spells of steps, regression/rank_spells.py)
 # GLOBAL_BATCHES sweeps a deck's step size (rows "DECK-gbN"): session 16's sweep was
 #   DECKS=tiny_gr00t RANKS=4 GLOBAL_BATCHES="16 32 64 128 256" ROUNDS=1 regression/plan_validation.sh
 # TOKENS_PER_MB sweeps its micro-batch (rows "DECK-tN"), as --plan's configurations do: session 26's
@@ -63,6 +70,7 @@ tokens_per_mb=${TOKENS_PER_MB:-deck}
 samples=${SAMPLES:-9600}
 quiet=${QUIET:-0.03}
 steal=${STEAL:-0.03}
+spell=${SPELLS:-0.015}
 retries=${RETRIES:-2}
 cd "$(dirname "$0")/.."
 bash scripts/make_datasets.sh "$build"
@@ -158,6 +166,9 @@ PY
               slowest=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rank_compute"]["slowest"]["over_median"])' \
                 "outputs/$name/summary.json")
               over "$slowest" "$quiet" && why="the slowest rank computed $slowest over the median (QUIET = $quiet)"
+              spells=$(/usr/bin/python3 regression/rank_spells.py "outputs/$name")
+              [ -z "$why" ] && over "$spells" "$spell" &&
+                why="the ranks ran $spells of their compute apart for spells of steps (SPELLS = $spell)"
             fi
             [ -n "$why" ] || break
             echo "plan_validation: $label at $np ranks, round $round, attempt $attempt of $((retries + 1)): $why" >&2

@@ -264,8 +264,8 @@ def main():
     steps_ok = sum(abs(t["median_error"]) <= STEP_TOLERANCE for t in table)
     phases_ok = sum(not t["phases_outside"] for t in table)
     print("\nslowest rank: its compute a step (fwd + bwd + optim) over the median rank's, the run's summary.json, "
-          "the median over rounds; run again: runs repeated for a straggler beyond QUIET or CPU stolen beyond "
-          "STEAL; stolen CPU: the share of the CPU time the VM wanted that its hypervisor gave to other guests "
+          "the median over rounds; run again: runs repeated for a straggler beyond QUIET, ranks apart for spells "
+          "beyond SPELLS or CPU stolen beyond STEAL; stolen CPU: the share of the CPU time the VM wanted that its hypervisor gave to other guests "
           "during the run, the largest over rounds")
     print(f"phases: measured / predicted, ms, medians over rounds; {steps_ok} of {len(table)} steps within "
           f"{100 * STEP_TOLERANCE:.0f} %, {phases_ok} of {len(table)} with every phase within {100 * PHASE_TOLERANCE:.0f} % "
