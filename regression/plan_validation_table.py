@@ -43,6 +43,16 @@ def trimmed_mean(values, cut=0.1):
     return statistics.mean(v[k:len(v) - k] if len(v) > 2 * k else v)
 
 
+def per_step_phases(run_dir):
+    """The run's timings.csv as {rank: {step: {phase: seconds}}}; step 0 is the set-up's record,
+    left out."""
+    per_step = defaultdict(lambda: defaultdict(dict))
+    for row in csv.DictReader(open(os.path.join(run_dir, "timings.csv"))):
+        if int(row["step"]) > 0:
+            per_step[int(row["rank"])][int(row["step"])][row["phase"]] = float(row["seconds"])
+    return per_step
+
+
 def rank_phases(run_dir):
     """Per rank (timings.csv; step 0 is the set-up's record): the median step, and each phase's
     mean over the steps less the 10 % lowest and highest, with `rest`, each step beyond its fwd,
@@ -53,12 +63,8 @@ def rank_phases(run_dir):
     medians 5.0-5.5 ms over 4.6-4.7 trimmed means); means add up to the step, medians do not (a
     step's median less its parts' medians was 0.86 ms on tiny_gr00t at 2 ranks where its steps'
     rests were 0.34-0.38, round 26). The trim keeps a slow spell from moving them."""
-    per_step = defaultdict(lambda: defaultdict(dict))
-    for row in csv.DictReader(open(os.path.join(run_dir, "timings.csv"))):
-        if int(row["step"]) > 0:
-            per_step[int(row["rank"])][int(row["step"])][row["phase"]] = float(row["seconds"])
     out = {}
-    for rank, steps in per_step.items():
+    for rank, steps in per_step_phases(run_dir).items():
         phases = defaultdict(list)
         for record in steps.values():
             for phase, seconds in record.items():
@@ -265,8 +271,8 @@ def main():
     phases_ok = sum(not t["phases_outside"] for t in table)
     print("\nslowest rank: its compute a step (fwd + bwd + optim) over the median rank's, the run's summary.json, "
           "the median over rounds; run again: runs repeated for a straggler beyond QUIET, ranks apart for spells "
-          "beyond SPELLS or CPU stolen beyond STEAL; stolen CPU: the share of the CPU time the VM wanted that its hypervisor gave to other guests "
-          "during the run, the largest over rounds")
+          "beyond SPELLS or CPU stolen beyond STEAL; stolen CPU: the share of the CPU time the VM wanted that its "
+          "hypervisor gave to other guests during the run, the largest over rounds")
     print(f"phases: measured / predicted, ms, medians over rounds; {steps_ok} of {len(table)} steps within "
           f"{100 * STEP_TOLERANCE:.0f} %, {phases_ok} of {len(table)} with every phase within {100 * PHASE_TOLERANCE:.0f} % "
           f"or {100 * PHASE_FLOOR:.0f} % of the step")

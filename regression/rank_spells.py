@@ -11,22 +11,18 @@ excess of the windows' variance over var/W. Quiet 2-rank runs here measured 0.3-
 spells 2.2-5.6 % (regression/plan_validation.md session 33).
     regression/rank_spells.py RUN_DIR [WINDOW]   (prints the share; 0 for one rank or < 3 windows)
 """
-import csv
-import os
 import statistics
 import sys
-from collections import defaultdict
+
+from plan_validation_table import per_step_phases
 
 COMPUTE = ("fwd", "bwd", "optim")
 
 
 def rank_compute(run_dir):
-    """{rank: {step: seconds}} of fwd + bwd + optim; step 0 is the set-up's record."""
-    compute = defaultdict(lambda: defaultdict(float))
-    for row in csv.DictReader(open(os.path.join(run_dir, "timings.csv"))):
-        if int(row["step"]) > 0 and row["phase"] in COMPUTE:
-            compute[int(row["rank"])][int(row["step"])] += float(row["seconds"])
-    return compute
+    """{rank: {step: seconds}} of fwd + bwd + optim."""
+    return {rank: {step: sum(phases.get(p, 0.0) for p in COMPUTE) for step, phases in steps.items()}
+            for rank, steps in per_step_phases(run_dir).items()}
 
 
 def persistent_spread(run_dir, window=20):

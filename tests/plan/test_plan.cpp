@@ -1895,7 +1895,8 @@ BOOST_AUTO_TEST_CASE(arithmetic_elementwise_ops_cost_their_elements_at_the_measu
              boost::test_tools::tolerance(1e-9));
   BOOST_TEST(slower.bwd_kinds.elementwise == slow.bwd_kinds.elementwise);
 
-  const auto elementwise = [](const std::string& name, double seconds) {  // no row figures: the file's norms' need theirs
+  // Element figures alone: the file's row figures, for its norms, would want theirs beside them.
+  const auto elementwise = [](const std::string& name, double seconds) {
     return hardware_with_sections({{"elementwise_element_seconds", {{name, figure(seconds)}}},
                                    {"elementwise_row_seconds", nlohmann::json::object()}});
   };
