@@ -45,7 +45,7 @@
 //               the links as a step drives them, without the ranks' skew; and what a
 //               gather and a reduce-scatter in flight take from GEMM bursts on the same cores
 //               (the progress thread's core seconds per byte sent at 8 MiB shards, and per
-//               call at 128 KiB, on the slowest rank);
+//               call at 128 KiB, on the CPU clock, on the slowest rank);
 //   storage     writing 256 MiB with fsync;
 //   cache       the last-level cache's size (sysfs), the GEMM rates being on weights in cache;
 //   fixed costs a tiny op through Ops (host seconds per call), the step's pattern of host heap
@@ -798,19 +798,37 @@ Fabric collectives(const emb::World& world, double memory_bytes_per_s) {
 // rank 0's core did every sum and every rank waited for it at the next collective (round 12,
 // scaling_cpu on 2 ranks: rank 0's fwd + bwd 200 ms, rank 1's 106); the ring spreads the sums
 // evenly. 0 with one rank (its collectives are copies, which the planner costs at memory speed).
+// The slowdown is read on the process's CPU clock (the GEMMs' thread and the progress thread
+// together), not the wall clock: a rank's core is slowed by its own progress thread's seconds
+// and by those of the ranks time-sharing the core with it, which each spend as much (the
+// ranks per core times its own). On the wall clock a burst of ranks time-sharing a core also
+// holds its partners' turns, whole scheduler slices that fall in one burst and not the next:
+// ±4 ms a burst against a call's 0.3 ms at 4 ranks on 2 cores, which moved the per-call figure
+// between 0 and 1.7 ms from one probe to the next (session 34; the process's CPU clock: ±0.5 ms,
+// and with a core per rank both clocks read the same slowdowns).
 const char* const kCommCoreHow =
-    "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 8 MiB shards in flight on the progress thread, "
-    "less that of 128 KiB shards, over the difference of the bytes a rank sends, on the slowest rank";
+    "GEMM bursts' slowdown on the CPU clock with an all-gather and a reduce-scatter of 8 MiB shards in flight on "
+    "the progress thread, less that of 128 KiB shards, over the difference of the bytes a rank sends, on the "
+    "slowest rank, times the ranks sharing its core";
 const char* const kCommCallHow =
-    "GEMM bursts' slowdown with an all-gather and a reduce-scatter of 128 KiB shards in flight on the progress thread, "
-    "less their bytes at the per-byte figure, per collective, on the slowest rank";
+    "GEMM bursts' slowdown on the CPU clock with an all-gather and a reduce-scatter of 128 KiB shards in flight on "
+    "the progress thread, less their bytes at the per-byte figure, per collective, on the slowest rank, times the "
+    "ranks sharing its core";
 struct CommCore {
   double per_byte = 0, per_call = 0;
 };
 
+// This process's CPU seconds so far: every thread's, the progress thread's with the caller's.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // The slowest rank's median slowdown of GEMM bursts with a collective pair of `shard` floats a
-// rank in flight, and the bytes a rank sends in the pair.
-std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int rounds) {
+// rank in flight, as its core sees it (its process's extra CPU seconds, times the ranks that
+// share the core), and the bytes a rank sends in the pair.
+std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int rounds, int ranks_a_core) {
   std::vector<float> full(size_t(shard * g_size), 1.0f), part(static_cast<size_t>(shard)), summed(part.size());
   const auto pair = [&] {
     emb::CommHandle g = comm.all_gather(part.data(), full.data(), shard * g_size, emb::DType::f32);
@@ -826,27 +844,28 @@ std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int roun
   const int reps = int(emb::max_over_ranks(MPI_COMM_WORLD, std::ceil(3 * pair_s / burst_s)));
   std::vector<double> slowdown;
   for (int k = 0; k < rounds; ++k) {
-    double t[2];
+    double cpu_s[2];
     for (int with : {0, 1}) {
       emb::barrier(MPI_COMM_WORLD);
-      const auto t0 = Clock::now();
+      const double start = process_cpu_seconds();
       std::pair<emb::CommHandle, emb::CommHandle> inflight;
       if (with) inflight = pair();
       for (int r = 0; r < reps; ++r) burst.run();
-      t[with] = std::chrono::duration<double>(Clock::now() - t0).count();
       inflight.first.wait(), inflight.second.wait();
+      cpu_s[with] = process_cpu_seconds() - start;
     }
-    slowdown.push_back(t[1] - t[0]);
+    slowdown.push_back(cpu_s[1] - cpu_s[0]);
   }
   const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
-  return {std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))), sent};
+  return {ranks_a_core * std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))), sent};
 }
 
 CommCore comm_core_seconds(const emb::World& world) {
   if (g_size < 2) return {};
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
-  const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5);
-  const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15);
+  const int ranks_a_core = ranks_per_core(world);
+  const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5, ranks_a_core);
+  const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15, ranks_a_core);
   // Each pair is two calls and its bytes: the sizes' difference is the bytes' alone.
   CommCore c;
   c.per_byte = std::max(0.0, large_s - small_s) / (large_sent - small_sent);
