@@ -173,7 +173,9 @@ PY
             [ -n "$why" ] || break
             echo "plan_validation: $label at $np ranks, round $round, attempt $attempt of $((retries + 1)): $why" >&2
           done
-          rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after:$attempt:$stolen")
+          quiet_run=1  # 0: every attempt failed a check, the last one kept
+          [ -z "$why" ] || quiet_run=0
+          rows+=("$label:$np:$round:outputs/$name/summary.json:$out/plan_$label-np$np-$round.json:$load_before:$load_after:$attempt:$stolen:$quiet_run")
         done
       done
     done
