@@ -265,9 +265,11 @@ def main():
                             for k in ("fwd", "bwd", "optim", "comm", "other"))
         load = "%.1f-%.1f" % tuple(t["load_average"])
         slowest = f"{100 * t['slowest_rank_over_median']:+.1f} %" if t["ranks"] > 1 else "-"
-        if t["runs_again"]:
-            slowest += f" ({t['runs_again']} run again"
-            slowest += f", {t['rounds_not_quiet']} round(s) never quiet)" if t["rounds_not_quiet"] else ")"
+        # With RETRIES=0 a round can be never quiet without a run made again.
+        notes = [f"{t['runs_again']} run again"] if t["runs_again"] else []
+        notes += [f"{t['rounds_not_quiet']} round(s) never quiet"] if t["rounds_not_quiet"] else []
+        if notes:
+            slowest += f" ({', '.join(notes)})"
         stolen = f"{100 * t['stolen_cpu_share']:.1f} %"
         print(f"| {t['deck']} | {t['ranks']} | {load} | {stolen} | {slowest} | {ms(t['measured_step_s'])} ms | "
               f"{ms(t['predicted_step_s'])} ms | {100 * t['median_error']:+.1f} % | {phases} | "

@@ -128,6 +128,14 @@ double timed(const std::function<void()>& fn, int runs = 5) {
   return median(per_run);
 }
 
+// A CPU clock's seconds so far: CLOCK_THREAD_CPUTIME_ID the calling thread's,
+// CLOCK_PROCESS_CPUTIME_ID every thread's of the process.
+double cpu_clock_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // Seconds of fn on the calling thread's CPU clock, every rank starting together; the median
 // over ranks. A ratio of two such times is of one thread's own work: a load that takes the core
 // away meanwhile does not enter it, though one that shares its caches still does (at load
@@ -136,11 +144,9 @@ double timed(const std::function<void()>& fn, int runs = 5) {
 // regression/plan_validation.md round 15).
 double thread_seconds(const std::function<void()>& fn) {
   emb::barrier(MPI_COMM_WORLD);
-  timespec t0{}, t1{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  const double start = cpu_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
   fn();
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  return median_over_ranks(double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec));
+  return median_over_ranks(cpu_clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
 }
 
 // The caches of rank 0's core as sysfs describes them (cpu0/cache/index*: each level's size,
@@ -818,17 +824,10 @@ struct CommCore {
   double per_byte = 0, per_call = 0;
 };
 
-// This process's CPU seconds so far: every thread's, the progress thread's with the caller's.
-double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
 // The slowest rank's median slowdown of GEMM bursts with a collective pair of `shard` floats a
-// rank in flight, as its core sees it (its process's extra CPU seconds, times the ranks that
-// share the core), and the bytes a rank sends in the pair.
-std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int rounds, int ranks_a_core) {
+// rank in flight, on its process's CPU clock (the progress thread's seconds with the GEMMs'), and
+// the bytes a rank sends in the pair.
+std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int rounds) {
   std::vector<float> full(size_t(shard * g_size), 1.0f), part(static_cast<size_t>(shard)), summed(part.size());
   const auto pair = [&] {
     emb::CommHandle g = comm.all_gather(part.data(), full.data(), shard * g_size, emb::DType::f32);
@@ -847,30 +846,30 @@ std::pair<double, double> pair_slowdown(emb::Comm& comm, int64_t shard, int roun
     double cpu_s[2];
     for (int with : {0, 1}) {
       emb::barrier(MPI_COMM_WORLD);
-      const double start = process_cpu_seconds();
+      const double start = cpu_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
       std::pair<emb::CommHandle, emb::CommHandle> inflight;
       if (with) inflight = pair();
       for (int r = 0; r < reps; ++r) burst.run();
       inflight.first.wait(), inflight.second.wait();
-      cpu_s[with] = process_cpu_seconds() - start;
+      cpu_s[with] = cpu_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - start;
     }
     slowdown.push_back(cpu_s[1] - cpu_s[0]);
   }
   const double sent = 2.0 * double(g_size - 1) / g_size * double(shard * g_size) * sizeof(float);
-  return {ranks_a_core * std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))), sent};
+  return {std::max(0.0, emb::max_over_ranks(MPI_COMM_WORLD, median(slowdown))), sent};
 }
 
 CommCore comm_core_seconds(const emb::World& world) {
   if (g_size < 2) return {};
   const std::unique_ptr<emb::Comm> comm = emb::make_comm(world, {emb::CommBackend::mpi});
+  const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5);
+  const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15);
+  // Each pair is two calls and its bytes: the sizes' difference is the bytes' alone. The core
+  // pays as much for each rank that shares it.
+  const double per_byte = std::max(0.0, large_s - small_s) / (large_sent - small_sent);
+  const double per_call = std::max(0.0, small_s - per_byte * small_sent) / 2;
   const int ranks_a_core = ranks_per_core(world);
-  const auto [large_s, large_sent] = pair_slowdown(*comm, int64_t(2) << 20, 5, ranks_a_core);
-  const auto [small_s, small_sent] = pair_slowdown(*comm, int64_t(32) << 10, 15, ranks_a_core);
-  // Each pair is two calls and its bytes: the sizes' difference is the bytes' alone.
-  CommCore c;
-  c.per_byte = std::max(0.0, large_s - small_s) / (large_sent - small_sent);
-  c.per_call = std::max(0.0, small_s - c.per_byte * small_sent) / 2;
-  return c;
+  return {ranks_a_core * per_byte, ranks_a_core * per_call};
 }
 
 double write_bandwidth() {
