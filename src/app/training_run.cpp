@@ -121,6 +121,17 @@ void write_op_profile(const World& world, const std::string& dir, const OpProfil
   if (world.rank == 0) log_info(profile.summary(timers.records()), " (rank 0; every rank's in ", dir, "/op_profile)");
 }
 
+// The rank's share of the step in its trace (RunTrace::batch).
+void trace_batch(RunTrace& trace, int64_t step, const std::vector<PackedBatch>& micro_batches) {
+  int64_t query = 0, context = 0, real = 0;
+  for (const PackedBatch& mb : micro_batches) {
+    query += mb.n_tokens;
+    context += mb.n_context;
+    real += mb.n_real_tokens;
+  }
+  trace.batch(step, int(micro_batches.size()), query, context, real);
+}
+
 }  // namespace
 
 TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm, const InitFrom* init_from) {
@@ -158,6 +169,7 @@ TrainResult train(const World& world, const RunConfig& cfg, Ops& ops, Comm& comm
         watchdog.watch("data_wait", step, "the loader's next batch (dataset reads and their collectives)");
         micro_batches = trainer.next_batches();
       }
+      trace_batch(trace, step, micro_batches);
       if (world.rank == cfg.debug.fail_rank && step == cfg.debug.fail_step)
         fail_injected(cfg.debug.fail_how, str("debug.fail_rank: injected failure on rank ", world.rank, " at step ", step));
       watchdog.watch("step", step, "forward/backward and the gradient and parameter collectives");

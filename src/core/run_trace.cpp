@@ -82,4 +82,15 @@ void RunTrace::collective(const char* op, int bucket, int64_t bytes, Clock::time
   event(name, "collective", 2, issued, seconds * 1e6, args);
 }
 
+void RunTrace::batch(int64_t step, int micro_batches, int64_t query_tokens, int64_t context_tokens,
+                     int64_t real_tokens) {
+  std::fprintf(trace_,
+               ",\n{\"name\": \"batch\", \"cat\": \"batch\", \"ph\": \"i\", \"s\": \"t\", \"pid\": %d, \"tid\": 0, "
+               "\"ts\": %.3f, \"args\": {\"step\": %lld, \"micro_batches\": %d, \"query_tokens\": %lld, "
+               "\"context_tokens\": %lld, \"real_tokens\": %lld}}",
+               rank_, wall_us(Clock::now()), static_cast<long long>(step), micro_batches,
+               static_cast<long long>(query_tokens), static_cast<long long>(context_tokens),
+               static_cast<long long>(real_tokens));
+}
+
 }  // namespace emb

@@ -5,7 +5,9 @@
 //                                   summary.json from these files);
 //   <run_dir>/trace/rank<R>.json    Chrome/Perfetto trace events: a complete ("X") event for
 //                                   every phase (tid 0), model unit (tid 1) and collective
-//                                   (tid 2, with its bytes and bucket), timestamps in µs of the
+//                                   (tid 2, with its bytes and bucket), and an instant "batch"
+//                                   event at each step's start with the rank's own micro-batches
+//                                   and tokens (what its compute a step moves with), timestamps in µs of the
 //                                   wall clock so ranks line up; flushed each step. The array is
 //                                   closed when the run ends; a killed run's file lacks the
 //                                   closing bracket, which the trace format allows
@@ -33,6 +35,10 @@ class RunTrace {
   void phase(const char* name, Clock::time_point start, Clock::time_point end, int64_t step);
   void unit(int unit, bool backward, Clock::time_point start, Clock::time_point end);
   void collective(const char* op, int bucket, int64_t bytes, Clock::time_point issued, double seconds);
+  // This rank's share of the step: its micro-batches and their query, context and real (not
+  // padding) tokens, so that the ranks' compute apart can be set against their samples apart
+  // (regression/rank_tokens.py).
+  void batch(int64_t step, int micro_batches, int64_t query_tokens, int64_t context_tokens, int64_t real_tokens);
 
  private:
   // Formatted straight into the file (stack buffers, no strings: the trace is written every step).

@@ -28,6 +28,13 @@ for rank in (0, 1):
     assert all(e["dur"] >= 0 and e["ts"] > 1.6e15 for e in mine), "timestamps are wall-clock microseconds"
     steps = sum(1 for e in mine if e["name"] == "step")
     assert steps == 4, f"rank {rank}: {steps} step events"
+    batches = [e["args"] for e in events if e.get("pid") == rank and e["name"] == "batch"]
+    assert [b["step"] for b in batches] == [1, 2, 3, 4], f"rank {rank}: batch events {batches}"
+    # 8 samples a step on 2 ranks, 4 each; a tiny_gr00t sample's query is its state, 4 future
+    # and 8 action tokens (MODEL.md), its context its prompt's length, which varies
+    assert all(b["micro_batches"] == 1 and b["query_tokens"] == 4 * 13 and b["context_tokens"] > 0 and
+               b["real_tokens"] == b["query_tokens"] + b["context_tokens"] for b in batches), batches
+    assert len({b["context_tokens"] for b in batches}) > 1, batches
 # What a kill leaves: no closing bracket, the last event cut short.
 killed = f"{run}-killed"
 shutil.rmtree(killed, ignore_errors=True)
