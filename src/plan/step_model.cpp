@@ -603,23 +603,23 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   const double at_head = timing - in_collectives;
   // The samples' spread (add_data_spread): ranks time-sharing a core finish as their core's
   // summed work does (k ranks a core spread by 1/√k of one rank's) and the wait is for the
-  // slowest core, which the samples decide, while the ranks' timing decides how far apart the
-  // partners on a core end: the mean wait is the sum of the two (the cores' gap and the
-  // partners' each halved over the ranks). Ranks on cores of their own each spread by both at
-  // once, independently: the two spreads add in quadrature, and so do the expected waits for the
-  // slowest of R.
+  // slowest core. The ranks' timing moves the cores too: traced at 4 ranks on 2 cores (session
+  // 35), the partners on a core ended their backward 0.06-0.09 ms apart on the tiny decks and
+  // 0.5-1.0 on scaling_cpu, the cores 0.25-0.45 and 2.7-3.8 ms from the latest, past the
+  // samples' 0.15-0.30 and 0.72 there: the timing the probe measures is mostly the cores' gap,
+  // where it meets the samples'. Ranks on cores of their own each spread by both at once. Either
+  // way the two spreads are independent and add in quadrature, and so do the expected waits for
+  // the slowest (added, 4-rank tiny decks' exposed comm 0.2-0.3 ms over in every round 101-103).
   const double data = s.data_spread_s / std::sqrt(ranks_a_core(hw, R)) *
                       expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
-  s.imbalance_s = time_sharing ? timing + data : std::hypot(timing, data);
+  s.imbalance_s = std::hypot(timing, data);
   s.compute_s += s.imbalance_s;
   // Each wait is timed where the ranks wait. The samples' spread builds in the passes and is
-  // waited in the collective that closes the backward; on cores of their own the whole wait is
-  // split as the two spreads' variances.
+  // waited in the collective that closes the backward; the whole wait is split as the two
+  // spreads' variances (ranks time-sharing cores: all of it in the collectives).
   const double variance = timing * timing + data * data;
   s.imbalance_in_collectives_s =
-      time_sharing ? in_collectives + data
-      : variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance
-                     : 0.0;
+      variance > 0 ? s.imbalance_s * (timing * in_collectives + data * data) / variance : 0.0;
   // The step's head waits for the slowest rank, for the partners' first turn and for the first
   // gathers at once (round 24: at 4 ranks scaling_cpu's `other` over-predicted by their sum;
   // session 17: the tiny decks' by the gathers beside the turn): the overlap is no time of its

@@ -37,8 +37,8 @@
 //             opened as a step's head), which move time between the head (`other`) and the
 //             passes; packed samples of different
 //             context lengths (the data's spread, read from its files) spread each rank's
-//             compute too (data_spread_s), in quadrature with the timing on cores of their own,
-//             added to it for ranks time-sharing cores (the cores' gap and the partners'); timed
+//             compute too (data_spread_s), in quadrature with the timing (which for ranks
+//             time-sharing cores moves the cores as the samples do: session 35); timed
 //             where the ranks wait (host reductions: `other`, collectives: exposed comm; the
 //             samples' spread in the collective that closes the backward);
 //   fixed     what no FLOP or byte accounts for (plan/op_calls.hpp counts, hardware FixedCosts
