@@ -7,10 +7,10 @@
 //                                   every phase (tid 0), model unit (tid 1) and collective
 //                                   (tid 2, with its bytes and bucket), and an instant "batch"
 //                                   event at each step's start with the rank's own micro-batches
-//                                   and tokens (what its compute a step moves with), timestamps in µs of the
-//                                   wall clock so ranks line up; flushed each step. The array is
-//                                   closed when the run ends; a killed run's file lacks the
-//                                   closing bracket, which the trace format allows
+//                                   and tokens (what its compute a step moves with); timestamps
+//                                   in µs of the wall clock so ranks line up; flushed each step.
+//                                   The array is closed when the run ends; a killed run's file
+//                                   lacks the closing bracket, which the trace format allows
 //                                   (profiling/merge_traces.py reads both).
 #pragma once
 #include <chrono>

@@ -609,7 +609,8 @@ void add_imbalance(const Hardware& hw, int R, StepPrediction& s) {
   // samples' 0.15-0.30 and 0.72 there: the timing the probe measures is mostly the cores' gap,
   // where it meets the samples'. Ranks on cores of their own each spread by both at once. Either
   // way the two spreads are independent and add in quadrature, and so do the expected waits for
-  // the slowest (added, 4-rank tiny decks' exposed comm 0.2-0.3 ms over in every round 101-103).
+  // the slowest. (Added, as they were before, the 4-rank tiny decks' exposed comm came out
+  // 0.2-0.3 ms high in every one of rounds 101-103.)
   const double data = s.data_spread_s / std::sqrt(ranks_a_core(hw, R)) *
                       expected_max_of_normals(time_sharing ? hw.devices_per_node : R);
   s.imbalance_s = std::hypot(timing, data);
