@@ -22,20 +22,25 @@ def read_rank(path):
     return json.loads(text)
 
 
+def rank_traces(run):
+    """{rank: path} of a run's per-rank trace files, in rank order."""
+    paths = glob.glob(os.path.join(run, "trace", "rank*.json"))
+    return dict(sorted((int(re.search(r"rank(\d+)\.json$", p).group(1)), p) for p in paths))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     run = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(run, "trace.json")
-    paths = glob.glob(os.path.join(run, "trace", "rank*.json"))
+    paths = rank_traces(run)
     if not paths:
         sys.exit(f"{run}/trace: no rank*.json (was the run made by an embtrain with traces?)")
-    rank_of = lambda p: int(re.search(r"rank(\d+)\.json$", p).group(1))
     events = []
-    for path in sorted(paths, key=rank_of):
+    for rank, path in paths.items():
         rank_events = read_rank(path)
         events += rank_events
-        print(f"rank {rank_of(path)}: {len(rank_events)} events")
+        print(f"rank {rank}: {len(rank_events)} events")
     with open(out, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
     print(f"{out}: {len(events)} events from {len(paths)} ranks")

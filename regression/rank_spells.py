@@ -25,11 +25,19 @@ def rank_compute(run_dir):
             for rank, steps in per_step_phases(run_dir).items()}
 
 
+def steps_past_warm_up(ranks, *by_rank):
+    """The steps each of `ranks` has in every {rank: {step: ...}} of by_rank, sorted, past the
+    first tenth (the first steps' warm-up)."""
+    if not ranks:
+        return []
+    steps = sorted(set.intersection(*(set(per_rank[r]) for per_rank in by_rank for r in ranks)))
+    return steps[len(steps) // 10:]
+
+
 def persistent_spread(run_dir, window=20):
     compute = rank_compute(run_dir)
     ranks = sorted(compute)
-    steps = sorted(set.intersection(*(set(compute[r]) for r in ranks))) if ranks else []
-    steps = steps[len(steps) // 10:]  # past the first steps' warm-up
+    steps = steps_past_warm_up(ranks, compute)
     windows = len(steps) // window
     if len(ranks) < 2 or windows < 3:
         return 0.0

@@ -8,29 +8,24 @@ at 2 ranks 8.4-8.8 µs a context token, explaining 0.93-0.97 ms of the sd of the
 difference, 1.40-1.55 ms (a rank's lead over the mean is half that difference).
     regression/rank_tokens.py RUN_DIR   (/usr/bin/python3: numpy)
 """
-import glob
 import os
-import re
 import sys
 
 import numpy as np
 
-from rank_spells import rank_compute
+from rank_spells import rank_compute, steps_past_warm_up
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiling"))
-from merge_traces import read_rank  # noqa: E402
+from merge_traces import rank_traces, read_rank  # noqa: E402
 
 KINDS = ("query_tokens", "context_tokens")
 
 
 def rank_tokens(run_dir):
     """{rank: {step: (query tokens, context tokens)}} from the traces' batch events."""
-    tokens = {}
-    for path in glob.glob(os.path.join(run_dir, "trace", "rank*.json")):
-        rank = int(re.search(r"rank(\d+)\.json$", path).group(1))
-        tokens[rank] = {e["args"]["step"]: tuple(e["args"][k] for k in KINDS)
-                        for e in read_rank(path) if e.get("name") == "batch"}
-    return tokens
+    return {rank: {e["args"]["step"]: tuple(e["args"][k] for k in KINDS)
+                   for e in read_rank(path) if e.get("name") == "batch"}
+            for rank, path in rank_traces(run_dir).items()}
 
 
 def split_spread(run_dir):
@@ -41,10 +36,7 @@ def split_spread(run_dir):
     waits for, as one rank's sd); None without 10 steps."""
     compute, tokens = rank_compute(run_dir), rank_tokens(run_dir)
     ranks = sorted(set(compute) & set(tokens))
-    if not ranks:
-        return None
-    steps = sorted(set.intersection(*(set(compute[r]) & set(tokens[r]) for r in ranks)))
-    steps = steps[len(steps) // 10:]  # past the first steps' warm-up
+    steps = steps_past_warm_up(ranks, compute, tokens)
     if len(steps) < 10:
         return None
     c = np.array([[compute[r][s] for r in ranks] for s in steps])  # [step, rank]
